@@ -1,0 +1,67 @@
+/** The agent card: who a peer is and what it can do (spec: handshake#agent-card). */
+import { Type, type Static } from '@sinclair/typebox';
+import { CapabilityName, Count, Identifier, PermissionName } from './common.ts';
+
+export const MediaList = (what: string) =>
+  Type.Array(Type.String({ minLength: 1, maxLength: 256 }), {
+    description: `Formats (media types or short names such as "json") the capability ${what}.`,
+  });
+
+export const Capability = Type.Object(
+  {
+    name: CapabilityName,
+    version: Type.String({ description: 'The capability version (semantic versioning recommended).', minLength: 1, maxLength: 64 }),
+    description: Type.String({ description: 'What the capability does, for people and for models choosing an agent.', maxLength: 4096 }),
+    input_formats: MediaList('accepts'),
+    output_formats: MediaList('produces'),
+    streaming: Type.Boolean({ description: 'Whether the capability emits output events before its result.' }),
+    side_effects: Type.Boolean({
+      description: 'Whether running the capability changes anything outside the task (files, services, money).',
+    }),
+    requires_permission: Type.Optional(PermissionName),
+    input_schema: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), { description: 'A JSON Schema for the task input, if the capability publishes one.' }),
+    ),
+  },
+  {
+    $id: 'capability.schema.json',
+    title: 'Capability',
+    description: 'One capability an agent offers, as declared in its card.',
+  },
+);
+export type Capability = Static<typeof Capability>;
+
+export const AgentLimits = Type.Object(
+  {
+    max_concurrent_tasks: Count('Tasks the agent runs at once across all sessions; more are refused with BUSY.', 1),
+    max_task_seconds: Count('The longest a single task may run before it ends timed_out.', 1),
+    max_message_bytes: Count('The largest message, in UTF-8 bytes of its JSON text, the agent sends or accepts.', 1024),
+    max_tasks_per_session: Type.Optional(Count('Non-terminal tasks one session may hold; more are refused with BUSY.', 1)),
+    max_tasks_per_principal: Type.Optional(Count('Non-terminal tasks one principal may hold; more are refused with BUSY.', 1)),
+  },
+  { title: 'AgentLimits', description: 'Limits the agent honours.' },
+);
+
+export const AgentCard = Type.Object(
+  {
+    agent_id: Identifier,
+    name: Type.String({ description: 'A short human-readable name.', minLength: 1, maxLength: 256 }),
+    description: Type.String({
+      description: 'A natural-language statement of what the agent is good at and what it is not good at.',
+      maxLength: 8192,
+    }),
+    capabilities: Type.Array(Capability, { description: 'What the agent can do. A requester card may list none.' }),
+    limits: AgentLimits,
+    durability: Type.Optional(
+      Type.Union([Type.Literal('process'), Type.Literal('restart')], {
+        description: 'How long task and idempotency records live: for the process, or across restarts. Default "process".',
+      }),
+    ),
+  },
+  {
+    $id: 'agent-card.schema.json',
+    title: 'AgentCard',
+    description: 'Who a TAP peer is and what it can do; sent as `agent` in handshake.init and handshake.ack.',
+  },
+);
+export type AgentCard = Static<typeof AgentCard>;

@@ -1,0 +1,40 @@
+/** The TAP 1.0 schemas: every schema that is emitted as its own file, and the data tables. */
+import type { TSchema } from '@sinclair/typebox';
+import { AgentCard, Capability } from './card.ts';
+import { Identifier } from './common.ts';
+import { Envelope, Signature } from './envelope.ts';
+import { SessionParams } from './handshake.ts';
+import { Message, MESSAGE_SCHEMAS, PAYLOADS } from './messages.ts';
+import { Plan } from './plan.ts';
+import { TaskRecord } from './task-record.ts';
+import { Authorization, ErrorPayload } from './tasks.ts';
+
+export * from './card.ts';
+export * from './common.ts';
+export * from './envelope.ts';
+export * from './handshake.ts';
+export * from './messages.ts';
+export * from './plan.ts';
+export * from './shutdown.ts';
+export * from './tables.ts';
+export * from './task-record.ts';
+export * from './tasks.ts';
+
+/** Every schema that gets its own file under schemas/v1/, keyed by its relative $id. */
+export function emittedSchemas(): TSchema[] {
+  return [
+    Identifier,
+    Envelope,
+    Signature,
+    Capability,
+    AgentCard,
+    SessionParams,
+    Authorization,
+    ErrorPayload,
+    Plan,
+    TaskRecord,
+    ...Object.values(PAYLOADS),
+    ...Object.values(MESSAGE_SCHEMAS),
+    Message,
+  ];
+}

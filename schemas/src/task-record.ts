@@ -1,0 +1,90 @@
+/** The workspace task record: a task as a file (spec: workspace#task-record). */
+import { Type, type Static } from '@sinclair/typebox';
+import { Count, ErrorCode, Identifier, JsonValue, Timestamp } from './common.ts';
+
+const Phase = Type.String({ pattern: '^[a-z0-9][a-z0-9_-]*(\\.[a-z0-9_-]+)*$', maxLength: 128, description: 'A phase name.' });
+
+const ArtifactPath = Type.String({
+  description: 'A path relative to artifacts/: no "..", not absolute, no backslashes.',
+  minLength: 1,
+  maxLength: 1024,
+  pattern: '^(?![/\\\\])(?!.*(^|/)\\.\\.(/|$))[^\\\\\\u0000]+$',
+});
+
+export const HistoryEntry = Type.Object(
+  {
+    agent: Identifier,
+    phase: Phase,
+    timestamp: Timestamp,
+    input: JsonValue,
+    output: JsonValue,
+    artifacts: Type.Array(ArtifactPath, { description: 'Artifacts the phase produced.' }),
+    summary: Type.Optional(Type.Boolean({ description: 'True for the entry that summarizes compacted history.' })),
+  },
+  { title: 'HistoryEntry', description: 'What one agent did in one phase.' },
+);
+
+export const TaskRecord = Type.Object(
+  {
+    protocol: Type.String({ pattern: '^tap/(0|[1-9][0-9]{0,3})\\.(0|[1-9][0-9]{0,3})$', description: 'The protocol version of the record.' }),
+    task_id: Identifier,
+    created_at: Timestamp,
+    current_phase: Type.Union([Phase, Type.Null()], { description: 'The phase last finished, or null before the first.' }),
+    next_phase: Type.Union([Phase, Type.Null()], { description: 'The phase to run next, or null when the task is finished.' }),
+    metadata: Type.Record(Type.String(), Type.Unknown(), { description: 'Open metadata.' }),
+    context: Type.Object(
+      {
+        history: Type.Array(HistoryEntry, { description: 'What happened so far, oldest first (older entries may be compacted).' }),
+        current_input: JsonValue,
+        environment: Type.Object(
+          {
+            working_directory: Type.String({ maxLength: 4096, description: 'Where the agent works.' }),
+            allowed_tools: Type.Array(Type.String({ maxLength: 256 }), { description: 'Tools the agent may use.' }),
+          },
+          { description: 'The environment the agent works in.' },
+        ),
+      },
+      { description: 'What the next agent needs to know.' },
+    ),
+    requirements: Type.Object(
+      {
+        target_agent: Type.Union([Identifier, Type.Literal('')], { description: 'The agent that must take the task, or "" for any agent serving the phase.' }),
+        expected_output_format: Type.String({ maxLength: 256, description: 'The format the output should have.' }),
+        validation_rules: Type.Array(Type.String({ maxLength: 4096 }), { description: 'Rules the output must satisfy.' }),
+        timeout_seconds: Count('How long one phase may take.', 1),
+      },
+      { description: 'What the task requires of the agent.' },
+    ),
+    state: Type.Object(
+      {
+        attempts: Count('How many times the task was claimed without finishing its phase.'),
+        epoch: Count('Incremented by every claim; the fencing token of the claim.'),
+        last_error: Type.Union(
+          [
+            Type.Null(),
+            Type.Object({ code: ErrorCode, message: Type.String({ maxLength: 8192 }), at: Type.Optional(Timestamp) }),
+          ],
+          { description: 'The last error, or null.' },
+        ),
+        checkpoint: Type.Union([Type.Null(), Type.Record(Type.String(), Type.Unknown())], { description: 'The last checkpoint, or null.' }),
+        processed_by: Type.Union([Identifier, Type.Null()], { description: 'The agent that holds or last held the task.' }),
+        status: Type.Optional(
+          Type.Union(
+            ['pending', 'running', 'cancelling', 'awaiting_approval', 'completed', 'failed', 'timed_out', 'cancelled'].map((s) => Type.Literal(s)),
+            { description: 'The task state the record is in.' },
+          ),
+        ),
+      },
+      { description: 'Bookkeeping of claims and failures.' },
+    ),
+    history_ref: Type.Optional(
+      Type.String({ pattern: '^[a-z0-9][a-z0-9_.-]*\\.jsonl$', maxLength: 160, description: 'A bare file name under tasks/history/ holding compacted history.' }),
+    ),
+  },
+  {
+    $id: 'task-record.schema.json',
+    title: 'TaskRecord',
+    description: 'A task in the workspace binding: tasks/<dir>/<task_id>.tap.json.',
+  },
+);
+export type TaskRecord = Static<typeof TaskRecord>;

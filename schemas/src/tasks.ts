@@ -1,0 +1,171 @@
+/** Task payloads (spec: tasks). */
+import { Type } from '@sinclair/typebox';
+import { CapabilityName, Count, ErrorCode, Identifier, JsonValue, PermissionName, Timestamp } from './common.ts';
+import { TASK_STATES, TERMINAL_STATES } from './tables.ts';
+
+const literals = <T extends readonly string[]>(values: T, description: string) =>
+  Type.Union(values.map((v) => Type.Literal(v)) as never, { description });
+
+export const TaskStateSchema = literals(TASK_STATES, 'A task state (task-states.json).');
+export const TerminalState = literals(TERMINAL_STATES, 'A terminal task state.');
+
+export const ErrorPayload = Type.Object(
+  {
+    code: ErrorCode,
+    message: Type.String({ description: 'A human-readable explanation.', maxLength: 8192 }),
+    retryable: Type.Boolean({ description: 'Whether the same request may be retried automatically.' }),
+    details: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Code-specific details.' })),
+    fatal: Type.Optional(Type.Boolean({ description: 'True when the sender ends the session after this error.' })),
+  },
+  { $id: 'error-payload.schema.json', title: 'ErrorPayload', description: 'A structured error: the payload of error, and the error of a failed task.' },
+);
+
+export const Authorization = Type.Object(
+  {
+    permissions: Type.Array(PermissionName, { description: 'Permissions granted to this task.' }),
+    resources: Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { description: 'Resources (URIs) the task may touch.' }),
+    expires_at: Timestamp,
+  },
+  { $id: 'authorization.schema.json', title: 'Authorization', description: 'The grant that travels with a task.' },
+);
+
+export const TaskRequestPayload = Type.Object(
+  {
+    capability: CapabilityName,
+    input: JsonValue,
+    authorization: Type.Optional(Authorization),
+    timeout_ms: Type.Optional(Count('The task ends timed_out this long after the agent received the request.', 1)),
+  },
+  { $id: 'task.request.payload.schema.json', title: 'TaskRequestPayload', description: 'Payload of task.request.' },
+);
+
+export const TaskAcceptedPayload = Type.Object(
+  {
+    capability: CapabilityName,
+    deadline: Type.Optional(Timestamp),
+    previous_task_id: Type.Optional(Identifier),
+  },
+  { $id: 'task.accepted.payload.schema.json', title: 'TaskAcceptedPayload', description: 'Payload of task.accepted: the effective deadline, and the task this one retries.' },
+);
+
+const kindIs = (kind: string, required: Record<string, unknown>, req: string[]) => ({
+  if: { type: 'object', properties: { kind: { const: kind } }, required: ['kind'] },
+  then: { type: 'object', properties: required, required: req },
+});
+
+export const TaskEventPayload = Type.Object(
+  {
+    kind: literals(['state', 'progress', 'output', 'log'] as const, 'What the event reports.'),
+    state: Type.Optional(literals(['running', 'awaiting_approval', 'cancelling'] as const, 'The state entered (kind "state").')),
+    percent: Type.Optional(Type.Number({ minimum: 0, maximum: 100, description: 'Progress in percent (kind "progress").' })),
+    stage: Type.Optional(Type.String({ maxLength: 256, description: 'The stage the task is in (kind "progress"); "plan.holding" for a late plan reminder.' })),
+    message: Type.Optional(Type.String({ maxLength: 65536, description: 'A human-readable message (kinds "progress" and "log").' })),
+    level: Type.Optional(literals(['debug', 'info', 'warn', 'error'] as const, 'Log level (kind "log").')),
+    data: Type.Optional(JsonValue),
+  },
+  {
+    $id: 'task.event.payload.schema.json',
+    title: 'TaskEventPayload',
+    description: 'Payload of task.event.',
+    allOf: [
+      kindIs('state', { state: { type: 'string' } }, ['state']),
+      {
+        if: { type: 'object', properties: { kind: { const: 'progress' } }, required: ['kind'] },
+        then: {
+          anyOf: [
+            { type: 'object', properties: { percent: { type: 'number' } }, required: ['percent'] },
+            { type: 'object', properties: { stage: { type: 'string' } }, required: ['stage'] },
+            { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] },
+          ],
+        },
+      },
+      kindIs('output', { data: {} }, ['data']),
+      kindIs('log', { message: { type: 'string' } }, ['message']),
+    ],
+  },
+);
+
+export const TaskOutcome = {
+  status: TerminalState,
+  output: Type.Optional(JsonValue),
+  error: Type.Optional(ErrorPayload),
+};
+
+const outcomeRules = [
+  {
+    if: { type: 'object', properties: { status: { const: 'completed' } }, required: ['status'] },
+    then: { type: 'object', properties: { output: {} }, required: ['output'], not: { type: 'object', properties: { error: {} }, required: ['error'] } },
+  },
+  {
+    if: { type: 'object', properties: { status: { enum: ['failed', 'timed_out'] } }, required: ['status'] },
+    then: { type: 'object', properties: { error: {} }, required: ['error'] },
+  },
+  {
+    if: { type: 'object', properties: { status: { const: 'cancelled' } }, required: ['status'] },
+    then: {
+      anyOf: [
+        { not: { anyOf: [{ type: 'object', properties: { output: {} }, required: ['output'] }, { type: 'object', properties: { error: {} }, required: ['error'] }] } },
+        {
+          type: 'object',
+          properties: { error: { type: 'object', properties: { code: { enum: ['SHUTTING_DOWN', 'SESSION_LOST'] } }, required: ['code'] } },
+          required: ['error'],
+        },
+      ],
+    },
+  },
+];
+
+export const TaskResultPayload = Type.Object(TaskOutcome, {
+  $id: 'task.result.payload.schema.json',
+  title: 'TaskResultPayload',
+  description: 'Payload of task.result: a terminal status with output (completed), an error (failed, timed_out), or neither (cancelled, except after shutdown or session loss).',
+  allOf: outcomeRules,
+});
+
+export const TaskCancelPayload = Type.Object(
+  { reason: Type.Optional(Type.String({ maxLength: 4096, description: 'Why the requester cancels.' })) },
+  { $id: 'task.cancel.payload.schema.json', title: 'TaskCancelPayload', description: 'Payload of task.cancel.' },
+);
+
+export const TaskResumePayload = Type.Object(
+  { last_sequence: Count('The last sequence the requester received (0 for none); later ones are re-sent.') },
+  { $id: 'task.resume.payload.schema.json', title: 'TaskResumePayload', description: 'Payload of task.resume.' },
+);
+
+export const TaskSnapshotPayload = Type.Object(
+  {
+    state: TaskStateSchema,
+    capability: CapabilityName,
+    last_sequence: Count('The last sequence already sent for the task.', 1),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    result: Type.Optional(Type.Object(TaskOutcome, { description: 'The result, once the task is terminal.', allOf: outcomeRules })),
+    plan: Type.Optional(
+      Type.Object(
+        {
+          plan_id: Identifier,
+          state: literals(['pending', 'holding', 'approved', 'executing', 'completed', 'rejected', 'needs_revision', 'withdrawn'] as const, 'The plan state.'),
+        },
+        { description: 'The task\'s current plan, if any.' },
+      ),
+    ),
+    previous_task_id: Type.Optional(Identifier),
+  },
+  {
+    $id: 'task.snapshot.payload.schema.json',
+    title: 'TaskSnapshotPayload',
+    description: 'Payload of task.snapshot: the task as it stands when the reply is sent.',
+  },
+);
+
+export const TaskHandoffPayload = Type.Object(
+  {
+    checkpoint: Type.Record(Type.String(), Type.Unknown(), { description: 'Opaque state from which another agent can resume the work.' }),
+    completed_steps: Type.Array(Type.String({ maxLength: 4096 }), { description: 'Steps already done.' }),
+    remaining_steps: Type.Array(Type.String({ maxLength: 4096 }), { description: 'Steps still to do.' }),
+    resume_hint: Type.String({ maxLength: 8192, description: 'How to pick the work up.' }),
+  },
+  { $id: 'task.handoff.payload.schema.json', title: 'TaskHandoffPayload', description: 'Payload of task.handoff.' },
+);
+
+export { CapabilityName };

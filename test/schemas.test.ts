@@ -1,0 +1,47 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { describe, expect, it } from 'vitest';
+
+const DIR = new URL('../schemas/v1/', import.meta.url).pathname;
+const files = readdirSync(DIR).filter((f) => f.endsWith('.schema.json'));
+const load = (f: string) => JSON.parse(readFileSync(join(DIR, f), 'utf8'));
+
+function strictAjv() {
+  const ajv = new Ajv2020({ strict: true, allErrors: true, discriminator: true });
+  addFormats.default(ajv);
+  for (const f of files) ajv.addSchema(load(f));
+  return ajv;
+}
+
+describe('schemas/v1', () => {
+  it('holds one schema per message type in messages.json, and the union', () => {
+    const catalogue = JSON.parse(readFileSync(join(DIR, 'messages.json'), 'utf8')).messages as { type: string }[];
+    for (const { type } of catalogue) expect(files).toContain(`${type}.schema.json`);
+    expect(files).toContain('message.schema.json');
+  });
+
+  it.each(files)('%s compiles in Ajv 2020 strict mode with formats', (f) => {
+    const ajv = strictAjv();
+    const schema = load(f);
+    expect(() => ajv.getSchema(schema.$id)).not.toThrow();
+    expect(ajv.getSchema(schema.$id)).toBeTypeOf('function');
+  });
+
+  it.each(files)('%s has $schema 2020-12, an absolute $id, a title, a description and only relative $refs', (f) => {
+    const schema = load(f);
+    expect(schema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
+    expect(schema.$id).toMatch(new RegExp(`/v1/${f.replace(/\./g, '\\.')}$`));
+    expect(schema.title).toBeTypeOf('string');
+    expect(schema.description).toBeTypeOf('string');
+    for (const m of JSON.stringify(schema).matchAll(/"\$ref":"([^"]+)"/g)) {
+      expect(m[1]).not.toMatch(/^[a-z]+:/);
+      expect(files).toContain(m[1]!.split('#')[0]);
+    }
+  });
+
+  it('never closes an object with additionalProperties: false (spec: envelope#extensibility)', () => {
+    for (const f of files) expect(JSON.stringify(load(f))).not.toContain('"additionalProperties":false');
+  });
+});
