@@ -69,7 +69,7 @@ export const ERROR_CODES: readonly ErrorCodeEntry[] = [
   { code: 'PERMISSION_DENIED', category: 'security', retryable: false, fatal: 'never', meaning: 'The task authorization lacks the permission the capability requires (details.required_permission), or is missing.' },
   { code: 'AUTHORIZATION_EXPIRED', category: 'security', retryable: false, fatal: 'never', meaning: 'The task authorization has expired.' },
   { code: 'IDEMPOTENCY_CONFLICT', category: 'task', retryable: false, fatal: 'never', meaning: 'The idempotency_key was used before with a different request.' },
-  { code: 'DEADLINE_EXCEEDED', category: 'task', retryable: false, fatal: 'never', meaning: 'The request arrived past its deadline; no task was created.' },
+  { code: 'DEADLINE_EXCEEDED', category: 'task', retryable: false, fatal: 'never', meaning: 'The request arrived past its deadline, and no task was created; or, as the error of a timed_out result, the task passed its effective deadline.' },
   { code: 'BUSY', category: 'capacity', retryable: true, fatal: 'never', meaning: 'A concurrency cap (per session, per principal or per agent) is reached; retry later.' },
   { code: 'RATE_LIMITED', category: 'capacity', retryable: true, fatal: 'never', meaning: 'The sender is sending too fast; retry after details.retry_after_ms.' },
   { code: 'SHUTTING_DOWN', category: 'session', retryable: true, fatal: 'never', meaning: 'The agent is shutting down and starts no new work; also the error of tasks ended by shutdown.' },

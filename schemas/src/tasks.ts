@@ -56,7 +56,7 @@ const kindIs = (kind: string, required: Record<string, unknown>, req: string[]) 
 export const TaskEventPayload = Type.Object(
   {
     kind: literals(['state', 'progress', 'output', 'log'] as const, 'What the event reports.'),
-    state: Type.Optional(literals(['running', 'awaiting_approval', 'cancelling'] as const, 'The state entered (kind "state").')),
+    state: Type.Optional(literals(['running', 'cancelling'] as const, 'The state entered (kind "state"); awaiting_approval is entered by plan.submit itself, the initial and terminal states by task.accepted and task.result.')),
     percent: Type.Optional(Type.Number({ minimum: 0, maximum: 100, description: 'Progress in percent (kind "progress").' })),
     stage: Type.Optional(Type.String({ maxLength: 256, description: 'The stage the task is in (kind "progress"); "plan.holding" for a late plan reminder.' })),
     message: Type.Optional(Type.String({ maxLength: 65536, description: 'A human-readable message (kinds "progress" and "log").' })),
