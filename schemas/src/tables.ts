@@ -64,7 +64,7 @@ export const ERROR_CODES: readonly ErrorCodeEntry[] = [
   { code: 'UNKNOWN_TASK', category: 'task', retryable: false, fatal: 'never', meaning: 'No task with this task_id exists for this principal.' },
   { code: 'TASK_EXISTS', category: 'task', retryable: false, fatal: 'never', meaning: 'The task_id is already used by a different request of this principal.' },
   { code: 'TASK_TERMINAL', category: 'task', retryable: false, fatal: 'never', meaning: 'The task has already reached a terminal state (other than through a cancel).' },
-  { code: 'INVALID_TRANSITION', category: 'task', retryable: false, fatal: 'never', meaning: 'The request would move the task along a transition the state table does not allow.' },
+  { code: 'INVALID_TRANSITION', category: 'task', retryable: false, fatal: 'never', meaning: 'Sent by a requester about an agent stream message that implies a transition the state table does not allow (e.g. a state event after the result).' },
   { code: 'CAPABILITY_NOT_SUPPORTED', category: 'task', retryable: false, fatal: 'never', meaning: 'The agent does not offer the requested capability.' },
   { code: 'PERMISSION_DENIED', category: 'security', retryable: false, fatal: 'never', meaning: 'The task authorization lacks the permission the capability requires (details.required_permission), or is missing.' },
   { code: 'AUTHORIZATION_EXPIRED', category: 'security', retryable: false, fatal: 'never', meaning: 'The task authorization has expired.' },

@@ -1,4 +1,4 @@
-/** The workspace task record: a task as a file (spec: workspace#task-record). */
+/** The workspace task record: a task as a file (spec: bindings-workspace#task-record). */
 import { Type, type Static } from '@sinclair/typebox';
 import { Count, ErrorCode, Identifier, JsonValue, Timestamp } from './common.ts';
 

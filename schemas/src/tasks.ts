@@ -1,6 +1,6 @@
 /** Task payloads (spec: tasks). */
 import { Type } from '@sinclair/typebox';
-import { CapabilityName, Count, ErrorCode, Identifier, JsonValue, PermissionName, Timestamp } from './common.ts';
+import { CapabilityName, Count, ErrorCode, Identifier, JsonValue, PermissionName, Timestamp, Version } from './common.ts';
 import { TASK_STATES, TERMINAL_STATES } from './tables.ts';
 
 const literals = <T extends readonly string[]>(values: T, description: string) =>
@@ -14,7 +14,25 @@ export const ErrorPayload = Type.Object(
     code: ErrorCode,
     message: Type.String({ description: 'A human-readable explanation.', maxLength: 8192 }),
     retryable: Type.Boolean({ description: 'Whether the same request may be retried automatically.' }),
-    details: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Code-specific details.' })),
+    details: Type.Optional(
+      Type.Object(
+        {
+          issues: Type.Optional(
+            Type.Array(
+              Type.Object({ path: Type.String(), keyword: Type.String(), message: Type.String() }),
+              { description: 'INVALID_MESSAGE: one entry per schema failure.' },
+            ),
+          ),
+          supported: Type.Optional(Type.Array(Version, { description: 'UNSUPPORTED_VERSION: the versions the sender speaks.' })),
+          required_permission: Type.Optional(Type.String({ description: 'PERMISSION_DENIED: the permission the capability requires.' })),
+          retry_after_ms: Type.Optional(Count('RATE_LIMITED: how long to wait before sending again.')),
+          earliest_sequence: Type.Optional(Count('RESUME_UNAVAILABLE: the first sequence still retained.', 1)),
+          indeterminate: Type.Optional(Type.Boolean({ description: 'True when a crash interrupted a step of the task.' })),
+          checkpoint: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'The task checkpoint, when it ends without a retryable error.' })),
+        },
+        { description: 'Code-specific details; open, but the members named here have fixed meanings (spec: errors#details).' },
+      ),
+    ),
     fatal: Type.Optional(Type.Boolean({ description: 'True when the sender ends the session after this error.' })),
   },
   { $id: 'error-payload.schema.json', title: 'ErrorPayload', description: 'A structured error: the payload of error, and the error of a failed task.' },
@@ -42,7 +60,7 @@ export const TaskRequestPayload = Type.Object(
 export const TaskAcceptedPayload = Type.Object(
   {
     capability: CapabilityName,
-    deadline: Type.Optional(Timestamp),
+    deadline: Timestamp,
     previous_task_id: Type.Optional(Identifier),
   },
   { $id: 'task.accepted.payload.schema.json', title: 'TaskAcceptedPayload', description: 'Payload of task.accepted: the effective deadline, and the task this one retries.' },
