@@ -1,0 +1,134 @@
+import type { CloseInfo, InboundFrame, RawSendOptions, RawTransport } from './transport.ts';
+import { DEFAULT_MAX_FRAME_BYTES, checkMaxFrameBytes, frameOf } from './frame.ts';
+
+/** Options for `createMemoryPair`. */
+export interface MemoryPairOptions {
+  /** The initial frame limit of both ends (default 16 MiB). */
+  maxFrameBytes?: number;
+  /** How a delivery is deferred (default `queueMicrotask`; `setImmediate` lets I/O interleave). */
+  schedule?: (task: () => void) => void;
+}
+
+type Entry = { frame: InboundFrame } | { close: CloseInfo };
+
+const encoder = new TextEncoder();
+
+/** One end of an in-memory linked pair; `sendRaw` injects arbitrary bytes into the peer. */
+export class MemoryTransport implements RawTransport {
+  onmessage?: (frame: InboundFrame) => void;
+  onclose?: (info: CloseInfo) => void;
+  onerror?: (err: Error) => void;
+
+  /** The other end; set by `createMemoryPair`. */
+  peer!: MemoryTransport;
+  private max: number;
+  private started = false;
+  private closed = false;
+  private closeQueued = false;
+  private readonly inbox: Entry[] = [];
+  private head = 0;
+  private draining = false;
+  private closeDone = false;
+  private readonly closeWaiters: Array<() => void> = [];
+
+  /** Creates an unlinked end; use `createMemoryPair` instead. */
+  constructor(
+    maxFrameBytes: number,
+    private readonly schedule: (task: () => void) => void,
+  ) {
+    this.max = checkMaxFrameBytes(maxFrameBytes);
+  }
+
+  /** Begins delivering frames, including those that arrived before. */
+  async start(): Promise<void> {
+    this.started = true;
+    this.schedule(() => this.drain());
+  }
+
+  /** Delivers `text` as UTF-8 to the peer, asynchronously and in order. */
+  async send(text: string): Promise<void> {
+    this.deliver(encoder.encode(text), undefined);
+  }
+
+  /** Delivers a copy of `data` to the peer as one frame, flagged binary if asked. */
+  async sendRaw(data: Uint8Array, options: RawSendOptions = {}): Promise<void> {
+    this.deliver(new Uint8Array(data), options.binary === true ? true : undefined);
+  }
+
+  /** Closes both ends; each `onclose` gets `info` after the frames sent before it. */
+  close(info: CloseInfo = { code: 1000 }): Promise<void> {
+    const done = this.closeDone
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => this.closeWaiters.push(resolve));
+    if (!this.closed) {
+      this.closed = true;
+      this.peer.closed = true;
+      this.schedule(() => {
+        this.enqueue({ close: info });
+        this.peer.enqueue({ close: info });
+      });
+    }
+    return done;
+  }
+
+  /** Sets the limit this end applies to frames it receives. */
+  setMaxFrameBytes(n: number): void {
+    this.max = checkMaxFrameBytes(n);
+  }
+
+  private deliver(bytes: Uint8Array, binary: true | undefined): void {
+    if (this.closed) return;
+    const peer = this.peer;
+    this.schedule(() => peer.enqueue({ frame: frameOf(bytes, peer.max, binary) }));
+  }
+
+  private enqueue(entry: Entry): void {
+    if (this.closeQueued) return;
+    if ('close' in entry) this.closeQueued = true;
+    this.inbox.push(entry);
+    this.drain();
+  }
+
+  /** Passes a handler's exception to `onerror`, or rethrows it outside the delivery loop. */
+  private report(err: unknown): void {
+    const error = err instanceof Error ? err : new Error(String(err));
+    if (this.onerror) this.onerror(error);
+    else queueMicrotask(() => { throw error; });
+  }
+
+  /** Hands queued entries out in order; a close forces delivery even if never started. */
+  private drain(): void {
+    if (this.draining || !(this.started || this.closeQueued)) return;
+    this.draining = true;
+    try {
+      while (this.head < this.inbox.length) {
+        const entry = this.inbox[this.head++];
+        try {
+          if ('frame' in entry) this.onmessage?.(entry.frame);
+          else this.onclose?.(entry.close);
+        } catch (err) {
+          this.report(err);
+        }
+        if ('close' in entry) {
+          this.closeDone = true;
+          for (const resolve of this.closeWaiters.splice(0)) resolve();
+        }
+      }
+      this.inbox.length = 0;
+      this.head = 0;
+    } finally {
+      this.draining = false;
+    }
+  }
+}
+
+/** Creates two linked transports: what one sends, the other receives (asynchronously, in order). */
+export function createMemoryPair(options: MemoryPairOptions = {}): [MemoryTransport, MemoryTransport] {
+  const max = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
+  const schedule = options.schedule ?? queueMicrotask;
+  const a = new MemoryTransport(max, schedule);
+  const b = new MemoryTransport(max, schedule);
+  a.peer = b;
+  b.peer = a;
+  return [a, b];
+}

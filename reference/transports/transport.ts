@@ -1,0 +1,56 @@
+/**
+ * The Transport contract shared by the reference library and the conformance harness.
+ * A transport moves frames; it never parses them (spec: bindings).
+ */
+
+/** One inbound frame exactly as it arrived: raw bytes, not yet decoded. */
+export interface InboundFrame {
+  /** The frame: a stdio line without its terminator, or a WebSocket message payload. */
+  bytes: Uint8Array;
+  /** True if the frame exceeded the reader's limit; `bytes` then holds only a prefix. */
+  oversized: boolean;
+  /** The frame's true length as far as the reader saw (at least limit + 1 when oversized). */
+  byteLength: number;
+  /** True for a WebSocket binary frame, which the protocol refuses. */
+  binary?: boolean;
+}
+
+/** Why a transport closed: a WebSocket-style close code, a short reason, and the error if one caused it. */
+export interface CloseInfo {
+  code?: number;
+  reason?: string;
+  error?: Error;
+}
+
+/** A bidirectional frame pipe between two TAP peers. */
+export interface Transport {
+  /** Begins delivering inbound frames; no frame reaches `onmessage` before this is called. */
+  start(): Promise<void>;
+  /** Sends one serialized TAP message (no terminator); a no-op once the peer is gone. */
+  send(text: string): Promise<void>;
+  /** Closes the transport with an optional code and reason; `onclose` fires once. */
+  close(info?: CloseInfo): Promise<void>;
+  /** Sets the negotiated `max_message_bytes`, so longer frames arrive as oversized prefixes. */
+  setMaxFrameBytes?(n: number): void;
+  /** Receives each inbound frame in arrival order. */
+  onmessage?: (frame: InboundFrame) => void;
+  /** Fires once when the transport has closed, whichever side closed it. */
+  onclose?: (info: CloseInfo) => void;
+  /** Receives errors that do not close the transport by themselves. */
+  onerror?: (err: Error) => void;
+}
+
+/** Options for `RawSender.sendRaw`. */
+export interface RawSendOptions {
+  /** Send a WebSocket binary frame instead of a text frame (refused on stdio). */
+  binary?: boolean;
+}
+
+/** An extension of Transport that sends arbitrary bytes as one frame, for fault injection (invalid UTF-8, binary frames). */
+export interface RawSender {
+  /** Sends `data` unchanged as one frame; no validation, no encoding. */
+  sendRaw(data: Uint8Array, options?: RawSendOptions): Promise<void>;
+}
+
+/** A Transport that can also send raw frames. */
+export type RawTransport = Transport & RawSender;

@@ -1,0 +1,222 @@
+import { createServer, STATUS_CODES, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import WebSocket, { WebSocketServer } from 'ws';
+import { DEFAULT_MAX_FRAME_BYTES, checkMaxFrameBytes } from './frame.ts';
+import { CloseCode, TAP_SUBPROTOCOL, WebSocketTransport } from './websocket-transport.ts';
+
+export { CloseCode, TAP_SUBPROTOCOL, WebSocketTransport } from './websocket-transport.ts';
+
+/** Options for `createWebSocketServer`. */
+export interface WebSocketServerOptions {
+  /** The interface to listen on (default 127.0.0.1). */
+  host?: string;
+  /** The port (default 0: any free port; read it from `url`). */
+  port?: number;
+  /** The only path that accepts sessions (default: any path). */
+  path?: string;
+  /** The hard ceiling on a frame: a bigger one closes the connection with 1009 (default 16 MiB). */
+  maxPayload?: number;
+  /** How long a close waits for the peer's close frame before dropping the connection, in ms (default 5 000). */
+  closeTimeout?: number;
+  /** Called once per accepted connection with its transport (not yet started) and the HTTP request. */
+  onSession: (transport: WebSocketTransport, request: IncomingMessage) => void;
+}
+
+/** A listening TAP WebSocket endpoint. */
+export interface TapWebSocketServer {
+  /** Where clients connect, e.g. ws://127.0.0.1:43121/. */
+  readonly url: string;
+  readonly port: number;
+  /** The open sessions. */
+  readonly sessions: ReadonlySet<WebSocketTransport>;
+  /** Closes every session with 1001 and stops listening. */
+  close(): Promise<void>;
+}
+
+/** Options for `connectWebSocket`. */
+export interface ConnectWebSocketOptions {
+  /** Subprotocols to offer (default ['tap.v1']); the server must choose tap.v1. */
+  protocols?: string[];
+  /** The hard ceiling on an inbound frame (default 16 MiB). */
+  maxPayload?: number;
+  /** Extra HTTP headers for the upgrade request (credentials, for instance). */
+  headers?: Record<string, string>;
+  /** How long the opening handshake may take, in ms (default 10 000). */
+  handshakeTimeout?: number;
+  /** How long a close waits for the peer's close frame before dropping the connection, in ms (default 5 000). */
+  closeTimeout?: number;
+  /** The WebSocket class to use (default: ws). */
+  WebSocketImpl?: typeof WebSocket;
+}
+
+const CLOSE_WAIT_MS = 2000;
+const CLOSE_TIMEOUT_MS = 5000;
+
+/** Answers an upgrade request that cannot become a session with a plain HTTP error, then hangs up. */
+function refuseUpgrade(socket: Duplex, status: number, message: string): void {
+  const body = `${message}\n`;
+  socket.once('finish', () => socket.destroy());
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+      'Connection: close\r\n' +
+      'Content-Type: text/plain; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+}
+
+/** The subprotocols an upgrade request offers. */
+function offeredProtocols(request: IncomingMessage): string[] {
+  const header = request.headers['sec-websocket-protocol'] ?? '';
+  return header.split(',').map((p) => p.trim()).filter((p) => p !== '');
+}
+
+/**
+ * Starts a TAP WebSocket endpoint (spec: bindings#websocket). An upgrade that does not offer
+ * the subprotocol tap.v1 is refused with HTTP 400 before any session exists; one transport
+ * is created per connection. Invalid UTF-8 in a text frame is not a WebSocket-level error
+ * here: the bytes go up and the protocol answers MALFORMED_MESSAGE.
+ */
+export async function createWebSocketServer(options: WebSocketServerOptions): Promise<TapWebSocketServer> {
+  const host = options.host ?? '127.0.0.1';
+  const maxPayload = checkMaxFrameBytes(options.maxPayload ?? DEFAULT_MAX_FRAME_BYTES);
+  const sessions = new Set<WebSocketTransport>();
+  const wss = new WebSocketServer({
+    // closeTimeout exists in ws 8 but is missing from its type declarations.
+    ...({ closeTimeout: options.closeTimeout ?? CLOSE_TIMEOUT_MS } as object),
+    noServer: true,
+    maxPayload,
+    perMessageDeflate: false,
+    skipUTF8Validation: true,
+    clientTracking: false,
+    handleProtocols: (protocols) => (protocols.has(TAP_SUBPROTOCOL) ? TAP_SUBPROTOCOL : false),
+  });
+  const server = createServer((_request, response) => {
+    response.writeHead(426, { 'Content-Type': 'text/plain; charset=utf-8', Upgrade: 'websocket' });
+    response.end(`This is a TAP endpoint: connect with WebSocket, subprotocol ${TAP_SUBPROTOCOL}.\n`);
+  });
+  server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => socket.destroy());
+    const path = new URL(request.url ?? '/', 'http://localhost').pathname;
+    if (options.path !== undefined && path !== options.path) {
+      refuseUpgrade(socket, 404, `No TAP endpoint at ${path}; try ${options.path}.`);
+      return;
+    }
+    if (!offeredProtocols(request).includes(TAP_SUBPROTOCOL)) {
+      refuseUpgrade(socket, 400, `TAP needs the WebSocket subprotocol ${TAP_SUBPROTOCOL} (Sec-WebSocket-Protocol: ${TAP_SUBPROTOCOL}).`);
+      return;
+    }
+    wss.handleUpgrade(request, socket, head, (ws) => {
+      const transport = new WebSocketTransport(ws, maxPayload);
+      sessions.add(transport);
+      ws.once('close', () => sessions.delete(transport));
+      try {
+        options.onSession(transport, request);
+      } catch (err) {
+        void transport.close({ code: CloseCode.INTERNAL_ERROR, reason: 'session setup failed' });
+        transport.onerror?.(err instanceof Error ? err : new Error(String(err)));
+      }
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  server.on('error', () => {});
+  const port = (server.address() as AddressInfo).port;
+  const hostInUrl = host.includes(':') ? `[${host}]` : host;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `ws://${hostInUrl}:${port}${options.path ?? '/'}`,
+    port,
+    sessions,
+    close() {
+      closing ??= (async () => {
+        const open = [...sessions];
+        const all = Promise.all(open.map((t) => t.close({ code: CloseCode.GOING_AWAY, reason: 'server closing' })));
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([all, new Promise((r) => (timer = setTimeout(r, CLOSE_WAIT_MS)))]);
+        clearTimeout(timer);
+        for (const t of open) t.terminate();
+        wss.close();
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      })();
+      return closing;
+    },
+  };
+}
+
+/** Turns a failed connection attempt into one line that says what to check. */
+function connectFailure(url: string, err: Error): Error {
+  const errno = err as NodeJS.ErrnoException & { errors?: NodeJS.ErrnoException[] };
+  const code = errno.code ?? errno.errors?.[0]?.code;
+  let what = err.message;
+  if (code === 'ECONNREFUSED') what = 'connection refused (is the agent listening there?)';
+  else if (code === 'ENOTFOUND') what = 'host not found';
+  else if (/no subprotocol|invalid subprotocol/i.test(err.message)) {
+    what = `the server did not accept the subprotocol ${TAP_SUBPROTOCOL}`;
+  } else if (/handshake has timed out/i.test(err.message)) what = 'the WebSocket handshake timed out';
+  const error = new Error(`could not connect to ${url}: ${what}`, { cause: err });
+  if (code !== undefined) (error as NodeJS.ErrnoException).code = code;
+  return error;
+}
+
+/**
+ * Opens a TAP session to a WebSocket endpoint and resolves with its transport (not yet
+ * started); rejects with one clear line on a refused connection, an HTTP error, or a
+ * server that does not speak tap.v1.
+ */
+export function connectWebSocket(url: string, options: ConnectWebSocketOptions = {}): Promise<WebSocketTransport> {
+  const Impl = options.WebSocketImpl ?? WebSocket;
+  const maxPayload = checkMaxFrameBytes(options.maxPayload ?? DEFAULT_MAX_FRAME_BYTES);
+  return new Promise<WebSocketTransport>((resolve, reject) => {
+    let ws: WebSocket;
+    try {
+      ws = new Impl(url, options.protocols ?? [TAP_SUBPROTOCOL], {
+        ...({ closeTimeout: options.closeTimeout ?? CLOSE_TIMEOUT_MS } as object),
+        maxPayload,
+        headers: options.headers,
+        handshakeTimeout: options.handshakeTimeout ?? 10_000,
+        perMessageDeflate: false,
+        skipUTF8Validation: true,
+      });
+    } catch (err) {
+      reject(connectFailure(url, err instanceof Error ? err : new Error(String(err))));
+      return;
+    }
+    let settled = false;
+    const fail = (err: Error): void => {
+      if (settled) return;
+      settled = true;
+      reject(err);
+    };
+    ws.on('error', (err) => fail(connectFailure(url, err)));
+    ws.on('unexpected-response', (request, response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => {
+        if (body.length < 1024) body += chunk;
+      });
+      response.on('end', () => {
+        const status = `HTTP ${response.statusCode} ${response.statusMessage ?? ''}`.trim();
+        const detail = body.trim() === '' ? '' : `: ${body.trim().slice(0, 300)}`;
+        fail(new Error(`could not connect to ${url}: ${status}${detail}`));
+        request.destroy();
+      });
+      response.on('error', (err) => fail(connectFailure(url, err)));
+    });
+    ws.once('open', () => {
+      if (ws.protocol !== TAP_SUBPROTOCOL) {
+        ws.close(CloseCode.PROTOCOL_ERROR, `subprotocol ${TAP_SUBPROTOCOL} required`);
+        fail(new Error(`could not connect to ${url}: the server did not accept the subprotocol ${TAP_SUBPROTOCOL}`));
+        return;
+      }
+      settled = true;
+      resolve(new WebSocketTransport(ws, maxPayload));
+    });
+  });
+}

@@ -1,0 +1,101 @@
+import type { Writable } from 'node:stream';
+
+/** Error codes meaning the reading side of a stream is gone, so a write can only be dropped. */
+const PEER_GONE = new Set([
+  'EPIPE',
+  'ECONNRESET',
+  'EOF',
+  'ERR_STREAM_DESTROYED',
+  'ERR_STREAM_WRITE_AFTER_END',
+]);
+
+/** True if `err` says the reader of a stream went away (spec: shutdown#epipe). */
+export function isPeerGone(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && PEER_GONE.has(code);
+}
+
+/** What a StreamWriter reports to its owner. */
+export interface StreamWriterHooks {
+  /** The reader went away (EPIPE and the like); later writes are dropped. */
+  onGone(err: Error): void;
+  /** Any other write error. */
+  onError(err: Error): void;
+}
+
+/**
+ * Writes to a Node stream with backpressure, and turns "the reader is gone" into a state
+ * instead of a crash: it always listens for 'error', and drops writes once the peer is gone.
+ */
+export class StreamWriter {
+  private gone = false;
+  private readonly waiters = new Set<(err?: Error) => void>();
+
+  /** Wraps `stream` and installs its 'error' listener at once. */
+  constructor(
+    private readonly stream: Writable,
+    private readonly hooks: StreamWriterHooks,
+  ) {
+    stream.on('error', (err: Error) => this.fail(err));
+    stream.on('close', () => this.wake());
+    stream.on('drain', () => this.wake());
+  }
+
+  /** True once the reader went away or the stream was ended or destroyed. */
+  get closed(): boolean {
+    return this.gone || this.stream.destroyed || this.stream.writableEnded;
+  }
+
+  /** Writes `data`; resolves when the stream accepts more (drain), or at once if it is gone. */
+  write(data: string | Uint8Array): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    let ready: boolean;
+    try {
+      ready = this.stream.write(data);
+    } catch (err) {
+      return this.failed(err);
+    }
+    if (ready) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      this.waiters.add((err) => (err ? reject(err) : resolve()));
+    });
+  }
+
+  /** Ends the stream after pending writes; resolves when it finished, closed or failed. */
+  end(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const done = (): void => resolve();
+      this.stream.once('finish', done);
+      this.stream.once('close', done);
+      this.stream.once('error', done);
+      this.stream.end();
+    });
+  }
+
+  private failed(err: unknown): Promise<void> {
+    const error = err instanceof Error ? err : new Error(String(err));
+    this.fail(error);
+    return isPeerGone(error) ? Promise.resolve() : Promise.reject(error);
+  }
+
+  private fail(err: Error): void {
+    if (isPeerGone(err)) {
+      if (!this.gone) {
+        this.gone = true;
+        this.hooks.onGone(err);
+      }
+      this.wake();
+    } else {
+      this.hooks.onError(err);
+      this.wake(err);
+    }
+  }
+
+  private wake(err?: Error): void {
+    if (this.waiters.size === 0) return;
+    const waiters = [...this.waiters];
+    this.waiters.clear();
+    for (const waiter of waiters) waiter(err);
+  }
+}
