@@ -1,0 +1,79 @@
+/**
+ * Building outbound messages: a fresh message_id, an RFC 3339 UTC timestamp, the envelope members
+ * in their usual order, and the error message shape (spec: envelope#fields).
+ */
+import type { MessageOf, MessageType, PayloadOf } from '../../schemas/src/index.ts';
+import { PROTOCOL } from './catalogue.ts';
+import type { ErrorPayload } from './errors.ts';
+import { newMessageId, webRandom, type RandomSource } from './ids.ts';
+
+/** Where fresh ids and the time come from; both injected so composition stays deterministic in tests. */
+export interface ComposeContext {
+  random?: RandomSource;
+  /** Milliseconds since the epoch. */
+  now?: () => number;
+  /** The envelope protocol; defaults to PROTOCOL. */
+  protocol?: string;
+}
+
+/** The envelope members a sender chooses; message_id, timestamp and protocol are filled in unless given. */
+export interface MessageFields<T extends MessageType> {
+  type: T;
+  source: string;
+  target: string;
+  payload: PayloadOf<T>;
+  message_id?: string;
+  timestamp?: string;
+  session_id?: string;
+  task_id?: string;
+  reply_to?: string;
+  sequence?: number;
+  deadline?: string;
+  idempotency_key?: string;
+  metadata?: MessageOf<T>['metadata'];
+}
+
+/** An RFC 3339 UTC timestamp with millisecond precision and a trailing "Z" (spec: envelope#timestamps). */
+export function timestamp(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/** Builds a message with the envelope members in their usual order, omitting the absent ones (spec: envelope#fields). */
+export function composeMessage<T extends MessageType>(ctx: ComposeContext, fields: MessageFields<T>): MessageOf<T> {
+  const msg: Record<string, unknown> = {
+    protocol: ctx.protocol ?? PROTOCOL,
+    message_id: fields.message_id ?? newMessageId(ctx.random ?? webRandom),
+    type: fields.type,
+    source: fields.source,
+    target: fields.target,
+    timestamp: fields.timestamp ?? timestamp((ctx.now ?? Date.now)()),
+  };
+  for (const k of ['session_id', 'task_id', 'reply_to', 'sequence', 'deadline', 'idempotency_key', 'metadata'] as const) {
+    if (fields[k] !== undefined) msg[k] = fields[k];
+  }
+  msg.payload = fields.payload;
+  return msg as MessageOf<T>;
+}
+
+/** Where an error goes and what it answers. */
+export interface ErrorAddress {
+  source: string;
+  target: string;
+  /** The message_id of the offending message, when it was readable (spec: errors#correlation). */
+  replyTo?: string;
+  taskId?: string;
+  sessionId?: string;
+}
+
+/** Builds an `error` message answering an offending message (spec: errors#error-payload). */
+export function composeError(ctx: ComposeContext, to: ErrorAddress, error: ErrorPayload): MessageOf<'error'> {
+  return composeMessage(ctx, {
+    type: 'error',
+    source: to.source,
+    target: to.target,
+    reply_to: to.replyTo,
+    task_id: to.taskId,
+    session_id: to.sessionId,
+    payload: error,
+  });
+}

@@ -1,0 +1,26 @@
+/**
+ * Identifiers drawn from an injected random source: message ids, session ids and resume tokens
+ * (spec: handshake#ack).
+ */
+import { base64urlEncode } from './base64url.ts';
+
+/** Returns n random bytes; reference/crypto.ts provides one backed by the platform CSPRNG. */
+export type RandomSource = (n: number) => Uint8Array;
+
+/** The platform CSPRNG through the Web Crypto global (no module import), for callers that inject none. */
+export const webRandom: RandomSource = (n) => globalThis.crypto.getRandomValues(new Uint8Array(n));
+
+/** A message id: 128 random bits, 22 base64url characters, unique per sender in practice (spec: envelope#message-id). */
+export function newMessageId(random: RandomSource = webRandom): string {
+  return base64urlEncode(random(16));
+}
+
+/** A session id: 128 random bits as 22 base64url characters (spec: handshake#ack). */
+export function newSessionId(random: RandomSource = webRandom): string {
+  return base64urlEncode(random(16));
+}
+
+/** A resume token: 256 random bits as 43 base64url characters, a secret bound to one session (spec: handshake#ack). */
+export function newResumeToken(random: RandomSource = webRandom): string {
+  return base64urlEncode(random(32));
+}

@@ -1,0 +1,251 @@
+/**
+ * What JSON.parse cannot report about a text it accepted: duplicate member names, and I-JSON
+ * violations (RFC 7493) — numbers beyond ±(2^53−1) (every double that large is an integer;
+ * 1e400 is beyond the double range) and lone surrogates (spec: envelope#encoding).
+ */
+import { isWellFormed } from './jcs.ts';
+import { escapePointer } from './validate.ts';
+
+/** The largest integer I-JSON allows in magnitude: 2^53 − 1 (spec: envelope#encoding). */
+export const MAX_SAFE = 9007199254740991;
+
+/** What the scan found first of each kind; each path is a JSON Pointer. */
+export interface ScanResult {
+  /** A member name repeated in one object (reported only when duplicates are tracked). */
+  duplicate?: { path: string; member: string };
+  /** The first I-JSON violation. */
+  ijson?: { path: string; message: string };
+}
+
+// A lone surrogate needs a \uD800–\uDFFF escape: raw text from a fatal UTF-8 decode is well-formed.
+const SURROGATE_HINT = /\\u[dD][89abcdefABCDEF]/;
+
+/**
+ * Checks text that JSON.parse turned into `value`, without a second parse in the common case:
+ * one walk of the value finds numbers beyond ±(2^53−1) (every double that large is an integer,
+ * and 1e400 is Infinity) and, when the text has a surrogate escape, strings with lone
+ * surrogates. With `duplicates`, the walk's member count is compared with the member colons in
+ * the text; only a difference (a duplicate, or an escaped quote before a colon inside a string)
+ * costs a full scanJson (spec: envelope#encoding, integrity#verification).
+ */
+export function inspectParsed(text: string, value: unknown, duplicates: boolean): ScanResult {
+  const stats = { members: 0, strings: SURROGATE_HINT.test(text) };
+  const found = walk(value, stats);
+  if (duplicates && (found || stats.members !== countMemberColons(text))) {
+    const scanned = scanJson(text, true);
+    if (scanned.duplicate) return { duplicate: scanned.duplicate };
+  }
+  if (!found) return {};
+  return { ijson: { path: found.segments.reverse().map((s) => '/' + escapePointer(String(s))).join(''), message: found.message } };
+}
+
+interface Finding {
+  segments: (string | number)[];
+  message: string;
+}
+
+function walk(v: unknown, stats: { members: number; strings: boolean }): Finding | null {
+  if (typeof v === 'number') {
+    if (v > MAX_SAFE || v < -MAX_SAFE) {
+      const what = Number.isFinite(v) ? `${v} is an integer outside ±(2^53−1)` : 'a number lies beyond the double range';
+      return { segments: [], message: what };
+    }
+    return null;
+  }
+  if (typeof v === 'string') {
+    return stats.strings && !isWellFormed(v) ? { segments: [], message: 'a string holds a lone surrogate' } : null;
+  }
+  if (v === null || typeof v !== 'object') return null;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const item = v[i];
+      if (item === null || (typeof item !== 'object' && typeof item !== 'number' && !stats.strings)) continue;
+      const f = walk(item, stats);
+      if (f) {
+        f.segments.push(i);
+        return f;
+      }
+    }
+    return null;
+  }
+  const obj = v as Record<string, unknown>;
+  for (const k in obj) {
+    stats.members++;
+    if (stats.strings && !isWellFormed(k)) return { segments: [k], message: 'a member name holds a lone surrogate' };
+    const item = obj[k];
+    if (item === null || (typeof item !== 'object' && typeof item !== 'number' && !stats.strings)) continue;
+    const f = walk(item, stats);
+    if (f) {
+      f.segments.push(k);
+      return f;
+    }
+  }
+  return null;
+}
+
+/**
+ * Counts colons preceded (after optional whitespace) by a quote: at least one per object member
+ * in valid JSON text, more only when a string holds an escaped quote before a colon.
+ */
+function countMemberColons(text: string): number {
+  let count = 0;
+  let i = text.indexOf(':');
+  while (i !== -1) {
+    let j = i - 1;
+    let c = text.charCodeAt(j);
+    while (c === 32 || c === 9 || c === 10 || c === 13) c = text.charCodeAt(--j);
+    if (c === 34) count++;
+    i = text.indexOf(':', i + 1);
+  }
+  return count;
+}
+
+// Character codes.
+const C = {
+  Quote: 34, Backslash: 92, Comma: 44, LBrace: 123, RBrace: 125, LBracket: 91, RBracket: 93,
+  Minus: 45, Plus: 43, Dot: 46, Zero: 48, Nine: 57, LowerE: 101, UpperE: 69, LowerU: 117,
+} as const;
+
+/**
+ * Scans valid JSON text. With `duplicates` it stops at the first repeated member name (names
+ * compared after unescaping); otherwise it stops at the first I-JSON violation.
+ */
+export function scanJson(text: string, duplicates: boolean): ScanResult {
+  const result: ScanResult = {};
+  // One frame per open container: for objects the current key's [start, end) and its name set.
+  const isObject: boolean[] = [];
+  const index: number[] = []; // array index, or key start offset
+  const keyEnd: number[] = [];
+  const names: (Set<string> | null)[] = [];
+  let depth = -1;
+  let expectKey = false;
+  let nextBackslash = text.indexOf('\\');
+  const n = text.length;
+  let i = 0;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c === C.Quote) {
+      const start = i + 1;
+      if (expectKey) index[depth] = -1; // a bad key is reported at its object
+      let end = text.indexOf('"', start);
+      let escaped = false;
+      if (nextBackslash !== -1 && nextBackslash < end) {
+        escaped = true;
+        end = scanEscapedString(text, nextBackslash, result.ijson === undefined ? result : null, isObject, index, keyEnd, depth);
+        nextBackslash = text.indexOf('\\', end);
+        if (!duplicates && result.ijson) return result;
+      }
+      i = end + 1;
+      if (expectKey) {
+        expectKey = false;
+        index[depth] = start;
+        keyEnd[depth] = end;
+        if (duplicates) {
+          const name = escaped ? (JSON.parse(text.slice(start - 1, end + 1)) as string) : text.slice(start, end);
+          let set = names[depth];
+          if (!set) names[depth] = set = new Set();
+          if (set.has(name)) {
+            depth--; // report the object that holds the member
+            result.duplicate = { path: pointer(text, isObject, index, keyEnd, depth), member: name };
+            return result;
+          }
+          set.add(name);
+        }
+      }
+      continue;
+    }
+    if ((c >= C.Zero && c <= C.Nine) || c === C.Minus) {
+      const start = i;
+      let simple = true;
+      i++;
+      for (; i < n; i++) {
+        const d = text.charCodeAt(i);
+        if (d >= C.Zero && d <= C.Nine) continue;
+        if (d === C.Dot || d === C.LowerE || d === C.UpperE || d === C.Plus || d === C.Minus) simple = false;
+        else break;
+      }
+      if ((!simple || i - start > 15) && result.ijson === undefined) {
+        const v = Number(text.slice(start, i));
+        if (v > MAX_SAFE || v < -MAX_SAFE) {
+          const what = Number.isFinite(v) ? `${text.slice(start, Math.min(i, start + 40))} is an integer outside ±(2^53−1)` : 'a number lies beyond the double range';
+          result.ijson = { path: pointer(text, isObject, index, keyEnd, depth), message: what };
+          if (!duplicates) return result;
+        }
+      }
+      continue;
+    }
+    switch (c) {
+      case C.LBrace:
+      case C.LBracket:
+        depth++;
+        isObject[depth] = c === C.LBrace;
+        index[depth] = c === C.LBrace ? -1 : 0;
+        names[depth] = null;
+        expectKey = c === C.LBrace;
+        break;
+      case C.RBrace:
+      case C.RBracket:
+        depth--;
+        expectKey = false;
+        break;
+      case C.Comma:
+        if (isObject[depth]) expectKey = true;
+        else index[depth]!++;
+        break;
+    }
+    i++;
+  }
+  return result;
+}
+
+/**
+ * Walks a string from its first backslash to its closing quote, checking \u escapes for lone
+ * surrogates; returns the offset of the closing quote.
+ */
+function scanEscapedString(text: string, from: number, report: ScanResult | null, isObject: boolean[], index: number[], keyEnd: number[], depth: number): number {
+  let i = from;
+  for (;;) {
+    const c = text.charCodeAt(i);
+    if (c === C.Quote) return i;
+    if (c !== C.Backslash) {
+      i++;
+      continue;
+    }
+    if (text.charCodeAt(i + 1) !== C.LowerU) {
+      i += 2;
+      continue;
+    }
+    const unit = parseInt(text.slice(i + 2, i + 6), 16);
+    i += 6;
+    if (unit < 0xd800 || unit > 0xdfff) continue;
+    if (unit <= 0xdbff && text.charCodeAt(i) === C.Backslash && text.charCodeAt(i + 1) === C.LowerU) {
+      const low = parseInt(text.slice(i + 2, i + 6), 16);
+      if (low >= 0xdc00 && low <= 0xdfff) {
+        i += 6;
+        continue;
+      }
+    }
+    if (report) {
+      report.ijson = {
+        path: pointer(text, isObject, index, keyEnd, depth),
+        message: `a string holds the lone surrogate \\u${unit.toString(16).padStart(4, '0')}`,
+      };
+      report = null;
+    }
+  }
+}
+
+/** The JSON Pointer of the current position, built only when something is reported. */
+function pointer(text: string, isObject: boolean[], index: number[], keyEnd: number[], depth: number): string {
+  let out = '';
+  for (let d = 0; d <= depth; d++) {
+    if (isObject[d]) {
+      if (index[d]! < 0) break;
+      const raw = text.slice(index[d]! - 1, keyEnd[d]! + 1);
+      out += '/' + escapePointer(JSON.parse(raw) as string);
+    } else {
+      out += '/' + index[d];
+    }
+  }
+  return out;
+}

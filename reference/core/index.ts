@@ -1,0 +1,17 @@
+/** The pure TAP protocol core: no platform imports, no I/O; crypto, randomness and time are injected (spec: tap-1-0#abstract). */
+export * from './base64url.ts';
+export * from './catalogue.ts';
+export * from './compose.ts';
+export * from './decode.ts';
+export * from './errors.ts';
+export * from './handshake.ts';
+export * from './handshake-agent.ts';
+export * from './handshake-requester.ts';
+export * from './ids.ts';
+export * from './ijson.ts';
+export * from './jcs.ts';
+export * from './params.ts';
+export * from './signing.ts';
+export * from './states.ts';
+export * from './validate.ts';
+export * from './versions.ts';

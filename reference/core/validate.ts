@@ -1,0 +1,102 @@
+/**
+ * Validators compiled from the emitted JSON Schema files (schemas/v1), lazily and once each;
+ * failures become Issue lists rather than exceptions (spec: messages#payload-validation).
+ */
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { isKnownType } from './catalogue.ts';
+import { SCHEMA_BUNDLE, type SchemaFile } from './schema-bundle.ts';
+
+/** One schema violation: where (a JSON Pointer into the value), which keyword failed, and a sentence for people. */
+export interface Issue {
+  path: string;
+  keyword: string;
+  message: string;
+}
+
+/** A compiled check: null when the value is valid, else its issues. */
+export type Validator = (value: unknown) => Issue[] | null;
+
+/** The base every schema $id starts with; $refs between files are relative to it (spec: envelope#fields). */
+export const SCHEMA_BASE = 'https://schemas.tap-protocol.org/v1/';
+
+let ajv: Ajv2020 | undefined;
+const cache = new Map<string, Validator>();
+
+function instance(): Ajv2020 {
+  if (!ajv) {
+    ajv = new Ajv2020({ strict: true, allErrors: true, discriminator: true });
+    addFormats.default(ajv);
+    for (const schema of SCHEMA_BUNDLE) ajv.addSchema(schema);
+  }
+  return ajv;
+}
+
+/** The validator of one schema file, e.g. "agent-card.schema.json"; compiled on first use (spec: messages#payload-validation). */
+export function validatorFor(schemaFile: SchemaFile): Validator {
+  let v = cache.get(schemaFile);
+  if (!v) {
+    const fn = instance().getSchema(SCHEMA_BASE + schemaFile) as ValidateFunction | undefined;
+    if (!fn) throw new Error(`no schema ${schemaFile} in schemas/v1`);
+    v = (value) => (fn(value) ? null : toIssues(fn.errors ?? []));
+    cache.set(schemaFile, v);
+  }
+  return v;
+}
+
+/** Validates a value against one schema file (spec: messages#payload-validation). */
+export function validateAgainst(schemaFile: SchemaFile, value: unknown): Issue[] | null {
+  return validatorFor(schemaFile)(value);
+}
+
+/** Validates the envelope every message shares, including the rule that "*" targets only handshake.init (spec: envelope#fields). */
+export function validateEnvelope(value: unknown): Issue[] | null {
+  return validatorFor('envelope.schema.json')(value);
+}
+
+/**
+ * Validates a whole message against its type's schema (envelope, per-type required members and
+ * payload). A type outside the catalogue is one issue at /type; callers that must answer
+ * UNKNOWN_MESSAGE_TYPE check the type first (spec: messages#payload-validation).
+ */
+export function validateMessage(value: unknown): Issue[] | null {
+  const type = (value as { type?: unknown } | null)?.type;
+  if (typeof type !== 'string' || !isKnownType(type)) {
+    return [{ path: '/type', keyword: 'discriminator', message: `${JSON.stringify(type)} is not a TAP 1.0 message type` }];
+  }
+  return validatorFor(`${type}.schema.json` as SchemaFile)(value);
+}
+
+/** Validates a payload against the payload schema of its message type (spec: messages#payload-validation). */
+export function validatePayload(type: string, payload: unknown): Issue[] | null {
+  if (!isKnownType(type)) {
+    return [{ path: '', keyword: 'discriminator', message: `${JSON.stringify(type)} is not a TAP 1.0 message type` }];
+  }
+  return validatorFor(`${type}.payload.schema.json` as SchemaFile)(payload);
+}
+
+/**
+ * Ajv errors as issues: a missing member is reported at its own path, the bookkeeping errors of
+ * if/then/else are dropped when the failure beneath them is reported, and repeats are merged.
+ */
+export function toIssues(errors: readonly ErrorObject[]): Issue[] {
+  const out: Issue[] = [];
+  const seen = new Set<string>();
+  const substantive = errors.some((e) => e.keyword !== 'if');
+  for (const e of errors) {
+    if (e.keyword === 'if' && substantive) continue;
+    let path = e.instancePath;
+    if (e.keyword === 'required') path += '/' + escapePointer(String((e.params as { missingProperty: string }).missingProperty));
+    const issue = { path, keyword: e.keyword, message: e.message ?? e.keyword };
+    const key = `${issue.path}\u0000${issue.keyword}\u0000${issue.message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(issue);
+  }
+  return out;
+}
+
+/** Escapes one JSON Pointer token (RFC 6901). */
+export function escapePointer(token: string): string {
+  return token.replace(/~/g, '~0').replace(/\//g, '~1');
+}
