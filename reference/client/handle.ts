@@ -1,0 +1,418 @@
+/**
+ * A submitted task as the caller holds it: its acceptance, its stream, its result, and the
+ * requests that concern it (spec: tasks). Retries of retryable refusals and retryable endings
+ * happen here, with a new task_id and the same idempotency_key (spec: tasks#retries).
+ */
+import type { MessageOf, PayloadOf, TapMessage } from '../../schemas/src/index.ts';
+import { isFatal } from '../core/index.ts';
+import { backoffDelay, type RetryPolicy } from './backoff.ts';
+import { ClientCode, quiet, TapClientError } from './errors.ts';
+import { Feed } from './feed.ts';
+import type { TaskStream } from './stream.ts';
+import type {
+  Authorization,
+  HandoffPayload,
+  KnownState,
+  Logger,
+  PlanDecision,
+  PlanSubmitPayload,
+  ResultPayload,
+  SnapshotPayload,
+  StreamMessage,
+} from './types.ts';
+
+/** Options of `client.submit`. */
+export interface SubmitOptions {
+  /** The task id of the first attempt (default: a fresh one); retries always use fresh ids. */
+  taskId?: string;
+  /** Makes the request safe to retry (default: a fresh key per submit, shared by its retries). */
+  idempotencyKey?: string;
+  /** The grant that travels with the task (spec: authorization). */
+  authorization?: Authorization;
+  /** The task ends timed_out this long after the agent received it (payload timeout_ms). */
+  timeoutMs?: number;
+  /** The envelope deadline: past it the work is pointless. */
+  deadline?: Date | string;
+  /** Answers each plan.submit; without it the client emits 'plan' and the caller calls `decide`. */
+  onPlan?: (plan: PlanSubmitPayload, handle: TaskHandle) => PlanDecision | Promise<PlanDecision>;
+  /** Overrides the client's retry policy for this task. */
+  retry?: Partial<RetryPolicy>;
+  /** Extra envelope metadata (trace ids); `attempt` is set by the client. */
+  metadata?: Record<string, unknown>;
+}
+
+/** What acceptance told the caller. */
+export interface Accepted {
+  /** The task the agent is running: the retry's own id, or the original task's id when a retry was answered with its snapshot. */
+  taskId: string;
+  capability: string;
+  /** The effective deadline, when the agent stated one. */
+  deadline?: string;
+  /** The task this one retries, as task.accepted named it. */
+  previousTaskId?: string;
+  /** Set when the request was answered with a snapshot of an existing task (spec: tasks#idempotency). */
+  snapshot?: SnapshotPayload;
+}
+
+/** The client services a handle relies on. */
+export interface TaskHost {
+  readonly logger?: Logger;
+  readonly retry: RetryPolicy;
+  newTaskId(): string;
+  newIdempotencyKey(): string;
+  openStream(taskId: string): TaskStream;
+  dropStream(taskId: string): void;
+  request(type: 'task.request', payload: PayloadOf<'task.request'>, fields: Record<string, unknown>): Promise<TapMessage>;
+  request(type: 'task.status' | 'task.cancel' | 'task.resume' | 'plan.decision', payload: object, fields: Record<string, unknown>): Promise<TapMessage>;
+  sleep(ms: number): Promise<void>;
+  /** True once the session is ending: no more retries. */
+  ending(): boolean;
+  planSubmitted(handle: TaskHandle, plan: PlanSubmitPayload): boolean;
+  track(handle: TaskHandle, taskId: string): void;
+}
+
+type Ending = { result: ResultPayload; retry: boolean };
+
+/** Retryable endings that a retry on the same session cannot help. */
+const ENDINGS_NOT_RETRIED = new Set(['SHUTTING_DOWN', 'SESSION_LOST']);
+
+/** A task submitted through a client. */
+export class TaskHandle {
+  /** Resolves when the agent has accepted the task (or answered a retry with the original's snapshot). */
+  readonly accepted: Promise<Accepted>;
+  /** Resolves with the final task.result payload, whatever its status; rejects when no result can come. */
+  readonly result: Promise<ResultPayload>;
+  /** Every task id tried, in order. */
+  readonly attempts: string[] = [];
+  private readonly feed = new Feed<StreamMessage>();
+
+  private stream?: TaskStream;
+  private unsubscribe?: () => void;
+  private resolveAccepted!: (a: Accepted) => void;
+  private rejectAccepted!: (e: Error) => void;
+  private resolveResult!: (r: ResultPayload) => void;
+  private rejectResult!: (e: Error) => void;
+  private isAccepted = false;
+  private done = false;
+  private failure?: Error;
+  private cancelRequested = false;
+  private attempt = 0;
+  private ending?: { resolve: (e: Ending) => void; reject: (e: Error) => void };
+  private readonly policy: RetryPolicy;
+  private readonly decided = new Set<string>();
+
+  constructor(
+    private readonly host: TaskHost,
+    readonly capability: string,
+    readonly input: unknown,
+    private readonly options: SubmitOptions = {},
+  ) {
+    this.accepted = quiet(
+      new Promise<Accepted>((resolve, reject) => {
+        this.resolveAccepted = resolve;
+        this.rejectAccepted = reject;
+      }),
+    );
+    this.result = quiet(
+      new Promise<ResultPayload>((resolve, reject) => {
+        this.resolveResult = resolve;
+        this.rejectResult = reject;
+      }),
+    );
+    this.policy = { ...host.retry, ...options.retry };
+    this.idempotencyKey = options.idempotencyKey ?? host.newIdempotencyKey();
+    void this.run();
+  }
+
+  /** The idempotency key every attempt carries. */
+  readonly idempotencyKey: string;
+
+  /** The current task id (it changes on a retry, or when a retry lands on the original task). */
+  get taskId(): string {
+    return this.stream?.taskId ?? this.attempts[this.attempts.length - 1] ?? '';
+  }
+
+  /** The state the stream last reported ('requested' until accepted). */
+  get state(): KnownState {
+    return this.stream?.state ?? 'requested';
+  }
+
+  /** The last sequence received for the current task. */
+  get lastSequence(): number {
+    return this.stream?.lastSequence ?? 0;
+  }
+
+  /** The hand-off the agent sent for the task at shutdown, if any. */
+  get handoff(): HandoffPayload | undefined {
+    return this.stream?.handoff;
+  }
+
+  /** The current plan and its state, as far as the client knows. */
+  get plan(): { plan_id: string; state: string } | undefined {
+    return this.stream?.plan;
+  }
+
+  /** True once the result arrived or the handle failed. */
+  get settled(): boolean {
+    return this.done;
+  }
+
+  /** The messages of the task's stream so far, in order, without the results of attempts that were retried. */
+  get log(): readonly StreamMessage[] {
+    return this.feed.items;
+  }
+
+  /** The task.event messages of the task, in order; ends after the result, throws if the handle fails. */
+  get events(): AsyncIterable<MessageOf<'task.event'>> {
+    return this.feed.iterate((m): m is MessageOf<'task.event'> => m.type === 'task.event');
+  }
+
+  /** Every message of the task's stream (accepted, events, plans, hand-off, result), in order. */
+  get messages(): AsyncIterable<StreamMessage> {
+    return this.feed.iterate((_m): _m is StreamMessage => true);
+  }
+
+  /** Asks the agent to cancel the task; resolves with its snapshot (the result follows on the stream). */
+  async cancel(reason?: string): Promise<SnapshotPayload> {
+    this.cancelRequested = true;
+    await this.accepted;
+    const reply = await this.host.request('task.cancel', reason === undefined ? {} : { reason }, { task_id: this.taskId });
+    return this.snapshotOf(reply);
+  }
+
+  /** Asks the agent for the task as it stands now. */
+  async status(): Promise<SnapshotPayload> {
+    await this.accepted;
+    const reply = await this.host.request('task.status', {}, { task_id: this.taskId });
+    return this.snapshotOf(reply);
+  }
+
+  /** Asks the agent to re-send every message after `lastSequence` (default: the last one received); duplicates are dropped. */
+  async resume(lastSequence?: number): Promise<SnapshotPayload> {
+    await this.accepted;
+    const reply = await this.host.request('task.resume', { last_sequence: lastSequence ?? this.lastSequence }, { task_id: this.taskId });
+    return this.snapshotOf(reply);
+  }
+
+  /** Sends the decision on a plan (spec: plans#decision). */
+  async decide(planId: string, decision: PlanDecision): Promise<SnapshotPayload> {
+    const d = typeof decision === 'string' ? { decision } : decision;
+    const payload: PayloadOf<'plan.decision'> = { plan_id: planId, decision: d.decision };
+    if (d.feedback !== undefined) payload.feedback = d.feedback;
+    this.decided.add(planId);
+    const reply = await this.host.request('plan.decision', payload, { task_id: this.taskId });
+    return this.snapshotOf(reply);
+  }
+
+  /** Ends the handle without a result: the session is gone, closed, or could not be resumed. */
+  fail(error: Error): void {
+    if (this.done) return;
+    if (this.ending) {
+      this.ending.reject(error);
+      this.ending = undefined;
+      return;
+    }
+    this.settle(error);
+  }
+
+  private snapshotOf(reply: TapMessage): SnapshotPayload {
+    if (reply.type === 'error') throw TapClientError.fromPayload(reply.payload, this.taskId);
+    if (reply.type !== 'task.snapshot') throw new TapClientError('PROTOCOL_VIOLATION', `expected task.snapshot, got ${reply.type}`);
+    if (reply.payload.plan && this.stream && this.stream.taskId === reply.task_id) this.stream.plan = { plan_id: reply.payload.plan.plan_id, state: String(reply.payload.plan.state) };
+    return reply.payload;
+  }
+
+  private async run(): Promise<void> {
+    let lastError: Error | undefined;
+    for (;;) {
+      if (this.done) return;
+      this.attempt++;
+      if (this.attempt > 1 && this.cancelRequested) return this.settle(lastError ?? new TapClientError('CANCELLED', 'cancelled before a retry'));
+      const taskId = this.attempt === 1 && this.options.taskId !== undefined ? this.options.taskId : this.host.newTaskId();
+      this.attempts.push(taskId);
+      this.attach(this.host.openStream(taskId));
+      this.host.track(this, taskId);
+      let ending: Ending;
+      try {
+        const reply = await this.host.request('task.request', this.requestPayload(), this.requestFields(taskId));
+        if (reply.type === 'error') {
+          this.host.dropStream(taskId);
+          const error = TapClientError.fromPayload(reply.payload, taskId);
+          if (this.mayRetry(reply.payload.retryable) && !isFatal(reply.payload)) {
+            lastError = error;
+            await this.backoff();
+            continue;
+          }
+          return this.settle(error);
+        }
+        if (reply.type === 'task.snapshot') {
+          const known = await this.adopt(reply, taskId);
+          ending = known ? { result: known, retry: false } : await this.waitForEnd();
+        } else if (reply.type === 'task.accepted') {
+          this.markAccepted(reply);
+          ending = await this.waitForEnd();
+        } else {
+          throw new TapClientError('PROTOCOL_VIOLATION', `task.request was answered with ${reply.type}`);
+        }
+      } catch (err) {
+        return this.settle(err as Error);
+      }
+      if (ending.retry) {
+        lastError = TapClientError.fromPayload(ending.result.error!, this.taskId);
+        await this.backoff();
+        continue;
+      }
+      return this.settle(undefined, ending.result);
+    }
+  }
+
+  /**
+   * A retry answered with the original task's snapshot: follow that task, fetching the part of its
+   * stream this client has not seen (spec: tasks#idempotency). Returns the snapshot's result when
+   * the stream can no longer be replayed.
+   */
+  private async adopt(reply: MessageOf<'task.snapshot'>, requestedId: string): Promise<ResultPayload | undefined> {
+    const originalId = reply.task_id ?? requestedId;
+    if (originalId !== requestedId) {
+      this.host.dropStream(requestedId);
+      this.attach(this.host.openStream(originalId));
+      this.host.track(this, originalId);
+    }
+    const accepted: Accepted = { taskId: originalId, capability: reply.payload.capability, snapshot: reply.payload };
+    if (reply.payload.previous_task_id !== undefined) accepted.previousTaskId = reply.payload.previous_task_id;
+    this.isAccepted = true;
+    this.resolveAccepted(accepted);
+    const stream = this.stream!;
+    if (stream.ended) return undefined;
+    const resumed = await this.host.request('task.resume', { last_sequence: stream.lastSequence }, { task_id: originalId });
+    if (resumed.type !== 'error') return undefined;
+    if (reply.payload.result) return reply.payload.result;
+    throw TapClientError.fromPayload(resumed.payload, originalId);
+  }
+
+  private markAccepted(msg: MessageOf<'task.accepted'>): void {
+    if (this.isAccepted) return;
+    this.isAccepted = true;
+    const a: Accepted = { taskId: msg.task_id ?? this.taskId, capability: msg.payload.capability };
+    if (msg.payload.deadline !== undefined) a.deadline = msg.payload.deadline;
+    if (msg.payload.previous_task_id !== undefined) a.previousTaskId = msg.payload.previous_task_id;
+    this.resolveAccepted(a);
+  }
+
+  private requestPayload(): PayloadOf<'task.request'> {
+    const p: PayloadOf<'task.request'> = { capability: this.capability, input: this.input };
+    if (this.options.authorization) p.authorization = this.options.authorization;
+    if (this.options.timeoutMs !== undefined) p.timeout_ms = this.options.timeoutMs;
+    return p;
+  }
+
+  private requestFields(taskId: string): Record<string, unknown> {
+    const fields: Record<string, unknown> = { task_id: taskId, idempotency_key: this.idempotencyKey };
+    const { deadline } = this.options;
+    if (deadline !== undefined) fields.deadline = typeof deadline === 'string' ? deadline : deadline.toISOString();
+    fields.metadata = { ...this.options.metadata, attempt: this.attempt };
+    return fields;
+  }
+
+  private mayRetry(retryable: boolean): boolean {
+    return retryable && this.attempt < this.policy.attempts && !this.cancelRequested && !this.host.ending();
+  }
+
+  private backoff(): Promise<void> {
+    return this.host.sleep(backoffDelay(this.attempt, this.policy));
+  }
+
+  private waitForEnd(): Promise<Ending> {
+    return new Promise<Ending>((resolve, reject) => {
+      if (this.done) return reject(this.failure ?? new TapClientError(ClientCode.CLOSED, 'the task handle is settled'));
+      this.ending = { resolve, reject };
+      const stream = this.stream;
+      // The result may be in already: it can arrive before the request's reply is processed.
+      if (stream?.result) this.onMessage(stream.log[stream.log.length - 1]!, stream);
+    });
+  }
+
+  /** Follows a stream: copies what it already holds, then takes each new message. */
+  private attach(stream: TaskStream): void {
+    this.unsubscribe?.();
+    this.stream = stream;
+    for (const m of stream.log) this.push(m);
+    this.unsubscribe = stream.subscribe((m) => this.onMessage(m, stream));
+  }
+
+  private onMessage(msg: StreamMessage, stream: TaskStream): void {
+    if (stream !== this.stream || this.done) return;
+    switch (msg.type) {
+      case 'task.accepted':
+        this.push(msg);
+        this.markAccepted(msg);
+        return;
+      case 'plan.submit':
+        this.push(msg);
+        this.onPlan(msg.payload);
+        return;
+      case 'task.result': {
+        if (!this.ending) return;
+        const error = msg.payload.error;
+        // An ending by the agent's shutdown or a lost session is not retried here: the hand-off, or
+        // another session, is where that work continues (spec: shutdown#handoff).
+        const retry =
+          msg.payload.status !== 'completed' &&
+          error !== undefined &&
+          stream.handoff === undefined &&
+          !ENDINGS_NOT_RETRIED.has(error.code) &&
+          this.mayRetry(error.retryable);
+        if (!retry) this.push(msg);
+        const e = this.ending;
+        this.ending = undefined;
+        e.resolve({ result: msg.payload, retry });
+        return;
+      }
+      default:
+        this.push(msg);
+    }
+  }
+
+  private onPlan(plan: PlanSubmitPayload): void {
+    const planId = plan.plan.plan_id;
+    const answer = this.options.onPlan;
+    if (!answer) {
+      if (!this.host.planSubmitted(this, plan)) this.host.logger?.warn?.('a plan waits for a decision and nobody listens', { task_id: this.taskId, plan_id: planId });
+      return;
+    }
+    void (async () => {
+      let decision: PlanDecision;
+      try {
+        decision = await answer(plan, this);
+      } catch (err) {
+        decision = { decision: 'rejected', feedback: `the approval callback failed: ${(err as Error).message}` };
+      }
+      if (this.decided.has(planId) || this.done) return;
+      try {
+        await this.decide(planId, decision);
+      } catch (err) {
+        this.host.logger?.warn?.('the plan decision was refused', { task_id: this.taskId, plan_id: planId, error: (err as Error).message });
+      }
+    })();
+  }
+
+  private push(msg: StreamMessage): void {
+    this.feed.push(msg);
+  }
+
+  private settle(error?: Error, result?: ResultPayload): void {
+    if (this.done) return;
+    this.done = true;
+    this.unsubscribe?.();
+    if (error) {
+      this.failure = error;
+      if (!this.isAccepted) this.rejectAccepted(error);
+      this.rejectResult(error);
+    } else {
+      if (!this.isAccepted) this.rejectAccepted(new TapClientError(ClientCode.CLOSED, 'the task ended before it was accepted'));
+      this.resolveResult(result!);
+    }
+    if (error) this.feed.fail(error);
+    else this.feed.end();
+  }
+}

@@ -1,0 +1,25 @@
+/** The TAP requester client (spec: tasks, sessions#resume, shutdown). */
+export { connect, connectWith, TapClient } from './client.ts';
+export { defaultCard } from './options.ts';
+export type { ClientEvents, ClientProblem, ConnectOptions, ReconnectPolicy, ShutdownOutcome } from './options.ts';
+export { connectWs } from './reconnect.ts';
+export type { ConnectWsOptions } from './reconnect.ts';
+export { TaskHandle } from './handle.ts';
+export type { Accepted, SubmitOptions } from './handle.ts';
+export { ClientCode, TapClientError } from './errors.ts';
+export { backoffDelay, DEFAULT_RETRY } from './backoff.ts';
+export type { RetryPolicy } from './backoff.ts';
+export type { HandshakeResult } from './session.ts';
+export { systemClock } from './types.ts';
+export type {
+  Clock,
+  HandoffPayload,
+  KnownState,
+  Logger,
+  PlanDecision,
+  PlanSubmitPayload,
+  ResultPayload,
+  SnapshotPayload,
+  StreamMessage,
+  WireEntry,
+} from './types.ts';

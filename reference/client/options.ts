@@ -1,0 +1,95 @@
+/** The options, events and outcomes of the requester client (spec: handshake, tasks, shutdown). */
+import type { RandomSource } from '../core/index.ts';
+import type { RetryPolicy } from './backoff.ts';
+import type { TaskHandle } from './handle.ts';
+import type { Credentials } from './session.ts';
+import type { AgentCard, Clock, ErrorPayload, HandoffPayload, Logger, PlanSubmitPayload, ProposedParams, WireEntry } from './types.ts';
+
+/** Options of `connect`. */
+export interface ConnectOptions {
+  /** This requester's agent id: the `source` of everything it sends. */
+  agentId: string;
+  /** This requester's card (default: a card with no capabilities). */
+  card?: AgentCard;
+  /** Every version the requester speaks (default ['1.0']). */
+  versions?: string[];
+  /** Capabilities the requester needs from the agent. */
+  requires?: string[];
+  /** Proposed session params; request_timeout_ms defaults to 30 000. */
+  params?: ProposedParams;
+  credentials?: Credentials;
+  /** A pre-shared HMAC key (base64url text or bytes, at least 32 bytes): every message is then signed. */
+  keys?: { keyId: string; key: string | Uint8Array };
+  /** The agent's id when known; handshake.init then targets it instead of "*". */
+  target?: string;
+  clock?: Clock;
+  logger?: Logger;
+  /** How refused requests and retryable endings are retried (default 4 attempts, 100 ms base). */
+  retry?: Partial<RetryPolicy>;
+  /** How long each handshake step may take (default 10 000 ms). */
+  handshakeTimeoutMs?: number;
+  /** How long `close` waits for the agent's farewell (default 5 000 ms). */
+  closeWaitMs?: number;
+  /** Open the session even if the agent lacks a required capability (default false). */
+  allowMissing?: boolean;
+  /** Sees every frame sent and received, for transcripts. */
+  trace?: (entry: WireEntry) => void;
+  /** Random bytes for message ids (default: the platform CSPRNG). */
+  random?: RandomSource;
+}
+
+/** How a client with a transport factory reconnects after losing its transport. */
+export interface ReconnectPolicy {
+  /** Connection attempts after a loss before giving up (default 8). */
+  attempts: number;
+  baseMs: number;
+  maxMs: number;
+  random: () => number;
+}
+
+/** A problem the client observed: a bad frame from the agent, or an error that answers nothing. */
+export interface ClientProblem {
+  error: ErrorPayload;
+  /** The offending frame's text, when there was one. */
+  text?: string;
+}
+
+/** The events a client emits. */
+export interface ClientEvents extends Record<string, unknown> {
+  /** A bad frame from the agent (answered with an error when the spec says so), or an unsolicited error. */
+  error: ClientProblem;
+  /** A plan waits for a decision and the task has no onPlan callback: call `handle.decide`. */
+  plan: { handle: TaskHandle; taskId: string; plan: PlanSubmitPayload };
+  /** The agent handed a task off at shutdown. */
+  handoff: { taskId: string; handoff: HandoffPayload };
+  /** The agent said farewell. */
+  farewell: { reason: string };
+  /** The transport was lost; a reconnecting client is trying again. */
+  lost: { reason: string };
+  /** A reconnect completed; `resumed` false means the old session's tasks were failed. */
+  reconnected: { resumed: boolean; sessionId: string };
+  /** The client is closed for good. */
+  closed: { reason: string };
+}
+
+/** The outcome of `shutdownAgent`. */
+export interface ShutdownOutcome {
+  approved: boolean;
+  /** The agent's reason, when it declined. */
+  reason?: string;
+  /** The hand-offs received, one per unfinished task. */
+  handoffs: Array<{ taskId: string; handoff: HandoffPayload }>;
+  /** The reason in the agent's farewell, if one came within the grace period. */
+  farewell?: string;
+}
+
+/** The card of a requester that offers nothing. */
+export function defaultCard(agentId: string, maxMessageBytes = 1048576): AgentCard {
+  return {
+    agent_id: agentId,
+    name: agentId,
+    description: 'A TAP requester: it submits tasks and offers no capabilities.',
+    capabilities: [],
+    limits: { max_concurrent_tasks: 1, max_task_seconds: 3600, max_message_bytes: maxMessageBytes },
+  };
+}

@@ -1,0 +1,86 @@
+/**
+ * The requests awaiting their direct reply, by message_id (spec: messages#replies). A request
+ * with no reply within request_timeout_ms is rejected as indeterminate; after a resume every
+ * pending request is re-sent byte for byte, so the agent answers it once (spec: sessions#duplicates).
+ */
+import type { TapMessage } from '../../schemas/src/index.ts';
+import { ClientCode, quiet, TapClientError } from './errors.ts';
+import type { Clock } from './types.ts';
+
+/** One request and what to do with its reply. */
+export interface Pending {
+  msg: TapMessage;
+  /** True once re-sent after a resume. */
+  resent: boolean;
+  resolve(reply: TapMessage): void;
+  reject(err: Error): void;
+}
+
+interface Entry extends Pending {
+  timer: unknown;
+}
+
+/** The pending requests of one client. */
+export class PendingRequests {
+  private readonly byId = new Map<string, Entry>();
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly timeoutMs: () => number,
+  ) {}
+
+  /** Waits for the reply to `msg` (already sent). */
+  add(msg: TapMessage): Promise<TapMessage> {
+    return quiet(
+      new Promise<TapMessage>((resolve, reject) => {
+        const entry: Entry = { msg, resolve, reject, timer: undefined, resent: false };
+        this.arm(entry);
+        this.byId.set(msg.message_id, entry);
+      }),
+    );
+  }
+
+  /** Removes and returns the request `replyTo` answers, if it is pending. */
+  take(replyTo: string | undefined): Pending | undefined {
+    if (replyTo === undefined) return undefined;
+    const entry = this.byId.get(replyTo);
+    if (!entry) return undefined;
+    this.byId.delete(replyTo);
+    this.clock.clearTimeout(entry.timer);
+    return entry;
+  }
+
+  /** Re-sends every pending request unchanged, in the order it was first sent, with a fresh timeout. */
+  resendAll(send: (msg: TapMessage) => void): void {
+    for (const entry of this.byId.values()) {
+      entry.resent = true;
+      this.arm(entry);
+      send(entry.msg);
+    }
+  }
+
+  /** Rejects every pending request with `error`. */
+  rejectAll(error: Error): void {
+    for (const entry of [...this.byId.values()]) {
+      this.byId.delete(entry.msg.message_id);
+      this.clock.clearTimeout(entry.timer);
+      entry.reject(error);
+    }
+  }
+
+  private arm(entry: Entry): void {
+    this.clock.clearTimeout(entry.timer);
+    const ms = this.timeoutMs();
+    entry.timer = this.clock.setTimeout(() => {
+      if (this.byId.get(entry.msg.message_id) !== entry) return;
+      this.byId.delete(entry.msg.message_id);
+      const taskId = entry.msg.task_id;
+      entry.reject(
+        new TapClientError(ClientCode.REQUEST_TIMEOUT, `no reply to ${entry.msg.type} within ${ms} ms; the outcome is unknown`, {
+          indeterminate: true,
+          ...(taskId !== undefined ? { taskId } : {}),
+        }),
+      );
+    }, ms);
+  }
+}

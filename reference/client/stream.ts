@@ -1,0 +1,102 @@
+/**
+ * A task's stream as the requester sees it: the sequenced messages of one task_id, delivered
+ * once each and in order whatever the transport did (spec: tasks#sequence, resume#replay).
+ */
+import type { HandoffPayload, KnownState, ResultPayload, StreamMessage } from './types.ts';
+
+/** What `TaskStream.ingest` did with a message. */
+export type IngestOutcome =
+  /** Delivered, possibly with buffered successors (all in `delivered`). */
+  | { kind: 'delivered'; delivered: StreamMessage[] }
+  /** Already seen (same task_id and sequence): no effect (spec: tasks#deduplication). */
+  | { kind: 'duplicate' }
+  /** Ahead of the next expected sequence: held until the gap is filled. */
+  | { kind: 'gap'; expected: number }
+  /** After the result: a peer error, ignored. */
+  | { kind: 'late' };
+
+/** Holds at most this many out-of-order messages per task; beyond that they are dropped (a resume fetches them again). */
+const MAX_BUFFERED = 1024;
+
+/** The in-order, duplicate-free log of one task's stream. */
+export class TaskStream {
+  /** The last sequence delivered (0 before task.accepted). */
+  lastSequence = 0;
+  /** Every delivered message, in sequence order. */
+  readonly log: StreamMessage[] = [];
+  /** The state the stream last reported. */
+  state: KnownState = 'requested';
+  result?: ResultPayload;
+  handoff?: HandoffPayload;
+  /** The current plan, as the stream and the replies have shown it. */
+  plan?: { plan_id: string; state: string };
+  private readonly ahead = new Map<number, StreamMessage>();
+  private readonly listeners = new Set<(msg: StreamMessage) => void>();
+
+  constructor(readonly taskId: string) {}
+
+  /** True once task.result has been delivered. */
+  get ended(): boolean {
+    return this.result !== undefined;
+  }
+
+  /** Calls `fn` for each message delivered from now on; returns a function that stops it. */
+  subscribe(fn: (msg: StreamMessage) => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  /** Takes one sequenced message: delivers it (and any buffered successors) if it is next. */
+  ingest(msg: StreamMessage): IngestOutcome {
+    const seq = msg.sequence ?? 0;
+    if (seq <= this.lastSequence) return { kind: 'duplicate' };
+    if (this.ended) return { kind: 'late' };
+    if (seq > this.lastSequence + 1) {
+      if (this.ahead.has(seq)) return { kind: 'duplicate' };
+      if (this.ahead.size < MAX_BUFFERED) this.ahead.set(seq, msg);
+      return { kind: 'gap', expected: this.lastSequence + 1 };
+    }
+    const delivered: StreamMessage[] = [];
+    let next: StreamMessage | undefined = msg;
+    while (next && !this.ended) {
+      this.ahead.delete(next.sequence ?? 0);
+      this.apply(next);
+      delivered.push(next);
+      next = this.ahead.get(this.lastSequence + 1);
+    }
+    if (this.ended) this.ahead.clear();
+    for (const m of delivered) for (const fn of [...this.listeners]) fn(m);
+    return { kind: 'delivered', delivered };
+  }
+
+  /** True while messages wait behind a gap. */
+  get hasGap(): boolean {
+    return this.ahead.size > 0;
+  }
+
+  private apply(msg: StreamMessage): void {
+    this.lastSequence = msg.sequence ?? this.lastSequence + 1;
+    this.log.push(msg);
+    switch (msg.type) {
+      case 'task.accepted':
+        this.state = 'accepted';
+        break;
+      case 'task.event':
+        if (msg.payload.kind === 'state' && typeof msg.payload.state === 'string') this.state = msg.payload.state as KnownState;
+        break;
+      case 'plan.submit':
+        // plan.submit is itself the entry into awaiting_approval (spec: plans#submit).
+        this.state = 'awaiting_approval';
+        this.plan = { plan_id: msg.payload.plan.plan_id, state: 'pending' };
+        break;
+      case 'task.handoff':
+        this.handoff = msg.payload;
+        break;
+      case 'task.result':
+        this.state = msg.payload.status as KnownState;
+        this.result = msg.payload;
+        if (this.plan && (this.plan.state === 'pending' || this.plan.state === 'holding')) this.plan.state = 'withdrawn';
+        break;
+    }
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * The client's task table: one stream per task id it follows, the handle following each, and
+ * the ids it makes (spec: tasks). Sequenced messages enter here and leave in order, once.
+ */
+import type { RandomSource } from '../core/index.ts';
+import type { TaskHandle } from './handle.ts';
+import type { ResumeRequest } from './session.ts';
+import { TaskStream, type IngestOutcome } from './stream.ts';
+import type { StreamMessage } from './types.ts';
+
+/** Streams and handles by task id. */
+export class TaskTable {
+  private readonly streams = new Map<string, TaskStream>();
+  private readonly handles = new Map<string, TaskHandle>();
+
+  constructor(private readonly random: RandomSource) {}
+
+  /** A fresh task id: an identifier that can also be a file name (spec: envelope#identifiers). */
+  newTaskId(): string {
+    return `task-${hex(this.random(10))}`;
+  }
+
+  /** A fresh idempotency key. */
+  newIdempotencyKey(): string {
+    return `key-${hex(this.random(12))}`;
+  }
+
+  /** Whether a stream is followed for this task id. */
+  follows(taskId: string): boolean {
+    return this.streams.has(taskId);
+  }
+
+  /** The stream of a task id, created when new. */
+  open(taskId: string): TaskStream {
+    let s = this.streams.get(taskId);
+    if (!s) {
+      s = new TaskStream(taskId);
+      this.streams.set(taskId, s);
+    }
+    return s;
+  }
+
+  /** The stream of a task id, if followed. */
+  stream(taskId: string): TaskStream | undefined {
+    return this.streams.get(taskId);
+  }
+
+  /** Forgets a stream no task stands behind (a refused request). */
+  drop(taskId: string): void {
+    const s = this.streams.get(taskId);
+    if (s && s.lastSequence === 0) {
+      this.streams.delete(taskId);
+      this.handles.delete(taskId);
+    }
+  }
+
+  /** Remembers which handle follows a task id. */
+  track(handle: TaskHandle, taskId: string): void {
+    this.handles.set(taskId, handle);
+  }
+
+  /** The handle following a task id. */
+  handle(taskId: string): TaskHandle | undefined {
+    return this.handles.get(taskId);
+  }
+
+  /** Feeds a sequenced message to its task's stream; undefined when no stream follows that task. */
+  ingest(msg: StreamMessage): IngestOutcome | undefined {
+    return this.streams.get(msg.task_id!)?.ingest(msg);
+  }
+
+  /** Each open task with the last sequence received: what a resume asks for (spec: resume#reconnect). */
+  resumeList(): ResumeRequest['tasks'] {
+    const tasks: ResumeRequest['tasks'] = [];
+    for (const s of this.streams.values()) {
+      if (!s.ended && s.lastSequence > 0) tasks.push({ task_id: s.taskId, last_sequence: s.lastSequence });
+    }
+    return tasks;
+  }
+
+  /** Stops following every open task and fails its handle with `error`. */
+  failOpen(error: Error): void {
+    for (const [taskId, s] of [...this.streams]) {
+      if (s.ended) continue;
+      this.streams.delete(taskId);
+      this.handles.get(taskId)?.fail(error);
+    }
+  }
+}
+
+function hex(bytes: Uint8Array): string {
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
