@@ -1,0 +1,66 @@
+/**
+ * Claiming a pending record: one rename into `processing/<task_id>@<epoch>.tap.json`, the epoch
+ * in the name being the record's `state.epoch` plus one, the fencing token of the claim
+ * (spec: bindings-workspace#claiming).
+ */
+import { promises as fsp } from 'node:fs';
+import type { Workspace } from './workspace.ts';
+import { fsyncDirs, isMissing, readBounded, sha256Hex } from './fsio.ts';
+import { takeLock } from './lock.ts';
+import { MAX_RECORD_BYTES, checkRecordBytes, type RecordCheck } from './record.ts';
+import { commitTransition, type ClaimRef } from './transition.ts';
+
+/** A claim this actor holds: the claimed file's path and bytes, and what checking them found. */
+export interface Claim extends ClaimRef {
+  path: string;
+  bytes: Uint8Array;
+  check: RecordCheck;
+}
+
+async function exists(path: string): Promise<boolean> {
+  return fsp.lstat(path).then(
+    () => true,
+    (err) => (isMissing(err) ? false : Promise.reject(err)),
+  );
+}
+
+/**
+ * Claims `pending/<taskId>.tap.json`, read at `readEpoch`, as epoch `readEpoch + 1`; null when
+ * another actor was faster. The claimed file is read back: if its `state.epoch` is not
+ * `readEpoch` the file is a later publication than the one read (the task went round while this
+ * actor waited), and it goes back to `pending/` unchanged, so that a claim's epoch is never
+ * reused (spec: bindings-workspace#claiming).
+ */
+export async function claimPending(ws: Workspace, taskId: string, readEpoch: number, actor: string): Promise<Claim | null> {
+  const epoch = readEpoch + 1;
+  const from = ws.paths.record('pending', taskId);
+  const to = ws.paths.claim(taskId, epoch);
+  // A claimed file of that name exists only if two records share a task id; rename would replace it.
+  if (await exists(to)) return null;
+  const lockMode = ws.config.claim_mode === 'lock';
+  if (lockMode && !(await takeLock(ws.paths.lock(taskId, epoch, 'claim'), actor))) return null;
+  try {
+    await fsp.rename(from, to);
+  } catch (err) {
+    if (!isMissing(err)) throw err;
+    // In lock mode the lock decided; a rename that reports ENOENT may still have happened.
+    if (!lockMode || !(await exists(to))) return null;
+  }
+  await fsyncDirs(ws.paths.dir('pending'), ws.paths.dir('processing'));
+  const read = await readBounded(to, MAX_RECORD_BYTES);
+  if (!read) return null;
+  const check = checkRecordBytes(read.bytes, taskId, read.oversized);
+  const claim: Claim = { taskId, epoch, digest: sha256Hex(read.bytes), path: to, bytes: read.bytes, check };
+  const contentEpoch = check.ok ? check.record.state.epoch : check.epoch;
+  if (contentEpoch !== null && contentEpoch !== readEpoch) {
+    await returnUnchanged(ws, claim, actor);
+    return null;
+  }
+  return claim;
+}
+
+/** Puts a claimed record back into `pending/` exactly as it was, through a normal transition. */
+export async function returnUnchanged(ws: Workspace, claim: Claim, actor: string): Promise<boolean> {
+  const outcome = await commitTransition(ws, claim, { dir: 'pending', bytes: claim.bytes }, actor);
+  return outcome.ok;
+}

@@ -1,0 +1,190 @@
+/**
+ * Durable file operations of the workspace binding: temp file + fsync + rename, publishing a
+ * name that must not exist yet with link(2), and flushing directories after renames
+ * (spec: bindings-workspace#writing-files).
+ */
+import { promises as fsp, constants as fsc } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { dirname, join } from 'node:path';
+
+/** The prefix of temporary files; readers skip every name that starts with it (spec: bindings-workspace#writing-files). */
+export const TMP_PREFIX = '.tmp-';
+
+/** True for a temporary file name. */
+export function isTmp(name: string): boolean {
+  return name.startsWith(TMP_PREFIX);
+}
+
+/** Random lowercase hex, `bytes` bytes long; used in temp names, nonces and lock files. */
+export function randomHex(bytes = 8): string {
+  return randomBytes(bytes).toString('hex');
+}
+
+/** SHA-256 of `data` as lowercase hex. */
+export function sha256Hex(data: Uint8Array | string): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/** The errno code of a Node file-system error (`ENOENT`, `EEXIST`, …), or undefined. */
+export function errnoOf(err: unknown): string | undefined {
+  return typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : undefined;
+}
+
+/** True when `err` is a "no such file" error. */
+export function isMissing(err: unknown): boolean {
+  return errnoOf(err) === 'ENOENT';
+}
+
+/** Flushes a directory's entries to stable storage (spec: bindings-workspace#writing-files). */
+export async function fsyncDir(dir: string): Promise<void> {
+  const fh = await fsp.open(dir, fsc.O_RDONLY);
+  try {
+    await fh.sync();
+  } catch (err) {
+    // Some file systems refuse fsync on directories; their renames are then as durable as they get.
+    if (errnoOf(err) !== 'EINVAL' && errnoOf(err) !== 'EISDIR') throw err;
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Flushes each distinct directory once. */
+export async function fsyncDirs(...dirs: string[]): Promise<void> {
+  for (const dir of new Set(dirs)) await fsyncDir(dir);
+}
+
+/** Writes `data` to a fresh `.tmp-*` file in `dir` and flushes it; returns its path. */
+export async function writeTemp(dir: string, data: Uint8Array | string): Promise<string> {
+  const path = join(dir, `${TMP_PREFIX}${randomHex(9)}`);
+  const fh = await fsp.open(path, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL, 0o644);
+  try {
+    await fh.writeFile(data);
+    await fh.sync();
+  } catch (err) {
+    await fh.close();
+    await fsp.unlink(path).catch(() => {});
+    throw err;
+  }
+  await fh.close();
+  return path;
+}
+
+/**
+ * Replaces (or creates) `path` atomically: temp file in the same directory, fsync, rename,
+ * fsync of the directory (spec: bindings-workspace#writing-files).
+ */
+export async function writeAtomic(path: string, data: Uint8Array | string): Promise<void> {
+  const dir = dirname(path);
+  const tmp = await writeTemp(dir, data);
+  try {
+    await fsp.rename(tmp, path);
+  } catch (err) {
+    await fsp.unlink(tmp).catch(() => {});
+    throw err;
+  }
+  await fsyncDir(dir);
+}
+
+/**
+ * Publishes `data` under `path` only if no file has that name: temp file, fsync, link(2) to the
+ * final name, unlink of the temp name. Throws an `EEXIST` error when the name is taken
+ * (spec: bindings-workspace#writing-files).
+ */
+export async function publishNew(path: string, data: Uint8Array | string): Promise<void> {
+  const dir = dirname(path);
+  const tmp = await writeTemp(dir, data);
+  try {
+    await fsp.link(tmp, path);
+  } finally {
+    await fsp.unlink(tmp).catch(() => {});
+  }
+  await fsyncDir(dir);
+}
+
+/** Renames and flushes both directories; rejects like rename(2) (ENOENT when the source is gone). */
+export async function renameDurable(from: string, to: string): Promise<void> {
+  await fsp.rename(from, to);
+  await fsyncDirs(dirname(from), dirname(to));
+}
+
+/** Removes a file if it exists; true when it did. */
+export async function unlinkIfExists(path: string): Promise<boolean> {
+  try {
+    await fsp.unlink(path);
+    return true;
+  } catch (err) {
+    if (isMissing(err)) return false;
+    throw err;
+  }
+}
+
+/** What `readBounded` read: at most `max + 1` bytes, and whether the file was longer than `max`. */
+export interface BoundedRead {
+  bytes: Uint8Array;
+  size: number;
+  oversized: boolean;
+}
+
+/** Reads a regular file without following a final symlink, keeping at most `max + 1` bytes; null when it is gone. */
+export async function readBounded(path: string, max: number): Promise<BoundedRead | null> {
+  let fh;
+  try {
+    fh = await fsp.open(path, fsc.O_RDONLY | fsc.O_NOFOLLOW);
+  } catch (err) {
+    if (isMissing(err) || errnoOf(err) === 'ELOOP') return null;
+    throw err;
+  }
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) return null;
+    const limit = Math.min(st.size, max + 1);
+    const buf = Buffer.alloc(limit);
+    let off = 0;
+    while (off < limit) {
+      const { bytesRead } = await fh.read(buf, off, limit - off, off);
+      if (bytesRead === 0) break;
+      off += bytesRead;
+    }
+    const bytes = buf.subarray(0, off);
+    return { bytes, size: Math.max(st.size, off), oversized: st.size > max };
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Reads and parses a small JSON file; null when it is missing or not JSON. */
+export async function readJsonFile(path: string, max = 1024 * 1024): Promise<unknown> {
+  const r = await readBounded(path, max);
+  if (!r || r.oversized) return null;
+  try {
+    return JSON.parse(Buffer.from(r.bytes).toString('utf8'));
+  } catch {
+    return null;
+  }
+}
+
+/** Lists a directory's entry names, or [] when it does not exist. */
+export async function listNames(dir: string): Promise<string[]> {
+  try {
+    return await fsp.readdir(dir);
+  } catch (err) {
+    if (isMissing(err)) return [];
+    throw err;
+  }
+}
+
+/** Creates a directory (and its parents) and flushes the parent that gained it. */
+export async function ensureDir(dir: string): Promise<void> {
+  try {
+    await fsp.mkdir(dir);
+    await fsyncDir(dirname(dir));
+  } catch (err) {
+    const code = errnoOf(err);
+    if (code === 'EEXIST') return;
+    if (code === 'ENOENT') {
+      await ensureDir(dirname(dir));
+      return ensureDir(dir);
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,304 @@
+/**
+ * Running one claimed phase: the handler's context (input, checkpoint sidecar, fenced artifacts,
+ * abort signal), lease renewal, the phase timeout, the cancel sidecar, and the next record the
+ * outcome gives (spec: bindings-workspace#leases, #transitions, #approval-and-cancel).
+ */
+import { promises as fsp } from 'node:fs';
+import { TapError, errorEntry } from '../core/errors.ts';
+import { validateAgainst } from '../core/validate.ts';
+import type { Workspace } from './workspace.ts';
+import { writeLease } from './agents.ts';
+import { ArtifactRefused, openArtifact, readArtifact, writeArtifact } from './artifacts.ts';
+import type { Claim } from './claim.ts';
+import { isMissing, writeAtomic } from './fsio.ts';
+import { appendHistory, fullHistory } from './history.ts';
+import { isIdentifier } from './layout.ts';
+import { afterFailedAttempt } from './reaper.ts';
+import { cloneRecord, describeIssues, isoNow, type HistoryEntry, type TaskRecord } from './record.ts';
+import { commitTransition, prepare, type TransitionOutcome } from './transition.ts';
+
+/** What a phase handler gets. */
+export interface PhaseContext {
+  readonly agentId: string;
+  readonly taskId: string;
+  /** The claim's epoch: the fencing token of this run of the phase. */
+  readonly epoch: number;
+  readonly phase: string;
+  /** `context.current_input` of the record. */
+  readonly input: unknown;
+  /** The record as claimed (read-only; the claimed file is never modified). */
+  readonly record: Readonly<TaskRecord>;
+  /** How many earlier claims of this phase ended without finishing it. */
+  readonly attempts: number;
+  /** The checkpoint the last attempt left, or null. */
+  readonly checkpoint: Record<string, unknown> | null;
+  /** Aborted when the claim is lost, cancelled, timed out, or the agent shuts down. */
+  readonly signal: AbortSignal;
+  /** The pair every side effect outside the workspace should carry (spec: bindings-workspace#claiming). */
+  readonly fence: { task_id: string; epoch: number };
+  /** Saves a checkpoint in the claim's sidecar; a later attempt starts from it. */
+  saveCheckpoint(data: Record<string, unknown>): Promise<void>;
+  /**
+   * Writes an artifact under `artifacts/<task_id>/<epoch>/<name>` (fenced by the epoch, so a stale
+   * claim never overwrites a newer claim's files) and lists it in this phase's history entry.
+   */
+  writeArtifact(name: string, data: string | Uint8Array): Promise<string>;
+  /** Reads an artifact by its path relative to `artifacts/`, refusing paths that leave it. */
+  readArtifact(path: string): Promise<Buffer>;
+  /** The task's whole history, compacted entries included. */
+  history(): Promise<HistoryEntry[]>;
+  /**
+   * Looks for the cancel sidecar now (the runner also looks at every lease renewal); when it is
+   * there, aborts `signal` and resolves true. Call it before each step (spec: bindings-workspace#approval-and-cancel).
+   */
+  isCancelled(): Promise<boolean>;
+}
+
+/** What a handler returns when its phase is done. */
+export interface PhaseOutcome {
+  output: unknown;
+  /** More artifacts to list (paths relative to `artifacts/`; they must exist and stay inside it). */
+  artifacts?: string[];
+  /** The next phase, or null to complete the task; default: the phase after this one in `metadata.pipeline`, else null. */
+  next_phase?: string | null;
+  /** The input of the next phase (default: `output`). */
+  next_input?: unknown;
+  /** The agent that must take the next phase (default: "" — any agent serving it). */
+  target_agent?: string;
+}
+
+/** A phase handler: does the work of one phase. Throw a TapError to fail with its code. */
+export type PhaseHandler = (ctx: PhaseContext) => Promise<PhaseOutcome> | PhaseOutcome;
+
+/** Why a phase was interrupted. */
+export type AbortKind = 'lost' | 'cancel' | 'timeout' | 'shutdown';
+
+/** How a phase run ended, for the runner's events. */
+export interface PhaseResult {
+  taskId: string;
+  epoch: number;
+  phase: string;
+  /** The transition's outcome, or null when the claim was lost before one was tried. */
+  transition: TransitionOutcome | null;
+  status?: string;
+  error?: { code: string; message: string };
+}
+
+/** Settings of one phase run. */
+export interface PhaseRunOptions {
+  ws: Workspace;
+  agentId: string;
+  claim: Claim;
+  record: TaskRecord;
+  handler: PhaseHandler;
+  /** Resolves when the agent shuts down. */
+  shutdown: AbortSignal;
+  /** How long an interrupted handler may take to return before its result stops mattering. */
+  graceMs: number;
+  log: (level: 'debug' | 'info' | 'warn' | 'error', message: string) => void;
+}
+
+/** The phase after `phase` in `metadata.pipeline`, or null. */
+export function pipelineNext(record: TaskRecord, phase: string): string | null {
+  const pipeline = record.metadata.pipeline;
+  if (!Array.isArray(pipeline)) return null;
+  const i = pipeline.indexOf(phase);
+  const next = i >= 0 ? pipeline[i + 1] : undefined;
+  return typeof next === 'string' ? next : null;
+}
+
+function errorOf(err: unknown): { code: string; message: string; retryable: boolean } {
+  if (err instanceof TapError) return { code: err.payload.code, message: err.payload.message, retryable: err.payload.retryable };
+  if (err instanceof ArtifactRefused) return { code: err.tapCode, message: err.message, retryable: false };
+  const message = err instanceof Error ? err.message : String(err);
+  return { code: 'INTERNAL_ERROR', message, retryable: errorEntry('INTERNAL_ERROR')?.retryable ?? true };
+}
+
+/** Runs one claimed phase to its transition; never throws for the handler's faults. */
+export async function runPhase(o: PhaseRunOptions): Promise<PhaseResult> {
+  const { ws, agentId, claim, record } = o;
+  const { taskId, epoch } = claim;
+  const phase = record.next_phase!;
+  const leaseMs = ws.config.lease_ms;
+  const controller = new AbortController();
+  let aborted: AbortKind | undefined;
+  const abort = (kind: AbortKind) => {
+    if (aborted) return;
+    aborted = kind;
+    controller.abort(new Error(`phase interrupted: ${kind}`));
+  };
+  const written: string[] = [];
+  let renewals = 0;
+  await writeLease(ws, taskId, epoch, { agent_id: agentId, epoch, renewals });
+
+  let renewing = false;
+  const renew = setInterval(() => {
+    if (renewing || aborted === 'lost') return;
+    renewing = true;
+    void (async () => {
+      try {
+        const held = await fsp.lstat(claim.path).then(() => true, (err) => (isMissing(err) ? false : Promise.reject(err)));
+        if (!held) return abort('lost');
+        const cancelled = await fsp.lstat(ws.paths.sidecar(taskId, epoch, 'cancel')).then(() => true, () => false);
+        if (cancelled) abort('cancel');
+        renewals += 1;
+        await writeLease(ws, taskId, epoch, { agent_id: agentId, epoch, renewals });
+      } catch (err) {
+        o.log('warn', `could not renew the lease of ${taskId}@${epoch}: ${(err as Error).message}`);
+      } finally {
+        renewing = false;
+      }
+    })();
+  }, Math.max(10, Math.floor(leaseMs / 3)));
+  const timeout = setTimeout(() => abort('timeout'), record.requirements.timeout_seconds * 1000);
+  const onShutdown = () => abort('shutdown');
+  if (o.shutdown.aborted) onShutdown();
+  else o.shutdown.addEventListener('abort', onShutdown, { once: true });
+
+  const ctx: PhaseContext = {
+    agentId,
+    taskId,
+    epoch,
+    phase,
+    input: record.context.current_input,
+    record,
+    attempts: record.state.attempts,
+    checkpoint: record.state.checkpoint,
+    signal: controller.signal,
+    fence: { task_id: taskId, epoch },
+    saveCheckpoint: (data) => writeAtomic(ws.paths.sidecar(taskId, epoch, 'checkpoint'), JSON.stringify(data) + '\n'),
+    async writeArtifact(name, data) {
+      const path = await writeArtifact(ws, `${taskId}/${epoch}/${name}`, data);
+      if (!written.includes(path)) written.push(path);
+      return path;
+    },
+    readArtifact: (path) => readArtifact(ws, path),
+    history: async () => (await fullHistory(ws, record)).entries,
+    async isCancelled() {
+      const found = await fsp.lstat(ws.paths.sidecar(taskId, epoch, 'cancel')).then(() => true, () => false);
+      if (found) abort('cancel');
+      return aborted === 'cancel';
+    },
+  };
+
+  type Settled = { ok: true; outcome: PhaseOutcome } | { ok: false; error: unknown } | { ok: false; interrupted: true };
+  const work: Promise<Settled> = (async () => o.handler(ctx))().then(
+    (outcome) => ({ ok: true as const, outcome }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+  // An interrupted handler gets graceMs to return; after that its result no longer counts.
+  const interrupted = new Promise<Settled>((resolve) => {
+    controller.signal.addEventListener('abort', () => {
+      if (aborted === 'lost') return resolve({ ok: false, interrupted: true });
+      setTimeout(() => resolve({ ok: false, interrupted: true }), o.graceMs).unref?.();
+    }, { once: true });
+  });
+  const settled = await Promise.race([work, interrupted]);
+  clearInterval(renew);
+  clearTimeout(timeout);
+  o.shutdown.removeEventListener('abort', onShutdown);
+  while (renewing) await new Promise((r) => setTimeout(r, 1));
+
+  const base: PhaseResult = { taskId, epoch, phase, transition: null };
+  if (aborted === 'lost') {
+    o.log('info', `${taskId}@${epoch}: the claim was taken back; the work of this claim is discarded`);
+    return base;
+  }
+  const next = await nextRecord(o, settled, aborted, written);
+  const transition = await commitTransition(ws, claim, prepare(next), agentId);
+  if (!transition.ok) o.log('info', `${taskId}@${epoch}: another actor ended the claim first; the work of this claim is discarded`);
+  const err = next.state.last_error;
+  return { ...base, transition, status: next.state.status, ...(err && next.state.status !== 'completed' && next.state.status !== 'pending' ? { error: { code: err.code, message: err.message } } : {}) };
+}
+
+/** The next record a phase's ending gives. */
+async function nextRecord(
+  o: PhaseRunOptions,
+  settled: { ok: true; outcome: PhaseOutcome } | { ok: false; error?: unknown; interrupted?: true },
+  aborted: AbortKind | undefined,
+  written: string[],
+): Promise<TaskRecord> {
+  const { ws, agentId, claim, record } = o;
+  const epoch = claim.epoch;
+  const failed = (status: 'failed' | 'timed_out' | 'cancelled', code: string, message: string): TaskRecord => {
+    const rec = cloneRecord(record);
+    rec.state = { ...rec.state, epoch, status, processed_by: agentId, last_error: { code, message: message.slice(0, 8192), at: isoNow() } };
+    return rec;
+  };
+  // A timeout or a cancel decides the ending even if the handler returned during its grace
+  // (spec: bindings-workspace#transitions, #approval-and-cancel); a shutdown lets finished work count.
+  if (aborted === 'timeout') {
+    return failed('timed_out', 'DEADLINE_EXCEEDED', `phase ${JSON.stringify(record.next_phase)} ran longer than timeout_seconds (${record.requirements.timeout_seconds} s)`);
+  }
+  if (aborted === 'cancel') return cancelled(record, epoch, agentId);
+  if (settled.ok) {
+    try {
+      return await finishedRecord(o, settled.outcome, written);
+    } catch (err) {
+      const e = errorOf(err);
+      return failed('failed', e.code, `the phase's outcome was refused: ${e.message}`);
+    }
+  }
+  const checkpoint = await readCheckpoint(o);
+  if (aborted === 'shutdown') {
+    // A release: the phase goes back to pending/ for another agent; a shutdown is not a failed attempt.
+    const rec = cloneRecord(record);
+    rec.state = {
+      ...rec.state,
+      epoch,
+      status: 'pending',
+      processed_by: agentId,
+      checkpoint: checkpoint ?? rec.state.checkpoint,
+      last_error: { code: 'SHUTTING_DOWN', message: `${agentId} shut down during phase ${JSON.stringify(record.next_phase)} and released the task`, at: isoNow() },
+    };
+    return rec;
+  }
+  const e = errorOf(settled.error);
+  if (!e.retryable) return failed('failed', e.code, e.message);
+  return afterFailedAttempt(ws, record, epoch, `its last attempt failed with ${e.code}`, { code: e.code, message: e.message.slice(0, 8192), at: isoNow() }, checkpoint, agentId);
+}
+
+function cancelled(record: TaskRecord, epoch: number, agentId: string): TaskRecord {
+  const rec = cloneRecord(record);
+  rec.state = { ...rec.state, epoch, status: 'cancelled', processed_by: agentId, last_error: null };
+  return rec;
+}
+
+async function readCheckpoint(o: PhaseRunOptions): Promise<Record<string, unknown> | undefined> {
+  try {
+    const v: unknown = JSON.parse(await fsp.readFile(o.ws.paths.sidecar(o.claim.taskId, o.claim.epoch, 'checkpoint'), 'utf8'));
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The record after a finished phase: history entry appended (and compacted), phases moved on, attempts reset (spec: bindings-workspace#transitions). */
+async function finishedRecord(o: PhaseRunOptions, outcome: PhaseOutcome, written: string[]): Promise<TaskRecord> {
+  const { ws, agentId, claim, record } = o;
+  if (typeof outcome !== 'object' || outcome === null || !('output' in outcome)) {
+    throw new TapError({ code: 'INTERNAL_ERROR', message: 'the handler returned no { output }', retryable: false });
+  }
+  const phase = record.next_phase!;
+  const artifacts = [...written];
+  for (const path of outcome.artifacts ?? []) {
+    (await openArtifact(ws, path)).close();
+    const normal = path.split('/').filter((s) => s !== '' && s !== '.').join('/');
+    if (!artifacts.includes(normal)) artifacts.push(normal);
+  }
+  const next = outcome.next_phase === undefined ? pipelineNext(record, phase) : outcome.next_phase;
+  if (next !== null && !isIdentifier(next)) {
+    throw new TapError({ code: 'INVALID_MESSAGE', message: `next_phase ${JSON.stringify(next)} is not a valid phase name`, retryable: false });
+  }
+  const rec = cloneRecord(record);
+  const entry: HistoryEntry = { agent: agentId, phase, timestamp: isoNow(), input: record.context.current_input, output: outcome.output ?? null, artifacts };
+  await appendHistory(ws, rec, entry, claim.epoch, agentId);
+  rec.current_phase = phase;
+  rec.next_phase = next;
+  rec.context.current_input = outcome.next_input === undefined ? (outcome.output ?? null) : outcome.next_input;
+  rec.requirements.target_agent = outcome.target_agent ?? '';
+  rec.state = { attempts: 0, epoch: claim.epoch, last_error: null, checkpoint: null, processed_by: agentId, status: next === null ? 'completed' : 'pending' };
+  const issues = validateAgainst('task-record.schema.json', rec);
+  if (issues) throw new TapError({ code: 'INVALID_MESSAGE', message: `the next record would be invalid: ${describeIssues(issues)}`, retryable: false });
+  return rec;
+}
