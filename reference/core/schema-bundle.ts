@@ -53,6 +53,7 @@ import taskSnapshotPayloadSchema from '../../schemas/v1/task.snapshot.payload.sc
 import taskSnapshotSchema from '../../schemas/v1/task.snapshot.schema.json' with { type: 'json' };
 import taskStatusPayloadSchema from '../../schemas/v1/task.status.payload.schema.json' with { type: 'json' };
 import taskStatusSchema from '../../schemas/v1/task.status.schema.json' with { type: 'json' };
+import workspaceConfigSchema from '../../schemas/v1/workspace-config.schema.json' with { type: 'json' };
 
 /** The file name of each emitted schema. */
 export type SchemaFile =
@@ -107,7 +108,8 @@ export type SchemaFile =
   | 'task.snapshot.payload.schema.json'
   | 'task.snapshot.schema.json'
   | 'task.status.payload.schema.json'
-  | 'task.status.schema.json';
+  | 'task.status.schema.json'
+  | 'workspace-config.schema.json';
 
 /** Each emitted schema, keyed by its file name (its $id relative to the v1 base). */
 export const SCHEMA_FILES: Readonly<Record<SchemaFile, object>> = {
@@ -163,6 +165,7 @@ export const SCHEMA_FILES: Readonly<Record<SchemaFile, object>> = {
   'task.snapshot.schema.json': taskSnapshotSchema,
   'task.status.payload.schema.json': taskStatusPayloadSchema,
   'task.status.schema.json': taskStatusSchema,
+  'workspace-config.schema.json': workspaceConfigSchema,
 };
 
 /** Every emitted schema, in file-name order. */

@@ -6,7 +6,7 @@ import { Envelope, Signature } from './envelope.ts';
 import { SessionParams } from './handshake.ts';
 import { Message, MESSAGE_SCHEMAS, PAYLOADS } from './messages.ts';
 import { Plan } from './plan.ts';
-import { TaskRecord } from './task-record.ts';
+import { TaskRecord, WorkspaceConfig } from './task-record.ts';
 import { Authorization, ErrorPayload } from './tasks.ts';
 
 export * from './card.ts';
@@ -33,6 +33,7 @@ export function emittedSchemas(): TSchema[] {
     ErrorPayload,
     Plan,
     TaskRecord,
+    WorkspaceConfig,
     ...Object.values(PAYLOADS),
     ...Object.values(MESSAGE_SCHEMAS),
     Message,

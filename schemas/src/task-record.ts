@@ -20,6 +20,8 @@ export const HistoryEntry = Type.Object(
     output: JsonValue,
     artifacts: Type.Array(ArtifactPath, { description: 'Artifacts the phase produced.' }),
     summary: Type.Optional(Type.Boolean({ description: 'True for the entry that summarizes compacted history.' })),
+    epoch: Type.Optional(Count('The claim that ran this phase.')),
+    attempts: Type.Optional(Count('Claims of this phase that ended without finishing it, before this one.')),
   },
   { title: 'HistoryEntry', description: 'What one agent did in one phase.' },
 );
@@ -88,3 +90,18 @@ export const TaskRecord = Type.Object(
   },
 );
 export type TaskRecord = Static<typeof TaskRecord>;
+
+/** tap-workspace.json: the settings a workspace is created with (spec: bindings-workspace#configuration). */
+export const WorkspaceConfig = Type.Object(
+  {
+    protocol: Type.String({ pattern: '^tap/(0|[1-9][0-9]{0,3})\\.(0|[1-9][0-9]{0,3})$', description: 'The protocol version of the workspace.' }),
+    claim_mode: Type.Union([Type.Literal('rename'), Type.Literal('lock')], {
+      description: 'How claims are made: atomic rename, or link-count lock files for file systems where rename is not atomic.',
+    }),
+    lease_ms: Count('How long a claim lives without renewal before the reaper may return it.', 100),
+    max_attempts: Count('Claims of one phase before the task becomes a dead letter (MAX_ATTEMPTS).', 1),
+    history_limit: Count('History entries kept in the record before older ones are compacted.', 2),
+  },
+  { $id: 'workspace-config.schema.json', title: 'WorkspaceConfig', description: 'The settings of a workspace, fixed when it is created.' },
+);
+export type WorkspaceConfig = Static<typeof WorkspaceConfig>;
