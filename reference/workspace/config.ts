@@ -3,7 +3,7 @@
  * lease, attempts, history limit (spec: bindings-workspace#configuration).
  */
 
-import type { WorkspaceConfig } from '../../schemas/src/index.ts';
+import { WorkspaceConfig as WorkspaceConfigSchema, type WorkspaceConfig } from '../../schemas/src/index.ts';
 import { validateAgainst } from '../core/index.ts';
 
 export type { WorkspaceConfig };
@@ -25,16 +25,28 @@ export const SUPPORTED_MAJORS = [1];
 
 const PROTOCOL = /^tap\/(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})$/;
 
-/** The smallest lease the library accepts, so that renewals every lease_ms / 3 stay meaningful. */
-export const MIN_LEASE_MS = 100;
-
 /** Checks a parsed tap-workspace.json against workspace-config.schema.json; returns the config or the problems, each a sentence. */
 export function checkConfig(value: unknown): { ok: true; config: WorkspaceConfig } | { ok: false; problems: string[] } {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return { ok: false, problems: ['the file must hold one JSON object'] };
+  }
   const issues = validateAgainst('workspace-config.schema.json', value);
-  if (issues) return { ok: false, problems: issues.map((i) => `${i.path || 'the file'} ${i.message}`) };
+  if (issues) {
+    const members = new Set(issues.map((i) => i.path.split('/')[1] ?? ''));
+    return { ok: false, problems: [...members].map(describeMember) };
+  }
   const v = value as WorkspaceConfig;
   const { protocol, claim_mode, lease_ms, max_attempts, history_limit } = v;
   return { ok: true, config: { protocol, claim_mode, lease_ms, max_attempts, history_limit } };
+}
+
+/** A sentence saying what a member of tap-workspace.json must be, read from its schema. */
+function describeMember(name: string): string {
+  const schema = (WorkspaceConfigSchema.properties as Record<string, { anyOf?: { const: string }[]; minimum?: number; pattern?: string }>)[name];
+  if (!schema) return `the file must have "protocol", "claim_mode", "lease_ms", "max_attempts" and "history_limit"`;
+  if (schema.anyOf) return `"${name}" must be ${schema.anyOf.map((b) => `"${b.const}"`).join(' or ')}`;
+  if (schema.minimum !== undefined) return `"${name}" must be an integer of at least ${schema.minimum}`;
+  return `"${name}" must be a string like "tap/1.0"`;
 }
 
 /** The major version of a "tap/M.m" string, or null. */
