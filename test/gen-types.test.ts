@@ -1,0 +1,344 @@
+/**
+ * Generated types: each language is generated from schemas/v1 and then compiled or loaded by
+ * its own toolchain — tsc for TypeScript, python3 for Python, go vet/build for Go and cargo for
+ * Rust — and made to parse every valid fixture into the type of its message. A toolchain that is
+ * not installed skips its test with the reason.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { commandFor, generate, LANGS, runGenTypes } from '../tools/gen-types/main.ts';
+import { buildModel, declOf, type Model, type TypeRef } from '../tools/gen-types/model.ts';
+import { ROOT } from '../tools/site/sources.ts';
+
+const FIXTURES = join(ROOT, 'fixtures', 'messages');
+const INVALID = join(ROOT, 'fixtures', 'invalid');
+const scratch = mkdtempSync(join(tmpdir(), 'tap-gen-types-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** Every valid fixture: its folder (the message type) and path. */
+const validFixtures = readdirSync(FIXTURES, { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .flatMap((d) => readdirSync(join(FIXTURES, d.name)).filter((f) => f.endsWith('.json')).map((f) => ({ type: d.name, path: join(FIXTURES, d.name, f) })));
+
+/**
+ * The invalid fixtures the generated Python must refuse: all JSON-object fixtures except those
+ * whose rule is a combination the generated code leaves to schema validation — an anyOf/not
+ * over nested members, and the envelope's if/else that allows "*" as target only in handshake.init.
+ */
+function invalidSample(): Array<{ path: string; why: string }> {
+  const out: Array<{ path: string; why: string }> = [];
+  for (const dir of readdirSync(INVALID, { withFileTypes: true }).filter((d) => d.isDirectory() && d.name !== 'malformed' && d.name !== 'i-json')) {
+    for (const f of readdirSync(join(INVALID, dir.name)).filter((n) => n.endsWith('.json') && !n.endsWith('.expect.json'))) {
+      const expect = JSON.parse(readFileSync(join(INVALID, dir.name, f.replace(/\.json$/, '.expect.json')), 'utf8')) as { keyword: string; path: string; why: string };
+      if (expect.keyword === 'anyOf' && dir.name === 'task.result') continue;
+      if (dir.name === 'envelope' && expect.path === '/target' && expect.keyword === 'pattern') continue;
+      out.push({ path: join(INVALID, dir.name, f), why: expect.why });
+    }
+  }
+  return out;
+}
+
+/** A fixture without the members its schema does not name (extensions), for TypeScript's excess-property check. */
+function declaredOnly(model: Model, value: unknown, type: TypeRef): unknown {
+  if (type.k === 'array' && Array.isArray(value)) return value.map((v) => declaredOnly(model, v, type.items));
+  if (type.k === 'nullable') return value === null ? null : declaredOnly(model, value, type.inner);
+  if (type.k !== 'ref' || value === null || typeof value !== 'object') return value;
+  const d = declOf(model, type.name);
+  if (d.kind === 'union') return value;
+  if (d.kind !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const f of d.fields) if (f.name in (value as object)) out[f.name] = declaredOnly(model, (value as Record<string, unknown>)[f.name], f.type);
+  return out;
+}
+
+function has(cmd: string, args: string[] = ['--version']): boolean {
+  return spawnSync(cmd, args, { stdio: 'ignore' }).status === 0;
+}
+
+/** Runs a command; on failure the error carries its output. */
+function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}, timeout = 600_000): string {
+  try {
+    return execFileSync(cmd, args, { cwd, env: { ...process.env, ...env }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout });
+  } catch (err) {
+    const e = err as { stdout?: string; stderr?: string; message: string };
+    throw new Error(`${cmd} ${args.join(' ')} failed: ${e.message}\n${e.stdout ?? ''}\n${e.stderr ?? ''}`);
+  }
+}
+
+async function generateInto(lang: string): Promise<string> {
+  const out = join(scratch, lang);
+  const lines: string[] = [];
+  const code = await runGenTypes(['--lang', lang, '--out', out], (s) => lines.push(s), (s) => lines.push(s));
+  expect(code, lines.join('')).toBe(0);
+  return out;
+}
+
+describe('gen-types command', () => {
+  it('refuses an unknown language or a missing --out with a usage error that says what to do', async () => {
+    const err: string[] = [];
+    expect(await runGenTypes(['--lang', 'cobol', '--out', scratch], () => {}, (s) => err.push(s))).toBe(2);
+    expect(err.join('')).toMatch(/--lang cobol is not one of ts, python, go, rust/);
+    err.length = 0;
+    expect(await runGenTypes(['--lang', 'go'], () => {}, (s) => err.push(s))).toBe(2);
+    expect(err.join('')).toMatch(/--out is missing/);
+  });
+
+  it('is deterministic: the same schemas give the same files', async () => {
+    for (const l of LANGS) {
+      const a = await generate(l.lang);
+      const b = await generate(l.lang);
+      expect([...a.keys()]).toEqual([l.file]);
+      expect(a.get(l.file)).toBe(b.get(l.file));
+    }
+  });
+
+  it('runs as tapctl gen-types', () => {
+    const out = join(scratch, 'tapctl-python');
+    const text = run(process.execPath, [join(ROOT, 'bin', 'tapctl.mjs'), 'gen-types', '--lang', 'python', '--out', out], ROOT);
+    expect(text).toContain('tap_types.py');
+    expect(existsSync(join(out, 'tap_types.py'))).toBe(true);
+    expect(commandFor('python', './t')).toBe('npx tapctl gen-types --lang python --out ./t');
+  }, 60_000);
+
+  it('gives one type per message and a dispatcher entry for each message type of the catalogue', () => {
+    const model = buildModel();
+    const catalogue = JSON.parse(readFileSync(join(ROOT, 'schemas/v1/messages.json'), 'utf8')).messages.map((m: { type: string }) => m.type);
+    expect(model.messages.map((m) => m.type)).toEqual(catalogue);
+    expect(new Set(model.messages.map((m) => m.struct)).size).toBe(catalogue.length);
+  });
+});
+
+describe('TypeScript', () => {
+  it('type-checks with tsc --noEmit, keeps the type-discriminated union, and types every valid fixture', async () => {
+    const dir = await generateInto('ts');
+    const model = buildModel();
+    const structOf = new Map(model.messages.map((m) => [m.type, m.struct]));
+    const fixtures = validFixtures.map(
+      (f, i) => `export const f${i}: MessageOf<'${f.type}'> = ${JSON.stringify(declaredOnly(model, JSON.parse(readFileSync(f.path, 'utf8')), { k: 'ref', name: structOf.get(f.type)! }), null, 2)};`,
+    );
+    const cases = model.messages.map((m) => `    case '${m.type}':\n      return 1;`).join('\n');
+    writeFileSync(join(dir, 'example.ts'), LANGS.find((l) => l.lang === 'ts')!.example);
+    writeFileSync(
+      join(dir, 'check.ts'),
+      `import type { Message, MessageOf, MessageType, PayloadOf } from './tap-types.ts';
+import { isMessageType, MESSAGE_TYPES } from './tap-types.ts';
+import { describe } from './example.ts';
+
+${fixtures.join('\n')}
+
+/** A switch on type narrows: each branch sees its own payload, and the default is never reached. */
+export function exhaustive(m: Message): number {
+  switch (m.type) {
+${cases}
+    default: {
+      const unreachable: never = m;
+      return unreachable;
+    }
+  }
+}
+
+export function narrowed(m: Message): string {
+  if (m.type === 'task.event') return m.payload.kind;
+  if (m.type === 'error') return m.payload.code;
+  return m.type;
+}
+
+export function wrongMember(m: MessageOf<'task.request'>): unknown {
+  // @ts-expect-error a task.request payload has no kind
+  return m.payload.kind;
+}
+
+// @ts-expect-error "task.requets" is not a message type
+export const typo: MessageType = 'task.requets';
+export const capability: PayloadOf<'task.request'>['capability'] = 'text.summarize';
+export const all: readonly string[] = MESSAGE_TYPES;
+export const known: boolean = isMessageType('ping');
+export const said: string = describe(f0);
+`,
+    );
+    writeFileSync(
+      join(dir, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: { strict: true, noEmit: true, target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', allowImportingTsExtensions: true, skipLibCheck: true, types: [] },
+        files: ['check.ts'],
+      }),
+    );
+    run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], dir);
+  }, 120_000);
+});
+
+describe('Python', () => {
+  const python = has('python3');
+  it.skipIf(!python)('imports, parses every valid fixture into its class and back, and refuses the invalid sample', async () => {
+    const dir = await generateInto('python');
+    const sample = invalidSample();
+    expect(sample.length).toBeGreaterThan(100);
+    writeFileSync(join(dir, 'example.py'), LANGS.find((l) => l.lang === 'python')!.example);
+    writeFileSync(join(dir, 'cases.json'), JSON.stringify({ valid: validFixtures, invalid: sample }));
+    writeFileSync(
+      join(dir, 'check.py'),
+      `import json, sys
+import tap_types
+from example import describe
+
+cases = json.load(open("cases.json"))
+failures = []
+for f in cases["valid"]:
+    text = open(f["path"]).read()
+    obj = json.loads(text)
+    try:
+        msg = tap_types.parse_message(obj)
+    except tap_types.ValidationError as e:
+        failures.append(f"refused valid {f['path']}: {e}")
+        continue
+    if type(msg) is not tap_types.MESSAGE_TYPES[f["type"]] or msg.type != f["type"]:
+        failures.append(f"{f['path']} parsed as {type(msg).__name__}")
+    if msg.to_dict() != obj:
+        failures.append(f"{f['path']} does not round-trip through to_dict")
+    describe(text)
+for f in cases["invalid"]:
+    try:
+        tap_types.parse_message(json.load(open(f["path"])))
+        failures.append(f"accepted invalid {f['path']} ({f['why']})")
+    except tap_types.ValidationError:
+        pass
+try:
+    tap_types.parse_message({"type": "no.such.type"})
+    failures.append("accepted an unknown type")
+except tap_types.ValidationError:
+    pass
+print("\\n".join(failures))
+print(f"checked {len(cases['valid'])} valid and {len(cases['invalid'])} invalid")
+sys.exit(1 if failures else 0)
+`,
+    );
+    const out = run('python3', ['check.py'], dir);
+    expect(out).toContain(`checked ${validFixtures.length} valid`);
+  }, 120_000);
+  if (!python) console.warn('gen-types: Python test skipped: python3 is not installed');
+});
+
+describe('Go', () => {
+  const go = has('go', ['version']);
+  if (!go) console.warn('gen-types: Go test skipped: go is not installed (Debian: apt-get install -y golang-go)');
+  it.skipIf(!go)('passes go vet and go build, and ParseMessage decodes every valid fixture into its struct', async () => {
+    const dir = await generateInto('go');
+    const mod = join(scratch, 'gomod');
+    mkdirSync(join(mod, 'tap'), { recursive: true });
+    writeFileSync(join(mod, 'tap', 'tap_types.go'), readFileSync(join(dir, 'tap_types.go')));
+    writeFileSync(join(mod, 'go.mod'), 'module example.com/tapcheck\n\ngo 1.18\n');
+    writeFileSync(
+      join(mod, 'main.go'),
+      `package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"example.com/tapcheck/tap"
+)
+
+${LANGS.find((l) => l.lang === 'go')!.example}
+func main() {
+	for _, path := range os.Args[1:] {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			panic(err)
+		}
+		msg, err := tap.ParseMessage(data)
+		if err != nil {
+			fmt.Printf("%s: %v\\n", path, err)
+			os.Exit(1)
+		}
+		if want := filepath.Base(filepath.Dir(path)); msg.MessageType() != want {
+			fmt.Printf("%s: parsed as %s\\n", path, msg.MessageType())
+			os.Exit(1)
+		}
+		if _, err := describe(data); err != nil {
+			panic(err)
+		}
+	}
+	if _, err := tap.ParseMessage([]byte(\`{"type":"task.request","payload":{}}\`)); err == nil {
+		fmt.Println("accepted a task.request without its required members")
+		os.Exit(1)
+	}
+	fmt.Printf("parsed %d\\n", len(os.Args)-1)
+}
+`,
+    );
+    const env = { GOFLAGS: '-mod=mod', GOCACHE: join(tmpdir(), 'tap-gen-types-gocache'), GOPATH: join(tmpdir(), 'tap-gen-types-gopath'), GOTOOLCHAIN: 'local', CGO_ENABLED: '0' };
+    expect(run('gofmt', ['-l', 'tap'], mod, env).trim(), 'gofmt would change the generated file').toBe('');
+    run('go', ['vet', './...'], mod, env);
+    run('go', ['build', '-o', 'check', '.'], mod, env);
+    expect(run(join(mod, 'check'), validFixtures.map((f) => f.path), mod)).toContain(`parsed ${validFixtures.length}`);
+  }, 300_000);
+});
+
+describe('Rust', () => {
+  const registry = '/usr/share/cargo/registry';
+  const crates = existsSync(registry) ? readdirSync(registry) : [];
+  const hasCrate = (name: string) => crates.some((c) => c.startsWith(`${name}-`) && /^\d/.test(c.slice(name.length + 1)));
+  const missing = ['serde', 'serde_derive', 'serde_json'].filter((c) => !hasCrate(c));
+  const cargo = has('cargo');
+  const reason = !cargo ? 'cargo is not installed' : missing.length ? `no offline serde crates in ${registry} (missing ${missing.join(', ')}; Debian: apt-get install -y librust-serde-dev librust-serde-json-dev librust-serde-derive-dev)` : '';
+  if (reason) console.warn(`gen-types: Rust compile skipped: ${reason}`);
+
+  it('generates a Message enum tagged by type with one variant per message, formatted as rustfmt writes it', async () => {
+    const dir = await generateInto('rust');
+    const text = readFileSync(join(dir, 'tap_types.rs'), 'utf8');
+    if (has('rustfmt')) run('rustfmt', ['--edition', '2021', '--check', join(dir, 'tap_types.rs')], dir);
+    else console.warn('gen-types: rustfmt check skipped: rustfmt is not installed');
+    expect(text).toContain('#[serde(tag = "type")]\npub enum Message {');
+    for (const m of buildModel().messages) expect(text).toContain(`#[serde(rename = "${m.type}")]`);
+  });
+
+  it.skipIf(!!reason)('builds offline with serde (cargo, Debian crates) and parses every valid fixture into its variant', async () => {
+    const dir = await generateInto('rust');
+    const crate = join(scratch, 'rscrate');
+    mkdirSync(join(crate, 'src'), { recursive: true });
+    mkdirSync(join(crate, '.cargo'), { recursive: true });
+    writeFileSync(join(crate, 'src', 'tap_types.rs'), readFileSync(join(dir, 'tap_types.rs')));
+    writeFileSync(join(crate, 'Cargo.toml'), '[package]\nname = "tapcheck"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\nserde = { version = "1", features = ["derive"] }\nserde_json = "1"\n');
+    writeFileSync(join(crate, '.cargo', 'config.toml'), `[source.crates-io]\nreplace-with = "debian"\n\n[source.debian]\ndirectory = "${registry}"\n\n[net]\noffline = true\n`);
+    writeFileSync(
+      join(crate, 'src', 'main.rs'),
+      `pub mod tap_types;
+
+${LANGS.find((l) => l.lang === 'rust')!.example}
+/// Equal as JSON, numbers compared by value (an f64 member writes 30 back as 30.0).
+fn same(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    use serde_json::Value::*;
+    match (a, b) {
+        (Number(x), Number(y)) => x.as_f64() == y.as_f64(),
+        (Array(x), Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q)),
+        (Object(x), Object(y)) => x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).map_or(false, |w| same(v, w))),
+        _ => a == b,
+    }
+}
+
+fn main() {
+    let mut n = 0;
+    for path in std::env::args().skip(1) {
+        let text = std::fs::read_to_string(&path).expect("read");
+        let want = std::path::Path::new(&path).parent().unwrap().file_name().unwrap().to_string_lossy().to_string();
+        let msg = tap_types::parse_message(&text).unwrap_or_else(|e| panic!("{}: {}", path, e));
+        assert_eq!(msg.message_type(), want, "{}", path);
+        let back = serde_json::to_value(&msg).unwrap();
+        let orig: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert!(same(&back, &orig), "{} does not round-trip", path);
+        describe(&text).unwrap();
+        n += 1;
+    }
+    assert!(tap_types::parse_message(r#"{"type":"task.request","payload":{}}"#).is_err());
+    println!("parsed {}", n);
+}
+`,
+    );
+    const env = { CARGO_TARGET_DIR: join(tmpdir(), 'tap-gen-types-cargo-target'), CARGO_HOME: join(tmpdir(), 'tap-gen-types-cargo-home'), CARGO_TERM_COLOR: 'never' };
+    expect(run('cargo', ['run', '--quiet', '--offline', '--', ...validFixtures.map((f) => f.path)], crate, env)).toContain(`parsed ${validFixtures.length}`);
+  }, 600_000);
+});

@@ -1,0 +1,174 @@
+/**
+ * The spec site in a real browser: builds the site, serves it on 127.0.0.1, and drives Debian's
+ * chromium (playwright-core) through the home page, a message page, the state diagram, the
+ * navigation, the requirement index and search, failing on any console error, page error,
+ * failed request or HTTP error. It also opens the site from file://. Screenshots go to
+ * test-output/screenshots/. Without /usr/bin/chromium the tests are skipped (CI installs it:
+ * apt-get install -y chromium).
+ */
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { extname, join, normalize, sep } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { buildSite } from '../tools/site/build.ts';
+import { ROOT } from '../tools/site/sources.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const SHOTS = join(ROOT, 'test-output', 'screenshots');
+const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.css': 'text/css', '.js': 'text/javascript', '.json': 'application/json', '.svg': 'image/svg+xml' };
+
+const available = existsSync(CHROMIUM);
+if (!available) console.warn(`site browser test skipped: ${CHROMIUM} does not exist (install it with: apt-get install -y chromium)`);
+
+/** Serves a folder on 127.0.0.1 with an OS-chosen port. */
+function serve(dir: string): Promise<Server> {
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    let file = normalize(join(dir, decodeURIComponent(url.pathname)));
+    if (file !== dir && !file.startsWith(dir + sep)) {
+      res.writeHead(403).end();
+      return;
+    }
+    if (existsSync(file) && statSync(file).isDirectory()) file = join(file, 'index.html');
+    if (!existsSync(file)) {
+      res.writeHead(404).end('not found');
+      return;
+    }
+    res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' }).end(readFileSync(file));
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+describe.skipIf(!available)('the spec site in chromium', () => {
+  let out: string;
+  let profile: string;
+  let server: Server;
+  let base: string;
+  let context: BrowserContext;
+  let page: Page;
+  const problems: string[] = [];
+
+  beforeAll(async () => {
+    out = mkdtempSync(join(tmpdir(), 'tap-site-browser-'));
+    const built = await buildSite({ out });
+    expect(built.report.broken).toEqual([]);
+    server = await serve(out);
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    profile = mkdtempSync(join(tmpdir(), 'tap-chromium-profile-'));
+    context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: ARGS, headless: true, viewport: { width: 1366, height: 900 } });
+    context.on('console', (m) => {
+      if (m.type() === 'error') problems.push(`console error on ${m.location().url}: ${m.text()}`);
+    });
+    context.on('weberror', (e) => problems.push(`page error: ${e.error().message}`));
+    context.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} (${r.failure()?.errorText})`));
+    context.on('response', (r) => {
+      if (r.status() >= 400) problems.push(`HTTP ${r.status()} for ${r.url()}`);
+    });
+    page = context.pages()[0] ?? (await context.newPage());
+    mkdirSync(SHOTS, { recursive: true });
+  }, 180_000);
+
+  afterEach(() => {
+    const seen = problems.splice(0);
+    expect(seen, 'console errors, page errors and failed requests').toEqual([]);
+  });
+
+  afterAll(async () => {
+    await context?.close();
+    await new Promise((resolve) => server?.close(resolve));
+    for (const d of [out, profile]) if (d) rmSync(d, { recursive: true, force: true });
+  });
+
+  it('opens the home page with its navigation and follows a card to the message catalogue', async () => {
+    await page.goto(base);
+    await expect(page.title()).resolves.toBe('TAP 1.0 specification · TAP 1.0');
+    expect(await page.locator('.sidebar a').count()).toBeGreaterThan(25);
+    await page.screenshot({ path: join(SHOTS, 'home.png') });
+    await page.click('a.card:has-text("Message catalogue")');
+    await page.waitForURL(/messages\/index\.html$/);
+    expect(await page.locator('table tbody tr').count()).toBe(JSON.parse(readFileSync(join(ROOT, 'schemas/v1/messages.json'), 'utf8')).messages.length);
+  });
+
+  it('shows a message page: catalogue facts, field tables, examples, and links to its replies', async () => {
+    await page.goto(`${base}messages/task.request.html`);
+    await expect(page.locator('dl.facts').textContent()).resolves.toContain('requester → agent');
+    expect(await page.locator('table.fields').count()).toBe(2);
+    expect(await page.locator('pre.code').count()).toBeGreaterThan(0);
+    await page.screenshot({ path: join(SHOTS, 'message-task.request.png') });
+    await page.screenshot({ path: join(SHOTS, 'message-task.request-full.png'), fullPage: true });
+    await page.click('dl.facts a:has-text("task.accepted")');
+    await page.waitForURL(/messages\/task\.accepted\.html$/);
+    await page.click('a[href$="schemas/index.html#envelope"] >> nth=0');
+    await page.waitForURL(/schemas\/index\.html#envelope$/);
+    await expect(page.locator('#envelope').isVisible()).resolves.toBe(true);
+  });
+
+  it('draws the task state diagram as SVG with every state and transition', async () => {
+    await page.goto(`${base}states.html`);
+    const table = JSON.parse(readFileSync(join(ROOT, 'schemas/v1/task-states.json'), 'utf8'));
+    expect(await page.locator('svg.state-diagram .sd-node').count()).toBe(table.states.length);
+    expect(await page.locator('svg.state-diagram .sd-g').count()).toBe(table.transitions.length);
+    expect(await page.locator('table tbody tr').count()).toBe(table.transitions.length);
+    const box = await page.locator('svg.state-diagram').boundingBox();
+    expect(box!.width).toBeGreaterThan(400);
+    await page.locator('figure.diagram').screenshot({ path: join(SHOTS, 'task-states.png') });
+  });
+
+  it('follows every link of the sidebar', async () => {
+    await page.goto(`${base}spec/tasks.html`);
+    const hrefs = await page.locator('.sidebar a').evaluateAll((as) => as.map((a) => (a as unknown as { href: string }).href));
+    for (const href of new Set(hrefs.map((h) => h.replace(/#.*$/, '')))) {
+      const response = await page.goto(href);
+      expect(response?.status(), href).toBe(200);
+      await expect(page.locator('main h1').count()).resolves.toBe(1);
+    }
+  }, 120_000);
+
+  it('links a requirement badge in a chapter to its entry in the requirement index, which filters by level', async () => {
+    await page.goto(`${base}spec/handshake.html`);
+    const badge = page.locator('a.req-id').first();
+    const id = await badge.getAttribute('id');
+    await badge.click();
+    await page.waitForURL(new RegExp(`requirements\\.html#${id}$`));
+    await expect(page.locator(`tr[id="${id}"]`).isVisible()).resolves.toBe(true);
+    await page.click('[data-filter="SHOULD"]');
+    expect(await page.locator('table.requirements tr[data-level="MUST"]:visible').count()).toBe(0);
+    expect(await page.locator('table.requirements tr[data-level="SHOULD"]:visible').count()).toBeGreaterThan(0);
+    await page.screenshot({ path: join(SHOTS, 'requirements.png') });
+  });
+
+  it('searches: typing shows results, Enter opens the first, and a requirement id finds its sentence', async () => {
+    await page.goto(base);
+    await page.fill('#search-input', 'idempotency key');
+    await page.waitForSelector('#search-results:not([hidden]) li a');
+    expect(await page.locator('#search-results li a').count()).toBeGreaterThan(0);
+    await page.screenshot({ path: join(SHOTS, 'search.png') });
+    await page.press('#search-input', 'Enter');
+    await page.waitForURL((u) => u.href !== base);
+
+    await page.fill('#search-input', 'TAP-TASK-004');
+    await page.waitForSelector('#search-results:not([hidden]) li a');
+    await page.click('#search-results li a >> nth=0');
+    await page.waitForURL(/spec\/tasks\.html#TAP-TASK-004$/);
+    await expect(page.locator('[id="TAP-TASK-004"]').isVisible()).resolves.toBe(true);
+
+    await page.fill('#search-input', 'zzqqxx-nothing');
+    await expect(page.locator('#search-results .empty').textContent()).resolves.toContain('No results');
+  });
+
+  it('works from file:// as well: pages, styles and search', async () => {
+    await page.goto(pathToFileURL(join(out, 'messages', 'ping.html')).href);
+    // The stylesheet loaded: the header is sticky.
+    const position = await page.locator('.site-header').evaluate((e) => (globalThis as unknown as { getComputedStyle(x: unknown): { position: string } }).getComputedStyle(e).position);
+    expect(position).toBe('sticky');
+    await page.fill('#search-input', 'UNKNOWN_TASK');
+    await page.waitForSelector('#search-results:not([hidden]) li a');
+    await page.click('#search-results li a >> nth=0');
+    await page.waitForURL(/errors\.html#UNKNOWN_TASK$/);
+  });
+});

@@ -1,0 +1,139 @@
+/**
+ * Builds the TAP 1.0 spec site into site/ (git-ignored): a static site with relative links and
+ * no external assets, so it works offline, from file:// and on any static host. Everything is
+ * derived from spec/1.0, schemas/v1, fixtures/messages and the tap-conform cases; the link check
+ * runs last and fails the build on any broken internal link or anchor.
+ *
+ *   npx tsx tools/site/build.ts [--out site]
+ */
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { checkSite, formatReport, type LinkReport } from './check-links.ts';
+import { SiteContext } from './context.ts';
+import { renderPage, type Nav, type Page } from './layout.ts';
+import { gettingStartedPage, typesPage } from './page-guides.ts';
+import { messagePages } from './page-messages.ts';
+import { casesPage, errorsPage, requirementsPage, schemasPage, statesPage } from './page-reference.ts';
+import { chapterPages, homePage } from './page-spec.ts';
+import type { CaseRef } from './requirement-links.ts';
+import { searchIndexJson, searchIndexScript } from './search-index.ts';
+import { loadCases, readSources, ROOT, SCHEMA_DIR, SPEC_DIR } from './sources.ts';
+
+export const DEFAULT_OUT = join(ROOT, 'site');
+
+const FAVICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#2456a4"/><text x="16" y="22" font-family="system-ui,sans-serif" font-size="15" font-weight="700" fill="#fff" text-anchor="middle">T</text></svg>\n`;
+
+export interface BuildResult {
+  out: string;
+  pages: string[];
+  report: LinkReport;
+  /** Problems that do not stop the build (e.g. a case naming an unknown requirement id). */
+  warnings: string[];
+}
+
+function write(out: string, path: string, text: string): void {
+  const file = join(out, path);
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, text);
+}
+
+function copyDir(from: string, to: string, filter: (name: string) => boolean): void {
+  if (!existsSync(from)) return;
+  mkdirSync(to, { recursive: true });
+  for (const f of readdirSync(from).filter(filter)) copyFileSync(join(from, f), join(to, f));
+}
+
+/** Builds the site into `out`; with `cases` the conformance cases are not imported (tests use a fake list). */
+export async function buildSite(options: { out?: string; cases?: CaseRef[] } = {}): Promise<BuildResult> {
+  const out = resolve(options.out ?? DEFAULT_OUT);
+  const sources = readSources(options.cases ?? (await loadCases()));
+  const ctx = new SiteContext(sources);
+  const warnings = [
+    ...ctx.links.unknown.map((u) => `case ${u.caseId} names ${u.requirement}, which is not in spec/1.0/requirements.json`),
+    ...sources.cases.filter((c) => !ctx.citeExists(c.spec)).map((c) => `case ${c.id} cites ${c.spec}, which names no chapter or anchor of spec/1.0`),
+  ];
+
+  const states = statesPage(ctx);
+  const pages: Page[] = [
+    homePage(ctx),
+    gettingStartedPage(ctx),
+    typesPage(ctx),
+    ...chapterPages(ctx),
+    ...messagePages(ctx),
+    schemasPage(ctx),
+    errorsPage(ctx),
+    states.page,
+    requirementsPage(ctx),
+    casesPage(ctx),
+  ];
+  const nav: Nav = {
+    start: [
+      { path: 'index.html', label: 'Overview' },
+      { path: 'getting-started.html', label: 'Getting started' },
+      { path: 'types.html', label: 'Generated types' },
+    ],
+    chapters: sources.chapters.filter((c) => c.name !== 'index').map((c) => ({ path: ctx.chapterPath(c.name), label: c.label })),
+    reference: [
+      { path: 'messages/index.html', label: 'Message catalogue' },
+      { path: 'schemas/index.html', label: 'Schemas' },
+      { path: 'errors.html', label: 'Error codes' },
+      { path: 'states.html', label: 'Task states' },
+      { path: 'requirements.html', label: 'Requirement index' },
+      { path: 'cases.html', label: 'Conformance cases' },
+    ],
+  };
+
+  // Replace a previous build, but never a folder that is not one.
+  if (existsSync(out)) {
+    const entries = readdirSync(out);
+    if (entries.length > 0 && !entries.includes('index.html')) throw new Error(`${out} is not empty and holds no site; give another --out`);
+    rmSync(out, { recursive: true, force: true });
+  }
+  mkdirSync(out, { recursive: true });
+
+  for (const page of pages) write(out, page.path, renderPage(page, nav));
+  write(out, 'assets/site.css', readFileSync(new URL('./assets/site.css', import.meta.url), 'utf8'));
+  write(out, 'assets/favicon.svg', FAVICON);
+  write(out, 'assets/task-states.svg', `<?xml version="1.0" encoding="UTF-8"?>\n${states.svg}\n`);
+  const index = searchIndexJson(ctx.search);
+  write(out, 'assets/search-index.json', index);
+  write(out, 'assets/search-index.js', searchIndexScript(index));
+  copyDir(SCHEMA_DIR, join(out, 'schemas', 'v1'), (f) => f.endsWith('.json'));
+  copyDir(join(SPEC_DIR, 'examples'), join(out, 'spec', 'examples'), () => true);
+  copyFileSync(join(SPEC_DIR, 'requirements.json'), join(out, 'spec', 'requirements.json'));
+  // The AsyncAPI document refers to ./schemas/v1/*, which sit beside it on the site as in the repository.
+  copyFileSync(join(ROOT, 'asyncapi.yaml'), join(out, 'asyncapi.yaml'));
+  write(out, '.nojekyll', '');
+
+  const report = checkSite(out);
+  return { out, pages: pages.map((p) => p.path), report, warnings };
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({ options: { out: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+  if (values.help) {
+    process.stdout.write('usage: npx tsx tools/site/build.ts [--out site]\n  builds the spec site and checks its links\n');
+    return 0;
+  }
+  const started = Date.now();
+  const result = await buildSite({ out: values.out });
+  for (const w of result.warnings) process.stderr.write(`site: warning: ${w}\n`);
+  const report = formatReport(result.report);
+  if (result.report.broken.length > 0) {
+    process.stderr.write(`${report}\nsite: the build has broken links; fix their source (spec/1.0, tools/site) and build again.\n`);
+    return 1;
+  }
+  process.stdout.write(`site: ${result.pages.length} pages written to ${result.out} in ${((Date.now() - started) / 1000).toFixed(1)} s\n${report}\n`);
+  return 0;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  try {
+    process.exitCode = await main();
+  } catch (err) {
+    process.stderr.write(`site: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  }
+}

@@ -1,0 +1,100 @@
+/** The home page (spec/1.0/index.md) and one page per normative chapter. */
+import type { SiteContext } from './context.ts';
+import { esc, rel } from './html.ts';
+import type { Page } from './layout.ts';
+import { renderMarkdown } from './markdown.ts';
+import { textOf } from './search-index.ts';
+import type { ChapterSource } from './sources.ts';
+
+/** A chapter's source split into sections: heading anchor, title and the Markdown below it. */
+export function chapterSections(chapter: ChapterSource): Array<{ anchor: string; title: string; depth: number; markdown: string }> {
+  const lines = chapter.source.split('\n');
+  const hs = chapter.parsed.headings.filter((h) => h.anchor);
+  return hs.map((h, i) => ({
+    anchor: h.anchor!,
+    title: h.title,
+    depth: h.depth,
+    markdown: lines.slice(h.line, i + 1 < hs.length ? hs[i + 1]!.line - 1 : lines.length).join('\n'),
+  }));
+}
+
+/** Splits rendered HTML at its h2/h3 headings and adds one search entry per section. */
+function indexSections(ctx: SiteContext, path: string, label: string, html: string): void {
+  const parts = html.split(/(?=<h[1-3] id=")/);
+  for (const part of parts) {
+    const m = /^<h([1-3]) id="([^"]+)">([\s\S]*?)<\/h\1>/.exec(part);
+    if (!m) continue;
+    const title = textOf(m[3]!).replace(/#$/, '').trim();
+    ctx.search.push({ t: title, u: m[1] === '1' ? path : `${path}#${m[2]}`, k: label, x: textOf(part.slice(m[0].length)).slice(0, 600) });
+  }
+}
+
+function requirementSummary(ctx: SiteContext, chapter: string, page: string): string {
+  const reqs = ctx.sources.requirements.filter((r) => r.chapter === chapter);
+  if (reqs.length === 0) return '';
+  const n = (level: string) => reqs.filter((r) => r.level === level).length;
+  const parts = (['MUST', 'SHOULD', 'MAY'] as const).filter((l) => n(l) > 0).map((l) => `<span class="level level-${l.toLowerCase()}">${n(l)} ${l}</span>`);
+  return `<p class="muted">This chapter states <a href="${esc(rel(page, `requirements.html#chapter-${chapter}`))}">${reqs.length} requirement${reqs.length === 1 ? '' : 's'}</a> ${parts.join(' ')}</p>`;
+}
+
+/** One page per chapter, with previous/next links in reading order. */
+export function chapterPages(ctx: SiteContext): Page[] {
+  const chapters = ctx.sources.chapters.filter((c) => c.name !== 'index');
+  return chapters.map((chapter, i) => {
+    const path = ctx.chapterPath(chapter.name);
+    const rendered = renderMarkdown(chapter.source, ctx.renderContext(path));
+    indexSections(ctx, path, chapter.label, rendered.html);
+    const h1End = rendered.html.indexOf('</h1>') + '</h1>'.length;
+    const prev = chapters[i - 1];
+    const next = chapters[i + 1];
+    const pager =
+      `<nav class="pager" aria-label="Chapters">` +
+      (prev ? `<a class="prev" href="${esc(rel(path, ctx.chapterPath(prev.name)))}">← ${esc(prev.label)}</a>` : '') +
+      (next ? `<a class="next" href="${esc(rel(path, ctx.chapterPath(next.name)))}">${esc(next.label)} →</a>` : '') +
+      `</nav>`;
+    const body =
+      `<div class="breadcrumb"><a href="${esc(rel(path, 'index.html'))}">TAP 1.0</a> / Chapter ${i + 1}</div>` +
+      rendered.html.slice(0, h1End) +
+      requirementSummary(ctx, chapter.name, path) +
+      rendered.html.slice(h1End) +
+      `<hr>${pager}`;
+    return {
+      path,
+      title: chapter.title,
+      body,
+      toc: rendered.headings.filter((h) => h.depth === 2).map((h) => ({ anchor: h.anchor, title: h.title })),
+      description: `TAP 1.0 specification, chapter ${i + 1}: ${chapter.title}.`,
+    };
+  });
+}
+
+/** The home page: the index chapter with an overview of what the site holds. */
+export function homePage(ctx: SiteContext): Page {
+  const index = ctx.sources.chapters.find((c) => c.name === 'index')!;
+  const path = 'index.html';
+  const rendered = renderMarkdown(index.source, ctx.renderContext(path));
+  indexSections(ctx, path, 'Overview', rendered.html);
+  const firstP = rendered.html.indexOf('</p>') + '</p>'.length;
+  const { requirements, messages, errors, cases } = ctx.sources;
+  const musts = requirements.filter((r) => r.level === 'MUST').length;
+  const card = (to: string, title: string, text: string) => `<a class="card" href="${esc(rel(path, to))}"><strong>${esc(title)}</strong><span>${text}</span></a>`;
+  const cards = [
+    card('spec/conventions.html', 'Read the specification', `${ctx.sources.chapters.length - 1} chapters, every heading with a stable anchor.`),
+    card('getting-started.html', 'Get started', 'Build an agent on the reference library and certify it with <code>tap-conform</code>.'),
+    card('messages/index.html', 'Message catalogue', `${messages.length} message types: direction, replies, fields and examples.`),
+    card('requirements.html', 'Requirement index', `${requirements.length} requirements (${musts} MUST), each linked to the conformance cases that check it.`),
+    card('states.html', 'Task states', 'The task state machine, drawn from <code>task-states.json</code>.'),
+    card('errors.html', 'Error codes', `${errors.length} stable codes with category, retryability and fatality.`),
+    card('cases.html', 'Conformance cases', `${cases.length} cases of <code>tap-conform</code>, by profile.`),
+    card('types.html', 'Generated types', 'TypeScript, Python, Go and Rust types from the JSON Schemas.'),
+  ].join('\n');
+  const body = `<div class="hero">${rendered.html.slice(0, firstP)}</div>\n<div class="cards">${cards}</div>\n${rendered.html.slice(firstP)}`;
+  return {
+    path,
+    title: 'TAP 1.0 specification',
+    body,
+    current: 'index.html',
+    toc: rendered.headings.filter((h) => h.depth === 2).map((h) => ({ anchor: h.anchor, title: h.title })),
+    description: 'TAP 1.0: the task hand-off protocol for heterogeneous LLM agents. Specification, message catalogue, requirement index and conformance.',
+  };
+}
