@@ -1,0 +1,259 @@
+/**
+ * tap-conform proves itself (spec: conformance#verdicts): every broken agent of
+ * fixtures/agents/broken breaks exactly one rule, so the harness must FAIL the case that targets
+ * that rule (exit status 1) and PASS a control case that has nothing to do with it; and the
+ * reference agent, which the broken agents wrap, must PASS every targeted case, so each FAIL
+ * comes from the break and not from the agent underneath.
+ *
+ * Every harness run is a child process (`node bin/tap-conform.mjs … --json <file>`); runs start
+ * together and go a few at a time. TAP_SELFTEST_JOBS sets how many (default: the CPU count, 3 to
+ * 6, since many runs spend their time waiting for a reply that a broken agent never sends).
+ * TAP_SELFTEST_TIME_SCALE sets the harness's --time-scale (default: from the load of the machine,
+ * 1 when it is idle, at most 4). With TAP_SELFTEST_REPORT=<file> the verdicts observed are also
+ * written to that file as JSON.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { accessSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const CONFORM = join(ROOT, 'bin/tap-conform.mjs');
+const REFERENCE = ['node', 'bin/tap-reference-agent.mjs'];
+const MANIFEST_FILE = join(ROOT, 'fixtures/agents/broken/manifest.json');
+const DEFAULT_CONTROL = 'core.handshake.complete';
+
+interface Entry {
+  name: string;
+  command: string[];
+  breaks: string;
+  requirement: string;
+  expected_case: string;
+  /** A case unrelated to the break, which the agent must pass (default core.handshake.complete). */
+  control_case?: string;
+  /** "websocket": the command serves WebSocket sessions and prints its URL on stdout (default stdio). */
+  binding?: 'stdio' | 'websocket';
+}
+
+interface CaseReport {
+  id: string;
+  verdict: string;
+  detail: string;
+}
+
+interface Run {
+  code: number | null;
+  cases: Map<string, CaseReport>;
+  stderr: string;
+  /** Why there is no report, if there is none. */
+  problem?: string;
+}
+
+const manifest = JSON.parse(readFileSync(MANIFEST_FILE, 'utf8')) as Entry[];
+const requirementIds = new Set(
+  (JSON.parse(readFileSync(join(ROOT, 'spec/1.0/requirements.json'), 'utf8')) as { requirements: { id: string }[] }).requirements.map((r) => r.id),
+);
+
+const JOBS = Number(process.env.TAP_SELFTEST_JOBS) || Math.max(3, Math.min(6, cpus().length));
+const TIME_SCALE =
+  Number(process.env.TAP_SELFTEST_TIME_SCALE) || Math.min(4, Math.max(1, Math.ceil((loadavg()[0]! / Math.max(1, cpus().length)) * 2) / 2));
+/** How long one harness run may take before it is killed (it bounds its own cases well below). */
+const RUN_LIMIT_MS = 240_000 * TIME_SCALE;
+/** What a test waits for its (already started) runs. */
+const TEST_TIMEOUT_MS = 900_000 * TIME_SCALE;
+
+const control = (e: Entry) => e.control_case ?? DEFAULT_CONTROL;
+
+/** Runs at most `n` jobs at once. */
+function limiter(n: number): <T>(job: () => Promise<T>) => Promise<T> {
+  let active = 0;
+  const queue: (() => void)[] = [];
+  return async (job) => {
+    if (active >= n) await new Promise<void>((r) => queue.push(r));
+    active++;
+    try {
+      return await job();
+    } finally {
+      active--;
+      queue.shift()?.();
+    }
+  };
+}
+const limit = limiter(JOBS);
+
+let workDir = '';
+let runCount = 0;
+const spawned = new Set<ChildProcess>();
+
+/** Runs tap-conform on `target` (a URL, or ["--", command…]) with only the given cases. */
+function conform(target: string[], only: string[]): Promise<Run> {
+  const json = join(workDir, `report-${++runCount}.json`);
+  const args = [CONFORM, ...only.flatMap((id) => ['--only', id]), '--json', json, '--no-color', '--time-scale', String(TIME_SCALE), ...target];
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    spawned.add(child);
+    let stderr = '';
+    child.stdout.resume();
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (c: string) => (stderr += c));
+    const timer = setTimeout(() => child.kill('SIGKILL'), RUN_LIMIT_MS);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      spawned.delete(child);
+      try {
+        const report = JSON.parse(readFileSync(json, 'utf8')) as { cases: CaseReport[] };
+        resolve({ code, stderr, cases: new Map(report.cases.map((c) => [c.id, c])) });
+      } catch (err) {
+        resolve({ code, stderr, cases: new Map(), problem: `no JSON report (${(err as Error).message})` });
+      }
+    });
+  });
+}
+
+/** Starts a WebSocket agent and resolves with the URL it prints on stdout. */
+function startWebSocketAgent(command: string[]): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(command[0] === 'node' ? process.execPath : command[0]!, command.slice(1), { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  spawned.add(child);
+  child.on('exit', () => spawned.delete(child));
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`${command.join(' ')} printed no URL within ${60 * TIME_SCALE} s`)), 60_000 * TIME_SCALE);
+    child.stdout!.setEncoding('utf8');
+    child.stdout!.on('data', (c: string) => {
+      out += c;
+      const line = out.split('\n')[0]!.trim();
+      if (out.includes('\n') && /^wss?:\/\//.test(line)) {
+        clearTimeout(timer);
+        resolve({ url: line, child });
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${command.join(' ')} exited with ${code} before printing its URL`));
+    });
+  });
+}
+
+/** Stops a process this test started: SIGTERM, then SIGKILL after 10 s. */
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Runs the harness on an agent given as in the manifest (stdio command or WebSocket server). */
+async function conformAgent(command: string[], binding: Entry['binding'], only: string[]): Promise<Run> {
+  if (binding !== 'websocket') return conform(['--', ...command], only);
+  const agent = await startWebSocketAgent(command);
+  try {
+    return await conform([agent.url], only);
+  } finally {
+    await stop(agent.child);
+  }
+}
+
+function listCases(): Promise<Set<string>> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [CONFORM, '--list', '--no-color'], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 }, (err, stdout) => {
+      if (err) return reject(err);
+      resolve(new Set(stdout.split('\n').slice(1).map((l) => l.split(/\s+/)[0]!).filter((id) => /^[a-z]/.test(id) && id.includes('.'))));
+    });
+  });
+}
+
+/** One line per case of a run, for failure messages. */
+function summary(run: Run): string {
+  const lines = [...run.cases.values()].map((c) => `  ${c.id}: ${c.verdict} — ${c.detail}`);
+  return [`exit ${run.code}${run.problem ? `, ${run.problem}` : ''}`, ...lines, `  stderr: ${run.stderr.trim().split('\n').slice(-3).join(' | ')}`].join('\n');
+}
+
+/** Writes what each run observed, for people reading the self-test's outcome. */
+async function writeReport(file: string): Promise<void> {
+  const settle = async (p: Promise<Run> | undefined) => (p ? p.catch((e: Error) => ({ code: null, cases: new Map(), stderr: '', problem: e.message }) as Run) : undefined);
+  const verdict = (run: Run | undefined, id: string) => (run?.cases.get(id) ? { verdict: run.cases.get(id)!.verdict, detail: run.cases.get(id)!.detail } : { verdict: 'none' });
+  const zoo = [];
+  for (const e of manifest) {
+    const run = await settle(zooRuns.get(e.name));
+    zoo.push({ name: e.name, requirement: e.requirement, exit: run?.code, expected_case: e.expected_case, expected: verdict(run, e.expected_case), control_case: control(e), control: verdict(run, control(e)) });
+  }
+  const ref = [await settle(referenceStdio), await settle(referenceWebSocket)];
+  const reference = Object.fromEntries(ref.flatMap((r) => [...(r?.cases.values() ?? [])].map((c) => [c.id, { verdict: c.verdict, detail: c.detail }])));
+  writeFileSync(file, `${JSON.stringify({ time_scale: TIME_SCALE, jobs: JOBS, zoo, reference }, null, 2)}\n`);
+}
+
+const zooRuns = new Map<string, Promise<Run>>();
+let referenceStdio: Promise<Run>;
+let referenceWebSocket: Promise<Run>;
+let knownCases: Promise<Set<string>>;
+
+beforeAll(() => {
+  workDir = mkdtempSync(join(tmpdir(), 'tap-selftest-'));
+  knownCases = listCases();
+  const stdioTargets = [...new Set(manifest.filter((e) => e.binding !== 'websocket').map((e) => e.expected_case))];
+  const wsTargets = [...new Set(manifest.filter((e) => e.binding === 'websocket').map((e) => e.expected_case))];
+  // The longest runs first, so that the pool stays busy to the end.
+  referenceStdio = limit(() => conform(['--', ...REFERENCE], stdioTargets));
+  referenceWebSocket = limit(() => (wsTargets.length ? conformAgent([...REFERENCE, '--listen', 'ws://127.0.0.1:0/tap'], 'websocket', wsTargets) : Promise.resolve({ code: 0, cases: new Map(), stderr: '' })));
+  for (const e of manifest) zooRuns.set(e.name, limit(() => conformAgent(e.command, e.binding, [e.expected_case, control(e)])));
+  // Settled here too, so that a failing run never surfaces as an unhandled rejection.
+  for (const p of [knownCases, referenceStdio, referenceWebSocket, ...zooRuns.values()]) p.catch(() => {});
+});
+
+afterAll(async () => {
+  await Promise.all([...spawned].map((c) => stop(c)));
+  if (process.env.TAP_SELFTEST_REPORT) await writeReport(process.env.TAP_SELFTEST_REPORT);
+  if (workDir) rmSync(workDir, { recursive: true, force: true });
+});
+
+describe('the broken-agent manifest (fixtures/agents/broken/manifest.json)', () => {
+  it('lists at least 18 agents under distinct names', () => {
+    expect(manifest.length).toBeGreaterThanOrEqual(18);
+    expect(new Set(manifest.map((e) => e.name)).size).toBe(manifest.length);
+  });
+
+  it.each(manifest.map((e) => [e.name, e] as const))('%s is an executable node script with a rule, a requirement id and cases the harness has', async (_name, e) => {
+    expect(e.command[0]).toBe('node');
+    const file = join(ROOT, e.command[1]!);
+    accessSync(file, constants.X_OK);
+    expect(readFileSync(file, 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true);
+    expect(e.breaks.length).toBeGreaterThan(10);
+    expect(requirementIds.has(e.requirement), `${e.requirement} is not in spec/1.0/requirements.json`).toBe(true);
+    const cases = await knownCases;
+    expect(cases.has(e.expected_case), `tap-conform has no case ${e.expected_case}`).toBe(true);
+    expect(cases.has(control(e)), `tap-conform has no case ${control(e)}`).toBe(true);
+    expect(control(e)).not.toBe(e.expected_case);
+  }, TEST_TIMEOUT_MS);
+});
+
+describe('each broken agent is failed by the case that targets its rule, and only by it', () => {
+  it.each(manifest.map((e) => [e.name, e] as const))('%s', async (_name, e) => {
+    const run = await zooRuns.get(e.name)!;
+    const why = `${e.name} (${e.breaks}):\n${summary(run)}`;
+    expect(run.cases.get(e.expected_case)?.verdict, why).toBe('FAIL');
+    expect(run.cases.get(control(e))?.verdict, why).toBe('PASS');
+    expect(run.code, why).toBe(1);
+  }, TEST_TIMEOUT_MS);
+});
+
+describe('the reference agent passes every case the broken agents are failed by', () => {
+  it('over stdio', async () => {
+    const run = await referenceStdio;
+    const targets = [...new Set(manifest.filter((e) => e.binding !== 'websocket').map((e) => e.expected_case))];
+    const notPassed = targets.filter((id) => run.cases.get(id)?.verdict !== 'PASS');
+    expect(notPassed, summary(run)).toEqual([]);
+    expect(run.code, summary(run)).toBe(0);
+  }, TEST_TIMEOUT_MS);
+
+  it('over WebSocket', async () => {
+    const run = await referenceWebSocket;
+    const targets = [...new Set(manifest.filter((e) => e.binding === 'websocket').map((e) => e.expected_case))];
+    const notPassed = targets.filter((id) => run.cases.get(id)?.verdict !== 'PASS');
+    expect(notPassed, summary(run)).toEqual([]);
+    expect(run.code, summary(run)).toBe(0);
+  }, TEST_TIMEOUT_MS);
+});
