@@ -1,0 +1,58 @@
+/**
+ * A conformance case is data plus a run function: a stable id, the spec anchor, the requirement
+ * ids it proves (their sentences are read from spec/1.0/requirements.json), its level and
+ * profile, what it needs from the agent, and `run`, which returns an Outcome value
+ * (spec: conformance#cases).
+ */
+import type { CaseContext } from './context.ts';
+import type { Level, Outcome } from './verdict.ts';
+
+/** The profiles, in report order (spec: conformance#profiles). */
+export const PROFILES = [
+  'core',
+  'tasks',
+  'cancellation',
+  'streaming-resume',
+  'idempotency',
+  'authorization',
+  'plans',
+  'shutdown',
+  'integrity',
+  'stdio',
+  'websocket',
+] as const;
+export type Profile = (typeof PROFILES)[number];
+
+/** What a case needs from the agent or the run; a missing need decides the verdict without running it. */
+export interface Needs {
+  /** Capabilities: a missing tap.test.* one is NOT-TESTED, any other UNIMPLEMENTED. */
+  capabilities?: string[];
+  /** HMAC integrity with the run's key: UNIMPLEMENTED when the agent refuses it, SKIPPED when no key was given. */
+  integrity?: boolean;
+  /** Only against agents whose card declares durability "restart" (UNIMPLEMENTED otherwise). */
+  restart?: boolean;
+  /** Only over this binding (SKIPPED otherwise): resume after a reconnect and several sessions need WebSocket. */
+  binding?: 'stdio' | 'websocket';
+}
+
+export interface Case {
+  /** Stable id, e.g. "core.handshake.version-negotiation"; never reused for another meaning. */
+  id: string;
+  /** One line: what the case checks, as a sentence. */
+  title: string;
+  level: Level;
+  profile: Profile;
+  /** The spec anchor, e.g. "handshake#versions" (never a section number). */
+  spec: string;
+  /** The requirement ids the case proves, from spec/1.0/requirements.json. */
+  requirements: string[];
+  needs?: Needs;
+  /** Time budget of the whole case in ms at time-scale 1 (default 20 000). */
+  budgetMs?: number;
+  run(ctx: CaseContext): Promise<Outcome>;
+}
+
+/** Defines a case; a function only so that case files read as lists of declarations. */
+export function defineCase(c: Case): Case {
+  return c;
+}

@@ -1,0 +1,164 @@
+/**
+ * Core profile: the invalid-message fixtures (fixtures/invalid/), replayed against the live agent.
+ * Each fixture is moved into the live session (fresh message_id, the session's identities, id and
+ * clock) except for the member that is its defect, and must get the error its .expect.json names
+ * (spec: errors#order-of-checks).
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { defineCase, type Case } from '../case.ts';
+import type { CaseContext } from '../context.ts';
+import { repoPath } from '../paths.ts';
+import type { Peer } from '../peer.ts';
+import { messageEntry } from '../schemas.ts';
+import type { Wire } from '../session-state.ts';
+import { describeMessage, handshake } from '../steps.ts';
+import { fail, pass, skipped, type Outcome } from '../verdict.ts';
+import { attempt, expectNothing, need } from './kit.ts';
+
+const DIR = repoPath('fixtures/invalid');
+
+interface Expect {
+  error: string;
+  keyword?: string;
+  path?: string;
+  why?: string;
+  decode?: { rejectDuplicateMembers?: boolean };
+}
+
+interface Fixture {
+  name: string;
+  /** A JSON message (patched into the session), or raw bytes sent as they are. */
+  message?: Record<string, unknown>;
+  raw?: Uint8Array;
+  expect: Expect;
+}
+
+/** Reads one folder of fixtures/invalid/. */
+export function loadFixtures(folder: string): Fixture[] {
+  const dir = join(DIR, folder);
+  if (!existsSync(dir)) return [];
+  const out: Fixture[] = [];
+  for (const f of readdirSync(dir).sort()) {
+    if (f.endsWith('.expect.json')) continue;
+    const base = f.replace(/\.(json|txt|bin)$/, '');
+    const expectFile = join(dir, `${base}.expect.json`);
+    if (!existsSync(expectFile)) continue;
+    const expect = JSON.parse(readFileSync(expectFile, 'utf8')) as Expect;
+    const bytes = readFileSync(join(dir, f));
+    const name = `${folder}/${base}`;
+    if (f.endsWith('.json')) out.push({ name, message: JSON.parse(bytes.toString('utf8')), expect });
+    else out.push({ name, raw: new Uint8Array(bytes.toString('utf8').endsWith('\n') && f.endsWith('.txt') ? bytes.subarray(0, bytes.length - 1) : bytes), expect });
+  }
+  return out;
+}
+
+/** Moves a fixture message into the live session, leaving its defect (expect.path) alone. */
+function patch(peer: Peer, m: Record<string, unknown>, e: Expect): Wire {
+  const out = { ...m };
+  const defect = (member: string) => (e.path ?? '').startsWith(`/${member}`);
+  const set = (member: string, value: unknown) => {
+    if (member in out && !defect(member) && value !== undefined) out[member] = value;
+  };
+  set('message_id', peer.ids.message());
+  set('source', peer.state.selfId);
+  if (out.target !== '*' || out.type === 'handshake.init') set('target', out.type === 'handshake.init' ? '*' : peer.state.agentId);
+  set('session_id', peer.state.sessionId);
+  set('timestamp', new Date().toISOString());
+  return out as unknown as Wire;
+}
+
+/** The error a fixture must get in a live session: a missing session_id fails session binding first. */
+function wanted(f: Fixture, inSession: boolean): string[] {
+  const m = f.message;
+  if (inSession && m && !('session_id' in m) && messageEntry(String(m.type))?.session_id === 'required') {
+    return [f.expect.error, 'PROTOCOL_VIOLATION'];
+  }
+  return [f.expect.error];
+}
+
+/**
+ * Replays fixtures one by one; reopens the session when the agent ends it after repeated bad
+ * input (which it may do after 32 refusals). Returns the mismatches.
+ */
+async function replay(ctx: CaseContext, fixtures: Fixture[], open: () => Promise<Peer>, inSession: boolean): Promise<string[]> {
+  let peer = await open();
+  const problems: string[] = [];
+  for (const f of fixtures) {
+    if (f.expect.decode?.rejectDuplicateMembers) continue;
+    if (peer.closed) peer = await open();
+    const mark = peer.mark();
+    let id: string | undefined;
+    if (f.message) {
+      const m = patch(peer, f.message, f.expect);
+      id = typeof m.message_id === 'string' ? m.message_id : undefined;
+      await peer.sendText(JSON.stringify(m), `fixture ${f.name}`);
+    } else {
+      // Raw fixtures share message ids; each gets its own, so no two frames claim one id.
+      const text = Buffer.from(f.raw!).toString('latin1');
+      const found = /"message_id":"([A-Za-z0-9._:-]*)"/.exec(text);
+      if (found) {
+        id = peer.ids.message();
+        await peer.sendRaw(Buffer.from(text.replace(found[0], `"message_id":"${id}"`), 'latin1'), `fixture ${f.name}`);
+      } else await peer.sendRaw(f.raw!, `fixture ${f.name}`);
+    }
+    if (f.message?.type === 'error') {
+      const quiet = await expectNothing(peer, mark, (r) => r.msg.type === 'error' && (id === undefined || r.msg.reply_to === id), 'nothing may answer an error');
+      if (quiet) problems.push(`${f.name}: ${quiet.detail}`);
+      continue;
+    }
+    const r = await peer.waitFor((x) => x.index >= mark && x.msg.type === 'error' && (id === undefined || x.msg.reply_to === id || x.msg.reply_to === undefined), `the error for fixture ${f.name}`);
+    if (!r.ok) {
+      problems.push(`${f.name}: ${r.outcome.detail}`);
+      if (peer.closed) continue;
+      continue;
+    }
+    const code = r.value.msg.payload?.code;
+    const want = wanted(f, inSession);
+    if (!want.includes(code)) {
+      // An agent may end a session after repeated bad input: then reopen and go on.
+      if (code === 'PROTOCOL_VIOLATION' && r.value.msg.payload?.fatal === true && r.value.msg.reply_to === undefined) continue;
+      problems.push(`${f.name}: expected ${want.join(' or ')} (${f.expect.why ?? ''}), got ${describeMessage(r.value.msg)}`);
+    }
+  }
+  return problems;
+}
+
+function verdict(problems: string[], n: number): Outcome {
+  if (n === 0) return skipped('no fixtures found under fixtures/invalid/');
+  if (problems.length === 0) return pass(`${n} invalid fixtures, each refused with the expected error`);
+  return fail(`${problems.length} of ${n} invalid fixtures got the wrong answer; first: ${problems[0]}`, 'the error each .expect.json names', problems.slice(0, 5).join(' | '));
+}
+
+const REQUESTER_TYPES = ['task.request', 'task.cancel', 'task.resume', 'plan.decision', 'shutdown.request', 'session.farewell', 'pong', 'error'];
+
+function fixtureCase(id: string, title: string, folders: string[], mode: 'session' | 'fresh' | 'acked', requirements: string[]): Case {
+  return defineCase({
+    id: `core.fixtures.${id}`,
+    title,
+    level: 'MUST',
+    profile: 'core',
+    spec: 'errors#order-of-checks',
+    requirements: ['TAP-ERR-010', ...requirements],
+    budgetMs: 60_000,
+    run: attempt(async (ctx) => {
+      const fixtures = folders.flatMap(loadFixtures);
+      const open = async () => {
+        const peer = need(await ctx.connect());
+        if (mode === 'session') need(await handshake(peer));
+        if (mode === 'acked') need(await handshake(peer, { stopAfterAck: true }));
+        return peer;
+      };
+      return verdict(await replay(ctx, fixtures, open, mode !== 'fresh'), fixtures.filter((f) => !f.expect.decode?.rejectDuplicateMembers).length);
+    }),
+  });
+}
+
+export const fixtureCases: Case[] = [
+  fixtureCase('malformed', 'Every malformed-frame fixture gets MALFORMED_MESSAGE in a live session', ['malformed'], 'session', ['TAP-ENV-001', 'TAP-ERR-008']),
+  fixtureCase('i-json', 'Every non-I-JSON fixture gets INVALID_MESSAGE in a live session', ['i-json'], 'session', ['TAP-ENV-002']),
+  fixtureCase('envelope', 'Every invalid-envelope fixture gets INVALID_MESSAGE in a live session', ['envelope'], 'session', ['TAP-MSG-006', 'TAP-ENV-009']),
+  fixtureCase('payloads', 'Every invalid requester payload fixture gets its error (and invalid errors get no answer)', REQUESTER_TYPES, 'session', ['TAP-MSG-006', 'TAP-ERR-004']),
+  fixtureCase('handshake-init', 'Every invalid handshake.init fixture gets its error before a session exists', ['handshake.init'], 'fresh', ['TAP-MSG-006', 'TAP-HS-021']),
+  fixtureCase('handshake-ready', 'Every invalid handshake.ready fixture gets its error after the ack', ['handshake.ready'], 'acked', ['TAP-MSG-006']),
+];

@@ -1,0 +1,40 @@
+/** Every conformance case of TAP 1.0, in report order. */
+import type { Case } from '../case.ts';
+import { authorizationCases } from './authorization.ts';
+import { stdioCases, websocketCases } from './bindings.ts';
+import { cancellationCases } from './cancellation.ts';
+import { envelopeCases } from './envelope.ts';
+import { fixtureCases } from './fixtures.ts';
+import { handshakeCases } from './handshake.ts';
+import { idempotencyCases } from './idempotency.ts';
+import { integrityCases } from './integrity.ts';
+import { limitCases } from './limits.ts';
+import { livenessCases } from './liveness.ts';
+import { restartCases } from './restart.ts';
+import { planCases } from './plans.ts';
+import { resumeCases } from './resume.ts';
+import { shutdownCases } from './shutdown.ts';
+import { taskCases } from './tasks.ts';
+import { chaosCases } from '../chaos.ts';
+import { propertyCases } from '../properties.ts';
+
+export const ALL_CASES: readonly Case[] = [
+  ...handshakeCases,
+  ...envelopeCases,
+  ...limitCases,
+  ...fixtureCases,
+  ...taskCases,
+  ...cancellationCases,
+  ...resumeCases,
+  ...idempotencyCases,
+  ...authorizationCases,
+  ...planCases,
+  ...shutdownCases,
+  ...integrityCases,
+  ...stdioCases,
+  ...websocketCases,
+  ...livenessCases,
+  ...restartCases,
+  ...propertyCases,
+  ...chaosCases,
+];

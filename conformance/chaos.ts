@@ -1,0 +1,361 @@
+/**
+ * The chaos layer: a fault-injecting Transport between the harness and the agent. It duplicates,
+ * delays, reorders and chops outbound frames, drops inbound stream messages (recovered with
+ * task.resume) or the whole connection (recovered with a resume handshake), and injects forged,
+ * malformed, invalid UTF-8, oversized, unknown and flooding traffic. After a workload the recorded
+ * history must still keep every rule: legal transitions, one result per task, gap-free
+ * sequences, one effect per idempotency key, no lost accepted task (spec: conformance#chaos).
+ */
+import { checkHistory } from '../reference/core/history.ts';
+import type { ChildStdioTransport } from '../reference/transports/stdio-child.ts';
+import type { CloseInfo, InboundFrame, RawSendOptions, RawTransport } from '../reference/transports/transport.ts';
+import { defineCase, type Case, type Profile } from './case.ts';
+import type { CaseContext } from './context.ts';
+import { signMessage } from './mac.ts';
+import type { Peer, Received } from './peer.ts';
+import { recovered } from './runner.ts';
+import type { SessionState, Wire } from './session-state.ts';
+import type { Connection } from './target.ts';
+import { collectUntilResult, describeMessage, handshake } from './steps.ts';
+import { fail, pass, skipped, type Outcome } from './verdict.ts';
+
+/** Which faults a run injects, each with its probability per frame. */
+export interface FaultPlan {
+  duplicate?: number;
+  delay?: number;
+  chop?: number;
+  dropInbound?: number;
+  garbage?: number;
+  forge?: number;
+  flood?: boolean;
+  dropConnection?: boolean;
+}
+
+const enc = new TextEncoder();
+
+/** A RawTransport wrapper that injects faults; every fault it injects is noted in the transcript. */
+export class FaultLayer implements RawTransport {
+  onmessage?: (frame: InboundFrame) => void;
+  onclose?: (info: CloseInfo) => void;
+  onerror?: (err: Error) => void;
+  /** Counts of injected faults, by kind. */
+  readonly injected: Record<string, number> = {};
+  private chain: Promise<void> = Promise.resolve();
+  /** Held across the pieces of a chopped frame, so no other frame lands in its middle. */
+  private writing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly inner: RawTransport,
+    private readonly connection: Connection,
+    private readonly plan: FaultPlan,
+    private readonly random: () => number,
+    private readonly note: (text: string) => void,
+    private readonly binding: 'stdio' | 'websocket',
+  ) {
+    inner.onmessage = (f) => this.inbound(f);
+    inner.onclose = (i) => this.onclose?.(i);
+    inner.onerror = (e) => this.onerror?.(e);
+  }
+
+  start(): Promise<void> {
+    return this.inner.start();
+  }
+
+  close(info?: CloseInfo): Promise<void> {
+    return this.inner.close(info);
+  }
+
+  setMaxFrameBytes(n: number): void {
+    this.inner.setMaxFrameBytes?.(n);
+  }
+
+  sendRaw(data: Uint8Array, options?: RawSendOptions): Promise<void> {
+    return this.inner.sendRaw(data, options);
+  }
+
+  /** Sends a frame through the faults. Frames keep their order unless a delay reorders them. */
+  send(text: string): Promise<void> {
+    const roll = (p?: number) => p !== undefined && this.random() < p;
+    if (roll(this.plan.delay)) {
+      const ms = 5 + Math.floor(this.random() * 60);
+      this.count('delay', `delayed ${ms} ms (may reorder): ${text.slice(0, 80)}`);
+      setTimeout(() => void this.exclusive(() => this.inner.send(text)).catch(() => {}), ms);
+      return Promise.resolve();
+    }
+    const job = async () => {
+      if (roll(this.plan.chop) && this.binding === 'stdio') await this.exclusive(() => this.chopped(text));
+      else await this.exclusive(() => this.inner.send(text));
+      if (roll(this.plan.duplicate)) {
+        this.count('duplicate', `sent twice: ${text.slice(0, 80)}`);
+        await this.exclusive(() => this.inner.send(text));
+      }
+    };
+    this.chain = this.chain.then(job, job);
+    return this.chain;
+  }
+
+  /** Runs one physical write at a time. */
+  private exclusive(write: () => Promise<void>): Promise<void> {
+    const next = this.writing.then(write, write);
+    this.writing = next.catch(() => {});
+    return next;
+  }
+
+  private async chopped(text: string): Promise<void> {
+    const stdin = (this.connection.transport as ChildStdioTransport).child?.stdin;
+    if (!stdin) return this.inner.send(text);
+    const cuts = [Math.floor(text.length / 3), Math.floor((2 * text.length) / 3)];
+    this.count('chop', `written in 3 pieces: ${text.slice(0, 80)}`);
+    const bytes = enc.encode(text + '\n');
+    const at = cuts.map((c) => enc.encode(text.slice(0, c)).length);
+    for (const [from, to] of [
+      [0, at[0]],
+      [at[0], at[1]],
+      [at[1], bytes.length],
+    ] as const) {
+      stdin.write(bytes.subarray(from!, to!));
+      await new Promise((r) => setTimeout(r, 3));
+    }
+  }
+
+  private inbound(frame: InboundFrame): void {
+    if (this.plan.dropInbound !== undefined && this.random() < this.plan.dropInbound) {
+      // Only task events are dropped: the harness recovers them with task.resume.
+      const text = new TextDecoder().decode(frame.bytes);
+      if (text.includes('"type":"task.event"')) {
+        this.count('drop', `dropped an inbound message: ${text.slice(0, 100)}`);
+        return;
+      }
+    }
+    this.onmessage?.(frame);
+  }
+
+  /** Stops injecting faults (before the final checks). */
+  quiet(): void {
+    for (const k of Object.keys(this.plan) as (keyof FaultPlan)[]) delete this.plan[k];
+  }
+
+  count(kind: string, note: string): void {
+    this.injected[kind] = (this.injected[kind] ?? 0) + 1;
+    this.note(`chaos: ${note}`);
+  }
+}
+
+/** The garbage the layer injects between real messages, each answered by an error or ignored. */
+function garbage(peer: Peer, random: () => number): { text?: string; bytes?: Uint8Array; why: string } {
+  const pick = Math.floor(random() * 6);
+  const ping = () => peer.envelope('ping', {});
+  switch (pick) {
+    case 0:
+      return { text: '{"type":"task.request",', why: 'malformed JSON' };
+    case 1:
+      return { bytes: new Uint8Array([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]), why: 'invalid UTF-8' };
+    case 2:
+      return { text: JSON.stringify({ ...ping(), payload: { 'x-pad': 'z'.repeat(Number(peer.state.params?.max_message_bytes ?? 1_048_576) + 10) } }), why: 'an oversized message' };
+    case 3:
+      return { text: JSON.stringify({ ...ping(), type: 'task.teleport' }), why: 'an unknown type' };
+    case 4:
+      return { text: JSON.stringify({ ...ping(), x_unknown: [1, 2, 3], payload: { 'x-extra': true } }), why: 'unknown fields (a valid ping)' };
+    default:
+      return { text: '[]', why: 'a top-level array' };
+  }
+}
+
+/** A forged copy of a request, with its own message_id and task_id so it cannot shadow the real one. */
+function forged(peer: Peer, random: () => number, taskId: string): { msg: Wire; why: string } {
+  const base = peer.envelope('task.request', { capability: 'tap.test.counter', input: { key: `forged-${taskId}` } }, { task_id: taskId });
+  const pick = Math.floor(random() * (peer.state.integrity ? 3 : 2));
+  if (pick === 0) return { msg: { ...base, source: 'mallory' }, why: 'a forged sender' };
+  if (pick === 1) return { msg: { ...base, session_id: 'FORGEDFORGEDFORGEDFORGED' }, why: 'a forged session' };
+  const key = peer.state.integrity!;
+  const s = signMessage(base as unknown as Record<string, unknown>, key.key, key.keyId) as unknown as Wire;
+  return { msg: { ...s, signature: { ...s.signature!, value: 'A'.repeat(43) } }, why: 'a forged signature' };
+}
+
+interface Work {
+  taskId: string;
+  request: Wire;
+  key?: string;
+  kind: 'counter' | 'stream' | 'sleep';
+}
+
+/** Waits for the reply to a request, re-sending it byte for byte while the layer loses or delays it. */
+async function replyOf(peer: Peer, request: Wire, ctx: CaseContext): Promise<Received | Outcome> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const r = await peer.poll((m) => m.msg.reply_to === request.message_id, ctx.scaled(attempt === 0 ? 4000 : 2000));
+    if (r) return r;
+    if (peer.closed) break;
+    await peer.send(request);
+  }
+  const d = await peer.waitFor((m) => m.msg.reply_to === request.message_id, `the reply to ${request.type} ${request.message_id}`, ctx.scaled(2000));
+  return d.ok ? d.value : d.outcome;
+}
+
+/** Fills the gaps of each task's stream with task.resume from the last contiguous sequence. */
+async function recover(peer: Peer, works: Work[], ctx: CaseContext): Promise<Outcome | null> {
+  for (const w of works) {
+    for (let round = 0; round < 4; round++) {
+      const seqs = [...(peer.state.streams.get(w.taskId)?.keys() ?? [])].sort((a, b) => a - b);
+      let contiguous = 0;
+      while (seqs.includes(contiguous + 1)) contiguous++;
+      const result = peer.state.resultSeq.get(w.taskId);
+      if (result !== undefined && contiguous >= result) break;
+      const sent = await peer.post('task.resume', { last_sequence: contiguous }, { task_id: w.taskId });
+      const r = await replyOf(peer, sent, ctx);
+      if ('verdict' in r) return r;
+      if (r.msg.type !== 'task.snapshot') return fail(`task.resume during recovery got ${describeMessage(r.msg)}`, 'task.snapshot', describeMessage(r.msg));
+      const last = r.msg.payload.last_sequence as number;
+      await peer.poll((m) => m.msg.task_id === w.taskId && m.msg.sequence === last && m.index > r.index, ctx.scaled(3000));
+    }
+  }
+  return null;
+}
+
+/** Runs the chaos workload under `plan` and checks the recovered history. */
+export async function chaosRun(ctx: CaseContext, plan: FaultPlan): Promise<Outcome> {
+  if (plan.dropConnection && ctx.binding !== 'websocket') return skipped('dropping and resuming a connection needs the WebSocket binding');
+  let layer: FaultLayer | undefined;
+  const wrap = (t: RawTransport, c: Connection) => (layer = new FaultLayer(t, c, { ...plan }, ctx.random, (n) => ctx.note(n), ctx.binding));
+  const first = await ctx.connect({ wrap });
+  if (!first.ok) return first.outcome;
+  let peer = first.value;
+  const hs = await handshake(peer, { params: { max_concurrent_tasks: 32 } });
+  if (!hs.ok) return hs.outcome;
+  if (plan.dropInbound) peer.state.lenientGaps = true;
+  const works: Work[] = [];
+  const forgedIds: string[] = [];
+  const add = (kind: Work['kind'], input: unknown, keyed: boolean): Work => {
+    const taskId = peer.ids.task('chaos');
+    const key = keyed ? `chaos-${taskId}` : undefined;
+    const capability = `tap.test.${kind}`;
+    const request = peer.envelope('task.request', { capability, input: kind === 'counter' ? { key: key ?? taskId } : input }, key ? { task_id: taskId, idempotency_key: key } : { task_id: taskId });
+    const w: Work = { taskId, request, key: key ?? (kind === 'counter' ? taskId : undefined), kind };
+    works.push(w);
+    return w;
+  };
+  const plan1 = [
+    add('counter', null, true),
+    add('stream', { count: 8, interval_ms: 5 }, false),
+    add('counter', null, true),
+    add('sleep', { ms: 120_000 }, false),
+    add('counter', null, false),
+    add('stream', { count: 4 }, true),
+  ];
+  const sendAll = async (ws: Work[]) => {
+    for (const w of ws) {
+      await peer.send(w.request);
+      if (plan.garbage !== undefined && ctx.random() < plan.garbage) {
+        const g = garbage(peer, ctx.random);
+        layer?.count('garbage', g.why);
+        if (g.bytes) await peer.sendRaw(g.bytes, g.why);
+        else await peer.sendText(g.text!, g.why);
+      }
+      if (plan.forge !== undefined && ctx.random() < plan.forge) {
+        const id = peer.ids.task('forged');
+        forgedIds.push(id);
+        const f = forged(peer, ctx.random, id);
+        layer?.count('forge', f.why);
+        await peer.send(f.msg, { deliberate: f.why, sign: false });
+      }
+    }
+    if (plan.flood) {
+      layer?.count('flood', '100 pings at once');
+      await Promise.all(Array.from({ length: 100 }, () => peer.post('ping', {})));
+    }
+  };
+  await sendAll(plan1.slice(0, 3));
+  if (plan.dropConnection) {
+    layer?.count('drop-connection', 'terminated the connection; resuming on a new one');
+    (ctx.connectionOf(peer)?.transport as { terminate?: () => void }).terminate?.();
+    await peer.waitClosed(ctx.scaled(3000));
+    const state: SessionState = peer.state;
+    const next = await ctx.connect({ state, wrap });
+    if (!next.ok) return next.outcome;
+    peer = next.value;
+    // Every task asked for is listed: one whose request never arrived is answered UNKNOWN_TASK,
+    // and the request repeated below creates it.
+    const tasks = works.map((w) => ({ task_id: w.taskId, last_sequence: 0 }));
+    const again = await handshake(peer, { resume: { session_id: state.sessionId!, resume_token: state.resumeToken!, tasks } });
+    if (!again.ok) return again.outcome;
+    if (again.value.ack.msg.payload.resumed !== true) return fail('the resume after a dropped connection was declined', 'resumed: true', String(again.value.ack.msg.payload.resumed));
+    // Requests whose replies were lost with the connection are repeated byte for byte.
+    for (const w of plan1.slice(0, 3)) await peer.send(w.request);
+  }
+  await sendAll(plan1.slice(3));
+  for (const w of plan1) {
+    const r = await replyOf(peer, w.request, ctx);
+    if ('verdict' in r) return r;
+    if (r.msg.type !== 'task.accepted' && r.msg.type !== 'task.snapshot') return fail(`${w.kind} request ${w.taskId} got ${describeMessage(r.msg)}`, 'task.accepted', describeMessage(r.msg));
+  }
+  const sleeper = plan1.find((w) => w.kind === 'sleep')!;
+  const cancel = await peer.post('task.cancel', {}, { task_id: sleeper.taskId });
+  const cr = await replyOf(peer, cancel, ctx);
+  if ('verdict' in cr) return cr;
+  for (const w of plan1) {
+    const res = await collectUntilResult(peer, w.taskId, ctx.scaled(10_000));
+    if (!res.ok && !peer.state.resultSeq.has(w.taskId) && !plan.dropInbound) return res.outcome;
+  }
+  if (plan.dropInbound) {
+    const lost = await recover(peer, plan1, ctx);
+    if (lost) return lost;
+  }
+  layer?.quiet();
+  return judgeChaos(ctx, peer, plan1, forgedIds, layer);
+}
+
+/** The after-the-fact checks of a chaos run. */
+async function judgeChaos(ctx: CaseContext, peer: Peer, works: Work[], forgedIds: string[], layer: FaultLayer | undefined): Promise<Outcome> {
+  const session = ctx.findings.received.filter((r) => r.session === peer.state);
+  const msgs = recovered(session).filter((m) => works.some((w) => w.taskId === (m as Wire).task_id));
+  const violations = checkHistory(msgs, undefined, { complete: true });
+  if (violations.length) return fail(`under faults the history breaks a rule (${violations[0]!.rule}): ${violations[0]!.message}`, 'legal transitions, gap-free sequences, one result per task', violations[0]!.message);
+  for (const w of works) {
+    const result = peer.state.resultSeq.get(w.taskId);
+    if (result === undefined) return fail(`the accepted task ${w.taskId} never got its result (lost under faults)`, 'a result for every accepted task', 'none');
+  }
+  for (const w of works.filter((x) => x.kind === 'counter')) {
+    const id = peer.ids.task('probe');
+    const sent = await peer.post('task.request', { capability: 'tap.test.counter', input: { key: w.key } }, { task_id: id });
+    const r = await replyOf(peer, sent, ctx);
+    if ('verdict' in r) return r;
+    const res = await collectUntilResult(peer, id, ctx.scaled(10_000));
+    const count = res.ok ? res.value.result.msg.payload.output?.count : undefined;
+    if (count !== 2) return fail(`counter ${w.key} ran ${typeof count === 'number' ? count - 1 : '?'} times for one request under faults`, 'exactly one effect per request', `${typeof count === 'number' ? count - 1 : '?'} effects`);
+  }
+  for (const id of forgedIds) {
+    const sent = await peer.post('task.status', {}, { task_id: id });
+    const r = await replyOf(peer, sent, ctx);
+    if ('verdict' in r) return r;
+    if (!(r.msg.type === 'error' && r.msg.payload.code === 'UNKNOWN_TASK')) return fail(`a forged request created task ${id}`, 'no effect (UNKNOWN_TASK)', describeMessage(r.msg));
+  }
+  const faults = Object.entries(layer?.injected ?? {}).map(([k, n]) => `${n} ${k}`).join(', ');
+  return pass(`${works.length} tasks under ${faults || 'no faults (none drawn)'}: history intact, one effect per key`);
+}
+
+function chaosCase(id: string, profile: Profile, title: string, plan: FaultPlan, caps: string[], requirements: string[], binding?: 'stdio' | 'websocket'): Case {
+  return defineCase({
+    id: `${profile}.chaos.${id}`,
+    title,
+    level: 'MUST',
+    profile,
+    spec: 'conformance#targets',
+    requirements: ['TAP-TASK-007', 'TAP-EVT-004', ...requirements],
+    needs: { capabilities: caps.map((c) => `tap.test.${c}`), ...(binding ? { binding } : {}) },
+    budgetMs: 60_000,
+    run: (ctx) => chaosRun(ctx, plan),
+  });
+}
+
+const BASE = ['counter', 'stream', 'sleep'];
+
+export const chaosCases: Case[] = [
+  chaosCase('duplicate', 'idempotency', 'Under duplicated frames every request still has exactly one effect', { duplicate: 0.6 }, BASE, ['TAP-IDEM-001', 'TAP-IDEM-005']),
+  chaosCase('reorder', 'tasks', 'Under delayed and reordered frames the task rules still hold', { delay: 0.5 }, BASE, ['TAP-TASK-005', 'TAP-TASK-018']),
+  chaosCase('chop', 'stdio', 'Under frames chopped across writes every message is still read whole', { chop: 0.8 }, BASE, ['TAP-STDIO-001'], 'stdio'),
+  chaosCase('drop-resume', 'streaming-resume', 'Stream messages lost in transit are recovered by task.resume, complete and gap-free', { dropInbound: 0.4 }, BASE, ['TAP-RES-002', 'TAP-RES-005']),
+  chaosCase('reconnect', 'streaming-resume', 'A dropped connection is resumed and no task, result or effect is lost or doubled', { dropConnection: true, duplicate: 0.2 }, BASE, ['TAP-RES-010', 'TAP-IDEM-002'], 'websocket'),
+  chaosCase('forge', 'integrity', 'Forged senders and sessions interleaved with real traffic have no effect', { forge: 0.8 }, BASE, ['TAP-INT-001', 'TAP-INT-003']),
+  chaosCase('garbage', 'core', 'Malformed JSON, invalid UTF-8, oversized, unknown types and fields interleaved with real traffic break nothing', { garbage: 0.9 }, BASE, ['TAP-ERR-008', 'TAP-LIM-001']),
+  chaosCase('flood', 'core', 'A flood of pings in the middle of real traffic breaks nothing', { flood: true }, BASE, ['TAP-ERR-008', 'TAP-LIM-008']),
+  chaosCase('mix', 'tasks', 'All faults at once: duplicates, delays, chops, drops, garbage, forgeries and a flood', { duplicate: 0.2, delay: 0.2, chop: 0.2, dropInbound: 0.2, garbage: 0.3, forge: 0.3, flood: true }, BASE, ['TAP-ERR-008', 'TAP-IDEM-001']),
+];

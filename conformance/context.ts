@@ -1,0 +1,239 @@
+/**
+ * What a running case works with: fresh connections to the agent (each its own process over
+ * stdio), sessions already through the handshake, a seeded random source, scaled sleeps, and the
+ * transcript and findings every connection of the case writes to.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Findings, Peer, sleep } from './peer.ts';
+import { IdSource, SessionState, type HmacKey } from './session-state.ts';
+import { handshake, type Established, type HandshakeOptions } from './steps.ts';
+import { keyEnv, openConnection, type Connection, type TargetSpec } from './target.ts';
+import { Transcript } from './transcript.ts';
+import type { RawTransport } from '../reference/transports/transport.ts';
+import { fail, got, miss, type Got } from './verdict.ts';
+
+/** What the run learned from its first handshake with the agent. */
+export interface Probe {
+  /** How long the first handshake.ack took after the connection opened, in ms. */
+  startupMs?: number;
+  /** The agent card from handshake.ack, if the probe got that far. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  card?: Record<string, any>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  params?: Record<string, any>;
+  agentId?: string;
+  /** Why the probe handshake failed, if it did. */
+  problem?: string;
+}
+
+/** Settings every case of a run shares. */
+export interface RunEnv {
+  target: TargetSpec;
+  probe: Probe;
+  /** The harness's agent id in unsigned sessions. */
+  selfId: string;
+  /** The run's HMAC key (bound to key.peer), if any. */
+  key?: HmacKey;
+  stepTimeoutMs: number;
+  /** How long a fresh connection may take to answer its first message (the agent starting up). */
+  startupMs: number;
+  timeScale: number;
+  seed: number;
+  /** Property runs per property case. */
+  runs: number;
+  /** A replay path for property and chaos cases (fast-check). */
+  path?: string;
+  /** The command line that replays one case: `replay(id)`. */
+  replay: (id: string, extra?: string) => string;
+  debug: boolean;
+  /** Scenarios shared by the MUST and SHOULD halves of a timed rule: observed once per run. */
+  shared: Map<string, Promise<unknown>>;
+}
+
+export interface ConnectOptions {
+  /** Open a session bound to the run's HMAC key (harness id = the key's peer). */
+  signed?: boolean;
+  /** Continue an existing session (resume): shares its ids, streams and key. */
+  state?: SessionState;
+  /** Use this harness agent id. */
+  selfId?: string;
+  env?: Record<string, string>;
+  cwd?: string;
+  protocols?: string[];
+  /** A state folder other than the case's own (to start an agent on a copy, say). */
+  stateDir?: string;
+  /** Puts a layer (the chaos fault layer) between the peer and the transport. */
+  wrap?: (transport: RawTransport, connection: Connection) => RawTransport;
+}
+
+/** A seeded pseudo-random source (mulberry32). */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The context of one case run. */
+export class CaseContext {
+  readonly transcript = new Transcript();
+  readonly findings = new Findings();
+  readonly ids: IdSource;
+  readonly random: () => number;
+  readonly peers: Peer[] = [];
+  readonly connections: Connection[] = [];
+  private connCount = 0;
+
+  constructor(
+    readonly env: RunEnv,
+    readonly caseId: string,
+  ) {
+    this.random = seededRandom(env.seed ^ hash(caseId));
+    this.ids = new IdSource(Math.floor(this.random() * 36 ** 4).toString(36).padStart(4, '0'));
+  }
+
+  get binding(): 'stdio' | 'websocket' {
+    return this.env.target.kind;
+  }
+
+  /** The agent card the probe saw. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  get card(): Record<string, any> | undefined {
+    return this.env.probe.card;
+  }
+
+  private state?: string;
+
+  /**
+   * The case's own state folder, substituted for "{state}" in a stdio command: every process of
+   * the case (a restart included) shares it, and no other case sees it.
+   */
+  stateDir(): string {
+    this.state ??= mkdtempSync(join(tmpdir(), 'tap-conform-state-'));
+    return this.state;
+  }
+
+  /** `ms` scaled by --time-scale. */
+  scaled(ms: number): number {
+    return ms * this.env.timeScale;
+  }
+
+  /** Sleeps `ms` (scaled). */
+  sleep(ms: number): Promise<void> {
+    return sleep(this.scaled(ms));
+  }
+
+  /** Adds a note to the transcript. */
+  note(text: string): void {
+    this.transcript.note(0, text);
+  }
+
+  /** Opens a fresh connection (a new agent process over stdio) and returns its started peer. */
+  async connect(o: ConnectOptions = {}): Promise<Got<Peer>> {
+    const conn = ++this.connCount;
+    const key = this.env.key;
+    if (o.signed && !key) throw new Error('a signed connection needs the run key');
+    let connection: Connection;
+    try {
+      connection = await openConnection(this.env.target, {
+        env: { ...keyEnv(key), ...(o.env ?? {}) },
+        cwd: o.cwd,
+        protocols: o.protocols,
+        stateDir: o.stateDir ?? this.stateDir(),
+        onStderr: (line) => this.transcript.add({ conn, dir: 'stderr', text: line }),
+      });
+    } catch (err) {
+      const why = (err as Error).message;
+      this.transcript.note(conn, `could not open a connection: ${why}`);
+      return miss(fail(`could not open a connection to the agent: ${why}`, 'a connection', why));
+    }
+    this.connections.push(connection);
+    this.transcript.note(conn, this.binding === 'stdio' ? `agent process started (pid ${connection.pid})` : `connected to ${this.env.target.display}`);
+    const state =
+      o.state ??
+      new SessionState(o.selfId ?? (o.signed ? key!.peer : this.env.selfId), this.env.probe.agentId);
+    if (o.signed && !o.state) state.integrity = key;
+    if (o.state) {
+      // A new connection of an existing session starts with a new handshake.
+      state.bound = false;
+      state.established = false;
+    }
+    const peer = new Peer({
+      transport: o.wrap ? o.wrap(connection.transport, connection) : connection.transport,
+      binding: this.binding,
+      state,
+      transcript: this.transcript,
+      findings: this.findings,
+      ids: this.ids,
+      conn,
+      stepTimeoutMs: this.env.stepTimeoutMs,
+      startupMs: this.env.startupMs,
+      timeScale: this.env.timeScale,
+      exited: connection.exited,
+    });
+    await peer.start();
+    this.peers.push(peer);
+    return got(peer);
+  }
+
+  /** Opens a connection and runs the whole handshake; signed sessions propose integrity. */
+  async session(o: HandshakeOptions & ConnectOptions = {}): Promise<Got<Peer>> {
+    const r = await this.sessionWith(o);
+    return r.ok ? got(r.value.peer) : r;
+  }
+
+  /** Like `session`, returning the handshake messages too. */
+  async sessionWith(o: HandshakeOptions & ConnectOptions = {}): Promise<Got<{ peer: Peer; hs: Established }>> {
+    const c = await this.connect(o);
+    if (!c.ok) return c;
+    const hs = await handshake(c.value, { integrity: o.signed, ...o });
+    if (!hs.ok) return hs;
+    return got({ peer: c.value, hs: hs.value });
+  }
+
+  /**
+   * Runs a scenario once per run and shares its result: the MUST (occurrence) and SHOULD
+   * (punctuality) halves of a timed rule judge the same observation.
+   */
+  shared<T>(key: string, scenario: (ctx: CaseContext) => Promise<T>): Promise<T> {
+    let p = this.env.shared.get(key) as Promise<T> | undefined;
+    if (p) {
+      this.note(`the observation is shared with the other half of this timed rule (scenario "${key}"); its transcript is in the case that ran it first`);
+      return p;
+    }
+    p = scenario(this);
+    this.env.shared.set(key, p);
+    return p;
+  }
+
+  /** The connection behind a peer (for signals and exit status). */
+  connectionOf(peer: Peer): Connection | undefined {
+    return this.connections[this.peers.indexOf(peer)];
+  }
+
+  /** Closes every connection; spawned agents that do not exit in time are killed. */
+  async dispose(): Promise<void> {
+    await Promise.all(
+      this.peers.map(async (p, i) => {
+        const c = this.connections[i];
+        const closing = p.close().catch(() => {});
+        const timer = setTimeout(() => c?.kill?.('SIGKILL'), this.scaled(3000));
+        await closing;
+        clearTimeout(timer);
+      }),
+    );
+    if (this.state) rmSync(this.state, { recursive: true, force: true });
+  }
+}
+
+function hash(s: string): number {
+  let h = 2166136261;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619);
+  return h >>> 0;
+}

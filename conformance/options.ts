@@ -1,0 +1,225 @@
+/**
+ * The command line of tap-conform, parsed into a run configuration (a value), or into the
+ * one-line usage error a person can act on. No I/O here.
+ */
+import { parseArgs } from 'node:util';
+import { PROFILES, type Profile } from './case.ts';
+import type { TargetSpec } from './target.ts';
+
+export type LevelTarget = 'must' | 'should' | 'may';
+
+export interface Config {
+  target?: TargetSpec;
+  list: boolean;
+  help: boolean;
+  version: boolean;
+  profiles: Profile[];
+  level: LevelTarget;
+  only: string[];
+  seed: number;
+  path?: string;
+  runs: number;
+  repeat: number;
+  timeoutMs: number;
+  timeScale: number;
+  jobs?: number;
+  json?: string;
+  junit?: string;
+  html?: string;
+  badge?: string;
+  expectedFailures?: string;
+  transcripts?: string;
+  color: boolean;
+  debug: boolean;
+  hmac?: { keyId: string; key: string; peer: string };
+}
+
+export const DEFAULT_SEED = 20250314;
+export const DEFAULT_RUNS = 20;
+export const DEFAULT_TIMEOUT_MS = 10_000;
+/** The harness's agent id in unsigned sessions; signed sessions use the key's peer id. */
+export const HARNESS_ID = 'tap-conform';
+/** The requester id the run's key is bound to over stdio. */
+export const HARNESS_SIGNED_ID = 'tap-conform.hmac';
+
+export const USAGE = `Usage:
+  tap-conform [options] <agent-executable>          spawn the agent and speak TAP over stdio
+  tap-conform [options] -- <command> [args…]         spawn a command (e.g. -- python3 agent.py)
+  tap-conform [options] ws://host:port/path          connect over WebSocket
+  tap-conform --list [--profile p] [--only glob]     print the cases
+
+Options:
+  --profile <name>        run only this profile (repeatable): ${PROFILES.join(', ')}
+  --level must|should|may run cases up to this level (default may: everything, judged strictly)
+  --only <id-glob>        run only matching cases (repeatable; * and ? wildcards)
+  --seed <n>              seed of the random choices (default ${DEFAULT_SEED})
+  --path <p>              replay path of a property or chaos failure (with --seed and --only)
+  --runs <n>              runs per property (default ${DEFAULT_RUNS})
+  --repeat <n>            run each case n times and report flaky ones
+  --timeout <ms>          how long each step waits for a reply (default ${DEFAULT_TIMEOUT_MS})
+  --time-scale <x>        stretch every timing tolerance by x (slow machines, CI)
+  --jobs <n>              cases run at once (default 4 over stdio, 8 over WebSocket)
+  --json <file>           write the JSON report
+  --junit <file>          write a JUnit XML report
+  --html <file>           write a self-contained HTML report
+  --badge <file>          write an SVG badge with the level reached
+  --expected-failures <file>  a JSON baseline [{ "id", "reason" }] of known failures
+  --transcripts <dir>     write every case's wire transcript as NDJSON
+  --hmac-key-id <id>      WebSocket agents: the key id the agent was started with
+  --hmac-key <base64url>  WebSocket agents: the pre-shared key (at least 32 bytes)
+  --hmac-peer <id>        WebSocket agents: the requester id the key is bound to (default ${HARNESS_SIGNED_ID})
+  --no-color              plain output
+  --debug                 stack traces and harness internals
+  --version, --help
+
+Exit codes: 0 every required case passed; 1 the agent failed a case; 2 usage error;
+3 the harness could not run (the agent would not start, or the URL is unreachable).`;
+
+export type Parsed = { ok: true; config: Config } | { ok: false; error: string };
+
+function positiveInt(name: string, v: string | undefined, min = 1): number | string {
+  if (v === undefined) return `${name} needs a value`;
+  if (!/^\d+$/.test(v) || Number(v) < min) return `${name} must be an integer of at least ${min}, not "${v}"`;
+  return Number(v);
+}
+
+/** Parses argv (without node and the script). */
+export function parseCli(argv: readonly string[]): Parsed {
+  const dashdash = argv.indexOf('--');
+  const head = dashdash === -1 ? [...argv] : argv.slice(0, dashdash);
+  const command = dashdash === -1 ? undefined : argv.slice(dashdash + 1);
+  let values: Record<string, string | boolean | (string | boolean)[] | undefined>;
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args: head,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        profile: { type: 'string', multiple: true },
+        level: { type: 'string' },
+        only: { type: 'string', multiple: true },
+        seed: { type: 'string' },
+        path: { type: 'string' },
+        runs: { type: 'string' },
+        repeat: { type: 'string' },
+        timeout: { type: 'string' },
+        'time-scale': { type: 'string' },
+        jobs: { type: 'string' },
+        json: { type: 'string' },
+        junit: { type: 'string' },
+        html: { type: 'string' },
+        badge: { type: 'string' },
+        'expected-failures': { type: 'string' },
+        transcripts: { type: 'string' },
+        'hmac-key-id': { type: 'string' },
+        'hmac-key': { type: 'string' },
+        'hmac-peer': { type: 'string' },
+        'no-color': { type: 'boolean' },
+        debug: { type: 'boolean' },
+        list: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean' },
+      },
+    }));
+  } catch (err) {
+    return { ok: false, error: (err as Error).message.split('\n')[0]!.replace(/\. To specify a positional.*$/, '') };
+  }
+  const s = (k: string) => values[k] as string | undefined;
+  const cfg: Config = {
+    list: values.list === true,
+    help: values.help === true,
+    version: values.version === true,
+    profiles: [],
+    level: 'may',
+    only: ((values.only as string[] | undefined) ?? []).flatMap((o) => o.split(',')).filter((o) => o !== ''),
+    seed: DEFAULT_SEED,
+    runs: DEFAULT_RUNS,
+    repeat: 1,
+    timeoutMs: DEFAULT_TIMEOUT_MS,
+    timeScale: 1,
+    color: values['no-color'] !== true && !process.env.NO_COLOR,
+    debug: values.debug === true,
+  };
+  for (const p of ((values.profile as string[] | undefined) ?? []).flatMap((x) => x.split(','))) {
+    if (!(PROFILES as readonly string[]).includes(p)) return { ok: false, error: `unknown profile "${p}"; profiles are ${PROFILES.join(', ')}` };
+    if (!cfg.profiles.includes(p as Profile)) cfg.profiles.push(p as Profile);
+  }
+  const level = s('level');
+  if (level !== undefined) {
+    if (level !== 'must' && level !== 'should' && level !== 'may') return { ok: false, error: `--level is must, should or may, not "${level}"` };
+    cfg.level = level;
+  }
+  const ints: [string, keyof Config, number][] = [
+    ['seed', 'seed', 0],
+    ['runs', 'runs', 1],
+    ['repeat', 'repeat', 1],
+    ['timeout', 'timeoutMs', 1],
+    ['jobs', 'jobs', 1],
+  ];
+  for (const [flag, key, min] of ints) {
+    if (values[flag] === undefined) continue;
+    const n = positiveInt(`--${flag}`, s(flag), min);
+    if (typeof n === 'string') return { ok: false, error: n };
+    (cfg as unknown as Record<string, unknown>)[key] = n;
+  }
+  const scale = s('time-scale');
+  if (scale !== undefined) {
+    const x = Number(scale);
+    if (!Number.isFinite(x) || x <= 0) return { ok: false, error: `--time-scale must be a positive number, not "${scale}"` };
+    cfg.timeScale = x;
+  }
+  for (const k of ['path', 'json', 'junit', 'html', 'badge', 'transcripts'] as const) if (s(k) !== undefined) cfg[k] = s(k);
+  if (s('expected-failures') !== undefined) cfg.expectedFailures = s('expected-failures');
+  const keyId = s('hmac-key-id');
+  const key = s('hmac-key');
+  if ((keyId === undefined) !== (key === undefined)) return { ok: false, error: '--hmac-key-id and --hmac-key go together' };
+  if (keyId !== undefined && key !== undefined) {
+    const peer = s('hmac-peer') ?? HARNESS_SIGNED_ID;
+    if (peer === HARNESS_ID) return { ok: false, error: `--hmac-peer must differ from "${HARNESS_ID}", the id the harness uses in unsigned sessions` };
+    cfg.hmac = { keyId, key, peer };
+  } else if (s('hmac-peer') !== undefined) return { ok: false, error: '--hmac-peer needs --hmac-key-id and --hmac-key' };
+  if (cfg.help || cfg.version) return { ok: true, config: cfg };
+
+  if (command !== undefined) {
+    if (command.length === 0) return { ok: false, error: 'nothing after "--": give the command that starts the agent' };
+    if (positionals.length > 0) return { ok: false, error: `give the agent either as "${positionals[0]}" or after "--", not both` };
+    cfg.target = { kind: 'stdio', command: command[0]!, args: command.slice(1), display: command.map(shellQuote).join(' ') };
+  } else if (positionals.length > 1) {
+    return { ok: false, error: `one agent at a time: got ${positionals.map((p) => `"${p}"`).join(', ')} (put a command with arguments after "--")` };
+  } else if (positionals.length === 1) {
+    const t = positionals[0]!;
+    if (/^wss?:\/\//i.test(t)) {
+      try {
+        new URL(t);
+      } catch {
+        return { ok: false, error: `"${t}" is not a valid WebSocket URL` };
+      }
+      cfg.target = { kind: 'websocket', url: t, display: t };
+    } else if (/^[a-z][a-z0-9+.-]*:\/\//i.test(t)) {
+      return { ok: false, error: `"${t}": only ws:// and wss:// URLs are supported` };
+    } else {
+      cfg.target = { kind: 'stdio', command: t, args: [], display: shellQuote(t) };
+    }
+  }
+  if (!cfg.list && !cfg.target) return { ok: false, error: 'no agent given: name its executable, a ws:// URL, or a command after "--"' };
+  if (cfg.target?.kind === 'stdio' && cfg.hmac) return { ok: false, error: 'the --hmac-* options are for WebSocket agents; over stdio the harness provisions a key itself' };
+  if (cfg.path !== undefined && cfg.only.length === 0) return { ok: false, error: '--path replays one failure: give the case with --only' };
+  if (cfg.target) {
+    const wrong = cfg.target.kind === 'stdio' ? 'websocket' : 'stdio';
+    if (cfg.profiles.includes(wrong)) return { ok: false, error: `the ${wrong} profile does not apply to a ${cfg.target.kind === 'stdio' ? 'stdio' : 'WebSocket'} agent` };
+  }
+  return { ok: true, config: cfg };
+}
+
+/** Quotes an argument for a POSIX shell when it needs it. */
+export function shellQuote(arg: string): string {
+  if (/^[A-Za-z0-9_./:=@%+,-]+$/.test(arg)) return arg;
+  return `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+
+/** True if `id` matches the glob (`*` any run of characters, `?` one). */
+export function globMatch(glob: string, id: string): boolean {
+  const re = new RegExp(`^${glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+  return re.test(id);
+}

@@ -1,0 +1,315 @@
+/**
+ * Runs cases: each against a fresh connection (a fresh process over stdio), a few at a time,
+ * and turns what it observed into a verdict per case. Agent faults are values; only the
+ * harness's own failures become ERROR (spec: conformance#running).
+ */
+import { writeFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Case } from './case.ts';
+import { CaseContext, type Probe, type RunEnv } from './context.ts';
+import { quoteOf } from './requirements.ts';
+import { handshake } from './steps.ts';
+import { Findings, Peer, type Received } from './peer.ts';
+import { checkHistory } from '../reference/core/history.ts';
+import { IdSource, SessionState } from './session-state.ts';
+import { CannotRun, keyEnv, openConnection } from './target.ts';
+import { Transcript, type WireEntry } from './transcript.ts';
+import {
+  applyLevel,
+  capTiming,
+  fail,
+  harnessError,
+  notTested,
+  severity,
+  skipped,
+  unimplemented,
+  type Level,
+  type Outcome,
+  type Silence,
+  type Verdict,
+} from './verdict.ts';
+
+/** The result of one case, as every report sees it. */
+export interface CaseResult {
+  id: string;
+  title: string;
+  level: Level;
+  profile: string;
+  spec: string;
+  /** The first requirement id (the report's `requirement`). */
+  requirement: string;
+  requirements: string[];
+  quote: string;
+  verdict: Verdict;
+  detail: string;
+  expected?: string;
+  observed?: string;
+  silence?: Silence;
+  duration_ms: number;
+  /** Verdicts of each repetition, when --repeat > 1. */
+  repeats?: Verdict[];
+  /** Agent and harness violations seen during the case. */
+  violations: string[];
+  transcript: WireEntry[];
+  /** The command that replays this case alone. */
+  replay: string;
+}
+
+export interface RunHooks {
+  /** Called when a case starts and when it ends. */
+  onProgress?: (done: number, total: number, running: string[]) => void;
+  /** Where to write per-case transcripts (NDJSON), if anywhere. */
+  transcriptsDir?: string;
+}
+
+/** Default concurrency: processes are heavier than connections. */
+export function defaultJobs(kind: 'stdio' | 'websocket'): number {
+  return kind === 'stdio' ? 4 : 8;
+}
+
+/** A throwaway state folder for the probe's process. */
+function probeDir(): string {
+  return mkdtempSync(join(tmpdir(), 'tap-conform-probe-'));
+}
+
+/**
+ * The first handshake of a run: proves the agent starts (or the URL answers) and reads its
+ * card. Throws CannotRun when there is no agent to talk to at all.
+ */
+export async function probe(env: Omit<RunEnv, 'probe' | 'startupMs'>): Promise<Probe> {
+  let conn;
+  const stderr: string[] = [];
+  const state = probeDir();
+  try {
+    conn = await openConnection(env.target, { env: keyEnv(env.key), onStderr: (l) => stderr.push(l), closeGraceMs: 2000, stateDir: state });
+  } catch (err) {
+    throw new CannotRun((err as Error).message.replace(/^could not start agent: /, 'could not start '));
+  }
+  const transcript = new Transcript();
+  const peer = new Peer({
+    transport: conn.transport,
+    binding: env.target.kind,
+    state: new SessionState(env.selfId),
+    transcript,
+    findings: new Findings(),
+    ids: new IdSource('probe'),
+    conn: 1,
+    stepTimeoutMs: env.stepTimeoutMs,
+    startupMs: 60_000 * env.timeScale,
+    timeScale: env.timeScale,
+    exited: conn.exited,
+  });
+  await peer.start();
+  const hs = await handshake(peer);
+  const result: Probe = {};
+  const ack = peer.received.find((r) => r.msg.type === 'handshake.ack');
+  if (ack) result.startupMs = ack.at - (transcript.entries.find((e) => e.dir === 'out')?.t ?? 0);
+  if (hs.ok) {
+    result.card = peer.state.card;
+    result.params = peer.state.params;
+    result.agentId = peer.state.agentId;
+  } else {
+    result.problem = hs.outcome.detail;
+    const ack = peer.received.find((r) => r.msg.type === 'handshake.ack');
+    if (ack) {
+      result.card = ack.msg.payload?.agent;
+      result.agentId = ack.msg.payload?.agent?.agent_id;
+    }
+  }
+  const timer = setTimeout(() => conn.kill?.('SIGKILL'), 2000);
+  await peer.close().catch(() => {});
+  clearTimeout(timer);
+  rmSync(state, { recursive: true, force: true });
+  if (!hs.ok && peer.closed && peer.received.length === 0) {
+    const tail = stderr.slice(-3).join(' | ');
+    throw new CannotRun(`${env.target.display} closed the connection before answering the handshake${tail ? `; its stderr ends: ${tail}` : ''}`);
+  }
+  return result;
+}
+
+/** Decides a case without running it when a need is not met; null when it can run. */
+export async function unmetNeed(c: Case, env: RunEnv): Promise<Outcome | null> {
+  const n = c.needs;
+  if (!n) return null;
+  if (n.binding && n.binding !== env.target.kind) return skipped(`applies to the ${n.binding} binding only`);
+  const declared = new Set<string>((env.probe.card?.capabilities ?? []).map((cap: { name?: string }) => cap.name));
+  for (const cap of n.capabilities ?? []) {
+    if (declared.has(cap)) continue;
+    // The plans profile applies to agents that submit plans (spec: conformance#profiles).
+    if (cap === 'tap.test.plan') return unimplemented('the agent offers no tap.test.plan: the plans profile applies to agents that submit plans');
+    return cap.startsWith('tap.test.')
+      ? notTested(`the agent does not offer the conformance capability ${cap}`)
+      : unimplemented(`the agent does not offer ${cap}`);
+  }
+  if (n.restart && env.probe.card?.durability !== 'restart') return unimplemented('the agent card does not declare durability "restart"');
+  // The integrity profile applies when the agent is given a key; one given a key must hold it
+  // (spec: conformance#key-provisioning), so a refusal then fails the cases themselves.
+  if (n.integrity && !env.key) return unimplemented('no key was given: pass --hmac-key-id, --hmac-key and --hmac-peer (and start the agent with the same TAP_HMAC_* values)');
+  return null;
+}
+
+async function withBudget(p: Promise<Outcome>, ms: number, id: string): Promise<Outcome> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<Outcome>((resolve) => {
+    timer = setTimeout(() => resolve(harnessError(`the case did not finish within its budget of ${Math.round(ms)} ms; every wait of ${id} is bounded, so the harness or the machine is at fault (on a loaded machine, rerun with --time-scale 3)`)), ms);
+  });
+  try {
+    return await Promise.race([p, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Runs one case once; never throws. */
+export async function runCase(c: Case, env: RunEnv): Promise<{ outcome: Outcome; ctx?: CaseContext; ms: number }> {
+  const started = Date.now();
+  const need = await unmetNeed(c, env);
+  if (need) return { outcome: need, ms: Date.now() - started };
+  const ctx = new CaseContext(env, c.id);
+  let outcome: Outcome;
+  try {
+    outcome = await withBudget(
+      c.run(ctx).catch((err: unknown) => harnessError(`the case threw: ${env.debug ? ((err as Error).stack ?? String(err)) : ((err as Error).message ?? String(err))}`)),
+      (c.budgetMs ?? 20_000) * env.timeScale + env.startupMs * 3 + env.stepTimeoutMs * 4,
+      c.id,
+    );
+  } finally {
+    await ctx.dispose().catch(() => {});
+  }
+  const history = historyViolations(ctx.findings.received);
+  for (const text of history) ctx.findings.violations.push({ by: 'agent', text, at: ctx.transcript.now() });
+  outcome = judge(c, outcome, ctx.findings.violations);
+  return { outcome, ctx, ms: Date.now() - started };
+}
+
+/**
+ * Checks the agent's messages of each session against the task rules (legal transitions, one
+ * result, gap-free sequences, nothing after the result) with checkHistory (spec: tasks#states).
+ */
+export function historyViolations(received: readonly Received[]): string[] {
+  const bySession = new Map<SessionState, Received[]>();
+  for (const r of received) {
+    let list = bySession.get(r.session);
+    if (!list) bySession.set(r.session, (list = []));
+    list.push(r);
+  }
+  const out: string[] = [];
+  for (const [state, list] of bySession) {
+    // Where the harness dropped messages on purpose, judge the streams as recovered by resume.
+    const own = list.filter((r) => r.msg.task_id === undefined || !state.adopted.has(r.msg.task_id));
+    const msgs = state.lenientGaps ? recovered(own) : own.map((r) => r.msg);
+    for (const v of checkHistory(msgs)) out.push(`the agent's task stream breaks the rules (${v.rule}): ${v.message}`);
+  }
+  return out;
+}
+
+/**
+ * The messages of a session with each task's stream rebuilt in sequence order from every copy
+ * received (first copy of each sequence), other messages in arrival order before them.
+ */
+export function recovered(list: readonly Received[]): unknown[] {
+  const others: unknown[] = [];
+  const streams = new Map<string, Map<number, unknown>>();
+  for (const r of list) {
+    const { task_id: id, sequence: seq } = r.msg;
+    if (typeof id !== 'string' || typeof seq !== 'number') {
+      others.push(r.msg);
+      continue;
+    }
+    let s = streams.get(id);
+    if (!s) streams.set(id, (s = new Map()));
+    if (!s.has(seq)) s.set(seq, r.msg);
+  }
+  const out = [...others.filter((m) => (m as { type: string }).type !== 'task.snapshot')];
+  for (const s of streams.values()) out.push(...[...s.entries()].sort((a, b) => a[0] - b[0]).map(([, m]) => m));
+  return out;
+}
+
+/**
+ * The final verdict: the level rule (a missed SHOULD is NON-STRICT), then every violation seen on
+ * the wire (harness faults are ERROR; agent faults FAIL a case that would otherwise pass), then
+ * the timing cap.
+ */
+export function judge(c: Case, o: Outcome, violations: readonly { by: 'agent' | 'harness'; text: string }[]): Outcome {
+  let out = applyLevel(c.level, o);
+  const harness = violations.filter((v) => v.by === 'harness');
+  const agent = violations.filter((v) => v.by === 'agent');
+  if (harness.length > 0 && out.verdict !== 'ERROR') {
+    out = harnessError(`${harness[0]!.text} (a harness bug, not the agent's fault)`);
+  } else if (agent.length > 0 && severity(out.verdict) < severity('FAIL')) {
+    const more = agent.length > 1 ? ` (and ${agent.length - 1} more violation${agent.length > 2 ? 's' : ''})` : '';
+    out = fail(`${agent[0]!.text}${more}`, 'every message valid and consistent with the session', agent[0]!.text);
+  }
+  return capTiming(out);
+}
+
+/** Runs the selected cases with bounded parallelism; results in the order of `cases`. */
+export async function runCases(cases: readonly Case[], env: RunEnv, jobs: number, repeat: number, hooks: RunHooks = {}): Promise<CaseResult[]> {
+  const results: CaseResult[] = new Array(cases.length);
+  // Long cases start first, so they overlap with the many short ones.
+  const order = cases.map((c, i) => ({ i, budget: c.budgetMs ?? 20_000 })).sort((a, b) => b.budget - a.budget || a.i - b.i).map((x) => x.i);
+  let next = 0;
+  let done = 0;
+  const running = new Set<string>();
+  hooks.onProgress?.(0, cases.length, []);
+  const worker = async (): Promise<void> => {
+    while (next < order.length) {
+      const i = order[next++]!;
+      const c = cases[i]!;
+      running.add(c.id);
+      hooks.onProgress?.(done, cases.length, [...running]);
+      results[i] = await runRepeated(c, env, repeat, hooks);
+      running.delete(c.id);
+      done++;
+      hooks.onProgress?.(done, cases.length, [...running]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(jobs, cases.length)) }, worker));
+  return results;
+}
+
+async function runRepeated(c: Case, env: RunEnv, repeat: number, hooks: RunHooks): Promise<CaseResult> {
+  const verdicts: Verdict[] = [];
+  let worst: { outcome: Outcome; ctx?: CaseContext; ms: number } | undefined;
+  let total = 0;
+  for (let i = 0; i < Math.max(1, repeat); i++) {
+    const r = await runCase(c, env);
+    verdicts.push(r.outcome.verdict);
+    total += r.ms;
+    if (!worst || severity(r.outcome.verdict) > severity(worst.outcome.verdict)) worst = r;
+  }
+  const w = worst!;
+  let outcome = w.outcome;
+  const distinct = new Set(verdicts);
+  if (distinct.size > 1) {
+    const tally = [...distinct].map((v) => `${v} ${verdicts.filter((x) => x === v).length}/${verdicts.length}`).join(', ');
+    outcome = { ...outcome, detail: `flaky (${tally}): ${outcome.detail}` };
+  }
+  const transcript = w.ctx?.transcript.entries ?? [];
+  if (hooks.transcriptsDir) {
+    mkdirSync(hooks.transcriptsDir, { recursive: true });
+    writeFileSync(join(hooks.transcriptsDir, `${c.id}.ndjson`), transcript.map((e) => JSON.stringify(e)).join('\n') + (transcript.length ? '\n' : ''));
+  }
+  const result: CaseResult = {
+    id: c.id,
+    title: c.title,
+    level: c.level,
+    profile: c.profile,
+    spec: c.spec,
+    requirement: c.requirements[0] ?? '',
+    requirements: [...c.requirements],
+    quote: quoteOf(c.requirements),
+    verdict: outcome.verdict,
+    detail: outcome.detail,
+    duration_ms: Math.round(total / Math.max(1, repeat)),
+    violations: (w.ctx?.findings.violations ?? []).map((v) => `${v.by}: ${v.text}`),
+    transcript,
+    replay: env.replay(c.id),
+  };
+  if (outcome.expected !== undefined) result.expected = outcome.expected;
+  if (outcome.observed !== undefined) result.observed = outcome.observed;
+  if (outcome.silence !== undefined) result.silence = outcome.silence;
+  if (repeat > 1) result.repeats = verdicts;
+  return result;
+}

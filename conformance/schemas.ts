@@ -1,0 +1,138 @@
+/**
+ * The harness's own view of schemas/v1: validators compiled from the published JSON Schema
+ * files and the three data tables, read at run time and never restated (spec: schemas).
+ * The harness compiles them itself, so it checks agents against the published files rather
+ * than against any implementation's reading of them.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { repoPath } from './paths.ts';
+
+/** One schema violation: where, which keyword, and what. */
+export interface Issue {
+  path: string;
+  keyword: string;
+  message: string;
+}
+
+export interface MessageEntry {
+  type: string;
+  direction: 'requester_to_agent' | 'agent_to_requester' | 'both';
+  replies: string[];
+  before_handshake: boolean;
+  task: boolean;
+  sequenced: boolean;
+  reply_to: 'required' | 'optional' | 'absent';
+  session_id: 'required' | 'optional';
+  description: string;
+}
+
+export interface ErrorEntry {
+  code: string;
+  category: string;
+  retryable: boolean;
+  fatal: 'always' | 'never' | 'may';
+  meaning: string;
+}
+
+export interface StateTable {
+  initial: string;
+  states: string[];
+  terminal: string[];
+  transitions: { from: string; to: string; trigger: string }[];
+}
+
+const SCHEMA_DIR = repoPath('schemas/v1');
+const BASE = 'https://schemas.tap-protocol.org/v1/';
+
+function readJson<T>(file: string): T {
+  return JSON.parse(readFileSync(join(SCHEMA_DIR, file), 'utf8')) as T;
+}
+
+/** The message catalogue (schemas/v1/messages.json). */
+export const CATALOGUE: readonly MessageEntry[] = readJson<{ messages: MessageEntry[] }>('messages.json').messages;
+/** The error registry (schemas/v1/error-codes.json). */
+export const ERROR_REGISTRY: readonly ErrorEntry[] = readJson<{ codes: ErrorEntry[] }>('error-codes.json').codes;
+/** The task state table (schemas/v1/task-states.json). */
+export const STATE_TABLE: StateTable = readJson<StateTable>('task-states.json');
+
+const byType = new Map(CATALOGUE.map((m) => [m.type, m]));
+const byCode = new Map(ERROR_REGISTRY.map((e) => [e.code, e]));
+
+/** The catalogue entry of a message type, if the type exists. */
+export function messageEntry(type: string): MessageEntry | undefined {
+  return byType.get(type);
+}
+
+/** The registry entry of an error code, if registered. */
+export function errorEntry(code: string): ErrorEntry | undefined {
+  return byCode.get(code);
+}
+
+/** True if `type` is a terminal task state. */
+export function isTerminal(state: string): boolean {
+  return STATE_TABLE.terminal.includes(state);
+}
+
+/** True if the state table allows from → to. */
+export function canTransition(from: string, to: string): boolean {
+  return STATE_TABLE.transitions.some((t) => t.from === from && t.to === to);
+}
+
+let ajv: Ajv2020 | undefined;
+
+function compiler(): Ajv2020 {
+  if (ajv) return ajv;
+  ajv = new Ajv2020({ strict: true, allErrors: true, discriminator: true });
+  addFormats.default(ajv);
+  for (const f of readdirSync(SCHEMA_DIR).filter((n) => n.endsWith('.schema.json'))) ajv.addSchema(readJson(f));
+  return ajv;
+}
+
+const compiled = new Map<string, ValidateFunction>();
+
+function validator(file: string): ValidateFunction {
+  let v = compiled.get(file);
+  if (!v) {
+    const found = compiler().getSchema(BASE + file);
+    if (!found) throw new Error(`schemas/v1/${file} is missing`);
+    v = found;
+    compiled.set(file, v);
+  }
+  return v;
+}
+
+function issuesOf(v: ValidateFunction): Issue[] {
+  return (v.errors ?? []).map((e) => ({
+    path: e.instancePath || '/',
+    keyword: e.keyword,
+    message: e.message ?? e.keyword,
+  }));
+}
+
+/** Validates a value against one schema file of schemas/v1; null when valid. */
+export function validateAgainst(file: string, value: unknown): Issue[] | null {
+  const v = validator(file);
+  return v(value) ? null : issuesOf(v);
+}
+
+/**
+ * Validates a decoded message: the envelope, then the full per-type schema when the type is in
+ * the catalogue. An unknown type is reported as an issue of its own.
+ */
+export function validateMessage(value: unknown): Issue[] | null {
+  const env = validateAgainst('envelope.schema.json', value);
+  if (env) return env;
+  const type = (value as { type: string }).type;
+  if (!byType.has(type)) return [{ path: '/type', keyword: 'catalogue', message: `"${type}" is not a TAP 1.0 message type` }];
+  return validateAgainst(`${type}.schema.json`, value);
+}
+
+/** Formats issues for a person: "/payload/status must be equal to one of the allowed values; …". */
+export function describeIssues(issues: readonly Issue[], max = 3): string {
+  const shown = issues.slice(0, max).map((i) => `${i.path} ${i.message}`);
+  if (issues.length > max) shown.push(`and ${issues.length - max} more`);
+  return shown.join('; ');
+}

@@ -1,0 +1,102 @@
+/**
+ * What the harness knows about one TAP session, shared by every connection of that session
+ * (a resume opens a new connection to the same session): identities, negotiated params, the
+ * integrity key, and the per-task streams used to check sequences and re-sends.
+ */
+
+/** A message as it travels: the envelope members and a payload. */
+export interface Wire {
+  protocol: string;
+  message_id: string;
+  type: string;
+  source: string;
+  target: string;
+  timestamp: string;
+  session_id?: string;
+  task_id?: string;
+  reply_to?: string;
+  sequence?: number;
+  deadline?: string;
+  idempotency_key?: string;
+  metadata?: Record<string, unknown>;
+  signature?: { alg: string; key_id: string; value: string };
+  // Agent data is untrusted and shaped by schemas checked at run time.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  payload: Record<string, any>;
+  [extra: string]: unknown;
+}
+
+/** The pre-shared key a signed session uses. */
+export interface HmacKey {
+  keyId: string;
+  key: Uint8Array;
+  /** The requester agent id the key is bound to. */
+  peer: string;
+}
+
+/** Unique ids for the harness's messages and tasks within one case. */
+export class IdSource {
+  private n = 0;
+  private t = 0;
+  constructor(private readonly nonce: string) {}
+
+  /** A fresh message id. */
+  message(): string {
+    return `tc-${this.nonce}-${++this.n}`;
+  }
+
+  /** A fresh task id (a valid Identifier). */
+  task(label = 'task'): string {
+    return `${label}-${this.nonce}-${++this.t}`;
+  }
+}
+
+/** The per-session knowledge shared by every connection of one session. */
+export class SessionState {
+  /** The harness's agent id in this session. */
+  selfId: string;
+  /** The agent's id: from the probe until the ack names it. */
+  agentId: string | undefined;
+  sessionId: string | undefined;
+  resumeToken: string | undefined;
+  version: string | undefined;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  params: Record<string, any> | undefined;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  card: Record<string, any> | undefined;
+  /** Set once integrity is proposed (signing starts with handshake.init). */
+  integrity: HmacKey | undefined;
+  /** True from handshake.ready on: the envelope carries session_id. */
+  bound = false;
+  /** True from handshake.go on. */
+  established = false;
+  /**
+   * Set when the harness itself loses inbound messages on purpose (chaos): a sequence gap is then
+   * the harness's doing, and streams are checked after recovery instead.
+   */
+  lenientGaps = false;
+  /** Tasks whose streams began in another session (before a restart): not checked from sequence 1 here. */
+  readonly adopted = new Set<string>();
+  /** Agent message ids seen, with the exact text first received. */
+  readonly agentMessages = new Map<string, string>();
+  /** Per task: sequence → exact text. */
+  readonly streams = new Map<string, Map<number, string>>();
+  /** Per task: the sequence of its task.result, once seen. */
+  readonly resultSeq = new Map<string, number>();
+  /** Harness message id → the agent's direct reply to it: its type and exact text. */
+  readonly replies = new Map<string, { type: string; text: string }>();
+  /** Message ids of errors the harness sent (nothing may answer them). */
+  readonly sentErrors = new Set<string>();
+
+  constructor(selfId: string, agentId?: string) {
+    this.selfId = selfId;
+    this.agentId = agentId;
+  }
+
+  /** The last sequence seen for a task (0 for none). */
+  lastSequence(taskId: string): number {
+    const s = this.streams.get(taskId);
+    if (!s || s.size === 0) return 0;
+    return Math.max(...s.keys());
+  }
+}

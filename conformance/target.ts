@@ -1,0 +1,92 @@
+/**
+ * The agent under test: a command spawned per connection (stdio) or a WebSocket URL connected
+ * to per connection. Opening never speaks TAP; it only yields a Transport.
+ */
+import { existsSync, statSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+import { connectWebSocket } from '../reference/transports/websocket.ts';
+import { spawnStdioTransport, type ChildExit } from '../reference/transports/stdio-child.ts';
+import type { RawTransport } from '../reference/transports/transport.ts';
+import type { HmacKey } from './session-state.ts';
+import { b64u } from './mac.ts';
+
+export type TargetSpec =
+  | { kind: 'stdio'; command: string; args: string[]; display: string }
+  | { kind: 'websocket'; url: string; display: string };
+
+/** An open connection to the agent, not yet started. */
+export interface Connection {
+  transport: RawTransport;
+  /** stdio only: resolves when the process exits. */
+  exited?: Promise<ChildExit>;
+  /** stdio only: sends a signal to the process. */
+  kill?: (signal: NodeJS.Signals) => boolean;
+  /** stdio only: the process id. */
+  pid?: number;
+}
+
+export interface OpenOptions {
+  /** Extra environment for a spawned agent. */
+  env?: Record<string, string>;
+  /** Working directory of a spawned agent (default: the harness's). */
+  cwd?: string;
+  /** Receives each line of a spawned agent's stderr. */
+  onStderr?: (line: string) => void;
+  /** Subprotocols to offer (WebSocket; default ["tap.v1"]). */
+  protocols?: string[];
+  /** How long closing waits for a spawned agent to exit before killing it. */
+  closeGraceMs?: number;
+  /** Replaces "{state}" in a spawned agent's arguments: the folder where it keeps what must survive a restart. */
+  stateDir?: string;
+}
+
+/** The placeholder a stdio command may carry for a per-case state folder, e.g. --state-dir {state}. */
+export const STATE_PLACEHOLDER = '{state}';
+
+/** Thrown when the agent cannot be started or reached at all (exit code 3). */
+export class CannotRun extends Error {
+  override name = 'CannotRun';
+}
+
+/** The environment that provisions the run's HMAC key to a spawned agent (spec: integrity#key-provisioning). */
+export function keyEnv(key: HmacKey | undefined): Record<string, string> {
+  if (!key) return {};
+  return { TAP_HMAC_KEY_ID: key.keyId, TAP_HMAC_KEY: b64u(key.key), TAP_HMAC_PEER: key.peer };
+}
+
+/**
+ * Resolves the command of a stdio target: a path (it contains a slash) must exist and be a file;
+ * a bare name is looked up on PATH by the spawn itself.
+ */
+export function checkCommand(command: string): string | null {
+  if (!command.includes('/')) return null;
+  const path = isAbsolute(command) ? command : resolve(command);
+  if (!existsSync(path)) return `${command}: no such file`;
+  if (statSync(path).isDirectory()) return `${command} is a directory, not an executable`;
+  return null;
+}
+
+/** Opens one connection to the target. Rejects with a one-line reason when it cannot. */
+export async function openConnection(target: TargetSpec, o: OpenOptions = {}): Promise<Connection> {
+  // A target that opens its own connections: mailbox pairs of the workspace binding (conformance/workspace).
+  if ('open' in target && typeof target.open === 'function') return (target.open as (o: OpenOptions) => Promise<Connection>)(o);
+  if (target.kind === 'websocket') {
+    const transport = await connectWebSocket(target.url, { protocols: o.protocols, handshakeTimeout: 5000 });
+    return { transport };
+  }
+  const command = target.command.includes('/') ? resolve(target.command) : target.command;
+  const args = target.args.map((a) => (o.stateDir !== undefined ? a.split(STATE_PLACEHOLDER).join(o.stateDir) : a));
+  const child = spawnStdioTransport(command, args, {
+    env: { ...process.env, ...(o.env ?? {}) },
+    cwd: o.cwd,
+    stderr: o.onStderr ?? 'pipe',
+    closeGraceMs: o.closeGraceMs ?? 3000,
+  });
+  await child.start();
+  return {
+    transport: child,
+    exited: child.exited,
+    kill: (signal) => child.kill(signal),
+    pid: child.child?.pid,
+  };
+}

@@ -1,0 +1,83 @@
+import { createServer } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { main, replayCommand } from '../cli.ts';
+import { parseCli, type Config } from '../options.ts';
+
+function capture() {
+  let text = '';
+  const stream = { write: (s: string) => ((text += s), true), isTTY: false } as unknown as NodeJS.WriteStream;
+  return { stream, text: () => text };
+}
+
+async function run(...argv: string[]) {
+  const out = capture();
+  const err = capture();
+  const code = await main(argv, out.stream, err.stream);
+  return { code, out: out.text(), err: err.text() };
+}
+
+/** A port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise<void>((r) => srv.close(() => r()));
+  return port;
+}
+
+describe('tap-conform exit codes', () => {
+  it('exits 2 with a one-line reason on usage errors', async () => {
+    for (const argv of [[], ['--level', 'always', './a'], ['--profile', 'nope', './a'], ['--bogus', './a'], ['./a', './b'], ['--'], ['http://x'], ['--seed', 'x', './a'], ['--path', 'x', './a']]) {
+      const r = await run(...argv);
+      expect(r.code, argv.join(' ')).toBe(2);
+      expect(r.err.trim().split('\n')).toHaveLength(1);
+      expect(r.err).toMatch(/^tap-conform: .+ \(exit 2; see tap-conform --help\)/);
+    }
+  });
+
+  it('exits 3 when the executable does not exist', async () => {
+    const r = await run('./no/such/agent');
+    expect(r.code).toBe(3);
+    expect(r.err).toBe('tap-conform: could not start ./no/such/agent: no such file (exit 3)\n');
+  });
+
+  it('exits 3 when a command is not on PATH', async () => {
+    const r = await run('--', 'no-such-command-tc', '--flag');
+    expect(r.code).toBe(3);
+    expect(r.err).toMatch(/^tap-conform: could not start .*no-such-command-tc.*no such file \(exit 3\)\n$/);
+  });
+
+  it('exits 3 when the WebSocket URL is unreachable', async () => {
+    const port = await closedPort();
+    const r = await run(`ws://127.0.0.1:${port}/tap`);
+    expect(r.code).toBe(3);
+    expect(r.err).toMatch(/^tap-conform: could not connect to ws:\/\/127\.0\.0\.1:\d+\/tap: connection refused .*\(exit 3\)\n$/);
+  });
+
+  it('lists the cases with id, level, profile, spec anchor and title', async () => {
+    const r = await run('--list', '--profile', 'core');
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^core\.handshake\.complete\s+MUST\s+core\s+handshake#overview\s+/m);
+    expect(r.out).not.toMatch(/^tasks\./m);
+  });
+});
+
+describe('options', () => {
+  it('parses a command after --, profiles, levels and replay flags', () => {
+    const p = parseCli(['--profile', 'core', '--profile', 'tasks', '--level', 'must', '--seed', '7', '--only', 'core.*', '--path', '1:2', '--', 'python3', 'agent.py', '--verbose']);
+    expect(p.ok).toBe(true);
+    const c = (p as { config: Config }).config;
+    expect(c.target).toEqual({ kind: 'stdio', command: 'python3', args: ['agent.py', '--verbose'], display: 'python3 agent.py --verbose' });
+    expect(c.profiles).toEqual(['core', 'tasks']);
+    expect(c.level).toBe('must');
+    expect(c.seed).toBe(7);
+  });
+
+  it('builds a replay command that runs exactly one case', () => {
+    const p = parseCli(['--seed', '9', '--', 'python3', 'my agent.py']);
+    const cfg = (p as { config: Config }).config;
+    expect(replayCommand(cfg, 'core.x', '--path 3:1')).toBe("tap-conform --seed 9 --path 3:1 --only core.x -- python3 'my agent.py'");
+    const ws = (parseCli(['ws://h:1/p', '--hmac-key-id', 'k', '--hmac-key', 'AAAA', '--hmac-peer', 'me.x']) as { config: Config }).config;
+    expect(replayCommand(ws, 'core.y')).toBe('tap-conform ws://h:1/p --hmac-key-id k --hmac-key "$TAP_HMAC_KEY" --hmac-peer me.x --seed 20250314 --only core.y');
+  });
+});

@@ -1,0 +1,199 @@
+import { describe, expect, it } from 'vitest';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { checkBaseline, readBaseline, unexpectedFailures } from '../report/baseline.ts';
+import { renderBadge } from '../report/badge.ts';
+import { renderHtml } from '../report/html.ts';
+import { renderJson } from '../report/json.ts';
+import { renderJunit } from '../report/junit.ts';
+import { buildReport, profileVerdict } from '../report/model.ts';
+import type { CaseResult } from '../runner.ts';
+import type { Verdict } from '../verdict.ts';
+
+function result(id: string, verdict: Verdict, level: 'MUST' | 'SHOULD' | 'MAY' = 'MUST', profile = 'core'): CaseResult {
+  return {
+    id,
+    title: `case ${id} <&> "quoted"`,
+    level,
+    profile,
+    spec: 'handshake#init',
+    requirement: 'TAP-HS-001',
+    requirements: ['TAP-HS-001'],
+    quote: 'A requester MUST send handshake.init before any other message of a session except ping.',
+    verdict,
+    detail: `detail of ${id}`,
+    expected: 'handshake.ack',
+    observed: 'error <PROTOCOL_VIOLATION>',
+    duration_ms: 12,
+    violations: verdict === 'FAIL' ? ['agent: the agent wrote a non-protocol line to stdout: "hi"'] : [],
+    transcript: [
+      { t: 1, conn: 1, dir: 'out', text: '{"type":"handshake.init"}', bytes: 25, type: 'handshake.init' },
+      { t: 5, conn: 1, dir: 'in', text: '{"type":"error","x":"</pre><script>alert(1)</script>"}', bytes: 40, type: 'error', flags: ['agent fault: bad'] },
+      { t: 6, conn: 1, dir: 'stderr', text: 'log line \u0001' },
+    ],
+    replay: `tap-conform --seed 1 --only ${id} ./agent`,
+  };
+}
+
+const results = [
+  result('a.pass', 'PASS'),
+  result('a.fail', 'FAIL'),
+  result('a.nonstrict', 'NON-STRICT', 'SHOULD'),
+  result('b.skip', 'SKIPPED', 'MUST', 'tasks'),
+  result('b.unimpl', 'UNIMPLEMENTED', 'MAY', 'tasks'),
+  result('b.nottested', 'NOT-TESTED', 'MUST', 'tasks'),
+  result('b.error', 'ERROR', 'MUST', 'tasks'),
+];
+
+const report = buildReport({
+  version: '0.1.0',
+  target: './agent',
+  transport: 'stdio',
+  agent: { agent_id: 'agent-x', name: 'X' },
+  seed: 42,
+  startedAt: new Date('2025-03-14T09:00:00Z'),
+  durationMs: 1234,
+  levelTarget: 'may',
+  profiles: ['core', 'tasks'],
+  allProfiles: ['core', 'tasks'],
+  results,
+});
+
+/** A small XML parser: enough to prove the JUnit output is well formed and to read it back. */
+type El = { name: string; attrs: Record<string, string>; children: El[]; text: string };
+function parseXml(xml: string): El {
+  const root: El = { name: '#root', attrs: {}, children: [], text: '' };
+  const stack = [root];
+  const re = /<\?[^>]*\?>|<!--[\s\S]*?-->|<(\/?)([A-Za-z_][\w.-]*)((?:\s+[\w:.-]+="[^"<]*")*)\s*(\/?)>|([^<]+)/g;
+  let m: RegExpExecArray | null;
+  let at = 0;
+  while ((m = re.exec(xml))) {
+    if (m.index !== at) throw new Error(`unparsable XML at ${at}: ${xml.slice(at, at + 40)}`);
+    at = re.lastIndex;
+    if (m[5] !== undefined) {
+      if (m[5].includes('&') && /&(?!amp;|lt;|gt;|quot;|apos;)/.test(m[5])) throw new Error('a bare & in text');
+      stack[stack.length - 1]!.text += m[5];
+      continue;
+    }
+    if (!m[2]) continue;
+    if (m[1]) {
+      const open = stack.pop()!;
+      if (open.name !== m[2]) throw new Error(`</${m[2]}> closes <${open.name}>`);
+      continue;
+    }
+    const attrs: Record<string, string> = {};
+    for (const a of (m[3] ?? '').matchAll(/([\w:.-]+)="([^"]*)"/g)) attrs[a[1]!] = a[2]!;
+    const el: El = { name: m[2], attrs, children: [], text: '' };
+    stack[stack.length - 1]!.children.push(el);
+    if (!m[4]) stack.push(el);
+  }
+  if (at !== xml.length || stack.length !== 1) throw new Error('unbalanced XML');
+  return root;
+}
+
+describe('the report model (spec: conformance#verdicts)', () => {
+  it('judges a profile FAIL before ERROR before NOT-TESTED before NON-STRICT', () => {
+    expect(profileVerdict([{ verdict: 'ERROR', level: 'MUST' }, { verdict: 'FAIL', level: 'MUST' }])).toBe('FAIL');
+    expect(profileVerdict([{ verdict: 'NOT-TESTED', level: 'MUST' }, { verdict: 'ERROR', level: 'MUST' }])).toBe('ERROR');
+    expect(profileVerdict([{ verdict: 'NOT-TESTED', level: 'MUST' }, { verdict: 'NON-STRICT', level: 'SHOULD' }])).toBe('NOT-TESTED');
+    expect(profileVerdict([{ verdict: 'PASS', level: 'MUST' }, { verdict: 'NON-STRICT', level: 'SHOULD' }])).toBe('NON-STRICT');
+    expect(profileVerdict([{ verdict: 'UNIMPLEMENTED', level: 'MUST' }])).toBe('UNIMPLEMENTED');
+    expect(profileVerdict([{ verdict: 'PASS', level: 'MUST' }, { verdict: 'SKIPPED', level: 'MUST' }])).toBe('PASS');
+  });
+
+  it('certifies only without FAIL, ERROR or an untested MUST, and strictly only without NON-STRICT', () => {
+    expect(report.certified).toBe(false);
+    expect(report.level).toBe('Not certified');
+    const ok = buildReport({ ...{ version: '1', target: 't', transport: 'stdio', seed: 1, startedAt: new Date(), durationMs: 1, levelTarget: 'may', profiles: ['core'], allProfiles: ['core'] }, results: [result('x', 'PASS'), result('y', 'NON-STRICT', 'SHOULD')] });
+    expect(ok.certified).toBe(true);
+    expect(ok.strict).toBe(false);
+    expect(ok.level).toBe('TAP 1.0 Certified, non-strict');
+  });
+});
+
+describe('the JSON report', () => {
+  it('has every field the harness promises, with sorted keys', () => {
+    const json = JSON.parse(renderJson(report));
+    for (const f of ['tool', 'version', 'spec_version', 'target', 'transport', 'seed', 'started_at', 'duration_ms', 'summary', 'profiles', 'level', 'certified', 'cases']) {
+      expect(json).toHaveProperty(f);
+    }
+    for (const f of ['id', 'title', 'level', 'profile', 'spec', 'requirement', 'verdict', 'detail', 'duration_ms']) expect(json.cases[0]).toHaveProperty(f);
+    expect(json.summary.FAIL).toBe(1);
+    expect(json.summary.total).toBe(7);
+    expect(Object.keys(json)).toEqual([...Object.keys(json)].sort());
+    expect(renderJson(report)).toBe(renderJson(JSON.parse(renderJson(report))));
+  });
+});
+
+describe('the JUnit report', () => {
+  it('is well-formed XML with failures as <failure> and errors as <error>', () => {
+    const doc = parseXml(renderJunit(report));
+    const suites = doc.children[0]!;
+    expect(suites.name).toBe('testsuites');
+    expect(suites.attrs.tests).toBe('7');
+    const cases = suites.children.flatMap((s) => s.children);
+    expect(cases).toHaveLength(7);
+    const byName = (id: string) => cases.find((c) => c.attrs.name!.startsWith(id))!;
+    expect(byName('a.fail').children[0]!.name).toBe('failure');
+    expect(byName('b.nottested').children[0]!.name).toBe('failure');
+    expect(byName('b.error').children[0]!.name).toBe('error');
+    expect(byName('b.skip').children[0]!.name).toBe('skipped');
+    expect(byName('a.pass').children).toHaveLength(0);
+    expect(byName('a.fail').children[0]!.text).toContain('TAP-HS-001');
+  });
+});
+
+describe('the HTML report', () => {
+  const html = renderHtml(report);
+  it('is one self-contained file: inline style, no scripts, no external assets', () => {
+    expect(html).toMatch(/^<!DOCTYPE html>/);
+    expect(html).toContain('<style>');
+    expect(html).not.toMatch(/<script/i);
+    expect(html).not.toMatch(/<link\b/i);
+    expect(html).not.toMatch(/\b(src|href)="(https?:)?\/\//i);
+    expect(html).not.toMatch(/url\((?!#)/);
+  });
+  it('shows, per failed case, the requirement, expected vs observed and the transcript (escaped)', () => {
+    expect(html).toContain('A requester MUST send handshake.init');
+    expect(html).toContain('error &lt;PROTOCOL_VIOLATION&gt;');
+    expect(html).toContain('&lt;/pre&gt;&lt;script&gt;');
+    expect(html).toContain('tap-conform --seed 1 --only a.fail ./agent');
+  });
+});
+
+describe('the badge', () => {
+  it('is an SVG naming the level', () => {
+    const svg = renderBadge(report);
+    expect(svg).toMatch(/^<svg xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+    expect(svg).toContain('not certified');
+    expect(() => parseXml(svg)).not.toThrow();
+  });
+});
+
+describe('expected-failures baselines', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tc-baseline-'));
+  const known = new Set(results.map((r) => r.id).concat(['gone.case']));
+
+  it('tolerates listed failures', () => {
+    const check = checkBaseline('b.json', [{ id: 'a.fail', reason: 'known' }], results, known, 'may');
+    expect(check.matched).toEqual(['a.fail']);
+    expect(check.stale).toEqual([]);
+    expect(unexpectedFailures(results, 'may', check).map((r) => r.id)).not.toContain('a.fail');
+  });
+
+  it('fails on a stale entry: a listed case that now passes, or no longer exists', () => {
+    const check = checkBaseline('b.json', [{ id: 'a.pass', reason: 'was broken' }, { id: 'no.such', reason: '' }], results, known, 'may');
+    expect(check.stale.map((s) => s.id)).toEqual(['a.pass', 'no.such']);
+  });
+
+  it('reads a JSON list of { id, reason } and says what is wrong with a bad file', () => {
+    const good = join(dir, 'good.json');
+    writeFileSync(good, JSON.stringify([{ id: 'a.fail', reason: 'tracked in #12' }]));
+    expect(readBaseline(good)).toEqual([{ id: 'a.fail', reason: 'tracked in #12' }]);
+    const bad = join(dir, 'bad.json');
+    writeFileSync(bad, '{"nope": 1}');
+    expect(() => readBaseline(bad)).toThrow(/JSON array/);
+    expect(() => readBaseline(join(dir, 'missing.json'))).toThrow(/no such file/);
+  });
+});

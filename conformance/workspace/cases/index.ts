@@ -1,0 +1,23 @@
+/** Every case of the workspace profile, in report order (spec: bindings-workspace). */
+import type { WorkspaceCase } from '../kit.ts';
+import { agentCases } from './agent.ts';
+import { claimCases } from './claims.ts';
+import { fencingCases } from './fencing.ts';
+import { historyCases } from './history.ts';
+import { mailboxCases } from './mailbox.ts';
+import { reaperCases } from './reaper.ts';
+import { refusedCases } from './refused.ts';
+import { taskCases } from './tasks.ts';
+
+export const WORKSPACE_CASES: readonly WorkspaceCase[] = [
+  ...agentCases.filter((c) => !c.last),
+  ...taskCases.slice(0, 4),
+  ...claimCases,
+  ...taskCases.slice(4),
+  ...historyCases,
+  ...reaperCases,
+  ...fencingCases,
+  ...refusedCases,
+  ...mailboxCases,
+  ...agentCases.filter((c) => c.last),
+];

@@ -1,0 +1,157 @@
+/**
+ * The harness's side of a session over mailboxes (spec: bindings-workspace#mailboxes): a
+ * Transport that writes `mailboxes/<agent>/<self>/` and reads `mailboxes/<self>/<agent>/`, one
+ * file per frame, built on the reference mailbox writer and reader. Each connection of a run
+ * writes under a sender id of its own, so that sessions running at once never share a mailbox.
+ *
+ * A mailbox has no close of its own: a session ends with the agent's `session.farewell` or a
+ * fatal `error`, so the harness counts either as the agent closing the connection (whatever the
+ * mailbox holds after it belongs to a new session), and the exit of the agent process as every
+ * connection closing.
+ */
+import { MailboxReader, MailboxWriter } from '../../reference/workspace/index.ts';
+import type { CloseInfo, InboundFrame, RawSendOptions, RawTransport } from '../../reference/transports/transport.ts';
+
+/** What the harness saw of the agent's writing into one mailbox. */
+export interface InboundLog {
+  /** Sequence numbers of the files delivered, in delivery order. */
+  seqs: number[];
+  /** Whether any file came out of `.inflight/` (left by an earlier reader). */
+  redelivered: number;
+}
+
+/** The harness side of one mailbox session. */
+export class HarnessMailbox implements RawTransport {
+  onmessage?: (frame: InboundFrame) => void;
+  onclose?: (info: CloseInfo) => void;
+  onerror?: (err: Error) => void;
+
+  readonly log: InboundLog = { seqs: [], redelivered: 0 };
+  private readonly writer: MailboxWriter;
+  private readonly reader: MailboxReader;
+  private closed = false;
+
+  constructor(
+    readonly root: string,
+    readonly self: string,
+    readonly agent: string,
+    private readonly options: { pollMs?: number; onClosed?: (t: HarnessMailbox) => void } = {},
+  ) {
+    this.writer = new MailboxWriter(root, agent, self);
+    this.reader = new MailboxReader({
+      root,
+      to: self,
+      from: agent,
+      pollMs: options.pollMs ?? 50,
+      deliver: (frame, info) => this.deliver(frame, info.seq, info.redelivered),
+      onerror: (err) => this.onerror?.(err),
+    });
+  }
+
+  async start(): Promise<void> {
+    await this.writer.open();
+    await this.reader.start();
+  }
+
+  async send(text: string): Promise<void> {
+    if (this.closed) return;
+    await this.writer.send(text);
+  }
+
+  async sendRaw(data: Uint8Array, _options: RawSendOptions = {}): Promise<void> {
+    if (this.closed) return;
+    await this.writer.send(data);
+  }
+
+  setMaxFrameBytes(n: number): void {
+    this.reader.setMaxFrameBytes(n);
+  }
+
+  /** Stops reading; `onclose` fires once. */
+  async close(info: CloseInfo = { code: 1000 }): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.finish(info);
+  }
+
+  private async finish(info: CloseInfo): Promise<void> {
+    await this.reader.stop();
+    this.options.onClosed?.(this);
+    this.onclose?.(info);
+  }
+
+  /** Reads what is in the inbound mailbox now. */
+  kick(): void {
+    this.reader.kick();
+  }
+
+  /** The sequence number of the last file this side wrote. */
+  get lastSent(): number {
+    return this.writer.lastSeq;
+  }
+
+  private deliver(frame: InboundFrame, seq: number, redelivered: boolean): void {
+    if (this.closed) return;
+    this.log.seqs.push(seq);
+    if (redelivered) this.log.redelivered += 1;
+    this.onmessage?.(frame);
+    const end = endsSession(frame);
+    if (end) {
+      // The session is over: later files of this mailbox belong to a new session of the agent.
+      this.closed = true;
+      setImmediate(() => void this.finish({ code: 1000, reason: `the agent ended the session with ${end}` }));
+    }
+  }
+}
+
+/** "session.farewell" or "a fatal error" when the frame ends the session, else null. */
+export function endsSession(frame: InboundFrame): string | null {
+  if (frame.oversized) return null;
+  try {
+    const m = JSON.parse(Buffer.from(frame.bytes).toString('utf8')) as { type?: unknown; payload?: { fatal?: unknown; code?: unknown } };
+    if (m.type === 'session.farewell') return 'session.farewell';
+    if (m.type === 'error' && m.payload?.fatal === true) return `a fatal error ${String(m.payload.code)}`;
+  } catch {
+    // not JSON: the peer reports it
+  }
+  return null;
+}
+
+/** Hands out mailbox connections to one agent, each under a fresh sender id, and closes them all when the agent exits. */
+export class MailboxConnections {
+  private n = 0;
+  private readonly open = new Set<HarnessMailbox>();
+  /** Every sender id used so far. */
+  readonly senders = new Set<string>();
+
+  constructor(
+    readonly root: string,
+    readonly agentId: string,
+    readonly base: string,
+  ) {}
+
+  /** A new sender id: `<base>.c<n>`. */
+  nextSender(): string {
+    const id = `${this.base}.c${++this.n}`;
+    this.senders.add(id);
+    return id;
+  }
+
+  /** Opens (does not start) a connection under a fresh sender id. */
+  connect(): HarnessMailbox {
+    const t = new HarnessMailbox(this.root, this.nextSender(), this.agentId, { onClosed: (c) => this.open.delete(c) });
+    this.open.add(t);
+    return t;
+  }
+
+  /** Reads the inbound mailboxes of every open connection for `ms` more. */
+  async drain(ms: number): Promise<void> {
+    for (const t of this.open) t.kick();
+    await new Promise((r) => setTimeout(r, ms));
+  }
+
+  /** Closes every open connection, saying why (the agent process ended). */
+  async closeAll(reason: string): Promise<void> {
+    await Promise.all([...this.open].map((t) => t.close({ code: 1006, reason })));
+  }
+}

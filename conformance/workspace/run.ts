@@ -1,0 +1,193 @@
+/**
+ * `tap-conform --workspace <dir> -- <command>`: certifies an agent over the workspace binding.
+ * The harness initialises the workspace, starts the agent once, runs the message-protocol cases
+ * over mailboxes and the workspace cases over task records (those that pause or stop the agent
+ * alone, and last), and reports like every other run (spec: conformance, bindings-workspace).
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Case } from '../case.ts';
+import type { RunEnv } from '../context.ts';
+import { newKey } from '../mac.ts';
+import { repoPath } from '../paths.ts';
+import { HARNESS_ID, HARNESS_SIGNED_ID, shellQuote, type Config } from '../options.ts';
+import { checkBaseline, readBaseline, unexpectedFailures, type BaselineCheck } from '../report/baseline.ts';
+import { renderBadge } from '../report/badge.ts';
+import { renderHtml } from '../report/html.ts';
+import { renderJson } from '../report/json.ts';
+import { renderJunit } from '../report/junit.ts';
+import { buildReport, type Report } from '../report/model.ts';
+import { painter, progressLine, renderSummary } from '../report/terminal.ts';
+import { probe, runCases, type CaseResult } from '../runner.ts';
+import type { HmacKey } from '../session-state.ts';
+import { keyEnv, type Connection, type OpenOptions } from '../target.ts';
+import { WORKSPACE_CASES } from './cases/index.ts';
+import { WORKSPACE_PROFILE, bindRun, type WorkspaceCase } from './kit.ts';
+import type { WorkspaceOptions } from './options.ts';
+import { MAILBOX_PROFILES, mailboxCases } from './protocol.ts';
+import { selectCases } from '../select.ts';
+import { WorkspaceRun } from './workspace-run.ts';
+
+/** A target whose connections are mailbox pairs; target.ts hands `open` every connection. */
+export interface WorkspaceTarget {
+  kind: 'websocket';
+  url: string;
+  display: string;
+  open(o: OpenOptions): Promise<Connection>;
+}
+
+/** A usage problem of the workspace options (exit 2). */
+export class WorkspaceUsage extends Error {}
+
+/** Every case of a workspace run, in report order: the message protocol, then the workspace binding. */
+export function workspaceSelection(cfg: Config, wo: WorkspaceOptions): Case[] {
+  const onlyWorkspace = wo.workspaceProfile && cfg.profiles.length === 0;
+  const protocol = onlyWorkspace ? [] : mailboxCases({ profiles: cfg.profiles, level: cfg.level, only: cfg.only });
+  const withWorkspace = wo.workspaceProfile || cfg.profiles.length === 0;
+  const workspace = withWorkspace ? selectCases(WORKSPACE_CASES, { profiles: [WORKSPACE_PROFILE], level: cfg.level, only: cfg.only }, [WORKSPACE_PROFILE]) : [];
+  return [...protocol, ...workspace];
+}
+
+/** The profiles a workspace run reports. */
+function reportedProfiles(cfg: Config, wo: WorkspaceOptions): string[] {
+  if (wo.workspaceProfile && cfg.profiles.length === 0) return [WORKSPACE_PROFILE];
+  const base = cfg.profiles.length > 0 ? cfg.profiles.filter((p) => MAILBOX_PROFILES.includes(p)) : [...MAILBOX_PROFILES];
+  return wo.workspaceProfile || cfg.profiles.length === 0 ? [...base, WORKSPACE_PROFILE] : base;
+}
+
+/** The command line that replays one case of a workspace run. */
+export function workspaceReplay(cfg: Config, wo: WorkspaceOptions, id: string, extra = ''): string {
+  const t = cfg.target!;
+  const parts = ['tap-conform', '--workspace', shellQuote(wo.dir)];
+  if (wo.agentId !== 'tap.workspace-agent') parts.push('--agent-id', wo.agentId);
+  parts.push('--seed', String(cfg.seed));
+  if (cfg.timeScale !== 1) parts.push('--time-scale', String(cfg.timeScale));
+  if (extra) parts.push(extra);
+  parts.push('--only', shellQuote(id), '--', t.display);
+  return parts.join(' ');
+}
+
+function write(file: string, text: string): void {
+  try {
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, text);
+  } catch (err) {
+    throw new WorkspaceUsage(`could not write ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+}
+
+/** Runs the selected cases of a workspace run and returns the report and the exit code. */
+export async function certifyWorkspace(cfg: Config, wo: WorkspaceOptions, out: NodeJS.WriteStream, err: NodeJS.WriteStream): Promise<number> {
+  const target = cfg.target;
+  if (!target || target.kind !== 'stdio') throw new WorkspaceUsage('--workspace needs the command that starts the agent, after "--"');
+  const cases = workspaceSelection(cfg, wo);
+  if (cases.length === 0) throw new WorkspaceUsage(`no case matches ${cfg.only.length ? `--only ${cfg.only.join(',')}` : 'the selection'} (list them with --list --workspace <dir>)`);
+  const baselineEntries = cfg.expectedFailures !== undefined ? safeBaseline(cfg.expectedFailures) : undefined;
+  const key: HmacKey = { keyId: 'tap-conform-key', key: newKey(), peer: HARNESS_SIGNED_ID };
+  const paint = painter(cfg.color && err.isTTY === true);
+  const startedAt = new Date();
+  const t0 = Date.now();
+  const run = await WorkspaceRun.start({
+    options: wo,
+    command: target.command,
+    args: target.args,
+    env: keyEnv(key),
+    timeScale: cfg.timeScale,
+    selfId: HARNESS_ID,
+    onLine: cfg.debug ? (stream, line) => err.write(`[agent ${stream}] ${line}\n`) : undefined,
+  });
+  bindRun(run);
+  let results: CaseResult[];
+  let found;
+  try {
+    const display = `--workspace ${shellQuote(run.root)} -- ${target.display}`;
+    const wsTarget: WorkspaceTarget = { kind: 'websocket', url: `workspace:${run.root}`, display, open: (o) => run.open(o) };
+    const base: Omit<RunEnv, 'probe' | 'startupMs'> = {
+      target: wsTarget,
+      selfId: HARNESS_ID,
+      key,
+      stepTimeoutMs: cfg.timeoutMs * cfg.timeScale,
+      timeScale: cfg.timeScale,
+      seed: cfg.seed,
+      runs: cfg.runs,
+      path: cfg.path,
+      replay: (id, extra) => workspaceReplay(cfg, wo, id, extra),
+      debug: cfg.debug,
+      shared: new Map(),
+    };
+    found = await probe(base);
+    if (found.problem && cfg.debug) err.write(`tap-conform: the first handshake over mailboxes failed: ${found.problem}\n`);
+    const startupMs = Math.max(base.stepTimeoutMs, ((found.startupMs ?? 0) * 3 + 2000) * cfg.timeScale, 30_000 * cfg.timeScale);
+    const env: RunEnv = { ...base, probe: found, startupMs };
+    const progress = progressLine(err, paint);
+    const hooks = { onProgress: (done: number, total: number, running: string[]) => progress.update(done, total, running), transcriptsDir: cfg.transcripts };
+    const alone = (c: Case) => (c as WorkspaceCase).exclusive === true || (c as WorkspaceCase).last === true;
+    const together = cases.filter((c) => !alone(c));
+    const exclusive = cases.filter((c) => (c as WorkspaceCase).exclusive === true && !(c as WorkspaceCase).last);
+    const last = cases.filter((c) => (c as WorkspaceCase).last === true);
+    const byId = new Map<string, CaseResult>();
+    for (const group of [{ list: together, jobs: cfg.jobs ?? 8 }, { list: exclusive, jobs: 1 }, { list: last, jobs: 1 }]) {
+      if (group.list.length === 0) continue;
+      for (const r of await runCases(group.list, env, group.jobs, cfg.repeat, hooks)) byId.set(r.id, r);
+    }
+    progress.clear();
+    results = cases.map((c) => byId.get(c.id)!);
+  } finally {
+    bindRun(null);
+    await run.close(10_000);
+  }
+  let baseline: BaselineCheck | undefined;
+  if (baselineEntries) baseline = checkBaseline(cfg.expectedFailures!, baselineEntries, results, new Set(cases.map((c) => c.id)), cfg.level);
+  const report: Report = buildReport({
+    version: toolVersion(),
+    target: `--workspace ${run.root} -- ${target.display}`,
+    transport: 'websocket',
+    agent: found?.card ? { agent_id: found.card.agent_id, name: found.card.name } : { agent_id: wo.agentId },
+    seed: cfg.seed,
+    startedAt,
+    durationMs: Date.now() - t0,
+    levelTarget: cfg.level,
+    profiles: reportedProfiles(cfg, wo),
+    allProfiles: [...MAILBOX_PROFILES, WORKSPACE_PROFILE],
+    results,
+    baseline,
+  });
+  // The report model names the two connection transports; this run's is the workspace binding.
+  (report as { transport: string }).transport = 'workspace';
+  out.write(`${renderSummary(report, painter(cfg.color && out.isTTY === true))}\n`);
+  if (cfg.json) write(cfg.json, renderJson(report));
+  if (cfg.junit) write(cfg.junit, renderJunit(report));
+  if (cfg.html) write(cfg.html, renderHtml(report));
+  if (cfg.badge) write(cfg.badge, renderBadge(report));
+  const failures = unexpectedFailures(report.cases, cfg.level, baseline);
+  const stale = baseline?.stale ?? [];
+  if (failures.length > 0 || stale.length > 0) {
+    const parts: string[] = [];
+    if (failures.length) {
+      const harness = failures.filter((f) => f.verdict === 'ERROR').length;
+      parts.push(`${failures.length} required case${failures.length > 1 ? 's' : ''} did not pass (${failures.slice(0, 3).map((f) => f.id).join(', ')}${failures.length > 3 ? ', …' : ''})${harness ? `, ${harness} of them harness errors (rerun with --debug)` : ''}`);
+    }
+    if (stale.length) parts.push(`${stale.length} stale expected failure${stale.length > 1 ? 's' : ''} in ${cfg.expectedFailures} (${stale.map((s) => s.id).join(', ')})`);
+    err.write(`tap-conform: ${parts.join('; ')}; replay one with: ${failures[0]?.replay ?? 'tap-conform … --only <id>'} (exit 1)\n`);
+    return 1;
+  }
+  err.write(`tap-conform: ${report.level}: ${report.summary.total} cases, none failing (exit 0)\n`);
+  return 0;
+}
+
+function safeBaseline(file: string) {
+  try {
+    return readBaseline(file);
+  } catch (e) {
+    throw new WorkspaceUsage(`--expected-failures: ${(e as Error).message}`);
+  }
+}
+
+/** The harness version (the package's). */
+function toolVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(repoPath('package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    return '0.0.0';
+  }
+}

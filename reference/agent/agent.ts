@@ -1,0 +1,126 @@
+/**
+ * createAgent: a TAP agent from a card and capability handlers. The runtime enforces the
+ * protocol (handshake, order of checks, task states, sequences, idempotency, plans, integrity,
+ * liveness, shutdown, durability), so a handler only does its work (spec: index#abstract).
+ */
+import type { AgentCard } from '../../schemas/src/index.ts';
+import {
+  createStdioAgentTransport,
+  createWebSocketServer,
+  type CloseInfo,
+  type StdioAgentOptions,
+  type TapWebSocketServer,
+  type Transport,
+} from '../transports/index.ts';
+import { Journal } from './journal.ts';
+import type { AgentOptions } from './options.ts';
+import { replayJournal, resumeAfterRestart } from './recovery.ts';
+import { Runtime } from './runtime.ts';
+import { Connection, type AttachOptions } from './session.ts';
+import { shutdownAll } from './shutdown.ts';
+import { TaskRunner } from './task-runner.ts';
+
+/** One attached transport. */
+export interface AgentConnection {
+  /** Resolves when the connection is over (for stdio: after the farewell on end of input). */
+  readonly done: Promise<CloseInfo>;
+  /** Closes the transport; its session stays resumable unless it had ended. */
+  close(): Promise<void>;
+}
+
+/** A listening WebSocket endpoint of the agent. */
+export interface AgentListener {
+  /** Where requesters connect, e.g. ws://127.0.0.1:8787/tap. */
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/** A running agent. */
+export interface Agent {
+  /** The card as sent in handshake.ack (capabilities and durability filled in). */
+  readonly card: AgentCard;
+  /** Serves one session per transport connection (spec: bindings). */
+  attach(transport: Transport, options?: AttachOptions): AgentConnection;
+  /** Serves one session on this process's stdin and stdout; resolves when it is over (spec: bindings-stdio). */
+  serveStdio(options?: StdioAgentOptions): Promise<void>;
+  /** Accepts sessions over WebSocket, subprotocol tap.v1 (spec: bindings-websocket). */
+  listen(options?: { host?: string; port?: number; path?: string }): Promise<AgentListener>;
+  /**
+   * Ends every session (hand-offs, results, farewells), refuses new ones and closes the
+   * listeners; idempotent: a second call returns the first one's promise (spec: shutdown#signals).
+   */
+  shutdown(reason?: string): Promise<void>;
+  /** Resolves once a shutdown (signal, admin request or `shutdown()`) has completed. */
+  readonly stopped: Promise<void>;
+  /** Counts for monitoring and tests. */
+  stats(): { sessions: number; connections: number; activeTasks: number; tasks: number };
+}
+
+/** Builds an agent; with `stateDir` it first restores its journal and resumes unfinished tasks. */
+export function createAgent(options: AgentOptions): Agent {
+  const rt = new Runtime(options);
+  const runner = new TaskRunner(rt);
+  const connections = new Set<Connection>();
+  const servers = new Set<TapWebSocketServer>();
+  if (options.stateDir) {
+    const { journal, records } = Journal.open(options.stateDir);
+    replayJournal(rt, records);
+    rt.journal = journal;
+    resumeAfterRestart(rt, runner);
+  }
+  let stopping: Promise<void> | undefined;
+  let markStopped!: () => void;
+  const stopped = new Promise<void>((resolve) => (markStopped = resolve));
+  const shutdown = (reason = 'the agent is shutting down'): Promise<void> => {
+    stopping ??= (async () => {
+      await shutdownAll(rt, runner, [...connections], reason);
+      await Promise.all([...servers].map((s) => s.close()));
+      rt.journal?.close();
+      markStopped();
+    })();
+    return stopping;
+  };
+  rt.shutdownProcess = (reason) => void shutdown(reason);
+
+  const attach = (transport: Transport, attachOptions: AttachOptions = {}): AgentConnection => {
+    const conn = new Connection(rt, runner, transport, attachOptions);
+    connections.add(conn);
+    void conn.done.then(() => connections.delete(conn));
+    conn.start().catch((err: Error) => {
+      rt.log('error', `could not start a connection: ${err.message}`);
+      void conn.close(1011, 'start failed');
+    });
+    return { done: conn.done, close: () => conn.close(1000, 'closed by the agent') };
+  };
+
+  return {
+    card: rt.card,
+    attach,
+    async serveStdio(stdioOptions = {}) {
+      const conn = attach(createStdioAgentTransport({ maxFrameBytes: rt.card.limits.max_message_bytes, ...stdioOptions }), { stdio: true });
+      await conn.done;
+    },
+    async listen(listenOptions = {}) {
+      const server = await createWebSocketServer({
+        host: listenOptions.host,
+        port: listenOptions.port,
+        path: listenOptions.path,
+        maxPayload: Math.max(16 * 1024 * 1024, rt.card.limits.max_message_bytes * 2),
+        onSession: (transport) => attach(transport),
+      });
+      servers.add(server);
+      return {
+        url: server.url,
+        close: async () => {
+          servers.delete(server);
+          await server.close();
+        },
+      };
+    },
+    shutdown,
+    stopped,
+    stats() {
+      return { sessions: rt.sessions.size, connections: connections.size, activeTasks: rt.tasks.activeCount(), tasks: [...rt.tasks.all()].length };
+    },
+  };
+}

@@ -1,0 +1,101 @@
+/**
+ * The agent's side of the handshake around the core state machine: its configuration, the
+ * journal record written before handshake.ack is sent, and the session that handshake.go
+ * establishes or resumes (spec: handshake, resume#reconnect).
+ */
+import type { AgentHandshakeConfig, EstablishedSession } from '../core/index.ts';
+import { constantTimeEqual } from '../core/index.ts';
+import { replayTask } from './requests.ts';
+import type { Runtime } from './runtime.ts';
+import type { Connection } from './session.ts';
+import { Session, type SessionInfo } from './sessions.ts';
+import type { BoundedMap } from './outbound.ts';
+
+const configs = new WeakMap<Runtime, AgentHandshakeConfig>();
+const encoder = new TextEncoder();
+
+/** The handshake machine's configuration for this agent. */
+export function handshakeConfig(rt: Runtime): AgentHandshakeConfig {
+  let config = configs.get(rt);
+  if (!config) {
+    config = {
+      card: rt.card,
+      random: rt.random,
+      now: () => rt.now(),
+      hmac: rt.hmac,
+      skewMs: rt.settings.skewMs,
+      params: {
+        heartbeat_ms: rt.settings.heartbeatMs,
+        request_timeout_ms: rt.settings.requestTimeoutMs,
+        streaming: rt.settings.streaming,
+      },
+      resumeWindowMs: rt.settings.resumeWindowMs,
+      maxRetainedMessages: rt.settings.maxRetainedMessages,
+      keys: rt.keys.map(),
+      verifyCredentials: rt.authenticate,
+      resume: (request) => {
+        // spec: resume#reconnect: same principal, same requester, that session's token.
+        const s = rt.sessions.get(request.session_id);
+        return (
+          !!s &&
+          !s.ended &&
+          !s.ending &&
+          s.principal === request.principal &&
+          s.peerId === request.peer &&
+          constantTimeEqual(encoder.encode(s.resumeToken), encoder.encode(request.resume_token))
+        );
+      },
+    };
+    configs.set(rt, config);
+  }
+  return config;
+}
+
+function infoOf(est: EstablishedSession): SessionInfo {
+  const info: SessionInfo = {
+    id: est.sessionId,
+    resumeToken: est.resumeToken,
+    principal: est.principal ?? `session:${est.sessionId}`,
+    peerId: est.peer.agent_id,
+    version: est.version,
+    params: est.params,
+  };
+  if (est.integrity) info.keyId = est.integrity.keyId;
+  return info;
+}
+
+/** Journals the session before handshake.ack is sent, so that it can be resumed after a restart (spec: tasks#durability). */
+export function sessionPending(rt: Runtime, est: EstablishedSession): void {
+  rt.persist({ t: 'session', info: infoOf(est) });
+}
+
+/**
+ * The session handshake.go established: a new one, or the resumed one moved to this connection,
+ * whose previous connection is closed and whose listed tasks are replayed (spec: resume#reconnect).
+ */
+export function sessionEstablished(conn: Connection, est: EstablishedSession, early: BoundedMap<string, string[]>): Session {
+  const rt = conn.rt;
+  let session = est.resumed ? rt.sessions.get(est.sessionId) : undefined;
+  if (session && !session.ended) {
+    if (session.resumeTimer !== undefined) rt.clock.clearTimeout(session.resumeTimer);
+    session.resumeTimer = undefined;
+    const previous = session.link;
+    session.link = conn;
+    if (previous && previous !== conn) void previous.close(1000, 'the session was resumed on another connection');
+    session.params = est.params;
+    session.version = est.version;
+  } else {
+    session = new Session(infoOf(est), rt.out, rt.settings.maxDuplicateEntries);
+    rt.sessions.set(session.id, session);
+    session.link = conn;
+  }
+  session.signing = est.integrity ?? undefined;
+  session.established = true;
+  for (const [id, texts] of early.entries()) session.seen.set(id, texts);
+  for (const entry of est.resumeTasks ?? []) {
+    const task = rt.tasks.get(session.principal, entry.task_id);
+    const refusal = replayTask(conn, session, task, entry.task_id, entry.last_sequence);
+    if (refusal) conn.send(session.message('error', refusal, { task_id: entry.task_id }));
+  }
+  return session;
+}

@@ -1,0 +1,64 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { flush, ManualClock, testAgent, TestPeer, expectCleanHistories } from './test-peer.ts';
+
+afterEach(expectCleanHistories);
+
+async function quietSession(stdio = false): Promise<{ clock: ManualClock; peer: TestPeer; agent: ReturnType<typeof testAgent> }> {
+  const clock = new ManualClock();
+  const agent = testAgent({ clock, heartbeatMs: 1_000, resumeWindowMs: 60_000 });
+  const peer = new TestPeer(agent, { now: () => clock.now(), stdio });
+  peer.autoPong = false;
+  await peer.handshake();
+  return { clock, peer, agent };
+}
+
+const pings = (peer: TestPeer) => peer.received.filter((m) => m.type === 'ping');
+
+describe('liveness', () => {
+  it('pings after heartbeat_ms of silence and not before; any message counts as life (spec: limits#heartbeats)', async () => {
+    const { clock, peer } = await quietSession();
+    await clock.advance(999);
+    expect(pings(peer)).toHaveLength(0);
+    peer.send({ type: 'pong', reply_to: 'nothing' });
+    await flush();
+    await clock.advance(999);
+    expect(pings(peer)).toHaveLength(0);
+    await clock.advance(1);
+    await peer.until(() => pings(peer).length === 1);
+    expect(pings(peer)[0]).toMatchObject({ session_id: peer.sessionId, payload: {} });
+  });
+
+  it('counts the peer gone after three unanswered pings and orphans the session (spec: limits#heartbeats)', async () => {
+    const { clock, peer, agent } = await quietSession();
+    peer.request('t1', 'tap.test.sleep', { ms: 600_000 });
+    await peer.waitFor((m) => m.task_id === 't1' && m.sequence === 2);
+    await clock.advance(3_000);
+    expect(pings(peer)).toHaveLength(3);
+    expect(peer.closed).toBe(false);
+    await clock.advance(999);
+    expect(peer.closed).toBe(false);
+    await clock.advance(1);
+    await peer.until(() => peer.closed);
+    expect(agent.stats()).toMatchObject({ sessions: 1, activeTasks: 1 });
+  });
+
+  it('keeps a session whose peer answers the pings (spec: limits#heartbeats)', async () => {
+    const { clock, peer } = await quietSession();
+    for (let i = 0; i < 6; i++) {
+      await clock.advance(1_000);
+      for (const ping of pings(peer)) if (!peer.received.some((m) => m.reply_to === ping.message_id)) peer.send({ type: 'pong', reply_to: ping.message_id });
+      await flush();
+    }
+    expect(peer.closed).toBe(false);
+  });
+
+  it('ends the tasks of a stdio session with SESSION_LOST as soon as the peer is gone (spec: bindings-stdio#session)', async () => {
+    const { clock, peer, agent } = await quietSession(true);
+    peer.request('t1', 'tap.test.sleep', { ms: 600_000 });
+    await peer.waitFor((m) => m.task_id === 't1' && m.sequence === 2);
+    await clock.advance(4_000);
+    await peer.until(() => peer.closed);
+    await flush();
+    expect(agent.stats()).toMatchObject({ sessions: 0, activeTasks: 0 });
+  });
+});

@@ -1,0 +1,56 @@
+/**
+ * Heartbeats: after heartbeat_ms without hearing from the peer the agent pings; any message
+ * counts as a sign of life; three unanswered pings in a row mean the peer is gone
+ * (spec: limits#heartbeats).
+ */
+import type { Clock, TimerHandle } from './options.ts';
+
+/** Unanswered pings after which the peer counts as gone. */
+export const MISSED_PINGS = 3;
+
+/** Watches one connection's silence. */
+export class Liveness {
+  private missed = 0;
+  private timer?: TimerHandle;
+  private stopped = false;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly intervalMs: number,
+    private readonly ping: () => void,
+    private readonly gone: () => void,
+  ) {
+    this.arm();
+  }
+
+  /** Something arrived from the peer: it is alive. */
+  heard(): void {
+    if (this.stopped) return;
+    this.missed = 0;
+    this.arm();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private arm(): void {
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
+    this.timer = this.clock.setTimeout(() => this.tick(), this.intervalMs);
+  }
+
+  private tick(): void {
+    this.timer = undefined;
+    if (this.stopped) return;
+    if (this.missed >= MISSED_PINGS) {
+      this.stop();
+      this.gone();
+      return;
+    }
+    this.missed++;
+    this.ping();
+    this.arm();
+  }
+}

@@ -1,0 +1,147 @@
+/**
+ * What an agent is built from: its card, its capability handlers, keys, clock, limits and
+ * logger, with the defaults the runtime applies (spec: handshake#params, limits).
+ */
+import type { AgentCard, Capability } from '../../schemas/src/index.ts';
+import type { RandomSource } from '../core/ids.ts';
+import type { Hmac } from '../core/signing.ts';
+import type { Handler } from './context.ts';
+
+/** A timer handle as returned by `Clock.setTimeout`. */
+export type TimerHandle = unknown;
+
+/** Time as the runtime sees it: every timestamp, deadline and timer goes through here. */
+export interface Clock {
+  /** Milliseconds since the epoch. */
+  now(): number;
+  setTimeout(fn: () => void, ms: number): TimerHandle;
+  clearTimeout(handle: TimerHandle): void;
+}
+
+/** The platform clock. Its timers keep the process alive, as pending protocol work should; every one is cleared when its work ends. */
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, Math.min(Math.max(0, ms), 2_147_483_647)),
+  clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
+};
+
+/** A pre-shared HMAC key bound to exactly one requester agent id (spec: integrity#keys). */
+export interface PeerKey {
+  key_id: string;
+  /** The key as base64url without padding, at least 32 bytes. */
+  key: string;
+  /** The requester agent id the key is bound to. */
+  peer: string;
+}
+
+/** A capability given with its card entry; the runtime adds the entry to the card. */
+export interface CapabilityDefinition {
+  capability: Capability;
+  handler: Handler;
+  /**
+   * A JSON Schema the input must match, checked like `capability.input_schema` (INVALID_MESSAGE)
+   * but not published in the card, which keeps handshake.ack small.
+   */
+  inputSchema?: Record<string, unknown>;
+}
+
+/** A log line writer; the default writes to stderr (stdout may carry only TAP messages). */
+export type Logger = (level: 'debug' | 'info' | 'warn' | 'error', message: string) => void;
+
+/** Decides the principal of a session from its credentials; null refuses them (AUTH_REQUIRED). */
+export type Authenticator = (credentials: { scheme: string; token?: string }, peer: AgentCard) => string | null;
+
+/** Options of `createAgent`. */
+export interface AgentOptions {
+  /** The agent card; `durability` is set by the runtime ("restart" with a stateDir). */
+  card: AgentCard;
+  /** Handlers by capability name; a bare handler needs an entry in `card.capabilities`. */
+  capabilities: Record<string, Handler | CapabilityDefinition>;
+  /** Where the journal lives; with it the agent survives restarts (spec: durability). */
+  stateDir?: string;
+  /** Pre-shared keys, each bound to one requester (spec: integrity#keys). */
+  keys?: PeerKey[];
+  /** Credential check for handshake.init.credentials: the principal they prove, or null to refuse them. Without it credentials are ignored. */
+  authenticate?: Authenticator;
+  /** Principals holding tap.admin.shutdown: their shutdown.request stops the whole process (spec: shutdown#scope). */
+  adminPrincipals?: string[];
+  clock?: Clock;
+  random?: RandomSource;
+  hmac?: Hmac;
+  logger?: Logger;
+  /** Heartbeat the agent proposes in negotiation (default 15 000 ms). */
+  heartbeatMs?: number;
+  /** request_timeout_ms used when the requester proposes none (default 30 000 ms). */
+  requestTimeoutMs?: number;
+  /** Whether the agent streams output events at all (default true). */
+  streaming?: boolean;
+  /** Each handshake step's timeout (default 10 000 ms). */
+  handshakeTimeoutMs?: number;
+  /** How long a session that lost its transport stays resumable (default 300 000 ms). */
+  resumeWindowMs?: number;
+  /** Messages retained per task for resume (default 512). */
+  maxRetainedMessages?: number;
+  /** Skew window for signed messages (default 300 000 ms). */
+  skewMs?: number;
+  /** Grace of a process-wide shutdown (signals), in ms (default 10 000). */
+  shutdownGraceMs?: number;
+  /** How long a cancelled handler has to release before its task ends cancelled (default 5 000 ms). */
+  cancelGraceMs?: number;
+  /**
+   * How long a shutting-down session still answers requests already on their way and lets
+   * running tasks finish before the rest are handed off; at most half the grace period (default 250 ms).
+   */
+  drainMs?: number;
+  /** Message ids remembered per session for duplicate suppression (default 10 000). */
+  maxDuplicateEntries?: number;
+  /** Terminal tasks kept (with their streams and idempotency records) before the oldest are forgotten (default 4 096). */
+  maxTerminalTasks?: number;
+}
+
+/** The options with every default applied. */
+export interface Settings {
+  heartbeatMs: number;
+  requestTimeoutMs: number;
+  streaming: boolean;
+  handshakeTimeoutMs: number;
+  resumeWindowMs: number;
+  maxRetainedMessages: number;
+  skewMs: number;
+  shutdownGraceMs: number;
+  cancelGraceMs: number;
+  drainMs: number;
+  maxDuplicateEntries: number;
+  maxTerminalTasks: number;
+}
+
+/** Applies the defaults to `options`. */
+export function settingsOf(options: AgentOptions): Settings {
+  return {
+    heartbeatMs: options.heartbeatMs ?? 15_000,
+    requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
+    streaming: options.streaming ?? true,
+    handshakeTimeoutMs: options.handshakeTimeoutMs ?? 10_000,
+    resumeWindowMs: options.resumeWindowMs ?? 300_000,
+    maxRetainedMessages: options.maxRetainedMessages ?? 512,
+    skewMs: options.skewMs ?? 300_000,
+    shutdownGraceMs: options.shutdownGraceMs ?? 10_000,
+    cancelGraceMs: options.cancelGraceMs ?? 5_000,
+    drainMs: options.drainMs ?? 250,
+    maxDuplicateEntries: options.maxDuplicateEntries ?? 10_000,
+    maxTerminalTasks: options.maxTerminalTasks ?? 4_096,
+  };
+}
+
+/** The default logger: one line per entry on stderr. */
+export const stderrLogger: Logger = (level, message) => {
+  try {
+    process.stderr.write(`[tap-agent] ${level}: ${message}\n`);
+  } catch {
+    // stderr gone: nothing to do.
+  }
+};
+
+/** RFC 3339 UTC text of a clock reading. */
+export function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}

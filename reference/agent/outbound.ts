@@ -1,0 +1,95 @@
+/**
+ * Building outgoing messages: the envelope, the signature when integrity was agreed, and the
+ * serialized text that is sent, retained and re-sent byte for byte (spec: envelope,
+ * integrity#mac, messages#resend).
+ */
+import type { MessageType, PayloadOf } from '../../schemas/src/index.ts';
+import { PROTOCOL } from '../core/catalogue.ts';
+import { newMessageId, type RandomSource } from '../core/ids.ts';
+import { sign, type Hmac } from '../core/signing.ts';
+import { iso, type Clock } from './options.ts';
+
+/** The key every outgoing message of a session is signed with. */
+export interface SigningKey {
+  keyId: string;
+  key: Uint8Array;
+}
+
+/** Who sends and how: shared by every message of one agent. */
+export interface OutboundContext {
+  agentId: string;
+  clock: Clock;
+  random: RandomSource;
+  hmac: Hmac;
+}
+
+/** Where one message goes. */
+export interface Addressing {
+  target: string;
+  sessionId?: string;
+  signing?: SigningKey;
+}
+
+/** Envelope members set per message. */
+export interface EnvelopeExtras {
+  task_id?: string;
+  reply_to?: string;
+  sequence?: number;
+}
+
+const encoder = new TextEncoder();
+
+/** UTF-8 length of a message text: what max_message_bytes counts (spec: limits#message-size). */
+export function byteLength(text: string): number {
+  return encoder.encode(text).byteLength;
+}
+
+/** Serializes one message of `type`, signing it when the addressing carries a key. */
+export function buildMessage<T extends MessageType>(
+  out: OutboundContext,
+  to: Addressing,
+  type: T,
+  payload: PayloadOf<T>,
+  extras: EnvelopeExtras = {},
+): string {
+  const msg: Record<string, unknown> = {
+    protocol: PROTOCOL,
+    message_id: newMessageId(out.random),
+    type,
+    source: out.agentId,
+    target: to.target,
+    timestamp: iso(out.clock.now()),
+  };
+  if (to.sessionId !== undefined) msg.session_id = to.sessionId;
+  if (extras.task_id !== undefined) msg.task_id = extras.task_id;
+  if (extras.reply_to !== undefined) msg.reply_to = extras.reply_to;
+  if (extras.sequence !== undefined) msg.sequence = extras.sequence;
+  msg.payload = payload;
+  const final = to.signing ? sign(msg, to.signing.key, to.signing.keyId, out.hmac) : msg;
+  return JSON.stringify(final);
+}
+
+/** A bounded map that forgets its oldest entries first (duplicate tables; spec: limits#bounded-tables). */
+export class BoundedMap<K, V> {
+  private readonly map = new Map<K, V>();
+
+  constructor(private readonly max: number) {}
+
+  get(key: K): V | undefined {
+    return this.map.get(key);
+  }
+
+  has(key: K): boolean {
+    return this.map.has(key);
+  }
+
+  set(key: K, value: V): void {
+    this.map.delete(key);
+    this.map.set(key, value);
+    while (this.map.size > this.max) this.map.delete(this.map.keys().next().value as K);
+  }
+
+  entries(): IterableIterator<[K, V]> {
+    return this.map.entries();
+  }
+}

@@ -1,0 +1,174 @@
+/**
+ * Restart: rebuilds sessions, tasks, idempotency records and the durable store from the
+ * journal, resumes the tasks that were non-terminal at the crash and ends those a crash
+ * interrupted mid-step failed and indeterminate, never re-running them; then compacts the
+ * journal (spec: tasks#durability, shutdown#restart).
+ */
+import type { TaskState } from '../../schemas/src/index.ts';
+import { errorPayload, isTerminal } from '../core/index.ts';
+import type { JournalRecord } from './journal.ts';
+import { scheduleHolding, type Plan, type PlanState } from './plans.ts';
+import type { Runtime } from './runtime.ts';
+import { Session, type SessionInfo } from './sessions.ts';
+import { endSession } from './shutdown.ts';
+import type { TaskRunner } from './task-runner.ts';
+import { taskKey, type Task } from './tasks.ts';
+
+/** Applies the journal's records to an empty runtime. */
+export function replayJournal(rt: Runtime, records: JournalRecord[]): void {
+  const infos = new Map<string, SessionInfo>();
+  const tasks = new Map<string, Task>();
+  const find = (r: { principal: string; task_id: string }): Task | undefined => tasks.get(taskKey(r.principal, r.task_id));
+  for (const r of records) {
+    switch (r.t) {
+      case 'session':
+        infos.set(r.info.id, r.info);
+        break;
+      case 'session-end':
+        infos.delete(r.id);
+        break;
+      case 'task': {
+        const task: Task = {
+          principal: r.principal, taskId: r.task_id, sessionId: r.session_id, capability: r.capability, input: r.input,
+          authorization: r.authorization as Task['authorization'], fingerprint: r.fingerprint, idempotencyKey: r.idempotency_key,
+          previousTaskId: r.previous_task_id, attempt: r.attempt, state: 'accepted', createdAt: r.created_at, updatedAt: r.created_at,
+          deadline: r.deadline, lastSequence: 0, retained: [], firstRetained: 1, cancelRequested: false, plans: [],
+          effectsBegun: 0, effectsEnded: 0, abort: new AbortController(), timers: {},
+        };
+        tasks.set(taskKey(r.principal, r.task_id), task);
+        if (r.idempotency_key !== undefined) {
+          rt.idempotency.set({ principal: r.principal, capability: r.capability, key: r.idempotency_key, fingerprint: r.fingerprint, taskId: r.task_id, released: false });
+        }
+        break;
+      }
+      case 'msg': {
+        const task = find(r);
+        if (!task) break;
+        if (task.retained.length === 0) task.firstRetained = r.seq;
+        task.retained.push(r.text);
+        task.lastSequence = r.seq;
+        task.state = r.state as TaskState;
+        task.updatedAt = r.at;
+        const msg = JSON.parse(r.text) as { type: string; payload: Record<string, unknown> };
+        if (msg.type === 'task.result') task.result = msg.payload as unknown as Task['result'];
+        if (msg.type === 'plan.submit') {
+          const plan = msg.payload.plan as Plan;
+          if (!task.plans.some((p) => p.plan.plan_id === plan.plan_id)) {
+            task.plans.push({ plan, state: 'pending', revisionOf: msg.payload.revision_of as string | undefined, feedback: msg.payload.feedback as string | undefined });
+          }
+        }
+        break;
+      }
+      case 'bind':
+        if (find(r)) find(r)!.sessionId = r.session_id;
+        break;
+      case 'cancel':
+        if (find(r)) find(r)!.cancelRequested = true;
+        break;
+      case 'ckpt':
+        if (find(r)) find(r)!.checkpoint = r.checkpoint;
+        break;
+      case 'effect': {
+        const task = find(r);
+        if (task && r.phase === 'begin') task.effectsBegun++;
+        if (task && r.phase === 'end') task.effectsEnded++;
+        break;
+      }
+      case 'plan': {
+        const task = find(r);
+        if (!task) break;
+        let plan = task.plans.find((p) => p.plan.plan_id === r.plan_id);
+        if (!plan && r.plan) task.plans.push((plan = { plan: r.plan, state: r.state as PlanState, revisionOf: r.revision_of, feedback: r.feedback }));
+        if (plan) plan.state = r.state as PlanState;
+        break;
+      }
+      case 'release': {
+        const record = rt.idempotency.get(r.principal, r.capability, r.key);
+        if (record) record.released = true;
+        break;
+      }
+      case 'kv':
+        rt.store.set(r.key, r.value);
+        break;
+    }
+  }
+  for (const info of infos.values()) {
+    const session = new Session(info, rt.out, rt.settings.maxDuplicateEntries);
+    if (info.keyId !== undefined) {
+      const key = rt.keys.get(info.keyId);
+      if (key) session.signing = { keyId: key.keyId, key: key.key };
+    }
+    session.established = true;
+    rt.sessions.set(info.id, session);
+  }
+  for (const task of tasks.values()) rt.tasks.add(task);
+}
+
+/**
+ * Continues after replay: restored sessions wait for a resume for the resume window; each
+ * non-terminal task resumes from its checkpoint, unless a crash interrupted one of its side
+ * effects (or one ended after its last checkpoint), which ends it failed and indeterminate
+ * (spec: tasks#durability).
+ */
+export function resumeAfterRestart(rt: Runtime, runner: TaskRunner): void {
+  for (const session of rt.sessions.values()) {
+    session.resumeTimer = rt.clock.setTimeout(() => {
+      session.resumeTimer = undefined;
+      void endSession(rt, runner, session, 'SESSION_LOST', 'the session was not resumed within its resume window after a restart', false);
+    }, rt.settings.resumeWindowMs);
+  }
+  for (const task of rt.tasks.all()) {
+    if (isTerminal(task.state)) continue;
+    if (!rt.sessionOf(task)) {
+      rt.log('warn', `task ${task.taskId} lost its session in the crash; it ends failed`);
+      task.state = 'failed';
+      task.result = { status: 'failed', error: errorPayload('SESSION_LOST', 'the session ended while the agent restarted', undefined, { retryable: false }) };
+      continue;
+    }
+    const interrupted = task.effectsBegun > task.effectsEnded;
+    const unrecorded = task.effectsEnded > 0 && (task.checkpoint?.effects ?? 0) < task.effectsEnded;
+    if (task.state === 'cancelling') {
+      runner.finish(task, { status: 'cancelled' });
+    } else if (interrupted || unrecorded) {
+      runner.finish(task, {
+        status: 'failed',
+        error: errorPayload('INTERNAL_ERROR', 'the agent restarted in the middle of a step of this task; the step is not run again', { indeterminate: true }, { retryable: false }),
+      });
+    } else {
+      runner.armDeadline(task);
+      if (task.state === 'accepted') {
+        queueMicrotask(() => runner.start(task));
+      } else {
+        task.restored = task.checkpoint ?? { state: {} };
+        for (const plan of task.plans) if (plan.state === 'pending' || plan.state === 'holding') scheduleHolding(rt, runner, task, plan);
+        runner.run(task);
+      }
+    }
+  }
+  rt.journal?.rewrite(compact(rt));
+}
+
+/** The journal that rebuilds the current state, for compaction. */
+function compact(rt: Runtime): JournalRecord[] {
+  const out: JournalRecord[] = [];
+  for (const session of rt.sessions.values()) out.push({ t: 'session', info: session.info() });
+  for (const t of rt.tasks.all()) {
+    const ref = { principal: t.principal, task_id: t.taskId };
+    out.push({
+      t: 'task', ...ref, session_id: t.sessionId, capability: t.capability, input: t.input, authorization: t.authorization,
+      fingerprint: t.fingerprint, idempotency_key: t.idempotencyKey, previous_task_id: t.previousTaskId, attempt: t.attempt,
+      created_at: t.createdAt, deadline: t.deadline,
+    });
+    t.retained.forEach((text, i) => out.push({ t: 'msg', ...ref, seq: t.firstRetained + i, text, state: t.state, at: t.updatedAt }));
+    if (t.cancelRequested) out.push({ t: 'cancel', ...ref });
+    if (t.checkpoint) out.push({ t: 'ckpt', ...ref, checkpoint: t.checkpoint });
+    for (let i = 0; i < t.effectsBegun; i++) out.push({ t: 'effect', ...ref, phase: 'begin' });
+    for (let i = 0; i < t.effectsEnded; i++) out.push({ t: 'effect', ...ref, phase: 'end' });
+    for (const p of t.plans) {
+      out.push({ t: 'plan', ...ref, plan_id: p.plan.plan_id, state: p.state, plan: p.plan, revision_of: p.revisionOf, feedback: p.feedback });
+    }
+  }
+  for (const r of rt.idempotency.all()) if (r.released) out.push({ t: 'release', principal: r.principal, capability: r.capability, key: r.key });
+  for (const [key, value] of rt.store) out.push({ t: 'kv', key, value });
+  return out;
+}

@@ -1,0 +1,229 @@
+/**
+ * The task requests after the common pipeline: task.request (task_id and idempotency →
+ * SHUTTING_DOWN → deadline → capability → authorization → BUSY), task.status, task.cancel,
+ * task.resume and plan.decision (spec: errors#order-of-checks, tasks, cancellation, resume,
+ * idempotency, plans#decision).
+ */
+import type { Capability, MessageOf, TapMessage } from '../../schemas/src/index.ts';
+import { errorPayload, isTerminal, type ErrorPayload } from '../core/index.ts';
+import { iso } from './options.ts';
+import { applyDecision, checkDecision } from './plans.ts';
+import type { Connection } from './session.ts';
+import type { Session } from './sessions.ts';
+import { fingerprint, snapshotOf, type Authorization, type Task } from './tasks.ts';
+
+/** Handles a task or plan request of an established session. */
+export function handleRequest(conn: Connection, session: Session, msg: TapMessage): void {
+  switch (msg.type) {
+    case 'task.request':
+      return onTaskRequest(conn, session, msg);
+    case 'task.status':
+    case 'task.cancel':
+    case 'task.resume':
+    case 'plan.decision':
+      return onTaskMessage(conn, session, msg);
+    default:
+      conn.refuse(errorPayload('UNKNOWN_MESSAGE_TYPE', `an agent does not accept ${msg.type}`), { replyTo: msg.message_id });
+  }
+}
+
+/** The direct reply "here is the task now", before the request's effects (spec: tasks#status). */
+function replySnapshot(conn: Connection, session: Session, task: Task, replyTo: string): void {
+  conn.reply(session.message('task.snapshot', snapshotOf(task, iso), { task_id: task.taskId, reply_to: replyTo }));
+}
+
+/**
+ * The authorization checks of a capability: an expired grant first (AUTHORIZATION_EXPIRED),
+ * then a missing grant or permission (PERMISSION_DENIED) (spec: authorization#permission-checks).
+ */
+export function authorizationProblem(capability: Capability | undefined, auth: Authorization | undefined, now: number): ErrorPayload | null {
+  if (auth && !(Date.parse(auth.expires_at) > now)) {
+    return errorPayload('AUTHORIZATION_EXPIRED', `the grant expired at ${auth.expires_at}`, { expires_at: auth.expires_at });
+  }
+  const needed = capability?.requires_permission;
+  if (needed !== undefined && !auth?.permissions.includes(needed)) {
+    const why = auth ? `the grant lacks ${needed}` : `the task carries no authorization; ${capability!.name} requires ${needed}`;
+    return errorPayload('PERMISSION_DENIED', why, { required_permission: needed });
+  }
+  return null;
+}
+
+function onTaskRequest(conn: Connection, session: Session, msg: MessageOf<'task.request'>): void {
+  const rt = conn.rt;
+  const p = msg.payload;
+  const taskId = msg.task_id!; // required by the task.request schema
+  const to = { replyTo: msg.message_id, taskId };
+  const refuse = (error: ErrorPayload): void => conn.refuse(error, to);
+  const now = rt.now();
+  const entry = rt.capabilities.get(p.capability);
+  const fp = fingerprint(p.capability, p.input);
+
+  // A repeated request gets the original task's snapshot, once its authorization still holds (spec: idempotency#retries).
+  const retry = (original: Task): void => {
+    const problem = authorizationProblem(entry?.capability, p.authorization, now);
+    if (problem) return refuse(problem);
+    replySnapshot(conn, session, original, msg.message_id);
+  };
+  const existing = rt.tasks.get(session.principal, taskId);
+  if (existing) {
+    if (existing.fingerprint !== fp) {
+      return refuse(errorPayload('TASK_EXISTS', `task ${taskId} exists with a different request`, { task_id: taskId }));
+    }
+    return retry(existing);
+  }
+  let previousTaskId: string | undefined;
+  if (msg.idempotency_key !== undefined) {
+    const record = rt.idempotency.get(session.principal, p.capability, msg.idempotency_key);
+    if (record && !record.released) {
+      if (record.fingerprint !== fp) {
+        return refuse(errorPayload('IDEMPOTENCY_CONFLICT', `idempotency key ${JSON.stringify(msg.idempotency_key)} was used for a different request`, { task_id: record.taskId }));
+      }
+      const original = rt.tasks.get(session.principal, record.taskId);
+      if (original) return retry(original);
+    } else if (record?.released) {
+      previousTaskId = record.taskId;
+    }
+  }
+  if (rt.shuttingDown || session.ending) return refuse(errorPayload('SHUTTING_DOWN', 'the session is shutting down and takes no new tasks'));
+  if (msg.deadline !== undefined && !(Date.parse(msg.deadline) > now)) {
+    return refuse(errorPayload('DEADLINE_EXCEEDED', `the request arrived after its deadline ${msg.deadline}`, { deadline: msg.deadline }));
+  }
+  if (!entry) return refuse(errorPayload('CAPABILITY_NOT_SUPPORTED', `this agent has no capability ${p.capability}`, { capability: p.capability }));
+  const inputIssues = entry.validateInput?.(p.input);
+  if (inputIssues) {
+    const issues = inputIssues.map((i) => ({ ...i, path: `/payload/input${i.path}` }));
+    return refuse(errorPayload('INVALID_MESSAGE', `the input does not match the input_schema of ${p.capability}`, { issues }));
+  }
+  const problem = authorizationProblem(entry.capability, p.authorization, now);
+  if (problem) return refuse(problem);
+  const busy = busyProblem(conn, session);
+  if (busy) return refuse(busy);
+
+  // Effective deadline (spec: tasks#deadlines).
+  let deadline = now + rt.card.limits.max_task_seconds * 1000;
+  if (p.timeout_ms !== undefined) deadline = Math.min(deadline, now + p.timeout_ms);
+  if (msg.deadline !== undefined) deadline = Math.min(deadline, Date.parse(msg.deadline));
+  const task: Task = {
+    principal: session.principal,
+    taskId,
+    sessionId: session.id,
+    capability: p.capability,
+    input: p.input,
+    authorization: p.authorization,
+    fingerprint: fp,
+    idempotencyKey: msg.idempotency_key,
+    previousTaskId,
+    attempt: msg.metadata?.attempt ?? 1,
+    state: 'accepted',
+    createdAt: now,
+    updatedAt: now,
+    deadline,
+    lastSequence: 0,
+    retained: [],
+    firstRetained: 1,
+    cancelRequested: false,
+    plans: [],
+    effectsBegun: 0,
+    effectsEnded: 0,
+    abort: new AbortController(),
+    timers: {},
+  };
+  // The journal record and the idempotency record come before task.accepted (spec: tasks#durability).
+  rt.persist({
+    t: 'task', principal: task.principal, task_id: task.taskId, session_id: task.sessionId, capability: task.capability,
+    input: task.input, authorization: task.authorization, fingerprint: fp, idempotency_key: task.idempotencyKey,
+    previous_task_id: previousTaskId, attempt: task.attempt, created_at: now, deadline,
+  });
+  if (task.idempotencyKey !== undefined) {
+    rt.idempotency.set({ principal: task.principal, capability: task.capability, key: task.idempotencyKey, fingerprint: fp, taskId: task.taskId, released: false });
+  }
+  rt.tasks.add(task);
+  const payload: MessageOf<'task.accepted'>['payload'] = { capability: task.capability, deadline: iso(deadline) };
+  if (previousTaskId !== undefined) payload.previous_task_id = previousTaskId;
+  conn.reply(conn.runner.emit(task, 'task.accepted', payload, msg.message_id, false));
+  conn.runner.armDeadline(task);
+  conn.runner.start(task);
+}
+
+/** BUSY: the caps per session, per principal and per agent (spec: limits#concurrency). */
+function busyProblem(conn: Connection, session: Session): ErrorPayload | null {
+  const rt = conn.rt;
+  const limits = rt.card.limits;
+  const caps: [string, number, number | undefined][] = [
+    ['session', rt.tasks.activeCount({ sessionId: session.id }), session.params.max_concurrent_tasks],
+    ['principal', rt.tasks.activeCount({ principal: session.principal }), limits.max_tasks_per_principal],
+    ['agent', rt.tasks.activeCount(), limits.max_concurrent_tasks],
+  ];
+  for (const [scope, active, max] of caps) {
+    if (max !== undefined && active >= max) {
+      return errorPayload('BUSY', `${active} unfinished tasks already use the ${scope} limit of ${max}; retry later`, { scope, limit: max });
+    }
+  }
+  return null;
+}
+
+type TaskMessage = MessageOf<'task.status'> | MessageOf<'task.cancel'> | MessageOf<'task.resume'> | MessageOf<'plan.decision'>;
+
+function onTaskMessage(conn: Connection, session: Session, msg: TaskMessage): void {
+  const rt = conn.rt;
+  const taskId = msg.task_id!; // required by each of these schemas
+  const to = { replyTo: msg.message_id, taskId };
+  const task = rt.tasks.get(session.principal, taskId);
+  if (!task) return conn.refuse(unknownTask(taskId), to);
+  switch (msg.type) {
+    case 'task.status':
+      return replySnapshot(conn, session, task, msg.message_id);
+    case 'task.cancel':
+      // spec: cancellation#repeated-cancels
+      if (isTerminal(task.state) && !(task.result?.status === 'cancelled' && task.cancelRequested)) {
+        return conn.refuse(errorPayload('TASK_TERMINAL', `task ${task.taskId} already ended ${task.state}`, { state: task.state }), to);
+      }
+      replySnapshot(conn, session, task, msg.message_id);
+      return conn.runner.cancel(task);
+    case 'task.resume': {
+      const refusal = replayTask(conn, session, task, task.taskId, msg.payload.last_sequence, msg.message_id);
+      if (refusal) conn.refuse(refusal, to);
+      return;
+    }
+    case 'plan.decision': {
+      // Task checks, then plan checks, then shutdown (spec: errors#order-of-checks, plans#decisions).
+      if (isTerminal(task.state)) {
+        return conn.refuse(errorPayload('TASK_TERMINAL', `task ${task.taskId} already ended ${task.state}`, { state: task.state }), to);
+      }
+      const violation = checkDecision(task, msg.payload);
+      if (violation) return conn.refuse(violation.payload, to);
+      if (rt.shuttingDown || session.ending) return conn.refuse(errorPayload('SHUTTING_DOWN', 'the session is shutting down and takes no decisions'), to);
+      replySnapshot(conn, session, task, msg.message_id);
+      return applyDecision(rt, conn.runner, task, msg.payload);
+    }
+  }
+}
+
+function unknownTask(taskId: string): ErrorPayload {
+  return errorPayload('UNKNOWN_TASK', `no task ${taskId} in this session`, { task_id: taskId });
+}
+
+/**
+ * Re-sends a task's stream after `lastSequence`, byte for byte, before any live message, and
+ * moves the task's stream to this session; with `replyTo`, a snapshot is the direct reply first.
+ * Returns the refusal when the task is unknown or its messages are no longer retained
+ * (spec: resume#replay, resume#retention).
+ */
+export function replayTask(conn: Connection, session: Session, task: Task | undefined, taskId: string, lastSequence: number, replyTo?: string): ErrorPayload | null {
+  if (!task) return unknownTask(taskId);
+  const from = lastSequence + 1;
+  if (from <= task.lastSequence && from < task.firstRetained) {
+    return errorPayload('RESUME_UNAVAILABLE', `messages of task ${taskId} before sequence ${task.firstRetained} are no longer retained`, {
+      earliest_sequence: task.firstRetained,
+    });
+  }
+  if (replyTo !== undefined) replySnapshot(conn, session, task, replyTo);
+  if (task.sessionId !== session.id) {
+    conn.rt.persist({ t: 'bind', principal: task.principal, task_id: task.taskId, session_id: session.id });
+    task.sessionId = session.id;
+  }
+  for (let seq = Math.max(from, task.firstRetained); seq <= task.lastSequence; seq++) {
+    conn.send(task.retained[seq - task.firstRetained]!);
+  }
+  return null;
+}

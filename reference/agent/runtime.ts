@@ -1,0 +1,120 @@
+/**
+ * The agent's shared state: card, capability handlers, keys, tables of sessions, tasks and
+ * idempotency records, the durable store and the journal. Every session and task module works
+ * on one Runtime.
+ */
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import type { AgentCard, Capability } from '../../schemas/src/index.ts';
+import { webRandom, type RandomSource } from '../core/ids.ts';
+import type { Hmac } from '../core/signing.ts';
+import { hmacSha256 } from '../crypto.ts';
+import { validateAgainst, toIssues, type Issue } from '../core/validate.ts';
+import type { Handler } from './context.ts';
+import { KeyRing } from './integrity.ts';
+import type { Journal, JournalRecord } from './journal.ts';
+import {
+  settingsOf,
+  stderrLogger,
+  systemClock,
+  type AgentOptions,
+  type Authenticator,
+  type Clock,
+  type Logger,
+  type Settings,
+} from './options.ts';
+import type { OutboundContext } from './outbound.ts';
+import type { Session } from './sessions.ts';
+import { CONFORMANCE_CAPABILITIES } from './test-capabilities.ts';
+import { IdempotencyTable, TaskTable, type Task } from './tasks.ts';
+
+/** A capability the agent serves: its card entry, handler and compiled input schema. */
+export interface CapabilityEntry {
+  capability: Capability;
+  handler: Handler;
+  validateInput?: (input: unknown) => Issue[] | null;
+}
+
+/** The runtime state of one agent. */
+export class Runtime {
+  readonly card: AgentCard;
+  readonly agentId: string;
+  readonly capabilities = new Map<string, CapabilityEntry>();
+  readonly settings: Settings;
+  readonly clock: Clock;
+  readonly random: RandomSource;
+  readonly hmac: Hmac;
+  readonly log: Logger;
+  readonly keys: KeyRing;
+  readonly authenticate?: Authenticator;
+  readonly out: OutboundContext;
+  readonly sessions = new Map<string, Session>();
+  readonly tasks: TaskTable;
+  readonly idempotency = new IdempotencyTable();
+  /** Agent-wide durable values (tap.test.counter lives here). */
+  readonly store = new Map<string, unknown>();
+  journal?: Journal;
+  /** A process-wide shutdown is under way. */
+  shuttingDown = false;
+  /** Principals holding tap.admin.shutdown (spec: authorization#admin-permissions). */
+  readonly admins: ReadonlySet<string>;
+  /** Starts the process-wide shutdown; set by createAgent. */
+  shutdownProcess: (reason: string) => void = () => {};
+
+  constructor(options: AgentOptions) {
+    this.settings = settingsOf(options);
+    this.clock = options.clock ?? systemClock;
+    this.random = options.random ?? webRandom;
+    this.hmac = options.hmac ?? hmacSha256;
+    this.log = options.logger ?? stderrLogger;
+    this.keys = new KeyRing(options.keys ?? []);
+    this.authenticate = options.authenticate;
+    this.admins = new Set(options.adminPrincipals ?? []);
+    this.tasks = new TaskTable(this.settings.maxTerminalTasks, (t) => this.idempotency.forget(t));
+    const declared = new Map(options.card.capabilities.map((c) => [c.name, c]));
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    for (const [name, def] of Object.entries(options.capabilities)) {
+      const capability = typeof def === 'function' ? declared.get(name) : def.capability;
+      if (!capability) throw new Error(`capability ${name} has a handler but no entry in the card; give it as { capability, handler }`);
+      if (capability.name !== name) throw new Error(`capability ${name} is declared as ${capability.name}`);
+      // spec: versioning#reserved-names
+      if (name.startsWith('tap.') && !(name in CONFORMANCE_CAPABILITIES)) throw new Error(`capability names starting with "tap." are reserved; ${name} is not one the specification defines`);
+      const handler = typeof def === 'function' ? def : def.handler;
+      let validateInput: CapabilityEntry['validateInput'];
+      const schema = (typeof def === 'function' ? undefined : def.inputSchema) ?? capability.input_schema;
+      if (schema) {
+        const fn: ValidateFunction = ajv.compile(schema);
+        validateInput = (input) => (fn(input) ? null : toIssues(fn.errors ?? []));
+      }
+      this.capabilities.set(name, { capability, handler, validateInput });
+    }
+    for (const name of declared.keys()) {
+      if (!this.capabilities.has(name)) throw new Error(`capability ${name} is in the card but has no handler`);
+    }
+    this.card = {
+      ...options.card,
+      capabilities: [...this.capabilities.values()].map((c) => c.capability),
+      durability: options.stateDir ? 'restart' : 'process',
+    };
+    const issues = validateAgainst('agent-card.schema.json', this.card);
+    if (issues) throw new Error(`the agent card is invalid: ${issues.map((i) => `${i.path || '/'} ${i.message}`).join('; ')}`);
+    this.agentId = this.card.agent_id;
+    this.out = { agentId: this.agentId, clock: this.clock, random: this.random, hmac: this.hmac };
+  }
+
+  /** Writes a journal record before the message or effect it guards (no-op without a state directory). */
+  persist(record: JournalRecord): void {
+    this.journal?.append(record);
+  }
+
+  /** The session that carries a task's stream. */
+  sessionOf(task: Task): Session | undefined {
+    return this.sessions.get(task.sessionId);
+  }
+
+  /** The current time in ms. */
+  now(): number {
+    return this.clock.now();
+  }
+}

@@ -1,0 +1,341 @@
+/**
+ * One transport connection of the agent and its inbound pipeline. Every frame passes the checks
+ * in the order the spec fixes, the first failure deciding the error: size → JSON and I-JSON →
+ * envelope schema → version → signature → skew → identity (with session_id) → duplicate →
+ * type → handshake phase → payload schema → the request's own checks (spec:
+ * errors#order-of-checks). Nothing ever answers an `error`; every request gets exactly one
+ * direct reply, sent before its effects (spec: messages#requests-and-replies).
+ */
+import type { MessageType, PayloadOf, TapMessage } from '../../schemas/src/index.ts';
+import {
+  agentHandshake,
+  allowedBeforeHandshake,
+  decodeFrame,
+  errorPayload,
+  initialAgentHandshake,
+  isFatal,
+  isKnownType,
+  isRequesterToAgent,
+  parseVersion,
+  protocolVersion,
+  SUPPORTED_VERSIONS,
+  validateMessage,
+  type AgentHandshakeState,
+  type ErrorPayload,
+  type EstablishedSession,
+} from '../core/index.ts';
+import type { CloseInfo, InboundFrame, Transport } from '../transports/index.ts';
+import { handshakeConfig, sessionEstablished, sessionPending } from './handshake.ts';
+import { outsideSkew, verifyIncoming } from './integrity.ts';
+import { Liveness } from './liveness.ts';
+import type { TimerHandle } from './options.ts';
+import { buildMessage, BoundedMap, type Addressing } from './outbound.ts';
+import { handleRequest } from './requests.ts';
+import type { Runtime } from './runtime.ts';
+import type { Link, Session } from './sessions.ts';
+import { connectionClosed, onFarewell, onShutdownRequest } from './shutdown.ts';
+import type { TaskRunner } from './task-runner.ts';
+
+const IDENTIFIER = /^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$/;
+const SUPPORTED_MAJORS = new Set(SUPPORTED_VERSIONS.map((v) => parseVersion(v)!.major));
+
+/** The close code after a fatal error: 1011 for INTERNAL_ERROR, else 1008 (spec: bindings-websocket#close-codes). */
+function closeCodeOf(code: string | undefined): number {
+  return code === 'INTERNAL_ERROR' ? 1011 : 1008;
+}
+
+/** How a transport is attached. */
+export interface AttachOptions {
+  /** The stdio binding: end of input is a shutdown, a lost peer is lost at once (spec: bindings-stdio). */
+  stdio?: boolean;
+}
+
+/** One connection: the pipeline, the handshake and liveness of one transport. */
+export class Connection implements Link {
+  readonly stdio: boolean;
+  /** The established session this connection carries. */
+  session?: Session;
+  private hs: AgentHandshakeState;
+  private pending?: EstablishedSession;
+  /** Duplicate table before the session is established; merged into the session's at go. */
+  private readonly early: BoundedMap<string, string[]>;
+  /** Errors sent to messages refused before the duplicate check, by message_id and code. */
+  private readonly earlyRefusals = new BoundedMap<string, string>(1024);
+  private recording?: string[];
+  /** The source of the message being handled, to address replies before the peer is known. */
+  private currentSource?: string;
+  private closed = false;
+  private closeSeen = false;
+  /** Closed by this side on purpose (a resume elsewhere, an ended session): no loss handling. */
+  deliberate = false;
+  private liveness?: Liveness;
+  private hsTimer?: TimerHandle;
+  readonly done: Promise<CloseInfo>;
+  private resolveDone!: (info: CloseInfo) => void;
+
+  constructor(
+    readonly rt: Runtime,
+    readonly runner: TaskRunner,
+    readonly transport: Transport,
+    options: AttachOptions = {},
+  ) {
+    this.stdio = options.stdio ?? false;
+    this.hs = initialAgentHandshake(handshakeConfig(rt));
+    this.early = new BoundedMap(rt.settings.maxDuplicateEntries);
+    this.done = new Promise((resolve) => (this.resolveDone = resolve));
+  }
+
+  /** Starts reading frames and the handshake timer (spec: handshake#timeouts). */
+  async start(): Promise<void> {
+    this.transport.onmessage = (frame) => this.onFrame(frame);
+    this.transport.onclose = (info) => this.onClose(info);
+    this.transport.onerror = (err) => this.rt.log('warn', `transport: ${err.message}`);
+    this.transport.setMaxFrameBytes?.(this.rt.card.limits.max_message_bytes);
+    this.armHandshakeTimer();
+    if (this.rt.shuttingDown) {
+      await this.close(1001, 'the agent is shutting down');
+      return;
+    }
+    await this.transport.start();
+  }
+
+  /** Sends one serialized message; a no-op once closed. */
+  send(text: string): void {
+    // Nothing follows the session's farewell (spec: shutdown#farewell).
+    if (this.closed || this.session?.ended) return;
+    this.transport.send(text).catch((err: Error) => this.rt.log('warn', `send failed: ${err.message}`));
+  }
+
+  /** Closes the transport on purpose. */
+  async close(code: number, reason: string): Promise<void> {
+    this.deliberate = true;
+    this.stopTimers();
+    if (this.closed) return;
+    await this.transport.close({ code, reason }).catch(() => {});
+  }
+
+  /** Sends the direct reply to the message being handled and remembers it for duplicates. */
+  reply(text: string): void {
+    this.recording?.push(text);
+    this.send(text);
+  }
+
+  /** Builds and sends a reply addressed by this connection's session state. */
+  replyWith<T extends MessageType>(type: T, payload: PayloadOf<T>, extras: { reply_to?: string; task_id?: string }): void {
+    this.reply(buildMessage(this.rt.out, this.addressing(), type, payload, extras));
+  }
+
+  /** Answers an offending message with `error` (never an `error` itself); closes after a fatal one. */
+  refuse(error: ErrorPayload, to: { replyTo?: string; taskId?: string; type?: unknown; source?: unknown; early?: boolean } = {}): void {
+    if (to.type === 'error') return;
+    // A message refused before the duplicate check marks no id as used; its repeat, refused the
+    // same way, gets the first error again byte for byte, so a request never gets two different replies.
+    const key = to.early && to.replyTo !== undefined ? `${to.replyTo}\u0000${error.code}` : undefined;
+    let text = key !== undefined ? this.earlyRefusals.get(key) : undefined;
+    if (text === undefined) {
+      const addressing = this.addressing(typeof to.source === 'string' ? to.source : undefined);
+      text = buildMessage(this.rt.out, addressing, 'error', error, { reply_to: to.replyTo, task_id: to.taskId });
+      if (key !== undefined) this.earlyRefusals.set(key, text);
+    }
+    this.reply(text);
+    if (isFatal(error)) void this.close(closeCodeOf(error.code), error.code);
+  }
+
+  /** Where messages of this connection go: the session's peer, else the sender of the message at hand. */
+  addressing(source: string | undefined = this.currentSource): Addressing {
+    if (this.session) return { target: this.session.peerId, sessionId: this.session.id, signing: this.session.signing };
+    if (this.pending) {
+      return { target: this.pending.peer.agent_id, sessionId: this.pending.sessionId, signing: this.pending.integrity ?? undefined };
+    }
+    return { target: source !== undefined && IDENTIFIER.test(source) ? source : 'unknown' };
+  }
+
+  private maxBytes(): number {
+    return (this.session?.params ?? this.pending?.params)?.max_message_bytes ?? this.rt.card.limits.max_message_bytes;
+  }
+
+  /** The inbound pipeline (spec: errors#order-of-checks). */
+  private onFrame(frame: InboundFrame): void {
+    if (this.closed || this.session?.ended) return;
+    this.liveness?.heard();
+    const decoded = decodeFrame(frame, { maxMessageBytes: this.maxBytes(), rejectDuplicateMembers: true });
+    if (!decoded.ok) {
+      if (/"type"\s*:\s*"error"/.test(new TextDecoder().decode(frame.bytes.subarray(0, 65536)))) return;
+      this.refuse(decoded.error, { replyTo: decoded.replyTo, taskId: decoded.taskId, early: true });
+      return;
+    }
+    const msg = decoded.message as Record<string, unknown> & { type: string; message_id: string; source: string; target: string };
+    const to = { replyTo: msg.message_id, taskId: msg.task_id as string | undefined, type: msg.type, source: msg.source };
+    this.currentSource = msg.source;
+    // Checks before the duplicate stage: the message is not remembered, but a repeat that fails the same way gets the same error again.
+    const fail = (code: string, message: string, details?: Record<string, unknown>): void => this.refuse(errorPayload(code, message, details), { ...to, early: true });
+
+    // Version: a spoken major before the ack, exactly the negotiated version after it (spec: versioning#version-check).
+    const version = this.session?.version ?? this.pending?.version;
+    const v = protocolVersion(msg.protocol as string);
+    const major = v ? parseVersion(v)?.major : undefined;
+    const versionOk = version !== undefined ? v === version : major !== undefined && SUPPORTED_MAJORS.has(major);
+    if (!versionOk) {
+      const why = version !== undefined ? `the session speaks tap/${version}` : `this agent speaks ${SUPPORTED_VERSIONS.join(', ')}`;
+      return fail('UNSUPPORTED_VERSION', `protocol ${String(msg.protocol)} is not spoken here; ${why}`, { supported: [...SUPPORTED_VERSIONS] });
+    }
+
+    // Signature and skew, once a key is agreed (spec: integrity#verification, integrity#skew).
+    const key = this.session?.signing ?? this.pending?.integrity ?? undefined;
+    const seen = this.seenReplies(msg.message_id);
+    if (key) {
+      const outcome = verifyIncoming(msg, key, this.rt.hmac);
+      if (outcome !== 'ok') return fail('INVALID_SIGNATURE', `the signature is ${outcome}; the message had no effect`);
+      if (!seen && msg.sequence === undefined && outsideSkew(msg.timestamp, this.rt.now(), this.rt.settings.skewMs)) {
+        return fail('REPLAY_DETECTED', `the timestamp ${String(msg.timestamp)} lies outside the ${this.rt.settings.skewMs} ms skew window`);
+      }
+    }
+
+    // Identity and session binding (spec: integrity#identity, integrity#session-binding).
+    const peer = this.session?.peerId ?? this.pending?.peer.agent_id;
+    const self = this.rt.agentId;
+    if (msg.type !== 'handshake.init' || peer !== undefined) {
+      const targetOk = msg.target === self || (msg.type === 'handshake.init' && msg.target === '*');
+      if ((peer !== undefined && msg.source !== peer) || !targetOk) {
+        return fail('IDENTITY_MISMATCH', `a message from ${msg.source} to ${msg.target}; this session is between ${peer ?? 'its requester'} and ${self}`);
+      }
+    }
+    const sessionId = this.session?.id ?? this.pending?.sessionId;
+    if (sessionId !== undefined && msg.type !== 'handshake.init' && msg.session_id !== sessionId) {
+      const what = msg.session_id === undefined ? 'carries no session_id' : `names session ${String(msg.session_id)}`;
+      return fail(key ? 'INVALID_SIGNATURE' : 'PROTOCOL_VIOLATION', `the message ${what}, not this session's; it had no effect`);
+    }
+
+    // Duplicate: the original reply again, byte for byte (spec: idempotency#duplicate-messages).
+    if (seen) {
+      for (const text of seen) this.send(text);
+      return;
+    }
+    this.recording = [];
+    const failLate = (code: string, message: string, details?: Record<string, unknown>): void => this.refuse(errorPayload(code, message, details), to);
+    try {
+      this.dispatch(msg as unknown as TapMessage, to, failLate);
+    } catch (err) {
+      this.rt.log('error', `handling ${msg.type}: ${(err as Error)?.stack ?? String(err)}`);
+      if (this.recording.length === 0) this.refuse(errorPayload('INTERNAL_ERROR', 'the agent failed to handle the message'), to);
+    } finally {
+      const texts = this.recording;
+      this.recording = undefined;
+      (this.session?.seen ?? this.early).set(msg.message_id, texts);
+    }
+  }
+
+  private seenReplies(messageId: string): string[] | undefined {
+    return this.session?.seen.get(messageId) ?? this.early.get(messageId);
+  }
+
+  /** Type → handshake phase → payload schema → the message's own handling. */
+  private dispatch(msg: TapMessage, to: { replyTo: string; taskId?: string }, fail: (code: string, message: string, details?: Record<string, unknown>) => void): void {
+    const type = msg.type as string;
+    if (!isKnownType(type) || !isRequesterToAgent(type)) {
+      return fail('UNKNOWN_MESSAGE_TYPE', `an agent does not accept ${type}; the message had no effect`);
+    }
+    if (type === 'error') return this.peerError(msg);
+    if (!this.session?.established && !allowedBeforeHandshake(type)) {
+      return fail('HANDSHAKE_REQUIRED', `${type} arrived before handshake.go; it had no effect`);
+    }
+    const issues = validateMessage(msg);
+    if (issues) {
+      const first = issues[0]!;
+      return fail('INVALID_MESSAGE', `${type} is invalid: ${first.path || '/'} ${first.message}`, { issues });
+    }
+    switch (msg.type) {
+      case 'handshake.init':
+      case 'handshake.ready':
+        return this.handshake(msg);
+      case 'ping':
+        return this.replyWith('pong', {}, { reply_to: msg.message_id });
+      case 'pong':
+        return;
+      case 'session.farewell':
+        return onFarewell(this, msg);
+      case 'shutdown.request':
+        return onShutdownRequest(this, msg);
+      default:
+        return handleRequest(this, this.session!, msg);
+    }
+  }
+
+  /** An `error` from the peer: never answered; a fatal one ends the connection (spec: errors#fatal-errors). */
+  private peerError(msg: TapMessage): void {
+    const payload = msg.payload as Partial<ErrorPayload>;
+    this.rt.log('info', `the requester sent error ${String(payload.code)}: ${String(payload.message)}`);
+    if (payload.fatal === true) void this.close(1000, 'fatal error from the requester');
+  }
+
+  /** handshake.init and handshake.ready, through the core state machine (spec: handshake). */
+  private handshake(msg: TapMessage): void {
+    const wasWaitingForInit = this.hs.phase === 'awaiting-init';
+    const step = agentHandshake(this.hs, { kind: 'message', message: msg });
+    this.hs = step.state;
+    if (wasWaitingForInit && this.hs.phase === 'awaiting-ready') {
+      this.pending = this.hs.pending;
+      sessionPending(this.rt, this.pending);
+      this.transport.setMaxFrameBytes?.(this.pending.params.max_message_bytes);
+      this.armHandshakeTimer();
+    }
+    for (const m of step.send) this.reply(JSON.stringify(m));
+    if (step.session) {
+      this.stopHandshakeTimer();
+      this.session = sessionEstablished(this, step.session, this.early);
+      this.pending = undefined;
+      const hb = this.session.params.heartbeat_ms;
+      this.liveness = new Liveness(this.rt.clock, hb, () => this.session && this.send(this.session.message('ping', {})), () => this.peerGone());
+    }
+    if (step.close) void this.close(closeCodeOf(step.error?.code), step.error?.code ?? 'handshake failed');
+  }
+
+  private armHandshakeTimer(): void {
+    this.stopHandshakeTimer();
+    this.hsTimer = this.rt.clock.setTimeout(() => {
+      this.hsTimer = undefined;
+      const step = agentHandshake(this.hs, { kind: 'timeout' });
+      this.hs = step.state;
+      if (step.close) {
+        this.rt.log('info', 'the handshake timed out; closing the transport');
+        void this.close(1008, 'handshake timeout');
+      }
+    }, this.rt.settings.handshakeTimeoutMs);
+  }
+
+  private stopHandshakeTimer(): void {
+    if (this.hsTimer !== undefined) this.rt.clock.clearTimeout(this.hsTimer);
+    this.hsTimer = undefined;
+  }
+
+  private stopTimers(): void {
+    this.stopHandshakeTimer();
+    this.liveness?.stop();
+  }
+
+  /** Three pings went unanswered: the transport counts as lost (spec: limits#heartbeats). */
+  private peerGone(): void {
+    this.rt.log('info', 'the requester stopped answering pings; the transport counts as lost');
+    void this.transport.close({ code: 1001, reason: 'peer gone' }).catch(() => {});
+  }
+
+  /**
+   * The transport closed. On stdio, end of input leaves the output open: the session shuts down
+   * (hand-offs, farewell) and only then is the connection done (spec: bindings-stdio#end-of-input).
+   */
+  private onClose(info: CloseInfo): void {
+    if (this.closeSeen) return;
+    this.closeSeen = true;
+    this.stopTimers();
+    const eof = this.stdio && info.reason === 'eof' && !this.deliberate;
+    if (!eof) this.closed = true;
+    // A session acknowledged but never established leaves nothing to resume.
+    if (this.pending && !this.pending.resumed && !this.session) this.rt.persist({ t: 'session-end', id: this.pending.sessionId });
+    connectionClosed(this, info, eof)
+      .catch((err: unknown) => this.rt.log('error', `closing the session: ${(err as Error)?.message ?? String(err)}`))
+      .finally(() => {
+        this.closed = true;
+        this.resolveDone(info);
+      });
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * A session as the agent keeps it: it outlives its transport connection for the resume window,
+ * binds a principal, a resume token and the duplicate table, and carries every message it
+ * sends to whichever connection is attached now (spec: sessions).
+ */
+import type { MessageType, PayloadOf } from '../../schemas/src/index.ts';
+import type { SessionParams } from '../core/params.ts';
+import { buildMessage, BoundedMap, type EnvelopeExtras, type OutboundContext, type SigningKey } from './outbound.ts';
+import type { TimerHandle } from './options.ts';
+
+/** What a session needs of the connection that carries it now. */
+export interface Link {
+  /** Sends one serialized message; a no-op once the connection is closed. */
+  send(text: string): void;
+  /** Closes the connection; `lost` false means it was closed on purpose (no resume window). */
+  close(code: number, reason: string): Promise<void>;
+  /** True for stdio: one session per process, no reconnect. */
+  readonly stdio: boolean;
+}
+
+/** The stored form of a session, as journaled. */
+export interface SessionInfo {
+  id: string;
+  resumeToken: string;
+  principal: string;
+  peerId: string;
+  version: string;
+  params: SessionParams;
+  keyId?: string;
+}
+
+/** One logical session (spec: sessions). */
+export class Session {
+  readonly id: string;
+  readonly resumeToken: string;
+  readonly principal: string;
+  readonly peerId: string;
+  version: string;
+  params: SessionParams;
+  signing?: SigningKey;
+  /** The connection carrying the session now, if any. */
+  link?: Link;
+  /** message_id → the serialized replies it got, for duplicates (spec: messages#duplicates). */
+  readonly seen: BoundedMap<string, string[]>;
+  /** handshake.go was sent: requests other than the handshake's are taken. */
+  established = false;
+  /** Shutdown or farewell under way: new work is refused with SHUTTING_DOWN. */
+  ending = false;
+  /** The session is over; nothing more is sent and it cannot be resumed. */
+  ended = false;
+  resumeTimer?: TimerHandle;
+  /** The session's one ending, once it began (spec: shutdown#idempotent). */
+  closing?: Promise<void>;
+  /** Ends the drain of a shutdown under way at once. */
+  cutDrain?: () => void;
+  /** Resolves when the session has ended. */
+  readonly done: Promise<void>;
+  private resolveDone!: () => void;
+
+  constructor(
+    info: SessionInfo,
+    private readonly out: OutboundContext,
+    maxDuplicates: number,
+  ) {
+    this.id = info.id;
+    this.resumeToken = info.resumeToken;
+    this.principal = info.principal;
+    this.peerId = info.peerId;
+    this.version = info.version;
+    this.params = info.params;
+    this.seen = new BoundedMap(maxDuplicates);
+    this.done = new Promise((resolve) => (this.resolveDone = resolve));
+  }
+
+  /** The journaled form. */
+  info(): SessionInfo {
+    const info: SessionInfo = {
+      id: this.id,
+      resumeToken: this.resumeToken,
+      principal: this.principal,
+      peerId: this.peerId,
+      version: this.version,
+      params: this.params,
+    };
+    if (this.signing) info.keyId = this.signing.keyId;
+    return info;
+  }
+
+  /** Serializes a message of this session (session_id set, signed under integrity). */
+  message<T extends MessageType>(type: T, payload: PayloadOf<T>, extras: EnvelopeExtras = {}): string {
+    return buildMessage(this.out, { target: this.peerId, sessionId: this.id, signing: this.signing }, type, payload, extras);
+  }
+
+  /** Sends a serialized message on the current connection, if one is attached. */
+  deliver(text: string): void {
+    if (!this.ended) this.link?.send(text);
+  }
+
+  /** Marks the session over. */
+  finish(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.resolveDone();
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * How sessions end, by one idempotent path: shutdown.request (that session only), the
+ * requester's farewell, end of input on stdio, a process-wide shutdown (signals), and the loss
+ * of the transport past the resume window. New work is refused with SHUTTING_DOWN, each
+ * unfinished task is handed off and ends cancelled, and the agent says farewell while the
+ * transport is open (spec: shutdown, resume#orphans).
+ */
+import type { MessageOf } from '../../schemas/src/index.ts';
+import { isTerminal } from '../core/index.ts';
+import type { CloseInfo } from '../transports/index.ts';
+import type { Runtime } from './runtime.ts';
+import type { Connection } from './session.ts';
+import type { Session } from './sessions.ts';
+import type { TaskRunner } from './task-runner.ts';
+import type { Task } from './tasks.ts';
+
+/**
+ * Ends a session once, however often it is asked. For up to drainMs (at most half the grace
+ * period) the session still answers what is already on its way (new work gets SHUTTING_DOWN)
+ * and running tasks may reach their ordinary result; every task still unfinished is then
+ * handed off and ends cancelled with `code`; then farewell (when `farewell` and a transport is
+ * attached) and the transport is closed (spec: shutdown#shutdown-sequence).
+ */
+export function endSession(
+  rt: Runtime,
+  runner: TaskRunner,
+  session: Session,
+  code: 'SHUTTING_DOWN' | 'SESSION_LOST',
+  reason: string,
+  farewell: boolean,
+  graceMs = rt.settings.shutdownGraceMs,
+): Promise<void> {
+  if (session.closing) return session.closing;
+  session.ending = true;
+  if (session.resumeTimer !== undefined) rt.clock.clearTimeout(session.resumeTimer);
+  session.resumeTimer = undefined;
+  const unfinished = (): Task[] =>
+    [...rt.tasks.all()].filter((t) => t.sessionId === session.id && !isTerminal(t.state));
+  const drain = session.link ? Math.min(rt.settings.drainMs, graceMs / 2) : 0;
+  session.closing = (async () => {
+    if (drain > 0) {
+      let timer: unknown;
+      await new Promise<void>((resolve) => {
+        session.cutDrain = resolve;
+        timer = rt.clock.setTimeout(resolve, drain);
+      });
+      rt.clock.clearTimeout(timer);
+      session.cutDrain = undefined;
+    }
+    for (const task of unfinished()) runner.handOff(task, code, reason);
+    if (farewell) session.deliver(session.message('session.farewell', { reason }));
+    session.finish();
+    rt.sessions.delete(session.id);
+    rt.persist({ t: 'session-end', id: session.id });
+    const link = session.link;
+    session.link = undefined;
+    if (link) await link.close(1000, reason);
+  })();
+  return session.closing;
+}
+
+/** shutdown.request: approve, then end this session only; a repeat changes nothing (spec: shutdown#request). */
+export function onShutdownRequest(conn: Connection, msg: MessageOf<'shutdown.request'>): void {
+  const session = conn.session!;
+  conn.reply(session.message('shutdown.response', { approve: true }, { reply_to: msg.message_id }));
+  const reason = msg.payload.reason.trim() === '' ? 'the requester asked to shut down' : msg.payload.reason;
+  // A principal holding tap.admin.shutdown stops the whole process (spec: shutdown#scope).
+  if (conn.rt.admins.has(session.principal)) conn.rt.shutdownProcess(reason);
+  void endSession(conn.rt, conn.runner, session, 'SHUTTING_DOWN', reason, true, msg.payload.grace_ms);
+}
+
+/** The requester's farewell ends the session at once; the agent still ends its tasks and says its own farewell (spec: shutdown#farewell). */
+export function onFarewell(conn: Connection, _msg: MessageOf<'session.farewell'>): void {
+  const session = conn.session!;
+  // A farewell cuts a shutdown already under way short (spec: shutdown#requester-farewell).
+  session.cutDrain?.();
+  void endSession(conn.rt, conn.runner, session, 'SHUTTING_DOWN', 'the requester said farewell', true, 0);
+}
+
+/**
+ * The transport of a connection closed. End of input on stdio is a shutdown; a transport closed
+ * by this side on purpose ends its session; a lost one leaves the session resumable for the
+ * resume window (on stdio it is lost at once), then its tasks end SESSION_LOST (spec: resume#orphans).
+ */
+export function connectionClosed(conn: Connection, info: CloseInfo, eof: boolean): Promise<void> {
+  const rt = conn.rt;
+  const session = conn.session;
+  if (!session || session.link !== conn || session.ended) return Promise.resolve();
+  if (eof) {
+    // Nothing more can arrive: a shutdown under way need not wait for requests in flight.
+    if (session.closing) session.cutDrain?.();
+    return endSession(rt, conn.runner, session, 'SHUTTING_DOWN', 'end of input', true);
+  }
+  session.cutDrain?.();
+  session.link = undefined;
+  if (conn.deliberate || conn.stdio) {
+    return endSession(rt, conn.runner, session, 'SESSION_LOST', `the transport was closed (${info.reason ?? info.code ?? 'no reason'})`, false);
+  }
+  session.resumeTimer = rt.clock.setTimeout(() => {
+    session.resumeTimer = undefined;
+    void endSession(rt, conn.runner, session, 'SESSION_LOST', 'the session was not resumed within its resume window', false);
+  }, rt.settings.resumeWindowMs);
+  return Promise.resolve();
+}
+
+/** A process-wide shutdown: every session ends, new connections are refused (spec: shutdown#signals). */
+export async function shutdownAll(rt: Runtime, runner: TaskRunner, connections: Iterable<Connection>, reason: string): Promise<void> {
+  rt.shuttingDown = true;
+  const endings = [...rt.sessions.values()].map((s) => endSession(rt, runner, s, 'SHUTTING_DOWN', reason, true));
+  for (const conn of connections) if (!conn.session) endings.push(conn.close(1001, reason));
+  await Promise.all(endings);
+}

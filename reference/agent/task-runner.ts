@@ -1,0 +1,249 @@
+/**
+ * Runs tasks through the state machine of task-states.json: sequenced, retained and journaled
+ * messages, state events, the handler, deadlines, cancellation, hand-off and the one result
+ * (spec: tasks#states, tasks#sequence, tasks#cancellation, tasks#deadlines, shutdown#handoff).
+ */
+import type { MessageType, PayloadOf, TaskState } from '../../schemas/src/index.ts';
+import { errorPayload, TapError, type ErrorPayload } from '../core/errors.ts';
+import { canTransition, isTerminal } from '../core/states.ts';
+import { createContext, TaskAborted, type AbortKind } from './context.ts';
+import { byteLength } from './outbound.ts';
+import { withdrawPlan, markPlan } from './plans.ts';
+import type { Runtime } from './runtime.ts';
+import { currentPlan, outcomeError, type Task, type TaskOutcome } from './tasks.ts';
+
+/** The longest a single timer may wait before it is re-armed. */
+const MAX_TIMER_MS = 2_147_000_000;
+
+/** Drives every task of one runtime. */
+export class TaskRunner {
+  constructor(private readonly rt: Runtime) {}
+
+  /**
+   * Sends the next message of a task's stream: assigns the sequence, journals it, retains it for
+   * resume and delivers it to the task's session (spec: tasks#sequence, sessions#retention).
+   */
+  emit<T extends MessageType>(task: Task, type: T, payload: PayloadOf<T>, replyTo?: string, deliver = true): string {
+    const session = this.rt.sessionOf(task);
+    if (!session) throw new Error(`task ${task.taskId} has no session`);
+    const sequence = task.lastSequence + 1;
+    const text = session.message(type, payload, { task_id: task.taskId, sequence, reply_to: replyTo });
+    this.commit(task, sequence, text);
+    if (deliver) session.deliver(text);
+    return text;
+  }
+
+  /** Records a serialized message of the task as sent: journal, sequence, retention. */
+  commit(task: Task, sequence: number, text: string): void {
+    this.rt.persist({ t: 'msg', principal: task.principal, task_id: task.taskId, seq: sequence, text, state: task.state, at: task.updatedAt });
+    task.lastSequence = sequence;
+    task.retained.push(text);
+    const max = this.rt.settings.maxRetainedMessages;
+    while (task.retained.length > max) {
+      task.retained.shift();
+      task.firstRetained++;
+    }
+  }
+
+  /** Arms the effective deadline (spec: tasks#deadlines). */
+  armDeadline(task: Task): void {
+    const wait = task.deadline - this.rt.now();
+    if (task.timers.deadline !== undefined) this.rt.clock.clearTimeout(task.timers.deadline);
+    task.timers.deadline = this.rt.clock.setTimeout(() => {
+      task.timers.deadline = undefined;
+      if (this.rt.now() < task.deadline) this.armDeadline(task);
+      else this.deadlinePassed(task);
+    }, Math.max(0, Math.min(wait, MAX_TIMER_MS)));
+  }
+
+  /** Starts the handler of an accepted task: accepted → running, or accepted → failed on bad input. */
+  start(task: Task): void {
+    if (task.state !== 'accepted') return;
+    const entry = this.rt.capabilities.get(task.capability);
+    if (!entry) {
+      this.finish(task, { status: 'failed', error: errorPayload('CAPABILITY_NOT_SUPPORTED', `capability ${task.capability} is gone`) });
+      return;
+    }
+    this.transition(task, 'running');
+    this.run(task);
+  }
+
+  /** Calls the handler of a running task and turns its outcome into the task's result. */
+  run(task: Task): void {
+    const entry = this.rt.capabilities.get(task.capability)!;
+    const ctx = createContext(this.rt, this, task);
+    task.settled = Promise.resolve()
+      .then(() => entry.handler(task.input, ctx))
+      .then(
+        (output) => this.handlerReturned(task, output),
+        (err: unknown) => this.handlerThrew(task, err),
+      )
+      .catch((err: unknown) => this.rt.log('error', `task ${task.taskId}: ${(err as Error)?.stack ?? String(err)}`));
+  }
+
+  private handlerReturned(task: Task, output: unknown): void {
+    if (isTerminal(task.state)) return;
+    if (task.state === 'awaiting_approval') {
+      this.finish(task, {
+        status: 'failed',
+        error: errorPayload('INTERNAL_ERROR', 'the handler returned while its plan awaited a decision', undefined, { retryable: false }),
+      });
+      return;
+    }
+    const plan = currentPlan(task);
+    if (plan?.state === 'executing') markPlan(this.rt, task, plan, 'completed');
+    this.finish(task, { status: 'completed', output: output === undefined ? null : output });
+  }
+
+  private handlerThrew(task: Task, err: unknown): void {
+    if (isTerminal(task.state)) return;
+    if (task.state === 'cancelling') {
+      this.finish(task, { status: 'cancelled' });
+      return;
+    }
+    if (err instanceof TapError) {
+      this.finish(task, { status: 'failed', error: outcomeError(err.payload) });
+      return;
+    }
+    if (err instanceof TaskAborted && err.kind === 'deadline') {
+      this.deadlinePassed(task);
+      return;
+    }
+    this.rt.log('warn', `task ${task.taskId} (${task.capability}) failed: ${(err as Error)?.message ?? String(err)}`);
+    this.finish(task, { status: 'failed', error: errorPayload('INTERNAL_ERROR', `the capability failed: ${(err as Error)?.message ?? String(err)}`) });
+  }
+
+  /**
+   * Moves a task to a non-terminal state; a state event follows for every transition except into
+   * awaiting_approval, whose plan.submit is the event (spec: tasks#state-events).
+   */
+  transition(task: Task, to: TaskState, options: { event?: boolean } = {}): void {
+    if (!canTransition(task.state, to) || isTerminal(to)) throw new Error(`illegal transition ${task.state} → ${to} for task ${task.taskId}`);
+    task.state = to;
+    task.updatedAt = this.rt.now();
+    if (options.event !== false && to !== 'awaiting_approval') {
+      this.emit(task, 'task.event', { kind: 'state', state: to as 'running' | 'awaiting_approval' | 'cancelling' });
+    }
+  }
+
+  /**
+   * Ends a task with its one result (spec: tasks#result). A retryable error becomes
+   * non-retryable once a side effect began; a retryable ending releases the idempotency key
+   * (spec: idempotency#retryable-endings). A result too large to send ends failed
+   * MESSAGE_TOO_LARGE (spec: limits#result-size). Returns false if the task had already ended.
+   */
+  finish(task: Task, outcome: TaskOutcome): boolean {
+    if (isTerminal(task.state)) return false;
+    if (!canTransition(task.state, outcome.status)) throw new Error(`illegal transition ${task.state} → ${outcome.status} for task ${task.taskId}`);
+    const rt = this.rt;
+    for (const key of ['deadline', 'release'] as const) {
+      if (task.timers[key] !== undefined) rt.clock.clearTimeout(task.timers[key]);
+      task.timers[key] = undefined;
+    }
+    withdrawPlan(rt, task);
+    let result = outcome;
+    if (result.error?.retryable && task.effectsBegun > 0) result = { ...result, error: unrepeatable(result.error, task) };
+    const session = rt.sessionOf(task);
+    task.state = result.status;
+    task.updatedAt = rt.now();
+    task.result = result;
+    if (session) {
+      const sequence = task.lastSequence + 1;
+      let text = session.message('task.result', result, { task_id: task.taskId, sequence });
+      if (byteLength(text) > session.params.max_message_bytes) {
+        result = {
+          status: 'failed',
+          error: errorPayload('MESSAGE_TOO_LARGE', `the result is larger than max_message_bytes (${session.params.max_message_bytes})`),
+        };
+        task.state = 'failed';
+        task.result = result;
+        text = session.message('task.result', result, { task_id: task.taskId, sequence });
+      }
+      this.commit(task, sequence, text);
+      rt.tasks.ended(task);
+      session.deliver(text);
+    } else {
+      rt.tasks.ended(task);
+    }
+    if (result.error?.retryable && task.idempotencyKey !== undefined) {
+      const record = rt.idempotency.get(task.principal, task.capability, task.idempotencyKey);
+      if (record && record.taskId === task.taskId && !record.released) {
+        rt.persist({ t: 'release', principal: task.principal, capability: task.capability, key: task.idempotencyKey });
+        record.released = true;
+      }
+    }
+    if (!task.abort.signal.aborted) task.abort.abort(new TaskAborted('ended', 'the task has ended'));
+    return true;
+  }
+
+  /** The effective deadline passed: timed_out, unless cancel already won (spec: tasks#deadlines). */
+  deadlinePassed(task: Task): void {
+    if (isTerminal(task.state) || task.state === 'cancelling') return;
+    this.abortHandler(task, 'deadline', 'the deadline passed');
+    this.finish(task, {
+      status: 'timed_out',
+      error: errorPayload('DEADLINE_EXCEEDED', 'the task did not finish before its effective deadline', {
+        deadline: new Date(task.deadline).toISOString(),
+      }),
+    });
+  }
+
+  /** Takes a task.cancel after its snapshot reply (spec: tasks#cancellation). */
+  cancel(task: Task): void {
+    if (isTerminal(task.state) || task.state === 'cancelling') return;
+    task.cancelRequested = true;
+    this.rt.persist({ t: 'cancel', principal: task.principal, task_id: task.taskId });
+    if (task.state === 'accepted') {
+      this.finish(task, { status: 'cancelled' });
+      return;
+    }
+    this.enterCancelling(task, 'cancel', 'the requester cancelled the task');
+    task.timers.release = this.rt.clock.setTimeout(() => {
+      task.timers.release = undefined;
+      this.finish(task, { status: 'cancelled' });
+    }, this.rt.settings.cancelGraceMs);
+  }
+
+  /**
+   * Hands an unfinished task off at shutdown or session loss: task.handoff, then (through
+   * cancelling where the table requires it) a cancelled result with `code` (spec: shutdown#handoff).
+   */
+  handOff(task: Task, code: 'SHUTTING_DOWN' | 'SESSION_LOST', why: string): void {
+    if (isTerminal(task.state)) return;
+    if (task.state === 'cancelling') {
+      // The requester's cancel is already being honoured: it finishes without hand-off.
+      this.abortHandler(task, code === 'SHUTTING_DOWN' ? 'shutdown' : 'session_lost', why);
+      this.finish(task, { status: 'cancelled' });
+      return;
+    }
+    const cp = task.checkpoint;
+    const plan = currentPlan(task);
+    const remaining = cp?.remaining_steps ?? (plan && plan.state !== 'completed' ? plan.plan.steps.map((s) => s.action) : []);
+    this.emit(task, 'task.handoff', {
+      checkpoint: cp?.state ?? {},
+      completed_steps: cp?.completed_steps ?? [],
+      remaining_steps: remaining,
+      resume_hint:
+        cp?.resume_hint ??
+        `Send task.request for ${task.capability} again with the same input${task.effectsBegun > 0 ? '; side effects have already run, check them first' : ''}.`,
+    });
+    if (task.state !== 'accepted') this.enterCancelling(task, code === 'SHUTTING_DOWN' ? 'shutdown' : 'session_lost', why);
+    this.finish(task, { status: 'cancelled', error: errorPayload(code, why) });
+  }
+
+  private enterCancelling(task: Task, kind: AbortKind, why: string): void {
+    this.abortHandler(task, kind, why);
+    withdrawPlan(this.rt, task);
+    this.transition(task, 'cancelling');
+  }
+
+  private abortHandler(task: Task, kind: AbortKind, why: string): void {
+    if (!task.abort.signal.aborted) task.abort.abort(new TaskAborted(kind, why));
+  }
+}
+
+/** A retryable error made non-retryable because a side effect may not repeat (spec: idempotency#retryable-endings). */
+function unrepeatable(error: ErrorPayload, task: Task): ErrorPayload {
+  const details: Record<string, unknown> = { ...(error.details ?? {}), checkpoint: task.checkpoint?.state ?? {} };
+  return { ...error, retryable: false, details };
+}

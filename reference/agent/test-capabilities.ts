@@ -1,0 +1,167 @@
+/**
+ * The conformance capabilities tap.test.*, exactly as the conformance chapter defines them, for
+ * any agent built on this runtime: `withConformanceCapabilities(capabilities)` adds them
+ * (spec: conformance#test-capabilities).
+ */
+import type { Capability } from '../../schemas/src/index.ts';
+import planSchema from '../../schemas/v1/plan.schema.json' with { type: 'json' };
+import { errorEntry, errorPayload, TapError } from '../core/index.ts';
+import type { Handler, TaskContext } from './context.ts';
+import type { CapabilityDefinition } from './options.ts';
+import type { PlanDraft } from './plans.ts';
+
+const ANY = {};
+
+/** plan.schema.json without plan_id: the plan tap.test.plan is given (read from the emitted schema, not restated). */
+const PLAN_DRAFT = (() => {
+  const { $id: _id, $schema: _schema, required, properties, ...rest } = planSchema as Record<string, unknown> & {
+    required: string[];
+    properties: Record<string, unknown>;
+  };
+  const { plan_id: _planId, ...fields } = properties;
+  return { ...rest, required: required.filter((r) => r !== 'plan_id'), properties: fields };
+})();
+const object = (properties: Record<string, unknown>, required: string[]) => ({ type: 'object', properties, required });
+
+function capability(name: string, description: string, extra: Partial<Capability>): Capability {
+  return {
+    name,
+    version: '1.0.0',
+    description,
+    input_formats: ['json'],
+    output_formats: ['json'],
+    streaming: false,
+    side_effects: false,
+    ...extra,
+  };
+}
+
+/** tap.test.echo: output = input. */
+const echo: Handler = (input: unknown) => input;
+
+/** tap.test.stream { count, interval_ms?, chunk? }: count output events { index, chunk? }, then output { count }. */
+const stream: Handler = async (input: { count: number; interval_ms?: number; chunk?: unknown }, ctx: TaskContext) => {
+  for (let index = 0; index < input.count; index++) {
+    if (index > 0 && input.interval_ms) await ctx.sleep(input.interval_ms);
+    ctx.output(input.chunk === undefined ? { index } : { index, chunk: input.chunk });
+  }
+  return { count: input.count };
+};
+
+/** tap.test.sleep { ms }: waits, honouring cancel and deadline; output { slept_ms }. Resumes after a restart. */
+const sleep: Handler = async (input: { ms: number }, ctx: TaskContext) => {
+  const startedAt = typeof ctx.restored?.state.started_at === 'number' ? ctx.restored.state.started_at : ctx.now();
+  ctx.checkpoint({ started_at: startedAt, ms: input.ms }, { completed: [], remaining: [`sleep ${input.ms} ms`], resume_hint: 'Sleep for the time that is left.' });
+  await ctx.sleep(Math.max(0, startedAt + input.ms - ctx.now()));
+  return { slept_ms: input.ms };
+};
+
+/** tap.test.fail { code, retryable?, message? }: ends failed with that error; retryable defaults to the registry's. */
+const fail: Handler = (input: { code: string; retryable?: boolean; message?: string }) => {
+  const message = input.message ?? errorEntry(input.code)?.meaning ?? `failing with ${input.code} as asked`;
+  throw new TapError(errorPayload(input.code, message, undefined, { retryable: input.retryable }));
+};
+
+/** A changed copy of a plan that addresses `feedback` (spec: plans#revision). */
+function revise(draft: PlanDraft, feedback: string | undefined, n: number): PlanDraft {
+  const note = ` (revision ${n}${feedback ? `: ${feedback}` : ''})`;
+  return { ...draft, intent: (draft.intent.slice(0, 8192 - note.length) + note).slice(0, 8192) };
+}
+
+/**
+ * tap.test.plan { plan }: submits the plan; on needs_revision submits a revision; on approval
+ * runs each step as a side effect with an output event { step, action } (step 0-based) and ends
+ * with output { executed }; a rejection ends it failed PLAN_REJECTED.
+ */
+const plan: Handler = async (input: { plan: PlanDraft }, ctx: TaskContext) => {
+  const restored = ctx.restored?.state as { draft?: PlanDraft; executed?: string[]; approved?: boolean } | undefined;
+  let draft = restored?.draft ?? input.plan;
+  const executed = [...(restored?.executed ?? [])];
+  if (!restored?.approved) {
+    let decision = await ctx.submitPlan(draft);
+    for (let n = 1; decision.decision === 'needs_revision'; n++) {
+      draft = revise(draft, decision.feedback, n);
+      ctx.checkpoint({ draft, executed, approved: false });
+      decision = await ctx.submitPlan(draft, decision.feedback ?? 'revised as asked');
+    }
+  }
+  const actions = draft.steps.map((s) => s.action);
+  ctx.checkpoint({ draft, executed, approved: true }, { completed: [...executed], remaining: actions.slice(executed.length) });
+  for (let step = executed.length; step < draft.steps.length; step++) {
+    const action = draft.steps[step]!.action;
+    await ctx.sideEffect(() => ctx.output({ step, action }));
+    executed.push(action);
+    ctx.checkpoint({ draft, executed, approved: true }, { completed: [...executed], remaining: actions.slice(executed.length) });
+  }
+  return { executed };
+};
+
+/** tap.test.counter { key }: counts executions per key, durably with a state directory; output { key, count }. */
+const counter: Handler = async (input: { key: string }, ctx: TaskContext) => {
+  const name = `tap.test.counter:${input.key}`;
+  const count = await ctx.sideEffect(() => {
+    const next = (typeof ctx.store.get(name) === 'number' ? (ctx.store.get(name) as number) : 0) + 1;
+    ctx.store.set(name, next);
+    return next;
+  });
+  return { key: input.key, count };
+};
+
+/** tap.test.guarded: requires the permission tap.test.write; output { ok: true }. */
+const guarded: Handler = () => ({ ok: true });
+
+/** The seven conformance capabilities with their card entries. */
+export const CONFORMANCE_CAPABILITIES: Readonly<Record<string, CapabilityDefinition>> = {
+  'tap.test.echo': {
+    capability: capability('tap.test.echo', 'Returns its input as its output.', {}),
+    handler: echo,
+  },
+  'tap.test.stream': {
+    capability: capability('tap.test.stream', 'Sends count output events { index, chunk }, interval_ms apart, then ends with { count }.', {
+      streaming: true,
+    }),
+    inputSchema: object({ count: { type: 'integer', minimum: 0, maximum: 100000 }, interval_ms: { type: 'integer', minimum: 0, maximum: 3600000 }, chunk: ANY }, ['count']),
+    handler: stream,
+  },
+  'tap.test.sleep': {
+    capability: capability('tap.test.sleep', 'Waits ms milliseconds, honouring cancel and deadline, then ends with { slept_ms }.', {}),
+    inputSchema: object({ ms: { type: 'integer', minimum: 0, maximum: 9007199254740991 } }, ['ms']),
+    handler: sleep,
+  },
+  'tap.test.fail': {
+    capability: capability('tap.test.fail', 'Ends failed with the given error code, retryable flag and message.', {}),
+    inputSchema: object({ code: { type: 'string', pattern: '^[A-Z][A-Z0-9_]*$', maxLength: 64 }, retryable: { type: 'boolean' }, message: { type: 'string', maxLength: 8192 } }, ['code']),
+    handler: fail,
+  },
+  'tap.test.plan': {
+    capability: capability('tap.test.plan', 'Submits the given plan, revises it when asked, and on approval executes its steps, one output event each.', {
+      streaming: true,
+      side_effects: true,
+    }),
+    inputSchema: object({ plan: PLAN_DRAFT }, ['plan']),
+    handler: plan,
+  },
+  'tap.test.counter': {
+    capability: capability('tap.test.counter', 'Increments the counter of key and ends with { key, count }: a side effect that must run once per request.', {
+      side_effects: true,
+    }),
+    inputSchema: object({ key: { type: 'string', maxLength: 256 } }, ['key']),
+    handler: counter,
+  },
+  'tap.test.guarded': {
+    capability: capability('tap.test.guarded', 'Ends with { ok: true } when the task is granted tap.test.write.', {
+      requires_permission: 'tap.test.write',
+    }),
+    handler: guarded,
+  },
+};
+
+/** Adds the conformance capabilities to `capabilities` (spec: conformance#test-capabilities). */
+export function withConformanceCapabilities(
+  capabilities: Record<string, Handler | CapabilityDefinition> = {},
+): Record<string, Handler | CapabilityDefinition> {
+  for (const name of Object.keys(CONFORMANCE_CAPABILITIES)) {
+    if (name in capabilities) throw new Error(`${name} is reserved for the conformance capabilities`);
+  }
+  return { ...capabilities, ...CONFORMANCE_CAPABILITIES };
+}

@@ -1,0 +1,142 @@
+/**
+ * tap-reference-agent: the reference TAP agent, serving the conformance capabilities.
+ *
+ * On stdio (the default) stdout carries only TAP messages and logs go to stderr. With
+ * --listen it serves WebSocket sessions instead and prints the URL once on stdout when it is
+ * ready (stdout is not a TAP channel then). Keys for integrity come from TAP_HMAC_KEY_ID,
+ * TAP_HMAC_KEY and TAP_HMAC_PEER (spec: conformance#key-provisioning).
+ */
+import { parseArgs } from 'node:util';
+import { createAgent, stderrLogger, withConformanceCapabilities, type Agent, type PeerKey } from '../agent/index.ts';
+import type { AgentCard } from '../../schemas/src/index.ts';
+
+const USAGE = `Usage: tap-reference-agent [options]
+
+Serves the TAP 1.0 reference agent with the conformance capabilities (tap.test.*).
+
+Options:
+  --listen URL        serve WebSocket sessions at URL, e.g. ws://127.0.0.1:8787/tap
+                      (port 0 picks a free port); prints the URL on stdout once ready.
+                      Without it the agent serves one session on stdin/stdout.
+  --state-dir DIR     keep a journal in DIR: tasks survive a restart (durability "restart")
+  --agent-id ID       the agent id (default tap.reference-agent)
+  --grace-ms MS       grace period on SIGTERM/SIGINT (default 10000)
+  -h, --help          show this help
+
+Environment:
+  TAP_HMAC_KEY_ID, TAP_HMAC_KEY, TAP_HMAC_PEER
+                      a pre-shared key (base64url, at least 32 bytes) bound to the requester
+                      agent id TAP_HMAC_PEER; set all three or none.
+`;
+
+/** A one-line error for people, then exit 2. */
+function die(message: string): never {
+  process.stderr.write(`tap-reference-agent: ${message}\nRun tap-reference-agent --help for usage.\n`);
+  process.exit(2);
+}
+
+function parse(): { listen?: URL; stateDir?: string; agentId: string; graceMs: number } {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      options: {
+        listen: { type: 'string' },
+        'state-dir': { type: 'string' },
+        'agent-id': { type: 'string' },
+        'grace-ms': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      allowPositionals: false,
+    }));
+  } catch (err) {
+    die((err as Error).message);
+  }
+  if (values.help) {
+    process.stdout.write(USAGE);
+    process.exit(0);
+  }
+  let listen: URL | undefined;
+  if (values.listen !== undefined) {
+    try {
+      listen = new URL(values.listen);
+    } catch {
+      die(`--listen ${values.listen} is not a URL; give one like ws://127.0.0.1:8787/tap`);
+    }
+    if (listen.protocol !== 'ws:') die(`--listen needs a ws:// URL, not ${listen.protocol}//`);
+  }
+  const agentId = values['agent-id'] ?? 'tap.reference-agent';
+  if (!/^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$/.test(agentId) || agentId.length > 128) {
+    die(`--agent-id ${agentId} is not an identifier: lowercase letters, digits, "_" and "-", in dot-separated segments`);
+  }
+  const graceMs = values['grace-ms'] === undefined ? 10_000 : Number(values['grace-ms']);
+  if (!Number.isSafeInteger(graceMs) || graceMs < 0) die(`--grace-ms ${values['grace-ms']} is not a whole number of milliseconds`);
+  return { listen, stateDir: values['state-dir'], agentId, graceMs };
+}
+
+function keysFromEnv(): PeerKey[] {
+  const { TAP_HMAC_KEY_ID: keyId, TAP_HMAC_KEY: key, TAP_HMAC_PEER: peer } = process.env;
+  const given = [keyId, key, peer].filter((v) => v !== undefined && v !== '').length;
+  if (given === 0) return [];
+  if (given !== 3) die('set all of TAP_HMAC_KEY_ID, TAP_HMAC_KEY and TAP_HMAC_PEER, or none of them');
+  return [{ key_id: keyId!, key: key!, peer: peer! }];
+}
+
+function card(agentId: string): AgentCard {
+  return {
+    agent_id: agentId,
+    name: 'TAP reference agent',
+    description:
+      'The reference implementation of a TAP 1.0 agent. It offers the conformance capabilities tap.test.* ' +
+      'and is good at proving what the protocol requires; it does no useful work of its own.',
+    capabilities: [],
+    limits: { max_concurrent_tasks: 64, max_task_seconds: 3600, max_message_bytes: 1048576, max_tasks_per_session: 32 },
+  };
+}
+
+async function main(): Promise<void> {
+  const options = parse();
+  let agent: Agent;
+  try {
+    agent = createAgent({
+      card: card(options.agentId),
+      capabilities: withConformanceCapabilities(),
+      stateDir: options.stateDir,
+      keys: keysFromEnv(),
+      shutdownGraceMs: options.graceMs,
+      // Short enough that late-plan reminders (every heartbeat_ms) can be observed by the conformance suite.
+      heartbeatMs: 10_000,
+      logger: stderrLogger,
+    });
+  } catch (err) {
+    die((err as Error).message);
+  }
+  process.on('unhandledRejection', (err) => stderrLogger('error', `unhandled: ${(err as Error)?.stack ?? String(err)}`));
+  // A reader that went away (EPIPE) is a lost transport, never a crash (spec: shutdown#epipe).
+  process.stderr.on('error', () => {});
+  if (options.listen) process.stdout.on('error', () => {});
+  // Signals: one shutdown of every session, exit 0 within the grace period (spec: shutdown#signals).
+  const onSignal = (signal: string): void => {
+    setTimeout(() => process.exit(0), options.graceMs).unref();
+    void agent.shutdown(`the agent received ${signal}`).then(() => process.exit(0));
+  };
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
+
+  if (options.listen) {
+    const path = options.listen.pathname === '/' ? undefined : options.listen.pathname;
+    let listener;
+    try {
+      listener = await agent.listen({ host: options.listen.hostname.replace(/^\[|\]$/g, ''), port: Number(options.listen.port || 80), path });
+    } catch (err) {
+      die(`cannot listen on ${options.listen.href}: ${(err as Error).message}`);
+    }
+    process.stdout.write(`${listener.url}\n`);
+    await agent.stopped;
+    process.exit(0);
+  }
+  await agent.serveStdio();
+  await agent.shutdown('the session is over');
+  process.exit(0);
+}
+
+await main();
