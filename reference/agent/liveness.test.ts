@@ -60,5 +60,7 @@ describe('liveness', () => {
     await peer.until(() => peer.closed);
     await flush();
     expect(agent.stats()).toMatchObject({ sessions: 0, activeTasks: 0 });
+    expect(peer.stream('t1').at(-1)!.payload).toMatchObject({ status: 'cancelled', error: { code: 'SESSION_LOST' } });
+    expect(peer.received.some((m) => m.type === 'session.farewell')).toBe(false);
   });
 });

@@ -33,7 +33,7 @@ import { buildMessage, BoundedMap, type Addressing } from './outbound.ts';
 import { handleRequest } from './requests.ts';
 import type { Runtime } from './runtime.ts';
 import type { Link, Session } from './sessions.ts';
-import { connectionClosed, onFarewell, onShutdownRequest } from './shutdown.ts';
+import { connectionClosed, endSession, onFarewell, onShutdownRequest } from './shutdown.ts';
 import type { TaskRunner } from './task-runner.ts';
 
 const IDENTIFIER = /^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$/;
@@ -316,6 +316,11 @@ export class Connection implements Link {
   /** Three pings went unanswered: the transport counts as lost (spec: limits#heartbeats). */
   private peerGone(): void {
     this.rt.log('info', 'the requester stopped answering pings; the transport counts as lost');
+    if (this.stdio && this.session) {
+      // On stdio the session is lost at once: its tasks end SESSION_LOST, sent while the pipe is still open (spec: bindings-stdio#session).
+      void endSession(this.rt, this.runner, this.session, 'SESSION_LOST', 'the requester stopped answering pings', false, 0);
+      return;
+    }
     void this.transport.close({ code: 1001, reason: 'peer gone' }).catch(() => {});
   }
 
