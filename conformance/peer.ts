@@ -11,7 +11,7 @@ import { signMessage } from './mac.ts';
 import { describeIssues, validateMessage } from './schemas.ts';
 import type { IdSource, SessionState, Wire } from './session-state.ts';
 import type { Transcript } from './transcript.ts';
-import { fail, got, miss, type Got, type Outcome } from './verdict.ts';
+import { fail, got, miss, type Got } from './verdict.ts';
 
 /** One message received from the agent. */
 export interface Received {

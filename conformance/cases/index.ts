@@ -1,9 +1,9 @@
 /** Every conformance case of TAP 1.0, in report order. */
 import type { Case } from '../case.ts';
 import { authorizationCases } from './authorization.ts';
-import { stdioCases, websocketCases } from './bindings.ts';
 import { cancellationCases } from './cancellation.ts';
 import { envelopeCases } from './envelope.ts';
+import { errorCases } from './errors.ts';
 import { fixtureCases } from './fixtures.ts';
 import { handshakeCases } from './handshake.ts';
 import { idempotencyCases } from './idempotency.ts';
@@ -14,13 +14,16 @@ import { restartCases } from './restart.ts';
 import { planCases } from './plans.ts';
 import { resumeCases } from './resume.ts';
 import { shutdownCases } from './shutdown.ts';
+import { stdioCases } from './stdio.ts';
 import { taskCases } from './tasks.ts';
+import { websocketCases } from './websocket.ts';
 import { chaosCases } from '../chaos.ts';
 import { propertyCases } from '../properties.ts';
 
 export const ALL_CASES: readonly Case[] = [
   ...handshakeCases,
   ...envelopeCases,
+  ...errorCases,
   ...limitCases,
   ...fixtureCases,
   ...taskCases,

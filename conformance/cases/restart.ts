@@ -9,7 +9,7 @@ import { defineCase, type Case } from '../case.ts';
 import type { CaseContext } from '../context.ts';
 import type { Peer, Received } from '../peer.ts';
 import { describeMessage, request, startTask, waitStream } from '../steps.ts';
-import { fail, pass, type Outcome } from '../verdict.ts';
+import { fail, type Outcome } from '../verdict.ts';
 import { attempt, check, need, runTask, show, status, verdictOf } from './kit.ts';
 
 const NEEDS = { capabilities: ['tap.test.counter', 'tap.test.sleep'], restart: true, integrity: true, binding: 'stdio' as const };

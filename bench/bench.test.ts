@@ -1,0 +1,53 @@
+/**
+ * The benchmarks still run: `bench/run.ts --tiny` writes latest.json with every row, each holding
+ * numbers or an explicit "not run: <reason>". No timing is asserted; figures of a tiny run mean nothing.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ROOT } from './lib/paths.ts';
+import type { BenchResult } from './lib/report.ts';
+import { ALL_ROWS } from './scenarios/index.ts';
+
+const out = mkdtempSync(join(tmpdir(), 'tap-bench-test-'));
+afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+function bench(args: string[], timeoutMs: number) {
+  return spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'run.ts'), ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: timeoutMs,
+  });
+}
+
+describe('npm run bench', () => {
+  it('refuses an unknown row with a one-line usage error (exit 2)', () => {
+    const run = bench(['--only', 'no-such-row', '--out', out], 60_000);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toMatch(/no row starts with no-such-row/);
+  }, 90_000);
+
+  it('writes every row with figures or "not run: <reason>" in a tiny run', () => {
+    const run = bench(['--tiny', '--out', out], 420_000);
+    expect(run.status, run.stderr).toBe(0);
+    const result = JSON.parse(readFileSync(join(out, 'latest.json'), 'utf8')) as BenchResult;
+    expect(result.machine.node).toBe(process.versions.node);
+    expect(result.rows.map((r) => r.id)).toEqual([...ALL_ROWS]);
+    for (const row of result.rows) {
+      if (row.not_run !== undefined) {
+        expect(row.not_run, row.id).toMatch(/^not run: \S/);
+        continue;
+      }
+      expect(Number.isFinite(row.tap?.value.median), `${row.id} has a TAP figure`).toBe(true);
+      expect(row.baselines.length, `${row.id} has a baseline`).toBeGreaterThan(0);
+      for (const b of row.baselines) {
+        if (b.not_run !== undefined) expect(b.not_run, `${row.id} / ${b.id}`).toMatch(/^not run: \S/);
+        else expect(Number.isFinite(b.value.median) && Number.isFinite(b.ratio), `${row.id} / ${b.id} has a figure and a ratio`).toBe(true);
+      }
+    }
+    const markdown = readFileSync(join(out, 'latest.md'), 'utf8');
+    for (const id of ALL_ROWS) expect(markdown).toContain(`\`${id}\``);
+  }, 480_000);
+});

@@ -1,0 +1,128 @@
+/**
+ * Child processes for the scenarios: TypeScript scripts run with the same loader the project's
+ * bins use (tsx), a wait for their first line on stdout, their resident memory, and a bounded stop.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { ROOT } from './paths.ts';
+
+/** The argv that runs a TypeScript file: `node --import tsx <file>`. */
+export function tsArgs(file: string, args: readonly string[] = []): string[] {
+  return ['--import', 'tsx', file, ...args];
+}
+
+/** A running child whose stdout is read line by line. */
+export interface LineChild {
+  child: ChildProcess;
+  /** Resolves with the first stdout line that `match` accepts; rejects on exit or after `ms`. */
+  line(match: (line: string) => boolean, ms: number, what: string): Promise<string>;
+  /** The last stderr output (up to 4 KiB), for error messages. */
+  stderr(): string;
+  /** Ends the child: SIGTERM, then SIGKILL after `graceMs`; resolves once it exited. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/** Spawns `node --import tsx <file> args` in the repository root with stdout read as lines. */
+export function spawnScript(file: string, args: readonly string[] = [], env: NodeJS.ProcessEnv = {}): LineChild {
+  const child = spawn(process.execPath, tsArgs(file, args), { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  return watchLines(child);
+}
+
+/** Reads a spawned child's stdout as lines (stdin, stdout and stderr must be pipes). */
+export function watchLines(child: ChildProcess): LineChild {
+  const lines: string[] = [];
+  const waiters = new Set<() => void>();
+  let err = '';
+  let buf = '';
+  let exited = false;
+  const exit = new Promise<void>((resolve) => child.once('exit', () => {
+    exited = true;
+    for (const w of waiters) w();
+    resolve();
+  }));
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+    buf += chunk;
+    let i;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      lines.push(buf.slice(0, i));
+      buf = buf.slice(i + 1);
+    }
+    for (const w of waiters) w();
+  });
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+    err = (err + chunk).slice(-4096);
+  });
+  child.on('error', () => {});
+  child.stdin?.on('error', () => {});
+  return {
+    child,
+    stderr: () => err,
+    line(match, ms, what) {
+      return new Promise((resolve, reject) => {
+        let seen = 0;
+        const check = (): void => {
+          for (; seen < lines.length; seen++) {
+            if (match(lines[seen]!)) {
+              done();
+              resolve(lines[seen]!);
+              return;
+            }
+          }
+          if (exited) {
+            done();
+            reject(new Error(`${what}: the process exited first${err ? ` (${lastLine(err)})` : ''}`));
+          }
+        };
+        const timer = setTimeout(() => {
+          done();
+          reject(new Error(`${what}: nothing after ${ms} ms${err ? ` (${lastLine(err)})` : ''}`));
+        }, ms);
+        const done = (): void => {
+          clearTimeout(timer);
+          waiters.delete(check);
+        };
+        waiters.add(check);
+        check();
+      });
+    },
+    async stop(graceMs = 3000) {
+      if (exited || child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      await exit;
+      clearTimeout(timer);
+    },
+  };
+}
+
+function lastLine(text: string): string {
+  const lines = text.trim().split('\n');
+  return lines[lines.length - 1]!.slice(0, 300);
+}
+
+/** The resident set size of a process in bytes, from /proc (Linux); null elsewhere. */
+export function rssOf(pid: number): number | null {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
+    return m ? Number(m[1]) * 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Waits `ms` milliseconds. */
+export function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Races `promise` against a timer; rejects with `what` after `ms`. */
+export function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    promise.finally(() => clearTimeout(timer)),
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
+    }),
+  ]);
+}

@@ -1,0 +1,309 @@
+/**
+ * The systems a scenario compares, each behind one small interface: an echo call, optionally a
+ * stream of n events, its process id when it runs in a child, and a bounded close. TAP is the
+ * reference client talking to the reference agent; the floor is bare NDJSON over the same
+ * transport; the peers are the MCP TypeScript SDK and vscode-jsonrpc.
+ */
+import { spawn } from 'node:child_process';
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node.js';
+import WebSocket from 'ws';
+import { createAgent, type Agent } from '../../reference/agent/index.ts';
+import { connect, type TapClient, type WireEntry } from '../../reference/client/index.ts';
+import { connectWebSocket, createMemoryPair, spawnStdioTransport, type Transport } from '../../reference/transports/index.ts';
+import { createEchoServer } from '../peers/mcp-echo.ts';
+import { answer } from '../peers/bare-protocol.ts';
+import { benchAgentOptions, REQUESTER_ID } from './agent-options.ts';
+import { spawnScript, tsArgs, watchLines, within, type LineChild } from './children.ts';
+import type { Call } from './measure.ts';
+import { peer, ROOT } from './paths.ts';
+
+export type TransportKind = 'stdio' | 'websocket' | 'memory';
+
+/** One system under measurement. */
+export interface System {
+  id: string;
+  name: string;
+  /** One echo round trip with input { text, n: i }. */
+  call: Call;
+  /** Asks for `count` output events and resolves with how many arrived, once the stream ended. */
+  stream?(count: number): Promise<number>;
+  /** The process that serves the calls, when it is a child. */
+  pid?: number;
+  close(): Promise<void>;
+}
+
+/** The echo input of call `i`: the same for every system. */
+export const echoInput = (i: number): { text: string; n: number } => ({ text: 'hand this back, please', n: i });
+
+const CLOSE_MS = 5000;
+
+/** Closes quietly within a bound; a system that will not close is left to the kill that follows. */
+async function closeWithin(what: string, close: () => Promise<unknown>): Promise<void> {
+  await within(close(), CLOSE_MS, `closing ${what}`).catch(() => {});
+}
+
+// ---- TAP ----
+
+/** Opens a TAP session on `transport` with room for `maxTasks` tasks. */
+export function tapConnect(transport: Transport, maxTasks: number, trace?: (e: WireEntry) => void): Promise<TapClient> {
+  return connect(transport, {
+    agentId: REQUESTER_ID,
+    params: { max_concurrent_tasks: maxTasks },
+    trace,
+  });
+}
+
+function tapSystem(client: TapClient, pid: number | undefined, close: () => Promise<void>): System {
+  return {
+    id: 'tap',
+    name: 'TAP (reference client + reference agent)',
+    pid,
+    async call(i) {
+      const result = await client.submit('tap.test.echo', echoInput(i)).result;
+      if (result.status !== 'completed') throw new Error(`tap.test.echo ended ${result.status}: ${JSON.stringify(result.error)}`);
+      return result;
+    },
+    async stream(count) {
+      const handle = client.submit('tap.test.stream', { count });
+      let n = 0;
+      for await (const event of handle.events) if (event.payload.kind === 'output') n++;
+      const result = await handle.result;
+      if (result.status !== 'completed') throw new Error(`tap.test.stream ended ${result.status}: ${JSON.stringify(result.error)}`);
+      return n;
+    },
+    close,
+  };
+}
+
+/** The reference agent in a child process over stdio, and the reference client. */
+export async function tapStdio(maxTasks = 100_000): Promise<System> {
+  const transport = spawnStdioTransport(process.execPath, tsArgs(peer('tap-agent.ts'), ['--max-tasks', String(maxTasks)]), {
+    cwd: ROOT,
+    stderr: 'pipe',
+    closeGraceMs: 3000,
+  });
+  const client = await tapConnect(transport, maxTasks);
+  return tapSystem(client, transport.child?.pid, async () => {
+    await closeWithin('the TAP client', () => client.close());
+    transport.kill('SIGKILL');
+  });
+}
+
+/** The reference agent in a child process serving WebSocket on 127.0.0.1, and the reference client. */
+export async function tapWebSocket(maxTasks = 100_000): Promise<System> {
+  const agent = await listeningChild(peer('tap-agent.ts'), ['--listen', 'ws://127.0.0.1:0', '--max-tasks', String(maxTasks)], 'the TAP agent');
+  try {
+    const client = await tapConnect(await connectWebSocket(agent.url), maxTasks);
+    return tapSystem(client, agent.child.child.pid, async () => {
+      await closeWithin('the TAP client', () => client.close());
+      await agent.child.stop();
+    });
+  } catch (err) {
+    await agent.child.stop();
+    throw err;
+  }
+}
+
+/** The reference agent in this process on an in-memory pair, and the reference client. */
+export async function tapMemory(maxTasks = 100_000, trace?: (e: WireEntry) => void): Promise<System & { agent: Agent }> {
+  const agent = createAgent(benchAgentOptions(maxTasks));
+  const [agentEnd, clientEnd] = createMemoryPair();
+  agent.attach(agentEnd);
+  const client = await tapConnect(clientEnd, maxTasks, trace);
+  return {
+    ...tapSystem(client, undefined, async () => {
+      await closeWithin('the TAP client', () => client.close());
+      await closeWithin('the TAP agent', () => agent.shutdown());
+    }),
+    agent,
+  };
+}
+
+// ---- the bare floor ----
+
+/** The requester side of the bare protocol: correlates answers by id, counts stream events. */
+class BareRequester {
+  private nextId = 1;
+  private readonly pending = new Map<number, (line: Record<string, unknown>) => void>();
+  private streamed = 0;
+  /** The template streamed events are made of (a TAP task.event, so the bytes match). */
+  template: Record<string, unknown> = { index: 0 };
+
+  constructor(private readonly sendLine: (text: string) => void) {}
+
+  /** Handles one inbound line: every line is parsed, as any JSON protocol must. */
+  receive(text: string): void {
+    const msg = JSON.parse(text) as Record<string, unknown>;
+    const id = msg.id;
+    if (typeof id !== 'number') {
+      this.streamed++;
+      return;
+    }
+    const resolve = this.pending.get(id);
+    this.pending.delete(id);
+    resolve?.(msg);
+  }
+
+  call(i: number): Promise<unknown> {
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      this.pending.set(id, resolve);
+      this.sendLine(JSON.stringify({ id, payload: echoInput(i) }));
+    });
+  }
+
+  async stream(count: number): Promise<number> {
+    const id = this.nextId++;
+    this.streamed = 0;
+    await new Promise((resolve) => {
+      this.pending.set(id, resolve);
+      this.sendLine(JSON.stringify({ id, stream: count, template: this.template }));
+    });
+    return this.streamed;
+  }
+}
+
+function bareSystem(requester: BareRequester, pid: number | undefined, close: () => Promise<void>): System & { requester: BareRequester } {
+  return {
+    id: 'bare',
+    name: 'bare NDJSON echo (floor)',
+    pid,
+    call: (i) => requester.call(i),
+    stream: (count) => requester.stream(count),
+    close,
+    requester,
+  };
+}
+
+/** Splits a string stream into lines. */
+function onLines(stream: NodeJS.ReadableStream, handle: (line: string) => void): void {
+  let buf = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk: string) => {
+    buf += chunk;
+    let i;
+    let start = 0;
+    while ((i = buf.indexOf('\n', start)) >= 0) {
+      handle(buf.slice(start, i));
+      start = i + 1;
+    }
+    buf = buf.slice(start);
+  });
+}
+
+/** The bare floor over stdio: a child that answers NDJSON lines. */
+export async function bareStdio(): Promise<System & { requester: BareRequester }> {
+  const child = spawn(process.execPath, tsArgs(peer('bare-stdio.ts')), { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+  const lines = watchLines(child);
+  const requester = new BareRequester((text) => child.stdin.write(text + '\n'));
+  child.stdout.removeAllListeners('data');
+  onLines(child.stdout, (line) => requester.receive(line));
+  await new Promise<void>((resolve, reject) => {
+    child.once('spawn', resolve);
+    child.once('error', reject);
+  });
+  await within(requester.call(0), 30_000, 'the bare stdio child answering');
+  return bareSystem(requester, child.pid, () => lines.stop());
+}
+
+/** The bare floor over WebSocket: a ws server in a child, a ws client here. */
+export async function bareWebSocket(): Promise<System & { requester: BareRequester }> {
+  const server = await listeningChild(peer('bare-ws.ts'), [], 'the bare ws server');
+  const ws = await openBareSocket(server.url);
+  const requester = new BareRequester((text) => ws.send(text));
+  ws.on('message', (data) => requester.receive(data.toString()));
+  return bareSystem(requester, server.child.child.pid, async () => {
+    ws.terminate();
+    await server.child.stop();
+  });
+}
+
+/** Opens a ws connection the way the TAP client does (subprotocol tap.v1, no compression). */
+export function openBareSocket(url: string): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, ['tap.v1'], { perMessageDeflate: false, skipUTF8Validation: true });
+    ws.once('open', () => resolve(ws));
+    ws.once('error', reject);
+  });
+}
+
+/** The bare floor over the in-memory pair of reference/transports. */
+export async function bareMemory(): Promise<System & { requester: BareRequester }> {
+  const [serverEnd, clientEnd] = createMemoryPair();
+  const decoder = new TextDecoder();
+  serverEnd.onmessage = (frame) => void answer(decoder.decode(frame.bytes), (text) => serverEnd.send(text));
+  const requester = new BareRequester((text) => void clientEnd.send(text));
+  clientEnd.onmessage = (frame) => requester.receive(decoder.decode(frame.bytes));
+  await serverEnd.start();
+  await clientEnd.start();
+  return bareSystem(requester, undefined, () => clientEnd.close());
+}
+
+// ---- peers ----
+
+function mcpSystem(client: McpClient, pid: number | undefined, close: () => Promise<void>): System {
+  return {
+    id: 'mcp',
+    name: `MCP TypeScript SDK (tools/call echo)`,
+    pid,
+    call: (i) => client.callTool({ name: 'echo', arguments: echoInput(i) }),
+    close,
+  };
+}
+
+/** The MCP SDK over stdio: its server in a child process, its client here. */
+export async function mcpStdio(): Promise<System> {
+  const transport = new StdioClientTransport({ command: process.execPath, args: tsArgs(peer('mcp-server.ts')), cwd: ROOT, stderr: 'pipe' });
+  const client = new McpClient({ name: 'bench', version: '1.0.0' });
+  await client.connect(transport);
+  return mcpSystem(client, transport.pid ?? undefined, () => closeWithin('the MCP client', () => client.close()));
+}
+
+/** The MCP SDK over its in-memory transport pair, server and client in this process. */
+export async function mcpMemory(): Promise<System> {
+  const [clientEnd, serverEnd] = InMemoryTransport.createLinkedPair();
+  const server = createEchoServer();
+  await server.connect(serverEnd);
+  const client = new McpClient({ name: 'bench', version: '1.0.0' });
+  await client.connect(clientEnd);
+  return mcpSystem(client, undefined, async () => {
+    await closeWithin('the MCP client', () => client.close());
+    await closeWithin('the MCP server', () => server.close());
+  });
+}
+
+/** vscode-jsonrpc over stdio (Content-Length framing): its server in a child process. */
+export async function jsonrpcStdio(): Promise<System> {
+  const child = spawn(process.execPath, tsArgs(peer('jsonrpc-server.ts')), { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+  child.on('error', () => {});
+  child.stderr.resume();
+  const connection = createMessageConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
+  connection.listen();
+  const call: Call = (i) => connection.sendRequest('echo', echoInput(i));
+  await within(call(0), 30_000, 'the vscode-jsonrpc child answering');
+  return {
+    id: 'jsonrpc',
+    name: 'vscode-jsonrpc (echo request)',
+    pid: child.pid,
+    call,
+    async close() {
+      connection.dispose();
+      child.kill('SIGKILL');
+    },
+  };
+}
+
+/** A child that prints its URL on stdout once it listens. */
+export async function listeningChild(file: string, args: string[], what: string): Promise<{ url: string; child: LineChild }> {
+  const child = spawnScript(file, args);
+  try {
+    const url = await child.line((l) => l.startsWith('ws://'), 30_000, `${what} listening`);
+    return { url: url.trim(), child };
+  } catch (err) {
+    await child.stop();
+    throw err;
+  }
+}

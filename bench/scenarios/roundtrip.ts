@@ -1,0 +1,171 @@
+/**
+ * Scenario 1, task round trip: tap.test.echo (request → accepted → result) through the reference
+ * client and agent over stdio, WebSocket and the in-memory pair, sequentially (rate, p50, p99)
+ * and with 64 calls in flight, against the bare NDJSON floor of the same transport, the MCP SDK
+ * (stdio, in-memory) and vscode-jsonrpc (stdio), all measured in the same run, repetitions
+ * interleaved so that a slow moment of the machine hits every system alike.
+ */
+import type { Budget } from '../lib/options.ts';
+import { inflight, sequential, warmUp } from '../lib/measure.ts';
+import { compare, missingBaseline, notRun, type Baseline, type Figure, type Row, type Target } from '../lib/report.ts';
+import { spread } from '../lib/stats.ts';
+import * as systems from '../lib/systems.ts';
+import type { System, TransportKind } from '../lib/systems.ts';
+
+const SCENARIO = '1. Task round trip (tap.test.echo)';
+const DEPTH = 64;
+
+interface Candidate {
+  id: string;
+  name: string;
+  make: () => Promise<System>;
+}
+
+const TRANSPORTS: Record<TransportKind, { label: string; candidates: Candidate[] }> = {
+  stdio: {
+    label: 'stdio (agent in a child process)',
+    candidates: [
+      { id: 'tap', name: 'TAP (reference client + reference agent)', make: () => systems.tapStdio() },
+      { id: 'bare', name: 'bare NDJSON echo (floor)', make: () => systems.bareStdio() },
+      { id: 'mcp', name: 'MCP TypeScript SDK (tools/call echo)', make: () => systems.mcpStdio() },
+      { id: 'jsonrpc', name: 'vscode-jsonrpc (echo request)', make: () => systems.jsonrpcStdio() },
+    ],
+  },
+  websocket: {
+    label: 'WebSocket on 127.0.0.1 (agent in a child process)',
+    candidates: [
+      { id: 'tap', name: 'TAP (reference client + reference agent)', make: () => systems.tapWebSocket() },
+      { id: 'bare', name: 'bare NDJSON echo over ws (floor)', make: () => systems.bareWebSocket() },
+    ],
+  },
+  memory: {
+    label: 'in-memory pair (one process)',
+    candidates: [
+      { id: 'tap', name: 'TAP (reference client + reference agent)', make: () => systems.tapMemory() },
+      { id: 'bare', name: 'bare NDJSON echo over the memory pair (floor)', make: () => systems.bareMemory() },
+      { id: 'mcp', name: 'MCP TypeScript SDK, InMemoryTransport (tools/call echo)', make: () => systems.mcpMemory() },
+    ],
+  },
+};
+
+/** The row ids this scenario produces. */
+export function roundtripRowIds(): string[] {
+  return (Object.keys(TRANSPORTS) as TransportKind[]).flatMap((t) => [`roundtrip.${t}.sequential`, `roundtrip.${t}.inflight64`]);
+}
+
+/** Runs the scenario for the transports whose rows are selected. */
+export async function roundtrip(budget: Budget, selected: (id: string) => boolean, log: (line: string) => void): Promise<Row[]> {
+  const rows: Row[] = [];
+  for (const kind of Object.keys(TRANSPORTS) as TransportKind[]) {
+    const seqId = `roundtrip.${kind}.sequential`;
+    const flyId = `roundtrip.${kind}.inflight64`;
+    if (!selected(seqId) && !selected(flyId)) continue;
+    log(`round trip over ${kind}`);
+    const out = await overTransport(kind, budget, log);
+    if (selected(seqId)) rows.push(out.sequential);
+    if (selected(flyId)) rows.push(out.inflight);
+  }
+  return rows;
+}
+
+async function overTransport(kind: TransportKind, budget: Budget, log: (line: string) => void): Promise<{ sequential: Row; inflight: Row }> {
+  const { label, candidates } = TRANSPORTS[kind];
+  const method =
+    `${label}; one warm-up of up to ${budget.warmupCalls} calls, then ${budget.reps} repetitions interleaved across systems, ` +
+    `each of up to ${budget.sequentialCalls} sequential calls / ${budget.inflightCalls} calls with ${DEPTH} in flight (at most ${budget.repMs / 1000} s each)`;
+  const seqBase = { id: `roundtrip.${kind}.sequential`, scenario: SCENARIO, title: `${kind}, sequential`, unit: 'calls/s', better: 'higher' as const, method };
+  const flyBase = { id: `roundtrip.${kind}.inflight64`, scenario: SCENARIO, title: `${kind}, ${DEPTH} in flight`, unit: 'calls/s', better: 'higher' as const, method };
+  const live: Array<{ c: Candidate; s: System }> = [];
+  const failed = new Map<string, string>();
+  for (const c of candidates) {
+    try {
+      const s = await c.make();
+      await warmUp(s.call, budget.warmupCalls, budget.warmupMs);
+      live.push({ c, s });
+    } catch (err) {
+      failed.set(c.id, oneLine(err));
+      log(`  ${c.name}: ${oneLine(err)}`);
+    }
+  }
+  const seq = new Map<string, { rate: number[]; p50: number[]; p99: number[] }>();
+  const fly = new Map<string, number[]>();
+  try {
+    for (let rep = 0; rep < budget.reps; rep++) {
+      for (const { c, s } of rotate(live, rep)) {
+        try {
+          const r = await sequential(s.call, budget.sequentialCalls, budget.repMs);
+          const e = seq.get(c.id) ?? { rate: [], p50: [], p99: [] };
+          e.rate.push(r.rate);
+          e.p50.push(r.p50_us);
+          e.p99.push(r.p99_us);
+          seq.set(c.id, e);
+        } catch (err) {
+          failed.set(c.id, oneLine(err));
+        }
+      }
+      for (const { c, s } of rotate(live, rep)) {
+        if (failed.has(c.id)) continue;
+        try {
+          const r = await inflight(s.call, budget.inflightCalls, DEPTH, budget.repMs);
+          fly.set(c.id, [...(fly.get(c.id) ?? []), r.rate]);
+        } catch (err) {
+          failed.set(c.id, oneLine(err));
+        }
+      }
+      log(`  repetition ${rep + 1}/${budget.reps}: ${live.map(({ c }) => `${c.id} ${Math.round(seq.get(c.id)?.rate.at(-1) ?? NaN)}/${Math.round(fly.get(c.id)?.at(-1) ?? NaN)}`).join(', ')}`);
+    }
+  } finally {
+    for (const { s } of live) await s.close().catch(() => {});
+  }
+
+  const seqFigure = (c: Candidate): Figure | null => {
+    const e = seq.get(c.id);
+    if (!e || failed.has(c.id)) return null;
+    return { name: c.name, value: spread(e.rate), extra: { p50_us: spread(e.p50), p99_us: spread(e.p99) } };
+  };
+  const flyFigure = (c: Candidate): Figure | null => {
+    const e = fly.get(c.id);
+    if (!e || failed.has(c.id)) return null;
+    return { name: c.name, value: spread(e) };
+  };
+  const build = (base: typeof seqBase, figureOf: (c: Candidate) => Figure | null, targets: (tap: Figure, baselines: Baseline[]) => Target[], targetTexts: string[]): Row => {
+    const tapCandidate = candidates.find((c) => c.id === 'tap')!;
+    const tap = figureOf(tapCandidate);
+    if (!tap) return notRun(base, `TAP over ${kind} failed: ${failed.get('tap') ?? 'no figure'}`, targetTexts);
+    const baselines = candidates
+      .filter((c) => c.id !== 'tap')
+      .map((c) => {
+        const f = figureOf(c);
+        return f ? compare(tap, c.id, f) : missingBaseline(c.id, c.name, failed.get(c.id) ?? 'no figure');
+      });
+    return { ...base, tap, baselines, targets: targets(tap, baselines) };
+  };
+
+  const p99Target = 'Sequential p99 under 300 µs over stdio';
+  const mcpTarget = `Throughput with ${DEPTH} in flight at least 2× the MCP SDK's tools/call over ${kind}`;
+  const sequentialRow = build(seqBase, seqFigure, (tap) => {
+    if (kind !== 'stdio') return [];
+    const p99 = tap.extra!.p99_us!.median;
+    return [{ text: p99Target, measured: `p99 ${Math.round(p99)} µs (median of ${tap.value.runs.length} repetitions)`, met: p99 < 300 }];
+  }, kind === 'stdio' ? [p99Target] : []);
+  const hasMcp = candidates.some((c) => c.id === 'mcp');
+  const inflightRow = build(flyBase, flyFigure, (_tap, baselines) => {
+    if (!hasMcp) return [];
+    const mcp = baselines.find((b) => b.id === 'mcp');
+    if (!mcp || mcp.ratio === null) return [{ text: mcpTarget, measured: 'MCP not measured', met: null }];
+    return [{ text: mcpTarget, measured: `TAP ${mcp.ratio.toFixed(2)}× MCP`, met: mcp.ratio >= 2 }];
+  }, hasMcp ? [mcpTarget] : []);
+  return { sequential: sequentialRow, inflight: inflightRow };
+}
+
+/** The list rotated by `n`, so that no system always runs first. */
+function rotate<T>(list: T[], n: number): T[] {
+  if (list.length === 0) return list;
+  const k = n % list.length;
+  return [...list.slice(k), ...list.slice(0, k)];
+}
+
+/** An error as one line. */
+export function oneLine(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).split('\n')[0]!.slice(0, 300);
+}

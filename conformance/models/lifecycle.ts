@@ -1,0 +1,222 @@
+/**
+ * The task lifecycle command model: submits, duplicates, keyed retries, cancels, status and resume
+ * requests, and pairs of submissions whose order a fast-check scheduler picks; after each run the
+ * history, exactly-once and no-lost-task checks (spec: tasks, idempotency, resume).
+ */
+import fc from 'fast-check';
+import { checkHistory } from '../../reference/core/history.ts';
+import type { CaseContext } from '../context.ts';
+import type { Peer, Received } from '../peer.ts';
+import type { Wire } from '../session-state.ts';
+import { collectUntilResult, describeMessage, streamOf } from '../steps.ts';
+import { expect, reply } from './common.ts';
+
+// submissions in an order the scheduler picks.
+
+export interface TaskModel {
+  kind: 'counter' | 'sleep';
+  request: Wire;
+  reply?: Received;
+  key?: string;
+  counterKey?: string;
+  state: 'running' | 'completed' | 'cancelled';
+}
+export interface LifeModel {
+  tasks: TaskModel[];
+}
+export interface LifeReal {
+  ctx: CaseContext;
+  peer: Peer;
+  run: number;
+  /** Sleep tasks still running, across runs (a failed run leaves some behind). */
+  leftovers: Set<string>;
+  scheduler: fc.Scheduler;
+  keys: Set<string>;
+  taskIds: Set<string>;
+  n: { value: number };
+}
+
+function fresh(r: LifeReal, what: string): string {
+  return `${what}-${r.peer.ids.task('p')}-r${r.run}-${++r.n.value}`;
+}
+
+async function submitCounter(m: LifeModel, r: LifeReal, keyed: boolean): Promise<void> {
+  const peer = r.peer;
+  const counterKey = fresh(r, 'c');
+  const taskId = fresh(r, 't');
+  const extra: Partial<Wire> = { task_id: taskId };
+  if (keyed) extra.idempotency_key = counterKey;
+  const request = peer.envelope('task.request', { capability: 'tap.test.counter', input: { key: counterKey } }, extra);
+  await peer.send(request);
+  r.taskIds.add(taskId);
+  r.keys.add(counterKey);
+  const got = await reply(peer, request);
+  expect(got.msg.type === 'task.accepted', `a new counter task got ${describeMessage(got.msg)}`);
+  const res = await collectUntilResult(peer, taskId);
+  expect(res.ok, `the counter task ${taskId} got no result`);
+  const out = res.ok ? res.value.result.msg.payload : undefined;
+  expect(out?.status === 'completed' && out.output?.count === 1, `a fresh counter key ended ${res.ok ? describeMessage(res.value.result.msg) : 'without result'}, not count 1`);
+  m.tasks.push({ kind: 'counter', request, reply: got, key: keyed ? counterKey : undefined, counterKey, state: 'completed' });
+}
+
+class SubmitCounter implements fc.AsyncCommand<LifeModel, LifeReal> {
+  constructor(readonly keyed: boolean) {}
+  check = () => true;
+  run = (m: LifeModel, r: LifeReal) => submitCounter(m, r, this.keyed);
+  toString = () => `submit counter${this.keyed ? ' (keyed)' : ''}`;
+}
+
+class SubmitSleep implements fc.AsyncCommand<LifeModel, LifeReal> {
+  check = (m: Readonly<LifeModel>) => m.tasks.filter((t) => t.state === 'running').length < 3;
+  async run(m: LifeModel, r: LifeReal) {
+    const taskId = fresh(r, 's');
+    const request = r.peer.envelope('task.request', { capability: 'tap.test.sleep', input: { ms: 120_000 } }, { task_id: taskId });
+    await r.peer.send(request);
+    r.taskIds.add(taskId);
+    r.leftovers.add(taskId);
+    const got = await reply(r.peer, request);
+    expect(got.msg.type === 'task.accepted', `a sleep task got ${describeMessage(got.msg)}`);
+    m.tasks.push({ kind: 'sleep', request, reply: got, state: 'running' });
+  }
+  toString = () => 'submit sleep';
+}
+
+class Duplicate implements fc.AsyncCommand<LifeModel, LifeReal> {
+  constructor(readonly i: number) {}
+  check = (m: Readonly<LifeModel>) => m.tasks.length > 0;
+  async run(m: LifeModel, r: LifeReal) {
+    const t = m.tasks[this.i % m.tasks.length]!;
+    const mark = r.peer.mark();
+    await r.peer.send(t.request);
+    const again = await r.peer.waitFor((x) => x.index >= mark && x.msg.reply_to === t.request.message_id, 'the re-sent reply');
+    expect(again.ok, `a duplicate task.request got no reply: ${again.ok ? '' : again.outcome.detail}`);
+    expect(again.ok && again.value.text === t.reply!.text, 'a duplicate task.request was not answered with the original reply, byte for byte');
+  }
+  toString = () => `duplicate #${this.i}`;
+}
+
+class RetryKey implements fc.AsyncCommand<LifeModel, LifeReal> {
+  constructor(readonly i: number) {}
+  check = (m: Readonly<LifeModel>) => m.tasks.some((t) => t.key !== undefined);
+  async run(m: LifeModel, r: LifeReal) {
+    const keyed = m.tasks.filter((t) => t.key !== undefined);
+    const t = keyed[this.i % keyed.length]!;
+    const request = r.peer.envelope('task.request', t.request.payload, { task_id: fresh(r, 't'), idempotency_key: t.key });
+    await r.peer.send(request);
+    const got = await reply(r.peer, request);
+    expect(got.msg.type === 'task.snapshot' && got.msg.task_id === t.request.task_id, `a retry under key ${t.key} got ${describeMessage(got.msg)}, not the snapshot of ${t.request.task_id}`);
+  }
+  toString = () => `retry key #${this.i}`;
+}
+
+class Cancel implements fc.AsyncCommand<LifeModel, LifeReal> {
+  constructor(readonly i: number) {}
+  check = (m: Readonly<LifeModel>) => m.tasks.length > 0;
+  async run(m: LifeModel, r: LifeReal) {
+    const t = m.tasks[this.i % m.tasks.length]!;
+    const sent = await r.peer.post('task.cancel', {}, { task_id: t.request.task_id });
+    const got = await reply(r.peer, sent);
+    if (t.state === 'completed') {
+      expect(got.msg.type === 'error' && got.msg.payload.code === 'TASK_TERMINAL', `a cancel of a completed task got ${describeMessage(got.msg)}, not TASK_TERMINAL`);
+      return;
+    }
+    expect(got.msg.type === 'task.snapshot', `a cancel of a ${t.state} task got ${describeMessage(got.msg)}, not a snapshot`);
+    if (t.state === 'running') {
+      const res = await collectUntilResult(r.peer, t.request.task_id!);
+      expect(res.ok && res.value.result.msg.payload.status === 'cancelled', `a cancelled sleep ended ${res.ok ? describeMessage(res.value.result.msg) : 'without result'}`);
+      t.state = 'cancelled';
+      r.leftovers.delete(t.request.task_id!);
+    }
+  }
+  toString = () => `cancel #${this.i}`;
+}
+
+class Status implements fc.AsyncCommand<LifeModel, LifeReal> {
+  constructor(readonly i: number) {}
+  check = (m: Readonly<LifeModel>) => m.tasks.length > 0;
+  async run(m: LifeModel, r: LifeReal) {
+    const t = m.tasks[this.i % m.tasks.length]!;
+    const sent = await r.peer.post('task.status', {}, { task_id: t.request.task_id });
+    const got = await reply(r.peer, sent);
+    expect(got.msg.type === 'task.snapshot', `task.status got ${describeMessage(got.msg)}`);
+    const p = got.msg.payload;
+    const terminal = t.state !== 'running';
+    expect(terminal === (p.result !== undefined), `the snapshot of a ${t.state} task ${terminal ? 'lacks' : 'carries'} a result`);
+    if (terminal) expect(p.state === t.state, `the snapshot says ${p.state}, the task ended ${t.state}`);
+    else expect(p.state === 'accepted' || p.state === 'running', `a running sleep shows state ${p.state}`);
+    expect(p.last_sequence === r.peer.state.lastSequence(t.request.task_id!), `last_sequence ${p.last_sequence} is not the last sequence sent (${r.peer.state.lastSequence(t.request.task_id!)})`);
+  }
+  toString = () => `status #${this.i}`;
+}
+
+class Resume implements fc.AsyncCommand<LifeModel, LifeReal> {
+  constructor(readonly i: number, readonly back: number) {}
+  check = (m: Readonly<LifeModel>) => m.tasks.length > 0;
+  async run(m: LifeModel, r: LifeReal) {
+    const t = m.tasks[this.i % m.tasks.length]!;
+    const id = t.request.task_id!;
+    const last = r.peer.state.lastSequence(id);
+    const from = Math.max(0, last - this.back);
+    const mark = r.peer.mark();
+    const sent = await r.peer.post('task.resume', { last_sequence: from }, { task_id: id });
+    const got = await reply(r.peer, sent);
+    expect(got.msg.type === 'task.snapshot', `task.resume got ${describeMessage(got.msg)}`);
+    if (last > from) {
+      const done = await r.peer.waitFor((x) => x.index >= mark && x.msg.task_id === id && x.msg.sequence === last, `the replay up to ${last}`);
+      expect(done.ok, `task.resume from ${from} did not replay up to ${last}`);
+    }
+    const originals = new Map(streamOf(r.peer, id).map((x) => [x.msg.sequence, x.text]));
+    for (const x of r.peer.since(mark)) {
+      if (x.msg.task_id !== id || x.msg.sequence === undefined || x.msg.sequence > last) continue;
+      expect(x.text === originals.get(x.msg.sequence), `the replay of ${id} sequence ${x.msg.sequence} differs from the original`);
+    }
+  }
+  toString = () => `resume #${this.i} back ${this.back}`;
+}
+
+/** Two submissions whose order on the wire the scheduler decides: either order is allowed. */
+class Pair implements fc.AsyncCommand<LifeModel, LifeReal> {
+  check = () => true;
+  async run(m: LifeModel, r: LifeReal) {
+    const a = r.scheduler.schedule(Promise.resolve('a'), 'first counter').then(() => submitCounter(m, r, true));
+    const b = r.scheduler.schedule(Promise.resolve('b'), 'second counter').then(() => submitCounter(m, r, false));
+    await r.scheduler.waitIdle();
+    await Promise.all([a, b]);
+  }
+  toString = () => 'pair (scheduled)';
+}
+
+export const lifecycleCommands = [
+  fc.boolean().map((k) => new SubmitCounter(k)),
+  fc.constant(new SubmitSleep()),
+  fc.nat(20).map((i) => new Duplicate(i)),
+  fc.nat(20).map((i) => new RetryKey(i)),
+  fc.nat(20).map((i) => new Cancel(i)),
+  fc.nat(20).map((i) => new Status(i)),
+  fc.tuple(fc.nat(20), fc.nat(4)).map(([i, b]) => new Resume(i, b)),
+  fc.constant(new Pair()),
+];
+
+/** After a run: every sleep cancelled, then the history, exactly-once and no-lost-task checks. */
+export async function finishRun(m: LifeModel, r: LifeReal, mark: number): Promise<void> {
+  for (const t of m.tasks.filter((x) => x.state === 'running')) {
+    const sent = await r.peer.post('task.cancel', {}, { task_id: t.request.task_id });
+    await reply(r.peer, sent);
+    const res = await collectUntilResult(r.peer, t.request.task_id!);
+    expect(res.ok, `the cancelled task ${t.request.task_id} got no result`);
+    t.state = 'cancelled';
+    r.leftovers.delete(t.request.task_id!);
+  }
+  for (const key of r.keys) {
+    const taskId = fresh(r, 'probe');
+    const sent = await r.peer.post('task.request', { capability: 'tap.test.counter', input: { key } }, { task_id: taskId });
+    await reply(r.peer, sent);
+    const res = await collectUntilResult(r.peer, taskId);
+    const count = res.ok ? res.value.result.msg.payload.output?.count : undefined;
+    expect(count === 2, `counter ${key} had run ${typeof count === 'number' ? count - 1 : '?'} times for one request (one effect per idempotency key)`);
+  }
+  const msgs = r.peer.since(mark).filter((x) => x.msg.task_id === undefined || r.taskIds.has(x.msg.task_id)).map((x) => x.msg);
+  const violations = checkHistory(msgs, undefined, { complete: true });
+  expect(violations.length === 0, `the task history breaks a rule (${violations[0]?.rule}): ${violations[0]?.message}`);
+}
+
