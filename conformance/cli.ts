@@ -198,7 +198,8 @@ async function certify(cfg: Config, out: NodeJS.WriteStream, err: NodeJS.WriteSt
       parts.push(`${failures.length} required case${failures.length > 1 ? 's' : ''} did not pass (${failures.slice(0, 3).map((f) => f.id).join(', ')}${failures.length > 3 ? ', …' : ''})${harness ? `, ${harness} of them harness errors (rerun with --debug)` : ''}`);
     }
     if (stale.length) parts.push(`${stale.length} stale expected failure${stale.length > 1 ? 's' : ''} in ${cfg.expectedFailures} (${stale.map((s) => s.id).join(', ')})`);
-    err.write(`tap-conform: ${parts.join('; ')}; replay one with: ${failures[0]?.replay ?? 'tap-conform … --only <id>'} (exit 1)\n`);
+    const replay = failures[0] ? `; replay one with: ${failures[0].replay}` : '; remove the stale entries from the baseline';
+    err.write(`tap-conform: ${parts.join('; ')}${replay} (exit 1)\n`);
     return 1;
   }
   err.write(`tap-conform: ${report.level}: ${report.summary.total} cases, none failing (exit 0)\n`);

@@ -7,6 +7,7 @@
 import type { CloseInfo, InboundFrame, RawTransport } from '../reference/transports/transport.ts';
 import type { ChildExit } from '../reference/transports/stdio-child.ts';
 import { inspectFrame } from './inspect.ts';
+import { collectUntilResult, handshake, request, type Established, type HandshakeOptions, type RequestOptions } from './steps.ts';
 import { signMessage } from './mac.ts';
 import { describeIssues, validateMessage } from './schemas.ts';
 import type { IdSource, SessionState, Wire } from './session-state.ts';
@@ -199,6 +200,26 @@ export class Peer {
     const r = await this.wait(pred, timeoutMs, since);
     if (r) return got(r);
     return this.diagnose(what, timeoutMs, (m) => m.index >= since && pred(m));
+  }
+
+  /** Waits for any message matching `predicate` (first looking at what already arrived). */
+  expectReply(predicate: (r: Received) => boolean, timeoutMs = this.stepTimeoutMs): Promise<Got<Received>> {
+    return this.waitFor(predicate, 'the expected message', timeoutMs);
+  }
+
+  /** Runs the four-step handshake (see steps.ts). */
+  handshake(o: HandshakeOptions = {}): Promise<Got<Established>> {
+    return handshake(this, o);
+  }
+
+  /** Sends a task.request and returns it with the direct reply (see steps.ts). */
+  request(capability: string, input: unknown, o: RequestOptions = {}): Promise<{ sent: Wire; reply: Got<Received> }> {
+    return request(this, capability, input, o);
+  }
+
+  /** Waits for a task's result and returns its whole stream (see steps.ts). */
+  collectUntilResult(taskId: string, timeoutMs = this.stepTimeoutMs): Promise<Got<{ stream: Received[]; result: Received }>> {
+    return collectUntilResult(this, taskId, timeoutMs);
   }
 
   /** Waits like `waitFor` but returns undefined instead of diagnosing. */

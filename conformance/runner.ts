@@ -82,7 +82,7 @@ export async function probe(env: Omit<RunEnv, 'probe' | 'startupMs'>): Promise<P
   const stderr: string[] = [];
   const state = probeDir();
   try {
-    conn = await openConnection(env.target, { env: keyEnv(env.key), onStderr: (l) => stderr.push(l), closeGraceMs: 2000, stateDir: state });
+    conn = await openConnection(env.target, { env: keyEnv(env.key), onStderr: (l) => stderr.push(l), closeGraceMs: Math.round(2000 * env.timeScale), stateDir: state });
   } catch (err) {
     throw new CannotRun((err as Error).message.replace(/^could not start agent: /, 'could not start '));
   }

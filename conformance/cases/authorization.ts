@@ -2,7 +2,6 @@
 import { defineCase, type Case } from '../case.ts';
 import type { Peer, Received } from '../peer.ts';
 import { collectUntilResult, describeMessage, grant, request, startTask, waitStream } from '../steps.ts';
-import { pass } from '../verdict.ts';
 import { attempt, check, checkError, need, require, runTask, show, verdictOf } from './kit.ts';
 import { PLAN } from './plans.ts';
 
@@ -245,5 +244,3 @@ authorizationCases.push(
     }),
   }),
 );
-
-export { pass };

@@ -3,7 +3,7 @@ import { defineCase, type Case } from '../case.ts';
 import type { CaseContext } from '../context.ts';
 import type { Peer, Received } from '../peer.ts';
 import { collectUntilResult, describeMessage, startTask, waitStream } from '../steps.ts';
-import { between, fail, judgeOccurrence, judgePunctuality, pass, timingWindow, type Observed, type Outcome } from '../verdict.ts';
+import { between, judgeOccurrence, judgePunctuality, pass, timingWindow, type Observed, type Outcome } from '../verdict.ts';
 import { attempt, check, checkError, expectError, need, outputsOf, require, runTask, show, statesOf, verdictOf, wrongReply } from './kit.ts';
 import { checkWalk } from './tasks.ts';
 
@@ -313,5 +313,3 @@ export const cancellationCases: Case[] = [
     }),
   }),
 ];
-
-export { fail };

@@ -16,7 +16,6 @@ import {
   require,
   runTask,
   show,
-  status,
   verdictOf,
 } from './kit.ts';
 
@@ -256,5 +255,3 @@ envelopeCases.push(
     }),
   }),
 );
-
-export { expectNoTask, status };

@@ -3,7 +3,7 @@ import { defineCase, type Case } from '../case.ts';
 import type { CaseContext } from '../context.ts';
 import type { Peer } from '../peer.ts';
 import { jcs } from '../mac.ts';
-import { describeMessage, handshake, harnessCard, initPayload, DEFAULT_PARAMS } from '../steps.ts';
+import { handshake, harnessCard, initPayload, DEFAULT_PARAMS } from '../steps.ts';
 import { between, fail, judgeOccurrence, judgePunctuality, pass, timingWindow, type Observed, type Outcome } from '../verdict.ts';
 import { attempt, check, checkError, expectAlive, expectError, expectNoTask, need, require, show, verdictOf, wrongReply } from './kit.ts';
 
@@ -493,5 +493,3 @@ function stallCases(afterAck: boolean): Case[] {
 }
 
 handshakeCases.push(...stallCases(false), ...stallCases(true));
-
-export { describeMessage };

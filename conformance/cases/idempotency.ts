@@ -2,8 +2,7 @@
 import { defineCase, type Case } from '../case.ts';
 import type { Peer } from '../peer.ts';
 import { collectUntilResult, describeMessage, grant, handshake, request, startTask } from '../steps.ts';
-import { fail, pass } from '../verdict.ts';
-import { attempt, check, checkError, expectError, need, require, runTask, show, verdictOf, wrongReply } from './kit.ts';
+import { attempt, check, checkError, need, require, runTask, show, verdictOf, wrongReply } from './kit.ts';
 
 const P = 'idempotency' as const;
 const COUNTER = { capabilities: ['tap.test.counter'] };
@@ -292,5 +291,3 @@ export const idempotencyCases: Case[] = [
     }),
   }),
 ];
-
-export { expectError, fail, pass };

@@ -7,8 +7,8 @@ import type { CaseContext } from '../context.ts';
 import type { Peer } from '../peer.ts';
 import { jcs, signMessage } from '../mac.ts';
 import type { Wire } from '../session-state.ts';
-import { collectUntilResult, describeMessage, harnessCard, initPayload, startTask } from '../steps.ts';
-import { fail, pass } from '../verdict.ts';
+import { collectUntilResult, describeMessage, initPayload, startTask } from '../steps.ts';
+import { pass } from '../verdict.ts';
 import { attempt, check, checkError, expectAlive, expectError, expectNoTask, need, require, runTask, show, verdictOf } from './kit.ts';
 
 const P = 'integrity' as const;
@@ -398,5 +398,3 @@ integrityCases.push(
     }),
   }),
 );
-
-export { fail, startTask, harnessCard };

@@ -7,7 +7,7 @@ import type { Peer, Received } from '../peer.ts';
 import { errorEntry } from '../schemas.ts';
 import type { Wire } from '../session-state.ts';
 import { describeMessage, startTask, collectUntilResult, type RequestOptions } from '../steps.ts';
-import { fail, got, miss, pass, type Got, type Outcome } from '../verdict.ts';
+import { fail, got, pass, type Got, type Outcome } from '../verdict.ts';
 
 /** FAIL unless `ok`. */
 export function check(ok: boolean, detail: string, expected?: string, observed?: string): Outcome | null {
@@ -133,11 +133,6 @@ export async function runTask(
   return got({ ...t.value, ...r.value });
 }
 
-/** Opens a session and checks a capability is offered, for cases with several sessions. */
-export async function session(ctx: CaseContext, o: Parameters<CaseContext['session']>[0] = {}): Promise<Got<Peer>> {
-  return ctx.session(o);
-}
-
 /** The states a task's stream announces, in order (accepted first, the terminal status last). */
 export function statesOf(stream: readonly Received[]): string[] {
   const out: string[] = [];
@@ -191,5 +186,3 @@ export function attempt(body: (ctx: CaseContext) => Promise<Outcome>): (ctx: Cas
     }
   };
 }
-
-export { miss };

@@ -5,9 +5,9 @@
 import { defineCase, type Case } from '../case.ts';
 import type { CaseContext } from '../context.ts';
 import type { Received } from '../peer.ts';
-import { describeMessage, grant, handshake, initPayload, request, startTask, collectUntilResult } from '../steps.ts';
-import { between, fail, judgeOccurrence, judgePunctuality, pass, skipped, timingWindow, type Observed, type Outcome } from '../verdict.ts';
-import { attempt, check, checkError, expectAlive, expectError, expectNoTask, need, require, show, verdictOf } from './kit.ts';
+import { describeMessage, grant, initPayload, request, startTask, collectUntilResult } from '../steps.ts';
+import { between, judgeOccurrence, judgePunctuality, pass, skipped, timingWindow, type Observed, type Outcome } from '../verdict.ts';
+import { attempt, check, checkError, expectAlive, expectNoTask, need, require, show, verdictOf } from './kit.ts';
 
 const P = 'core' as const;
 const TEST_CAPABILITIES = ['tap.test.echo', 'tap.test.stream', 'tap.test.sleep', 'tap.test.fail', 'tap.test.plan', 'tap.test.counter', 'tap.test.guarded'];
@@ -295,5 +295,3 @@ function orderCases(): Case[] {
     }, ['TAP-AUTH-008']),
   ];
 }
-
-export { expectError, handshake, fail };

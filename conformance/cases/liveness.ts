@@ -6,9 +6,9 @@
 import { defineCase, type Case } from '../case.ts';
 import type { CaseContext } from '../context.ts';
 import type { Received } from '../peer.ts';
-import { collectUntilResult, describeMessage, handshake, startTask } from '../steps.ts';
+import { describeMessage, startTask } from '../steps.ts';
 import { between, fail, judgeOccurrence, pass, skipped, timingWindow, type Observed, type Outcome } from '../verdict.ts';
-import { attempt, check, need, verdictOf } from './kit.ts';
+import { check, verdictOf } from './kit.ts';
 
 /** The longest heartbeat this scenario waits through: four of them pass before the peer is gone. */
 const MAX_HEARTBEAT = 10_000;
@@ -143,5 +143,3 @@ export const livenessCases: Case[] = [
     },
   }),
 ];
-
-export { attempt, collectUntilResult, handshake, need };

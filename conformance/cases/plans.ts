@@ -4,7 +4,7 @@ import type { CaseContext } from '../context.ts';
 import type { Peer, Received } from '../peer.ts';
 import { collectUntilResult, describeMessage, startTask, waitStream } from '../steps.ts';
 import { between, fail, judgeOccurrence, judgePunctuality, pass, skipped, timingWindow, type Observed, type Outcome } from '../verdict.ts';
-import { attempt, check, checkError, expectNothing, jsonEqual, need, outputsOf, require, show, status, verdictOf, wrongReply } from './kit.ts';
+import { attempt, check, checkError, expectNothing, jsonEqual, need, outputsOf, show, status, verdictOf, wrongReply } from './kit.ts';
 
 const P = 'plans' as const;
 const PLAN_CAP = { capabilities: ['tap.test.plan'] };
@@ -406,5 +406,3 @@ export const planCases: Case[] = [
     }),
   }),
 ];
-
-export { require };

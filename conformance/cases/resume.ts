@@ -2,7 +2,7 @@
 import { defineCase, type Case } from '../case.ts';
 import type { CaseContext } from '../context.ts';
 import type { Peer, Received } from '../peer.ts';
-import { collectUntilResult, describeMessage, handshake, startTask, streamOf, waitStream } from '../steps.ts';
+import { collectUntilResult, handshake, startTask, streamOf, waitStream } from '../steps.ts';
 import { fail, pass, skipped } from '../verdict.ts';
 import { attempt, check, checkError, expectNothing, need, require, show, verdictOf, wrongReply } from './kit.ts';
 
@@ -329,5 +329,3 @@ resumeCases.push(
     }),
   }),
 );
-
-export { describeMessage };

@@ -5,7 +5,7 @@ import type { Peer, Received } from '../peer.ts';
 import type { Wire } from '../session-state.ts';
 import { describeMessage, startTask, waitStream } from '../steps.ts';
 import { between, fail, judgeOccurrence, judgePunctuality, pass, timingWindow, unimplemented, type Observed, type Outcome } from '../verdict.ts';
-import { attempt, check, checkError, need, require, runTask, show, verdictOf } from './kit.ts';
+import { attempt, check, checkError, need, runTask, show, verdictOf } from './kit.ts';
 import { PLAN } from './plans.ts';
 
 const P = 'shutdown' as const;
@@ -329,5 +329,3 @@ export const shutdownCases: Case[] = [
     }),
   }),
 ];
-
-export { require };

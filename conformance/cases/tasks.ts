@@ -9,7 +9,6 @@ import {
   attempt,
   check,
   checkError,
-  expectError,
   expectNoTask,
   expectNothing,
   jsonEqual,
@@ -496,5 +495,3 @@ export const taskCases: Case[] = [
     }),
   }),
 ];
-
-export { expectError };

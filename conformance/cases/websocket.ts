@@ -179,7 +179,7 @@ export const websocketCases: Case[] = [
   }),
   defineCase({
     id: 'websocket.one-session',
-    title: 'A connection carries at most one session: after its farewell no new handshake is served on it',
+    title: 'A connection carries at most one session: a second handshake.init on it gets PROTOCOL_VIOLATION',
     level: 'MUST',
     profile: 'websocket',
     spec: 'bindings-websocket#one-session',

@@ -74,13 +74,20 @@ export function renderSummary(report: Report, paint: Paint): string {
     const v = report.profiles[profile]!;
     out.push('');
     out.push(`${paint(STYLE[v], v.padEnd(13))} ${paint('bold', profile)}  ${passed}/${cases.length} passed`);
+    // Cases that did not apply are grouped by reason, one line each.
+    const idle = new Map<string, string[]>();
     for (const c of cases) {
       if (c.verdict === 'PASS') continue;
       if (c.verdict === 'SKIPPED' || c.verdict === 'UNIMPLEMENTED') {
-        out.push(`  ${paint('gray', `${c.verdict.padEnd(10)} ${c.id}: ${c.detail}`)}`);
+        const key = `${c.verdict}\t${c.detail}`;
+        idle.set(key, [...(idle.get(key) ?? []), c.id]);
         continue;
       }
       out.push(problem(c, paint));
+    }
+    for (const [key, ids] of idle) {
+      const [verdict, detail] = key.split('\t') as [string, string];
+      out.push(`  ${paint('gray', `${verdict.padEnd(10)} ${detail}: ${ids.join(', ')}`)}`);
     }
   }
   const s = report.summary;
