@@ -8,6 +8,7 @@
  */
 import { parseArgs } from 'node:util';
 import { createAgent, stderrLogger, withConformanceCapabilities, type Agent, type PeerKey } from '../agent/index.ts';
+import { keysFromEnv } from './env-keys.ts';
 import type { AgentCard } from '../../schemas/src/index.ts';
 
 const USAGE = `Usage: tap-reference-agent [options]
@@ -73,12 +74,12 @@ function parse(): { listen?: URL; stateDir?: string; agentId: string; graceMs: n
   return { listen, stateDir: values['state-dir'], agentId, graceMs };
 }
 
-function keysFromEnv(): PeerKey[] {
-  const { TAP_HMAC_KEY_ID: keyId, TAP_HMAC_KEY: key, TAP_HMAC_PEER: peer } = process.env;
-  const given = [keyId, key, peer].filter((v) => v !== undefined && v !== '').length;
-  if (given === 0) return [];
-  if (given !== 3) die('set all of TAP_HMAC_KEY_ID, TAP_HMAC_KEY and TAP_HMAC_PEER, or none of them');
-  return [{ key_id: keyId!, key: key!, peer: peer! }];
+function envKeys(): PeerKey[] {
+  try {
+    return keysFromEnv();
+  } catch (err) {
+    die((err as Error).message);
+  }
 }
 
 function card(agentId: string): AgentCard {
@@ -101,7 +102,7 @@ async function main(): Promise<void> {
       card: card(options.agentId),
       capabilities: withConformanceCapabilities(),
       stateDir: options.stateDir,
-      keys: keysFromEnv(),
+      keys: envKeys(),
       shutdownGraceMs: options.graceMs,
       // Short enough that late-plan reminders (every heartbeat_ms) can be observed by the conformance suite.
       heartbeatMs: 10_000,

@@ -11,6 +11,7 @@
  */
 import { parseArgs } from 'node:util';
 import { createAgent, stderrLogger, withConformanceCapabilities, type PeerKey } from '../agent/index.ts';
+import { keysFromEnv } from './env-keys.ts';
 import { TapError, errorPayload } from '../core/index.ts';
 import { isIdentifier, runWorkspaceAgent, serveMailboxes, type PhaseContext, type PhaseHandler, type PhaseOutcome, type Workspace } from '../workspace/index.ts';
 import type { AgentCard } from '../../schemas/src/index.ts';
@@ -67,12 +68,12 @@ function parse(): { workspace: string; agentId: string; graceMs: number; pollMs:
   return { workspace, agentId, graceMs: ms('grace-ms', values['grace-ms'], 10_000), pollMs: Math.max(10, ms('poll-ms', values['poll-ms'], 250)) };
 }
 
-function keysFromEnv(): PeerKey[] {
-  const { TAP_HMAC_KEY_ID: keyId, TAP_HMAC_KEY: key, TAP_HMAC_PEER: peer } = process.env;
-  const given = [keyId, key, peer].filter((v) => v !== undefined && v !== '').length;
-  if (given === 0) return [];
-  if (given !== 3) die('set all of TAP_HMAC_KEY_ID, TAP_HMAC_KEY and TAP_HMAC_PEER, or none of them');
-  return [{ key_id: keyId!, key: key!, peer: peer! }];
+function envKeys(): PeerKey[] {
+  try {
+    return keysFromEnv();
+  } catch (err) {
+    die((err as Error).message);
+  }
 }
 
 function card(agentId: string): AgentCard {
@@ -161,7 +162,7 @@ export interface WorkspaceAgentSetup {
 export async function serveWorkspace(o: WorkspaceAgentSetup): Promise<void> {
   let agent;
   try {
-    agent = createAgent({ card: card(o.agentId), capabilities: withConformanceCapabilities(), keys: keysFromEnv(), shutdownGraceMs: o.graceMs, logger: stderrLogger });
+    agent = createAgent({ card: card(o.agentId), capabilities: withConformanceCapabilities(), keys: envKeys(), shutdownGraceMs: o.graceMs, logger: stderrLogger });
   } catch (err) {
     die((err as Error).message);
   }
