@@ -181,6 +181,10 @@ function onTaskMessage(conn: Connection, session: Session, msg: TaskMessage): vo
       replySnapshot(conn, session, task, msg.message_id);
       return conn.runner.cancel(task);
     case 'task.resume': {
+      // The stream belongs to the session that created the task (spec: resume#attachment).
+      if (task.sessionId !== session.id) {
+        return conn.refuse(errorPayload('PROTOCOL_VIOLATION', `task ${task.taskId} belongs to another session of this principal; follow it with task.status`), to);
+      }
       const refusal = replayTask(conn, session, task, task.taskId, msg.payload.last_sequence, msg.message_id);
       if (refusal) conn.refuse(refusal, to);
       return;
