@@ -17,25 +17,11 @@ export interface Issue {
   message: string;
 }
 
-export interface MessageEntry {
-  type: string;
-  direction: 'requester_to_agent' | 'agent_to_requester' | 'both';
-  replies: string[];
-  before_handshake: boolean;
-  task: boolean;
-  sequenced: boolean;
-  reply_to: 'required' | 'optional' | 'absent';
-  session_id: 'required' | 'optional';
-  description: string;
-}
 
-export interface ErrorEntry {
-  code: string;
-  category: string;
-  retryable: boolean;
-  fatal: 'always' | 'never' | 'may';
-  meaning: string;
-}
+/** Rows of messages.json and error-codes.json, typed by the tables' source. */
+import type { ErrorCodeEntry, MessageEntry } from '../schemas/src/tables.ts';
+export type { MessageEntry };
+export type ErrorEntry = ErrorCodeEntry;
 
 export interface StateTable {
   initial: string;

@@ -18,27 +18,11 @@ export const FIXTURE_DIR = join(ROOT, 'fixtures', 'messages');
 /** A JSON Schema object as read from schemas/v1. */
 export type Schema = Record<string, unknown>;
 
-/** One row of messages.json. */
-export interface MessageEntry {
-  type: string;
-  direction: 'requester_to_agent' | 'agent_to_requester' | 'both';
-  replies: string[];
-  before_handshake: boolean;
-  task: boolean;
-  sequenced: boolean;
-  reply_to: 'required' | 'optional' | 'absent';
-  session_id: 'required' | 'optional' | 'absent';
-  description: string;
-}
 
-/** One row of error-codes.json. */
-export interface ErrorEntry {
-  code: string;
-  category: string;
-  retryable: boolean;
-  fatal: 'always' | 'never' | 'may';
-  meaning: string;
-}
+/** Rows of messages.json and error-codes.json, typed by the tables' source. */
+import type { ErrorCodeEntry, MessageEntry } from '../../schemas/src/tables.ts';
+export type { MessageEntry };
+export type ErrorEntry = ErrorCodeEntry;
 
 /** task-states.json. */
 export interface StateTable {
