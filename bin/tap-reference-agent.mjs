@@ -1,4 +1,3 @@
 #!/usr/bin/env node
-import { register } from 'tsx/esm/api';
-register();
-await import('../reference/agents/reference-agent.ts');
+import { runBundled } from './bundled.mjs';
+await runBundled('reference/agents/reference-agent.ts');

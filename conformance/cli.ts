@@ -2,35 +2,20 @@
  * tap-conform: certifies a TAP agent over stdio or WebSocket. Exit codes: 0 every required case
  * passed, 1 the agent failed a case, 2 usage error, 3 the harness could not run.
  */
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { PROFILES } from './case.ts';
 import { ALL_CASES } from './cases/index.ts';
 import type { RunEnv } from './context.ts';
 import { fromB64u, newKey } from './mac.ts';
 import { HARNESS_ID, HARNESS_SIGNED_ID, parseCli, shellQuote, USAGE, type Config } from './options.ts';
-import { repoPath } from './paths.ts';
-import { checkBaseline, readBaseline, unexpectedFailures, type BaselineCheck } from './report/baseline.ts';
-import { renderBadge } from './report/badge.ts';
-import { renderHtml } from './report/html.ts';
-import { renderJson } from './report/json.ts';
-import { renderJunit } from './report/junit.ts';
+import { checkBaseline, readBaseline, type BaselineCheck } from './report/baseline.ts';
 import { buildReport } from './report/model.ts';
-import { painter, progressLine, renderSummary } from './report/terminal.ts';
+import { finishRun, toolVersion } from './report/finish.ts';
+import { painter, progressLine } from './report/terminal.ts';
 import { defaultJobs, probe, runCases } from './runner.ts';
 import { profilesOf, selectCases } from './select.ts';
 import type { HmacKey } from './session-state.ts';
 import { CannotRun, checkCommand, type TargetSpec } from './target.ts';
 import { wantsWorkspace } from './workspace/options.ts';
-
-/** The harness version (the package's). */
-export function toolVersion(): string {
-  try {
-    return (JSON.parse(readFileSync(repoPath('package.json'), 'utf8')) as { version: string }).version;
-  } catch {
-    return '0.0.0';
-  }
-}
 
 /** Thrown to end the program with an exit code and a one-line reason. */
 export class Exit extends Error {
@@ -71,14 +56,6 @@ function runKey(cfg: Config): HmacKey | undefined {
   return { keyId: cfg.hmac.keyId, key, peer: cfg.hmac.peer };
 }
 
-function write(file: string, text: string): void {
-  try {
-    mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(file, text);
-  } catch (err) {
-    throw new Exit(2, `could not write ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
-}
 
 function listCases(cfg: Config): string {
   const cases = selectCases(ALL_CASES, { profiles: cfg.profiles, level: cfg.level, only: cfg.only }, PROFILES);
@@ -183,27 +160,7 @@ async function certify(cfg: Config, out: NodeJS.WriteStream, err: NodeJS.WriteSt
     results,
     baseline,
   });
-  out.write(`${renderSummary(report, painter(cfg.color && out.isTTY === true))}\n`);
-  if (cfg.json) write(cfg.json, renderJson(report));
-  if (cfg.junit) write(cfg.junit, renderJunit(report));
-  if (cfg.html) write(cfg.html, renderHtml(report));
-  if (cfg.badge) write(cfg.badge, renderBadge(report));
-
-  const failures = unexpectedFailures(report.cases, cfg.level, baseline);
-  const stale = baseline?.stale ?? [];
-  if (failures.length > 0 || stale.length > 0) {
-    const parts: string[] = [];
-    if (failures.length) {
-      const harness = failures.filter((f) => f.verdict === 'ERROR').length;
-      parts.push(`${failures.length} required case${failures.length > 1 ? 's' : ''} did not pass (${failures.slice(0, 3).map((f) => f.id).join(', ')}${failures.length > 3 ? ', …' : ''})${harness ? `, ${harness} of them harness errors (rerun with --debug)` : ''}`);
-    }
-    if (stale.length) parts.push(`${stale.length} stale expected failure${stale.length > 1 ? 's' : ''} in ${cfg.expectedFailures} (${stale.map((s) => s.id).join(', ')})`);
-    const replay = failures[0] ? `; replay one with: ${failures[0].replay}` : '; remove the stale entries from the baseline';
-    err.write(`tap-conform: ${parts.join('; ')}${replay} (exit 1)\n`);
-    return 1;
-  }
-  err.write(`tap-conform: ${report.level}: ${report.summary.total} cases, none failing (exit 0)\n`);
-  return 0;
+  return finishRun(report, { cfg, baseline, out, err, usage: (m) => new Exit(2, m) });
 }
 
 function safeBaseline(file: string) {

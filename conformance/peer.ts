@@ -257,9 +257,14 @@ export class Peer {
     return this.findings.received.length;
   }
 
-  /** Messages received at or after index `since`. */
+  /** Messages received at or after index `since`, on any connection of the case. */
   since(since: number): Received[] {
     return this.findings.received.filter((r) => r.index >= since);
+  }
+
+  /** Messages received at or after index `since` on this connection only. */
+  sinceHere(since: number): Received[] {
+    return this.findings.received.filter((r) => r.index >= since && r.conn === this.conn);
   }
 
   /** Resolves when the connection has closed, or after `timeoutMs` with false. */

@@ -7,22 +7,24 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
+import { b64u, newKey } from '../conformance/mac.ts';
+import { HARNESS_SIGNED_ID } from '../conformance/options.ts';
 
 const root = new URL('..', import.meta.url).pathname;
 const conform = join(root, 'bin/tap-conform.mjs');
 const agent = join(root, 'bin/tap-reference-agent.mjs');
 
-function run(args: string[]): Promise<number> {
+function run(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [conform, ...args], { cwd: root, stdio: 'inherit' });
+    const child = spawn(process.execPath, [conform, ...args], { cwd: root, env, stdio: 'inherit' });
     child.on('exit', (code) => resolve(code ?? 1));
   });
 }
 
 /** Starts the reference agent on WebSocket and resolves with the URL it prints once ready. */
-function startWsAgent(): Promise<{ url: string; child: ChildProcess }> {
+function startWsAgent(env: NodeJS.ProcessEnv): Promise<{ url: string; child: ChildProcess }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [agent, '--listen', 'ws://127.0.0.1:0'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [agent, '--listen', 'ws://127.0.0.1:0'], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
     const timer = setTimeout(() => reject(new Error('the reference agent printed no ws:// URL within 20 s')), 20_000);
     child.on('exit', (code) => reject(new Error(`the reference agent exited (${code}) before listening`)));
     createInterface({ input: child.stdout! }).on('line', (line) => {
@@ -57,13 +59,19 @@ async function main(): Promise<number> {
   const json = (name: string) => (values['json-dir'] ? ['--json', join(values['json-dir'], `${name}.json`)] : []);
 
   console.log('\n=== tap-conform: reference agent over stdio ===\n');
-  const stdio = await run([...json('stdio'), ...extra, '--', process.execPath, agent]);
+  // A state folder per case ("{state}", made by tap-conform) gives the agent durability "restart",
+  // so the crash-and-restart cases run too (spec: tasks#durability).
+  const stdio = await run([...json('stdio'), ...extra, '--', process.execPath, agent, '--state-dir', '{state}']);
 
-  console.log('\n=== tap-conform: reference agent over WebSocket ===\n');
+  // Over WebSocket the agent and the harness share a fresh HMAC key, so the integrity profile runs
+  // too (spec: integrity); the replay commands tap-conform prints read it from $TAP_HMAC_KEY.
+  const key = { TAP_HMAC_KEY_ID: 'certify', TAP_HMAC_KEY: b64u(newKey()), TAP_HMAC_PEER: HARNESS_SIGNED_ID };
+  const env = { ...process.env, ...key };
+  console.log('\n=== tap-conform: reference agent over WebSocket (signed with a fresh HMAC key) ===\n');
   let ws = 3;
   try {
-    const { url, child } = await startWsAgent();
-    ws = await run([...json('websocket'), ...extra, url]);
+    const { url, child } = await startWsAgent(env);
+    ws = await run([...json('websocket'), ...extra, '--hmac-key-id', key.TAP_HMAC_KEY_ID, '--hmac-key', key.TAP_HMAC_KEY, '--hmac-peer', key.TAP_HMAC_PEER, url], env);
     const exit = await stop(child);
     if (exit !== 0) {
       console.error(`certify: the WebSocket reference agent exited with ${exit} on SIGTERM (expected 0)`);

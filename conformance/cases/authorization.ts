@@ -215,7 +215,7 @@ export const authorizationCases: Case[] = [
       const sent = await b.post('task.resume', { last_sequence: 0 }, { task_id: t.taskId });
       const r = need(await b.reply(sent));
       await b.barrier();
-      const leaked = b.since(mark).filter((m) => m.msg.task_id === t.taskId && m.msg.sequence !== undefined);
+      const leaked = b.sinceHere(mark).filter((m) => m.msg.task_id === t.taskId && m.msg.sequence !== undefined);
       return verdictOf(
         'nothing leaked',
         checkError(r.msg, { code: 'UNKNOWN_TASK' }, "task.resume of another principal's task"),

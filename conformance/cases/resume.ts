@@ -320,7 +320,7 @@ resumeCases.push(
       const r = need(await b.reply(sent));
       need(await collectUntilResult(a, t.taskId, ctx.scaled(10_000)));
       await b.barrier();
-      const leaked = b.since(mark).filter((m) => m.msg.task_id === t.taskId && m.msg.sequence !== undefined);
+      const leaked = b.sinceHere(mark).filter((m) => m.msg.task_id === t.taskId && m.msg.sequence !== undefined);
       return verdictOf(
         'the stream stayed with its session',
         checkError(r.msg, { code: 'PROTOCOL_VIOLATION', taskId: t.taskId }, 'task.resume from another session of the same principal'),

@@ -26,9 +26,24 @@ const STYLE: Record<Verdict, Parameters<Paint>[0]> = {
   ERROR: 'magenta',
 };
 
-/** A progress line writer for a TTY stream; a no-op elsewhere. */
-export function progressLine(stream: NodeJS.WriteStream, paint: Paint): { update(done: number, total: number, running: string[]): void; clear(): void } {
-  if (!stream.isTTY) return { update() {}, clear() {} };
+/**
+ * Progress: on a TTY one live line, rewritten in place; elsewhere (a CI log, a pipe) a plain line
+ * each time another tenth of the cases is done, so a long run is never silent for minutes.
+ */
+export function progressLine(stream: NodeJS.WriteStream, paint: Paint, now: () => number = Date.now): { update(done: number, total: number, running: string[]): void; clear(): void } {
+  if (!stream.isTTY) {
+    const t0 = now();
+    let reported = 0;
+    return {
+      update(done, total) {
+        const step = Math.max(1, Math.ceil(total / 10));
+        if (done === reported || (done < reported + step && done < total)) return;
+        reported = done;
+        stream.write(`tap-conform: ${done}/${total} cases done (${Math.round((now() - t0) / 1000)} s)\n`);
+      },
+      clear() {},
+    };
+  }
   let shown = false;
   return {
     update(done, total, running) {

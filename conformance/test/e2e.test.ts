@@ -73,13 +73,8 @@ describe('the reference agent is certified (spec: conformance#verdicts)', () => 
     const r = await run([url, '--hmac-key-id', key.TAP_HMAC_KEY_ID, '--hmac-key', key.TAP_HMAC_KEY, '--hmac-peer', key.TAP_HMAC_PEER, '--seed', SEED, '--time-scale', String(SCALE), '--json', json]);
     agent.kill('SIGTERM');
     const report = JSON.parse(readFileSync(json, 'utf8')) as Report;
-    // Known reference bug: a second session's task.resume is refused, but the task's stream still
-    // reaches that session (spec: resume#attachment). Every other case must pass.
-    const known = report.cases.find((c) => c.id === KNOWN_WS_FAILURE);
-    expect(['FAIL', 'PASS']).toContain(known?.verdict);
-    expect(problems(report).filter((p) => !p.includes(KNOWN_WS_FAILURE)), r.stderr).toEqual([]);
-    expect(r.code).toBe(known?.verdict === 'FAIL' ? 1 : 0);
+    expect(problems(report), r.stderr).toEqual([]);
+    expect(report.cases.find((c) => c.id === 'resume.attachment.same-principal')?.verdict).toBe('PASS');
+    expect(r.code).toBe(0);
   });
 });
-
-const KNOWN_WS_FAILURE = 'resume.attachment.same-principal';

@@ -8,6 +8,7 @@ import { renderHtml } from '../report/html.ts';
 import { renderJson } from '../report/json.ts';
 import { renderJunit } from '../report/junit.ts';
 import { buildReport, profileVerdict } from '../report/model.ts';
+import { progressLine } from '../report/terminal.ts';
 import type { CaseResult } from '../runner.ts';
 import type { Verdict } from '../verdict.ts';
 
@@ -195,5 +196,32 @@ describe('expected-failures baselines', () => {
     writeFileSync(bad, '{"nope": 1}');
     expect(() => readBaseline(bad)).toThrow(/JSON array/);
     expect(() => readBaseline(join(dir, 'missing.json'))).toThrow(/no such file/);
+  });
+});
+
+describe('progress', () => {
+  const sink = (isTTY: boolean) => {
+    const written: string[] = [];
+    return { written, stream: { isTTY, columns: 60, write: (s: string) => written.push(s) } as unknown as NodeJS.WriteStream };
+  };
+
+  it('off a terminal: one plain line per tenth of the cases, and the last', () => {
+    const { written, stream } = sink(false);
+    let t = 0;
+    const p = progressLine(stream, (_s, x) => x, () => t);
+    for (let done = 0; done <= 25; done++) {
+      t = done * 1000;
+      p.update(done, 25, ['case.a']);
+    }
+    p.clear();
+    expect(written).toEqual([3, 6, 9, 12, 15, 18, 21, 24, 25].map((n) => `tap-conform: ${n}/25 cases done (${n} s)\n`));
+  });
+
+  it('on a terminal: one line rewritten in place, cleared at the end', () => {
+    const { written, stream } = sink(true);
+    const p = progressLine(stream, (_s, x) => x);
+    p.update(1, 2, ['case.a', 'case.b']);
+    p.clear();
+    expect(written).toEqual(['\r\x1b[2K[1/2] case.a case.b', '\r\x1b[2K']);
   });
 });

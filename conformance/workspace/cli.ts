@@ -28,7 +28,7 @@ export async function workspaceMain(argv: readonly string[], out: NodeJS.WriteSt
     return 0;
   }
   if (cfg.version) {
-    const { toolVersion } = await import('../cli.ts');
+    const { toolVersion } = await import('../report/finish.ts');
     out.write(`tap-conform ${toolVersion()} (TAP 1.0)\n`);
     return 0;
   }

@@ -4,20 +4,14 @@
  * over mailboxes and the workspace cases over task records (those that pause or stop the agent
  * alone, and last), and reports like every other run (spec: conformance, bindings-workspace).
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
 import type { Case } from '../case.ts';
 import type { RunEnv } from '../context.ts';
 import { newKey } from '../mac.ts';
-import { repoPath } from '../paths.ts';
 import { HARNESS_ID, HARNESS_SIGNED_ID, shellQuote, type Config } from '../options.ts';
-import { checkBaseline, readBaseline, unexpectedFailures, type BaselineCheck } from '../report/baseline.ts';
-import { renderBadge } from '../report/badge.ts';
-import { renderHtml } from '../report/html.ts';
-import { renderJson } from '../report/json.ts';
-import { renderJunit } from '../report/junit.ts';
+import { checkBaseline, readBaseline, type BaselineCheck } from '../report/baseline.ts';
 import { buildReport, type Report } from '../report/model.ts';
-import { painter, progressLine, renderSummary } from '../report/terminal.ts';
+import { finishRun, toolVersion } from '../report/finish.ts';
+import { painter, progressLine } from '../report/terminal.ts';
 import { probe, runCases, type CaseResult } from '../runner.ts';
 import type { HmacKey } from '../session-state.ts';
 import { keyEnv, type Connection, type OpenOptions } from '../target.ts';
@@ -67,14 +61,6 @@ export function workspaceReplay(cfg: Config, wo: WorkspaceOptions, id: string, e
   return parts.join(' ');
 }
 
-function write(file: string, text: string): void {
-  try {
-    mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(file, text);
-  } catch (err) {
-    throw new WorkspaceUsage(`could not write ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
-}
 
 /** Runs the selected cases of a workspace run and returns the report and the exit code. */
 export async function certifyWorkspace(cfg: Config, wo: WorkspaceOptions, out: NodeJS.WriteStream, err: NodeJS.WriteStream): Promise<number> {
@@ -154,25 +140,7 @@ export async function certifyWorkspace(cfg: Config, wo: WorkspaceOptions, out: N
   });
   // The report model names the two connection transports; this run's is the workspace binding.
   (report as { transport: string }).transport = 'workspace';
-  out.write(`${renderSummary(report, painter(cfg.color && out.isTTY === true))}\n`);
-  if (cfg.json) write(cfg.json, renderJson(report));
-  if (cfg.junit) write(cfg.junit, renderJunit(report));
-  if (cfg.html) write(cfg.html, renderHtml(report));
-  if (cfg.badge) write(cfg.badge, renderBadge(report));
-  const failures = unexpectedFailures(report.cases, cfg.level, baseline);
-  const stale = baseline?.stale ?? [];
-  if (failures.length > 0 || stale.length > 0) {
-    const parts: string[] = [];
-    if (failures.length) {
-      const harness = failures.filter((f) => f.verdict === 'ERROR').length;
-      parts.push(`${failures.length} required case${failures.length > 1 ? 's' : ''} did not pass (${failures.slice(0, 3).map((f) => f.id).join(', ')}${failures.length > 3 ? ', …' : ''})${harness ? `, ${harness} of them harness errors (rerun with --debug)` : ''}`);
-    }
-    if (stale.length) parts.push(`${stale.length} stale expected failure${stale.length > 1 ? 's' : ''} in ${cfg.expectedFailures} (${stale.map((s) => s.id).join(', ')})`);
-    err.write(`tap-conform: ${parts.join('; ')}; replay one with: ${failures[0]?.replay ?? 'tap-conform … --only <id>'} (exit 1)\n`);
-    return 1;
-  }
-  err.write(`tap-conform: ${report.level}: ${report.summary.total} cases, none failing (exit 0)\n`);
-  return 0;
+  return finishRun(report, { cfg, baseline, out, err, usage: (m) => new WorkspaceUsage(m) });
 }
 
 function safeBaseline(file: string) {
@@ -183,11 +151,3 @@ function safeBaseline(file: string) {
   }
 }
 
-/** The harness version (the package's). */
-function toolVersion(): string {
-  try {
-    return (JSON.parse(readFileSync(repoPath('package.json'), 'utf8')) as { version: string }).version;
-  } catch {
-    return '0.0.0';
-  }
-}

@@ -247,7 +247,7 @@ export class TaskHandle {
         }
         if (reply.type === 'task.snapshot') {
           const known = await this.adopt(reply, taskId);
-          ending = known ? { result: known, retry: false } : await this.waitForEnd();
+          ending = known ? { result: known, retry: this.retriesAdopted(known) } : await this.waitForEnd();
         } else if (reply.type === 'task.accepted') {
           this.markAccepted(reply);
           ending = await this.waitForEnd();
@@ -287,7 +287,20 @@ export class TaskHandle {
     const resumed = await this.host.request('task.resume', { last_sequence: stream.lastSequence }, { task_id: originalId });
     if (resumed.type !== 'error') return undefined;
     if (reply.payload.result) return reply.payload.result;
+    // Another session of this principal created the task and keeps its stream: follow it by
+    // status instead (spec: resume#attachment).
+    if (resumed.payload.code === 'PROTOCOL_VIOLATION') return this.pollUntilEnded(originalId);
     throw TapClientError.fromPayload(resumed.payload, originalId);
+  }
+
+  /** Asks for the task's status, backing off from 100 ms to 2 s, until its snapshot carries the result. */
+  private async pollUntilEnded(taskId: string): Promise<ResultPayload> {
+    for (let delay = 100; ; delay = Math.min(delay * 2, 2000)) {
+      await this.host.sleep(delay);
+      const status = await this.host.request('task.status', {}, { task_id: taskId });
+      if (status.type === 'error') throw TapClientError.fromPayload(status.payload, taskId);
+      if (status.type === 'task.snapshot' && status.payload.result) return status.payload.result;
+    }
   }
 
   private markAccepted(msg: MessageOf<'task.accepted'>): void {
@@ -312,6 +325,11 @@ export class TaskHandle {
     if (deadline !== undefined) fields.deadline = typeof deadline === 'string' ? deadline : deadline.toISOString();
     fields.metadata = { ...this.options.metadata, attempt: this.attempt };
     return fields;
+  }
+
+  /** A retryable ending of a task another session created (e.g. SESSION_LOST) starts a new task under the same key (spec: idempotency#retryable-endings). */
+  private retriesAdopted(result: ResultPayload): boolean {
+    return result.status !== 'completed' && result.error !== undefined && this.mayRetry(result.error.retryable);
   }
 
   private mayRetry(retryable: boolean): boolean {

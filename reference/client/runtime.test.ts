@@ -119,9 +119,7 @@ describe('client ↔ reference agent over the memory pair', () => {
     await blocker.result;
   });
 
-  // Known gap: the client follows the original task from the second session with task.resume,
-  // which the agent refuses with PROTOCOL_VIOLATION (spec: resume#attachment); it must poll task.status instead.
-  it.fails('a repeated idempotency_key from the same principal is answered with the original task, run once (spec: tasks#idempotency)', async () => {
+  it('a repeated idempotency_key from the same principal is answered with the original task, run once (spec: tasks#idempotency)', async () => {
     const agent = agentWith({ authenticate: (c) => (c.token === 'alice-token' ? 'alice' : null) });
     const credentials = { scheme: 'bearer', token: 'alice-token' };
     const first = await overMemory(agent, { credentials });
@@ -134,10 +132,31 @@ describe('client ↔ reference agent over the memory pair', () => {
     expect(accepted.snapshot?.state).toBe('completed');
     expect(accepted.taskId).toBe(h1.taskId);
     expect(await h2.result).toEqual({ status: 'completed', output: { key: 'orders', count: 1 } });
-    expect(shape(h2.log)).toEqual(shape(h1.log));
+    // The stream stays with the first session (spec: resume#attachment): the second sees none of it.
+    expect(h2.log).toEqual([]);
+    expect(inbound(second.wire).filter((m) => m.task_id === h1.taskId && m.sequence !== undefined)).toEqual([]);
     // The counter really ran once.
     const h3 = second.client.submit('tap.test.counter', { key: 'orders' });
     expect(await h3.result).toEqual({ status: 'completed', output: { key: 'orders', count: 2 } });
+  });
+
+  it('a repeat of a task still running in another session is followed by task.status to its result (spec: resume#attachment)', async () => {
+    const agent = agentWith({ authenticate: (c) => (c.token === 'alice-token' ? 'alice' : null) });
+    const credentials = { scheme: 'bearer', token: 'alice-token' };
+    const first = await overMemory(agent, { credentials });
+    const h1 = first.client.submit('tap.test.sleep', { ms: 400 }, { idempotencyKey: 'nightly' });
+    await h1.accepted;
+    const second = await overMemory(agent, { credentials });
+    const h2 = second.client.submit('tap.test.sleep', { ms: 400 }, { idempotencyKey: 'nightly' });
+    expect((await h2.accepted).taskId).toBe(h1.taskId);
+    const [r1, r2] = await Promise.all([h1.result, h2.result]);
+    expect(r2).toEqual(r1);
+    expect(r2.status).toBe('completed');
+    const sent = outbound(second.wire).map((m) => m.type);
+    expect(sent).toContain('task.resume');
+    expect(sent).toContain('task.status');
+    const refused = inbound(second.wire).find((m) => m.type === 'error' && (m.payload as { code: string }).code === 'PROTOCOL_VIOLATION');
+    expect(refused?.task_id).toBe(h1.taskId);
   });
 
   it('shutdownAgent: the running task is handed off and ends cancelled with SHUTTING_DOWN (spec: shutdown#handoff)', async () => {

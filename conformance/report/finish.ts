@@ -1,0 +1,72 @@
+/**
+ * The end of a run, shared by every binding: the terminal summary, the report files asked for,
+ * and the exit status with its one-line reason (0 every required case passed, 1 otherwise).
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Config } from '../options.ts';
+import { repoPath } from '../paths.ts';
+import { unexpectedFailures, type BaselineCheck } from './baseline.ts';
+import { renderBadge } from './badge.ts';
+import { renderHtml } from './html.ts';
+import { renderJson } from './json.ts';
+import { renderJunit } from './junit.ts';
+import type { Report } from './model.ts';
+import { painter, renderSummary } from './terminal.ts';
+
+/** The harness version (the package's). */
+export function toolVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(repoPath('package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    return '0.0.0';
+  }
+}
+
+export interface Finish {
+  cfg: Pick<Config, 'json' | 'junit' | 'html' | 'badge' | 'color' | 'level' | 'expectedFailures'>;
+  baseline?: BaselineCheck;
+  out: NodeJS.WriteStream;
+  err: NodeJS.WriteStream;
+  /** The error to throw when a report file cannot be written (the caller's usage error). */
+  usage: (message: string) => Error;
+}
+
+/** Prints the summary, writes the report files and returns the exit status. */
+export function finishRun(report: Report, f: Finish): 0 | 1 {
+  const { cfg, baseline, out, err } = f;
+  out.write(`${renderSummary(report, painter(cfg.color && out.isTTY === true))}\n`);
+  const files: [string | undefined, (r: Report) => string][] = [
+    [cfg.json, renderJson],
+    [cfg.junit, renderJunit],
+    [cfg.html, renderHtml],
+    [cfg.badge, renderBadge],
+  ];
+  for (const [file, render] of files) if (file) write(file, render(report), f.usage);
+
+  const failures = unexpectedFailures(report.cases, cfg.level, baseline);
+  const stale = baseline?.stale ?? [];
+  if (failures.length === 0 && stale.length === 0) {
+    err.write(`tap-conform: ${report.level}: ${report.summary.total} cases, none failing (exit 0)\n`);
+    return 0;
+  }
+  const parts: string[] = [];
+  if (failures.length) {
+    const harness = failures.filter((c) => c.verdict === 'ERROR').length;
+    const names = `${failures.slice(0, 3).map((c) => c.id).join(', ')}${failures.length > 3 ? ', …' : ''}`;
+    parts.push(`${failures.length} required case${failures.length > 1 ? 's' : ''} did not pass (${names})${harness ? `, ${harness} of them harness errors (rerun with --debug)` : ''}`);
+  }
+  if (stale.length) parts.push(`${stale.length} stale expected failure${stale.length > 1 ? 's' : ''} in ${cfg.expectedFailures} (${stale.map((s) => s.id).join(', ')})`);
+  const next = failures[0] ? `replay one with: ${failures[0].replay}` : 'remove the stale entries from the baseline';
+  err.write(`tap-conform: ${parts.join('; ')}; ${next} (exit 1)\n`);
+  return 1;
+}
+
+function write(file: string, text: string, usage: (message: string) => Error): void {
+  try {
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, text);
+  } catch (e) {
+    throw usage(`could not write ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+}
