@@ -148,20 +148,12 @@ async function replay(name: string): Promise<{ expected: Msg[]; actual: Msg[]; a
 
 const files = readdirSync(DIR).filter((f) => f.endsWith('.ndjson')).sort();
 
-/** Transcripts the reference agent is known to disagree with: name → the difference. */
-const DISAGREES: Record<string, string> = {
-  // The reference agent hands off every task and says farewell at once, before the late task.request
-  // is read, so the transcript's SHUTTING_DOWN error reply to c-0006 (sent between the two hand-offs) never comes.
-  'shutdown-handoff.ndjson': 'no SHUTTING_DOWN reply to a request sent mid-shutdown: all hand-offs and the farewell precede it',
-};
-
 describe('golden transcripts replay against the reference agent', () => {
   it('finds the transcripts', () => {
     expect(files.length).toBeGreaterThanOrEqual(12);
   });
   for (const file of files) {
-    const test = DISAGREES[file] ? it.fails : it;
-    test(`${file} (spec: conformance#transcripts)`, async () => {
+    it(`${file} (spec: conformance#transcripts)`, async () => {
       const { expected, actual, all } = await replay(file);
       if (process.env.TRANSCRIPT_DEBUG) console.log(file, all.map((m) => `${m.type}/${m.task_id ?? ''}/${m.reply_to ?? ''}`).join('\n'));
       expect(actual).toEqual(expected);
