@@ -6,6 +6,7 @@
  * The cache lives in node_modules/.cache/tap-agent-protocol/ beside the package's own
  * dependencies, so the bundle resolves them exactly as the sources do. TAP_NO_BUNDLE=1 skips it.
  */
+import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -48,7 +49,8 @@ async function build(entry, bundle, sidecar) {
 export async function runBundled(entry) {
   if (process.env.TAP_NO_BUNDLE !== '1') {
     const dir = join(root, 'node_modules', '.cache', 'tap-agent-protocol');
-    const name = basename(entry).replace(/\.ts$/, '');
+    // Named after the checkout too, so two checkouts sharing node_modules never load each other's bundle.
+    const name = `${basename(entry).replace(/\.ts$/, '')}-${createHash('sha256').update(root).digest('hex').slice(0, 8)}`;
     const bundle = join(dir, `${name}.mjs`);
     const sidecar = join(dir, `${name}.inputs.json`);
     let ready = isCurrent(bundle, sidecar);

@@ -4,7 +4,9 @@
  * D/stdio.json and D/websocket.json; other arguments after `--` go to tap-conform.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import { mkdtempSync, openSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { b64u, newKey } from '../conformance/mac.ts';
@@ -21,10 +23,10 @@ function run(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<numb
   });
 }
 
-/** Starts the reference agent on WebSocket and resolves with the URL it prints once ready. */
-function startWsAgent(env: NodeJS.ProcessEnv): Promise<{ url: string; child: ChildProcess }> {
+/** Starts the reference agent on WebSocket, its log going to `log`, and resolves with the URL it prints once ready. */
+function startWsAgent(env: NodeJS.ProcessEnv, log: string): Promise<{ url: string; child: ChildProcess }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [agent, '--listen', 'ws://127.0.0.1:0'], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [agent, '--listen', 'ws://127.0.0.1:0'], { cwd: root, env, stdio: ['ignore', 'pipe', openSync(log, 'w')] });
     const timer = setTimeout(() => reject(new Error('the reference agent printed no ws:// URL within 20 s')), 20_000);
     child.on('exit', (code) => reject(new Error(`the reference agent exited (${code}) before listening`)));
     createInterface({ input: child.stdout! }).on('line', (line) => {
@@ -68,9 +70,11 @@ async function main(): Promise<number> {
   const key = { TAP_HMAC_KEY_ID: 'certify', TAP_HMAC_KEY: b64u(newKey()), TAP_HMAC_PEER: HARNESS_SIGNED_ID };
   const env = { ...process.env, ...key };
   console.log('\n=== tap-conform: reference agent over WebSocket (signed with a fresh HMAC key) ===\n');
+  // The agent's own log (what it noticed about the harness's deliberate misbehaviour) is kept aside.
+  const log = join(mkdtempSync(join(tmpdir(), 'tap-certify-')), 'websocket-agent.log');
   let ws = 3;
   try {
-    const { url, child } = await startWsAgent(env);
+    const { url, child } = await startWsAgent(env, log);
     ws = await run([...json('websocket'), ...extra, '--hmac-key-id', key.TAP_HMAC_KEY_ID, '--hmac-key', key.TAP_HMAC_KEY, '--hmac-peer', key.TAP_HMAC_PEER, url], env);
     const exit = await stop(child);
     if (exit !== 0) {
@@ -80,6 +84,8 @@ async function main(): Promise<number> {
   } catch (err) {
     console.error(`certify: ${(err as Error).message}`);
   }
+  if (ws !== 0) console.error(`certify: the WebSocket agent's log is in ${log}`);
+  else rmSync(dirname(log), { recursive: true, force: true });
   console.log(`\nstdio: ${stdio === 0 ? 'certified' : `not certified (exit ${stdio})`}; WebSocket: ${ws === 0 ? 'certified' : `not certified (exit ${ws})`}`);
   return stdio === 0 && ws === 0 ? 0 : 1;
 }

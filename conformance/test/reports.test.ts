@@ -7,7 +7,7 @@ import { renderBadge } from '../report/badge.ts';
 import { renderHtml } from '../report/html.ts';
 import { renderJson } from '../report/json.ts';
 import { renderJunit } from '../report/junit.ts';
-import { buildReport, profileVerdict } from '../report/model.ts';
+import { buildReport, notPerfect, profileVerdict } from '../report/model.ts';
 import { progressLine } from '../report/terminal.ts';
 import type { CaseResult } from '../runner.ts';
 import type { Verdict } from '../verdict.ts';
@@ -223,5 +223,19 @@ describe('progress', () => {
     p.update(1, 2, ['case.a', 'case.b']);
     p.clear();
     expect(written).toEqual(['\r\x1b[2K[1/2] case.a case.b', '\r\x1b[2K']);
+  });
+});
+
+describe('notPerfect', () => {
+  it('keeps every verdict but PASS, except cases skipped as belonging to the other binding', () => {
+    const cases = [
+      { id: 'a', verdict: 'PASS', detail: 'ok' },
+      { id: 'b', verdict: 'SKIPPED', detail: 'applies to the websocket binding only' },
+      { id: 'c', verdict: 'SKIPPED', detail: 'the agent offers no tap.test.stream' },
+      { id: 'd', verdict: 'UNIMPLEMENTED', detail: 'the agent card does not declare durability "restart"' },
+      { id: 'e', verdict: 'NON-STRICT', detail: 'late' },
+      { id: 'f', verdict: 'FAIL', detail: 'broken' },
+    ] as { id: string; verdict: Verdict; detail: string }[];
+    expect(notPerfect(cases).map((c) => c.id)).toEqual(['c', 'd', 'e', 'f']);
   });
 });
