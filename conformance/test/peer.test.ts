@@ -6,9 +6,8 @@ import { IdSource, SessionState } from '../session-state.ts';
 import { Transcript } from '../transcript.ts';
 
 /** A scripted agent end: answers pings unless told otherwise. */
-function pair(agent: { pong: boolean }) {
+function pair(agent: { pong: boolean }, findings = new Findings(), conn = 1) {
   const [harness, far] = createMemoryPair();
-  const findings = new Findings();
   const peer = new Peer({
     transport: harness,
     binding: 'websocket',
@@ -16,7 +15,7 @@ function pair(agent: { pong: boolean }) {
     transcript: new Transcript(),
     findings,
     ids: new IdSource('test'),
-    conn: 1,
+    conn,
     stepTimeoutMs: 150,
     timeScale: 1,
   });
@@ -80,5 +79,22 @@ describe('missing replies are classified (spec: conformance#verdicts)', () => {
     await peer.start();
     await peer.post('task.status', {}, {});
     expect(findings.violations[0]?.by).toBe('harness');
+  });
+});
+
+describe('what a connection received', () => {
+  it('since() spans every connection of the case; sinceHere() only its own', async () => {
+    const findings = new Findings();
+    const a = pair({ pong: true }, findings, 1);
+    const b = pair({ pong: true }, findings, 2);
+    for (const x of [a, b]) {
+      await x.far.start();
+      await x.peer.start();
+    }
+    const mark = b.peer.mark();
+    await a.peer.ping();
+    await b.peer.ping();
+    expect(b.peer.since(mark).map((r) => r.conn)).toEqual([1, 2]);
+    expect(b.peer.sinceHere(mark).map((r) => r.conn)).toEqual([2]);
   });
 });

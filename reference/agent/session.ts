@@ -201,7 +201,10 @@ export class Connection implements Link {
       }
     }
     const sessionId = this.session?.id ?? this.pending?.sessionId;
-    if (sessionId !== undefined && msg.type !== 'handshake.init' && msg.session_id !== sessionId) {
+    // A repeat of the session's handshake.init carries no session_id and goes on to the duplicate
+    // check (spec: idempotency#repeated-init); one that names a session is bound like any other.
+    const initRepeat = msg.type === 'handshake.init' && msg.session_id === undefined;
+    if (sessionId !== undefined && !initRepeat && msg.session_id !== sessionId) {
       const what = msg.session_id === undefined ? 'carries no session_id' : `names session ${String(msg.session_id)}`;
       return fail(key ? 'INVALID_SIGNATURE' : 'PROTOCOL_VIOLATION', `the message ${what}, not this session's; it had no effect`);
     }
