@@ -6,7 +6,7 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import type { AgentCard, Capability } from '../../schemas/src/index.ts';
-import { webRandom, type RandomSource } from '../core/ids.ts';
+import { pooled, webRandom, type RandomSource } from '../core/ids.ts';
 import type { Hmac } from '../core/signing.ts';
 import { hmacSha256 } from '../crypto.ts';
 import { validateAgainst, toIssues, type Issue } from '../core/validate.ts';
@@ -64,7 +64,7 @@ export class Runtime {
   constructor(options: AgentOptions) {
     this.settings = settingsOf(options);
     this.clock = options.clock ?? systemClock;
-    this.random = options.random ?? webRandom;
+    this.random = options.random ?? pooled(webRandom);
     this.hmac = options.hmac ?? hmacSha256;
     this.log = options.logger ?? stderrLogger;
     this.keys = new KeyRing(options.keys ?? []);

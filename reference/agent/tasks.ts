@@ -102,6 +102,12 @@ export function snapshotOf(task: Task, iso: (ms: number) => string): PayloadOf<'
 export class TaskTable {
   private readonly byKey = new Map<string, Task>();
   private readonly terminalOrder: string[] = [];
+  /**
+   * The tasks not yet terminal, so that the BUSY checks of every request cost the number of
+   * running tasks, not the number retained. A task that ended without `ended` is dropped here
+   * the next time it is met.
+   */
+  private readonly active = new Set<Task>();
 
   constructor(private readonly maxTerminal: number, private readonly onEvict: (task: Task) => void = () => {}) {}
 
@@ -113,10 +119,12 @@ export class TaskTable {
   add(task: Task): void {
     this.byKey.set(taskKey(task.principal, task.taskId), task);
     if (isTerminal(task.state)) this.ended(task);
+    else this.active.add(task);
   }
 
   /** Records that `task` became terminal; the oldest terminal tasks beyond the bound are forgotten. */
   ended(task: Task): void {
+    this.active.delete(task);
     this.terminalOrder.push(taskKey(task.principal, task.taskId));
     while (this.terminalOrder.length > this.maxTerminal) {
       const key = this.terminalOrder.shift()!;
@@ -135,8 +143,11 @@ export class TaskTable {
   /** Non-terminal tasks, optionally only those of one session or one principal. */
   activeCount(filter: { sessionId?: string; principal?: string } = {}): number {
     let n = 0;
-    for (const t of this.byKey.values()) {
-      if (isTerminal(t.state)) continue;
+    for (const t of this.active) {
+      if (isTerminal(t.state)) {
+        this.active.delete(t);
+        continue;
+      }
       if (filter.sessionId !== undefined && t.sessionId !== filter.sessionId) continue;
       if (filter.principal !== undefined && t.principal !== filter.principal) continue;
       n++;

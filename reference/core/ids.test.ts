@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { newMessageId, newResumeToken, newSessionId, webRandom } from './ids.ts';
+import { newMessageId, newResumeToken, newSessionId, pooled, webRandom } from './ids.ts';
 import { counterRandom } from './testkit.ts';
 
 describe('ids', () => {
@@ -27,5 +27,28 @@ describe('ids', () => {
 
   it('falls back to the platform CSPRNG through the Web Crypto global', () => {
     expect(webRandom(16)).toHaveLength(16);
+  });
+});
+
+describe('pooled', () => {
+  it('hands out each byte of the source once, in order, drawing a pool at a time', () => {
+    let next = 0;
+    const calls: number[] = [];
+    const counting = (n: number) => {
+      calls.push(n);
+      return Uint8Array.from({ length: n }, () => next++ % 256);
+    };
+    const r = pooled(counting, 32);
+    const got = [...Array(5)].flatMap(() => [...r(16)]);
+    expect(got).toEqual([...Array(80).keys()]);
+    expect(calls).toEqual([32, 32, 32]);
+    expect([...r(40)]).toHaveLength(40);
+    expect(calls.at(-1)).toBe(40);
+  });
+
+  it('gives ids that differ', () => {
+    const r = pooled(webRandom);
+    const ids = new Set([...Array(1000)].map(() => newMessageId(r)));
+    expect(ids.size).toBe(1000);
   });
 });
