@@ -56,7 +56,6 @@ function runKey(cfg: Config): HmacKey | undefined {
   return { keyId: cfg.hmac.keyId, key, peer: cfg.hmac.peer };
 }
 
-
 function listCases(cfg: Config): string {
   const cases = selectCases(ALL_CASES, { profiles: cfg.profiles, level: cfg.level, only: cfg.only }, PROFILES);
   const w = Math.max(...cases.map((c) => c.id.length), 2);
