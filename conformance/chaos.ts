@@ -194,12 +194,19 @@ async function replyOf(peer: Peer, request: Wire, ctx: CaseContext): Promise<Rec
 /** Fills the gaps of each task's stream with task.resume from the last contiguous sequence. */
 async function recover(peer: Peer, works: Work[], ctx: CaseContext): Promise<Outcome | null> {
   for (const w of works) {
-    for (let round = 0; round < 4; round++) {
-      const seqs = [...(peer.state.streams.get(w.taskId)?.keys() ?? [])].sort((a, b) => a - b);
+    // The faults go on during recovery, so each round may lose part of the replay again: keep
+    // asking while rounds make progress, and stop after 8 rounds in a row that bring nothing.
+    let best = -1;
+    for (let idle = 0; idle < 8; ) {
+      const streamed = peer.state.streams.get(w.taskId);
       let contiguous = 0;
-      while (seqs.includes(contiguous + 1)) contiguous++;
+      while (streamed?.has(contiguous + 1)) contiguous++;
       const result = peer.state.resultSeq.get(w.taskId);
       if (result !== undefined && contiguous >= result) break;
+      if (contiguous > best) {
+        best = contiguous;
+        idle = 0;
+      } else idle++;
       const sent = await peer.post('task.resume', { last_sequence: contiguous }, { task_id: w.taskId });
       const r = await replyOf(peer, sent, ctx);
       if ('verdict' in r) return r;

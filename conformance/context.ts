@@ -3,6 +3,7 @@
  * stdio), sessions already through the handshake, a seeded random source, scaled sleeps, and the
  * transcript and findings every connection of the case writes to.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +14,13 @@ import { keyEnv, openConnection, type Connection, type TargetSpec } from './targ
 import { Transcript } from './transcript.ts';
 import type { RawTransport } from '../reference/transports/transport.ts';
 import { fail, got, miss, type Got } from './verdict.ts';
+
+/**
+ * Part of every id the harness makes, fresh per run: a replay with the same seed draws the same
+ * faults and choices, but its task ids and idempotency keys never collide with an earlier run's
+ * on an agent that stays up between runs (a WebSocket server).
+ */
+const RUN_NONCE = randomBytes(2).toString('hex');
 
 /** What the run learned from its first handshake with the agent. */
 export interface Probe {
@@ -95,7 +103,7 @@ export class CaseContext {
     readonly caseId: string,
   ) {
     this.random = seededRandom(env.seed ^ hash(caseId));
-    this.ids = new IdSource(Math.floor(this.random() * 36 ** 4).toString(36).padStart(4, '0'));
+    this.ids = new IdSource(Math.floor(this.random() * 36 ** 4).toString(36).padStart(4, '0') + RUN_NONCE);
   }
 
   get binding(): 'stdio' | 'websocket' {

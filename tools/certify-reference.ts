@@ -26,7 +26,8 @@ function run(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<numb
 /** Starts the reference agent on WebSocket, its log going to `log`, and resolves with the URL it prints once ready. */
 function startWsAgent(env: NodeJS.ProcessEnv, log: string): Promise<{ url: string; child: ChildProcess }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [agent, '--listen', 'ws://127.0.0.1:0'], { cwd: root, env, stdio: ['ignore', 'pipe', openSync(log, 'w')] });
+    // A resume window of 10 s (not the default 5 min) lets the case of an orphaned session's end run.
+    const child = spawn(process.execPath, [agent, '--listen', 'ws://127.0.0.1:0', '--resume-window-ms', '10000'], { cwd: root, env, stdio: ['ignore', 'pipe', openSync(log, 'w')] });
     const timer = setTimeout(() => reject(new Error('the reference agent printed no ws:// URL within 20 s')), 20_000);
     child.on('exit', (code) => reject(new Error(`the reference agent exited (${code}) before listening`)));
     createInterface({ input: child.stdout! }).on('line', (line) => {

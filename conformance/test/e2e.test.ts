@@ -3,7 +3,8 @@
  * three seeds besides the default one (the default seed is the certify step of `npm test`, the
  * README's main job): no FAIL, no ERROR, no UNIMPLEMENTED; only cases of the other binding are
  * SKIPPED (spec: conformance#verdicts). Over stdio the agent keeps a state folder per case, so
- * the restart cases run; over WebSocket the sessions are signed, so the integrity cases run.
+ * the restart cases run; over WebSocket the sessions are signed, so the integrity cases run, and
+ * the resume window is 10 s, so the orphaned-session case runs.
  * Both runs are child processes of bin/tap-conform.mjs writing a JSON report.
  * TAP_E2E_SEEDS (comma-separated) replaces the seeds; TAP_E2E_TIME_SCALE sets --time-scale
  * (default: from the load of the machine).
@@ -59,7 +60,8 @@ function expectCertified(report: Report, r: { code: number | null; stderr: strin
 
 /** Starts the reference agent on WebSocket with `env` and resolves with the URL it prints. */
 function listen(env: NodeJS.ProcessEnv): Promise<{ url: string; agent: ChildProcess }> {
-  const agent = spawn(process.execPath, [AGENT, '--listen', 'ws://127.0.0.1:0/tap'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'ignore'] });
+  // A 10 s resume window lets the case of an orphaned session's end run (the default is 5 min).
+  const agent = spawn(process.execPath, [AGENT, '--listen', 'ws://127.0.0.1:0/tap', '--resume-window-ms', '10000'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'ignore'] });
   children.push(agent);
   return new Promise((resolve, reject) => {
     let out = '';

@@ -22,6 +22,10 @@ Options:
   --state-dir DIR     keep a journal in DIR: tasks survive a restart (durability "restart")
   --agent-id ID       the agent id (default tap.reference-agent)
   --grace-ms MS       grace period on SIGTERM/SIGINT (default 10000)
+  --resume-window-ms MS
+                      how long a session that lost its transport stays resumable (default 300000)
+  --max-concurrent-tasks N, --max-tasks-per-session N
+                      the card's task limits (defaults 64 and 32); more are refused with BUSY
   -h, --help          show this help
 
 Environment:
@@ -36,7 +40,27 @@ function die(message: string): never {
   process.exit(2);
 }
 
-function parse(): { listen?: URL; stateDir?: string; agentId: string; graceMs: number } {
+interface Options {
+  listen?: URL;
+  stateDir?: string;
+  agentId: string;
+  graceMs: number;
+  resumeWindowMs: number;
+  maxConcurrentTasks: number;
+  maxTasksPerSession: number;
+}
+
+/** A whole number option within [min, max], or its default when absent. */
+function whole(values: Record<string, unknown>, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = values[name];
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  const range = max === Number.MAX_SAFE_INTEGER ? `of at least ${min}` : `from ${min} to ${max}`;
+  if (!Number.isSafeInteger(n) || n < min || n > max) die(`--${name} ${String(raw)} is not a whole number ${range}`);
+  return n;
+}
+
+function parse(): Options {
   let values;
   try {
     ({ values } = parseArgs({
@@ -45,6 +69,9 @@ function parse(): { listen?: URL; stateDir?: string; agentId: string; graceMs: n
         'state-dir': { type: 'string' },
         'agent-id': { type: 'string' },
         'grace-ms': { type: 'string' },
+        'resume-window-ms': { type: 'string' },
+        'max-concurrent-tasks': { type: 'string' },
+        'max-tasks-per-session': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       allowPositionals: false,
@@ -69,9 +96,15 @@ function parse(): { listen?: URL; stateDir?: string; agentId: string; graceMs: n
   if (!/^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$/.test(agentId) || agentId.length > 128) {
     die(`--agent-id ${agentId} is not an identifier: lowercase letters, digits, "_" and "-", in dot-separated segments`);
   }
-  const graceMs = values['grace-ms'] === undefined ? 10_000 : Number(values['grace-ms']);
-  if (!Number.isSafeInteger(graceMs) || graceMs < 0) die(`--grace-ms ${values['grace-ms']} is not a whole number of milliseconds`);
-  return { listen, stateDir: values['state-dir'], agentId, graceMs };
+  return {
+    listen,
+    stateDir: values['state-dir'],
+    agentId,
+    graceMs: whole(values, 'grace-ms', 10_000, 0),
+    resumeWindowMs: whole(values, 'resume-window-ms', 300_000, 1000),
+    maxConcurrentTasks: whole(values, 'max-concurrent-tasks', 64, 1),
+    maxTasksPerSession: whole(values, 'max-tasks-per-session', 32, 1),
+  };
 }
 
 function envKeys(): PeerKey[] {
@@ -82,15 +115,15 @@ function envKeys(): PeerKey[] {
   }
 }
 
-function card(agentId: string): AgentCard {
+function card(o: Options): AgentCard {
   return {
-    agent_id: agentId,
+    agent_id: o.agentId,
     name: 'TAP reference agent',
     description:
       'The reference implementation of a TAP 1.0 agent. It offers the conformance capabilities tap.test.* ' +
       'and is good at proving what the protocol requires; it does no useful work of its own.',
     capabilities: [],
-    limits: { max_concurrent_tasks: 64, max_task_seconds: 3600, max_message_bytes: 1048576, max_tasks_per_session: 32 },
+    limits: { max_concurrent_tasks: o.maxConcurrentTasks, max_task_seconds: 3600, max_message_bytes: 1048576, max_tasks_per_session: o.maxTasksPerSession },
   };
 }
 
@@ -99,11 +132,12 @@ async function main(): Promise<void> {
   let agent: Agent;
   try {
     agent = createAgent({
-      card: card(options.agentId),
+      card: card(options),
       capabilities: withConformanceCapabilities(),
       stateDir: options.stateDir,
       keys: envKeys(),
       shutdownGraceMs: options.graceMs,
+      resumeWindowMs: options.resumeWindowMs,
       // Short enough that late-plan reminders (every heartbeat_ms) can be observed by the conformance suite.
       heartbeatMs: 10_000,
       logger: stderrLogger,
