@@ -22,6 +22,7 @@ export const PHASES = {
   echo: 'tap.test.echo',
   sleep: 'tap.test.sleep',
   fail: 'tap.test.fail',
+  plan: 'tap.test.plan',
 } as const;
 
 /** A phase no agent serves: records for it must stay where they are. */

@@ -1,8 +1,8 @@
 /**
  * tap-workspace-agent: the reference agent of the workspace binding. In one process it serves
  * TAP sessions over mailboxes (the reference agent with the conformance capabilities tap.test.*)
- * and works on task records in the conformance phases tap.test.echo, tap.test.sleep and
- * tap.test.fail (conformance/workspace/README.md), with leases, heartbeats and a reaper
+ * and works on task records in the conformance phases tap.test.echo, tap.test.sleep,
+ * tap.test.fail and tap.test.plan (conformance/workspace/README.md), with leases, heartbeats and a reaper
  * (spec: bindings-workspace). SIGTERM or SIGINT ends every session with its farewell, releases
  * the records it holds back to pending/, and exits 0.
  *
@@ -13,20 +13,23 @@ import { parseArgs } from 'node:util';
 import { createAgent, stderrLogger, withConformanceCapabilities, type PeerKey } from '../agent/index.ts';
 import { keysFromEnv } from './env-keys.ts';
 import { TapError, errorPayload } from '../core/index.ts';
-import { isIdentifier, runWorkspaceAgent, serveMailboxes, type PhaseContext, type PhaseHandler, type PhaseOutcome, type Workspace } from '../workspace/index.ts';
+import { isIdentifier, runWorkspaceAgent, serveMailboxes, type PhaseContext, type PhaseHandler, type PhaseOutcome, type Plan, type Workspace } from '../workspace/index.ts';
 import type { AgentCard } from '../../schemas/src/index.ts';
 import type { Transport } from '../transports/transport.ts';
 
 const USAGE = `Usage: workspace-agent.ts --workspace DIR --agent-id ID [options]
 
 Serves TAP sessions over the mailboxes of a workspace and works on its task records in the
-conformance phases tap.test.echo, tap.test.sleep and tap.test.fail.
+conformance phases tap.test.echo, tap.test.sleep, tap.test.fail and tap.test.plan.
 
 Options:
   --workspace DIR     the workspace (default: $TAP_WORKSPACE)
   --agent-id ID       the agent id (default: $TAP_AGENT_ID)
   --grace-ms MS       grace period on SIGTERM/SIGINT (default 10000)
   --poll-ms MS        rescan period of pending/ and the mailboxes (default 250)
+  --heartbeat-ms MS   the heartbeat the agent proposes in its sessions (default 15000)
+  --resume-window-ms MS
+                      how long a session that went quiet stays resumable (default 300000)
   -h, --help          show this help
 `;
 
@@ -35,7 +38,7 @@ function die(message: string): never {
   process.exit(2);
 }
 
-function parse(): { workspace: string; agentId: string; graceMs: number; pollMs: number } {
+function parse(): Omit<WorkspaceAgentSetup, 'phases'> & { workspace: string } {
   let values;
   try {
     ({ values } = parseArgs({
@@ -44,6 +47,8 @@ function parse(): { workspace: string; agentId: string; graceMs: number; pollMs:
         'agent-id': { type: 'string' },
         'grace-ms': { type: 'string' },
         'poll-ms': { type: 'string' },
+        'heartbeat-ms': { type: 'string' },
+        'resume-window-ms': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -65,7 +70,11 @@ function parse(): { workspace: string; agentId: string; graceMs: number; pollMs:
     if (!Number.isSafeInteger(n) || n < 0) die(`--${name} ${v} is not a whole number of milliseconds`);
     return n;
   };
-  return { workspace, agentId, graceMs: ms('grace-ms', values['grace-ms'], 10_000), pollMs: Math.max(10, ms('poll-ms', values['poll-ms'], 250)) };
+  const heartbeatMs = ms('heartbeat-ms', values['heartbeat-ms'], 15_000);
+  if (heartbeatMs < 1000 || heartbeatMs > 60_000) die(`--heartbeat-ms ${heartbeatMs} lies outside [1000, 60000] (spec: limits#heartbeats)`);
+  const resumeWindowMs = ms('resume-window-ms', values['resume-window-ms'], 300_000);
+  if (resumeWindowMs < 1000) die(`--resume-window-ms ${resumeWindowMs} is below 1000`);
+  return { workspace, agentId, graceMs: ms('grace-ms', values['grace-ms'], 10_000), pollMs: Math.max(10, ms('poll-ms', values['poll-ms'], 250)), heartbeatMs, resumeWindowMs };
 }
 
 function envKeys(): PeerKey[] {
@@ -82,7 +91,7 @@ function card(agentId: string): AgentCard {
     name: 'TAP reference workspace agent',
     description:
       'The reference agent of the workspace binding: TAP sessions over mailboxes with the conformance capabilities tap.test.*, ' +
-      'and task records in the conformance phases tap.test.echo, tap.test.sleep and tap.test.fail.',
+      'and task records in the conformance phases tap.test.echo, tap.test.sleep, tap.test.fail and tap.test.plan.',
     capabilities: [],
     limits: { max_concurrent_tasks: 64, max_task_seconds: 3600, max_message_bytes: 1048576, max_tasks_per_session: 32 },
   };
@@ -115,6 +124,48 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+/** The id of the n-th plan of a task: `<task_id>.plan-<n>`, new for every plan (spec: plans#submission). */
+function planId(taskId: string, n: number): string {
+  return `${taskId}.plan-${n}`;
+}
+
+/** The number n of a plan id made by `planId`, or 1. */
+function planNumber(id: string): number {
+  const m = /\.plan-([0-9]+)$/.exec(id);
+  return m ? Number(m[1]) : 1;
+}
+
+/**
+ * tap.test.plan { plan }: submits the plan (without plan_id) for approval; after needs_revision
+ * submits a revision whose intent notes the feedback; once approved runs each step, looking for a
+ * cancel sidecar before each, and ends with output { plan_id, executed: [{ step, action }] }
+ * (spec: bindings-workspace#approval-and-cancel). A rejection never reaches it: the runner ends
+ * the task failed with PLAN_REJECTED.
+ */
+async function planPhase(ctx: PhaseContext): Promise<PhaseOutcome> {
+  const input = ctx.input;
+  if (!isObject(input) || !isObject(input.plan)) throw invalid('tap.test.plan needs the input { plan }, a plan without plan_id (plan.schema.json)');
+  await readHistoryArtifacts(ctx);
+  const approved = ctx.approvedPlan;
+  if (approved) {
+    const executed: { step: number; action: string }[] = [];
+    for (const [step, s] of approved.steps.entries()) {
+      if (await ctx.isCancelled()) break;
+      executed.push({ step, action: s.action });
+    }
+    return { output: { plan_id: approved.plan_id, executed } };
+  }
+  const { plan_id: _ignored, revision_of: _r, feedback: _f, ...draft } = input.plan as Partial<Plan>;
+  if (ctx.plan && ctx.decision?.decision === 'needs_revision') {
+    const n = planNumber(ctx.plan.plan_id) + 1;
+    const feedback = ctx.decision.feedback ?? 'revised as asked';
+    const note = ` (revision ${n - 1}: ${feedback})`;
+    const intent = (ctx.plan.intent.slice(0, 8192 - note.length) + note).slice(0, 8192);
+    return ctx.submitPlan({ ...ctx.plan, plan_id: planId(ctx.taskId, n), intent, revision_of: ctx.plan.plan_id, feedback: feedback.slice(0, 8192) });
+  }
+  return ctx.submitPlan({ ...(draft as Omit<Plan, 'plan_id'>), plan_id: planId(ctx.taskId, 1) });
+}
+
 /** The conformance phases (conformance/workspace/README.md). */
 export const CONFORMANCE_PHASES: Readonly<Record<string, PhaseHandler>> = {
   /** tap.test.echo: the output is the input. */
@@ -143,6 +194,8 @@ export const CONFORMANCE_PHASES: Readonly<Record<string, PhaseHandler>> = {
     const message = typeof input.message === 'string' ? input.message : `failing with ${input.code} as asked`;
     throw new TapError(errorPayload(input.code, message, undefined, typeof input.retryable === 'boolean' ? { retryable: input.retryable } : {}));
   },
+  /** tap.test.plan { plan }: plans, waits in awaiting/ for a decision, then runs the approved steps. */
+  'tap.test.plan': planPhase,
 };
 
 /** How to run a workspace agent: the parsed options, and the parts a variant may replace. */
@@ -151,6 +204,10 @@ export interface WorkspaceAgentSetup {
   agentId: string;
   graceMs: number;
   pollMs: number;
+  /** The heartbeat proposed in sessions (default 15 000). */
+  heartbeatMs?: number;
+  /** How long a quiet session stays resumable (default 300 000). */
+  resumeWindowMs?: number;
   /** The phase handlers (default CONFORMANCE_PHASES). */
   phases?: Record<string, PhaseHandler>;
 }
@@ -162,7 +219,15 @@ export interface WorkspaceAgentSetup {
 export async function serveWorkspace(o: WorkspaceAgentSetup): Promise<void> {
   let agent;
   try {
-    agent = createAgent({ card: card(o.agentId), capabilities: withConformanceCapabilities(), keys: envKeys(), shutdownGraceMs: o.graceMs, logger: stderrLogger });
+    agent = createAgent({
+      card: card(o.agentId),
+      capabilities: withConformanceCapabilities(),
+      keys: envKeys(),
+      shutdownGraceMs: o.graceMs,
+      heartbeatMs: o.heartbeatMs ?? 15_000,
+      resumeWindowMs: o.resumeWindowMs ?? 300_000,
+      logger: stderrLogger,
+    });
   } catch (err) {
     die((err as Error).message);
   }

@@ -1,10 +1,10 @@
-/** tapctl workspace: init, submit, status, show, tail and reap, for people and with --json for scripts. */
+/** tapctl workspace: init, submit, status, show, decide, tail and reap, for people and with --json for scripts. */
 import { execFile } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Reaper, claimPending, openWorkspace, runWorkspaceAgent, writeLease } from '../workspace/index.ts';
+import { Reaper, claimPending, commitTransition, openWorkspace, prepare, runWorkspaceAgent, writeLease, type Plan } from '../workspace/index.ts';
 import { HERE, scratchDir, waitFor } from '../workspace/testing.ts';
 import { runCli } from './cli.ts';
 import { BUILTIN_COMMANDS } from './commands.ts';
@@ -62,7 +62,7 @@ describe('tapctl workspace init', () => {
     const missing = await tapctl('workspace', 'show');
     expect(missing.err).toContain('missing <dir> and <task_id>');
     const unknown = await tapctl('workspace', 'frobnicate');
-    expect(unknown.err).toMatch(/unknown command "workspace frobnicate"\n {2}The workspace commands are: init, submit, status, show, tail, reap\./);
+    expect(unknown.err).toMatch(/unknown command "workspace frobnicate"\n {2}The workspace commands are: init, submit, status, show, decide, tail, reap\./);
     expect((await tapctl()).code).toBe(2);
     expect((await tapctl('--help')).out).toContain('workspace');
   });
@@ -148,6 +148,80 @@ describe('tapctl workspace status and show', () => {
     expect(running.out).toContain('Now: phase other is claimed (epoch 1) by holder.');
     const dead = await tapctl('workspace', 'show', ws, 'dead-1');
     expect(dead.out).toMatch(/Now: failed in tasks\/failed\/ during phase other\.\n {2}dead letter: MAX_ATTEMPTS: /);
+  });
+});
+
+describe('tapctl workspace decide (spec: bindings-workspace#approval-and-cancel)', () => {
+  const plan = {
+    plan_id: 'p-1',
+    intent: 'Publish the digest.',
+    steps: [{ action: 'publish', target: 'wiki://digest', expected_output: 'a wiki revision', reversible: true }],
+    rollback: 'Restore the previous revision.',
+    estimated_cost: { seconds: 5 },
+    risk_level: 'low',
+  };
+
+  it('writes the decision on the current plan, refuses a stale plan id, and show and status render the plan and the decision', async () => {
+    const ws = await dir();
+    await tapctl('workspace', 'init', ws);
+    await tapctl('workspace', 'submit', ws, await draft({ task_id: 'plan-1', next_phase: 'deploy', input: null }));
+    const w = await openWorkspace(ws);
+    let approved: unknown = null;
+    const agent = await runWorkspaceAgent({
+      workspace: w,
+      agentId: 'planner',
+      phases: { deploy: (ctx) => (ctx.approvedPlan ? ((approved = ctx.approvedPlan), { output: 'published' }) : ctx.submitPlan(plan as Plan)) },
+      pollMs: 20,
+      reap: false,
+    });
+    cleanups.push(() => agent.stop());
+    await waitFor(() => fsp.access(w.paths.record('awaiting', 'plan-1')).then(() => true, () => false), 5000, 'the record in awaiting/');
+
+    const shown = await tapctl('workspace', 'show', ws, 'plan-1');
+    expect(shown.out).toContain('Now: waiting in tasks/awaiting/ for a decision on plan p-1 before phase deploy runs (any agent serving it).');
+    expect(shown.out).toContain('  step 1      publish → wiki://digest (a wiki revision)');
+    expect(shown.out).toContain('  decision    none yet: tapctl workspace decide');
+    const counted = (await tapctl('workspace', 'status', ws, '--json')).json();
+    expect(counted.counts.awaiting).toBe(1);
+    expect(counted.awaiting).toEqual([expect.objectContaining({ task_id: 'plan-1', plan_id: 'p-1', state: 'waiting' })]);
+
+    const usage = await tapctl('workspace', 'decide', ws, 'plan-1', '--approve', '--reject');
+    expect(usage.code).toBe(2);
+    expect(usage.err).toContain('give only one of --approve, --reject and --revise');
+    const none = await tapctl('workspace', 'decide', ws, 'plan-1');
+    expect(none.code).toBe(2);
+    const stale = await tapctl('workspace', 'decide', ws, 'plan-1', '--approve', '--plan-id', 'p-0', '--json');
+    expect(stale.code).toBe(1);
+    expect(stale.err).toMatch(/plan "p-0" is not the current plan of plan-1; the current plan is "p-1"\n {2}where: .*plan-1\.plan\.json/);
+    expect(stale.json().error.code).toBe('STALE_PLAN');
+    const missing = await tapctl('workspace', 'decide', ws, 'nope', '--reject');
+    expect(missing).toMatchObject({ code: 1, err: expect.stringContaining('no task "nope"') });
+
+    const ok = await tapctl('workspace', 'decide', ws, 'plan-1', '--approve', '--feedback', 'Go ahead.', '--json');
+    expect(ok.code).toBe(0);
+    expect(ok.json()).toMatchObject({ task_id: 'plan-1', plan_id: 'p-1', decision: 'approved', feedback: 'Go ahead.', replaced: false });
+    await waitFor(() => fsp.access(w.paths.record('completed', 'plan-1')).then(() => true, () => false), 5000, 'the completed record');
+    expect(approved).toEqual(plan);
+    const done = await tapctl('workspace', 'show', ws, 'plan-1');
+    expect(done.out).toContain('     plan        p-1, approved — Go ahead.');
+    const late = await tapctl('workspace', 'decide', ws, 'plan-1', '--revise', 'smaller');
+    expect(late).toMatchObject({ code: 1, err: expect.stringContaining('task plan-1 is not waiting for a plan decision: it is in tasks/completed/') });
+  });
+
+  it('shows a decision file that cannot be acted on in status', async () => {
+    const ws = await dir();
+    await tapctl('workspace', 'init', ws);
+    const w = await openWorkspace(ws);
+    await tapctl('workspace', 'submit', ws, await draft({ task_id: 'bad-1', next_phase: 'deploy', input: null }));
+    const claim = (await claimPending(w, 'bad-1', 0, 'planner'))!;
+    const rec = { ...JSON.parse(Buffer.from(claim.bytes).toString('utf8')), state: { attempts: 0, epoch: 1, last_error: null, checkpoint: null, processed_by: 'planner', status: 'awaiting_approval' } };
+    await fsp.writeFile(w.paths.plan('bad-1'), JSON.stringify(plan));
+    await commitTransition(w, claim, prepare(rec), 'planner');
+    await fsp.writeFile(w.paths.decision('bad-1'), '{"plan_id": "p-1", "decision": "maybe"}');
+    const human = await tapctl('workspace', 'status', ws);
+    expect(human.out).toMatch(/Awaiting approval\n {2}bad-1 +deploy +plan p-1 +bad-decision: tasks\/awaiting\/bad-1\.decision\.json is refused: it does not match plan\.decision\.payload\.schema\.json/);
+    const shown = await tapctl('workspace', 'show', ws, 'bad-1');
+    expect(shown.out).toContain('  problem     tasks/awaiting/bad-1.decision.json is refused');
   });
 });
 

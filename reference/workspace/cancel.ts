@@ -1,9 +1,11 @@
 /**
- * Cancelling a task: a pending record is claimed and moved to `failed/` as cancelled; a claimed
- * one gets the cancel sidecar its claimant checks before each step (spec: bindings-workspace#approval-and-cancel).
+ * Cancelling a task: a record in `pending/` or `awaiting/` is claimed and moved to `failed/` as
+ * cancelled (an awaiting one's plan and decision files removed); a claimed one gets the cancel
+ * sidecar its claimant checks before each step (spec: bindings-workspace#approval-and-cancel).
  */
 import type { Workspace } from './workspace.ts';
-import { claimPending } from './claim.ts';
+import { forgetPlan, readPlan } from './approval.ts';
+import { claimAwaiting, claimPending } from './claim.ts';
 import { WorkspaceError } from './errors.ts';
 import { writeAtomic } from './fsio.ts';
 import { locateTask, readLocated } from './find.ts';
@@ -22,19 +24,21 @@ export async function cancelTask(ws: Workspace, taskId: string, actor: string): 
     if (loc.dir === 'completed' || loc.dir === 'failed') {
       throw new WorkspaceError('CONFLICT', `task ${taskId} has already ended (tasks/${loc.dir}/)`, loc.path);
     }
-    if (loc.kind === 'record' && loc.dir === 'pending') {
+    if (loc.kind === 'record' && (loc.dir === 'pending' || loc.dir === 'awaiting')) {
       const check = await readLocated(loc, taskId);
       if (!check) continue;
       const epoch = check.ok ? check.record.state.epoch : (check.epoch ?? 0);
-      const claim = await claimPending(ws, taskId, epoch, actor);
+      const plan = loc.dir === 'awaiting' ? await readPlan(ws, taskId) : null;
+      const claim = loc.dir === 'pending' ? await claimPending(ws, taskId, epoch, actor) : await claimAwaiting(ws, taskId, epoch, actor);
       if (!claim) continue;
       if (!claim.check.ok) {
-        await commitTransition(ws, claim, { dir: 'pending', bytes: claim.bytes }, actor);
+        await commitTransition(ws, claim, { dir: claim.from, bytes: claim.bytes }, actor);
         throw new WorkspaceError('INVALID_RECORD', `task ${taskId} is not a valid record: ${claim.check.message}`, loc.path);
       }
       const rec = cloneRecord(claim.check.record);
       rec.state = { ...rec.state, epoch: claim.epoch, status: 'cancelled', processed_by: actor, last_error: null };
       const out = await commitTransition(ws, claim, prepare(rec), actor);
+      if (out.ok && plan?.state === 'ok') await forgetPlan(ws, taskId, plan.value.plan_id);
       if (out.ok) return 'cancelled';
     }
     await new Promise((r) => setTimeout(r, 10));

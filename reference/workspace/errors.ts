@@ -11,6 +11,8 @@ export type WorkspaceErrorCode =
   | 'UNKNOWN_TASK'
   | 'ARTIFACT_REFUSED'
   | 'BAD_ID'
+  | 'INVALID_DECISION'
+  | 'STALE_PLAN'
   | 'IO';
 
 /** An error for people: `message` says what was wrong, `path` where, `hint` what to do next. */

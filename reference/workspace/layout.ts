@@ -72,6 +72,14 @@ export class WorkspacePaths {
   record(d: TaskDir, taskId: string): string {
     return join(this.dir(d), recordName(taskId));
   }
+  /** `tasks/awaiting/<task_id>.plan.json`: the plan a record in awaiting/ waits on (spec: bindings-workspace#approval-and-cancel). */
+  plan(taskId: string): string {
+    return join(this.dir('awaiting'), `${taskId}${PLAN_SUFFIX}`);
+  }
+  /** `tasks/awaiting/<task_id>.decision.json`: the requester's decision on that plan. */
+  decision(taskId: string): string {
+    return join(this.dir('awaiting'), `${taskId}${DECISION_SUFFIX}`);
+  }
   /** `tasks/processing/<task_id>@<epoch>.tap.json`. */
   claim(taskId: string, epoch: number): string {
     return join(this.dir('processing'), claimName(taskId, epoch));
@@ -97,6 +105,20 @@ export class WorkspacePaths {
 /** The sidecars of a claim (spec: bindings-workspace#leases, #approval-and-cancel). */
 export type SidecarKind = 'lease' | 'checkpoint' | 'cancel';
 export const SIDECAR_KINDS: readonly SidecarKind[] = ['lease', 'checkpoint', 'cancel'];
+
+/** The suffixes of the plan and decision files beside a record in awaiting/ (spec: bindings-workspace#approval-and-cancel). */
+export const PLAN_SUFFIX = '.plan.json';
+export const DECISION_SUFFIX = '.decision.json';
+
+/** The task id and kind of a plan or decision file name in awaiting/, or null for any other name. */
+export function parseAwaitingName(name: string): { taskId: string; kind: 'plan' | 'decision' } | null {
+  for (const [suffix, kind] of [[PLAN_SUFFIX, 'plan'], [DECISION_SUFFIX, 'decision']] as const) {
+    if (!name.endsWith(suffix)) continue;
+    const id = name.slice(0, -suffix.length);
+    return isIdentifier(id) ? { taskId: id, kind } : null;
+  }
+  return null;
+}
 
 /** `<task_id>.tap.json`. */
 export function recordName(taskId: string): string {

@@ -1,13 +1,15 @@
 /**
  * Running one claimed phase: the handler's context (input, checkpoint sidecar, fenced artifacts,
- * abort signal), lease renewal, the phase timeout, the cancel sidecar, and the next record the
- * outcome gives (spec: bindings-workspace#leases, #transitions, #approval-and-cancel).
+ * abort signal, plan and decision), lease renewal, the phase timeout, the cancel sidecar, and the
+ * next record the outcome gives — or the plan it parks in awaiting/
+ * (spec: bindings-workspace#leases, #transitions, #approval-and-cancel).
  */
 import { promises as fsp } from 'node:fs';
 import { TapError, errorEntry } from '../core/errors.ts';
 import { validateAgainst } from '../core/validate.ts';
 import type { Workspace } from './workspace.ts';
 import { writeLease } from './agents.ts';
+import { forgetPlan, submissionProblem, type Plan, type PlanDecision } from './approval.ts';
 import { ArtifactRefused, openArtifact, readArtifact, writeArtifact } from './artifacts.ts';
 import type { Claim } from './claim.ts';
 import { isMissing, writeAtomic } from './fsio.ts';
@@ -52,6 +54,32 @@ export interface PhaseContext {
    * there, aborts `signal` and resolves true. Call it before each step (spec: bindings-workspace#approval-and-cancel).
    */
   isCancelled(): Promise<boolean>;
+  /** The plan this claim was decided on, when the record was claimed from awaiting/ after a decision; else null. */
+  readonly plan: Plan | null;
+  /** The requester's decision on `plan` (approved or needs_revision; a rejection never reaches a handler); else null. */
+  readonly decision: PlanDecision | null;
+  /** `plan` when it was approved: run its steps as approved, checking `isCancelled` before each (spec: plans#execution); else null. */
+  readonly approvedPlan: Plan | null;
+  /**
+   * Ends this run waiting for approval: `return ctx.submitPlan(plan)`. The plan is checked at once
+   * (a TapError INVALID_MESSAGE when it is invalid, reuses a plan_id, or after needs_revision does
+   * not revise `plan` with `revision_of` and `feedback`); the runner then writes
+   * `awaiting/<task_id>.plan.json` and moves the record to `awaiting/` as `awaiting_approval`
+   * (spec: bindings-workspace#approval-and-cancel, plans#decisions).
+   */
+  submitPlan(plan: Plan): PlanSubmitted;
+}
+
+/** The outcome `ctx.submitPlan` returns, for the handler to return: the run ends with the plan, not an output. */
+export interface PlanSubmitted extends PhaseOutcome {
+  output: null;
+  readonly submitted_plan: Plan;
+}
+
+/** A plan decided on, given to the run of a record claimed from awaiting/. */
+export interface DecidedPlan {
+  plan: Plan;
+  decision: PlanDecision;
 }
 
 /** What a handler returns when its phase is done. */
@@ -67,7 +95,7 @@ export interface PhaseOutcome {
   target_agent?: string;
 }
 
-/** A phase handler: does the work of one phase. Throw a TapError to fail with its code. */
+/** A phase handler: does the work of one phase, or submits a plan for it. Throw a TapError to fail with its code. */
 export type PhaseHandler = (ctx: PhaseContext) => Promise<PhaseOutcome> | PhaseOutcome;
 
 /** Why a phase was interrupted. */
@@ -81,6 +109,8 @@ export interface PhaseResult {
   /** The transition's outcome, or null when the claim was lost before one was tried. */
   transition: TransitionOutcome | null;
   status?: string;
+  /** The plan submitted, when the run parked the record in awaiting/. */
+  planId?: string;
   error?: { code: string; message: string };
 }
 
@@ -91,6 +121,8 @@ export interface PhaseRunOptions {
   claim: Claim;
   record: TaskRecord;
   handler: PhaseHandler;
+  /** The plan and decision, when the record was claimed from awaiting/. */
+  approval?: DecidedPlan | null;
   /** Resolves when the agent shuts down. */
   shutdown: AbortSignal;
   /** How long an interrupted handler may take to return before its result stops mattering. */
@@ -128,6 +160,8 @@ export async function runPhase(o: PhaseRunOptions): Promise<PhaseResult> {
     controller.abort(new Error(`phase interrupted: ${kind}`));
   };
   const written: string[] = [];
+  const approval = o.approval ?? null;
+  let submitted: Plan | null = null;
   let renewals = 0;
   await writeLease(ws, taskId, epoch, { agent_id: agentId, epoch, renewals });
 
@@ -179,6 +213,16 @@ export async function runPhase(o: PhaseRunOptions): Promise<PhaseResult> {
       if (found) abort('cancel');
       return aborted === 'cancel';
     },
+    plan: approval?.plan ?? null,
+    decision: approval?.decision ?? null,
+    approvedPlan: approval?.decision.decision === 'approved' ? approval.plan : null,
+    submitPlan(plan) {
+      if (submitted) throw new TapError({ code: 'INTERNAL_ERROR', message: 'this run of the phase has submitted a plan already', retryable: false });
+      const problem = submissionProblem(plan, approval, usedPlanIds(record));
+      if (problem) throw new TapError({ code: 'INVALID_MESSAGE', message: problem, retryable: false });
+      submitted = structuredClone(plan);
+      return { output: null, submitted_plan: submitted };
+    },
   };
 
   type Settled = { ok: true; outcome: PhaseOutcome } | { ok: false; error: unknown } | { ok: false; interrupted: true };
@@ -204,11 +248,47 @@ export async function runPhase(o: PhaseRunOptions): Promise<PhaseResult> {
     o.log('info', `${taskId}@${epoch}: the claim was taken back; the work of this claim is discarded`);
     return base;
   }
-  const next = await nextRecord(o, settled, aborted, written);
-  const transition = await commitTransition(ws, claim, prepare(next), agentId);
-  if (!transition.ok) o.log('info', `${taskId}@${epoch}: another actor ended the claim first; the work of this claim is discarded`);
+  const next = await nextRecord(o, settled, aborted, written, submitted);
+  const prepared = prepare(next);
+  const parking = submitted !== null && prepared.dir === 'awaiting';
+  if (parking) {
+    // spec: bindings-workspace#approval-and-cancel — the plan file first, then the transition.
+    if (!(await stillHeld(claim.path))) {
+      o.log('info', `${taskId}@${epoch}: the claim was taken back; the plan is discarded`);
+      return base;
+    }
+    await writeAtomic(ws.paths.plan(taskId), JSON.stringify(submitted, null, 2) + '\n');
+  }
+  const transition = await commitTransition(ws, claim, prepared, agentId);
+  if (!transition.ok) {
+    o.log('info', `${taskId}@${epoch}: another actor ended the claim first; the work of this claim is discarded`);
+    if (parking) await forgetPlan(ws, taskId, submitted!.plan_id);
+  } else if (approval && !(transition.dir === 'awaiting' && !parking)) {
+    // The decided plan is done with (its plan is kept in the history entry); a release back to awaiting/ keeps it.
+    await forgetPlan(ws, taskId, approval.plan.plan_id);
+  }
   const err = next.state.last_error;
-  return { ...base, transition, status: next.state.status, ...(err && next.state.status !== 'completed' && next.state.status !== 'pending' ? { error: { code: err.code, message: err.message } } : {}) };
+  const quiet = next.state.status === 'completed' || next.state.status === 'pending' || next.state.status === 'awaiting_approval';
+  return {
+    ...base,
+    transition,
+    status: next.state.status,
+    ...(parking ? { planId: submitted!.plan_id } : {}),
+    ...(err && !quiet ? { error: { code: err.code, message: err.message } } : {}),
+  };
+}
+
+async function stillHeld(path: string): Promise<boolean> {
+  return fsp.lstat(path).then(() => true, (err) => (isMissing(err) ? false : Promise.reject(err)));
+}
+
+/** The plan ids the task's history records (TAP-PLAN-003: a new plan never reuses one). */
+function usedPlanIds(record: TaskRecord): Set<string> {
+  const ids = new Set<string>();
+  for (const e of record.context.history as Array<HistoryEntry & { plan?: { plan_id?: unknown } }>) {
+    if (typeof e.plan?.plan_id === 'string') ids.add(e.plan.plan_id);
+  }
+  return ids;
 }
 
 /** The next record a phase's ending gives. */
@@ -217,6 +297,7 @@ async function nextRecord(
   settled: { ok: true; outcome: PhaseOutcome } | { ok: false; error?: unknown; interrupted?: true },
   aborted: AbortKind | undefined,
   written: string[],
+  submitted: Plan | null,
 ): Promise<TaskRecord> {
   const { ws, agentId, claim, record } = o;
   const epoch = claim.epoch;
@@ -231,6 +312,15 @@ async function nextRecord(
     return failed('timed_out', 'DEADLINE_EXCEEDED', `phase ${JSON.stringify(record.next_phase)} ran longer than timeout_seconds (${record.requirements.timeout_seconds} s)`);
   }
   if (aborted === 'cancel') return cancelled(record, epoch, agentId);
+  if (settled.ok && submitted) {
+    const rec = cloneRecord(record);
+    const checkpoint = await readCheckpoint(o);
+    rec.state = { ...rec.state, epoch, status: 'awaiting_approval', processed_by: agentId, last_error: null, checkpoint: checkpoint ?? rec.state.checkpoint };
+    return rec;
+  }
+  if (settled.ok && o.approval?.decision.decision === 'needs_revision') {
+    return failed('failed', 'PROTOCOL_VIOLATION', `the plan "${o.approval.plan.plan_id}" needs revision, but phase ${JSON.stringify(record.next_phase)} ended without submitting a revised plan (spec: plans#decisions)`);
+  }
   if (settled.ok) {
     try {
       return await finishedRecord(o, settled.outcome, written);
@@ -241,12 +331,13 @@ async function nextRecord(
   }
   const checkpoint = await readCheckpoint(o);
   if (aborted === 'shutdown') {
-    // A release: the phase goes back to pending/ for another agent; a shutdown is not a failed attempt.
+    // A release: the phase goes back to pending/ (or, decided, to awaiting/ with its decision) for
+    // another agent; a shutdown is not a failed attempt.
     const rec = cloneRecord(record);
     rec.state = {
       ...rec.state,
       epoch,
-      status: 'pending',
+      status: claim.from === 'awaiting' ? 'awaiting_approval' : 'pending',
       processed_by: agentId,
       checkpoint: checkpoint ?? rec.state.checkpoint,
       last_error: { code: 'SHUTTING_DOWN', message: `${agentId} shut down during phase ${JSON.stringify(record.next_phase)} and released the task`, at: isoNow() },
@@ -292,6 +383,8 @@ async function finishedRecord(o: PhaseRunOptions, outcome: PhaseOutcome, written
   }
   const rec = cloneRecord(record);
   const entry: HistoryEntry = { agent: agentId, phase, timestamp: isoNow(), input: record.context.current_input, output: outcome.output ?? null, artifacts };
+  // The approved plan and its decision stay with the phase that ran it (spec: bindings-workspace#approval-and-cancel).
+  if (o.approval) Object.assign(entry, { plan: o.approval.plan, decision: o.approval.decision });
   await appendHistory(ws, rec, entry, claim.epoch, agentId);
   rec.current_phase = phase;
   rec.next_phase = next;

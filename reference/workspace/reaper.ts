@@ -10,7 +10,7 @@ import { leaseSignature, readLease } from './agents.ts';
 import { isMissing, isTmp, listNames, readBounded, readJsonFile, sha256Hex, unlinkIfExists } from './fsio.ts';
 import { TASK_DIRS, parseProcessingName, type ProcessingEntry } from './layout.ts';
 import { MAX_RECORD_BYTES, checkRecordBytes, cloneRecord, isoNow, rejectedRecord, type TaskRecord } from './record.ts';
-import { commitTransition, finishLockedCommit, prepare, settleMarker, type ClaimRef } from './transition.ts';
+import { commitTransition, dirOfBytes, finishLockedCommit, prepare, settleMarker, type ClaimRef } from './transition.ts';
 
 /** One thing a reaper pass did. */
 export interface ReapAction {
@@ -176,7 +176,7 @@ export class Reaper {
       next = rejectedRecord(taskId, epoch, read.bytes, check, this.options.actor);
       action = 'rejected';
     } else if (check.record.state.epoch !== epoch - 1) {
-      // Not the record this claim was made on (see claimPending): back to pending/ unchanged.
+      // Not the record this claim was made on (see claimPending): back unchanged, to pending/ or awaiting/ by its status.
       next = read.bytes;
       action = 'returned';
     } else {
@@ -187,7 +187,7 @@ export class Reaper {
       attempts = next.state.attempts;
       action = next.state.status === 'failed' ? 'dead-lettered' : 'requeued';
     }
-    const prepared = next instanceof Uint8Array ? { dir: 'pending' as const, bytes: next } : prepare(next);
+    const prepared = next instanceof Uint8Array ? { dir: dirOfBytes(next), bytes: next } : prepare(next);
     const outcome = await commitTransition(ws, claim, prepared, this.options.actor);
     if (!outcome.ok && ws.config.claim_mode === 'lock') {
       // The commit lock may belong to an actor that stopped between the lock and its rename.

@@ -1,17 +1,18 @@
 /**
  * runWorkspaceAgent: an agent that works through a workspace. It publishes its card and state,
- * watches `pending/` (fs events, with a periodic rescan as fallback), claims the records whose
- * phase it serves, runs them with a renewed lease, writes heartbeats, reaps expired claims, turns
- * records no agent can run into failed ones, and on shutdown releases what it holds
- * (spec: bindings-workspace).
+ * watches `pending/` and `awaiting/` (fs events, with a periodic rescan as fallback), claims the
+ * records whose phase it serves — in `awaiting/` only those with a decision on their current plan —
+ * runs them with a renewed lease, writes heartbeats, reaps expired claims, turns records no agent
+ * can run into failed ones, and on shutdown releases what it holds (spec: bindings-workspace).
  */
 import { promises as fsp, watch, type FSWatcher } from 'node:fs';
 import type { AgentCard } from '../../schemas/src/index.ts';
 import type { Workspace } from './workspace.ts';
 import { openWorkspace } from './workspace.ts';
 import { publishAgent, writeAgentState, writeHeartbeat, type AgentState } from './agents.ts';
+import { approvalOf, forgetPlan, readPlan, type Approval } from './approval.ts';
 import { checkRecordArtifacts } from './artifacts.ts';
-import { claimPending, type Claim } from './claim.ts';
+import { claimAwaiting, claimPending, type Claim } from './claim.ts';
 import { WorkspaceError } from './errors.ts';
 import { listNames, readBounded } from './fsio.ts';
 import { isIdentifier, parseRecordName } from './layout.ts';
@@ -26,6 +27,8 @@ export type RunnerEvent =
   | { type: 'finished'; task_id: string; epoch: number; phase: string; status: string; dir: string; error?: { code: string; message: string } }
   | { type: 'lost'; task_id: string; epoch: number; phase: string }
   | { type: 'rejected'; task_id: string; epoch: number; code: string; message: string }
+  | { type: 'awaiting'; task_id: string; epoch: number; phase: string; plan_id: string }
+  | { type: 'decision_refused'; task_id: string; state: Approval['state']; message: string }
   | { type: 'released'; task_id: string; epoch: number; reason: string }
   | { type: 'reaped'; action: ReapAction }
   | { type: 'error'; message: string };
@@ -73,8 +76,8 @@ export interface WorkspaceAgent {
   poke(): void;
 }
 
-/** What a scan learnt about one pending file, cached while the file is unchanged. */
-type Seen = { key: string; epoch: number; problem: RecordProblem | null; record: TaskRecord | null };
+/** What a scan learnt about one pending or awaiting file, cached while it (and its plan and decision files) are unchanged. */
+type Seen = { key: string; epoch: number; problem: RecordProblem | null; record: TaskRecord | null; approval: Approval | null };
 
 /** Starts a workspace agent; resolves once its card and state are published and it is watching. */
 export async function runWorkspaceAgent(options: WorkspaceAgentOptions): Promise<WorkspaceAgent> {
@@ -107,7 +110,7 @@ class Runner {
   private readonly cache = new Map<string, Seen>();
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly reaper: Reaper | null;
-  private watcher: FSWatcher | null = null;
+  private readonly watchers: FSWatcher[] = [];
   private scanQueued = false;
   private scanning = false;
   private rescan = false;
@@ -178,14 +181,14 @@ class Runner {
     this.timers.push(setInterval(() => void this.beat(), third));
     this.timers.push(setInterval(() => this.scheduleScan(), this.pollMs));
     if (this.reaper) this.timers.push(setInterval(() => void this.reap(), Math.max(10, Math.min(this.pollMs, Math.floor(this.ws.config.lease_ms / 4)))));
-    try {
-      this.watcher = watch(this.ws.paths.dir('pending'), { persistent: true }, () => this.scheduleScan());
-      this.watcher.on('error', () => {
-        this.watcher?.close();
-        this.watcher = null;
-      });
-    } catch {
-      this.watcher = null; // the periodic rescan still finds everything
+    for (const dir of ['pending', 'awaiting'] as const) {
+      try {
+        const w = watch(this.ws.paths.dir(dir), { persistent: true }, () => this.scheduleScan());
+        w.on('error', () => w.close());
+        this.watchers.push(w);
+      } catch {
+        // the periodic rescan still finds everything
+      }
     }
     if (this.options.signal) {
       if (this.options.signal.aborted) void this.stop('aborted');
@@ -252,44 +255,65 @@ class Runner {
 
   private async scanOnce(): Promise<void> {
     if (this.stopping || this.active.size >= this.concurrency) return;
-    const names = (await listNames(this.ws.paths.dir('pending'))).filter((n) => parseRecordName(n) !== null).sort();
-    const present = new Set(names);
-    for (const k of this.cache.keys()) if (!present.has(k)) this.cache.delete(k);
-    // Start at a random place so that agents racing for the same files spread out.
-    const start = names.length > 0 ? Math.floor(Math.random() * names.length) : 0;
-    for (let i = 0; i < names.length; i++) {
-      if (this.stopping || this.active.size >= this.concurrency) return;
-      const name = names[(start + i) % names.length]!;
-      const taskId = parseRecordName(name)!;
-      if ([...this.active.keys()].some((k) => k.startsWith(`${taskId}@`))) continue;
-      const seen = await this.look(name, taskId);
-      if (!seen) continue;
-      if (!seen.problem && !this.serves(seen.record!)) continue;
-      const claim = await claimPending(this.ws, taskId, seen.epoch, this.agentId);
-      if (!claim) continue;
-      await this.claimed(claim);
+    const present = new Set<string>();
+    for (const dir of ['pending', 'awaiting'] as const) {
+      const names = (await listNames(this.ws.paths.dir(dir))).filter((n) => parseRecordName(n) !== null).sort();
+      for (const n of names) present.add(`${dir}/${n}`);
+      // Start at a random place so that agents racing for the same files spread out.
+      const start = names.length > 0 ? Math.floor(Math.random() * names.length) : 0;
+      for (let i = 0; i < names.length; i++) {
+        if (this.stopping || this.active.size >= this.concurrency) break;
+        const name = names[(start + i) % names.length]!;
+        const taskId = parseRecordName(name)!;
+        if ([...this.active.keys()].some((k) => k.startsWith(`${taskId}@`))) continue;
+        const seen = await this.look(dir, name, taskId);
+        if (!seen) continue;
+        if (!seen.problem && !this.serves(seen.record!)) continue;
+        // spec: bindings-workspace#approval-and-cancel — a record in awaiting/ only with a decision on its current plan.
+        if (dir === 'awaiting' && seen.approval?.state !== 'decided') continue;
+        const claim = dir === 'pending' ? await claimPending(this.ws, taskId, seen.epoch, this.agentId) : await claimAwaiting(this.ws, taskId, seen.epoch, this.agentId);
+        if (!claim) continue;
+        await this.claimed(claim);
+      }
     }
+    for (const k of this.cache.keys()) if (!present.has(k)) this.cache.delete(k);
   }
 
-  /** Reads (or recalls) what a pending file holds; null when it vanished. */
-  private async look(name: string, taskId: string): Promise<Seen | null> {
-    const path = this.ws.paths.record('pending', taskId);
+  /** A signature of a file that changes when it is replaced or rewritten; '-' when it is missing. */
+  private async signature(path: string): Promise<string | null> {
     const st = await fsp.lstat(path).catch(() => null);
-    if (!st || !st.isFile()) return null;
-    const key = `${st.ino}:${st.size}:${st.mtimeMs}`;
-    const cached = this.cache.get(name);
+    return st ? (st.isFile() ? `${st.ino}:${st.size}:${st.mtimeMs}` : null) : '-';
+  }
+
+  /** Reads (or recalls) what a pending or awaiting file holds, with the approval of an awaiting one; null when it vanished. */
+  private async look(dir: 'pending' | 'awaiting', name: string, taskId: string): Promise<Seen | null> {
+    const path = this.ws.paths.record(dir, taskId);
+    const own = await this.signature(path);
+    if (own === null || own === '-') return null;
+    const key = dir === 'pending' ? own : `${own}|${await this.signature(this.ws.paths.plan(taskId))}|${await this.signature(this.ws.paths.decision(taskId))}`;
+    const cacheKey = `${dir}/${name}`;
+    const cached = this.cache.get(cacheKey);
     if (cached && cached.key === key) return cached;
     const read = await readBounded(path, MAX_RECORD_BYTES);
     if (!read) return null;
     const check = checkRecordBytes(read.bytes, taskId, read.oversized);
     let seen: Seen;
     if (!check.ok) {
-      seen = { key, epoch: check.epoch ?? 0, problem: check, record: null };
+      seen = { key, epoch: check.epoch ?? 0, problem: check, record: null, approval: null };
     } else {
-      const problem = pendingProblem(check.record) ?? (await checkRecordArtifacts(this.ws, check.record));
-      seen = { key, epoch: check.record.state.epoch, problem, record: check.record };
+      const problem = (dir === 'pending' ? pendingProblem(check.record) : awaitingProblem(check.record)) ?? (await checkRecordArtifacts(this.ws, check.record));
+      seen = { key, epoch: check.record.state.epoch, problem, record: check.record, approval: null };
     }
-    this.cache.set(name, seen);
+    if (dir === 'awaiting') {
+      seen.approval = await approvalOf(this.ws, taskId);
+      // A decision that cannot be acted on is reported once per change of the files, by the agents serving the phase.
+      const a = seen.approval;
+      if (a.problem && a.state !== 'no-plan' && (seen.record === null || this.serves(seen.record))) {
+        this.log(a.state === 'stale' ? 'info' : 'warn', `${taskId} stays in awaiting/: ${a.problem}`);
+        this.emit({ type: 'decision_refused', task_id: taskId, state: a.state, message: a.problem });
+      }
+    }
+    this.cache.set(cacheKey, seen);
     return seen;
   }
 
@@ -300,20 +324,28 @@ class Runner {
     return phase !== null && this.handlers.has(phase) && (target === '' || target === this.agentId);
   }
 
-  /** Handles a fresh claim: rejects what cannot run, releases what is not ours, else starts the phase. */
+  /** Hands a claimed record back where it came from, as the next epoch, untouched otherwise. */
+  private async release(claim: Claim, record: TaskRecord, reason: string): Promise<void> {
+    const rec = cloneRecord(record);
+    rec.state.epoch = claim.epoch;
+    const out = await commitTransition(this.ws, claim, prepare(rec), this.agentId);
+    if (out.ok) this.emit({ type: 'released', task_id: claim.taskId, epoch: claim.epoch, reason });
+  }
+
+  /** Handles a fresh claim: rejects what cannot run, releases what is not ours, ends a rejected plan, else starts the phase. */
   private async claimed(claim: Claim): Promise<void> {
     const key = `${claim.taskId}@${claim.epoch}`;
     if (!claim.check.ok) return this.reject(claim, claim.check, null);
     const record = claim.check.record;
-    const problem = pendingProblem(record) ?? (await checkRecordArtifacts(this.ws, record));
+    const problem = (claim.from === 'pending' ? pendingProblem(record) : awaitingProblem(record)) ?? (await checkRecordArtifacts(this.ws, record));
     if (problem) return this.reject(claim, problem, record);
-    if (!this.serves(record)) {
-      // The file changed since it was read: hand it back, as the next epoch, untouched otherwise.
-      const rec = cloneRecord(record);
-      rec.state.epoch = claim.epoch;
-      const out = await commitTransition(this.ws, claim, prepare(rec), this.agentId);
-      if (out.ok) this.emit({ type: 'released', task_id: claim.taskId, epoch: claim.epoch, reason: 'not a phase this agent serves' });
-      return;
+    // The file changed since it was read: hand it back.
+    if (!this.serves(record)) return this.release(claim, record, 'not a phase this agent serves');
+    let approval: Approval | null = null;
+    if (claim.from === 'awaiting') {
+      approval = await approvalOf(this.ws, claim.taskId);
+      if (approval.state !== 'decided') return this.release(claim, record, `no decision on the current plan any more (${approval.state})`);
+      if (approval.decision!.decision === 'rejected') return this.planRejected(claim, record, approval);
     }
     const phase = record.next_phase!;
     const handler = this.handlers.get(phase)!;
@@ -328,6 +360,7 @@ class Runner {
           claim,
           record,
           handler,
+          approval: approval ? { plan: approval.plan!, decision: approval.decision! } : null,
           shutdown: this.shutdown.signal,
           graceMs: this.graceMs,
           log: (level, message) => this.log(level, message),
@@ -354,6 +387,10 @@ class Runner {
       this.emit({ type: 'released', task_id: r.taskId, epoch: r.epoch, reason: 'shutdown' });
       return;
     }
+    if (r.planId !== undefined) {
+      this.emit({ type: 'awaiting', task_id: r.taskId, epoch: r.epoch, phase: r.phase, plan_id: r.planId });
+      return;
+    }
     this.emit({
       type: 'finished',
       task_id: r.taskId,
@@ -363,6 +400,23 @@ class Runner {
       dir: r.transition.dir,
       ...(r.error ? { error: r.error } : {}),
     });
+  }
+
+  /**
+   * Ends a task whose plan was rejected: `failed/` with PLAN_REJECTED, the handler never called,
+   * and the plan and decision files removed (spec: plans#decisions, bindings-workspace#approval-and-cancel).
+   */
+  private async planRejected(claim: Claim, record: TaskRecord, approval: Approval): Promise<void> {
+    const plan = approval.plan!;
+    const feedback = approval.decision!.feedback;
+    const message = `plan "${plan.plan_id}" of phase ${JSON.stringify(record.next_phase)} was rejected${feedback ? `: ${feedback}` : ''}`;
+    const next = cloneRecord(record);
+    next.state = { ...next.state, epoch: claim.epoch, status: 'failed', processed_by: this.agentId, last_error: { code: 'PLAN_REJECTED', message: message.slice(0, 8192), at: isoNow() } };
+    const out = await commitTransition(this.ws, claim, prepare(next), this.agentId);
+    if (!out.ok) return;
+    await forgetPlan(this.ws, claim.taskId, plan.plan_id);
+    this.log('info', `${claim.taskId}: ${message}`);
+    this.emit({ type: 'finished', task_id: claim.taskId, epoch: claim.epoch, phase: record.next_phase!, status: 'failed', dir: out.dir, error: { code: 'PLAN_REJECTED', message } });
   }
 
   /** Moves a record no agent can run to `failed/` with the reason (spec: bindings-workspace#task-record). */
@@ -375,6 +429,10 @@ class Runner {
       next = rejectedRecord(claim.taskId, claim.epoch, claim.bytes, problem, this.agentId);
     }
     const out = await commitTransition(this.ws, claim, prepare(next), this.agentId);
+    if (out.ok && claim.from === 'awaiting') {
+      const plan = await readPlan(this.ws, claim.taskId);
+      if (plan.state === 'ok') await forgetPlan(this.ws, claim.taskId, plan.value.plan_id);
+    }
     if (out.ok) {
       this.log('warn', `refused task file ${claim.taskId}: ${problem.code}: ${problem.message}`);
       this.emit({ type: 'rejected', task_id: claim.taskId, epoch: claim.epoch, code: problem.code, message: problem.message });
@@ -397,7 +455,7 @@ class Runner {
         process.off('SIGTERM', this.signalHandler);
         process.off('SIGINT', this.signalHandler);
       }
-      this.watcher?.close();
+      for (const w of this.watchers) w.close();
       for (const t of this.timers) clearInterval(t);
       while (this.scanning || this.reaping) await new Promise((r) => setTimeout(r, 5));
       this.shutdown.abort();
@@ -412,6 +470,15 @@ class Runner {
     })();
     return this.stopping;
   }
+}
+
+/** What makes a schema-valid record in `awaiting/` unrunnable once decided (spec: bindings-workspace#directories). */
+function awaitingProblem(record: TaskRecord): RecordProblem | null {
+  if (record.state.status !== 'awaiting_approval') {
+    return { code: 'INVALID_MESSAGE', message: `a record in awaiting/ has state.status ${JSON.stringify(record.state.status ?? 'pending')}` };
+  }
+  if (record.next_phase === null) return { code: 'INVALID_MESSAGE', message: 'a record in awaiting/ has no next_phase' };
+  return null;
 }
 
 /** What makes a schema-valid record in `pending/` unrunnable (spec: bindings-workspace#directories). */

@@ -8,9 +8,10 @@ import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
 import type { Workspace } from './workspace.ts';
 import { listAgents, readLease, type AgentInfo } from './agents.ts';
+import { approvalOf, type Approval } from './approval.ts';
 import { isTmp, listNames, readBounded } from './fsio.ts';
 import { listRecords } from './find.ts';
-import { TASK_DIRS, parseProcessingName, parseRecordName, type TaskDir } from './layout.ts';
+import { TASK_DIRS, parseAwaitingName, parseProcessingName, parseRecordName, type TaskDir } from './layout.ts';
 import { MAX_RECORD_BYTES, checkRecordBytes } from './record.ts';
 
 /** One claim in `processing/`. */
@@ -36,6 +37,17 @@ export interface FailedInfo {
   at: string | null;
 }
 
+/** A record in `awaiting/` and where its plan stands (spec: bindings-workspace#approval-and-cancel). */
+export interface AwaitingInfo {
+  task_id: string;
+  phase: string | null;
+  plan_id: string | null;
+  /** `waiting` for a decision, `decided` (an agent will claim it), or why nothing will happen. */
+  state: Approval['state'] | 'bad-record';
+  decision: string | null;
+  problem: string | null;
+}
+
 /** What `workspaceStatus` reports. */
 export interface WorkspaceStatus {
   workspace: string;
@@ -47,6 +59,8 @@ export interface WorkspaceStatus {
   /** Transitions committed but not yet published (an actor stopped half-way, or is finishing right now). */
   in_transition: string[];
   dead_letters: FailedInfo[];
+  /** The records waiting for a plan decision, with the decision files that cannot be acted on. */
+  awaiting: AwaitingInfo[];
   /** Every other record of `failed/`. */
   failed: FailedInfo[];
   agents: AgentInfo[];
@@ -67,7 +81,7 @@ export async function workspaceStatus(ws: Workspace, now = Date.now()): Promise<
         else if (e.kind === 'claim') counts.processing += 1;
       } else if (parseRecordName(name)) {
         counts[dir] += 1;
-      } else if (!(dir === 'awaiting' && /\.(plan|decision)\.json$/.test(name))) {
+      } else if (!(dir === 'awaiting' && parseAwaitingName(name))) {
         ignored.push(`tasks/${dir}/${name}`);
       }
     }
@@ -113,6 +127,18 @@ export async function workspaceStatus(ws: Workspace, now = Date.now()): Promise<
     };
     (info.code === 'MAX_ATTEMPTS' ? deadLetters : failed).push(info);
   }
+  const awaiting: AwaitingInfo[] = [];
+  for (const r of await listRecords(ws, 'awaiting')) {
+    const a = await approvalOf(ws, r.taskId);
+    awaiting.push({
+      task_id: r.taskId,
+      phase: r.check.ok ? r.check.record.next_phase : null,
+      plan_id: a.plan?.plan_id ?? null,
+      state: r.check.ok ? a.state : 'bad-record',
+      decision: a.decision?.decision ?? null,
+      problem: r.check.ok ? (a.problem ?? null) : r.check.message,
+    });
+  }
   return {
     workspace: ws.root,
     config: ws.config,
@@ -121,6 +147,7 @@ export async function workspaceStatus(ws: Workspace, now = Date.now()): Promise<
     stuck: claims.filter((c) => c.past_lease),
     in_transition: inTransition,
     dead_letters: deadLetters,
+    awaiting,
     failed,
     agents: await listAgents(ws, now),
     ignored_files: ignored,

@@ -64,8 +64,8 @@ export function markerIsValid(bytes: Uint8Array, epoch: number, nonce: string): 
   }
 }
 
-/** The directory a prepared next record goes to, read back from its bytes (for recovery). */
-function dirOfBytes(bytes: Uint8Array): TaskDir {
+/** The directory a record goes to by the status in its bytes; a claimed status (or none readable) gives `pending/` (for recovery). */
+export function dirOfBytes(bytes: Uint8Array): TaskDir {
   try {
     const status = (JSON.parse(Buffer.from(bytes).toString('utf8')) as TaskRecord).state?.status;
     if (typeof status === 'string' && status in STATUS_DIR) {
@@ -141,7 +141,7 @@ export type Settled =
  * - a valid marker publishes its prepared record (if it still exists: otherwise it was published
  *   already) and removes the marker, the claim's sidecars and its locks;
  * - an invalid marker (the claimed file was not the record its actor read) goes back to
- *   `pending/` unchanged, and the prepared record is deleted (spec: bindings-workspace#transitions).
+ *   `pending/` (or `awaiting/`, by its status) unchanged, and the prepared record is deleted (spec: bindings-workspace#transitions).
  */
 export async function settleMarker(ws: Workspace, taskId: string, epoch: number, nonce: string): Promise<Settled> {
   const processing = ws.paths.dir('processing');
@@ -151,8 +151,10 @@ export async function settleMarker(ws: Workspace, taskId: string, epoch: number,
   if (!read) return { result: 'gone' };
   if (!markerIsValid(read.bytes, epoch, nonce)) {
     try {
-      await fsp.rename(marker, ws.paths.record('pending', taskId));
-      await fsyncDirs(processing, ws.paths.dir('pending'));
+      // Back where its status puts it: pending/, or awaiting/ for a record claimed from there.
+      const home = dirOfBytes(read.bytes);
+      await fsp.rename(marker, ws.paths.record(home, taskId));
+      await fsyncDirs(processing, ws.paths.dir(home));
     } catch (err) {
       if (!isMissing(err)) throw err;
     }

@@ -5,6 +5,7 @@ import { claimCases } from './claims.ts';
 import { fencingCases } from './fencing.ts';
 import { historyCases } from './history.ts';
 import { mailboxCases } from './mailbox.ts';
+import { planCases } from './plans.ts';
 import { reaperCases } from './reaper.ts';
 import { refusedCases } from './refused.ts';
 import { taskCases } from './tasks.ts';
@@ -15,6 +16,7 @@ export const WORKSPACE_CASES: readonly WorkspaceCase[] = [
   ...claimCases,
   ...taskCases.slice(4),
   ...historyCases,
+  ...planCases,
   ...reaperCases,
   ...fencingCases,
   ...refusedCases,

@@ -1,5 +1,6 @@
 /** `tapctl workspace …`: operating a TAP workspace (spec: bindings-workspace). */
 import { commandGroup } from '../registry.ts';
+import { decideCommand } from './decide.ts';
 import { initCommand } from './init.ts';
 import { reapCommand } from './reap.ts';
 import { showCommand } from './show.ts';
@@ -12,6 +13,7 @@ export const workspaceCommand = commandGroup('workspace', 'Operate a TAP workspa
   submitCommand,
   statusCommand,
   showCommand,
+  decideCommand,
   tailCommand,
   reapCommand,
 ]);

@@ -1,11 +1,28 @@
 /** tapctl workspace show: a task's history as a readable script — who did what in which phase, with inputs, outputs and artifacts. */
-import { fullHistory, locateTask, openWorkspace, readLease, readLocated, type HistoryEntry, type TaskRecord } from '../../workspace/index.ts';
+import { approvalOf, fullHistory, locateTask, openWorkspace, readLease, readLocated, type Approval, type HistoryEntry, type Plan, type PlanDecision, type TaskRecord } from '../../workspace/index.ts';
 import { CliError, type Command } from '../registry.ts';
 import { parseOptions, positionals } from '../cli.ts';
 import { excerpt, printJson } from './format.ts';
 
-/** Renders a record and its whole history as a script for people. */
-export function renderScript(record: TaskRecord, history: HistoryEntry[], where: { dir: string; epoch?: number; holder?: string | null }, full = false): string {
+/** A plan as indented lines for people: intent, numbered steps, rollback, cost and risk. */
+export function renderPlan(plan: Plan, indent: string): string[] {
+  const lines = [`${indent}intent      ${excerpt(plan.intent, 200)}`];
+  plan.steps.forEach((st, i) => {
+    lines.push(`${indent}step ${i + 1}      ${st.action}${st.target ? ` → ${st.target}` : ''}${st.expected_output ? ` (${excerpt(st.expected_output, 80)})` : ''}${st.reversible ? '' : ' [not reversible]'}`);
+  });
+  if (plan.rollback) lines.push(`${indent}rollback    ${excerpt(plan.rollback, 200)}`);
+  const cost = [plan.estimated_cost.tokens !== undefined ? `${plan.estimated_cost.tokens} tokens` : '', plan.estimated_cost.seconds !== undefined ? `${plan.estimated_cost.seconds} s` : ''].filter(Boolean).join(', ');
+  lines.push(`${indent}risk        ${plan.risk_level}${cost ? ` · estimated ${cost}` : ''}`);
+  if (plan.revision_of) lines.push(`${indent}revises     ${plan.revision_of}, addressing: ${excerpt(plan.feedback ?? '', 160)}`);
+  return lines;
+}
+
+function decisionText(d: PlanDecision): string {
+  return `${d.decision}${d.feedback ? ` — ${excerpt(d.feedback, 160)}` : ''}`;
+}
+
+/** Renders a record and its whole history as a script for people; `approval` is where the plan of a record in awaiting/ stands. */
+export function renderScript(record: TaskRecord, history: HistoryEntry[], where: { dir: string; epoch?: number; holder?: string | null }, full = false, approval?: Approval | null): string {
   const cut = (v: unknown) => (full ? JSON.stringify(v, null, 2).replace(/\n/g, '\n' + ' '.repeat(16)) : excerpt(v, 200));
   const s = record.state;
   const status = where.dir === 'processing' ? 'running' : (s.status ?? where.dir);
@@ -23,6 +40,8 @@ export function renderScript(record: TaskRecord, history: HistoryEntry[], where:
     lines.push(`     input       ${handedOn ? `the output of ${i}` : cut(h.input)}`);
     lines.push(`     output      ${cut(h.output)}`);
     if (h.artifacts.length > 0) lines.push(`     artifacts   ${h.artifacts.map((a) => `artifacts/${a}`).join(', ')}`);
+    const planned = h as HistoryEntry & { plan?: Plan; decision?: PlanDecision };
+    if (planned.plan?.plan_id) lines.push(`     plan        ${planned.plan.plan_id}${planned.decision ? `, ${decisionText(planned.decision)}` : ''}`);
     lines.push('');
   });
   const target = record.requirements.target_agent ? `agent ${record.requirements.target_agent}` : 'any agent serving it';
@@ -33,6 +52,14 @@ export function renderScript(record: TaskRecord, history: HistoryEntry[], where:
     lines.push(`Now: waiting in tasks/pending/ for phase ${record.next_phase} (${target}).`);
     if (s.attempts > 0) lines.push(`  ${s.attempts} earlier claim${s.attempts === 1 ? '' : 's'} of this phase did not finish it.`);
     if (err) lines.push(`  last error: ${err}`);
+  } else if (where.dir === 'awaiting') {
+    const plan = approval?.plan;
+    lines.push(`Now: waiting in tasks/awaiting/ for a decision on ${plan ? `plan ${plan.plan_id}` : 'a plan'} before phase ${record.next_phase} runs (${target}).`);
+    if (plan) lines.push(...renderPlan(plan, '  '));
+    const d = approval?.decision;
+    if (approval?.state === 'waiting') lines.push(`  decision    none yet: tapctl workspace decide <dir> ${record.task_id} --approve|--reject|--revise <feedback>`);
+    else if (approval?.state === 'decided' && d) lines.push(`  decision    ${decisionText(d)}; an agent serving ${record.next_phase} will act on it`);
+    else if (approval?.problem) lines.push(`  ${approval.state === 'stale' && d ? `decision    ${decisionText(d)}, ignored: ` : 'problem     '}${approval.problem}`);
   } else if (where.dir === 'completed') {
     const last = history[history.length - 1];
     const same = last !== undefined && JSON.stringify(last.output) === JSON.stringify(record.context.current_input);
@@ -52,7 +79,8 @@ export const showCommand: Command = {
   help: `Usage: tapctl workspace show <dir> <task_id> [--full] [--json]
 
 Prints the task's history — compacted entries included — as a script: each phase, the agent
-that ran it and when, its input, output and artifacts; then where the task is now.
+that ran it and when, its input, output, artifacts and approved plan; then where the task is
+now, with the plan it waits on and the decision so far when it is in tasks/awaiting/.
 
 Options:
   --full   print inputs and outputs whole instead of one line each
@@ -74,18 +102,20 @@ Options:
     const record = check.record;
     const { entries, compacted } = await fullHistory(ws, record);
     const holder = loc.kind === 'claim' ? ((await readLease(ws, taskId!, loc.epoch!))?.agent_id ?? null) : undefined;
+    const approval = loc.dir === 'awaiting' ? await approvalOf(ws, taskId!) : null;
     if (values.json) {
       printJson(ctx.io, {
         task_id: record.task_id,
         location: { dir: loc.dir, kind: loc.kind, path: loc.path, ...(loc.epoch !== undefined ? { epoch: loc.epoch } : {}) },
         ...(holder !== undefined ? { holder } : {}),
+        ...(approval ? { approval } : {}),
         record,
         history: entries,
         compacted,
       });
       return 0;
     }
-    ctx.io.out(renderScript(record, entries, { dir: loc.dir, epoch: loc.epoch, holder }, values.full ?? false));
+    ctx.io.out(renderScript(record, entries, { dir: loc.dir, epoch: loc.epoch, holder }, values.full ?? false, approval));
     return 0;
   },
 };

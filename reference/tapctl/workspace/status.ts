@@ -10,8 +10,9 @@ export const statusCommand: Command = {
   help: `Usage: tapctl workspace status <dir> [--json]
 
 Shows how many tasks each directory holds, the claims in tasks/processing/ with their holders
-and how long ago their leases were renewed, claims past their lease, dead letters (failed with
-MAX_ATTEMPTS), other failed tasks, and the agents with their phases and last heartbeat.
+and how long ago their leases were renewed, claims past their lease, the tasks waiting in
+tasks/awaiting/ for a plan decision (and decision files that cannot be acted on), dead letters
+(failed with MAX_ATTEMPTS), other failed tasks, and the agents with their phases and last heartbeat.
 
 Ages come from file times and this host's clock: they are estimates. The reaper never decides
 by them; it returns a claim only after it has itself seen the lease unchanged for lease_ms.
@@ -50,6 +51,11 @@ Options:
       );
     }
     if (s.in_transition.length > 0) text += `\nIn transition (committed, not yet published): ${s.in_transition.join(', ')}\n`;
+    if (s.awaiting.length > 0) {
+      const said: Record<string, string> = { waiting: 'waiting for a decision', decided: 'decided; an agent will claim it' };
+      text += '\nAwaiting approval\n';
+      text += table(s.awaiting.map((a) => [a.task_id, a.phase ?? '?', a.plan_id ? `plan ${a.plan_id}` : 'no plan', said[a.state] ?? `${a.state}: ${excerpt(a.problem ?? '', 120)}`]));
+    }
     if (s.dead_letters.length > 0) {
       text += '\nDead letters\n';
       text += table(s.dead_letters.map((d) => [d.task_id, d.phase ?? '-', excerpt(d.message ?? '', 100)]));
