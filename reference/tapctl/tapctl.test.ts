@@ -234,9 +234,11 @@ describe('tapctl workspace tail and reap', () => {
     const tail = runCli(['workspace', 'tail', ws, '--json', '--interval-ms', '20'], { io: { out: (t) => void (out += t), err: () => {} }, signal: controller.signal });
     await new Promise((r) => setTimeout(r, 100));
     await tapctl('workspace', 'submit', ws, await draft({ task_id: 'live', next_phase: 'go', input: 1 }));
+    // The agent starts once the tail has seen the task queued, so a slow machine cannot skip that event.
+    await waitFor(() => out.includes('"queued"'), 15_000, 'a queued event');
     const agent = await runWorkspaceAgent({ workspace: ws, agentId: 'runner', phases: ['go'], handler: () => ({ output: 2 }), pollMs: 50 });
     cleanups.push(() => agent.stop());
-    await waitFor(() => out.includes('"completed"'), 5000, 'a completed event');
+    await waitFor(() => out.includes('"completed"'), 15_000, 'a completed event');
     controller.abort();
     expect(await tail).toBe(0);
     const kinds = out.trim().split('\n').map((l) => JSON.parse(l) as { kind: string; task_id?: string });
