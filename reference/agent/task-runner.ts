@@ -12,6 +12,9 @@ import { withdrawPlan, markPlan } from './plans.ts';
 import type { Runtime } from './runtime.ts';
 import { currentPlan, outcomeError, type Task, type TaskOutcome } from './tasks.ts';
 
+/** The abort reason of every task that ended normally: one shared instance, since each finished task releases its signal. */
+const ENDED = new TaskAborted('ended', 'the task has ended');
+
 /** The longest a single timer may wait before it is re-armed. */
 const MAX_TIMER_MS = 2_147_000_000;
 
@@ -172,7 +175,7 @@ export class TaskRunner {
         record.released = true;
       }
     }
-    if (!task.abort.signal.aborted) task.abort.abort(new TaskAborted('ended', 'the task has ended'));
+    if (!task.abort.signal.aborted) task.abort.abort(ENDED);
     return true;
   }
 
