@@ -7,7 +7,7 @@
  *   npx tsx bench/profile-top.ts /tmp/tap-prof/<file>.cpuprofile
  */
 import { parseArgs } from 'node:util';
-import { decodeFrame, validateMessage } from '../reference/core/index.ts';
+import { decodeFrame, validateDecoded } from '../reference/core/index.ts';
 import { inflight, perCallNs, sequential } from './lib/measure.ts';
 import { tapMemory } from './lib/systems.ts';
 
@@ -31,7 +31,7 @@ try {
     const op = (i: number): unknown => {
       const bytes = frames[i % frames.length]!;
       const r = decodeFrame({ bytes, oversized: false, byteLength: bytes.byteLength }, { maxMessageBytes: 1048576 });
-      return r.ok ? validateMessage(r.message) : r;
+      return r.ok ? validateDecoded(r.message) : r;
     };
     const r = perCallNs(op, calls * 100, ms);
     process.stdout.write(`decode: ${r.calls} messages, ${Math.round(r.ns)} ns each\n`);

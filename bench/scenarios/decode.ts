@@ -1,12 +1,13 @@
 /**
  * Scenario 3, decode + validate: what the reference does with every inbound frame (decodeFrame:
- * size, UTF-8, JSON, I-JSON, envelope schema; then validateMessage: the per-type schema) against
+ * size, UTF-8, JSON, I-JSON, envelope schema; then validateDecoded: the rest of the per-type
+ * schema, without the envelope again) against
  * JSON.parse alone on the same text, and against JSON.parse plus Ajv (the same per-type schema,
  * Ajv2020 strict) alone. The messages are real frames of an echo and a stream task.
  */
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { decodeFrame, SCHEMA_BASE, validateMessage } from '../../reference/core/index.ts';
+import { decodeFrame, SCHEMA_BASE, validateDecoded } from '../../reference/core/index.ts';
 import { SCHEMA_BUNDLE } from '../../reference/core/schema-bundle.ts';
 import type { InboundFrame } from '../../reference/transports/index.ts';
 import type { Budget } from '../lib/options.ts';
@@ -76,11 +77,11 @@ export async function decode(budget: Budget, _selected: (id: string) => boolean,
   const ops: Array<{ id: string; name: string; op: (i: number) => unknown }> = [
     {
       id: 'tap',
-      name: 'TAP decodeFrame + validateMessage',
+      name: 'TAP decodeFrame + validateDecoded',
       op: (i) => {
         const r = decodeFrame(frames[i % k]!, { maxMessageBytes: 1048576 });
         if (!r.ok) throw new Error(`a captured frame was refused: ${r.error.message}`);
-        if (validateMessage(r.message) !== null) throw new Error('a captured frame failed validation');
+        if (validateDecoded(r.message) !== null) throw new Error('a captured frame failed validation');
         return r;
       },
     },

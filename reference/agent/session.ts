@@ -19,7 +19,7 @@ import {
   parseVersion,
   protocolVersion,
   SUPPORTED_VERSIONS,
-  validateMessage,
+  validateDecoded,
   type AgentHandshakeState,
   type ErrorPayload,
   type EstablishedSession,
@@ -242,7 +242,7 @@ export class Connection implements Link {
     if (!this.session?.established && !allowedBeforeHandshake(type)) {
       return fail('HANDSHAKE_REQUIRED', `${type} arrived before handshake.go; it had no effect`);
     }
-    const issues = validateMessage(msg);
+    const issues = validateDecoded(msg);
     if (issues) {
       const first = issues[0]!;
       return fail('INVALID_MESSAGE', `${type} is invalid: ${first.path || '/'} ${first.message}`, { issues });

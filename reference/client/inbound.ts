@@ -12,7 +12,7 @@ import {
   errorPayload,
   isCompatibleProtocol,
   mayReceive,
-  validateMessage,
+  validateDecoded,
   type Hmac,
 } from '../core/index.ts';
 import type { InboundFrame } from '../transports/index.ts';
@@ -139,7 +139,7 @@ function afterIdentity(msg: Record<string, unknown> & { type: string; message_id
   if (!ctx.handshake && !ctx.established && !allowedBeforeHandshake(msg.type)) {
     return reject(errorPayload('HANDSHAKE_REQUIRED', `${msg.type} arrived before handshake.go; it had no effect`), where);
   }
-  const issues = validateMessage(msg);
+  const issues = validateDecoded(msg);
   if (issues) {
     return reject(errorPayload('INVALID_MESSAGE', `${msg.type} does not match its schema`, { issues: issues.slice(0, 20) }), where);
   }

@@ -1,6 +1,8 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { samplePing, sampleCard } from './testkit.ts';
-import { toIssues, validateAgainst, validateEnvelope, validateMessage, validatePayload, validatorFor } from './validate.ts';
+import { toIssues, validateAgainst, validateDecoded, validateEnvelope, validateMessage, validatePayload, validatorFor } from './validate.ts';
 
 describe('validate', () => {
   it('accepts a valid envelope and message (spec: envelope#fields)', () => {
@@ -54,5 +56,37 @@ describe('validate', () => {
   it('escapes member names in paths and merges repeated issues', () => {
     const e = { instancePath: '/a', schemaPath: '#', keyword: 'required', params: { missingProperty: 'x/y~z' }, message: 'm' };
     expect(toIssues([e, e])).toEqual([{ path: '/a/x~1y~0z', keyword: 'required', message: 'm' }]);
+  });
+});
+
+describe('validateDecoded', () => {
+  /** Every JSON object among the message fixtures, valid and invalid. */
+  function fixtures(): unknown[] {
+    const root = new URL('../../fixtures/', import.meta.url).pathname;
+    const out: unknown[] = [];
+    const walk = (dir: string): void => {
+      for (const e of readdirSync(dir, { withFileTypes: true })) {
+        const path = join(dir, e.name);
+        if (e.isDirectory()) walk(path);
+        else if (e.name.endsWith('.json') && !e.name.endsWith('.expect.json')) {
+          try {
+            const v: unknown = JSON.parse(readFileSync(path, 'utf8'));
+            if (typeof v === 'object' && v !== null && !Array.isArray(v) && 'type' in v) out.push(v);
+          } catch {
+            // a raw frame that is not JSON: not a message to validate
+          }
+        }
+      }
+    };
+    for (const d of ['messages', 'invalid']) walk(join(root, d));
+    return out;
+  }
+
+  it('gives exactly the issues of validateMessage for every fixture whose envelope is valid (spec: messages#payload-validation)', () => {
+    const all = fixtures();
+    const checked = all.filter((m) => validateEnvelope(m) === null);
+    expect(checked.length).toBeGreaterThan(150);
+    for (const m of checked) expect(validateDecoded(m), JSON.stringify(m).slice(0, 200)).toEqual(validateMessage(m));
+    expect(checked.some((m) => validateMessage(m) !== null)).toBe(true);
   });
 });

@@ -5,7 +5,7 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { isKnownType } from './catalogue.ts';
-import { SCHEMA_BUNDLE, type SchemaFile } from './schema-bundle.ts';
+import { SCHEMA_BUNDLE, SCHEMA_FILES, type SchemaFile } from './schema-bundle.ts';
 
 /** One schema violation: where (a JSON Pointer into the value), which keyword failed, and a sentence for people. */
 export interface Issue {
@@ -65,6 +65,27 @@ export function validateMessage(value: unknown): Issue[] | null {
     return [{ path: '/type', keyword: 'discriminator', message: `${JSON.stringify(type)} is not a TAP 1.0 message type` }];
   }
   return validatorFor(`${type}.schema.json` as SchemaFile)(value);
+}
+
+const bodyCache = new Map<string, Validator>();
+
+/**
+ * Validates a message whose envelope `decodeFrame` has already checked: its type's schema without
+ * the `allOf` that repeats the envelope, compiled from the same emitted file, so each received
+ * message is checked against the envelope once. Issues are those `validateMessage` would give for
+ * a message with a valid envelope (spec: messages#payload-validation).
+ */
+export function validateDecoded(value: unknown): Issue[] | null {
+  const type = (value as { type?: unknown } | null)?.type;
+  if (typeof type !== 'string' || !isKnownType(type)) return validateMessage(value);
+  let v = bodyCache.get(type);
+  if (!v) {
+    const { allOf: _envelope, $id: _id, ...rest } = SCHEMA_FILES[`${type}.schema.json` as SchemaFile] as Record<string, unknown>;
+    const fn = instance().compile({ ...rest, $id: `${SCHEMA_BASE}${type}.body.schema.json` });
+    v = (x) => (fn(x) ? null : toIssues(fn.errors ?? []));
+    bodyCache.set(type, v);
+  }
+  return v(value);
 }
 
 /** Validates a payload against the payload schema of its message type (spec: messages#payload-validation). */
