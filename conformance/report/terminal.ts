@@ -88,7 +88,9 @@ export function renderSummary(report: Report, paint: Paint): string {
     const passed = cases.filter((c) => c.verdict === 'PASS').length;
     const v = report.profiles[profile]!;
     out.push('');
-    out.push(`${paint(STYLE[v], v.padEnd(13))} ${paint('bold', profile)}  ${passed}/${cases.length} passed`);
+    const skipped = cases.filter((c) => c.verdict === 'SKIPPED').length;
+    const counts = `${passed}/${cases.length - skipped} passed${skipped ? `, ${skipped} skipped` : ''}`;
+    out.push(`${paint(STYLE[v], v.padEnd(13))} ${paint('bold', profile)}  ${counts}`);
     // Cases that did not apply are grouped by reason, one line each.
     const idle = new Map<string, string[]>();
     for (const c of cases) {

@@ -8,7 +8,7 @@ import { renderHtml } from '../report/html.ts';
 import { renderJson } from '../report/json.ts';
 import { renderJunit } from '../report/junit.ts';
 import { buildReport, notPerfect, profileVerdict } from '../report/model.ts';
-import { progressLine } from '../report/terminal.ts';
+import { progressLine, renderSummary } from '../report/terminal.ts';
 import type { CaseResult } from '../runner.ts';
 import type { Verdict } from '../verdict.ts';
 
@@ -237,5 +237,15 @@ describe('notPerfect', () => {
       { id: 'f', verdict: 'FAIL', detail: 'broken' },
     ] as { id: string; verdict: Verdict; detail: string }[];
     expect(notPerfect(cases).map((c) => c.id)).toEqual(['c', 'd', 'e', 'f']);
+  });
+});
+
+describe('terminal summary', () => {
+  it('counts a profile\'s passes against the cases that applied, and names the skipped apart', () => {
+    const r = buildReport({
+      ...{ version: '1', target: 't', transport: 'stdio', seed: 1, startedAt: new Date(), durationMs: 1, levelTarget: 'may', profiles: ['core'], allProfiles: ['core'] },
+      results: [result('a', 'PASS'), result('b', 'PASS'), result('c', 'SKIPPED')],
+    });
+    expect(renderSummary(r, (_s, x) => x)).toContain('core  2/2 passed, 1 skipped');
   });
 });
