@@ -124,9 +124,13 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-/** The id of the n-th plan of a task: `<task_id>.plan-<n>`, new for every plan (spec: plans#submission). */
-function planId(taskId: string, n: number): string {
-  return `${taskId}.plan-${n}`;
+/**
+ * The id of the n-th plan of a task under the claim of `epoch`, `<task_id>.e<epoch>.plan-<n>`: new
+ * for every plan (spec: plans#submission) and unique per claim, so a plan file
+ * written late by a claimant that lost its claim never carries the id of the current plan.
+ */
+function planId(taskId: string, epoch: number, n: number): string {
+  return `${taskId}.e${epoch}.plan-${n}`;
 }
 
 /** The number n of a plan id made by `planId`, or 1. */
@@ -161,9 +165,9 @@ async function planPhase(ctx: PhaseContext): Promise<PhaseOutcome> {
     const feedback = ctx.decision.feedback ?? 'revised as asked';
     const note = ` (revision ${n - 1}: ${feedback})`;
     const intent = (ctx.plan.intent.slice(0, 8192 - note.length) + note).slice(0, 8192);
-    return ctx.submitPlan({ ...ctx.plan, plan_id: planId(ctx.taskId, n), intent, revision_of: ctx.plan.plan_id, feedback: feedback.slice(0, 8192) });
+    return ctx.submitPlan({ ...ctx.plan, plan_id: planId(ctx.taskId, ctx.epoch, n), intent, revision_of: ctx.plan.plan_id, feedback: feedback.slice(0, 8192) });
   }
-  return ctx.submitPlan({ ...(draft as Omit<Plan, 'plan_id'>), plan_id: planId(ctx.taskId, 1) });
+  return ctx.submitPlan({ ...(draft as Omit<Plan, 'plan_id'>), plan_id: planId(ctx.taskId, ctx.epoch, 1) });
 }
 
 /** The conformance phases (conformance/workspace/README.md). */

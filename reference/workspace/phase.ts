@@ -65,7 +65,10 @@ export interface PhaseContext {
    * (a TapError INVALID_MESSAGE when it is invalid, reuses a plan_id, or after needs_revision does
    * not revise `plan` with `revision_of` and `feedback`); the runner then writes
    * `awaiting/<task_id>.plan.json` and moves the record to `awaiting/` as `awaiting_approval`
-   * (spec: bindings-workspace#approval-and-cancel, plans#decisions).
+   * (spec: bindings-workspace#approval-and-cancel, plans#decisions). Make plan ids unique per
+   * claim (put `epoch` in them): the plan file is not fenced, so a claimant that lost its claim
+   * at the last instant may still write one, and a different plan_id is what makes the
+   * requester's decision on the current plan stale instead of approving the late content.
    */
   submitPlan(plan: Plan): PlanSubmitted;
 }
