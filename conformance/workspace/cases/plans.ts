@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { validateAgainst } from '../../../reference/core/validate.ts';
 import type { TaskRecord } from '../../../reference/workspace/index.ts';
 import { check, show, verdictOf } from '../../cases/kit.ts';
+import { PLAN } from '../../cases/plans.ts';
 import type { CaseContext } from '../../context.ts';
 import { describeIssues } from '../../schemas.ts';
 import { fail } from '../../verdict.ts';
@@ -17,18 +18,6 @@ import { PHASES, publishRecord, record, writeFileAtomic } from '../records.ts';
 import type { WorkspaceRun } from '../workspace-run.ts';
 
 const SPEC = 'bindings-workspace#approval-and-cancel';
-
-/** The plan (without plan_id) a tap.test.plan task is given. */
-const DRAFT = {
-  intent: 'Publish the weekly digest to the team wiki.',
-  steps: [
-    { action: 'render', target: 'digest.md', expected_output: 'an HTML page', reversible: true },
-    { action: 'publish', target: 'wiki://team/digest', expected_output: 'a new wiki revision', reversible: true },
-  ],
-  rollback: 'Restore the previous wiki revision.',
-  estimated_cost: { tokens: 1200, seconds: 20 },
-  risk_level: 'low',
-};
 
 /** A plan as the agent wrote it. */
 interface WrittenPlan {
@@ -61,7 +50,7 @@ async function readPlanFile(run: WorkspaceRun, id: string): Promise<WrittenPlan>
 async function parked(ctx: CaseContext, run: WorkspaceRun, tag: string): Promise<{ id: string; waiting: TaskRecord; plan: WrittenPlan }> {
   needPhases(run, PHASES.plan);
   const id = run.taskId(tag);
-  await publishRecord(run.ws, 'pending', record(id, PHASES.plan, { plan: DRAFT }));
+  await publishRecord(run.ws, 'pending', record(id, PHASES.plan, { plan: PLAN }));
   const { record: waiting } = await expectRecord(ctx, run, 'awaiting', id, finishWithin(run), `a ${PHASES.plan} task`);
   const plan = await readPlanFile(run, id);
   ctx.note(`plan ${plan.plan_id} in tasks/awaiting/${id}.plan.json`);
@@ -121,7 +110,7 @@ export const planCases = [
       const last = done.context.history[done.context.history.length - 1];
       const executed = (last?.output as { executed?: Array<{ step?: unknown; action?: unknown }> } | undefined)?.executed;
       const actions = Array.isArray(executed) ? executed.map((e) => e.action) : null;
-      const want = DRAFT.steps.map((s) => s.action);
+      const want = PLAN.steps.map((s) => s.action);
       return verdictOf(
         `claimed as ${id}@${epoch} after the approval, steps ${show(actions)} run`,
         check(run.observer.claims(id).includes(`${id}@${epoch}.tap.json`), `the record in awaiting/ (epoch ${waiting.state.epoch}) was not claimed as ${id}@${epoch}.tap.json`, `${id}@${epoch}.tap.json`, run.observer.claims(id).join(', ')),
