@@ -51,6 +51,12 @@ async function unsignedFatal(ctx: CaseContext, peer: Peer, m: Wire, codes: strin
   require(check(closed, 'the transport stayed open after the fatal handshake error', 'closed', 'open after 5 s'));
 }
 
+/** A handshake.init proposing integrity under `keyId`, signed with `key` when one is given. */
+function integrityInit(p: Peer, keyId: string, key?: Uint8Array): Wire {
+  const init = p.envelope('handshake.init', initPayload(p, { params: { integrity: { alg: 'hmac-sha256', key_id: keyId } } }));
+  return key ? (signMessage(init as unknown as Record<string, unknown>, key, keyId) as unknown as Wire) : init;
+}
+
 export const integrityCases: Case[] = [
   defineCase({
     id: 'integrity.session.signed',
@@ -221,11 +227,7 @@ export const integrityCases: Case[] = [
     needs: SIGNED,
     run: attempt(async (ctx) => {
       const key = ctx.env.key!;
-      const { peer, reply } = await initWith(ctx, (p) => {
-        const payload = initPayload(p, {});
-        payload.params = { ...(payload.params as object), integrity: { alg: 'hmac-sha256', key_id: 'no-such-key' } };
-        return signMessage(p.envelope('handshake.init', payload) as unknown as Record<string, unknown>, key.key, 'no-such-key') as unknown as Wire;
-      }, key.peer);
+      const { peer, reply } = await initWith(ctx, (p) => integrityInit(p, 'no-such-key', key.key), key.peer);
       await unsignedFatal(ctx, peer, reply.msg, ['AUTH_REQUIRED'], 'integrity with an unknown key_id');
       return pass('refused, unsigned, fatal, closed');
     }),
@@ -240,11 +242,7 @@ export const integrityCases: Case[] = [
     needs: SIGNED,
     run: attempt(async (ctx) => {
       const key = ctx.env.key!;
-      const { peer, reply } = await initWith(ctx, (p) => {
-        const payload = initPayload(p, {});
-        payload.params = { ...(payload.params as object), integrity: { alg: 'hmac-sha256', key_id: key.keyId } };
-        return signMessage(p.envelope('handshake.init', payload) as unknown as Record<string, unknown>, key.key, key.keyId) as unknown as Wire;
-      }, 'tap-conform.intruder');
+      const { peer, reply } = await initWith(ctx, (p) => integrityInit(p, key.keyId, key.key), 'tap-conform.intruder');
       await unsignedFatal(ctx, peer, reply.msg, ['AUTH_REQUIRED'], `the key of ${key.peer} used by another agent id`);
       return pass('refused');
     }),
@@ -275,11 +273,7 @@ export const integrityCases: Case[] = [
     needs: SIGNED,
     run: attempt(async (ctx) => {
       const key = ctx.env.key!;
-      const { peer, reply } = await initWith(ctx, (p) => {
-        const payload = initPayload(p, {});
-        payload.params = { ...(payload.params as object), integrity: { alg: 'hmac-sha256', key_id: key.keyId } };
-        return p.envelope('handshake.init', payload);
-      }, key.peer);
+      const { peer, reply } = await initWith(ctx, (p) => integrityInit(p, key.keyId), key.peer);
       await unsignedFatal(ctx, peer, reply.msg, ['INVALID_SIGNATURE', 'AUTH_REQUIRED'], 'an unsigned init proposing integrity');
       return pass('refused');
     }),
@@ -385,9 +379,7 @@ integrityCases.push(
       const c = await ctx.connect({ selfId: peerId, env: { TAP_HMAC_KEY_ID: 'short-key', TAP_HMAC_KEY: Buffer.from(short).toString('base64url'), TAP_HMAC_PEER: peerId } });
       if (!c.ok) return pass('the agent refused to start with a 16-byte key');
       const peer = c.value;
-      const payload = initPayload(peer, {});
-      payload.params = { ...(payload.params as object), integrity: { alg: 'hmac-sha256', key_id: 'short-key' } };
-      const m = signMessage(peer.envelope('handshake.init', payload) as unknown as Record<string, unknown>, short, 'short-key') as unknown as Wire;
+      const m = integrityInit(peer, 'short-key', short);
       await peer.send(m, { sign: false });
       const r = await peer.reply(m);
       if (!r.ok) {
