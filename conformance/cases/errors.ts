@@ -3,6 +3,7 @@
  * (spec: errors, envelope#encoding, tasks#status).
  */
 import { defineCase, type Case } from '../case.ts';
+import type { Peer } from '../peer.ts';
 import { describeMessage, startTask } from '../steps.ts';
 import { fail, pass } from '../verdict.ts';
 import {
@@ -25,6 +26,15 @@ import {
 const P = 'core' as const;
 const ECHO = { capabilities: ['tap.test.echo'] };
 const enc = new TextEncoder();
+
+/** Sends one frame (text, or raw bytes) and stops the case unless it is answered MALFORMED_MESSAGE. */
+async function expectMalformed(peer: Peer, frame: string | Uint8Array, why: string): Promise<void> {
+  const mark = peer.mark();
+  if (typeof frame === 'string') await peer.sendText(frame, why);
+  else await peer.sendRaw(frame, why);
+  const r = need(await peer.waitFor((m) => m.index >= mark && m.msg.type === 'error', `an error for ${why}`));
+  require(checkError(r.msg, { code: 'MALFORMED_MESSAGE' }, why));
+}
 
 export const errorCases: Case[] = [
   defineCase({
@@ -139,12 +149,7 @@ export const errorCases: Case[] = [
         ['"a string"', 'a top-level string'],
         ['42', 'a top-level number'],
         ['{"a":1}{"b":2}', 'two objects on one line'],
-      ] as const) {
-        const mark = peer.mark();
-        await peer.sendText(text, why);
-        const r = need(await peer.waitFor((m) => m.index >= mark && m.msg.type === 'error', `an error for ${why}`));
-        require(checkError(r.msg, { code: 'MALFORMED_MESSAGE' }, why));
-      }
+      ] as const) await expectMalformed(peer, text, why);
       return verdictOf('each refused; the session goes on', await expectAlive(peer, 'malformed frames'));
     }),
   }),
@@ -166,12 +171,7 @@ export const errorCases: Case[] = [
         [bom, 'a byte order mark'],
         [invalid, 'invalid UTF-8 (0xC3 0x28)'],
         [new Uint8Array([0x7b, 0xed, 0xa0, 0x80, 0x7d]), 'a UTF-8 encoded surrogate'],
-      ] as const) {
-        const mark = peer.mark();
-        await peer.sendRaw(bytes, why);
-        const r = need(await peer.waitFor((m) => m.index >= mark && m.msg.type === 'error', `an error for ${why}`));
-        require(checkError(r.msg, { code: 'MALFORMED_MESSAGE' }, why));
-      }
+      ] as const) await expectMalformed(peer, bytes, why);
       return verdictOf('each refused; the session goes on', await expectAlive(peer, 'invalid UTF-8'));
     }),
   }),
