@@ -18,6 +18,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startListening } from '../tools/listening-agent.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CONFORM = join(ROOT, 'bin/tap-conform.mjs');
@@ -113,27 +114,11 @@ function conform(target: string[], only: string[]): Promise<Run> {
 }
 
 /** Starts a WebSocket agent and resolves with the URL it prints on stdout. */
-function startWebSocketAgent(command: string[]): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(command[0] === 'node' ? process.execPath : command[0]!, command.slice(1), { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-  spawned.add(child);
-  child.on('exit', () => spawned.delete(child));
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`${command.join(' ')} printed no URL within ${60 * TIME_SCALE} s`)), 60_000 * TIME_SCALE);
-    child.stdout!.setEncoding('utf8');
-    child.stdout!.on('data', (c: string) => {
-      out += c;
-      const line = out.split('\n')[0]!.trim();
-      if (out.includes('\n') && /^wss?:\/\//.test(line)) {
-        clearTimeout(timer);
-        resolve({ url: line, child });
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${command.join(' ')} exited with ${code} before printing its URL`));
-    });
-  });
+async function startWebSocketAgent(command: string[]): Promise<{ url: string; child: ChildProcess }> {
+  const agent = await startListening(command, { cwd: ROOT, timeoutMs: 60_000 * TIME_SCALE });
+  spawned.add(agent.child);
+  agent.child.on('exit', () => spawned.delete(agent.child));
+  return agent;
 }
 
 /** Stops a process this test started: SIGTERM, then SIGKILL after 10 s. */

@@ -7,10 +7,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { b64u, newKey } from '../conformance/mac.ts';
 import { HARNESS_SIGNED_ID } from '../conformance/options.ts';
+import { startListening } from './listening-agent.ts';
 
 const root = new URL('..', import.meta.url).pathname;
 const conform = join(root, 'bin/tap-conform.mjs');
@@ -20,23 +20,6 @@ function run(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<numb
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [conform, ...args], { cwd: root, env, stdio: 'inherit' });
     child.on('exit', (code) => resolve(code ?? 1));
-  });
-}
-
-/** Starts the reference agent on WebSocket, its log going to `log`, and resolves with the URL it prints once ready. */
-function startWsAgent(env: NodeJS.ProcessEnv, log: string): Promise<{ url: string; child: ChildProcess }> {
-  return new Promise((resolve, reject) => {
-    // A resume window of 10 s (not the default 5 min) lets the case of an orphaned session's end run.
-    const child = spawn(process.execPath, [agent, '--listen', 'ws://127.0.0.1:0', '--resume-window-ms', '10000'], { cwd: root, env, stdio: ['ignore', 'pipe', openSync(log, 'w')] });
-    const timer = setTimeout(() => reject(new Error('the reference agent printed no ws:// URL within 20 s')), 20_000);
-    child.on('exit', (code) => reject(new Error(`the reference agent exited (${code}) before listening`)));
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      const url = line.match(/ws:\/\/\S+/)?.[0];
-      if (url) {
-        clearTimeout(timer);
-        resolve({ url, child });
-      }
-    });
   });
 }
 
@@ -75,7 +58,13 @@ async function main(): Promise<number> {
   const log = join(mkdtempSync(join(tmpdir(), 'tap-certify-')), 'websocket-agent.log');
   let ws = 3;
   try {
-    const { url, child } = await startWsAgent(env, log);
+    // A resume window of 10 s (not the default 5 min) lets the case of an orphaned session's end run.
+    const { url, child } = await startListening([process.execPath, agent, '--listen', 'ws://127.0.0.1:0', '--resume-window-ms', '10000'], {
+      cwd: root,
+      env,
+      stderr: openSync(log, 'w'),
+      timeoutMs: 20_000,
+    });
     ws = await run([...json('websocket'), ...extra, '--hmac-key-id', key.TAP_HMAC_KEY_ID, '--hmac-key', key.TAP_HMAC_KEY, '--hmac-peer', key.TAP_HMAC_PEER, url], env);
     const exit = await stop(child);
     if (exit !== 0) {

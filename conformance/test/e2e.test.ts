@@ -18,6 +18,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { b64u, newKey } from '../mac.ts';
 import { DEFAULT_SEED, HARNESS_SIGNED_ID } from '../options.ts';
 import { notPerfect } from '../report/model.ts';
+import { startListening } from '../../tools/listening-agent.ts';
 import type { Verdict } from '../verdict.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -59,19 +60,11 @@ function expectCertified(report: Report, r: { code: number | null; stderr: strin
 }
 
 /** Starts the reference agent on WebSocket with `env` and resolves with the URL it prints. */
-function listen(env: NodeJS.ProcessEnv): Promise<{ url: string; agent: ChildProcess }> {
+async function listen(env: NodeJS.ProcessEnv): Promise<{ url: string; agent: ChildProcess }> {
   // A 10 s resume window lets the case of an orphaned session's end run (the default is 5 min).
-  const agent = spawn(process.execPath, [AGENT, '--listen', 'ws://127.0.0.1:0/tap', '--resume-window-ms', '10000'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'ignore'] });
-  children.push(agent);
-  return new Promise((resolve, reject) => {
-    let out = '';
-    agent.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const line = out.split('\n').find((l) => l.startsWith('ws://'));
-      if (line) resolve({ url: line.trim(), agent });
-    });
-    agent.once('exit', (code) => reject(new Error(`the reference agent exited with ${code} before printing its URL`)));
-  });
+  const { url, child } = await startListening([process.execPath, AGENT, '--listen', 'ws://127.0.0.1:0/tap', '--resume-window-ms', '10000'], { cwd: ROOT, env, stderr: 'ignore' });
+  children.push(child);
+  return { url, agent: child };
 }
 
 afterAll(() => {
