@@ -34,7 +34,12 @@ profile.samples.forEach((id, i) => {
   self.set(key, (self.get(key) ?? 0) + dt);
 });
 const busy = total - (self.get('(idle)') ?? 0);
-process.stdout.write(`${(total / 1e6).toFixed(2)} s sampled, ${(busy / 1e6).toFixed(2)} s not idle; self time, share of the non-idle time:\n`);
-for (const [key, t] of [...self].filter(([k]) => k !== '(idle)').sort((a, b) => b[1] - a[1]).slice(0, Number(countText ?? 25))) {
+process.stdout.write(
+  `${(total / 1e6).toFixed(2)} s sampled, ${(busy / 1e6).toFixed(2)} s not idle; self time, share of the non-idle time:\n`,
+);
+for (const [key, t] of [...self]
+  .filter(([k]) => k !== '(idle)')
+  .sort((a, b) => b[1] - a[1])
+  .slice(0, Number(countText ?? 25))) {
   process.stdout.write(`${((t / busy) * 100).toFixed(1).padStart(5)}%  ${(t / 1000).toFixed(0).padStart(6)} ms  ${key}\n`);
 }

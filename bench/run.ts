@@ -35,11 +35,21 @@ async function runAll(cfg: Config): Promise<BenchResult> {
     // A row the scenario did not produce is reported as not run, never left out.
     for (const id of wanted) {
       const row = produced.find((r) => r.id === id);
-      rows.push(row ?? notRun({ id, scenario: scenario.name, title: id, unit: '', better: 'higher', method: '' }, `${scenario.name} produced no figure`));
+      rows.push(
+        row ??
+          notRun({ id, scenario: scenario.name, title: id, unit: '', better: 'higher', method: '' }, `${scenario.name} produced no figure`),
+      );
     }
   }
   machine.load_after = loadavg();
-  return { tool: 'tap-bench', mode: cfg.budget.mode, started_at: started.toISOString(), duration_ms: Math.round(performance.now() - t0), machine, rows };
+  return {
+    tool: 'tap-bench',
+    mode: cfg.budget.mode,
+    started_at: started.toISOString(),
+    duration_ms: Math.round(performance.now() - t0),
+    machine,
+    rows,
+  };
 }
 
 async function main(): Promise<number> {

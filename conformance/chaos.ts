@@ -151,11 +151,20 @@ function garbage(peer: Peer, random: () => number): { text?: string; bytes?: Uin
     case 1:
       return { bytes: new Uint8Array([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]), why: 'invalid UTF-8' };
     case 2:
-      return { text: JSON.stringify({ ...ping(), payload: { 'x-pad': 'z'.repeat(Number(peer.state.params?.max_message_bytes ?? 1_048_576) + 10) } }), why: 'an oversized message' };
+      return {
+        text: JSON.stringify({
+          ...ping(),
+          payload: { 'x-pad': 'z'.repeat(Number(peer.state.params?.max_message_bytes ?? 1_048_576) + 10) },
+        }),
+        why: 'an oversized message',
+      };
     case 3:
       return { text: JSON.stringify({ ...ping(), type: 'task.teleport' }), why: 'an unknown type' };
     case 4:
-      return { text: JSON.stringify({ ...ping(), x_unknown: [1, 2, 3], payload: { 'x-extra': true } }), why: 'unknown fields (a valid ping)' };
+      return {
+        text: JSON.stringify({ ...ping(), x_unknown: [1, 2, 3], payload: { 'x-extra': true } }),
+        why: 'unknown fields (a valid ping)',
+      };
     default:
       return { text: '[]', why: 'a top-level array' };
   }
@@ -187,7 +196,11 @@ async function replyOf(peer: Peer, request: Wire, ctx: CaseContext): Promise<Rec
     if (peer.closed) break;
     await peer.send(request);
   }
-  const d = await peer.waitFor((m) => m.msg.reply_to === request.message_id, `the reply to ${request.type} ${request.message_id}`, ctx.scaled(2000));
+  const d = await peer.waitFor(
+    (m) => m.msg.reply_to === request.message_id,
+    `the reply to ${request.type} ${request.message_id}`,
+    ctx.scaled(2000),
+  );
   return d.ok ? d.value : d.outcome;
 }
 
@@ -210,7 +223,8 @@ async function recover(peer: Peer, works: Work[], ctx: CaseContext): Promise<Out
       const sent = await peer.post('task.resume', { last_sequence: contiguous }, { task_id: w.taskId });
       const r = await replyOf(peer, sent, ctx);
       if ('verdict' in r) return r;
-      if (r.msg.type !== 'task.snapshot') return fail(`task.resume during recovery got ${describeMessage(r.msg)}`, 'task.snapshot', describeMessage(r.msg));
+      if (r.msg.type !== 'task.snapshot')
+        return fail(`task.resume during recovery got ${describeMessage(r.msg)}`, 'task.snapshot', describeMessage(r.msg));
       const last = r.msg.payload.last_sequence as number;
       await peer.poll((m) => m.msg.task_id === w.taskId && m.msg.sequence === last && m.index > r.index, ctx.scaled(3000));
     }
@@ -235,7 +249,11 @@ export async function chaosRun(ctx: CaseContext, plan: FaultPlan): Promise<Outco
     const taskId = peer.ids.task('chaos');
     const key = keyed ? `chaos-${taskId}` : undefined;
     const capability = `tap.test.${kind}`;
-    const request = peer.envelope('task.request', { capability, input: kind === 'counter' ? { key: key ?? taskId } : input }, key ? { task_id: taskId, idempotency_key: key } : { task_id: taskId });
+    const request = peer.envelope(
+      'task.request',
+      { capability, input: kind === 'counter' ? { key: key ?? taskId } : input },
+      key ? { task_id: taskId, idempotency_key: key } : { task_id: taskId },
+    );
     const w: Work = { taskId, request, key: key ?? (kind === 'counter' ? taskId : undefined), kind };
     works.push(w);
     return w;
@@ -284,7 +302,8 @@ export async function chaosRun(ctx: CaseContext, plan: FaultPlan): Promise<Outco
     const tasks = works.map((w) => ({ task_id: w.taskId, last_sequence: 0 }));
     const again = await handshake(peer, { resume: { session_id: state.sessionId!, resume_token: state.resumeToken!, tasks } });
     if (!again.ok) return again.outcome;
-    if (again.value.ack.msg.payload.resumed !== true) return fail('the resume after a dropped connection was declined', 'resumed: true', String(again.value.ack.msg.payload.resumed));
+    if (again.value.ack.msg.payload.resumed !== true)
+      return fail('the resume after a dropped connection was declined', 'resumed: true', String(again.value.ack.msg.payload.resumed));
     // Requests whose replies were lost with the connection are repeated byte for byte.
     for (const w of plan1.slice(0, 3)) await peer.send(w.request);
   }
@@ -292,7 +311,8 @@ export async function chaosRun(ctx: CaseContext, plan: FaultPlan): Promise<Outco
   for (const w of plan1) {
     const r = await replyOf(peer, w.request, ctx);
     if ('verdict' in r) return r;
-    if (r.msg.type !== 'task.accepted' && r.msg.type !== 'task.snapshot') return fail(`${w.kind} request ${w.taskId} got ${describeMessage(r.msg)}`, 'task.accepted', describeMessage(r.msg));
+    if (r.msg.type !== 'task.accepted' && r.msg.type !== 'task.snapshot')
+      return fail(`${w.kind} request ${w.taskId} got ${describeMessage(r.msg)}`, 'task.accepted', describeMessage(r.msg));
   }
   const sleeper = plan1.find((w) => w.kind === 'sleep')!;
   const cancel = await peer.post('task.cancel', {}, { task_id: sleeper.taskId });
@@ -311,14 +331,26 @@ export async function chaosRun(ctx: CaseContext, plan: FaultPlan): Promise<Outco
 }
 
 /** The after-the-fact checks of a chaos run. */
-async function judgeChaos(ctx: CaseContext, peer: Peer, works: Work[], forgedIds: string[], layer: FaultLayer | undefined): Promise<Outcome> {
+async function judgeChaos(
+  ctx: CaseContext,
+  peer: Peer,
+  works: Work[],
+  forgedIds: string[],
+  layer: FaultLayer | undefined,
+): Promise<Outcome> {
   const session = ctx.findings.received.filter((r) => r.session === peer.state);
   const msgs = recovered(session).filter((m) => works.some((w) => w.taskId === (m as Wire).task_id));
   const violations = checkHistory(msgs, undefined, { complete: true });
-  if (violations.length) return fail(`under faults the history breaks a rule (${violations[0]!.rule}): ${violations[0]!.message}`, 'legal transitions, gap-free sequences, one result per task', violations[0]!.message);
+  if (violations.length)
+    return fail(
+      `under faults the history breaks a rule (${violations[0]!.rule}): ${violations[0]!.message}`,
+      'legal transitions, gap-free sequences, one result per task',
+      violations[0]!.message,
+    );
   for (const w of works) {
     const result = peer.state.resultSeq.get(w.taskId);
-    if (result === undefined) return fail(`the accepted task ${w.taskId} never got its result (lost under faults)`, 'a result for every accepted task', 'none');
+    if (result === undefined)
+      return fail(`the accepted task ${w.taskId} never got its result (lost under faults)`, 'a result for every accepted task', 'none');
   }
   for (const w of works.filter((x) => x.kind === 'counter')) {
     const id = peer.ids.task('probe');
@@ -327,19 +359,35 @@ async function judgeChaos(ctx: CaseContext, peer: Peer, works: Work[], forgedIds
     if ('verdict' in r) return r;
     const res = await collectUntilResult(peer, id, ctx.scaled(10_000));
     const count = res.ok ? res.value.result.msg.payload.output?.count : undefined;
-    if (count !== 2) return fail(`counter ${w.key} ran ${typeof count === 'number' ? count - 1 : '?'} times for one request under faults`, 'exactly one effect per request', `${typeof count === 'number' ? count - 1 : '?'} effects`);
+    if (count !== 2)
+      return fail(
+        `counter ${w.key} ran ${typeof count === 'number' ? count - 1 : '?'} times for one request under faults`,
+        'exactly one effect per request',
+        `${typeof count === 'number' ? count - 1 : '?'} effects`,
+      );
   }
   for (const id of forgedIds) {
     const sent = await peer.post('task.status', {}, { task_id: id });
     const r = await replyOf(peer, sent, ctx);
     if ('verdict' in r) return r;
-    if (!(r.msg.type === 'error' && r.msg.payload.code === 'UNKNOWN_TASK')) return fail(`a forged request created task ${id}`, 'no effect (UNKNOWN_TASK)', describeMessage(r.msg));
+    if (!(r.msg.type === 'error' && r.msg.payload.code === 'UNKNOWN_TASK'))
+      return fail(`a forged request created task ${id}`, 'no effect (UNKNOWN_TASK)', describeMessage(r.msg));
   }
-  const faults = Object.entries(layer?.injected ?? {}).map(([k, n]) => `${n} ${k}`).join(', ');
+  const faults = Object.entries(layer?.injected ?? {})
+    .map(([k, n]) => `${n} ${k}`)
+    .join(', ');
   return pass(`${works.length} tasks under ${faults || 'no faults (none drawn)'}: history intact, one effect per key`);
 }
 
-function chaosCase(id: string, profile: Profile, title: string, plan: FaultPlan, caps: string[], requirements: string[], binding?: 'stdio' | 'websocket'): Case {
+function chaosCase(
+  id: string,
+  profile: Profile,
+  title: string,
+  plan: FaultPlan,
+  caps: string[],
+  requirements: string[],
+  binding?: 'stdio' | 'websocket',
+): Case {
   return defineCase({
     id: `${profile}.chaos.${id}`,
     title,
@@ -356,13 +404,62 @@ function chaosCase(id: string, profile: Profile, title: string, plan: FaultPlan,
 const BASE = ['counter', 'stream', 'sleep'];
 
 export const chaosCases: Case[] = [
-  chaosCase('duplicate', 'idempotency', 'Under duplicated frames every request still has exactly one effect', { duplicate: 0.6 }, BASE, ['TAP-IDEM-001', 'TAP-IDEM-005']),
-  chaosCase('reorder', 'tasks', 'Under delayed and reordered frames the task rules still hold', { delay: 0.5 }, BASE, ['TAP-TASK-005', 'TAP-TASK-018']),
-  chaosCase('chop', 'stdio', 'Under frames chopped across writes every message is still read whole', { chop: 0.8 }, BASE, ['TAP-STDIO-001'], 'stdio'),
-  chaosCase('drop-resume', 'streaming-resume', 'Stream messages lost in transit are recovered by task.resume, complete and gap-free', { dropInbound: 0.4 }, BASE, ['TAP-RES-002', 'TAP-RES-005']),
-  chaosCase('reconnect', 'streaming-resume', 'A dropped connection is resumed and no task, result or effect is lost or doubled', { dropConnection: true, duplicate: 0.2 }, BASE, ['TAP-RES-010', 'TAP-IDEM-002'], 'websocket'),
-  chaosCase('forge', 'integrity', 'Forged senders and sessions interleaved with real traffic have no effect', { forge: 0.8 }, BASE, ['TAP-INT-001', 'TAP-INT-003']),
-  chaosCase('garbage', 'core', 'Malformed JSON, invalid UTF-8, oversized, unknown types and fields interleaved with real traffic break nothing', { garbage: 0.9 }, BASE, ['TAP-ERR-008', 'TAP-LIM-001']),
-  chaosCase('flood', 'core', 'A flood of pings in the middle of real traffic breaks nothing', { flood: true }, BASE, ['TAP-ERR-008', 'TAP-LIM-008']),
-  chaosCase('mix', 'tasks', 'All faults at once: duplicates, delays, chops, drops, garbage, forgeries and a flood', { duplicate: 0.2, delay: 0.2, chop: 0.2, dropInbound: 0.2, garbage: 0.3, forge: 0.3, flood: true }, BASE, ['TAP-ERR-008', 'TAP-IDEM-001']),
+  chaosCase('duplicate', 'idempotency', 'Under duplicated frames every request still has exactly one effect', { duplicate: 0.6 }, BASE, [
+    'TAP-IDEM-001',
+    'TAP-IDEM-005',
+  ]),
+  chaosCase('reorder', 'tasks', 'Under delayed and reordered frames the task rules still hold', { delay: 0.5 }, BASE, [
+    'TAP-TASK-005',
+    'TAP-TASK-018',
+  ]),
+  chaosCase(
+    'chop',
+    'stdio',
+    'Under frames chopped across writes every message is still read whole',
+    { chop: 0.8 },
+    BASE,
+    ['TAP-STDIO-001'],
+    'stdio',
+  ),
+  chaosCase(
+    'drop-resume',
+    'streaming-resume',
+    'Stream messages lost in transit are recovered by task.resume, complete and gap-free',
+    { dropInbound: 0.4 },
+    BASE,
+    ['TAP-RES-002', 'TAP-RES-005'],
+  ),
+  chaosCase(
+    'reconnect',
+    'streaming-resume',
+    'A dropped connection is resumed and no task, result or effect is lost or doubled',
+    { dropConnection: true, duplicate: 0.2 },
+    BASE,
+    ['TAP-RES-010', 'TAP-IDEM-002'],
+    'websocket',
+  ),
+  chaosCase('forge', 'integrity', 'Forged senders and sessions interleaved with real traffic have no effect', { forge: 0.8 }, BASE, [
+    'TAP-INT-001',
+    'TAP-INT-003',
+  ]),
+  chaosCase(
+    'garbage',
+    'core',
+    'Malformed JSON, invalid UTF-8, oversized, unknown types and fields interleaved with real traffic break nothing',
+    { garbage: 0.9 },
+    BASE,
+    ['TAP-ERR-008', 'TAP-LIM-001'],
+  ),
+  chaosCase('flood', 'core', 'A flood of pings in the middle of real traffic breaks nothing', { flood: true }, BASE, [
+    'TAP-ERR-008',
+    'TAP-LIM-008',
+  ]),
+  chaosCase(
+    'mix',
+    'tasks',
+    'All faults at once: duplicates, delays, chops, drops, garbage, forgeries and a flood',
+    { duplicate: 0.2, delay: 0.2, chop: 0.2, dropInbound: 0.2, garbage: 0.3, forge: 0.3, flood: true },
+    BASE,
+    ['TAP-ERR-008', 'TAP-IDEM-001'],
+  ),
 ];

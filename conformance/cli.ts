@@ -33,7 +33,8 @@ export function replayCommand(cfg: Config, id: string, extra = ''): string {
   const parts = ['tap-conform'];
   if (t.kind === 'websocket') {
     parts.push(t.url);
-    if (cfg.hmac) parts.push('--hmac-key-id', shellQuote(cfg.hmac.keyId), '--hmac-key', '"$TAP_HMAC_KEY"', '--hmac-peer', shellQuote(cfg.hmac.peer));
+    if (cfg.hmac)
+      parts.push('--hmac-key-id', shellQuote(cfg.hmac.keyId), '--hmac-key', '"$TAP_HMAC_KEY"', '--hmac-peer', shellQuote(cfg.hmac.peer));
   }
   parts.push('--seed', String(cfg.seed));
   if (cfg.timeScale !== 1) parts.push('--time-scale', String(cfg.timeScale));
@@ -52,7 +53,8 @@ function runKey(cfg: Config): HmacKey | undefined {
   const key = fromB64u(cfg.hmac.key);
   if (!key) throw new Exit(2, '--hmac-key is not base64url');
   if (key.length < 32) throw new Exit(2, `--hmac-key holds ${key.length} bytes; a pre-shared key has at least 32`);
-  if (!/^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$/.test(cfg.hmac.keyId)) throw new Exit(2, `--hmac-key-id "${cfg.hmac.keyId}" is not a valid key id (lowercase letters, digits, "_", "-", dots)`);
+  if (!/^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$/.test(cfg.hmac.keyId))
+    throw new Exit(2, `--hmac-key-id "${cfg.hmac.keyId}" is not a valid key id (lowercase letters, digits, "_", "-", dots)`);
   return { keyId: cfg.hmac.keyId, key, peer: cfg.hmac.peer };
 }
 
@@ -60,11 +62,17 @@ function listCases(cfg: Config): string {
   const cases = selectCases(ALL_CASES, { profiles: cfg.profiles, level: cfg.level, only: cfg.only }, PROFILES);
   const w = Math.max(...cases.map((c) => c.id.length), 2);
   const rows = cases.map((c) => `${c.id.padEnd(w)}  ${c.level.padEnd(6)}  ${c.profile.padEnd(16)}  ${c.spec.padEnd(30)}  ${c.title}`);
-  return [`${'id'.padEnd(w)}  level   profile           spec                            title`, ...rows, `${cases.length} cases`].join('\n');
+  return [`${'id'.padEnd(w)}  level   profile           spec                            title`, ...rows, `${cases.length} cases`].join(
+    '\n',
+  );
 }
 
 /** Runs the program; resolves with the exit code. Output goes to the given streams. */
-export async function main(argv: readonly string[], out: NodeJS.WriteStream = process.stdout, err: NodeJS.WriteStream = process.stderr): Promise<number> {
+export async function main(
+  argv: readonly string[],
+  out: NodeJS.WriteStream = process.stdout,
+  err: NodeJS.WriteStream = process.stderr,
+): Promise<number> {
   // The workspace binding has options of its own (conformance/workspace).
   if (wantsWorkspace(argv)) return (await import('./workspace/cli.ts')).workspaceMain(argv, out, err);
   const parsed = parseCli(argv);
@@ -96,7 +104,9 @@ export async function main(argv: readonly string[], out: NodeJS.WriteStream = pr
       err.write(`tap-conform: ${e.message} (exit 3)\n`);
       return 3;
     }
-    err.write(`tap-conform: internal error: ${cfg.debug ? ((e as Error).stack ?? String(e)) : (e as Error).message} (exit 3; rerun with --debug and report it)\n`);
+    err.write(
+      `tap-conform: internal error: ${cfg.debug ? ((e as Error).stack ?? String(e)) : (e as Error).message} (exit 3; rerun with --debug and report it)\n`,
+    );
     return 3;
   }
 }
@@ -106,7 +116,8 @@ async function certify(cfg: Config, out: NodeJS.WriteStream, err: NodeJS.WriteSt
   const all = profilesOf({ binding: target.kind, profiles: [], level: 'may', only: [] }, PROFILES);
   const sel = { binding: target.kind, profiles: cfg.profiles, level: cfg.level, only: cfg.only };
   const cases = selectCases(ALL_CASES, sel, PROFILES);
-  if (cases.length === 0) throw new Exit(2, `no case matches ${cfg.only.length ? `--only ${cfg.only.join(',')}` : 'the selection'} (list them with --list)`);
+  if (cases.length === 0)
+    throw new Exit(2, `no case matches ${cfg.only.length ? `--only ${cfg.only.join(',')}` : 'the selection'} (list them with --list)`);
   const baselineEntries = cfg.expectedFailures !== undefined ? safeBaseline(cfg.expectedFailures) : undefined;
   if (target.kind === 'stdio') {
     const bad = checkCommand(target.command);

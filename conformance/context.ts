@@ -103,7 +103,11 @@ export class CaseContext {
     readonly caseId: string,
   ) {
     this.random = seededRandom(env.seed ^ hash(caseId));
-    this.ids = new IdSource(Math.floor(this.random() * 36 ** 4).toString(36).padStart(4, '0') + RUN_NONCE);
+    this.ids = new IdSource(
+      Math.floor(this.random() * 36 ** 4)
+        .toString(36)
+        .padStart(4, '0') + RUN_NONCE,
+    );
   }
 
   get binding(): 'stdio' | 'websocket' {
@@ -162,10 +166,11 @@ export class CaseContext {
       return miss(fail(`could not open a connection to the agent: ${why}`, 'a connection', why));
     }
     this.connections.push(connection);
-    this.transcript.note(conn, this.binding === 'stdio' ? `agent process started (pid ${connection.pid})` : `connected to ${this.env.target.display}`);
-    const state =
-      o.state ??
-      new SessionState(o.selfId ?? (o.signed ? key!.peer : this.env.selfId), this.env.probe.agentId);
+    this.transcript.note(
+      conn,
+      this.binding === 'stdio' ? `agent process started (pid ${connection.pid})` : `connected to ${this.env.target.display}`,
+    );
+    const state = o.state ?? new SessionState(o.selfId ?? (o.signed ? key!.peer : this.env.selfId), this.env.probe.agentId);
     if (o.signed && !o.state) state.integrity = key;
     if (o.state) {
       // A new connection of an existing session starts with a new handshake.
@@ -212,7 +217,9 @@ export class CaseContext {
   shared<T>(key: string, scenario: (ctx: CaseContext) => Promise<T>): Promise<T> {
     let p = this.env.shared.get(key) as Promise<T> | undefined;
     if (p) {
-      this.note(`the observation is shared with the other half of this timed rule (scenario "${key}"); its transcript is in the case that ran it first`);
+      this.note(
+        `the observation is shared with the other half of this timed rule (scenario "${key}"); its transcript is in the case that ran it first`,
+      );
       return p;
     }
     p = scenario(this);

@@ -168,7 +168,8 @@ function checkEnvelope(msg: Wire, text: string, state: SessionState, out: Inspec
     if (bad) v.push(`the agent's ${msg.type} is not correctly signed under the negotiated integrity: ${bad}`);
   }
   if (msg.reply_to !== undefined) {
-    if (state.sentErrors.has(msg.reply_to)) v.push(`the agent answered an error message (${msg.type} with reply_to ${msg.reply_to}); nothing answers an error`);
+    if (state.sentErrors.has(msg.reply_to))
+      v.push(`the agent answered an error message (${msg.type} with reply_to ${msg.reply_to}); nothing answers an error`);
     const prior = state.replies.get(msg.reply_to);
     // A message refused before the duplicate check (envelope, signature, identity) is not
     // remembered, so each copy of it gets an error of its own: two errors are not two replies.
@@ -200,7 +201,8 @@ function checkSequence(msg: Wire, text: string, state: SessionState, v: string[]
   }
   const seen = stream.get(seq);
   if (seen !== undefined) {
-    if (seen !== text) v.push(`task ${taskId}: sequence ${seq} was sent twice with different content (a replay must be byte-for-byte the original)`);
+    if (seen !== text)
+      v.push(`task ${taskId}: sequence ${seq} was sent twice with different content (a replay must be byte-for-byte the original)`);
     return;
   }
   const last = stream.size === 0 ? 0 : Math.max(...stream.keys());

@@ -20,7 +20,9 @@ export function jcs(value: unknown): string {
       if (Array.isArray(value)) return `[${value.map((v) => jcs(v === undefined ? null : v)).join(',')}]`;
       const obj = value as Record<string, unknown>;
       // Sorted by UTF-16 code units, which is what the default sort compares.
-      const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort();
+      const keys = Object.keys(obj)
+        .filter((k) => obj[k] !== undefined)
+        .sort();
       return `{${keys.map((k) => `${JSON.stringify(k)}:${jcs(obj[k])}`).join(',')}}`;
     }
     default:

@@ -142,12 +142,14 @@ export function parseCli(argv: readonly string[]): Parsed {
     debug: values.debug === true,
   };
   for (const p of ((values.profile as string[] | undefined) ?? []).flatMap((x) => x.split(','))) {
-    if (!(PROFILES as readonly string[]).includes(p)) return { ok: false, error: `unknown profile "${p}"; profiles are ${PROFILES.join(', ')}` };
+    if (!(PROFILES as readonly string[]).includes(p))
+      return { ok: false, error: `unknown profile "${p}"; profiles are ${PROFILES.join(', ')}` };
     if (!cfg.profiles.includes(p as Profile)) cfg.profiles.push(p as Profile);
   }
   const level = s('level');
   if (level !== undefined) {
-    if (level !== 'must' && level !== 'should' && level !== 'may') return { ok: false, error: `--level is must, should or may, not "${level}"` };
+    if (level !== 'must' && level !== 'should' && level !== 'may')
+      return { ok: false, error: `--level is must, should or may, not "${level}"` };
     cfg.level = level;
   }
   const ints: [string, keyof Config, number][] = [
@@ -176,7 +178,8 @@ export function parseCli(argv: readonly string[]): Parsed {
   if ((keyId === undefined) !== (key === undefined)) return { ok: false, error: '--hmac-key-id and --hmac-key go together' };
   if (keyId !== undefined && key !== undefined) {
     const peer = s('hmac-peer') ?? HARNESS_SIGNED_ID;
-    if (peer === HARNESS_ID) return { ok: false, error: `--hmac-peer must differ from "${HARNESS_ID}", the id the harness uses in unsigned sessions` };
+    if (peer === HARNESS_ID)
+      return { ok: false, error: `--hmac-peer must differ from "${HARNESS_ID}", the id the harness uses in unsigned sessions` };
     cfg.hmac = { keyId, key, peer };
   } else if (s('hmac-peer') !== undefined) return { ok: false, error: '--hmac-peer needs --hmac-key-id and --hmac-key' };
   if (cfg.help || cfg.version) return { ok: true, config: cfg };
@@ -186,7 +189,10 @@ export function parseCli(argv: readonly string[]): Parsed {
     if (positionals.length > 0) return { ok: false, error: `give the agent either as "${positionals[0]}" or after "--", not both` };
     cfg.target = { kind: 'stdio', command: command[0]!, args: command.slice(1), display: command.map(shellQuote).join(' ') };
   } else if (positionals.length > 1) {
-    return { ok: false, error: `one agent at a time: got ${positionals.map((p) => `"${p}"`).join(', ')} (put a command with arguments after "--")` };
+    return {
+      ok: false,
+      error: `one agent at a time: got ${positionals.map((p) => `"${p}"`).join(', ')} (put a command with arguments after "--")`,
+    };
   } else if (positionals.length === 1) {
     const t = positionals[0]!;
     if (/^wss?:\/\//i.test(t)) {
@@ -203,11 +209,13 @@ export function parseCli(argv: readonly string[]): Parsed {
     }
   }
   if (!cfg.list && !cfg.target) return { ok: false, error: 'no agent given: name its executable, a ws:// URL, or a command after "--"' };
-  if (cfg.target?.kind === 'stdio' && cfg.hmac) return { ok: false, error: 'the --hmac-* options are for WebSocket agents; over stdio the harness provisions a key itself' };
+  if (cfg.target?.kind === 'stdio' && cfg.hmac)
+    return { ok: false, error: 'the --hmac-* options are for WebSocket agents; over stdio the harness provisions a key itself' };
   if (cfg.path !== undefined && cfg.only.length === 0) return { ok: false, error: '--path replays one failure: give the case with --only' };
   if (cfg.target) {
     const wrong = cfg.target.kind === 'stdio' ? 'websocket' : 'stdio';
-    if (cfg.profiles.includes(wrong)) return { ok: false, error: `the ${wrong} profile does not apply to a ${cfg.target.kind === 'stdio' ? 'stdio' : 'WebSocket'} agent` };
+    if (cfg.profiles.includes(wrong))
+      return { ok: false, error: `the ${wrong} profile does not apply to a ${cfg.target.kind === 'stdio' ? 'stdio' : 'WebSocket'} agent` };
   }
   return { ok: true, config: cfg };
 }
@@ -220,6 +228,11 @@ export function shellQuote(arg: string): string {
 
 /** True if `id` matches the glob (`*` any run of characters, `?` one). */
 export function globMatch(glob: string, id: string): boolean {
-  const re = new RegExp(`^${glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+  const re = new RegExp(
+    `^${glob
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+  );
   return re.test(id);
 }

@@ -167,7 +167,14 @@ export class Peer {
       }
     }
     if (out.type === 'error') this.state.sentErrors.add(out.message_id);
-    this.transcript.add({ conn: this.conn, dir: 'out', text, bytes: Buffer.byteLength(text), type: out.type, flags: flags.length ? flags : undefined });
+    this.transcript.add({
+      conn: this.conn,
+      dir: 'out',
+      text,
+      bytes: Buffer.byteLength(text),
+      type: out.type,
+      flags: flags.length ? flags : undefined,
+    });
     await this.transport.send(text);
     return out;
   }
@@ -185,8 +192,16 @@ export class Peer {
 
   /** Sends raw bytes as one frame, on purpose: invalid UTF-8, binary frames. */
   async sendRaw(bytes: Uint8Array, why: string, binary = false): Promise<void> {
-    const preview = Buffer.from(bytes.subarray(0, 200)).toString('latin1').replace(/[^\x20-\x7e]/g, '·');
-    this.transcript.add({ conn: this.conn, dir: 'out', text: preview, bytes: bytes.byteLength, flags: [`deliberate: ${why}${binary ? ' (binary frame)' : ''}`] });
+    const preview = Buffer.from(bytes.subarray(0, 200))
+      .toString('latin1')
+      .replace(/[^\x20-\x7e]/g, '·');
+    this.transcript.add({
+      conn: this.conn,
+      dir: 'out',
+      text: preview,
+      bytes: bytes.byteLength,
+      flags: [`deliberate: ${why}${binary ? ' (binary frame)' : ''}`],
+    });
     await this.transport.sendRaw(bytes, { binary });
   }
 
@@ -318,10 +333,20 @@ export class Peer {
       return got(late);
     }
     if (r) {
-      return miss({ ...fail(`no ${what} within ${waited}; the agent answers pings, so it is ignoring the message`, what, 'nothing (pings still answered)'), silence: 'ignoring' });
+      return miss({
+        ...fail(
+          `no ${what} within ${waited}; the agent answers pings, so it is ignoring the message`,
+          what,
+          'nothing (pings still answered)',
+        ),
+        silence: 'ignoring',
+      });
     }
     if (this.closed) return this.diagnose(what, waitedMs);
-    return miss({ ...fail(`no ${what} within ${waited}, and no answer to a ping either: the agent hung`, what, 'nothing (not even a pong)'), silence: 'hung' });
+    return miss({
+      ...fail(`no ${what} within ${waited}, and no answer to a ping either: the agent hung`, what, 'nothing (not even a pong)'),
+      silence: 'hung',
+    });
   }
 
   private wait(pred: (r: Received) => boolean, timeoutMs: number, since: number): Promise<Received | undefined> {

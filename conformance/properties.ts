@@ -15,7 +15,12 @@ import type { Received } from './peer.ts';
 import { fail, harnessError, pass, type Outcome } from './verdict.ts';
 
 /** Runs a property with the run's seed, path and run count; turns the result into an Outcome. */
-export async function runProperty<T>(ctx: CaseContext, caseId: string, prop: fc.IAsyncPropertyWithHooks<T>, budgetMs: number): Promise<Outcome> {
+export async function runProperty<T>(
+  ctx: CaseContext,
+  caseId: string,
+  prop: fc.IAsyncPropertyWithHooks<T>,
+  budgetMs: number,
+): Promise<Outcome> {
   const params: fc.Parameters<T> = {
     seed: ctx.env.seed,
     numRuns: ctx.env.runs,
@@ -102,4 +107,3 @@ export const lifecycleProperty = defineCase({
 });
 
 export const propertyCases: Case[] = [handshakeProperty, lifecycleProperty];
-

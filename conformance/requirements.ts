@@ -22,7 +22,9 @@ export const REQUIREMENTS_FILE = 'spec/1.0/requirements.json';
 function entryOf(raw: Record<string, unknown>): Requirement | null {
   const id = raw.id;
   if (typeof id !== 'string') return null;
-  const level = String(raw.level ?? raw.keyword ?? 'MUST').toUpperCase().replace(/ NOT$/, '') as Level;
+  const level = String(raw.level ?? raw.keyword ?? 'MUST')
+    .toUpperCase()
+    .replace(/ NOT$/, '') as Level;
   const anchor = String(raw.anchor ?? raw.spec ?? raw.section ?? '');
   const text = String(raw.text ?? raw.quote ?? raw.sentence ?? raw.requirement ?? '');
   return { id, level: level === 'SHOULD' || level === 'MAY' ? level : 'MUST', anchor, text };

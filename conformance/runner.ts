@@ -82,7 +82,12 @@ export async function probe(env: Omit<RunEnv, 'probe' | 'startupMs'>): Promise<P
   const stderr: string[] = [];
   const state = probeDir();
   try {
-    conn = await openConnection(env.target, { env: keyEnv(env.key), onStderr: (l) => stderr.push(l), closeGraceMs: Math.round(2000 * env.timeScale), stateDir: state });
+    conn = await openConnection(env.target, {
+      env: keyEnv(env.key),
+      onStderr: (l) => stderr.push(l),
+      closeGraceMs: Math.round(2000 * env.timeScale),
+      stateDir: state,
+    });
   } catch (err) {
     throw new CannotRun((err as Error).message.replace(/^could not start agent: /, 'could not start '));
   }
@@ -123,7 +128,9 @@ export async function probe(env: Omit<RunEnv, 'probe' | 'startupMs'>): Promise<P
   rmSync(state, { recursive: true, force: true });
   if (!hs.ok && peer.closed && peer.received.length === 0) {
     const tail = stderr.slice(-3).join(' | ');
-    throw new CannotRun(`${env.target.display} closed the connection before answering the handshake${tail ? `; its stderr ends: ${tail}` : ''}`);
+    throw new CannotRun(
+      `${env.target.display} closed the connection before answering the handshake${tail ? `; its stderr ends: ${tail}` : ''}`,
+    );
   }
   return result;
 }
@@ -137,7 +144,8 @@ export async function unmetNeed(c: Case, env: RunEnv): Promise<Outcome | null> {
   for (const cap of n.capabilities ?? []) {
     if (declared.has(cap)) continue;
     // The plans profile applies to agents that submit plans (spec: conformance#profiles).
-    if (cap === 'tap.test.plan') return unimplemented('the agent offers no tap.test.plan: the plans profile applies to agents that submit plans');
+    if (cap === 'tap.test.plan')
+      return unimplemented('the agent offers no tap.test.plan: the plans profile applies to agents that submit plans');
     return cap.startsWith('tap.test.')
       ? notTested(`the agent does not offer the conformance capability ${cap}`)
       : unimplemented(`the agent does not offer ${cap}`);
@@ -145,14 +153,25 @@ export async function unmetNeed(c: Case, env: RunEnv): Promise<Outcome | null> {
   if (n.restart && env.probe.card?.durability !== 'restart') return unimplemented('the agent card does not declare durability "restart"');
   // The integrity profile applies when the agent is given a key; one given a key must hold it
   // (spec: conformance#key-provisioning), so a refusal then fails the cases themselves.
-  if (n.integrity && !env.key) return unimplemented('no key was given: pass --hmac-key-id, --hmac-key and --hmac-peer (and start the agent with the same TAP_HMAC_* values)');
+  if (n.integrity && !env.key)
+    return unimplemented(
+      'no key was given: pass --hmac-key-id, --hmac-key and --hmac-peer (and start the agent with the same TAP_HMAC_* values)',
+    );
   return null;
 }
 
 async function withBudget(p: Promise<Outcome>, ms: number, id: string): Promise<Outcome> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<Outcome>((resolve) => {
-    timer = setTimeout(() => resolve(harnessError(`the case did not finish within its budget of ${Math.round(ms)} ms; every wait of ${id} is bounded, so the harness or the machine is at fault (on a loaded machine, rerun with --time-scale 3)`)), ms);
+    timer = setTimeout(
+      () =>
+        resolve(
+          harnessError(
+            `the case did not finish within its budget of ${Math.round(ms)} ms; every wait of ${id} is bounded, so the harness or the machine is at fault (on a loaded machine, rerun with --time-scale 3)`,
+          ),
+        ),
+      ms,
+    );
   });
   try {
     return await Promise.race([p, timeout]);
@@ -170,7 +189,11 @@ export async function runCase(c: Case, env: RunEnv): Promise<{ outcome: Outcome;
   let outcome: Outcome;
   try {
     outcome = await withBudget(
-      c.run(ctx).catch((err: unknown) => harnessError(`the case threw: ${env.debug ? ((err as Error).stack ?? String(err)) : ((err as Error).message ?? String(err))}`)),
+      c
+        .run(ctx)
+        .catch((err: unknown) =>
+          harnessError(`the case threw: ${env.debug ? ((err as Error).stack ?? String(err)) : ((err as Error).message ?? String(err))}`),
+        ),
       (c.budgetMs ?? 20_000) * env.timeScale + env.startupMs * 3 + env.stepTimeoutMs * 4,
       c.id,
     );
@@ -245,10 +268,19 @@ export function judge(c: Case, o: Outcome, violations: readonly { by: 'agent' | 
 }
 
 /** Runs the selected cases with bounded parallelism; results in the order of `cases`. */
-export async function runCases(cases: readonly Case[], env: RunEnv, jobs: number, repeat: number, hooks: RunHooks = {}): Promise<CaseResult[]> {
+export async function runCases(
+  cases: readonly Case[],
+  env: RunEnv,
+  jobs: number,
+  repeat: number,
+  hooks: RunHooks = {},
+): Promise<CaseResult[]> {
   const results: CaseResult[] = new Array(cases.length);
   // Long cases start first, so they overlap with the many short ones.
-  const order = cases.map((c, i) => ({ i, budget: c.budgetMs ?? 20_000 })).sort((a, b) => b.budget - a.budget || a.i - b.i).map((x) => x.i);
+  const order = cases
+    .map((c, i) => ({ i, budget: c.budgetMs ?? 20_000 }))
+    .sort((a, b) => b.budget - a.budget || a.i - b.i)
+    .map((x) => x.i);
   let next = 0;
   let done = 0;
   const running = new Set<string>();
@@ -289,7 +321,10 @@ async function runRepeated(c: Case, env: RunEnv, repeat: number, hooks: RunHooks
   const transcript = w.ctx?.transcript.entries ?? [];
   if (hooks.transcriptsDir) {
     mkdirSync(hooks.transcriptsDir, { recursive: true });
-    writeFileSync(join(hooks.transcriptsDir, `${c.id}.ndjson`), transcript.map((e) => JSON.stringify(e)).join('\n') + (transcript.length ? '\n' : ''));
+    writeFileSync(
+      join(hooks.transcriptsDir, `${c.id}.ndjson`),
+      transcript.map((e) => JSON.stringify(e)).join('\n') + (transcript.length ? '\n' : ''),
+    );
   }
   const result: CaseResult = {
     id: c.id,

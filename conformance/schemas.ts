@@ -17,7 +17,6 @@ export interface Issue {
   message: string;
 }
 
-
 /** Rows of messages.json and error-codes.json, typed by the tables' source. */
 import type { ErrorCodeEntry, MessageEntry } from '../schemas/src/tables.ts';
 export type { MessageEntry };

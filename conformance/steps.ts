@@ -109,11 +109,18 @@ export async function handshake(peer: Peer, o: HandshakeOptions = {}): Promise<G
   s.bound = true;
   if (o.stopAfterAck) return got({ init, ack: ack });
   const readyParams = o.readyParams ? o.readyParams(p.params ?? {}) : p.params;
-  const ready = await peer.post('handshake.ready', { params: readyParams }, {}, o.readyParams ? { deliberate: 'ready params differ from the ack' } : {});
+  const ready = await peer.post(
+    'handshake.ready',
+    { params: readyParams },
+    {},
+    o.readyParams ? { deliberate: 'ready params differ from the ack' } : {},
+  );
   const goR = await peer.reply(ready);
   if (!goR.ok) return goR;
   if (goR.value.msg.type !== 'handshake.go') {
-    return miss(fail(`the agent did not complete the handshake: ${describeMessage(goR.value.msg)}`, 'handshake.go', describeMessage(goR.value.msg)));
+    return miss(
+      fail(`the agent did not complete the handshake: ${describeMessage(goR.value.msg)}`, 'handshake.go', describeMessage(goR.value.msg)),
+    );
   }
   s.established = true;
   return got({ init, ack, ready, go: goR.value });
@@ -156,7 +163,13 @@ export async function startTask(
   const { sent, reply } = await request(peer, capability, input, o);
   if (!reply.ok) return reply;
   if (reply.value.msg.type !== 'task.accepted') {
-    return miss(fail(`the agent did not accept a ${capability} task: ${describeMessage(reply.value.msg)}`, 'task.accepted', describeMessage(reply.value.msg)));
+    return miss(
+      fail(
+        `the agent did not accept a ${capability} task: ${describeMessage(reply.value.msg)}`,
+        'task.accepted',
+        describeMessage(reply.value.msg),
+      ),
+    );
   }
   return got({ taskId: sent.task_id!, sent, accepted: reply.value });
 }
@@ -174,13 +187,23 @@ export async function collectUntilResult(
   taskId: string,
   timeoutMs = peer.stepTimeoutMs,
 ): Promise<Got<{ stream: Received[]; result: Received }>> {
-  const r = await peer.waitFor((m) => m.msg.type === 'task.result' && m.msg.task_id === taskId, `a task.result for task ${taskId}`, timeoutMs);
+  const r = await peer.waitFor(
+    (m) => m.msg.type === 'task.result' && m.msg.task_id === taskId,
+    `a task.result for task ${taskId}`,
+    timeoutMs,
+  );
   if (!r.ok) return r;
   return got({ stream: streamOf(peer, taskId), result: r.value });
 }
 
 /** Waits for the next stream message of a task that matches `pred`. */
-export function waitStream(peer: Peer, taskId: string, pred: (m: Wire) => boolean, what: string, timeoutMs = peer.stepTimeoutMs): Promise<Got<Received>> {
+export function waitStream(
+  peer: Peer,
+  taskId: string,
+  pred: (m: Wire) => boolean,
+  what: string,
+  timeoutMs = peer.stepTimeoutMs,
+): Promise<Got<Received>> {
   return peer.waitFor((r) => r.msg.task_id === taskId && STREAM_TYPES.has(r.msg.type) && pred(r.msg), what, timeoutMs);
 }
 
@@ -190,7 +213,9 @@ export function expectErrorCode(reply: Got<Received>, code: string | string[], c
   const codes = Array.isArray(code) ? code : [code];
   const m = reply.value.msg;
   if (m.type === 'error' && codes.includes(m.payload?.code)) return reply;
-  return miss(fail(`${context}: expected ${codes.join(' or ')}, got ${describeMessage(m)}`, `error ${codes.join(' | ')}`, describeMessage(m)));
+  return miss(
+    fail(`${context}: expected ${codes.join(' or ')}, got ${describeMessage(m)}`, `error ${codes.join(' | ')}`, describeMessage(m)),
+  );
 }
 
 /** An authorization grant valid for an hour, with the given permissions. */

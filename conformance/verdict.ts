@@ -168,10 +168,18 @@ export function judgeOccurrence(w: TimingWindow, observed: Observed, what: strin
   }
   const b = bounds(observed);
   if (b.high < w.earliestMs) {
-    return fail(`${what} came too early: after ${ms(observed)}, before the nominal ${w.nominalMs} ms`, `${what} no earlier than ${w.nominalMs} ms`, ms(observed));
+    return fail(
+      `${what} came too early: after ${ms(observed)}, before the nominal ${w.nominalMs} ms`,
+      `${what} no earlier than ${w.nominalMs} ms`,
+      ms(observed),
+    );
   }
   if (b.low > w.latestMs) {
-    return fail(`${what} came after ${ms(observed)}, beyond ${Math.round(w.latestMs)} ms`, `${what} within ${Math.round(w.latestMs)} ms`, ms(observed));
+    return fail(
+      `${what} came after ${ms(observed)}, beyond ${Math.round(w.latestMs)} ms`,
+      `${what} within ${Math.round(w.latestMs)} ms`,
+      ms(observed),
+    );
   }
   return pass(`${what} after ${ms(observed)} (nominal ${w.nominalMs} ms)`);
 }

@@ -9,7 +9,11 @@ import { createAjv, validateWith } from '../tools/validate-fixtures.ts';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const FILE = `${ROOT}asyncapi.yaml`;
 const TYPES = catalogue.messages.map((m) => m.type);
-const ofDirection = (...dirs: string[]) => catalogue.messages.filter((m) => dirs.includes(m.direction)).map((m) => m.type).sort();
+const ofDirection = (...dirs: string[]) =>
+  catalogue.messages
+    .filter((m) => dirs.includes(m.direction))
+    .map((m) => m.type)
+    .sort();
 
 type Ref = { $ref: string };
 interface Doc {
@@ -17,7 +21,12 @@ interface Doc {
   servers: Record<string, { protocol: string; description?: string; bindings?: unknown; 'x-tap-subprotocol'?: string }>;
   channels: Record<string, { messages: Record<string, Ref>; bindings?: { ws?: { headers?: unknown } } }>;
   operations: Record<string, { action: string; channel: Ref; messages: Ref[]; reply?: { messages: Ref[] }; tags?: { name: string }[] }>;
-  components: { messages: Record<string, { name: string; payload: { schemaFormat: string; schema: Ref }; examples?: { name: string; payload: unknown }[] }> };
+  components: {
+    messages: Record<
+      string,
+      { name: string; payload: { schemaFormat: string; schema: Ref }; examples?: { name: string; payload: unknown }[] }
+    >;
+  };
 }
 const raw = parseYaml(readFileSync(FILE, 'utf8')) as Doc;
 const names = (refs: Ref[]) => refs.map((r) => r.$ref.split('/').pop()!).sort();
@@ -29,7 +38,11 @@ describe('asyncapi.yaml', () => {
   beforeAll(async () => {
     const parsed = await fromFile(new Parser(), FILE).parse();
     diagnostics = parsed.diagnostics;
-    messageIds = parsed.document?.allMessages().all().map((m) => m.id()) ?? [];
+    messageIds =
+      parsed.document
+        ?.allMessages()
+        .all()
+        .map((m) => m.id()) ?? [];
   }, 60_000);
 
   it('parses with @asyncapi/parser 3 without error diagnostics', () => {

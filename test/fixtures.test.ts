@@ -95,7 +95,11 @@ describe('fixtures/invalid (spec: errors#bad-input)', () => {
     const d = decodeStrict(f.bytes, f.expect.decode ?? {});
     expect(d.ok).toBe(false);
     if (d.ok) return;
-    expect({ error: d.error, keyword: d.keyword, path: d.path }).toEqual({ error: f.expect.error, keyword: f.expect.keyword, path: f.expect.path });
+    expect({ error: d.error, keyword: d.keyword, path: d.path }).toEqual({
+      error: f.expect.error,
+      keyword: f.expect.keyword,
+      path: f.expect.path,
+    });
   });
 
   it('accepts duplicate member names when the receiver does not refuse them', () => {
@@ -120,11 +124,14 @@ describe.runIf(existsSync(decodePath))('reference decodeFrame agrees with the fi
     expect(d.error?.code).toBe(f.expect.error);
   });
 
-  it.each(objects.filter((f) => f.folder === 'envelope').map((f) => [label(f), f] as const))('%s fails the envelope check', async (_, f) => {
-    const d = await decode(f.bytes);
-    expect(d.ok).toBe(false);
-    expect(d.error?.code).toBe('INVALID_MESSAGE');
-  });
+  it.each(objects.filter((f) => f.folder === 'envelope').map((f) => [label(f), f] as const))(
+    '%s fails the envelope check',
+    async (_, f) => {
+      const d = await decode(f.bytes);
+      expect(d.ok).toBe(false);
+      expect(d.error?.code).toBe('INVALID_MESSAGE');
+    },
+  );
 
   it('decodes every valid fixture', async () => {
     for (const f of valid) expect((await decode(new TextEncoder().encode(JSON.stringify(f.message)))).ok).toBe(true);

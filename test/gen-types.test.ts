@@ -21,7 +21,11 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 /** Every valid fixture: its folder (the message type) and path. */
 const validFixtures = readdirSync(FIXTURES, { withFileTypes: true })
   .filter((d) => d.isDirectory())
-  .flatMap((d) => readdirSync(join(FIXTURES, d.name)).filter((f) => f.endsWith('.json')).map((f) => ({ type: d.name, path: join(FIXTURES, d.name, f) })));
+  .flatMap((d) =>
+    readdirSync(join(FIXTURES, d.name))
+      .filter((f) => f.endsWith('.json'))
+      .map((f) => ({ type: d.name, path: join(FIXTURES, d.name, f) })),
+  );
 
 /**
  * The invalid fixtures the generated Python must refuse: all JSON-object fixtures except those
@@ -30,9 +34,15 @@ const validFixtures = readdirSync(FIXTURES, { withFileTypes: true })
  */
 function invalidSample(): Array<{ path: string; why: string }> {
   const out: Array<{ path: string; why: string }> = [];
-  for (const dir of readdirSync(INVALID, { withFileTypes: true }).filter((d) => d.isDirectory() && d.name !== 'malformed' && d.name !== 'i-json')) {
+  for (const dir of readdirSync(INVALID, { withFileTypes: true }).filter(
+    (d) => d.isDirectory() && d.name !== 'malformed' && d.name !== 'i-json',
+  )) {
     for (const f of readdirSync(join(INVALID, dir.name)).filter((n) => n.endsWith('.json') && !n.endsWith('.expect.json'))) {
-      const expect = JSON.parse(readFileSync(join(INVALID, dir.name, f.replace(/\.json$/, '.expect.json')), 'utf8')) as { keyword: string; path: string; why: string };
+      const expect = JSON.parse(readFileSync(join(INVALID, dir.name, f.replace(/\.json$/, '.expect.json')), 'utf8')) as {
+        keyword: string;
+        path: string;
+        why: string;
+      };
       if (expect.keyword === 'anyOf' && dir.name === 'task.result') continue;
       if (dir.name === 'envelope' && expect.path === '/target' && expect.keyword === 'pattern') continue;
       out.push({ path: join(INVALID, dir.name, f), why: expect.why });
@@ -50,7 +60,8 @@ function declaredOnly(model: Model, value: unknown, type: TypeRef): unknown {
   if (d.kind === 'union') return value;
   if (d.kind !== 'object') return value;
   const out: Record<string, unknown> = {};
-  for (const f of d.fields) if (f.name in (value as object)) out[f.name] = declaredOnly(model, (value as Record<string, unknown>)[f.name], f.type);
+  for (const f of d.fields)
+    if (f.name in (value as object)) out[f.name] = declaredOnly(model, (value as Record<string, unknown>)[f.name], f.type);
   return out;
 }
 
@@ -71,7 +82,11 @@ function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = 
 async function generateInto(lang: string): Promise<string> {
   const out = join(scratch, lang);
   const lines: string[] = [];
-  const code = await runGenTypes(['--lang', lang, '--out', out], (s) => lines.push(s), (s) => lines.push(s));
+  const code = await runGenTypes(
+    ['--lang', lang, '--out', out],
+    (s) => lines.push(s),
+    (s) => lines.push(s),
+  );
   expect(code, lines.join('')).toBe(0);
   return out;
 }
@@ -79,10 +94,22 @@ async function generateInto(lang: string): Promise<string> {
 describe('gen-types command', () => {
   it('refuses an unknown language or a missing --out with a usage error that says what to do', async () => {
     const err: string[] = [];
-    expect(await runGenTypes(['--lang', 'cobol', '--out', scratch], () => {}, (s) => err.push(s))).toBe(2);
+    expect(
+      await runGenTypes(
+        ['--lang', 'cobol', '--out', scratch],
+        () => {},
+        (s) => err.push(s),
+      ),
+    ).toBe(2);
     expect(err.join('')).toMatch(/--lang cobol is not one of ts, python, go, rust/);
     err.length = 0;
-    expect(await runGenTypes(['--lang', 'go'], () => {}, (s) => err.push(s))).toBe(2);
+    expect(
+      await runGenTypes(
+        ['--lang', 'go'],
+        () => {},
+        (s) => err.push(s),
+      ),
+    ).toBe(2);
     expect(err.join('')).toMatch(/--out is missing/);
   });
 
@@ -105,7 +132,9 @@ describe('gen-types command', () => {
 
   it('gives one type per message and a dispatcher entry for each message type of the catalogue', () => {
     const model = buildModel();
-    const catalogue = JSON.parse(readFileSync(join(ROOT, 'schemas/v1/messages.json'), 'utf8')).messages.map((m: { type: string }) => m.type);
+    const catalogue = JSON.parse(readFileSync(join(ROOT, 'schemas/v1/messages.json'), 'utf8')).messages.map(
+      (m: { type: string }) => m.type,
+    );
     expect(model.messages.map((m) => m.type)).toEqual(catalogue);
     expect(new Set(model.messages.map((m) => m.struct)).size).toBe(catalogue.length);
   });
@@ -117,7 +146,8 @@ describe('TypeScript', () => {
     const model = buildModel();
     const structOf = new Map(model.messages.map((m) => [m.type, m.struct]));
     const fixtures = validFixtures.map(
-      (f, i) => `export const f${i}: MessageOf<'${f.type}'> = ${JSON.stringify(declaredOnly(model, JSON.parse(readFileSync(f.path, 'utf8')), { k: 'ref', name: structOf.get(f.type)! }), null, 2)};`,
+      (f, i) =>
+        `export const f${i}: MessageOf<'${f.type}'> = ${JSON.stringify(declaredOnly(model, JSON.parse(readFileSync(f.path, 'utf8')), { k: 'ref', name: structOf.get(f.type)! }), null, 2)};`,
     );
     const cases = model.messages.map((m) => `    case '${m.type}':\n      return 1;`).join('\n');
     writeFileSync(join(dir, 'example.ts'), LANGS.find((l) => l.lang === 'ts')!.example);
@@ -162,7 +192,16 @@ export const said: string = describe(f0);
     writeFileSync(
       join(dir, 'tsconfig.json'),
       JSON.stringify({
-        compilerOptions: { strict: true, noEmit: true, target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', allowImportingTsExtensions: true, skipLibCheck: true, types: [] },
+        compilerOptions: {
+          strict: true,
+          noEmit: true,
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          allowImportingTsExtensions: true,
+          skipLibCheck: true,
+          types: [],
+        },
         files: ['check.ts'],
       }),
     );
@@ -172,15 +211,17 @@ export const said: string = describe(f0);
 
 describe('Python', () => {
   const python = has('python3');
-  it.skipIf(!python)('imports, parses every valid fixture into its class and back, and refuses the invalid sample', async () => {
-    const dir = await generateInto('python');
-    const sample = invalidSample();
-    expect(sample.length).toBeGreaterThan(100);
-    writeFileSync(join(dir, 'example.py'), LANGS.find((l) => l.lang === 'python')!.example);
-    writeFileSync(join(dir, 'cases.json'), JSON.stringify({ valid: validFixtures, invalid: sample }));
-    writeFileSync(
-      join(dir, 'check.py'),
-      `import json, sys
+  it.skipIf(!python)(
+    'imports, parses every valid fixture into its class and back, and refuses the invalid sample',
+    async () => {
+      const dir = await generateInto('python');
+      const sample = invalidSample();
+      expect(sample.length).toBeGreaterThan(100);
+      writeFileSync(join(dir, 'example.py'), LANGS.find((l) => l.lang === 'python')!.example);
+      writeFileSync(join(dir, 'cases.json'), JSON.stringify({ valid: validFixtures, invalid: sample }));
+      writeFileSync(
+        join(dir, 'check.py'),
+        `import json, sys
 import tap_types
 from example import describe
 
@@ -214,25 +255,29 @@ print("\\n".join(failures))
 print(f"checked {len(cases['valid'])} valid and {len(cases['invalid'])} invalid")
 sys.exit(1 if failures else 0)
 `,
-    );
-    const out = run('python3', ['check.py'], dir);
-    expect(out).toContain(`checked ${validFixtures.length} valid`);
-  }, 120_000);
+      );
+      const out = run('python3', ['check.py'], dir);
+      expect(out).toContain(`checked ${validFixtures.length} valid`);
+    },
+    120_000,
+  );
   if (!python) console.warn('gen-types: Python test skipped: python3 is not installed');
 });
 
 describe('Go', () => {
   const go = has('go', ['version']);
   if (!go) console.warn('gen-types: Go test skipped: go is not installed (Debian: apt-get install -y golang-go)');
-  it.skipIf(!go)('passes go vet and go build, and ParseMessage decodes every valid fixture into its struct', async () => {
-    const dir = await generateInto('go');
-    const mod = join(scratch, 'gomod');
-    mkdirSync(join(mod, 'tap'), { recursive: true });
-    writeFileSync(join(mod, 'tap', 'tap_types.go'), readFileSync(join(dir, 'tap_types.go')));
-    writeFileSync(join(mod, 'go.mod'), 'module example.com/tapcheck\n\ngo 1.18\n');
-    writeFileSync(
-      join(mod, 'main.go'),
-      `package main
+  it.skipIf(!go)(
+    'passes go vet and go build, and ParseMessage decodes every valid fixture into its struct',
+    async () => {
+      const dir = await generateInto('go');
+      const mod = join(scratch, 'gomod');
+      mkdirSync(join(mod, 'tap'), { recursive: true });
+      writeFileSync(join(mod, 'tap', 'tap_types.go'), readFileSync(join(dir, 'tap_types.go')));
+      writeFileSync(join(mod, 'go.mod'), 'module example.com/tapcheck\n\ngo 1.18\n');
+      writeFileSync(
+        join(mod, 'main.go'),
+        `package main
 
 import (
 	"fmt"
@@ -269,13 +314,27 @@ func main() {
 	fmt.Printf("parsed %d\\n", len(os.Args)-1)
 }
 `,
-    );
-    const env = { GOFLAGS: '-mod=mod', GOCACHE: join(tmpdir(), 'tap-gen-types-gocache'), GOPATH: join(tmpdir(), 'tap-gen-types-gopath'), GOTOOLCHAIN: 'local', CGO_ENABLED: '0' };
-    expect(run('gofmt', ['-l', 'tap'], mod, env).trim(), 'gofmt would change the generated file').toBe('');
-    run('go', ['vet', './...'], mod, env);
-    run('go', ['build', '-o', 'check', '.'], mod, env);
-    expect(run(join(mod, 'check'), validFixtures.map((f) => f.path), mod)).toContain(`parsed ${validFixtures.length}`);
-  }, 300_000);
+      );
+      const env = {
+        GOFLAGS: '-mod=mod',
+        GOCACHE: join(tmpdir(), 'tap-gen-types-gocache'),
+        GOPATH: join(tmpdir(), 'tap-gen-types-gopath'),
+        GOTOOLCHAIN: 'local',
+        CGO_ENABLED: '0',
+      };
+      expect(run('gofmt', ['-l', 'tap'], mod, env).trim(), 'gofmt would change the generated file').toBe('');
+      run('go', ['vet', './...'], mod, env);
+      run('go', ['build', '-o', 'check', '.'], mod, env);
+      expect(
+        run(
+          join(mod, 'check'),
+          validFixtures.map((f) => f.path),
+          mod,
+        ),
+      ).toContain(`parsed ${validFixtures.length}`);
+    },
+    300_000,
+  );
 });
 
 describe('Rust', () => {
@@ -284,7 +343,11 @@ describe('Rust', () => {
   const hasCrate = (name: string) => crates.some((c) => c.startsWith(`${name}-`) && /^\d/.test(c.slice(name.length + 1)));
   const missing = ['serde', 'serde_derive', 'serde_json'].filter((c) => !hasCrate(c));
   const cargo = has('cargo');
-  const reason = !cargo ? 'cargo is not installed' : missing.length ? `no offline serde crates in ${registry} (missing ${missing.join(', ')}; Debian: apt-get install -y librust-serde-dev librust-serde-json-dev librust-serde-derive-dev)` : '';
+  const reason = !cargo
+    ? 'cargo is not installed'
+    : missing.length
+      ? `no offline serde crates in ${registry} (missing ${missing.join(', ')}; Debian: apt-get install -y librust-serde-dev librust-serde-json-dev librust-serde-derive-dev)`
+      : '';
   if (reason) console.warn(`gen-types: Rust compile skipped: ${reason}`);
 
   it('generates a Message enum tagged by type with one variant per message, formatted as rustfmt writes it', async () => {
@@ -296,17 +359,25 @@ describe('Rust', () => {
     for (const m of buildModel().messages) expect(text).toContain(`#[serde(rename = "${m.type}")]`);
   });
 
-  it.skipIf(!!reason)('builds offline with serde (cargo, Debian crates) and parses every valid fixture into its variant', async () => {
-    const dir = await generateInto('rust');
-    const crate = join(scratch, 'rscrate');
-    mkdirSync(join(crate, 'src'), { recursive: true });
-    mkdirSync(join(crate, '.cargo'), { recursive: true });
-    writeFileSync(join(crate, 'src', 'tap_types.rs'), readFileSync(join(dir, 'tap_types.rs')));
-    writeFileSync(join(crate, 'Cargo.toml'), '[package]\nname = "tapcheck"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\nserde = { version = "1", features = ["derive"] }\nserde_json = "1"\n');
-    writeFileSync(join(crate, '.cargo', 'config.toml'), `[source.crates-io]\nreplace-with = "debian"\n\n[source.debian]\ndirectory = "${registry}"\n\n[net]\noffline = true\n`);
-    writeFileSync(
-      join(crate, 'src', 'main.rs'),
-      `pub mod tap_types;
+  it.skipIf(!!reason)(
+    'builds offline with serde (cargo, Debian crates) and parses every valid fixture into its variant',
+    async () => {
+      const dir = await generateInto('rust');
+      const crate = join(scratch, 'rscrate');
+      mkdirSync(join(crate, 'src'), { recursive: true });
+      mkdirSync(join(crate, '.cargo'), { recursive: true });
+      writeFileSync(join(crate, 'src', 'tap_types.rs'), readFileSync(join(dir, 'tap_types.rs')));
+      writeFileSync(
+        join(crate, 'Cargo.toml'),
+        '[package]\nname = "tapcheck"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\nserde = { version = "1", features = ["derive"] }\nserde_json = "1"\n',
+      );
+      writeFileSync(
+        join(crate, '.cargo', 'config.toml'),
+        `[source.crates-io]\nreplace-with = "debian"\n\n[source.debian]\ndirectory = "${registry}"\n\n[net]\noffline = true\n`,
+      );
+      writeFileSync(
+        join(crate, 'src', 'main.rs'),
+        `pub mod tap_types;
 
 ${LANGS.find((l) => l.lang === 'rust')!.example}
 /// Equal as JSON, numbers compared by value (an f64 member writes 30 back as 30.0).
@@ -337,8 +408,16 @@ fn main() {
     println!("parsed {}", n);
 }
 `,
-    );
-    const env = { CARGO_TARGET_DIR: join(tmpdir(), 'tap-gen-types-cargo-target'), CARGO_HOME: join(tmpdir(), 'tap-gen-types-cargo-home'), CARGO_TERM_COLOR: 'never' };
-    expect(run('cargo', ['run', '--quiet', '--offline', '--', ...validFixtures.map((f) => f.path)], crate, env)).toContain(`parsed ${validFixtures.length}`);
-  }, 600_000);
+      );
+      const env = {
+        CARGO_TARGET_DIR: join(tmpdir(), 'tap-gen-types-cargo-target'),
+        CARGO_HOME: join(tmpdir(), 'tap-gen-types-cargo-home'),
+        CARGO_TERM_COLOR: 'never',
+      };
+      expect(run('cargo', ['run', '--quiet', '--offline', '--', ...validFixtures.map((f) => f.path)], crate, env)).toContain(
+        `parsed ${validFixtures.length}`,
+      );
+    },
+    600_000,
+  );
 });

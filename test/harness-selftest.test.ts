@@ -54,7 +54,9 @@ interface Run {
 
 const manifest = JSON.parse(readFileSync(MANIFEST_FILE, 'utf8')) as Entry[];
 const requirementIds = new Set(
-  (JSON.parse(readFileSync(join(ROOT, 'spec/1.0/requirements.json'), 'utf8')) as { requirements: { id: string }[] }).requirements.map((r) => r.id),
+  (JSON.parse(readFileSync(join(ROOT, 'spec/1.0/requirements.json'), 'utf8')) as { requirements: { id: string }[] }).requirements.map(
+    (r) => r.id,
+  ),
 );
 
 const JOBS = Number(process.env.TAP_SELFTEST_JOBS) || Math.max(3, Math.min(6, cpus().length));
@@ -91,7 +93,16 @@ const spawned = new Set<ChildProcess>();
 /** Runs tap-conform on `target` (a URL, or ["--", command…]) with only the given cases. */
 function conform(target: string[], only: string[]): Promise<Run> {
   const json = join(workDir, `report-${++runCount}.json`);
-  const args = [CONFORM, ...only.flatMap((id) => ['--only', id]), '--json', json, '--no-color', '--time-scale', String(TIME_SCALE), ...target];
+  const args = [
+    CONFORM,
+    ...only.flatMap((id) => ['--only', id]),
+    '--json',
+    json,
+    '--no-color',
+    '--time-scale',
+    String(TIME_SCALE),
+    ...target,
+  ];
   return new Promise((resolve) => {
     const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     spawned.add(child);
@@ -146,7 +157,15 @@ function listCases(): Promise<Set<string>> {
   return new Promise((resolve, reject) => {
     execFile(process.execPath, [CONFORM, '--list', '--no-color'], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 }, (err, stdout) => {
       if (err) return reject(err);
-      resolve(new Set(stdout.split('\n').slice(1).map((l) => l.split(/\s+/)[0]!).filter((id) => /^[a-z]/.test(id) && id.includes('.'))));
+      resolve(
+        new Set(
+          stdout
+            .split('\n')
+            .slice(1)
+            .map((l) => l.split(/\s+/)[0]!)
+            .filter((id) => /^[a-z]/.test(id) && id.includes('.')),
+        ),
+      );
     });
   });
 }
@@ -154,20 +173,36 @@ function listCases(): Promise<Set<string>> {
 /** One line per case of a run, for failure messages. */
 function summary(run: Run): string {
   const lines = [...run.cases.values()].map((c) => `  ${c.id}: ${c.verdict} — ${c.detail}`);
-  return [`exit ${run.code}${run.problem ? `, ${run.problem}` : ''}`, ...lines, `  stderr: ${run.stderr.trim().split('\n').slice(-3).join(' | ')}`].join('\n');
+  return [
+    `exit ${run.code}${run.problem ? `, ${run.problem}` : ''}`,
+    ...lines,
+    `  stderr: ${run.stderr.trim().split('\n').slice(-3).join(' | ')}`,
+  ].join('\n');
 }
 
 /** Writes what each run observed, for people reading the self-test's outcome. */
 async function writeReport(file: string): Promise<void> {
-  const settle = async (p: Promise<Run> | undefined) => (p ? p.catch((e: Error) => ({ code: null, cases: new Map(), stderr: '', problem: e.message }) as Run) : undefined);
-  const verdict = (run: Run | undefined, id: string) => (run?.cases.get(id) ? { verdict: run.cases.get(id)!.verdict, detail: run.cases.get(id)!.detail } : { verdict: 'none' });
+  const settle = async (p: Promise<Run> | undefined) =>
+    p ? p.catch((e: Error) => ({ code: null, cases: new Map(), stderr: '', problem: e.message }) as Run) : undefined;
+  const verdict = (run: Run | undefined, id: string) =>
+    run?.cases.get(id) ? { verdict: run.cases.get(id)!.verdict, detail: run.cases.get(id)!.detail } : { verdict: 'none' };
   const zoo = [];
   for (const e of manifest) {
     const run = await settle(zooRuns.get(e.name));
-    zoo.push({ name: e.name, requirement: e.requirement, exit: run?.code, expected_case: e.expected_case, expected: verdict(run, e.expected_case), control_case: control(e), control: verdict(run, control(e)) });
+    zoo.push({
+      name: e.name,
+      requirement: e.requirement,
+      exit: run?.code,
+      expected_case: e.expected_case,
+      expected: verdict(run, e.expected_case),
+      control_case: control(e),
+      control: verdict(run, control(e)),
+    });
   }
   const ref = [await settle(referenceStdio), await settle(referenceWebSocket)];
-  const reference = Object.fromEntries(ref.flatMap((r) => [...(r?.cases.values() ?? [])].map((c) => [c.id, { verdict: c.verdict, detail: c.detail }])));
+  const reference = Object.fromEntries(
+    ref.flatMap((r) => [...(r?.cases.values() ?? [])].map((c) => [c.id, { verdict: c.verdict, detail: c.detail }])),
+  );
   writeFileSync(file, `${JSON.stringify({ time_scale: TIME_SCALE, jobs: JOBS, zoo, reference }, null, 2)}\n`);
 }
 
@@ -183,8 +218,16 @@ beforeAll(() => {
   const wsTargets = [...new Set(manifest.filter((e) => e.binding === 'websocket').map((e) => e.expected_case))];
   // The longest runs first, so that the pool stays busy to the end.
   referenceStdio = limit(() => conform(['--', ...REFERENCE], stdioTargets));
-  referenceWebSocket = limit(() => (wsTargets.length ? conformAgent([...REFERENCE, '--listen', 'ws://127.0.0.1:0/tap'], 'websocket', wsTargets) : Promise.resolve({ code: 0, cases: new Map(), stderr: '' })));
-  for (const e of manifest) zooRuns.set(e.name, limit(() => conformAgent(e.command, e.binding, [e.expected_case, control(e)])));
+  referenceWebSocket = limit(() =>
+    wsTargets.length
+      ? conformAgent([...REFERENCE, '--listen', 'ws://127.0.0.1:0/tap'], 'websocket', wsTargets)
+      : Promise.resolve({ code: 0, cases: new Map(), stderr: '' }),
+  );
+  for (const e of manifest)
+    zooRuns.set(
+      e.name,
+      limit(() => conformAgent(e.command, e.binding, [e.expected_case, control(e)])),
+    );
   // Settled here too, so that a failing run never surfaces as an unhandled rejection.
   for (const p of [knownCases, referenceStdio, referenceWebSocket, ...zooRuns.values()]) p.catch(() => {});
 });
@@ -201,44 +244,60 @@ describe('the broken-agent manifest (fixtures/agents/broken/manifest.json)', () 
     expect(new Set(manifest.map((e) => e.name)).size).toBe(manifest.length);
   });
 
-  it.each(manifest.map((e) => [e.name, e] as const))('%s is an executable node script with a rule, a requirement id and cases the harness has', async (_name, e) => {
-    expect(e.command[0]).toBe('node');
-    const file = join(ROOT, e.command[1]!);
-    accessSync(file, constants.X_OK);
-    expect(readFileSync(file, 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true);
-    expect(e.breaks.length).toBeGreaterThan(10);
-    expect(requirementIds.has(e.requirement), `${e.requirement} is not in spec/1.0/requirements.json`).toBe(true);
-    const cases = await knownCases;
-    expect(cases.has(e.expected_case), `tap-conform has no case ${e.expected_case}`).toBe(true);
-    expect(cases.has(control(e)), `tap-conform has no case ${control(e)}`).toBe(true);
-    expect(control(e)).not.toBe(e.expected_case);
-  }, TEST_TIMEOUT_MS);
+  it.each(manifest.map((e) => [e.name, e] as const))(
+    '%s is an executable node script with a rule, a requirement id and cases the harness has',
+    async (_name, e) => {
+      expect(e.command[0]).toBe('node');
+      const file = join(ROOT, e.command[1]!);
+      accessSync(file, constants.X_OK);
+      expect(readFileSync(file, 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true);
+      expect(e.breaks.length).toBeGreaterThan(10);
+      expect(requirementIds.has(e.requirement), `${e.requirement} is not in spec/1.0/requirements.json`).toBe(true);
+      const cases = await knownCases;
+      expect(cases.has(e.expected_case), `tap-conform has no case ${e.expected_case}`).toBe(true);
+      expect(cases.has(control(e)), `tap-conform has no case ${control(e)}`).toBe(true);
+      expect(control(e)).not.toBe(e.expected_case);
+    },
+    TEST_TIMEOUT_MS,
+  );
 });
 
 describe('each broken agent is failed by the case that targets its rule, and only by it', () => {
-  it.each(manifest.map((e) => [e.name, e] as const))('%s', async (_name, e) => {
-    const run = await zooRuns.get(e.name)!;
-    const why = `${e.name} (${e.breaks}):\n${summary(run)}`;
-    expect(run.cases.get(e.expected_case)?.verdict, why).toBe('FAIL');
-    expect(run.cases.get(control(e))?.verdict, why).toBe('PASS');
-    expect(run.code, why).toBe(1);
-  }, TEST_TIMEOUT_MS);
+  it.each(manifest.map((e) => [e.name, e] as const))(
+    '%s',
+    async (_name, e) => {
+      const run = await zooRuns.get(e.name)!;
+      const why = `${e.name} (${e.breaks}):\n${summary(run)}`;
+      expect(run.cases.get(e.expected_case)?.verdict, why).toBe('FAIL');
+      expect(run.cases.get(control(e))?.verdict, why).toBe('PASS');
+      expect(run.code, why).toBe(1);
+    },
+    TEST_TIMEOUT_MS,
+  );
 });
 
 describe('the reference agent passes every case the broken agents are failed by', () => {
-  it('over stdio', async () => {
-    const run = await referenceStdio;
-    const targets = [...new Set(manifest.filter((e) => e.binding !== 'websocket').map((e) => e.expected_case))];
-    const notPassed = targets.filter((id) => run.cases.get(id)?.verdict !== 'PASS');
-    expect(notPassed, summary(run)).toEqual([]);
-    expect(run.code, summary(run)).toBe(0);
-  }, TEST_TIMEOUT_MS);
+  it(
+    'over stdio',
+    async () => {
+      const run = await referenceStdio;
+      const targets = [...new Set(manifest.filter((e) => e.binding !== 'websocket').map((e) => e.expected_case))];
+      const notPassed = targets.filter((id) => run.cases.get(id)?.verdict !== 'PASS');
+      expect(notPassed, summary(run)).toEqual([]);
+      expect(run.code, summary(run)).toBe(0);
+    },
+    TEST_TIMEOUT_MS,
+  );
 
-  it('over WebSocket', async () => {
-    const run = await referenceWebSocket;
-    const targets = [...new Set(manifest.filter((e) => e.binding === 'websocket').map((e) => e.expected_case))];
-    const notPassed = targets.filter((id) => run.cases.get(id)?.verdict !== 'PASS');
-    expect(notPassed, summary(run)).toEqual([]);
-    expect(run.code, summary(run)).toBe(0);
-  }, TEST_TIMEOUT_MS);
+  it(
+    'over WebSocket',
+    async () => {
+      const run = await referenceWebSocket;
+      const targets = [...new Set(manifest.filter((e) => e.binding === 'websocket').map((e) => e.expected_case))];
+      const notPassed = targets.filter((id) => run.cases.get(id)?.verdict !== 'PASS');
+      expect(notPassed, summary(run)).toEqual([]);
+      expect(run.code, summary(run)).toBe(0);
+    },
+    TEST_TIMEOUT_MS,
+  );
 });

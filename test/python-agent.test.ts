@@ -204,7 +204,13 @@ describe('the Python TAP agent (stdio)', () => {
     expect(ack.payload.params).toMatchObject({ heartbeat_ms: 30000, request_timeout_ms: 30000, streaming: true, integrity: 'none' });
     const names = (ack.payload.agent.capabilities as { name: string }[]).map((c) => c.name).sort();
     expect(names).toEqual([
-      'tap.test.counter', 'tap.test.echo', 'tap.test.fail', 'tap.test.guarded', 'tap.test.plan', 'tap.test.sleep', 'tap.test.stream',
+      'tap.test.counter',
+      'tap.test.echo',
+      'tap.test.fail',
+      'tap.test.guarded',
+      'tap.test.plan',
+      'tap.test.sleep',
+      'tap.test.stream',
     ]);
     expect(ack.payload.agent.durability).toBe('process');
   });
@@ -286,8 +292,14 @@ describe('the Python TAP agent (stdio)', () => {
     const p = start();
     await p.handshake();
     const line = JSON.stringify({
-      protocol: 'tap/1.0', message_id: 'dup-req', type: 'task.request', source: SELF, target: p.agentId,
-      timestamp: new Date().toISOString(), session_id: p.sessionId, task_id: 'count-1',
+      protocol: 'tap/1.0',
+      message_id: 'dup-req',
+      type: 'task.request',
+      source: SELF,
+      target: p.agentId,
+      timestamp: new Date().toISOString(),
+      session_id: p.sessionId,
+      task_id: 'count-1',
       payload: { capability: 'tap.test.counter', input: { key: 'k' } },
     });
     p.raw(line);

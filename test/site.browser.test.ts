@@ -18,9 +18,24 @@ import { buildSite } from '../tools/site/build.ts';
 import { ROOT } from '../tools/site/sources.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const SHOTS = join(ROOT, 'test-output', 'screenshots');
-const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.css': 'text/css', '.js': 'text/javascript', '.json': 'application/json', '.svg': 'image/svg+xml' };
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.css': 'text/css',
+  '.js': 'text/javascript',
+  '.json': 'application/json',
+  '.svg': 'image/svg+xml',
+};
 
 const available = existsSync(CHROMIUM);
 if (!available) console.warn(`site browser test skipped: ${CHROMIUM} does not exist (install it with: apt-get install -y chromium)`);
@@ -60,7 +75,12 @@ describe.skipIf(!available)('the spec site in chromium', () => {
     server = await serve(out);
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
     profile = mkdtempSync(join(tmpdir(), 'tap-chromium-profile-'));
-    context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: ARGS, headless: true, viewport: { width: 1366, height: 900 } });
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      args: ARGS,
+      headless: true,
+      viewport: { width: 1366, height: 900 },
+    });
     context.on('console', (m) => {
       if (m.type() === 'error') problems.push(`console error on ${m.location().url}: ${m.text()}`);
     });
@@ -91,7 +111,9 @@ describe.skipIf(!available)('the spec site in chromium', () => {
     await page.screenshot({ path: join(SHOTS, 'home.png') });
     await page.click('a.card:has-text("Message catalogue")');
     await page.waitForURL(/messages\/index\.html$/);
-    expect(await page.locator('table tbody tr').count()).toBe(JSON.parse(readFileSync(join(ROOT, 'schemas/v1/messages.json'), 'utf8')).messages.length);
+    expect(await page.locator('table tbody tr').count()).toBe(
+      JSON.parse(readFileSync(join(ROOT, 'schemas/v1/messages.json'), 'utf8')).messages.length,
+    );
   });
 
   it('shows a message page: catalogue facts, field tables, examples, and links to its replies', async () => {
@@ -164,7 +186,9 @@ describe.skipIf(!available)('the spec site in chromium', () => {
   it('works from file:// as well: pages, styles and search', async () => {
     await page.goto(pathToFileURL(join(out, 'messages', 'ping.html')).href);
     // The stylesheet loaded: the header is sticky.
-    const position = await page.locator('.site-header').evaluate((e) => (globalThis as unknown as { getComputedStyle(x: unknown): { position: string } }).getComputedStyle(e).position);
+    const position = await page
+      .locator('.site-header')
+      .evaluate((e) => (globalThis as unknown as { getComputedStyle(x: unknown): { position: string } }).getComputedStyle(e).position);
     expect(position).toBe('sticky');
     await page.fill('#search-input', 'UNKNOWN_TASK');
     await page.waitForSelector('#search-results:not([hidden]) li a');

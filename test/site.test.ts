@@ -79,7 +79,11 @@ describe('requirement → conformance case links (spec: conventions#requirement-
   it('reports ids a case names that are not in the index, and counts coverage per level', () => {
     const links = linkRequirements(reqs, FAKE_CASES);
     expect(links.unknown).toEqual([{ caseId: 'tasks.fake.three', requirement: 'TAP-NOPE-999' }]);
-    expect(coverage(reqs, links)).toEqual({ MUST: { total: 2, checked: 2 }, SHOULD: { total: 1, checked: 0 }, MAY: { total: 0, checked: 0 } });
+    expect(coverage(reqs, links)).toEqual({
+      MUST: { total: 2, checked: 2 },
+      SHOULD: { total: 1, checked: 0 },
+      MAY: { total: 0, checked: 0 },
+    });
   });
 });
 
@@ -99,7 +103,8 @@ describe('field tables', () => {
   it('merge the envelope into a message schema, with the message type as a constant', () => {
     const rows = fieldRows(ctx.sources.schemas.get('task.request.schema.json')!, fctx);
     const names = rows.map((r) => r.path);
-    for (const member of ['protocol', 'message_id', 'type', 'source', 'target', 'timestamp', 'payload', 'task_id']) expect(names).toContain(member);
+    for (const member of ['protocol', 'message_id', 'type', 'source', 'target', 'timestamp', 'payload', 'task_id'])
+      expect(names).toContain(member);
     expect(rows.find((r) => r.path === 'type')!.type).toContain('task.request');
     expect(rows.find((r) => r.path === 'task_id')!.presence).toBe('required');
   });
@@ -135,16 +140,31 @@ describe('link check', () => {
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'tap-links-'));
     mkdirSync(join(dir, 'assets'));
-    writeFileSync(join(dir, 'assets', 'search-index.json'), JSON.stringify({ docs: [{ t: 'x', u: 'a.html#missing-from-index', k: '', x: '' }] }));
-    writeFileSync(join(dir, 'a.html'), '<h2 id="here">x</h2><a href="b.html#there">ok</a><a href="#here">ok</a><a href="https://example.org/">external link</a>');
-    writeFileSync(join(dir, 'b.html'), '<p id="there"></p><a href="a.html#nowhere">bad anchor</a><a href="c.html">no file</a><script src="https://cdn.example/x.js"></script><svg><path marker-end="url(#gone)"/></svg>');
+    writeFileSync(
+      join(dir, 'assets', 'search-index.json'),
+      JSON.stringify({ docs: [{ t: 'x', u: 'a.html#missing-from-index', k: '', x: '' }] }),
+    );
+    writeFileSync(
+      join(dir, 'a.html'),
+      '<h2 id="here">x</h2><a href="b.html#there">ok</a><a href="#here">ok</a><a href="https://example.org/">external link</a>',
+    );
+    writeFileSync(
+      join(dir, 'b.html'),
+      '<p id="there"></p><a href="a.html#nowhere">bad anchor</a><a href="c.html">no file</a><script src="https://cdn.example/x.js"></script><svg><path marker-end="url(#gone)"/></svg>',
+    );
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('finds missing files, missing anchors, external assets and broken search entries, and nothing else', () => {
     const report = checkSite(dir);
     expect(report.broken.map((b) => `${b.page} ${b.href}`).sort()).toEqual(
-      ['assets/search-index.json a.html#missing-from-index', 'b.html #gone', 'b.html a.html#nowhere', 'b.html c.html', 'b.html https://cdn.example/x.js'].sort(),
+      [
+        'assets/search-index.json a.html#missing-from-index',
+        'b.html #gone',
+        'b.html a.html#nowhere',
+        'b.html c.html',
+        'b.html https://cdn.example/x.js',
+      ].sort(),
     );
   });
 });
@@ -165,7 +185,10 @@ describe('the built site', () => {
   });
 
   it('has a page per message type with direction, replies, field tables and its fixtures', () => {
-    const messages = JSON.parse(readFileSync(join(ROOT, 'schemas/v1/messages.json'), 'utf8')).messages as Array<{ type: string; replies: string[] }>;
+    const messages = JSON.parse(readFileSync(join(ROOT, 'schemas/v1/messages.json'), 'utf8')).messages as Array<{
+      type: string;
+      replies: string[];
+    }>;
     for (const m of messages) {
       const html = read(`messages/${m.type}.html`);
       expect(html).toContain('<dt>Direction</dt>');
@@ -213,7 +236,10 @@ describe('the built site', () => {
 describe('the getting-started agent', () => {
   it('answers a handshake.init with an ack that offers text.word-count (spec: handshake#ack)', async () => {
     const init = JSON.parse(readFileSync(join(ROOT, 'fixtures/messages/handshake.init/target-wildcard.json'), 'utf8'));
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'tools/site/content/word-count-agent.ts')], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'tools/site/content/word-count-agent.ts')], {
+      cwd: ROOT,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let out = '';
     const ack = await new Promise<Record<string, any>>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`no handshake.ack within 20 s; stdout: ${out}`)), 20_000);

@@ -92,7 +92,10 @@ describe('spec/1.0', () => {
   it('gives every heading an anchor, unique in its chapter', () => {
     for (const chapter of index.chapters.values()) {
       const anchors = chapter.headings.map((h) => h.anchor);
-      expect(anchors.every((a) => a !== null), chapter.file).toBe(true);
+      expect(
+        anchors.every((a) => a !== null),
+        chapter.file,
+      ).toBe(true);
       expect(new Set(anchors).size, chapter.file).toBe(anchors.length);
     }
   });
@@ -173,7 +176,16 @@ describe('spec/1.0 examples', () => {
         .map((b) => JSON.parse(b.body) as { type?: string })
         .map((m) => m.type);
     expect(types('handshake.md')).toEqual(['handshake.init', 'handshake.ack', 'handshake.ready', 'handshake.go']);
-    expect(types('tasks.md')).toEqual(['task.request', 'task.accepted', 'task.event', 'task.event', 'task.event', 'task.result', 'task.status', 'task.snapshot']);
+    expect(types('tasks.md')).toEqual([
+      'task.request',
+      'task.accepted',
+      'task.event',
+      'task.event',
+      'task.event',
+      'task.result',
+      'task.status',
+      'task.snapshot',
+    ]);
   });
 });
 
@@ -229,12 +241,22 @@ describe('tools/requirements.ts', () => {
     );
     expect(problems).toEqual([]);
     expect(chapter.requirements).toMatchObject([
-      { id: 'TAP-TASK-001', level: 'MUST', area: 'TASK', chapter: 'sample', anchor: 'sample#part', text: 'The agent MUST NOT send x (see).' },
+      {
+        id: 'TAP-TASK-001',
+        level: 'MUST',
+        area: 'TASK',
+        chapter: 'sample',
+        anchor: 'sample#part',
+        text: 'The agent MUST NOT send x (see).',
+      },
     ]);
   });
 
   it('maps RECOMMENDED to SHOULD and OPTIONAL to MAY', () => {
-    const { chapter } = parseChapter('s', '# S {#s}\n\n**[TAP-LIM-001]** A value of 5 is RECOMMENDED.\n\n**[TAP-LIM-002]** The field is OPTIONAL.\n');
+    const { chapter } = parseChapter(
+      's',
+      '# S {#s}\n\n**[TAP-LIM-001]** A value of 5 is RECOMMENDED.\n\n**[TAP-LIM-002]** The field is OPTIONAL.\n',
+    );
     expect(chapter.requirements.map((r) => r.level)).toEqual(['SHOULD', 'MAY']);
   });
 

@@ -10,7 +10,10 @@ const types = catalogueTypes();
 const transcripts = transcriptFixtures();
 const byName = new Map(transcripts.map((t) => [t.name, t.lines as Line[]]));
 const msgs = (name: string) => byName.get(name)!.flatMap((l) => (l.dir === 'note' ? [] : [{ dir: l.dir, m: l.message }]));
-const fromAgent = (name: string) => msgs(name).filter((x) => x.dir === 'agent->requester').map((x) => x.m);
+const fromAgent = (name: string) =>
+  msgs(name)
+    .filter((x) => x.dir === 'agent->requester')
+    .map((x) => x.m);
 
 describe('fixtures/transcripts', () => {
   it.each(REQUIRED_TRANSCRIPTS)('holds %s.ndjson', (name) => {
@@ -30,16 +33,19 @@ describe('fixtures/transcripts', () => {
     expect(checkTranscript(lines)).toEqual([]);
   });
 
-  it.each(transcripts.map((t) => [t.name, t.lines as Line[]] as const))('%s: carries session_id on everything from handshake.ready on', (_, lines) => {
-    let ready = false;
-    for (const line of lines) {
-      if (line.dir === 'note') continue;
-      const m = line.message;
-      if (m.type === 'handshake.init') ready = false; // a new connection starts its handshake
-      if (m.type === 'handshake.ready') ready = true;
-      if (ready) expect(m.session_id, `${m.message_id} ${m.type}`).toBeTypeOf('string');
-    }
-  });
+  it.each(transcripts.map((t) => [t.name, t.lines as Line[]] as const))(
+    '%s: carries session_id on everything from handshake.ready on',
+    (_, lines) => {
+      let ready = false;
+      for (const line of lines) {
+        if (line.dir === 'note') continue;
+        const m = line.message;
+        if (m.type === 'handshake.init') ready = false; // a new connection starts its handshake
+        if (m.type === 'handshake.ready') ready = true;
+        if (ready) expect(m.session_id, `${m.message_id} ${m.type}`).toBeTypeOf('string');
+      }
+    },
+  );
 
   it.each(transcripts.map((t) => [t.name, t.lines as Line[]] as const))('%s: uses tap-conform and tap-reference-agent', (_, lines) => {
     const ids = new Set(lines.flatMap((l) => (l.dir === 'note' ? [] : [l.message.source, l.message.target])));

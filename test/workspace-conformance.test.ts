@@ -23,7 +23,16 @@ import { scratchBase } from '../reference/workspace/testing.ts';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CONFORM = join(ROOT, 'bin/tap-conform.mjs');
 // A 10 s heartbeat and resume window let the timed cases run (the defaults are 15 s and 5 min).
-const REFERENCE = ['node', '--import', 'tsx', 'reference/agents/workspace-agent.ts', '--heartbeat-ms', '10000', '--resume-window-ms', '10000'];
+const REFERENCE = [
+  'node',
+  '--import',
+  'tsx',
+  'reference/agents/workspace-agent.ts',
+  '--heartbeat-ms',
+  '10000',
+  '--resume-window-ms',
+  '10000',
+];
 const MANIFEST = join(ROOT, 'fixtures/agents/broken-workspace/manifest.json');
 
 interface Entry {
@@ -45,7 +54,9 @@ interface Run {
 
 const manifest = JSON.parse(readFileSync(MANIFEST, 'utf8')) as Entry[];
 const requirementIds = new Set(
-  (JSON.parse(readFileSync(join(ROOT, 'spec/1.0/requirements.json'), 'utf8')) as { requirements: { id: string }[] }).requirements.map((r) => r.id),
+  (JSON.parse(readFileSync(join(ROOT, 'spec/1.0/requirements.json'), 'utf8')) as { requirements: { id: string }[] }).requirements.map(
+    (r) => r.id,
+  ),
 );
 const TIME_SCALE =
   Number(process.env.TAP_SELFTEST_TIME_SCALE) || Math.min(3, Math.max(1, Math.ceil((loadavg()[0]! / Math.max(1, cpus().length)) * 2) / 2));
@@ -63,7 +74,10 @@ function conform(name: string, only: string[], command: string[]): Promise<Run> 
       const verdicts = new Map<string, { verdict: string; detail: string }>();
       let certified: boolean | undefined;
       try {
-        const r = JSON.parse(readFileSync(report, 'utf8')) as { certified: boolean; cases: { id: string; verdict: string; detail: string }[] };
+        const r = JSON.parse(readFileSync(report, 'utf8')) as {
+          certified: boolean;
+          cases: { id: string; verdict: string; detail: string }[];
+        };
         certified = r.certified;
         for (const c of r.cases) verdicts.set(c.id, { verdict: c.verdict, detail: c.detail });
       } catch {
@@ -75,7 +89,6 @@ function conform(name: string, only: string[], command: string[]): Promise<Run> 
 }
 
 const runs = new Map<string, Promise<Run>>();
-
 
 beforeAll(() => {
   runs.set('reference', conform('reference', [], REFERENCE));
@@ -89,11 +102,17 @@ describe('tap-conform --workspace (spec: bindings-workspace)', () => {
     const r = await runs.get('reference')!;
     const forBinding = (id: string, detail: string) => / binding only$/.test(detail) || detail === `over mailboxes: ${skipReason(id)}`;
     const bad = [...r.verdicts].filter(([id, v]) => v.verdict !== 'PASS' && !(v.verdict === 'SKIPPED' && forBinding(id, v.detail)));
-    expect(bad.map(([id, v]) => `${id}: ${v.verdict} ${v.detail}`), r.stderr.slice(-2000)).toEqual([]);
+    expect(
+      bad.map(([id, v]) => `${id}: ${v.verdict} ${v.detail}`),
+      r.stderr.slice(-2000),
+    ).toEqual([]);
     expect(r.code, r.stderr.slice(-2000)).toBe(0);
     expect(r.certified).toBe(true);
     for (const c of WORKSPACE_CASES) expect(r.verdicts.has(c.id), `${c.id} ran`).toBe(true);
-    expect([...r.verdicts.keys()].some((id) => !id.startsWith('workspace.')), 'message-protocol cases ran over mailboxes').toBe(true);
+    expect(
+      [...r.verdicts.keys()].some((id) => !id.startsWith('workspace.')),
+      'message-protocol cases ran over mailboxes',
+    ).toBe(true);
   }, 240_000);
 
   it('lists workspace twins that each name a requirement and two workspace cases', () => {
@@ -110,8 +129,14 @@ describe('tap-conform --workspace (spec: bindings-workspace)', () => {
   for (const e of manifest) {
     it(`fails ${e.name} (${e.requirement}) in ${e.expected_case} and passes it in ${e.control_case}`, async () => {
       const r = await runs.get(e.name)!;
-      expect(r.verdicts.get(e.expected_case)?.verdict, `${e.expected_case}: ${r.verdicts.get(e.expected_case)?.detail ?? r.stderr.slice(-1500)}`).toBe('FAIL');
-      expect(r.verdicts.get(e.control_case)?.verdict, `${e.control_case}: ${r.verdicts.get(e.control_case)?.detail ?? r.stderr.slice(-1500)}`).toBe('PASS');
+      expect(
+        r.verdicts.get(e.expected_case)?.verdict,
+        `${e.expected_case}: ${r.verdicts.get(e.expected_case)?.detail ?? r.stderr.slice(-1500)}`,
+      ).toBe('FAIL');
+      expect(
+        r.verdicts.get(e.control_case)?.verdict,
+        `${e.control_case}: ${r.verdicts.get(e.control_case)?.detail ?? r.stderr.slice(-1500)}`,
+      ).toBe('PASS');
       expect(r.code).toBe(1);
     }, 240_000);
   }

@@ -65,7 +65,20 @@ async function main(): Promise<number> {
       stderr: openSync(log, 'w'),
       timeoutMs: 20_000,
     });
-    ws = await run([...json('websocket'), ...extra, '--hmac-key-id', key.TAP_HMAC_KEY_ID, '--hmac-key', key.TAP_HMAC_KEY, '--hmac-peer', key.TAP_HMAC_PEER, url], env);
+    ws = await run(
+      [
+        ...json('websocket'),
+        ...extra,
+        '--hmac-key-id',
+        key.TAP_HMAC_KEY_ID,
+        '--hmac-key',
+        key.TAP_HMAC_KEY,
+        '--hmac-peer',
+        key.TAP_HMAC_PEER,
+        url,
+      ],
+      env,
+    );
     const exit = await stop(child);
     if (exit !== 0) {
       console.error(`certify: the WebSocket reference agent exited with ${exit} on SIGTERM (expected 0)`);
@@ -76,7 +89,9 @@ async function main(): Promise<number> {
   }
   if (ws !== 0) console.error(`certify: the WebSocket agent's log is in ${log}`);
   else rmSync(dirname(log), { recursive: true, force: true });
-  console.log(`\nstdio: ${stdio === 0 ? 'certified' : `not certified (exit ${stdio})`}; WebSocket: ${ws === 0 ? 'certified' : `not certified (exit ${ws})`}`);
+  console.log(
+    `\nstdio: ${stdio === 0 ? 'certified' : `not certified (exit ${stdio})`}; WebSocket: ${ws === 0 ? 'certified' : `not certified (exit ${ws})`}`,
+  );
   return stdio === 0 && ws === 0 ? 0 : 1;
 }
 

@@ -63,13 +63,18 @@ export function coverage(requirements: readonly Requirement[], cases: readonly C
     emptyReasons: untestable.filter((u) => !u.reason || u.reason.trim().length < 10).map((u) => u.id),
     coveredBy,
     untestable: excused,
-    total: { must: musts.length, covered: musts.filter((r) => coveredBy.has(r.id)).length, untestable: musts.filter((r) => !coveredBy.has(r.id) && excused.has(r.id)).length },
+    total: {
+      must: musts.length,
+      covered: musts.filter((r) => coveredBy.has(r.id)).length,
+      untestable: musts.filter((r) => !coveredBy.has(r.id) && excused.has(r.id)).length,
+    },
   };
 }
 
 async function main(): Promise<number> {
   const { values } = parseArgs({ options: { verbose: { type: 'boolean', short: 'v' } } });
-  const requirements = (JSON.parse(readFileSync(repoPath('spec/1.0/requirements.json'), 'utf8')) as { requirements: Requirement[] }).requirements;
+  const requirements = (JSON.parse(readFileSync(repoPath('spec/1.0/requirements.json'), 'utf8')) as { requirements: Requirement[] })
+    .requirements;
   const untestableFile = repoPath('conformance/untestable.json');
   const untestable = existsSync(untestableFile) ? (JSON.parse(readFileSync(untestableFile, 'utf8')) as Untestable[]) : [];
   const r = coverage(requirements, await allCases(), untestable);
@@ -77,12 +82,15 @@ async function main(): Promise<number> {
   if (values.verbose) {
     for (const req of requirements) {
       const by = r.coveredBy.get(req.id);
-      out.push(`${req.id} ${req.level.padEnd(6)} ${by ? by.join(', ') : r.untestable.has(req.id) ? `untestable: ${r.untestable.get(req.id)}` : '—'}`);
+      out.push(
+        `${req.id} ${req.level.padEnd(6)} ${by ? by.join(', ') : r.untestable.has(req.id) ? `untestable: ${r.untestable.get(req.id)}` : '—'}`,
+      );
     }
   }
   for (const u of r.uncovered) out.push(`uncovered MUST ${u.id} (${u.anchor}): ${u.text}`);
   for (const u of r.unknownInCases) out.push(`case ${u.case} names ${u.id}, which spec/1.0/requirements.json does not define`);
-  for (const id of r.unknownUntestable) out.push(`conformance/untestable.json names ${id}, which spec/1.0/requirements.json does not define`);
+  for (const id of r.unknownUntestable)
+    out.push(`conformance/untestable.json names ${id}, which spec/1.0/requirements.json does not define`);
   for (const id of r.emptyReasons) out.push(`conformance/untestable.json gives no real reason for ${id}`);
   const bad = r.uncovered.length + r.unknownInCases.length + r.unknownUntestable.length + r.emptyReasons.length;
   out.push(

@@ -61,14 +61,8 @@ export function renderAll(): Map<string, string> {
       transitions: TASK_TRANSITIONS,
     }),
   );
-  files.set(
-    'error-codes.json',
-    table({ protocol: 'tap/1.0', description: 'The TAP 1.0 error registry.', codes: ERROR_CODES }),
-  );
-  files.set(
-    'messages.json',
-    table({ protocol: 'tap/1.0', description: 'The TAP 1.0 message catalogue.', messages: MESSAGES }),
-  );
+  files.set('error-codes.json', table({ protocol: 'tap/1.0', description: 'The TAP 1.0 error registry.', codes: ERROR_CODES }));
+  files.set('messages.json', table({ protocol: 'tap/1.0', description: 'The TAP 1.0 message catalogue.', messages: MESSAGES }));
   return files;
 }
 

@@ -24,7 +24,11 @@ export interface ListenOptions {
 export function startListening(command: readonly string[], o: ListenOptions): Promise<Listening> {
   const [file, ...args] = command;
   const what = command.join(' ');
-  const child = spawn(file === 'node' ? process.execPath : file!, args, { cwd: o.cwd, env: o.env ?? process.env, stdio: ['ignore', 'pipe', o.stderr ?? 'inherit'] });
+  const child = spawn(file === 'node' ? process.execPath : file!, args, {
+    cwd: o.cwd,
+    env: o.env ?? process.env,
+    stdio: ['ignore', 'pipe', o.stderr ?? 'inherit'],
+  });
   const timeoutMs = o.timeoutMs ?? 60_000;
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {

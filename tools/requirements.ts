@@ -14,8 +14,26 @@ import { parseArgs } from 'node:util';
 
 /** The requirement areas of TAP 1.0. */
 export const AREAS = [
-  'ENV', 'MSG', 'HS', 'TASK', 'EVT', 'RES', 'IDEM', 'CAN', 'ERR', 'AUTH',
-  'PLAN', 'INT', 'SHUT', 'LIM', 'STDIO', 'WS', 'WKS', 'VER', 'SEC', 'CONF',
+  'ENV',
+  'MSG',
+  'HS',
+  'TASK',
+  'EVT',
+  'RES',
+  'IDEM',
+  'CAN',
+  'ERR',
+  'AUTH',
+  'PLAN',
+  'INT',
+  'SHUT',
+  'LIM',
+  'STDIO',
+  'WS',
+  'WKS',
+  'VER',
+  'SEC',
+  'CONF',
 ] as const;
 export type Area = (typeof AREAS)[number];
 export type Level = 'MUST' | 'SHOULD' | 'MAY';
@@ -221,7 +239,8 @@ export function parseChapter(name: string, source: string, file = `${name}.md`):
       } else {
         chapter.anchors.add(a[2]!);
       }
-      if (HAS_KEYWORD.test(maskProse(heading.title))) report(line, 'a heading cannot carry a normative keyword; move the requirement into the text');
+      if (HAS_KEYWORD.test(maskProse(heading.title)))
+        report(line, 'a heading cannot carry a normative keyword; move the requirement into the text');
       sections.push({ anchor: heading.anchor ?? '', lines: [] });
       return;
     }
@@ -257,11 +276,15 @@ export function parseChapter(name: string, source: string, file = `${name}.md`):
         const lead = maskedSentence.replace(/^\s*(?:[-*+]|[0-9]+[.)])\s+|^\s*>\s?|^\s*\|\s*/, '');
         if (ids.length === 0) {
           if (keywords.length > 0) {
-            report(line, `normative sentence without a requirement id (${keywords.join(', ')}): "${plainText(sentence).slice(0, 90)}"; start it with **[TAP-AREA-NNN]**`);
+            report(
+              line,
+              `normative sentence without a requirement id (${keywords.join(', ')}): "${plainText(sentence).slice(0, 90)}"; start it with **[TAP-AREA-NNN]**`,
+            );
           }
           continue;
         }
-        if (ids.length > 1) report(line, `one sentence carries ${ids.length} requirement ids (${ids.map((m) => m[1]).join(', ')}); split it`);
+        if (ids.length > 1)
+          report(line, `one sentence carries ${ids.length} requirement ids (${ids.map((m) => m[1]).join(', ')}); split it`);
         const id = ids[0]![1]!;
         if (!lead.startsWith(`**[${id}]**`)) report(line, `requirement id ${id} has to open its sentence`);
         if (!ID_FORMAT.test(id)) report(line, `requirement id ${id} is not TAP-<AREA>-<NNN> with AREA one of ${AREAS.join(', ')}`);
@@ -302,7 +325,9 @@ export function parseSpec(dir: string): SpecIndex {
   const problems: Problem[] = [];
   const cwd = process.cwd();
   const display = (f: string) => relative(cwd, f) || f;
-  for (const f of readdirSync(dir).filter((n) => n.endsWith('.md')).sort()) {
+  for (const f of readdirSync(dir)
+    .filter((n) => n.endsWith('.md'))
+    .sort()) {
     const path = join(dir, f);
     const name = f.slice(0, -3);
     const parsed = parseChapter(name, readFileSync(path, 'utf8'), display(path));
@@ -314,7 +339,8 @@ export function parseSpec(dir: string): SpecIndex {
   for (const chapter of chapters.values()) {
     for (const r of chapter.requirements) {
       const first = seen.get(r.id);
-      if (first) problems.push({ file: r.file, line: r.line, message: `duplicate requirement id ${r.id} (first at ${first.file}:${first.line})` });
+      if (first)
+        problems.push({ file: r.file, line: r.line, message: `duplicate requirement id ${r.id} (first at ${first.file}:${first.line})` });
       else seen.set(r.id, r);
     }
     for (const link of chapter.links) {
@@ -336,7 +362,8 @@ export function parseSpec(dir: string): SpecIndex {
         continue;
       }
       // requirements.json is this tool's own output, so a link to it is valid before it is written.
-      if (!existsSync(resolved) && resolved !== join(resolve(dir), 'requirements.json')) report(`link "${target}": no file ${display(resolved)}`);
+      if (!existsSync(resolved) && resolved !== join(resolve(dir), 'requirements.json'))
+        report(`link "${target}": no file ${display(resolved)}`);
     }
   }
 
@@ -352,7 +379,8 @@ export function renderRequirements(requirements: Requirement[]): string {
   const sorted = [...requirements].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const doc = {
     protocol: 'tap/1.0',
-    description: 'Every requirement of the TAP 1.0 specification: id, level, area, chapter, anchor and the sentence. Generated from spec/1.0/*.md by tools/requirements.ts.',
+    description:
+      'Every requirement of the TAP 1.0 specification: id, level, area, chapter, anchor and the sentence. Generated from spec/1.0/*.md by tools/requirements.ts.',
     requirements: sorted,
   };
   return `${JSON.stringify(doc, null, 2)}\n`;
@@ -398,17 +426,19 @@ export function brokenCites(index: SpecIndex, root: string = ROOT, dirs: string[
     });
   };
   for (const file of dirs.flatMap((d) => walk(join(root, d)))) {
-    readFileSync(file, 'utf8').split('\n').forEach((text, i) => {
-      const trimmed = text.trimStart();
-      const slashes = text.indexOf('//');
-      const comment = /^(\*|\/\*)/.test(trimmed) ? trimmed : slashes >= 0 ? text.slice(slashes) : '';
-      for (const m of comment.matchAll(/\bspec:\s*([a-z0-9-]+)(?:#([a-z0-9-]+))?/g)) {
-        const chapter = index.chapters.get(m[1]!);
-        if (!chapter || (m[2] !== undefined && !chapter.anchors.has(m[2]))) {
-          broken.push({ file: relative(root, file), line: i + 1, cite: m[2] === undefined ? m[1]! : `${m[1]}#${m[2]}` });
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .forEach((text, i) => {
+        const trimmed = text.trimStart();
+        const slashes = text.indexOf('//');
+        const comment = /^(\*|\/\*)/.test(trimmed) ? trimmed : slashes >= 0 ? text.slice(slashes) : '';
+        for (const m of comment.matchAll(/\bspec:\s*([a-z0-9-]+)(?:#([a-z0-9-]+))?/g)) {
+          const chapter = index.chapters.get(m[1]!);
+          if (!chapter || (m[2] !== undefined && !chapter.anchors.has(m[2]))) {
+            broken.push({ file: relative(root, file), line: i + 1, cite: m[2] === undefined ? m[1]! : `${m[1]}#${m[2]}` });
+          }
         }
-      }
-    });
+      });
   }
   return broken;
 }

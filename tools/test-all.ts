@@ -113,7 +113,9 @@ async function main(): Promise<number> {
     passed += r.passed;
     failed += r.failed;
     const secs = ((Date.now() - started) / 1000).toFixed(1);
-    lines.push(`${r.failed === 0 ? 'ok  ' : 'FAIL'} ${step.name}: ${r.passed} passed, ${r.failed} failed${r.note ? ` (${r.note})` : ''} in ${secs} s`);
+    lines.push(
+      `${r.failed === 0 ? 'ok  ' : 'FAIL'} ${step.name}: ${r.passed} passed, ${r.failed} failed${r.note ? ` (${r.note})` : ''} in ${secs} s`,
+    );
   }
   console.log('\n' + lines.join('\n'));
   console.log(`${passed} passed, ${failed} failed`);

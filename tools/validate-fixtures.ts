@@ -49,7 +49,8 @@ export function catalogueTypes(): string[] {
 export function createAjv(): Ajv2020 {
   const ajv = new Ajv2020({ strict: true, allErrors: true, discriminator: true });
   addFormats.default(ajv);
-  for (const f of readdirSync(SCHEMAS).filter((n) => n.endsWith('.schema.json'))) ajv.addSchema(JSON.parse(readFileSync(join(SCHEMAS, f), 'utf8')));
+  for (const f of readdirSync(SCHEMAS).filter((n) => n.endsWith('.schema.json')))
+    ajv.addSchema(JSON.parse(readFileSync(join(SCHEMAS, f), 'utf8')));
   return ajv;
 }
 
@@ -60,12 +61,37 @@ export function validateWith(ajv: Ajv2020, schemaFile: string, value: unknown): 
   return validate(value) ? null : (validate.errors ?? []);
 }
 
-export interface ValidFixture { type: string; name: string; file: string; message: Record<string, unknown> }
-export interface Expectation { error: 'INVALID_MESSAGE' | 'MALFORMED_MESSAGE'; keyword: string; path: string; why: string; decode?: { rejectDuplicateMembers?: boolean } }
-export interface InvalidFixture { folder: string; name: string; file: string; raw: boolean; bytes: Uint8Array; expect: Expectation }
-export interface TranscriptFixture { name: string; file: string; lines: unknown[] }
+export interface ValidFixture {
+  type: string;
+  name: string;
+  file: string;
+  message: Record<string, unknown>;
+}
+export interface Expectation {
+  error: 'INVALID_MESSAGE' | 'MALFORMED_MESSAGE';
+  keyword: string;
+  path: string;
+  why: string;
+  decode?: { rejectDuplicateMembers?: boolean };
+}
+export interface InvalidFixture {
+  folder: string;
+  name: string;
+  file: string;
+  raw: boolean;
+  bytes: Uint8Array;
+  expect: Expectation;
+}
+export interface TranscriptFixture {
+  name: string;
+  file: string;
+  lines: unknown[];
+}
 
-const dirs = (p: string) => readdirSync(p).filter((n) => statSync(join(p, n)).isDirectory()).sort();
+const dirs = (p: string) =>
+  readdirSync(p)
+    .filter((n) => statSync(join(p, n)).isDirectory())
+    .sort();
 const rel = (p: string) => p.slice(ROOT.length);
 
 /** fixtures/messages/<type>/<scenario>.json */
@@ -75,7 +101,12 @@ export function validFixtures(): ValidFixture[] {
     readdirSync(join(base, type))
       .filter((n) => n.endsWith('.json'))
       .sort()
-      .map((n) => ({ type, name: basename(n, '.json'), file: rel(join(base, type, n)), message: JSON.parse(readFileSync(join(base, type, n), 'utf8')) })),
+      .map((n) => ({
+        type,
+        name: basename(n, '.json'),
+        file: rel(join(base, type, n)),
+        message: JSON.parse(readFileSync(join(base, type, n), 'utf8')),
+      })),
   );
 }
 
@@ -135,7 +166,8 @@ export function fixtureMac(message: Record<string, unknown>, keyB64url = FIXTURE
   return createHmac('sha256', Buffer.from(keyB64url, 'base64url')).update(input, 'utf8').digest('base64url');
 }
 
-const matches = (errors: ErrorObject[] | null, e: Expectation) => (errors ?? []).some((x) => x.keyword === e.keyword && x.instancePath === e.path);
+const matches = (errors: ErrorObject[] | null, e: Expectation) =>
+  (errors ?? []).some((x) => x.keyword === e.keyword && x.instancePath === e.path);
 const show = (errors: ErrorObject[] | null) => (errors ?? []).map((x) => `${x.keyword} at "${x.instancePath}"`).join(', ');
 
 /** Problems with one valid fixture (an empty list when it is fine). */
@@ -146,7 +178,8 @@ export function checkValid(ajv: Ajv2020, f: ValidFixture): string[] {
     const errors = validateWith(ajv, schema, f.message);
     if (errors) out.push(`fails ${schema}: ${show(errors)}`);
   }
-  if (f.message.signature && fixtureMac(f.message) !== (f.message.signature as { value?: string }).value) out.push('signature.value is not the HMAC of the message under the fixture key');
+  if (f.message.signature && fixtureMac(f.message) !== (f.message.signature as { value?: string }).value)
+    out.push('signature.value is not the HMAC of the message under the fixture key');
   return out;
 }
 
@@ -161,7 +194,9 @@ export function checkInvalid(ajv: Ajv2020, f: InvalidFixture): string[] {
     const d = decodeStrict(f.bytes, e.decode ?? {});
     if (d.ok) return ['decodes as a valid JSON object'];
     const got = `${d.error} ${d.keyword} at "${d.path}"`;
-    return got === `${e.error} ${e.keyword} at "${e.path}"` ? [] : [`expected ${e.error} ${e.keyword} at "${e.path}", got ${got} (${d.message})`];
+    return got === `${e.error} ${e.keyword} at "${e.path}"`
+      ? []
+      : [`expected ${e.error} ${e.keyword} at "${e.path}", got ${got} (${d.message})`];
   }
   if (e.error !== 'INVALID_MESSAGE') return [`a JSON object fixture fails with INVALID_MESSAGE, not ${e.error}`];
   const message = JSON.parse(new TextDecoder().decode(f.bytes)) as unknown;
@@ -170,11 +205,13 @@ export function checkInvalid(ajv: Ajv2020, f: InvalidFixture): string[] {
   const all = validateWith(ajv, 'message.schema.json', message);
   if (!all) out.push('passes message.schema.json');
   if (f.folder === 'envelope') {
-    if (!matches(envelope, e)) out.push(`envelope.schema.json should fail with ${e.keyword} at "${e.path}": ${envelope ? show(envelope) : 'it passes'}`);
+    if (!matches(envelope, e))
+      out.push(`envelope.schema.json should fail with ${e.keyword} at "${e.path}": ${envelope ? show(envelope) : 'it passes'}`);
   } else {
     if (envelope) out.push(`the envelope should pass (the fault is in the ${f.folder} rules): ${show(envelope)}`);
     const own = validateWith(ajv, `${f.folder}.schema.json`, message);
-    if (!matches(own, e)) out.push(`${f.folder}.schema.json should fail with ${e.keyword} at "${e.path}": ${own ? show(own) : 'it passes'}`);
+    if (!matches(own, e))
+      out.push(`${f.folder}.schema.json should fail with ${e.keyword} at "${e.path}": ${own ? show(own) : 'it passes'}`);
   }
   return out;
 }
@@ -265,7 +302,11 @@ class StrictJson {
     if (c === '{') return this.object();
     if (c === '[') return this.array();
     if (c === '"') return this.string();
-    for (const [word, v] of [['true', true], ['false', false], ['null', null]] as const)
+    for (const [word, v] of [
+      ['true', true],
+      ['false', false],
+      ['null', null],
+    ] as const)
       if (this.s.startsWith(word, this.i)) {
         this.i += word.length;
         return v;
@@ -277,7 +318,7 @@ class StrictJson {
     const keys = new Set<string>();
     this.i++;
     this.ws();
-    if (this.s[this.i] === '}') return this.i++, out;
+    if (this.s[this.i] === '}') return (this.i++, out);
     for (;;) {
       this.ws();
       if (this.s[this.i] !== '"') this.fail('expected a member name');
@@ -299,7 +340,7 @@ class StrictJson {
     const out: unknown[] = [];
     this.i++;
     this.ws();
-    if (this.s[this.i] === ']') return this.i++, out;
+    if (this.s[this.i] === ']') return (this.i++, out);
     for (;;) {
       this.path.push(String(out.length));
       out.push(this.value());
@@ -365,9 +406,17 @@ function main(): void {
   for (const t of transcripts) report(t.file, checkTranscriptFixture(ajv, t));
   for (const o of orphanSidecars()) report(o, ['no fixture beside this sidecar']);
   const types = new Set(valid.map((f) => f.type));
-  report('every message type has a valid fixture', catalogueTypes().filter((t) => !types.has(t)).map((t) => `no fixtures/messages/${t}/`));
+  report(
+    'every message type has a valid fixture',
+    catalogueTypes()
+      .filter((t) => !types.has(t))
+      .map((t) => `no fixtures/messages/${t}/`),
+  );
   const names = new Set(transcripts.map((t) => t.name));
-  report('every required transcript exists', REQUIRED_TRANSCRIPTS.filter((n) => !names.has(n)).map((n) => `no fixtures/transcripts/${n}.ndjson`));
+  report(
+    'every required transcript exists',
+    REQUIRED_TRANSCRIPTS.filter((n) => !names.has(n)).map((n) => `no fixtures/transcripts/${n}.ndjson`),
+  );
   console.log(
     `${valid.length} valid messages, ${invalid.length} invalid (${invalid.filter((f) => f.raw).length} raw frames), ` +
       `${transcripts.length} transcripts (${transcripts.reduce((n, t) => n + t.lines.length, 0)} lines): ` +

@@ -24,7 +24,11 @@ export interface LineChild {
 
 /** Spawns `node --import tsx <file> args` in the repository root with stdout read as lines. */
 export function spawnScript(file: string, args: readonly string[] = [], env: NodeJS.ProcessEnv = {}): LineChild {
-  const child = spawn(process.execPath, tsArgs(file, args), { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  const child = spawn(process.execPath, tsArgs(file, args), {
+    cwd: ROOT,
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  });
   return watchLines(child);
 }
 
@@ -35,11 +39,13 @@ export function watchLines(child: ChildProcess): LineChild {
   let err = '';
   let buf = '';
   let exited = false;
-  const exit = new Promise<void>((resolve) => child.once('exit', () => {
-    exited = true;
-    for (const w of waiters) w();
-    resolve();
-  }));
+  const exit = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      exited = true;
+      for (const w of waiters) w();
+      resolve();
+    }),
+  );
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
     buf += chunk;
     let i;

@@ -39,7 +39,9 @@ function rootVersion(): string {
 function commit(): string {
   try {
     const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'reference', 'conformance', 'bin'], { cwd: ROOT, encoding: 'utf8' }).trim() !== '';
+    const dirty =
+      execFileSync('git', ['status', '--porcelain', '--', 'reference', 'conformance', 'bin'], { cwd: ROOT, encoding: 'utf8' }).trim() !==
+      '';
     return dirty ? `${head} with uncommitted changes in reference/, conformance/ or bin/` : head;
   } catch {
     return 'unknown';

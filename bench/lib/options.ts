@@ -142,7 +142,8 @@ export function parseCli(argv: string[], defaultOut: string): Config {
   const budget = { ...(values.tiny ? TINY : values.quick ? QUICK : FULL) };
   if (values.reps !== undefined) {
     const reps = Number(values.reps);
-    if (!Number.isInteger(reps) || reps < 1 || reps > 100) throw new Error(`--reps must be a whole number from 1 to 100, not "${values.reps}"`);
+    if (!Number.isInteger(reps) || reps < 1 || reps > 100)
+      throw new Error(`--reps must be a whole number from 1 to 100, not "${values.reps}"`);
     budget.reps = reps;
   }
   return {

@@ -145,8 +145,15 @@ export function renderMarkdown(result: BenchResult): string {
     `Machine: ${m.cpu} × ${m.cores} cores, ${m.memory_gib} GiB, ${m.os}; Node ${m.node}; ` +
       `load average ${m.load_before.map((l) => l.toFixed(2)).join(' / ')} at the start, ${m.load_after.map((l) => l.toFixed(2)).join(' / ')} at the end.`,
   );
-  lines.push(`Versions: ${Object.entries(m.versions).map(([k, v]) => `${k} ${v}`).join(', ')}. Commit ${m.commit}.`);
-  lines.push(`Run took ${(result.duration_ms / 1000).toFixed(0)} s. Figures are medians of the repetitions with (min–max); a ratio is TAP's median ÷ the baseline's.`, '');
+  lines.push(
+    `Versions: ${Object.entries(m.versions)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}. Commit ${m.commit}.`,
+  );
+  lines.push(
+    `Run took ${(result.duration_ms / 1000).toFixed(0)} s. Figures are medians of the repetitions with (min–max); a ratio is TAP's median ÷ the baseline's.`,
+    '',
+  );
   lines.push('| Row | TAP | Baseline | Baseline figure | TAP ÷ baseline |', '|---|---|---|---|---|');
   let scenario = '';
   for (const row of result.rows) {
@@ -180,7 +187,11 @@ export function renderMarkdown(result: BenchResult): string {
   if (detailed.length > 0) {
     lines.push('', '## Details', '');
     for (const row of detailed) {
-      lines.push(`- \`${row.id}\`: ${Object.entries(row.details!).map(([k, v]) => `${k} ${typeof v === 'object' ? JSON.stringify(v, rounded) : String(v)}`).join('; ')}`);
+      lines.push(
+        `- \`${row.id}\`: ${Object.entries(row.details!)
+          .map(([k, v]) => `${k} ${typeof v === 'object' ? JSON.stringify(v, rounded) : String(v)}`)
+          .join('; ')}`,
+      );
     }
   }
   return lines.join('\n') + '\n';

@@ -94,7 +94,11 @@ export async function tapStdio(maxTasks = 100_000): Promise<System> {
 
 /** The reference agent in a child process serving WebSocket on 127.0.0.1, and the reference client. */
 export async function tapWebSocket(maxTasks = 100_000): Promise<System> {
-  const agent = await listeningChild(peer('tap-agent.ts'), ['--listen', 'ws://127.0.0.1:0', '--max-tasks', String(maxTasks)], 'the TAP agent');
+  const agent = await listeningChild(
+    peer('tap-agent.ts'),
+    ['--listen', 'ws://127.0.0.1:0', '--max-tasks', String(maxTasks)],
+    'the TAP agent',
+  );
   try {
     const client = await tapConnect(await connectWebSocket(agent.url), maxTasks);
     return tapSystem(client, agent.child.child.pid, async () => {

@@ -95,7 +95,11 @@ export async function decode(budget: Budget, _selected: (id: string) => boolean,
         return value;
       },
     },
-    { id: 'utf8-json', name: 'UTF-8 decode + JSON.parse (from the same bytes)', op: (i) => JSON.parse(decoder.decode(frames[i % k]!.bytes)) },
+    {
+      id: 'utf8-json',
+      name: 'UTF-8 decode + JSON.parse (from the same bytes)',
+      op: (i) => JSON.parse(decoder.decode(frames[i % k]!.bytes)),
+    },
   ];
   const runs = new Map<string, number[]>(ops.map((o) => [o.id, []]));
   for (const o of ops) perCallNs(o.op, Math.max(1000, Math.floor(budget.decodeCalls / 4)), budget.repMs);

@@ -122,7 +122,9 @@ export async function harness(budget: Budget, selected: (id: string) => boolean,
           }
         }
         const last = full.at(-1)!;
-        log(`  repetition ${rep + 1}/${budget.harnessReps}: ${last.wallS.toFixed(1)} s (exit ${last.exitCode}, ${last.report.cases.length} cases), one case ${single.at(-1)?.toFixed(1) ?? '–'} s`);
+        log(
+          `  repetition ${rep + 1}/${budget.harnessReps}: ${last.wallS.toFixed(1)} s (exit ${last.exitCode}, ${last.report.cases.length} cases), one case ${single.at(-1)?.toFixed(1) ?? '–'} s`,
+        );
       }
     } catch (err) {
       rows.push(notRun(base, oneLine(err), budget.harnessOnly ? [] : [target]));
@@ -130,17 +132,30 @@ export async function harness(budget: Budget, selected: (id: string) => boolean,
     }
     const caseMs = full.flatMap((r) => r.report.cases.map((c) => c.duration_ms)).sort((a, b) => a - b);
     const last = full.at(-1)!.report;
-    const slowest = [...last.cases].sort((a, b) => b.duration_ms - a.duration_ms).slice(0, 5).map((c) => `${c.id} ${c.duration_ms} ms`);
+    const slowest = [...last.cases]
+      .sort((a, b) => b.duration_ms - a.duration_ms)
+      .slice(0, 5)
+      .map((c) => `${c.id} ${c.duration_ms} ms`);
     const tap = {
       name: `tap-conform, ${last.cases.length} cases`,
       value: spread(full.map((r) => r.wallS)),
       extra: {
-        case_median_ms: spread(full.map((r) => quantile(r.report.cases.map((c) => c.duration_ms).sort((a, b) => a - b), 0.5))),
+        case_median_ms: spread(
+          full.map((r) =>
+            quantile(
+              r.report.cases.map((c) => c.duration_ms).sort((a, b) => a - b),
+              0.5,
+            ),
+          ),
+        ),
         case_max_ms: spread(full.map((r) => Math.max(...r.report.cases.map((c) => c.duration_ms)))),
       },
     };
     const oneName = `tap-conform running ${ONE_CASE} only`;
-    const baseline = single.length === 0 ? missingBaseline('one-case', oneName, singleError ?? 'no figure') : compare(tap, 'one-case', { name: oneName, value: spread(single) });
+    const baseline =
+      single.length === 0
+        ? missingBaseline('one-case', oneName, singleError ?? 'no figure')
+        : compare(tap, 'one-case', { name: oneName, value: spread(single) });
     const targets = budget.harnessOnly
       ? [{ text: target, measured: 'only selected cases in this mode', met: null }]
       : [{ text: target, measured: `${tap.value.median.toFixed(1)} s`, met: tap.value.median < 30 }];

@@ -68,13 +68,31 @@ export async function roundtrip(budget: Budget, selected: (id: string) => boolea
   return rows;
 }
 
-async function overTransport(kind: TransportKind, budget: Budget, log: (line: string) => void): Promise<{ sequential: Row; inflight: Row }> {
+async function overTransport(
+  kind: TransportKind,
+  budget: Budget,
+  log: (line: string) => void,
+): Promise<{ sequential: Row; inflight: Row }> {
   const { label, candidates } = TRANSPORTS[kind];
   const method =
     `${label}; one warm-up of up to ${budget.warmupCalls} calls, then ${budget.reps} repetitions interleaved across systems, ` +
     `each of up to ${budget.sequentialCalls} sequential calls / ${budget.inflightCalls} calls with ${DEPTH} in flight (at most ${budget.repMs / 1000} s each)`;
-  const seqBase = { id: `roundtrip.${kind}.sequential`, scenario: SCENARIO, title: `${kind}, sequential`, unit: 'calls/s', better: 'higher' as const, method };
-  const flyBase = { id: `roundtrip.${kind}.inflight64`, scenario: SCENARIO, title: `${kind}, ${DEPTH} in flight`, unit: 'calls/s', better: 'higher' as const, method };
+  const seqBase = {
+    id: `roundtrip.${kind}.sequential`,
+    scenario: SCENARIO,
+    title: `${kind}, sequential`,
+    unit: 'calls/s',
+    better: 'higher' as const,
+    method,
+  };
+  const flyBase = {
+    id: `roundtrip.${kind}.inflight64`,
+    scenario: SCENARIO,
+    title: `${kind}, ${DEPTH} in flight`,
+    unit: 'calls/s',
+    better: 'higher' as const,
+    method,
+  };
   const live: Array<{ c: Candidate; s: System }> = [];
   const failed = new Map<string, string>();
   for (const c of candidates) {
@@ -112,7 +130,9 @@ async function overTransport(kind: TransportKind, budget: Budget, log: (line: st
           failed.set(c.id, oneLine(err));
         }
       }
-      log(`  repetition ${rep + 1}/${budget.reps}: ${live.map(({ c }) => `${c.id} ${Math.round(seq.get(c.id)?.rate.at(-1) ?? NaN)}/${Math.round(fly.get(c.id)?.at(-1) ?? NaN)}`).join(', ')}`);
+      log(
+        `  repetition ${rep + 1}/${budget.reps}: ${live.map(({ c }) => `${c.id} ${Math.round(seq.get(c.id)?.rate.at(-1) ?? NaN)}/${Math.round(fly.get(c.id)?.at(-1) ?? NaN)}`).join(', ')}`,
+      );
     }
   } finally {
     for (const { s } of live) await s.close().catch(() => {});
@@ -128,7 +148,12 @@ async function overTransport(kind: TransportKind, budget: Budget, log: (line: st
     if (!e || failed.has(c.id)) return null;
     return { name: c.name, value: spread(e) };
   };
-  const build = (base: typeof seqBase, figureOf: (c: Candidate) => Figure | null, targets: (tap: Figure, baselines: Baseline[]) => Target[], targetTexts: string[]): Row => {
+  const build = (
+    base: typeof seqBase,
+    figureOf: (c: Candidate) => Figure | null,
+    targets: (tap: Figure, baselines: Baseline[]) => Target[],
+    targetTexts: string[],
+  ): Row => {
     const tapCandidate = candidates.find((c) => c.id === 'tap')!;
     const tap = figureOf(tapCandidate);
     if (!tap) return notRun(base, `TAP over ${kind} failed: ${failed.get('tap') ?? 'no figure'}`, targetTexts);
@@ -143,18 +168,28 @@ async function overTransport(kind: TransportKind, budget: Budget, log: (line: st
 
   const p99Target = 'Sequential p99 under 300 µs over stdio';
   const mcpTarget = `Throughput with ${DEPTH} in flight at least 2× the MCP SDK's tools/call over ${kind}`;
-  const sequentialRow = build(seqBase, seqFigure, (tap) => {
-    if (kind !== 'stdio') return [];
-    const p99 = tap.extra!.p99_us!.median;
-    return [{ text: p99Target, measured: `p99 ${Math.round(p99)} µs (median of ${tap.value.runs.length} repetitions)`, met: p99 < 300 }];
-  }, kind === 'stdio' ? [p99Target] : []);
+  const sequentialRow = build(
+    seqBase,
+    seqFigure,
+    (tap) => {
+      if (kind !== 'stdio') return [];
+      const p99 = tap.extra!.p99_us!.median;
+      return [{ text: p99Target, measured: `p99 ${Math.round(p99)} µs (median of ${tap.value.runs.length} repetitions)`, met: p99 < 300 }];
+    },
+    kind === 'stdio' ? [p99Target] : [],
+  );
   const hasMcp = candidates.some((c) => c.id === 'mcp');
-  const inflightRow = build(flyBase, flyFigure, (_tap, baselines) => {
-    if (!hasMcp) return [];
-    const mcp = baselines.find((b) => b.id === 'mcp');
-    if (!mcp || mcp.ratio === null) return [{ text: mcpTarget, measured: 'MCP not measured', met: null }];
-    return [{ text: mcpTarget, measured: `TAP ${mcp.ratio.toFixed(2)}× MCP`, met: mcp.ratio >= 2 }];
-  }, hasMcp ? [mcpTarget] : []);
+  const inflightRow = build(
+    flyBase,
+    flyFigure,
+    (_tap, baselines) => {
+      if (!hasMcp) return [];
+      const mcp = baselines.find((b) => b.id === 'mcp');
+      if (!mcp || mcp.ratio === null) return [{ text: mcpTarget, measured: 'MCP not measured', met: null }];
+      return [{ text: mcpTarget, measured: `TAP ${mcp.ratio.toFixed(2)}× MCP`, met: mcp.ratio >= 2 }];
+    },
+    hasMcp ? [mcpTarget] : [],
+  );
   return { sequential: sequentialRow, inflight: inflightRow };
 }
 

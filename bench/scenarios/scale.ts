@@ -101,12 +101,17 @@ async function openTasks(budget: Budget, log: (line: string) => void): Promise<R
     } catch (err) {
       floorError = oneLine(err);
     }
-    log(`  repetition ${rep + 1}/${budget.scaleReps}: idle ${idle.at(-1)!.toFixed(1)} MB, holding ${held.at(-1)!.toFixed(1)} MB, bare process ${floor.at(-1)?.toFixed(1) ?? '–'} MB`);
+    log(
+      `  repetition ${rep + 1}/${budget.scaleReps}: idle ${idle.at(-1)!.toFixed(1)} MB, holding ${held.at(-1)!.toFixed(1)} MB, bare process ${floor.at(-1)?.toFixed(1) ?? '–'} MB`,
+    );
   }
   const tap = { name: `TAP agent holding ${n} open tasks`, value: spread(held) };
   const baseline = compare(tap, 'idle', { name: 'the same agent idle after its handshake', value: spread(idle) });
   const floorName = 'a bare NDJSON echo process, same Node and loader (floor)';
-  const process = floorError || floor.length === 0 ? missingBaseline('bare-process', floorName, floorError ?? 'no figure') : compare(tap, 'bare-process', { name: floorName, value: spread(floor) });
+  const process =
+    floorError || floor.length === 0
+      ? missingBaseline('bare-process', floorName, floorError ?? 'no figure')
+      : compare(tap, 'bare-process', { name: floorName, value: spread(floor) });
   const perTask = ((tap.value.median - baseline.value.median) * MB) / n;
   const targets =
     n >= 10_000
@@ -198,6 +203,9 @@ async function handshakes(budget: Budget, log: (line: string) => void): Promise<
   }
   const tap = { name: `TAP sessions (reference client + agent)`, value: spread(tapRuns) };
   const floorName = 'bare ws connections with two echo round trips (floor)';
-  const baseline = bareError || bareRuns.length === 0 ? missingBaseline('bare', floorName, bareError ?? 'no figure') : compare(tap, 'bare', { name: floorName, value: spread(bareRuns) });
+  const baseline =
+    bareError || bareRuns.length === 0
+      ? missingBaseline('bare', floorName, bareError ?? 'no figure')
+      : compare(tap, 'bare', { name: floorName, value: spread(bareRuns) });
   return { ...base, tap, baselines: [baseline], targets: [] };
 }

@@ -12,7 +12,10 @@ import { oneLine } from './roundtrip.ts';
 
 const SCENARIO = '2. Streaming (tap.test.stream)';
 
-const MAKERS: Record<TransportKind, { tap: () => Promise<System>; bare: () => Promise<System & { requester: { template: Record<string, unknown> } }> }> = {
+const MAKERS: Record<
+  TransportKind,
+  { tap: () => Promise<System>; bare: () => Promise<System & { requester: { template: Record<string, unknown> } }> }
+> = {
   stdio: { tap: () => systems.tapStdio(), bare: () => systems.bareStdio() },
   websocket: { tap: () => systems.tapWebSocket(), bare: () => systems.bareWebSocket() },
   memory: { tap: () => systems.tapMemory(), bare: () => systems.bareMemory() },
@@ -27,7 +30,8 @@ export function streamingRowIds(): string[] {
 async function captureEvent(): Promise<{ template: Record<string, unknown>; bytes: number }> {
   let text: string | undefined;
   const tap = await systems.tapMemory(16, (entry) => {
-    if (text === undefined && entry.dir === 'in' && entry.text.includes('"task.event"') && entry.text.includes('"output"')) text = entry.text;
+    if (text === undefined && entry.dir === 'in' && entry.text.includes('"task.event"') && entry.text.includes('"output"'))
+      text = entry.text;
   });
   try {
     await tap.stream!(3);

@@ -67,7 +67,8 @@ async function tapRace(base: string, n: number): Promise<{ rate: number; recordB
   try {
     const { workspace } = await ws.initWorkspace(root, { claim_mode: 'rename', lease_ms: 10_000 });
     const { workspace: staging } = await ws.initWorkspace(stagingRoot, { claim_mode: 'rename', lease_ms: 10_000 });
-    for (let i = 0; i < n; i++) await ws.submitTask(staging, { task_id: `t${String(i).padStart(5, '0')}`, next_phase: 'work', input: { i } });
+    for (let i = 0; i < n; i++)
+      await ws.submitTask(staging, { task_id: `t${String(i).padStart(5, '0')}`, next_phase: 'work', input: { i } });
     const first = join(staging.paths.dir('pending'), (await fsp.readdir(staging.paths.dir('pending')))[0]!);
     const recordBytes = (await fsp.stat(first)).size;
     racers = await startRacers('workspace-agent.ts', (i) => ['--workspace', root, '--agent-id', `racer-${i}`]);
@@ -131,10 +132,15 @@ export async function workspace(budget: Budget, _selected: (id: string) => boole
     } catch (err) {
       bareError = oneLine(err);
     }
-    log(`  repetition ${rep + 1}/${budget.workspaceReps}: workspace ${Math.round(tapRuns.at(-1)!)} tasks/s, bare renames ${Math.round(bareRuns.at(-1) ?? NaN)} tasks/s`);
+    log(
+      `  repetition ${rep + 1}/${budget.workspaceReps}: workspace ${Math.round(tapRuns.at(-1)!)} tasks/s, bare renames ${Math.round(bareRuns.at(-1) ?? NaN)} tasks/s`,
+    );
   }
   const tap = { name: `TAP workspace binding (${RACERS} agents)`, value: spread(tapRuns) };
   const floorName = `bare renames pending → processing → completed (${RACERS} processes)`;
-  const baseline = bareError || bareRuns.length === 0 ? missingBaseline('bare', floorName, bareError ?? 'no figure') : compare(tap, 'bare', { name: floorName, value: spread(bareRuns) });
+  const baseline =
+    bareError || bareRuns.length === 0
+      ? missingBaseline('bare', floorName, bareError ?? 'no figure')
+      : compare(tap, 'bare', { name: floorName, value: spread(bareRuns) });
   return [{ ...row, tap, baselines: [baseline], targets: [], details: { record_bytes: recordBytes } }];
 }

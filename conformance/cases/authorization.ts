@@ -16,7 +16,9 @@ function expiredGrant(permissions: string[]): Record<string, unknown> {
 /** The error a request naming `taskId` gets, with the task id masked so two answers compare. */
 function masked(m: Received['msg'], taskId: string): string {
   const p = m.payload ?? {};
-  return JSON.stringify({ type: m.type, code: p.code, message: p.message, details: p.details, retryable: p.retryable }).split(taskId).join('<id>');
+  return JSON.stringify({ type: m.type, code: p.code, message: p.message, details: p.details, retryable: p.retryable })
+    .split(taskId)
+    .join('<id>');
 }
 
 async function statusOf(peer: Peer, taskId: string): Promise<Received> {
@@ -37,8 +39,22 @@ export const authorizationCases: Case[] = [
       const peer = need(await ctx.session());
       const { sent, reply } = await request(peer, 'tap.test.guarded', {});
       const m = need(reply).msg;
-      require(checkError(m, { code: 'PERMISSION_DENIED', replyTo: sent.message_id, taskId: sent.task_id }, 'tap.test.guarded without authorization'));
-      return verdictOf('refused', check(m.payload.details?.required_permission === 'tap.test.write', 'details.required_permission does not name the permission', 'tap.test.write', show(m.payload.details)));
+      require(
+        checkError(
+          m,
+          { code: 'PERMISSION_DENIED', replyTo: sent.message_id, taskId: sent.task_id },
+          'tap.test.guarded without authorization',
+        ),
+      );
+      return verdictOf(
+        'refused',
+        check(
+          m.payload.details?.required_permission === 'tap.test.write',
+          'details.required_permission does not name the permission',
+          'tap.test.write',
+          show(m.payload.details),
+        ),
+      );
     }),
   }),
   defineCase({
@@ -54,7 +70,15 @@ export const authorizationCases: Case[] = [
       const { reply } = await request(peer, 'tap.test.guarded', {}, { authorization: grant(['tap.test.read', 'other.perm']) });
       const m = need(reply).msg;
       require(checkError(m, { code: 'PERMISSION_DENIED' }, 'a grant without tap.test.write'));
-      return verdictOf('refused', check(m.payload.details?.required_permission === 'tap.test.write', 'details.required_permission does not name the permission', 'tap.test.write', show(m.payload.details)));
+      return verdictOf(
+        'refused',
+        check(
+          m.payload.details?.required_permission === 'tap.test.write',
+          'details.required_permission does not name the permission',
+          'tap.test.write',
+          show(m.payload.details),
+        ),
+      );
     }),
   }),
   defineCase({
@@ -68,7 +92,15 @@ export const authorizationCases: Case[] = [
     run: attempt(async (ctx) => {
       const peer = need(await ctx.session());
       const t = need(await runTask(peer, 'tap.test.guarded', {}, { authorization: grant(['tap.test.write']) }));
-      return verdictOf('ran', check(t.result.msg.payload.status === 'completed' && t.result.msg.payload.output?.ok === true, 'tap.test.guarded with the permission did not complete with { ok: true }', '{ ok: true }', describeMessage(t.result.msg)));
+      return verdictOf(
+        'ran',
+        check(
+          t.result.msg.payload.status === 'completed' && t.result.msg.payload.output?.ok === true,
+          'tap.test.guarded with the permission did not complete with { ok: true }',
+          '{ ok: true }',
+          describeMessage(t.result.msg),
+        ),
+      );
     }),
   }),
   defineCase({
@@ -84,7 +116,10 @@ export const authorizationCases: Case[] = [
       const a = await request(peer, 'tap.test.guarded', {}, { authorization: expiredGrant(['other.perm']) });
       require(checkError(need(a.reply).msg, { code: 'AUTHORIZATION_EXPIRED' }, 'an expired grant that also lacks the permission'));
       const b = await request(peer, 'tap.test.echo', 1, { authorization: expiredGrant([]) });
-      return verdictOf('AUTHORIZATION_EXPIRED both times', checkError(need(b.reply).msg, { code: 'AUTHORIZATION_EXPIRED' }, 'an expired grant on a capability needing no permission'));
+      return verdictOf(
+        'AUTHORIZATION_EXPIRED both times',
+        checkError(need(b.reply).msg, { code: 'AUTHORIZATION_EXPIRED' }, 'an expired grant on a capability needing no permission'),
+      );
     }),
   }),
   defineCase({
@@ -100,14 +135,23 @@ export const authorizationCases: Case[] = [
       const t = need(await startTask(peer, 'tap.test.plan', { plan: PLAN }, { authorization: grant([], 700) }));
       const submit = need(await waitStream(peer, t.taskId, (m) => m.type === 'plan.submit', 'plan.submit'));
       await ctx.sleep(1200);
-      const d = await peer.post('plan.decision', { plan_id: submit.msg.payload.plan?.plan_id, decision: 'approved', feedback: 'late' }, { task_id: t.taskId });
+      const d = await peer.post(
+        'plan.decision',
+        { plan_id: submit.msg.payload.plan?.plan_id, decision: 'approved', feedback: 'late' },
+        { task_id: t.taskId },
+      );
       need(await peer.reply(d));
       const r = need(await collectUntilResult(peer, t.taskId));
       const steps = r.stream.filter((m) => m.msg.payload?.kind === 'output').length;
       return verdictOf(
         'no step after the grant expired',
         check(steps === 0, `${steps} steps ran after the task's grant had expired`, 'no step', `${steps} steps`),
-        check(r.result.msg.payload.error?.code === 'AUTHORIZATION_EXPIRED', 'the task did not end failed AUTHORIZATION_EXPIRED', 'failed AUTHORIZATION_EXPIRED', describeMessage(r.result.msg)),
+        check(
+          r.result.msg.payload.error?.code === 'AUTHORIZATION_EXPIRED',
+          'the task did not end failed AUTHORIZATION_EXPIRED',
+          'failed AUTHORIZATION_EXPIRED',
+          describeMessage(r.result.msg),
+        ),
       );
     }),
   }),
@@ -126,7 +170,10 @@ export const authorizationCases: Case[] = [
       await request(peer, 'tap.test.guarded', {}, { authorization: grant(['x.y']) });
       await peer.barrier();
       const bad = peer.received.find((r) => r.msg.type === 'error' && r.msg.payload?.code === 'AUTH_REQUIRED');
-      return verdictOf('no AUTH_REQUIRED', check(!bad, 'AUTH_REQUIRED answered a task.request', 'PERMISSION_DENIED or AUTHORIZATION_EXPIRED', describeMessage(bad?.msg)));
+      return verdictOf(
+        'no AUTH_REQUIRED',
+        check(!bad, 'AUTH_REQUIRED answered a task.request', 'PERMISSION_DENIED or AUTHORIZATION_EXPIRED', describeMessage(bad?.msg)),
+      );
     }),
   }),
   defineCase({
@@ -157,14 +204,24 @@ export const authorizationCases: Case[] = [
       require(checkError(rr.msg, { code: 'UNKNOWN_TASK' }, "task.resume for another session's task"));
       return verdictOf(
         'invisible across principals',
-        check(masked(theirs.msg, t.taskId) === masked(none.msg, ghost), "the answer about another principal's task differs from the answer about a missing one", masked(none.msg, ghost), masked(theirs.msg, t.taskId)),
-        check(still.msg.type === 'task.snapshot' && still.msg.payload.state !== 'cancelling', "the other session's cancel affected the task", 'the task still running for its owner', describeMessage(still.msg)),
+        check(
+          masked(theirs.msg, t.taskId) === masked(none.msg, ghost),
+          "the answer about another principal's task differs from the answer about a missing one",
+          masked(none.msg, ghost),
+          masked(theirs.msg, t.taskId),
+        ),
+        check(
+          still.msg.type === 'task.snapshot' && still.msg.payload.state !== 'cancelling',
+          "the other session's cancel affected the task",
+          'the task still running for its owner',
+          describeMessage(still.msg),
+        ),
       );
     }),
   }),
   defineCase({
     id: 'authorization.isolation.task-id',
-    title: "A task_id used by one principal does not keep another from using it",
+    title: 'A task_id used by one principal does not keep another from using it',
     level: 'MUST',
     profile: P,
     spec: 'authorization#task-visibility',
@@ -177,7 +234,15 @@ export const authorizationCases: Case[] = [
       const second = await request(b, 'tap.test.echo', 'b', { taskId: first.taskId });
       const m = need(second.reply).msg;
       if (m.type === 'task.accepted') need(await collectUntilResult(b, first.taskId));
-      return verdictOf('both principals use the id', check(m.type === 'task.accepted', 'a second principal could not use a task_id the first had used', 'task.accepted', describeMessage(m)));
+      return verdictOf(
+        'both principals use the id',
+        check(
+          m.type === 'task.accepted',
+          'a second principal could not use a task_id the first had used',
+          'task.accepted',
+          describeMessage(m),
+        ),
+      );
     }),
   }),
   defineCase({
@@ -196,7 +261,15 @@ export const authorizationCases: Case[] = [
       const r = await request(b, 'tap.test.counter', { key }, { idempotencyKey: key });
       const m = need(r.reply).msg;
       if (m.type === 'task.accepted') need(await collectUntilResult(b, r.sent.task_id!));
-      return verdictOf('a new task', check(m.type === 'task.accepted', "another principal's idempotency record answered this session", 'task.accepted', describeMessage(m)));
+      return verdictOf(
+        'a new task',
+        check(
+          m.type === 'task.accepted',
+          "another principal's idempotency record answered this session",
+          'task.accepted',
+          describeMessage(m),
+        ),
+      );
     }),
   }),
   defineCase({
@@ -219,7 +292,12 @@ export const authorizationCases: Case[] = [
       return verdictOf(
         'nothing leaked',
         checkError(r.msg, { code: 'UNKNOWN_TASK' }, "task.resume of another principal's task"),
-        check(leaked.length === 0, `${leaked.length} messages of another principal's task reached this session`, 'none', `${leaked.length}`),
+        check(
+          leaked.length === 0,
+          `${leaked.length} messages of another principal's task reached this session`,
+          'none',
+          `${leaked.length}`,
+        ),
       );
     }),
   }),
@@ -237,10 +315,16 @@ authorizationCases.push(
     run: attempt(async (ctx) => {
       const peer = need(await ctx.session());
       const claims = { authorization: grant(['tap.test.write']), permissions: ['tap.test.write'], requires_permission: null };
-      const a = await request(peer, 'tap.test.guarded', claims, { authorization: grant(['tap.test.read']), extra: { metadata: { permissions: ['tap.test.write'], 'x-grant': 'tap.test.write' } } as never });
+      const a = await request(peer, 'tap.test.guarded', claims, {
+        authorization: grant(['tap.test.read']),
+        extra: { metadata: { permissions: ['tap.test.write'], 'x-grant': 'tap.test.write' } } as never,
+      });
       const m = need(a.reply).msg;
       if (m.type === 'task.accepted') need(await collectUntilResult(peer, a.sent.task_id!));
-      return verdictOf('refused', checkError(m, { code: 'PERMISSION_DENIED' }, 'a guarded task whose input and metadata claim the permission'));
+      return verdictOf(
+        'refused',
+        checkError(m, { code: 'PERMISSION_DENIED' }, 'a guarded task whose input and metadata claim the permission'),
+      );
     }),
   }),
 );

@@ -4,7 +4,20 @@ import type { CaseContext } from '../context.ts';
 import type { Peer, Received } from '../peer.ts';
 import { collectUntilResult, describeMessage, startTask, waitStream } from '../steps.ts';
 import { between, judgeOccurrence, judgePunctuality, pass, timingWindow, type Observed, type Outcome } from '../verdict.ts';
-import { attempt, check, checkError, expectError, need, outputsOf, require, runTask, show, statesOf, verdictOf, wrongReply } from './kit.ts';
+import {
+  attempt,
+  check,
+  checkError,
+  expectError,
+  need,
+  outputsOf,
+  require,
+  runTask,
+  show,
+  statesOf,
+  verdictOf,
+  wrongReply,
+} from './kit.ts';
 import { checkWalk } from './tasks.ts';
 
 const P = 'cancellation' as const;
@@ -13,7 +26,14 @@ const cap = (...names: string[]) => ({ capabilities: names.map((n) => `tap.test.
 /** Starts a long sleep and waits until it is running. */
 async function runningSleep(peer: Peer): Promise<string> {
   const t = need(await startTask(peer, 'tap.test.sleep', { ms: 60_000 }));
-  need(await waitStream(peer, t.taskId, (m) => m.type === 'task.event' && m.payload?.kind === 'state' && m.payload.state === 'running', 'the running state event'));
+  need(
+    await waitStream(
+      peer,
+      t.taskId,
+      (m) => m.type === 'task.event' && m.payload?.kind === 'state' && m.payload.state === 'running',
+      'the running state event',
+    ),
+  );
   return t.taskId;
 }
 
@@ -27,7 +47,12 @@ function checkCancelled(m: Received['msg']): Outcome | null {
   const p = m.payload;
   return firstOf(
     check(p.status === 'cancelled', 'the cancelled task did not end cancelled', 'task.result cancelled', describeMessage(m)),
-    check(p.output === undefined && p.error === undefined, 'a cancelled result carries output or error', '{ status: "cancelled" } only', show(p)),
+    check(
+      p.output === undefined && p.error === undefined,
+      'a cancelled result carries output or error',
+      '{ status: "cancelled" } only',
+      show(p),
+    ),
   );
 }
 
@@ -70,9 +95,24 @@ export const cancellationCases: Case[] = [
       const states = statesOf(r.stream);
       return verdictOf(
         states.join(' → '),
-        check(reply.msg.payload.state === 'running', 'the snapshot answering the cancel does not show the task before the cancel (running)', 'running', show(reply.msg.payload.state)),
-        check(reply.msg.payload.last_sequence === before, 'the snapshot last_sequence is not the last sequence sent before the cancel', String(before), show(reply.msg.payload.last_sequence)),
-        check(states.includes('cancelling'), 'no state event cancelling after the cancel of a running task', '… → cancelling → cancelled', states.join(' → ')),
+        check(
+          reply.msg.payload.state === 'running',
+          'the snapshot answering the cancel does not show the task before the cancel (running)',
+          'running',
+          show(reply.msg.payload.state),
+        ),
+        check(
+          reply.msg.payload.last_sequence === before,
+          'the snapshot last_sequence is not the last sequence sent before the cancel',
+          String(before),
+          show(reply.msg.payload.last_sequence),
+        ),
+        check(
+          states.includes('cancelling'),
+          'no state event cancelling after the cancel of a running task',
+          '… → cancelling → cancelled',
+          states.join(' → '),
+        ),
         checkWalk(states, 'the cancelled task'),
         checkCancelled(r.result.msg),
       );
@@ -96,8 +136,20 @@ export const cancellationCases: Case[] = [
       const seenAs = reply.msg.payload.state;
       return verdictOf(
         `snapshot ${seenAs}; ${states.join(' → ')}`,
-        check(seenAs === 'accepted' || seenAs === 'running', 'the snapshot shows a state the task could not be in', 'accepted or running', show(seenAs)),
-        seenAs === 'running' ? check(states.includes('cancelling'), 'a running task was cancelled without passing through cancelling', '… → cancelling → cancelled', states.join(' → ')) : null,
+        check(
+          seenAs === 'accepted' || seenAs === 'running',
+          'the snapshot shows a state the task could not be in',
+          'accepted or running',
+          show(seenAs),
+        ),
+        seenAs === 'running'
+          ? check(
+              states.includes('cancelling'),
+              'a running task was cancelled without passing through cancelling',
+              '… → cancelling → cancelled',
+              states.join(' → '),
+            )
+          : null,
         checkWalk(states, 'the cancelled task'),
         checkCancelled(r.result.msg),
       );
@@ -114,7 +166,14 @@ export const cancellationCases: Case[] = [
     run: attempt(async (ctx) => {
       const peer = need(await ctx.session());
       const t = need(await startTask(peer, 'tap.test.stream', { count: 200, interval_ms: 30 }));
-      need(await waitStream(peer, t.taskId, (m) => m.type === 'task.event' && m.payload?.kind === 'output' && m.payload.data?.index >= 2, 'the third output event'));
+      need(
+        await waitStream(
+          peer,
+          t.taskId,
+          (m) => m.type === 'task.event' && m.payload?.kind === 'output' && m.payload.data?.index >= 2,
+          'the third output event',
+        ),
+      );
       await cancel(peer, t.taskId);
       const r = need(await collectUntilResult(peer, t.taskId));
       const idx = r.stream.findIndex((m) => m.msg.payload?.kind === 'state' && m.msg.payload.state === 'cancelling');
@@ -122,7 +181,12 @@ export const cancellationCases: Case[] = [
       return verdictOf(
         `${outputsOf(r.stream).length} outputs, none after cancelling`,
         check(idx >= 0, 'no cancelling state event', 'a state event cancelling', statesOf(r.stream).join(' → ')),
-        check(late.length === 0, `${late.length} output events came after the task entered cancelling`, 'no output after cancelling', `${late.length} output events`),
+        check(
+          late.length === 0,
+          `${late.length} output events came after the task entered cancelling`,
+          'no output after cancelling',
+          `${late.length} output events`,
+        ),
         checkCancelled(r.result.msg),
       );
     }),
@@ -146,8 +210,18 @@ export const cancellationCases: Case[] = [
       const cancellingEvents = r.stream.filter((m) => m.msg.payload?.kind === 'state' && m.msg.payload.state === 'cancelling').length;
       return verdictOf(
         'two snapshots, one cancel',
-        check(ra.msg.type === 'task.snapshot', 'the first cancel was not answered with a snapshot', 'task.snapshot', describeMessage(ra.msg)),
-        check(rb.msg.type === 'task.snapshot', 'a repeated cancel (task cancelling or cancelled by the first) was not answered with a snapshot', 'task.snapshot', describeMessage(rb.msg)),
+        check(
+          ra.msg.type === 'task.snapshot',
+          'the first cancel was not answered with a snapshot',
+          'task.snapshot',
+          describeMessage(ra.msg),
+        ),
+        check(
+          rb.msg.type === 'task.snapshot',
+          'a repeated cancel (task cancelling or cancelled by the first) was not answered with a snapshot',
+          'task.snapshot',
+          describeMessage(rb.msg),
+        ),
         check(cancellingEvents <= 1, 'the repeated cancel caused a second cancelling event', 'one cancelling event', `${cancellingEvents}`),
         checkCancelled(r.result.msg),
       );
@@ -170,7 +244,12 @@ export const cancellationCases: Case[] = [
       if (reply.msg.type !== 'task.snapshot') return wrongReply('a cancel of a cancelled task', 'task.snapshot', reply.msg);
       return verdictOf(
         'snapshot (cancelled)',
-        check(reply.msg.payload.state === 'cancelled' && reply.msg.payload.result?.status === 'cancelled', 'the snapshot does not show the cancelled task with its result', 'state cancelled with result', show(reply.msg.payload)),
+        check(
+          reply.msg.payload.state === 'cancelled' && reply.msg.payload.result?.status === 'cancelled',
+          'the snapshot does not show the cancelled task with its result',
+          'state cancelled with result',
+          show(reply.msg.payload),
+        ),
       );
     }),
   }),
@@ -220,12 +299,33 @@ export const cancellationCases: Case[] = [
         if (reply.msg.type === 'error') {
           // The result was queued before the cancel was handled: it must already be on the wire.
           require(checkError(reply.msg, { code: 'TASK_TERMINAL' }, 'a cancel handled after completion'));
-          require(check(resultFirst, 'TASK_TERMINAL came before the task.result it refers to (a task is terminal only once its result is queued)', 'task.result, then TASK_TERMINAL', 'TASK_TERMINAL first'));
+          require(
+            check(
+              resultFirst,
+              'TASK_TERMINAL came before the task.result it refers to (a task is terminal only once its result is queued)',
+              'task.result, then TASK_TERMINAL',
+              'TASK_TERMINAL first',
+            ),
+          );
           require(check(status === 'completed', 'the cancel was refused as terminal but the task did not complete', 'completed', status));
           outcomes.push('terminal');
         } else if (reply.msg.type === 'task.snapshot') {
-          require(check(!resultFirst, 'a snapshot answered the cancel although the result had already been sent; the cancel saw a terminal task', 'TASK_TERMINAL', 'task.snapshot'));
-          require(check(['cancelled', 'completed'].includes(status), `a cancelled sleep ended ${status}`, 'cancelled (or completed, reached before the cancel)', status));
+          require(
+            check(
+              !resultFirst,
+              'a snapshot answered the cancel although the result had already been sent; the cancel saw a terminal task',
+              'TASK_TERMINAL',
+              'task.snapshot',
+            ),
+          );
+          require(
+            check(
+              ['cancelled', 'completed'].includes(status),
+              `a cancelled sleep ended ${status}`,
+              'cancelled (or completed, reached before the cancel)',
+              status,
+            ),
+          );
           require(checkWalk(statesOf(r.stream), 'the raced task'));
           outcomes.push(status);
         } else return wrongReply('a racing cancel', 'task.snapshot or TASK_TERMINAL', reply.msg);
@@ -252,9 +352,17 @@ export const cancellationCases: Case[] = [
         const r = need(await collectUntilResult(peer, t.taskId));
         const states = statesOf(r.stream);
         require(checkWalk(states, 'a task cancelled at its deadline'));
-        if (reply.msg.type === 'error') require(checkError(reply.msg, { code: 'TASK_TERMINAL' }, 'a cancel after the deadline ended the task'));
+        if (reply.msg.type === 'error')
+          require(checkError(reply.msg, { code: 'TASK_TERMINAL' }, 'a cancel after the deadline ended the task'));
         else if (reply.msg.type === 'task.snapshot' && states.includes('cancelling')) {
-          require(check(r.result.msg.payload.status === 'cancelled', 'in cancelling the cancel wins over the deadline, yet the task did not end cancelled', 'cancelled', r.result.msg.payload.status));
+          require(
+            check(
+              r.result.msg.payload.status === 'cancelled',
+              'in cancelling the cancel wins over the deadline, yet the task did not end cancelled',
+              'cancelled',
+              r.result.msg.payload.status,
+            ),
+          );
         }
         seen.push(states[states.length - 1]!);
       }
@@ -308,8 +416,13 @@ export const cancellationCases: Case[] = [
       const snap = need(await peer.reply(sent));
       if (snap.msg.type !== 'task.snapshot') return wrongReply('task.resume of a cancelled task', 'task.snapshot', snap.msg);
       const last = r.result.msg.sequence!;
-      const replay = need(await peer.waitFor((m) => m.resent && m.msg.task_id === taskId && m.msg.sequence === last, `the replay of sequence ${last}`));
-      return verdictOf('still there', check(replay.text === r.result.text, 'the replayed result differs from the original', 'byte-identical', 'different'));
+      const replay = need(
+        await peer.waitFor((m) => m.resent && m.msg.task_id === taskId && m.msg.sequence === last, `the replay of sequence ${last}`),
+      );
+      return verdictOf(
+        'still there',
+        check(replay.text === r.result.text, 'the replayed result differs from the original', 'byte-identical', 'different'),
+      );
     }),
   }),
 ];

@@ -39,12 +39,25 @@ export const envelopeCases: Case[] = [
           extra: { x_future_member: { nested: true }, priority: 7, metadata: { trace_id: 'tc-trace', vendor_hint: 'x' } } as never,
         }),
       );
-      const snap = await peer.post('task.status', { 'x-extension': 'ignored', unknown: [1, 2] }, { task_id: t.taskId, extra_envelope: 'ignored' } as never);
+      const snap = await peer.post('task.status', { 'x-extension': 'ignored', unknown: [1, 2] }, {
+        task_id: t.taskId,
+        extra_envelope: 'ignored',
+      } as never);
       const reply = need(await peer.reply(snap));
       return verdictOf(
         'unknown members made no difference',
-        check(jsonEqual(t.result.msg.payload.output, input), 'the echo output differs from the input', show(input), show(t.result.msg.payload.output)),
-        check(reply.msg.type === 'task.snapshot', `task.status with unknown members was refused: ${describeMessage(reply.msg)}`, 'task.snapshot', describeMessage(reply.msg)),
+        check(
+          jsonEqual(t.result.msg.payload.output, input),
+          'the echo output differs from the input',
+          show(input),
+          show(t.result.msg.payload.output),
+        ),
+        check(
+          reply.msg.type === 'task.snapshot',
+          `task.status with unknown members was refused: ${describeMessage(reply.msg)}`,
+          'task.snapshot',
+          describeMessage(reply.msg),
+        ),
       );
     }),
   }),
@@ -57,7 +70,12 @@ export const envelopeCases: Case[] = [
     requirements: ['TAP-ENV-009'],
     run: attempt(async (ctx) => {
       const peer = need(await ctx.session());
-      const sent = await peer.post('task.status', {}, { task_id: peer.ids.task(), target: '*' }, { deliberate: 'target "*" outside handshake.init' });
+      const sent = await peer.post(
+        'task.status',
+        {},
+        { task_id: peer.ids.task(), target: '*' },
+        { deliberate: 'target "*" outside handshake.init' },
+      );
       require(await expectError(peer, sent, { code: 'INVALID_MESSAGE' }, 'task.status with target "*"'));
       return verdictOf('refused; the session goes on', await expectAlive(peer, 'INVALID_MESSAGE'));
     }),
@@ -76,7 +94,15 @@ export const envelopeCases: Case[] = [
       const past = new Date(Date.now() - 3600_000).toISOString();
       const sent = await peer.post('task.status', {}, { task_id: t.taskId, deadline: past, idempotency_key: 'ignored-key' });
       const r = need(await peer.reply(sent));
-      return verdictOf('ignored', check(r.msg.type === 'task.snapshot', `task.status with a past deadline was answered ${describeMessage(r.msg)}`, 'task.snapshot', describeMessage(r.msg)));
+      return verdictOf(
+        'ignored',
+        check(
+          r.msg.type === 'task.snapshot',
+          `task.status with a past deadline was answered ${describeMessage(r.msg)}`,
+          'task.snapshot',
+          describeMessage(r.msg),
+        ),
+      );
     }),
   }),
   defineCase({
@@ -89,8 +115,20 @@ export const envelopeCases: Case[] = [
     needs: ECHO,
     run: attempt(async (ctx) => {
       const peer = need(await ctx.session());
-      const t = need(await runTask(peer, 'tap.test.echo', [1], { extra: { metadata: { trace_id: '4bf92f3577b34da6a3ce929d0e0e4736', span_id: '00f067aa0ba902b7', attempt: 3, 'x-route': 'blue' } } }));
-      return verdictOf('the task ran as without metadata', check(t.result.msg.payload.status === 'completed', 'a task with metadata did not complete', 'completed', describeMessage(t.result.msg)));
+      const t = need(
+        await runTask(peer, 'tap.test.echo', [1], {
+          extra: { metadata: { trace_id: '4bf92f3577b34da6a3ce929d0e0e4736', span_id: '00f067aa0ba902b7', attempt: 3, 'x-route': 'blue' } },
+        }),
+      );
+      return verdictOf(
+        'the task ran as without metadata',
+        check(
+          t.result.msg.payload.status === 'completed',
+          'a task with metadata did not complete',
+          'completed',
+          describeMessage(t.result.msg),
+        ),
+      );
     }),
   }),
   defineCase({
@@ -105,7 +143,10 @@ export const envelopeCases: Case[] = [
       const peer = need(await ctx.session());
       need(await runTask(peer, 'tap.test.echo', {}));
       const bad = peer.received.find((r) => r.msg.type !== 'handshake.ack' && r.msg.protocol !== `tap/${peer.state.version}`);
-      return verdictOf(`every message says tap/${peer.state.version}`, check(!bad, `the agent's ${bad?.msg.type} says ${bad?.msg.protocol}`, `tap/${peer.state.version}`, String(bad?.msg.protocol)));
+      return verdictOf(
+        `every message says tap/${peer.state.version}`,
+        check(!bad, `the agent's ${bad?.msg.type} says ${bad?.msg.protocol}`, `tap/${peer.state.version}`, String(bad?.msg.protocol)),
+      );
     }),
   }),
   defineCase({
@@ -117,7 +158,12 @@ export const envelopeCases: Case[] = [
     requirements: ['TAP-MSG-002'],
     run: attempt(async (ctx) => {
       const peer = need(await ctx.session());
-      const sent = await peer.post('task.frobnicate', { x: 1 }, { task_id: peer.ids.task() }, { deliberate: 'a type not in the catalogue' });
+      const sent = await peer.post(
+        'task.frobnicate',
+        { x: 1 },
+        { task_id: peer.ids.task() },
+        { deliberate: 'a type not in the catalogue' },
+      );
       require(await expectError(peer, sent, { code: 'UNKNOWN_MESSAGE_TYPE' }, 'type "task.frobnicate"'));
       return verdictOf('refused; the session goes on', await expectAlive(peer, 'UNKNOWN_MESSAGE_TYPE'));
     }),
@@ -131,9 +177,19 @@ export const envelopeCases: Case[] = [
     requirements: ['TAP-MSG-002', 'TAP-MSG-001'],
     run: attempt(async (ctx) => {
       const peer = need(await ctx.session());
-      const sent = await peer.post('task.result', { status: 'completed', output: 1 }, { task_id: peer.ids.task(), sequence: 2 }, { deliberate: 'an agent-to-requester type sent by the requester' });
+      const sent = await peer.post(
+        'task.result',
+        { status: 'completed', output: 1 },
+        { task_id: peer.ids.task(), sequence: 2 },
+        { deliberate: 'an agent-to-requester type sent by the requester' },
+      );
       require(await expectError(peer, sent, { code: 'UNKNOWN_MESSAGE_TYPE' }, 'task.result sent to the agent'));
-      const ack = await peer.post('handshake.go', {}, { reply_to: 'x' }, { deliberate: 'an agent-to-requester type sent by the requester' });
+      const ack = await peer.post(
+        'handshake.go',
+        {},
+        { reply_to: 'x' },
+        { deliberate: 'an agent-to-requester type sent by the requester' },
+      );
       require(await expectError(peer, ack, { code: 'UNKNOWN_MESSAGE_TYPE' }, 'handshake.go sent to the agent'));
       return verdictOf('refused; the session goes on', await expectAlive(peer, 'UNKNOWN_MESSAGE_TYPE'));
     }),
@@ -163,9 +219,13 @@ export const envelopeCases: Case[] = [
         const replies = peer.received.filter((r) => !r.resent && r.msg.reply_to === s.message_id);
         if (replies.length !== 1) problems.push(`${s.type} got ${replies.length} replies`);
         const r = replies[0];
-        if (r && s.task_id !== undefined && r.msg.task_id !== s.task_id) problems.push(`the reply to ${s.type} carries task_id ${r.msg.task_id}, not ${s.task_id}`);
+        if (r && s.task_id !== undefined && r.msg.task_id !== s.task_id)
+          problems.push(`the reply to ${s.type} carries task_id ${r.msg.task_id}, not ${s.task_id}`);
       }
-      return verdictOf('one reply each, with the task_id', check(problems.length === 0, problems.join('; '), 'exactly one reply per request, same task_id', problems.join('; ')));
+      return verdictOf(
+        'one reply each, with the task_id',
+        check(problems.length === 0, problems.join('; '), 'exactly one reply per request, same task_id', problems.join('; ')),
+      );
     }),
   }),
   defineCase({
@@ -185,7 +245,15 @@ export const envelopeCases: Case[] = [
       await peer.barrier();
       const after = peer.since(mark).filter((r) => r.msg.task_id === t.taskId);
       const first = after[0];
-      return verdictOf('the snapshot came first', check(first?.msg.reply_to === sent.message_id, 'a replayed message came before the direct reply to task.resume', 'task.snapshot first', describeMessage(first?.msg)));
+      return verdictOf(
+        'the snapshot came first',
+        check(
+          first?.msg.reply_to === sent.message_id,
+          'a replayed message came before the direct reply to task.resume',
+          'task.snapshot first',
+          describeMessage(first?.msg),
+        ),
+      );
     }),
   }),
   defineCase({
@@ -198,12 +266,29 @@ export const envelopeCases: Case[] = [
     run: attempt(async (ctx) => {
       const peer = need(await ctx.session());
       const taskId = peer.ids.task();
-      const sent = await peer.post('task.request', { input: { no: 'capability' } }, { task_id: taskId }, { deliberate: 'payload without capability' });
+      const sent = await peer.post(
+        'task.request',
+        { input: { no: 'capability' } },
+        { task_id: taskId },
+        { deliberate: 'payload without capability' },
+      );
       const r = need(await peer.reply(sent));
       require(checkError(r.msg, { code: 'INVALID_MESSAGE', replyTo: sent.message_id, taskId }, 'task.request without capability'));
       const issues = r.msg.payload.details?.issues;
-      const ok = Array.isArray(issues) && issues.length > 0 && issues.every((i: Record<string, unknown>) => typeof i?.path === 'string' && typeof i?.keyword === 'string' && typeof i?.message === 'string');
-      require(check(ok, 'INVALID_MESSAGE does not carry details.issues as [{ path, keyword, message }]', 'details.issues: [{ path, keyword, message }, …]', show(r.msg.payload.details)));
+      const ok =
+        Array.isArray(issues) &&
+        issues.length > 0 &&
+        issues.every(
+          (i: Record<string, unknown>) => typeof i?.path === 'string' && typeof i?.keyword === 'string' && typeof i?.message === 'string',
+        );
+      require(
+        check(
+          ok,
+          'INVALID_MESSAGE does not carry details.issues as [{ path, keyword, message }]',
+          'details.issues: [{ path, keyword, message }, …]',
+          show(r.msg.payload.details),
+        ),
+      );
       return verdictOf('refused with issues, no task', await expectNoTask(peer, taskId, 'the invalid request was refused'));
     }),
   }),
@@ -212,7 +297,7 @@ export const envelopeCases: Case[] = [
 envelopeCases.push(
   defineCase({
     id: 'core.wire.agent-messages',
-    title: "Every message the agent sends is one valid JSON object naming the right peers, with fresh ids and no stray members",
+    title: 'Every message the agent sends is one valid JSON object naming the right peers, with fresh ids and no stray members',
     level: 'MUST',
     profile: P,
     spec: 'envelope#fields',
@@ -231,7 +316,12 @@ envelopeCases.push(
       const stamps = peer.received.filter((r) => !/Z$/.test(String(r.msg.timestamp)));
       return verdictOf(
         `${peer.received.length} messages checked`,
-        check(stamps.length === 0, `the agent's ${stamps[0]?.msg.type} has timestamp ${stamps[0]?.msg.timestamp}, not RFC 3339 UTC`, 'RFC 3339 with a trailing Z', String(stamps[0]?.msg.timestamp)),
+        check(
+          stamps.length === 0,
+          `the agent's ${stamps[0]?.msg.type} has timestamp ${stamps[0]?.msg.timestamp}, not RFC 3339 UTC`,
+          'RFC 3339 with a trailing Z',
+          String(stamps[0]?.msg.timestamp),
+        ),
       );
     }),
   }),
@@ -250,8 +340,18 @@ envelopeCases.push(
       await peer.sendText('{"broken":', 'bad input, to provoke logging');
       await peer.barrier();
       const secrets = [token, ...(ctx.env.key ? [Buffer.from(ctx.env.key.key).toString('base64url')] : [])];
-      const leaks = ctx.transcript.entries.filter((e) => (e.dir === 'in' || e.dir === 'stderr') && e.type !== 'handshake.ack' && secrets.some((sec) => e.text.includes(sec)));
-      return verdictOf('no secret leaked', check(leaks.length === 0, `a secret appears in the agent's ${leaks[0]?.dir === 'stderr' ? 'standard error' : leaks[0]?.type}`, 'no key or resume token outside the ack', leaks[0]?.text.slice(0, 200)));
+      const leaks = ctx.transcript.entries.filter(
+        (e) => (e.dir === 'in' || e.dir === 'stderr') && e.type !== 'handshake.ack' && secrets.some((sec) => e.text.includes(sec)),
+      );
+      return verdictOf(
+        'no secret leaked',
+        check(
+          leaks.length === 0,
+          `a secret appears in the agent's ${leaks[0]?.dir === 'stderr' ? 'standard error' : leaks[0]?.type}`,
+          'no key or resume token outside the ack',
+          leaks[0]?.text.slice(0, 200),
+        ),
+      );
     }),
   }),
 );

@@ -65,7 +65,9 @@ export const errorCases: Case[] = [
       const bad = await peer.post('error', { code: 'lowercase-code', retryable: 'maybe' }, {}, { deliberate: 'a malformed error' });
       const unknown = await peer.post('error', { code: 'SOME_FUTURE_CODE', message: 'a code from a later minor', retryable: false });
       const ids = new Set([good.message_id, bad.message_id, unknown.message_id]);
-      require(await expectNothing(peer, mark, (r) => r.msg.reply_to !== undefined && ids.has(r.msg.reply_to), 'nothing may answer an error'));
+      require(
+        await expectNothing(peer, mark, (r) => r.msg.reply_to !== undefined && ids.has(r.msg.reply_to), 'nothing may answer an error'),
+      );
       return verdictOf('no reply; the session goes on', await expectAlive(peer, 'errors from the requester'));
     }),
   }),
@@ -114,7 +116,14 @@ export const errorCases: Case[] = [
       const peer = need(await ctx.session());
       const sent = await peer.post('task.status', {}, { task_id: peer.ids.task('absent') });
       const r = need(await peer.reply(sent));
-      require(check(r.msg.type === 'error' && r.msg.payload.fatal !== true, `an ${r.msg.payload?.code} error is marked fatal`, 'fatal absent or false', show(r.msg.payload?.fatal)));
+      require(
+        check(
+          r.msg.type === 'error' && r.msg.payload.fatal !== true,
+          `an ${r.msg.payload?.code} error is marked fatal`,
+          'fatal absent or false',
+          show(r.msg.payload?.fatal),
+        ),
+      );
       return verdictOf('not fatal; the session goes on', await expectAlive(peer, 'a non-fatal error'));
     }),
   }),
@@ -149,7 +158,8 @@ export const errorCases: Case[] = [
         ['"a string"', 'a top-level string'],
         ['42', 'a top-level number'],
         ['{"a":1}{"b":2}', 'two objects on one line'],
-      ] as const) await expectMalformed(peer, text, why);
+      ] as const)
+        await expectMalformed(peer, text, why);
       return verdictOf('each refused; the session goes on', await expectAlive(peer, 'malformed frames'));
     }),
   }),
@@ -171,7 +181,8 @@ export const errorCases: Case[] = [
         [bom, 'a byte order mark'],
         [invalid, 'invalid UTF-8 (0xC3 0x28)'],
         [new Uint8Array([0x7b, 0xed, 0xa0, 0x80, 0x7d]), 'a UTF-8 encoded surrogate'],
-      ] as const) await expectMalformed(peer, bytes, why);
+      ] as const)
+        await expectMalformed(peer, bytes, why);
       return verdictOf('each refused; the session goes on', await expectAlive(peer, 'invalid UTF-8'));
     }),
   }),
@@ -204,7 +215,12 @@ export const errorCases: Case[] = [
       const edge = need(await runTask(peer, 'tap.test.echo', { max: 9007199254740991, min: -9007199254740991 }));
       return verdictOf(
         'refused; the edge values ±(2^53−1) pass',
-        check(jsonEqual(edge.result.msg.payload.output, { max: 9007199254740991, min: -9007199254740991 }), 'the edge values ±(2^53−1) did not round-trip', '{ max: 2^53−1, min: −(2^53−1) }', show(edge.result.msg.payload.output)),
+        check(
+          jsonEqual(edge.result.msg.payload.output, { max: 9007199254740991, min: -9007199254740991 }),
+          'the edge values ±(2^53−1) did not round-trip',
+          '{ max: 2^53−1, min: −(2^53−1) }',
+          show(edge.result.msg.payload.output),
+        ),
       );
     }),
   }),
@@ -221,7 +237,8 @@ export const errorCases: Case[] = [
       const text = JSON.stringify(m).replace('"payload":{}', '"payload":{},"payload":{}');
       await peer.sendText(text, 'duplicate member "payload"');
       const r = need(await peer.reply(m));
-      if (r.msg.type === 'pong') return { verdict: 'UNIMPLEMENTED', detail: 'the agent accepts duplicate member names (allowed without integrity)' };
+      if (r.msg.type === 'pong')
+        return { verdict: 'UNIMPLEMENTED', detail: 'the agent accepts duplicate member names (allowed without integrity)' };
       return verdictOf('refused with MALFORMED_MESSAGE', checkError(r.msg, { code: 'MALFORMED_MESSAGE' }, 'duplicate member names'));
     }),
   }),
@@ -238,7 +255,10 @@ export const errorCases: Case[] = [
         '{}',
         '{"type":null}',
         '{"protocol":"tap/1.0","message_id":"x","type":"task.request","payload":[]}',
-        JSON.stringify({ ...peer.envelope('task.request', {}), payload: { capability: 'a.b', input: { deep: JSON.parse('['.repeat(200) + ']'.repeat(200)) } } }).replace(/"task_id":"[^"]*",?/, ''),
+        JSON.stringify({
+          ...peer.envelope('task.request', {}),
+          payload: { capability: 'a.b', input: { deep: JSON.parse('['.repeat(200) + ']'.repeat(200)) } },
+        }).replace(/"task_id":"[^"]*",?/, ''),
         '{"protocol":"tap/1.0","message_id":"' + 'y'.repeat(500) + '"}',
         '\u0000\u0001\u0002',
         '{"__proto__":{"polluted":true},"constructor":{"prototype":{"x":1}}}',
@@ -262,7 +282,10 @@ export const errorCases: Case[] = [
       const m = peer.envelope('task.cancel', { reason: 7 }, { task_id: peer.ids.task() });
       await peer.send(m, { deliberate: 'reason is a number' });
       const r = need(await peer.reply(m));
-      return verdictOf('correlated', checkError(r.msg, { code: 'INVALID_MESSAGE', replyTo: m.message_id, taskId: m.task_id }, 'task.cancel with a numeric reason'));
+      return verdictOf(
+        'correlated',
+        checkError(r.msg, { code: 'INVALID_MESSAGE', replyTo: m.message_id, taskId: m.task_id }, 'task.cancel with a numeric reason'),
+      );
     }),
   }),
   defineCase({
@@ -318,7 +341,12 @@ export const errorCases: Case[] = [
         `accepted with deadline ${p.deadline}`,
         check(p.capability === 'tap.test.echo', 'task.accepted does not name the capability', 'tap.test.echo', show(p.capability)),
         check(typeof p.deadline === 'string', 'task.accepted gives no effective deadline', 'a deadline', 'none'),
-        check(!Number.isNaN(deadline) && deadline <= sentAt + 60_000 + 60_000 && deadline >= sentAt + 60_000 - 60_000, 'the effective deadline is not about receipt + timeout_ms (60 s)', `about ${new Date(sentAt + 60_000).toISOString()}`, String(p.deadline)),
+        check(
+          !Number.isNaN(deadline) && deadline <= sentAt + 60_000 + 60_000 && deadline >= sentAt + 60_000 - 60_000,
+          'the effective deadline is not about receipt + timeout_ms (60 s)',
+          `about ${new Date(sentAt + 60_000).toISOString()}`,
+          String(p.deadline),
+        ),
         check(t.accepted.msg.sequence === 1, 'task.accepted is not sequence 1', '1', show(t.accepted.msg.sequence)),
       );
     }),
@@ -335,13 +363,24 @@ export const errorCases: Case[] = [
       const peer = need(await ctx.session());
       const t = need(await runTask(peer, 'tap.test.echo', 'snap'));
       const r = need(await status(peer, t.taskId));
-      if (r.msg.type !== 'task.snapshot') return fail(`task.status was answered ${describeMessage(r.msg)}`, 'task.snapshot', describeMessage(r.msg));
+      if (r.msg.type !== 'task.snapshot')
+        return fail(`task.status was answered ${describeMessage(r.msg)}`, 'task.snapshot', describeMessage(r.msg));
       const p = r.msg.payload;
       return verdictOf(
         'a complete snapshot',
         check(p.state === 'completed', 'the snapshot state is not the terminal state', 'completed', show(p.state)),
-        check(p.last_sequence === t.result.msg.sequence, 'last_sequence is not the sequence of the last message sent', show(t.result.msg.sequence), show(p.last_sequence)),
-        check(p.result !== undefined && jsonEqual(p.result.output, 'snap'), 'the snapshot of a terminal task lacks its result', 'result with the output', show(p.result)),
+        check(
+          p.last_sequence === t.result.msg.sequence,
+          'last_sequence is not the sequence of the last message sent',
+          show(t.result.msg.sequence),
+          show(p.last_sequence),
+        ),
+        check(
+          p.result !== undefined && jsonEqual(p.result.output, 'snap'),
+          'the snapshot of a terminal task lacks its result',
+          'result with the output',
+          show(p.result),
+        ),
         check(p.capability === 'tap.test.echo', 'the snapshot does not name the capability', 'tap.test.echo', show(p.capability)),
       );
     }),

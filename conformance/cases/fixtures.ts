@@ -48,7 +48,12 @@ export function loadFixtures(folder: string): Fixture[] {
     const bytes = readFileSync(join(dir, f));
     const name = `${folder}/${base}`;
     if (f.endsWith('.json')) out.push({ name, message: JSON.parse(bytes.toString('utf8')), expect });
-    else out.push({ name, raw: new Uint8Array(bytes.toString('utf8').endsWith('\n') && f.endsWith('.txt') ? bytes.subarray(0, bytes.length - 1) : bytes), expect });
+    else
+      out.push({
+        name,
+        raw: new Uint8Array(bytes.toString('utf8').endsWith('\n') && f.endsWith('.txt') ? bytes.subarray(0, bytes.length - 1) : bytes),
+        expect,
+      });
   }
   return out;
 }
@@ -103,11 +108,19 @@ async function replay(ctx: CaseContext, fixtures: Fixture[], open: () => Promise
       } else await peer.sendRaw(f.raw!, `fixture ${f.name}`);
     }
     if (f.message?.type === 'error') {
-      const quiet = await expectNothing(peer, mark, (r) => r.msg.type === 'error' && (id === undefined || r.msg.reply_to === id), 'nothing may answer an error');
+      const quiet = await expectNothing(
+        peer,
+        mark,
+        (r) => r.msg.type === 'error' && (id === undefined || r.msg.reply_to === id),
+        'nothing may answer an error',
+      );
       if (quiet) problems.push(`${f.name}: ${quiet.detail}`);
       continue;
     }
-    const r = await peer.waitFor((x) => x.index >= mark && x.msg.type === 'error' && (id === undefined || x.msg.reply_to === id || x.msg.reply_to === undefined), `the error for fixture ${f.name}`);
+    const r = await peer.waitFor(
+      (x) => x.index >= mark && x.msg.type === 'error' && (id === undefined || x.msg.reply_to === id || x.msg.reply_to === undefined),
+      `the error for fixture ${f.name}`,
+    );
     if (!r.ok) {
       problems.push(`${f.name}: ${r.outcome.detail}`);
       if (peer.closed) continue;
@@ -127,10 +140,23 @@ async function replay(ctx: CaseContext, fixtures: Fixture[], open: () => Promise
 function verdict(problems: string[], n: number): Outcome {
   if (n === 0) return skipped('no fixtures found under fixtures/invalid/');
   if (problems.length === 0) return pass(`${n} invalid fixtures, each refused with the expected error`);
-  return fail(`${problems.length} of ${n} invalid fixtures got the wrong answer; first: ${problems[0]}`, 'the error each .expect.json names', problems.slice(0, 5).join(' | '));
+  return fail(
+    `${problems.length} of ${n} invalid fixtures got the wrong answer; first: ${problems[0]}`,
+    'the error each .expect.json names',
+    problems.slice(0, 5).join(' | '),
+  );
 }
 
-const REQUESTER_TYPES = ['task.request', 'task.cancel', 'task.resume', 'plan.decision', 'shutdown.request', 'session.farewell', 'pong', 'error'];
+const REQUESTER_TYPES = [
+  'task.request',
+  'task.cancel',
+  'task.resume',
+  'plan.decision',
+  'shutdown.request',
+  'session.farewell',
+  'pong',
+  'error',
+];
 
 function fixtureCase(id: string, title: string, folders: string[], mode: 'session' | 'fresh' | 'acked', requirements: string[]): Case {
   return defineCase({
@@ -149,16 +175,39 @@ function fixtureCase(id: string, title: string, folders: string[], mode: 'sessio
         if (mode === 'acked') need(await handshake(peer, { stopAfterAck: true }));
         return peer;
       };
-      return verdict(await replay(ctx, fixtures, open, mode !== 'fresh'), fixtures.filter((f) => !f.expect.decode?.rejectDuplicateMembers).length);
+      return verdict(
+        await replay(ctx, fixtures, open, mode !== 'fresh'),
+        fixtures.filter((f) => !f.expect.decode?.rejectDuplicateMembers).length,
+      );
     }),
   });
 }
 
 export const fixtureCases: Case[] = [
-  fixtureCase('malformed', 'Every malformed-frame fixture gets MALFORMED_MESSAGE in a live session', ['malformed'], 'session', ['TAP-ENV-001', 'TAP-ERR-008']),
+  fixtureCase('malformed', 'Every malformed-frame fixture gets MALFORMED_MESSAGE in a live session', ['malformed'], 'session', [
+    'TAP-ENV-001',
+    'TAP-ERR-008',
+  ]),
   fixtureCase('i-json', 'Every non-I-JSON fixture gets INVALID_MESSAGE in a live session', ['i-json'], 'session', ['TAP-ENV-002']),
-  fixtureCase('envelope', 'Every invalid-envelope fixture gets INVALID_MESSAGE in a live session', ['envelope'], 'session', ['TAP-MSG-006', 'TAP-ENV-009']),
-  fixtureCase('payloads', 'Every invalid requester payload fixture gets its error (and invalid errors get no answer)', REQUESTER_TYPES, 'session', ['TAP-MSG-006', 'TAP-ERR-004']),
-  fixtureCase('handshake-init', 'Every invalid handshake.init fixture gets its error before a session exists', ['handshake.init'], 'fresh', ['TAP-MSG-006', 'TAP-HS-021']),
-  fixtureCase('handshake-ready', 'Every invalid handshake.ready fixture gets its error after the ack', ['handshake.ready'], 'acked', ['TAP-MSG-006']),
+  fixtureCase('envelope', 'Every invalid-envelope fixture gets INVALID_MESSAGE in a live session', ['envelope'], 'session', [
+    'TAP-MSG-006',
+    'TAP-ENV-009',
+  ]),
+  fixtureCase(
+    'payloads',
+    'Every invalid requester payload fixture gets its error (and invalid errors get no answer)',
+    REQUESTER_TYPES,
+    'session',
+    ['TAP-MSG-006', 'TAP-ERR-004'],
+  ),
+  fixtureCase(
+    'handshake-init',
+    'Every invalid handshake.init fixture gets its error before a session exists',
+    ['handshake.init'],
+    'fresh',
+    ['TAP-MSG-006', 'TAP-HS-021'],
+  ),
+  fixtureCase('handshake-ready', 'Every invalid handshake.ready fixture gets its error after the ack', ['handshake.ready'], 'acked', [
+    'TAP-MSG-006',
+  ]),
 ];

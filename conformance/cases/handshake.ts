@@ -24,7 +24,11 @@ async function supportedVersions(ctx: CaseContext): Promise<string[] | Outcome> 
   if (bad) return bad;
   const supported = reply.msg.payload.details?.supported;
   if (!Array.isArray(supported) || supported.length === 0 || !supported.every((v) => typeof v === 'string')) {
-    return fail('UNSUPPORTED_VERSION does not list the supported versions in details.supported', 'details.supported: ["1.0", …]', show(reply.msg.payload.details));
+    return fail(
+      'UNSUPPORTED_VERSION does not list the supported versions in details.supported',
+      'details.supported: ["1.0", …]',
+      show(reply.msg.payload.details),
+    );
   }
   return supported as string[];
 }
@@ -48,10 +52,25 @@ export const handshakeCases: Case[] = [
       const p = ack.payload;
       return verdictOf(
         'init → ack → ready → go completed',
-        check(ack.reply_to === hs.init.message_id, 'handshake.ack does not answer the init', `reply_to ${hs.init.message_id}`, `reply_to ${ack.reply_to}`),
+        check(
+          ack.reply_to === hs.init.message_id,
+          'handshake.ack does not answer the init',
+          `reply_to ${hs.init.message_id}`,
+          `reply_to ${ack.reply_to}`,
+        ),
         check(p.resumed === false, 'a fresh session is acknowledged with resumed: true', 'resumed: false', show(p.resumed)),
-        check(hs.go?.msg.session_id === p.session_id, 'handshake.go does not carry the session id of the ack', p.session_id, show(hs.go?.msg.session_id)),
-        check(ack.session_id === undefined || ack.session_id === p.session_id, 'the envelope session_id of handshake.ack differs from its payload', `session_id ${p.session_id}`, `session_id ${ack.session_id}`),
+        check(
+          hs.go?.msg.session_id === p.session_id,
+          'handshake.go does not carry the session id of the ack',
+          p.session_id,
+          show(hs.go?.msg.session_id),
+        ),
+        check(
+          ack.session_id === undefined || ack.session_id === p.session_id,
+          'the envelope session_id of handshake.ack differs from its payload',
+          `session_id ${p.session_id}`,
+          `session_id ${ack.session_id}`,
+        ),
       );
     }),
   }),
@@ -69,7 +88,12 @@ export const handshakeCases: Case[] = [
       const dup = names.find((n, i) => names.indexOf(n) !== i);
       return verdictOf(
         `card ${card?.agent_id} with ${names.length} capabilities`,
-        check(card?.agent_id === hs.ack.msg.source, "the ack's card agent_id differs from the ack's source", `agent_id ${hs.ack.msg.source}`, `agent_id ${card?.agent_id}`),
+        check(
+          card?.agent_id === hs.ack.msg.source,
+          "the ack's card agent_id differs from the ack's source",
+          `agent_id ${hs.ack.msg.source}`,
+          `agent_id ${card?.agent_id}`,
+        ),
         check(dup === undefined, `the card lists capability ${dup} twice`, 'each capability once', `${dup} twice`),
       );
     }),
@@ -85,13 +109,17 @@ export const handshakeCases: Case[] = [
       const supported = await supportedVersions(ctx);
       if (!Array.isArray(supported)) return supported;
       const ones = supported.filter((v) => v.startsWith('1.'));
-      if (!ones.includes('1.0')) return fail('a TAP 1.0 agent does not list "1.0" among its supported versions', '"1.0" supported', show(supported));
+      if (!ones.includes('1.0'))
+        return fail('a TAP 1.0 agent does not list "1.0" among its supported versions', '"1.0" supported', show(supported));
       // Offer an older major, 1.0 and every 1.x the agent speaks, plus one it cannot speak.
       const offered = ['0.9', ...new Set([...ones, '1.0']), '1.999'];
       const best = [...ones].sort((a, b) => versionKey(b) - versionKey(a))[0]!;
       const s = need(await ctx.sessionWith({ versions: offered }));
       const chosen = s.hs.ack.msg.payload.version;
-      return verdictOf(`chose ${chosen} from ${offered.join(', ')}`, check(chosen === best, `the agent chose ${chosen}, not the highest common version ${best}`, best, String(chosen)));
+      return verdictOf(
+        `chose ${chosen} from ${offered.join(', ')}`,
+        check(chosen === best, `the agent chose ${chosen}, not the highest common version ${best}`, best, String(chosen)),
+      );
     }),
   }),
   defineCase({
@@ -105,9 +133,24 @@ export const handshakeCases: Case[] = [
       const { peer, sent, reply } = await initOnly(ctx, (p) => ({ ...initPayload(p, {}), versions: ['2.0', '3.1'] }));
       require(checkError(reply.msg, { code: 'UNSUPPORTED_VERSION', replyTo: sent.message_id, fatal: true }, 'versions ["2.0", "3.1"]'));
       const supported = reply.msg.payload.details?.supported;
-      require(check(Array.isArray(supported) && supported.includes('1.0'), 'details.supported does not list "1.0"', 'details.supported containing "1.0"', show(reply.msg.payload.details)));
+      require(
+        check(
+          Array.isArray(supported) && supported.includes('1.0'),
+          'details.supported does not list "1.0"',
+          'details.supported containing "1.0"',
+          show(reply.msg.payload.details),
+        ),
+      );
       const closed = await peer.waitClosed(ctx.scaled(5000));
-      return verdictOf('refused and closed', check(closed, 'the agent did not close the transport after the fatal UNSUPPORTED_VERSION', 'the transport closed', 'still open after 5 s'));
+      return verdictOf(
+        'refused and closed',
+        check(
+          closed,
+          'the agent did not close the transport after the fatal UNSUPPORTED_VERSION',
+          'the transport closed',
+          'still open after 5 s',
+        ),
+      );
     }),
   }),
   defineCase({
@@ -120,7 +163,10 @@ export const handshakeCases: Case[] = [
     run: attempt(async (ctx) => {
       const s = need(await ctx.sessionWith({ versions: ['1.0', '1.1'] }));
       const v = s.hs.ack.msg.payload.version;
-      return verdictOf(`chose ${v}`, check(v === '1.0' || v === '1.1', `the agent chose ${v}, which the requester did not offer`, '1.0 or 1.1', String(v)));
+      return verdictOf(
+        `chose ${v}`,
+        check(v === '1.0' || v === '1.1', `the agent chose ${v}, which the requester did not offer`, '1.0 or 1.1', String(v)),
+      );
     }),
   }),
   defineCase({
@@ -132,10 +178,21 @@ export const handshakeCases: Case[] = [
     requirements: ['TAP-HS-003', 'TAP-HS-021'],
     run: attempt(async (ctx) => {
       const { peer, sent, reply } = await initOnly(ctx, (p) => ({ ...initPayload(p, {}), agent: harnessCard('somebody-else') }));
-      require(checkError(reply.msg, { code: 'IDENTITY_MISMATCH', replyTo: sent.message_id, registryRetryable: true }, 'init with source ≠ agent.agent_id'));
+      require(
+        checkError(
+          reply.msg,
+          { code: 'IDENTITY_MISMATCH', replyTo: sent.message_id, registryRetryable: true },
+          'init with source ≠ agent.agent_id',
+        ),
+      );
       if (peer.closed) return pass('refused (and the connection closed)');
       const again = await handshake(peer);
-      return verdictOf('refused without creating a session', again.ok ? null : fail(`a correct handshake after the refused one failed: ${again.outcome.detail}`, 'a session', again.outcome.observed));
+      return verdictOf(
+        'refused without creating a session',
+        again.ok
+          ? null
+          : fail(`a correct handshake after the refused one failed: ${again.outcome.detail}`, 'a session', again.outcome.observed),
+      );
     }),
   }),
   defineCase({
@@ -147,7 +204,10 @@ export const handshakeCases: Case[] = [
     requirements: ['TAP-HS-003'],
     run: attempt(async (ctx) => {
       const { sent, reply } = await initOnly(ctx, undefined, { target: 'not-this-agent' });
-      return verdictOf('refused', checkError(reply.msg, { code: 'IDENTITY_MISMATCH', replyTo: sent.message_id }, 'init with target "not-this-agent"'));
+      return verdictOf(
+        'refused',
+        checkError(reply.msg, { code: 'IDENTITY_MISMATCH', replyTo: sent.message_id }, 'init with target "not-this-agent"'),
+      );
     }),
   }),
   defineCase({
@@ -177,10 +237,20 @@ export const handshakeCases: Case[] = [
       const short = [a.session_id, b.session_id].find((s: string) => typeof s !== 'string' || s.length < 22);
       return verdictOf(
         'two sessions, two ids, two tokens',
-        check(short === undefined, 'a session_id shorter than 22 base64url characters cannot hold 128 random bits', '≥ 22 characters', show(short)),
+        check(
+          short === undefined,
+          'a session_id shorter than 22 base64url characters cannot hold 128 random bits',
+          '≥ 22 characters',
+          show(short),
+        ),
         check(a.session_id !== b.session_id, 'two sessions got the same session_id', 'different session ids', a.session_id),
         check(a.resume_token !== b.resume_token, 'two sessions got the same resume_token', 'different resume tokens', a.resume_token),
-        check(typeof a.resume_token === 'string' && a.resume_token.length >= 22, 'a resume_token this short cannot hold 128 random bits', '≥ 22 characters', show(a.resume_token)),
+        check(
+          typeof a.resume_token === 'string' && a.resume_token.length >= 22,
+          'a resume_token this short cannot hold 128 random bits',
+          '≥ 22 characters',
+          show(a.resume_token),
+        ),
       );
     }),
   }),
@@ -202,27 +272,57 @@ export const handshakeCases: Case[] = [
         if (n !== 1) problems.push(`${name} appears ${n} times`);
       }
       for (const name of offered.slice(0, 2)) if (!granted.includes(name)) problems.push(`${name} is offered in the card but not granted`);
-      for (const name of ['x-conformance.not-a-capability', 'zz.nothing.here']) if (!missing.includes(name)) problems.push(`${name} is not in missing`);
-      return verdictOf('granted and missing partition requires', check(problems.length === 0, problems.join('; '), 'each name in exactly one list', `granted ${show(granted)}, missing ${show(missing)}`));
+      for (const name of ['x-conformance.not-a-capability', 'zz.nothing.here'])
+        if (!missing.includes(name)) problems.push(`${name} is not in missing`);
+      return verdictOf(
+        'granted and missing partition requires',
+        check(
+          problems.length === 0,
+          problems.join('; '),
+          'each name in exactly one list',
+          `granted ${show(granted)}, missing ${show(missing)}`,
+        ),
+      );
     }),
   }),
   defineCase({
     id: 'core.handshake.params-limits',
-    title: 'Final max_message_bytes and max_concurrent_tasks are the smaller of proposed and the agent\'s own',
+    title: "Final max_message_bytes and max_concurrent_tasks are the smaller of proposed and the agent's own",
     level: 'MUST',
     profile: P,
     spec: 'handshake#params',
     requirements: ['TAP-HS-009'],
     run: attempt(async (ctx) => {
       const low = need(await ctx.sessionWith({ params: { max_message_bytes: 4096, max_concurrent_tasks: 1 } })).hs.ack.msg.payload;
-      const high = need(await ctx.sessionWith({ params: { max_message_bytes: 2 ** 40, max_concurrent_tasks: 1_000_000 } })).hs.ack.msg.payload;
+      const high = need(await ctx.sessionWith({ params: { max_message_bytes: 2 ** 40, max_concurrent_tasks: 1_000_000 } })).hs.ack.msg
+        .payload;
       const cardMax = high.agent?.limits?.max_message_bytes;
       return verdictOf(
         'the smaller value wins both ways',
-        check(low.params.max_message_bytes === 4096, 'a lower proposed max_message_bytes was not kept', '4096', show(low.params.max_message_bytes)),
-        check(low.params.max_concurrent_tasks === 1, 'a lower proposed max_concurrent_tasks was not kept', '1', show(low.params.max_concurrent_tasks)),
-        check(high.params.max_message_bytes === cardMax, "a huge proposed max_message_bytes did not fall to the card's limit", show(cardMax), show(high.params.max_message_bytes)),
-        check(high.params.max_concurrent_tasks < 1_000_000, 'a huge proposed max_concurrent_tasks was accepted unchanged', 'the agent\'s own limit', show(high.params.max_concurrent_tasks)),
+        check(
+          low.params.max_message_bytes === 4096,
+          'a lower proposed max_message_bytes was not kept',
+          '4096',
+          show(low.params.max_message_bytes),
+        ),
+        check(
+          low.params.max_concurrent_tasks === 1,
+          'a lower proposed max_concurrent_tasks was not kept',
+          '1',
+          show(low.params.max_concurrent_tasks),
+        ),
+        check(
+          high.params.max_message_bytes === cardMax,
+          "a huge proposed max_message_bytes did not fall to the card's limit",
+          show(cardMax),
+          show(high.params.max_message_bytes),
+        ),
+        check(
+          high.params.max_concurrent_tasks < 1_000_000,
+          'a huge proposed max_concurrent_tasks was accepted unchanged',
+          "the agent's own limit",
+          show(high.params.max_concurrent_tasks),
+        ),
       );
     }),
   }),
@@ -286,7 +386,12 @@ export const handshakeCases: Case[] = [
       return verdictOf(
         'complete params',
         check(p.integrity === 'none', 'no integrity proposal must mean "none"', '"none"', show(p.integrity)),
-        check(typeof p.request_timeout_ms === 'number', 'no request_timeout_ms in the final params', 'a number', show(p.request_timeout_ms)),
+        check(
+          typeof p.request_timeout_ms === 'number',
+          'no request_timeout_ms in the final params',
+          'a number',
+          show(p.request_timeout_ms),
+        ),
       );
     }),
   }),
@@ -300,7 +405,12 @@ export const handshakeCases: Case[] = [
     run: attempt(async (ctx) => {
       const peer = need(await ctx.connect());
       const r = await handshake(peer, { readyParams: (p) => ({ ...p, max_concurrent_tasks: Number(p.max_concurrent_tasks) + 7 }) });
-      if (r.ok) return fail('the agent answered handshake.go to a ready whose params differ from the ack', 'error PROTOCOL_VIOLATION (fatal)', 'handshake.go');
+      if (r.ok)
+        return fail(
+          'the agent answered handshake.go to a ready whose params differ from the ack',
+          'error PROTOCOL_VIOLATION (fatal)',
+          'handshake.go',
+        );
       const err = peer.received.find((m) => m.msg.type === 'error');
       require(checkError(err?.msg, { code: 'PROTOCOL_VIOLATION', fatal: true }, 'handshake.ready with changed params'));
       const closed = await peer.waitClosed(ctx.scaled(5000));
@@ -319,7 +429,12 @@ export const handshakeCases: Case[] = [
       const r = await handshake(peer, {
         readyParams: (p) => Object.fromEntries(Object.entries(p).reverse()),
       });
-      if (!r.ok) return fail(`the agent refused a ready whose params equal the ack's in another member order: ${r.outcome.detail}`, 'handshake.go', r.outcome.observed);
+      if (!r.ok)
+        return fail(
+          `the agent refused a ready whose params equal the ack's in another member order: ${r.outcome.detail}`,
+          'handshake.go',
+          r.outcome.observed,
+        );
       return pass(`params ${jcs(peer.state.params)} accepted in reverse member order`);
     }),
   }),
@@ -334,7 +449,12 @@ export const handshakeCases: Case[] = [
     run: attempt(async (ctx) => {
       const peer = need(await ctx.connect());
       const taskId = peer.ids.task('early');
-      const sent = await peer.post('task.request', { capability: 'tap.test.echo', input: 1 }, { task_id: taskId, session_id: 'AAAAAAAAAAAAAAAAAAAAAA' }, { deliberate: 'sent before the handshake' });
+      const sent = await peer.post(
+        'task.request',
+        { capability: 'tap.test.echo', input: 1 },
+        { task_id: taskId, session_id: 'AAAAAAAAAAAAAAAAAAAAAA' },
+        { deliberate: 'sent before the handshake' },
+      );
       require(await expectError(peer, sent, { code: 'HANDSHAKE_REQUIRED' }, 'task.request before handshake.init'));
       require(await expectAlive(peer, 'HANDSHAKE_REQUIRED'));
       need(await handshake(peer));
@@ -353,7 +473,12 @@ export const handshakeCases: Case[] = [
       const peer = need(await ctx.connect());
       need(await handshake(peer, { stopAfterAck: true }));
       const taskId = peer.ids.task('early');
-      const sent = await peer.post('task.request', { capability: 'tap.test.echo', input: 1 }, { task_id: taskId }, { deliberate: 'sent before handshake.go' });
+      const sent = await peer.post(
+        'task.request',
+        { capability: 'tap.test.echo', input: 1 },
+        { task_id: taskId },
+        { deliberate: 'sent before handshake.go' },
+      );
       require(await expectError(peer, sent, { code: 'HANDSHAKE_REQUIRED' }, 'task.request between ack and ready'));
       const ready = await peer.post('handshake.ready', { params: peer.state.params! });
       const go = need(await peer.reply(ready));
@@ -385,8 +510,14 @@ export const handshakeCases: Case[] = [
     requirements: ['TAP-HS-015'],
     run: attempt(async (ctx) => {
       const peer = need(await ctx.connect());
-      const sent = await peer.post('handshake.ready', { params: { ...DEFAULT_PARAMS, integrity: 'none' } }, { session_id: 'AAAAAAAAAAAAAAAAAAAAAA' });
-      require(await expectError(peer, sent, { code: 'PROTOCOL_VIOLATION', registryRetryable: true }, 'handshake.ready with no handshake.init'));
+      const sent = await peer.post(
+        'handshake.ready',
+        { params: { ...DEFAULT_PARAMS, integrity: 'none' } },
+        { session_id: 'AAAAAAAAAAAAAAAAAAAAAA' },
+      );
+      require(
+        await expectError(peer, sent, { code: 'PROTOCOL_VIOLATION', registryRetryable: true }, 'handshake.ready with no handshake.init'),
+      );
       if (peer.closed) return pass('refused (and closed)');
       need(await handshake(peer));
       return pass('refused; a proper handshake followed');
@@ -405,7 +536,10 @@ export const handshakeCases: Case[] = [
       const sent = await peer.post('handshake.init', initPayload(peer, {}));
       require(await expectError(peer, sent, { code: 'PROTOCOL_VIOLATION' }, 'a second handshake.init'));
       require(await expectAlive(peer, 'the second init'));
-      return verdictOf('refused; the session goes on', check(peer.state.sessionId === sessionId, 'the session changed', sessionId!, String(peer.state.sessionId)));
+      return verdictOf(
+        'refused; the session goes on',
+        check(peer.state.sessionId === sessionId, 'the session changed', sessionId!, String(peer.state.sessionId)),
+      );
     }),
   }),
   defineCase({
@@ -420,7 +554,10 @@ export const handshakeCases: Case[] = [
       if (reply.msg.type !== 'error') return wrongReply('init with a mismatched card', 'error IDENTITY_MISMATCH', reply.msg);
       if (reply.msg.payload.fatal === true) {
         const closed = await peer.waitClosed(ctx.scaled(5000));
-        return verdictOf('the error was fatal and the transport closed', check(closed, 'a fatal error did not close the transport', 'closed', 'open'));
+        return verdictOf(
+          'the error was fatal and the transport closed',
+          check(closed, 'a fatal error did not close the transport', 'closed', 'open'),
+        );
       }
       need(await handshake(peer));
       return pass('a new handshake.init succeeded after the error');
@@ -472,7 +609,9 @@ function stallCases(afterAck: boolean): Case[] {
         if (r.problem) return r.problem;
         const o = judgeOccurrence(timingWindow(10_000, ctx.env.timeScale), r.closedAt, what);
         if (o.verdict !== 'PASS') return o;
-        return r.farewell ? fail('the agent sent session.farewell when closing a stalled handshake', 'a close without farewell', 'session.farewell') : o;
+        return r.farewell
+          ? fail('the agent sent session.farewell when closing a stalled handshake', 'a close without farewell', 'session.farewell')
+          : o;
       },
     }),
     defineCase({

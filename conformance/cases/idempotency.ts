@@ -42,7 +42,12 @@ export const idempotencyCases: Case[] = [
       const n = await countAfter(peer, key);
       return verdictOf(
         'the original reply twice more; one execution',
-        check(again.length === 2 && again.every((r) => r.text === first.text), 'the repeats were not answered with the original reply, byte for byte', `two copies of ${first.msg.type}`, again.map((r) => describeMessage(r.msg)).join(', ') || 'nothing'),
+        check(
+          again.length === 2 && again.every((r) => r.text === first.text),
+          'the repeats were not answered with the original reply, byte for byte',
+          `two copies of ${first.msg.type}`,
+          again.map((r) => describeMessage(r.msg)).join(', ') || 'nothing',
+        ),
         check(n === 2, 'the counter shows the repeated message ran the work again', 'count 2 after one more distinct request', String(n)),
       );
     }),
@@ -75,9 +80,15 @@ export const idempotencyCases: Case[] = [
         const rs = replyTo(sent.message_id);
         // The repeated init carries no session_id, and is still a duplicate (idempotency#repeated-init).
         const ok = rs.length === 1 && rs[0]!.text === original.text;
-        if (!ok) problems.push(`the repeated ${sent.type} got ${rs.map((r) => describeMessage(r.msg)).join(', ') || 'nothing'}${rs.length === 1 ? ' (not the original bytes)' : ''}`);
+        if (!ok)
+          problems.push(
+            `the repeated ${sent.type} got ${rs.map((r) => describeMessage(r.msg)).join(', ') || 'nothing'}${rs.length === 1 ? ' (not the original bytes)' : ''}`,
+          );
       }
-      return verdictOf('original replies re-sent', check(problems.length === 0, problems.join('; '), 'the original ack, go and pong', problems.join('; ')));
+      return verdictOf(
+        'original replies re-sent',
+        check(problems.length === 0, problems.join('; '), 'the original ack, go and pong', problems.join('; ')),
+      );
     }),
   }),
   defineCase({
@@ -94,12 +105,18 @@ export const idempotencyCases: Case[] = [
       const first = need(await runTask(peer, 'tap.test.counter', { key }, { idempotencyKey: key }));
       const { reply } = await request(peer, 'tap.test.counter', { key }, { idempotencyKey: key });
       const r = need(reply);
-      if (r.msg.type !== 'task.snapshot') return wrongReply('a retry under the same idempotency_key', 'task.snapshot of the original task', r.msg);
+      if (r.msg.type !== 'task.snapshot')
+        return wrongReply('a retry under the same idempotency_key', 'task.snapshot of the original task', r.msg);
       const n = await countAfter(peer, key);
       return verdictOf(
         'snapshot of the original; one execution',
         check(r.msg.task_id === first.taskId, "the snapshot's task_id is not the original task's", first.taskId, String(r.msg.task_id)),
-        check(r.msg.payload.result?.output?.count === 1, 'the snapshot does not carry the original result', 'result output count 1', show(r.msg.payload.result)),
+        check(
+          r.msg.payload.result?.output?.count === 1,
+          'the snapshot does not carry the original result',
+          'result output count 1',
+          show(r.msg.payload.result),
+        ),
         check(n === 2, 'the counter shows the work ran again', 'count 2 after one more distinct request', String(n)),
       );
     }),
@@ -116,13 +133,22 @@ export const idempotencyCases: Case[] = [
       const peer = need(await ctx.session());
       const key = freshKey(peer);
       const a = need(await runTask(peer, 'tap.test.counter', { key, extra: { b: 1.0, a: [1e2, 'x'] } }, { idempotencyKey: key }));
-      const m = peer.envelope('task.request', { capability: 'tap.test.counter', input: '__X__' }, { task_id: peer.ids.task(), idempotency_key: key });
+      const m = peer.envelope(
+        'task.request',
+        { capability: 'tap.test.counter', input: '__X__' },
+        { task_id: peer.ids.task(), idempotency_key: key },
+      );
       const text = JSON.stringify(m).replace('"__X__"', `{"extra":{"a":[100,"x"],"b":1},"key":${JSON.stringify(key)}}`);
       await peer.sendText(text, 'the same input with reordered members and respelled numbers');
       const r = need(await peer.reply(m));
       return verdictOf(
         'the same request',
-        check(r.msg.type === 'task.snapshot' && r.msg.task_id === a.taskId, 'a canonically equal request under the same key was not recognised as a repeat', `task.snapshot of ${a.taskId}`, describeMessage(r.msg)),
+        check(
+          r.msg.type === 'task.snapshot' && r.msg.task_id === a.taskId,
+          'a canonically equal request under the same key was not recognised as a repeat',
+          `task.snapshot of ${a.taskId}`,
+          describeMessage(r.msg),
+        ),
       );
     }),
   }),
@@ -140,7 +166,14 @@ export const idempotencyCases: Case[] = [
       need(await runTask(peer, 'tap.test.counter', { key }, { idempotencyKey: key }));
       const taskId = peer.ids.task();
       const { sent, reply } = await request(peer, 'tap.test.counter', { key: `${key}-other` }, { idempotencyKey: key, taskId });
-      return verdictOf('conflict', checkError(need(reply).msg, { code: 'IDEMPOTENCY_CONFLICT', replyTo: sent.message_id, taskId }, 'a different input under a used key'));
+      return verdictOf(
+        'conflict',
+        checkError(
+          need(reply).msg,
+          { code: 'IDEMPOTENCY_CONFLICT', replyTo: sent.message_id, taskId },
+          'a different input under a used key',
+        ),
+      );
     }),
   }),
   defineCase({
@@ -195,7 +228,10 @@ export const idempotencyCases: Case[] = [
       const a = await request(peer, 'tap.test.counter', { key: 'another' }, { taskId: first.taskId });
       require(checkError(need(a.reply).msg, { code: 'TASK_EXISTS', taskId: first.taskId }, 'the same task_id with another input'));
       const b = await request(peer, 'tap.test.echo', 1, { taskId: first.taskId });
-      return verdictOf('TASK_EXISTS', checkError(need(b.reply).msg, { code: 'TASK_EXISTS', taskId: first.taskId }, 'the same task_id with another capability'));
+      return verdictOf(
+        'TASK_EXISTS',
+        checkError(need(b.reply).msg, { code: 'TASK_EXISTS', taskId: first.taskId }, 'the same task_id with another capability'),
+      );
     }),
   }),
   defineCase({
@@ -211,15 +247,32 @@ export const idempotencyCases: Case[] = [
       const key = freshKey(peer);
       const input = { code: 'INTERNAL_ERROR', message: 'transient' };
       const first = need(await runTask(peer, 'tap.test.fail', input, { idempotencyKey: key }));
-      require(check(first.result.msg.payload.error?.retryable === true, 'the first task did not end retryable', 'retryable: true', show(first.result.msg.payload.error)));
+      require(
+        check(
+          first.result.msg.payload.error?.retryable === true,
+          'the first task did not end retryable',
+          'retryable: true',
+          show(first.result.msg.payload.error),
+        ),
+      );
       const retry = need(await startTask(peer, 'tap.test.fail', input, { idempotencyKey: key }));
       need(await collectUntilResult(peer, retry.taskId));
       const old = await request(peer, 'tap.test.fail', input, { taskId: first.taskId, idempotencyKey: key });
       const o = need(old.reply);
       return verdictOf(
         `retry ${retry.taskId} names ${first.taskId}`,
-        check(retry.accepted.msg.payload.previous_task_id === first.taskId, 'the retry\'s task.accepted does not name the released task in previous_task_id', first.taskId, show(retry.accepted.msg.payload.previous_task_id)),
-        check(o.msg.type === 'task.snapshot' && o.msg.task_id === first.taskId, 'reusing the old task_id did not get the old task\'s snapshot', `task.snapshot of ${first.taskId}`, describeMessage(o.msg)),
+        check(
+          retry.accepted.msg.payload.previous_task_id === first.taskId,
+          "the retry's task.accepted does not name the released task in previous_task_id",
+          first.taskId,
+          show(retry.accepted.msg.payload.previous_task_id),
+        ),
+        check(
+          o.msg.type === 'task.snapshot' && o.msg.task_id === first.taskId,
+          "reusing the old task_id did not get the old task's snapshot",
+          `task.snapshot of ${first.taskId}`,
+          describeMessage(o.msg),
+        ),
       );
     }),
   }),
@@ -238,7 +291,15 @@ export const idempotencyCases: Case[] = [
       const first = need(await runTask(peer, 'tap.test.fail', input, { idempotencyKey: key }));
       const { reply } = await request(peer, 'tap.test.fail', input, { idempotencyKey: key });
       const r = need(reply);
-      return verdictOf('snapshot of the failed task', check(r.msg.type === 'task.snapshot' && r.msg.task_id === first.taskId, 'a retry after a non-retryable ending did not get the original task', `task.snapshot of ${first.taskId}`, describeMessage(r.msg)));
+      return verdictOf(
+        'snapshot of the failed task',
+        check(
+          r.msg.type === 'task.snapshot' && r.msg.task_id === first.taskId,
+          'a retry after a non-retryable ending did not get the original task',
+          `task.snapshot of ${first.taskId}`,
+          describeMessage(r.msg),
+        ),
+      );
     }),
   }),
   defineCase({
@@ -252,15 +313,25 @@ export const idempotencyCases: Case[] = [
     run: attempt(async (ctx) => {
       const peer = need(await ctx.session());
       const key = freshKey(peer);
-      const req = peer.envelope('task.request', { capability: 'tap.test.counter', input: { key } }, { task_id: peer.ids.task(), idempotency_key: key });
+      const req = peer.envelope(
+        'task.request',
+        { capability: 'tap.test.counter', input: { key } },
+        { task_id: peer.ids.task(), idempotency_key: key },
+      );
       const sends: Promise<unknown>[] = [];
       for (let i = 0; i < 4; i++) sends.push(peer.send(req));
-      for (let i = 0; i < 4; i++) sends.push(peer.post('task.request', { capability: 'tap.test.counter', input: { key } }, { task_id: peer.ids.task(), idempotency_key: key }));
+      for (let i = 0; i < 4; i++)
+        sends.push(
+          peer.post('task.request', { capability: 'tap.test.counter', input: { key } }, { task_id: peer.ids.task(), idempotency_key: key }),
+        );
       await Promise.all(sends);
       need(await collectUntilResult(peer, req.task_id!));
       await peer.barrier(300);
       const n = await countAfter(peer, key);
-      return verdictOf('one execution', check(n === 2, `the counter ran ${n - 1} times for one keyed request`, 'once (count 2 after one more request)', String(n)));
+      return verdictOf(
+        'one execution',
+        check(n === 2, `the counter ran ${n - 1} times for one keyed request`, 'once (count 2 after one more request)', String(n)),
+      );
     }),
   }),
   defineCase({
@@ -284,8 +355,13 @@ export const idempotencyCases: Case[] = [
       need(await peer.reply(pings[pings.length - 1]!, ctx.scaled(20_000)));
       const mark = peer.mark();
       await peer.send(req);
-      const again = need(await peer.waitFor((m) => m.index >= mark && m.msg.reply_to === req.message_id, 'the original reply after 1 020 other messages'));
-      return verdictOf('still remembered', check(again.text === first.text, 'the repeat was not answered with the original reply', first.msg.type, describeMessage(again.msg)));
+      const again = need(
+        await peer.waitFor((m) => m.index >= mark && m.msg.reply_to === req.message_id, 'the original reply after 1 020 other messages'),
+      );
+      return verdictOf(
+        'still remembered',
+        check(again.text === first.text, 'the repeat was not answered with the original reply', first.msg.type, describeMessage(again.msg)),
+      );
     }),
   }),
 ];

@@ -46,7 +46,14 @@ async function initWith(ctx: CaseContext, build: (peer: Peer) => Wire, selfId?: 
 /** Checks an error answering a handshake.init that proposed integrity: unsigned, fatal, then closed. */
 async function unsignedFatal(ctx: CaseContext, peer: Peer, m: Wire, codes: string[], why: string) {
   require(checkError(m, { code: codes, fatal: true }, why));
-  require(check(m.signature === undefined, 'an error answering a handshake.init that proposed integrity is signed', 'an unsigned error', show(m.signature)));
+  require(
+    check(
+      m.signature === undefined,
+      'an error answering a handshake.init that proposed integrity is signed',
+      'an unsigned error',
+      show(m.signature),
+    ),
+  );
   const closed = await peer.waitClosed(ctx.scaled(5000));
   require(check(closed, 'the transport stayed open after the fatal handshake error', 'closed', 'open after 5 s'));
 }
@@ -77,7 +84,12 @@ export const integrityCases: Case[] = [
       const unsigned = peer.received.find((r) => r.msg.signature === undefined);
       return verdictOf(
         'signed throughout (each MAC verified)',
-        check(jcs(hs.ack.msg.payload.params?.integrity) === jcs(proposed), 'the final params do not repeat the proposed integrity exactly', jcs(proposed), jcs(hs.ack.msg.payload.params?.integrity)),
+        check(
+          jcs(hs.ack.msg.payload.params?.integrity) === jcs(proposed),
+          'the final params do not repeat the proposed integrity exactly',
+          jcs(proposed),
+          jcs(hs.ack.msg.payload.params?.integrity),
+        ),
         check(!unsigned, `the agent's ${unsigned?.msg.type} is unsigned`, 'a signature on every message', 'an unsigned message'),
       );
     }),
@@ -107,9 +119,29 @@ export const integrityCases: Case[] = [
     run: attempt(async (ctx) => {
       const peer = await signed(ctx);
       const flip = (v: string) => (v[0] === 'A' ? 'B' : 'A') + v.slice(1);
-      await refusedRequest(peer, (m) => ({ ...m, signature: { ...m.signature!, value: flip(m.signature!.value) } }), 'INVALID_SIGNATURE', 'a task.request with a wrong MAC');
-      await refusedRequest(peer, (m) => signMessage({ ...m, signature: undefined } as unknown as Record<string, unknown>, peer.state.integrity!.key, 'another-key') as unknown as Wire, 'INVALID_SIGNATURE', 'a task.request signed under another key_id');
-      await refusedRequest(peer, (m) => ({ ...m, signature: { ...m.signature!, value: 'not-base64url!' } }), ['INVALID_SIGNATURE', 'INVALID_MESSAGE'], 'a task.request with a malformed signature value');
+      await refusedRequest(
+        peer,
+        (m) => ({ ...m, signature: { ...m.signature!, value: flip(m.signature!.value) } }),
+        'INVALID_SIGNATURE',
+        'a task.request with a wrong MAC',
+      );
+      await refusedRequest(
+        peer,
+        (m) =>
+          signMessage(
+            { ...m, signature: undefined } as unknown as Record<string, unknown>,
+            peer.state.integrity!.key,
+            'another-key',
+          ) as unknown as Wire,
+        'INVALID_SIGNATURE',
+        'a task.request signed under another key_id',
+      );
+      await refusedRequest(
+        peer,
+        (m) => ({ ...m, signature: { ...m.signature!, value: 'not-base64url!' } }),
+        ['INVALID_SIGNATURE', 'INVALID_MESSAGE'],
+        'a task.request with a malformed signature value',
+      );
       return verdictOf('refused each time', await expectAlive(peer, 'INVALID_SIGNATURE'));
     }),
   }),
@@ -125,7 +157,15 @@ export const integrityCases: Case[] = [
       const peer = await signed(ctx);
       await refusedRequest(peer, (m) => ({ ...m, x_added_later: true }), 'INVALID_SIGNATURE', 'an unknown member added after signing');
       const ok = need(await runTask(peer, 'tap.test.echo', 'x', { extra: { x_signed_member: { a: 1 } } as never }));
-      return verdictOf('covered', check(ok.result.msg.payload.status === 'completed', 'a signed message with an unknown member was not accepted', 'completed', describeMessage(ok.result.msg)));
+      return verdictOf(
+        'covered',
+        check(
+          ok.result.msg.payload.status === 'completed',
+          'a signed message with an unknown member was not accepted',
+          'completed',
+          describeMessage(ok.result.msg),
+        ),
+      );
     }),
   }),
   defineCase({
@@ -139,12 +179,28 @@ export const integrityCases: Case[] = [
     run: attempt(async (ctx) => {
       const peer = await signed(ctx);
       const key = peer.state.integrity!;
-      const m = signMessage(peer.envelope('task.request', { capability: 'tap.test.echo', input: { b: 2, a: 1.5 } }, { task_id: peer.ids.task() }) as unknown as Record<string, unknown>, key.key, key.keyId);
+      const m = signMessage(
+        peer.envelope(
+          'task.request',
+          { capability: 'tap.test.echo', input: { b: 2, a: 1.5 } },
+          { task_id: peer.ids.task() },
+        ) as unknown as Record<string, unknown>,
+        key.key,
+        key.keyId,
+      );
       const reordered = Object.fromEntries(Object.entries(m).reverse());
       await peer.sendText(JSON.stringify(reordered, null, 1).replace(/\n/g, ' '), 'the same signed message, members reversed, with spaces');
       const r = need(await peer.reply(m.message_id as string));
       if (r.msg.type === 'task.accepted') need(await collectUntilResult(peer, m.task_id as string));
-      return verdictOf('verified', check(r.msg.type === 'task.accepted', 'a correctly signed message in another serialization was refused', 'task.accepted', describeMessage(r.msg)));
+      return verdictOf(
+        'verified',
+        check(
+          r.msg.type === 'task.accepted',
+          'a correctly signed message in another serialization was refused',
+          'task.accepted',
+          describeMessage(r.msg),
+        ),
+      );
     }),
   }),
   defineCase({
@@ -158,12 +214,23 @@ export const integrityCases: Case[] = [
     run: attempt(async (ctx) => {
       const peer = await signed(ctx);
       const key = peer.state.integrity!;
-      const resign = (m: Wire) => signMessage({ ...m, signature: undefined } as unknown as Record<string, unknown>, key.key, key.keyId) as unknown as Wire;
-      await refusedRequest(peer, (m) => resign({ ...m, session_id: 'ZZZZZZZZZZZZZZZZZZZZZZZZ' }), 'INVALID_SIGNATURE', 'a signed task.request naming another session');
-      await refusedRequest(peer, (m) => {
-        const { session_id: _s, ...rest } = m;
-        return resign(rest as Wire);
-      }, ['INVALID_SIGNATURE', 'INVALID_MESSAGE'], 'a signed task.request without session_id');
+      const resign = (m: Wire) =>
+        signMessage({ ...m, signature: undefined } as unknown as Record<string, unknown>, key.key, key.keyId) as unknown as Wire;
+      await refusedRequest(
+        peer,
+        (m) => resign({ ...m, session_id: 'ZZZZZZZZZZZZZZZZZZZZZZZZ' }),
+        'INVALID_SIGNATURE',
+        'a signed task.request naming another session',
+      );
+      await refusedRequest(
+        peer,
+        (m) => {
+          const { session_id: _s, ...rest } = m;
+          return resign(rest as Wire);
+        },
+        ['INVALID_SIGNATURE', 'INVALID_MESSAGE'],
+        'a signed task.request without session_id',
+      );
       return pass('refused');
     }),
   }),
@@ -179,9 +246,29 @@ export const integrityCases: Case[] = [
       const peer = await signed(ctx);
       const key = peer.state.integrity!;
       const old = new Date(Date.now() - 3600_000).toISOString();
-      await refusedRequest(peer, (m) => signMessage({ ...m, signature: undefined, timestamp: old } as unknown as Record<string, unknown>, key.key, key.keyId) as unknown as Wire, 'REPLAY_DETECTED', 'a signed task.request an hour old');
+      await refusedRequest(
+        peer,
+        (m) =>
+          signMessage(
+            { ...m, signature: undefined, timestamp: old } as unknown as Record<string, unknown>,
+            key.key,
+            key.keyId,
+          ) as unknown as Wire,
+        'REPLAY_DETECTED',
+        'a signed task.request an hour old',
+      );
       const future = new Date(Date.now() + 3600_000).toISOString();
-      await refusedRequest(peer, (m) => signMessage({ ...m, signature: undefined, timestamp: future } as unknown as Record<string, unknown>, key.key, key.keyId) as unknown as Wire, 'REPLAY_DETECTED', 'a signed task.request an hour in the future');
+      await refusedRequest(
+        peer,
+        (m) =>
+          signMessage(
+            { ...m, signature: undefined, timestamp: future } as unknown as Record<string, unknown>,
+            key.key,
+            key.keyId,
+          ) as unknown as Wire,
+        'REPLAY_DETECTED',
+        'a signed task.request an hour in the future',
+      );
       return verdictOf('refused', await expectAlive(peer, 'REPLAY_DETECTED'));
     }),
   }),
@@ -196,7 +283,15 @@ export const integrityCases: Case[] = [
     run: attempt(async (ctx) => {
       const peer = need(await ctx.session());
       const t = need(await runTask(peer, 'tap.test.echo', 'old', { extra: { timestamp: new Date(Date.now() - 3600_000).toISOString() } }));
-      return verdictOf('accepted', check(t.result.msg.payload.status === 'completed', 'an old timestamp was refused in an unsigned session', 'completed', describeMessage(t.result.msg)));
+      return verdictOf(
+        'accepted',
+        check(
+          t.result.msg.payload.status === 'completed',
+          'an old timestamp was refused in an unsigned session',
+          'completed',
+          describeMessage(t.result.msg),
+        ),
+      );
     }),
   }),
   defineCase({
@@ -337,14 +432,20 @@ export const integrityCases: Case[] = [
     run: attempt(async (ctx) => {
       const peer = need(await ctx.session());
       const a = peer.ids.task();
-      const wrong = await peer.post('task.request', { capability: 'tap.test.echo', input: 1 }, { task_id: a, session_id: 'ZZZZZZZZZZZZZZZZZZZZZZZZ' });
+      const wrong = await peer.post(
+        'task.request',
+        { capability: 'tap.test.echo', input: 1 },
+        { task_id: a, session_id: 'ZZZZZZZZZZZZZZZZZZZZZZZZ' },
+      );
       require(await expectError(peer, wrong, { code: 'PROTOCOL_VIOLATION' }, 'a task.request naming another session'));
       const b = peer.ids.task();
       const m = peer.envelope('task.status', {}, { task_id: b });
       delete m.session_id;
       await peer.send(m, { deliberate: 'no session_id after the handshake' });
       const r = need(await peer.reply(m));
-      require(checkError(r.msg, { code: ['PROTOCOL_VIOLATION', 'INVALID_MESSAGE'], replyTo: m.message_id }, 'a task.status without session_id'));
+      require(
+        checkError(r.msg, { code: ['PROTOCOL_VIOLATION', 'INVALID_MESSAGE'], replyTo: m.message_id }, 'a task.status without session_id'),
+      );
       return verdictOf('refused without effect', await expectNoTask(peer, a, 'the request for another session was refused'));
     }),
   }),
@@ -376,7 +477,10 @@ integrityCases.push(
     run: attempt(async (ctx) => {
       const short = new Uint8Array(16).fill(7);
       const peerId = ctx.env.key!.peer;
-      const c = await ctx.connect({ selfId: peerId, env: { TAP_HMAC_KEY_ID: 'short-key', TAP_HMAC_KEY: Buffer.from(short).toString('base64url'), TAP_HMAC_PEER: peerId } });
+      const c = await ctx.connect({
+        selfId: peerId,
+        env: { TAP_HMAC_KEY_ID: 'short-key', TAP_HMAC_KEY: Buffer.from(short).toString('base64url'), TAP_HMAC_PEER: peerId },
+      });
       if (!c.ok) return pass('the agent refused to start with a 16-byte key');
       const peer = c.value;
       const m = integrityInit(peer, 'short-key', short);

@@ -64,18 +64,32 @@ export function checkError(m: Wire | undefined, e: ErrorExpectation, context: st
   const codes = Array.isArray(e.code) ? e.code : [e.code];
   const want = `error ${codes.join(' or ')}`;
   if (!m) return fail(`${context}: no reply`, want, 'nothing');
-  if (m.type !== 'error' || !codes.includes(m.payload?.code)) return fail(`${context}: expected ${want}, got ${describeMessage(m)}`, want, describeMessage(m));
+  if (m.type !== 'error' || !codes.includes(m.payload?.code))
+    return fail(`${context}: expected ${want}, got ${describeMessage(m)}`, want, describeMessage(m));
   if (e.replyTo !== undefined && m.reply_to !== e.replyTo) {
-    return fail(`${context}: the ${m.payload.code} error does not carry reply_to ${e.replyTo}`, `reply_to ${e.replyTo}`, `reply_to ${m.reply_to ?? 'absent'}`);
+    return fail(
+      `${context}: the ${m.payload.code} error does not carry reply_to ${e.replyTo}`,
+      `reply_to ${e.replyTo}`,
+      `reply_to ${m.reply_to ?? 'absent'}`,
+    );
   }
   if (e.taskId !== undefined && m.task_id !== e.taskId) {
-    return fail(`${context}: the ${m.payload.code} error does not carry the request's task_id ${e.taskId}`, `task_id ${e.taskId}`, `task_id ${m.task_id ?? 'absent'}`);
+    return fail(
+      `${context}: the ${m.payload.code} error does not carry the request's task_id ${e.taskId}`,
+      `task_id ${e.taskId}`,
+      `task_id ${m.task_id ?? 'absent'}`,
+    );
   }
   const reg = errorEntry(m.payload.code);
   if (e.registryRetryable !== false && reg && m.payload.retryable !== reg.retryable) {
-    return fail(`${context}: ${m.payload.code} carries retryable ${m.payload.retryable}; the registry says ${reg.retryable}`, `retryable ${reg.retryable}`, `retryable ${m.payload.retryable}`);
+    return fail(
+      `${context}: ${m.payload.code} carries retryable ${m.payload.retryable}; the registry says ${reg.retryable}`,
+      `retryable ${reg.retryable}`,
+      `retryable ${m.payload.retryable}`,
+    );
   }
-  if (e.fatal && m.payload.fatal !== true) return fail(`${context}: ${m.payload.code} is not marked fatal`, 'fatal: true', `fatal: ${m.payload.fatal ?? 'absent'}`);
+  if (e.fatal && m.payload.fatal !== true)
+    return fail(`${context}: ${m.payload.code} is not marked fatal`, 'fatal: true', `fatal: ${m.payload.fatal ?? 'absent'}`);
   return null;
 }
 
@@ -116,7 +130,11 @@ export async function expectNoTask(peer: Peer, taskId: string, why: string): Pro
   const r = await peer.reply(sent);
   if (!r.ok) return r.outcome;
   if (r.value.msg.type === 'error' && r.value.msg.payload?.code === 'UNKNOWN_TASK') return null;
-  return fail(`${why}, yet task.status for ${taskId} answers ${describeMessage(r.value.msg)}`, 'error UNKNOWN_TASK (no task was created)', describeMessage(r.value.msg));
+  return fail(
+    `${why}, yet task.status for ${taskId} answers ${describeMessage(r.value.msg)}`,
+    'error UNKNOWN_TASK (no task was created)',
+    describeMessage(r.value.msg),
+  );
 }
 
 /** Runs a task to its result: accepted, then everything up to task.result. */

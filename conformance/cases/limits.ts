@@ -10,7 +10,15 @@ import { between, judgeOccurrence, judgePunctuality, pass, skipped, timingWindow
 import { attempt, check, checkError, expectAlive, expectNoTask, need, require, show, verdictOf } from './kit.ts';
 
 const P = 'core' as const;
-const TEST_CAPABILITIES = ['tap.test.echo', 'tap.test.stream', 'tap.test.sleep', 'tap.test.fail', 'tap.test.plan', 'tap.test.counter', 'tap.test.guarded'];
+const TEST_CAPABILITIES = [
+  'tap.test.echo',
+  'tap.test.stream',
+  'tap.test.sleep',
+  'tap.test.fail',
+  'tap.test.plan',
+  'tap.test.counter',
+  'tap.test.guarded',
+];
 
 /** The heartbeat scenario: stay silent after the handshake; when does the agent ping? */
 async function heartbeatScenario(ctx: CaseContext): Promise<{ at?: Observed; nominal: number; problem?: Outcome }> {
@@ -18,7 +26,8 @@ async function heartbeatScenario(ctx: CaseContext): Promise<{ at?: Observed; nom
   if (!s.ok) return { nominal: 0, problem: s.outcome };
   const peer = s.value.peer;
   const nominal = Number(peer.state.params?.heartbeat_ms);
-  if (!(nominal <= 20_000)) return { nominal, problem: skipped(`heartbeat_ms is ${nominal}; waiting for a ping that far off is left out of a conformance run`) };
+  if (!(nominal <= 20_000))
+    return { nominal, problem: skipped(`heartbeat_ms is ${nominal}; waiting for a ping that far off is left out of a conformance run`) };
   // Silence starts when the agent received our last message, the ready: between its sending and
   // the arrival of handshake.go.
   const go = s.value.hs.go!;
@@ -85,7 +94,15 @@ export const limitCases: Case[] = [
       const t = need(await startTask(peer, 'tap.test.stream', { count: 3, chunk: 'c'.repeat(1000) }));
       need(await collectUntilResult(peer, t.taskId));
       const big = peer.received.find((r) => Buffer.byteLength(r.text) > 4096);
-      return verdictOf('all within 4096 bytes', check(!big, `the agent sent a ${big ? Buffer.byteLength(big.text) : 0}-byte ${big?.msg.type}`, '≤ 4096 bytes', `${big ? Buffer.byteLength(big.text) : 0} bytes`));
+      return verdictOf(
+        'all within 4096 bytes',
+        check(
+          !big,
+          `the agent sent a ${big ? Buffer.byteLength(big.text) : 0}-byte ${big?.msg.type}`,
+          '≤ 4096 bytes',
+          `${big ? Buffer.byteLength(big.text) : 0} bytes`,
+        ),
+      );
     }),
   }),
   defineCase({
@@ -154,7 +171,15 @@ export const limitCases: Case[] = [
       const m = peer.envelope('handshake.init', { ...initPayload(peer, {}), versions: ['1.0', '1.7'] }, { protocol: 'tap/1.7' });
       await peer.send(m);
       const r = need(await peer.reply(m));
-      return verdictOf('accepted', check(r.msg.type === 'handshake.ack' && r.msg.payload.version === '1.0', 'an init written in tap/1.7 was not acknowledged with version 1.0', 'handshake.ack, version 1.0', describeMessage(r.msg)));
+      return verdictOf(
+        'accepted',
+        check(
+          r.msg.type === 'handshake.ack' && r.msg.payload.version === '1.0',
+          'an init written in tap/1.7 was not acknowledged with version 1.0',
+          'handshake.ack, version 1.0',
+          describeMessage(r.msg),
+        ),
+      );
     }),
   }),
   defineCase({
@@ -170,7 +195,15 @@ export const limitCases: Case[] = [
       await peer.send(m);
       const r = need(await peer.reply(m));
       require(checkError(r.msg, { code: 'UNSUPPORTED_VERSION', fatal: true }, 'an init in tap/2.0'));
-      return verdictOf('refused', check(Array.isArray(r.msg.payload.details?.supported), 'details.supported is missing', 'details.supported', show(r.msg.payload.details)));
+      return verdictOf(
+        'refused',
+        check(
+          Array.isArray(r.msg.payload.details?.supported),
+          'details.supported is missing',
+          'details.supported',
+          show(r.msg.payload.details),
+        ),
+      );
     }),
   }),
   defineCase({
@@ -187,7 +220,10 @@ export const limitCases: Case[] = [
       const r = need(await peer.reply(m));
       require(checkError(r.msg, { code: 'UNSUPPORTED_VERSION', fatal: true }, 'a ping in tap/1.3 in a 1.0 session'));
       const closed = await peer.waitClosed(ctx.scaled(5000));
-      return verdictOf('refused and closed', check(closed, 'the transport stayed open after the fatal UNSUPPORTED_VERSION', 'closed', 'open'));
+      return verdictOf(
+        'refused and closed',
+        check(closed, 'the transport stayed open after the fatal UNSUPPORTED_VERSION', 'closed', 'open'),
+      );
     }),
   }),
   defineCase({
@@ -201,7 +237,10 @@ export const limitCases: Case[] = [
       const { hs } = need(await ctx.sessionWith());
       const names: string[] = (hs.ack.msg.payload.agent?.capabilities ?? []).map((c: { name: string }) => c.name);
       const bad = names.filter((n) => n.startsWith('tap.') && !TEST_CAPABILITIES.includes(n));
-      return verdictOf('none reserved', check(bad.length === 0, `the card declares reserved names ${bad.join(', ')}`, 'no undefined tap.* capability', bad.join(', ')));
+      return verdictOf(
+        'none reserved',
+        check(bad.length === 0, `the card declares reserved names ${bad.join(', ')}`, 'no undefined tap.* capability', bad.join(', ')),
+      );
     }),
   }),
   ...orderCases(),
@@ -210,88 +249,201 @@ export const limitCases: Case[] = [
 /** Order of checks: each case breaks two rules at once and expects the earlier check's error (spec: errors#order-of-checks). */
 function orderCases(): Case[] {
   const one = (id: string, title: string, caps: string[], body: (ctx: CaseContext) => Promise<Outcome>, also: string[] = []): Case =>
-    defineCase({ id: `core.order.${id}`, title, level: 'MUST', profile: P, spec: 'errors#order-of-checks', requirements: ['TAP-ERR-010', ...also], needs: caps.length ? { capabilities: caps } : undefined, run: attempt(body) });
+    defineCase({
+      id: `core.order.${id}`,
+      title,
+      level: 'MUST',
+      profile: P,
+      spec: 'errors#order-of-checks',
+      requirements: ['TAP-ERR-010', ...also],
+      needs: caps.length ? { capabilities: caps } : undefined,
+      run: attempt(body),
+    });
   const expectCode = (r: Received, code: string, why: string) => checkError(r.msg, { code }, why);
   return [
-    one('envelope-before-identity', 'An invalid envelope from a forged source gets INVALID_MESSAGE, not IDENTITY_MISMATCH', [], async (ctx) => {
-      const peer = need(await ctx.session());
-      const m = peer.envelope('task.status', {}, { task_id: 'UPPER', source: 'mallory' });
-      await peer.send(m, { deliberate: 'an invalid task_id and a forged source' });
-      return verdictOf('INVALID_MESSAGE', expectCode(need(await peer.reply(m)), 'INVALID_MESSAGE', 'an invalid envelope from a forged source'));
-    }),
-    one('identity-before-type', 'An unknown type from a forged source gets IDENTITY_MISMATCH, not UNKNOWN_MESSAGE_TYPE', [], async (ctx) => {
-      const peer = need(await ctx.session());
-      const m = peer.envelope('task.nonsense', {}, { source: 'mallory' });
-      await peer.send(m, { deliberate: 'an unknown type from a forged source' });
-      return verdictOf('IDENTITY_MISMATCH', expectCode(need(await peer.reply(m)), 'IDENTITY_MISMATCH', 'an unknown type from a forged source'));
-    }),
+    one(
+      'envelope-before-identity',
+      'An invalid envelope from a forged source gets INVALID_MESSAGE, not IDENTITY_MISMATCH',
+      [],
+      async (ctx) => {
+        const peer = need(await ctx.session());
+        const m = peer.envelope('task.status', {}, { task_id: 'UPPER', source: 'mallory' });
+        await peer.send(m, { deliberate: 'an invalid task_id and a forged source' });
+        return verdictOf(
+          'INVALID_MESSAGE',
+          expectCode(need(await peer.reply(m)), 'INVALID_MESSAGE', 'an invalid envelope from a forged source'),
+        );
+      },
+    ),
+    one(
+      'identity-before-type',
+      'An unknown type from a forged source gets IDENTITY_MISMATCH, not UNKNOWN_MESSAGE_TYPE',
+      [],
+      async (ctx) => {
+        const peer = need(await ctx.session());
+        const m = peer.envelope('task.nonsense', {}, { source: 'mallory' });
+        await peer.send(m, { deliberate: 'an unknown type from a forged source' });
+        return verdictOf(
+          'IDENTITY_MISMATCH',
+          expectCode(need(await peer.reply(m)), 'IDENTITY_MISMATCH', 'an unknown type from a forged source'),
+        );
+      },
+    ),
     one('type-before-phase', 'An unknown type before the handshake gets UNKNOWN_MESSAGE_TYPE, not HANDSHAKE_REQUIRED', [], async (ctx) => {
       const peer = need(await ctx.connect());
       const m = peer.envelope('task.nonsense', {});
       await peer.send(m, { deliberate: 'an unknown type before the handshake' });
-      return verdictOf('UNKNOWN_MESSAGE_TYPE', expectCode(need(await peer.reply(m)), 'UNKNOWN_MESSAGE_TYPE', 'an unknown type before the handshake'));
+      return verdictOf(
+        'UNKNOWN_MESSAGE_TYPE',
+        expectCode(need(await peer.reply(m)), 'UNKNOWN_MESSAGE_TYPE', 'an unknown type before the handshake'),
+      );
     }),
-    one('phase-before-payload', 'A task.request with an invalid payload before the handshake gets HANDSHAKE_REQUIRED', [], async (ctx) => {
-      const peer = need(await ctx.connect());
-      const m = peer.envelope('task.request', { input: 1 }, { task_id: 't1', session_id: 'AAAAAAAAAAAAAAAAAAAAAA' });
-      await peer.send(m, { deliberate: 'an invalid payload before the handshake' });
-      return verdictOf('HANDSHAKE_REQUIRED', expectCode(need(await peer.reply(m)), 'HANDSHAKE_REQUIRED', 'an invalid task.request before the handshake'));
-    }, ['TAP-HS-014']),
-    one('payload-before-task', 'An invalid payload reusing an existing task_id gets INVALID_MESSAGE, not TASK_EXISTS', ['tap.test.echo'], async (ctx) => {
-      const peer = need(await ctx.session());
-      const t = need(await startTask(peer, 'tap.test.echo', 1));
-      need(await collectUntilResult(peer, t.taskId));
-      const m = peer.envelope('task.request', { capability: 'tap.test.echo' }, { task_id: t.taskId });
-      await peer.send(m, { deliberate: 'no input, and an existing task_id' });
-      return verdictOf('INVALID_MESSAGE', expectCode(need(await peer.reply(m)), 'INVALID_MESSAGE', 'an invalid payload with a used task_id'));
-    }),
-    one('task-before-deadline', 'A used task_id with a past deadline gets TASK_EXISTS, not DEADLINE_EXCEEDED', ['tap.test.echo'], async (ctx) => {
-      const peer = need(await ctx.session());
-      const t = need(await startTask(peer, 'tap.test.echo', 1));
-      need(await collectUntilResult(peer, t.taskId));
-      const { reply } = await request(peer, 'tap.test.echo', 2, { taskId: t.taskId, deadline: new Date(Date.now() - 60_000).toISOString() });
-      return verdictOf('TASK_EXISTS', expectCode(need(reply), 'TASK_EXISTS', 'a used task_id with a past deadline'));
-    }),
-    one('deadline-before-capability', 'An unoffered capability past its deadline gets DEADLINE_EXCEEDED, not CAPABILITY_NOT_SUPPORTED', [], async (ctx) => {
-      const peer = need(await ctx.session());
-      const { reply } = await request(peer, 'zz.not.offered', 1, { deadline: new Date(Date.now() - 60_000).toISOString() });
-      return verdictOf('DEADLINE_EXCEEDED', expectCode(need(reply), 'DEADLINE_EXCEEDED', 'an unoffered capability past its deadline'));
-    }),
-    one('capability-before-authorization', 'An unoffered capability with an expired grant gets CAPABILITY_NOT_SUPPORTED', [], async (ctx) => {
-      const peer = need(await ctx.session());
-      const { reply } = await request(peer, 'zz.not.offered', 1, { authorization: { permissions: [], resources: [], expires_at: new Date(Date.now() - 60_000).toISOString() } });
-      return verdictOf('CAPABILITY_NOT_SUPPORTED', expectCode(need(reply), 'CAPABILITY_NOT_SUPPORTED', 'an unoffered capability with an expired grant'));
-    }),
-    one('authorization-before-busy', 'At the task limit, a request lacking its permission gets PERMISSION_DENIED, not BUSY', ['tap.test.sleep', 'tap.test.guarded'], async (ctx) => {
-      const peer = need(await ctx.session({ params: { max_concurrent_tasks: 1 } }));
-      const t = need(await startTask(peer, 'tap.test.sleep', { ms: 60_000 }));
-      const { reply } = await request(peer, 'tap.test.guarded', {});
-      const r = need(reply);
-      const c = await peer.post('task.cancel', {}, { task_id: t.taskId });
-      need(await peer.reply(c));
-      need(await collectUntilResult(peer, t.taskId));
-      return verdictOf('PERMISSION_DENIED', expectCode(r, 'PERMISSION_DENIED', 'a guarded request without permission at the task limit'));
-    }, ['TAP-LIM-004']),
-    one('expired-before-permission', 'An expired grant lacking the permission gets AUTHORIZATION_EXPIRED, not PERMISSION_DENIED', ['tap.test.guarded'], async (ctx) => {
-      const peer = need(await ctx.session());
-      const { reply } = await request(peer, 'tap.test.guarded', {}, { authorization: { permissions: ['x.y'], resources: [], expires_at: new Date(Date.now() - 60_000).toISOString() } });
-      return verdictOf('AUTHORIZATION_EXPIRED', expectCode(need(reply), 'AUTHORIZATION_EXPIRED', 'an expired grant without the permission'));
-    }, ['TAP-AUTH-007']),
-    one('duplicate-before-type', 'A duplicate of an answered request is answered with the original reply even when resent as another type', ['tap.test.echo'], async (ctx) => {
-      const peer = need(await ctx.session());
-      const ping = await peer.post('ping', {});
-      const first = need(await peer.reply(ping));
-      const mark = peer.mark();
-      await peer.send({ ...ping, type: 'task.nonsense' }, { deliberate: 'the same message_id with an unknown type' });
-      const r = need(await peer.waitFor((m) => m.index >= mark && m.msg.reply_to === ping.message_id, 'the reply to the repeated message_id'));
-      return verdictOf('the original pong', check(r.text === first.text, 'a repeated message_id was not answered with the original reply', 'the original pong', describeMessage(r.msg)));
-    }, ['TAP-IDEM-001']),
-    one('grant-checked-on-accept', 'A guarded request with a valid grant and the permission is accepted (the checks pass in order)', ['tap.test.guarded'], async (ctx) => {
-      const peer = need(await ctx.session());
-      const { reply, sent } = await request(peer, 'tap.test.guarded', {}, { authorization: grant(['tap.test.write']) });
-      const r = need(reply);
-      if (r.msg.type === 'task.accepted') need(await collectUntilResult(peer, sent.task_id!));
-      return verdictOf('accepted', check(r.msg.type === 'task.accepted', 'a correct guarded request was refused', 'task.accepted', describeMessage(r.msg)));
-    }, ['TAP-AUTH-008']),
+    one(
+      'phase-before-payload',
+      'A task.request with an invalid payload before the handshake gets HANDSHAKE_REQUIRED',
+      [],
+      async (ctx) => {
+        const peer = need(await ctx.connect());
+        const m = peer.envelope('task.request', { input: 1 }, { task_id: 't1', session_id: 'AAAAAAAAAAAAAAAAAAAAAA' });
+        await peer.send(m, { deliberate: 'an invalid payload before the handshake' });
+        return verdictOf(
+          'HANDSHAKE_REQUIRED',
+          expectCode(need(await peer.reply(m)), 'HANDSHAKE_REQUIRED', 'an invalid task.request before the handshake'),
+        );
+      },
+      ['TAP-HS-014'],
+    ),
+    one(
+      'payload-before-task',
+      'An invalid payload reusing an existing task_id gets INVALID_MESSAGE, not TASK_EXISTS',
+      ['tap.test.echo'],
+      async (ctx) => {
+        const peer = need(await ctx.session());
+        const t = need(await startTask(peer, 'tap.test.echo', 1));
+        need(await collectUntilResult(peer, t.taskId));
+        const m = peer.envelope('task.request', { capability: 'tap.test.echo' }, { task_id: t.taskId });
+        await peer.send(m, { deliberate: 'no input, and an existing task_id' });
+        return verdictOf(
+          'INVALID_MESSAGE',
+          expectCode(need(await peer.reply(m)), 'INVALID_MESSAGE', 'an invalid payload with a used task_id'),
+        );
+      },
+    ),
+    one(
+      'task-before-deadline',
+      'A used task_id with a past deadline gets TASK_EXISTS, not DEADLINE_EXCEEDED',
+      ['tap.test.echo'],
+      async (ctx) => {
+        const peer = need(await ctx.session());
+        const t = need(await startTask(peer, 'tap.test.echo', 1));
+        need(await collectUntilResult(peer, t.taskId));
+        const { reply } = await request(peer, 'tap.test.echo', 2, {
+          taskId: t.taskId,
+          deadline: new Date(Date.now() - 60_000).toISOString(),
+        });
+        return verdictOf('TASK_EXISTS', expectCode(need(reply), 'TASK_EXISTS', 'a used task_id with a past deadline'));
+      },
+    ),
+    one(
+      'deadline-before-capability',
+      'An unoffered capability past its deadline gets DEADLINE_EXCEEDED, not CAPABILITY_NOT_SUPPORTED',
+      [],
+      async (ctx) => {
+        const peer = need(await ctx.session());
+        const { reply } = await request(peer, 'zz.not.offered', 1, { deadline: new Date(Date.now() - 60_000).toISOString() });
+        return verdictOf('DEADLINE_EXCEEDED', expectCode(need(reply), 'DEADLINE_EXCEEDED', 'an unoffered capability past its deadline'));
+      },
+    ),
+    one(
+      'capability-before-authorization',
+      'An unoffered capability with an expired grant gets CAPABILITY_NOT_SUPPORTED',
+      [],
+      async (ctx) => {
+        const peer = need(await ctx.session());
+        const { reply } = await request(peer, 'zz.not.offered', 1, {
+          authorization: { permissions: [], resources: [], expires_at: new Date(Date.now() - 60_000).toISOString() },
+        });
+        return verdictOf(
+          'CAPABILITY_NOT_SUPPORTED',
+          expectCode(need(reply), 'CAPABILITY_NOT_SUPPORTED', 'an unoffered capability with an expired grant'),
+        );
+      },
+    ),
+    one(
+      'authorization-before-busy',
+      'At the task limit, a request lacking its permission gets PERMISSION_DENIED, not BUSY',
+      ['tap.test.sleep', 'tap.test.guarded'],
+      async (ctx) => {
+        const peer = need(await ctx.session({ params: { max_concurrent_tasks: 1 } }));
+        const t = need(await startTask(peer, 'tap.test.sleep', { ms: 60_000 }));
+        const { reply } = await request(peer, 'tap.test.guarded', {});
+        const r = need(reply);
+        const c = await peer.post('task.cancel', {}, { task_id: t.taskId });
+        need(await peer.reply(c));
+        need(await collectUntilResult(peer, t.taskId));
+        return verdictOf('PERMISSION_DENIED', expectCode(r, 'PERMISSION_DENIED', 'a guarded request without permission at the task limit'));
+      },
+      ['TAP-LIM-004'],
+    ),
+    one(
+      'expired-before-permission',
+      'An expired grant lacking the permission gets AUTHORIZATION_EXPIRED, not PERMISSION_DENIED',
+      ['tap.test.guarded'],
+      async (ctx) => {
+        const peer = need(await ctx.session());
+        const { reply } = await request(
+          peer,
+          'tap.test.guarded',
+          {},
+          { authorization: { permissions: ['x.y'], resources: [], expires_at: new Date(Date.now() - 60_000).toISOString() } },
+        );
+        return verdictOf(
+          'AUTHORIZATION_EXPIRED',
+          expectCode(need(reply), 'AUTHORIZATION_EXPIRED', 'an expired grant without the permission'),
+        );
+      },
+      ['TAP-AUTH-007'],
+    ),
+    one(
+      'duplicate-before-type',
+      'A duplicate of an answered request is answered with the original reply even when resent as another type',
+      ['tap.test.echo'],
+      async (ctx) => {
+        const peer = need(await ctx.session());
+        const ping = await peer.post('ping', {});
+        const first = need(await peer.reply(ping));
+        const mark = peer.mark();
+        await peer.send({ ...ping, type: 'task.nonsense' }, { deliberate: 'the same message_id with an unknown type' });
+        const r = need(
+          await peer.waitFor((m) => m.index >= mark && m.msg.reply_to === ping.message_id, 'the reply to the repeated message_id'),
+        );
+        return verdictOf(
+          'the original pong',
+          check(
+            r.text === first.text,
+            'a repeated message_id was not answered with the original reply',
+            'the original pong',
+            describeMessage(r.msg),
+          ),
+        );
+      },
+      ['TAP-IDEM-001'],
+    ),
+    one(
+      'grant-checked-on-accept',
+      'A guarded request with a valid grant and the permission is accepted (the checks pass in order)',
+      ['tap.test.guarded'],
+      async (ctx) => {
+        const peer = need(await ctx.session());
+        const { reply, sent } = await request(peer, 'tap.test.guarded', {}, { authorization: grant(['tap.test.write']) });
+        const r = need(reply);
+        if (r.msg.type === 'task.accepted') need(await collectUntilResult(peer, sent.task_id!));
+        return verdictOf(
+          'accepted',
+          check(r.msg.type === 'task.accepted', 'a correct guarded request was refused', 'task.accepted', describeMessage(r.msg)),
+        );
+      },
+      ['TAP-AUTH-008'],
+    ),
   ];
 }

@@ -36,7 +36,13 @@ async function goneScenario(ctx: CaseContext): Promise<GoneScenario> {
   if (!s.ok) return { heartbeat: 0, pings: 0, closed: false, problem: s.outcome };
   const peer = s.value.peer;
   const heartbeat = Number(peer.state.params?.heartbeat_ms);
-  if (!(heartbeat <= MAX_HEARTBEAT)) return { heartbeat, pings: 0, closed: false, problem: skipped(`heartbeat_ms is ${heartbeat}; four heartbeats of silence are too long to wait for in a conformance run`) };
+  if (!(heartbeat <= MAX_HEARTBEAT))
+    return {
+      heartbeat,
+      pings: 0,
+      closed: false,
+      problem: skipped(`heartbeat_ms is ${heartbeat}; four heartbeats of silence are too long to wait for in a conformance run`),
+    };
   // The agent last heard from us when it received this request: between its send and the arrival
   // of task.accepted.
   peer.answerPings = false;
@@ -51,8 +57,16 @@ async function goneScenario(ctx: CaseContext): Promise<GoneScenario> {
   const result = await peer.poll(ended, w.latestMs + 500);
   if (!result && !peer.closed) await peer.waitClosed(1000);
   const at = result ? result.at : peer.closed ? peer.closed.at : undefined;
-  const pings = peer.received.filter((r) => r.msg.type === 'ping' && r.index > t.value.accepted.index && (at === undefined || r.at <= at)).length;
-  return { heartbeat, pings, result, closed: peer.closed !== undefined, goneAt: at === undefined ? undefined : between(at - accepted, at - requested) };
+  const pings = peer.received.filter(
+    (r) => r.msg.type === 'ping' && r.index > t.value.accepted.index && (at === undefined || r.at <= at),
+  ).length;
+  return {
+    heartbeat,
+    pings,
+    result,
+    closed: peer.closed !== undefined,
+    goneAt: at === undefined ? undefined : between(at - accepted, at - requested),
+  };
 }
 
 /** The orphan scenario: a dropped WebSocket connection whose session is never resumed. */
@@ -61,7 +75,8 @@ async function orphanScenario(ctx: CaseContext): Promise<{ window: number; at?: 
   if (!s.ok) return { window: 0, problem: s.outcome };
   const { peer, hs } = s.value;
   const window = Number(hs.ack.msg.payload.resume_window_ms);
-  if (!(window <= 20_000)) return { window, problem: skipped(`resume_window_ms is ${window}; an orphaned session that lives that long is not waited for`) };
+  if (!(window <= 20_000))
+    return { window, problem: skipped(`resume_window_ms is ${window}; an orphaned session that lives that long is not waited for`) };
   const t = await startTask(peer, 'tap.test.sleep', { ms: 600_000 });
   if (!t.ok) return { window, problem: t.outcome };
   (ctx.connectionOf(peer)?.transport as { terminate?: () => void }).terminate?.();
@@ -77,7 +92,15 @@ async function orphanScenario(ctx: CaseContext): Promise<{ window: number; at?: 
     const r = await watcher.value.reply(sent);
     if (!r.ok) return { window, problem: r.outcome };
     if (r.value.msg.type === 'task.snapshot' && r.value.msg.payload.result) return { window, at: Date.now() - dropped, snapshot: r.value };
-    if (r.value.msg.type !== 'task.snapshot') return { window, problem: fail(`another session of the same principal asked about the orphaned task and got ${describeMessage(r.value.msg)}`, 'task.snapshot', describeMessage(r.value.msg)) };
+    if (r.value.msg.type !== 'task.snapshot')
+      return {
+        window,
+        problem: fail(
+          `another session of the same principal asked about the orphaned task and got ${describeMessage(r.value.msg)}`,
+          'task.snapshot',
+          describeMessage(r.value.msg),
+        ),
+      };
     await ctx.sleep(500);
   }
   return { window };
@@ -96,14 +119,22 @@ export const livenessCases: Case[] = [
     run: async (ctx) => {
       const r = await ctx.shared('peer-gone', goneScenario);
       if (r.problem) return r.problem;
-      const o = judgeOccurrence(timingWindow(r.heartbeat * 4, ctx.env.timeScale), r.goneAt, 'the loss of the transport after three unanswered pings');
+      const o = judgeOccurrence(
+        timingWindow(r.heartbeat * 4, ctx.env.timeScale),
+        r.goneAt,
+        'the loss of the transport after three unanswered pings',
+      );
       if (o.verdict !== 'PASS') return o;
-      return verdictOf(o.detail, check(r.pings >= 3, `the agent gave up after ${r.pings} unanswered pings`, 'three unanswered pings first', `${r.pings}`));
+      return verdictOf(
+        o.detail,
+        check(r.pings >= 3, `the agent gave up after ${r.pings} unanswered pings`, 'three unanswered pings first', `${r.pings}`),
+      );
     },
   }),
   defineCase({
     id: 'stdio.session-lost',
-    title: 'A stdio agent that loses its peer to missed heartbeats ends the session at once: its tasks end SESSION_LOST, with no resume window',
+    title:
+      'A stdio agent that loses its peer to missed heartbeats ends the session at once: its tasks end SESSION_LOST, with no resume window',
     level: 'MUST',
     profile: 'stdio',
     spec: 'bindings-stdio#session',
@@ -118,10 +149,22 @@ export const livenessCases: Case[] = [
       if (!r.result) {
         return r.closed
           ? pass('the agent ended the session at once (it exited; the SESSION_LOST results went to no one)')
-          : fail('after three unanswered pings the agent neither ended the task nor the session', 'task.result cancelled SESSION_LOST, or the end of the process', 'the agent keeps running');
+          : fail(
+              'after three unanswered pings the agent neither ended the task nor the session',
+              'task.result cancelled SESSION_LOST, or the end of the process',
+              'the agent keeps running',
+            );
       }
       const p = r.result.msg.payload;
-      return verdictOf('SESSION_LOST', check(p.status === 'cancelled' && p.error?.code === 'SESSION_LOST', 'the task of the lost session did not end cancelled with SESSION_LOST', 'task.result cancelled SESSION_LOST', describeMessage(r.result.msg)));
+      return verdictOf(
+        'SESSION_LOST',
+        check(
+          p.status === 'cancelled' && p.error?.code === 'SESSION_LOST',
+          'the task of the lost session did not end cancelled with SESSION_LOST',
+          'task.result cancelled SESSION_LOST',
+          describeMessage(r.result.msg),
+        ),
+      );
     },
   }),
   defineCase({
@@ -139,7 +182,15 @@ export const livenessCases: Case[] = [
       const o = judgeOccurrence(timingWindow(r.window, ctx.env.timeScale), r.at, 'the end of the orphaned task');
       if (o.verdict !== 'PASS') return o;
       const res = r.snapshot!.msg.payload.result;
-      return verdictOf(o.detail, check(res?.status === 'cancelled' && res?.error?.code === 'SESSION_LOST', 'the orphaned task did not end cancelled with SESSION_LOST', 'cancelled SESSION_LOST', JSON.stringify(res)));
+      return verdictOf(
+        o.detail,
+        check(
+          res?.status === 'cancelled' && res?.error?.code === 'SESSION_LOST',
+          'the orphaned task did not end cancelled with SESSION_LOST',
+          'cancelled SESSION_LOST',
+          JSON.stringify(res),
+        ),
+      );
     },
   }),
 ];

@@ -36,7 +36,9 @@ async function decide(peer: Peer, taskId: string, planId: string, decision: stri
 const CHANGEABLE = ['intent', 'steps', 'rollback', 'estimated_cost', 'risk_level'] as const;
 
 /** The late-decision scenario: when does the first plan.holding reminder come, and the second? */
-async function holdingScenario(ctx: CaseContext): Promise<{ first?: Observed; second?: number; heartbeat: number; problem?: Outcome; afterDecision?: Outcome | null }> {
+async function holdingScenario(
+  ctx: CaseContext,
+): Promise<{ first?: Observed; second?: number; heartbeat: number; problem?: Outcome; afterDecision?: Outcome | null }> {
   const requestTimeout = 1000;
   const s = await ctx.session({ params: { request_timeout_ms: requestTimeout, heartbeat_ms: 1000 } });
   if (!s.ok) return { heartbeat: 0, problem: s.outcome };
@@ -48,7 +50,11 @@ async function holdingScenario(ctx: CaseContext): Promise<{ first?: Observed; se
   const submit = await waitStream(peer, t.value.taskId, (m) => m.type === 'plan.submit', 'plan.submit');
   if (!submit.ok) return { heartbeat, problem: submit.outcome };
   const t0 = Date.now();
-  const isReminder = (r: Received) => r.msg.task_id === t.value.taskId && r.msg.type === 'task.event' && r.msg.payload?.kind === 'progress' && r.msg.payload.stage === 'plan.holding';
+  const isReminder = (r: Received) =>
+    r.msg.task_id === t.value.taskId &&
+    r.msg.type === 'task.event' &&
+    r.msg.payload?.kind === 'progress' &&
+    r.msg.payload.stage === 'plan.holding';
   const w1 = timingWindow(requestTimeout, ctx.env.timeScale);
   const first = await peer.poll(isReminder, w1.latestMs + 200);
   // plan.submit was sent between our request and its arrival.
@@ -65,17 +71,39 @@ async function holdingScenario(ctx: CaseContext): Promise<{ first?: Observed; se
   let afterDecision: Outcome | null = null;
   if (!snap.ok) afterDecision = snap.outcome;
   else if (snap.value.msg.type !== 'task.snapshot' || snap.value.msg.payload.state !== 'awaiting_approval') {
-    afterDecision = fail('the late plan was decided or ended without the requester', 'awaiting_approval, plan holding', describeMessage(snap.value.msg));
+    afterDecision = fail(
+      'the late plan was decided or ended without the requester',
+      'awaiting_approval, plan holding',
+      describeMessage(snap.value.msg),
+    );
   } else {
     const planId = submit.value.msg.payload.plan?.plan_id;
     const planState = snap.value.msg.payload.plan?.state;
-    const d = await peer.post('plan.decision', { plan_id: planId, decision: 'approved', feedback: 'late but fine' }, { task_id: t.value.taskId });
+    const d = await peer.post(
+      'plan.decision',
+      { plan_id: planId, decision: 'approved', feedback: 'late but fine' },
+      { task_id: t.value.taskId },
+    );
     const reply = await peer.reply(d);
     const r = reply.ok ? await collectUntilResult(peer, t.value.taskId) : reply;
     afterDecision =
-      (planState !== 'holding' ? fail('the snapshot of a plan past request_timeout_ms does not show it holding', 'plan.state holding', show(snap.value.msg.payload.plan)) : null) ??
-      (!reply.ok ? reply.outcome : reply.value.msg.type !== 'task.snapshot' ? wrongReply('a decision for a holding plan', 'task.snapshot', reply.value.msg) : null) ??
-      (!r.ok ? r.outcome : r.value.result.msg.payload.status !== 'completed' ? fail('an approved holding plan did not run to completion', 'completed', describeMessage(r.value.result.msg)) : null);
+      (planState !== 'holding'
+        ? fail(
+            'the snapshot of a plan past request_timeout_ms does not show it holding',
+            'plan.state holding',
+            show(snap.value.msg.payload.plan),
+          )
+        : null) ??
+      (!reply.ok
+        ? reply.outcome
+        : reply.value.msg.type !== 'task.snapshot'
+          ? wrongReply('a decision for a holding plan', 'task.snapshot', reply.value.msg)
+          : null) ??
+      (!r.ok
+        ? r.outcome
+        : r.value.result.msg.payload.status !== 'completed'
+          ? fail('an approved holding plan did not run to completion', 'completed', describeMessage(r.value.result.msg))
+          : null);
   }
   return { first: firstAt, second: secondAt, heartbeat, afterDecision };
 }
@@ -101,8 +129,18 @@ export const planCases: Case[] = [
       return verdictOf(
         `plan ${plan?.plan_id} pending`,
         check(jsonEqual(draft, PLAN), 'the submitted plan is not the plan given to tap.test.plan', show(PLAN), show(draft)),
-        check(snap.msg.payload.state === 'awaiting_approval', 'the task is not awaiting_approval after plan.submit', 'awaiting_approval', show(snap.msg.payload.state)),
-        check(snap.msg.payload.plan?.plan_id === plan?.plan_id && snap.msg.payload.plan?.state === 'pending', 'the snapshot does not show the plan pending', `{ plan_id: ${plan?.plan_id}, state: pending }`, show(snap.msg.payload.plan)),
+        check(
+          snap.msg.payload.state === 'awaiting_approval',
+          'the task is not awaiting_approval after plan.submit',
+          'awaiting_approval',
+          show(snap.msg.payload.state),
+        ),
+        check(
+          snap.msg.payload.plan?.plan_id === plan?.plan_id && snap.msg.payload.plan?.state === 'pending',
+          'the snapshot does not show the plan pending',
+          `{ plan_id: ${plan?.plan_id}, state: pending }`,
+          show(snap.msg.payload.plan),
+        ),
       );
     }),
   }),
@@ -150,11 +188,39 @@ export const planCases: Case[] = [
       const snapAfter = need(await status(peer, taskId));
       return verdictOf(
         'approved and executed as approved',
-        check(reply.msg.payload.state === 'awaiting_approval' && reply.msg.payload.plan?.state === 'pending', 'the decision reply does not show the task before the decision', 'awaiting_approval, plan pending', show({ state: reply.msg.payload.state, plan: reply.msg.payload.plan })),
-        check(running >= 0 && (firstOut === -1 || running < firstOut), 'no state event running before the steps', 'state running, then the steps', r.stream.map((m) => describeMessage(m.msg)).join(', ')),
-        check(jsonEqual(outs, actions.map((action, step) => ({ step, action }))), 'the step outputs are not { step, action } for each approved step in order', show(actions.map((action, step) => ({ step, action }))), show(outs)),
-        check(jsonEqual(r.result.msg.payload.output, { executed: actions }), 'the result is not { executed: [actions] }', show({ executed: actions }), show(r.result.msg.payload.output)),
-        check(snapAfter.msg.payload?.plan?.state === 'completed', 'the plan of the completed task is not completed', 'plan.state completed', show(snapAfter.msg.payload?.plan)),
+        check(
+          reply.msg.payload.state === 'awaiting_approval' && reply.msg.payload.plan?.state === 'pending',
+          'the decision reply does not show the task before the decision',
+          'awaiting_approval, plan pending',
+          show({ state: reply.msg.payload.state, plan: reply.msg.payload.plan }),
+        ),
+        check(
+          running >= 0 && (firstOut === -1 || running < firstOut),
+          'no state event running before the steps',
+          'state running, then the steps',
+          r.stream.map((m) => describeMessage(m.msg)).join(', '),
+        ),
+        check(
+          jsonEqual(
+            outs,
+            actions.map((action, step) => ({ step, action })),
+          ),
+          'the step outputs are not { step, action } for each approved step in order',
+          show(actions.map((action, step) => ({ step, action }))),
+          show(outs),
+        ),
+        check(
+          jsonEqual(r.result.msg.payload.output, { executed: actions }),
+          'the result is not { executed: [actions] }',
+          show({ executed: actions }),
+          show(r.result.msg.payload.output),
+        ),
+        check(
+          snapAfter.msg.payload?.plan?.state === 'completed',
+          'the plan of the completed task is not completed',
+          'plan.state completed',
+          show(snapAfter.msg.payload?.plan),
+        ),
       );
     }),
   }),
@@ -175,8 +241,18 @@ export const planCases: Case[] = [
       const snap = need(await status(peer, taskId));
       return verdictOf(
         'failed PLAN_REJECTED',
-        check(r.result.msg.payload.status === 'failed' && r.result.msg.payload.error?.code === 'PLAN_REJECTED', 'a rejected plan did not end the task failed PLAN_REJECTED', 'failed PLAN_REJECTED', describeMessage(r.result.msg)),
-        check(snap.msg.payload?.plan?.state === 'rejected', 'the snapshot does not show the plan rejected', 'plan.state rejected', show(snap.msg.payload?.plan)),
+        check(
+          r.result.msg.payload.status === 'failed' && r.result.msg.payload.error?.code === 'PLAN_REJECTED',
+          'a rejected plan did not end the task failed PLAN_REJECTED',
+          'failed PLAN_REJECTED',
+          describeMessage(r.result.msg),
+        ),
+        check(
+          snap.msg.payload?.plan?.state === 'rejected',
+          'the snapshot does not show the plan rejected',
+          'plan.state rejected',
+          show(snap.msg.payload?.plan),
+        ),
       );
     }),
   }),
@@ -194,8 +270,17 @@ export const planCases: Case[] = [
       const first = submit.msg.payload.plan;
       const reply = await decide(peer, taskId, first?.plan_id, 'needs_revision', 'lower the risk, please');
       if (reply.msg.type !== 'task.snapshot') return wrongReply('plan.decision needs_revision', 'task.snapshot', reply.msg);
-      const rev = need(await waitStream(peer, taskId, (m) => m.type === 'plan.submit' && m.payload?.plan?.plan_id !== first?.plan_id, 'the revised plan.submit'));
-      const between = peer.received.filter((m) => m.msg.task_id === taskId && m.index > submit.index && m.index < rev.index && m.msg.payload?.kind === 'state');
+      const rev = need(
+        await waitStream(
+          peer,
+          taskId,
+          (m) => m.type === 'plan.submit' && m.payload?.plan?.plan_id !== first?.plan_id,
+          'the revised plan.submit',
+        ),
+      );
+      const between = peer.received.filter(
+        (m) => m.msg.task_id === taskId && m.index > submit.index && m.index < rev.index && m.msg.payload?.kind === 'state',
+      );
       const p = rev.msg.payload;
       const changed = CHANGEABLE.filter((k) => !jsonEqual(p.plan?.[k], first?.[k]));
       const old = await decide(peer, taskId, first?.plan_id, 'approved');
@@ -203,10 +288,25 @@ export const planCases: Case[] = [
       need(await collectUntilResult(peer, taskId));
       return verdictOf(
         `revised: ${changed.join(', ')} changed`,
-        check(p.revision_of === first?.plan_id, 'the revision does not name the plan it revises', `revision_of ${first?.plan_id}`, show(p.revision_of)),
-        check(typeof p.feedback === 'string' && p.feedback.length > 0, 'the revision does not state the feedback it addresses', 'feedback', show(p.feedback)),
+        check(
+          p.revision_of === first?.plan_id,
+          'the revision does not name the plan it revises',
+          `revision_of ${first?.plan_id}`,
+          show(p.revision_of),
+        ),
+        check(
+          typeof p.feedback === 'string' && p.feedback.length > 0,
+          'the revision does not state the feedback it addresses',
+          'feedback',
+          show(p.feedback),
+        ),
         check(changed.length > 0, 'the revised plan is unchanged', `a change in one of ${CHANGEABLE.join(', ')}`, 'no change'),
-        check(between.length === 0, 'a state event came between the plan and its revision; the task stays awaiting_approval', 'no state event', between.map((m) => describeMessage(m.msg)).join(', ')),
+        check(
+          between.length === 0,
+          'a state event came between the plan and its revision; the task stays awaiting_approval',
+          'no state event',
+          between.map((m) => describeMessage(m.msg)).join(', '),
+        ),
         checkError(old.msg, { code: 'PROTOCOL_VIOLATION' }, 'a decision for the superseded plan'),
         check(ok.msg.type === 'task.snapshot', 'the decision for the revised plan was refused', 'task.snapshot', describeMessage(ok.msg)),
       );
@@ -268,9 +368,19 @@ export const planCases: Case[] = [
       const snap = need(await status(peer, taskId));
       return verdictOf(
         'cancelled, plan withdrawn',
-        check(reply.msg.type === 'task.snapshot' && reply.msg.payload.state === 'awaiting_approval', 'the cancel reply does not show the task awaiting approval', 'task.snapshot awaiting_approval', describeMessage(reply.msg)),
+        check(
+          reply.msg.type === 'task.snapshot' && reply.msg.payload.state === 'awaiting_approval',
+          'the cancel reply does not show the task awaiting approval',
+          'task.snapshot awaiting_approval',
+          describeMessage(reply.msg),
+        ),
         check(r.result.msg.payload.status === 'cancelled', 'the task did not end cancelled', 'cancelled', describeMessage(r.result.msg)),
-        check(snap.msg.payload?.plan?.state === 'withdrawn', 'the plan of a task that ended while it was pending is not withdrawn', 'plan.state withdrawn', show(snap.msg.payload?.plan)),
+        check(
+          snap.msg.payload?.plan?.state === 'withdrawn',
+          'the plan of a task that ended while it was pending is not withdrawn',
+          'plan.state withdrawn',
+          show(snap.msg.payload?.plan),
+        ),
       );
     }),
   }),
@@ -290,9 +400,19 @@ export const planCases: Case[] = [
       const outs = outputsOf(r.stream).length;
       return verdictOf(
         'timed out, withdrawn, nothing executed',
-        check(r.result.msg.payload.status === 'timed_out', 'the task did not end timed_out at its deadline', 'timed_out', describeMessage(r.result.msg)),
+        check(
+          r.result.msg.payload.status === 'timed_out',
+          'the task did not end timed_out at its deadline',
+          'timed_out',
+          describeMessage(r.result.msg),
+        ),
         check(outs === 0, 'steps ran without approval', 'no step output', `${outs}`),
-        check(snap.msg.payload?.plan?.state === 'withdrawn', 'the pending plan of the timed-out task is not withdrawn', 'plan.state withdrawn', show(snap.msg.payload?.plan)),
+        check(
+          snap.msg.payload?.plan?.state === 'withdrawn',
+          'the pending plan of the timed-out task is not withdrawn',
+          'plan.state withdrawn',
+          show(snap.msg.payload?.plan),
+        ),
       );
     }),
   }),
@@ -311,16 +431,32 @@ export const planCases: Case[] = [
       const submit = need(await waitStream(peer, t.taskId, (m) => m.type === 'plan.submit', 'plan.submit'));
       const wait = Math.max(0, deadline - Date.now() - 15);
       await new Promise((r) => setTimeout(r, wait));
-      const d = await peer.post('plan.decision', { plan_id: submit.msg.payload.plan?.plan_id, decision: 'approved', feedback: 'just in time' }, { task_id: t.taskId });
+      const d = await peer.post(
+        'plan.decision',
+        { plan_id: submit.msg.payload.plan?.plan_id, decision: 'approved', feedback: 'just in time' },
+        { task_id: t.taskId },
+      );
       const reply = need(await peer.reply(d));
       const r = need(await collectUntilResult(peer, t.taskId, ctx.scaled(5000)));
       const late = outputsOf(r.stream).filter((m) => Date.parse(m.timestamp) > deadline);
       const status = r.result.msg.payload.status;
       return verdictOf(
         `${reply.msg.type === 'error' ? reply.msg.payload.code : 'approved'}; ended ${status}`,
-        reply.msg.type === 'error' ? checkError(reply.msg, { code: 'TASK_TERMINAL' }, 'a decision after the deadline ended the task') : null,
-        check(['completed', 'timed_out'].includes(status), `the task ended ${status}`, 'completed or timed_out', describeMessage(r.result.msg)),
-        check(late.length === 0, `${late.length} steps started after the effective deadline ${t.accepted.msg.payload.deadline} (by the agent's own timestamps)`, 'no step after the deadline', late.map((m) => m.timestamp).join(', ')),
+        reply.msg.type === 'error'
+          ? checkError(reply.msg, { code: 'TASK_TERMINAL' }, 'a decision after the deadline ended the task')
+          : null,
+        check(
+          ['completed', 'timed_out'].includes(status),
+          `the task ended ${status}`,
+          'completed or timed_out',
+          describeMessage(r.result.msg),
+        ),
+        check(
+          late.length === 0,
+          `${late.length} steps started after the effective deadline ${t.accepted.msg.payload.deadline} (by the agent's own timestamps)`,
+          'no step after the deadline',
+          late.map((m) => m.timestamp).join(', '),
+        ),
       );
     }),
   }),
@@ -402,7 +538,10 @@ export const planCases: Case[] = [
       const mark = peer.mark();
       await decide(peer, taskId, submit.msg.payload.plan?.plan_id, 'rejected', 'no');
       need(await collectUntilResult(peer, taskId));
-      return verdictOf('not resubmitted', await expectNothing(peer, mark, (m) => m.msg.type === 'plan.submit', 'a rejected plan must not come back'));
+      return verdictOf(
+        'not resubmitted',
+        await expectNothing(peer, mark, (m) => m.msg.type === 'plan.submit', 'a rejected plan must not come back'),
+      );
     }),
   }),
 ];

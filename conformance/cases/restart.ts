@@ -59,10 +59,30 @@ export const restartCases: Case[] = [
       const probe = need(await runTask(after, 'tap.test.counter', { key: r.counter.key }));
       return verdictOf(
         'both tasks known; the counter ran once',
-        check(counterSnap.msg.type === 'task.snapshot' && counterSnap.msg.payload.state === 'completed', 'the completed task is unknown after the restart', 'task.snapshot completed', describeMessage(counterSnap.msg)),
-        check(sleeperSnap.msg.type === 'task.snapshot', 'the unfinished task is unknown after the restart', 'task.snapshot', describeMessage(sleeperSnap.msg)),
-        check(retried.msg.type === 'task.snapshot' && retried.msg.task_id === r.counter.taskId, 'the idempotency record did not survive the restart', `task.snapshot of ${r.counter.taskId}`, describeMessage(retried.msg)),
-        check(probe.result.msg.payload.output?.count === 2, 'the counter effect was lost or repeated across the restart', 'count 2', show(probe.result.msg.payload.output)),
+        check(
+          counterSnap.msg.type === 'task.snapshot' && counterSnap.msg.payload.state === 'completed',
+          'the completed task is unknown after the restart',
+          'task.snapshot completed',
+          describeMessage(counterSnap.msg),
+        ),
+        check(
+          sleeperSnap.msg.type === 'task.snapshot',
+          'the unfinished task is unknown after the restart',
+          'task.snapshot',
+          describeMessage(sleeperSnap.msg),
+        ),
+        check(
+          retried.msg.type === 'task.snapshot' && retried.msg.task_id === r.counter.taskId,
+          'the idempotency record did not survive the restart',
+          `task.snapshot of ${r.counter.taskId}`,
+          describeMessage(retried.msg),
+        ),
+        check(
+          probe.result.msg.payload.output?.count === 2,
+          'the counter effect was lost or repeated across the restart',
+          'count 2',
+          show(probe.result.msg.payload.output),
+        ),
       );
     }),
   }),
@@ -79,18 +99,25 @@ export const restartCases: Case[] = [
       const r = await crashScenario(ctx);
       if ('verdict' in r) return r;
       const snap = r.sleeperSnap.msg;
-      if (snap.type !== 'task.snapshot') return fail('the unfinished task is unknown after the restart', 'task.snapshot', describeMessage(snap));
+      if (snap.type !== 'task.snapshot')
+        return fail('the unfinished task is unknown after the restart', 'task.snapshot', describeMessage(snap));
       const res = snap.payload.result;
       if (res) {
         return verdictOf(
           'ended indeterminate',
-          check(res.status === 'failed' && res.error?.retryable === false && res.error?.details?.indeterminate === true, 'a task cut short by the crash did not end failed, retryable false, indeterminate', 'failed, retryable false, details.indeterminate true', JSON.stringify(res)),
+          check(
+            res.status === 'failed' && res.error?.retryable === false && res.error?.details?.indeterminate === true,
+            'a task cut short by the crash did not end failed, retryable false, indeterminate',
+            'failed, retryable false, details.indeterminate true',
+            JSON.stringify(res),
+          ),
         );
       }
       // The stream belongs to the session that died (resume#attachment): follow the task by status.
       const cancel = await r.after.post('task.cancel', {}, { task_id: r.sleeper });
       const c = need(await r.after.reply(cancel));
-      if (c.msg.type !== 'task.snapshot') return fail(`a cancel of the resumed task got ${describeMessage(c.msg)}`, 'task.snapshot', describeMessage(c.msg));
+      if (c.msg.type !== 'task.snapshot')
+        return fail(`a cancel of the resumed task got ${describeMessage(c.msg)}`, 'task.snapshot', describeMessage(c.msg));
       const until = Date.now() + ctx.scaled(10_000);
       let last: Received | undefined;
       while (Date.now() < until) {
@@ -100,7 +127,12 @@ export const restartCases: Case[] = [
       }
       return verdictOf(
         `resumed in state ${snap.payload.state}, then cancelled`,
-        check(last?.msg.payload?.result?.status === 'cancelled', 'the resumed task did not end cancelled after a cancel', 'result cancelled', describeMessage(last?.msg)),
+        check(
+          last?.msg.payload?.result?.status === 'cancelled',
+          'the resumed task did not end cancelled after a cancel',
+          'result cancelled',
+          describeMessage(last?.msg),
+        ),
       );
     }),
   }),

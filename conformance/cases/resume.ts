@@ -25,10 +25,17 @@ function replaysSince(peer: Peer, taskId: string, mark: number): Received[] {
 function checkReplay(peer: Peer, taskId: string, replays: Received[], from: number, to: number): ReturnType<typeof check> {
   const seqs = replays.map((r) => r.msg.sequence!);
   const want = Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
-  if (seqs.join(',') !== want.join(',')) return fail(`task.resume replayed sequences [${seqs.join(', ')}], not ${from}..${to} in order`, `[${want.join(', ')}]`, `[${seqs.join(', ')}]`);
+  if (seqs.join(',') !== want.join(','))
+    return fail(
+      `task.resume replayed sequences [${seqs.join(', ')}], not ${from}..${to} in order`,
+      `[${want.join(', ')}]`,
+      `[${seqs.join(', ')}]`,
+    );
   const originals = new Map(streamOf(peer, taskId).map((r) => [r.msg.sequence!, r.text]));
   const changed = replays.find((r) => originals.get(r.msg.sequence!) !== r.text);
-  return changed ? fail(`the replay of sequence ${changed.msg.sequence} is not byte-identical to the original`, 'the original bytes', changed.text) : null;
+  return changed
+    ? fail(`the replay of sequence ${changed.msg.sequence} is not byte-identical to the original`, 'the original bytes', changed.text)
+    : null;
 }
 
 /** Opens a second connection of the same session: handshake.init with resume. */
@@ -56,7 +63,12 @@ export const resumeCases: Case[] = [
       const last = r.result.msg.sequence!;
       const { snapshot, mark } = await resume(peer, t.taskId, 2);
       if (snapshot.msg.type !== 'task.snapshot') return wrongReply('task.resume', 'task.snapshot', snapshot.msg);
-      need(await peer.waitFor((m) => m.index >= mark && m.msg.task_id === t.taskId && m.msg.sequence === last, `the replay up to sequence ${last}`));
+      need(
+        await peer.waitFor(
+          (m) => m.index >= mark && m.msg.task_id === t.taskId && m.msg.sequence === last,
+          `the replay up to sequence ${last}`,
+        ),
+      );
       await peer.barrier();
       return verdictOf(`replayed 3..${last}`, checkReplay(peer, t.taskId, replaysSince(peer, t.taskId, mark), 3, last));
     }),
@@ -97,7 +109,12 @@ export const resumeCases: Case[] = [
       const { mark: mark2 } = await resume(peer, t.taskId, r.result.msg.sequence! + 10);
       return verdictOf(
         'nothing replayed',
-        await expectNothing(peer, Math.min(mark, mark2), (m) => m.msg.task_id === t.taskId && m.msg.sequence !== undefined, 'a resume at or past the last sequence replays nothing'),
+        await expectNothing(
+          peer,
+          Math.min(mark, mark2),
+          (m) => m.msg.task_id === t.taskId && m.msg.sequence !== undefined,
+          'a resume at or past the last sequence replays nothing',
+        ),
       );
     }),
   }),
@@ -126,8 +143,18 @@ export const resumeCases: Case[] = [
       const wantLive = Array.from({ length: r.result.msg.sequence! - at }, (_, i) => at + 1 + i);
       return verdictOf(
         `replayed 2..${at}, then live ${at + 1}..${r.result.msg.sequence}`,
-        check(replayed.join(',') === wantReplay.join(','), 'the replay did not come first and in order', `[${wantReplay.join(', ')}] first`, `[${seqs.join(', ')}]`),
-        check(live.join(',') === wantLive.join(','), 'the live stream after the replay has gaps, repeats or disorder', `[${wantLive.join(', ')}]`, `[${live.join(', ')}]`),
+        check(
+          replayed.join(',') === wantReplay.join(','),
+          'the replay did not come first and in order',
+          `[${wantReplay.join(', ')}] first`,
+          `[${seqs.join(', ')}]`,
+        ),
+        check(
+          live.join(',') === wantLive.join(','),
+          'the live stream after the replay has gaps, repeats or disorder',
+          `[${wantLive.join(', ')}]`,
+          `[${live.join(', ')}]`,
+        ),
       );
     }),
   }),
@@ -156,19 +183,47 @@ export const resumeCases: Case[] = [
     run: attempt(async (ctx) => {
       const { peer, hs } = need(await ctx.sessionWith());
       const keep = hs.ack.msg.payload.max_retained_messages as number;
-      if (!(keep <= 5000)) return skipped(`max_retained_messages is ${keep}; a stream longer than that is too long to send in a conformance run`);
+      if (!(keep <= 5000))
+        return skipped(`max_retained_messages is ${keep}; a stream longer than that is too long to send in a conformance run`);
       const count = keep + 5;
       const t = need(await startTask(peer, 'tap.test.stream', { count }));
       const r = need(await collectUntilResult(peer, t.taskId, ctx.scaled(30_000)));
       const last = r.result.msg.sequence!;
       const { snapshot, mark } = await resume(peer, t.taskId, 0);
-      require(checkError(snapshot.msg, { code: 'RESUME_UNAVAILABLE', taskId: t.taskId }, `task.resume from 0 of a ${last}-message stream with ${keep} retained`));
+      require(
+        checkError(
+          snapshot.msg,
+          { code: 'RESUME_UNAVAILABLE', taskId: t.taskId },
+          `task.resume from 0 of a ${last}-message stream with ${keep} retained`,
+        ),
+      );
       const earliest = snapshot.msg.payload.details?.earliest_sequence;
-      require(check(Number.isInteger(earliest) && earliest > 1 && earliest <= last - keep + 1, 'details.earliest_sequence does not name the first retained sequence', `an integer ≤ ${last - keep + 1}`, show(earliest)));
-      require(await expectNothing(peer, mark, (m) => m.msg.task_id === t.taskId && m.msg.sequence !== undefined, 'RESUME_UNAVAILABLE replays nothing'));
+      require(
+        check(
+          Number.isInteger(earliest) && earliest > 1 && earliest <= last - keep + 1,
+          'details.earliest_sequence does not name the first retained sequence',
+          `an integer ≤ ${last - keep + 1}`,
+          show(earliest),
+        ),
+      );
+      require(
+        await expectNothing(
+          peer,
+          mark,
+          (m) => m.msg.task_id === t.taskId && m.msg.sequence !== undefined,
+          'RESUME_UNAVAILABLE replays nothing',
+        ),
+      );
       const again = await resume(peer, t.taskId, earliest - 1);
-      if (again.snapshot.msg.type !== 'task.snapshot') return wrongReply(`task.resume from earliest_sequence - 1 (${earliest - 1})`, 'task.snapshot', again.snapshot.msg);
-      need(await peer.waitFor((m) => m.index >= again.mark && m.msg.task_id === t.taskId && m.msg.sequence === last, 'the replay of the retained messages', ctx.scaled(20_000)));
+      if (again.snapshot.msg.type !== 'task.snapshot')
+        return wrongReply(`task.resume from earliest_sequence - 1 (${earliest - 1})`, 'task.snapshot', again.snapshot.msg);
+      need(
+        await peer.waitFor(
+          (m) => m.index >= again.mark && m.msg.task_id === t.taskId && m.msg.sequence === last,
+          'the replay of the retained messages',
+          ctx.scaled(20_000),
+        ),
+      );
       return pass(`RESUME_UNAVAILABLE (earliest ${earliest}); the retained ${last - earliest + 1} replayed`);
     }),
   }),
@@ -191,13 +246,25 @@ export const resumeCases: Case[] = [
       const token = old.state.resumeToken;
       const { peer, ack } = await reconnect(ctx, old, [{ task_id: t.taskId, last_sequence: seen }]);
       const p = ack.msg.payload;
-      require(check(p.resumed === true && p.session_id === sessionId && p.resume_token === token, 'the resume was not granted with the same session_id and resume_token', `resumed true, session ${sessionId}`, `resumed ${p.resumed}, session ${p.session_id}`));
+      require(
+        check(
+          p.resumed === true && p.session_id === sessionId && p.resume_token === token,
+          'the resume was not granted with the same session_id and resume_token',
+          `resumed true, session ${sessionId}`,
+          `resumed ${p.resumed}, session ${p.session_id}`,
+        ),
+      );
       const r = need(await collectUntilResult(peer, t.taskId, ctx.scaled(15_000)));
       const seqs = streamOf(peer, t.taskId).map((m) => m.msg.sequence);
       const want = Array.from({ length: r.result.msg.sequence! }, (_, i) => i + 1);
       return verdictOf(
         `resumed after sequence ${seen}; stream complete`,
-        check(seqs.join(',') === want.join(','), 'the stream seen across both connections has gaps or disorder', `1..${r.result.msg.sequence}`, seqs.join(',')),
+        check(
+          seqs.join(',') === want.join(','),
+          'the stream seen across both connections has gaps or disorder',
+          `1..${r.result.msg.sequence}`,
+          seqs.join(','),
+        ),
       );
     }),
   }),
@@ -212,9 +279,13 @@ export const resumeCases: Case[] = [
     run: attempt(async (ctx) => {
       const old = need(await ctx.session());
       const { ack } = await reconnect(ctx, old, []);
-      if (ack.msg.payload.resumed !== true) return fail('a resume with the right token over a still-open session was declined', 'resumed: true', show(ack.msg.payload.resumed));
+      if (ack.msg.payload.resumed !== true)
+        return fail('a resume with the right token over a still-open session was declined', 'resumed: true', show(ack.msg.payload.resumed));
       const closed = await old.waitClosed(ctx.scaled(5000));
-      return verdictOf('the old connection closed', check(closed, 'the previous connection stayed open after the resume', 'closed', 'open after 5 s'));
+      return verdictOf(
+        'the old connection closed',
+        check(closed, 'the previous connection stayed open after the resume', 'closed', 'open after 5 s'),
+      );
     }),
   }),
   defineCase({
@@ -226,12 +297,25 @@ export const resumeCases: Case[] = [
     requirements: ['TAP-RES-012'],
     run: attempt(async (ctx) => {
       const peer = need(await ctx.connect());
-      const fake = need(await handshake(peer, { resume: { session_id: 'AAAAAAAAAAAAAAAAAAAAAAAA', resume_token: 'not-the-token-0000', tasks: [{ task_id: 'nothing-here', last_sequence: 0 }] } }));
+      const fake = need(
+        await handshake(peer, {
+          resume: {
+            session_id: 'AAAAAAAAAAAAAAAAAAAAAAAA',
+            resume_token: 'not-the-token-0000',
+            tasks: [{ task_id: 'nothing-here', last_sequence: 0 }],
+          },
+        }),
+      );
       const p = fake.ack.msg.payload;
       return verdictOf(
         'declined with a fresh session',
         check(p.resumed === false, 'a resume of a session that does not exist was granted', 'resumed false', show(p.resumed)),
-        check(p.session_id !== 'AAAAAAAAAAAAAAAAAAAAAAAA', 'the declined resume reused the named session_id', 'a new session_id', p.session_id),
+        check(
+          p.session_id !== 'AAAAAAAAAAAAAAAAAAAAAAAA',
+          'the declined resume reused the named session_id',
+          'a new session_id',
+          p.session_id,
+        ),
       );
     }),
   }),
@@ -247,13 +331,23 @@ export const resumeCases: Case[] = [
       const old = need(await ctx.session());
       const wrong = await reconnect(ctx, old, [], 'wrong-token-0123456789');
       const ghost = need(await ctx.connect());
-      const g = need(await handshake(ghost, { resume: { session_id: 'BBBBBBBBBBBBBBBBBBBBBBBB', resume_token: 'wrong-token-0123456789', tasks: [] } }));
+      const g = need(
+        await handshake(ghost, { resume: { session_id: 'BBBBBBBBBBBBBBBBBBBBBBBB', resume_token: 'wrong-token-0123456789', tasks: [] } }),
+      );
       const a = wrong.ack.msg.payload;
       const b = g.ack.msg.payload;
       const shape = (p: Record<string, unknown>) => JSON.stringify(Object.keys(p).sort()) + String(p.resumed);
       require(check(a.resumed === false, 'a resume with a wrong token was granted', 'resumed false', show(a.resumed)));
-      require(await (async () => (old.closed ? fail('a declined resume closed the session\'s existing connection', 'the old connection untouched', 'closed') : null))());
-      return verdictOf('indistinguishable', check(shape(a) === shape(b), 'the declined acks differ in shape between an existing and a missing session', shape(b), shape(a)));
+      require(
+        await (async () =>
+          old.closed
+            ? fail("a declined resume closed the session's existing connection", 'the old connection untouched', 'closed')
+            : null)(),
+      );
+      return verdictOf(
+        'indistinguishable',
+        check(shape(a) === shape(b), 'the declined acks differ in shape between an existing and a missing session', shape(b), shape(a)),
+      );
     }),
   }),
   defineCase({
@@ -268,7 +362,9 @@ export const resumeCases: Case[] = [
       const old = need(await ctx.session());
       const { peer, ack } = await reconnect(ctx, old, [{ task_id: 'never-created', last_sequence: 0 }]);
       if (ack.msg.payload.resumed !== true) return fail('the resume was declined', 'resumed: true', show(ack.msg.payload.resumed));
-      const e = need(await peer.waitFor((m) => m.msg.type === 'error' && m.msg.task_id === 'never-created', 'UNKNOWN_TASK for the listed task'));
+      const e = need(
+        await peer.waitFor((m) => m.msg.type === 'error' && m.msg.task_id === 'never-created', 'UNKNOWN_TASK for the listed task'),
+      );
       return verdictOf('UNKNOWN_TASK', checkError(e.msg, { code: 'UNKNOWN_TASK' }, 'a listed task that does not exist'));
     }),
   }),
@@ -295,8 +391,18 @@ export const resumeCases: Case[] = [
       const r = need(await collectUntilResult(peer, probe.taskId));
       return verdictOf(
         'the duplicate had no second effect',
-        check(again.text === first.text, 'the reply to the repeated request is not the original, byte for byte', first.text.slice(0, 200), again.text.slice(0, 200)),
-        check(r.result.msg.payload.output?.count === 2, 'the counter shows the repeated request ran again', 'count 2 (two distinct requests)', show(r.result.msg.payload.output)),
+        check(
+          again.text === first.text,
+          'the reply to the repeated request is not the original, byte for byte',
+          first.text.slice(0, 200),
+          again.text.slice(0, 200),
+        ),
+        check(
+          r.result.msg.payload.output?.count === 2,
+          'the counter shows the repeated request ran again',
+          'count 2 (two distinct requests)',
+          show(r.result.msg.payload.output),
+        ),
       );
     }),
   }),
@@ -305,7 +411,8 @@ export const resumeCases: Case[] = [
 resumeCases.push(
   defineCase({
     id: 'resume.attachment.same-principal',
-    title: "A task's live stream goes only to the session that created it; a task.resume from another session of the same principal gets PROTOCOL_VIOLATION",
+    title:
+      "A task's live stream goes only to the session that created it; a task.resume from another session of the same principal gets PROTOCOL_VIOLATION",
     level: 'MUST',
     profile: P,
     spec: 'resume#attachment',

@@ -4,7 +4,17 @@ import type { CaseContext } from '../context.ts';
 import type { Peer, Received } from '../peer.ts';
 import type { Wire } from '../session-state.ts';
 import { describeMessage, startTask, waitStream } from '../steps.ts';
-import { between, fail, judgeOccurrence, judgePunctuality, pass, timingWindow, unimplemented, type Observed, type Outcome } from '../verdict.ts';
+import {
+  between,
+  fail,
+  judgeOccurrence,
+  judgePunctuality,
+  pass,
+  timingWindow,
+  unimplemented,
+  type Observed,
+  type Outcome,
+} from '../verdict.ts';
 import { attempt, check, checkError, need, runTask, show, verdictOf } from './kit.ts';
 import { PLAN } from './plans.ts';
 
@@ -15,7 +25,8 @@ const SLEEP = { capabilities: ['tap.test.sleep'] };
 async function requestShutdown(peer: Peer, graceMs: number): Promise<{ sent: Wire; response: Received } | Outcome> {
   const sent = await peer.post('shutdown.request', { reason: 'conformance test', grace_ms: graceMs });
   const response = need(await peer.reply(sent));
-  if (response.msg.type !== 'shutdown.response') return fail(`shutdown.request was answered ${describeMessage(response.msg)}`, 'shutdown.response', describeMessage(response.msg));
+  if (response.msg.type !== 'shutdown.response')
+    return fail(`shutdown.request was answered ${describeMessage(response.msg)}`, 'shutdown.response', describeMessage(response.msg));
   if (response.msg.payload.approve !== true) {
     return unimplemented(`the agent declined the shutdown (${show(response.msg.payload.reason)}), which it may do`);
   }
@@ -31,23 +42,48 @@ export function checkSequence(peer: Peer, taskIds: string[], farewell: Received)
     const stream = peer.received.filter((r) => !r.resent && r.msg.task_id === id && r.msg.sequence !== undefined);
     const result = stream.find((r) => r.msg.type === 'task.result');
     if (!result) return fail(`task ${id} got no task.result before the session ended`, 'a result for every task', 'none');
-    if (result.index > farewell.index) return fail(`the result of ${id} came after session.farewell`, 'every result before the farewell', 'after');
+    if (result.index > farewell.index)
+      return fail(`the result of ${id} came after session.farewell`, 'every result before the farewell', 'after');
     const handoff = stream.find((r) => r.msg.type === 'task.handoff');
     const p = result.msg.payload;
     if (handoff) {
       const h = handoff.msg.payload;
-      const shaped = h && typeof h.checkpoint === 'object' && Array.isArray(h.completed_steps) && Array.isArray(h.remaining_steps) && typeof h.resume_hint === 'string';
-      if (!shaped) return fail(`the hand-off of ${id} lacks checkpoint, completed_steps, remaining_steps or resume_hint`, 'a complete task.handoff', show(h));
-      if (handoff.index > result.index) return fail(`the hand-off of ${id} came after its result`, 'task.handoff, then the result', 'result first');
+      const shaped =
+        h &&
+        typeof h.checkpoint === 'object' &&
+        Array.isArray(h.completed_steps) &&
+        Array.isArray(h.remaining_steps) &&
+        typeof h.resume_hint === 'string';
+      if (!shaped)
+        return fail(
+          `the hand-off of ${id} lacks checkpoint, completed_steps, remaining_steps or resume_hint`,
+          'a complete task.handoff',
+          show(h),
+        );
+      if (handoff.index > result.index)
+        return fail(`the hand-off of ${id} came after its result`, 'task.handoff, then the result', 'result first');
       if (p.status !== 'cancelled' || p.error?.code !== 'SHUTTING_DOWN' || p.error?.retryable !== true) {
-        return fail(`after its hand-off, ${id} did not end cancelled with a retryable SHUTTING_DOWN`, 'task.result cancelled, error SHUTTING_DOWN (retryable)', describeMessage(result.msg));
+        return fail(
+          `after its hand-off, ${id} did not end cancelled with a retryable SHUTTING_DOWN`,
+          'task.result cancelled, error SHUTTING_DOWN (retryable)',
+          describeMessage(result.msg),
+        );
       }
     } else if (p.status === 'cancelled' && p.error?.code === 'SHUTTING_DOWN') {
-      return fail(`${id} ended by the shutdown without a task.handoff`, 'task.handoff before the SHUTTING_DOWN result', describeMessage(result.msg));
+      return fail(
+        `${id} ended by the shutdown without a task.handoff`,
+        'task.handoff before the SHUTTING_DOWN result',
+        describeMessage(result.msg),
+      );
     }
   }
   const after = peer.received.find((r) => r.index > farewell.index && r.conn === farewell.conn && !r.resent);
-  if (after) return fail(`the agent sent ${describeMessage(after.msg)} after its session.farewell`, 'nothing after the farewell', describeMessage(after.msg));
+  if (after)
+    return fail(
+      `the agent sent ${describeMessage(after.msg)} after its session.farewell`,
+      'nothing after the farewell',
+      describeMessage(after.msg),
+    );
   return null;
 }
 
@@ -95,7 +131,12 @@ export const shutdownCases: Case[] = [
       return verdictOf(
         'handed off, cancelled, farewell, closed',
         checkSequence(peer, [t.taskId], farewell),
-        check(peer.received.some((m) => m.msg.type === 'task.handoff' && m.msg.task_id === t.taskId), 'the unfinished task got no task.handoff', 'task.handoff', 'none'),
+        check(
+          peer.received.some((m) => m.msg.type === 'task.handoff' && m.msg.task_id === t.taskId),
+          'the unfinished task got no task.handoff',
+          'task.handoff',
+          'none',
+        ),
         check(closed, 'the transport stayed open after the farewell', 'closed', 'open'),
       );
     }),
@@ -134,14 +175,20 @@ export const shutdownCases: Case[] = [
       const st = await peer.post('task.status', {}, { task_id: t.taskId });
       const ping = await peer.post('ping', {});
       const resp = need(await peer.reply(stop));
-      if (resp.msg.type === 'shutdown.response' && resp.msg.payload.approve !== true) return unimplemented('the agent declined the shutdown, which it may do');
+      if (resp.msg.type === 'shutdown.response' && resp.msg.payload.approve !== true)
+        return unimplemented('the agent declined the shutdown, which it may do');
       const rr = need(await peer.reply(req));
       const sr = need(await peer.reply(st));
       const pr = need(await peer.reply(ping));
       return verdictOf(
         'new work refused; status and ping answered',
         checkError(rr.msg, { code: 'SHUTTING_DOWN', replyTo: req.message_id }, 'a task.request during shutdown'),
-        check(sr.msg.type === 'task.snapshot', 'task.status during shutdown was not answered with a snapshot', 'task.snapshot', describeMessage(sr.msg)),
+        check(
+          sr.msg.type === 'task.snapshot',
+          'task.status during shutdown was not answered with a snapshot',
+          'task.snapshot',
+          describeMessage(sr.msg),
+        ),
         check(pr.msg.type === 'pong', 'ping during shutdown was not answered', 'pong', describeMessage(pr.msg)),
       );
     }),
@@ -159,12 +206,20 @@ export const shutdownCases: Case[] = [
       const t = need(await startTask(peer, 'tap.test.plan', { plan: PLAN }));
       const submit = need(await waitStream(peer, t.taskId, (m) => m.type === 'plan.submit', 'plan.submit'));
       const stop = await peer.post('shutdown.request', { reason: 'conformance test', grace_ms: 3000 });
-      const d = await peer.post('plan.decision', { plan_id: submit.msg.payload.plan?.plan_id, decision: 'approved', feedback: 'go' }, { task_id: t.taskId });
+      const d = await peer.post(
+        'plan.decision',
+        { plan_id: submit.msg.payload.plan?.plan_id, decision: 'approved', feedback: 'go' },
+        { task_id: t.taskId },
+      );
       const resp = need(await peer.reply(stop));
-      if (resp.msg.type === 'shutdown.response' && resp.msg.payload.approve !== true) return unimplemented('the agent declined the shutdown, which it may do');
+      if (resp.msg.type === 'shutdown.response' && resp.msg.payload.approve !== true)
+        return unimplemented('the agent declined the shutdown, which it may do');
       const dr = need(await peer.reply(d));
       // Task checks come first: if the shutdown already ended the task, TASK_TERMINAL is right.
-      return verdictOf('refused', checkError(dr.msg, { code: ['SHUTTING_DOWN', 'TASK_TERMINAL'], replyTo: d.message_id }, 'a plan.decision during shutdown'));
+      return verdictOf(
+        'refused',
+        checkError(dr.msg, { code: ['SHUTTING_DOWN', 'TASK_TERMINAL'], replyTo: d.message_id }, 'a plan.decision during shutdown'),
+      );
     }),
   }),
   defineCase({
@@ -180,11 +235,24 @@ export const shutdownCases: Case[] = [
       const key = `sd-${peer.ids.task('k')}`;
       const t = need(await startTask(peer, 'tap.test.sleep', { ms: 600_000 }, { idempotencyKey: key }));
       const stop = await peer.post('shutdown.request', { reason: 'conformance test', grace_ms: 3000 });
-      const again = await peer.post('task.request', { capability: 'tap.test.sleep', input: { ms: 600_000 } }, { task_id: t.taskId, idempotency_key: key });
+      const again = await peer.post(
+        'task.request',
+        { capability: 'tap.test.sleep', input: { ms: 600_000 } },
+        { task_id: t.taskId, idempotency_key: key },
+      );
       const resp = need(await peer.reply(stop));
-      if (resp.msg.type === 'shutdown.response' && resp.msg.payload.approve !== true) return unimplemented('the agent declined the shutdown, which it may do');
+      if (resp.msg.type === 'shutdown.response' && resp.msg.payload.approve !== true)
+        return unimplemented('the agent declined the shutdown, which it may do');
       const r = need(await peer.reply(again));
-      return verdictOf('snapshot', check(r.msg.type === 'task.snapshot', 'a repeat of an existing task during shutdown was not answered with its snapshot', 'task.snapshot', describeMessage(r.msg)));
+      return verdictOf(
+        'snapshot',
+        check(
+          r.msg.type === 'task.snapshot',
+          'a repeat of an existing task during shutdown was not answered with its snapshot',
+          'task.snapshot',
+          describeMessage(r.msg),
+        ),
+      );
     }),
   }),
   defineCase({
@@ -233,7 +301,8 @@ export const shutdownCases: Case[] = [
       const a = await peer.post('shutdown.request', { reason: 'first', grace_ms: 1000 });
       const b = await peer.post('shutdown.request', { reason: 'second', grace_ms: 1000 });
       const ra = need(await peer.reply(a));
-      if (ra.msg.type === 'shutdown.response' && ra.msg.payload.approve !== true) return unimplemented('the agent declined the shutdown, which it may do');
+      if (ra.msg.type === 'shutdown.response' && ra.msg.payload.approve !== true)
+        return unimplemented('the agent declined the shutdown, which it may do');
       const rb = need(await peer.reply(b));
       const { farewell } = await farewellAndClose(ctx, peer, ctx.scaled(5000));
       await peer.waitClosed(ctx.scaled(2000));
@@ -241,8 +310,18 @@ export const shutdownCases: Case[] = [
       const handoffs = peer.received.filter((r) => r.msg.type === 'task.handoff' && !r.resent).length;
       return verdictOf(
         'one sequence',
-        check(rb.msg.type === 'shutdown.response' && rb.msg.payload.approve === true, 'the second shutdown.request was not answered with approve: true', 'shutdown.response approve true', describeMessage(rb.msg)),
-        check(farewells === 1 && handoffs <= 1, 'a second shutdown sequence ran', 'one farewell, at most one hand-off per task', `${farewells} farewells, ${handoffs} hand-offs`),
+        check(
+          rb.msg.type === 'shutdown.response' && rb.msg.payload.approve === true,
+          'the second shutdown.request was not answered with approve: true',
+          'shutdown.response approve true',
+          describeMessage(rb.msg),
+        ),
+        check(
+          farewells === 1 && handoffs <= 1,
+          'a second shutdown sequence ran',
+          'one farewell, at most one hand-off per task',
+          `${farewells} farewells, ${handoffs} hand-offs`,
+        ),
         checkSequence(peer, [t.taskId], farewell),
       );
     }),
@@ -259,7 +338,9 @@ export const shutdownCases: Case[] = [
       const peer = need(await ctx.session());
       const t = need(await startTask(peer, 'tap.test.sleep', { ms: 600_000 }));
       await peer.post('session.farewell', { reason: 'the requester is done' });
-      const farewell = need(await peer.waitFor((r) => r.msg.type === 'session.farewell', "the agent's own session.farewell", ctx.scaled(5000)));
+      const farewell = need(
+        await peer.waitFor((r) => r.msg.type === 'session.farewell', "the agent's own session.farewell", ctx.scaled(5000)),
+      );
       return verdictOf('tasks ended, farewell said', checkSequence(peer, [t.taskId], farewell));
     }),
   }),
@@ -276,8 +357,11 @@ export const shutdownCases: Case[] = [
       const t = need(await startTask(peer, 'tap.test.sleep', { ms: 600_000 }));
       const stop = await peer.post('shutdown.request', { reason: 'conformance test', grace_ms: 5000 });
       const resp = need(await peer.reply(stop));
-      if (resp.msg.type === 'shutdown.response' && resp.msg.payload.approve !== true) return unimplemented('the agent declined the shutdown, which it may do');
-      const result = need(await peer.waitFor((r) => r.msg.type === 'task.result' && r.msg.task_id === t.taskId, 'the task.result of the shutdown'));
+      if (resp.msg.type === 'shutdown.response' && resp.msg.payload.approve !== true)
+        return unimplemented('the agent declined the shutdown, which it may do');
+      const result = need(
+        await peer.waitFor((r) => r.msg.type === 'task.result' && r.msg.task_id === t.taskId, 'the task.result of the shutdown'),
+      );
       const farewell = peer.received.find((r) => r.msg.type === 'session.farewell');
       if (farewell || peer.closed) return pass(`the session ended before a cancel could be sent (result ${describeMessage(result.msg)})`);
       const c = await peer.post('task.cancel', {}, { task_id: t.taskId });
@@ -312,7 +396,7 @@ export const shutdownCases: Case[] = [
   }),
   defineCase({
     id: 'shutdown.farewell-last',
-    title: 'Nothing follows a peer\'s session.farewell',
+    title: "Nothing follows a peer's session.farewell",
     level: 'MUST',
     profile: P,
     spec: 'shutdown#farewell',
@@ -320,7 +404,10 @@ export const shutdownCases: Case[] = [
     needs: SLEEP,
     run: attempt(async (ctx) => {
       const peer = need(await ctx.session());
-      const ids = [need(await startTask(peer, 'tap.test.sleep', { ms: 600_000 })).taskId, need(await startTask(peer, 'tap.test.sleep', { ms: 50 })).taskId];
+      const ids = [
+        need(await startTask(peer, 'tap.test.sleep', { ms: 600_000 })).taskId,
+        need(await startTask(peer, 'tap.test.sleep', { ms: 50 })).taskId,
+      ];
       const r = await requestShutdown(peer, 300);
       if ('verdict' in r) return r;
       const { farewell } = await farewellAndClose(ctx, peer, ctx.scaled(3000));

@@ -18,7 +18,12 @@ function childOf(ctx: CaseContext, peer: Peer) {
 
 /** Writes raw bytes to the agent's stdin, outside the line framing. */
 function writeStdin(ctx: CaseContext, peer: Peer, data: string | Uint8Array, note: string): void {
-  ctx.transcript.add({ conn: peer.conn, dir: 'out', text: typeof data === 'string' ? data : Buffer.from(data).toString('latin1'), flags: [`deliberate: ${note}`] });
+  ctx.transcript.add({
+    conn: peer.conn,
+    dir: 'out',
+    text: typeof data === 'string' ? data : Buffer.from(data).toString('latin1'),
+    flags: [`deliberate: ${note}`],
+  });
   childOf(ctx, peer)?.stdin?.write(data);
 }
 
@@ -42,12 +47,38 @@ async function orderlyExit(ctx: CaseContext, how: 'eof' | 'SIGTERM' | 'SIGINT' |
   const allowance = timingWindow(10_000, ctx.env.timeScale).latestMs;
   const exit = await peer.waitExit(allowance);
   const farewell = peer.received.find((r) => r.msg.type === 'session.farewell');
-  if (!exit) return fail(`the agent did not exit within ${Math.round(allowance)} ms after ${how === 'eof' ? 'the end of its input' : how}`, 'exit status 0', 'still running');
+  if (!exit)
+    return fail(
+      `the agent did not exit within ${Math.round(allowance)} ms after ${how === 'eof' ? 'the end of its input' : how}`,
+      'exit status 0',
+      'still running',
+    );
   return verdictOf(
     `exited ${exit.code ?? exit.signal} after hand-off and farewell`,
-    check(exit.code === 0, `the agent exited with ${exit.signal ? `signal ${exit.signal}` : `status ${exit.code}`}`, 'exit status 0', `${exit.signal ?? exit.code}`),
-    farewell ? checkSequence(peer, [t.taskId], farewell) : fail('the agent exited without session.farewell', 'task.handoff, result, session.farewell', peer.received.slice(-3).map((r) => describeMessage(r.msg)).join(', ')),
-    how === 'twice' ? check(peer.received.filter((r) => r.msg.type === 'session.farewell').length === 1, 'a second signal started a second shutdown', 'one farewell', 'more') : null,
+    check(
+      exit.code === 0,
+      `the agent exited with ${exit.signal ? `signal ${exit.signal}` : `status ${exit.code}`}`,
+      'exit status 0',
+      `${exit.signal ?? exit.code}`,
+    ),
+    farewell
+      ? checkSequence(peer, [t.taskId], farewell)
+      : fail(
+          'the agent exited without session.farewell',
+          'task.handoff, result, session.farewell',
+          peer.received
+            .slice(-3)
+            .map((r) => describeMessage(r.msg))
+            .join(', '),
+        ),
+    how === 'twice'
+      ? check(
+          peer.received.filter((r) => r.msg.type === 'session.farewell').length === 1,
+          'a second signal started a second shutdown',
+          'one farewell',
+          'more',
+        )
+      : null,
   );
 }
 
@@ -68,7 +99,15 @@ export const stdioCases: Case[] = [
       await peer.barrier();
       endInput(ctx, peer);
       await peer.waitExit(timingWindow(10_000, ctx.env.timeScale).latestMs);
-      return verdictOf('stdout clean', check(ctx.findings.nonProtocol === 0, `${ctx.findings.nonProtocol} non-protocol lines on stdout`, 'only TAP messages', `${ctx.findings.nonProtocol} other lines`));
+      return verdictOf(
+        'stdout clean',
+        check(
+          ctx.findings.nonProtocol === 0,
+          `${ctx.findings.nonProtocol} non-protocol lines on stdout`,
+          'only TAP messages',
+          `${ctx.findings.nonProtocol} other lines`,
+        ),
+      );
     }),
   }),
   defineCase({
@@ -94,7 +133,15 @@ export const stdioCases: Case[] = [
       const peer = need(await ctx.connect());
       endInput(ctx, peer);
       const exit = await peer.waitExit(timingWindow(10_000, ctx.env.timeScale).latestMs);
-      return verdictOf('exit 0', check(exit?.code === 0, 'the agent did not exit 0 at the end of its input', 'exit status 0', exit ? String(exit.signal ?? exit.code) : 'still running'));
+      return verdictOf(
+        'exit 0',
+        check(
+          exit?.code === 0,
+          'the agent did not exit 0 at the end of its input',
+          'exit status 0',
+          exit ? String(exit.signal ?? exit.code) : 'still running',
+        ),
+      );
     }),
   }),
   defineCase({
@@ -142,9 +189,18 @@ export const stdioCases: Case[] = [
       const peer = need(await ctx.session());
       const sent = await peer.post('shutdown.request', { reason: 'conformance test', grace_ms: 500 });
       const r = need(await peer.reply(sent));
-      if (r.msg.type === 'shutdown.response' && r.msg.payload.approve !== true) return { verdict: 'UNIMPLEMENTED', detail: 'the agent declined the shutdown, which it may do' };
+      if (r.msg.type === 'shutdown.response' && r.msg.payload.approve !== true)
+        return { verdict: 'UNIMPLEMENTED', detail: 'the agent declined the shutdown, which it may do' };
       const exit = await peer.waitExit(timingWindow(500, ctx.env.timeScale).latestMs);
-      return verdictOf('exit 0', check(exit?.code === 0, 'the agent did not exit 0 after its session ended', 'exit status 0', exit ? String(exit.signal ?? exit.code) : 'still running'));
+      return verdictOf(
+        'exit 0',
+        check(
+          exit?.code === 0,
+          'the agent did not exit 0 after its session ended',
+          'exit status 0',
+          exit ? String(exit.signal ?? exit.code) : 'still running',
+        ),
+      );
     }),
   }),
   defineCase({
@@ -177,7 +233,10 @@ export const stdioCases: Case[] = [
       const m = peer.envelope('ping', {});
       writeStdin(ctx, peer, `${JSON.stringify(m)}\r\n`, 'a line ending in CR LF');
       const r = need(await peer.reply(m));
-      return verdictOf('answered', check(r.msg.type === 'pong', 'a ping ending in CR LF was not answered with pong', 'pong', describeMessage(r.msg)));
+      return verdictOf(
+        'answered',
+        check(r.msg.type === 'pong', 'a ping ending in CR LF was not answered with pong', 'pong', describeMessage(r.msg)),
+      );
     }),
   }),
   defineCase({
@@ -235,12 +294,20 @@ export const stdioCases: Case[] = [
     run: attempt(async (ctx) => {
       const peer = need(await ctx.session());
       need(await startTask(peer, 'tap.test.stream', { count: 100000, interval_ms: 1 }));
-      ctx.note('closing the read end of the agent\'s stdout');
+      ctx.note("closing the read end of the agent's stdout");
       childOf(ctx, peer)?.stdout?.destroy();
       await ctx.sleep(200);
       endInput(ctx, peer);
       const exit = await peer.waitExit(timingWindow(10_000, ctx.env.timeScale).latestMs);
-      return verdictOf('exit 0', check(exit?.code === 0, 'the agent did not exit 0 after its output broke', 'exit status 0', exit ? String(exit.signal ?? exit.code) : 'still running'));
+      return verdictOf(
+        'exit 0',
+        check(
+          exit?.code === 0,
+          'the agent did not exit 0 after its output broke',
+          'exit status 0',
+          exit ? String(exit.signal ?? exit.code) : 'still running',
+        ),
+      );
     }),
   }),
 ];

@@ -27,14 +27,20 @@ const cap = (...names: string[]) => ({ capabilities: names.map((n) => `tap.test.
 
 /** Checks a list of announced states is a legal walk from accepted to a terminal state. */
 export function checkWalk(states: string[], context: string): Outcome | null {
-  if (states[0] !== 'accepted') return fail(`${context}: the stream does not start with task.accepted`, 'accepted first', states.join(' → '));
+  if (states[0] !== 'accepted')
+    return fail(`${context}: the stream does not start with task.accepted`, 'accepted first', states.join(' → '));
   for (let i = 1; i < states.length; i++) {
     if (!canTransition(states[i - 1]!, states[i]!)) {
-      return fail(`${context}: ${states[i - 1]} → ${states[i]} is not in the state table (or a state event is missing)`, 'only transitions listed in task-states.json, each announced', states.join(' → '));
+      return fail(
+        `${context}: ${states[i - 1]} → ${states[i]} is not in the state table (or a state event is missing)`,
+        'only transitions listed in task-states.json, each announced',
+        states.join(' → '),
+      );
     }
   }
   const last = states[states.length - 1]!;
-  if (!isTerminal(last)) return fail(`${context}: the stream does not end in a terminal state`, 'a terminal state last', states.join(' → '));
+  if (!isTerminal(last))
+    return fail(`${context}: the stream does not end in a terminal state`, 'a terminal state last', states.join(' → '));
   return null;
 }
 
@@ -51,8 +57,12 @@ async function timeoutScenario(ctx: CaseContext, timeoutMs: number): Promise<{ a
   const r = await peer.poll((m) => m.msg.type === 'task.result' && m.msg.task_id === t.value.taskId, w.latestMs + 200);
   if (!r) return {};
   const p = r.msg.payload;
-  if (p.status !== 'timed_out') return { problem: fail(`a sleep task past its timeout_ms ended ${describeMessage(r.msg)}`, 'task.result timed_out', describeMessage(r.msg)) };
-  if (p.error?.code !== 'DEADLINE_EXCEEDED') return { problem: fail('a timed_out task does not carry DEADLINE_EXCEEDED', 'error DEADLINE_EXCEEDED', show(p.error)) };
+  if (p.status !== 'timed_out')
+    return {
+      problem: fail(`a sleep task past its timeout_ms ended ${describeMessage(r.msg)}`, 'task.result timed_out', describeMessage(r.msg)),
+    };
+  if (p.error?.code !== 'DEADLINE_EXCEEDED')
+    return { problem: fail('a timed_out task does not carry DEADLINE_EXCEEDED', 'error DEADLINE_EXCEEDED', show(p.error)) };
   // The agent received the request between our send and the arrival of task.accepted.
   const now = Date.now();
   return { at: between(now - acceptedAt, now - sentAt), result: describeMessage(r.msg) };
@@ -67,22 +77,38 @@ async function tooLargeProbe(peer: Peer, max: number): Promise<Outcome> {
   const small = need(await runTask(peer, 'tap.test.echo', 'a'.repeat(100), { taskId: peer.ids.task('big') }));
   const resultOverhead = Buffer.byteLength(small.result.text) - 100;
   // Our own request overhead, measured on the same message we will send, with a short id.
-  const probeReq = peer.envelope('task.request', { capability: 'tap.test.echo', input: '' }, { task_id: peer.ids.task('big'), message_id: 'q' });
+  const probeReq = peer.envelope(
+    'task.request',
+    { capability: 'tap.test.echo', input: '' },
+    { task_id: peer.ids.task('big'), message_id: 'q' },
+  );
   const requestOverhead = Buffer.byteLength(JSON.stringify(probeReq));
   // A result longer than the request by some bytes: send a request exactly at the limit.
   const k = max - requestOverhead;
   if (resultOverhead + k < max + 3) {
-    return skipped(`the agent's result envelope (${resultOverhead} bytes around the output) is not larger than the harness's request envelope (${requestOverhead}), so no echo request can fit while its result does not`);
+    return skipped(
+      `the agent's result envelope (${resultOverhead} bytes around the output) is not larger than the harness's request envelope (${requestOverhead}), so no echo request can fit while its result does not`,
+    );
   }
   const req = { ...probeReq, payload: { capability: 'tap.test.echo', input: 'a'.repeat(k) } };
   await peer.send(req);
   const reply = need(await peer.reply(req));
-  if (reply.msg.type === 'error') return fail(`the agent refused a request of exactly max_message_bytes (${max}): ${describeMessage(reply.msg)}`, 'task.accepted', describeMessage(reply.msg));
+  if (reply.msg.type === 'error')
+    return fail(
+      `the agent refused a request of exactly max_message_bytes (${max}): ${describeMessage(reply.msg)}`,
+      'task.accepted',
+      describeMessage(reply.msg),
+    );
   const r = need(await collectUntilResult(peer, req.task_id!));
   const p = r.result.msg.payload;
   return verdictOf(
     `a ${resultOverhead + k}-byte result over a ${max}-byte limit ended failed MESSAGE_TOO_LARGE`,
-    check(p.status === 'failed' && p.error?.code === 'MESSAGE_TOO_LARGE', 'a result larger than max_message_bytes was not replaced by failed MESSAGE_TOO_LARGE', 'task.result failed MESSAGE_TOO_LARGE', describeMessage(r.result.msg)),
+    check(
+      p.status === 'failed' && p.error?.code === 'MESSAGE_TOO_LARGE',
+      'a result larger than max_message_bytes was not replaced by failed MESSAGE_TOO_LARGE',
+      'task.result failed MESSAGE_TOO_LARGE',
+      describeMessage(r.result.msg),
+    ),
   );
 }
 
@@ -151,7 +177,10 @@ export const taskCases: Case[] = [
         const results = peer.received.filter((r) => !r.resent && r.msg.type === 'task.result' && r.msg.task_id === t.taskId);
         if (results.length !== 1) problems.push(`${t.taskId} got ${results.length} results`);
       }
-      return verdictOf('one result each', check(problems.length === 0, problems.join('; '), 'exactly one task.result per task', problems.join('; ')));
+      return verdictOf(
+        'one result each',
+        check(problems.length === 0, problems.join('; '), 'exactly one task.result per task', problems.join('; ')),
+      );
     }),
   }),
   defineCase({
@@ -170,7 +199,12 @@ export const taskCases: Case[] = [
       return verdictOf(
         '4 output events, then { count: 4 }',
         check(jsonEqual(data, want), 'the output events differ from { index, chunk } for index 0..3', show(want), show(data)),
-        check(jsonEqual(t.result.msg.payload.output, { count: 4 }), 'the result output is not { count: 4 }', '{"count":4}', show(t.result.msg.payload.output)),
+        check(
+          jsonEqual(t.result.msg.payload.output, { count: 4 }),
+          'the result output is not { count: 4 }',
+          '{"count":4}',
+          show(t.result.msg.payload.output),
+        ),
       );
     }),
   }),
@@ -186,7 +220,15 @@ export const taskCases: Case[] = [
       const peer = need(await ctx.session());
       const t = need(await runTask(peer, 'tap.test.stream', { count: 2 }));
       const data = outputsOf(t.stream).map((m) => m.payload.data);
-      return verdictOf('{ index } only', check(jsonEqual(data, [{ index: 0 }, { index: 1 }]), 'events without chunk should be { index } only', '[{"index":0},{"index":1}]', show(data)));
+      return verdictOf(
+        '{ index } only',
+        check(
+          jsonEqual(data, [{ index: 0 }, { index: 1 }]),
+          'events without chunk should be { index } only',
+          '[{"index":0},{"index":1}]',
+          show(data),
+        ),
+      );
     }),
   }),
   defineCase({
@@ -203,7 +245,12 @@ export const taskCases: Case[] = [
       const outs = outputsOf(t.stream);
       return verdictOf(
         'no output events, result { count: 3 }',
-        check(outs.length === 0, `${outs.length} output events were sent in a session with streaming: false`, 'no output events', `${outs.length} output events`),
+        check(
+          outs.length === 0,
+          `${outs.length} output events were sent in a session with streaming: false`,
+          'no output events',
+          `${outs.length} output events`,
+        ),
         check(t.result.msg.payload.status === 'completed', 'the task did not complete', 'completed', describeMessage(t.result.msg)),
       );
     }),
@@ -218,14 +265,17 @@ export const taskCases: Case[] = [
     needs: cap('echo', 'sleep'),
     run: attempt(async (ctx) => {
       const peer = need(await ctx.session());
-      const declared = new Map<string, boolean>((peer.state.card?.capabilities ?? []).map((c: { name: string; streaming: boolean }) => [c.name, c.streaming]));
+      const declared = new Map<string, boolean>(
+        (peer.state.card?.capabilities ?? []).map((c: { name: string; streaming: boolean }) => [c.name, c.streaming]),
+      );
       const problems: string[] = [];
       for (const [name, input] of [
         ['tap.test.echo', { v: 1 }],
         ['tap.test.sleep', { ms: 20 }],
       ] as const) {
         const t = need(await runTask(peer, name, input));
-        if (declared.get(name) === false && outputsOf(t.stream).length > 0) problems.push(`${name} declares streaming: false but sent output events`);
+        if (declared.get(name) === false && outputsOf(t.stream).length > 0)
+          problems.push(`${name} declares streaming: false but sent output events`);
       }
       return verdictOf('none sent', check(problems.length === 0, problems.join('; '), 'no output events', problems.join('; ')));
     }),
@@ -246,11 +296,31 @@ export const taskCases: Case[] = [
       const ea = a.result.msg.payload.error;
       return verdictOf(
         'failed as asked',
-        check(a.result.msg.payload.status === 'failed' && ea?.code === 'INTERNAL_ERROR', 'the task did not end failed INTERNAL_ERROR', 'failed INTERNAL_ERROR', describeMessage(a.result.msg)),
-        check(ea?.retryable === true, 'INTERNAL_ERROR did not default to the registry retryable (true)', 'retryable true', show(ea?.retryable)),
+        check(
+          a.result.msg.payload.status === 'failed' && ea?.code === 'INTERNAL_ERROR',
+          'the task did not end failed INTERNAL_ERROR',
+          'failed INTERNAL_ERROR',
+          describeMessage(a.result.msg),
+        ),
+        check(
+          ea?.retryable === true,
+          'INTERNAL_ERROR did not default to the registry retryable (true)',
+          'retryable true',
+          show(ea?.retryable),
+        ),
         check(ea?.message === 'boom', 'the given message was not kept', '"boom"', show(ea?.message)),
-        check(b.result.msg.payload.error?.retryable === false, 'an explicit retryable: false was not kept', 'retryable false', show(b.result.msg.payload.error?.retryable)),
-        check(c.result.msg.payload.status === 'failed' && c.result.msg.payload.error?.code === 'A_FUTURE_CODE', 'an unregistered code was not passed through', 'failed A_FUTURE_CODE', describeMessage(c.result.msg)),
+        check(
+          b.result.msg.payload.error?.retryable === false,
+          'an explicit retryable: false was not kept',
+          'retryable false',
+          show(b.result.msg.payload.error?.retryable),
+        ),
+        check(
+          c.result.msg.payload.status === 'failed' && c.result.msg.payload.error?.code === 'A_FUTURE_CODE',
+          'an unregistered code was not passed through',
+          'failed A_FUTURE_CODE',
+          describeMessage(c.result.msg),
+        ),
       );
     }),
   }),
@@ -268,8 +338,18 @@ export const taskCases: Case[] = [
       const bad = need(await runTask(peer, 'tap.test.fail', { code: 'PLAN_REJECTED' }));
       return verdictOf(
         'completed with output (even null), failed with error',
-        check('output' in ok.result.msg.payload && ok.result.msg.payload.output === null && !('error' in ok.result.msg.payload), 'a completed echo of null must carry "output": null and no error', '{ status: completed, output: null }', show(ok.result.msg.payload)),
-        check(bad.result.msg.payload.error !== undefined && bad.result.msg.payload.output === undefined, 'a failed result must carry error (and no output here)', '{ status: failed, error }', show(bad.result.msg.payload)),
+        check(
+          'output' in ok.result.msg.payload && ok.result.msg.payload.output === null && !('error' in ok.result.msg.payload),
+          'a completed echo of null must carry "output": null and no error',
+          '{ status: completed, output: null }',
+          show(ok.result.msg.payload),
+        ),
+        check(
+          bad.result.msg.payload.error !== undefined && bad.result.msg.payload.output === undefined,
+          'a failed result must carry error (and no output here)',
+          '{ status: failed, error }',
+          show(bad.result.msg.payload),
+        ),
       );
     }),
   }),
@@ -362,9 +442,24 @@ export const taskCases: Case[] = [
       const near = (x: number, y: number) => Math.abs(x - y) <= 5_000 * ctx.env.timeScale;
       return verdictOf(
         'the earliest bound wins each time',
-        check(da <= Date.parse(envelopeDeadline) && near(da, Date.parse(envelopeDeadline)), 'with an envelope deadline 45 s ahead and timeout_ms of an hour, the effective deadline is not the envelope deadline', envelopeDeadline, show(a.accepted.msg.payload.deadline)),
-        check(near(db, now + 20_000), 'with timeout_ms 20 000 and a deadline an hour ahead, the effective deadline is not receipt + 20 s', new Date(now + 20_000).toISOString(), show(b.accepted.msg.payload.deadline)),
-        check(!Number.isFinite(maxTask) || near(dc, now + maxTask) || dc <= now + maxTask, 'without deadline or timeout_ms, the effective deadline is not receipt + max_task_seconds', new Date(now + maxTask).toISOString(), show(c.accepted.msg.payload.deadline)),
+        check(
+          da <= Date.parse(envelopeDeadline) && near(da, Date.parse(envelopeDeadline)),
+          'with an envelope deadline 45 s ahead and timeout_ms of an hour, the effective deadline is not the envelope deadline',
+          envelopeDeadline,
+          show(a.accepted.msg.payload.deadline),
+        ),
+        check(
+          near(db, now + 20_000),
+          'with timeout_ms 20 000 and a deadline an hour ahead, the effective deadline is not receipt + 20 s',
+          new Date(now + 20_000).toISOString(),
+          show(b.accepted.msg.payload.deadline),
+        ),
+        check(
+          !Number.isFinite(maxTask) || near(dc, now + maxTask) || dc <= now + maxTask,
+          'without deadline or timeout_ms, the effective deadline is not receipt + max_task_seconds',
+          new Date(now + maxTask).toISOString(),
+          show(c.accepted.msg.payload.deadline),
+        ),
       );
     }),
   }),
@@ -379,7 +474,15 @@ export const taskCases: Case[] = [
     run: attempt(async (ctx) => {
       const peer = need(await ctx.session({ params: { request_timeout_ms: 200 } }));
       const t = need(await runTask(peer, 'tap.test.sleep', { ms: 900 }, { resultTimeoutMs: ctx.scaled(10_000) }));
-      return verdictOf('completed after request_timeout_ms', check(t.result.msg.payload.status === 'completed', 'a task outliving request_timeout_ms did not complete', 'completed', describeMessage(t.result.msg)));
+      return verdictOf(
+        'completed after request_timeout_ms',
+        check(
+          t.result.msg.payload.status === 'completed',
+          'a task outliving request_timeout_ms did not complete',
+          'completed',
+          describeMessage(t.result.msg),
+        ),
+      );
     }),
   }),
   defineCase({
@@ -393,7 +496,8 @@ export const taskCases: Case[] = [
     run: attempt(async (ctx) => {
       const max = 8192;
       const peer = need(await ctx.session({ params: { max_message_bytes: max } }));
-      if (peer.state.params?.max_message_bytes !== max) return fail('the agent did not accept max_message_bytes 8192', '8192', show(peer.state.params?.max_message_bytes));
+      if (peer.state.params?.max_message_bytes !== max)
+        return fail('the agent did not accept max_message_bytes 8192', '8192', show(peer.state.params?.max_message_bytes));
       return tooLargeProbe(peer, max);
     }),
   }),
@@ -408,20 +512,31 @@ export const taskCases: Case[] = [
     run: attempt(async (ctx) => {
       const peer = need(await ctx.session());
       const t = need(await startTask(peer, 'tap.test.sleep', { ms: 30_000 }));
-      need(await peer.waitFor((r) => r.msg.task_id === t.taskId && r.msg.type === 'task.event' && r.msg.payload?.state === 'running', 'the running state event'));
+      need(
+        await peer.waitFor(
+          (r) => r.msg.task_id === t.taskId && r.msg.type === 'task.event' && r.msg.payload?.state === 'running',
+          'the running state event',
+        ),
+      );
       const r = need(await status(peer, t.taskId));
       const lastSeen = peer.state.lastSequence(t.taskId);
       const cancel = await peer.post('task.cancel', {}, { task_id: t.taskId });
       need(await peer.reply(cancel));
       need(await collectUntilResult(peer, t.taskId));
-      if (r.msg.type !== 'task.snapshot') return fail(`task.status was answered ${describeMessage(r.msg)}`, 'task.snapshot', describeMessage(r.msg));
+      if (r.msg.type !== 'task.snapshot')
+        return fail(`task.status was answered ${describeMessage(r.msg)}`, 'task.snapshot', describeMessage(r.msg));
       const p = r.msg.payload;
       return verdictOf(
         `running, last_sequence ${p.last_sequence}`,
         check(p.state === 'running', 'the snapshot does not show the running state', 'running', show(p.state)),
         check(p.last_sequence === lastSeen, 'last_sequence is not the last sequence already sent', String(lastSeen), show(p.last_sequence)),
         check(p.result === undefined, 'a non-terminal snapshot carries a result', 'no result', show(p.result)),
-        check(typeof p.created_at === 'string' && typeof p.updated_at === 'string' && p.created_at <= p.updated_at, 'created_at / updated_at missing or out of order', 'created_at ≤ updated_at', `${p.created_at} / ${p.updated_at}`),
+        check(
+          typeof p.created_at === 'string' && typeof p.updated_at === 'string' && p.created_at <= p.updated_at,
+          'created_at / updated_at missing or out of order',
+          'created_at ≤ updated_at',
+          `${p.created_at} / ${p.updated_at}`,
+        ),
       );
     }),
   }),
@@ -435,11 +550,16 @@ export const taskCases: Case[] = [
     needs: cap('sleep', 'echo'),
     run: attempt(async (ctx) => {
       const peer = need(await ctx.session({ params: { max_concurrent_tasks: 1 } }));
-      if (peer.state.params?.max_concurrent_tasks !== 1) return fail('the agent did not accept max_concurrent_tasks 1', '1', show(peer.state.params?.max_concurrent_tasks));
+      if (peer.state.params?.max_concurrent_tasks !== 1)
+        return fail('the agent did not accept max_concurrent_tasks 1', '1', show(peer.state.params?.max_concurrent_tasks));
       const first = need(await startTask(peer, 'tap.test.sleep', { ms: 30_000 }));
       const taskId = peer.ids.task();
       const { sent, reply } = await request(peer, 'tap.test.echo', 'second', { taskId });
-      const bad = checkError(need(reply).msg, { code: 'BUSY', replyTo: sent.message_id, taskId }, 'a second task with max_concurrent_tasks 1');
+      const bad = checkError(
+        need(reply).msg,
+        { code: 'BUSY', replyTo: sent.message_id, taskId },
+        'a second task with max_concurrent_tasks 1',
+      );
       const cancel = await peer.post('task.cancel', {}, { task_id: first.taskId });
       need(await peer.reply(cancel));
       need(await collectUntilResult(peer, first.taskId));
@@ -490,7 +610,12 @@ export const taskCases: Case[] = [
       need(await status(peer, t.taskId));
       return verdictOf(
         'quiet after the result',
-        await expectNothing(peer, mark, (r) => !r.resent && r.msg.task_id === t.taskId && r.msg.sequence !== undefined, 'a terminal task must add nothing to its stream'),
+        await expectNothing(
+          peer,
+          mark,
+          (r) => !r.resent && r.msg.task_id === t.taskId && r.msg.sequence !== undefined,
+          'a terminal task must add nothing to its stream',
+        ),
       );
     }),
   }),

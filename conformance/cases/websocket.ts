@@ -55,7 +55,10 @@ export const websocketCases: Case[] = [
     run: async (ctx) => {
       const url = (ctx.env.target as { url: string }).url;
       const r = await rawConnect(url, ['tap.v1', 'x-other']);
-      return verdictOf('tap.v1 selected', check(r.protocol === 'tap.v1', 'the agent did not select tap.v1', 'Sec-WebSocket-Protocol: tap.v1', show(r)));
+      return verdictOf(
+        'tap.v1 selected',
+        check(r.protocol === 'tap.v1', 'the agent did not select tap.v1', 'Sec-WebSocket-Protocol: tap.v1', show(r)),
+      );
     },
   }),
   defineCase({
@@ -107,7 +110,12 @@ export const websocketCases: Case[] = [
       const mark = peer.mark();
       await peer.sendRaw(new Uint8Array([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xc3, 0x28, 0x22, 0x7d]), 'invalid UTF-8 in a text frame');
       const r = await peer.waitFor((m) => m.index >= mark && m.msg.type === 'error', 'an error for invalid UTF-8');
-      if (!r.ok) return fail(`the agent did not answer invalid UTF-8 with MALFORMED_MESSAGE${peer.closed ? ` (it closed with ${peer.closed.code})` : ''}`, 'MALFORMED_MESSAGE', r.outcome.observed);
+      if (!r.ok)
+        return fail(
+          `the agent did not answer invalid UTF-8 with MALFORMED_MESSAGE${peer.closed ? ` (it closed with ${peer.closed.code})` : ''}`,
+          'MALFORMED_MESSAGE',
+          r.outcome.observed,
+        );
       return verdictOf('MALFORMED_MESSAGE', checkError(r.value.msg, { code: 'MALFORMED_MESSAGE' }, 'invalid UTF-8'));
     }),
   }),
@@ -157,7 +165,10 @@ export const websocketCases: Case[] = [
         await peer.post('handshake.init', { ...initPayload(peer, {}), versions: ['9.0'] });
       });
       if (r.problem) return r.problem;
-      return verdictOf('1008', check(r.code === 1008, 'the connection did not close with 1008 after the fatal UNSUPPORTED_VERSION', '1008', show(r.code)));
+      return verdictOf(
+        '1008',
+        check(r.code === 1008, 'the connection did not close with 1008 after the fatal UNSUPPORTED_VERSION', '1008', show(r.code)),
+      );
     },
   }),
   defineCase({
@@ -174,7 +185,10 @@ export const websocketCases: Case[] = [
       if (!c.ok) return c.outcome;
       const closed = await c.value.waitClosed(timingWindow(10_000, ctx.env.timeScale).latestMs);
       if (!closed) return judgeOccurrence(timingWindow(10_000, ctx.env.timeScale), undefined, 'the close of a stalled handshake');
-      return verdictOf('1008', check(c.value.closed?.code === 1008, 'a stalled handshake was not closed with 1008', '1008', show(c.value.closed?.code)));
+      return verdictOf(
+        '1008',
+        check(c.value.closed?.code === 1008, 'a stalled handshake was not closed with 1008', '1008', show(c.value.closed?.code)),
+      );
     },
   }),
   defineCase({

@@ -55,7 +55,10 @@ async function submitCounter(m: LifeModel, r: LifeReal, keyed: boolean): Promise
   const res = await collectUntilResult(peer, taskId);
   expect(res.ok, `the counter task ${taskId} got no result`);
   const out = res.ok ? res.value.result.msg.payload : undefined;
-  expect(out?.status === 'completed' && out.output?.count === 1, `a fresh counter key ended ${res.ok ? describeMessage(res.value.result.msg) : 'without result'}, not count 1`);
+  expect(
+    out?.status === 'completed' && out.output?.count === 1,
+    `a fresh counter key ended ${res.ok ? describeMessage(res.value.result.msg) : 'without result'}, not count 1`,
+  );
   m.tasks.push({ kind: 'counter', request, reply: got, key: keyed ? counterKey : undefined, counterKey, state: 'completed' });
 }
 
@@ -90,7 +93,10 @@ class Duplicate implements fc.AsyncCommand<LifeModel, LifeReal> {
     await r.peer.send(t.request);
     const again = await r.peer.waitFor((x) => x.index >= mark && x.msg.reply_to === t.request.message_id, 'the re-sent reply');
     expect(again.ok, `a duplicate task.request got no reply: ${again.ok ? '' : again.outcome.detail}`);
-    expect(again.ok && again.value.text === t.reply!.text, 'a duplicate task.request was not answered with the original reply, byte for byte');
+    expect(
+      again.ok && again.value.text === t.reply!.text,
+      'a duplicate task.request was not answered with the original reply, byte for byte',
+    );
   }
   toString = () => `duplicate #${this.i}`;
 }
@@ -104,7 +110,10 @@ class RetryKey implements fc.AsyncCommand<LifeModel, LifeReal> {
     const request = r.peer.envelope('task.request', t.request.payload, { task_id: fresh(r, 't'), idempotency_key: t.key });
     await r.peer.send(request);
     const got = await reply(r.peer, request);
-    expect(got.msg.type === 'task.snapshot' && got.msg.task_id === t.request.task_id, `a retry under key ${t.key} got ${describeMessage(got.msg)}, not the snapshot of ${t.request.task_id}`);
+    expect(
+      got.msg.type === 'task.snapshot' && got.msg.task_id === t.request.task_id,
+      `a retry under key ${t.key} got ${describeMessage(got.msg)}, not the snapshot of ${t.request.task_id}`,
+    );
   }
   toString = () => `retry key #${this.i}`;
 }
@@ -117,13 +126,19 @@ class Cancel implements fc.AsyncCommand<LifeModel, LifeReal> {
     const sent = await r.peer.post('task.cancel', {}, { task_id: t.request.task_id });
     const got = await reply(r.peer, sent);
     if (t.state === 'completed') {
-      expect(got.msg.type === 'error' && got.msg.payload.code === 'TASK_TERMINAL', `a cancel of a completed task got ${describeMessage(got.msg)}, not TASK_TERMINAL`);
+      expect(
+        got.msg.type === 'error' && got.msg.payload.code === 'TASK_TERMINAL',
+        `a cancel of a completed task got ${describeMessage(got.msg)}, not TASK_TERMINAL`,
+      );
       return;
     }
     expect(got.msg.type === 'task.snapshot', `a cancel of a ${t.state} task got ${describeMessage(got.msg)}, not a snapshot`);
     if (t.state === 'running') {
       const res = await collectUntilResult(r.peer, t.request.task_id!);
-      expect(res.ok && res.value.result.msg.payload.status === 'cancelled', `a cancelled sleep ended ${res.ok ? describeMessage(res.value.result.msg) : 'without result'}`);
+      expect(
+        res.ok && res.value.result.msg.payload.status === 'cancelled',
+        `a cancelled sleep ended ${res.ok ? describeMessage(res.value.result.msg) : 'without result'}`,
+      );
       t.state = 'cancelled';
       r.leftovers.delete(t.request.task_id!);
     }
@@ -144,13 +159,19 @@ class Status implements fc.AsyncCommand<LifeModel, LifeReal> {
     expect(terminal === (p.result !== undefined), `the snapshot of a ${t.state} task ${terminal ? 'lacks' : 'carries'} a result`);
     if (terminal) expect(p.state === t.state, `the snapshot says ${p.state}, the task ended ${t.state}`);
     else expect(p.state === 'accepted' || p.state === 'running', `a running sleep shows state ${p.state}`);
-    expect(p.last_sequence === r.peer.state.lastSequence(t.request.task_id!), `last_sequence ${p.last_sequence} is not the last sequence sent (${r.peer.state.lastSequence(t.request.task_id!)})`);
+    expect(
+      p.last_sequence === r.peer.state.lastSequence(t.request.task_id!),
+      `last_sequence ${p.last_sequence} is not the last sequence sent (${r.peer.state.lastSequence(t.request.task_id!)})`,
+    );
   }
   toString = () => `status #${this.i}`;
 }
 
 class Resume implements fc.AsyncCommand<LifeModel, LifeReal> {
-  constructor(readonly i: number, readonly back: number) {}
+  constructor(
+    readonly i: number,
+    readonly back: number,
+  ) {}
   check = (m: Readonly<LifeModel>) => m.tasks.length > 0;
   async run(m: LifeModel, r: LifeReal) {
     const t = m.tasks[this.i % m.tasks.length]!;
@@ -162,7 +183,10 @@ class Resume implements fc.AsyncCommand<LifeModel, LifeReal> {
     const got = await reply(r.peer, sent);
     expect(got.msg.type === 'task.snapshot', `task.resume got ${describeMessage(got.msg)}`);
     if (last > from) {
-      const done = await r.peer.waitFor((x) => x.index >= mark && x.msg.task_id === id && x.msg.sequence === last, `the replay up to ${last}`);
+      const done = await r.peer.waitFor(
+        (x) => x.index >= mark && x.msg.task_id === id && x.msg.sequence === last,
+        `the replay up to ${last}`,
+      );
       expect(done.ok, `task.resume from ${from} did not replay up to ${last}`);
     }
     const originals = new Map(streamOf(r.peer, id).map((x) => [x.msg.sequence, x.text]));
@@ -213,10 +237,15 @@ export async function finishRun(m: LifeModel, r: LifeReal, mark: number): Promis
     await reply(r.peer, sent);
     const res = await collectUntilResult(r.peer, taskId);
     const count = res.ok ? res.value.result.msg.payload.output?.count : undefined;
-    expect(count === 2, `counter ${key} had run ${typeof count === 'number' ? count - 1 : '?'} times for one request (one effect per idempotency key)`);
+    expect(
+      count === 2,
+      `counter ${key} had run ${typeof count === 'number' ? count - 1 : '?'} times for one request (one effect per idempotency key)`,
+    );
   }
-  const msgs = r.peer.since(mark).filter((x) => x.msg.task_id === undefined || r.taskIds.has(x.msg.task_id)).map((x) => x.msg);
+  const msgs = r.peer
+    .since(mark)
+    .filter((x) => x.msg.task_id === undefined || r.taskIds.has(x.msg.task_id))
+    .map((x) => x.msg);
   const violations = checkHistory(msgs, undefined, { complete: true });
   expect(violations.length === 0, `the task history breaks a rule (${violations[0]?.rule}): ${violations[0]?.message}`);
 }
-

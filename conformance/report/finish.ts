@@ -53,10 +53,18 @@ export function finishRun(report: Report, f: Finish): 0 | 1 {
   const parts: string[] = [];
   if (failures.length) {
     const harness = failures.filter((c) => c.verdict === 'ERROR').length;
-    const names = `${failures.slice(0, 3).map((c) => c.id).join(', ')}${failures.length > 3 ? ', …' : ''}`;
-    parts.push(`${failures.length} required case${failures.length > 1 ? 's' : ''} did not pass (${names})${harness ? `, ${harness} of them harness errors (rerun with --debug)` : ''}`);
+    const names = `${failures
+      .slice(0, 3)
+      .map((c) => c.id)
+      .join(', ')}${failures.length > 3 ? ', …' : ''}`;
+    parts.push(
+      `${failures.length} required case${failures.length > 1 ? 's' : ''} did not pass (${names})${harness ? `, ${harness} of them harness errors (rerun with --debug)` : ''}`,
+    );
   }
-  if (stale.length) parts.push(`${stale.length} stale expected failure${stale.length > 1 ? 's' : ''} in ${cfg.expectedFailures} (${stale.map((s) => s.id).join(', ')})`);
+  if (stale.length)
+    parts.push(
+      `${stale.length} stale expected failure${stale.length > 1 ? 's' : ''} in ${cfg.expectedFailures} (${stale.map((s) => s.id).join(', ')})`,
+    );
   const next = failures[0] ? `replay one with: ${failures[0].replay}` : 'remove the stale entries from the baseline';
   err.write(`tap-conform: ${parts.join('; ')}; ${next} (exit 1)\n`);
   return 1;

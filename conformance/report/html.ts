@@ -73,7 +73,10 @@ export function renderHtml(report: Report): string {
     })
     .join('');
   const caseRows = report.cases
-    .map((c) => `<tr><td>${verdict(c.verdict)}</td><td>${problems.includes(c) ? `<a href="#${esc(c.id)}"><code>${esc(c.id)}</code></a>` : `<code>${esc(c.id)}</code>`}</td><td>${esc(c.level)}</td><td>${esc(c.profile)}</td><td><code>${esc(c.spec)}</code></td><td>${esc(c.title)}</td><td>${c.duration_ms} ms</td></tr>`)
+    .map(
+      (c) =>
+        `<tr><td>${verdict(c.verdict)}</td><td>${problems.includes(c) ? `<a href="#${esc(c.id)}"><code>${esc(c.id)}</code></a>` : `<code>${esc(c.id)}</code>`}</td><td>${esc(c.level)}</td><td>${esc(c.profile)}</td><td><code>${esc(c.spec)}</code></td><td>${esc(c.title)}</td><td>${c.duration_ms} ms</td></tr>`,
+    )
     .join('\n');
   const stale = report.expected_failures?.stale ?? [];
   return `<!DOCTYPE html>

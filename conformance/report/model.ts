@@ -147,7 +147,11 @@ export function buildReport(i: ReportInput): Report {
   const partial = i.profiles.length < i.allProfiles.length ? ` (${i.profiles.join(', ')})` : '';
   // spec: conformance#verdicts — certified when every profile is PASS; certified, non-strict when
   // some are NON-STRICT and none is worse.
-  const level = strict ? `TAP ${SPEC_VERSION} Certified${partial}` : certified ? `TAP ${SPEC_VERSION} Certified, non-strict${partial}` : 'Not certified';
+  const level = strict
+    ? `TAP ${SPEC_VERSION} Certified${partial}`
+    : certified
+      ? `TAP ${SPEC_VERSION} Certified, non-strict${partial}`
+      : 'Not certified';
   const report: Report = {
     tool: TOOL,
     version: i.version,

@@ -30,7 +30,11 @@ const STYLE: Record<Verdict, Parameters<Paint>[0]> = {
  * Progress: on a TTY one live line, rewritten in place; elsewhere (a CI log, a pipe) a plain line
  * each time another tenth of the cases is done, so a long run is never silent for minutes.
  */
-export function progressLine(stream: NodeJS.WriteStream, paint: Paint, now: () => number = Date.now): { update(done: number, total: number, running: string[]): void; clear(): void } {
+export function progressLine(
+  stream: NodeJS.WriteStream,
+  paint: Paint,
+  now: () => number = Date.now,
+): { update(done: number, total: number, running: string[]): void; clear(): void } {
   if (!stream.isTTY) {
     const t0 = now();
     let reported = 0;

@@ -27,7 +27,17 @@ async function closedPort(): Promise<number> {
 
 describe('tap-conform exit codes', () => {
   it('exits 2 with a one-line reason on usage errors', async () => {
-    for (const argv of [[], ['--level', 'always', './a'], ['--profile', 'nope', './a'], ['--bogus', './a'], ['./a', './b'], ['--'], ['http://x'], ['--seed', 'x', './a'], ['--path', 'x', './a']]) {
+    for (const argv of [
+      [],
+      ['--level', 'always', './a'],
+      ['--profile', 'nope', './a'],
+      ['--bogus', './a'],
+      ['./a', './b'],
+      ['--'],
+      ['http://x'],
+      ['--seed', 'x', './a'],
+      ['--path', 'x', './a'],
+    ]) {
       const r = await run(...argv);
       expect(r.code, argv.join(' ')).toBe(2);
       expect(r.err.trim().split('\n')).toHaveLength(1);
@@ -64,7 +74,24 @@ describe('tap-conform exit codes', () => {
 
 describe('options', () => {
   it('parses a command after --, profiles, levels and replay flags', () => {
-    const p = parseCli(['--profile', 'core', '--profile', 'tasks', '--level', 'must', '--seed', '7', '--only', 'core.*', '--path', '1:2', '--', 'python3', 'agent.py', '--verbose']);
+    const p = parseCli([
+      '--profile',
+      'core',
+      '--profile',
+      'tasks',
+      '--level',
+      'must',
+      '--seed',
+      '7',
+      '--only',
+      'core.*',
+      '--path',
+      '1:2',
+      '--',
+      'python3',
+      'agent.py',
+      '--verbose',
+    ]);
     expect(p.ok).toBe(true);
     const c = (p as { config: Config }).config;
     expect(c.target).toEqual({ kind: 'stdio', command: 'python3', args: ['agent.py', '--verbose'], display: 'python3 agent.py --verbose' });
@@ -78,6 +105,8 @@ describe('options', () => {
     const cfg = (p as { config: Config }).config;
     expect(replayCommand(cfg, 'core.x', '--path 3:1')).toBe("tap-conform --seed 9 --path 3:1 --only core.x -- python3 'my agent.py'");
     const ws = (parseCli(['ws://h:1/p', '--hmac-key-id', 'k', '--hmac-key', 'AAAA', '--hmac-peer', 'me.x']) as { config: Config }).config;
-    expect(replayCommand(ws, 'core.y')).toBe('tap-conform ws://h:1/p --hmac-key-id k --hmac-key "$TAP_HMAC_KEY" --hmac-peer me.x --seed 20250314 --only core.y');
+    expect(replayCommand(ws, 'core.y')).toBe(
+      'tap-conform ws://h:1/p --hmac-key-id k --hmac-key "$TAP_HMAC_KEY" --hmac-peer me.x --seed 20250314 --only core.y',
+    );
   });
 });

@@ -11,7 +11,14 @@ const kase = (id: string, requirements: string[]) => ({ id, requirements }) as u
 
 describe('requirement coverage (spec: conformance#traceability)', () => {
   it('lists MUSTs with neither a case nor an untestable reason, and unknown ids', () => {
-    const r = coverage([req('A-1'), req('A-2'), req('A-3'), req('A-4', 'SHOULD')], [kase('c1', ['A-1', 'Z-9'])], [{ id: 'A-2', reason: 'cannot be observed on the wire' }, { id: 'Q-1', reason: 'a reason that is long enough' }]);
+    const r = coverage(
+      [req('A-1'), req('A-2'), req('A-3'), req('A-4', 'SHOULD')],
+      [kase('c1', ['A-1', 'Z-9'])],
+      [
+        { id: 'A-2', reason: 'cannot be observed on the wire' },
+        { id: 'Q-1', reason: 'a reason that is long enough' },
+      ],
+    );
     expect(r.uncovered.map((u) => u.id)).toEqual(['A-3']);
     expect(r.unknownInCases).toEqual([{ case: 'c1', id: 'Z-9' }]);
     expect(r.unknownUntestable).toEqual(['Q-1']);

@@ -24,7 +24,8 @@ import type { Verdict } from '../verdict.ts';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CONFORM = join(ROOT, 'bin/tap-conform.mjs');
 const AGENT = join(ROOT, 'bin/tap-reference-agent.mjs');
-const SCALE = Number(process.env.TAP_E2E_TIME_SCALE) || Math.min(4, Math.max(1, Math.ceil((loadavg()[0]! / Math.max(1, cpus().length)) * 2) / 2));
+const SCALE =
+  Number(process.env.TAP_E2E_TIME_SCALE) || Math.min(4, Math.max(1, Math.ceil((loadavg()[0]! / Math.max(1, cpus().length)) * 2) / 2));
 const SEEDS = (process.env.TAP_E2E_SEEDS ?? '1,4242,987654321').split(',').map((x) => x.trim());
 const LIMIT_MS = 900_000 * SCALE;
 const dir = mkdtempSync(join(tmpdir(), 'tap-conform-e2e-'));
@@ -62,7 +63,10 @@ function expectCertified(report: Report, r: { code: number | null; stderr: strin
 /** Starts the reference agent on WebSocket with `env` and resolves with the URL it prints. */
 async function listen(env: NodeJS.ProcessEnv): Promise<{ url: string; agent: ChildProcess }> {
   // A 10 s resume window lets the case of an orphaned session's end run (the default is 5 min).
-  const { url, child } = await startListening([process.execPath, AGENT, '--listen', 'ws://127.0.0.1:0/tap', '--resume-window-ms', '10000'], { cwd: ROOT, env, stderr: 'ignore' });
+  const { url, child } = await startListening(
+    [process.execPath, AGENT, '--listen', 'ws://127.0.0.1:0/tap', '--resume-window-ms', '10000'],
+    { cwd: ROOT, env, stderr: 'ignore' },
+  );
   children.push(child);
   return { url, agent: child };
 }
@@ -79,7 +83,19 @@ it('the seeds differ from the default one', () => {
 describe.each(SEEDS)('the reference agent is certified with seed %s (spec: conformance#verdicts)', (seed) => {
   it('over stdio, with a state folder', { timeout: LIMIT_MS }, async () => {
     const json = join(dir, `stdio-${seed}.json`);
-    const r = await run(['--seed', seed, '--time-scale', String(SCALE), '--json', json, '--', process.execPath, AGENT, '--state-dir', '{state}']);
+    const r = await run([
+      '--seed',
+      seed,
+      '--time-scale',
+      String(SCALE),
+      '--json',
+      json,
+      '--',
+      process.execPath,
+      AGENT,
+      '--state-dir',
+      '{state}',
+    ]);
     expectCertified(JSON.parse(readFileSync(json, 'utf8')) as Report, r, seed);
   });
 
@@ -87,7 +103,21 @@ describe.each(SEEDS)('the reference agent is certified with seed %s (spec: confo
     const key = { TAP_HMAC_KEY_ID: 'e2e-key', TAP_HMAC_KEY: b64u(newKey()), TAP_HMAC_PEER: HARNESS_SIGNED_ID };
     const { url, agent } = await listen({ ...process.env, ...key });
     const json = join(dir, `ws-${seed}.json`);
-    const r = await run([url, '--hmac-key-id', key.TAP_HMAC_KEY_ID, '--hmac-key', key.TAP_HMAC_KEY, '--hmac-peer', key.TAP_HMAC_PEER, '--seed', seed, '--time-scale', String(SCALE), '--json', json]);
+    const r = await run([
+      url,
+      '--hmac-key-id',
+      key.TAP_HMAC_KEY_ID,
+      '--hmac-key',
+      key.TAP_HMAC_KEY,
+      '--hmac-peer',
+      key.TAP_HMAC_PEER,
+      '--seed',
+      seed,
+      '--time-scale',
+      String(SCALE),
+      '--json',
+      json,
+    ]);
     agent.kill('SIGTERM');
     const report = JSON.parse(readFileSync(json, 'utf8')) as Report;
     expectCertified(report, r, seed);

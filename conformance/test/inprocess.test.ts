@@ -18,7 +18,13 @@ const key = { keyId: 'mem-key', key: newKey(), peer: 'tap-conform.hmac' };
 
 function memoryTarget(wrap: (t: RawTransport) => RawTransport = (t) => t): TargetSpec {
   const agent = createAgent({
-    card: { agent_id: 'mem.agent', name: 'in-memory reference', description: 'The reference agent on a memory pair.', capabilities: [], limits: { max_concurrent_tasks: 64, max_task_seconds: 3600, max_message_bytes: 1048576 } },
+    card: {
+      agent_id: 'mem.agent',
+      name: 'in-memory reference',
+      description: 'The reference agent on a memory pair.',
+      capabilities: [],
+      limits: { max_concurrent_tasks: 64, max_task_seconds: 3600, max_message_bytes: 1048576 },
+    },
     capabilities: withConformanceCapabilities(),
     keys: [{ key_id: key.keyId, key: b64u(key.key), peer: key.peer }],
   });

@@ -16,7 +16,9 @@ function event(seq: number, extra: Record<string, unknown> = {}) {
     session_id: 'Jq3c8VhQeR2m7XkT1pNw4A',
     task_id: 't-1',
     sequence: seq,
-    ...(seq === 1 ? { reply_to: 'c-1', payload: { capability: 'a.b', deadline: '2025-03-14T09:36:51Z' } } : { payload: { kind: 'state', state: 'running' } }),
+    ...(seq === 1
+      ? { reply_to: 'c-1', payload: { capability: 'a.b', deadline: '2025-03-14T09:36:51Z' } }
+      : { payload: { kind: 'state', state: 'running' } }),
     ...extra,
   };
 }
@@ -33,7 +35,9 @@ describe('inspecting agent frames (spec: conformance#verdicts)', () => {
   it('names a non-JSON line on stdout as such, quoting it', () => {
     const r = inspectFrame(frame('starting worker 3...'), session(), 'stdio');
     expect(r.nonProtocol).toBe(true);
-    expect(r.violations[0]).toBe('the agent wrote a non-protocol line to stdout: "starting worker 3..." (stdout carries only TAP messages; logs go to stderr)');
+    expect(r.violations[0]).toBe(
+      'the agent wrote a non-protocol line to stdout: "starting worker 3..." (stdout carries only TAP messages; logs go to stderr)',
+    );
   });
 
   it('reports schema violations of the agent', () => {
@@ -50,7 +54,11 @@ describe('inspecting agent frames (spec: conformance#verdicts)', () => {
   });
 
   it('flags a wrong source, target or session', () => {
-    const r = inspectFrame(frame(JSON.stringify(event(1, { source: 'someone', target: 'else', session_id: 'BBBBBBBBBBBBBBBBBBBBBB' }))), session(), 'websocket');
+    const r = inspectFrame(
+      frame(JSON.stringify(event(1, { source: 'someone', target: 'else', session_id: 'BBBBBBBBBBBBBBBBBBBBBB' }))),
+      session(),
+      'websocket',
+    );
     const all = r.violations.join(' | ');
     expect(all).toMatch(/source "someone"/);
     expect(all).toMatch(/target "else"/);
@@ -59,7 +67,9 @@ describe('inspecting agent frames (spec: conformance#verdicts)', () => {
 
   it('flags invalid UTF-8 and binary frames', () => {
     const s = session();
-    expect(inspectFrame({ bytes: new Uint8Array([0xc3, 0x28]), oversized: false, byteLength: 2 }, s, 'stdio').violations[0]).toMatch(/not valid UTF-8/);
+    expect(inspectFrame({ bytes: new Uint8Array([0xc3, 0x28]), oversized: false, byteLength: 2 }, s, 'stdio').violations[0]).toMatch(
+      /not valid UTF-8/,
+    );
     expect(inspectFrame({ ...frame('{}'), binary: true }, s, 'websocket').violations[0]).toMatch(/binary/);
   });
 });

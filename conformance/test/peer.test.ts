@@ -22,7 +22,18 @@ function pair(agent: { pong: boolean }, findings = new Findings(), conn = 1) {
   far.onmessage = (f) => {
     const m = JSON.parse(new TextDecoder().decode(f.bytes));
     if (m.type === 'ping' && agent.pong) {
-      void far.send(JSON.stringify({ protocol: 'tap/1.0', message_id: `p-${m.message_id}`, type: 'pong', source: 'agent-x', target: 'tap-conform', timestamp: new Date().toISOString(), reply_to: m.message_id, payload: {} }));
+      void far.send(
+        JSON.stringify({
+          protocol: 'tap/1.0',
+          message_id: `p-${m.message_id}`,
+          type: 'pong',
+          source: 'agent-x',
+          target: 'tap-conform',
+          timestamp: new Date().toISOString(),
+          reply_to: m.message_id,
+          payload: {},
+        }),
+      );
     }
   };
   return { peer, far: far as MemoryTransport, findings };
@@ -62,13 +73,23 @@ describe('missing replies are classified (spec: conformance#verdicts)', () => {
     expect(!r.ok && r.outcome.detail).toMatch(/closed the connection \(code 1011/);
   });
 
-  it('answers the agent\'s pings and records the transcript', async () => {
+  it("answers the agent's pings and records the transcript", async () => {
     const { peer, far } = pair({ pong: true });
     const seen: string[] = [];
     far.onmessage = (f) => seen.push(new TextDecoder().decode(f.bytes));
     await far.start();
     await peer.start();
-    await far.send(JSON.stringify({ protocol: 'tap/1.0', message_id: 'a-1', type: 'ping', source: 'agent-x', target: 'tap-conform', timestamp: new Date().toISOString(), payload: {} }));
+    await far.send(
+      JSON.stringify({
+        protocol: 'tap/1.0',
+        message_id: 'a-1',
+        type: 'ping',
+        source: 'agent-x',
+        target: 'tap-conform',
+        timestamp: new Date().toISOString(),
+        payload: {},
+      }),
+    );
     await new Promise((r) => setTimeout(r, 20));
     expect(seen.some((t) => JSON.parse(t).type === 'pong' && JSON.parse(t).reply_to === 'a-1')).toBe(true);
   });

@@ -44,7 +44,14 @@ describe('property failures (spec: conformance#properties)', () => {
   });
 
   it('turn a non-agent exception into ERROR', async () => {
-    const o = await runProperty(ctx(), 'x.property', fc.asyncProperty(fc.nat(), async () => { throw new TypeError('harness bug'); }), 5_000);
+    const o = await runProperty(
+      ctx(),
+      'x.property',
+      fc.asyncProperty(fc.nat(), async () => {
+        throw new TypeError('harness bug');
+      }),
+      5_000,
+    );
     expect(o.verdict).toBe('ERROR');
   });
 });

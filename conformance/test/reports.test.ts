@@ -30,7 +30,15 @@ function result(id: string, verdict: Verdict, level: 'MUST' | 'SHOULD' | 'MAY' =
     violations: verdict === 'FAIL' ? ['agent: the agent wrote a non-protocol line to stdout: "hi"'] : [],
     transcript: [
       { t: 1, conn: 1, dir: 'out', text: '{"type":"handshake.init"}', bytes: 25, type: 'handshake.init' },
-      { t: 5, conn: 1, dir: 'in', text: '{"type":"error","x":"</pre><script>alert(1)</script>"}', bytes: 40, type: 'error', flags: ['agent fault: bad'] },
+      {
+        t: 5,
+        conn: 1,
+        dir: 'in',
+        text: '{"type":"error","x":"</pre><script>alert(1)</script>"}',
+        bytes: 40,
+        type: 'error',
+        flags: ['agent fault: bad'],
+      },
       { t: 6, conn: 1, dir: 'stderr', text: 'log line \u0001' },
     ],
     replay: `tap-conform --seed 1 --only ${id} ./agent`,
@@ -95,18 +103,56 @@ function parseXml(xml: string): El {
 
 describe('the report model (spec: conformance#verdicts)', () => {
   it('judges a profile FAIL before ERROR before NOT-TESTED before NON-STRICT', () => {
-    expect(profileVerdict([{ verdict: 'ERROR', level: 'MUST' }, { verdict: 'FAIL', level: 'MUST' }])).toBe('FAIL');
-    expect(profileVerdict([{ verdict: 'NOT-TESTED', level: 'MUST' }, { verdict: 'ERROR', level: 'MUST' }])).toBe('ERROR');
-    expect(profileVerdict([{ verdict: 'NOT-TESTED', level: 'MUST' }, { verdict: 'NON-STRICT', level: 'SHOULD' }])).toBe('NOT-TESTED');
-    expect(profileVerdict([{ verdict: 'PASS', level: 'MUST' }, { verdict: 'NON-STRICT', level: 'SHOULD' }])).toBe('NON-STRICT');
+    expect(
+      profileVerdict([
+        { verdict: 'ERROR', level: 'MUST' },
+        { verdict: 'FAIL', level: 'MUST' },
+      ]),
+    ).toBe('FAIL');
+    expect(
+      profileVerdict([
+        { verdict: 'NOT-TESTED', level: 'MUST' },
+        { verdict: 'ERROR', level: 'MUST' },
+      ]),
+    ).toBe('ERROR');
+    expect(
+      profileVerdict([
+        { verdict: 'NOT-TESTED', level: 'MUST' },
+        { verdict: 'NON-STRICT', level: 'SHOULD' },
+      ]),
+    ).toBe('NOT-TESTED');
+    expect(
+      profileVerdict([
+        { verdict: 'PASS', level: 'MUST' },
+        { verdict: 'NON-STRICT', level: 'SHOULD' },
+      ]),
+    ).toBe('NON-STRICT');
     expect(profileVerdict([{ verdict: 'UNIMPLEMENTED', level: 'MUST' }])).toBe('UNIMPLEMENTED');
-    expect(profileVerdict([{ verdict: 'PASS', level: 'MUST' }, { verdict: 'SKIPPED', level: 'MUST' }])).toBe('PASS');
+    expect(
+      profileVerdict([
+        { verdict: 'PASS', level: 'MUST' },
+        { verdict: 'SKIPPED', level: 'MUST' },
+      ]),
+    ).toBe('PASS');
   });
 
   it('certifies only without FAIL, ERROR or an untested MUST, and strictly only without NON-STRICT', () => {
     expect(report.certified).toBe(false);
     expect(report.level).toBe('Not certified');
-    const ok = buildReport({ ...{ version: '1', target: 't', transport: 'stdio', seed: 1, startedAt: new Date(), durationMs: 1, levelTarget: 'may', profiles: ['core'], allProfiles: ['core'] }, results: [result('x', 'PASS'), result('y', 'NON-STRICT', 'SHOULD')] });
+    const ok = buildReport({
+      ...{
+        version: '1',
+        target: 't',
+        transport: 'stdio',
+        seed: 1,
+        startedAt: new Date(),
+        durationMs: 1,
+        levelTarget: 'may',
+        profiles: ['core'],
+        allProfiles: ['core'],
+      },
+      results: [result('x', 'PASS'), result('y', 'NON-STRICT', 'SHOULD')],
+    });
     expect(ok.certified).toBe(true);
     expect(ok.strict).toBe(false);
     expect(ok.level).toBe('TAP 1.0 Certified, non-strict');
@@ -116,10 +162,25 @@ describe('the report model (spec: conformance#verdicts)', () => {
 describe('the JSON report', () => {
   it('has every field the harness promises, with sorted keys', () => {
     const json = JSON.parse(renderJson(report));
-    for (const f of ['tool', 'version', 'spec_version', 'target', 'transport', 'seed', 'started_at', 'duration_ms', 'summary', 'profiles', 'level', 'certified', 'cases']) {
+    for (const f of [
+      'tool',
+      'version',
+      'spec_version',
+      'target',
+      'transport',
+      'seed',
+      'started_at',
+      'duration_ms',
+      'summary',
+      'profiles',
+      'level',
+      'certified',
+      'cases',
+    ]) {
       expect(json).toHaveProperty(f);
     }
-    for (const f of ['id', 'title', 'level', 'profile', 'spec', 'requirement', 'verdict', 'detail', 'duration_ms']) expect(json.cases[0]).toHaveProperty(f);
+    for (const f of ['id', 'title', 'level', 'profile', 'spec', 'requirement', 'verdict', 'detail', 'duration_ms'])
+      expect(json.cases[0]).toHaveProperty(f);
     expect(json.summary.FAIL).toBe(1);
     expect(json.summary.total).toBe(7);
     expect(Object.keys(json)).toEqual([...Object.keys(json)].sort());
@@ -184,7 +245,16 @@ describe('expected-failures baselines', () => {
   });
 
   it('fails on a stale entry: a listed case that now passes, or no longer exists', () => {
-    const check = checkBaseline('b.json', [{ id: 'a.pass', reason: 'was broken' }, { id: 'no.such', reason: '' }], results, known, 'may');
+    const check = checkBaseline(
+      'b.json',
+      [
+        { id: 'a.pass', reason: 'was broken' },
+        { id: 'no.such', reason: '' },
+      ],
+      results,
+      known,
+      'may',
+    );
     expect(check.stale.map((s) => s.id)).toEqual(['a.pass', 'no.such']);
   });
 
@@ -208,7 +278,11 @@ describe('progress', () => {
   it('off a terminal: one plain line per tenth of the cases, and the last', () => {
     const { written, stream } = sink(false);
     let t = 0;
-    const p = progressLine(stream, (_s, x) => x, () => t);
+    const p = progressLine(
+      stream,
+      (_s, x) => x,
+      () => t,
+    );
     for (let done = 0; done <= 25; done++) {
       t = done * 1000;
       p.update(done, 25, ['case.a']);
@@ -241,9 +315,19 @@ describe('notPerfect', () => {
 });
 
 describe('terminal summary', () => {
-  it('counts a profile\'s passes against the cases that applied, and names the skipped apart', () => {
+  it("counts a profile's passes against the cases that applied, and names the skipped apart", () => {
     const r = buildReport({
-      ...{ version: '1', target: 't', transport: 'stdio', seed: 1, startedAt: new Date(), durationMs: 1, levelTarget: 'may', profiles: ['core'], allProfiles: ['core'] },
+      ...{
+        version: '1',
+        target: 't',
+        transport: 'stdio',
+        seed: 1,
+        startedAt: new Date(),
+        durationMs: 1,
+        levelTarget: 'may',
+        profiles: ['core'],
+        allProfiles: ['core'],
+      },
       results: [result('a', 'PASS'), result('b', 'PASS'), result('c', 'SKIPPED')],
     });
     expect(renderSummary(r, (_s, x) => x)).toContain('core  2/2 passed, 1 skipped');

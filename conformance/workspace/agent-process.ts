@@ -45,13 +45,17 @@ export class AgentProcess {
   /** Spawns the agent; rejects when the command cannot be started at all. */
   static async start(o: AgentProcessOptions): Promise<AgentProcess> {
     const command = substitute(o.command, o.workspace, o.agentId);
-    const child = spawn(command.includes('/') ? resolve(command) : command, o.args.map((a) => substitute(a, o.workspace, o.agentId)), {
-      cwd: o.cwd,
-      env: { ...process.env, ...(o.env ?? {}), TAP_WORKSPACE: o.workspace, TAP_AGENT_ID: o.agentId },
-      // stdin stays open and silent: an agent that reads it never sees the end of its input.
-      stdio: ['pipe', 'pipe', 'pipe'],
-      detached: true,
-    });
+    const child = spawn(
+      command.includes('/') ? resolve(command) : command,
+      o.args.map((a) => substitute(a, o.workspace, o.agentId)),
+      {
+        cwd: o.cwd,
+        env: { ...process.env, ...(o.env ?? {}), TAP_WORKSPACE: o.workspace, TAP_AGENT_ID: o.agentId },
+        // stdin stays open and silent: an agent that reads it never sees the end of its input.
+        stdio: ['pipe', 'pipe', 'pipe'],
+        detached: true,
+      },
+    );
     const p = new AgentProcess(child);
     for (const stream of ['stdout', 'stderr'] as const) {
       let buf = '';

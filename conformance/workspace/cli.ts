@@ -13,7 +13,11 @@ import { WorkspaceDirInUse } from './workspace-run.ts';
 export { wantsWorkspace } from './options.ts';
 
 /** Runs tap-conform over the workspace binding; resolves with the exit code. */
-export async function workspaceMain(argv: readonly string[], out: NodeJS.WriteStream = process.stdout, err: NodeJS.WriteStream = process.stderr): Promise<number> {
+export async function workspaceMain(
+  argv: readonly string[],
+  out: NodeJS.WriteStream = process.stdout,
+  err: NodeJS.WriteStream = process.stderr,
+): Promise<number> {
   const split = splitWorkspaceArgs(argv);
   const usage = (message: string) => {
     err.write(`tap-conform: ${message} (exit 2; see tap-conform --help)\n`);
@@ -38,7 +42,9 @@ export async function workspaceMain(argv: readonly string[], out: NodeJS.WriteSt
       const w = Math.max(...cases.map((c) => c.id.length), 2);
       const sw = Math.max(...cases.map((c) => c.spec.length), 4);
       const rows = cases.map((c) => `${c.id.padEnd(w)}  ${c.level.padEnd(6)}  ${c.profile.padEnd(16)}  ${c.spec.padEnd(sw)}  ${c.title}`);
-      out.write([`${'id'.padEnd(w)}  level   profile           ${'spec'.padEnd(sw)}  title`, ...rows, `${cases.length} cases`].join('\n') + '\n');
+      out.write(
+        [`${'id'.padEnd(w)}  level   profile           ${'spec'.padEnd(sw)}  title`, ...rows, `${cases.length} cases`].join('\n') + '\n',
+      );
       return 0;
     }
     return await certifyWorkspace(cfg, split.options, out, err);
@@ -48,7 +54,9 @@ export async function workspaceMain(argv: readonly string[], out: NodeJS.WriteSt
       err.write(`tap-conform: ${e.message} (exit 3)\n`);
       return 3;
     }
-    err.write(`tap-conform: internal error: ${cfg.debug ? ((e as Error).stack ?? String(e)) : (e as Error).message} (exit 3; rerun with --debug and report it)\n`);
+    err.write(
+      `tap-conform: internal error: ${cfg.debug ? ((e as Error).stack ?? String(e)) : (e as Error).message} (exit 3; rerun with --debug and report it)\n`,
+    );
     return 3;
   }
 }

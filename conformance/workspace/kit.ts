@@ -75,7 +75,11 @@ export function stop(o: Outcome): never {
 export function needPhases(run: WorkspaceRun, ...phases: string[]): void {
   const missing = phases.filter((p) => !run.serves(p));
   if (missing.length > 0) {
-    stop(notTested(`the agent does not serve the conformance phase${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (its state.json lists ${show(run.startup.phases)})`));
+    stop(
+      notTested(
+        `the agent does not serve the conformance phase${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (its state.json lists ${show(run.startup.phases)})`,
+      ),
+    );
   }
 }
 
@@ -84,25 +88,57 @@ export function needAlive(run: WorkspaceRun, after: string): void {
   if (run.agent.alive()) return;
   const exit = run.agent.exitStatus();
   const how = exit?.signal ? `was killed by ${exit.signal}` : `exited with code ${exit?.code}`;
-  stop(fail(`the agent process ${how} ${after}`, 'the agent keeps running', `it ${how}; its output ends: ${run.agent.lastLines(3).join(' | ') || 'nothing'}`));
+  stop(
+    fail(
+      `the agent process ${how} ${after}`,
+      'the agent keeps running',
+      `it ${how}; its output ends: ${run.agent.lastLines(3).join(' | ') || 'nothing'}`,
+    ),
+  );
 }
 
 /** The directories a published record may lie in. */
 export type RecordDir = 'pending' | 'awaiting' | 'completed' | 'failed';
 
 /** Waits for `tasks/<dir>/<id>.tap.json`; FAIL (with where the task is instead) when it does not come within `ms`. */
-export async function expectRecord(ctx: CaseContext, run: WorkspaceRun, dir: RecordDir, taskId: string, ms: number, what: string): Promise<ReadRecord & { record: TaskRecord; at: number }> {
+export async function expectRecord(
+  ctx: CaseContext,
+  run: WorkspaceRun,
+  dir: RecordDir,
+  taskId: string,
+  ms: number,
+  what: string,
+): Promise<ReadRecord & { record: TaskRecord; at: number }> {
   const path = run.ws.paths.record(dir, taskId);
   const found = await poll(() => readRecordFile(path, taskId), ms);
   const at = run.observer.now();
   if (!found) {
     const where = await whereIs(run, taskId);
-    stop(fail(`${what}: no record in tasks/${dir}/ within ${Math.round(ms)} ms; the task is ${where}`, `tasks/${dir}/${taskId}.tap.json`, where));
+    stop(
+      fail(
+        `${what}: no record in tasks/${dir}/ within ${Math.round(ms)} ms; the task is ${where}`,
+        `tasks/${dir}/${taskId}.tap.json`,
+        where,
+      ),
+    );
   }
-  if (!found.record) stop(fail(`${what}: tasks/${dir}/${taskId}.tap.json is not a valid record (${found.problem})`, 'a record valid against task-record.schema.json', found.problem));
+  if (!found.record)
+    stop(
+      fail(
+        `${what}: tasks/${dir}/${taskId}.tap.json is not a valid record (${found.problem})`,
+        'a record valid against task-record.schema.json',
+        found.problem,
+      ),
+    );
   const status = found.record.state.status ?? 'pending';
   if (STATUS_DIR[status] !== dir) {
-    stop(fail(`${what}: the record in tasks/${dir}/ has state.status "${status}", which belongs in ${STATUS_DIR[status]}/`, `a record whose status belongs in ${dir}/`, `status ${status}`));
+    stop(
+      fail(
+        `${what}: the record in tasks/${dir}/ has state.status "${status}", which belongs in ${STATUS_DIR[status]}/`,
+        `a record whose status belongs in ${dir}/`,
+        `status ${status}`,
+      ),
+    );
   }
   ctx.note(`tasks/${dir}/${taskId}.tap.json: status ${status}, epoch ${found.record.state.epoch}, attempts ${found.record.state.attempts}`);
   return { ...found, record: found.record, at };

@@ -100,7 +100,9 @@ export async function readRecordFile(path: string, taskId: string): Promise<Read
     const st = await fh.stat();
     const bytes = await fh.readFile();
     const check = checkRecordBytes(bytes, taskId);
-    return check.ok ? { bytes, ino: st.ino, record: check.record } : { bytes, ino: st.ino, record: null, problem: `${check.code}: ${check.message}` };
+    return check.ok
+      ? { bytes, ino: st.ino, record: check.record }
+      : { bytes, ino: st.ino, record: null, problem: `${check.code}: ${check.message}` };
   } finally {
     await fh.close();
   }

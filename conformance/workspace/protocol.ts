@@ -15,8 +15,10 @@ export const MAILBOX_PROFILES: readonly Profile[] = PROFILES.filter((p) => p !==
 
 /** Why a case cannot judge an agent over mailboxes, by case id (a glob `*` matches any run of characters). */
 export const MAILBOX_SKIPS: Readonly<Record<string, string>> = {
-  'core.handshake.timeout-*': 'the agent ends a stalled handshake by closing the connection without a message, and a mailbox has no close to observe',
-  'resume.reconnect.closes-old': 'the agent closes the earlier connection of a resumed session without a message, and a mailbox has no close to observe',
+  'core.handshake.timeout-*':
+    'the agent ends a stalled handshake by closing the connection without a message, and a mailbox has no close to observe',
+  'resume.reconnect.closes-old':
+    'the agent closes the earlier connection of a resumed session without a message, and a mailbox has no close to observe',
   'core.limits.peer-gone': 'the agent ends the transport of a silent peer without a message, and a mailbox has no close to observe',
   'resume.orphan.session-lost': 'the case orphans a session by closing its connection, and a mailbox has no close for the agent to notice',
 };

@@ -37,12 +37,23 @@ export function record(taskId: string, phase: string | null, input: unknown, ove
 }
 
 /** A history entry by `agent` for `phase`. */
-export function entry(agent: string, phase: string, input: unknown, output: unknown, artifacts: string[] = []): TaskRecord['context']['history'][number] {
+export function entry(
+  agent: string,
+  phase: string,
+  input: unknown,
+  output: unknown,
+  artifacts: string[] = [],
+): TaskRecord['context']['history'][number] {
   return { agent, phase, timestamp: new Date().toISOString(), input, output, artifacts };
 }
 
 /** Publishes bytes as `tasks/<dir>/<name>` (a new name: link(2), never replacing a file). */
-export async function publishFile(ws: Workspace, dir: 'pending' | 'processing' | 'awaiting' | 'completed' | 'failed', name: string, bytes: string | Uint8Array): Promise<string> {
+export async function publishFile(
+  ws: Workspace,
+  dir: 'pending' | 'processing' | 'awaiting' | 'completed' | 'failed',
+  name: string,
+  bytes: string | Uint8Array,
+): Promise<string> {
   const path = join(ws.paths.dir(dir), name);
   await publishNew(path, bytes);
   return path;
@@ -64,7 +75,12 @@ export function leaseBytes(agentId: string, epoch: number, renewals: number, ext
  * Forges the claim of an agent that died: `processing/<id>@<epoch>.tap.json` holding `rec`
  * (whose `state.epoch` is `epoch - 1`, as a claimed pending record has) and its lease sidecar.
  */
-export async function forgeClaim(ws: Workspace, rec: TaskRecord, epoch: number, holder = 'tap-conform.departed'): Promise<{ path: string; bytes: Buffer; lease: string }> {
+export async function forgeClaim(
+  ws: Workspace,
+  rec: TaskRecord,
+  epoch: number,
+  holder = 'tap-conform.departed',
+): Promise<{ path: string; bytes: Buffer; lease: string }> {
   const bytes = Buffer.from(renderRecord(rec));
   const path = ws.paths.claim(rec.task_id, epoch);
   await publishNew(path, bytes);
@@ -87,7 +103,15 @@ export async function reapClaim(ws: Workspace, taskId: string, epoch: number): P
   const bytes = await fsp.readFile(path).catch(() => null);
   if (!bytes) return false;
   const claimed = JSON.parse(bytes.toString('utf8')) as TaskRecord;
-  const next = afterFailedAttempt(ws, claimed, epoch, `the lease of claim ${epoch} expired (the harness reaped it)`, null, undefined, undefined);
+  const next = afterFailedAttempt(
+    ws,
+    claimed,
+    epoch,
+    `the lease of claim ${epoch} expired (the harness reaped it)`,
+    null,
+    undefined,
+    undefined,
+  );
   const out = await commitTransition(ws, { taskId, epoch, digest: sha256Hex(bytes) }, prepare(next), HARNESS_AGENT);
   return out.ok;
 }

@@ -38,7 +38,9 @@ export function workspaceSelection(cfg: Config, wo: WorkspaceOptions): Case[] {
   const onlyWorkspace = wo.workspaceProfile && cfg.profiles.length === 0;
   const protocol = onlyWorkspace ? [] : mailboxCases({ profiles: cfg.profiles, level: cfg.level, only: cfg.only });
   const withWorkspace = wo.workspaceProfile || cfg.profiles.length === 0;
-  const workspace = withWorkspace ? selectCases(WORKSPACE_CASES, { profiles: [WORKSPACE_PROFILE], level: cfg.level, only: cfg.only }, [WORKSPACE_PROFILE]) : [];
+  const workspace = withWorkspace
+    ? selectCases(WORKSPACE_CASES, { profiles: [WORKSPACE_PROFILE], level: cfg.level, only: cfg.only }, [WORKSPACE_PROFILE])
+    : [];
   return [...protocol, ...workspace];
 }
 
@@ -61,13 +63,20 @@ export function workspaceReplay(cfg: Config, wo: WorkspaceOptions, id: string, e
   return parts.join(' ');
 }
 
-
 /** Runs the selected cases of a workspace run and returns the report and the exit code. */
-export async function certifyWorkspace(cfg: Config, wo: WorkspaceOptions, out: NodeJS.WriteStream, err: NodeJS.WriteStream): Promise<number> {
+export async function certifyWorkspace(
+  cfg: Config,
+  wo: WorkspaceOptions,
+  out: NodeJS.WriteStream,
+  err: NodeJS.WriteStream,
+): Promise<number> {
   const target = cfg.target;
   if (!target || target.kind !== 'stdio') throw new WorkspaceUsage('--workspace needs the command that starts the agent, after "--"');
   const cases = workspaceSelection(cfg, wo);
-  if (cases.length === 0) throw new WorkspaceUsage(`no case matches ${cfg.only.length ? `--only ${cfg.only.join(',')}` : 'the selection'} (list them with --list --workspace <dir>)`);
+  if (cases.length === 0)
+    throw new WorkspaceUsage(
+      `no case matches ${cfg.only.length ? `--only ${cfg.only.join(',')}` : 'the selection'} (list them with --list --workspace <dir>)`,
+    );
   const baselineEntries = cfg.expectedFailures !== undefined ? safeBaseline(cfg.expectedFailures) : undefined;
   const key: HmacKey = { keyId: 'tap-conform-key', key: newKey(), peer: HARNESS_SIGNED_ID };
   const paint = painter(cfg.color && err.isTTY === true);
@@ -106,13 +115,20 @@ export async function certifyWorkspace(cfg: Config, wo: WorkspaceOptions, out: N
     const startupMs = Math.max(base.stepTimeoutMs, ((found.startupMs ?? 0) * 3 + 2000) * cfg.timeScale, 30_000 * cfg.timeScale);
     const env: RunEnv = { ...base, probe: found, startupMs };
     const progress = progressLine(err, paint);
-    const hooks = { onProgress: (done: number, total: number, running: string[]) => progress.update(done, total, running), transcriptsDir: cfg.transcripts };
+    const hooks = {
+      onProgress: (done: number, total: number, running: string[]) => progress.update(done, total, running),
+      transcriptsDir: cfg.transcripts,
+    };
     const alone = (c: Case) => (c as WorkspaceCase).exclusive === true || (c as WorkspaceCase).last === true;
     const together = cases.filter((c) => !alone(c));
     const exclusive = cases.filter((c) => (c as WorkspaceCase).exclusive === true && !(c as WorkspaceCase).last);
     const last = cases.filter((c) => (c as WorkspaceCase).last === true);
     const byId = new Map<string, CaseResult>();
-    for (const group of [{ list: together, jobs: cfg.jobs ?? 8 }, { list: exclusive, jobs: 1 }, { list: last, jobs: 1 }]) {
+    for (const group of [
+      { list: together, jobs: cfg.jobs ?? 8 },
+      { list: exclusive, jobs: 1 },
+      { list: last, jobs: 1 },
+    ]) {
       if (group.list.length === 0) continue;
       for (const r of await runCases(group.list, env, group.jobs, cfg.repeat, hooks)) byId.set(r.id, r);
     }
@@ -123,7 +139,8 @@ export async function certifyWorkspace(cfg: Config, wo: WorkspaceOptions, out: N
     await run.close(10_000);
   }
   let baseline: BaselineCheck | undefined;
-  if (baselineEntries) baseline = checkBaseline(cfg.expectedFailures!, baselineEntries, results, new Set(cases.map((c) => c.id)), cfg.level);
+  if (baselineEntries)
+    baseline = checkBaseline(cfg.expectedFailures!, baselineEntries, results, new Set(cases.map((c) => c.id)), cfg.level);
   const report: Report = buildReport({
     version: toolVersion(),
     target: `--workspace ${run.root} -- ${target.display}`,
@@ -150,4 +167,3 @@ function safeBaseline(file: string) {
     throw new WorkspaceUsage(`--expected-failures: ${(e as Error).message}`);
   }
 }
-

@@ -123,7 +123,14 @@ export class WorkspaceRun {
     const t0 = performance.now();
     let agent: AgentProcess;
     try {
-      agent = await AgentProcess.start({ command: s.command, args: s.args, workspace: root, agentId: o.agentId, env: s.env, onLine: s.onLine });
+      agent = await AgentProcess.start({
+        command: s.command,
+        args: s.args,
+        workspace: root,
+        agentId: o.agentId,
+        env: s.env,
+        onLine: s.onLine,
+      });
     } catch (err) {
       claimWatch.close();
       observer.close();
@@ -154,7 +161,9 @@ export class WorkspaceRun {
         phases === 'exited'
           ? `the agent exited (${exit?.signal ?? `code ${exit?.code}`}) before publishing agents/${o.agentId}/state.json`
           : `the agent did not publish agents/${o.agentId}/state.json within ${Math.round(limit / 1000)} s`;
-      throw new CannotRun(`${why}; it is given the workspace in TAP_WORKSPACE (or {workspace}) and its agent id in TAP_AGENT_ID (or {agent_id})${tail ? `; its output ends: ${tail}` : ''}`);
+      throw new CannotRun(
+        `${why}; it is given the workspace in TAP_WORKSPACE (or {workspace}) and its agent id in TAP_AGENT_ID (or {agent_id})${tail ? `; its output ends: ${tail}` : ''}`,
+      );
     }
     // Give the seeded task a moment to be claimed, so the start-up observation is made.
     await poll(() => publishedBeforeClaim, 3000 * s.timeScale);

@@ -120,7 +120,12 @@ export function createAgent(options: AgentOptions): Agent {
     shutdown,
     stopped,
     stats() {
-      return { sessions: rt.sessions.size, connections: connections.size, activeTasks: rt.tasks.activeCount(), tasks: [...rt.tasks.all()].length };
+      return {
+        sessions: rt.sessions.size,
+        connections: connections.size,
+        activeTasks: rt.tasks.activeCount(),
+        tasks: [...rt.tasks.all()].length,
+      };
     },
   };
 }

@@ -13,8 +13,17 @@ describe('authorization', () => {
     const peer = new TestPeer(testAgent());
     await peer.handshake();
     const none = peer.request('g1', 'tap.test.guarded', {});
-    expect((await peer.reply(none.message_id)).payload).toMatchObject({ code: 'PERMISSION_DENIED', retryable: false, details: { required_permission: 'tap.test.write' } });
-    const lacking = peer.request('g2', 'tap.test.guarded', {}, { authorization: { permissions: ['x.read'], resources: [], expires_at: future() } });
+    expect((await peer.reply(none.message_id)).payload).toMatchObject({
+      code: 'PERMISSION_DENIED',
+      retryable: false,
+      details: { required_permission: 'tap.test.write' },
+    });
+    const lacking = peer.request(
+      'g2',
+      'tap.test.guarded',
+      {},
+      { authorization: { permissions: ['x.read'], resources: [], expires_at: future() } },
+    );
     expect((await peer.reply(lacking.message_id)).payload.code).toBe('PERMISSION_DENIED');
     const expired = { permissions: ['tap.test.write'], resources: [], expires_at: new Date(Date.now() - 1).toISOString() };
     const old = peer.request('g3', 'tap.test.guarded', {}, { authorization: expired });
@@ -29,8 +38,19 @@ describe('authorization', () => {
   it('does not start a side-effecting step after the grant expired (spec: authorization#grants)', async () => {
     const peer = new TestPeer(testAgent());
     await peer.handshake();
-    const plan = { intent: 'i', steps: [{ action: 'a', target: 't', expected_output: 'o', reversible: true }], rollback: 'r', estimated_cost: {}, risk_level: 'low' };
-    peer.request('p1', 'tap.test.plan', { plan }, { authorization: { permissions: [], resources: [], expires_at: new Date(Date.now() + 150).toISOString() } });
+    const plan = {
+      intent: 'i',
+      steps: [{ action: 'a', target: 't', expected_output: 'o', reversible: true }],
+      rollback: 'r',
+      estimated_cost: {},
+      risk_level: 'low',
+    };
+    peer.request(
+      'p1',
+      'tap.test.plan',
+      { plan },
+      { authorization: { permissions: [], resources: [], expires_at: new Date(Date.now() + 150).toISOString() } },
+    );
     const submit = await peer.waitFor((m) => m.type === 'plan.submit');
     await new Promise((r) => setTimeout(r, 250));
     peer.send({ type: 'plan.decision', task_id: 'p1', payload: { plan_id: submit.payload.plan.plan_id, decision: 'approved' } });
@@ -43,7 +63,15 @@ describe('authorization', () => {
       card: agentCard(),
       capabilities: {
         'x.touch': {
-          capability: { name: 'x.touch', version: '1', description: 'touches a resource', input_formats: [], output_formats: [], streaming: false, side_effects: false },
+          capability: {
+            name: 'x.touch',
+            version: '1',
+            description: 'touches a resource',
+            input_formats: [],
+            output_formats: [],
+            streaming: false,
+            side_effects: false,
+          },
           handler: (input: { uri: string }, ctx: TaskContext) => {
             ctx.checkResource(input.uri);
             return 'touched';
@@ -83,7 +111,17 @@ describe('authorization', () => {
 
   it('refuses to declare capabilities under the reserved tap. prefix (spec: versioning#reserved-names)', () => {
     const handler = () => 1;
-    const capability = { name: 'tap.mine', version: '1', description: '', input_formats: [], output_formats: [], streaming: false, side_effects: false };
-    expect(() => createAgent({ card: agentCard(), capabilities: { 'tap.mine': { capability, handler } }, logger: () => {} })).toThrow(/reserved/);
+    const capability = {
+      name: 'tap.mine',
+      version: '1',
+      description: '',
+      input_formats: [],
+      output_formats: [],
+      streaming: false,
+      side_effects: false,
+    };
+    expect(() => createAgent({ card: agentCard(), capabilities: { 'tap.mine': { capability, handler } }, logger: () => {} })).toThrow(
+      /reserved/,
+    );
   });
 });

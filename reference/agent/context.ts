@@ -19,7 +19,10 @@ export type AbortKind = 'cancel' | 'deadline' | 'shutdown' | 'session_lost' | 'e
 /** The reason of a task's AbortSignal. */
 export class TaskAborted extends Error {
   override name = 'TaskAborted';
-  constructor(readonly kind: AbortKind, message: string) {
+  constructor(
+    readonly kind: AbortKind,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -136,7 +139,8 @@ export function createContext(rt: Runtime, runner: TaskRunner, task: Task): Task
     async sideEffect(fn) {
       if (!live()) throw task.abort.signal.reason ?? new TaskAborted('ended', 'the task has ended');
       const plan = currentPlan(task);
-      if (plan && plan.state !== 'executing') throw new Error(`side effects wait for an approved plan; plan ${plan.plan.plan_id} is ${plan.state}`);
+      if (plan && plan.state !== 'executing')
+        throw new Error(`side effects wait for an approved plan; plan ${plan.plan.plan_id} is ${plan.state}`);
       if (rt.now() >= task.deadline) {
         runner.deadlinePassed(task);
         throw task.abort.signal.reason;
@@ -204,7 +208,9 @@ export function splitOutput(data: unknown, budget: number): unknown[] {
   const json = JSON.stringify(data === undefined ? null : data);
   if (byteLength(json) <= budget) return [data === undefined ? null : data];
   const tooLarge = (): TapError =>
-    new TapError(errorPayload('MESSAGE_TOO_LARGE', `output of ${byteLength(json)} bytes does not fit max_message_bytes and cannot be split`));
+    new TapError(
+      errorPayload('MESSAGE_TOO_LARGE', `output of ${byteLength(json)} bytes does not fit max_message_bytes and cannot be split`),
+    );
   if (typeof data === 'string') {
     const pieces: string[] = [];
     let piece = '';

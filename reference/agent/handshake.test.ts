@@ -26,7 +26,9 @@ describe('handshake', () => {
 
   it('negotiates params: smaller limits, larger clamped heartbeat, the requester timeout (spec: handshake#params)', async () => {
     const peer = new TestPeer(testAgent());
-    const ack = await peer.handshake({ params: { heartbeat_ms: 5, max_message_bytes: 4096, max_concurrent_tasks: 100, request_timeout_ms: 1234, streaming: false } });
+    const ack = await peer.handshake({
+      params: { heartbeat_ms: 5, max_message_bytes: 4096, max_concurrent_tasks: 100, request_timeout_ms: 1234, streaming: false },
+    });
     expect(ack.payload.params).toEqual({
       heartbeat_ms: 15000,
       max_message_bytes: 4096,
@@ -76,7 +78,10 @@ describe('handshake', () => {
     const init = peer.init();
     const ack = await peer.reply(init.message_id);
     peer.sessionId = ack.payload.session_id;
-    const ready = peer.send({ type: 'handshake.ready', payload: { params: { ...ack.payload.params, streaming: !ack.payload.params.streaming } } });
+    const ready = peer.send({
+      type: 'handshake.ready',
+      payload: { params: { ...ack.payload.params, streaming: !ack.payload.params.streaming } },
+    });
     const err = await peer.reply(ready.message_id);
     expect(err.payload).toMatchObject({ code: 'PROTOCOL_VIOLATION', fatal: true });
     await peer.until(() => peer.closed);

@@ -94,12 +94,12 @@ describe('duplicates and idempotency', () => {
     const status = peer.send({ type: 'task.status', task_id: 'r2' });
     expect((await peer.reply(status.message_id)).payload.previous_task_id).toBe('r1');
     const old = peer.request('r1', 'tap.test.fail', { code: 'BUSY' }, {}, { idempotency_key: 'R' });
-    expect((await peer.reply(old.message_id))).toMatchObject({ type: 'task.snapshot', task_id: 'r1' });
+    expect(await peer.reply(old.message_id)).toMatchObject({ type: 'task.snapshot', task_id: 'r1' });
     // A non-retryable ending keeps the key.
     peer.request('n1', 'tap.test.fail', { code: 'PLAN_REJECTED' }, {}, { idempotency_key: 'N' });
     await peer.result('n1');
     const again = peer.request('n2', 'tap.test.fail', { code: 'PLAN_REJECTED' }, {}, { idempotency_key: 'N' });
-    expect((await peer.reply(again.message_id))).toMatchObject({ type: 'task.snapshot', task_id: 'n1' });
+    expect(await peer.reply(again.message_id)).toMatchObject({ type: 'task.snapshot', task_id: 'n1' });
   });
 
   it('runs the counter once per key under duplicates and retries (spec: idempotency#keeping-records)', async () => {

@@ -23,14 +23,28 @@ afterEach(() => {
 
 /** A capability whose side effect never finishes: a crash always interrupts it. */
 const stuck = {
-  capability: { name: 'x.stuck', version: '1', description: 'an effect that hangs', input_formats: [], output_formats: [], streaming: false, side_effects: true },
+  capability: {
+    name: 'x.stuck',
+    version: '1',
+    description: 'an effect that hangs',
+    input_formats: [],
+    output_formats: [],
+    streaming: false,
+    side_effects: true,
+  },
   handler: async (_input: unknown, ctx: TaskContext) => {
     await ctx.sideEffect(() => new Promise(() => {}));
   },
 };
 
 function durableAgent(dir: string, options: Partial<AgentOptions> = {}) {
-  return createAgent({ card: agentCard(), capabilities: { ...withConformanceCapabilities(), 'x.stuck': stuck }, stateDir: dir, logger: () => {}, ...options });
+  return createAgent({
+    card: agentCard(),
+    capabilities: { ...withConformanceCapabilities(), 'x.stuck': stuck },
+    stateDir: dir,
+    logger: () => {},
+    ...options,
+  });
 }
 
 /** A copy of the journal as it is now: the state a crash at this instant would leave. */
@@ -40,7 +54,11 @@ function crashImage(dir: string): string {
   return image;
 }
 
-async function resumeSession(peer: TestPeer, old: { sessionId: string; token: string }, tasks: { task_id: string; last_sequence: number }[]): Promise<Msg> {
+async function resumeSession(
+  peer: TestPeer,
+  old: { sessionId: string; token: string },
+  tasks: { task_id: string; last_sequence: number }[],
+): Promise<Msg> {
   const init = peer.init({ resume: { session_id: old.sessionId, resume_token: old.token, tasks } });
   const ack = await peer.reply(init.message_id);
   peer.sessionId = ack.payload.session_id;

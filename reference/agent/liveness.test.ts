@@ -46,7 +46,8 @@ describe('liveness', () => {
     const { clock, peer } = await quietSession();
     for (let i = 0; i < 6; i++) {
       await clock.advance(1_000);
-      for (const ping of pings(peer)) if (!peer.received.some((m) => m.reply_to === ping.message_id)) peer.send({ type: 'pong', reply_to: ping.message_id });
+      for (const ping of pings(peer))
+        if (!peer.received.some((m) => m.reply_to === ping.message_id)) peer.send({ type: 'pong', reply_to: ping.message_id });
       await flush();
     }
     expect(peer.closed).toBe(false);

@@ -19,7 +19,16 @@ type Action =
   | { kind: 'reconnect' };
 
 const action: fc.Arbitrary<Action> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant('submit' as const), cap: fc.constantFrom('echo' as const, 'sleep' as const, 'counter' as const), ms: fc.integer({ min: 0, max: 30 }), key: fc.constantFrom('a', 'b', 'c'), idem: fc.option(fc.constantFrom('K1', 'K2', 'K3'), { nil: undefined }) }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant('submit' as const),
+      cap: fc.constantFrom('echo' as const, 'sleep' as const, 'counter' as const),
+      ms: fc.integer({ min: 0, max: 30 }),
+      key: fc.constantFrom('a', 'b', 'c'),
+      idem: fc.option(fc.constantFrom('K1', 'K2', 'K3'), { nil: undefined }),
+    }),
+  },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('duplicate' as const), pick: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('cancel' as const), pick: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('status' as const), pick: fc.nat() }) },
@@ -56,7 +65,8 @@ async function run(actions: Action[]): Promise<void> {
         if (taskIds.length > 0) sent.push(peer.send({ type: 'task.status', task_id: pickTask(a.pick), payload: {} }));
         break;
       case 'resume':
-        if (taskIds.length > 0) sent.push(peer.send({ type: 'task.resume', task_id: pickTask(a.pick), payload: { last_sequence: a.last } }));
+        if (taskIds.length > 0)
+          sent.push(peer.send({ type: 'task.resume', task_id: pickTask(a.pick), payload: { last_sequence: a.last } }));
         break;
       case 'reconnect': {
         // Wait for the replies so far, then drop the transport and resume the session with no task list.
@@ -78,13 +88,22 @@ async function run(actions: Action[]): Promise<void> {
   }
   // Every request answered.
   await peer.until(() => sent.every((m) => all().some((r) => r.reply_to === m.message_id)));
-  const accepted = new Set(all().filter((m) => m.type === 'task.accepted').map((m) => m.task_id as string));
+  const accepted = new Set(
+    all()
+      .filter((m) => m.type === 'task.accepted')
+      .map((m) => m.task_id as string),
+  );
   // Results of tasks that ran while a connection was down are fetched with task.resume.
   for (const id of accepted) {
     if (!all().some((m) => m.type === 'task.result' && m.task_id === id)) {
       await new Promise((r) => setTimeout(r, 50));
       if (!all().some((m) => m.type === 'task.result' && m.task_id === id)) {
-        const seen = Math.max(0, ...all().filter((m) => m.task_id === id && typeof m.sequence === 'number').map((m) => m.sequence as number));
+        const seen = Math.max(
+          0,
+          ...all()
+            .filter((m) => m.task_id === id && typeof m.sequence === 'number')
+            .map((m) => m.sequence as number),
+        );
         const r = peer.send({ type: 'task.resume', task_id: id, payload: { last_sequence: seen } });
         sent.push(r);
       }
@@ -105,7 +124,12 @@ async function run(actions: Action[]): Promise<void> {
   }
   // No lost task: each accepted task has exactly one distinct result.
   for (const id of accepted) {
-    const results = new Set(raws.filter((t) => { const m = JSON.parse(t); return m.type === 'task.result' && m.task_id === id; }));
+    const results = new Set(
+      raws.filter((t) => {
+        const m = JSON.parse(t);
+        return m.type === 'task.result' && m.task_id === id;
+      }),
+    );
     expect(results.size, `results of ${id}`).toBe(1);
   }
   // The counter ran once per accepted counter task: per key, the counts are 1..k without repeats.

@@ -36,7 +36,9 @@ describe('plans', () => {
     expect(snap.payload).toMatchObject({ state: 'awaiting_approval', plan: { plan_id: submit.payload.plan.plan_id, state: 'pending' } });
     const result = await peer.result('p1');
     expect(result.payload).toEqual({ status: 'completed', output: { executed: ['write a', 'write b'] } });
-    const kinds = peer.stream('p1').map((m) => (m.type === 'task.event' ? `${m.payload.kind}:${JSON.stringify(m.payload.state ?? m.payload.data)}` : m.type));
+    const kinds = peer
+      .stream('p1')
+      .map((m) => (m.type === 'task.event' ? `${m.payload.kind}:${JSON.stringify(m.payload.state ?? m.payload.data)}` : m.type));
     expect(kinds).toEqual([
       'task.accepted',
       'state:"running"',
@@ -98,7 +100,13 @@ describe('plans', () => {
     expect((await peer.result('p5')).payload).toEqual({ status: 'cancelled' });
     const status = peer.send({ type: 'task.status', task_id: 'p5' });
     expect((await peer.reply(status.message_id)).payload.plan).toEqual({ plan_id: submit.payload.plan.plan_id, state: 'withdrawn' });
-    expect(peer.stream('p5').map((m) => m.payload.state ?? m.type)).toEqual(['task.accepted', 'running', 'plan.submit', 'cancelling', 'task.result']);
+    expect(peer.stream('p5').map((m) => m.payload.state ?? m.type)).toEqual([
+      'task.accepted',
+      'running',
+      'plan.submit',
+      'cancelling',
+      'task.result',
+    ]);
   });
 
   it('holds a late plan: a plan.holding reminder at request_timeout_ms, then every heartbeat_ms; a holding plan is decided like a pending one (spec: plans#holding)', async () => {

@@ -17,7 +17,11 @@ const children: ChildStdioTransport[] = [];
 const dirs: string[] = [];
 
 function start(args: string[] = [], env: NodeJS.ProcessEnv = {}): { transport: ChildStdioTransport; peer: TestPeer } {
-  const transport = spawnStdioTransport(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stderr: 'pipe', closeGraceMs: 5000 });
+  const transport = spawnStdioTransport(process.execPath, [BIN, ...args], {
+    env: { ...process.env, ...env },
+    stderr: 'pipe',
+    closeGraceMs: 5000,
+  });
   children.push(transport);
   const peer = new TestPeer(transport);
   peer.target = AGENT;
@@ -71,7 +75,9 @@ describe('tap-reference-agent', () => {
     expect((await first.transport.exited).signal).toBe('SIGKILL');
 
     const second = start(['--state-dir', dir]);
-    const init = second.peer.init({ resume: { session_id: first.peer.sessionId, resume_token: first.peer.resumeToken, tasks: [{ task_id: 'slow', last_sequence: 2 }] } });
+    const init = second.peer.init({
+      resume: { session_id: first.peer.sessionId, resume_token: first.peer.resumeToken, tasks: [{ task_id: 'slow', last_sequence: 2 }] },
+    });
     const ack2 = await second.peer.reply(init.message_id, 10_000);
     expect(ack2.payload).toMatchObject({ resumed: true, session_id: first.peer.sessionId });
     second.peer.sessionId = ack2.payload.session_id;

@@ -29,15 +29,40 @@ export function replayJournal(rt: Runtime, records: JournalRecord[]): void {
         break;
       case 'task': {
         const task: Task = {
-          principal: r.principal, taskId: r.task_id, sessionId: r.session_id, capability: r.capability, input: r.input,
-          authorization: r.authorization as Task['authorization'], fingerprint: r.fingerprint, idempotencyKey: r.idempotency_key,
-          previousTaskId: r.previous_task_id, attempt: r.attempt, state: 'accepted', createdAt: r.created_at, updatedAt: r.created_at,
-          deadline: r.deadline, lastSequence: 0, retained: [], firstRetained: 1, cancelRequested: false, plans: [],
-          effectsBegun: 0, effectsEnded: 0, abort: new AbortController(), timers: {},
+          principal: r.principal,
+          taskId: r.task_id,
+          sessionId: r.session_id,
+          capability: r.capability,
+          input: r.input,
+          authorization: r.authorization as Task['authorization'],
+          fingerprint: r.fingerprint,
+          idempotencyKey: r.idempotency_key,
+          previousTaskId: r.previous_task_id,
+          attempt: r.attempt,
+          state: 'accepted',
+          createdAt: r.created_at,
+          updatedAt: r.created_at,
+          deadline: r.deadline,
+          lastSequence: 0,
+          retained: [],
+          firstRetained: 1,
+          cancelRequested: false,
+          plans: [],
+          effectsBegun: 0,
+          effectsEnded: 0,
+          abort: new AbortController(),
+          timers: {},
         };
         tasks.set(taskKey(r.principal, r.task_id), task);
         if (r.idempotency_key !== undefined) {
-          rt.idempotency.set({ principal: r.principal, capability: r.capability, key: r.idempotency_key, fingerprint: r.fingerprint, taskId: r.task_id, released: false });
+          rt.idempotency.set({
+            principal: r.principal,
+            capability: r.capability,
+            key: r.idempotency_key,
+            fingerprint: r.fingerprint,
+            taskId: r.task_id,
+            released: false,
+          });
         }
         break;
       }
@@ -54,7 +79,12 @@ export function replayJournal(rt: Runtime, records: JournalRecord[]): void {
         if (msg.type === 'plan.submit') {
           const plan = msg.payload.plan as Plan;
           if (!task.plans.some((p) => p.plan.plan_id === plan.plan_id)) {
-            task.plans.push({ plan, state: 'pending', revisionOf: msg.payload.revision_of as string | undefined, feedback: msg.payload.feedback as string | undefined });
+            task.plans.push({
+              plan,
+              state: 'pending',
+              revisionOf: msg.payload.revision_of as string | undefined,
+              feedback: msg.payload.feedback as string | undefined,
+            });
           }
         }
         break;
@@ -78,7 +108,8 @@ export function replayJournal(rt: Runtime, records: JournalRecord[]): void {
         const task = find(r);
         if (!task) break;
         let plan = task.plans.find((p) => p.plan.plan_id === r.plan_id);
-        if (!plan && r.plan) task.plans.push((plan = { plan: r.plan, state: r.state as PlanState, revisionOf: r.revision_of, feedback: r.feedback }));
+        if (!plan && r.plan)
+          task.plans.push((plan = { plan: r.plan, state: r.state as PlanState, revisionOf: r.revision_of, feedback: r.feedback }));
         if (plan) plan.state = r.state as PlanState;
         break;
       }
@@ -122,7 +153,10 @@ export function resumeAfterRestart(rt: Runtime, runner: TaskRunner): void {
     if (!rt.sessionOf(task)) {
       rt.log('warn', `task ${task.taskId} lost its session in the crash; it ends failed`);
       task.state = 'failed';
-      task.result = { status: 'failed', error: errorPayload('SESSION_LOST', 'the session ended while the agent restarted', undefined, { retryable: false }) };
+      task.result = {
+        status: 'failed',
+        error: errorPayload('SESSION_LOST', 'the session ended while the agent restarted', undefined, { retryable: false }),
+      };
       continue;
     }
     const interrupted = task.effectsBegun > task.effectsEnded;
@@ -132,7 +166,12 @@ export function resumeAfterRestart(rt: Runtime, runner: TaskRunner): void {
     } else if (interrupted || unrecorded) {
       runner.finish(task, {
         status: 'failed',
-        error: errorPayload('INTERNAL_ERROR', 'the agent restarted in the middle of a step of this task; the step is not run again', { indeterminate: true }, { retryable: false }),
+        error: errorPayload(
+          'INTERNAL_ERROR',
+          'the agent restarted in the middle of a step of this task; the step is not run again',
+          { indeterminate: true },
+          { retryable: false },
+        ),
       });
     } else {
       runner.armDeadline(task);
@@ -155,9 +194,18 @@ function compact(rt: Runtime): JournalRecord[] {
   for (const t of rt.tasks.all()) {
     const ref = { principal: t.principal, task_id: t.taskId };
     out.push({
-      t: 'task', ...ref, session_id: t.sessionId, capability: t.capability, input: t.input, authorization: t.authorization,
-      fingerprint: t.fingerprint, idempotency_key: t.idempotencyKey, previous_task_id: t.previousTaskId, attempt: t.attempt,
-      created_at: t.createdAt, deadline: t.deadline,
+      t: 'task',
+      ...ref,
+      session_id: t.sessionId,
+      capability: t.capability,
+      input: t.input,
+      authorization: t.authorization,
+      fingerprint: t.fingerprint,
+      idempotency_key: t.idempotencyKey,
+      previous_task_id: t.previousTaskId,
+      attempt: t.attempt,
+      created_at: t.createdAt,
+      deadline: t.deadline,
     });
     t.retained.forEach((text, i) => out.push({ t: 'msg', ...ref, seq: t.firstRetained + i, text, state: t.state, at: t.updatedAt }));
     if (t.cancelRequested) out.push({ t: 'cancel', ...ref });
@@ -165,10 +213,19 @@ function compact(rt: Runtime): JournalRecord[] {
     for (let i = 0; i < t.effectsBegun; i++) out.push({ t: 'effect', ...ref, phase: 'begin' });
     for (let i = 0; i < t.effectsEnded; i++) out.push({ t: 'effect', ...ref, phase: 'end' });
     for (const p of t.plans) {
-      out.push({ t: 'plan', ...ref, plan_id: p.plan.plan_id, state: p.state, plan: p.plan, revision_of: p.revisionOf, feedback: p.feedback });
+      out.push({
+        t: 'plan',
+        ...ref,
+        plan_id: p.plan.plan_id,
+        state: p.state,
+        plan: p.plan,
+        revision_of: p.revisionOf,
+        feedback: p.feedback,
+      });
     }
   }
-  for (const r of rt.idempotency.all()) if (r.released) out.push({ t: 'release', principal: r.principal, capability: r.capability, key: r.key });
+  for (const r of rt.idempotency.all())
+    if (r.released) out.push({ t: 'release', principal: r.principal, capability: r.capability, key: r.key });
   for (const [key, value] of rt.store) out.push({ t: 'kv', key, value });
   return out;
 }

@@ -36,7 +36,11 @@ function replySnapshot(conn: Connection, session: Session, task: Task, replyTo: 
  * The authorization checks of a capability: an expired grant first (AUTHORIZATION_EXPIRED),
  * then a missing grant or permission (PERMISSION_DENIED) (spec: authorization#permission-checks).
  */
-export function authorizationProblem(capability: Capability | undefined, auth: Authorization | undefined, now: number): ErrorPayload | null {
+export function authorizationProblem(
+  capability: Capability | undefined,
+  auth: Authorization | undefined,
+  now: number,
+): ErrorPayload | null {
   if (auth && !(Date.parse(auth.expires_at) > now)) {
     return errorPayload('AUTHORIZATION_EXPIRED', `the grant expired at ${auth.expires_at}`, { expires_at: auth.expires_at });
   }
@@ -76,7 +80,11 @@ function onTaskRequest(conn: Connection, session: Session, msg: MessageOf<'task.
     const record = rt.idempotency.get(session.principal, p.capability, msg.idempotency_key);
     if (record && !record.released) {
       if (record.fingerprint !== fp) {
-        return refuse(errorPayload('IDEMPOTENCY_CONFLICT', `idempotency key ${JSON.stringify(msg.idempotency_key)} was used for a different request`, { task_id: record.taskId }));
+        return refuse(
+          errorPayload('IDEMPOTENCY_CONFLICT', `idempotency key ${JSON.stringify(msg.idempotency_key)} was used for a different request`, {
+            task_id: record.taskId,
+          }),
+        );
       }
       const original = rt.tasks.get(session.principal, record.taskId);
       if (original) return retry(original);
@@ -84,11 +92,13 @@ function onTaskRequest(conn: Connection, session: Session, msg: MessageOf<'task.
       previousTaskId = record.taskId;
     }
   }
-  if (rt.shuttingDown || session.ending) return refuse(errorPayload('SHUTTING_DOWN', 'the session is shutting down and takes no new tasks'));
+  if (rt.shuttingDown || session.ending)
+    return refuse(errorPayload('SHUTTING_DOWN', 'the session is shutting down and takes no new tasks'));
   if (msg.deadline !== undefined && !(Date.parse(msg.deadline) > now)) {
     return refuse(errorPayload('DEADLINE_EXCEEDED', `the request arrived after its deadline ${msg.deadline}`, { deadline: msg.deadline }));
   }
-  if (!entry) return refuse(errorPayload('CAPABILITY_NOT_SUPPORTED', `this agent has no capability ${p.capability}`, { capability: p.capability }));
+  if (!entry)
+    return refuse(errorPayload('CAPABILITY_NOT_SUPPORTED', `this agent has no capability ${p.capability}`, { capability: p.capability }));
   const inputIssues = entry.validateInput?.(p.input);
   if (inputIssues) {
     const issues = inputIssues.map((i) => ({ ...i, path: `/payload/input${i.path}` }));
@@ -130,12 +140,29 @@ function onTaskRequest(conn: Connection, session: Session, msg: MessageOf<'task.
   };
   // The journal record and the idempotency record come before task.accepted (spec: tasks#durability).
   rt.persist({
-    t: 'task', principal: task.principal, task_id: task.taskId, session_id: task.sessionId, capability: task.capability,
-    input: task.input, authorization: task.authorization, fingerprint: fp, idempotency_key: task.idempotencyKey,
-    previous_task_id: previousTaskId, attempt: task.attempt, created_at: now, deadline,
+    t: 'task',
+    principal: task.principal,
+    task_id: task.taskId,
+    session_id: task.sessionId,
+    capability: task.capability,
+    input: task.input,
+    authorization: task.authorization,
+    fingerprint: fp,
+    idempotency_key: task.idempotencyKey,
+    previous_task_id: previousTaskId,
+    attempt: task.attempt,
+    created_at: now,
+    deadline,
   });
   if (task.idempotencyKey !== undefined) {
-    rt.idempotency.set({ principal: task.principal, capability: task.capability, key: task.idempotencyKey, fingerprint: fp, taskId: task.taskId, released: false });
+    rt.idempotency.set({
+      principal: task.principal,
+      capability: task.capability,
+      key: task.idempotencyKey,
+      fingerprint: fp,
+      taskId: task.taskId,
+      released: false,
+    });
   }
   rt.tasks.add(task);
   const payload: MessageOf<'task.accepted'>['payload'] = { capability: task.capability, deadline: iso(deadline) };
@@ -156,7 +183,10 @@ function busyProblem(conn: Connection, session: Session): ErrorPayload | null {
   ];
   for (const [scope, active, max] of caps) {
     if (max !== undefined && active >= max) {
-      return errorPayload('BUSY', `${active} unfinished tasks already use the ${scope} limit of ${max}; retry later`, { scope, limit: max });
+      return errorPayload('BUSY', `${active} unfinished tasks already use the ${scope} limit of ${max}; retry later`, {
+        scope,
+        limit: max,
+      });
     }
   }
   return null;
@@ -183,7 +213,13 @@ function onTaskMessage(conn: Connection, session: Session, msg: TaskMessage): vo
     case 'task.resume': {
       // The stream belongs to the session that created the task (spec: resume#attachment).
       if (task.sessionId !== session.id) {
-        return conn.refuse(errorPayload('PROTOCOL_VIOLATION', `task ${task.taskId} belongs to another session of this principal; follow it with task.status`), to);
+        return conn.refuse(
+          errorPayload(
+            'PROTOCOL_VIOLATION',
+            `task ${task.taskId} belongs to another session of this principal; follow it with task.status`,
+          ),
+          to,
+        );
       }
       const refusal = replayTask(conn, session, task, task.taskId, msg.payload.last_sequence, msg.message_id);
       if (refusal) conn.refuse(refusal, to);
@@ -196,7 +232,8 @@ function onTaskMessage(conn: Connection, session: Session, msg: TaskMessage): vo
       }
       const violation = checkDecision(task, msg.payload);
       if (violation) return conn.refuse(violation.payload, to);
-      if (rt.shuttingDown || session.ending) return conn.refuse(errorPayload('SHUTTING_DOWN', 'the session is shutting down and takes no decisions'), to);
+      if (rt.shuttingDown || session.ending)
+        return conn.refuse(errorPayload('SHUTTING_DOWN', 'the session is shutting down and takes no decisions'), to);
       replySnapshot(conn, session, task, msg.message_id);
       return applyDecision(rt, conn.runner, task, msg.payload);
     }
@@ -213,7 +250,14 @@ function unknownTask(taskId: string): ErrorPayload {
  * Returns the refusal when the task is unknown or its messages are no longer retained
  * (spec: resume#replay, resume#retention).
  */
-export function replayTask(conn: Connection, session: Session, task: Task | undefined, taskId: string, lastSequence: number, replyTo?: string): ErrorPayload | null {
+export function replayTask(
+  conn: Connection,
+  session: Session,
+  task: Task | undefined,
+  taskId: string,
+  lastSequence: number,
+  replyTo?: string,
+): ErrorPayload | null {
   if (!task) return unknownTask(taskId);
   const from = lastSequence + 1;
   if (from <= task.lastSequence && from < task.firstRetained) {

@@ -101,7 +101,13 @@ describe('resume', () => {
     await first.result('s1');
     await first.close();
     const second = new TestPeer(agent);
-    await completeHandshake(second, resumeInit(second, first, [{ task_id: 'nope', last_sequence: 0 }, { task_id: 's1', last_sequence: 1 }]));
+    await completeHandshake(
+      second,
+      resumeInit(second, first, [
+        { task_id: 'nope', last_sequence: 0 },
+        { task_id: 's1', last_sequence: 1 },
+      ]),
+    );
     const unknown = await second.waitFor((m) => m.type === 'error' && m.task_id === 'nope');
     expect(unknown.payload.code).toBe('UNKNOWN_TASK');
     const gone = await second.waitFor((m) => m.type === 'error' && m.task_id === 's1');

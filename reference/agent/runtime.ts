@@ -79,7 +79,8 @@ export class Runtime {
       if (!capability) throw new Error(`capability ${name} has a handler but no entry in the card; give it as { capability, handler }`);
       if (capability.name !== name) throw new Error(`capability ${name} is declared as ${capability.name}`);
       // spec: versioning#reserved-names
-      if (name.startsWith('tap.') && !(name in CONFORMANCE_CAPABILITIES)) throw new Error(`capability names starting with "tap." are reserved; ${name} is not one the specification defines`);
+      if (name.startsWith('tap.') && !(name in CONFORMANCE_CAPABILITIES))
+        throw new Error(`capability names starting with "tap." are reserved; ${name} is not one the specification defines`);
       const handler = typeof def === 'function' ? def : def.handler;
       let validateInput: CapabilityEntry['validateInput'];
       const schema = (typeof def === 'function' ? undefined : def.inputSchema) ?? capability.input_schema;

@@ -168,7 +168,8 @@ export class Connection implements Link {
     const to = { replyTo: msg.message_id, taskId: msg.task_id as string | undefined, type: msg.type, source: msg.source };
     this.currentSource = msg.source;
     // Checks before the duplicate stage: the message is not remembered, but a repeat that fails the same way gets the same error again.
-    const fail = (code: string, message: string, details?: Record<string, unknown>): void => this.refuse(errorPayload(code, message, details), { ...to, early: true });
+    const fail = (code: string, message: string, details?: Record<string, unknown>): void =>
+      this.refuse(errorPayload(code, message, details), { ...to, early: true });
 
     // Version: a spoken major before the ack, exactly the negotiated version after it (spec: versioning#version-check).
     const version = this.session?.version ?? this.pending?.version;
@@ -177,7 +178,9 @@ export class Connection implements Link {
     const versionOk = version !== undefined ? v === version : major !== undefined && SUPPORTED_MAJORS.has(major);
     if (!versionOk) {
       const why = version !== undefined ? `the session speaks tap/${version}` : `this agent speaks ${SUPPORTED_VERSIONS.join(', ')}`;
-      return fail('UNSUPPORTED_VERSION', `protocol ${String(msg.protocol)} is not spoken here; ${why}`, { supported: [...SUPPORTED_VERSIONS] });
+      return fail('UNSUPPORTED_VERSION', `protocol ${String(msg.protocol)} is not spoken here; ${why}`, {
+        supported: [...SUPPORTED_VERSIONS],
+      });
     }
 
     // Signature and skew, once a key is agreed (spec: integrity#verification, integrity#skew).
@@ -197,7 +200,10 @@ export class Connection implements Link {
     if (msg.type !== 'handshake.init' || peer !== undefined) {
       const targetOk = msg.target === self || (msg.type === 'handshake.init' && msg.target === '*');
       if ((peer !== undefined && msg.source !== peer) || !targetOk) {
-        return fail('IDENTITY_MISMATCH', `a message from ${msg.source} to ${msg.target}; this session is between ${peer ?? 'its requester'} and ${self}`);
+        return fail(
+          'IDENTITY_MISMATCH',
+          `a message from ${msg.source} to ${msg.target}; this session is between ${peer ?? 'its requester'} and ${self}`,
+        );
       }
     }
     const sessionId = this.session?.id ?? this.pending?.sessionId;
@@ -215,7 +221,8 @@ export class Connection implements Link {
       return;
     }
     this.recording = [];
-    const failLate = (code: string, message: string, details?: Record<string, unknown>): void => this.refuse(errorPayload(code, message, details), to);
+    const failLate = (code: string, message: string, details?: Record<string, unknown>): void =>
+      this.refuse(errorPayload(code, message, details), to);
     try {
       this.dispatch(msg as unknown as TapMessage, to, failLate);
     } catch (err) {
@@ -233,7 +240,11 @@ export class Connection implements Link {
   }
 
   /** Type → handshake phase → payload schema → the message's own handling. */
-  private dispatch(msg: TapMessage, to: { replyTo: string; taskId?: string }, fail: (code: string, message: string, details?: Record<string, unknown>) => void): void {
+  private dispatch(
+    msg: TapMessage,
+    to: { replyTo: string; taskId?: string },
+    fail: (code: string, message: string, details?: Record<string, unknown>) => void,
+  ): void {
     const type = msg.type as string;
     if (!isKnownType(type) || !isRequesterToAgent(type)) {
       return fail('UNKNOWN_MESSAGE_TYPE', `an agent does not accept ${type}; the message had no effect`);
@@ -288,7 +299,12 @@ export class Connection implements Link {
       this.session = sessionEstablished(this, step.session, this.early);
       this.pending = undefined;
       const hb = this.session.params.heartbeat_ms;
-      this.liveness = new Liveness(this.rt.clock, hb, () => this.session && this.send(this.session.message('ping', {})), () => this.peerGone());
+      this.liveness = new Liveness(
+        this.rt.clock,
+        hb,
+        () => this.session && this.send(this.session.message('ping', {})),
+        () => this.peerGone(),
+      );
     }
     if (step.close) void this.close(closeCodeOf(step.error?.code), step.error?.code ?? 'handshake failed');
   }

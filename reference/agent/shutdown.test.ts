@@ -16,7 +16,15 @@ const plan = {
 };
 
 const summary = (peer: TestPeer, taskId: string): string[] =>
-  peer.stream(taskId).map((m) => (m.type === 'task.event' ? m.payload.state ?? m.payload.kind : m.type === 'task.result' ? `result:${m.payload.status}:${m.payload.error?.code ?? ''}` : m.type));
+  peer
+    .stream(taskId)
+    .map((m) =>
+      m.type === 'task.event'
+        ? (m.payload.state ?? m.payload.kind)
+        : m.type === 'task.result'
+          ? `result:${m.payload.status}:${m.payload.error?.code ?? ''}`
+          : m.type,
+    );
 
 describe('shutdown', () => {
   it('approves shutdown.request, hands off each unfinished task, ends it cancelled SHUTTING_DOWN, says farewell and closes (spec: shutdown#shutdown-sequence)', async () => {
@@ -35,10 +43,22 @@ describe('shutdown', () => {
     expect(farewell.payload.reason).toBe('maintenance');
     await peer.until(() => peer.closed);
     expect(summary(peer, 'sleep')).toEqual(['task.accepted', 'running', 'task.handoff', 'cancelling', 'result:cancelled:SHUTTING_DOWN']);
-    expect(summary(peer, 'plan')).toEqual(['task.accepted', 'running', 'plan.submit', 'task.handoff', 'cancelling', 'result:cancelled:SHUTTING_DOWN']);
+    expect(summary(peer, 'plan')).toEqual([
+      'task.accepted',
+      'running',
+      'plan.submit',
+      'task.handoff',
+      'cancelling',
+      'result:cancelled:SHUTTING_DOWN',
+    ]);
     expect(peer.stream('sleep').find((m) => m.type === 'task.result')!.payload.error.retryable).toBe(true);
     const handoff = peer.stream('plan').find((m) => m.type === 'task.handoff')!;
-    expect(handoff.payload).toMatchObject({ completed_steps: [], remaining_steps: ['do it'], checkpoint: expect.any(Object), resume_hint: expect.any(String) });
+    expect(handoff.payload).toMatchObject({
+      completed_steps: [],
+      remaining_steps: ['do it'],
+      checkpoint: expect.any(Object),
+      resume_hint: expect.any(String),
+    });
     expect(peer.received.indexOf(farewell)).toBe(peer.received.length - 1);
     expect(summary(peer, 'done')).toEqual(['task.accepted', 'running', 'result:completed:']);
     expect(peer.violations(true)).toEqual([]);
@@ -80,7 +100,15 @@ describe('shutdown', () => {
       capabilities: {
         ...withConformanceCapabilities(),
         'x.effect': {
-          capability: { name: 'x.effect', version: '1', description: 'an effect, then a long wait', input_formats: [], output_formats: [], streaming: false, side_effects: true },
+          capability: {
+            name: 'x.effect',
+            version: '1',
+            description: 'an effect, then a long wait',
+            input_formats: [],
+            output_formats: [],
+            streaming: false,
+            side_effects: true,
+          },
           handler: async (_input: unknown, ctx: TaskContext) => {
             await ctx.sideEffect(() => undefined);
             ctx.checkpoint({ wrote: true }, { completed: ['write'], remaining: ['wait'] });
@@ -97,7 +125,10 @@ describe('shutdown', () => {
     await new Promise((r) => setTimeout(r, 20));
     peer.send({ type: 'shutdown.request', payload: { reason: 'r', grace_ms: 1000 } });
     const result = await peer.result('fx');
-    expect(result.payload).toMatchObject({ status: 'cancelled', error: { code: 'SHUTTING_DOWN', retryable: false, details: { checkpoint: { wrote: true } } } });
+    expect(result.payload).toMatchObject({
+      status: 'cancelled',
+      error: { code: 'SHUTTING_DOWN', retryable: false, details: { checkpoint: { wrote: true } } },
+    });
     const handoff = peer.stream('fx').find((m) => m.type === 'task.handoff')!;
     expect(handoff.payload).toMatchObject({ checkpoint: { wrote: true }, completed_steps: ['write'], remaining_steps: ['wait'] });
   });

@@ -34,8 +34,7 @@ export function endSession(
   session.ending = true;
   if (session.resumeTimer !== undefined) rt.clock.clearTimeout(session.resumeTimer);
   session.resumeTimer = undefined;
-  const unfinished = (): Task[] =>
-    [...rt.tasks.all()].filter((t) => t.sessionId === session.id && !isTerminal(t.state));
+  const unfinished = (): Task[] => [...rt.tasks.all()].filter((t) => t.sessionId === session.id && !isTerminal(t.state));
   const drain = session.link ? Math.min(rt.settings.drainMs, graceMs / 2) : 0;
   session.closing = (async () => {
     if (drain > 0) {
@@ -94,7 +93,14 @@ export function connectionClosed(conn: Connection, info: CloseInfo, eof: boolean
   session.cutDrain?.();
   session.link = undefined;
   if (conn.deliberate || conn.stdio) {
-    return endSession(rt, conn.runner, session, 'SESSION_LOST', `the transport was closed (${info.reason ?? info.code ?? 'no reason'})`, false);
+    return endSession(
+      rt,
+      conn.runner,
+      session,
+      'SESSION_LOST',
+      `the transport was closed (${info.reason ?? info.code ?? 'no reason'})`,
+      false,
+    );
   }
   session.resumeTimer = rt.clock.setTimeout(() => {
     session.resumeTimer = undefined;

@@ -38,7 +38,15 @@ export class TaskRunner {
 
   /** Records a serialized message of the task as sent: journal, sequence, retention. */
   commit(task: Task, sequence: number, text: string): void {
-    this.rt.persist({ t: 'msg', principal: task.principal, task_id: task.taskId, seq: sequence, text, state: task.state, at: task.updatedAt });
+    this.rt.persist({
+      t: 'msg',
+      principal: task.principal,
+      task_id: task.taskId,
+      seq: sequence,
+      text,
+      state: task.state,
+      at: task.updatedAt,
+    });
     task.lastSequence = sequence;
     task.retained.push(text);
     const max = this.rt.settings.maxRetainedMessages;
@@ -52,11 +60,14 @@ export class TaskRunner {
   armDeadline(task: Task): void {
     const wait = task.deadline - this.rt.now();
     if (task.timers.deadline !== undefined) this.rt.clock.clearTimeout(task.timers.deadline);
-    task.timers.deadline = this.rt.clock.setTimeout(() => {
-      task.timers.deadline = undefined;
-      if (this.rt.now() < task.deadline) this.armDeadline(task);
-      else this.deadlinePassed(task);
-    }, Math.max(0, Math.min(wait, MAX_TIMER_MS)));
+    task.timers.deadline = this.rt.clock.setTimeout(
+      () => {
+        task.timers.deadline = undefined;
+        if (this.rt.now() < task.deadline) this.armDeadline(task);
+        else this.deadlinePassed(task);
+      },
+      Math.max(0, Math.min(wait, MAX_TIMER_MS)),
+    );
   }
 
   /** Starts the handler of an accepted task: accepted → running, or accepted → failed on bad input. */
@@ -113,7 +124,10 @@ export class TaskRunner {
       return;
     }
     this.rt.log('warn', `task ${task.taskId} (${task.capability}) failed: ${(err as Error)?.message ?? String(err)}`);
-    this.finish(task, { status: 'failed', error: errorPayload('INTERNAL_ERROR', `the capability failed: ${(err as Error)?.message ?? String(err)}`) });
+    this.finish(task, {
+      status: 'failed',
+      error: errorPayload('INTERNAL_ERROR', `the capability failed: ${(err as Error)?.message ?? String(err)}`),
+    });
   }
 
   /**
@@ -121,7 +135,8 @@ export class TaskRunner {
    * awaiting_approval, whose plan.submit is the event (spec: tasks#state-events).
    */
   transition(task: Task, to: TaskState, options: { event?: boolean } = {}): void {
-    if (!canTransition(task.state, to) || isTerminal(to)) throw new Error(`illegal transition ${task.state} → ${to} for task ${task.taskId}`);
+    if (!canTransition(task.state, to) || isTerminal(to))
+      throw new Error(`illegal transition ${task.state} → ${to} for task ${task.taskId}`);
     task.state = to;
     task.updatedAt = this.rt.now();
     if (options.event !== false && to !== 'awaiting_approval') {
@@ -137,7 +152,8 @@ export class TaskRunner {
    */
   finish(task: Task, outcome: TaskOutcome): boolean {
     if (isTerminal(task.state)) return false;
-    if (!canTransition(task.state, outcome.status)) throw new Error(`illegal transition ${task.state} → ${outcome.status} for task ${task.taskId}`);
+    if (!canTransition(task.state, outcome.status))
+      throw new Error(`illegal transition ${task.state} → ${outcome.status} for task ${task.taskId}`);
     const rt = this.rt;
     for (const key of ['deadline', 'release'] as const) {
       if (task.timers[key] !== undefined) rt.clock.clearTimeout(task.timers[key]);

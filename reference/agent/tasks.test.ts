@@ -20,9 +20,21 @@ describe('tasks', () => {
     const r2 = await peer.result('s2');
     expect(r1.payload).toEqual({ status: 'completed', output: { count: 3 } });
     expect(r2.payload).toEqual({ status: 'completed', output: { count: 2 } });
-    const outputs = peer.stream('s1').filter((m) => m.payload.kind === 'output').map((m) => m.payload.data);
-    expect(outputs).toEqual([{ index: 0, chunk: 'ab' }, { index: 1, chunk: 'ab' }, { index: 2, chunk: 'ab' }]);
-    expect(peer.stream('s2').filter((m) => m.payload.kind === 'output').map((m) => m.payload.data)).toEqual([{ index: 0 }, { index: 1 }]);
+    const outputs = peer
+      .stream('s1')
+      .filter((m) => m.payload.kind === 'output')
+      .map((m) => m.payload.data);
+    expect(outputs).toEqual([
+      { index: 0, chunk: 'ab' },
+      { index: 1, chunk: 'ab' },
+      { index: 2, chunk: 'ab' },
+    ]);
+    expect(
+      peer
+        .stream('s2')
+        .filter((m) => m.payload.kind === 'output')
+        .map((m) => m.payload.data),
+    ).toEqual([{ index: 0 }, { index: 1 }]);
     expect(peer.stream('s1').map((m) => m.sequence)).toEqual([1, 2, 3, 4, 5, 6]);
     expect(peer.violations(true)).toEqual([]);
   });
@@ -39,7 +51,10 @@ describe('tasks', () => {
     peer.request('f1', 'tap.test.fail', { code: 'BUSY' });
     peer.request('f2', 'tap.test.fail', { code: 'PERMISSION_DENIED', retryable: true, message: 'nope' });
     expect((await peer.result('f1')).payload).toMatchObject({ status: 'failed', error: { code: 'BUSY', retryable: true } });
-    expect((await peer.result('f2')).payload).toMatchObject({ status: 'failed', error: { code: 'PERMISSION_DENIED', retryable: true, message: 'nope' } });
+    expect((await peer.result('f2')).payload).toMatchObject({
+      status: 'failed',
+      error: { code: 'PERMISSION_DENIED', retryable: true, message: 'nope' },
+    });
   });
 
   it('refuses input that fails the capability input_schema with INVALID_MESSAGE and creates no task (spec: conformance#test-capabilities)', async () => {
@@ -72,7 +87,12 @@ describe('tasks', () => {
     expect(snap).toMatchObject({ type: 'task.snapshot', task_id: 'c1', payload: { state: 'running', last_sequence: 2 } });
     const result = await peer.result('c1');
     expect(result.payload).toEqual({ status: 'cancelled' });
-    expect(peer.stream('c1').map((m) => m.payload.state ?? m.payload.status ?? m.type)).toEqual(['task.accepted', 'running', 'cancelling', 'cancelled']);
+    expect(peer.stream('c1').map((m) => m.payload.state ?? m.payload.status ?? m.type)).toEqual([
+      'task.accepted',
+      'running',
+      'cancelling',
+      'cancelled',
+    ]);
     const again = peer.send({ type: 'task.cancel', task_id: 'c1' });
     expect((await peer.reply(again.message_id)).type).toBe('task.snapshot');
     peer.request('e1', 'tap.test.echo', 1);
@@ -89,7 +109,15 @@ describe('tasks', () => {
       capabilities: {
         ...withConformanceCapabilities(),
         'x.stubborn': {
-          capability: { name: 'x.stubborn', version: '1', description: 'ignores cancel for a while', input_formats: [], output_formats: [], streaming: false, side_effects: false },
+          capability: {
+            name: 'x.stubborn',
+            version: '1',
+            description: 'ignores cancel for a while',
+            input_formats: [],
+            output_formats: [],
+            streaming: false,
+            side_effects: false,
+          },
           handler: async () => {
             await new Promise((r) => setTimeout(r, 150));
             return { done: true };
@@ -135,7 +163,15 @@ describe('tasks', () => {
 
   it('ends failed MESSAGE_TOO_LARGE when the result would not fit, and splits large output across events (spec: limits#message-size)', async () => {
     const big = (n: number) => ({
-      capability: { name: 'x.big', version: '1', description: 'big output', input_formats: [], output_formats: [], streaming: true, side_effects: false },
+      capability: {
+        name: 'x.big',
+        version: '1',
+        description: 'big output',
+        input_formats: [],
+        output_formats: [],
+        streaming: true,
+        side_effects: false,
+      },
       handler: (input: { text: boolean }, ctx: import('./context.ts').TaskContext) => {
         if (input.text) {
           ctx.output('é'.repeat(n));
@@ -145,14 +181,21 @@ describe('tasks', () => {
         return 'x'.repeat(n);
       },
     });
-    const agent = createAgent({ card: agentCard(), capabilities: { ...withConformanceCapabilities(), 'x.big': big(3000) }, logger: () => {} });
+    const agent = createAgent({
+      card: agentCard(),
+      capabilities: { ...withConformanceCapabilities(), 'x.big': big(3000) },
+      logger: () => {},
+    });
     const peer = new TestPeer(agent);
     await peer.handshake({ params: { max_message_bytes: 2048 } });
     peer.request('big', 'x.big', { text: false });
     expect((await peer.result('big')).payload).toMatchObject({ status: 'failed', error: { code: 'MESSAGE_TOO_LARGE' } });
     peer.request('chunks', 'x.big', { text: true });
     expect((await peer.result('chunks')).payload).toEqual({ status: 'completed', output: 'done' });
-    const pieces = peer.stream('chunks').filter((m) => m.payload.kind === 'output').map((m) => m.payload.data);
+    const pieces = peer
+      .stream('chunks')
+      .filter((m) => m.payload.kind === 'output')
+      .map((m) => m.payload.data);
     expect(pieces.filter((p) => typeof p === 'string').join('')).toBe('é'.repeat(3000));
     expect(pieces.filter((p) => Array.isArray(p)).flat()).toEqual(Array.from({ length: 300 }, (_, i) => i));
     expect(pieces.length).toBeGreaterThan(4);
@@ -208,6 +251,11 @@ describe('tasks', () => {
     await peer.result('st');
     const status = peer.send({ type: 'task.status', task_id: 'st' });
     const snap = await peer.reply(status.message_id);
-    expect(snap.payload).toMatchObject({ state: 'completed', capability: 'tap.test.echo', last_sequence: 3, result: { status: 'completed', output: { a: 1 } } });
+    expect(snap.payload).toMatchObject({
+      state: 'completed',
+      capability: 'tap.test.echo',
+      last_sequence: 3,
+      result: { status: 'completed', output: { a: 1 } },
+    });
   });
 });

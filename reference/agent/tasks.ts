@@ -109,7 +109,10 @@ export class TaskTable {
    */
   private readonly active = new Set<Task>();
 
-  constructor(private readonly maxTerminal: number, private readonly onEvict: (task: Task) => void = () => {}) {}
+  constructor(
+    private readonly maxTerminal: number,
+    private readonly onEvict: (task: Task) => void = () => {},
+  ) {}
 
   /** The task `taskId` of `principal`; never one of another principal (spec: authorization#isolation). */
   get(principal: string, taskId: string): Task | undefined {

@@ -14,7 +14,13 @@ const ANY = {};
 
 /** plan.schema.json without plan_id: the plan tap.test.plan is given (read from the emitted schema, not restated). */
 const PLAN_DRAFT = (() => {
-  const { $id: _id, $schema: _schema, required, properties, ...rest } = planSchema as Record<string, unknown> & {
+  const {
+    $id: _id,
+    $schema: _schema,
+    required,
+    properties,
+    ...rest
+  } = planSchema as Record<string, unknown> & {
     required: string[];
     properties: Record<string, unknown>;
   };
@@ -51,7 +57,10 @@ const stream: Handler = async (input: { count: number; interval_ms?: number; chu
 /** tap.test.sleep { ms }: waits, honouring cancel and deadline; output { slept_ms }. Resumes after a restart. */
 const sleep: Handler = async (input: { ms: number }, ctx: TaskContext) => {
   const startedAt = typeof ctx.restored?.state.started_at === 'number' ? ctx.restored.state.started_at : ctx.now();
-  ctx.checkpoint({ started_at: startedAt, ms: input.ms }, { completed: [], remaining: [`sleep ${input.ms} ms`], resume_hint: 'Sleep for the time that is left.' });
+  ctx.checkpoint(
+    { started_at: startedAt, ms: input.ms },
+    { completed: [], remaining: [`sleep ${input.ms} ms`], resume_hint: 'Sleep for the time that is left.' },
+  );
   await ctx.sleep(Math.max(0, startedAt + input.ms - ctx.now()));
   return { slept_ms: input.ms };
 };
@@ -120,7 +129,14 @@ export const CONFORMANCE_CAPABILITIES: Readonly<Record<string, CapabilityDefinit
     capability: capability('tap.test.stream', 'Sends count output events { index, chunk }, interval_ms apart, then ends with { count }.', {
       streaming: true,
     }),
-    inputSchema: object({ count: { type: 'integer', minimum: 0, maximum: 100000 }, interval_ms: { type: 'integer', minimum: 0, maximum: 3600000 }, chunk: ANY }, ['count']),
+    inputSchema: object(
+      {
+        count: { type: 'integer', minimum: 0, maximum: 100000 },
+        interval_ms: { type: 'integer', minimum: 0, maximum: 3600000 },
+        chunk: ANY,
+      },
+      ['count'],
+    ),
     handler: stream,
   },
   'tap.test.sleep': {
@@ -130,21 +146,36 @@ export const CONFORMANCE_CAPABILITIES: Readonly<Record<string, CapabilityDefinit
   },
   'tap.test.fail': {
     capability: capability('tap.test.fail', 'Ends failed with the given error code, retryable flag and message.', {}),
-    inputSchema: object({ code: { type: 'string', pattern: '^[A-Z][A-Z0-9_]*$', maxLength: 64 }, retryable: { type: 'boolean' }, message: { type: 'string', maxLength: 8192 } }, ['code']),
+    inputSchema: object(
+      {
+        code: { type: 'string', pattern: '^[A-Z][A-Z0-9_]*$', maxLength: 64 },
+        retryable: { type: 'boolean' },
+        message: { type: 'string', maxLength: 8192 },
+      },
+      ['code'],
+    ),
     handler: fail,
   },
   'tap.test.plan': {
-    capability: capability('tap.test.plan', 'Submits the given plan, revises it when asked, and on approval executes its steps, one output event each.', {
-      streaming: true,
-      side_effects: true,
-    }),
+    capability: capability(
+      'tap.test.plan',
+      'Submits the given plan, revises it when asked, and on approval executes its steps, one output event each.',
+      {
+        streaming: true,
+        side_effects: true,
+      },
+    ),
     inputSchema: object({ plan: PLAN_DRAFT }, ['plan']),
     handler: plan,
   },
   'tap.test.counter': {
-    capability: capability('tap.test.counter', 'Increments the counter of key and ends with { key, count }: a side effect that must run once per request.', {
-      side_effects: true,
-    }),
+    capability: capability(
+      'tap.test.counter',
+      'Increments the counter of key and ends with { key, count }: a side effect that must run once per request.',
+      {
+        side_effects: true,
+      },
+    ),
     inputSchema: object({ key: { type: 'string', maxLength: 256 } }, ['key']),
     handler: counter,
   },

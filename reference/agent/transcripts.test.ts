@@ -82,7 +82,11 @@ function learn(expected: Msg, actual: Msg, map: Map<string, string>): void {
 
 function referenceAgent(): Agent {
   return createAgent({
-    card: { ...agentCard(), agent_id: 'tap-reference-agent', limits: { max_concurrent_tasks: 8, max_task_seconds: 300, max_message_bytes: 1048576 } },
+    card: {
+      ...agentCard(),
+      agent_id: 'tap-reference-agent',
+      limits: { max_concurrent_tasks: 8, max_task_seconds: 300, max_message_bytes: 1048576 },
+    },
     capabilities: withConformanceCapabilities(),
     logger: () => {},
   });
@@ -146,7 +150,9 @@ async function replay(name: string): Promise<{ expected: Msg[]; actual: Msg[]; a
   };
 }
 
-const files = readdirSync(DIR).filter((f) => f.endsWith('.ndjson')).sort();
+const files = readdirSync(DIR)
+  .filter((f) => f.endsWith('.ndjson'))
+  .sort();
 
 describe('golden transcripts replay against the reference agent', () => {
   it('finds the transcripts', () => {

@@ -17,7 +17,12 @@ const BUNDLE = join(CACHE, `${NAME}.mjs`);
 
 /** Starts the agent on an empty input: it must print its help and exit 0. */
 function startHelp(env: NodeJS.ProcessEnv = {}) {
-  const r = spawnSync(process.execPath, [AGENT, '--help'], { cwd: ROOT, env: { ...process.env, ...env }, encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(process.execPath, [AGENT, '--help'], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   expect(r.status, r.stderr).toBe(0);
   expect(r.stdout).toContain('Usage: tap-reference-agent');
 }

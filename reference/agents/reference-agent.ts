@@ -123,7 +123,12 @@ function card(o: Options): AgentCard {
       'The reference implementation of a TAP 1.0 agent. It offers the conformance capabilities tap.test.* ' +
       'and is good at proving what the protocol requires; it does no useful work of its own.',
     capabilities: [],
-    limits: { max_concurrent_tasks: o.maxConcurrentTasks, max_task_seconds: 3600, max_message_bytes: 1048576, max_tasks_per_session: o.maxTasksPerSession },
+    limits: {
+      max_concurrent_tasks: o.maxConcurrentTasks,
+      max_task_seconds: 3600,
+      max_message_bytes: 1048576,
+      max_tasks_per_session: o.maxTasksPerSession,
+    },
   };
 }
 
@@ -161,7 +166,11 @@ async function main(): Promise<void> {
     const path = options.listen.pathname === '/' ? undefined : options.listen.pathname;
     let listener;
     try {
-      listener = await agent.listen({ host: options.listen.hostname.replace(/^\[|\]$/g, ''), port: Number(options.listen.port || 80), path });
+      listener = await agent.listen({
+        host: options.listen.hostname.replace(/^\[|\]$/g, ''),
+        port: Number(options.listen.port || 80),
+        path,
+      });
     } catch (err) {
       die(`cannot listen on ${options.listen.href}: ${(err as Error).message}`);
     }

@@ -13,7 +13,16 @@ import { parseArgs } from 'node:util';
 import { createAgent, stderrLogger, withConformanceCapabilities, type PeerKey } from '../agent/index.ts';
 import { keysFromEnv } from './env-keys.ts';
 import { TapError, errorPayload } from '../core/index.ts';
-import { isIdentifier, runWorkspaceAgent, serveMailboxes, type PhaseContext, type PhaseHandler, type PhaseOutcome, type Plan, type Workspace } from '../workspace/index.ts';
+import {
+  isIdentifier,
+  runWorkspaceAgent,
+  serveMailboxes,
+  type PhaseContext,
+  type PhaseHandler,
+  type PhaseOutcome,
+  type Plan,
+  type Workspace,
+} from '../workspace/index.ts';
 import type { AgentCard } from '../../schemas/src/index.ts';
 import type { Transport } from '../transports/transport.ts';
 
@@ -63,7 +72,8 @@ function parse(): Omit<WorkspaceAgentSetup, 'phases'> & { workspace: string } {
   const agentId = values['agent-id'] ?? process.env.TAP_AGENT_ID;
   if (!workspace) die('no workspace: give --workspace DIR or set TAP_WORKSPACE');
   if (!agentId) die('no agent id: give --agent-id ID or set TAP_AGENT_ID');
-  if (!isIdentifier(agentId)) die(`--agent-id ${agentId} is not an identifier: lowercase letters, digits, "_" and "-", in dot-separated segments`);
+  if (!isIdentifier(agentId))
+    die(`--agent-id ${agentId} is not an identifier: lowercase letters, digits, "_" and "-", in dot-separated segments`);
   const ms = (name: string, v: string | undefined, fallback: number) => {
     if (v === undefined) return fallback;
     const n = Number(v);
@@ -74,7 +84,14 @@ function parse(): Omit<WorkspaceAgentSetup, 'phases'> & { workspace: string } {
   if (heartbeatMs < 1000 || heartbeatMs > 60_000) die(`--heartbeat-ms ${heartbeatMs} lies outside [1000, 60000] (spec: limits#heartbeats)`);
   const resumeWindowMs = ms('resume-window-ms', values['resume-window-ms'], 300_000);
   if (resumeWindowMs < 1000) die(`--resume-window-ms ${resumeWindowMs} is below 1000`);
-  return { workspace, agentId, graceMs: ms('grace-ms', values['grace-ms'], 10_000), pollMs: Math.max(10, ms('poll-ms', values['poll-ms'], 250)), heartbeatMs, resumeWindowMs };
+  return {
+    workspace,
+    agentId,
+    graceMs: ms('grace-ms', values['grace-ms'], 10_000),
+    pollMs: Math.max(10, ms('poll-ms', values['poll-ms'], 250)),
+    heartbeatMs,
+    resumeWindowMs,
+  };
 }
 
 function envKeys(): PeerKey[] {
@@ -107,9 +124,11 @@ function isObject(v: unknown): v is Record<string, unknown> {
 
 /** Reads every artifact the record's history names, so that the artifact rules apply to each (spec: bindings-workspace#artifacts). */
 async function readHistoryArtifacts(ctx: PhaseContext): Promise<void> {
-  for (const e of ctx.record.context.history) for (const path of e.artifacts) await ctx.readArtifact(path).catch((err: NodeJS.ErrnoException) => {
-    if (err.code !== 'ENOENT') throw err;
-  });
+  for (const e of ctx.record.context.history)
+    for (const path of e.artifacts)
+      await ctx.readArtifact(path).catch((err: NodeJS.ErrnoException) => {
+        if (err.code !== 'ENOENT') throw err;
+      });
 }
 
 /** Sleeps `ms`, ending early (by throwing) when the phase is interrupted. */
@@ -117,10 +136,14 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(signal.reason);
     const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(t);
-      reject(signal.reason);
-    }, { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
   });
 }
 
@@ -148,7 +171,8 @@ function planNumber(id: string): number {
  */
 async function planPhase(ctx: PhaseContext): Promise<PhaseOutcome> {
   const input = ctx.input;
-  if (!isObject(input) || !isObject(input.plan)) throw invalid('tap.test.plan needs the input { plan }, a plan without plan_id (plan.schema.json)');
+  if (!isObject(input) || !isObject(input.plan))
+    throw invalid('tap.test.plan needs the input { plan }, a plan without plan_id (plan.schema.json)');
   await readHistoryArtifacts(ctx);
   const approved = ctx.approvedPlan;
   if (approved) {
@@ -165,7 +189,13 @@ async function planPhase(ctx: PhaseContext): Promise<PhaseOutcome> {
     const feedback = ctx.decision.feedback ?? 'revised as asked';
     const note = ` (revision ${n - 1}: ${feedback})`;
     const intent = (ctx.plan.intent.slice(0, 8192 - note.length) + note).slice(0, 8192);
-    return ctx.submitPlan({ ...ctx.plan, plan_id: planId(ctx.taskId, ctx.epoch, n), intent, revision_of: ctx.plan.plan_id, feedback: feedback.slice(0, 8192) });
+    return ctx.submitPlan({
+      ...ctx.plan,
+      plan_id: planId(ctx.taskId, ctx.epoch, n),
+      intent,
+      revision_of: ctx.plan.plan_id,
+      feedback: feedback.slice(0, 8192),
+    });
   }
   return ctx.submitPlan({ ...(draft as Omit<Plan, 'plan_id'>), plan_id: planId(ctx.taskId, ctx.epoch, 1) });
 }
@@ -180,7 +210,8 @@ export const CONFORMANCE_PHASES: Readonly<Record<string, PhaseHandler>> = {
   /** tap.test.sleep { ms }: waits ms, looking for a cancel sidecar meanwhile; output { slept_ms }. */
   'tap.test.sleep': async (ctx): Promise<PhaseOutcome> => {
     const input = ctx.input;
-    if (!isObject(input) || !Number.isSafeInteger(input.ms) || (input.ms as number) < 0) throw invalid('tap.test.sleep needs the input { ms }, a whole number of milliseconds');
+    if (!isObject(input) || !Number.isSafeInteger(input.ms) || (input.ms as number) < 0)
+      throw invalid('tap.test.sleep needs the input { ms }, a whole number of milliseconds');
     await readHistoryArtifacts(ctx);
     const ms = input.ms as number;
     const step = 100;
@@ -193,10 +224,13 @@ export const CONFORMANCE_PHASES: Readonly<Record<string, PhaseHandler>> = {
   /** tap.test.fail { code, retryable?, message? }: ends the phase with that error. */
   'tap.test.fail': async (ctx): Promise<PhaseOutcome> => {
     const input = ctx.input;
-    if (!isObject(input) || typeof input.code !== 'string' || !/^[A-Z][A-Z0-9_]*$/.test(input.code)) throw invalid('tap.test.fail needs the input { code, retryable?, message? }');
+    if (!isObject(input) || typeof input.code !== 'string' || !/^[A-Z][A-Z0-9_]*$/.test(input.code))
+      throw invalid('tap.test.fail needs the input { code, retryable?, message? }');
     await readHistoryArtifacts(ctx);
     const message = typeof input.message === 'string' ? input.message : `failing with ${input.code} as asked`;
-    throw new TapError(errorPayload(input.code, message, undefined, typeof input.retryable === 'boolean' ? { retryable: input.retryable } : {}));
+    throw new TapError(
+      errorPayload(input.code, message, undefined, typeof input.retryable === 'boolean' ? { retryable: input.retryable } : {}),
+    );
   },
   /** tap.test.plan { plan }: plans, waits in awaiting/ for a decision, then runs the approved steps. */
   'tap.test.plan': planPhase,

@@ -80,7 +80,13 @@ describe('client requests', () => {
         a.accept(msg);
         a.event(msg.task_id!, { kind: 'state', state: 'running' });
       } else if (msg.type === 'task.cancel') {
-        a.snapshot(msg, { state: 'running', capability: 'demo.slow', last_sequence: 2, created_at: msg.timestamp, updated_at: msg.timestamp });
+        a.snapshot(msg, {
+          state: 'running',
+          capability: 'demo.slow',
+          last_sequence: 2,
+          created_at: msg.timestamp,
+          updated_at: msg.timestamp,
+        });
         a.event(msg.task_id!, { kind: 'state', state: 'cancelling' });
         a.result(msg.task_id!, { status: 'cancelled' });
       }
@@ -91,7 +97,12 @@ describe('client requests', () => {
     expect(snap.state).toBe('running');
     expect(await h.result).toEqual({ status: 'cancelled' });
     expect(agent.of('task.cancel')[0]!.payload).toEqual({ reason: 'no longer needed' });
-    expect(h.log.map((m) => (m.type === 'task.event' ? m.payload.state : m.type))).toEqual(['task.accepted', 'running', 'cancelling', 'task.result']);
+    expect(h.log.map((m) => (m.type === 'task.event' ? m.payload.state : m.type))).toEqual([
+      'task.accepted',
+      'running',
+      'cancelling',
+      'task.result',
+    ]);
     await client.close();
   });
 
@@ -110,18 +121,29 @@ describe('client requests', () => {
         a.event(msg.task_id!, { kind: 'state', state: 'running' });
         a.send('plan.submit', { plan }, { task_id: msg.task_id! });
       } else if (msg.type === 'plan.decision') {
-        a.snapshot(msg, { state: 'awaiting_approval', capability: 'demo.plan', last_sequence: 3, created_at: msg.timestamp, updated_at: msg.timestamp, plan: { plan_id: 'plan-1', state: 'pending' } });
+        a.snapshot(msg, {
+          state: 'awaiting_approval',
+          capability: 'demo.plan',
+          last_sequence: 3,
+          created_at: msg.timestamp,
+          updated_at: msg.timestamp,
+          plan: { plan_id: 'plan-1', state: 'pending' },
+        });
         a.event(msg.task_id!, { kind: 'state', state: 'running' });
         a.result(msg.task_id!, { status: 'completed', output: { executed: ['write'] } });
       }
     });
     const seen: string[] = [];
-    const h = client.submit('demo.plan', {}, {
-      onPlan: async (p) => {
-        seen.push(p.plan.plan_id);
-        return { decision: 'approved', feedback: 'go ahead' };
+    const h = client.submit(
+      'demo.plan',
+      {},
+      {
+        onPlan: async (p) => {
+          seen.push(p.plan.plan_id);
+          return { decision: 'approved', feedback: 'go ahead' };
+        },
       },
-    });
+    );
     expect(await h.result).toEqual({ status: 'completed', output: { executed: ['write'] } });
     expect(seen).toEqual(['plan-1']);
     expect(agent.of('plan.decision')[0]!.payload).toEqual({ plan_id: 'plan-1', decision: 'approved', feedback: 'go ahead' });
@@ -131,8 +153,12 @@ describe('client requests', () => {
 
   it("emits 'plan' when the task has no callback, and handle.decide answers it", async () => {
     const plan = {
-      plan_id: 'plan-2', intent: 'x', steps: [{ action: 'a', target: 't', expected_output: 'o', reversible: false }],
-      rollback: 'none', estimated_cost: {}, risk_level: 'high' as const,
+      plan_id: 'plan-2',
+      intent: 'x',
+      steps: [{ action: 'a', target: 't', expected_output: 'o', reversible: false }],
+      rollback: 'none',
+      estimated_cost: {},
+      risk_level: 'high' as const,
     };
     const { client } = await setup((msg, a) => {
       if (msg.type === 'task.request') {
@@ -140,7 +166,13 @@ describe('client requests', () => {
         a.event(msg.task_id!, { kind: 'state', state: 'running' });
         a.send('plan.submit', { plan }, { task_id: msg.task_id! });
       } else if (msg.type === 'plan.decision') {
-        a.snapshot(msg, { state: 'awaiting_approval', capability: 'demo.plan', last_sequence: 3, created_at: msg.timestamp, updated_at: msg.timestamp });
+        a.snapshot(msg, {
+          state: 'awaiting_approval',
+          capability: 'demo.plan',
+          last_sequence: 3,
+          created_at: msg.timestamp,
+          updated_at: msg.timestamp,
+        });
         a.result(msg.task_id!, { status: 'failed', error: { code: 'PLAN_REJECTED', message: 'rejected', retryable: false } });
       }
     });
@@ -154,11 +186,14 @@ describe('client requests', () => {
 
   it('retries a BUSY refusal with a new task_id and the same idempotency_key (spec: tasks#retries)', async () => {
     let refusals = 2;
-    const { agent, client } = await setup((msg, a) => {
-      if (msg.type !== 'task.request') return;
-      if (refusals-- > 0) return a.error(msg, 'BUSY', 'too many tasks');
-      echo(msg, a);
-    }, { retry: { baseMs: 1, maxMs: 5 } });
+    const { agent, client } = await setup(
+      (msg, a) => {
+        if (msg.type !== 'task.request') return;
+        if (refusals-- > 0) return a.error(msg, 'BUSY', 'too many tasks');
+        echo(msg, a);
+      },
+      { retry: { baseMs: 1, maxMs: 5 } },
+    );
     const h = client.submit('demo.echo', 'x');
     expect((await h.result).status).toBe('completed');
     const reqs = agent.of('task.request');
@@ -171,9 +206,12 @@ describe('client requests', () => {
   });
 
   it('never retries an error that is not retryable', async () => {
-    const { agent, client } = await setup((msg, a) => {
-      if (msg.type === 'task.request') a.error(msg, 'CAPABILITY_NOT_SUPPORTED');
-    }, { retry: { baseMs: 1 } });
+    const { agent, client } = await setup(
+      (msg, a) => {
+        if (msg.type === 'task.request') a.error(msg, 'CAPABILITY_NOT_SUPPORTED');
+      },
+      { retry: { baseMs: 1 } },
+    );
     const h = client.submit('demo.nothing', 1);
     await expect(h.accepted).rejects.toMatchObject({ code: 'CAPABILITY_NOT_SUPPORTED' });
     await expect(h.result).rejects.toMatchObject({ code: 'CAPABILITY_NOT_SUPPORTED' });
@@ -182,9 +220,12 @@ describe('client requests', () => {
   });
 
   it('gives up after the retry budget and rejects with the last retryable error', async () => {
-    const { agent, client } = await setup((msg, a) => {
-      if (msg.type === 'task.request') a.error(msg, 'RATE_LIMITED');
-    }, { retry: { attempts: 3, baseMs: 1, maxMs: 2 } });
+    const { agent, client } = await setup(
+      (msg, a) => {
+        if (msg.type === 'task.request') a.error(msg, 'RATE_LIMITED');
+      },
+      { retry: { attempts: 3, baseMs: 1, maxMs: 2 } },
+    );
     const h = client.submit('demo.echo', 1);
     await expect(h.result).rejects.toMatchObject({ code: 'RATE_LIMITED', retryable: true });
     expect(agent.of('task.request')).toHaveLength(3);
@@ -193,19 +234,22 @@ describe('client requests', () => {
 
   it('retries a retryable ending under the same key; the retry names the old task (spec: idempotency#retryable-endings)', async () => {
     let first = true;
-    const { agent, client } = await setup((msg, a) => {
-      if (msg.type !== 'task.request') return;
-      if (first) {
-        first = false;
-        a.accept(msg);
-        a.event(msg.task_id!, { kind: 'state', state: 'running' });
-        a.result(msg.task_id!, { status: 'failed', error: { code: 'INTERNAL_ERROR', message: 'flaky', retryable: true } });
-        return;
-      }
-      const old = agent.of('task.request')[0]!.task_id!;
-      a.accept(msg, { previous_task_id: old });
-      a.result(msg.task_id!, { status: 'completed', output: 'ok' });
-    }, { retry: { baseMs: 1, maxMs: 2 } });
+    const { agent, client } = await setup(
+      (msg, a) => {
+        if (msg.type !== 'task.request') return;
+        if (first) {
+          first = false;
+          a.accept(msg);
+          a.event(msg.task_id!, { kind: 'state', state: 'running' });
+          a.result(msg.task_id!, { status: 'failed', error: { code: 'INTERNAL_ERROR', message: 'flaky', retryable: true } });
+          return;
+        }
+        const old = agent.of('task.request')[0]!.task_id!;
+        a.accept(msg, { previous_task_id: old });
+        a.result(msg.task_id!, { status: 'completed', output: 'ok' });
+      },
+      { retry: { baseMs: 1, maxMs: 2 } },
+    );
     const h = client.submit('demo.echo', 1);
     expect(await h.result).toEqual({ status: 'completed', output: 'ok' });
     const reqs = agent.of('task.request');
@@ -229,10 +273,18 @@ describe('client requests', () => {
       if (msg.type === 'task.request') {
         const original = agent.of('task.request').find((r) => r.idempotency_key === msg.idempotency_key)!;
         if (original !== msg) {
-          a.snapshot(msg, {
-            state: 'completed', capability: 'demo.echo', last_sequence: a.lastSequence(original.task_id!),
-            created_at: original.timestamp, updated_at: original.timestamp, result: { status: 'completed', output: 'once' },
-          }, original.task_id!);
+          a.snapshot(
+            msg,
+            {
+              state: 'completed',
+              capability: 'demo.echo',
+              last_sequence: a.lastSequence(original.task_id!),
+              created_at: original.timestamp,
+              updated_at: original.timestamp,
+              result: { status: 'completed', output: 'once' },
+            },
+            original.task_id!,
+          );
           return;
         }
         a.accept(msg);

@@ -11,7 +11,14 @@ import { backoffDelay, retryPolicy, type RetryPolicy } from './backoff.ts';
 import { Emitter } from './emitter.ts';
 import { ClientCode, TapClientError } from './errors.ts';
 import { TaskHandle, type SubmitOptions, type TaskHost } from './handle.ts';
-import { defaultCard, type ClientEvents, type ClientProblem, type ConnectOptions, type ReconnectPolicy, type ShutdownOutcome } from './options.ts';
+import {
+  defaultCard,
+  type ClientEvents,
+  type ClientProblem,
+  type ConnectOptions,
+  type ReconnectPolicy,
+  type ShutdownOutcome,
+} from './options.ts';
 import { PendingRequests, type Pending } from './pending.ts';
 import { SeenIds } from './seen.ts';
 import { TaskTable } from './tasks.ts';
@@ -149,7 +156,8 @@ export class TapClient extends Emitter<ClientEvents> implements TaskHost {
     try {
       const reply = await this.request('shutdown.request', { reason: options.reason, grace_ms: options.graceMs }, {});
       if (reply.type === 'error') throw TapClientError.fromPayload(reply.payload);
-      if (reply.type !== 'shutdown.response') throw new TapClientError('PROTOCOL_VIOLATION', `shutdown.request was answered with ${reply.type}`);
+      if (reply.type !== 'shutdown.response')
+        throw new TapClientError('PROTOCOL_VIOLATION', `shutdown.request was answered with ${reply.type}`);
       if (!reply.payload.approve) {
         const out: ShutdownOutcome = { approved: false, handoffs };
         if (reply.payload.reason !== undefined) out.reason = reply.payload.reason;
@@ -160,7 +168,9 @@ export class TapClient extends Emitter<ClientEvents> implements TaskHost {
       const out: ShutdownOutcome = { approved: true, handoffs };
       if (this.farewellReason !== undefined) out.farewell = this.farewellReason;
       await this.session.close({ code: 1000, reason: 'agent shut down' });
-      this.finish(new TapClientError('SHUTTING_DOWN', `the agent shut the session down${this.farewellReason ? `: ${this.farewellReason}` : ''}`));
+      this.finish(
+        new TapClientError('SHUTTING_DOWN', `the agent shut the session down${this.farewellReason ? `: ${this.farewellReason}` : ''}`),
+      );
       return out;
     } finally {
       off();
@@ -350,7 +360,12 @@ export class TapClient extends Emitter<ClientEvents> implements TaskHost {
       if (this.phase !== 'reconnecting') return;
       if (resume && this.clock.now() - lostAt > previous.resumeWindowMs) {
         resume = false;
-        this.failOpen(new TapClientError('SESSION_LOST', `the resume window of ${previous.resumeWindowMs} ms passed`, { indeterminate: true, retryable: true }));
+        this.failOpen(
+          new TapClientError('SESSION_LOST', `the resume window of ${previous.resumeWindowMs} ms passed`, {
+            indeterminate: true,
+            retryable: true,
+          }),
+        );
       }
       let session: RequesterSession | undefined;
       try {
@@ -374,7 +389,12 @@ export class TapClient extends Emitter<ClientEvents> implements TaskHost {
       }
     }
     if (this.phase === 'reconnecting') {
-      this.finish(new TapClientError('SESSION_LOST', `could not reconnect after ${policy.attempts} attempts`, { indeterminate: true, retryable: true }));
+      this.finish(
+        new TapClientError('SESSION_LOST', `could not reconnect after ${policy.attempts} attempts`, {
+          indeterminate: true,
+          retryable: true,
+        }),
+      );
     }
   }
 
@@ -400,7 +420,11 @@ export class TapClient extends Emitter<ClientEvents> implements TaskHost {
         return;
       case 'task.snapshot':
       case 'shutdown.response':
-        this.session.answer(errorPayload('PROTOCOL_VIOLATION', `${msg.type} answers ${msg.reply_to}, which is no pending request`), msg.message_id, msg.task_id);
+        this.session.answer(
+          errorPayload('PROTOCOL_VIOLATION', `${msg.type} answers ${msg.reply_to}, which is no pending request`),
+          msg.message_id,
+          msg.task_id,
+        );
         this.problem(errorPayload('PROTOCOL_VIOLATION', `unsolicited ${msg.type}`));
         return;
       default:
@@ -439,7 +463,8 @@ export class TapClient extends Emitter<ClientEvents> implements TaskHost {
     if (p.resent && p.msg.type === 'task.request' && reply.type === 'task.accepted') {
       // The original reply to a request re-sent after a resume: fetch what followed it.
       const stream = this.tasks.stream(reply.task_id!);
-      if (stream && !stream.ended) void this.request('task.resume', { last_sequence: stream.lastSequence }, { task_id: stream.taskId }).catch(() => undefined);
+      if (stream && !stream.ended)
+        void this.request('task.resume', { last_sequence: stream.lastSequence }, { task_id: stream.taskId }).catch(() => undefined);
     }
     p.resolve(reply);
   }
@@ -450,7 +475,13 @@ export class TapClient extends Emitter<ClientEvents> implements TaskHost {
     // After a resume, a task the agent cannot replay, or no longer knows, has no outcome to wait for (spec: resume#reconnect).
     if (handle && (msg.payload.code === 'RESUME_UNAVAILABLE' || msg.payload.code === 'UNKNOWN_TASK')) {
       const error = TapClientError.fromPayload(msg.payload, taskId);
-      handle.fail(new TapClientError(error.code, `${error.message}; the task's outcome is unknown`, { payload: msg.payload, indeterminate: true, taskId: taskId! }));
+      handle.fail(
+        new TapClientError(error.code, `${error.message}; the task's outcome is unknown`, {
+          payload: msg.payload,
+          indeterminate: true,
+          taskId: taskId!,
+        }),
+      );
     }
     this.problem(msg.payload);
     if (isFatal(msg.payload)) this.logger?.warn?.('the agent reported a fatal error', { code: msg.payload.code });
@@ -463,9 +494,9 @@ export class TapClient extends Emitter<ClientEvents> implements TaskHost {
     if (this.phase === 'open') {
       // The agent ends the session: close our end, and fail what is still open.
       this.phase = 'ending';
-      void this.session.close({ code: 1000, reason: 'farewell' }).then(() =>
-        this.finish(new TapClientError('SESSION_LOST', `the agent ended the session: ${reason}`)),
-      );
+      void this.session
+        .close({ code: 1000, reason: 'farewell' })
+        .then(() => this.finish(new TapClientError('SESSION_LOST', `the agent ended the session: ${reason}`)));
     }
   }
 

@@ -63,7 +63,11 @@ export interface TaskHost {
   openStream(taskId: string): TaskStream;
   dropStream(taskId: string): void;
   request(type: 'task.request', payload: PayloadOf<'task.request'>, fields: Record<string, unknown>): Promise<TapMessage>;
-  request(type: 'task.status' | 'task.cancel' | 'task.resume' | 'plan.decision', payload: object, fields: Record<string, unknown>): Promise<TapMessage>;
+  request(
+    type: 'task.status' | 'task.cancel' | 'task.resume' | 'plan.decision',
+    payload: object,
+    fields: Record<string, unknown>,
+  ): Promise<TapMessage>;
   sleep(ms: number): Promise<void>;
   /** True once the session is ending: no more retries. */
   ending(): boolean;
@@ -218,7 +222,8 @@ export class TaskHandle {
   private snapshotOf(reply: TapMessage): SnapshotPayload {
     if (reply.type === 'error') throw TapClientError.fromPayload(reply.payload, this.taskId);
     if (reply.type !== 'task.snapshot') throw new TapClientError('PROTOCOL_VIOLATION', `expected task.snapshot, got ${reply.type}`);
-    if (reply.payload.plan && this.stream && this.stream.taskId === reply.task_id) this.stream.plan = { plan_id: reply.payload.plan.plan_id, state: String(reply.payload.plan.state) };
+    if (reply.payload.plan && this.stream && this.stream.taskId === reply.task_id)
+      this.stream.plan = { plan_id: reply.payload.plan.plan_id, state: String(reply.payload.plan.state) };
     return reply.payload;
   }
 
@@ -227,7 +232,8 @@ export class TaskHandle {
     for (;;) {
       if (this.done) return;
       this.attempt++;
-      if (this.attempt > 1 && this.cancelRequested) return this.settle(lastError ?? new TapClientError('CANCELLED', 'cancelled before a retry'));
+      if (this.attempt > 1 && this.cancelRequested)
+        return this.settle(lastError ?? new TapClientError('CANCELLED', 'cancelled before a retry'));
       const taskId = this.attempt === 1 && this.options.taskId !== undefined ? this.options.taskId : this.host.newTaskId();
       this.attempts.push(taskId);
       this.attach(this.host.openStream(taskId));
@@ -395,7 +401,8 @@ export class TaskHandle {
     const planId = plan.plan.plan_id;
     const answer = this.options.onPlan;
     if (!answer) {
-      if (!this.host.planSubmitted(this, plan)) this.host.logger?.warn?.('a plan waits for a decision and nobody listens', { task_id: this.taskId, plan_id: planId });
+      if (!this.host.planSubmitted(this, plan))
+        this.host.logger?.warn?.('a plan waits for a decision and nobody listens', { task_id: this.taskId, plan_id: planId });
       return;
     }
     void (async () => {

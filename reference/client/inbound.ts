@@ -94,7 +94,10 @@ export function checkInbound(frame: InboundFrame, ctx: InboundContext): Inbound 
   };
 
   if (!isCompatibleProtocol(String(msg.protocol), ctx.version)) {
-    return reject(errorPayload('UNSUPPORTED_VERSION', `protocol ${String(msg.protocol)} is not spoken here`, { supported: [ctx.version] }), where);
+    return reject(
+      errorPayload('UNSUPPORTED_VERSION', `protocol ${String(msg.protocol)} is not spoken here`, { supported: [ctx.version] }),
+      where,
+    );
   }
 
   if (ctx.handshake) return afterIdentity(msg, decoded.text, ctx, where);
@@ -105,7 +108,10 @@ export function checkInbound(frame: InboundFrame, ctx: InboundContext): Inbound 
     // Only first-seen messages without a sequence are held to the window, so replays pass (spec: integrity#skew).
     const skew = ctx.skewMs ?? DEFAULT_SKEW_MS;
     if (msg.sequence === undefined && !ctx.seen(msg.message_id) && !(Math.abs(ctx.now - Date.parse(String(msg.timestamp))) <= skew)) {
-      return reject(errorPayload('REPLAY_DETECTED', `the timestamp ${String(msg.timestamp)} lies outside the ${skew} ms skew window`), where);
+      return reject(
+        errorPayload('REPLAY_DETECTED', `the timestamp ${String(msg.timestamp)} lies outside the ${skew} ms skew window`),
+        where,
+      );
     }
   }
 
@@ -130,7 +136,12 @@ export function checkInbound(frame: InboundFrame, ctx: InboundContext): Inbound 
 type Where = { answer: boolean; replyTo?: string; taskId?: string; source?: string; text?: string };
 
 /** The checks after identity: duplicate, type, handshake phase, payload schema. */
-function afterIdentity(msg: Record<string, unknown> & { type: string; message_id: string }, text: string, ctx: InboundContext, where: Where): Inbound {
+function afterIdentity(
+  msg: Record<string, unknown> & { type: string; message_id: string },
+  text: string,
+  ctx: InboundContext,
+  where: Where,
+): Inbound {
   if (ctx.seen(msg.message_id)) return { kind: 'duplicate', message: msg as unknown as TapMessage, text };
 
   if (!mayReceive('requester', msg.type)) {

@@ -7,7 +7,11 @@ import { ManualClock, settle } from './test-clock.ts';
 
 const base: ConnectOptions = { agentId: 'test-requester' };
 
-async function setup(script: Script, options: Partial<ConnectOptions> = {}, agentOptions: ConstructorParameters<typeof ScriptedAgent>[1] = {}) {
+async function setup(
+  script: Script,
+  options: Partial<ConnectOptions> = {},
+  agentOptions: ConstructorParameters<typeof ScriptedAgent>[1] = {},
+) {
   const [a, b] = createMemoryPair();
   const agent = new ScriptedAgent(b, { script, ...agentOptions });
   const client = await connect(a, { ...base, ...options });
@@ -33,7 +37,14 @@ describe('bad input from the agent', () => {
     const { agent, client, problems } = await setup(() => {});
     const s = agent.session!;
     const msg = (fields: Record<string, unknown>) =>
-      JSON.stringify(composeMessage({ protocol: s.protocol }, { source: 'scripted-agent', target: 'test-requester', session_id: s.sessionId, ...fields } as never));
+      JSON.stringify(
+        composeMessage({ protocol: s.protocol }, {
+          source: 'scripted-agent',
+          target: 'test-requester',
+          session_id: s.sessionId,
+          ...fields,
+        } as never),
+      );
     agent.raw(msg({ type: 'task.event', task_id: 'task-x', sequence: 2, payload: { kind: 'bogus' } }));
     agent.raw(msg({ type: 'session.farewell', source: 'someone-else', payload: { reason: 'forged' } }));
     agent.raw(msg({ type: 'session.farewell', session_id: 'AAAAAAAAAAAAAAAAAAAAAAAA', payload: { reason: 'other session' } }));
@@ -56,10 +67,20 @@ describe('bad input from the agent', () => {
   it('never answers an error, even a bad one', async () => {
     const { agent, client, problems } = await setup(() => {});
     const s = agent.session!;
-    agent.raw(JSON.stringify(composeMessage({ protocol: s.protocol }, {
-      type: 'error', source: 'scripted-agent', target: 'test-requester', session_id: s.sessionId,
-      payload: { code: 'INTERNAL_ERROR', message: 'oops', retryable: true },
-    })));
+    agent.raw(
+      JSON.stringify(
+        composeMessage(
+          { protocol: s.protocol },
+          {
+            type: 'error',
+            source: 'scripted-agent',
+            target: 'test-requester',
+            session_id: s.sessionId,
+            payload: { code: 'INTERNAL_ERROR', message: 'oops', retryable: true },
+          },
+        ),
+      ),
+    );
     agent.raw(JSON.stringify({ protocol: 'tap/1.0', type: 'error', message_id: 'x', payload: 'nope' }));
     await settle();
     expect(agent.of('error')).toHaveLength(0);
@@ -93,7 +114,13 @@ describe('bad input from the agent', () => {
         a.raw = saved;
         a.result(msg.task_id!, { status: 'completed', output: 2 });
       } else if (msg.type === 'task.resume') {
-        a.snapshot(msg, { state: 'completed', capability: 'demo.echo', last_sequence: 3, created_at: msg.timestamp, updated_at: msg.timestamp });
+        a.snapshot(msg, {
+          state: 'completed',
+          capability: 'demo.echo',
+          last_sequence: 3,
+          created_at: msg.timestamp,
+          updated_at: msg.timestamp,
+        });
         a.raw(held);
       }
     });
@@ -163,20 +190,27 @@ describe('liveness', () => {
 
 describe('shutdown', () => {
   it('shutdownAgent: request → response → hand-offs and results → farewell (spec: shutdown)', async () => {
-    const { agent, client } = await setup((msg, a) => {
-      if (msg.type === 'task.request') {
-        a.accept(msg);
-        a.event(msg.task_id!, { kind: 'state', state: 'running' });
-      } else if (msg.type === 'shutdown.request') {
-        a.send('shutdown.response', { approve: true }, { reply_to: msg.message_id });
-        for (const r of agent.of('task.request')) {
-          a.send('task.handoff', { checkpoint: { done: 1 }, completed_steps: ['a'], remaining_steps: ['b'], resume_hint: 'continue at b' }, { task_id: r.task_id! });
-          a.event(r.task_id!, { kind: 'state', state: 'cancelling' });
-          a.result(r.task_id!, { status: 'cancelled', error: { code: 'SHUTTING_DOWN', message: 'shutting down', retryable: true } });
+    const { agent, client } = await setup(
+      (msg, a) => {
+        if (msg.type === 'task.request') {
+          a.accept(msg);
+          a.event(msg.task_id!, { kind: 'state', state: 'running' });
+        } else if (msg.type === 'shutdown.request') {
+          a.send('shutdown.response', { approve: true }, { reply_to: msg.message_id });
+          for (const r of agent.of('task.request')) {
+            a.send(
+              'task.handoff',
+              { checkpoint: { done: 1 }, completed_steps: ['a'], remaining_steps: ['b'], resume_hint: 'continue at b' },
+              { task_id: r.task_id! },
+            );
+            a.event(r.task_id!, { kind: 'state', state: 'cancelling' });
+            a.result(r.task_id!, { status: 'cancelled', error: { code: 'SHUTTING_DOWN', message: 'shutting down', retryable: true } });
+          }
+          a.send('session.farewell', { reason: 'shutdown requested' });
         }
-        a.send('session.farewell', { reason: 'shutdown requested' });
-      }
-    }, { retry: { baseMs: 1 } });
+      },
+      { retry: { baseMs: 1 } },
+    );
     const h = client.submit('demo.slow', {});
     await h.accepted;
     const out = await client.shutdownAgent({ reason: 'maintenance', graceMs: 1000 });
@@ -244,13 +278,17 @@ describe('reconnect and resume over a transport factory', () => {
     const reconnected = new Promise((r) => client.on('reconnected', r));
     await ends[0]!.close({ code: 1006 });
     const taskId = h.taskId;
-    const missed = [
-      JSON.stringify({ seq: 3 }),
-    ];
+    const missed = [JSON.stringify({ seq: 3 })];
     void missed;
     agent.script = (msg, a) => {
       if (msg.type === 'task.status') {
-        a.snapshot(msg, { state: 'running', capability: 'demo.echo', last_sequence: 2, created_at: msg.timestamp, updated_at: msg.timestamp });
+        a.snapshot(msg, {
+          state: 'running',
+          capability: 'demo.echo',
+          last_sequence: 2,
+          created_at: msg.timestamp,
+          updated_at: msg.timestamp,
+        });
       }
     };
     const status = h.status();
@@ -319,10 +357,21 @@ describe('resume edge cases', () => {
     await ends[0]!.close({ code: 1006 });
     await new Promise((r) => client.on('reconnected', r));
     const s = agent!.session!;
-    agent!.raw(JSON.stringify(composeMessage({ protocol: s.protocol }, {
-      type: 'error', source: 'scripted-agent', target: 'test-requester', session_id: s.sessionId, task_id: h.taskId,
-      payload: { code: 'RESUME_UNAVAILABLE', message: 'no longer retained', retryable: false, details: { earliest_sequence: 5 } },
-    })));
+    agent!.raw(
+      JSON.stringify(
+        composeMessage(
+          { protocol: s.protocol },
+          {
+            type: 'error',
+            source: 'scripted-agent',
+            target: 'test-requester',
+            session_id: s.sessionId,
+            task_id: h.taskId,
+            payload: { code: 'RESUME_UNAVAILABLE', message: 'no longer retained', retryable: false, details: { earliest_sequence: 5 } },
+          },
+        ),
+      ),
+    );
     await expect(h.result).rejects.toMatchObject({ code: 'RESUME_UNAVAILABLE', indeterminate: true });
     expect(client.isOpen).toBe(true);
     await client.close();
@@ -337,7 +386,16 @@ describe('resume edge cases', () => {
     const s = agent.session!;
     const old = 'OLDSESSIONOLDSESSION0123';
     const replay = (fields: Record<string, unknown>) =>
-      agent.raw(JSON.stringify(composeMessage({ protocol: s.protocol }, { source: 'scripted-agent', target: 'test-requester', session_id: old, ...fields } as never)));
+      agent.raw(
+        JSON.stringify(
+          composeMessage({ protocol: s.protocol }, {
+            source: 'scripted-agent',
+            target: 'test-requester',
+            session_id: old,
+            ...fields,
+          } as never),
+        ),
+      );
     replay({ type: 'task.event', task_id: h.taskId, sequence: 2, payload: { kind: 'state', state: 'running' } });
     replay({ type: 'task.event', task_id: 'task-not-mine', sequence: 1, payload: { kind: 'state', state: 'running' } });
     replay({ type: 'task.result', task_id: h.taskId, sequence: 3, payload: { status: 'completed', output: 'replayed' } });
@@ -351,20 +409,35 @@ describe('integrity', () => {
   it('signs every message and verifies every reply when a key is given (spec: integrity#mac)', async () => {
     const key = new Uint8Array(32).fill(7);
     const keys = new Map([['k1', { key, peer: 'test-requester' }]]);
-    const { agent, client, problems } = await setup((msg, a) => {
-      if (msg.type === 'task.request') {
-        a.accept(msg);
-        a.result(msg.task_id!, { status: 'completed', output: 'signed' });
-      }
-    }, { keys: { keyId: 'k1', key } }, { keys });
+    const { agent, client, problems } = await setup(
+      (msg, a) => {
+        if (msg.type === 'task.request') {
+          a.accept(msg);
+          a.result(msg.task_id!, { status: 'completed', output: 'signed' });
+        }
+      },
+      { keys: { keyId: 'k1', key } },
+      { keys },
+    );
     expect(client.params.integrity).toEqual({ alg: 'hmac-sha256', key_id: 'k1' });
     expect((await client.submit('demo.echo', 1).result).output).toBe('signed');
     expect(agent.received.every((m) => m.signature?.key_id === 'k1')).toBe(true);
     // An unsigned message is refused.
     const s = agent.session!;
-    agent.raw(JSON.stringify(composeMessage({ protocol: s.protocol }, {
-      type: 'session.farewell', source: 'scripted-agent', target: 'test-requester', session_id: s.sessionId, payload: { reason: 'unsigned' },
-    })));
+    agent.raw(
+      JSON.stringify(
+        composeMessage(
+          { protocol: s.protocol },
+          {
+            type: 'session.farewell',
+            source: 'scripted-agent',
+            target: 'test-requester',
+            session_id: s.sessionId,
+            payload: { reason: 'unsigned' },
+          },
+        ),
+      ),
+    );
     await settle();
     expect(problems.map((p) => p.error.code)).toEqual(['INVALID_SIGNATURE']);
     expect(client.isOpen).toBe(true);

@@ -90,12 +90,16 @@ describe('client ↔ reference agent over the memory pair', () => {
       risk_level: 'low',
     };
     const decided: string[] = [];
-    const h = client.submit('tap.test.plan', { plan }, {
-      onPlan: (p) => {
-        decided.push(p.plan.plan_id);
-        return 'approved';
+    const h = client.submit(
+      'tap.test.plan',
+      { plan },
+      {
+        onPlan: (p) => {
+          decided.push(p.plan.plan_id);
+          return 'approved';
+        },
       },
-    });
+    );
     expect(await h.result).toEqual({ status: 'completed', output: { executed: ['create', 'create'] } });
     expect(decided).toHaveLength(1);
     const kinds = h.log.map((m) => (m.type === 'task.event' ? `${m.payload.kind}` : m.type));
@@ -110,7 +114,9 @@ describe('client ↔ reference agent over the memory pair', () => {
     await blocker.accepted;
     const h = client.submit('tap.test.echo', 'after the blocker');
     expect(await h.result).toEqual({ status: 'completed', output: 'after the blocker' });
-    const requests = outbound(wire).filter((m) => m.type === 'task.request' && (m.payload as { capability: string }).capability === 'tap.test.echo');
+    const requests = outbound(wire).filter(
+      (m) => m.type === 'task.request' && (m.payload as { capability: string }).capability === 'tap.test.echo',
+    );
     expect(requests.length).toBeGreaterThan(1);
     expect(new Set(requests.map((m) => m.idempotency_key)).size).toBe(1);
     expect(new Set(requests.map((m) => m.task_id)).size).toBe(requests.length);

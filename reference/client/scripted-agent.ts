@@ -105,7 +105,11 @@ export class ScriptedAgent {
   }
 
   /** Sends a message of the established session; task stream messages get the next sequence. */
-  send<T extends MessageType>(type: T, payload: PayloadOf<T>, fields: { task_id?: string; reply_to?: string; sequence?: number } = {}): MessageOf<T> {
+  send<T extends MessageType>(
+    type: T,
+    payload: PayloadOf<T>,
+    fields: { task_id?: string; reply_to?: string; sequence?: number } = {},
+  ): MessageOf<T> {
     const s = this.session!;
     const f: Record<string, unknown> = { ...fields };
     if (['task.accepted', 'task.event', 'task.result', 'plan.submit', 'task.handoff'].includes(type) && f.sequence === undefined) {
@@ -113,10 +117,14 @@ export class ScriptedAgent {
       this.sequences.set(fields.task_id!, next);
       f.sequence = next;
     }
-    const msg = composeMessage(
-      { random: randomBytes, protocol: s.protocol },
-      { type, source: this.card.agent_id, target: s.peer.agent_id, session_id: s.sessionId, payload, ...f } as never,
-    ) as TapMessage;
+    const msg = composeMessage({ random: randomBytes, protocol: s.protocol }, {
+      type,
+      source: this.card.agent_id,
+      target: s.peer.agent_id,
+      session_id: s.sessionId,
+      payload,
+      ...f,
+    } as never) as TapMessage;
     const sealed = seal({ hmac: hmacSha256 }, s.integrity, msg);
     this.raw(JSON.stringify(sealed));
     return sealed as MessageOf<T>;
@@ -132,7 +140,11 @@ export class ScriptedAgent {
   accept(req: TapMessage, extra: Partial<PayloadOf<'task.accepted'>> = {}): MessageOf<'task.accepted'> {
     const p = req.payload as PayloadOf<'task.request'>;
     const deadline = new Date(Date.now() + 60_000).toISOString();
-    return this.send('task.accepted', { capability: p.capability, deadline, ...extra }, { task_id: req.task_id!, reply_to: req.message_id });
+    return this.send(
+      'task.accepted',
+      { capability: p.capability, deadline, ...extra },
+      { task_id: req.task_id!, reply_to: req.message_id },
+    );
   }
 
   /** Sends a task.event. */

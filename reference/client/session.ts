@@ -148,7 +148,8 @@ export class RequesterSession {
         this.phase = 'handshake';
         this.advance({ kind: 'start' });
       },
-      (err: Error) => this.fail(new TapClientError(ClientCode.HANDSHAKE_FAILED, `could not start the transport: ${err.message}`, { cause: err })),
+      (err: Error) =>
+        this.fail(new TapClientError(ClientCode.HANDSHAKE_FAILED, `could not start the transport: ${err.message}`, { cause: err })),
     );
     return done;
   }
@@ -194,13 +195,17 @@ export class RequesterSession {
   answer(error: ErrorPayload, replyTo?: string, taskId?: string, source?: string): void {
     const target = this.established?.peer.agent_id ?? source;
     if (target === undefined || this.phase === 'closed') return;
-    const msg = composeError(this.composeContext(), {
-      source: this.config.card.agent_id,
-      target,
-      ...(replyTo !== undefined ? { replyTo } : {}),
-      ...(taskId !== undefined ? { taskId } : {}),
-      ...(this.established ? { sessionId: this.established.sessionId } : {}),
-    }, error);
+    const msg = composeError(
+      this.composeContext(),
+      {
+        source: this.config.card.agent_id,
+        target,
+        ...(replyTo !== undefined ? { replyTo } : {}),
+        ...(taskId !== undefined ? { taskId } : {}),
+        ...(this.established ? { sessionId: this.established.sessionId } : {}),
+      },
+      error,
+    );
     try {
       this.write(seal({ hmac: this.config.hmac }, this.established?.integrity ?? null, msg));
     } catch (err) {
@@ -244,11 +249,7 @@ export class RequesterSession {
       this.establish(step.session);
     } else if (step.close) {
       const error = step.error;
-      this.fail(
-        error
-          ? TapClientError.fromPayload(error)
-          : new TapClientError(ClientCode.HANDSHAKE_FAILED, 'the handshake failed'),
-      );
+      this.fail(error ? TapClientError.fromPayload(error) : new TapClientError(ClientCode.HANDSHAKE_FAILED, 'the handshake failed'));
     } else if (step.error) {
       this.handlers.problem(step.error);
     } else if (event.kind !== 'message' || step.send.some((m) => m.type.startsWith('handshake.'))) {
@@ -384,7 +385,12 @@ export class RequesterSession {
     if (this.phase === 'closed') return;
     const wasOpen = this.phase === 'open';
     if (!wasOpen) {
-      this.fail(new TapClientError(ClientCode.HANDSHAKE_FAILED, `the transport closed during the handshake (${info.reason || info.code || 'no reason'})`));
+      this.fail(
+        new TapClientError(
+          ClientCode.HANDSHAKE_FAILED,
+          `the transport closed during the handshake (${info.reason || info.code || 'no reason'})`,
+        ),
+      );
       return;
     }
     this.phase = 'closed';

@@ -6,7 +6,13 @@ const ascii = (s: string) => new TextEncoder().encode(s);
 
 describe('base64url', () => {
   it.each([
-    ['', ''], ['f', 'Zg'], ['fo', 'Zm8'], ['foo', 'Zm9v'], ['foob', 'Zm9vYg'], ['fooba', 'Zm9vYmE'], ['foobar', 'Zm9vYmFy'],
+    ['', ''],
+    ['f', 'Zg'],
+    ['fo', 'Zm8'],
+    ['foo', 'Zm9v'],
+    ['foob', 'Zm9vYg'],
+    ['fooba', 'Zm9vYmE'],
+    ['foobar', 'Zm9vYmFy'],
   ])('encodes the RFC 4648 vector %j as %j without padding (spec: integrity#signing)', (plain, encoded) => {
     expect(base64urlEncode(ascii(plain))).toBe(encoded);
     expect(base64urlDecode(encoded)).toEqual(ascii(plain));

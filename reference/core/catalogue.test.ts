@@ -1,8 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { PAYLOADS } from '../../schemas/src/index.ts';
 import {
-  allowedBeforeHandshake, isAgentToRequester, isKnownType, isRequesterToAgent, isSequenced, MESSAGE_CATALOGUE, mayReceive,
-  messageEntry, PROTOCOL, replyTypes, SUPPORTED_VERSIONS,
+  allowedBeforeHandshake,
+  isAgentToRequester,
+  isKnownType,
+  isRequesterToAgent,
+  isSequenced,
+  MESSAGE_CATALOGUE,
+  mayReceive,
+  messageEntry,
+  PROTOCOL,
+  replyTypes,
+  SUPPORTED_VERSIONS,
 } from './catalogue.ts';
 
 describe('catalogue', () => {
@@ -31,12 +40,16 @@ describe('catalogue', () => {
   });
 
   it('lets only handshake messages, ping, pong and error flow before go (spec: handshake#before-go)', () => {
-    const early = MESSAGE_CATALOGUE.filter((m) => allowedBeforeHandshake(m.type)).map((m) => m.type).sort();
+    const early = MESSAGE_CATALOGUE.filter((m) => allowedBeforeHandshake(m.type))
+      .map((m) => m.type)
+      .sort();
     expect(early).toEqual(['error', 'handshake.ack', 'handshake.go', 'handshake.init', 'handshake.ready', 'ping', 'pong']);
   });
 
   it('sequences exactly the stream messages of a task (spec: tasks#sequences)', () => {
-    const sequenced = MESSAGE_CATALOGUE.filter((m) => isSequenced(m.type)).map((m) => m.type).sort();
+    const sequenced = MESSAGE_CATALOGUE.filter((m) => isSequenced(m.type))
+      .map((m) => m.type)
+      .sort();
     expect(sequenced).toEqual(['plan.submit', 'task.accepted', 'task.event', 'task.handoff', 'task.result']);
     expect(replyTypes('ping')).toEqual(['pong']);
     expect(replyTypes('nope')).toEqual([]);

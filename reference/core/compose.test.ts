@@ -12,19 +12,33 @@ describe('compose', () => {
   });
 
   it('fills protocol, message_id and timestamp and omits absent members (spec: envelope#fields)', () => {
-    const msg = composeMessage(ctx, { type: 'ping', source: 'a', target: 'b', session_id: 'Jq3c8VhQeR2m7XkT1pNw4A', task_id: undefined, payload: {} });
+    const msg = composeMessage(ctx, {
+      type: 'ping',
+      source: 'a',
+      target: 'b',
+      session_id: 'Jq3c8VhQeR2m7XkT1pNw4A',
+      task_id: undefined,
+      payload: {},
+    });
     expect(Object.keys(msg)).toEqual(['protocol', 'message_id', 'type', 'source', 'target', 'timestamp', 'session_id', 'payload']);
     expect(msg).toMatchObject({ protocol: 'tap/1.0', timestamp: '2025-03-14T09:26:50.000Z' });
     expect(validateMessage(msg)).toBeNull();
   });
 
   it('keeps given ids, and writes the protocol of the context', () => {
-    const msg = composeMessage({ ...ctx, protocol: 'tap/1.1' }, { type: 'ping', source: 'a', target: 'b', message_id: 'm-1', timestamp: 't', payload: {} });
+    const msg = composeMessage(
+      { ...ctx, protocol: 'tap/1.1' },
+      { type: 'ping', source: 'a', target: 'b', message_id: 'm-1', timestamp: 't', payload: {} },
+    );
     expect(msg).toMatchObject({ protocol: 'tap/1.1', message_id: 'm-1', timestamp: 't' });
   });
 
   it('builds an error that answers the offending message (spec: errors#correlation)', () => {
-    const msg = composeError(ctx, { source: 'a', target: 'b', replyTo: 'c-1', taskId: 't-1', sessionId: 'Jq3c8VhQeR2m7XkT1pNw4A' }, errorPayload('UNKNOWN_TASK', 'no such task'));
+    const msg = composeError(
+      ctx,
+      { source: 'a', target: 'b', replyTo: 'c-1', taskId: 't-1', sessionId: 'Jq3c8VhQeR2m7XkT1pNw4A' },
+      errorPayload('UNKNOWN_TASK', 'no such task'),
+    );
     expect(msg).toMatchObject({ type: 'error', reply_to: 'c-1', task_id: 't-1', payload: { code: 'UNKNOWN_TASK', retryable: false } });
     expect(validateMessage(msg)).toBeNull();
   });

@@ -29,7 +29,11 @@ describe('decodeFrame', () => {
     it('refuses a frame longer than max_message_bytes with MESSAGE_TOO_LARGE (spec: limits#message-size)', () => {
       const big = JSON.stringify(samplePing({ payload: { pad: 'x'.repeat(MAX) } }));
       const r = refused(decode(big));
-      expect(r.error).toMatchObject({ code: 'MESSAGE_TOO_LARGE', retryable: false, details: { max_message_bytes: MAX, byte_length: utf8ByteLength(big) } });
+      expect(r.error).toMatchObject({
+        code: 'MESSAGE_TOO_LARGE',
+        retryable: false,
+        details: { max_message_bytes: MAX, byte_length: utf8ByteLength(big) },
+      });
       expect(r.replyTo).toBe('s-19');
     });
 
@@ -59,7 +63,10 @@ describe('decodeFrame', () => {
 
   describe('MALFORMED_MESSAGE', () => {
     it('refuses a binary frame', () => {
-      expect(refused(decode(ping, { binary: true })).error).toMatchObject({ code: 'MALFORMED_MESSAGE', details: { reason: 'binary-frame' } });
+      expect(refused(decode(ping, { binary: true })).error).toMatchObject({
+        code: 'MALFORMED_MESSAGE',
+        details: { reason: 'binary-frame' },
+      });
     });
 
     it.each([
@@ -74,12 +81,20 @@ describe('decodeFrame', () => {
     });
 
     it('refuses a BOM as MALFORMED_MESSAGE (spec: envelope#encoding)', () => {
-      expect(refused(decode(bytes([0xef, 0xbb, 0xbf], ping))).error).toMatchObject({ code: 'MALFORMED_MESSAGE', details: { reason: 'bom' } });
+      expect(refused(decode(bytes([0xef, 0xbb, 0xbf], ping))).error).toMatchObject({
+        code: 'MALFORMED_MESSAGE',
+        details: { reason: 'bom' },
+      });
     });
 
-    it.each([['', 'empty'], ['{"a":', 'truncated'], ['{"a":1}x', 'trailing text'], ["{'a':1}", 'single quotes'], ['{"a":NaN}', 'NaN']])(
-      'refuses invalid JSON %j (%s) and says where',
-      (text) => expect(refused(decode(text)).error).toMatchObject({ code: 'MALFORMED_MESSAGE', details: { reason: 'json' } }),
+    it.each([
+      ['', 'empty'],
+      ['{"a":', 'truncated'],
+      ['{"a":1}x', 'trailing text'],
+      ["{'a':1}", 'single quotes'],
+      ['{"a":NaN}', 'NaN'],
+    ])('refuses invalid JSON %j (%s) and says where', (text) =>
+      expect(refused(decode(text)).error).toMatchObject({ code: 'MALFORMED_MESSAGE', details: { reason: 'json' } }),
     );
 
     it('recovers reply_to from invalid JSON when the message_id is readable (spec: errors#correlation)', () => {
@@ -88,38 +103,51 @@ describe('decodeFrame', () => {
       expect(r.taskId).toBe('t-9');
     });
 
-    it.each([['[]', 'an array'], ['[{"message_id":"m"}]', 'an array'], ['"text"', 'a string'], ['42', 'a number'], ['null', 'null'], ['true', 'a boolean']])(
-      'refuses the top-level value %s: a message is an object (spec: envelope#encoding)',
-      (text, what) => {
-        const r = refused(decode(text));
-        expect(r.error).toMatchObject({ code: 'MALFORMED_MESSAGE', details: { reason: 'not-object' } });
-        expect(r.error.message).toContain(what);
-      },
-    );
+    it.each([
+      ['[]', 'an array'],
+      ['[{"message_id":"m"}]', 'an array'],
+      ['"text"', 'a string'],
+      ['42', 'a number'],
+      ['null', 'null'],
+      ['true', 'a boolean'],
+    ])('refuses the top-level value %s: a message is an object (spec: envelope#encoding)', (text, what) => {
+      const r = refused(decode(text));
+      expect(r.error).toMatchObject({ code: 'MALFORMED_MESSAGE', details: { reason: 'not-object' } });
+      expect(r.error.message).toContain(what);
+    });
 
     it('refuses duplicate member names when asked, at any depth (spec: integrity#verification)', () => {
       const text = ping.replace('"payload":{}', '"payload":{"a":{"b":1,"b":2}}');
       const r = refused(decode(text, {}, true));
-      expect(r.error).toMatchObject({ code: 'MALFORMED_MESSAGE', details: { reason: 'duplicate-member', path: '/payload/a', member: 'b' } });
+      expect(r.error).toMatchObject({
+        code: 'MALFORMED_MESSAGE',
+        details: { reason: 'duplicate-member', path: '/payload/a', member: 'b' },
+      });
       expect(r.replyTo).toBe('s-19');
       expect(decode(text, {}, false).ok).toBe(true);
     });
   });
 
   describe('INVALID_MESSAGE', () => {
-    it.each([['9007199254740991', true], ['9007199254740992', false], ['-9007199254740992', false], ['1e400', false], ['-0', true]])(
-      'applies I-JSON to the number %s (spec: envelope#encoding)',
-      (num, ok) => {
-        const r = decode(ping.replace('"payload":{}', `"payload":{"n":${num}}`));
-        expect(r.ok).toBe(ok);
-        if (!ok) expect((r as Refused).error.details).toEqual({ issues: [{ path: '/payload/n', keyword: 'i-json', message: expect.any(String) }] });
-      },
-    );
+    it.each([
+      ['9007199254740991', true],
+      ['9007199254740992', false],
+      ['-9007199254740992', false],
+      ['1e400', false],
+      ['-0', true],
+    ])('applies I-JSON to the number %s (spec: envelope#encoding)', (num, ok) => {
+      const r = decode(ping.replace('"payload":{}', `"payload":{"n":${num}}`));
+      expect(r.ok).toBe(ok);
+      if (!ok)
+        expect((r as Refused).error.details).toEqual({ issues: [{ path: '/payload/n', keyword: 'i-json', message: expect.any(String) }] });
+    });
 
     it('refuses a lone surrogate as INVALID_MESSAGE with keyword i-json (spec: envelope#encoding)', () => {
       const r = refused(decode(ping.replace('"payload":{}', '"payload":{"s":"\\ud800"}')));
       expect(r.error.code).toBe('INVALID_MESSAGE');
-      expect(r.error.details).toEqual({ issues: [{ path: '/payload/s', keyword: 'i-json', message: expect.stringContaining('surrogate') }] });
+      expect(r.error.details).toEqual({
+        issues: [{ path: '/payload/s', keyword: 'i-json', message: expect.stringContaining('surrogate') }],
+      });
     });
 
     it('puts duplicates before I-JSON, and I-JSON before the envelope schema (spec: errors#order-of-checks)', () => {
@@ -180,7 +208,10 @@ describe('decodeFrame', () => {
       fc.string({ unit: 'binary', maxLength: 300 }),
       fc.jsonValue().map((v) => JSON.stringify(v) ?? ''),
       fc.jsonValue().map((v) => JSON.stringify({ ...samplePing(), payload: { v } })),
-      fc.string({ unit: fc.constantFrom('{', '}', '[', ']', '"', ':', ',', '\\', 'u', 'd', '8', '0', '1', 'e', '9', '-', ' '), maxLength: 200 }),
+      fc.string({
+        unit: fc.constantFrom('{', '}', '[', ']', '"', ':', ',', '\\', 'u', 'd', '8', '0', '1', 'e', '9', '-', ' '),
+        maxLength: 200,
+      }),
     );
     fc.assert(
       fc.property(jsonish, fc.boolean(), (text, dups) => {

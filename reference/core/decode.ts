@@ -57,10 +57,13 @@ export function decodeFrame(frame: InboundFrame, options: DecodeOptions): Decode
   const max = options.maxMessageBytes;
   const size = Math.max(frame.byteLength, frame.bytes.length);
   if (frame.oversized || size > max) {
-    return refuseFromBytes(frame.bytes, errorPayload('MESSAGE_TOO_LARGE', `the message has ${frame.oversized ? 'more than ' + max : size} bytes; the limit is ${max}`, {
-      max_message_bytes: max,
-      byte_length: size,
-    }));
+    return refuseFromBytes(
+      frame.bytes,
+      errorPayload('MESSAGE_TOO_LARGE', `the message has ${frame.oversized ? 'more than ' + max : size} bytes; the limit is ${max}`, {
+        max_message_bytes: max,
+        byte_length: size,
+      }),
+    );
   }
   if (frame.binary) {
     return refuseFromBytes(frame.bytes, malformed('binary-frame', 'a binary frame; TAP messages travel as text frames'));
@@ -97,11 +100,17 @@ export function decodeText(text: string, rejectDuplicateMembers = false): Decode
     const found = inspectParsed(text, message, rejectDuplicateMembers);
     if (found.duplicate) {
       const { path, member } = found.duplicate;
-      return refuseFrom(message, malformed('duplicate-member', `member ${JSON.stringify(member)} appears twice in ${path || 'the message'}`, { path, member }));
+      return refuseFrom(
+        message,
+        malformed('duplicate-member', `member ${JSON.stringify(member)} appears twice in ${path || 'the message'}`, { path, member }),
+      );
     }
     if (found.ijson) {
       const issue: Issue = { path: found.ijson.path, keyword: 'i-json', message: found.ijson.message };
-      return refuseFrom(message, errorPayload('INVALID_MESSAGE', `the message is not I-JSON: ${issue.path} ${issue.message}`, { issues: [issue] }));
+      return refuseFrom(
+        message,
+        errorPayload('INVALID_MESSAGE', `the message is not I-JSON: ${issue.path} ${issue.message}`, { issues: [issue] }),
+      );
     }
   }
   const issues = validateEnvelope(message);
@@ -111,7 +120,10 @@ export function decodeText(text: string, rejectDuplicateMembers = false): Decode
     }
     const first = issues[0]!;
     const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
-    return refuseFrom(message, errorPayload('INVALID_MESSAGE', `the envelope is invalid: ${first.path || '/'} ${first.message}${more}`, { issues }));
+    return refuseFrom(
+      message,
+      errorPayload('INVALID_MESSAGE', `the envelope is invalid: ${first.path || '/'} ${first.message}${more}`, { issues }),
+    );
   }
   return { ok: true, message, text };
 }

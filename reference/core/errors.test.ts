@@ -11,8 +11,16 @@ describe('errors', () => {
   });
 
   it.each([
-    ['BUSY', true], ['RATE_LIMITED', true], ['SHUTTING_DOWN', true], ['INTERNAL_ERROR', true], ['SESSION_LOST', true],
-    ['PROTOCOL_VIOLATION', false], ['REPLAY_DETECTED', false], ['RESUME_UNAVAILABLE', false], ['MAX_ATTEMPTS', false], ['TASK_TERMINAL', false],
+    ['BUSY', true],
+    ['RATE_LIMITED', true],
+    ['SHUTTING_DOWN', true],
+    ['INTERNAL_ERROR', true],
+    ['SESSION_LOST', true],
+    ['PROTOCOL_VIOLATION', false],
+    ['REPLAY_DETECTED', false],
+    ['RESUME_UNAVAILABLE', false],
+    ['MAX_ATTEMPTS', false],
+    ['TASK_TERMINAL', false],
   ])('takes retryable for %s from the registry: %s (spec: errors#registry)', (code, retryable) => {
     expect(errorPayload(code, 'x').retryable).toBe(retryable);
   });

@@ -10,7 +10,8 @@ import { counterRandom, FIXED_NOW, SAMPLE_KEY } from './testkit.ts';
 
 const agentCfg = (extra: Partial<AgentHandshakeConfig> = {}) => agentConfig({ hmac: hmacSha256, ...extra });
 const requesterCfg = (extra: Partial<RequesterHandshakeConfig> = {}) => requesterConfig({ hmac: hmacSha256, ...extra });
-const signedRequester = (extra: Partial<RequesterHandshakeConfig> = {}) => requesterCfg({ integrity: { keyId: KEY_ID, key: SAMPLE_KEY }, target: AGENT, ...extra });
+const signedRequester = (extra: Partial<RequesterHandshakeConfig> = {}) =>
+  requesterCfg({ integrity: { keyId: KEY_ID, key: SAMPLE_KEY }, target: AGENT, ...extra });
 
 /** The init a requester with this config sends. */
 function initOf(cfg: RequesterHandshakeConfig): MessageOf<'handshake.init'> {
@@ -34,9 +35,19 @@ function awaitingReady(agent = agentCfg(), requester = requesterCfg()) {
 }
 
 function readyFor(ack: MessageOf<'handshake.ack'>, extra: Partial<MessageOf<'handshake.ready'>> = {}): MessageOf<'handshake.ready'> {
-  return { ...composeMessage({ random: counterRandom(9), now: () => FIXED_NOW }, {
-    type: 'handshake.ready', source: REQUESTER, target: AGENT, session_id: ack.payload.session_id, payload: { params: ack.payload.params },
-  }), ...extra };
+  return {
+    ...composeMessage(
+      { random: counterRandom(9), now: () => FIXED_NOW },
+      {
+        type: 'handshake.ready',
+        source: REQUESTER,
+        target: AGENT,
+        session_id: ack.payload.session_id,
+        payload: { params: ack.payload.params },
+      },
+    ),
+    ...extra,
+  };
 }
 
 const expectRefusal = (step: { send: TapMessage[]; error?: { code: string } }, code: string, replyTo?: string) => {
@@ -50,11 +61,28 @@ describe('agent handshake', () => {
   it('answers init with an ack that fixes version, session, grants and final params (spec: handshake#ack)', () => {
     const { init, ack, state } = awaitingReady(agentCfg(), requesterCfg({ requires: ['text.summarize', 'image.draw'] }));
     expect(state.phase).toBe('awaiting-ready');
-    expect(ack).toMatchObject({ type: 'handshake.ack', source: AGENT, target: REQUESTER, reply_to: init.message_id, session_id: ack.payload.session_id });
+    expect(ack).toMatchObject({
+      type: 'handshake.ack',
+      source: AGENT,
+      target: REQUESTER,
+      reply_to: init.message_id,
+      session_id: ack.payload.session_id,
+    });
     expect(ack.payload).toMatchObject({
-      version: '1.0', resumed: false, granted: ['text.summarize'], missing: ['image.draw'],
-      params: { heartbeat_ms: 15000, max_message_bytes: 1048576, max_concurrent_tasks: 4, request_timeout_ms: 30000, streaming: true, integrity: 'none' },
-      resume_window_ms: 300000, max_retained_messages: 1000,
+      version: '1.0',
+      resumed: false,
+      granted: ['text.summarize'],
+      missing: ['image.draw'],
+      params: {
+        heartbeat_ms: 15000,
+        max_message_bytes: 1048576,
+        max_concurrent_tasks: 4,
+        request_timeout_ms: 30000,
+        streaming: true,
+        integrity: 'none',
+      },
+      resume_window_ms: 300000,
+      max_retained_messages: 1000,
     });
     expect(ack.payload.session_id).toMatch(/^[A-Za-z0-9_-]{22,}$/);
     expect(ack.payload.resume_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
@@ -82,7 +110,14 @@ describe('agent handshake', () => {
     const { a, go, agentStep } = runHandshake(agentCfg(), requesterCfg());
     expect(a.phase).toBe('established');
     expect(go).toMatchObject({ type: 'handshake.go', source: AGENT, target: REQUESTER });
-    expect(agentStep!.session).toMatchObject({ role: 'agent', version: '1.0', protocol: 'tap/1.0', resumed: false, integrity: null, granted: ['text.summarize'] });
+    expect(agentStep!.session).toMatchObject({
+      role: 'agent',
+      version: '1.0',
+      protocol: 'tap/1.0',
+      resumed: false,
+      integrity: null,
+      granted: ['text.summarize'],
+    });
     expect(agentStep!.session!.principal).toBe(`session:${agentStep!.session!.sessionId}`);
   });
 
@@ -96,7 +131,9 @@ describe('agent handshake', () => {
   });
 
   it('refuses an init whose source is not its card, with IDENTITY_MISMATCH and no session (spec: handshake#init)', () => {
-    const init = edit(initOf(requesterCfg()), (m) => { m.source = 'someone.else'; });
+    const init = edit(initOf(requesterCfg()), (m) => {
+      m.source = 'someone.else';
+    });
     const step = toAgent(initialAgentHandshake(agentCfg()), init);
     expectRefusal(step, 'IDENTITY_MISMATCH', init.message_id);
     expect(step.close).toBeFalsy();
@@ -154,7 +191,9 @@ describe('agent handshake', () => {
     });
 
     it('makes a source mismatch fatal when the init proposed integrity (spec: integrity#unsigned-errors)', () => {
-      const init = edit(initOf(signedRequester()), (m) => { m.source = 'someone.else'; });
+      const init = edit(initOf(signedRequester()), (m) => {
+        m.source = 'someone.else';
+      });
       const step = toAgent(initialAgentHandshake(agentCfg({ keys: keyed() })), init);
       expectRefusal(step, 'IDENTITY_MISMATCH');
       expect(step.close).toBe(true);
@@ -170,9 +209,16 @@ describe('agent handshake', () => {
 
     it('gives a forged error no effect and no answer (spec: errors#no-replies-to-errors)', () => {
       const { state, ack } = awaitingReady(agentCfg({ keys: keyed() }), signedRequester());
-      const forged = composeMessage({ random: counterRandom(3), now: () => FIXED_NOW }, {
-        type: 'error', source: REQUESTER, target: AGENT, session_id: ack.payload.session_id, payload: { code: 'INTERNAL_ERROR', message: 'x', retryable: true, fatal: true },
-      });
+      const forged = composeMessage(
+        { random: counterRandom(3), now: () => FIXED_NOW },
+        {
+          type: 'error',
+          source: REQUESTER,
+          target: AGENT,
+          session_id: ack.payload.session_id,
+          payload: { code: 'INTERNAL_ERROR', message: 'x', retryable: true, fatal: true },
+        },
+      );
       expect(toAgent(state, forged)).toEqual({ state, send: [], handled: true });
     });
 
@@ -187,7 +233,10 @@ describe('agent handshake', () => {
     const verifyCredentials = (c: { token?: string }) => (c.token === 'good' ? 'principal.alice' : null);
 
     it('takes the principal the credentials prove (spec: authorization#principals)', () => {
-      const { agentStep } = runHandshake(agentCfg({ requireCredentials: true, verifyCredentials }), requesterCfg({ credentials: { scheme: 'bearer', token: 'good' } }));
+      const { agentStep } = runHandshake(
+        agentCfg({ requireCredentials: true, verifyCredentials }),
+        requesterCfg({ credentials: { scheme: 'bearer', token: 'good' } }),
+      );
       expect(agentStep!.session!.principal).toBe('principal.alice');
     });
 
@@ -195,7 +244,10 @@ describe('agent handshake', () => {
       ['missing', undefined],
       ['refused', { scheme: 'bearer', token: 'bad' }],
     ])('refuses %s credentials with AUTH_REQUIRED and closes (spec: handshake#credentials)', (_name, credentials) => {
-      const step = toAgent(initialAgentHandshake(agentCfg({ requireCredentials: true, verifyCredentials })), initOf(requesterCfg({ credentials })));
+      const step = toAgent(
+        initialAgentHandshake(agentCfg({ requireCredentials: true, verifyCredentials })),
+        initOf(requesterCfg({ credentials })),
+      );
       expectRefusal(step, 'AUTH_REQUIRED');
       expect(step.close).toBe(true);
     });
@@ -206,7 +258,11 @@ describe('agent handshake', () => {
   });
 
   describe('resume', () => {
-    const resume = { session_id: 'OldSessionOldSession01', resume_token: 'tok-0123456789abcdef', tasks: [{ task_id: 't-1', last_sequence: 3 }] };
+    const resume = {
+      session_id: 'OldSessionOldSession01',
+      resume_token: 'tok-0123456789abcdef',
+      tasks: [{ task_id: 't-1', last_sequence: 3 }],
+    };
 
     it('grants a resume with the same session id and token, after asking with the principal (spec: resume#reconnect)', () => {
       const asked: unknown[] = [];
@@ -259,10 +315,20 @@ describe('agent handshake', () => {
 
   describe('before go', () => {
     const request = (state: AgentHandshakeState, sessionId?: string) =>
-      toAgent(state, composeMessage({ random: counterRandom(5), now: () => FIXED_NOW }, {
-        type: 'task.request', source: REQUESTER, target: AGENT, session_id: sessionId ?? 'AAAAAAAAAAAAAAAAAAAAAA', task_id: 't-1',
-        payload: { capability: 'text.summarize', input: 'x' },
-      }));
+      toAgent(
+        state,
+        composeMessage(
+          { random: counterRandom(5), now: () => FIXED_NOW },
+          {
+            type: 'task.request',
+            source: REQUESTER,
+            target: AGENT,
+            session_id: sessionId ?? 'AAAAAAAAAAAAAAAAAAAAAA',
+            task_id: 't-1',
+            payload: { capability: 'text.summarize', input: 'x' },
+          },
+        ),
+      );
 
     it('answers a task message with HANDSHAKE_REQUIRED, reply_to and task_id, and keeps waiting (spec: handshake#before-go)', () => {
       const initial = initialAgentHandshake(agentCfg());
@@ -276,14 +342,20 @@ describe('agent handshake', () => {
     });
 
     it('answers ping with pong before and during the handshake (spec: handshake#before-go)', () => {
-      const ping = composeMessage({ random: counterRandom(6), now: () => FIXED_NOW }, { type: 'ping', source: REQUESTER, target: AGENT, payload: {} });
+      const ping = composeMessage(
+        { random: counterRandom(6), now: () => FIXED_NOW },
+        { type: 'ping', source: REQUESTER, target: AGENT, payload: {} },
+      );
       const step = toAgent(initialAgentHandshake(agentCfg()), ping);
       expect(step.send).toEqual([expect.objectContaining({ type: 'pong', reply_to: ping.message_id })]);
       expect(step.error).toBeUndefined();
     });
 
     it('takes a pong before go as a sign of life only, answering nothing (spec: handshake#before-go)', () => {
-      const pong = composeMessage({ random: counterRandom(6), now: () => FIXED_NOW }, { type: 'pong', source: REQUESTER, target: AGENT, reply_to: 'x', payload: {} });
+      const pong = composeMessage(
+        { random: counterRandom(6), now: () => FIXED_NOW },
+        { type: 'pong', source: REQUESTER, target: AGENT, reply_to: 'x', payload: {} },
+      );
       const initial = initialAgentHandshake(agentCfg());
       expect(toAgent(initial, pong)).toEqual({ state: initial, send: [], handled: true });
     });
@@ -301,9 +373,16 @@ describe('agent handshake', () => {
     });
 
     it('never answers an error; a fatal one ends the attempt (spec: errors#no-replies-to-errors)', () => {
-      const error = (fatal: boolean) => composeMessage({ random: counterRandom(7), now: () => FIXED_NOW }, {
-        type: 'error', source: REQUESTER, target: AGENT, payload: { code: 'INTERNAL_ERROR', message: 'x', retryable: true, fatal },
-      });
+      const error = (fatal: boolean) =>
+        composeMessage(
+          { random: counterRandom(7), now: () => FIXED_NOW },
+          {
+            type: 'error',
+            source: REQUESTER,
+            target: AGENT,
+            payload: { code: 'INTERNAL_ERROR', message: 'x', retryable: true, fatal },
+          },
+        );
       const initial = initialAgentHandshake(agentCfg());
       expect(toAgent(initial, error(false))).toMatchObject({ state: initial, send: [] });
       expect(toAgent(initial, error(true))).toMatchObject({ state: { phase: 'failed' }, send: [], close: true });
@@ -340,7 +419,10 @@ describe('agent handshake', () => {
 
     it('leaves every other message to the runtime once established', () => {
       const { a } = runHandshake(agentCfg(), requesterCfg());
-      const ping = composeMessage({ random: counterRandom(8), now: () => FIXED_NOW }, { type: 'ping', source: REQUESTER, target: AGENT, payload: {} });
+      const ping = composeMessage(
+        { random: counterRandom(8), now: () => FIXED_NOW },
+        { type: 'ping', source: REQUESTER, target: AGENT, payload: {} },
+      );
       expect(toAgent(a, ping)).toEqual({ state: a, send: [], handled: false });
     });
 

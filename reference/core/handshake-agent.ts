@@ -7,8 +7,19 @@ import { SUPPORTED_VERSIONS } from './catalogue.ts';
 import { composeMessage } from './compose.ts';
 import { errorPayload, isFatal, type ErrorPayload } from './errors.ts';
 import {
-  classifyEarly, identityProblem, pongFor, refusal, seal, signatureProblem, skewProblem,
-  type EstablishedSession, type HandshakeEvent, type HandshakeStep, type KeyEntry, type MachineContext, type Speaker,
+  classifyEarly,
+  identityProblem,
+  pongFor,
+  refusal,
+  seal,
+  signatureProblem,
+  skewProblem,
+  type EstablishedSession,
+  type HandshakeEvent,
+  type HandshakeStep,
+  type KeyEntry,
+  type MachineContext,
+  type Speaker,
 } from './handshake.ts';
 import { newResumeToken, newSessionId, webRandom } from './ids.ts';
 import { agentDefaults, DEFAULT_RESUME_WINDOW_MS, negotiateParams, sameParams, type AgentParamDefaults } from './params.ts';
@@ -43,10 +54,21 @@ export interface AgentHandshakeConfig extends MachineContext {
 /** The agent machine's state; start from initialAgentHandshake(config). */
 export type AgentHandshakeState =
   | { phase: 'awaiting-init'; config: AgentHandshakeConfig }
-  | { phase: 'awaiting-ready'; config: AgentHandshakeConfig; pending: EstablishedSession; init: MessageOf<'handshake.init'>; ack: MessageOf<'handshake.ack'> }
   | {
-      phase: 'established'; config: AgentHandshakeConfig; session: EstablishedSession;
-      init: MessageOf<'handshake.init'>; ack: MessageOf<'handshake.ack'>; readyId: string; go: MessageOf<'handshake.go'>;
+      phase: 'awaiting-ready';
+      config: AgentHandshakeConfig;
+      pending: EstablishedSession;
+      init: MessageOf<'handshake.init'>;
+      ack: MessageOf<'handshake.ack'>;
+    }
+  | {
+      phase: 'established';
+      config: AgentHandshakeConfig;
+      session: EstablishedSession;
+      init: MessageOf<'handshake.init'>;
+      ack: MessageOf<'handshake.ack'>;
+      readyId: string;
+      go: MessageOf<'handshake.go'>;
     }
   | { phase: 'failed'; config: AgentHandshakeConfig; error: ErrorPayload };
 
@@ -112,12 +134,23 @@ function bound(state: Bound, msg: TapMessage): Step {
     if (stale) return refuse('REPLAY_DETECTED', stale);
   }
   // A later init is judged as one: it may name "*" and no session, and is then out of order (spec: handshake#before-go).
-  const wrong = msg.type === 'handshake.init'
-    ? identityProblem({ ...msg, target: msg.target === '*' ? who.self : msg.target, session_id: session.sessionId }, who.self, session.peer.agent_id, session.sessionId, false)
-    : identityProblem(msg, who.self, session.peer.agent_id, session.sessionId, session.integrity !== null);
+  const wrong =
+    msg.type === 'handshake.init'
+      ? identityProblem(
+          { ...msg, target: msg.target === '*' ? who.self : msg.target, session_id: session.sessionId },
+          who.self,
+          session.peer.agent_id,
+          session.sessionId,
+          false,
+        )
+      : identityProblem(msg, who.self, session.peer.agent_id, session.sessionId, session.integrity !== null);
   if (wrong) return refuse(wrong.code, wrong.message);
   if (state.phase === 'awaiting-ready' && msg.type === 'handshake.ready') return onReady(state, msg);
-  if (handshakeType) return refuse('PROTOCOL_VIOLATION', `${msg.type} arrived ${state.phase === 'established' ? 'on an established session' : 'while the handshake waits for handshake.ready'}`);
+  if (handshakeType)
+    return refuse(
+      'PROTOCOL_VIOLATION',
+      `${msg.type} arrived ${state.phase === 'established' ? 'on an established session' : 'while the handshake waits for handshake.ready'}`,
+    );
   return early(state, msg, who, 'handshake.ready', ctx);
 }
 
@@ -134,9 +167,11 @@ function early(state: AgentHandshakeState, msg: TapMessage, who: Speaker, awaite
   if (kind === 'pong') return { state, send: [], handled: true };
   if (kind === 'ping') return { state, send: [pongFor(ctx, who, msg)], handled: true };
   const [code, text] =
-    kind === 'unknown-type' ? ['UNKNOWN_MESSAGE_TYPE', `an agent does not accept ${msg.type}`]
-    : kind === 'handshake' ? ['PROTOCOL_VIOLATION', `${msg.type} arrived while the handshake waits for ${awaited}`]
-    : ['HANDSHAKE_REQUIRED', `${msg.type} arrived before handshake.go; it had no effect`];
+    kind === 'unknown-type'
+      ? ['UNKNOWN_MESSAGE_TYPE', `an agent does not accept ${msg.type}`]
+      : kind === 'handshake'
+        ? ['PROTOCOL_VIOLATION', `${msg.type} arrived while the handshake waits for ${awaited}`]
+        : ['HANDSHAKE_REQUIRED', `${msg.type} arrived before handshake.go; it had no effect`];
   const r = refusal(ctx, who, msg, code, text, undefined, code === 'PROTOCOL_VIOLATION' ? { fatal: false } : undefined);
   return { state, send: [r.msg], error: r.error, handled: true };
 }
@@ -170,12 +205,18 @@ function onInit(state: Extract<AgentHandshakeState, { phase: 'awaiting-init' }>,
   const supported = config.supportedVersions ?? SUPPORTED_VERSIONS;
   const version = chooseVersion(p.versions, supported);
   if (!version) {
-    return fail('UNSUPPORTED_VERSION', `no common version: the requester speaks ${p.versions.join(', ')}, this agent ${supported.join(', ')}`, { supported: [...supported] });
+    return fail(
+      'UNSUPPORTED_VERSION',
+      `no common version: the requester speaks ${p.versions.join(', ')}, this agent ${supported.join(', ')}`,
+      { supported: [...supported] },
+    );
   }
 
   const peerId = p.agent.agent_id;
-  if (init.source !== peerId) return fail('IDENTITY_MISMATCH', `source ${init.source} differs from the card's agent_id ${peerId}`, undefined, false);
-  if (init.target !== '*' && init.target !== self) return fail('IDENTITY_MISMATCH', `target ${init.target} is not this agent (${self})`, undefined, false);
+  if (init.source !== peerId)
+    return fail('IDENTITY_MISMATCH', `source ${init.source} differs from the card's agent_id ${peerId}`, undefined, false);
+  if (init.target !== '*' && init.target !== self)
+    return fail('IDENTITY_MISMATCH', `target ${init.target} is not this agent (${self})`, undefined, false);
 
   let principal: string | undefined;
   if (p.credentials && config.verifyCredentials) {
@@ -188,12 +229,14 @@ function onInit(state: Extract<AgentHandshakeState, { phase: 'awaiting-init' }>,
   let integrity: EstablishedSession['integrity'] = null;
   if (signed) {
     if (!entry) return fail('AUTH_REQUIRED', `this agent holds no key ${proposed.key_id}`, { key_id: proposed.key_id });
-    if (entry.peer !== peerId) return fail('AUTH_REQUIRED', `key ${proposed.key_id} is not bound to ${peerId}`, { key_id: proposed.key_id });
+    if (entry.peer !== peerId)
+      return fail('AUTH_REQUIRED', `key ${proposed.key_id} is not bound to ${peerId}`, { key_id: proposed.key_id });
     integrity = { keyId: proposed.key_id, key: entry.key };
     principal ??= entry.principal ?? `agent:${entry.peer}`;
   } else {
     for (const [keyId, held] of config.keys ?? []) {
-      if (held.peer === peerId) return fail('AUTH_REQUIRED', `this agent holds key ${keyId} for ${peerId} and refuses integrity "none"`, { key_id: keyId });
+      if (held.peer === peerId)
+        return fail('AUTH_REQUIRED', `this agent holds key ${keyId} for ${peerId} and refuses integrity "none"`, { key_id: keyId });
     }
   }
 
@@ -214,17 +257,48 @@ function onInit(state: Extract<AgentHandshakeState, { phase: 'awaiting-init' }>,
   const resumeWindowMs = config.resumeWindowMs ?? DEFAULT_RESUME_WINDOW_MS;
   const maxRetainedMessages = config.maxRetainedMessages ?? 1000;
   const protocol = protocolOf(version);
-  const ack = seal(config, integrity, composeMessage({ ...config, protocol }, {
-    type: 'handshake.ack', source: self, target: peerId, reply_to: init.message_id, session_id: sessionId,
-    payload: {
-      version, session_id: sessionId, resume_token: resumeToken, resumed, agent: config.card,
-      granted, missing, params, resume_window_ms: resumeWindowMs, max_retained_messages: maxRetainedMessages,
-    },
-  }));
+  const ack = seal(
+    config,
+    integrity,
+    composeMessage(
+      { ...config, protocol },
+      {
+        type: 'handshake.ack',
+        source: self,
+        target: peerId,
+        reply_to: init.message_id,
+        session_id: sessionId,
+        payload: {
+          version,
+          session_id: sessionId,
+          resume_token: resumeToken,
+          resumed,
+          agent: config.card,
+          granted,
+          missing,
+          params,
+          resume_window_ms: resumeWindowMs,
+          max_retained_messages: maxRetainedMessages,
+        },
+      },
+    ),
+  );
   const pending: EstablishedSession = {
-    role: 'agent', version, protocol, sessionId, resumeToken, resumed, params,
-    local: config.card, peer: p.agent, principal: principal ?? `session:${sessionId}`, integrity,
-    granted, missing, resumeWindowMs, maxRetainedMessages,
+    role: 'agent',
+    version,
+    protocol,
+    sessionId,
+    resumeToken,
+    resumed,
+    params,
+    local: config.card,
+    peer: p.agent,
+    principal: principal ?? `session:${sessionId}`,
+    integrity,
+    granted,
+    missing,
+    resumeWindowMs,
+    maxRetainedMessages,
     ...(resumed && p.resume ? { resumeTasks: p.resume.tasks } : {}),
   };
   return { state: { phase: 'awaiting-ready', config, pending, init, ack }, send: [ack], handled: true };
@@ -236,12 +310,31 @@ function onReady(state: Extract<AgentHandshakeState, { phase: 'awaiting-ready' }
   const who: Speaker = { self: config.card.agent_id, sessionId: pending.sessionId, integrity: pending.integrity };
   const ctx = { ...config, protocol: pending.protocol };
   if (!sameParams(ready.payload.params, pending.params)) {
-    const r = refusal(ctx, who, ready, 'PROTOCOL_VIOLATION', 'handshake.ready does not confirm the params of handshake.ack', undefined, { fatal: true });
+    const r = refusal(ctx, who, ready, 'PROTOCOL_VIOLATION', 'handshake.ready does not confirm the params of handshake.ack', undefined, {
+      fatal: true,
+    });
     return { state: { phase: 'failed', config, error: r.error }, send: [r.msg], error: r.error, close: true, handled: true };
   }
-  const go = seal(config, pending.integrity, composeMessage(ctx, {
-    type: 'handshake.go', source: who.self, target: ready.source, reply_to: ready.message_id, session_id: pending.sessionId, payload: {},
-  }));
-  const next: AgentHandshakeState = { phase: 'established', config, session: pending, init: state.init, ack: state.ack, readyId: ready.message_id, go };
+  const go = seal(
+    config,
+    pending.integrity,
+    composeMessage(ctx, {
+      type: 'handshake.go',
+      source: who.self,
+      target: ready.source,
+      reply_to: ready.message_id,
+      session_id: pending.sessionId,
+      payload: {},
+    }),
+  );
+  const next: AgentHandshakeState = {
+    phase: 'established',
+    config,
+    session: pending,
+    init: state.init,
+    ack: state.ack,
+    readyId: ready.message_id,
+    go,
+  };
   return { state: next, send: [go], session: pending, handled: true };
 }

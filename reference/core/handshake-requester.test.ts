@@ -4,8 +4,24 @@ import type { MessageOf, TapMessage } from '../../schemas/src/index.ts';
 import { hmacSha256 } from '../crypto.ts';
 import { composeMessage } from './compose.ts';
 import { agentHandshake, initialAgentHandshake, type AgentHandshakeConfig, type AgentHandshakeState } from './handshake-agent.ts';
-import { initialRequesterHandshake, requesterHandshake, type RequesterHandshakeConfig, type RequesterHandshakeState } from './handshake-requester.ts';
-import { AGENT, agentConfig, KEY_ID, keyed, REQUESTER, requesterConfig, runHandshake, toAgent, toRequester, wire } from './handshake.testkit.ts';
+import {
+  initialRequesterHandshake,
+  requesterHandshake,
+  type RequesterHandshakeConfig,
+  type RequesterHandshakeState,
+} from './handshake-requester.ts';
+import {
+  AGENT,
+  agentConfig,
+  KEY_ID,
+  keyed,
+  REQUESTER,
+  requesterConfig,
+  runHandshake,
+  toAgent,
+  toRequester,
+  wire,
+} from './handshake.testkit.ts';
 import { sign, verify } from './signing.ts';
 import { counterRandom, FIXED_NOW, SAMPLE_KEY } from './testkit.ts';
 import { validateMessage } from './validate.ts';
@@ -31,7 +47,10 @@ function editAck(ack: MessageOf<'handshake.ack'>, change: (m: MessageOf<'handsha
   return sign(rest, SAMPLE_KEY, KEY_ID, hmacSha256) as MessageOf<'handshake.ack'>;
 }
 
-const expectAbort = (step: { send: TapMessage[]; error?: { code: string; fatal?: boolean }; close?: boolean; state: { phase: string } }, code: string) => {
+const expectAbort = (
+  step: { send: TapMessage[]; error?: { code: string; fatal?: boolean }; close?: boolean; state: { phase: string } },
+  code: string,
+) => {
   expect(step.error?.code).toBe(code);
   expect(step.send[0]).toMatchObject({ type: 'error', payload: { code, fatal: true } });
   expect(step.close).toBe(true);
@@ -42,7 +61,12 @@ describe('requester handshake', () => {
   it('starts with an init listing every version, its card, requires and params, addressed to "*" (spec: handshake#init)', () => {
     const step = requesterHandshake(initialRequesterHandshake(requesterCfg({ versions: ['1.1', '1.0'] })), { kind: 'start' });
     const init = step.send[0] as MessageOf<'handshake.init'>;
-    expect(init).toMatchObject({ type: 'handshake.init', source: REQUESTER, target: '*', payload: { versions: ['1.1', '1.0'], requires: ['text.summarize'], params: { max_concurrent_tasks: 8 } } });
+    expect(init).toMatchObject({
+      type: 'handshake.init',
+      source: REQUESTER,
+      target: '*',
+      payload: { versions: ['1.1', '1.0'], requires: ['text.summarize'], params: { max_concurrent_tasks: 8 } },
+    });
     expect(init.session_id).toBeUndefined();
     expect(validateMessage(wire(init))).toBeNull();
     expect(requesterHandshake(step.state, { kind: 'start' }).send).toEqual([]);
@@ -64,42 +88,132 @@ describe('requester handshake', () => {
     expect(ready).toMatchObject({ type: 'handshake.ready', target: AGENT, session_id: agentStep!.session!.sessionId });
     expect(ready!.reply_to).toBeUndefined();
     const mine = requesterStep!.session!;
-    expect(mine).toMatchObject({ role: 'requester', sessionId: agentStep!.session!.sessionId, resumeToken: agentStep!.session!.resumeToken, params: agentStep!.session!.params });
+    expect(mine).toMatchObject({
+      role: 'requester',
+      sessionId: agentStep!.session!.sessionId,
+      resumeToken: agentStep!.session!.resumeToken,
+      params: agentStep!.session!.params,
+    });
     expect(mine.peer.agent_id).toBe(AGENT);
   });
 
   describe('checks the ack', () => {
     it('refuses an ack from an agent other than the one it addressed with IDENTITY_MISMATCH (spec: integrity#identity)', () => {
       const { state, ack } = awaitingAck(requesterCfg({ target: AGENT }));
-      expectAbort(toRequester(state, editAck(ack, (m) => { m.source = 'other.agent'; m.payload.agent.agent_id = 'other.agent'; })), 'IDENTITY_MISMATCH');
-      expectAbort(toRequester(state, editAck(ack, (m) => { m.payload.agent.agent_id = 'other.agent'; })), 'IDENTITY_MISMATCH');
-      expectAbort(toRequester(state, editAck(ack, (m) => { m.target = 'someone.else'; })), 'IDENTITY_MISMATCH');
+      expectAbort(
+        toRequester(
+          state,
+          editAck(ack, (m) => {
+            m.source = 'other.agent';
+            m.payload.agent.agent_id = 'other.agent';
+          }),
+        ),
+        'IDENTITY_MISMATCH',
+      );
+      expectAbort(
+        toRequester(
+          state,
+          editAck(ack, (m) => {
+            m.payload.agent.agent_id = 'other.agent';
+          }),
+        ),
+        'IDENTITY_MISMATCH',
+      );
+      expectAbort(
+        toRequester(
+          state,
+          editAck(ack, (m) => {
+            m.target = 'someone.else';
+          }),
+        ),
+        'IDENTITY_MISMATCH',
+      );
     });
 
     it('refuses an ack answering another message, or naming two sessions', () => {
       const { state, ack } = awaitingAck();
-      expectAbort(toRequester(state, editAck(ack, (m) => { m.reply_to = 'other'; })), 'PROTOCOL_VIOLATION');
-      expectAbort(toRequester(state, editAck(ack, (m) => { m.session_id = 'BBBBBBBBBBBBBBBBBBBBBB'; })), 'PROTOCOL_VIOLATION');
+      expectAbort(
+        toRequester(
+          state,
+          editAck(ack, (m) => {
+            m.reply_to = 'other';
+          }),
+        ),
+        'PROTOCOL_VIOLATION',
+      );
+      expectAbort(
+        toRequester(
+          state,
+          editAck(ack, (m) => {
+            m.session_id = 'BBBBBBBBBBBBBBBBBBBBBB';
+          }),
+        ),
+        'PROTOCOL_VIOLATION',
+      );
     });
 
     it('refuses a version it did not offer with UNSUPPORTED_VERSION (spec: handshake#version-negotiation)', () => {
       const { state, ack } = awaitingAck();
-      expectAbort(toRequester(state, editAck(ack, (m) => { m.payload.version = '1.1'; })), 'UNSUPPORTED_VERSION');
+      expectAbort(
+        toRequester(
+          state,
+          editAck(ack, (m) => {
+            m.payload.version = '1.1';
+          }),
+        ),
+        'UNSUPPORTED_VERSION',
+      );
     });
 
     it.each<[string, (p: MessageOf<'handshake.ack'>['payload']['params']) => void]>([
-      ['a raised max_message_bytes', (p) => { p.max_message_bytes = 4 * 1048576; }],
-      ['a raised max_concurrent_tasks', (p) => { p.max_concurrent_tasks = 99; }],
-      ['a changed request_timeout_ms', (p) => { p.request_timeout_ms = 1; }],
-      ['a heartbeat out of range', (p) => { p.heartbeat_ms = 100; }],
+      [
+        'a raised max_message_bytes',
+        (p) => {
+          p.max_message_bytes = 4 * 1048576;
+        },
+      ],
+      [
+        'a raised max_concurrent_tasks',
+        (p) => {
+          p.max_concurrent_tasks = 99;
+        },
+      ],
+      [
+        'a changed request_timeout_ms',
+        (p) => {
+          p.request_timeout_ms = 1;
+        },
+      ],
+      [
+        'a heartbeat out of range',
+        (p) => {
+          p.heartbeat_ms = 100;
+        },
+      ],
     ])('refuses final params with %s as PROTOCOL_VIOLATION (spec: handshake#params)', (_name, change) => {
-      const { state, ack } = awaitingAck(requesterCfg({ params: { max_message_bytes: 1048576, max_concurrent_tasks: 8, request_timeout_ms: 5000 } }));
-      expectAbort(toRequester(state, editAck(ack, (m) => change(m.payload.params))), 'PROTOCOL_VIOLATION');
+      const { state, ack } = awaitingAck(
+        requesterCfg({ params: { max_message_bytes: 1048576, max_concurrent_tasks: 8, request_timeout_ms: 5000 } }),
+      );
+      expectAbort(
+        toRequester(
+          state,
+          editAck(ack, (m) => change(m.payload.params)),
+        ),
+        'PROTOCOL_VIOLATION',
+      );
     });
 
     it('refuses an ack that drops the proposed integrity: never downgraded (spec: integrity#negotiation)', () => {
       const { state, ack } = awaitingAck(requesterCfg({ integrity }), agentCfg({ keys: keyed() }));
-      expectAbort(toRequester(state, editAck(ack, (m) => { m.payload.params.integrity = 'none'; })), 'PROTOCOL_VIOLATION');
+      expectAbort(
+        toRequester(
+          state,
+          editAck(ack, (m) => {
+            m.payload.params.integrity = 'none';
+          }),
+        ),
+        'PROTOCOL_VIOLATION',
+      );
     });
 
     it('refuses an unsigned or forged ack under integrity with INVALID_SIGNATURE, and waits for the real one (spec: integrity#verification)', () => {
@@ -117,15 +231,30 @@ describe('requester handshake', () => {
     it('ignores a forged error during the handshake, without answering it (spec: errors#no-replies-to-errors)', () => {
       const { state, ack } = awaitingAck(requesterCfg({ integrity }), agentCfg({ keys: keyed() }));
       const goWait = toRequester(state, ack).state;
-      const forged = composeMessage({ random: counterRandom(3), now: () => FIXED_NOW }, {
-        type: 'error', source: AGENT, target: REQUESTER, session_id: ack.payload.session_id, payload: { code: 'INTERNAL_ERROR', message: 'x', retryable: true, fatal: true },
-      });
+      const forged = composeMessage(
+        { random: counterRandom(3), now: () => FIXED_NOW },
+        {
+          type: 'error',
+          source: AGENT,
+          target: REQUESTER,
+          session_id: ack.payload.session_id,
+          payload: { code: 'INTERNAL_ERROR', message: 'x', retryable: true, fatal: true },
+        },
+      );
       expect(toRequester(goWait, forged)).toEqual({ state: goWait, send: [], handled: true });
     });
 
     it('refuses a resume it did not ask for (spec: resume#reconnect)', () => {
       const { state, ack } = awaitingAck();
-      expectAbort(toRequester(state, editAck(ack, (m) => { m.payload.resumed = true; })), 'PROTOCOL_VIOLATION');
+      expectAbort(
+        toRequester(
+          state,
+          editAck(ack, (m) => {
+            m.payload.resumed = true;
+          }),
+        ),
+        'PROTOCOL_VIOLATION',
+      );
     });
   });
 
@@ -135,7 +264,10 @@ describe('requester handshake', () => {
       const refusal = toAgent(initialAgentHandshake(agentCfg()), started.send[0]!).send[0]!;
       const step = toRequester(started.state, refusal);
       expect(step).toMatchObject({ send: [], close: true, error: { code: 'UNSUPPORTED_VERSION' }, state: { phase: 'failed' } });
-      const nonFatal = toRequester(started.state, { ...refusal, payload: { code: 'IDENTITY_MISMATCH', message: 'x', retryable: false } } as TapMessage);
+      const nonFatal = toRequester(started.state, {
+        ...refusal,
+        payload: { code: 'IDENTITY_MISMATCH', message: 'x', retryable: false },
+      } as TapMessage);
       expect(nonFatal).toMatchObject({ close: false, state: { phase: 'failed' } });
     });
 
@@ -157,9 +289,16 @@ describe('requester handshake', () => {
 
     it('ignores a non-fatal error about something else, and never answers an error (spec: errors#no-replies-to-errors)', () => {
       const { state } = awaitingAck();
-      const stray = composeMessage({ random: counterRandom(3), now: () => FIXED_NOW }, {
-        type: 'error', source: AGENT, target: REQUESTER, reply_to: 'm-other', payload: { code: 'BUSY', message: 'x', retryable: true },
-      });
+      const stray = composeMessage(
+        { random: counterRandom(3), now: () => FIXED_NOW },
+        {
+          type: 'error',
+          source: AGENT,
+          target: REQUESTER,
+          reply_to: 'm-other',
+          payload: { code: 'BUSY', message: 'x', retryable: true },
+        },
+      );
       expect(toRequester(state, stray)).toMatchObject({ state, send: [] });
     });
   });
@@ -169,7 +308,10 @@ describe('requester handshake', () => {
       const { state, ack } = awaitingAck();
       const step = toRequester(state, ack);
       const ready = step.send[0] as MessageOf<'handshake.ready'>;
-      const go = toAgent(toAgent(initialAgentHandshake(agentCfg()), (state as Extract<RequesterHandshakeState, { phase: 'awaiting-ack' }>).init).state, ready).send[0] as MessageOf<'handshake.go'>;
+      const go = toAgent(
+        toAgent(initialAgentHandshake(agentCfg()), (state as Extract<RequesterHandshakeState, { phase: 'awaiting-ack' }>).init).state,
+        ready,
+      ).send[0] as MessageOf<'handshake.go'>;
       return { state: step.state, ready, go };
     }
 
@@ -199,7 +341,13 @@ describe('requester handshake', () => {
       const base = { source: AGENT, target: REQUESTER, session_id: ready.session_id };
       const ping = composeMessage(ctx, { ...base, type: 'ping', payload: {} });
       expect(toRequester(state, ping).send[0]).toMatchObject({ type: 'pong', reply_to: ping.message_id, session_id: ready.session_id });
-      const event = composeMessage(ctx, { ...base, type: 'task.event', task_id: 't-1', sequence: 2, payload: { kind: 'progress', percent: 5 } });
+      const event = composeMessage(ctx, {
+        ...base,
+        type: 'task.event',
+        task_id: 't-1',
+        sequence: 2,
+        payload: { kind: 'progress', percent: 5 },
+      });
       expect(toRequester(state, event).error?.code).toBe('HANDSHAKE_REQUIRED');
       const request = composeMessage(ctx, { ...base, type: 'task.request', task_id: 't-1', payload: { capability: 'a.b', input: 1 } });
       expect(toRequester(state, request).error?.code).toBe('UNKNOWN_MESSAGE_TYPE');
@@ -220,7 +368,20 @@ describe('requester handshake', () => {
 
 describe('both machines under a faulty network (fast-check)', () => {
   type Fault = 'deliver' | 'duplicate' | 'drop' | 'ping' | 'garble-source' | 'timeout-agent' | 'timeout-requester';
-  const faults = fc.array(fc.constantFrom<Fault>('deliver', 'deliver', 'deliver', 'duplicate', 'drop', 'ping', 'garble-source', 'timeout-agent', 'timeout-requester'), { maxLength: 12 });
+  const faults = fc.array(
+    fc.constantFrom<Fault>(
+      'deliver',
+      'deliver',
+      'deliver',
+      'duplicate',
+      'drop',
+      'ping',
+      'garble-source',
+      'timeout-agent',
+      'timeout-requester',
+    ),
+    { maxLength: 12 },
+  );
 
   it('never throws, sends only schema-valid messages, and agrees on the session when both establish', () => {
     fc.assert(
@@ -229,10 +390,20 @@ describe('both machines under a faulty network (fast-check)', () => {
         let r: RequesterHandshakeState = initialRequesterHandshake(requesterCfg(signed ? { integrity } : {}));
         const queue: TapMessage[] = [];
         const sent: TapMessage[] = [];
-        const out = (msgs: TapMessage[]) => { sent.push(...msgs); queue.push(...msgs); };
+        const out = (msgs: TapMessage[]) => {
+          sent.push(...msgs);
+          queue.push(...msgs);
+        };
         const step = (m: TapMessage) => {
-          if (m.source === REQUESTER || m.target === AGENT) { const s = agentHandshake(a, { kind: 'message', message: wire(m) }); a = s.state; out(s.send); }
-          else { const s = requesterHandshake(r, { kind: 'message', message: wire(m) }); r = s.state; out(s.send); }
+          if (m.source === REQUESTER || m.target === AGENT) {
+            const s = agentHandshake(a, { kind: 'message', message: wire(m) });
+            a = s.state;
+            out(s.send);
+          } else {
+            const s = requesterHandshake(r, { kind: 'message', message: wire(m) });
+            r = s.state;
+            out(s.send);
+          }
         };
         const s0 = requesterHandshake(r, { kind: 'start' });
         r = s0.state;
@@ -240,16 +411,30 @@ describe('both machines under a faulty network (fast-check)', () => {
         let guard = 0;
         for (const fault of [...plan, ...Array<Fault>(8).fill('deliver')]) {
           if (++guard > 40) break;
-          if (fault === 'timeout-agent') { a = agentHandshake(a, { kind: 'timeout' }).state; continue; }
-          if (fault === 'timeout-requester') { r = requesterHandshake(r, { kind: 'timeout' }).state; continue; }
+          if (fault === 'timeout-agent') {
+            a = agentHandshake(a, { kind: 'timeout' }).state;
+            continue;
+          }
+          if (fault === 'timeout-requester') {
+            r = requesterHandshake(r, { kind: 'timeout' }).state;
+            continue;
+          }
           if (fault === 'ping') {
-            queue.push(composeMessage({ random: counterRandom(guard), now: () => FIXED_NOW }, { type: 'ping', source: REQUESTER, target: AGENT, payload: {} }));
+            queue.push(
+              composeMessage(
+                { random: counterRandom(guard), now: () => FIXED_NOW },
+                { type: 'ping', source: REQUESTER, target: AGENT, payload: {} },
+              ),
+            );
             continue;
           }
           const m = queue.shift();
           if (!m) continue;
           if (fault === 'drop') continue;
-          if (fault === 'garble-source') { step({ ...m, source: 'intruder' }); continue; }
+          if (fault === 'garble-source') {
+            step({ ...m, source: 'intruder' });
+            continue;
+          }
           step(m);
           if (fault === 'duplicate') step(m);
         }

@@ -7,8 +7,19 @@ import { SUPPORTED_VERSIONS } from './catalogue.ts';
 import { composeMessage } from './compose.ts';
 import { errorPayload, isFatal, type ErrorPayload } from './errors.ts';
 import {
-  classifyEarly, identityProblem, pongFor, refusal, seal, signatureProblem, skewProblem,
-  type EstablishedSession, type HandshakeEvent, type HandshakeStep, type SessionKey, type MachineContext, type Speaker,
+  classifyEarly,
+  identityProblem,
+  pongFor,
+  refusal,
+  seal,
+  signatureProblem,
+  skewProblem,
+  type EstablishedSession,
+  type HandshakeEvent,
+  type HandshakeStep,
+  type SessionKey,
+  type MachineContext,
+  type Speaker,
 } from './handshake.ts';
 import { checkFinalParams, type ProposedParams } from './params.ts';
 import { protocolOf } from './versions.ts';
@@ -83,14 +94,28 @@ function start(config: RequesterHandshakeConfig): Step {
   };
   if (config.credentials) payload.credentials = config.credentials;
   if (config.resume) payload.resume = config.resume;
-  const init = seal(config, integrity, composeMessage(config, {
-    type: 'handshake.init', source: config.card.agent_id, target: config.target ?? '*', payload,
-  }));
+  const init = seal(
+    config,
+    integrity,
+    composeMessage(config, {
+      type: 'handshake.init',
+      source: config.card.agent_id,
+      target: config.target ?? '*',
+      payload,
+    }),
+  );
   return { state: { phase: 'awaiting-ack', config, init }, send: [init], handled: true };
 }
 
 /** Ends the attempt: a fatal error answering `offending`, then close. */
-function abort(state: RequesterHandshakeState, who: Speaker, offending: TapMessage, code: string, message: string, details?: Record<string, unknown>): Step {
+function abort(
+  state: RequesterHandshakeState,
+  who: Speaker,
+  offending: TapMessage,
+  code: string,
+  message: string,
+  details?: Record<string, unknown>,
+): Step {
   const r = refusal(state.config, who, offending, code, message, details, { fatal: true });
   return { state: { phase: 'failed', config: state.config, error: r.error }, send: [r.msg], error: r.error, close: true, handled: true };
 }
@@ -109,9 +134,11 @@ function early(state: RequesterHandshakeState, msg: TapMessage, who: Speaker, pe
   if (kind === 'pong') return { state, send: [], handled: true };
   if (kind === 'ping') return { state, send: [pongFor(state.config, who, msg)], handled: true };
   const [code, text] =
-    kind === 'unknown-type' ? ['UNKNOWN_MESSAGE_TYPE', `a requester does not accept ${msg.type}`]
-    : kind === 'handshake' ? ['PROTOCOL_VIOLATION', `${msg.type} arrived out of order`]
-    : ['HANDSHAKE_REQUIRED', `${msg.type} arrived before handshake.go; it had no effect`];
+    kind === 'unknown-type'
+      ? ['UNKNOWN_MESSAGE_TYPE', `a requester does not accept ${msg.type}`]
+      : kind === 'handshake'
+        ? ['PROTOCOL_VIOLATION', `${msg.type} arrived out of order`]
+        : ['HANDSHAKE_REQUIRED', `${msg.type} arrived before handshake.go; it had no effect`];
   const r = refusal(state.config, who, msg, code, text, undefined, code === 'PROTOCOL_VIOLATION' ? { fatal: false } : undefined);
   return { state, send: [r.msg], error: r.error, handled: true };
 }
@@ -128,10 +155,12 @@ function awaitingAck(state: Extract<RequesterHandshakeState, { phase: 'awaiting-
   if (integrity) {
     // An ack that fails verification has no effect: the real one may still come (spec: integrity#verification).
     const bad = signatureProblem(config, msg, integrity.keyId, integrity.key);
-    const problem = bad ? { code: 'INVALID_SIGNATURE', message: bad } : (() => {
-      const stale = skewProblem(config, msg);
-      return stale ? { code: 'REPLAY_DETECTED', message: stale } : null;
-    })();
+    const problem = bad
+      ? { code: 'INVALID_SIGNATURE', message: bad }
+      : (() => {
+          const stale = skewProblem(config, msg);
+          return stale ? { code: 'REPLAY_DETECTED', message: stale } : null;
+        })();
     if (problem) {
       const r = refusal(config, { ...who, integrity }, msg, problem.code, problem.message);
       return { state, send: [r.msg], error: r.error, handled: true };
@@ -147,32 +176,70 @@ function onAck(state: Extract<RequesterHandshakeState, { phase: 'awaiting-ack' }
   const integrity: SessionKey = config.integrity ?? null;
   const who: Speaker = { self, integrity };
   const p = ack.payload;
-  if (ack.reply_to !== init.message_id) return abort(state, who, ack, 'PROTOCOL_VIOLATION', `handshake.ack answers ${ack.reply_to}, not handshake.init ${init.message_id}`);
+  if (ack.reply_to !== init.message_id)
+    return abort(state, who, ack, 'PROTOCOL_VIOLATION', `handshake.ack answers ${ack.reply_to}, not handshake.init ${init.message_id}`);
   const expected = config.target && config.target !== '*' ? config.target : p.agent.agent_id;
   if (ack.source !== p.agent.agent_id || ack.source !== expected || ack.target !== self) {
-    return abort(state, who, ack, 'IDENTITY_MISMATCH', `handshake.ack from ${ack.source} (card ${p.agent.agent_id}) to ${ack.target}; expected ${expected} to ${self}`);
+    return abort(
+      state,
+      who,
+      ack,
+      'IDENTITY_MISMATCH',
+      `handshake.ack from ${ack.source} (card ${p.agent.agent_id}) to ${ack.target}; expected ${expected} to ${self}`,
+    );
   }
   if (ack.session_id !== undefined && ack.session_id !== p.session_id) {
-    return abort(state, who, ack, 'PROTOCOL_VIOLATION', `handshake.ack names session ${ack.session_id} in its envelope and ${p.session_id} in its payload`);
+    return abort(
+      state,
+      who,
+      ack,
+      'PROTOCOL_VIOLATION',
+      `handshake.ack names session ${ack.session_id} in its envelope and ${p.session_id} in its payload`,
+    );
   }
   const versions = config.versions ?? SUPPORTED_VERSIONS;
   if (!versions.includes(p.version)) {
-    return abort(state, who, ack, 'UNSUPPORTED_VERSION', `the agent chose ${p.version}, which this requester does not speak`, { supported: [...versions] });
+    return abort(state, who, ack, 'UNSUPPORTED_VERSION', `the agent chose ${p.version}, which this requester does not speak`, {
+      supported: [...versions],
+    });
   }
   const problems = checkFinalParams(init.payload.params, p.params);
-  if (problems.length > 0) return abort(state, who, ack, 'PROTOCOL_VIOLATION', `handshake.ack fixes unacceptable params: ${problems[0]}`, { problems });
+  if (problems.length > 0)
+    return abort(state, who, ack, 'PROTOCOL_VIOLATION', `handshake.ack fixes unacceptable params: ${problems[0]}`, { problems });
   if (p.resumed && (!config.resume || config.resume.session_id !== p.session_id)) {
     return abort(state, who, ack, 'PROTOCOL_VIOLATION', `handshake.ack resumes session ${p.session_id}, which was not asked for`);
   }
   const protocol = protocolOf(p.version);
   const pending: EstablishedSession = {
-    role: 'requester', version: p.version, protocol, sessionId: p.session_id, resumeToken: p.resume_token, resumed: p.resumed,
-    params: p.params, local: config.card, peer: p.agent, integrity, granted: p.granted, missing: p.missing,
-    resumeWindowMs: p.resume_window_ms, maxRetainedMessages: p.max_retained_messages,
+    role: 'requester',
+    version: p.version,
+    protocol,
+    sessionId: p.session_id,
+    resumeToken: p.resume_token,
+    resumed: p.resumed,
+    params: p.params,
+    local: config.card,
+    peer: p.agent,
+    integrity,
+    granted: p.granted,
+    missing: p.missing,
+    resumeWindowMs: p.resume_window_ms,
+    maxRetainedMessages: p.max_retained_messages,
   };
-  const ready = seal(config, integrity, composeMessage({ ...config, protocol }, {
-    type: 'handshake.ready', source: self, target: ack.source, session_id: p.session_id, payload: { params: p.params },
-  }));
+  const ready = seal(
+    config,
+    integrity,
+    composeMessage(
+      { ...config, protocol },
+      {
+        type: 'handshake.ready',
+        source: self,
+        target: ack.source,
+        session_id: p.session_id,
+        payload: { params: p.params },
+      },
+    ),
+  );
   return { state: { phase: 'awaiting-go', config, ready, pending }, send: [ready], handled: true };
 }
 

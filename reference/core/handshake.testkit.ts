@@ -6,7 +6,12 @@
 import type { MessageOf, TapMessage } from '../../schemas/src/index.ts';
 import { decodeText, encodeMessage } from './decode.ts';
 import { agentHandshake, initialAgentHandshake, type AgentHandshakeConfig, type AgentHandshakeState } from './handshake-agent.ts';
-import { initialRequesterHandshake, requesterHandshake, type RequesterHandshakeConfig, type RequesterHandshakeState } from './handshake-requester.ts';
+import {
+  initialRequesterHandshake,
+  requesterHandshake,
+  type RequesterHandshakeConfig,
+  type RequesterHandshakeState,
+} from './handshake-requester.ts';
 import type { HandshakeStep } from './handshake.ts';
 import { counterRandom, FIXED_NOW, SAMPLE_KEY, sampleCard } from './testkit.ts';
 import { validateMessage } from './validate.ts';

@@ -12,10 +12,7 @@ import { DEFAULT_SKEW_MS, type SessionParams } from './params.ts';
 import { checkSignature, sign, type Hmac } from './signing.ts';
 
 /** What is fed to a handshake machine: a message that passed decodeFrame and its type's schema, the step timer, or (requester) the start. */
-export type HandshakeEvent =
-  | { kind: 'message'; message: TapMessage }
-  | { kind: 'timeout' }
-  | { kind: 'start' };
+export type HandshakeEvent = { kind: 'message'; message: TapMessage } | { kind: 'timeout' } | { kind: 'start' };
 
 /** The session a completed handshake established, as each side sees it (spec: handshake#go). */
 export interface EstablishedSession {
@@ -99,13 +96,28 @@ export function refusal(
   options?: ErrorOptions,
 ): { msg: MessageOf<'error'>; error: ErrorPayload } {
   const error = errorPayload(code, message, details, options);
-  const msg = composeError(ctx, { source: who.self, target: offending.source, replyTo: offending.message_id, taskId: offending.task_id, sessionId: who.sessionId }, error);
+  const msg = composeError(
+    ctx,
+    { source: who.self, target: offending.source, replyTo: offending.message_id, taskId: offending.task_id, sessionId: who.sessionId },
+    error,
+  );
   return { msg: seal(ctx, who.integrity, msg), error };
 }
 
 /** A pong answering `ping`, in the speaker's session (spec: limits#heartbeats). */
 export function pongFor(ctx: MachineContext, who: Speaker, ping: TapMessage): MessageOf<'pong'> {
-  return seal(ctx, who.integrity, composeMessage(ctx, { type: 'pong', source: who.self, target: ping.source, reply_to: ping.message_id, session_id: who.sessionId, payload: {} }));
+  return seal(
+    ctx,
+    who.integrity,
+    composeMessage(ctx, {
+      type: 'pong',
+      source: who.self,
+      target: ping.source,
+      reply_to: ping.message_id,
+      session_id: who.sessionId,
+      payload: {},
+    }),
+  );
 }
 
 /** INVALID_SIGNATURE's reason when msg is not signed by the key, or null (spec: integrity#verification). */
@@ -131,9 +143,18 @@ export function skewProblem(ctx: MachineContext, msg: TapMessage): string | null
  * integrity, else PROTOCOL_VIOLATION). Returns the failing code and reason, or null
  * (spec: integrity#identity, integrity#session-binding).
  */
-export function identityProblem(msg: TapMessage, self: string, peer: string, sessionId: string, integrity: boolean): { code: string; message: string } | null {
+export function identityProblem(
+  msg: TapMessage,
+  self: string,
+  peer: string,
+  sessionId: string,
+  integrity: boolean,
+): { code: string; message: string } | null {
   if (msg.source !== peer || msg.target !== self) {
-    return { code: 'IDENTITY_MISMATCH', message: `${msg.type} from ${msg.source} to ${msg.target}; this session is between ${peer} and ${self}` };
+    return {
+      code: 'IDENTITY_MISMATCH',
+      message: `${msg.type} from ${msg.source} to ${msg.target}; this session is between ${peer} and ${self}`,
+    };
   }
   if (msg.session_id !== sessionId) {
     const what = msg.session_id === undefined ? 'carries no session_id' : `names session ${msg.session_id}`;

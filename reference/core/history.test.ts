@@ -4,7 +4,13 @@ import { checkHistory, checkTranscript, parseTranscript, type HistoryRule } from
 
 let n = 0;
 /** An agent→requester message of a task; only the members the checks read. */
-const msg = (type: string, task_id: string | undefined, sequence: number | undefined, payload: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) => ({
+const msg = (
+  type: string,
+  task_id: string | undefined,
+  sequence: number | undefined,
+  payload: Record<string, unknown> = {},
+  extra: Record<string, unknown> = {},
+) => ({
   protocol: 'tap/1.0',
   message_id: `a-${++n}`,
   type,
@@ -20,16 +26,28 @@ const accepted = (id: string) => msg('task.accepted', id, 1, { capability: 'tap.
 const state = (id: string, seq: number, s: string) => msg('task.event', id, seq, { kind: 'state', state: s });
 const output = (id: string, seq: number) => msg('task.event', id, seq, { kind: 'output', data: seq });
 const result = (id: string, seq: number, status = 'completed') =>
-  msg('task.result', id, seq, status === 'completed' ? { status, output: 1 } : status === 'cancelled' ? { status } : { status, error: { code: 'INTERNAL_ERROR', message: 'x', retryable: true } });
+  msg(
+    'task.result',
+    id,
+    seq,
+    status === 'completed'
+      ? { status, output: 1 }
+      : status === 'cancelled'
+        ? { status }
+        : { status, error: { code: 'INTERNAL_ERROR', message: 'x', retryable: true } },
+  );
 const submit = (id: string, seq: number, plan_id: string, revision_of?: string) =>
   msg('plan.submit', id, seq, { plan: { plan_id }, ...(revision_of ? { revision_of, feedback: 'f' } : {}) });
-const snapshot = (id: string, s: string, last: number) => msg('task.snapshot', id, undefined, { state: s, last_sequence: last }, { reply_to: 'c-2' });
+const snapshot = (id: string, s: string, last: number) =>
+  msg('task.snapshot', id, undefined, { state: s, last_sequence: last }, { reply_to: 'c-2' });
 
 const rules = (v: { rule: HistoryRule }[]) => v.map((x) => x.rule);
 
 describe('checkHistory: good histories (spec: tasks#states)', () => {
   it('accepts accepted → running → output → completed', () => {
-    expect(checkHistory([accepted('t1'), state('t1', 2, 'running'), output('t1', 3), result('t1', 4)], TASK_TABLE, { complete: true })).toEqual([]);
+    expect(
+      checkHistory([accepted('t1'), state('t1', 2, 'running'), output('t1', 3), result('t1', 4)], TASK_TABLE, { complete: true }),
+    ).toEqual([]);
   });
 
   it('accepts a result straight from accepted (cancelled before start, failed, timed_out)', () => {
@@ -37,17 +55,38 @@ describe('checkHistory: good histories (spec: tasks#states)', () => {
   });
 
   it('accepts interleaved tasks, each with its own sequence', () => {
-    const h = [accepted('a'), accepted('b'), state('b', 2, 'running'), state('a', 2, 'running'), result('b', 3), output('a', 3), result('a', 4)];
+    const h = [
+      accepted('a'),
+      accepted('b'),
+      state('b', 2, 'running'),
+      state('a', 2, 'running'),
+      result('b', 3),
+      output('a', 3),
+      result('a', 4),
+    ];
     expect(checkHistory(h, TASK_TABLE, { complete: true })).toEqual([]);
   });
 
   it('accepts a plan cycle: submit, revision in awaiting_approval, approval back to running', () => {
-    const h = [accepted('p'), state('p', 2, 'running'), submit('p', 3, 'p.1'), submit('p', 4, 'p.2', 'p.1'), state('p', 5, 'running'), result('p', 6)];
+    const h = [
+      accepted('p'),
+      state('p', 2, 'running'),
+      submit('p', 3, 'p.1'),
+      submit('p', 4, 'p.2', 'p.1'),
+      state('p', 5, 'running'),
+      result('p', 6),
+    ];
     expect(checkHistory(h)).toEqual([]);
   });
 
   it('accepts cancel through cancelling, and hand-off before the result', () => {
-    const h = [accepted('s'), state('s', 2, 'running'), msg('task.handoff', 's', 3, {}), state('s', 4, 'cancelling'), result('s', 5, 'cancelled')];
+    const h = [
+      accepted('s'),
+      state('s', 2, 'running'),
+      msg('task.handoff', 's', 3, {}),
+      state('s', 4, 'cancelling'),
+      result('s', 5, 'cancelled'),
+    ];
     expect(checkHistory(h)).toEqual([]);
   });
 
@@ -59,12 +98,25 @@ describe('checkHistory: good histories (spec: tasks#states)', () => {
   });
 
   it('accepts snapshots that agree with the stream, or report messages not yet seen', () => {
-    const h = [accepted('t1'), state('t1', 2, 'running'), snapshot('t1', 'running', 2), snapshot('t1', 'cancelling', 3), state('t1', 3, 'cancelling'), result('t1', 4, 'cancelled')];
+    const h = [
+      accepted('t1'),
+      state('t1', 2, 'running'),
+      snapshot('t1', 'running', 2),
+      snapshot('t1', 'cancelling', 3),
+      state('t1', 3, 'cancelling'),
+      result('t1', 4, 'cancelled'),
+    ];
     expect(checkHistory(h)).toEqual([]);
   });
 
   it('ignores errors and non-task messages', () => {
-    expect(checkHistory([msg('handshake.go', undefined, undefined), msg('error', 't9', undefined, { code: 'BUSY' }), msg('pong', undefined, undefined)])).toEqual([]);
+    expect(
+      checkHistory([
+        msg('handshake.go', undefined, undefined),
+        msg('error', 't9', undefined, { code: 'BUSY' }),
+        msg('pong', undefined, undefined),
+      ]),
+    ).toEqual([]);
   });
 });
 
@@ -81,7 +133,9 @@ describe('checkHistory: bad histories', () => {
   it('reports gaps and duplicates', () => {
     expect(rules(checkHistory([accepted('t1'), state('t1', 3, 'running')]))).toEqual(['sequence-gap']);
     expect(rules(checkHistory([accepted('t1'), state('t1', 2, 'running'), output('t1', 2)]))).toEqual(['sequence-duplicate']);
-    expect(rules(checkHistory([accepted('t1'), state('t1', 2, 'running'), output('t1', 3), output('t1', 2)]))).toEqual(['sequence-duplicate']);
+    expect(rules(checkHistory([accepted('t1'), state('t1', 2, 'running'), output('t1', 3), output('t1', 2)]))).toEqual([
+      'sequence-duplicate',
+    ]);
   });
 
   it('reports a message_id reused for a different message', () => {
@@ -91,8 +145,12 @@ describe('checkHistory: bad histories', () => {
   });
 
   it('reports sequences missing from task-stream messages, and present on others', () => {
-    expect(rules(checkHistory([accepted('t1'), msg('task.event', 't1', undefined, { kind: 'output', data: 1 })]))).toEqual(['sequence-missing']);
-    expect(rules(checkHistory([accepted('t1'), msg('task.snapshot', 't1', 2, { state: 'accepted', last_sequence: 1 })]))).toEqual(['sequence-unexpected']);
+    expect(rules(checkHistory([accepted('t1'), msg('task.event', 't1', undefined, { kind: 'output', data: 1 })]))).toEqual([
+      'sequence-missing',
+    ]);
+    expect(rules(checkHistory([accepted('t1'), msg('task.snapshot', 't1', 2, { state: 'accepted', last_sequence: 1 })]))).toEqual([
+      'sequence-unexpected',
+    ]);
   });
 
   it('reports illegal transitions', () => {
@@ -122,8 +180,12 @@ describe('checkHistory: bad histories', () => {
   it('reports plan.submit out of turn, reused plan ids and revisions of unknown plans', () => {
     expect(rules(checkHistory([accepted('p'), submit('p', 2, 'p.1')]))).toEqual(['transition']);
     expect(rules(checkHistory([accepted('p'), state('p', 2, 'running'), submit('p', 3, 'p.1'), submit('p', 4, 'p.2')]))).toEqual(['plan']);
-    expect(rules(checkHistory([accepted('p'), state('p', 2, 'running'), submit('p', 3, 'p.1'), submit('p', 4, 'p.1', 'p.1')]))).toEqual(['plan']);
-    expect(rules(checkHistory([accepted('p'), state('p', 2, 'running'), submit('p', 3, 'p.1'), submit('p', 4, 'p.2', 'p.0')]))).toEqual(['plan']);
+    expect(rules(checkHistory([accepted('p'), state('p', 2, 'running'), submit('p', 3, 'p.1'), submit('p', 4, 'p.1', 'p.1')]))).toEqual([
+      'plan',
+    ]);
+    expect(rules(checkHistory([accepted('p'), state('p', 2, 'running'), submit('p', 3, 'p.1'), submit('p', 4, 'p.2', 'p.0')]))).toEqual([
+      'plan',
+    ]);
   });
 
   it('reports snapshots that contradict the stream', () => {
@@ -145,11 +207,20 @@ describe('checkHistory: bad histories', () => {
 });
 
 describe('checkTranscript', () => {
-  const R = (type: string, id: string, extra: Record<string, unknown> = {}) => ({ dir: 'requester->agent', message: { type, message_id: id, timestamp: '2025-03-14T09:00:00.000Z', ...extra, payload: {} } });
+  const R = (type: string, id: string, extra: Record<string, unknown> = {}) => ({
+    dir: 'requester->agent',
+    message: { type, message_id: id, timestamp: '2025-03-14T09:00:00.000Z', ...extra, payload: {} },
+  });
   const A = (m: Record<string, unknown>) => ({ dir: 'agent->requester', message: m });
 
   it('accepts a request answered once, with its effects', () => {
-    const lines = [R('task.request', 'c-1', { task_id: 't1' }), A({ ...accepted('t1'), reply_to: 'c-1' }), { dir: 'note', text: 'time passes' }, A(state('t1', 2, 'running')), A(result('t1', 3))];
+    const lines = [
+      R('task.request', 'c-1', { task_id: 't1' }),
+      A({ ...accepted('t1'), reply_to: 'c-1' }),
+      { dir: 'note', text: 'time passes' },
+      A(state('t1', 2, 'running')),
+      A(result('t1', 3)),
+    ];
     expect(checkTranscript(lines)).toEqual([]);
   });
 
@@ -167,7 +238,10 @@ describe('checkTranscript', () => {
   });
 
   it('reports replies of the wrong type and answers to an error', () => {
-    expect(rules(checkTranscript([R('ping', 'c-1'), A(msg('handshake.go', undefined, undefined, {}, { reply_to: 'c-1' }))]))).toEqual(['reply', 'reply']); // wrong type, and so no reply
+    expect(rules(checkTranscript([R('ping', 'c-1'), A(msg('handshake.go', undefined, undefined, {}, { reply_to: 'c-1' }))]))).toEqual([
+      'reply',
+      'reply',
+    ]); // wrong type, and so no reply
     expect(rules(checkTranscript([R('error', 'c-1'), A(msg('error', undefined, undefined, {}, { reply_to: 'c-1' }))]))).toEqual(['reply']);
   });
 
@@ -182,8 +256,16 @@ describe('checkTranscript', () => {
   });
 
   it('maps history violations to transcript line numbers', () => {
-    const lines = [{ dir: 'note', text: 'x' }, R('task.request', 'c-1', { task_id: 't1' }), A({ ...accepted('t1'), reply_to: 'c-1' }), A(result('t1', 3))];
-    expect(checkTranscript(lines)).toMatchObject([{ index: 3, rule: 'sequence-gap' }, { index: 3, rule: 'transition' }]);
+    const lines = [
+      { dir: 'note', text: 'x' },
+      R('task.request', 'c-1', { task_id: 't1' }),
+      A({ ...accepted('t1'), reply_to: 'c-1' }),
+      A(result('t1', 3)),
+    ];
+    expect(checkTranscript(lines)).toMatchObject([
+      { index: 3, rule: 'sequence-gap' },
+      { index: 3, rule: 'transition' },
+    ]);
   });
 
   it('parses NDJSON text, keeping unreadable lines as null', () => {

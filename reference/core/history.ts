@@ -86,7 +86,8 @@ export function checkHistory(messages: readonly unknown[], tables: StateTable = 
   const flag = (index: number, rule: HistoryRule, message: string, task_id?: string) =>
     out.push(task_id === undefined ? { index, rule, message } : { index, task_id, rule, message });
   const move = (i: number, id: string, t: TaskTrack, to: string, why: string) => {
-    if (t.state !== null && !legal.has(`${t.state}>${to}`)) flag(i, 'transition', `${why}: ${t.state} → ${to} is not in the state table`, id);
+    if (t.state !== null && !legal.has(`${t.state}>${to}`))
+      flag(i, 'transition', `${why}: ${t.state} → ${to} is not in the state table`, id);
     t.state = to;
   };
 
@@ -103,22 +104,26 @@ export function checkHistory(messages: readonly unknown[], tables: StateTable = 
     if (entry?.direction === 'requester_to_agent') flag(i, 'direction', `${m.type} is sent by the requester, not the agent`);
     const id = typeof m.task_id === 'string' ? m.task_id : undefined;
     if (!entry?.sequenced) {
-      if (m.sequence !== undefined && entry) flag(i, 'sequence-unexpected', `${m.type} is not part of a task stream and carries no sequence`, id);
+      if (m.sequence !== undefined && entry)
+        flag(i, 'sequence-unexpected', `${m.type} is not part of a task stream and carries no sequence`, id);
       if (m.type === 'task.snapshot' && id !== undefined) checkSnapshot(i, id, m);
       return;
     }
     const seq = m.sequence;
-    if (id === undefined || typeof seq !== 'number' || !Number.isInteger(seq)) return flag(i, 'sequence-missing', `${m.type} needs task_id and an integer sequence`, id);
+    if (id === undefined || typeof seq !== 'number' || !Number.isInteger(seq))
+      return flag(i, 'sequence-missing', `${m.type} needs task_id and an integer sequence`, id);
 
     let t = tasks.get(id);
     if (!t) {
       t = { state: null, lastSeq: 0, bySeq: new Map(), ended: false, plans: new Set(), firstIndex: i };
       tasks.set(id, t);
-      if (m.type !== 'task.accepted' || seq !== 1) flag(i, 'sequence-start', `the stream of ${id} opens with ${m.type} sequence ${seq}, not task.accepted sequence 1`, id);
+      if (m.type !== 'task.accepted' || seq !== 1)
+        flag(i, 'sequence-start', `the stream of ${id} opens with ${m.type} sequence ${seq}, not task.accepted sequence 1`, id);
     } else if (m.type === 'task.accepted') {
       return flag(i, 'sequence-start', `${id} was already accepted; task.accepted is sent once, as sequence 1`, id);
     }
-    if (t.bySeq.has(seq) || seq <= t.lastSeq) return flag(i, 'sequence-duplicate', `sequence ${seq} of ${id} comes again as a different message (last was ${t.lastSeq})`, id);
+    if (t.bySeq.has(seq) || seq <= t.lastSeq)
+      return flag(i, 'sequence-duplicate', `sequence ${seq} of ${id} comes again as a different message (last was ${t.lastSeq})`, id);
     if (t.lastSeq > 0 && seq > t.lastSeq + 1) flag(i, 'sequence-gap', `sequence of ${id} jumps from ${t.lastSeq} to ${seq}`, id);
     t.bySeq.set(seq, text);
     t.lastSeq = seq;
@@ -133,7 +138,12 @@ export function checkHistory(messages: readonly unknown[], tables: StateTable = 
         if (p.kind !== 'state') break;
         if (typeof p.state !== 'string') break;
         if (p.state === tables.initial || terminal.has(p.state)) {
-          flag(i, 'state-event', `a state event announces ${p.state}; that is the job of ${p.state === tables.initial ? 'task.accepted' : 'task.result'}`, id);
+          flag(
+            i,
+            'state-event',
+            `a state event announces ${p.state}; that is the job of ${p.state === tables.initial ? 'task.accepted' : 'task.result'}`,
+            id,
+          );
         } else if (p.state === 'awaiting_approval') {
           flag(i, 'state-event', 'plan.submit is itself the entry into awaiting_approval; no state event announces it', id);
         }
@@ -160,7 +170,8 @@ export function checkHistory(messages: readonly unknown[], tables: StateTable = 
     const planId = typeof plan.plan_id === 'string' ? plan.plan_id : undefined;
     const revisionOf = typeof p.revision_of === 'string' ? p.revision_of : undefined;
     if (planId !== undefined && t.plans.has(planId)) flag(i, 'plan', `plan_id ${planId} was already submitted for ${id}`, id);
-    if (revisionOf !== undefined && !t.plans.has(revisionOf)) flag(i, 'plan', `revision_of names ${revisionOf}, which ${id} never submitted`, id);
+    if (revisionOf !== undefined && !t.plans.has(revisionOf))
+      flag(i, 'plan', `revision_of names ${revisionOf}, which ${id} never submitted`, id);
     if (t.state === 'awaiting_approval') {
       // spec: plans#revision — a revision stays in awaiting_approval
       if (revisionOf === undefined) flag(i, 'plan', `a new plan while ${id} already awaits a decision must name the plan it revises`, id);
@@ -224,7 +235,8 @@ export function checkTranscript(lines: readonly unknown[], tables: StateTable = 
       if (typeof line.text !== 'string') flag(i, 'line', 'a note line carries "text"');
       return;
     }
-    if (line.dir !== 'requester->agent' && line.dir !== 'agent->requester') return flag(i, 'line', `unknown dir ${JSON.stringify(line.dir)}`);
+    if (line.dir !== 'requester->agent' && line.dir !== 'agent->requester')
+      return flag(i, 'line', `unknown dir ${JSON.stringify(line.dir)}`);
     const m = line.message;
     if (!isMsg(m)) return flag(i, 'line', 'a message line carries "message", an object with a string "type"');
     const dir = line.dir;
@@ -245,7 +257,8 @@ export function checkTranscript(lines: readonly unknown[], tables: StateTable = 
       const req = sent.get(`${other} ${m.reply_to}`);
       if (!req) flag(i, 'reply', `reply_to ${m.reply_to} names no earlier message from the peer`);
       else if (req.type === 'error') flag(i, 'reply', 'nothing ever answers an error');
-      else if (m.type !== 'error' && !(ENTRIES.get(req.type)?.replies ?? []).includes(m.type)) flag(i, 'reply', `${m.type} is not a reply to ${req.type}`);
+      else if (m.type !== 'error' && !(ENTRIES.get(req.type)?.replies ?? []).includes(m.type))
+        flag(i, 'reply', `${m.type} is not a reply to ${req.type}`);
       else {
         const key = `${other} ${m.reply_to}`;
         const set = replies.get(key) ?? new Set<string>();
@@ -258,7 +271,8 @@ export function checkTranscript(lines: readonly unknown[], tables: StateTable = 
     if (!replay && typeof m.timestamp === 'string') {
       const stream = typeof m.sequence === 'number' && typeof m.task_id === 'string' ? `task ${m.task_id}` : dir;
       const before = lastTime.get(stream);
-      if (before !== undefined && Date.parse(m.timestamp) < Date.parse(before)) flag(i, 'timestamp', `timestamp ${m.timestamp} is before ${before} in the same stream`);
+      if (before !== undefined && Date.parse(m.timestamp) < Date.parse(before))
+        flag(i, 'timestamp', `timestamp ${m.timestamp} is before ${before} in the same stream`);
       lastTime.set(stream, m.timestamp);
     }
   });

@@ -14,9 +14,21 @@ const both = (text: string, duplicates = true) => {
 
 describe('I-JSON and duplicate members', () => {
   it.each([
-    ['9007199254740991', true], ['-9007199254740991', true], ['9007199254740992', false], ['-9007199254740992', false],
-    ['9007199254740993', false], ['1e400', false], ['-1e400', false], ['1e-400', true], ['-0', true], ['0.5', true],
-    ['9007199254740991.0', true], ['1e15', true], ['1e20', false], ['1.5e300', false], ['12345678901234567890', false],
+    ['9007199254740991', true],
+    ['-9007199254740991', true],
+    ['9007199254740992', false],
+    ['-9007199254740992', false],
+    ['9007199254740993', false],
+    ['1e400', false],
+    ['-1e400', false],
+    ['1e-400', true],
+    ['-0', true],
+    ['0.5', true],
+    ['9007199254740991.0', true],
+    ['1e15', true],
+    ['1e20', false],
+    ['1.5e300', false],
+    ['12345678901234567890', false],
     ['123456789012345.678', true],
   ])('judges the number %s I-JSON: %s (spec: envelope#encoding)', (num, ok) => {
     const found = both(`{"a":{"b":[0,${num}]}}`);

@@ -36,7 +36,15 @@ export function inspectParsed(text: string, value: unknown, duplicates: boolean)
     if (scanned.duplicate) return { duplicate: scanned.duplicate };
   }
   if (!found) return {};
-  return { ijson: { path: found.segments.reverse().map((s) => '/' + escapePointer(String(s))).join(''), message: found.message } };
+  return {
+    ijson: {
+      path: found.segments
+        .reverse()
+        .map((s) => '/' + escapePointer(String(s)))
+        .join(''),
+      message: found.message,
+    },
+  };
 }
 
 interface Finding {
@@ -102,8 +110,21 @@ function countMemberColons(text: string): number {
 
 // Character codes.
 const C = {
-  Quote: 34, Backslash: 92, Comma: 44, LBrace: 123, RBrace: 125, LBracket: 91, RBracket: 93,
-  Minus: 45, Plus: 43, Dot: 46, Zero: 48, Nine: 57, LowerE: 101, UpperE: 69, LowerU: 117,
+  Quote: 34,
+  Backslash: 92,
+  Comma: 44,
+  LBrace: 123,
+  RBrace: 125,
+  LBracket: 91,
+  RBracket: 93,
+  Minus: 45,
+  Plus: 43,
+  Dot: 46,
+  Zero: 48,
+  Nine: 57,
+  LowerE: 101,
+  UpperE: 69,
+  LowerU: 117,
 } as const;
 
 /**
@@ -167,7 +188,9 @@ export function scanJson(text: string, duplicates: boolean): ScanResult {
       if ((!simple || i - start > 15) && result.ijson === undefined) {
         const v = Number(text.slice(start, i));
         if (v > MAX_SAFE || v < -MAX_SAFE) {
-          const what = Number.isFinite(v) ? `${text.slice(start, Math.min(i, start + 40))} is an integer outside ±(2^53−1)` : 'a number lies beyond the double range';
+          const what = Number.isFinite(v)
+            ? `${text.slice(start, Math.min(i, start + 40))} is an integer outside ±(2^53−1)`
+            : 'a number lies beyond the double range';
           result.ijson = { path: pointer(text, isObject, index, keyEnd, depth), message: what };
           if (!duplicates) return result;
         }
@@ -202,7 +225,15 @@ export function scanJson(text: string, duplicates: boolean): ScanResult {
  * Walks a string from its first backslash to its closing quote, checking \u escapes for lone
  * surrogates; returns the offset of the closing quote.
  */
-function scanEscapedString(text: string, from: number, report: ScanResult | null, isObject: boolean[], index: number[], keyEnd: number[], depth: number): number {
+function scanEscapedString(
+  text: string,
+  from: number,
+  report: ScanResult | null,
+  isObject: boolean[],
+  index: number[],
+  keyEnd: number[],
+  depth: number,
+): number {
   let i = from;
   for (;;) {
     const c = text.charCodeAt(i);

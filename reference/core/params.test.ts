@@ -1,11 +1,24 @@
 import { describe, expect, it } from 'vitest';
 import {
-  agentDefaults, checkFinalParams, clampHeartbeat, DEFAULT_PARAMS, negotiateParams, sameParams, type AgentParamDefaults, type ProposedParams,
+  agentDefaults,
+  checkFinalParams,
+  clampHeartbeat,
+  DEFAULT_PARAMS,
+  negotiateParams,
+  sameParams,
+  type AgentParamDefaults,
+  type ProposedParams,
 } from './params.ts';
 import { sampleCard } from './testkit.ts';
 import { validateAgainst } from './validate.ts';
 
-const agent: AgentParamDefaults = { heartbeat_ms: 15000, max_message_bytes: 65536, max_concurrent_tasks: 4, request_timeout_ms: 30000, streaming: true };
+const agent: AgentParamDefaults = {
+  heartbeat_ms: 15000,
+  max_message_bytes: 65536,
+  max_concurrent_tasks: 4,
+  request_timeout_ms: 30000,
+  streaming: true,
+};
 
 describe('session params', () => {
   it.each<[string, ProposedParams, Partial<Record<string, unknown>>]>([
@@ -20,7 +33,11 @@ describe('session params', () => {
     ['takes the agent request_timeout_ms when none is proposed', {}, { request_timeout_ms: 30000 }],
     ['turns streaming off when proposed false', { streaming: false }, { streaming: false }],
     ['keeps integrity "none" when none is proposed', {}, { integrity: 'none' }],
-    ['keeps a proposed integrity unchanged', { integrity: { alg: 'hmac-sha256', key_id: 'k1' } }, { integrity: { alg: 'hmac-sha256', key_id: 'k1' } }],
+    [
+      'keeps a proposed integrity unchanged',
+      { integrity: { alg: 'hmac-sha256', key_id: 'k1' } },
+      { integrity: { alg: 'hmac-sha256', key_id: 'k1' } },
+    ],
   ])('%s (spec: handshake#params)', (_name, proposed, expected) => {
     const final = negotiateParams(proposed, agent);
     expect(final).toMatchObject(expected);
@@ -41,7 +58,10 @@ describe('session params', () => {
   });
 
   it('derives agent defaults from the card limits, preferring the per-session task limit', () => {
-    expect(agentDefaults(sampleCard('a', [], { max_message_bytes: 4096, max_concurrent_tasks: 9 }))).toMatchObject({ max_message_bytes: 4096, max_concurrent_tasks: 9 });
+    expect(agentDefaults(sampleCard('a', [], { max_message_bytes: 4096, max_concurrent_tasks: 9 }))).toMatchObject({
+      max_message_bytes: 4096,
+      max_concurrent_tasks: 9,
+    });
     expect(agentDefaults(sampleCard('a', [], { max_tasks_per_session: 3 })).max_concurrent_tasks).toBe(3);
     expect(agentDefaults(sampleCard('a'), { heartbeat_ms: 2000 }).heartbeat_ms).toBe(2000);
     expect(DEFAULT_PARAMS.max_message_bytes).toBe(1048576);
@@ -56,10 +76,25 @@ describe('session params', () => {
   });
 
   it('finds what an agent must not do to a proposal: raise limits, shorten heartbeats, change timeouts, stream, downgrade integrity', () => {
-    const proposed: ProposedParams = { max_message_bytes: 2048, max_concurrent_tasks: 2, heartbeat_ms: 20000, request_timeout_ms: 500, streaming: false, integrity: { alg: 'hmac-sha256', key_id: 'k1' } };
+    const proposed: ProposedParams = {
+      max_message_bytes: 2048,
+      max_concurrent_tasks: 2,
+      heartbeat_ms: 20000,
+      request_timeout_ms: 500,
+      streaming: false,
+      integrity: { alg: 'hmac-sha256', key_id: 'k1' },
+    };
     const good = negotiateParams(proposed, agent);
     expect(checkFinalParams(proposed, good)).toEqual([]);
-    const bad = { ...good, max_message_bytes: 4096, max_concurrent_tasks: 3, heartbeat_ms: 15000, request_timeout_ms: 600, streaming: true, integrity: 'none' as const };
+    const bad = {
+      ...good,
+      max_message_bytes: 4096,
+      max_concurrent_tasks: 3,
+      heartbeat_ms: 15000,
+      request_timeout_ms: 600,
+      streaming: true,
+      integrity: 'none' as const,
+    };
     const problems = checkFinalParams(proposed, bad);
     expect(problems).toHaveLength(6);
     expect(checkFinalParams({}, { ...good, heartbeat_ms: 500 })[0]).toMatch(/outside/);

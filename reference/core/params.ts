@@ -114,7 +114,9 @@ export function checkFinalParams(proposed: ProposedParams, final: SessionParams)
   }
   if (proposed.streaming === false && final.streaming) problems.push('streaming is on although the requester proposed false');
   if (!sameParams(normalizeIntegrity(proposed.integrity), final.integrity)) {
-    problems.push(`integrity ${JSON.stringify(final.integrity)} differs from the proposed ${JSON.stringify(normalizeIntegrity(proposed.integrity))}`);
+    problems.push(
+      `integrity ${JSON.stringify(final.integrity)} differs from the proposed ${JSON.stringify(normalizeIntegrity(proposed.integrity))}`,
+    );
   }
   return problems;
 }

@@ -13,7 +13,9 @@ function leafPaths(value: unknown, prefix: string[] = []): string[][] {
   if (value === null || typeof value !== 'object') return [prefix];
   const entries = Object.entries(value as object);
   if (entries.length === 0) return [prefix];
-  return entries.flatMap(([k, v]) => (prefix.length === 1 && prefix[0] === 'signature' && k === 'value' ? [] : leafPaths(v, [...prefix, k])));
+  return entries.flatMap(([k, v]) =>
+    prefix.length === 1 && prefix[0] === 'signature' && k === 'value' ? [] : leafPaths(v, [...prefix, k]),
+  );
 }
 
 function tampered(msg: object, path: string[]): object {
@@ -22,7 +24,18 @@ function tampered(msg: object, path: string[]): object {
   for (const k of path.slice(0, -1)) node = node[k] as Record<string, unknown>;
   const last = path[path.length - 1]!;
   const v = node[last];
-  node[last] = typeof v === 'string' ? v + 'x' : typeof v === 'number' ? v + 1 : typeof v === 'boolean' ? !v : Array.isArray(v) ? [...v, 0] : v && typeof v === 'object' ? { ...v, x: 1 } : 0;
+  node[last] =
+    typeof v === 'string'
+      ? v + 'x'
+      : typeof v === 'number'
+        ? v + 1
+        : typeof v === 'boolean'
+          ? !v
+          : Array.isArray(v)
+            ? [...v, 0]
+            : v && typeof v === 'object'
+              ? { ...v, x: 1 }
+              : 0;
   return copy;
 }
 

@@ -19,7 +19,8 @@ type Signed = { signature?: { alg?: unknown; key_id?: unknown; value?: unknown }
 
 /** Throws unless the key is at least 32 bytes (spec: integrity#keys). */
 export function assertKey(key: Uint8Array): void {
-  if (key.length < MIN_KEY_BYTES) throw new RangeError(`a pre-shared key needs at least ${MIN_KEY_BYTES} bytes, this one has ${key.length}`);
+  if (key.length < MIN_KEY_BYTES)
+    throw new RangeError(`a pre-shared key needs at least ${MIN_KEY_BYTES} bytes, this one has ${key.length}`);
 }
 
 /** Decodes a pre-shared key given as base64url; throws if it is not base64url or shorter than 32 bytes (spec: integrity#keys). */
@@ -43,7 +44,12 @@ export function signingInput(msg: object): Uint8Array {
 }
 
 /** Returns a copy of msg carrying `signature: { alg, key_id, value }` (spec: integrity#signing). */
-export function sign<T extends object>(msg: T, key: Uint8Array, keyId: string, hmac: Hmac): T & { signature: { alg: 'hmac-sha256'; key_id: string; value: string } } {
+export function sign<T extends object>(
+  msg: T,
+  key: Uint8Array,
+  keyId: string,
+  hmac: Hmac,
+): T & { signature: { alg: 'hmac-sha256'; key_id: string; value: string } } {
   assertKey(key);
   const unsigned = { ...msg, signature: { alg: SIGNATURE_ALG, key_id: keyId } };
   const value = base64urlEncode(hmac(key, canonicalBytes(unsigned)));
@@ -62,7 +68,13 @@ export type VerifyOutcome = 'ok' | 'missing' | 'malformed' | 'wrong-key' | 'mism
 export function checkSignature(msg: object, key: Uint8Array, hmac: Hmac, keyId?: string): VerifyOutcome {
   const sig = (msg as Signed).signature;
   if (sig === undefined) return 'missing';
-  if (sig === null || typeof sig !== 'object' || sig.alg !== SIGNATURE_ALG || typeof sig.value !== 'string' || typeof sig.key_id !== 'string') {
+  if (
+    sig === null ||
+    typeof sig !== 'object' ||
+    sig.alg !== SIGNATURE_ALG ||
+    typeof sig.value !== 'string' ||
+    typeof sig.key_id !== 'string'
+  ) {
     return 'malformed';
   }
   if (keyId !== undefined && sig.key_id !== keyId) return 'wrong-key';

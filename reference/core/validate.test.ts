@@ -2,7 +2,15 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { samplePing, sampleCard } from './testkit.ts';
-import { toIssues, validateAgainst, validateDecoded, validateEnvelope, validateMessage, validatePayload, validatorFor } from './validate.ts';
+import {
+  toIssues,
+  validateAgainst,
+  validateDecoded,
+  validateEnvelope,
+  validateMessage,
+  validatePayload,
+  validatorFor,
+} from './validate.ts';
 
 describe('validate', () => {
   it('accepts a valid envelope and message (spec: envelope#fields)', () => {
@@ -12,7 +20,9 @@ describe('validate', () => {
 
   it('reports a missing member at its own path (spec: messages#payload-validation)', () => {
     const { message_id: _m, ...rest } = samplePing();
-    expect(validateEnvelope(rest)).toEqual([{ path: '/message_id', keyword: 'required', message: "must have required property 'message_id'" }]);
+    expect(validateEnvelope(rest)).toEqual([
+      { path: '/message_id', keyword: 'required', message: "must have required property 'message_id'" },
+    ]);
   });
 
   it('refuses "*" as target outside handshake.init, and only reports the failing member (spec: envelope#source-and-target)', () => {
@@ -25,7 +35,9 @@ describe('validate', () => {
 
   it('applies the per-type required members: task.event needs task_id and sequence (spec: messages#payload-validation)', () => {
     const event = samplePing({ type: 'task.event', payload: { kind: 'log', level: 'info', message: 'hi' } });
-    const paths = validateMessage(event)!.map((i) => i.path).sort();
+    const paths = validateMessage(event)!
+      .map((i) => i.path)
+      .sort();
     expect(paths).toEqual(['/sequence', '/task_id']);
     expect(validateMessage({ ...event, task_id: 't-1', sequence: 2 })).toBeNull();
   });
@@ -39,7 +51,11 @@ describe('validate', () => {
 
   it('validates payloads by type and other schemas by file name', () => {
     expect(validatePayload('ping', {})).toBeNull();
-    expect(validatePayload('task.request', {})!.map((i) => i.path).sort()).toEqual(['/capability', '/input']);
+    expect(
+      validatePayload('task.request', {})!
+        .map((i) => i.path)
+        .sort(),
+    ).toEqual(['/capability', '/input']);
     expect(validateAgainst('agent-card.schema.json', sampleCard('a', ['x.y']))).toBeNull();
     expect(validateAgainst('identifier.schema.json', 'Not-An-Id')![0]!.keyword).toBe('pattern');
   });

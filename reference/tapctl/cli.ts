@@ -40,7 +40,12 @@ export async function runCli(argv: string[], o: { io: Io; signal?: AbortSignal; 
     }
     const command = findCommand(name);
     if (!command) {
-      throw new CliError(`unknown command "${name}"`, { usage: true, hint: `The commands are: ${listCommands().map((c) => c.name).join(', ')}.` });
+      throw new CliError(`unknown command "${name}"`, {
+        usage: true,
+        hint: `The commands are: ${listCommands()
+          .map((c) => c.name)
+          .join(', ')}.`,
+      });
     }
     return await command.run(rest, ctx);
   } catch (err) {
@@ -60,7 +65,14 @@ function report(err: unknown, ctx: CommandContext, json: boolean, command: strin
     lines.push(ctx.debug && err instanceof Error && err.stack ? err.stack : '  (run with --debug to see the stack trace)');
   }
   ctx.io.err(lines.join('\n') + '\n');
-  if (json) ctx.io.out(JSON.stringify({ error: { code: e.code, message: e.message, ...(e.where ? { where: e.where } : {}), ...(e.hint ? { hint: e.hint } : {}) } }, null, 2) + '\n');
+  if (json)
+    ctx.io.out(
+      JSON.stringify(
+        { error: { code: e.code, message: e.message, ...(e.where ? { where: e.where } : {}), ...(e.hint ? { hint: e.hint } : {}) } },
+        null,
+        2,
+      ) + '\n',
+    );
   return e.usage ? 2 : 1;
 }
 
@@ -94,13 +106,21 @@ export function parseOptions<T extends NonNullable<ParseArgsConfig['options']>>(
 export function intOption(value: string | undefined, name: string, min = 0): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!Number.isSafeInteger(n) || n < min) throw new CliError(`--${name} must be an integer of at least ${min}, got "${value}"`, { usage: true });
+  if (!Number.isSafeInteger(n) || n < min)
+    throw new CliError(`--${name} must be an integer of at least ${min}, got "${value}"`, { usage: true });
   return n;
 }
 
 /** Exactly `names.length` positional arguments, or a usage error saying which is missing. */
 export function positionals(given: string[], names: string[]): string[] {
-  if (given.length < names.length) throw new CliError(`missing ${names.slice(given.length).map((n) => `<${n}>`).join(' and ')}`, { usage: true });
+  if (given.length < names.length)
+    throw new CliError(
+      `missing ${names
+        .slice(given.length)
+        .map((n) => `<${n}>`)
+        .join(' and ')}`,
+      { usage: true },
+    );
   if (given.length > names.length) throw new CliError(`unexpected argument "${given[names.length]}"`, { usage: true });
   return given;
 }

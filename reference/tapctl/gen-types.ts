@@ -21,7 +21,10 @@ export const genTypesCommand: Command = {
     try {
       written = await writeTypes(parsed.lang, parsed.out, { goPackage: parsed.goPackage });
     } catch (err) {
-      throw new CliError(`could not write the ${parsed.lang} types: ${(err as Error).message}`, { where: parsed.out, hint: 'Check that the folder is writable, or give another --out.' });
+      throw new CliError(`could not write the ${parsed.lang} types: ${(err as Error).message}`, {
+        where: parsed.out,
+        hint: 'Check that the folder is writable, or give another --out.',
+      });
     }
     for (const path of written) ctx.io.out(`wrote ${path}\n`);
     return 0;

@@ -76,7 +76,10 @@ export function commandGroup(name: string, summary: string, subcommands: Command
       }
       const command = byName.get(sub);
       if (!command) {
-        const e = new CliError(`unknown command "${name} ${sub}"`, { usage: true, hint: `The ${name} commands are: ${[...byName.keys()].join(', ')}.` });
+        const e = new CliError(`unknown command "${name} ${sub}"`, {
+          usage: true,
+          hint: `The ${name} commands are: ${[...byName.keys()].join(', ')}.`,
+        });
         e.helpCommand = name;
         throw e;
       }

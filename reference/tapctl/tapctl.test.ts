@@ -4,7 +4,16 @@ import { promises as fsp } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Reaper, claimPending, commitTransition, openWorkspace, prepare, runWorkspaceAgent, writeLease, type Plan } from '../workspace/index.ts';
+import {
+  Reaper,
+  claimPending,
+  commitTransition,
+  openWorkspace,
+  prepare,
+  runWorkspaceAgent,
+  writeLease,
+  type Plan,
+} from '../workspace/index.ts';
 import { HERE, scratchDir, waitFor } from '../workspace/testing.ts';
 import { runCli } from './cli.ts';
 import { BUILTIN_COMMANDS } from './commands.ts';
@@ -45,13 +54,19 @@ describe('tapctl workspace init', () => {
     const ws = await dir();
     const first = await tapctl('workspace', 'init', ws, '--claim-mode', 'lock', '--lease-ms', '1500', '--json');
     expect(first.code).toBe(0);
-    expect(first.json()).toEqual({ workspace: ws, created: true, config: { protocol: 'tap/1.0', claim_mode: 'lock', lease_ms: 1500, max_attempts: 3, history_limit: 100 } });
+    expect(first.json()).toEqual({
+      workspace: ws,
+      created: true,
+      config: { protocol: 'tap/1.0', claim_mode: 'lock', lease_ms: 1500, max_attempts: 3, history_limit: 100 },
+    });
     const again = await tapctl('workspace', 'init', ws);
     expect(again.code).toBe(0);
     expect(again.out).toContain('is already a workspace');
     const clash = await tapctl('workspace', 'init', ws, '--claim-mode', 'rename');
     expect(clash.code).toBe(1);
-    expect(clash.err).toMatch(/already a workspace with other settings \(claim_mode is "lock"\)\n {2}where: .*tap-workspace\.json\n {2}A workspace keeps its settings/);
+    expect(clash.err).toMatch(
+      /already a workspace with other settings \(claim_mode is "lock"\)\n {2}where: .*tap-workspace\.json\n {2}A workspace keeps its settings/,
+    );
   });
 
   it('explains usage errors and points at the right --help', async () => {
@@ -62,7 +77,9 @@ describe('tapctl workspace init', () => {
     const missing = await tapctl('workspace', 'show');
     expect(missing.err).toContain('missing <dir> and <task_id>');
     const unknown = await tapctl('workspace', 'frobnicate');
-    expect(unknown.err).toMatch(/unknown command "workspace frobnicate"\n {2}The workspace commands are: init, submit, status, show, decide, tail, reap\./);
+    expect(unknown.err).toMatch(
+      /unknown command "workspace frobnicate"\n {2}The workspace commands are: init, submit, status, show, decide, tail, reap\./,
+    );
     expect((await tapctl()).code).toBe(2);
     expect((await tapctl('--help')).out).toContain('workspace');
   });
@@ -72,10 +89,25 @@ describe('tapctl workspace submit', () => {
   it('submits a draft, and refuses invalid JSON, invalid records and duplicates with the place and the fix', async () => {
     const ws = await dir();
     await tapctl('workspace', 'init', ws);
-    const ok = await tapctl('workspace', 'submit', ws, await draft({ task_id: 'demo-1', next_phase: 'analysis', input: { brief: 'x' } }), '--json');
+    const ok = await tapctl(
+      'workspace',
+      'submit',
+      ws,
+      await draft({ task_id: 'demo-1', next_phase: 'analysis', input: { brief: 'x' } }),
+      '--json',
+    );
     expect(ok.code).toBe(0);
-    expect(ok.json()).toMatchObject({ task_id: 'demo-1', path: join(ws, 'tasks/pending/demo-1.tap.json'), record: { state: { status: 'pending', epoch: 0 } } });
-    const human = await tapctl('workspace', 'submit', ws, await draft({ task_id: 'demo-2', next_phase: 'analysis', requirements: { target_agent: 'analyst' } }));
+    expect(ok.json()).toMatchObject({
+      task_id: 'demo-1',
+      path: join(ws, 'tasks/pending/demo-1.tap.json'),
+      record: { state: { status: 'pending', epoch: 0 } },
+    });
+    const human = await tapctl(
+      'workspace',
+      'submit',
+      ws,
+      await draft({ task_id: 'demo-2', next_phase: 'analysis', requirements: { target_agent: 'analyst' } }),
+    );
     expect(human.out).toBe('Submitted demo-2 to tasks/pending/ (next phase analysis, for analyst).\n');
 
     const dup = await tapctl('workspace', 'submit', ws, await draft({ task_id: 'demo-1', next_phase: 'analysis' }), '--json');
@@ -99,13 +131,21 @@ describe('tapctl workspace status and show', () => {
     const ws = await dir();
     await tapctl('workspace', 'init', ws, '--lease-ms', '200', '--max-attempts', '1');
     const w = await openWorkspace(ws);
-    await tapctl('workspace', 'submit', ws, await draft({ task_id: 'done-1', next_phase: 'one', input: 'in', metadata: { pipeline: ['one', 'two'] } }));
+    await tapctl(
+      'workspace',
+      'submit',
+      ws,
+      await draft({ task_id: 'done-1', next_phase: 'one', input: 'in', metadata: { pipeline: ['one', 'two'] } }),
+    );
     await tapctl('workspace', 'submit', ws, await draft({ task_id: 'stuck-1', next_phase: 'other', input: null }));
     await tapctl('workspace', 'submit', ws, await draft({ task_id: 'dead-1', next_phase: 'other', input: null }));
     const agent = await runWorkspaceAgent({
       workspace: w,
       agentId: 'worker',
-      phases: { one: (ctx) => ({ output: `one(${ctx.input})` }), two: async (ctx) => ({ output: `two(${ctx.input})`, artifacts: [await ctx.writeArtifact('notes.md', '# notes')] }) },
+      phases: {
+        one: (ctx) => ({ output: `one(${ctx.input})` }),
+        two: async (ctx) => ({ output: `two(${ctx.input})`, artifacts: [await ctx.writeArtifact('notes.md', '# notes')] }),
+      },
       reap: false,
       pollMs: 50,
     });
@@ -140,7 +180,9 @@ describe('tapctl workspace status and show', () => {
     expect(shown.out).toContain('Task done-1: completed');
     expect(shown.out).toContain('pipeline: one → two');
     expect(shown.out).toMatch(/1\. one, by worker at .*\n +input +in\n +output +one\(in\)/);
-    expect(shown.out).toMatch(/2\. two, by worker at .*\n +input +the output of 1\n +output +two\(one\(in\)\)\n +artifacts +artifacts\/done-1\/2\/notes\.md/);
+    expect(shown.out).toMatch(
+      /2\. two, by worker at .*\n +input +the output of 1\n +output +two\(one\(in\)\)\n +artifacts +artifacts\/done-1\/2\/notes\.md/,
+    );
     const json = (await tapctl('workspace', 'show', ws, 'done-1', '--json')).json();
     expect(json).toMatchObject({ task_id: 'done-1', location: { dir: 'completed', kind: 'record' }, compacted: 0 });
     expect(json.history.map((h: { phase: string }) => h.phase)).toEqual(['one', 'two']);
@@ -170,15 +212,27 @@ describe('tapctl workspace decide (spec: bindings-workspace#approval-and-cancel)
     const agent = await runWorkspaceAgent({
       workspace: w,
       agentId: 'planner',
-      phases: { deploy: (ctx) => (ctx.approvedPlan ? ((approved = ctx.approvedPlan), { output: 'published' }) : ctx.submitPlan(plan as Plan)) },
+      phases: {
+        deploy: (ctx) => (ctx.approvedPlan ? ((approved = ctx.approvedPlan), { output: 'published' }) : ctx.submitPlan(plan as Plan)),
+      },
       pollMs: 20,
       reap: false,
     });
     cleanups.push(() => agent.stop());
-    await waitFor(() => fsp.access(w.paths.record('awaiting', 'plan-1')).then(() => true, () => false), 5000, 'the record in awaiting/');
+    await waitFor(
+      () =>
+        fsp.access(w.paths.record('awaiting', 'plan-1')).then(
+          () => true,
+          () => false,
+        ),
+      5000,
+      'the record in awaiting/',
+    );
 
     const shown = await tapctl('workspace', 'show', ws, 'plan-1');
-    expect(shown.out).toContain('Now: waiting in tasks/awaiting/ for a decision on plan p-1 before phase deploy runs (any agent serving it).');
+    expect(shown.out).toContain(
+      'Now: waiting in tasks/awaiting/ for a decision on plan p-1 before phase deploy runs (any agent serving it).',
+    );
     expect(shown.out).toContain('  step 1      publish → wiki://digest (a wiki revision)');
     expect(shown.out).toContain('  decision    none yet: tapctl workspace decide');
     const counted = (await tapctl('workspace', 'status', ws, '--json')).json();
@@ -200,12 +254,23 @@ describe('tapctl workspace decide (spec: bindings-workspace#approval-and-cancel)
     const ok = await tapctl('workspace', 'decide', ws, 'plan-1', '--approve', '--feedback', 'Go ahead.', '--json');
     expect(ok.code).toBe(0);
     expect(ok.json()).toMatchObject({ task_id: 'plan-1', plan_id: 'p-1', decision: 'approved', feedback: 'Go ahead.', replaced: false });
-    await waitFor(() => fsp.access(w.paths.record('completed', 'plan-1')).then(() => true, () => false), 5000, 'the completed record');
+    await waitFor(
+      () =>
+        fsp.access(w.paths.record('completed', 'plan-1')).then(
+          () => true,
+          () => false,
+        ),
+      5000,
+      'the completed record',
+    );
     expect(approved).toEqual(plan);
     const done = await tapctl('workspace', 'show', ws, 'plan-1');
     expect(done.out).toContain('     plan        p-1, approved — Go ahead.');
     const late = await tapctl('workspace', 'decide', ws, 'plan-1', '--revise', 'smaller');
-    expect(late).toMatchObject({ code: 1, err: expect.stringContaining('task plan-1 is not waiting for a plan decision: it is in tasks/completed/') });
+    expect(late).toMatchObject({
+      code: 1,
+      err: expect.stringContaining('task plan-1 is not waiting for a plan decision: it is in tasks/completed/'),
+    });
   });
 
   it('shows a decision file that cannot be acted on in status', async () => {
@@ -214,12 +279,17 @@ describe('tapctl workspace decide (spec: bindings-workspace#approval-and-cancel)
     const w = await openWorkspace(ws);
     await tapctl('workspace', 'submit', ws, await draft({ task_id: 'bad-1', next_phase: 'deploy', input: null }));
     const claim = (await claimPending(w, 'bad-1', 0, 'planner'))!;
-    const rec = { ...JSON.parse(Buffer.from(claim.bytes).toString('utf8')), state: { attempts: 0, epoch: 1, last_error: null, checkpoint: null, processed_by: 'planner', status: 'awaiting_approval' } };
+    const rec = {
+      ...JSON.parse(Buffer.from(claim.bytes).toString('utf8')),
+      state: { attempts: 0, epoch: 1, last_error: null, checkpoint: null, processed_by: 'planner', status: 'awaiting_approval' },
+    };
     await fsp.writeFile(w.paths.plan('bad-1'), JSON.stringify(plan));
     await commitTransition(w, claim, prepare(rec), 'planner');
     await fsp.writeFile(w.paths.decision('bad-1'), '{"plan_id": "p-1", "decision": "maybe"}');
     const human = await tapctl('workspace', 'status', ws);
-    expect(human.out).toMatch(/Awaiting approval\n {2}bad-1 +deploy +plan p-1 +bad-decision: tasks\/awaiting\/bad-1\.decision\.json is refused: it does not match plan\.decision\.payload\.schema\.json/);
+    expect(human.out).toMatch(
+      /Awaiting approval\n {2}bad-1 +deploy +plan p-1 +bad-decision: tasks\/awaiting\/bad-1\.decision\.json is refused: it does not match plan\.decision\.payload\.schema\.json/,
+    );
     const shown = await tapctl('workspace', 'show', ws, 'bad-1');
     expect(shown.out).toContain('  problem     tasks/awaiting/bad-1.decision.json is refused');
   });
@@ -231,7 +301,10 @@ describe('tapctl workspace tail and reap', () => {
     await tapctl('workspace', 'init', ws);
     const controller = new AbortController();
     let out = '';
-    const tail = runCli(['workspace', 'tail', ws, '--json', '--interval-ms', '20'], { io: { out: (t) => void (out += t), err: () => {} }, signal: controller.signal });
+    const tail = runCli(['workspace', 'tail', ws, '--json', '--interval-ms', '20'], {
+      io: { out: (t) => void (out += t), err: () => {} },
+      signal: controller.signal,
+    });
     await new Promise((r) => setTimeout(r, 100));
     await tapctl('workspace', 'submit', ws, await draft({ task_id: 'live', next_phase: 'go', input: 1 }));
     // The agent starts once the tail has seen the task queued, so a slow machine cannot skip that event.
@@ -241,7 +314,10 @@ describe('tapctl workspace tail and reap', () => {
     await waitFor(() => out.includes('"completed"'), 15_000, 'a completed event');
     controller.abort();
     expect(await tail).toBe(0);
-    const kinds = out.trim().split('\n').map((l) => JSON.parse(l) as { kind: string; task_id?: string });
+    const kinds = out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { kind: string; task_id?: string });
     expect(kinds).toContainEqual(expect.objectContaining({ kind: 'queued', task_id: 'live' }));
     expect(kinds).toContainEqual(expect.objectContaining({ kind: 'agent', agent_id: 'runner' }));
     expect(kinds).toContainEqual(expect.objectContaining({ kind: 'completed', task_id: 'live', by: 'runner' }));

@@ -57,9 +57,7 @@ export class MemoryTransport implements RawTransport {
 
   /** Closes both ends; each `onclose` gets `info` after the frames sent before it. */
   close(info: CloseInfo = { code: 1000 }): Promise<void> {
-    const done = this.closeDone
-      ? Promise.resolve()
-      : new Promise<void>((resolve) => this.closeWaiters.push(resolve));
+    const done = this.closeDone ? Promise.resolve() : new Promise<void>((resolve) => this.closeWaiters.push(resolve));
     if (!this.closed) {
       this.closed = true;
       this.peer.closed = true;
@@ -93,7 +91,10 @@ export class MemoryTransport implements RawTransport {
   private report(err: unknown): void {
     const error = err instanceof Error ? err : new Error(String(err));
     if (this.onerror) this.onerror(error);
-    else queueMicrotask(() => { throw error; });
+    else
+      queueMicrotask(() => {
+        throw error;
+      });
   }
 
   /** Hands queued entries out in order; a close forces delivery even if never started. */

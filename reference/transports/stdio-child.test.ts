@@ -43,7 +43,7 @@ describe('spawnStdioTransport', { timeout: 15_000 }, () => {
   });
 
   it('flushes a final line without a line feed when the child exits', async () => {
-    const t = spawnStdioTransport(process.execPath, ['-e', "process.stdout.write('{\"a\":1}\\n{\"b\":2}')"]);
+    const t = spawnStdioTransport(process.execPath, ['-e', 'process.stdout.write(\'{"a":1}\\n{"b":2}\')']);
     const got: string[] = [];
     t.onmessage = (f) => got.push(text(f));
     const closed = waitFor<CloseInfo>((done) => (t.onclose = done));

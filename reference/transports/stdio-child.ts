@@ -85,10 +85,7 @@ export class ChildStdioTransport implements RawTransport {
     private readonly options: SpawnStdioOptions = {},
   ) {
     this.exited = new Promise((resolve) => (this.resolveExited = resolve));
-    this.reader = new LineReader(
-      (frame) => this.onmessage?.(frame),
-      options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
-    );
+    this.reader = new LineReader((frame) => this.onmessage?.(frame), options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES);
   }
 
   /** The exit status, or null while the child runs (or never started). */
@@ -230,10 +227,6 @@ export class ChildStdioTransport implements RawTransport {
 }
 
 /** Prepares a child agent speaking TAP over stdio; call `start()` to spawn it. */
-export function spawnStdioTransport(
-  command: string,
-  args: readonly string[] = [],
-  options: SpawnStdioOptions = {},
-): ChildStdioTransport {
+export function spawnStdioTransport(command: string, args: readonly string[] = [], options: SpawnStdioOptions = {}): ChildStdioTransport {
   return new ChildStdioTransport(command, args, options);
 }

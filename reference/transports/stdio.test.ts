@@ -173,9 +173,7 @@ describe('createStdioAgentTransport', () => {
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     child.stdout.destroy();
     child.stdin.write('{"go":1}\n');
-    const [code, signal] = await new Promise<[number | null, string | null]>((r) =>
-      child.on('close', (c, s) => r([c, s])),
-    );
+    const [code, signal] = await new Promise<[number | null, string | null]>((r) => child.on('close', (c, s) => r([c, s])));
     expect(stderr).toContain('closed:epipe');
     expect(stderr).not.toContain('Error');
     expect([code, signal]).toEqual([0, null]);

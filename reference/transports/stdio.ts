@@ -49,10 +49,7 @@ export class StdioAgentTransport implements RawTransport {
   constructor(options: StdioAgentOptions = {}) {
     this.input = options.input ?? process.stdin;
     const output = options.output ?? process.stdout;
-    this.reader = new LineReader(
-      (frame) => this.onmessage?.(frame),
-      options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
-    );
+    this.reader = new LineReader((frame) => this.onmessage?.(frame), options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES);
     this.writer = new StreamWriter(output, {
       onGone: () => {
         // Nobody can read a reply any more, so input stops here too.

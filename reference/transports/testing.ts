@@ -1,6 +1,12 @@
 /** Shared setup for the transport tests: a WebSocket echo server, clients, and waiting utilities. */
 import type { InboundFrame } from './transport.ts';
-import { connectWebSocket, createWebSocketServer, type TapWebSocketServer, type WebSocketServerOptions, type WebSocketTransport } from './websocket.ts';
+import {
+  connectWebSocket,
+  createWebSocketServer,
+  type TapWebSocketServer,
+  type WebSocketServerOptions,
+  type WebSocketTransport,
+} from './websocket.ts';
 
 const decoder = new TextDecoder();
 

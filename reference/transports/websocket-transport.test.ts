@@ -45,7 +45,10 @@ describe('WebSocketTransport', () => {
     await client.sendRaw(new Uint8Array([0x7b, 0xc3, 0x28, 0x7d]));
     await client.send('{}');
     await expect.poll(() => frames.length).toBe(2);
-    expect(frames.map((f) => [...f.bytes])).toEqual([[0x7b, 0xc3, 0x28, 0x7d], [0x7b, 0x7d]]);
+    expect(frames.map((f) => [...f.bytes])).toEqual([
+      [0x7b, 0xc3, 0x28, 0x7d],
+      [0x7b, 0x7d],
+    ]);
     expect(frames[0].binary).toBeUndefined();
     expect(closed).toBe(false);
   });

@@ -36,10 +36,7 @@ function closeCodeOf(err: Error | undefined): number | undefined {
 
 /** True for a code an endpoint may put in a close frame (RFC 6455 §7.4). */
 function isSendableCode(code: number): boolean {
-  return (
-    (code >= 1000 && code <= 1014 && code !== 1004 && code !== 1005 && code !== 1006) ||
-    (code >= 3000 && code <= 4999)
-  );
+  return (code >= 1000 && code <= 1014 && code !== 1004 && code !== 1005 && code !== 1006) || (code >= 3000 && code <= 4999);
 }
 
 /** Cuts a close reason to the 123 bytes a close frame allows, on a character boundary. */

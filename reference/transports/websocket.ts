@@ -68,7 +68,10 @@ function refuseUpgrade(socket: Duplex, status: number, message: string): void {
 /** The subprotocols an upgrade request offers. */
 function offeredProtocols(request: IncomingMessage): string[] {
   const header = request.headers['sec-websocket-protocol'] ?? '';
-  return header.split(',').map((p) => p.trim()).filter((p) => p !== '');
+  return header
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
 }
 
 /**

@@ -1,13 +1,7 @@
 import type { Writable } from 'node:stream';
 
 /** Error codes meaning the reading side of a stream is gone, so a write can only be dropped. */
-const PEER_GONE = new Set([
-  'EPIPE',
-  'ECONNRESET',
-  'EOF',
-  'ERR_STREAM_DESTROYED',
-  'ERR_STREAM_WRITE_AFTER_END',
-]);
+const PEER_GONE = new Set(['EPIPE', 'ECONNRESET', 'EOF', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_WRITE_AFTER_END']);
 
 /** True if `err` says the reader of a stream went away (spec: shutdown#epipe). */
 export function isPeerGone(err: unknown): boolean {

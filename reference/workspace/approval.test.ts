@@ -54,29 +54,54 @@ function planner(calls: PhaseContext[]): (ctx: PhaseContext) => PhaseOutcome {
     if (ctx.approvedPlan) return { output: { executed: ctx.approvedPlan.steps.map((s) => s.action) } };
     if (ctx.decision?.decision === 'needs_revision') {
       const n = Number(ctx.plan!.plan_id.slice(2)) + 1;
-      return ctx.submitPlan({ ...ctx.plan!, plan_id: `p-${n}`, risk_level: 'medium', revision_of: ctx.plan!.plan_id, feedback: ctx.decision.feedback ?? 'revised' });
+      return ctx.submitPlan({
+        ...ctx.plan!,
+        plan_id: `p-${n}`,
+        risk_level: 'medium',
+        revision_of: ctx.plan!.plan_id,
+        feedback: ctx.decision.feedback ?? 'revised',
+      });
     }
     return ctx.submitPlan(PLAN);
   };
 }
 
 async function start(ws: Workspace, handler: (ctx: PhaseContext) => PhaseOutcome, events: RunnerEvent[] = []): Promise<WorkspaceAgent> {
-  const agent = await runWorkspaceAgent({ workspace: ws, agentId: 'planner', phases: { deploy: handler }, pollMs: 20, reap: false, onEvent: (e) => events.push(e) });
+  const agent = await runWorkspaceAgent({
+    workspace: ws,
+    agentId: 'planner',
+    phases: { deploy: handler },
+    pollMs: 20,
+    reap: false,
+    onEvent: (e) => events.push(e),
+  });
   cleanups.push(() => agent.stop());
   return agent;
 }
 
 async function recordIn(ws: Workspace, dir: 'awaiting' | 'completed' | 'failed', id: string): Promise<TaskRecord | null> {
-  return fsp.readFile(ws.paths.record(dir, id), 'utf8').then((t) => JSON.parse(t) as TaskRecord, () => null);
+  return fsp.readFile(ws.paths.record(dir, id), 'utf8').then(
+    (t) => JSON.parse(t) as TaskRecord,
+    () => null,
+  );
 }
 
 async function exists(path: string): Promise<boolean> {
-  return fsp.access(path).then(() => true, () => false);
+  return fsp.access(path).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** Waits for the task to park in awaiting/ with its plan file, and returns the record. */
 async function parked(ws: Workspace, id: string, planId = 'p-1'): Promise<TaskRecord> {
-  await waitFor(async () => (await recordIn(ws, 'awaiting', id)) !== null && (await fsp.readFile(ws.paths.plan(id), 'utf8').catch(() => '')).includes(`"${planId}"`), 10_000, `${id} in awaiting/ with plan ${planId}`);
+  await waitFor(
+    async () =>
+      (await recordIn(ws, 'awaiting', id)) !== null &&
+      (await fsp.readFile(ws.paths.plan(id), 'utf8').catch(() => '')).includes(`"${planId}"`),
+    10_000,
+    `${id} in awaiting/ with plan ${planId}`,
+  );
   return (await recordIn(ws, 'awaiting', id))!;
 }
 
@@ -108,7 +133,12 @@ describe('plan approval (spec: bindings-workspace#approval-and-cancel)', () => {
     expect(calls[1]!.input).toEqual({ digest: 'weekly' });
     expect(done.state).toMatchObject({ status: 'completed', epoch: 2 });
     expect(done.context.history).toEqual([
-      expect.objectContaining({ phase: 'deploy', output: { executed: ['render', 'publish'] }, plan: PLAN, decision: { plan_id: 'p-1', decision: 'approved', feedback: 'Go ahead.' } }),
+      expect.objectContaining({
+        phase: 'deploy',
+        output: { executed: ['render', 'publish'] },
+        plan: PLAN,
+        decision: { plan_id: 'p-1', decision: 'approved', feedback: 'Go ahead.' },
+      }),
     ]);
     expect(await exists(ws.paths.plan('approve-me'))).toBe(false);
     expect(await exists(ws.paths.decision('approve-me'))).toBe(false);
@@ -146,7 +176,11 @@ describe('plan approval (spec: bindings-workspace#approval-and-cancel)', () => {
     await expect(decidePlan(ws, 'revise-me', { plan_id: 'p-1', decision: 'approved' })).rejects.toMatchObject({ code: 'STALE_PLAN' });
     await decidePlan(ws, 'revise-me', { plan_id: 'p-2', decision: 'approved' });
     await waitFor(async () => (await recordIn(ws, 'completed', 'revise-me')) !== null, 10_000, 'the completed record');
-    expect(calls.map((c) => [c.epoch, c.decision?.decision ?? null])).toEqual([[1, null], [2, 'needs_revision'], [3, 'approved']]);
+    expect(calls.map((c) => [c.epoch, c.decision?.decision ?? null])).toEqual([
+      [1, null],
+      [2, 'needs_revision'],
+      [3, 'approved'],
+    ]);
   });
 
   it('never acts on a decision naming a stale plan_id, and reports it', async () => {
@@ -161,7 +195,9 @@ describe('plan approval (spec: bindings-workspace#approval-and-cancel)', () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(calls).toHaveLength(1);
     expect(await recordIn(ws, 'awaiting', 'stale-one')).toEqual(waiting);
-    expect((await workspaceStatus(ws)).awaiting).toEqual([expect.objectContaining({ task_id: 'stale-one', plan_id: 'p-1', state: 'stale', decision: 'approved' })]);
+    expect((await workspaceStatus(ws)).awaiting).toEqual([
+      expect.objectContaining({ task_id: 'stale-one', plan_id: 'p-1', state: 'stale', decision: 'approved' }),
+    ]);
   });
 
   it('leaves the record in awaiting/ and reports a malformed or schema-invalid decision file, then acts on a valid one', async () => {
@@ -172,14 +208,28 @@ describe('plan approval (spec: bindings-workspace#approval-and-cancel)', () => {
     await submitTask(ws, { task_id: 'bad-decision', next_phase: 'deploy', input: null });
     await parked(ws, 'bad-decision');
     await writeAtomic(ws.paths.decision('bad-decision'), '{"plan_id": "p-1", "decision": ');
-    await waitFor(() => events.some((e) => e.type === 'decision_refused' && e.message.includes('not JSON')), 5000, 'the malformed decision reported');
+    await waitFor(
+      () => events.some((e) => e.type === 'decision_refused' && e.message.includes('not JSON')),
+      5000,
+      'the malformed decision reported',
+    );
     await writeAtomic(ws.paths.decision('bad-decision'), JSON.stringify({ plan_id: 'p-1', decision: 'yes please' }));
-    await waitFor(() => events.some((e) => e.type === 'decision_refused' && e.message.includes('plan.decision.payload.schema.json')), 5000, 'the invalid decision reported');
+    await waitFor(
+      () => events.some((e) => e.type === 'decision_refused' && e.message.includes('plan.decision.payload.schema.json')),
+      5000,
+      'the invalid decision reported',
+    );
     expect(calls).toHaveLength(1);
     expect(agent.holding()).toEqual([]);
     expect(await recordIn(ws, 'awaiting', 'bad-decision')).not.toBeNull();
     const status = await workspaceStatus(ws);
-    expect(status.awaiting).toEqual([expect.objectContaining({ task_id: 'bad-decision', state: 'bad-decision', problem: expect.stringContaining('decision.json is refused') })]);
+    expect(status.awaiting).toEqual([
+      expect.objectContaining({
+        task_id: 'bad-decision',
+        state: 'bad-decision',
+        problem: expect.stringContaining('decision.json is refused'),
+      }),
+    ]);
     expect(status.ignored_files).toEqual([]);
     await decidePlan(ws, 'bad-decision', { plan_id: 'p-1', decision: 'approved' }).then((d) => expect(d.replaced).toBe(true));
     await waitFor(async () => (await recordIn(ws, 'completed', 'bad-decision')) !== null, 10_000, 'the completed record');
@@ -199,22 +249,34 @@ describe('plan approval (spec: bindings-workspace#approval-and-cancel)', () => {
   it('refuses a revision that changes nothing (spec: plans#decisions)', async () => {
     const ws = await workspace();
     let n = 0;
-    await start(ws, (ctx) => (n++ === 0 ? ctx.submitPlan(PLAN) : ctx.submitPlan({ ...PLAN, plan_id: 'p-2', revision_of: 'p-1', feedback: 'x' })));
+    await start(ws, (ctx) =>
+      n++ === 0 ? ctx.submitPlan(PLAN) : ctx.submitPlan({ ...PLAN, plan_id: 'p-2', revision_of: 'p-1', feedback: 'x' }),
+    );
     await submitTask(ws, { task_id: 'same-plan', next_phase: 'deploy', input: null });
     await parked(ws, 'same-plan');
     await decidePlan(ws, 'same-plan', { plan_id: 'p-1', decision: 'needs_revision', feedback: 'Change something.' });
     await waitFor(async () => (await recordIn(ws, 'failed', 'same-plan')) !== null, 10_000, 'the failed record');
     const failed = (await recordIn(ws, 'failed', 'same-plan'))!;
-    expect(failed.state.last_error).toMatchObject({ code: 'INVALID_MESSAGE', message: expect.stringContaining('must change at least one') });
+    expect(failed.state.last_error).toMatchObject({
+      code: 'INVALID_MESSAGE',
+      message: expect.stringContaining('must change at least one'),
+    });
   });
 
   it('refuses decisions that are invalid or for a task not in awaiting/', async () => {
     const ws = await workspace();
     await submitTask(ws, { task_id: 'still-pending', next_phase: 'deploy', input: null });
-    await expect(decidePlan(ws, 'still-pending', { plan_id: 'p-1', decision: 'approved' })).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('tasks/pending/') });
+    await expect(decidePlan(ws, 'still-pending', { plan_id: 'p-1', decision: 'approved' })).rejects.toMatchObject({
+      code: 'CONFLICT',
+      message: expect.stringContaining('tasks/pending/'),
+    });
     await expect(decidePlan(ws, 'nowhere', { plan_id: 'p-1', decision: 'approved' })).rejects.toMatchObject({ code: 'UNKNOWN_TASK' });
-    await expect(decidePlan(ws, 'still-pending', { plan_id: 'P 1', decision: 'approved' })).rejects.toMatchObject({ code: 'INVALID_DECISION' });
-    await expect(decidePlan(ws, 'still-pending', { plan_id: 'p-1', decision: 'needs_revision' })).rejects.toMatchObject({ code: 'INVALID_DECISION' });
+    await expect(decidePlan(ws, 'still-pending', { plan_id: 'P 1', decision: 'approved' })).rejects.toMatchObject({
+      code: 'INVALID_DECISION',
+    });
+    await expect(decidePlan(ws, 'still-pending', { plan_id: 'p-1', decision: 'needs_revision' })).rejects.toMatchObject({
+      code: 'INVALID_DECISION',
+    });
   });
 
   it('cancels a task waiting in awaiting/ and removes its plan', async () => {
@@ -236,7 +298,9 @@ describe('plan approval (spec: bindings-workspace#approval-and-cancel)', () => {
     await agent.stop();
     await decidePlan(ws, 'parked', { plan_id: 'p-1', decision: 'approved' });
     const names = async () => (await fsp.readdir(ws.paths.dir('awaiting'))).sort();
-    const before = await Promise.all([ws.paths.record('awaiting', 'parked'), ws.paths.plan('parked'), ws.paths.decision('parked')].map((p) => fsp.readFile(p)));
+    const before = await Promise.all(
+      [ws.paths.record('awaiting', 'parked'), ws.paths.plan('parked'), ws.paths.decision('parked')].map((p) => fsp.readFile(p)),
+    );
     const listed = await names();
     let clock = 0;
     const reaper = new Reaper(ws, { actor: 'reaper', now: () => clock });
@@ -245,7 +309,9 @@ describe('plan approval (spec: bindings-workspace#approval-and-cancel)', () => {
       clock += 10 * ws.config.lease_ms;
     }
     expect(await names()).toEqual(listed);
-    const after = await Promise.all([ws.paths.record('awaiting', 'parked'), ws.paths.plan('parked'), ws.paths.decision('parked')].map((p) => fsp.readFile(p)));
+    const after = await Promise.all(
+      [ws.paths.record('awaiting', 'parked'), ws.paths.plan('parked'), ws.paths.decision('parked')].map((p) => fsp.readFile(p)),
+    );
     expect(after).toEqual(before);
   });
 });

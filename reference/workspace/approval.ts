@@ -42,9 +42,12 @@ export function planProblem(value: unknown): string | null {
   const issues = validateAgainst('plan.schema.json', value);
   if (issues) return `it does not match plan.schema.json: ${describeIssues(issues)}`;
   const p = value as Plan;
-  if (p.revision_of !== undefined && !isIdentifier(p.revision_of)) return `its revision_of ${JSON.stringify(p.revision_of)} is not a plan id`;
-  if (p.revision_of !== undefined && typeof p.feedback !== 'string') return 'it revises a plan (revision_of) but states no feedback it addresses';
-  if (p.feedback !== undefined && (typeof p.feedback !== 'string' || p.feedback.length > 8192)) return 'its feedback is not a string of at most 8192 characters';
+  if (p.revision_of !== undefined && !isIdentifier(p.revision_of))
+    return `its revision_of ${JSON.stringify(p.revision_of)} is not a plan id`;
+  if (p.revision_of !== undefined && typeof p.feedback !== 'string')
+    return 'it revises a plan (revision_of) but states no feedback it addresses';
+  if (p.feedback !== undefined && (typeof p.feedback !== 'string' || p.feedback.length > 8192))
+    return 'its feedback is not a string of at most 8192 characters';
   return null;
 }
 
@@ -85,12 +88,19 @@ export interface Approval {
 /** Reads the plan and decision files of `taskId` and says where its approval stands. */
 export async function approvalOf(ws: Workspace, taskId: string): Promise<Approval> {
   const plan = await readPlan(ws, taskId);
-  if (plan.state === 'missing') return { state: 'no-plan', plan: null, decision: null, problem: `tasks/awaiting/${taskId}.plan.json is missing` };
-  if (plan.state === 'invalid') return { state: 'bad-plan', plan: null, decision: null, problem: `tasks/awaiting/${taskId}.plan.json is refused: ${plan.problem}` };
+  if (plan.state === 'missing')
+    return { state: 'no-plan', plan: null, decision: null, problem: `tasks/awaiting/${taskId}.plan.json is missing` };
+  if (plan.state === 'invalid')
+    return { state: 'bad-plan', plan: null, decision: null, problem: `tasks/awaiting/${taskId}.plan.json is refused: ${plan.problem}` };
   const decision = await readDecision(ws, taskId);
   if (decision.state === 'missing') return { state: 'waiting', plan: plan.value, decision: null };
   if (decision.state === 'invalid') {
-    return { state: 'bad-decision', plan: plan.value, decision: null, problem: `tasks/awaiting/${taskId}.decision.json is refused: ${decision.problem}` };
+    return {
+      state: 'bad-decision',
+      plan: plan.value,
+      decision: null,
+      problem: `tasks/awaiting/${taskId}.decision.json is refused: ${decision.problem}`,
+    };
   }
   if (decision.value.plan_id !== plan.value.plan_id) {
     return {
@@ -120,9 +130,20 @@ export interface Decided {
  */
 export async function decidePlan(ws: Workspace, taskId: string, decision: PlanDecision): Promise<Decided> {
   const problem = decisionProblem(decision);
-  if (problem) throw new WorkspaceError('INVALID_DECISION', `the decision is invalid: ${problem}`, undefined, 'Give plan_id, decision (approved, rejected or needs_revision) and optional feedback.');
+  if (problem)
+    throw new WorkspaceError(
+      'INVALID_DECISION',
+      `the decision is invalid: ${problem}`,
+      undefined,
+      'Give plan_id, decision (approved, rejected or needs_revision) and optional feedback.',
+    );
   if (decision.decision === 'needs_revision' && !decision.feedback) {
-    throw new WorkspaceError('INVALID_DECISION', 'a needs_revision decision needs feedback: the agent revises its plan to address it', undefined, 'Say what the plan should change.');
+    throw new WorkspaceError(
+      'INVALID_DECISION',
+      'a needs_revision decision needs feedback: the agent revises its plan to address it',
+      undefined,
+      'Say what the plan should change.',
+    );
   }
   const loc = await locateTask(ws, taskId);
   if (!loc) throw new WorkspaceError('UNKNOWN_TASK', `no task ${taskId} in ${ws.root}`);
@@ -135,13 +156,23 @@ export async function decidePlan(ws: Workspace, taskId: string, decision: PlanDe
     throw new WorkspaceError('CONFLICT', `task ${taskId} has no plan to decide: ${why}`, ws.paths.plan(taskId));
   }
   if (plan.value.plan_id !== decision.plan_id) {
-    throw new WorkspaceError('STALE_PLAN', `plan "${decision.plan_id}" is not the current plan of ${taskId}; the current plan is "${plan.value.plan_id}"`, ws.paths.plan(taskId), 'Decide the current plan.', {
-      current_plan_id: plan.value.plan_id,
-    });
+    throw new WorkspaceError(
+      'STALE_PLAN',
+      `plan "${decision.plan_id}" is not the current plan of ${taskId}; the current plan is "${plan.value.plan_id}"`,
+      ws.paths.plan(taskId),
+      'Decide the current plan.',
+      {
+        current_plan_id: plan.value.plan_id,
+      },
+    );
   }
   const path = ws.paths.decision(taskId);
   const replaced = (await readBounded(path, MAX_FILE_BYTES)) !== null;
-  const body: PlanDecision = { plan_id: decision.plan_id, decision: decision.decision, ...(decision.feedback !== undefined ? { feedback: decision.feedback } : {}) };
+  const body: PlanDecision = {
+    plan_id: decision.plan_id,
+    decision: decision.decision,
+    ...(decision.feedback !== undefined ? { feedback: decision.feedback } : {}),
+  };
   await writeAtomic(path, JSON.stringify(body, null, 2) + '\n');
   return { path, plan: plan.value, decision: body, replaced };
 }
@@ -151,15 +182,22 @@ export async function decidePlan(ws: Workspace, taskId: string, decision: PlanDe
  * a plan_id used before (plans#submission), or, after needs_revision, a revision that does not name
  * the plan it revises, states no feedback, or changes nothing (plans#decisions); null when it may.
  */
-export function submissionProblem(next: Plan, current: { plan: Plan; decision: PlanDecision } | null, usedIds: ReadonlySet<string>): string | null {
+export function submissionProblem(
+  next: Plan,
+  current: { plan: Plan; decision: PlanDecision } | null,
+  usedIds: ReadonlySet<string>,
+): string | null {
   const shape = planProblem(next);
   if (shape) return `the plan is invalid: ${shape}`;
-  if (usedIds.has(next.plan_id) || next.plan_id === current?.plan.plan_id) return `plan_id "${next.plan_id}" was already used by an earlier plan of this task`;
+  if (usedIds.has(next.plan_id) || next.plan_id === current?.plan.plan_id)
+    return `plan_id "${next.plan_id}" was already used by an earlier plan of this task`;
   if (current?.decision.decision !== 'needs_revision') return null;
-  if (next.revision_of !== current.plan.plan_id) return `a revision after needs_revision must name the plan it revises: revision_of "${current.plan.plan_id}"`;
+  if (next.revision_of !== current.plan.plan_id)
+    return `a revision after needs_revision must name the plan it revises: revision_of "${current.plan.plan_id}"`;
   if (typeof next.feedback !== 'string' || next.feedback === '') return 'a revision must state the feedback it addresses';
   const fields = ['intent', 'steps', 'rollback', 'estimated_cost', 'risk_level'] as const;
-  if (fields.every((f) => JSON.stringify(next[f]) === JSON.stringify(current.plan[f]))) return 'a revision must change at least one of intent, steps, rollback, estimated_cost and risk_level';
+  if (fields.every((f) => JSON.stringify(next[f]) === JSON.stringify(current.plan[f])))
+    return 'a revision must change at least one of intent, steps, rollback, estimated_cost and risk_level';
   return null;
 }
 

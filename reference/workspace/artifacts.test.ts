@@ -2,7 +2,15 @@
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ArtifactRefused, artifactSyntaxProblem, initWorkspace, openArtifact, readArtifact, writeArtifact, type Workspace } from './index.ts';
+import {
+  ArtifactRefused,
+  artifactSyntaxProblem,
+  initWorkspace,
+  openArtifact,
+  readArtifact,
+  writeArtifact,
+  type Workspace,
+} from './index.ts';
 import { scratchDir } from './testing.ts';
 
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -13,7 +21,10 @@ afterEach(async () => {
 async function setup(): Promise<{ ws: Workspace; outside: string }> {
   const root = await scratchDir();
   const outside = await scratchDir('tap-outside-');
-  cleanups.push(() => fsp.rm(root, { recursive: true, force: true }), () => fsp.rm(outside, { recursive: true, force: true }));
+  cleanups.push(
+    () => fsp.rm(root, { recursive: true, force: true }),
+    () => fsp.rm(outside, { recursive: true, force: true }),
+  );
   await fsp.writeFile(join(outside, 'secret.txt'), 'secret');
   return { ws: (await initWorkspace(root)).workspace, outside };
 }

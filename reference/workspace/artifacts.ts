@@ -21,9 +21,15 @@ export class ArtifactRefused extends WorkspaceError {
     readonly tapCode: ArtifactCode,
     reason: string,
   ) {
-    super('ARTIFACT_REFUSED', `artifact path ${JSON.stringify(artifact)} refused: ${reason}`, undefined, 'Artifact paths are relative to artifacts/ and must stay inside it.', {
-      code: tapCode,
-    });
+    super(
+      'ARTIFACT_REFUSED',
+      `artifact path ${JSON.stringify(artifact)} refused: ${reason}`,
+      undefined,
+      'Artifact paths are relative to artifacts/ and must stay inside it.',
+      {
+        code: tapCode,
+      },
+    );
   }
 }
 

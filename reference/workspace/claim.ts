@@ -45,7 +45,13 @@ export async function claimAwaiting(ws: Workspace, taskId: string, readEpoch: nu
   return claimFrom(ws, 'awaiting', taskId, readEpoch, actor);
 }
 
-async function claimFrom(ws: Workspace, dir: 'pending' | 'awaiting', taskId: string, readEpoch: number, actor: string): Promise<Claim | null> {
+async function claimFrom(
+  ws: Workspace,
+  dir: 'pending' | 'awaiting',
+  taskId: string,
+  readEpoch: number,
+  actor: string,
+): Promise<Claim | null> {
   const epoch = readEpoch + 1;
   const from = ws.paths.record(dir, taskId);
   const to = ws.paths.claim(taskId, epoch);

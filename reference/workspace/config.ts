@@ -42,7 +42,9 @@ export function checkConfig(value: unknown): { ok: true; config: WorkspaceConfig
 
 /** A sentence saying what a member of tap-workspace.json must be, read from its schema. */
 function describeMember(name: string): string {
-  const schema = (WorkspaceConfigSchema.properties as Record<string, { anyOf?: { const: string }[]; minimum?: number; pattern?: string }>)[name];
+  const schema = (WorkspaceConfigSchema.properties as Record<string, { anyOf?: { const: string }[]; minimum?: number; pattern?: string }>)[
+    name
+  ];
   if (!schema) return `the file must have "protocol", "claim_mode", "lease_ms", "max_attempts" and "history_limit"`;
   if (schema.anyOf) return `"${name}" must be ${schema.anyOf.map((b) => `"${b.const}"`).join(' or ')}`;
   if (schema.minimum !== undefined) return `"${name}" must be an integer of at least ${schema.minimum}`;

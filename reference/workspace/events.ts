@@ -52,7 +52,14 @@ async function describe(ws: Workspace, key: string, value: string): Promise<Work
     const read = await readBounded(join(ws.paths.dir('processing'), name), MAX_RECORD_BYTES);
     const check = read ? checkRecordBytes(read.bytes, e.taskId, read.oversized) : null;
     const lease = await readLease(ws, e.taskId, e.epoch);
-    return { at, kind: 'claimed', task_id: e.taskId, epoch: e.epoch, phase: check?.ok ? check.record.next_phase : null, holder: lease?.agent_id ?? null };
+    return {
+      at,
+      kind: 'claimed',
+      task_id: e.taskId,
+      epoch: e.epoch,
+      phase: check?.ok ? check.record.next_phase : null,
+      holder: lease?.agent_id ?? null,
+    };
   }
   const taskId = parseRecordName(name)!;
   const read = await readBounded(join(ws.paths.dir(area as 'pending'), name), MAX_RECORD_BYTES);
@@ -60,9 +67,18 @@ async function describe(ws: Workspace, key: string, value: string): Promise<Work
   const check = checkRecordBytes(read.bytes, taskId, read.oversized);
   const rec = check.ok ? check.record : null;
   if (area === 'pending') {
-    return { at, kind: 'queued', task_id: taskId, phase: rec?.next_phase ?? null, epoch: rec?.state.epoch ?? 0, attempts: rec?.state.attempts ?? 0, target_agent: rec?.requirements.target_agent ?? '' };
+    return {
+      at,
+      kind: 'queued',
+      task_id: taskId,
+      phase: rec?.next_phase ?? null,
+      epoch: rec?.state.epoch ?? 0,
+      attempts: rec?.state.attempts ?? 0,
+      target_agent: rec?.requirements.target_agent ?? '',
+    };
   }
-  if (area === 'completed') return { at, kind: 'completed', task_id: taskId, epoch: rec?.state.epoch ?? 0, by: rec?.state.processed_by ?? null };
+  if (area === 'completed')
+    return { at, kind: 'completed', task_id: taskId, epoch: rec?.state.epoch ?? 0, by: rec?.state.processed_by ?? null };
   const err = rec?.state.last_error ?? null;
   return {
     at,
@@ -98,10 +114,14 @@ export async function watchWorkspace(ws: Workspace, o: WatchOptions): Promise<vo
     prev = next;
     await new Promise<void>((resolve) => {
       const t = setTimeout(resolve, o.intervalMs ?? 250);
-      o.signal.addEventListener('abort', () => {
-        clearTimeout(t);
-        resolve();
-      }, { once: true });
+      o.signal.addEventListener(
+        'abort',
+        () => {
+          clearTimeout(t);
+          resolve();
+        },
+        { once: true },
+      );
     });
   }
 }

@@ -42,7 +42,15 @@ async function workspace(settings: { lease_ms: number; max_attempts?: number }):
 async function killMidTask(ws: Workspace, c: ScriptChild): Promise<void> {
   const claimed = await c.line((l) => l.event === 'claimed');
   const lease = ws.paths.sidecar(String(claimed.task_id), Number(claimed.epoch), 'lease');
-  await waitFor(() => fsp.access(lease).then(() => true, () => false), 10_000, 'the lease');
+  await waitFor(
+    () =>
+      fsp.access(lease).then(
+        () => true,
+        () => false,
+      ),
+    10_000,
+    'the lease',
+  );
   c.child.kill('SIGKILL');
   await c.exited;
 }
@@ -73,11 +81,20 @@ describe('fencing (spec: bindings-workspace#transitions)', () => {
     clock = 150;
     expect(await reaper.pass()).toEqual([]);
     clock = 200;
-    expect(await reaper.pass()).toEqual([expect.objectContaining({ task_id: 'slow-task', epoch: 1, action: 'requeued', holder: 'slow', attempts: 1 })]);
+    expect(await reaper.pass()).toEqual([
+      expect.objectContaining({ task_id: 'slow-task', epoch: 1, action: 'requeued', holder: 'slow', attempts: 1 }),
+    ]);
     expect((await record(ws, 'pending', 'slow-task')).state).toMatchObject({ attempts: 1, epoch: 1, status: 'pending' });
 
     // Another agent claims (epoch 2) and finishes.
-    const fast = await runWorkspaceAgent({ workspace: ws, agentId: 'fast', phases: ['work'], handler: () => ({ output: 'from fast' }), reap: false, pollMs: 50 });
+    const fast = await runWorkspaceAgent({
+      workspace: ws,
+      agentId: 'fast',
+      phases: ['work'],
+      handler: () => ({ output: 'from fast' }),
+      reap: false,
+      pollMs: 50,
+    });
     cleanups.push(() => fast.stop());
     await waitFor(async () => (await locateTask(ws, 'slow-task'))?.dir === 'completed', 5000, 'the task to complete');
 
@@ -98,10 +115,28 @@ describe('fencing (spec: bindings-workspace#transitions)', () => {
   it('discards the result of an agent process that stalled past its lease while another agent finished the task', async () => {
     const ws = await workspace({ lease_ms: 300 });
     await submitTask(ws, { task_id: 'stalled', next_phase: 'work', input: null });
-    const slow = child(['--workspace', ws.root, '--agent-id', 'staller', '--mode', 'block', '--work-ms', '2500', '--no-reap', '--poll-ms', '50']);
+    const slow = child([
+      '--workspace',
+      ws.root,
+      '--agent-id',
+      'staller',
+      '--mode',
+      'block',
+      '--work-ms',
+      '2500',
+      '--no-reap',
+      '--poll-ms',
+      '50',
+    ]);
     const claimed = await slow.line((l) => l.event === 'claimed');
     expect(claimed).toMatchObject({ task_id: 'stalled', epoch: 1 });
-    const rescuer = await runWorkspaceAgent({ workspace: ws, agentId: 'rescuer', phases: ['work'], handler: (ctx) => ({ output: { by: 'rescuer', epoch: ctx.epoch } }), pollMs: 50 });
+    const rescuer = await runWorkspaceAgent({
+      workspace: ws,
+      agentId: 'rescuer',
+      phases: ['work'],
+      handler: (ctx) => ({ output: { by: 'rescuer', epoch: ctx.epoch } }),
+      pollMs: 50,
+    });
     cleanups.push(() => rescuer.stop());
     await waitFor(async () => (await locateTask(ws, 'stalled'))?.dir === 'completed', 10_000, 'the rescue');
     await slow.line((l) => l.event === 'lost', 15_000);
@@ -225,11 +260,21 @@ describe('the reaper (spec: bindings-workspace#reaper)', () => {
     await killMidTask(ws, victim);
     const rescuer = child(['--workspace', ws.root, '--agent-id', 'rescuer', '--effects', effects, '--poll-ms', '50']);
     await rescuer.line((l) => l.event === 'finished', 20_000);
-    expect(rescuer.lines).toContainEqual(expect.objectContaining({ event: 'reaped', action: expect.objectContaining({ task_id: 'killed', action: 'requeued', holder: 'victim', attempts: 1 }) }));
+    expect(rescuer.lines).toContainEqual(
+      expect.objectContaining({
+        event: 'reaped',
+        action: expect.objectContaining({ task_id: 'killed', action: 'requeued', holder: 'victim', attempts: 1 }),
+      }),
+    );
     const done = await record(ws, 'completed', 'killed');
     expect(done.state).toMatchObject({ status: 'completed', epoch: 2, processed_by: 'rescuer' });
-    expect(done.context.history).toEqual([expect.objectContaining({ agent: 'rescuer', output: expect.objectContaining({ attempts: 1, epoch: 2 }) })]);
-    const runs = readFileSync(effects, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(done.context.history).toEqual([
+      expect.objectContaining({ agent: 'rescuer', output: expect.objectContaining({ attempts: 1, epoch: 2 }) }),
+    ]);
+    const runs = readFileSync(effects, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(runs).toEqual([
       expect.objectContaining({ task_id: 'killed', epoch: 1, agent: 'victim', attempts: 0 }),
       expect.objectContaining({ task_id: 'killed', epoch: 2, agent: 'rescuer', attempts: 1 }),

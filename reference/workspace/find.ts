@@ -20,7 +20,12 @@ export async function locateTask(ws: Workspace, taskId: string): Promise<TaskLoc
   for (let round = 0; round < 3; round++) {
     for (const dir of ['pending', 'awaiting', 'completed', 'failed'] as const) {
       const path = ws.paths.record(dir, taskId);
-      if (await fsp.lstat(path).then(() => true, (err) => (isMissing(err) ? false : Promise.reject(err)))) {
+      if (
+        await fsp.lstat(path).then(
+          () => true,
+          (err) => (isMissing(err) ? false : Promise.reject(err)),
+        )
+      ) {
         return { dir, path, kind: 'record' };
       }
     }
@@ -29,7 +34,12 @@ export async function locateTask(ws: Workspace, taskId: string): Promise<TaskLoc
       const e = parseProcessingName(name);
       if (!e || e.taskId !== taskId || (e.kind !== 'claim' && e.kind !== 'commit')) continue;
       if (!best || e.epoch > (best.epoch ?? -1)) {
-        best = { dir: 'processing', path: join(ws.paths.dir('processing'), name), kind: e.kind === 'claim' ? 'claim' : 'marker', epoch: e.epoch };
+        best = {
+          dir: 'processing',
+          path: join(ws.paths.dir('processing'), name),
+          kind: e.kind === 'claim' ? 'claim' : 'marker',
+          epoch: e.epoch,
+        };
       }
     }
     if (best) return best;

@@ -18,7 +18,11 @@ const MAX_HISTORY_BYTES = 64 * 1024 * 1024;
 /** The absolute path of a history file; refuses anything but a bare name under tasks/history/ (spec: bindings-workspace#history-compaction). */
 export function historyPath(ws: Workspace, ref: string): string {
   if (!HISTORY_REF.test(ref) || ref.length > 160 || ref.includes('..')) {
-    throw new WorkspaceError('INVALID_RECORD', `history_ref ${JSON.stringify(ref)} is not a bare file name ending in .jsonl`, ws.paths.history);
+    throw new WorkspaceError(
+      'INVALID_RECORD',
+      `history_ref ${JSON.stringify(ref)} is not a bare file name ending in .jsonl`,
+      ws.paths.history,
+    );
   }
   return join(ws.paths.history, ref);
 }

@@ -5,7 +5,16 @@ export { DEFAULT_CONFIG, checkConfig } from './config.ts';
 export type { ClaimMode, WorkspaceConfig } from './config.ts';
 export { WorkspaceError } from './errors.ts';
 export type { WorkspaceErrorCode } from './errors.ts';
-export { CONFIG_FILE, STATUS_DIR, TASK_DIRS, WorkspacePaths, isIdentifier, parseAwaitingName, parseProcessingName, parseRecordName } from './layout.ts';
+export {
+  CONFIG_FILE,
+  STATUS_DIR,
+  TASK_DIRS,
+  WorkspacePaths,
+  isIdentifier,
+  parseAwaitingName,
+  parseProcessingName,
+  parseRecordName,
+} from './layout.ts';
 export type { ProcessingEntry, RecordStatus, TaskDir } from './layout.ts';
 export { checkRecordBytes, newTaskId, recordFromDraft, rejectedRecord } from './record.ts';
 export type { HistoryEntry, RecordCheck, RecordProblem, TaskDraft, TaskRecord } from './record.ts';

@@ -112,7 +112,10 @@ export const DECISION_SUFFIX = '.decision.json';
 
 /** The task id and kind of a plan or decision file name in awaiting/, or null for any other name. */
 export function parseAwaitingName(name: string): { taskId: string; kind: 'plan' | 'decision' } | null {
-  for (const [suffix, kind] of [[PLAN_SUFFIX, 'plan'], [DECISION_SUFFIX, 'decision']] as const) {
+  for (const [suffix, kind] of [
+    [PLAN_SUFFIX, 'plan'],
+    [DECISION_SUFFIX, 'decision'],
+  ] as const) {
     if (!name.endsWith(suffix)) continue;
     const id = name.slice(0, -suffix.length);
     return isIdentifier(id) ? { taskId: id, kind } : null;

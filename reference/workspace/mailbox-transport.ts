@@ -108,7 +108,10 @@ export interface MailboxServer {
  * holds messages, attaches a mailbox transport to the agent; when that session's transport
  * closes, a later message from the same sender opens a new one (spec: bindings-workspace#mailboxes).
  */
-export function serveMailboxes(agent: AttachingAgent, options: { root: string; agentId: string; pollMs?: number; maxFrameBytes?: number }): MailboxServer {
+export function serveMailboxes(
+  agent: AttachingAgent,
+  options: { root: string; agentId: string; pollMs?: number; maxFrameBytes?: number },
+): MailboxServer {
   const inbox = join(options.root, 'mailboxes', options.agentId);
   const active = new Map<string, { close(): Promise<void> }>();
   let closed = false;
@@ -130,7 +133,13 @@ export function serveMailboxes(agent: AttachingAgent, options: { root: string; a
       for (const peer of await listNames(inbox)) {
         if (closed) break;
         if (active.has(peer) || !isIdentifier(peer) || !(await hasMail(peer))) continue;
-        const transport = createMailboxTransport({ root: options.root, self: options.agentId, peer, pollMs: options.pollMs, maxFrameBytes: options.maxFrameBytes });
+        const transport = createMailboxTransport({
+          root: options.root,
+          self: options.agentId,
+          peer,
+          pollMs: options.pollMs,
+          maxFrameBytes: options.maxFrameBytes,
+        });
         const conn = agent.attach(transport);
         active.set(peer, conn);
         void conn.done.finally(() => {

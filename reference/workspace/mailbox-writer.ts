@@ -25,7 +25,10 @@ export function parseMailboxName(name: string): number | null {
 
 /** `mailboxes/<to>/<from>/` under a workspace root; refuses ids that are not identifiers. */
 export function mailboxDir(root: string, to: string, from: string): string {
-  for (const [what, id] of [['recipient', to], ['sender', from]] as const) {
+  for (const [what, id] of [
+    ['recipient', to],
+    ['sender', from],
+  ] as const) {
     if (!isIdentifier(id)) throw new WorkspaceError('BAD_ID', `mailbox ${what} ${JSON.stringify(id)} is not a valid agent id`);
   }
   return join(root, 'mailboxes', to, from);

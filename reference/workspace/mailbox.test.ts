@@ -56,7 +56,12 @@ describe('mailbox writer and reader (spec: bindings-workspace#mailboxes)', () =>
     await store.add('2:m2');
 
     const got: Array<{ n: number; redelivered: boolean }> = [];
-    const reader = new MailboxReader({ root: dir, to: 'reader', from: 'sender', deliver: (f, info) => void got.push({ n: decode(f.bytes).payload.n, redelivered: info.redelivered }) });
+    const reader = new MailboxReader({
+      root: dir,
+      to: 'reader',
+      from: 'sender',
+      deliver: (f, info) => void got.push({ n: decode(f.bytes).payload.n, redelivered: info.redelivered }),
+    });
     await reader.start();
     cleanups.push(() => reader.stop());
     await waitFor(() => got.length === 4, 5000, 'four deliveries');
@@ -109,10 +114,14 @@ describe('mailbox writer and reader (spec: bindings-workspace#mailboxes)', () =>
     const effects = join(dir, 'effects.jsonl');
     const senders = ['w1', 'w2', 'w3'];
     const count = 120;
-    const writers = senders.map((from) => peer(['write', '--root', dir, '--from', from, '--to', 'sink', '--count', String(count), '--delay-ms', '3']));
+    const writers = senders.map((from) =>
+      peer(['write', '--root', dir, '--from', from, '--to', 'sink', '--count', String(count), '--delay-ms', '3']),
+    );
     const lines = () => {
       try {
-        return readFileSync(effects, 'utf8').split('\n').filter((l) => l.trim() !== '').length;
+        return readFileSync(effects, 'utf8')
+          .split('\n')
+          .filter((l) => l.trim() !== '').length;
       } catch {
         return 0;
       }
@@ -132,10 +141,16 @@ describe('mailbox writer and reader (spec: bindings-workspace#mailboxes)', () =>
     await waitFor(() => lines() >= senders.length * count, 30_000, 'every effect');
     await stopChild(last);
 
-    const applied = readFileSync(effects, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { from: string; n: number; redelivered: boolean });
+    const applied = readFileSync(effects, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { from: string; n: number; redelivered: boolean });
     expect(applied).toHaveLength(senders.length * count);
     for (const from of senders) {
-      expect(applied.filter((a) => a.from === from).map((a) => a.n), from).toEqual(Array.from({ length: count }, (_, i) => i + 1));
+      expect(
+        applied.filter((a) => a.from === from).map((a) => a.n),
+        from,
+      ).toEqual(Array.from({ length: count }, (_, i) => i + 1));
     }
     expect(kills.every((k) => k < senders.length * count)).toBe(true);
     for (const from of senders) {

@@ -169,24 +169,33 @@ export async function runPhase(o: PhaseRunOptions): Promise<PhaseResult> {
   await writeLease(ws, taskId, epoch, { agent_id: agentId, epoch, renewals });
 
   let renewing = false;
-  const renew = setInterval(() => {
-    if (renewing || aborted === 'lost') return;
-    renewing = true;
-    void (async () => {
-      try {
-        const held = await fsp.lstat(claim.path).then(() => true, (err) => (isMissing(err) ? false : Promise.reject(err)));
-        if (!held) return abort('lost');
-        const cancelled = await fsp.lstat(ws.paths.sidecar(taskId, epoch, 'cancel')).then(() => true, () => false);
-        if (cancelled) abort('cancel');
-        renewals += 1;
-        await writeLease(ws, taskId, epoch, { agent_id: agentId, epoch, renewals });
-      } catch (err) {
-        o.log('warn', `could not renew the lease of ${taskId}@${epoch}: ${(err as Error).message}`);
-      } finally {
-        renewing = false;
-      }
-    })();
-  }, Math.max(10, Math.floor(leaseMs / 3)));
+  const renew = setInterval(
+    () => {
+      if (renewing || aborted === 'lost') return;
+      renewing = true;
+      void (async () => {
+        try {
+          const held = await fsp.lstat(claim.path).then(
+            () => true,
+            (err) => (isMissing(err) ? false : Promise.reject(err)),
+          );
+          if (!held) return abort('lost');
+          const cancelled = await fsp.lstat(ws.paths.sidecar(taskId, epoch, 'cancel')).then(
+            () => true,
+            () => false,
+          );
+          if (cancelled) abort('cancel');
+          renewals += 1;
+          await writeLease(ws, taskId, epoch, { agent_id: agentId, epoch, renewals });
+        } catch (err) {
+          o.log('warn', `could not renew the lease of ${taskId}@${epoch}: ${(err as Error).message}`);
+        } finally {
+          renewing = false;
+        }
+      })();
+    },
+    Math.max(10, Math.floor(leaseMs / 3)),
+  );
   const timeout = setTimeout(() => abort('timeout'), record.requirements.timeout_seconds * 1000);
   const onShutdown = () => abort('shutdown');
   if (o.shutdown.aborted) onShutdown();
@@ -212,7 +221,10 @@ export async function runPhase(o: PhaseRunOptions): Promise<PhaseResult> {
     readArtifact: (path) => readArtifact(ws, path),
     history: async () => (await fullHistory(ws, record)).entries,
     async isCancelled() {
-      const found = await fsp.lstat(ws.paths.sidecar(taskId, epoch, 'cancel')).then(() => true, () => false);
+      const found = await fsp.lstat(ws.paths.sidecar(taskId, epoch, 'cancel')).then(
+        () => true,
+        () => false,
+      );
       if (found) abort('cancel');
       return aborted === 'cancel';
     },
@@ -220,7 +232,8 @@ export async function runPhase(o: PhaseRunOptions): Promise<PhaseResult> {
     decision: approval?.decision ?? null,
     approvedPlan: approval?.decision.decision === 'approved' ? approval.plan : null,
     submitPlan(plan) {
-      if (submitted) throw new TapError({ code: 'INTERNAL_ERROR', message: 'this run of the phase has submitted a plan already', retryable: false });
+      if (submitted)
+        throw new TapError({ code: 'INTERNAL_ERROR', message: 'this run of the phase has submitted a plan already', retryable: false });
       const problem = submissionProblem(plan, approval, usedPlanIds(record));
       if (problem) throw new TapError({ code: 'INVALID_MESSAGE', message: problem, retryable: false });
       submitted = structuredClone(plan);
@@ -235,10 +248,14 @@ export async function runPhase(o: PhaseRunOptions): Promise<PhaseResult> {
   );
   // An interrupted handler gets graceMs to return; after that its result no longer counts.
   const interrupted = new Promise<Settled>((resolve) => {
-    controller.signal.addEventListener('abort', () => {
-      if (aborted === 'lost') return resolve({ ok: false, interrupted: true });
-      setTimeout(() => resolve({ ok: false, interrupted: true }), o.graceMs).unref?.();
-    }, { once: true });
+    controller.signal.addEventListener(
+      'abort',
+      () => {
+        if (aborted === 'lost') return resolve({ ok: false, interrupted: true });
+        setTimeout(() => resolve({ ok: false, interrupted: true }), o.graceMs).unref?.();
+      },
+      { once: true },
+    );
   });
   const settled = await Promise.race([work, interrupted]);
   clearInterval(renew);
@@ -282,7 +299,10 @@ export async function runPhase(o: PhaseRunOptions): Promise<PhaseResult> {
 }
 
 async function stillHeld(path: string): Promise<boolean> {
-  return fsp.lstat(path).then(() => true, (err) => (isMissing(err) ? false : Promise.reject(err)));
+  return fsp.lstat(path).then(
+    () => true,
+    (err) => (isMissing(err) ? false : Promise.reject(err)),
+  );
 }
 
 /** The plan ids the task's history records (TAP-PLAN-003: a new plan never reuses one). */
@@ -312,17 +332,32 @@ async function nextRecord(
   // A timeout or a cancel decides the ending even if the handler returned during its grace
   // (spec: bindings-workspace#transitions, #approval-and-cancel); a shutdown lets finished work count.
   if (aborted === 'timeout') {
-    return failed('timed_out', 'DEADLINE_EXCEEDED', `phase ${JSON.stringify(record.next_phase)} ran longer than timeout_seconds (${record.requirements.timeout_seconds} s)`);
+    return failed(
+      'timed_out',
+      'DEADLINE_EXCEEDED',
+      `phase ${JSON.stringify(record.next_phase)} ran longer than timeout_seconds (${record.requirements.timeout_seconds} s)`,
+    );
   }
   if (aborted === 'cancel') return cancelled(record, epoch, agentId);
   if (settled.ok && submitted) {
     const rec = cloneRecord(record);
     const checkpoint = await readCheckpoint(o);
-    rec.state = { ...rec.state, epoch, status: 'awaiting_approval', processed_by: agentId, last_error: null, checkpoint: checkpoint ?? rec.state.checkpoint };
+    rec.state = {
+      ...rec.state,
+      epoch,
+      status: 'awaiting_approval',
+      processed_by: agentId,
+      last_error: null,
+      checkpoint: checkpoint ?? rec.state.checkpoint,
+    };
     return rec;
   }
   if (settled.ok && o.approval?.decision.decision === 'needs_revision') {
-    return failed('failed', 'PROTOCOL_VIOLATION', `the plan "${o.approval.plan.plan_id}" needs revision, but phase ${JSON.stringify(record.next_phase)} ended without submitting a revised plan (spec: plans#decisions)`);
+    return failed(
+      'failed',
+      'PROTOCOL_VIOLATION',
+      `the plan "${o.approval.plan.plan_id}" needs revision, but phase ${JSON.stringify(record.next_phase)} ended without submitting a revised plan (spec: plans#decisions)`,
+    );
   }
   if (settled.ok) {
     try {
@@ -343,13 +378,25 @@ async function nextRecord(
       status: claim.from === 'awaiting' ? 'awaiting_approval' : 'pending',
       processed_by: agentId,
       checkpoint: checkpoint ?? rec.state.checkpoint,
-      last_error: { code: 'SHUTTING_DOWN', message: `${agentId} shut down during phase ${JSON.stringify(record.next_phase)} and released the task`, at: isoNow() },
+      last_error: {
+        code: 'SHUTTING_DOWN',
+        message: `${agentId} shut down during phase ${JSON.stringify(record.next_phase)} and released the task`,
+        at: isoNow(),
+      },
     };
     return rec;
   }
   const e = errorOf(settled.error);
   if (!e.retryable) return failed('failed', e.code, e.message);
-  return afterFailedAttempt(ws, record, epoch, `its last attempt failed with ${e.code}`, { code: e.code, message: e.message.slice(0, 8192), at: isoNow() }, checkpoint, agentId);
+  return afterFailedAttempt(
+    ws,
+    record,
+    epoch,
+    `its last attempt failed with ${e.code}`,
+    { code: e.code, message: e.message.slice(0, 8192), at: isoNow() },
+    checkpoint,
+    agentId,
+  );
 }
 
 function cancelled(record: TaskRecord, epoch: number, agentId: string): TaskRecord {
@@ -377,15 +424,29 @@ async function finishedRecord(o: PhaseRunOptions, outcome: PhaseOutcome, written
   const artifacts = [...written];
   for (const path of outcome.artifacts ?? []) {
     (await openArtifact(ws, path)).close();
-    const normal = path.split('/').filter((s) => s !== '' && s !== '.').join('/');
+    const normal = path
+      .split('/')
+      .filter((s) => s !== '' && s !== '.')
+      .join('/');
     if (!artifacts.includes(normal)) artifacts.push(normal);
   }
   const next = outcome.next_phase === undefined ? pipelineNext(record, phase) : outcome.next_phase;
   if (next !== null && !isIdentifier(next)) {
-    throw new TapError({ code: 'INVALID_MESSAGE', message: `next_phase ${JSON.stringify(next)} is not a valid phase name`, retryable: false });
+    throw new TapError({
+      code: 'INVALID_MESSAGE',
+      message: `next_phase ${JSON.stringify(next)} is not a valid phase name`,
+      retryable: false,
+    });
   }
   const rec = cloneRecord(record);
-  const entry: HistoryEntry = { agent: agentId, phase, timestamp: isoNow(), input: record.context.current_input, output: outcome.output ?? null, artifacts };
+  const entry: HistoryEntry = {
+    agent: agentId,
+    phase,
+    timestamp: isoNow(),
+    input: record.context.current_input,
+    output: outcome.output ?? null,
+    artifacts,
+  };
   // The approved plan and its decision stay with the phase that ran it (spec: bindings-workspace#approval-and-cancel).
   if (o.approval) Object.assign(entry, { plan: o.approval.plan, decision: o.approval.decision });
   await appendHistory(ws, rec, entry, claim.epoch, agentId);
@@ -393,8 +454,20 @@ async function finishedRecord(o: PhaseRunOptions, outcome: PhaseOutcome, written
   rec.next_phase = next;
   rec.context.current_input = outcome.next_input === undefined ? (outcome.output ?? null) : outcome.next_input;
   rec.requirements.target_agent = outcome.target_agent ?? '';
-  rec.state = { attempts: 0, epoch: claim.epoch, last_error: null, checkpoint: null, processed_by: agentId, status: next === null ? 'completed' : 'pending' };
+  rec.state = {
+    attempts: 0,
+    epoch: claim.epoch,
+    last_error: null,
+    checkpoint: null,
+    processed_by: agentId,
+    status: next === null ? 'completed' : 'pending',
+  };
   const issues = validateAgainst('task-record.schema.json', rec);
-  if (issues) throw new TapError({ code: 'INVALID_MESSAGE', message: `the next record would be invalid: ${describeIssues(issues)}`, retryable: false });
+  if (issues)
+    throw new TapError({
+      code: 'INVALID_MESSAGE',
+      message: `the next record would be invalid: ${describeIssues(issues)}`,
+      retryable: false,
+    });
   return rec;
 }

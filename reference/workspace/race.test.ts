@@ -35,7 +35,10 @@ async function race(mode: ClaimMode, tasks: number, agents: number): Promise<voi
 
 async function check(ws: Workspace, procs: ScriptChild[], effects: string, tasks: number): Promise<void> {
   for (const dir of ['pending', 'processing', 'awaiting', 'failed'] as const) {
-    expect((await fsp.readdir(ws.paths.dir(dir))).filter((n) => !n.startsWith('.')), `tasks/${dir}/`).toEqual([]);
+    expect(
+      (await fsp.readdir(ws.paths.dir(dir))).filter((n) => !n.startsWith('.')),
+      `tasks/${dir}/`,
+    ).toEqual([]);
   }
   const completed = await listRecords(ws, 'completed');
   expect(completed).toHaveLength(tasks);
@@ -46,7 +49,10 @@ async function check(ws: Workspace, procs: ScriptChild[], effects: string, tasks
     expect(r.check.record.state).toMatchObject({ status: 'completed', epoch: 1, attempts: 0 });
   }
   // Every phase ran once: one effect per task, at epoch 1.
-  const lines = readFileSync(effects, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { task_id: string; epoch: number; agent: string });
+  const lines = readFileSync(effects, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { task_id: string; epoch: number; agent: string });
   expect(lines).toHaveLength(tasks);
   expect(new Set(lines.map((l) => l.task_id)).size).toBe(tasks);
   // No double claim: each (task, epoch) claimed by exactly one agent, and each claim finished.
@@ -61,9 +67,13 @@ async function check(ws: Workspace, procs: ScriptChild[], effects: string, tasks
 }
 
 describe('claims under contention (spec: bindings-workspace#claiming)', () => {
-  it.each([1, 2, 3])('four agent processes complete 200 tasks exactly once, none lost, no double claim (run %i)', async () => {
-    await race('rename', 200, 4);
-  }, 60_000);
+  it.each([1, 2, 3])(
+    'four agent processes complete 200 tasks exactly once, none lost, no double claim (run %i)',
+    async () => {
+      await race('rename', 200, 4);
+    },
+    60_000,
+  );
 
   it('lock mode: four agent processes complete 100 tasks exactly once (spec: bindings-workspace#lock-mode)', async () => {
     await race('lock', 100, 4);

@@ -62,7 +62,11 @@ export function afterFailedAttempt(
     rec.state.status = 'failed';
     rec.state.last_error = {
       code: 'MAX_ATTEMPTS',
-      message: `phase ${JSON.stringify(rec.next_phase)} was claimed ${attempts} times (max_attempts ${ws.config.max_attempts}) without finishing; ${why}.${last}`.slice(0, 8192),
+      message:
+        `phase ${JSON.stringify(rec.next_phase)} was claimed ${attempts} times (max_attempts ${ws.config.max_attempts}) without finishing; ${why}.${last}`.slice(
+          0,
+          8192,
+        ),
       at: isoNow(),
     };
   } else {
@@ -112,7 +116,10 @@ export class Reaper {
     for (const e of entries) {
       const group = `${e.taskId}@${e.epoch}`;
       if (e.kind === 'claim') {
-        const ino = await fsp.lstat(join(processing, e.name)).then((s) => String(s.ino), () => null);
+        const ino = await fsp.lstat(join(processing, e.name)).then(
+          (s) => String(s.ino),
+          () => null,
+        );
         if (ino === null) continue;
         const signature = `${ino}|${await leaseSignature(ws, e.taskId, e.epoch)}`;
         if (!judge(`claim:${e.name}`, signature, leaseMs)) continue;
@@ -124,7 +131,8 @@ export class Reaper {
         if (!judge(`marker:${e.name}`, 'marker', Math.max(1, leaseMs / 3))) continue;
         this.observed.delete(`marker:${e.name}`);
         const settled = await settleMarker(ws, e.taskId, e.epoch, e.nonce);
-        if (settled.result !== 'gone') actions.push({ task_id: e.taskId, epoch: e.epoch, action: settled.result === 'published' ? 'recovered' : 'returned' });
+        if (settled.result !== 'gone')
+          actions.push({ task_id: e.taskId, epoch: e.epoch, action: settled.result === 'published' ? 'recovered' : 'returned' });
       } else if (!live.has(group) && !markers.has(group)) {
         // A sidecar or prepared record whose claim is over: remove it once it has been seen for lease_ms.
         if (!judge(`orphan:${e.name}`, 'orphan', leaseMs)) continue;
@@ -140,7 +148,10 @@ export class Reaper {
       const path = dir === 'history' ? ws.paths.history : ws.paths.dir(dir);
       for (const name of dir === 'processing' ? names : await listNames(path)) {
         if (!isTmp(name)) continue;
-        const size = await fsp.lstat(join(path, name)).then((s) => `${s.ino}:${s.size}`, () => null);
+        const size = await fsp.lstat(join(path, name)).then(
+          (s) => `${s.ino}:${s.size}`,
+          () => null,
+        );
         if (size === null) continue;
         if (!judge(`tmp:${dir}/${name}`, size, 2 * leaseMs)) continue;
         this.observed.delete(`tmp:${dir}/${name}`);
@@ -191,7 +202,10 @@ export class Reaper {
     const outcome = await commitTransition(ws, claim, prepared, this.options.actor);
     if (!outcome.ok && ws.config.claim_mode === 'lock') {
       // The commit lock may belong to an actor that stopped between the lock and its rename.
-      const stillThere = await fsp.lstat(path).then(() => true, (err) => (isMissing(err) ? false : Promise.reject(err)));
+      const stillThere = await fsp.lstat(path).then(
+        () => true,
+        (err) => (isMissing(err) ? false : Promise.reject(err)),
+      );
       if (stillThere && (await finishLockedCommit(ws, taskId, epoch))) return { task_id: taskId, epoch, action: 'recovered', holder };
     }
     if (!outcome.ok) return null;

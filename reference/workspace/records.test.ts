@@ -38,13 +38,30 @@ async function read(ws: Workspace, dir: 'pending' | 'completed' | 'failed', id: 
   return JSON.parse(await fsp.readFile(ws.paths.record(dir, id), 'utf8')) as TaskRecord;
 }
 
-const valid = (id: string, extra: Record<string, unknown> = {}) => JSON.stringify(recordFromDraft({ task_id: id, next_phase: 'work', input: 'hi', ...extra }));
+const valid = (id: string, extra: Record<string, unknown> = {}) =>
+  JSON.stringify(recordFromDraft({ task_id: id, next_phase: 'work', input: 'hi', ...extra }));
 
 describe('workspace configuration (spec: bindings-workspace#configuration)', () => {
   it('creates the tree and tap-workspace.json, and keeps its settings for good', async () => {
     const ws = await workspace({ claim_mode: 'lock', max_attempts: 5 });
-    expect(JSON.parse(await fsp.readFile(ws.paths.config, 'utf8'))).toEqual({ protocol: 'tap/1.0', claim_mode: 'lock', lease_ms: 2000, max_attempts: 5, history_limit: 100 });
-    for (const d of ['tasks/pending', 'tasks/processing', 'tasks/awaiting', 'tasks/completed', 'tasks/failed', 'tasks/history', 'artifacts', 'agents', 'mailboxes']) {
+    expect(JSON.parse(await fsp.readFile(ws.paths.config, 'utf8'))).toEqual({
+      protocol: 'tap/1.0',
+      claim_mode: 'lock',
+      lease_ms: 2000,
+      max_attempts: 5,
+      history_limit: 100,
+    });
+    for (const d of [
+      'tasks/pending',
+      'tasks/processing',
+      'tasks/awaiting',
+      'tasks/completed',
+      'tasks/failed',
+      'tasks/history',
+      'artifacts',
+      'agents',
+      'mailboxes',
+    ]) {
       expect((await fsp.stat(join(ws.root, d))).isDirectory(), d).toBe(true);
     }
     expect((await initWorkspace(ws.root)).created).toBe(false);
@@ -54,11 +71,20 @@ describe('workspace configuration (spec: bindings-workspace#configuration)', () 
   it('refuses a directory without tap-workspace.json, and a workspace of another major version', async () => {
     const root = await scratchDir();
     cleanups.push(() => fsp.rm(root, { recursive: true, force: true }));
-    await expect(openWorkspace(root)).rejects.toMatchObject({ code: 'NOT_A_WORKSPACE', hint: expect.stringContaining('tapctl workspace init') });
-    await fsp.writeFile(join(root, 'tap-workspace.json'), JSON.stringify({ protocol: 'tap/2.0', claim_mode: 'rename', lease_ms: 1000, max_attempts: 3, history_limit: 10 }));
+    await expect(openWorkspace(root)).rejects.toMatchObject({
+      code: 'NOT_A_WORKSPACE',
+      hint: expect.stringContaining('tapctl workspace init'),
+    });
+    await fsp.writeFile(
+      join(root, 'tap-workspace.json'),
+      JSON.stringify({ protocol: 'tap/2.0', claim_mode: 'rename', lease_ms: 1000, max_attempts: 3, history_limit: 10 }),
+    );
     await expect(openWorkspace(root)).rejects.toMatchObject({ code: 'UNSUPPORTED_WORKSPACE' });
     await fsp.writeFile(join(root, 'tap-workspace.json'), JSON.stringify({ protocol: 'tap/1.0', claim_mode: 'nfs' }));
-    await expect(openWorkspace(root)).rejects.toMatchObject({ code: 'BAD_CONFIG', message: expect.stringContaining('"claim_mode" must be "rename" or "lock"') });
+    await expect(openWorkspace(root)).rejects.toMatchObject({
+      code: 'BAD_CONFIG',
+      message: expect.stringContaining('"claim_mode" must be "rename" or "lock"'),
+    });
   });
 });
 
@@ -76,12 +102,26 @@ describe('submitting (spec: bindings-workspace#task-record)', () => {
     const ws = await workspace();
     await submitTask(ws, { task_id: 'dup', next_phase: 'work', input: 1 });
     await claimPending(ws, 'dup', 0, 'someone');
-    await expect(submitTask(ws, { task_id: 'dup', next_phase: 'work', input: 2 })).rejects.toMatchObject({ code: 'TASK_EXISTS', message: expect.stringContaining('tasks/processing/') });
+    await expect(submitTask(ws, { task_id: 'dup', next_phase: 'work', input: 2 })).rejects.toMatchObject({
+      code: 'TASK_EXISTS',
+      message: expect.stringContaining('tasks/processing/'),
+    });
     const bad = await submitTask(ws, { task_id: 'Bad Id', next_phase: 'work' }).catch((e: unknown) => e);
     expect(bad).toBeInstanceOf(WorkspaceError);
     expect((bad as WorkspaceError).details?.issues).toEqual([expect.objectContaining({ path: '/task_id' })]);
-    await expect(submitTask(ws, { task_id: 'old', next_phase: 'work', state: { epoch: 4 } })).rejects.toMatchObject({ code: 'INVALID_RECORD', message: expect.stringContaining('state.epoch must be 0') });
-    await expect(submitTask(ws, { task_id: 'esc', next_phase: 'work', context: { history: [{ agent: 'a', phase: 'p', timestamp: '2025-01-01T00:00:00Z', input: null, output: null, artifacts: ['../x'] }] } })).rejects.toMatchObject({ code: 'INVALID_RECORD' });
+    await expect(submitTask(ws, { task_id: 'old', next_phase: 'work', state: { epoch: 4 } })).rejects.toMatchObject({
+      code: 'INVALID_RECORD',
+      message: expect.stringContaining('state.epoch must be 0'),
+    });
+    await expect(
+      submitTask(ws, {
+        task_id: 'esc',
+        next_phase: 'work',
+        context: {
+          history: [{ agent: 'a', phase: 'p', timestamp: '2025-01-01T00:00:00Z', input: null, output: null, artifacts: ['../x'] }],
+        },
+      }),
+    ).rejects.toMatchObject({ code: 'INVALID_RECORD' });
   });
 });
 
@@ -92,7 +132,14 @@ describe('refused task files (spec: bindings-workspace#task-record)', () => {
     cleanups.push(() => fsp.rm(outside, { recursive: true, force: true }));
     await fsp.writeFile(join(outside, 'secret.txt'), 'do not read');
     await fsp.symlink(outside, join(ws.paths.artifacts, 'escape'));
-    const entry = (artifacts: string[]) => ({ agent: 'a', phase: 'p', timestamp: '2025-01-01T00:00:00Z', input: null, output: null, artifacts });
+    const entry = (artifacts: string[]) => ({
+      agent: 'a',
+      phase: 'p',
+      timestamp: '2025-01-01T00:00:00Z',
+      input: null,
+      output: null,
+      artifacts,
+    });
     const files: Record<string, string> = {
       'not-json': '{"protocol": "tap/1.0", ',
       bom: '\ufeff' + valid('bom'),
@@ -108,9 +155,22 @@ describe('refused task files (spec: bindings-workspace#task-record)', () => {
     for (const [id, text] of Object.entries(files)) await fsp.writeFile(ws.paths.record('pending', id), text);
     await submitTask(ws, { task_id: 'good', next_phase: 'work', input: 'fine' });
     const events: RunnerEvent[] = [];
-    const agent = await runWorkspaceAgent({ workspace: ws, agentId: 'worker', phases: ['work'], handler: (ctx) => ({ output: ctx.input }), onEvent: (e) => events.push(e), pollMs: 50 });
+    const agent = await runWorkspaceAgent({
+      workspace: ws,
+      agentId: 'worker',
+      phases: ['work'],
+      handler: (ctx) => ({ output: ctx.input }),
+      onEvent: (e) => events.push(e),
+      pollMs: 50,
+    });
     cleanups.push(() => agent.stop());
-    await waitFor(async () => (await fsp.readdir(ws.paths.dir('failed'))).length === Object.keys(files).length && (await locateTask(ws, 'good'))?.dir === 'completed', 10_000, 'every file to be handled');
+    await waitFor(
+      async () =>
+        (await fsp.readdir(ws.paths.dir('failed'))).length === Object.keys(files).length &&
+        (await locateTask(ws, 'good'))?.dir === 'completed',
+      10_000,
+      'every file to be handled',
+    );
 
     const expected: Record<string, [string, RegExp]> = {
       'not-json': ['MALFORMED_MESSAGE', /not UTF-8 JSON/],
@@ -144,7 +204,13 @@ describe('refused task files (spec: bindings-workspace#task-record)', () => {
     await fsp.writeFile(join(ws.paths.dir('pending'), 'README.txt'), 'notes');
     await fsp.writeFile(join(ws.paths.dir('pending'), 'Upper.tap.json'), valid('x'));
     await submitTask(ws, { task_id: 'real', next_phase: 'work', input: null });
-    const agent = await runWorkspaceAgent({ workspace: ws, agentId: 'worker', phases: ['work'], handler: () => ({ output: 1 }), pollMs: 50 });
+    const agent = await runWorkspaceAgent({
+      workspace: ws,
+      agentId: 'worker',
+      phases: ['work'],
+      handler: () => ({ output: 1 }),
+      pollMs: 50,
+    });
     cleanups.push(() => agent.stop());
     await waitFor(async () => (await locateTask(ws, 'real'))?.dir === 'completed', 5000, 'the real task');
     expect((await fsp.readdir(ws.paths.dir('pending'))).sort()).toEqual(['.tmp-abc', 'README.txt', 'Upper.tap.json']);
@@ -165,10 +231,16 @@ describe('phase routing (spec: bindings-workspace#phase-routing)', () => {
     };
     const analyst = await runWorkspaceAgent({ workspace: ws, agentId: 'analyst', phases: ['analyse'], handler, pollMs: 50 });
     const builderA = await runWorkspaceAgent({ workspace: ws, agentId: 'builder-a', phases: ['build'], handler, pollMs: 50 });
-    cleanups.push(() => analyst.stop(), () => builderA.stop());
+    cleanups.push(
+      () => analyst.stop(),
+      () => builderA.stop(),
+    );
     await waitFor(async () => (await locateTask(ws, 'pipe'))?.dir === 'completed', 5000, 'the pipeline');
     const pipe = await read(ws, 'completed', 'pipe');
-    expect(pipe.context.history.map((h) => [h.agent, h.phase])).toEqual([['analyst', 'analyse'], ['builder-a', 'build']]);
+    expect(pipe.context.history.map((h) => [h.agent, h.phase])).toEqual([
+      ['analyst', 'analyse'],
+      ['builder-a', 'build'],
+    ]);
     expect(pipe.context.history[1]!.input).toBe('analyse("brief")');
     expect(pipe).toMatchObject({ current_phase: 'build', next_phase: null });
     // Targeted at builder-b: builder-a leaves it; nobody serves deploy.
@@ -201,7 +273,10 @@ describe('history compaction (spec: bindings-workspace#history-compaction)', () 
     expect(rec.context.history[0]).toMatchObject({ summary: true, output: { compacted: 5, history_ref: 'long.7.jsonl' } });
     expect(rec.context.history.slice(1).map((h) => h.phase)).toEqual(['step-5', 'step-6']);
     expect(rec.history_ref).toBe('long.7.jsonl');
-    const file = (await fsp.readFile(join(ws.paths.history, 'long.7.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { phase: string });
+    const file = (await fsp.readFile(join(ws.paths.history, 'long.7.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { phase: string });
     expect(file.map((e) => e.phase)).toEqual(['step-0', 'step-1', 'step-2', 'step-3', 'step-4']);
     const all = await fullHistory(ws, rec);
     expect(all.entries.map((e) => e.output)).toEqual([1, 2, 3, 4, 5, 6, 7]);
@@ -243,7 +318,14 @@ describe('cancellation (spec: bindings-workspace#approval-and-cancel)', () => {
   it('ends a phase that runs past timeout_seconds as timed_out', async () => {
     const ws = await workspace();
     await submitTask(ws, { task_id: 'slowpoke', next_phase: 'work', input: null, requirements: { timeout_seconds: 1 } });
-    const agent = await runWorkspaceAgent({ workspace: ws, agentId: 'worker', phases: ['work'], handler: () => new Promise(() => {}), graceMs: 50, pollMs: 50 });
+    const agent = await runWorkspaceAgent({
+      workspace: ws,
+      agentId: 'worker',
+      phases: ['work'],
+      handler: () => new Promise(() => {}),
+      graceMs: 50,
+      pollMs: 50,
+    });
     cleanups.push(() => agent.stop());
     await waitFor(async () => (await locateTask(ws, 'slowpoke'))?.dir === 'failed', 5000, 'the timeout');
     expect((await read(ws, 'failed', 'slowpoke')).state).toMatchObject({ status: 'timed_out', last_error: { code: 'DEADLINE_EXCEEDED' } });
@@ -269,7 +351,13 @@ describe('shutdown (spec: bindings-workspace#leases)', () => {
     await waitFor(() => started, 5000, 'the phase to start');
     await agent.stop();
     const rec = await read(ws, 'pending', 'held');
-    expect(rec.state).toMatchObject({ status: 'pending', attempts: 0, epoch: 1, checkpoint: { step: 2 }, last_error: { code: 'SHUTTING_DOWN' } });
+    expect(rec.state).toMatchObject({
+      status: 'pending',
+      attempts: 0,
+      epoch: 1,
+      checkpoint: { step: 2 },
+      last_error: { code: 'SHUTTING_DOWN' },
+    });
     expect(JSON.parse(await fsp.readFile(join(ws.paths.agent('worker'), 'state.json'), 'utf8'))).toMatchObject({ status: 'stopped' });
     expect((await fsp.readdir(ws.paths.dir('processing'))).filter((n) => !n.startsWith('.'))).toEqual([]);
   });

@@ -24,7 +24,15 @@ import { commitTransition, prepare } from './transition.ts';
 /** Something the runner did, for logs, tests and tools. */
 export type RunnerEvent =
   | { type: 'claimed'; task_id: string; epoch: number; phase: string }
-  | { type: 'finished'; task_id: string; epoch: number; phase: string; status: string; dir: string; error?: { code: string; message: string } }
+  | {
+      type: 'finished';
+      task_id: string;
+      epoch: number;
+      phase: string;
+      status: string;
+      dir: string;
+      error?: { code: string; message: string };
+    }
   | { type: 'lost'; task_id: string; epoch: number; phase: string }
   | { type: 'rejected'; task_id: string; epoch: number; code: string; message: string }
   | { type: 'awaiting'; task_id: string; epoch: number; phase: string; plan_id: string }
@@ -83,7 +91,10 @@ type Seen = { key: string; epoch: number; problem: RecordProblem | null; record:
 export async function runWorkspaceAgent(options: WorkspaceAgentOptions): Promise<WorkspaceAgent> {
   const ws = typeof options.workspace === 'string' ? await openWorkspace(options.workspace) : options.workspace;
   if (!isIdentifier(options.agentId)) {
-    throw new WorkspaceError('BAD_ID', `agent id ${JSON.stringify(options.agentId)} is not a valid identifier (lowercase letters, digits, "_", "-", dot-separated)`);
+    throw new WorkspaceError(
+      'BAD_ID',
+      `agent id ${JSON.stringify(options.agentId)} is not a valid identifier (lowercase letters, digits, "_", "-", dot-separated)`,
+    );
   }
   const handlers = new Map<string, PhaseHandler>();
   if (Array.isArray(options.phases)) {
@@ -180,7 +191,8 @@ class Runner {
     const third = Math.max(10, Math.floor(this.ws.config.lease_ms / 3));
     this.timers.push(setInterval(() => void this.beat(), third));
     this.timers.push(setInterval(() => this.scheduleScan(), this.pollMs));
-    if (this.reaper) this.timers.push(setInterval(() => void this.reap(), Math.max(10, Math.min(this.pollMs, Math.floor(this.ws.config.lease_ms / 4)))));
+    if (this.reaper)
+      this.timers.push(setInterval(() => void this.reap(), Math.max(10, Math.min(this.pollMs, Math.floor(this.ws.config.lease_ms / 4)))));
     for (const dir of ['pending', 'awaiting'] as const) {
       try {
         const w = watch(this.ws.paths.dir(dir), { persistent: true }, () => this.scheduleScan());
@@ -271,7 +283,10 @@ class Runner {
         if (!seen.problem && !this.serves(seen.record!)) continue;
         // spec: bindings-workspace#approval-and-cancel — a record in awaiting/ only with a decision on its current plan.
         if (dir === 'awaiting' && seen.approval?.state !== 'decided') continue;
-        const claim = dir === 'pending' ? await claimPending(this.ws, taskId, seen.epoch, this.agentId) : await claimAwaiting(this.ws, taskId, seen.epoch, this.agentId);
+        const claim =
+          dir === 'pending'
+            ? await claimPending(this.ws, taskId, seen.epoch, this.agentId)
+            : await claimAwaiting(this.ws, taskId, seen.epoch, this.agentId);
         if (!claim) continue;
         await this.claimed(claim);
       }
@@ -290,7 +305,10 @@ class Runner {
     const path = this.ws.paths.record(dir, taskId);
     const own = await this.signature(path);
     if (own === null || own === '-') return null;
-    const key = dir === 'pending' ? own : `${own}|${await this.signature(this.ws.paths.plan(taskId))}|${await this.signature(this.ws.paths.decision(taskId))}`;
+    const key =
+      dir === 'pending'
+        ? own
+        : `${own}|${await this.signature(this.ws.paths.plan(taskId))}|${await this.signature(this.ws.paths.decision(taskId))}`;
     const cacheKey = `${dir}/${name}`;
     const cached = this.cache.get(cacheKey);
     if (cached && cached.key === key) return cached;
@@ -301,7 +319,9 @@ class Runner {
     if (!check.ok) {
       seen = { key, epoch: check.epoch ?? 0, problem: check, record: null, approval: null };
     } else {
-      const problem = (dir === 'pending' ? pendingProblem(check.record) : awaitingProblem(check.record)) ?? (await checkRecordArtifacts(this.ws, check.record));
+      const problem =
+        (dir === 'pending' ? pendingProblem(check.record) : awaitingProblem(check.record)) ??
+        (await checkRecordArtifacts(this.ws, check.record));
       seen = { key, epoch: check.record.state.epoch, problem, record: check.record, approval: null };
     }
     if (dir === 'awaiting') {
@@ -337,7 +357,8 @@ class Runner {
     const key = `${claim.taskId}@${claim.epoch}`;
     if (!claim.check.ok) return this.reject(claim, claim.check, null);
     const record = claim.check.record;
-    const problem = (claim.from === 'pending' ? pendingProblem(record) : awaitingProblem(record)) ?? (await checkRecordArtifacts(this.ws, record));
+    const problem =
+      (claim.from === 'pending' ? pendingProblem(record) : awaitingProblem(record)) ?? (await checkRecordArtifacts(this.ws, record));
     if (problem) return this.reject(claim, problem, record);
     // The file changed since it was read: hand it back.
     if (!this.serves(record)) return this.release(claim, record, 'not a phase this agent serves');
@@ -411,12 +432,26 @@ class Runner {
     const feedback = approval.decision!.feedback;
     const message = `plan "${plan.plan_id}" of phase ${JSON.stringify(record.next_phase)} was rejected${feedback ? `: ${feedback}` : ''}`;
     const next = cloneRecord(record);
-    next.state = { ...next.state, epoch: claim.epoch, status: 'failed', processed_by: this.agentId, last_error: { code: 'PLAN_REJECTED', message: message.slice(0, 8192), at: isoNow() } };
+    next.state = {
+      ...next.state,
+      epoch: claim.epoch,
+      status: 'failed',
+      processed_by: this.agentId,
+      last_error: { code: 'PLAN_REJECTED', message: message.slice(0, 8192), at: isoNow() },
+    };
     const out = await commitTransition(this.ws, claim, prepare(next), this.agentId);
     if (!out.ok) return;
     await forgetPlan(this.ws, claim.taskId, plan.plan_id);
     this.log('info', `${claim.taskId}: ${message}`);
-    this.emit({ type: 'finished', task_id: claim.taskId, epoch: claim.epoch, phase: record.next_phase!, status: 'failed', dir: out.dir, error: { code: 'PLAN_REJECTED', message } });
+    this.emit({
+      type: 'finished',
+      task_id: claim.taskId,
+      epoch: claim.epoch,
+      phase: record.next_phase!,
+      status: 'failed',
+      dir: out.dir,
+      error: { code: 'PLAN_REJECTED', message },
+    });
   }
 
   /** Moves a record no agent can run to `failed/` with the reason (spec: bindings-workspace#task-record). */
@@ -424,7 +459,13 @@ class Runner {
     let next: TaskRecord;
     if (record) {
       next = cloneRecord(record);
-      next.state = { ...next.state, epoch: claim.epoch, status: 'failed', processed_by: this.agentId, last_error: { code: problem.code, message: problem.message.slice(0, 8192), at: isoNow() } };
+      next.state = {
+        ...next.state,
+        epoch: claim.epoch,
+        status: 'failed',
+        processed_by: this.agentId,
+        last_error: { code: problem.code, message: problem.message.slice(0, 8192), at: isoNow() },
+      };
     } else {
       next = rejectedRecord(claim.taskId, claim.epoch, claim.bytes, problem, this.agentId);
     }
@@ -475,7 +516,10 @@ class Runner {
 /** What makes a schema-valid record in `awaiting/` unrunnable once decided (spec: bindings-workspace#directories). */
 function awaitingProblem(record: TaskRecord): RecordProblem | null {
   if (record.state.status !== 'awaiting_approval') {
-    return { code: 'INVALID_MESSAGE', message: `a record in awaiting/ has state.status ${JSON.stringify(record.state.status ?? 'pending')}` };
+    return {
+      code: 'INVALID_MESSAGE',
+      message: `a record in awaiting/ has state.status ${JSON.stringify(record.state.status ?? 'pending')}`,
+    };
   }
   if (record.next_phase === null) return { code: 'INVALID_MESSAGE', message: 'a record in awaiting/ has no next_phase' };
   return null;

@@ -98,7 +98,11 @@ export async function workspaceStatus(ws: Workspace, now = Date.now()): Promise<
     const leasePath = ws.paths.sidecar(e.taskId, e.epoch, 'lease');
     const mtime = await fsp.stat(leasePath).then(
       (s) => s.mtimeMs,
-      () => fsp.stat(join(processing, name)).then((s) => s.mtimeMs, () => null),
+      () =>
+        fsp.stat(join(processing, name)).then(
+          (s) => s.mtimeMs,
+          () => null,
+        ),
     );
     const read = await readBounded(join(processing, name), MAX_RECORD_BYTES);
     const check = read ? checkRecordBytes(read.bytes, e.taskId, read.oversized) : null;

@@ -25,9 +25,15 @@ export async function submitTask(ws: Workspace, draft: TaskDraft, now = new Date
   const value = recordFromDraft(draft, now);
   const issues = validateAgainst('task-record.schema.json', value);
   if (issues) {
-    throw new WorkspaceError('INVALID_RECORD', `the task record is invalid: ${describeIssues(issues)}`, undefined, 'Fix the members named above; see schemas/v1/task-record.schema.json.', {
-      issues,
-    });
+    throw new WorkspaceError(
+      'INVALID_RECORD',
+      `the task record is invalid: ${describeIssues(issues)}`,
+      undefined,
+      'Fix the members named above; see schemas/v1/task-record.schema.json.',
+      {
+        issues,
+      },
+    );
   }
   const record = value as unknown as TaskRecord;
   const wrong: string[] = [];
@@ -36,7 +42,12 @@ export async function submitTask(ws: Workspace, draft: TaskDraft, now = new Date
   if (record.state.status !== 'pending') wrong.push('state.status must be "pending"');
   if (record.next_phase === null) wrong.push('next_phase must name the first phase to run');
   if (wrong.length > 0) {
-    throw new WorkspaceError('INVALID_RECORD', `a new task record is not ready to run: ${wrong.join('; ')}`, undefined, 'Submit a new task, not one taken from another directory.');
+    throw new WorkspaceError(
+      'INVALID_RECORD',
+      `a new task record is not ready to run: ${wrong.join('; ')}`,
+      undefined,
+      'Submit a new task, not one taken from another directory.',
+    );
   }
   const problem = await checkRecordArtifacts(ws, record).catch((err: unknown) => {
     if (err instanceof ArtifactRefused) return { code: err.tapCode, message: err.message };
@@ -45,7 +56,12 @@ export async function submitTask(ws: Workspace, draft: TaskDraft, now = new Date
   if (problem) throw new WorkspaceError('ARTIFACT_REFUSED', problem.message, ws.paths.artifacts);
   const existing = await locateTask(ws, record.task_id);
   if (existing) {
-    throw new WorkspaceError('TASK_EXISTS', `task ${record.task_id} already exists in tasks/${existing.dir}/`, existing.path, 'Choose another task_id.');
+    throw new WorkspaceError(
+      'TASK_EXISTS',
+      `task ${record.task_id} already exists in tasks/${existing.dir}/`,
+      existing.path,
+      'Choose another task_id.',
+    );
   }
   const path = ws.paths.record('pending', record.task_id);
   try {

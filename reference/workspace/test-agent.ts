@@ -34,17 +34,24 @@ const agentId = values['agent-id']!;
 
 function effect(ctx: PhaseContext): void {
   if (effects === null) return;
-  writeSync(effects, JSON.stringify({ task_id: ctx.taskId, epoch: ctx.epoch, agent: agentId, phase: ctx.phase, attempts: ctx.attempts }) + '\n');
+  writeSync(
+    effects,
+    JSON.stringify({ task_id: ctx.taskId, epoch: ctx.epoch, agent: agentId, phase: ctx.phase, attempts: ctx.attempts }) + '\n',
+  );
   fdatasyncSync(effects);
 }
 
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
     const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(t);
-      reject(signal.reason);
-    }, { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
   });
 
 async function handler(ctx: PhaseContext): Promise<PhaseOutcome> {

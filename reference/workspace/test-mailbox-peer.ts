@@ -94,7 +94,13 @@ if (positionals[0] === 'write') {
         pollMs: 50,
         deliver: (frame, info) => {
           const msg = JSON.parse(Buffer.from(frame.bytes).toString('utf8')) as { message_id: string; payload: { n: number } };
-          log.apply(`${from}/${info.key}`, { from, n: msg.payload.n, seq: info.seq, message_id: msg.message_id, redelivered: info.redelivered });
+          log.apply(`${from}/${info.key}`, {
+            from,
+            n: msg.payload.n,
+            seq: info.seq,
+            message_id: msg.message_id,
+            redelivered: info.redelivered,
+          });
         },
         onerror: (err) => process.stderr.write(`reader error: ${err.message}\n`),
       }),

@@ -130,10 +130,7 @@ export async function commitTransition(ws: Workspace, claim: ClaimRef, next: Pre
 }
 
 /** What settling a marker did. */
-export type Settled =
-  | { result: 'published'; dir: TaskDir }
-  | { result: 'returned' }
-  | { result: 'gone' };
+export type Settled = { result: 'published'; dir: TaskDir } | { result: 'returned' } | { result: 'gone' };
 
 /**
  * Completes a committed transition; any actor may call it for any marker, any number of times,
@@ -203,7 +200,13 @@ export async function finishLockedCommit(ws: Workspace, taskId: string, epoch: n
   }
   if (typeof nonce !== 'string' || !NONCE_WITH_DIGEST.test(nonce)) return false;
   const nextPath = ws.paths.next(taskId, epoch, nonce);
-  if (!(await fsp.lstat(nextPath).then(() => true, () => false))) return false;
+  if (
+    !(await fsp.lstat(nextPath).then(
+      () => true,
+      () => false,
+    ))
+  )
+    return false;
   try {
     await fsp.rename(ws.paths.claim(taskId, epoch), ws.paths.marker(taskId, epoch, nonce));
     await fsyncDir(ws.paths.dir('processing'));

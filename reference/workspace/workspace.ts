@@ -20,15 +20,7 @@ const INIT_HINT = 'Run `tapctl workspace init <dir>` to create a workspace.';
 
 /** Every directory of the tree, parents first. */
 function treeOf(paths: WorkspacePaths): string[] {
-  return [
-    paths.tasks,
-    ...TASK_DIRS.map((d) => paths.dir(d)),
-    paths.history,
-    paths.locks,
-    paths.artifacts,
-    paths.agents,
-    paths.mailboxes,
-  ];
+  return [paths.tasks, ...TASK_DIRS.map((d) => paths.dir(d)), paths.history, paths.locks, paths.artifacts, paths.agents, paths.mailboxes];
 }
 
 /**
@@ -103,15 +95,30 @@ export async function openWorkspace(dir: string): Promise<Workspace> {
     if (read.oversized) throw new Error('larger than 64 KiB');
     parsed = JSON.parse(Buffer.from(read.bytes).toString('utf8'));
   } catch (err) {
-    throw new WorkspaceError('BAD_CONFIG', `tap-workspace.json is not valid JSON: ${(err as Error).message}`, paths.config, 'Fix or restore the file.');
+    throw new WorkspaceError(
+      'BAD_CONFIG',
+      `tap-workspace.json is not valid JSON: ${(err as Error).message}`,
+      paths.config,
+      'Fix or restore the file.',
+    );
   }
   const check = checkConfig(parsed);
   if (!check.ok) {
-    throw new WorkspaceError('BAD_CONFIG', `tap-workspace.json is invalid: ${check.problems.join('; ')}`, paths.config, 'Fix or restore the file.');
+    throw new WorkspaceError(
+      'BAD_CONFIG',
+      `tap-workspace.json is invalid: ${check.problems.join('; ')}`,
+      paths.config,
+      'Fix or restore the file.',
+    );
   }
   const unsupported = unsupportedReason(check.config);
   if (unsupported) {
-    throw new WorkspaceError('UNSUPPORTED_WORKSPACE', unsupported, paths.config, 'Use a library that speaks the workspace\'s protocol version.');
+    throw new WorkspaceError(
+      'UNSUPPORTED_WORKSPACE',
+      unsupported,
+      paths.config,
+      "Use a library that speaks the workspace's protocol version.",
+    );
   }
   for (const d of treeOf(paths)) await ensureDir(d);
   return { root, config: check.config, paths };

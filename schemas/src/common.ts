@@ -55,8 +55,7 @@ export const Version = Type.String({
 });
 
 /** An I-JSON safe non-negative integer. */
-export const Count = (description: string, minimum = 0) =>
-  Type.Integer({ minimum, maximum: 9007199254740991, description });
+export const Count = (description: string, minimum = 0) => Type.Integer({ minimum, maximum: 9007199254740991, description });
 
 /** A registered error code, e.g. "TASK_TERMINAL"; receivers accept codes added by later minors. */
 export const ErrorCode = Type.String({
@@ -70,5 +69,4 @@ export const ErrorCode = Type.String({
 export const JsonValue = Type.Unknown({ description: 'Any JSON value.' });
 
 /** An open JSON object. */
-export const JsonObject = (description: string) =>
-  Type.Record(Type.String(), Type.Unknown(), { description });
+export const JsonObject = (description: string) => Type.Record(Type.String(), Type.Unknown(), { description });

@@ -7,7 +7,8 @@ export const Signature = Type.Object(
     alg: Type.Literal('hmac-sha256', { description: 'The MAC algorithm; TAP 1.0 defines only hmac-sha256.' }),
     key_id: Identifier,
     value: Type.String({
-      description: 'base64url without padding of the HMAC-SHA256 over the RFC 8785 canonical form of the message with signature.value removed.',
+      description:
+        'base64url without padding of the HMAC-SHA256 over the RFC 8785 canonical form of the message with signature.value removed.',
       pattern: '^[A-Za-z0-9_-]{43}$',
     }),
   },
@@ -16,7 +17,9 @@ export const Signature = Type.Object(
 
 export const Metadata = Type.Object(
   {
-    trace_id: Type.Optional(Type.String({ description: 'A trace id for distributed tracing (W3C trace-context recommended).', maxLength: 128 })),
+    trace_id: Type.Optional(
+      Type.String({ description: 'A trace id for distributed tracing (W3C trace-context recommended).', maxLength: 128 }),
+    ),
     span_id: Type.Optional(Type.String({ description: 'The span id of the sender.', maxLength: 128 })),
     attempt: Type.Optional(Count('Which attempt of the sender this message is, from 1.', 1)),
   },
@@ -25,9 +28,16 @@ export const Metadata = Type.Object(
 
 export const Envelope = Type.Object(
   {
-    protocol: Type.String({ description: 'The protocol and version: "tap/MAJOR.MINOR".', pattern: '^tap/(0|[1-9][0-9]{0,3})\\.(0|[1-9][0-9]{0,3})$' }),
+    protocol: Type.String({
+      description: 'The protocol and version: "tap/MAJOR.MINOR".',
+      pattern: '^tap/(0|[1-9][0-9]{0,3})\\.(0|[1-9][0-9]{0,3})$',
+    }),
     message_id: MessageId,
-    type: Type.String({ description: 'A message type from the catalogue: dotted lowercase.', pattern: '^[a-z]+(\\.[a-z]+)*$', maxLength: 64 }),
+    type: Type.String({
+      description: 'A message type from the catalogue: dotted lowercase.',
+      pattern: '^[a-z]+(\\.[a-z]+)*$',
+      maxLength: 64,
+    }),
     source: Identifier,
     target: Type.Union([Identifier, Type.Literal('*')], {
       description: 'The receiver\'s agent id; "*" only in handshake.init, when the requester does not yet know it.',
@@ -41,9 +51,11 @@ export const Envelope = Type.Object(
     ),
     task_id: Type.Optional(Identifier),
     reply_to: Type.Optional(MessageId),
-    sequence: Type.Optional(Count('Position of this message in its task\'s stream: 1, 2, 3 … without gaps.', 1)),
+    sequence: Type.Optional(Count("Position of this message in its task's stream: 1, 2, 3 … without gaps.", 1)),
     deadline: Type.Optional(Timestamp),
-    idempotency_key: Type.Optional(Type.String({ description: 'Makes a side-effecting request safe to retry.', minLength: 1, maxLength: 256 })),
+    idempotency_key: Type.Optional(
+      Type.String({ description: 'Makes a side-effecting request safe to retry.', minLength: 1, maxLength: 256 }),
+    ),
     metadata: Type.Optional(Metadata),
     signature: Type.Optional(Signature),
     payload: Type.Record(Type.String(), Type.Unknown(), { description: 'The type-specific payload.' }),

@@ -28,7 +28,7 @@ const paramFields = {
 
 export const ProposedParams = Type.Partial(Type.Object(paramFields), {
   title: 'ProposedParams',
-  description: 'Session parameters the requester proposes; an omitted one takes the agent\'s value.',
+  description: "Session parameters the requester proposes; an omitted one takes the agent's value.",
 });
 
 export const SessionParams = Type.Object(paramFields, {
@@ -42,13 +42,13 @@ export const Credentials = Type.Object(
     scheme: Type.String({ description: 'The credential scheme, e.g. "bearer".', minLength: 1, maxLength: 64 }),
     token: Type.Optional(Type.String({ description: 'The credential itself.', maxLength: 8192 })),
   },
-  { title: 'Credentials', description: 'Credentials that authenticate the requester\'s principal.' },
+  { title: 'Credentials', description: "Credentials that authenticate the requester's principal." },
 );
 
 export const ResumeRequest = Type.Object(
   {
     session_id: Type.String({ pattern: '^[A-Za-z0-9_-]{22,128}$', description: 'The session to resume.' }),
-    resume_token: Type.String({ minLength: 16, maxLength: 256, description: 'The resume_token that session\'s handshake.ack returned.' }),
+    resume_token: Type.String({ minLength: 16, maxLength: 256, description: "The resume_token that session's handshake.ack returned." }),
     tasks: Type.Array(
       Type.Object({
         task_id: Identifier,
@@ -75,8 +75,15 @@ export const HandshakeInitPayload = Type.Object(
 export const HandshakeAckPayload = Type.Object(
   {
     version: Version,
-    session_id: Type.String({ pattern: '^[A-Za-z0-9_-]{22,128}$', description: 'A fresh session id with at least 128 random bits, or the resumed one.' }),
-    resume_token: Type.String({ minLength: 16, maxLength: 256, description: 'Secret needed, with the same principal, to resume this session.' }),
+    session_id: Type.String({
+      pattern: '^[A-Za-z0-9_-]{22,128}$',
+      description: 'A fresh session id with at least 128 random bits, or the resumed one.',
+    }),
+    resume_token: Type.String({
+      minLength: 16,
+      maxLength: 256,
+      description: 'Secret needed, with the same principal, to resume this session.',
+    }),
     resumed: Type.Boolean({ description: 'Whether the requested resume was granted.' }),
     agent: AgentCard,
     granted: Type.Array(CapabilityName, { description: 'The required capabilities the agent has.' }),
@@ -90,7 +97,11 @@ export const HandshakeAckPayload = Type.Object(
 
 export const HandshakeReadyPayload = Type.Object(
   { params: SessionParams },
-  { $id: 'handshake.ready.payload.schema.json', title: 'HandshakeReadyPayload', description: 'Payload of handshake.ready: the final params, exactly as in handshake.ack.' },
+  {
+    $id: 'handshake.ready.payload.schema.json',
+    title: 'HandshakeReadyPayload',
+    description: 'Payload of handshake.ready: the final params, exactly as in handshake.ack.',
+  },
 );
 
 export const EmptyPayload = (type: string, description: string) =>

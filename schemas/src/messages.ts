@@ -77,9 +77,10 @@ function messageSchema(type: MessageType): TObject {
   return schema;
 }
 
-export const MESSAGE_SCHEMAS = Object.fromEntries(
-  (Object.keys(PAYLOADS) as MessageType[]).map((t) => [t, messageSchema(t)]),
-) as Record<MessageType, TObject>;
+export const MESSAGE_SCHEMAS = Object.fromEntries((Object.keys(PAYLOADS) as MessageType[]).map((t) => [t, messageSchema(t)])) as Record<
+  MessageType,
+  TObject
+>;
 
 export const Message = Type.Unsafe<TapMessage>({
   $id: 'message.schema.json',

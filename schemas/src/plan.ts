@@ -15,7 +15,7 @@ export const PlanStep = Type.Object(
 const planFields = {
   intent: Type.String({ minLength: 1, maxLength: 8192, description: 'What the plan is for.' }),
   steps: Type.Array(PlanStep, { minItems: 1, description: 'The steps, in order.' }),
-  rollback: Type.String({ maxLength: 8192, description: 'How to undo the plan\'s effects.' }),
+  rollback: Type.String({ maxLength: 8192, description: "How to undo the plan's effects." }),
   estimated_cost: Type.Object(
     {
       tokens: Type.Optional(Count('Estimated model tokens.')),
@@ -51,7 +51,9 @@ export const PlanSubmitPayload = Type.Object(
 export const PlanDecisionPayload = Type.Object(
   {
     plan_id: Identifier,
-    decision: Type.Union([Type.Literal('approved'), Type.Literal('rejected'), Type.Literal('needs_revision')], { description: 'The decision.' }),
+    decision: Type.Union([Type.Literal('approved'), Type.Literal('rejected'), Type.Literal('needs_revision')], {
+      description: 'The decision.',
+    }),
     feedback: Type.Optional(Type.String({ maxLength: 8192, description: 'Why, and what to change.' })),
   },
   { $id: 'plan.decision.payload.schema.json', title: 'PlanDecisionPayload', description: 'Payload of plan.decision.' },

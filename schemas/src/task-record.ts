@@ -28,7 +28,10 @@ export const HistoryEntry = Type.Object(
 
 export const TaskRecord = Type.Object(
   {
-    protocol: Type.String({ pattern: '^tap/(0|[1-9][0-9]{0,3})\\.(0|[1-9][0-9]{0,3})$', description: 'The protocol version of the record.' }),
+    protocol: Type.String({
+      pattern: '^tap/(0|[1-9][0-9]{0,3})\\.(0|[1-9][0-9]{0,3})$',
+      description: 'The protocol version of the record.',
+    }),
     task_id: Identifier,
     created_at: Timestamp,
     current_phase: Type.Union([Phase, Type.Null()], { description: 'The phase last finished, or null before the first.' }),
@@ -50,7 +53,9 @@ export const TaskRecord = Type.Object(
     ),
     requirements: Type.Object(
       {
-        target_agent: Type.Union([Identifier, Type.Literal('')], { description: 'The agent that must take the task, or "" for any agent serving the phase.' }),
+        target_agent: Type.Union([Identifier, Type.Literal('')], {
+          description: 'The agent that must take the task, or "" for any agent serving the phase.',
+        }),
         expected_output_format: Type.String({ maxLength: 256, description: 'The format the output should have.' }),
         validation_rules: Type.Array(Type.String({ maxLength: 4096 }), { description: 'Rules the output must satisfy.' }),
         timeout_seconds: Count('How long one phase may take.', 1),
@@ -62,17 +67,16 @@ export const TaskRecord = Type.Object(
         attempts: Count('How many times the task was claimed without finishing its phase.'),
         epoch: Count('Incremented by every claim; the fencing token of the claim.'),
         last_error: Type.Union(
-          [
-            Type.Null(),
-            Type.Object({ code: ErrorCode, message: Type.String({ maxLength: 8192 }), at: Type.Optional(Timestamp) }),
-          ],
+          [Type.Null(), Type.Object({ code: ErrorCode, message: Type.String({ maxLength: 8192 }), at: Type.Optional(Timestamp) })],
           { description: 'The last error, or null.' },
         ),
         checkpoint: Type.Union([Type.Null(), Type.Record(Type.String(), Type.Unknown())], { description: 'The last checkpoint, or null.' }),
         processed_by: Type.Union([Identifier, Type.Null()], { description: 'The agent that holds or last held the task.' }),
         status: Type.Optional(
           Type.Union(
-            ['pending', 'running', 'cancelling', 'awaiting_approval', 'completed', 'failed', 'timed_out', 'cancelled'].map((s) => Type.Literal(s)),
+            ['pending', 'running', 'cancelling', 'awaiting_approval', 'completed', 'failed', 'timed_out', 'cancelled'].map((s) =>
+              Type.Literal(s),
+            ),
             { description: 'The task state the record is in.' },
           ),
         ),
@@ -80,7 +84,11 @@ export const TaskRecord = Type.Object(
       { description: 'Bookkeeping of claims and failures.' },
     ),
     history_ref: Type.Optional(
-      Type.String({ pattern: '^[a-z0-9][a-z0-9_.-]*\\.jsonl$', maxLength: 160, description: 'A bare file name under tasks/history/ holding compacted history.' }),
+      Type.String({
+        pattern: '^[a-z0-9][a-z0-9_.-]*\\.jsonl$',
+        maxLength: 160,
+        description: 'A bare file name under tasks/history/ holding compacted history.',
+      }),
     ),
   },
   {
@@ -94,7 +102,10 @@ export type TaskRecord = Static<typeof TaskRecord>;
 /** tap-workspace.json: the settings a workspace is created with (spec: bindings-workspace#configuration). */
 export const WorkspaceConfig = Type.Object(
   {
-    protocol: Type.String({ pattern: '^tap/(0|[1-9][0-9]{0,3})\\.(0|[1-9][0-9]{0,3})$', description: 'The protocol version of the workspace.' }),
+    protocol: Type.String({
+      pattern: '^tap/(0|[1-9][0-9]{0,3})\\.(0|[1-9][0-9]{0,3})$',
+      description: 'The protocol version of the workspace.',
+    }),
     claim_mode: Type.Union([Type.Literal('rename'), Type.Literal('lock')], {
       description: 'How claims are made: atomic rename, or link-count lock files for file systems where rename is not atomic.',
     }),

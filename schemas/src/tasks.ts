@@ -18,24 +18,29 @@ export const ErrorPayload = Type.Object(
       Type.Object(
         {
           issues: Type.Optional(
-            Type.Array(
-              Type.Object({ path: Type.String(), keyword: Type.String(), message: Type.String() }),
-              { description: 'INVALID_MESSAGE: one entry per schema failure.' },
-            ),
+            Type.Array(Type.Object({ path: Type.String(), keyword: Type.String(), message: Type.String() }), {
+              description: 'INVALID_MESSAGE: one entry per schema failure.',
+            }),
           ),
           supported: Type.Optional(Type.Array(Version, { description: 'UNSUPPORTED_VERSION: the versions the sender speaks.' })),
           required_permission: Type.Optional(Type.String({ description: 'PERMISSION_DENIED: the permission the capability requires.' })),
           retry_after_ms: Type.Optional(Count('RATE_LIMITED: how long to wait before sending again.')),
           earliest_sequence: Type.Optional(Count('RESUME_UNAVAILABLE: the first sequence still retained.', 1)),
           indeterminate: Type.Optional(Type.Boolean({ description: 'True when a crash interrupted a step of the task.' })),
-          checkpoint: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'The task checkpoint, when it ends without a retryable error.' })),
+          checkpoint: Type.Optional(
+            Type.Record(Type.String(), Type.Unknown(), { description: 'The task checkpoint, when it ends without a retryable error.' }),
+          ),
         },
         { description: 'Code-specific details; open, but the members named here have fixed meanings (spec: errors#details).' },
       ),
     ),
     fatal: Type.Optional(Type.Boolean({ description: 'True when the sender ends the session after this error.' })),
   },
-  { $id: 'error-payload.schema.json', title: 'ErrorPayload', description: 'A structured error: the payload of error, and the error of a failed task.' },
+  {
+    $id: 'error-payload.schema.json',
+    title: 'ErrorPayload',
+    description: 'A structured error: the payload of error, and the error of a failed task.',
+  },
 );
 
 export const Authorization = Type.Object(
@@ -63,7 +68,11 @@ export const TaskAcceptedPayload = Type.Object(
     deadline: Timestamp,
     previous_task_id: Type.Optional(Identifier),
   },
-  { $id: 'task.accepted.payload.schema.json', title: 'TaskAcceptedPayload', description: 'Payload of task.accepted: the effective deadline, and the task this one retries.' },
+  {
+    $id: 'task.accepted.payload.schema.json',
+    title: 'TaskAcceptedPayload',
+    description: 'Payload of task.accepted: the effective deadline, and the task this one retries.',
+  },
 );
 
 const kindIs = (kind: string, required: Record<string, unknown>, req: string[]) => ({
@@ -74,9 +83,16 @@ const kindIs = (kind: string, required: Record<string, unknown>, req: string[]) 
 export const TaskEventPayload = Type.Object(
   {
     kind: literals(['state', 'progress', 'output', 'log'] as const, 'What the event reports.'),
-    state: Type.Optional(literals(['running', 'cancelling'] as const, 'The state entered (kind "state"); awaiting_approval is entered by plan.submit itself, the initial and terminal states by task.accepted and task.result.')),
+    state: Type.Optional(
+      literals(
+        ['running', 'cancelling'] as const,
+        'The state entered (kind "state"); awaiting_approval is entered by plan.submit itself, the initial and terminal states by task.accepted and task.result.',
+      ),
+    ),
     percent: Type.Optional(Type.Number({ minimum: 0, maximum: 100, description: 'Progress in percent (kind "progress").' })),
-    stage: Type.Optional(Type.String({ maxLength: 256, description: 'The stage the task is in (kind "progress"); "plan.holding" for a late plan reminder.' })),
+    stage: Type.Optional(
+      Type.String({ maxLength: 256, description: 'The stage the task is in (kind "progress"); "plan.holding" for a late plan reminder.' }),
+    ),
     message: Type.Optional(Type.String({ maxLength: 65536, description: 'A human-readable message (kinds "progress" and "log").' })),
     level: Type.Optional(literals(['debug', 'info', 'warn', 'error'] as const, 'Log level (kind "log").')),
     data: Type.Optional(JsonValue),
@@ -112,7 +128,12 @@ export const TaskOutcome = {
 const outcomeRules = [
   {
     if: { type: 'object', properties: { status: { const: 'completed' } }, required: ['status'] },
-    then: { type: 'object', properties: { output: {} }, required: ['output'], not: { type: 'object', properties: { error: {} }, required: ['error'] } },
+    then: {
+      type: 'object',
+      properties: { output: {} },
+      required: ['output'],
+      not: { type: 'object', properties: { error: {} }, required: ['error'] },
+    },
   },
   {
     if: { type: 'object', properties: { status: { enum: ['failed', 'timed_out'] } }, required: ['status'] },
@@ -122,7 +143,14 @@ const outcomeRules = [
     if: { type: 'object', properties: { status: { const: 'cancelled' } }, required: ['status'] },
     then: {
       anyOf: [
-        { not: { anyOf: [{ type: 'object', properties: { output: {} }, required: ['output'] }, { type: 'object', properties: { error: {} }, required: ['error'] }] } },
+        {
+          not: {
+            anyOf: [
+              { type: 'object', properties: { output: {} }, required: ['output'] },
+              { type: 'object', properties: { error: {} }, required: ['error'] },
+            ],
+          },
+        },
         {
           type: 'object',
           properties: { error: { type: 'object', properties: { code: { enum: ['SHUTTING_DOWN', 'SESSION_LOST'] } }, required: ['code'] } },
@@ -136,7 +164,8 @@ const outcomeRules = [
 export const TaskResultPayload = Type.Object(TaskOutcome, {
   $id: 'task.result.payload.schema.json',
   title: 'TaskResultPayload',
-  description: 'Payload of task.result: a terminal status with output (completed), an error (failed, timed_out), or neither (cancelled, except after shutdown or session loss).',
+  description:
+    'Payload of task.result: a terminal status with output (completed), an error (failed, timed_out), or neither (cancelled, except after shutdown or session loss).',
   allOf: outcomeRules,
 });
 
@@ -162,9 +191,12 @@ export const TaskSnapshotPayload = Type.Object(
       Type.Object(
         {
           plan_id: Identifier,
-          state: literals(['pending', 'holding', 'approved', 'executing', 'completed', 'rejected', 'needs_revision', 'withdrawn'] as const, 'The plan state.'),
+          state: literals(
+            ['pending', 'holding', 'approved', 'executing', 'completed', 'rejected', 'needs_revision', 'withdrawn'] as const,
+            'The plan state.',
+          ),
         },
-        { description: 'The task\'s current plan, if any.' },
+        { description: "The task's current plan, if any." },
       ),
     ),
     previous_task_id: Type.Optional(Identifier),

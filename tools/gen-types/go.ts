@@ -7,7 +7,14 @@
  */
 import { declOf, type Decl, type Model, type TypeRef } from './model.ts';
 
-const INITIALISMS = new Map([['id', 'ID'], ['url', 'URL'], ['json', 'JSON'], ['http', 'HTTP'], ['api', 'API'], ['uri', 'URI']]);
+const INITIALISMS = new Map([
+  ['id', 'ID'],
+  ['url', 'URL'],
+  ['json', 'JSON'],
+  ['http', 'HTTP'],
+  ['api', 'API'],
+  ['uri', 'URI'],
+]);
 
 /** An exported Go name: "agent_id" → "AgentID". */
 export function goName(s: string): string {
@@ -119,7 +126,8 @@ export function generateGo(model: Model, pkg = 'tap'): Map<string, string> {
           rows.push([goName(f.name), type, `\`json:"${tag}"\``]);
         }
         let text = `${doc}\ntype ${d.name} struct {\n${rows.length ? `${aligned(rows)}\n` : ''}}`;
-        if (messageType) text += `\n\n// MessageType returns ${JSON.stringify(messageType)}.\nfunc (*${d.name}) MessageType() string { return ${JSON.stringify(messageType)} }`;
+        if (messageType)
+          text += `\n\n// MessageType returns ${JSON.stringify(messageType)}.\nfunc (*${d.name}) MessageType() string { return ${JSON.stringify(messageType)} }`;
         return text;
       }
     }
@@ -221,4 +229,3 @@ ${out.join('\n\n')}
 `;
   return new Map([['tap_types.go', text]]);
 }
-

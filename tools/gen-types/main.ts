@@ -35,7 +35,8 @@ export const LANGS: readonly LangInfo[] = [
     lang: 'ts',
     name: 'TypeScript',
     file: 'tap-types.ts',
-    summary: '`Message`, the union of every message discriminated by `type` (a `switch (msg.type)` narrows it), one type per message, payload and shared schema, and `MessageOf<T>` / `PayloadOf<T>`.',
+    summary:
+      '`Message`, the union of every message discriminated by `type` (a `switch (msg.type)` narrows it), one type per message, payload and shared schema, and `MessageOf<T>` / `PayloadOf<T>`.',
     needs: 'TypeScript 4.9 or later; no runtime dependency.',
     example: `import type { Message } from './tap-types.ts';
 
@@ -55,7 +56,8 @@ export function describe(msg: Message): string {
     lang: 'python',
     name: 'Python',
     file: 'tap_types.py',
-    summary: 'One dataclass per message, payload and shared schema, each with `from_dict` and `to_dict`, and `parse_message(obj)`, which dispatches on `type`, checks required members, types, enums and simple constraints, and returns the message\'s class.',
+    summary:
+      "One dataclass per message, payload and shared schema, each with `from_dict` and `to_dict`, and `parse_message(obj)`, which dispatches on `type`, checks required members, types, enums and simple constraints, and returns the message's class.",
     needs: 'Python 3.10 or later; standard library only.',
     example: `import json
 from tap_types import TaskRequestMessage, ValidationError, parse_message
@@ -75,7 +77,8 @@ def describe(line: str) -> str:
     lang: 'go',
     name: 'Go',
     file: 'tap_types.go',
-    summary: 'One struct per message, payload and shared schema with `json` tags, a `Message` interface, and `ParseMessage([]byte)`, which switches on `type`, checks required members and decodes into the message\'s struct.',
+    summary:
+      "One struct per message, payload and shared schema with `json` tags, a `Message` interface, and `ParseMessage([]byte)`, which switches on `type`, checks required members and decodes into the message's struct.",
     needs: 'Go 1.18 or later; standard library only. `--package` sets the package name (default `tap`).',
     example: `func describe(line []byte) (string, error) {
 	msg, err := tap.ParseMessage(line)
@@ -95,7 +98,8 @@ def describe(line: str) -> str:
     lang: 'rust',
     name: 'Rust',
     file: 'tap_types.rs',
-    summary: 'One struct per message, payload and shared schema, and `Message`, an enum tagged by `type` (`#[serde(tag = "type")]`), with `parse_message(&str)`.',
+    summary:
+      'One struct per message, payload and shared schema, and `Message`, an enum tagged by `type` (`#[serde(tag = "type")]`), with `parse_message(&str)`.',
     needs: 'serde (with the `derive` feature) and serde_json.',
     example: `fn describe(line: &str) -> Result<String, serde_json::Error> {
     Ok(match tap_types::parse_message(line)? {
@@ -164,11 +168,24 @@ export function parseGenTypesArgs(argv: string[]): GenTypesArgs {
   if (values.help) return { ok: true, help: true };
   const langs = LANGS.map((l) => l.lang) as string[];
   if (!values.lang || !langs.includes(values.lang)) {
-    return { ok: false, error: values.lang ? `--lang ${values.lang} is not one of ${langs.join(', ')}` : '--lang is missing', hint: `Give one of ${langs.join(', ')}, e.g. --lang python.` };
+    return {
+      ok: false,
+      error: values.lang ? `--lang ${values.lang} is not one of ${langs.join(', ')}` : '--lang is missing',
+      hint: `Give one of ${langs.join(', ')}, e.g. --lang python.`,
+    };
   }
-  if (!values.out) return { ok: false, error: '--out is missing', hint: `Give the folder to write the ${values.lang} types into, e.g. --out ./tap-types.` };
+  if (!values.out)
+    return {
+      ok: false,
+      error: '--out is missing',
+      hint: `Give the folder to write the ${values.lang} types into, e.g. --out ./tap-types.`,
+    };
   if (values.package !== undefined && (values.lang !== 'go' || !/^[a-z][a-z0-9_]*$/.test(values.package))) {
-    return { ok: false, error: `--package ${values.package} is not usable here`, hint: '--package is for --lang go and takes a Go package name: lowercase letters, digits and "_".' };
+    return {
+      ok: false,
+      error: `--package ${values.package} is not usable here`,
+      hint: '--package is for --lang go and takes a Go package name: lowercase letters, digits and "_".',
+    };
   }
   return { ok: true, help: false, lang: values.lang as Lang, out: values.out, goPackage: values.package };
 }
@@ -186,7 +203,11 @@ export async function writeTypes(lang: Lang, out: string, options: { goPackage?:
 }
 
 /** Runs the command; returns the exit status (0 written, 1 failed, 2 usage error). */
-export async function runGenTypes(argv: string[], out: (s: string) => void = (s) => process.stdout.write(s), err: (s: string) => void = (s) => process.stderr.write(s)): Promise<number> {
+export async function runGenTypes(
+  argv: string[],
+  out: (s: string) => void = (s) => process.stdout.write(s),
+  err: (s: string) => void = (s) => process.stderr.write(s),
+): Promise<number> {
   const args = parseGenTypesArgs(argv);
   if (!args.ok) {
     err(`gen-types: ${args.error}\n  ${args.hint}\n  Run gen-types --help for usage.\n`);

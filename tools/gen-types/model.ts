@@ -59,7 +59,14 @@ export interface Field {
 }
 
 export type Decl =
-  | { kind: 'object'; name: string; description: string; fields: Field[]; dependentRequired: Record<string, string[]>; conditions: Condition[] }
+  | {
+      kind: 'object';
+      name: string;
+      description: string;
+      fields: Field[];
+      dependentRequired: Record<string, string[]>;
+      conditions: Condition[];
+    }
   | { kind: 'enum'; name: string; description: string; values: string[] }
   | { kind: 'alias'; name: string; description: string; type: TypeRef }
   | { kind: 'union'; name: string; description: string; variants: TypeRef[] };
@@ -110,8 +117,13 @@ function stringLiterals(s: Schema): string[] | null {
 /** Builds the model from the schema files in `dir`. */
 export function buildModel(dir: string = SCHEMA_DIR): Model {
   const files = new Map<string, Schema>();
-  for (const f of readdirSync(dir).filter((n) => n.endsWith('.schema.json')).sort()) files.set(f, JSON.parse(readFileSync(join(dir, f), 'utf8')) as Schema);
-  const catalogue = (JSON.parse(readFileSync(join(dir, 'messages.json'), 'utf8')) as { messages: Array<{ type: string }> }).messages.map((m) => m.type);
+  for (const f of readdirSync(dir)
+    .filter((n) => n.endsWith('.schema.json'))
+    .sort())
+    files.set(f, JSON.parse(readFileSync(join(dir, f), 'utf8')) as Schema);
+  const catalogue = (JSON.parse(readFileSync(join(dir, 'messages.json'), 'utf8')) as { messages: Array<{ type: string }> }).messages.map(
+    (m) => m.type,
+  );
 
   const decls = new Map<string, Decl>();
   const byKey = new Map<string, string>();
@@ -159,7 +171,11 @@ export function buildModel(dir: string = SCHEMA_DIR): Model {
       case 'integer':
       case 'number': {
         const t: TypeRef = { k: node.type, c: constraints(node) };
-        if (typeof node.title === 'string') return { k: 'ref', name: declare({ kind: 'alias', name: node.title, description: String(node.description ?? ''), type: t }, shapeKey(node)) };
+        if (typeof node.title === 'string')
+          return {
+            k: 'ref',
+            name: declare({ kind: 'alias', name: node.title, description: String(node.description ?? ''), type: t }, shapeKey(node)),
+          };
         return t;
       }
       case 'boolean':
@@ -226,9 +242,24 @@ export function buildModel(dir: string = SCHEMA_DIR): Model {
       const forbid = (asSchema(then.not).required as string[] | undefined) ?? [];
       const any = then.anyOf as Schema[] | undefined;
       // An anyOf whose branches are not plain `required` lists is left to schema validation.
-      if (any && !any.every((b) => Array.isArray(b.required) && (b.required as string[]).length === 1 && Object.values(asSchema(b.properties)).every((p) => Object.keys(asSchema(p)).filter((k) => k !== 'type').length === 0))) continue;
+      if (
+        any &&
+        !any.every(
+          (b) =>
+            Array.isArray(b.required) &&
+            (b.required as string[]).length === 1 &&
+            Object.values(asSchema(b.properties)).every((p) => Object.keys(asSchema(p)).filter((k) => k !== 'type').length === 0),
+        )
+      )
+        continue;
       if (then.not && Object.keys(asSchema(then.not)).some((k) => k !== 'required' && k !== 'type' && k !== 'properties')) continue;
-      out.push({ when, values, require: (then.required as string[] | undefined) ?? [], forbid, requireOne: any ? any.map((b) => (b.required as string[])[0]!) : [] });
+      out.push({
+        when,
+        values,
+        require: (then.required as string[] | undefined) ?? [],
+        forbid,
+        requireOne: any ? any.map((b) => (b.required as string[])[0]!) : [],
+      });
     }
     return out;
   };
@@ -252,8 +283,14 @@ export function buildModel(dir: string = SCHEMA_DIR): Model {
     decl.fields = Object.entries(properties).map(([prop, s]) => {
       const sub = asSchema(s);
       // A message's `type` is its discriminator; the generators write it from MessageDecl.type.
-      if (prop === 'type' && typeof sub.const === 'string') return { name: prop, type: { k: 'string', c: {} }, required: required.includes(prop), description: 'The message type.' };
-      const field: Field = { name: prop, type: typeOf(sub, `${finalName}${pascal(prop)}`), required: required.includes(prop), description: String(sub.description ?? (sub.$ref ? asSchema(files.get(sub.$ref as string)).description : '') ?? '') };
+      if (prop === 'type' && typeof sub.const === 'string')
+        return { name: prop, type: { k: 'string', c: {} }, required: required.includes(prop), description: 'The message type.' };
+      const field: Field = {
+        name: prop,
+        type: typeOf(sub, `${finalName}${pascal(prop)}`),
+        required: required.includes(prop),
+        description: String(sub.description ?? (sub.$ref ? asSchema(files.get(sub.$ref as string)).description : '') ?? ''),
+      };
       if (field.name === 'extra') throw new Error(`${finalName}.extra clashes with the generated member that keeps unknown members`);
       return field;
     });

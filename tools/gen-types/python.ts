@@ -228,7 +228,9 @@ export function generatePython(model: Model): Map<string, string> {
     switch (t.k) {
       case 'string':
         if (t.alternatives) {
-          const alts = t.alternatives.map((a) => ('const' in a ? `lambda v, p: _enum(v, p, (${pyString(a.const)},))` : `lambda v, p: _str(v, p${constraintArgs(a, 'string')})`));
+          const alts = t.alternatives.map((a) =>
+            'const' in a ? `lambda v, p: _enum(v, p, (${pyString(a.const)},))` : `lambda v, p: _str(v, p${constraintArgs(a, 'string')})`,
+          );
           return `_one_of(${v}, ${p}, ${alts.join(', ')})`;
         }
         return `_str(${v}, ${p}${constraintArgs(t.c, 'string')})`;
@@ -251,7 +253,10 @@ export function generatePython(model: Model): Map<string, string> {
         lambdaDepth--;
         const item = `lambda x${d}, q${d}: ${inner}`;
         if (t.k === 'map') return `_map(${v}, ${p}, ${item})`;
-        const extra = [t.c.minItems !== undefined ? `min_items=${t.c.minItems}` : '', t.c.maxItems !== undefined ? `max_items=${t.c.maxItems}` : ''].filter(Boolean);
+        const extra = [
+          t.c.minItems !== undefined ? `min_items=${t.c.minItems}` : '',
+          t.c.maxItems !== undefined ? `max_items=${t.c.maxItems}` : '',
+        ].filter(Boolean);
         return `_list(${v}, ${p}, ${item}${extra.length ? `, ${extra.join(', ')}` : ''})`;
       }
       case 'ref': {
@@ -305,7 +310,11 @@ export function generatePython(model: Model): Map<string, string> {
           else lines.push(`    ${f.name}: Optional[${ann}] = None`);
           if (f.description) lines.push(`    """${pyDoc(f.description)}"""`);
         }
-        lines.push('    extra: Dict[str, Any] = field(default_factory=dict)', '    """Members the schema does not name, kept as they came."""', '');
+        lines.push(
+          '    extra: Dict[str, Any] = field(default_factory=dict)',
+          '    """Members the schema does not name, kept as they came."""',
+          '',
+        );
         const required = d.fields.filter((f) => f.required).map((f) => pyString(f.name));
         lines.push(`    _MEMBERS = (${d.fields.map((f) => pyString(f.name)).join(', ')}${d.fields.length === 1 ? ',' : ''})`, '');
         lines.push('    @classmethod', `    def from_dict(cls, obj: Any, path: str = "") -> "${d.name}":`, '        o = _obj(obj, path)');
@@ -316,22 +325,46 @@ export function generatePython(model: Model): Map<string, string> {
         for (const c of d.conditions) {
           lines.push(`        if o.get(${pyString(c.when)}, ABSENT) in (${c.values.map(pyLiteral).join(', ')},):`);
           if (c.require.length) lines.push(`            _require(o, (${c.require.map(pyString).join(', ')},), path)`);
-          for (const f of c.forbid) lines.push(`            if ${pyString(f)} in o:`, `                raise ValidationError(path + ${pyString(`/${f}`)}, ${pyString(`not allowed when ${c.when} is ${c.values.join(' or ')}`)})`);
-          if (c.requireOne.length) lines.push(`            if not any(k in o for k in (${c.requireOne.map(pyString).join(', ')},)):`, `                raise ValidationError(path, ${pyString(`one of ${c.requireOne.join(', ')} is required when ${c.when} is ${c.values.join(' or ')}`)})`);
+          for (const f of c.forbid)
+            lines.push(
+              `            if ${pyString(f)} in o:`,
+              `                raise ValidationError(path + ${pyString(`/${f}`)}, ${pyString(`not allowed when ${c.when} is ${c.values.join(' or ')}`)})`,
+            );
+          if (c.requireOne.length)
+            lines.push(
+              `            if not any(k in o for k in (${c.requireOne.map(pyString).join(', ')},)):`,
+              `                raise ValidationError(path, ${pyString(`one of ${c.requireOne.join(', ')} is required when ${c.when} is ${c.values.join(' or ')}`)})`,
+            );
         }
-        if (messageType) lines.push(`        if o["type"] != ${pyString(messageType)}:`, `            raise ValidationError(path + "/type", "expected ${messageType}")`);
+        if (messageType)
+          lines.push(
+            `        if o["type"] != ${pyString(messageType)}:`,
+            `            raise ValidationError(path + "/type", "expected ${messageType}")`,
+          );
         lines.push('        return cls(');
         for (const f of d.fields) {
           if (f.name === 'type' && messageType) continue;
           const p = `path + ${pyString(`/${f.name}`)}`;
           const expr = convert(f.type, `o[${pyString(f.name)}]`, p);
-          lines.push(f.required ? `            ${f.name}=${expr},` : `            ${f.name}=${expr} if ${pyString(f.name)} in o else ${holdsNull(f.type) ? 'ABSENT' : 'None'},`);
+          lines.push(
+            f.required
+              ? `            ${f.name}=${expr},`
+              : `            ${f.name}=${expr} if ${pyString(f.name)} in o else ${holdsNull(f.type) ? 'ABSENT' : 'None'},`,
+          );
         }
         lines.push('            extra={k: v for k, v in o.items() if k not in cls._MEMBERS},', '        )', '');
-        lines.push('    def to_dict(self) -> Dict[str, Any]:', '        """The JSON object form; absent optional members are left out."""', '        out: Dict[str, Any] = {}');
+        lines.push(
+          '    def to_dict(self) -> Dict[str, Any]:',
+          '        """The JSON object form; absent optional members are left out."""',
+          '        out: Dict[str, Any] = {}',
+        );
         for (const f of d.fields) {
           if (f.required) lines.push(`        out[${pyString(f.name)}] = _dump(self.${f.name})`);
-          else lines.push(`        if self.${f.name} is not ${holdsNull(f.type) ? 'ABSENT' : 'None'}:`, `            out[${pyString(f.name)}] = _dump(self.${f.name})`);
+          else
+            lines.push(
+              `        if self.${f.name} is not ${holdsNull(f.type) ? 'ABSENT' : 'None'}:`,
+              `            out[${pyString(f.name)}] = _dump(self.${f.name})`,
+            );
         }
         lines.push('        out.update(self.extra)', '        return out', '');
         return lines.join('\n');

@@ -6,7 +6,58 @@
  */
 import { declOf, pascal, type Decl, type Model, type TypeRef } from './model.ts';
 
-const RUST_KEYWORDS = new Set(['as', 'break', 'const', 'continue', 'crate', 'else', 'enum', 'extern', 'false', 'fn', 'for', 'if', 'impl', 'in', 'let', 'loop', 'match', 'mod', 'move', 'mut', 'pub', 'ref', 'return', 'self', 'static', 'struct', 'super', 'trait', 'true', 'type', 'unsafe', 'use', 'where', 'while', 'async', 'await', 'dyn', 'abstract', 'become', 'box', 'do', 'final', 'macro', 'override', 'priv', 'typeof', 'unsized', 'virtual', 'yield', 'try']);
+const RUST_KEYWORDS = new Set([
+  'as',
+  'break',
+  'const',
+  'continue',
+  'crate',
+  'else',
+  'enum',
+  'extern',
+  'false',
+  'fn',
+  'for',
+  'if',
+  'impl',
+  'in',
+  'let',
+  'loop',
+  'match',
+  'mod',
+  'move',
+  'mut',
+  'pub',
+  'ref',
+  'return',
+  'self',
+  'static',
+  'struct',
+  'super',
+  'trait',
+  'true',
+  'type',
+  'unsafe',
+  'use',
+  'where',
+  'while',
+  'async',
+  'await',
+  'dyn',
+  'abstract',
+  'become',
+  'box',
+  'do',
+  'final',
+  'macro',
+  'override',
+  'priv',
+  'typeof',
+  'unsized',
+  'virtual',
+  'yield',
+  'try',
+]);
 const PRELUDE = new Set(['None', 'Some', 'Ok', 'Err', 'Option', 'Result', 'String', 'Vec', 'Box']);
 
 function doc(text: string, indent = ''): string {
@@ -81,11 +132,20 @@ export function generateRust(model: Model): Map<string, string> {
             const base = rustType(f.type);
             if (f.required) lines.push(`    pub ${fieldIdent(f.name)}: ${base},`);
             else if (holdsNull(f.type)) {
-              lines.push('    #[serde(\n        default,\n        deserialize_with = "present",\n        skip_serializing_if = "Option::is_none"\n    )]', `    pub ${fieldIdent(f.name)}: Option<${base}>,`);
-            } else lines.push('    #[serde(default, skip_serializing_if = "Option::is_none")]', `    pub ${fieldIdent(f.name)}: Option<${base}>,`);
+              lines.push(
+                '    #[serde(\n        default,\n        deserialize_with = "present",\n        skip_serializing_if = "Option::is_none"\n    )]',
+                `    pub ${fieldIdent(f.name)}: Option<${base}>,`,
+              );
+            } else
+              lines.push(
+                '    #[serde(default, skip_serializing_if = "Option::is_none")]',
+                `    pub ${fieldIdent(f.name)}: Option<${base}>,`,
+              );
             return lines.join('\n');
           });
-        fields.push('    /// Members the schema does not name, kept as they came.\n    #[serde(flatten)]\n    pub extra: BTreeMap<String, Value>,');
+        fields.push(
+          '    /// Members the schema does not name, kept as they came.\n    #[serde(flatten)]\n    pub extra: BTreeMap<String, Value>,',
+        );
         return `${head}\n#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]\npub struct ${d.name} {\n${fields.join('\n')}\n}`;
       }
     }

@@ -39,7 +39,11 @@ export function foldDuplicates(text: string): string {
   for (;;) {
     const list = chunks(text);
     const byName = new Map(list.filter((c) => c.name).map((c) => [c.name!, c]));
-    const body = (c: Chunk) => c.text.replace(/^\/\*\*[\s\S]*?\*\/\s*/, '').replace(new RegExp(`\\b${c.name}\\b`), '§').trim();
+    const body = (c: Chunk) =>
+      c.text
+        .replace(/^\/\*\*[\s\S]*?\*\/\s*/, '')
+        .replace(new RegExp(`\\b${c.name}\\b`), '§')
+        .trim();
     let renamed: [string, string] | null = null;
     for (const c of list) {
       const m = c.name ? /^(.*?[A-Za-z])(\d+)$/.exec(c.name) : null;
@@ -75,7 +79,8 @@ export function prepareForTs(node: unknown): unknown {
   if (!SHAPE_KEYWORDS.some((k) => k in s)) s.tsType = 'unknown';
   const map = (v: unknown) => Object.fromEntries(Object.entries(v as Schema).map(([k, x]) => [k, prepareForTs(x)]));
   for (const k of ['properties', 'patternProperties', 'dependentSchemas'] as const) if (s[k]) s[k] = map(s[k]);
-  for (const k of ['items', 'not', 'if', 'then', 'else', 'additionalProperties'] as const) if (s[k] && typeof s[k] === 'object') s[k] = prepareForTs(s[k]);
+  for (const k of ['items', 'not', 'if', 'then', 'else', 'additionalProperties'] as const)
+    if (s[k] && typeof s[k] === 'object') s[k] = prepareForTs(s[k]);
   for (const k of ['anyOf', 'oneOf', 'allOf'] as const) if (Array.isArray(s[k])) s[k] = (s[k] as unknown[]).map(prepareForTs);
   return s;
 }
@@ -101,15 +106,22 @@ function messageUnion(catalogueStructs: string[]): string {
 
 /** Generates `tap-types.ts`. */
 export async function generateTypeScript(dir: string = SCHEMA_DIR): Promise<Map<string, string>> {
-  const files = readdirSync(dir).filter((f) => f.endsWith('.schema.json')).sort();
-  const catalogue = (JSON.parse(readFileSync(join(dir, 'messages.json'), 'utf8')) as { messages: Array<{ type: string }> }).messages.map((m) => m.type);
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.schema.json'))
+    .sort();
+  const catalogue = (JSON.parse(readFileSync(join(dir, 'messages.json'), 'utf8')) as { messages: Array<{ type: string }> }).messages.map(
+    (m) => m.type,
+  );
   const isMessageFile = (f: string) => catalogue.some((t) => f === `${t}.schema.json` || f === `${t}.payload.schema.json`);
   const shared = files.filter((f) => !isMessageFile(f) && f !== 'message.schema.json');
   // One root that references the message union and every shared schema, so that all names come from one compilation.
   const root = {
     title: ROOT_NAME,
     type: 'object',
-    properties: Object.fromEntries([['message', { $ref: 'message.schema.json' }], ...shared.map((f) => [f.replace(/\.schema\.json$/, ''), { $ref: f }])]),
+    properties: Object.fromEntries([
+      ['message', { $ref: 'message.schema.json' }],
+      ...shared.map((f) => [f.replace(/\.schema\.json$/, ''), { $ref: f }]),
+    ]),
     additionalProperties: false,
   };
   const raw = await compile(root as never, ROOT_NAME, {
@@ -127,7 +139,11 @@ export async function generateTypeScript(dir: string = SCHEMA_DIR): Promise<Map<
       },
     } as never,
   });
-  const union = messageUnion(((JSON.parse(readFileSync(join(dir, 'message.schema.json'), 'utf8')) as Schema).oneOf as Array<{ $ref: string }>).map((b) => String((JSON.parse(readFileSync(join(dir, b.$ref), 'utf8')) as Schema).title)));
+  const union = messageUnion(
+    ((JSON.parse(readFileSync(join(dir, 'message.schema.json'), 'utf8')) as Schema).oneOf as Array<{ $ref: string }>).map((b) =>
+      String((JSON.parse(readFileSync(join(dir, b.$ref), 'utf8')) as Schema).title),
+    ),
+  );
   // The generator writes Message as `{ type: string } & (A | B …)`; a plain union keeps Extract<> and narrowing simple.
   const withoutRoot = chunks(raw)
     .filter((c) => c.name !== ROOT_NAME)

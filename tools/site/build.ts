@@ -52,7 +52,9 @@ export async function buildSite(options: { out?: string; cases?: CaseRef[] } = {
   const ctx = new SiteContext(sources);
   const warnings = [
     ...ctx.links.unknown.map((u) => `case ${u.caseId} names ${u.requirement}, which is not in spec/1.0/requirements.json`),
-    ...sources.cases.filter((c) => !ctx.citeExists(c.spec)).map((c) => `case ${c.id} cites ${c.spec}, which names no chapter or anchor of spec/1.0`),
+    ...sources.cases
+      .filter((c) => !ctx.citeExists(c.spec))
+      .map((c) => `case ${c.id} cites ${c.spec}, which names no chapter or anchor of spec/1.0`),
   ];
 
   const states = statesPage(ctx);
@@ -125,7 +127,9 @@ async function main(): Promise<number> {
     process.stderr.write(`${report}\nsite: the build has broken links; fix their source (spec/1.0, tools/site) and build again.\n`);
     return 1;
   }
-  process.stdout.write(`site: ${result.pages.length} pages written to ${result.out} in ${((Date.now() - started) / 1000).toFixed(1)} s\n${report}\n`);
+  process.stdout.write(
+    `site: ${result.pages.length} pages written to ${result.out} in ${((Date.now() - started) / 1000).toFixed(1)} s\n${report}\n`,
+  );
   return 0;
 }
 

@@ -45,7 +45,8 @@ export function linksOf(html: string): Array<{ tag: string; attr: string; value:
   const out: Array<{ tag: string; attr: string; value: string }> = [];
   const withoutScripts = html.replace(/(<script\b[^>]*>)[\s\S]*?<\/script>/g, '$1</script>');
   for (const tag of withoutScripts.matchAll(/<([a-zA-Z][\w-]*)\b([^>]*)>/g)) {
-    for (const a of tag[2]!.matchAll(/\s(href|src)="([^"]*)"/g)) out.push({ tag: tag[1]!.toLowerCase(), attr: a[1]!, value: decode(a[2]!) });
+    for (const a of tag[2]!.matchAll(/\s(href|src)="([^"]*)"/g))
+      out.push({ tag: tag[1]!.toLowerCase(), attr: a[1]!, value: decode(a[2]!) });
     for (const u of tag[2]!.matchAll(/url\((#[^)]+)\)/g)) out.push({ tag: tag[1]!.toLowerCase(), attr: 'url', value: u[1]! });
   }
   return out;
@@ -117,7 +118,10 @@ export function checkSite(siteDir: string): LinkReport {
 /** The report as lines for people. */
 export function formatReport(r: LinkReport): string {
   if (r.broken.length === 0) return `link check: ${r.pages} pages, ${r.links} links, none broken`;
-  return [`link check: ${r.broken.length} broken link(s) in ${r.pages} pages:`, ...r.broken.map((b) => `  ${b.page}: ${b.href} — ${b.reason}`)].join('\n');
+  return [
+    `link check: ${r.broken.length} broken link(s) in ${r.pages} pages:`,
+    ...r.broken.map((b) => `  ${b.page}: ${b.href} — ${b.reason}`),
+  ].join('\n');
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {

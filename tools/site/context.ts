@@ -58,7 +58,8 @@ export class SiteContext {
     if (file === 'message.schema.json') return 'messages/index.html';
     const base = file.replace(/\.schema\.json$/, '');
     if (this.messageTypes.has(base)) return `messages/${base}.html`;
-    if (base.endsWith('.payload') && this.messageTypes.has(base.slice(0, -'.payload'.length))) return `messages/${base.slice(0, -'.payload'.length)}.html#payload`;
+    if (base.endsWith('.payload') && this.messageTypes.has(base.slice(0, -'.payload'.length)))
+      return `messages/${base.slice(0, -'.payload'.length)}.html#payload`;
     if (this.shared.includes(file)) return `schemas/index.html#${schemaAnchor(file)}`;
     return null;
   }

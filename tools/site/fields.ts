@@ -111,7 +111,11 @@ function typeOf(node: Schema, ctx: FieldContext): { html: string; expand: Schema
     }
     case 'object':
       if (schema.properties) return { html: `object${title}`, expand: schema, schema };
-      return { html: isOpenMap(schema) ? `object${title} <span class="t-note">(any members)</span>` : `object${title}`, expand: null, schema };
+      return {
+        html: isOpenMap(schema) ? `object${title} <span class="t-note">(any members)</span>` : `object${title}`,
+        expand: null,
+        schema,
+      };
     case undefined:
       return { html: '<span class="t-any">any JSON value</span>', expand: null, schema };
     case 'null':
@@ -122,7 +126,11 @@ function typeOf(node: Schema, ctx: FieldContext): { html: string; expand: Schema
 }
 
 /** Rows for the members of an object schema (after following `$ref` and flattening `allOf` refs). */
-export function fieldRows(objectSchema: Schema, ctx: FieldContext, options: { prefix?: string; depth?: number; presence?: (name: string, required: boolean) => string } = {}): FieldRow[] {
+export function fieldRows(
+  objectSchema: Schema,
+  ctx: FieldContext,
+  options: { prefix?: string; depth?: number; presence?: (name: string, required: boolean) => string } = {},
+): FieldRow[] {
   const { schema } = deref(objectSchema, ctx);
   const properties = { ...mergedProperties(schema, ctx) };
   const required = new Set(mergedRequired(schema, ctx));
@@ -135,7 +143,9 @@ export function fieldRows(objectSchema: Schema, ctx: FieldContext, options: { pr
     const isArray = t.schema.type === 'array';
     const path = `${prefix}${name}`;
     const lits = literalsOf(t.schema);
-    const description = String(node.description ?? t.schema.description ?? (lits?.length === 1 ? `Always ${JSON.stringify(lits[0])}.` : ''));
+    const description = String(
+      node.description ?? t.schema.description ?? (lits?.length === 1 ? `Always ${JSON.stringify(lits[0])}.` : ''),
+    );
     const req = required.has(name);
     rows.push({
       path,

@@ -28,7 +28,8 @@ export function highlightJson(text: string): string {
   const token = /("(?:[^"\\]|\\.)*")(\s*:)?|(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)|\b(true|false|null)\b|([^"\d\-tfn]+|.)/g;
   let out = '';
   for (const m of text.matchAll(token)) {
-    if (m[1] !== undefined) out += m[2] !== undefined ? `<span class="j-k">${esc(m[1])}</span>${esc(m[2])}` : `<span class="j-s">${esc(m[1])}</span>`;
+    if (m[1] !== undefined)
+      out += m[2] !== undefined ? `<span class="j-k">${esc(m[1])}</span>${esc(m[2])}` : `<span class="j-s">${esc(m[1])}</span>`;
     else if (m[3] !== undefined) out += `<span class="j-n">${m[3]}</span>`;
     else if (m[4] !== undefined) out += `<span class="j-l">${m[4]}</span>`;
     else out += esc(m[0]);

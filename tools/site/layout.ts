@@ -60,7 +60,8 @@ export function renderPage(page: Page, nav: Nav): string {
   const root = rootOf(page.path);
   const link = (to: string) => esc(rel(page.path, to));
   const current = page.current ?? page.path;
-  const top = (to: string, label: string) => `<a href="${link(to)}"${current === to || current.startsWith(to.replace(/index\.html$/, '')) && to !== 'index.html' ? ' aria-current="true"' : ''}>${label}</a>`;
+  const top = (to: string, label: string) =>
+    `<a href="${link(to)}"${current === to || (current.startsWith(to.replace(/index\.html$/, '')) && to !== 'index.html') ? ' aria-current="true"' : ''}>${label}</a>`;
   return `<!doctype html>
 <html lang="en">
 <head>

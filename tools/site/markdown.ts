@@ -9,13 +9,33 @@ import { Marked, type Tokens } from 'marked';
 import { codeBlock, esc } from './html.ts';
 
 /** The RFC 2119 / 8174 keywords, longest first, as the requirement parser reads them. */
-const KEYWORDS = ['MUST NOT', 'MUST', 'REQUIRED', 'SHALL NOT', 'SHALL', 'SHOULD NOT', 'SHOULD', 'NOT RECOMMENDED', 'RECOMMENDED', 'MAY', 'OPTIONAL'];
+const KEYWORDS = [
+  'MUST NOT',
+  'MUST',
+  'REQUIRED',
+  'SHALL NOT',
+  'SHALL',
+  'SHOULD NOT',
+  'SHOULD',
+  'NOT RECOMMENDED',
+  'RECOMMENDED',
+  'MAY',
+  'OPTIONAL',
+];
 const KEYWORD_AT = new RegExp(`^(?:${KEYWORDS.join('|')})\\b`);
 const KEYWORD_ANYWHERE = new RegExp(`\\b(?:${KEYWORDS.join('|')})\\b`, 'g');
 const LEVEL: Record<string, 'must' | 'should' | 'may'> = {
-  'MUST NOT': 'must', MUST: 'must', REQUIRED: 'must', 'SHALL NOT': 'must', SHALL: 'must',
-  'SHOULD NOT': 'should', SHOULD: 'should', 'NOT RECOMMENDED': 'should', RECOMMENDED: 'should',
-  MAY: 'may', OPTIONAL: 'may',
+  'MUST NOT': 'must',
+  MUST: 'must',
+  REQUIRED: 'must',
+  'SHALL NOT': 'must',
+  SHALL: 'must',
+  'SHOULD NOT': 'should',
+  SHOULD: 'should',
+  'NOT RECOMMENDED': 'should',
+  RECOMMENDED: 'should',
+  MAY: 'may',
+  OPTIONAL: 'may',
 };
 const REQ_ID = /^\*\*\[(TAP-[A-Z]+-[0-9]{3})\]\*\*/;
 const HEADING_ANCHOR = /\s*\{#([a-z0-9-]+)\}\s*$/;
@@ -102,15 +122,27 @@ export function renderMarkdown(source: string, ctx: RenderContext): Rendered {
         }
       }
       if (token.type === 'link') {
-        const mark = (ts: Tokens.Generic[] | undefined) => ts?.forEach((t) => (inLink.add(t), mark(t.tokens as Tokens.Generic[] | undefined)));
+        const mark = (ts: Tokens.Generic[] | undefined) =>
+          ts?.forEach((t) => (inLink.add(t), mark(t.tokens as Tokens.Generic[] | undefined)));
         mark(token.tokens as Tokens.Generic[]);
       }
     },
     renderer: {
       heading(token) {
         const inner = this.parser.parseInline(token.tokens);
-        const title = inner.replace(/<[^>]+>/g, '').replace(/&amp;/g, '&').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').trim();
-        let anchor = anchors.get(token) ?? title.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+        const title = inner
+          .replace(/<[^>]+>/g, '')
+          .replace(/&amp;/g, '&')
+          .replace(/&lt;/g, '<')
+          .replace(/&gt;/g, '>')
+          .replace(/&quot;/g, '"')
+          .trim();
+        let anchor =
+          anchors.get(token) ??
+          title
+            .toLowerCase()
+            .replace(/[^a-z0-9]+/g, '-')
+            .replace(/^-+|-+$/g, '');
         if (used.has(anchor)) {
           let n = 2;
           while (used.has(`${anchor}-${n}`)) n++;

@@ -13,7 +13,13 @@ const CONTENT = new URL('./content/', import.meta.url);
 function indexPage(ctx: SiteContext, path: string, label: string, html: string): void {
   for (const part of html.split(/(?=<h2 id=")/)) {
     const m = /^<h2 id="([^"]+)">([\s\S]*?)<\/h2>/.exec(part);
-    if (m) ctx.search.push({ t: textOf(m[2]!).replace(/#$/, ''), u: `${path}#${m[1]}`, k: label, x: textOf(part.slice(m[0].length)).slice(0, 600) });
+    if (m)
+      ctx.search.push({
+        t: textOf(m[2]!).replace(/#$/, ''),
+        u: `${path}#${m[1]}`,
+        k: label,
+        x: textOf(part.slice(m[0].length)).slice(0, 600),
+      });
   }
 }
 
@@ -53,9 +59,21 @@ ${LANGS.map((l) => `<tr><td><a href="#${l.lang}">${esc(l.name)}</a></td><td><cod
 ${sections.join('\n')}
 <h2 id="what-is-checked">What the generated code checks<a class="anchor" href="#what-is-checked" aria-label="Link to this section">#</a></h2>
 <p>The generated types describe the members each schema names. The dispatchers check the <code>type</code>, the required members and the JSON types; the Python one also checks enum values, patterns, lengths, ranges and the simple conditional rules. None of them replaces validation against the schemas, which also covers the conditional rules each <a href="${esc(rel(path, 'messages/index.html'))}">message page</a> lists. Unknown members are ignored by receivers (<a href="${esc(rel(path, 'spec/versioning.html'))}">Versioning and extensions</a>); the Python and Rust types keep them in <code>extra</code>.</p>`;
-  ctx.search.push({ t: 'Generated types', u: path, k: 'Guide', x: `TypeScript, Python, Go and Rust types from the JSON Schemas. ${LANGS.map((l) => commandFor(l.lang)).join(' ')}` });
-  for (const l of LANGS) ctx.search.push({ t: `${l.name} types`, u: `${path}#${l.lang}`, k: 'Generated types', x: `${commandFor(l.lang)} ${l.summary}` });
-  return { path, title: 'Generated types', body, toc: [...LANGS.map((l) => ({ anchor: l.lang, title: l.name })), { anchor: 'what-is-checked', title: 'What is checked' }], description: 'Generate TypeScript, Python, Go and Rust types for TAP messages.' };
+  ctx.search.push({
+    t: 'Generated types',
+    u: path,
+    k: 'Guide',
+    x: `TypeScript, Python, Go and Rust types from the JSON Schemas. ${LANGS.map((l) => commandFor(l.lang)).join(' ')}`,
+  });
+  for (const l of LANGS)
+    ctx.search.push({ t: `${l.name} types`, u: `${path}#${l.lang}`, k: 'Generated types', x: `${commandFor(l.lang)} ${l.summary}` });
+  return {
+    path,
+    title: 'Generated types',
+    body,
+    toc: [...LANGS.map((l) => ({ anchor: l.lang, title: l.name })), { anchor: 'what-is-checked', title: 'What is checked' }],
+    description: 'Generate TypeScript, Python, Go and Rust types for TAP messages.',
+  };
 }
 
 /** `code` spans of a one-line Markdown string as HTML. */

@@ -32,7 +32,11 @@ function repliesTo(ctx: SiteContext, type: string): string[] {
 /** "When it may be sent", from the catalogue columns. */
 function whenSent(m: MessageEntry, ctx: SiteContext, page: string): string {
   const parts: string[] = [];
-  parts.push(m.before_handshake ? 'Before and after the session is established.' : `Only once the session is established (after ${typeLink(page, 'handshake.go')}).`);
+  parts.push(
+    m.before_handshake
+      ? 'Before and after the session is established.'
+      : `Only once the session is established (after ${typeLink(page, 'handshake.go')}).`,
+  );
   const answers = repliesTo(ctx, m.type);
   if (answers.length > 0) parts.push(`As the direct reply to ${answers.map((t) => typeLink(page, t)).join(', ')}.`);
   if (m.task) parts.push('Concerns one task: the envelope carries <code>task_id</code>.');
@@ -52,7 +56,10 @@ function presenceOf(m: MessageEntry) {
 }
 
 /** Sections of the spec whose heading names the type, then sections that mention it. */
-function specPlaces(ctx: SiteContext, type: string): { defined: string[]; mentioned: Array<{ cite: string; title: string; chapter: string; count: number }> } {
+function specPlaces(
+  ctx: SiteContext,
+  type: string,
+): { defined: string[]; mentioned: Array<{ cite: string; title: string; chapter: string; count: number }> } {
   const defined: string[] = [];
   const mentioned: Array<{ cite: string; title: string; chapter: string; count: number }> = [];
   const needle = `\`${type}\``;
@@ -104,24 +111,39 @@ ${answers.length ? `<dt>Answers</dt><dd>${answers.map((t) => typeLink(path, t)).
 <dt><code>reply_to</code></dt><dd>${esc(m.reply_to)}</dd>
 <dt><code>session_id</code></dt><dd>${esc(m.session_id)}</dd>
 <dt>Schemas</dt><dd>${raw(schemaFile)} · ${raw(payloadFile)}</dd>
-${asyncapi ? `<dt>AsyncAPI</dt><dd>${asyncapi}</dd>
-` : ''}</dl>`;
+${
+  asyncapi
+    ? `<dt>AsyncAPI</dt><dd>${asyncapi}</dd>
+`
+    : ''
+}</dl>`;
 
   const definedHtml = defined.length
     ? `<p>Specified in ${defined.map((c) => `<a href="${esc(rel(path, ctx.anchorPath(c)))}"><code>${esc(c)}</code></a>`).join(', ')}.</p>`
     : '';
   const mentionedHtml = mentioned.length
     ? `<details><summary>Mentioned in ${mentioned.length} section${mentioned.length === 1 ? '' : 's'} of the spec</summary><ul>${mentioned
-        .map((s) => `<li><a href="${esc(rel(path, ctx.anchorPath(s.cite)))}">${esc(s.chapter)}: ${esc(s.title)}</a> <span class="muted">(${s.count}×)</span></li>`)
+        .map(
+          (s) =>
+            `<li><a href="${esc(rel(path, ctx.anchorPath(s.cite)))}">${esc(s.chapter)}: ${esc(s.title)}</a> <span class="muted">(${s.count}×)</span></li>`,
+        )
         .join('')}</ul></details>`
     : '';
   const reqHtml = reqs.length
     ? `<details${reqs.length <= 6 ? ' open' : ''}><summary>${reqs.length} requirement${reqs.length === 1 ? '' : 's'} name <code>${esc(m.type)}</code></summary><ul class="req-list">${reqs
-        .map((r) => `<li><a class="req-id req-${r.level.toLowerCase()}" href="${esc(rel(path, `requirements.html#${r.id}`))}">${r.id}</a> ${esc(r.text)}</li>`)
+        .map(
+          (r) =>
+            `<li><a class="req-id req-${r.level.toLowerCase()}" href="${esc(rel(path, `requirements.html#${r.id}`))}">${r.id}</a> ${esc(r.text)}</li>`,
+        )
         .join('')}</ul></details>`
     : '';
   const examples = fixtures.length
-    ? fixtures.map((f) => `<h3 id="example-${esc(f.scenario)}">${esc(f.scenario.replace(/-/g, ' '))}<a class="anchor" href="#example-${esc(f.scenario)}" aria-label="Link to this example">#</a></h3>\n${codeBlock(f.text, 'json')}`).join('\n')
+    ? fixtures
+        .map(
+          (f) =>
+            `<h3 id="example-${esc(f.scenario)}">${esc(f.scenario.replace(/-/g, ' '))}<a class="anchor" href="#example-${esc(f.scenario)}" aria-label="Link to this example">#</a></h3>\n${codeBlock(f.text, 'json')}`,
+        )
+        .join('\n')
     : '<p class="muted">No fixture of this type yet.</p>';
 
   const body = `<div class="breadcrumb"><a href="${esc(rel(path, 'messages/index.html'))}">Messages</a> / ${esc(m.type)}</div>
@@ -141,7 +163,12 @@ ${rules.length ? `<h3 id="rules">Conditional rules<a class="anchor" href="#rules
 <p class="muted">Valid messages from <code>fixtures/messages/${esc(m.type)}/</code>; each passes <code>${esc(schemaFile)}</code>.</p>
 ${examples}`;
 
-  ctx.search.push({ t: m.type, u: path, k: 'Message', x: `${m.description} ${String(schema.description ?? '')} ${payloadRows.map((r) => r.path).join(' ')}` });
+  ctx.search.push({
+    t: m.type,
+    u: path,
+    k: 'Message',
+    x: `${m.description} ${String(schema.description ?? '')} ${payloadRows.map((r) => r.path).join(' ')}`,
+  });
   return {
     path,
     title: m.type,
@@ -180,5 +207,8 @@ export function messagePages(ctx: SiteContext): Page[] {
 ${rows}
 </tbody></table></div>`;
   ctx.search.push({ t: 'Message catalogue', u: path, k: 'Reference', x: 'Every message type of TAP 1.0: direction, replies, sequencing.' });
-  return [{ path, title: 'Message catalogue', body, wide: true, description: 'The TAP 1.0 message catalogue.' }, ...ctx.sources.messages.map((m) => messagePage(ctx, m))];
+  return [
+    { path, title: 'Message catalogue', body, wide: true, description: 'The TAP 1.0 message catalogue.' },
+    ...ctx.sources.messages.map((m) => messagePage(ctx, m)),
+  ];
 }

@@ -41,7 +41,14 @@ ${body}${rules.length ? `<ul class="rules">${rules.map((r) => `<li>${r}</li>`).j
 ${sections.join('\n')}
 ${heading(2, 'files', 'All schema files')}
 <p>${files.join(' · ')}</p>`;
-  return { path, title: 'Schemas', body, wide: true, toc: order.map((f) => ({ anchor: schemaAnchor(f), title: String(ctx.sources.schemas.get(f)!.title ?? f) })), description: 'The shared JSON Schemas of TAP 1.0.' };
+  return {
+    path,
+    title: 'Schemas',
+    body,
+    wide: true,
+    toc: order.map((f) => ({ anchor: schemaAnchor(f), title: String(ctx.sources.schemas.get(f)!.title ?? f) })),
+    description: 'The shared JSON Schemas of TAP 1.0.',
+  };
 }
 
 /** errors.html: the registry of error-codes.json. */
@@ -74,7 +81,10 @@ export function statesPage(ctx: SiteContext): { page: Page; svg: string } {
   const svg = stateDiagramSvg(table);
   const stateLink = (s: string) => `<a href="#state-${esc(s)}"><code>${esc(s)}</code></a>`;
   const rows = table.transitions
-    .map((t, i) => `<tr id="transition-${i + 1}"><td class="stat">${i + 1}</td><td>${stateLink(t.from)}</td><td>${stateLink(t.to)}${table.terminal.includes(t.to) ? ' <span class="tag no">terminal</span>' : ''}</td><td>${esc(t.trigger)}</td></tr>`)
+    .map(
+      (t, i) =>
+        `<tr id="transition-${i + 1}"><td class="stat">${i + 1}</td><td>${stateLink(t.from)}</td><td>${stateLink(t.to)}${table.terminal.includes(t.to) ? ' <span class="tag no">terminal</span>' : ''}</td><td>${esc(t.trigger)}</td></tr>`,
+    )
     .join('\n');
   const body = `<h1 id="task-states">Task states</h1>
 <p class="lead">Every task is in one of ${table.states.length} states. It starts in <code>${esc(table.initial)}</code> and ends in one of the terminal states ${table.terminal.map((s) => `<code>${esc(s)}</code>`).join(', ')}. Drawn from the normative table <a href="${esc(rel(path, 'schemas/v1/task-states.json'))}"><code>task-states.json</code></a>; the <a href="${esc(rel(path, 'spec/tasks.html#states'))}">Tasks</a> chapter gives the rules.</p>
@@ -88,7 +98,12 @@ ${heading(2, 'transitions', 'Transitions')}
 <tbody>
 ${rows}
 </tbody></table></div>`;
-  ctx.search.push({ t: 'Task states', u: path, k: 'Reference', x: `State diagram and transitions: ${table.states.join(', ')}. ${table.transitions.map((t) => t.trigger).join('. ')}` });
+  ctx.search.push({
+    t: 'Task states',
+    u: path,
+    k: 'Reference',
+    x: `State diagram and transitions: ${table.states.join(', ')}. ${table.transitions.map((t) => t.trigger).join('. ')}`,
+  });
   return { page: { path, title: 'Task states', body, wide: true, description: 'The TAP 1.0 task state machine.' }, svg };
 }
 
@@ -110,9 +125,11 @@ export function requirementsPage(ctx: SiteContext): Page {
           : section.length
             ? `<span class="muted">none names it; cases of its section:</span><br>${section.map((k) => caseLink(k.id)).join('<br>')}`
             : '<span class="muted">—</span>';
-        return `<tr id="${esc(r.id)}" data-level="${r.level}" data-checked="${checked.length > 0}"><td><a class="req-id req-${r.level.toLowerCase()}" href="${esc(rel(path, ctx.requirementSentence(r.id)))}" title="The sentence in its chapter">${esc(r.id)}</a></td>` +
+        return (
+          `<tr id="${esc(r.id)}" data-level="${r.level}" data-checked="${checked.length > 0}"><td><a class="req-id req-${r.level.toLowerCase()}" href="${esc(rel(path, ctx.requirementSentence(r.id)))}" title="The sentence in its chapter">${esc(r.id)}</a></td>` +
           `<td><span class="level level-${r.level.toLowerCase()}">${r.level}</span></td>` +
-          `<td>${esc(r.text)}<div class="muted"><a href="${esc(rel(path, ctx.anchorPath(r.anchor)))}"><code>${esc(r.anchor)}</code></a></div></td><td>${cases}</td></tr>`;
+          `<td>${esc(r.text)}<div class="muted"><a href="${esc(rel(path, ctx.anchorPath(r.anchor)))}"><code>${esc(r.anchor)}</code></a></div></td><td>${cases}</td></tr>`
+        );
       })
       .join('\n');
     return `<section class="req-chapter">${heading(2, `chapter-${c.name}`, `${esc(c.label)} <span class="muted stat">(${reqs.length})</span>`)}
@@ -122,7 +139,8 @@ export function requirementsPage(ctx: SiteContext): Page {
 ${rows}
 </tbody></table></div></section>`;
   });
-  const stat = (l: 'MUST' | 'SHOULD' | 'MAY') => `<span class="level level-${l.toLowerCase()}">${l}</span> ${cov[l].total} <span class="muted">(${cov[l].checked} with a case)</span>`;
+  const stat = (l: 'MUST' | 'SHOULD' | 'MAY') =>
+    `<span class="level level-${l.toLowerCase()}">${l}</span> ${cov[l].total} <span class="muted">(${cov[l].checked} with a case)</span>`;
   const unknown = ctx.links.unknown.length
     ? `<p class="note">Cases that name ids not in this index: ${ctx.links.unknown.map((u) => `<code>${esc(u.caseId)}</code> → <code>${esc(u.requirement)}</code>`).join(', ')}.</p>`
     : '';
@@ -158,8 +176,21 @@ ${sections.join('\n')}`;
   });
 })();
 `;
-  ctx.search.push({ t: 'Requirement index', u: path, k: 'Reference', x: 'Every requirement with its level, sentence, anchor and conformance cases.' });
-  return { path, title: 'Requirement index', body, wide: true, script, toc: chapters.map((c) => ({ anchor: `chapter-${c.name}`, title: c.label })), description: 'Every TAP 1.0 requirement, linked to its conformance cases.' };
+  ctx.search.push({
+    t: 'Requirement index',
+    u: path,
+    k: 'Reference',
+    x: 'Every requirement with its level, sentence, anchor and conformance cases.',
+  });
+  return {
+    path,
+    title: 'Requirement index',
+    body,
+    wide: true,
+    script,
+    toc: chapters.map((c) => ({ anchor: `chapter-${c.name}`, title: c.label })),
+    description: 'Every TAP 1.0 requirement, linked to its conformance cases.',
+  };
 }
 
 /** cases.html: the conformance cases of tap-conform by profile. */
@@ -173,8 +204,10 @@ export function casesPage(ctx: SiteContext): Page {
       .map((c) => {
         ctx.search.push({ t: c.id, u: `${path}#${c.id}`, k: 'Conformance case', x: c.title });
         const reqs = c.requirements.filter((id) => ctx.requirementsById.has(id));
-        return `<tr id="${esc(c.id)}"><td><code>${esc(c.id)}</code></td><td><span class="level level-${c.level.toLowerCase()}">${c.level}</span></td><td>${esc(c.title)}</td>` +
-          `<td>${ctx.citeExists(c.spec) ? `<a href="${esc(rel(path, ctx.anchorPath(c.spec)))}"><code>${esc(c.spec)}</code></a>` : `<code>${esc(c.spec)}</code> <span class="muted">(no such section in the spec)</span>`}${reqs.length ? `<br>${reqs.map((id) => `<a href="${esc(rel(path, `requirements.html#${id}`))}">${esc(id)}</a>`).join(', ')}` : ''}</td></tr>`;
+        return (
+          `<tr id="${esc(c.id)}"><td><code>${esc(c.id)}</code></td><td><span class="level level-${c.level.toLowerCase()}">${c.level}</span></td><td>${esc(c.title)}</td>` +
+          `<td>${ctx.citeExists(c.spec) ? `<a href="${esc(rel(path, ctx.anchorPath(c.spec)))}"><code>${esc(c.spec)}</code></a>` : `<code>${esc(c.spec)}</code> <span class="muted">(no such section in the spec)</span>`}${reqs.length ? `<br>${reqs.map((id) => `<a href="${esc(rel(path, `requirements.html#${id}`))}">${esc(id)}</a>`).join(', ')}` : ''}</td></tr>`
+        );
       })
       .join('\n');
     return `${heading(2, `profile-${p}`, `Profile <code>${esc(p)}</code>`)}
@@ -188,5 +221,12 @@ ${rows}
 <p class="lead">The ${cases.length} cases of <code>tap-conform</code>, the TAP 1.0 conformance suite, grouped by profile. <a href="${esc(rel(path, 'spec/conformance.html'))}">Conformance</a> defines profiles, levels and verdicts; <a href="${esc(rel(path, 'getting-started.html#certify'))}">Getting started</a> shows how to run them against an agent.</p>
 <p class="muted">The same list, with filters: <code>npx tap-conform --list</code>.</p>
 ${cases.length ? sections.join('\n') : '<p class="note">The case list is empty.</p>'}`;
-  return { path, title: 'Conformance cases', body, wide: true, toc: profiles.map((p) => ({ anchor: `profile-${p}`, title: p })), description: 'The conformance cases of tap-conform.' };
+  return {
+    path,
+    title: 'Conformance cases',
+    body,
+    wide: true,
+    toc: profiles.map((p) => ({ anchor: `profile-${p}`, title: p })),
+    description: 'The conformance cases of tap-conform.',
+  };
 }

@@ -33,7 +33,9 @@ function requirementSummary(ctx: SiteContext, chapter: string, page: string): st
   const reqs = ctx.sources.requirements.filter((r) => r.chapter === chapter);
   if (reqs.length === 0) return '';
   const n = (level: string) => reqs.filter((r) => r.level === level).length;
-  const parts = (['MUST', 'SHOULD', 'MAY'] as const).filter((l) => n(l) > 0).map((l) => `<span class="level level-${l.toLowerCase()}">${n(l)} ${l}</span>`);
+  const parts = (['MUST', 'SHOULD', 'MAY'] as const)
+    .filter((l) => n(l) > 0)
+    .map((l) => `<span class="level level-${l.toLowerCase()}">${n(l)} ${l}</span>`);
   return `<p class="muted">This chapter states <a href="${esc(rel(page, `requirements.html#chapter-${chapter}`))}">${reqs.length} requirement${reqs.length === 1 ? '' : 's'}</a> ${parts.join(' ')}</p>`;
 }
 
@@ -77,12 +79,21 @@ export function homePage(ctx: SiteContext): Page {
   const firstP = rendered.html.indexOf('</p>') + '</p>'.length;
   const { requirements, messages, errors, cases } = ctx.sources;
   const musts = requirements.filter((r) => r.level === 'MUST').length;
-  const card = (to: string, title: string, text: string) => `<a class="card" href="${esc(rel(path, to))}"><strong>${esc(title)}</strong><span>${text}</span></a>`;
+  const card = (to: string, title: string, text: string) =>
+    `<a class="card" href="${esc(rel(path, to))}"><strong>${esc(title)}</strong><span>${text}</span></a>`;
   const cards = [
-    card('spec/conventions.html', 'Read the specification', `${ctx.sources.chapters.length - 1} chapters, every heading with a stable anchor.`),
+    card(
+      'spec/conventions.html',
+      'Read the specification',
+      `${ctx.sources.chapters.length - 1} chapters, every heading with a stable anchor.`,
+    ),
     card('getting-started.html', 'Get started', 'Build an agent on the reference library and certify it with <code>tap-conform</code>.'),
     card('messages/index.html', 'Message catalogue', `${messages.length} message types: direction, replies, fields and examples.`),
-    card('requirements.html', 'Requirement index', `${requirements.length} requirements (${musts} MUST), each linked to the conformance cases that check it.`),
+    card(
+      'requirements.html',
+      'Requirement index',
+      `${requirements.length} requirements (${musts} MUST), each linked to the conformance cases that check it.`,
+    ),
     card('states.html', 'Task states', 'The task state machine, drawn from <code>task-states.json</code>.'),
     card('errors.html', 'Error codes', `${errors.length} stable codes with category, retryability and fatality.`),
     card('cases.html', 'Conformance cases', `${cases.length} cases of <code>tap-conform</code>, by profile.`),
@@ -95,6 +106,7 @@ export function homePage(ctx: SiteContext): Page {
     body,
     current: 'index.html',
     toc: rendered.headings.filter((h) => h.depth === 2).map((h) => ({ anchor: h.anchor, title: h.title })),
-    description: 'TAP 1.0: the task hand-off protocol for heterogeneous LLM agents. Specification, message catalogue, requirement index and conformance.',
+    description:
+      'TAP 1.0: the task hand-off protocol for heterogeneous LLM agents. Specification, message catalogue, requirement index and conformance.',
   };
 }

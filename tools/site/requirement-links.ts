@@ -50,7 +50,10 @@ export function linkRequirements(requirements: readonly Requirement[], cases: re
 }
 
 /** Counts of the requirement index by level, and how many of each have at least one case. */
-export function coverage(requirements: readonly Requirement[], links: RequirementLinks): Record<'MUST' | 'SHOULD' | 'MAY', { total: number; checked: number }> {
+export function coverage(
+  requirements: readonly Requirement[],
+  links: RequirementLinks,
+): Record<'MUST' | 'SHOULD' | 'MAY', { total: number; checked: number }> {
   const out = { MUST: { total: 0, checked: 0 }, SHOULD: { total: 0, checked: 0 }, MAY: { total: 0, checked: 0 } };
   for (const r of requirements) {
     out[r.level].total++;

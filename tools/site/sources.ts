@@ -18,7 +18,6 @@ export const FIXTURE_DIR = join(ROOT, 'fixtures', 'messages');
 /** A JSON Schema object as read from schemas/v1. */
 export type Schema = Record<string, unknown>;
 
-
 /** Rows of messages.json and error-codes.json, typed by the tables' source. */
 import type { ErrorCodeEntry, MessageEntry } from '../../schemas/src/tables.ts';
 export type { MessageEntry };
@@ -116,7 +115,9 @@ export function readSources(cases: CaseRef[]): Sources {
   const index = parseSpec(SPEC_DIR);
   if (index.problems.length > 0) {
     const first = index.problems[0]!;
-    throw new Error(`the spec has ${index.problems.length} problem(s), first ${first.file}:${first.line}: ${first.message} (run npx tsx tools/requirements.ts)`);
+    throw new Error(
+      `the spec has ${index.problems.length} problem(s), first ${first.file}:${first.line}: ${first.message} (run npx tsx tools/requirements.ts)`,
+    );
   }
   const indexSource = readFileSync(join(SPEC_DIR, 'index.md'), 'utf8');
   const chapters = chapterOrder(indexSource, [...index.chapters.keys()]).map(({ name, label }): ChapterSource => {
@@ -126,12 +127,20 @@ export function readSources(cases: CaseRef[]): Sources {
   });
 
   const schemas = new Map<string, Schema>();
-  for (const f of readdirSync(SCHEMA_DIR).filter((n) => n.endsWith('.schema.json')).sort()) schemas.set(f, readJson<Schema>(join(SCHEMA_DIR, f)));
+  for (const f of readdirSync(SCHEMA_DIR)
+    .filter((n) => n.endsWith('.schema.json'))
+    .sort())
+    schemas.set(f, readJson<Schema>(join(SCHEMA_DIR, f)));
 
   const fixtures: Fixture[] = [];
   if (existsSync(FIXTURE_DIR)) {
-    for (const type of readdirSync(FIXTURE_DIR, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort()) {
-      for (const f of readdirSync(join(FIXTURE_DIR, type)).filter((n) => n.endsWith('.json')).sort()) {
+    for (const type of readdirSync(FIXTURE_DIR, { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => d.name)
+      .sort()) {
+      for (const f of readdirSync(join(FIXTURE_DIR, type))
+        .filter((n) => n.endsWith('.json'))
+        .sort()) {
         fixtures.push({ type, scenario: f.slice(0, -5), text: readFileSync(join(FIXTURE_DIR, type, f), 'utf8').trimEnd() });
       }
     }
@@ -153,5 +162,12 @@ export function readSources(cases: CaseRef[]): Sources {
 /** The conformance cases of tap-conform, reduced to what the site links to. */
 export async function loadCases(): Promise<CaseRef[]> {
   const { ALL_CASES } = await import('../../conformance/cases/index.ts');
-  return ALL_CASES.map(({ id, title, level, profile, spec, requirements }) => ({ id, title, level, profile, spec, requirements: [...requirements] }));
+  return ALL_CASES.map(({ id, title, level, profile, spec, requirements }) => ({
+    id,
+    title,
+    level,
+    profile,
+    spec,
+    requirements: [...requirements],
+  }));
 }

@@ -147,7 +147,9 @@ export function layout(table: StateTable): Layout {
   for (const [s, list] of incoming) {
     const b = boxes.get(s)!;
     const left = center(b).x < cx;
-    const sorted = [...list].sort((a, c) => boxes.get(a.from)!.y - boxes.get(c.from)!.y || table.transitions.indexOf(a) - table.transitions.indexOf(c));
+    const sorted = [...list].sort(
+      (a, c) => boxes.get(a.from)!.y - boxes.get(c.from)!.y || table.transitions.indexOf(a) - table.transitions.indexOf(c),
+    );
     const step = b.w / (list.length + 1);
     sorted.forEach((t, i) => {
       const k = left ? i + 1 : list.length - i;
@@ -184,7 +186,14 @@ export function layout(table: StateTable): Layout {
       const sy = ca.y + slot.get(i)!;
       const dir = left ? -1 : 1;
       const d = `M ${sx} ${sy} H ${px - dir * r} Q ${px} ${sy} ${px} ${sy + r} V ${b.y}`;
-      paths.set(i, { d, points: [{ x: sx, y: sy }, { x: px, y: sy }, { x: px, y: b.y }] });
+      paths.set(i, {
+        d,
+        points: [
+          { x: sx, y: sy },
+          { x: px, y: sy },
+          { x: px, y: b.y },
+        ],
+      });
       return;
     }
     const ra = rank.get(t.from)!;
@@ -195,7 +204,13 @@ export function layout(table: StateTable): Layout {
       const off = reverse ? (rb > ra ? -12 : 12) : 0;
       const y1 = rb > ra ? a.y + a.h : a.y;
       const y2 = rb > ra ? b.y : b.y + b.h;
-      paths.set(i, { d: `M ${ca.x + off} ${y1} V ${y2}`, points: [{ x: ca.x + off, y: y1 }, { x: ca.x + off, y: y2 }] });
+      paths.set(i, {
+        d: `M ${ca.x + off} ${y1} V ${y2}`,
+        points: [
+          { x: ca.x + off, y: y1 },
+          { x: ca.x + off, y: y2 },
+        ],
+      });
       return;
     }
     const onRight = rb > ra;
@@ -214,7 +229,10 @@ export function layout(table: StateTable): Layout {
     for (let k = 0; k <= 24; k++) {
       const u = k / 24;
       const m = 1 - u;
-      points.push({ x: m * m * m * x1 + 3 * m * m * u * c1.x + 3 * m * u * u * c2.x + u * u * u * x2, y: m * m * m * y1 + 3 * m * m * u * c1.y + 3 * m * u * u * c2.y + u * u * u * y2 });
+      points.push({
+        x: m * m * m * x1 + 3 * m * m * u * c1.x + 3 * m * u * u * c2.x + u * u * u * x2,
+        y: m * m * m * y1 + 3 * m * m * u * c1.y + 3 * m * u * u * c2.y + u * u * u * y2,
+      });
     }
     paths.set(i, { d, points });
   });
@@ -225,19 +243,36 @@ export function layout(table: StateTable): Layout {
   const clear = (p: Point, own: number, strict = true) =>
     placed.every((q) => Math.hypot(p.x - q.x, p.y - q.y) >= 2 * LABEL_R + 3) &&
     lines.every((pts, j) => !strict || j === own || pts.every((q) => Math.hypot(p.x - q.x, p.y - q.y) >= LABEL_R + 3)) &&
-    [...boxes.values()].every((b) => p.x < b.x - LABEL_R - 2 || p.x > b.x + b.w + LABEL_R + 2 || p.y < b.y - LABEL_R - 2 || p.y > b.y + b.h + LABEL_R + 2);
+    [...boxes.values()].every(
+      (b) => p.x < b.x - LABEL_R - 2 || p.x > b.x + b.w + LABEL_R + 2 || p.y < b.y - LABEL_R - 2 || p.y > b.y + b.h + LABEL_R + 2,
+    );
   const edges: Edge[] = table.transitions.map((t, i) => {
     const { d, points } = paths.get(i)!;
     const samples = sample(points, 60);
     const preferred = boxes.get(t.to)!.terminal ? 0.82 : 0.5;
-    const order = samples.map((p, k) => ({ p, k, dist: Math.abs(k / (samples.length - 1) - preferred) })).sort((a, b) => a.dist - b.dist || a.k - b.k);
+    const order = samples
+      .map((p, k) => ({ p, k, dist: Math.abs(k / (samples.length - 1) - preferred) }))
+      .sort((a, b) => a.dist - b.dist || a.k - b.k);
     const label = (order.find((o) => clear(o.p, i)) ?? order.find((o) => clear(o.p, i, false)) ?? order[0]!).p;
     placed.push(label);
-    return { n: i + 1, from: t.from, to: t.to, trigger: t.trigger, d, label: { x: Math.round(label.x * 10) / 10, y: Math.round(label.y * 10) / 10 } };
+    return {
+      n: i + 1,
+      from: t.from,
+      to: t.to,
+      trigger: t.trigger,
+      d,
+      label: { x: Math.round(label.x * 10) / 10, y: Math.round(label.y * 10) / 10 },
+    };
   });
 
   const initial = boxes.get(table.initial)!;
-  return { width: totalW, height: termY + NODE_H + 24, boxes: [...boxes.values()], edges, start: { x: initial.x + initial.w / 2, y: initial.y - 34 } };
+  return {
+    width: totalW,
+    height: termY + NODE_H + 24,
+    boxes: [...boxes.values()],
+    edges,
+    start: { x: initial.x + initial.w / 2, y: initial.y - 34 },
+  };
 }
 
 /** Points evenly spaced along a polyline. */
@@ -286,7 +321,9 @@ export function stateDiagramSvg(table: StateTable): string {
   }
   for (const b of l.boxes) {
     const cls = b.terminal ? 'sd-term' : 'sd-box';
-    const inner = b.terminal ? `<rect class="${cls}" x="${b.x + 3}" y="${b.y + 3}" width="${b.w - 6}" height="${b.h - 6}" rx="5" fill="none"/>` : '';
+    const inner = b.terminal
+      ? `<rect class="${cls}" x="${b.x + 3}" y="${b.y + 3}" width="${b.w - 6}" height="${b.h - 6}" rx="5" fill="none"/>`
+      : '';
     parts.push(
       `<g class="sd-node" id="state-${esc(b.state)}"><rect class="${cls}" x="${b.x}" y="${b.y}" width="${b.w}" height="${b.h}" rx="8"/>${inner}` +
         `<text class="sd-text" x="${b.x + b.w / 2}" y="${b.y + b.h / 2 + 4.5}" text-anchor="middle">${esc(b.state)}</text></g>`,

@@ -70,12 +70,26 @@ async function unsupportedWorkspace(run: WorkspaceRun, name: string, config: Rec
   const elsewhere = [];
   for (const dir of ['completed', 'failed'] as const) if (await readRecordFile(ws.paths.record(dir, id), id)) elsewhere.push(`${dir}/`);
   const what = config ? `in a workspace whose tap-workspace.json says ${show(config)}` : 'in a directory without tap-workspace.json';
-  if (!config && (await fsp.stat(ws.paths.config).then(() => true, () => false))) {
+  if (
+    !config &&
+    (await fsp.stat(ws.paths.config).then(
+      () => true,
+      () => false,
+    ))
+  ) {
     return fail(`${what}, the agent wrote a tap-workspace.json of its own`, 'the directory left alone', 'a new tap-workspace.json');
   }
   if (elsewhere.length > 0 || claimed.length > 0 || !now || !now.equals(bytes)) {
-    const where = elsewhere.length ? `moved to ${elsewhere.join(', ')}` : claimed.length ? `claimed (${claimed.join(', ')})` : 'changed or removed';
-    return fail(`${what}, the agent worked anyway: the pending task was ${where}`, 'the agent refuses the workspace and leaves its files alone', where);
+    const where = elsewhere.length
+      ? `moved to ${elsewhere.join(', ')}`
+      : claimed.length
+        ? `claimed (${claimed.join(', ')})`
+        : 'changed or removed';
+    return fail(
+      `${what}, the agent worked anyway: the pending task was ${where}`,
+      'the agent refuses the workspace and leaves its files alone',
+      where,
+    );
   }
   return null;
 }
@@ -99,12 +113,37 @@ export const agentCases = [
       ctx.note(`state.json: ${show(st)}; at the first claim of the task waiting at start-up: ${show(before)}`);
       return verdictOf(
         `card and state published${before ? ' before the first claim' : ''}; phases ${show(st.phases)}`,
-        check(issues === null, `card.json does not match agent-card.schema.json: ${issues ? describeIssues(issues) : ''}`, 'a valid agent card', show(card.value)),
-        check(c.agent_id === run.agentId, `card.json names agent_id ${show(c.agent_id)}, not the agent's id "${run.agentId}"`, run.agentId, show(c.agent_id)),
-        check(Array.isArray(st.phases) && st.phases.every((p) => typeof p === 'string'), 'state.json has no "phases" list of phase names', '"phases": [ … ]', show(st.phases)),
-        check(st.status === 'idle' || st.status === 'busy' || st.status === 'stopped', `state.json has status ${show(st.status)}`, '"idle", "busy" or "stopped"', show(st.status)),
+        check(
+          issues === null,
+          `card.json does not match agent-card.schema.json: ${issues ? describeIssues(issues) : ''}`,
+          'a valid agent card',
+          show(card.value),
+        ),
+        check(
+          c.agent_id === run.agentId,
+          `card.json names agent_id ${show(c.agent_id)}, not the agent's id "${run.agentId}"`,
+          run.agentId,
+          show(c.agent_id),
+        ),
+        check(
+          Array.isArray(st.phases) && st.phases.every((p) => typeof p === 'string'),
+          'state.json has no "phases" list of phase names',
+          '"phases": [ … ]',
+          show(st.phases),
+        ),
+        check(
+          st.status === 'idle' || st.status === 'busy' || st.status === 'stopped',
+          `state.json has status ${show(st.status)}`,
+          '"idle", "busy" or "stopped"',
+          show(st.status),
+        ),
         check(typeof st.updated_at === 'string', 'state.json has no "updated_at"', 'an RFC 3339 time', show(st.updated_at)),
-        check(before === null || (before.card && before.state), `the agent claimed the task waiting at start-up before it published ${before && !before.card ? 'card.json' : 'state.json'}`, 'card.json and state.json first', show(before)),
+        check(
+          before === null || (before.card && before.state),
+          `the agent claimed the task waiting at start-up before it published ${before && !before.card ? 'card.json' : 'state.json'}`,
+          'card.json and state.json first',
+          show(before),
+        ),
       );
     },
   }),
@@ -118,25 +157,51 @@ export const agentCases = [
       const every = run.leaseMs / 3;
       const w = timingWindow(every, ctx.env.timeScale);
       const seen = await watchHeartbeat(run, Math.max(w.latestMs * 2, run.leaseMs * 2));
-      ctx.note(`heartbeat counters seen: ${show(seen.map((s) => `${s.counter}@${Math.round(s.at)}ms`), 600)}`);
+      ctx.note(
+        `heartbeat counters seen: ${show(
+          seen.map((s) => `${s.counter}@${Math.round(s.at)}ms`),
+          600,
+        )}`,
+      );
       if (seen.length === 0) stop(fail(`agents/${run.agentId}/heartbeat.json does not exist`, 'a heartbeat file', 'none'));
       const counters = seen.map((s) => s.counter);
-      if (!counters.every((c) => typeof c === 'number')) stop(fail('heartbeat.json has no numeric "counter"', '{ "counter": n, … }', show(counters)));
+      if (!counters.every((c) => typeof c === 'number'))
+        stop(fail('heartbeat.json has no numeric "counter"', '{ "counter": n, … }', show(counters)));
       for (let i = 1; i < counters.length; i++) {
-        if ((counters[i] as number) <= (counters[i - 1] as number)) stop(fail(`the heartbeat counter went from ${counters[i - 1]} to ${counters[i]}`, 'an increasing counter', show(counters)));
+        if ((counters[i] as number) <= (counters[i - 1] as number))
+          stop(fail(`the heartbeat counter went from ${counters[i - 1]} to ${counters[i]}`, 'an increasing counter', show(counters)));
       }
       const gaps = seen.slice(1).map((s, i) => s.at - seen[i]!.at);
       const widest = Math.max(0, ...gaps);
-      if (seen.length < 2) stop(fail(`heartbeat.json was not rewritten within ${Math.round(w.latestMs * 2)} ms`, `a heartbeat at least every ${Math.round(every)} ms`, `counter ${show(counters[0])} only`));
-      if (widest > w.latestMs) stop(fail(`${Math.round(widest)} ms passed between two heartbeats, beyond the allowance of ${Math.round(w.latestMs)} ms`, `a heartbeat at least every ${Math.round(every)} ms`, `a gap of ${Math.round(widest)} ms`));
-      if (widest > w.punctualMs) return { ...nonStrict(`${Math.round(widest)} ms passed between two heartbeats; punctual is within ${Math.round(w.punctualMs)} ms`), timingOnly: true };
+      if (seen.length < 2)
+        stop(
+          fail(
+            `heartbeat.json was not rewritten within ${Math.round(w.latestMs * 2)} ms`,
+            `a heartbeat at least every ${Math.round(every)} ms`,
+            `counter ${show(counters[0])} only`,
+          ),
+        );
+      if (widest > w.latestMs)
+        stop(
+          fail(
+            `${Math.round(widest)} ms passed between two heartbeats, beyond the allowance of ${Math.round(w.latestMs)} ms`,
+            `a heartbeat at least every ${Math.round(every)} ms`,
+            `a gap of ${Math.round(widest)} ms`,
+          ),
+        );
+      if (widest > w.punctualMs)
+        return {
+          ...nonStrict(`${Math.round(widest)} ms passed between two heartbeats; punctual is within ${Math.round(w.punctualMs)} ms`),
+          timingOnly: true,
+        };
       return pass(`${seen.length} heartbeats, at most ${Math.round(widest)} ms apart (lease_ms / 3 = ${Math.round(every)} ms)`);
     },
   }),
 
   wsCase({
     id: 'workspace.config.unsupported',
-    title: 'The agent does not work in a directory without tap-workspace.json, nor in a workspace of another major version or of an unknown claim mode',
+    title:
+      'The agent does not work in a directory without tap-workspace.json, nor in a workspace of another major version or of an unknown claim mode',
     spec: 'bindings-workspace#configuration',
     requirements: ['TAP-WKS-002', 'TAP-WKS-001'],
     budgetMs: 40_000,
@@ -146,7 +211,9 @@ export const agentCases = [
         unsupportedWorkspace(run, 'claim-mode', { claim_mode: 'flock' }),
         unsupportedWorkspace(run, 'no-config', null),
       ]);
-      ctx.note('three more agent processes were started: in workspaces speaking tap/2.0 and claim_mode "flock", and in a directory without tap-workspace.json');
+      ctx.note(
+        'three more agent processes were started: in workspaces speaking tap/2.0 and claim_mode "flock", and in a directory without tap-workspace.json',
+      );
       return verdictOf('the agent left all three directories alone', ...results);
     },
   }),
@@ -165,29 +232,60 @@ export const agentCases = [
       const id = run.taskId('stop');
       await publishRecord(run.ws, 'pending', record(id, PHASES.sleep, { ms: 120_000 }));
       const claim = await poll(() => run.observer.claims(id)[0] ?? null, finishWithin(run));
-      if (!claim) stop(fail(`the agent did not claim a ${PHASES.sleep} task within ${Math.round(finishWithin(run))} ms`, 'a claim', await whereIs(run, id)));
+      if (!claim)
+        stop(
+          fail(
+            `the agent did not claim a ${PHASES.sleep} task within ${Math.round(finishWithin(run))} ms`,
+            'a claim',
+            await whereIs(run, id),
+          ),
+        );
       const session = await ctx.session();
       const peer = session.ok ? session.value : null;
-      if (!peer) ctx.note(`no mailbox session could be opened (${!session.ok ? session.outcome.detail : ''}); the stop is judged without one`);
+      if (!peer)
+        ctx.note(`no mailbox session could be opened (${!session.ok ? session.outcome.detail : ''}); the stop is judged without one`);
       const t0 = performance.now();
       run.stoppedOnPurpose = true;
       run.agent.signal('SIGTERM');
       const grace = timingWindow(10_000, ctx.env.timeScale).latestMs;
       const exit = await run.agent.waitExit(grace);
       const took = performance.now() - t0;
-      ctx.note(`the agent ${exit ? `exited (${exit.signal ?? `code ${exit.code}`}) after ${Math.round(took)} ms` : `was still running after ${Math.round(grace)} ms`}`);
+      ctx.note(
+        `the agent ${exit ? `exited (${exit.signal ?? `code ${exit.code}`}) after ${Math.round(took)} ms` : `was still running after ${Math.round(grace)} ms`}`,
+      );
       const farewell = peer ? await peer.poll((r) => r.msg.type === 'session.farewell', ctx.scaled(1000)) : undefined;
       const left = await claimFiles(run.ws.paths.dir('processing'), id);
       const claimStillThere = left.some((n) => n === claim);
       const where = await whereIs(run, id);
       return verdictOf(
         `exited 0 after ${Math.round(took)} ms; the task is ${where}`,
-        check(exit !== null, `the agent did not exit within ${Math.round(grace)} ms of SIGTERM`, 'exit status 0 within the grace period', 'still running'),
-        check(exit === null || (exit.code === 0 && exit.signal === null), `the agent exited with ${exit?.signal ?? `status ${exit?.code}`}`, 'exit status 0', String(exit?.signal ?? exit?.code)),
-        peer ? check(farewell !== undefined, 'the session over mailboxes got no session.farewell before the agent exited', 'session.farewell', 'nothing') : null,
-        check(!claimStillThere, `the agent exited holding ${claim}: the record stays claimed until a reaper returns it`, 'the record released to pending/ (or finished)', `tasks/processing/${claim}`),
+        check(
+          exit !== null,
+          `the agent did not exit within ${Math.round(grace)} ms of SIGTERM`,
+          'exit status 0 within the grace period',
+          'still running',
+        ),
+        check(
+          exit === null || (exit.code === 0 && exit.signal === null),
+          `the agent exited with ${exit?.signal ?? `status ${exit?.code}`}`,
+          'exit status 0',
+          String(exit?.signal ?? exit?.code),
+        ),
+        peer
+          ? check(
+              farewell !== undefined,
+              'the session over mailboxes got no session.farewell before the agent exited',
+              'session.farewell',
+              'nothing',
+            )
+          : null,
+        check(
+          !claimStillThere,
+          `the agent exited holding ${claim}: the record stays claimed until a reaper returns it`,
+          'the record released to pending/ (or finished)',
+          `tasks/processing/${claim}`,
+        ),
       );
     },
   }),
 ];
-

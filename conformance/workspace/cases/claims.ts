@@ -35,7 +35,11 @@ async function watchClaim(ctx: CaseContext, run: WorkspaceRun): Promise<ClaimWat
   const w: ClaimWatch = { id, claim: null, sent, changes: [], leaseAt: [], otherNames: [] };
   const name = await poll(() => run.observer.claims(id)[0] ?? null, finishWithin(run), 5);
   if (!name) {
-    w.problem = fail(`the agent did not claim a ${PHASES.sleep} task within ${Math.round(finishWithin(run))} ms`, 'a claim', await whereIs(run, id));
+    w.problem = fail(
+      `the agent did not claim a ${PHASES.sleep} task within ${Math.round(finishWithin(run))} ms`,
+      'a claim',
+      await whereIs(run, id),
+    );
     return w;
   }
   w.claim = name;
@@ -51,7 +55,8 @@ async function watchClaim(ctx: CaseContext, run: WorkspaceRun): Promise<ClaimWat
     const [bytes, ino, lease] = await Promise.all([readOrNull(path), inodeOf(path), readOrNull(leasePath)]);
     if (bytes === null || ino === null) break;
     if (firstIno === null) firstIno = ino;
-    if (!bytes.equals(sent) && !w.changes.includes(`bytes:${bytes.toString('utf8').slice(0, 200)}`)) w.changes.push(`bytes:${bytes.toString('utf8').slice(0, 200)}`);
+    if (!bytes.equals(sent) && !w.changes.includes(`bytes:${bytes.toString('utf8').slice(0, 200)}`))
+      w.changes.push(`bytes:${bytes.toString('utf8').slice(0, 200)}`);
     if (ino !== firstIno && !w.changes.includes(`inode:${ino}`)) w.changes.push(`inode:${ino}`);
     const ls = lease?.toString('utf8') ?? '';
     if (ls !== '' && ls !== lastLease) {
@@ -85,8 +90,18 @@ export const claimCases = [
       const odd = w.otherNames.filter((n) => !isClaimFileName(n, `${w.claim!.replace(/\.tap\.json$/, '')}.`) && !n.startsWith('.tmp-'));
       return verdictOf(
         `the claimed file kept its bytes and inode; sidecars ${show(w.otherNames)}`,
-        check(w.changes.length === 0, `the claimed file ${w.claim} was modified or replaced while claimed (${w.changes[0]?.slice(0, 80)})`, 'the claimed file as it was renamed from pending/', w.changes.join('; ').slice(0, 300)),
-        check(odd.length === 0, `the claim has files not named as sidecars: ${odd.join(', ')}`, `${w.claim!.replace(/\.tap\.json$/, '')}.<name>.json`, odd.join(', ')),
+        check(
+          w.changes.length === 0,
+          `the claimed file ${w.claim} was modified or replaced while claimed (${w.changes[0]?.slice(0, 80)})`,
+          'the claimed file as it was renamed from pending/',
+          w.changes.join('; ').slice(0, 300),
+        ),
+        check(
+          odd.length === 0,
+          `the claim has files not named as sidecars: ${odd.join(', ')}`,
+          `${w.claim!.replace(/\.tap\.json$/, '')}.<name>.json`,
+          odd.join(', '),
+        ),
       );
     },
   }),
@@ -102,16 +117,40 @@ export const claimCases = [
       if (w.problem) return w.problem;
       const every = run.leaseMs / 3;
       const win = timingWindow(every, ctx.env.timeScale);
-      if (w.leaseAt.length === 0) return fail(`no lease file ${w.claim!.replace(/\.tap\.json$/, '.lease.json')} appeared while the task was claimed`, 'a lease sidecar', 'none');
+      if (w.leaseAt.length === 0)
+        return fail(
+          `no lease file ${w.claim!.replace(/\.tap\.json$/, '.lease.json')} appeared while the task was claimed`,
+          'a lease sidecar',
+          'none',
+        );
       const first = w.leaseAt[0]!;
-      if (first > win.latestMs) return fail(`the lease was first written ${Math.round(first)} ms after the claim`, `the lease within ${Math.round(win.latestMs)} ms`, `${Math.round(first)} ms`);
-      if (w.leaseAt.length < 2) return fail(`the lease was never renewed during a ${Math.round(run.leaseMs * 1.5)} ms phase`, `renewals every ${Math.round(every)} ms`, 'one write');
+      if (first > win.latestMs)
+        return fail(
+          `the lease was first written ${Math.round(first)} ms after the claim`,
+          `the lease within ${Math.round(win.latestMs)} ms`,
+          `${Math.round(first)} ms`,
+        );
+      if (w.leaseAt.length < 2)
+        return fail(
+          `the lease was never renewed during a ${Math.round(run.leaseMs * 1.5)} ms phase`,
+          `renewals every ${Math.round(every)} ms`,
+          'one write',
+        );
       const gaps = w.leaseAt.slice(1).map((t, i) => t - w.leaseAt[i]!);
       const widest = Math.max(...gaps);
-      if (widest > win.latestMs) return fail(`${Math.round(widest)} ms passed between two renewals of the lease`, `a renewal at least every ${Math.round(every)} ms`, `a gap of ${Math.round(widest)} ms`);
-      if (widest > win.punctualMs) return { ...fail(`${Math.round(widest)} ms passed between two renewals; punctual is within ${Math.round(win.punctualMs)} ms`), verdict: 'NON-STRICT', timingOnly: true };
+      if (widest > win.latestMs)
+        return fail(
+          `${Math.round(widest)} ms passed between two renewals of the lease`,
+          `a renewal at least every ${Math.round(every)} ms`,
+          `a gap of ${Math.round(widest)} ms`,
+        );
+      if (widest > win.punctualMs)
+        return {
+          ...fail(`${Math.round(widest)} ms passed between two renewals; punctual is within ${Math.round(win.punctualMs)} ms`),
+          verdict: 'NON-STRICT',
+          timingOnly: true,
+        };
       return pass(`${w.leaseAt.length} lease writes, at most ${Math.round(widest)} ms apart (lease_ms / 3 = ${Math.round(every)} ms)`);
     },
   }),
-
 ];

@@ -12,7 +12,8 @@ import { PHASES, publishRecord, reapClaim, record } from '../records.ts';
 export const fencingCases = [
   wsCase({
     id: 'workspace.fencing.stale-claim',
-    title: 'A claimant stalled past its lease publishes nothing once its claim was re-queued: the task is completed once, by the next claim',
+    title:
+      'A claimant stalled past its lease publishes nothing once its claim was re-queued: the task is completed once, by the next claim',
     spec: 'bindings-workspace#transitions',
     requirements: ['TAP-WKS-014', 'TAP-WKS-015'],
     exclusive: true,
@@ -25,7 +26,14 @@ export const fencingCases = [
       await publishRecord(run.ws, 'pending', record(id, PHASES.sleep, { ms }));
       const leasePath = run.ws.paths.sidecar(id, 1, 'lease');
       const leased = await poll(() => readOrNull(leasePath), finishWithin(run), 5);
-      if (!leased) stop(fail(`the agent did not claim the task with a lease (${id}@1.lease.json) within ${Math.round(finishWithin(run))} ms`, 'a claim and its lease', await whereIs(run, id)));
+      if (!leased)
+        stop(
+          fail(
+            `the agent did not claim the task with a lease (${id}@1.lease.json) within ${Math.round(finishWithin(run))} ms`,
+            'a claim and its lease',
+            await whereIs(run, id),
+          ),
+        );
       // Freeze the agent mid-phase; the harness then reaps the claim by its own observation of the lease.
       run.agent.pause();
       ctx.note('the agent was stopped (SIGSTOP) in the middle of the phase');
@@ -43,17 +51,29 @@ export const fencingCases = [
           } else if (performance.now() - since >= run.leaseMs) break;
         }
         reaped = await reapClaim(run.ws, id, 1);
-        ctx.note(reaped ? 'the harness re-queued the expired claim @1 (attempts 1) and let the agent run again' : 'the claim @1 was ended by someone else before the harness could reap it');
+        ctx.note(
+          reaped
+            ? 'the harness re-queued the expired claim @1 (attempts 1) and let the agent run again'
+            : 'the claim @1 was ended by someone else before the harness could reap it',
+        );
       } finally {
         run.agent.resume();
       }
-      if (!reaped) stop(fail('the claim @1 ended while the agent was stopped, so nothing could be judged', 'the claim held until the harness reaped it', await whereIs(run, id)));
+      if (!reaped)
+        stop(
+          fail(
+            'the claim @1 ended while the agent was stopped, so nothing could be judged',
+            'the claim held until the harness reaped it',
+            await whereIs(run, id),
+          ),
+        );
       // Every version of completed/<id> and failed/<id> that ever appears, until the task is done and a while longer.
       const seen: { dir: string; epoch: number | null; ino: number; history: number }[] = [];
       const finished = async () => {
         for (const dir of ['completed', 'failed'] as const) {
           const r = await readRecordFile(run.ws.paths.record(dir, id), id);
-          if (r && !seen.some((s) => s.dir === dir && s.ino === r.ino)) seen.push({ dir, epoch: r.record?.state.epoch ?? null, ino: r.ino, history: r.record?.context.history.length ?? -1 });
+          if (r && !seen.some((s) => s.dir === dir && s.ino === r.ino))
+            seen.push({ dir, epoch: r.record?.state.epoch ?? null, ino: r.ino, history: r.record?.context.history.length ?? -1 });
         }
         return seen.some((s) => s.dir === 'completed' && s.epoch === 2) ? true : null;
       };
@@ -65,15 +85,42 @@ export const fencingCases = [
       }
       needAlive(run, 'after it was stopped and continued');
       ctx.note(`versions seen: ${show(seen)}`);
-      if (!done) stop(fail(`the re-queued task was not completed by a new claim within ${Math.round(finishWithin(run) + ms)} ms`, 'completed/ with state.epoch 2', await whereIs(run, id)));
+      if (!done)
+        stop(
+          fail(
+            `the re-queued task was not completed by a new claim within ${Math.round(finishWithin(run) + ms)} ms`,
+            'completed/ with state.epoch 2',
+            await whereIs(run, id),
+          ),
+        );
       const stale = seen.filter((s) => s.epoch !== 2);
       const final = await expectRecord(ctx, run, 'completed', id, 0, 'the task');
       return verdictOf(
         'the stale claim published nothing; claim @2 completed the task once',
-        check(stale.length === 0, `the stale claim @1 published a record after its claim was re-queued (${stale.map((s) => `${s.dir}/ with epoch ${s.epoch}`).join(', ')})`, 'nothing from claim @1', show(stale)),
-        check(seen.filter((s) => s.dir === 'completed').length === 1, 'completed/ was written more than once', 'one publication', show(seen)),
-        check(final.record.context.history.length === 1, `the completed record has ${final.record.context.history.length} history entries: the phase was recorded twice`, '1', show(final.record.context.history.map((e) => e.agent))),
-        check(final.record.state.epoch === 2, `the completed record has state.epoch ${final.record.state.epoch}`, '2', String(final.record.state.epoch)),
+        check(
+          stale.length === 0,
+          `the stale claim @1 published a record after its claim was re-queued (${stale.map((s) => `${s.dir}/ with epoch ${s.epoch}`).join(', ')})`,
+          'nothing from claim @1',
+          show(stale),
+        ),
+        check(
+          seen.filter((s) => s.dir === 'completed').length === 1,
+          'completed/ was written more than once',
+          'one publication',
+          show(seen),
+        ),
+        check(
+          final.record.context.history.length === 1,
+          `the completed record has ${final.record.context.history.length} history entries: the phase was recorded twice`,
+          '1',
+          show(final.record.context.history.map((e) => e.agent)),
+        ),
+        check(
+          final.record.state.epoch === 2,
+          `the completed record has state.epoch ${final.record.state.epoch}`,
+          '2',
+          String(final.record.state.epoch),
+        ),
       );
     },
   }),

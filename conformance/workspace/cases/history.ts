@@ -17,7 +17,15 @@ type Entry = TaskRecord['context']['history'][number];
 
 /** The same entry, as far as a reader can tell: agent, phase, input, output and artifacts. */
 function sameEntry(a: Entry | undefined, b: Entry | undefined): boolean {
-  return !!a && !!b && a.agent === b.agent && a.phase === b.phase && jsonEqual(a.input, b.input) && jsonEqual(a.output, b.output) && jsonEqual(a.artifacts, b.artifacts);
+  return (
+    !!a &&
+    !!b &&
+    a.agent === b.agent &&
+    a.phase === b.phase &&
+    jsonEqual(a.input, b.input) &&
+    jsonEqual(a.output, b.output) &&
+    jsonEqual(a.artifacts, b.artifacts)
+  );
 }
 
 function parseLines(bytes: Buffer): Entry[] | null {
@@ -35,7 +43,8 @@ function parseLines(bytes: Buffer): Entry[] | null {
 export const historyCases = [
   wsCase({
     id: 'workspace.history.compaction',
-    title: 'History beyond history_limit moves to tasks/history/<id>.<epoch>.jsonl behind a summary entry; the file is complete first and never changed after',
+    title:
+      'History beyond history_limit moves to tasks/history/<id>.<epoch>.jsonl behind a summary entry; the file is complete first and never changed after',
     spec: 'bindings-workspace#history-compaction',
     requirements: ['TAP-WKS-024'],
     budgetMs: 40_000,
@@ -89,26 +98,78 @@ export const historyCases = [
       const r = final.record;
       const h = r.context.history;
       const ref = r.history_ref;
-      if (!ref) stop(fail(`the record has ${h.length} history entries and no history_ref; history_limit is ${limit}`, `compaction into tasks/history/ (history_limit ${limit})`, `${h.length} entries, no history_ref`));
+      if (!ref)
+        stop(
+          fail(
+            `the record has ${h.length} history entries and no history_ref; history_limit is ${limit}`,
+            `compaction into tasks/history/ (history_limit ${limit})`,
+            `${h.length} entries, no history_ref`,
+          ),
+        );
       const compacted = parseLines((await readOrNull(join(historyDir, ref))) ?? Buffer.alloc(0));
       const own = h.filter((e) => e.summary !== true);
-      const want = [...earlier, { agent: run.agentId, phase: PHASES.echo, input, output: input }, { agent: run.agentId, phase: PHASES.sleep, input, output: { slept_ms: 10 } }];
+      const want = [
+        ...earlier,
+        { agent: run.agentId, phase: PHASES.echo, input, output: input },
+        { agent: run.agentId, phase: PHASES.sleep, input, output: { slept_ms: 10 } },
+      ];
       const whole = [...(compacted ?? []), ...own];
       const changed = [...files].filter(([, f]) => !f.first.equals(f.last)).map(([n]) => n);
       return verdictOf(
         `${compacted?.length} entries in ${ref}, ${own.length} kept after the summary`,
-        check(ref === `${id}.${r.state.epoch}.jsonl`, `history_ref is ${show(ref)}`, `${id}.${r.state.epoch}.jsonl (task id and the epoch of the claim that compacted)`, show(ref)),
-        check(compacted !== null, `tasks/history/${ref} is missing or not one JSON entry per line`, 'one history entry per line', 'unreadable'),
-        check(h.length <= limit, `the record keeps ${h.length} history entries; history_limit is ${limit}`, `at most ${limit}`, String(h.length)),
-        check(h[0]?.summary === true && h.filter((e) => e.summary === true).length === 1, 'the record\'s history does not start with one entry marked summary: true', 'a summary entry first', show(h.map((e) => e.summary === true))),
         check(
-          whole.length === want.length && whole.every((e, i) => (i < earlier.length ? sameEntry(e, want[i] as Entry) : e.agent === want[i]!.agent && e.phase === want[i]!.phase && jsonEqual(e.output, want[i]!.output))),
-          'the history file and the kept entries together are not the whole history, oldest first',
-          show(want.map((e) => `${e.agent}/${e.phase}`), 500),
-          show(whole.map((e) => `${e.agent}/${e.phase}`), 500),
+          ref === `${id}.${r.state.epoch}.jsonl`,
+          `history_ref is ${show(ref)}`,
+          `${id}.${r.state.epoch}.jsonl (task id and the epoch of the claim that compacted)`,
+          show(ref),
         ),
-        check(refAtFirstSight === null || refAtFirstSight.present, `a record referred to ${refAtFirstSight?.ref} before that file held its entries`, 'the history file complete before the record refers to it', 'missing or empty'),
-        check(changed.length === 0, `history file${changed.length > 1 ? 's' : ''} ${changed.join(', ')} changed after being written`, 'history files never modified', changed.join(', ')),
+        check(
+          compacted !== null,
+          `tasks/history/${ref} is missing or not one JSON entry per line`,
+          'one history entry per line',
+          'unreadable',
+        ),
+        check(
+          h.length <= limit,
+          `the record keeps ${h.length} history entries; history_limit is ${limit}`,
+          `at most ${limit}`,
+          String(h.length),
+        ),
+        check(
+          h[0]?.summary === true && h.filter((e) => e.summary === true).length === 1,
+          "the record's history does not start with one entry marked summary: true",
+          'a summary entry first',
+          show(h.map((e) => e.summary === true)),
+        ),
+        check(
+          whole.length === want.length &&
+            whole.every((e, i) =>
+              i < earlier.length
+                ? sameEntry(e, want[i] as Entry)
+                : e.agent === want[i]!.agent && e.phase === want[i]!.phase && jsonEqual(e.output, want[i]!.output),
+            ),
+          'the history file and the kept entries together are not the whole history, oldest first',
+          show(
+            want.map((e) => `${e.agent}/${e.phase}`),
+            500,
+          ),
+          show(
+            whole.map((e) => `${e.agent}/${e.phase}`),
+            500,
+          ),
+        ),
+        check(
+          refAtFirstSight === null || refAtFirstSight.present,
+          `a record referred to ${refAtFirstSight?.ref} before that file held its entries`,
+          'the history file complete before the record refers to it',
+          'missing or empty',
+        ),
+        check(
+          changed.length === 0,
+          `history file${changed.length > 1 ? 's' : ''} ${changed.join(', ')} changed after being written`,
+          'history files never modified',
+          changed.join(', '),
+        ),
       );
     },
   }),

@@ -57,7 +57,14 @@ async function layOut(ctx: CaseContext, s: Staged, files: Map<number, Wire>, inf
   for (const [seq, msg] of files) {
     const text = JSON.stringify(msg);
     await fsp.writeFile(join(stage, inflight.has(seq) ? '.inflight' : '', mailboxFileName(seq)), text);
-    ctx.transcript.add({ conn: s.peer.conn, dir: 'out', text, bytes: Buffer.byteLength(text), type: msg.type, flags: [`mailbox file ${seq}${inflight.has(seq) ? ' in .inflight/' : ''}`] });
+    ctx.transcript.add({
+      conn: s.peer.conn,
+      dir: 'out',
+      text,
+      bytes: Buffer.byteLength(text),
+      type: msg.type,
+      flags: [`mailbox file ${seq}${inflight.has(seq) ? ' in .inflight/' : ''}`],
+    });
   }
   await fsp.writeFile(join(stage, '.seq'), `${Math.max(...files.keys())}\n`);
   await fsp.rename(stage, s.dir);
@@ -71,7 +78,9 @@ async function repliesTo(s: Staged, msgs: Wire[]): Promise<string[]> {
     const r = need(await s.peer.reply(m));
     order.push(r.msg.reply_to!);
   }
-  return s.peer.received.filter((r) => r.conn === s.peer.conn && msgs.some((m) => m.message_id === r.msg.reply_to) && !r.resent).map((r) => r.msg.reply_to!);
+  return s.peer.received
+    .filter((r) => r.conn === s.peer.conn && msgs.some((m) => m.message_id === r.msg.reply_to) && !r.resent)
+    .map((r) => r.msg.reply_to!);
 }
 
 /** Mailbox files (by name) present in a mailbox and its .inflight/. */
@@ -95,7 +104,12 @@ export const mailboxCases = [
       const at = order.findIndex((id, i) => id !== want[i]);
       return verdictOf(
         '20 pongs in the order of the files',
-        check(at === -1, `the reply to file ${want.indexOf(order[at]!) + 1} came at position ${at + 1}: the files were not processed in sequence order`, 'replies in file order 1, 2, 3, …', show(order.map((id) => want.indexOf(id) + 1))),
+        check(
+          at === -1,
+          `the reply to file ${want.indexOf(order[at]!) + 1} came at position ${at + 1}: the files were not processed in sequence order`,
+          'replies in file order 1, 2, 3, …',
+          show(order.map((id) => want.indexOf(id) + 1)),
+        ),
       );
     },
   }),
@@ -108,15 +122,39 @@ export const mailboxCases = [
     async run(ctx, run) {
       const s = stagedPeer(ctx, run);
       const [a, b, c] = [s.peer.envelope('ping', {}), s.peer.envelope('ping', {}), s.peer.envelope('ping', {})];
-      await layOut(ctx, s, new Map([[5, a!], [6, b!], [7, c!]]), new Set([5]));
+      await layOut(
+        ctx,
+        s,
+        new Map([
+          [5, a!],
+          [6, b!],
+          [7, c!],
+        ]),
+        new Set([5]),
+      );
       const order = await repliesTo(s, [a!, b!, c!]);
       const cleared = await poll(async () => ((await messageFiles(s.dir)).length === 0 ? true : null), ctx.scaled(2000), 50);
       const remaining = cleared ? [] : await messageFiles(s.dir);
       return verdictOf(
         'the file from .inflight/ came first, then 6 and 7; all deleted',
-        check(order[0] === a!.message_id, 'the file left in .inflight/ was not processed first', 'the reply to file 5 (.inflight/) first', show(order.map((id) => [a!.message_id, b!.message_id, c!.message_id].indexOf(id) + 5))),
-        check(order.length === 3 && order[1] === b!.message_id && order[2] === c!.message_id, 'files 6 and 7 were not processed in order', '5, 6, 7', show(order)),
-        check(remaining.length === 0, `processed files are still in the mailbox: ${remaining.join(', ')}`, 'each file deleted once processed', remaining.join(', ')),
+        check(
+          order[0] === a!.message_id,
+          'the file left in .inflight/ was not processed first',
+          'the reply to file 5 (.inflight/) first',
+          show(order.map((id) => [a!.message_id, b!.message_id, c!.message_id].indexOf(id) + 5)),
+        ),
+        check(
+          order.length === 3 && order[1] === b!.message_id && order[2] === c!.message_id,
+          'files 6 and 7 were not processed in order',
+          '5, 6, 7',
+          show(order),
+        ),
+        check(
+          remaining.length === 0,
+          `processed files are still in the mailbox: ${remaining.join(', ')}`,
+          'each file deleted once processed',
+          remaining.join(', '),
+        ),
       );
     },
   }),
@@ -133,7 +171,15 @@ export const mailboxCases = [
       const first = await peer.post('ping', {});
       const seq = t.lastSent;
       need(await peer.reply(first));
-      const gone = await poll(async () => ((await messageFiles(dir)).includes(mailboxFileName(seq)) || (await messageFiles(dir)).includes(`.inflight/${mailboxFileName(seq)}`) ? null : true), ctx.scaled(3000), 20);
+      const gone = await poll(
+        async () =>
+          (await messageFiles(dir)).includes(mailboxFileName(seq)) ||
+          (await messageFiles(dir)).includes(`.inflight/${mailboxFileName(seq)}`)
+            ? null
+            : true,
+        ctx.scaled(3000),
+        20,
+      );
       if (!gone) stop(fail(`file ${seq} was still in the mailbox after it was answered`, 'the file deleted once processed', 'still there'));
       // As if the reader had stopped between the effect and the deletion: the same file is back in .inflight/.
       await fsp.writeFile(join(dir, '.inflight', mailboxFileName(seq)), JSON.stringify(first));
@@ -144,7 +190,12 @@ export const mailboxCases = [
       const still = await readOrNull(join(dir, '.inflight', mailboxFileName(seq)));
       return verdictOf(
         'the message presented again had no effect',
-        check(fresh.length === 1, `the ping presented again was answered a second time (${fresh.length} different replies)`, 'one effect per message', show(fresh.map((r) => r.msg.message_id))),
+        check(
+          fresh.length === 1,
+          `the ping presented again was answered a second time (${fresh.length} different replies)`,
+          'one effect per message',
+          show(fresh.map((r) => r.msg.message_id)),
+        ),
         check(still === null, 'the file presented again was left in .inflight/', 'deleted', 'still there'),
       );
     },
@@ -165,9 +216,24 @@ export const mailboxCases = [
       ctx.note(`files delivered: ${show(seqs)}; .seq holds ${show(text)}`);
       const problems: (Outcome | null)[] = [
         check(seqs[0] === 1, `the agent's first file in a new mailbox is number ${seqs[0]}`, '1', String(seqs[0])),
-        check(seqs.every((n, i) => i === 0 || n > seqs[i - 1]!), 'the agent\'s file numbers do not increase', 'ascending numbers', show(seqs)),
-        check(counter !== null && Number.isSafeInteger(counter), `mailboxes/${t.self}/${run.agentId}/.seq ${text === null ? 'does not exist' : `holds no counter (${show(text)})`}`, 'the sequence counter', show(text)),
-        check(counter === null || counter >= Math.max(...seqs), `.seq holds ${counter}, below the file number ${Math.max(...seqs)} already published`, `at least ${Math.max(...seqs)}`, String(counter)),
+        check(
+          seqs.every((n, i) => i === 0 || n > seqs[i - 1]!),
+          "the agent's file numbers do not increase",
+          'ascending numbers',
+          show(seqs),
+        ),
+        check(
+          counter !== null && Number.isSafeInteger(counter),
+          `mailboxes/${t.self}/${run.agentId}/.seq ${text === null ? 'does not exist' : `holds no counter (${show(text)})`}`,
+          'the sequence counter',
+          show(text),
+        ),
+        check(
+          counter === null || counter >= Math.max(...seqs),
+          `.seq holds ${counter}, below the file number ${Math.max(...seqs)} already published`,
+          `at least ${Math.max(...seqs)}`,
+          String(counter),
+        ),
       ];
       return verdictOf(`files ${seqs.join(', ')}; .seq ${counter}`, ...problems);
     },
@@ -196,7 +262,15 @@ export const mailboxCases = [
           odd.push(`mailboxes/${to}/${from}/`);
         }
       }
-      return verdictOf('every mailbox with messages is the agent\'s own or the harness\'s', check(odd.length === 0, `messages in mailboxes written neither by the harness nor by the agent as itself: ${odd.join(', ')}`, `mailboxes/<harness sender>/${run.agentId}/ only`, odd.join(', ')));
+      return verdictOf(
+        "every mailbox with messages is the agent's own or the harness's",
+        check(
+          odd.length === 0,
+          `messages in mailboxes written neither by the harness nor by the agent as itself: ${odd.join(', ')}`,
+          `mailboxes/<harness sender>/${run.agentId}/ only`,
+          odd.join(', '),
+        ),
+      );
     },
   }),
 ];

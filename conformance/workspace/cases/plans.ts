@@ -34,15 +34,35 @@ function planPath(run: WorkspaceRun, id: string): string {
 /** Reads and checks awaiting/<id>.plan.json; FAIL when it is missing, not JSON or not a plan. */
 async function readPlanFile(run: WorkspaceRun, id: string): Promise<WrittenPlan> {
   const bytes = await readOrNull(planPath(run, id));
-  if (!bytes) stop(fail(`the record of ${id} is in awaiting/ but tasks/awaiting/${id}.plan.json does not exist`, 'the plan file, written before the transition', 'no plan file'));
+  if (!bytes)
+    stop(
+      fail(
+        `the record of ${id} is in awaiting/ but tasks/awaiting/${id}.plan.json does not exist`,
+        'the plan file, written before the transition',
+        'no plan file',
+      ),
+    );
   let value: unknown;
   try {
     value = JSON.parse(bytes.toString('utf8'));
   } catch (err) {
-    stop(fail(`tasks/awaiting/${id}.plan.json is not JSON (${(err as Error).message})`, 'a plan (plan.schema.json)', bytes.toString('utf8').slice(0, 200)));
+    stop(
+      fail(
+        `tasks/awaiting/${id}.plan.json is not JSON (${(err as Error).message})`,
+        'a plan (plan.schema.json)',
+        bytes.toString('utf8').slice(0, 200),
+      ),
+    );
   }
   const issues = validateAgainst('plan.schema.json', value);
-  if (issues) stop(fail(`tasks/awaiting/${id}.plan.json does not match plan.schema.json: ${describeIssues(issues)}`, 'a plan (plan.schema.json)', show(value)));
+  if (issues)
+    stop(
+      fail(
+        `tasks/awaiting/${id}.plan.json does not match plan.schema.json: ${describeIssues(issues)}`,
+        'a plan (plan.schema.json)',
+        show(value),
+      ),
+    );
   return value as WrittenPlan;
 }
 
@@ -76,14 +96,20 @@ async function leftAlone(ctx: CaseContext, run: WorkspaceRun, id: string, waitin
   const later = claimsAfter(run, id, waiting.state.epoch);
   return [
     check(later.length === 0, `the agent claimed a record in awaiting/ ${why}`, 'no claim', later.join(', ')),
-    check(before !== null && after !== null && before.equals(after), `the record in awaiting/ was changed or moved ${why}`, 'the record untouched', await whereIs(run, id)),
+    check(
+      before !== null && after !== null && before.equals(after),
+      `the record in awaiting/ was changed or moved ${why}`,
+      'the record untouched',
+      await whereIs(run, id),
+    ),
   ];
 }
 
 export const planCases = [
   wsCase({
     id: 'workspace.plan.awaiting',
-    title: 'A phase that needs approval parks its record in awaiting/ with status awaiting_approval and its plan file, and it is not claimed before a decision',
+    title:
+      'A phase that needs approval parks its record in awaiting/ with status awaiting_approval and its plan file, and it is not claimed before a decision',
     spec: SPEC,
     requirements: ['TAP-WKS-022', 'TAP-WKS-007'],
     async run(ctx, run) {
@@ -91,7 +117,12 @@ export const planCases = [
       const checks = await leftAlone(ctx, run, id, waiting, 'while no decision exists');
       return verdictOf(
         `parked in awaiting/ with plan ${plan.plan_id}, left alone without a decision`,
-        check(waiting.next_phase === PHASES.plan, `the record in awaiting/ has next_phase ${show(waiting.next_phase)}: the phase waiting for approval is still to run`, PHASES.plan, show(waiting.next_phase)),
+        check(
+          waiting.next_phase === PHASES.plan,
+          `the record in awaiting/ has next_phase ${show(waiting.next_phase)}: the phase waiting for approval is still to run`,
+          PHASES.plan,
+          show(waiting.next_phase),
+        ),
         ...checks,
       );
     },
@@ -99,7 +130,8 @@ export const planCases = [
 
   wsCase({
     id: 'workspace.plan.approved',
-    title: 'After an approval of the current plan the agent claims the record from awaiting/ and completes the phase, running the plan\'s steps',
+    title:
+      "After an approval of the current plan the agent claims the record from awaiting/ and completes the phase, running the plan's steps",
     spec: SPEC,
     requirements: ['TAP-WKS-022', 'TAP-WKS-009', 'TAP-PLAN-008'],
     async run(ctx, run) {
@@ -113,10 +145,25 @@ export const planCases = [
       const want = PLAN.steps.map((s) => s.action);
       return verdictOf(
         `claimed as ${id}@${epoch} after the approval, steps ${show(actions)} run`,
-        check(run.observer.claims(id).includes(`${id}@${epoch}.tap.json`), `the record in awaiting/ (epoch ${waiting.state.epoch}) was not claimed as ${id}@${epoch}.tap.json`, `${id}@${epoch}.tap.json`, run.observer.claims(id).join(', ')),
-        check(done.state.epoch === epoch, `the completed record has state.epoch ${done.state.epoch}`, String(epoch), String(done.state.epoch)),
+        check(
+          run.observer.claims(id).includes(`${id}@${epoch}.tap.json`),
+          `the record in awaiting/ (epoch ${waiting.state.epoch}) was not claimed as ${id}@${epoch}.tap.json`,
+          `${id}@${epoch}.tap.json`,
+          run.observer.claims(id).join(', '),
+        ),
+        check(
+          done.state.epoch === epoch,
+          `the completed record has state.epoch ${done.state.epoch}`,
+          String(epoch),
+          String(done.state.epoch),
+        ),
         check(last?.phase === PHASES.plan, `the last history entry is for phase ${show(last?.phase)}`, PHASES.plan, show(last?.phase)),
-        check(JSON.stringify(actions) === JSON.stringify(want), 'the phase did not run the approved steps, one output each, in order', show(want), show(last?.output)),
+        check(
+          JSON.stringify(actions) === JSON.stringify(want),
+          'the phase did not run the approved steps, one output each, in order',
+          show(want),
+          show(last?.output),
+        ),
       );
     },
   }),
@@ -135,14 +182,20 @@ export const planCases = [
         `failed with ${code}`,
         check(failed.state.status === 'failed', `the task ended ${show(failed.state.status)}`, 'failed', show(failed.state.status)),
         check(code === 'PLAN_REJECTED', `the task ended with last_error ${show(failed.state.last_error)}`, 'PLAN_REJECTED', show(code)),
-        check(failed.context.history.length === waiting.context.history.length, 'the history gained an entry: the rejected phase ran', `${waiting.context.history.length} entries`, show(failed.context.history)),
+        check(
+          failed.context.history.length === waiting.context.history.length,
+          'the history gained an entry: the rejected phase ran',
+          `${waiting.context.history.length} entries`,
+          show(failed.context.history),
+        ),
       );
     },
   }),
 
   wsCase({
     id: 'workspace.plan.revision',
-    title: 'After needs_revision the agent parks a revised plan with a new plan_id, revision_of naming the plan revised, the feedback it addresses, and a change',
+    title:
+      'After needs_revision the agent parks a revised plan with a new plan_id, revision_of naming the plan revised, the feedback it addresses, and a change',
     spec: SPEC,
     requirements: ['TAP-WKS-022', 'TAP-PLAN-010', 'TAP-PLAN-003'],
     async run(ctx, run) {
@@ -157,30 +210,58 @@ export const planCases = [
         const p = JSON.parse(bytes.toString('utf8')) as WrittenPlan;
         return epoch > waiting.state.epoch && p.plan_id !== plan.plan_id ? p : null;
       }, finishWithin(run));
-      if (!revised) stop(fail(`no revised plan in tasks/awaiting/ within ${Math.round(finishWithin(run))} ms of needs_revision`, 'a new plan in awaiting/', await whereIs(run, id)));
+      if (!revised)
+        stop(
+          fail(
+            `no revised plan in tasks/awaiting/ within ${Math.round(finishWithin(run))} ms of needs_revision`,
+            'a new plan in awaiting/',
+            await whereIs(run, id),
+          ),
+        );
       const checked = await readPlanFile(run, id);
       await expectRecord(ctx, run, 'awaiting', id, finishWithin(run), 'the revised plan');
       const members = ['intent', 'steps', 'rollback', 'estimated_cost', 'risk_level'];
       const changed = members.filter((m) => JSON.stringify(checked[m]) !== JSON.stringify(plan[m]));
       return verdictOf(
         `revised as ${checked.plan_id} (changed: ${changed.join(', ')})`,
-        check(checked.revision_of === plan.plan_id, `the revised plan has revision_of ${show(checked.revision_of)}`, plan.plan_id, show(checked.revision_of)),
-        check(typeof checked.feedback === 'string' && checked.feedback !== '', 'the revised plan states no feedback it addresses', 'feedback', show(checked.feedback)),
-        check(changed.length > 0, 'the revised plan changes none of intent, steps, rollback, estimated_cost and risk_level', 'at least one changed', 'none'),
+        check(
+          checked.revision_of === plan.plan_id,
+          `the revised plan has revision_of ${show(checked.revision_of)}`,
+          plan.plan_id,
+          show(checked.revision_of),
+        ),
+        check(
+          typeof checked.feedback === 'string' && checked.feedback !== '',
+          'the revised plan states no feedback it addresses',
+          'feedback',
+          show(checked.feedback),
+        ),
+        check(
+          changed.length > 0,
+          'the revised plan changes none of intent, steps, rollback, estimated_cost and risk_level',
+          'at least one changed',
+          'none',
+        ),
       );
     },
   }),
 
   wsCase({
     id: 'workspace.plan.stale-decision',
-    title: 'A decision naming a plan_id other than the current plan\'s is not acted on: the record stays in awaiting/, unclaimed',
+    title: "A decision naming a plan_id other than the current plan's is not acted on: the record stays in awaiting/, unclaimed",
     spec: SPEC,
     requirements: ['TAP-WKS-022'],
     async run(ctx, run) {
       const { id, waiting, plan } = await parked(ctx, run, 'plan-stale');
       const stale = `${plan.plan_id}-superseded`;
       await decide(run, id, { plan_id: stale, decision: 'approved' });
-      const checks = await leftAlone(ctx, run, id, waiting, `after a decision on plan ${stale}, which is not its current plan ${plan.plan_id}`);
+      const checks = await leftAlone(
+        ctx,
+        run,
+        id,
+        waiting,
+        `after a decision on plan ${stale}, which is not its current plan ${plan.plan_id}`,
+      );
       return verdictOf(`a decision on ${stale} was left alone`, ...checks);
     },
   }),

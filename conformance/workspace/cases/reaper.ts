@@ -36,7 +36,11 @@ const YEAR_2001 = new Date('2001-01-01T00:00:00Z');
  * lease for `renewMs` (with stale times written in the files), then waits for the claimed file to
  * be reaped.
  */
-async function deadClaim(ctx: CaseContext, run: WorkspaceRun, o: { phase: string; attempts?: number; renewMs?: number; tag: string }): Promise<Reaped> {
+async function deadClaim(
+  ctx: CaseContext,
+  run: WorkspaceRun,
+  o: { phase: string; attempts?: number; renewMs?: number; tag: string },
+): Promise<Reaped> {
   const id = run.taskId(o.tag);
   const sent = record(id, o.phase, { reap: o.tag }, { state: { attempts: o.attempts ?? 0 } });
   const { path, lease } = await forgeClaim(run.ws, sent, 1);
@@ -53,24 +57,47 @@ async function deadClaim(ctx: CaseContext, run: WorkspaceRun, o: { phase: string
         return r;
       }
       // Stale times in the lease and the files: a reaper judges by its own observations only.
-      await writeFileAtomic(lease, leaseBytes('tap-conform.slow', 1, k, { renewed_at: YEAR_2001.toISOString(), expires_at: YEAR_2001.toISOString() }));
+      await writeFileAtomic(
+        lease,
+        leaseBytes('tap-conform.slow', 1, k, { renewed_at: YEAR_2001.toISOString(), expires_at: YEAR_2001.toISOString() }),
+      );
       await fsp.utimes(lease, YEAR_2001, YEAR_2001);
       lastChange = performance.now();
     }
   }
   const gone = await poll(async () => ((await inodeOf(path)) === null ? performance.now() : null), w.latestMs + run.scaled(1000), 10);
   if (gone !== null) r.after = gone - lastChange;
-  ctx.note(`forged claim ${id}@1 (attempts ${o.attempts ?? 0}${o.renewMs ? `, lease renewed for ${o.renewMs} ms` : ''}): ${r.after === undefined ? 'never reaped' : `gone ${Math.round(r.after)} ms after its lease last changed`}`);
+  ctx.note(
+    `forged claim ${id}@1 (attempts ${o.attempts ?? 0}${o.renewMs ? `, lease renewed for ${o.renewMs} ms` : ''}): ${r.after === undefined ? 'never reaped' : `gone ${Math.round(r.after)} ms after its lease last changed`}`,
+  );
   return r;
 }
 
 /** UNIMPLEMENTED when nothing reaped, FAIL when it was reaped too early; null when the timing is right. */
 function reapTiming(ctx: CaseContext, run: WorkspaceRun, r: Reaped): Outcome | null {
   const w = timingWindow(run.leaseMs, ctx.env.timeScale);
-  if (r.early !== undefined) return fail(`the claim was reaped while its lease was being renewed (${Math.round(r.early)} ms after a renewal)`, `no reaping while the lease changes at least every lease_ms (${run.leaseMs} ms)`, 'reaped');
-  if (r.after === undefined) return unimplemented(`nothing reaped the expired claim within ${Math.round(w.latestMs)} ms: the agent does not act as a reaper (a dedicated process may)`);
-  if (r.after < run.leaseMs - EARLY_TOLERANCE_MS) return fail(`the claim was reaped ${Math.round(r.after)} ms after its lease last changed, before lease_ms (${run.leaseMs} ms)`, `reaping no earlier than ${run.leaseMs} ms`, `${Math.round(r.after)} ms`);
-  if (r.after > w.latestMs) return fail(`the claim was reaped ${Math.round(r.after)} ms after its lease last changed, beyond ${Math.round(w.latestMs)} ms`, `within ${Math.round(w.latestMs)} ms`, `${Math.round(r.after)} ms`);
+  if (r.early !== undefined)
+    return fail(
+      `the claim was reaped while its lease was being renewed (${Math.round(r.early)} ms after a renewal)`,
+      `no reaping while the lease changes at least every lease_ms (${run.leaseMs} ms)`,
+      'reaped',
+    );
+  if (r.after === undefined)
+    return unimplemented(
+      `nothing reaped the expired claim within ${Math.round(w.latestMs)} ms: the agent does not act as a reaper (a dedicated process may)`,
+    );
+  if (r.after < run.leaseMs - EARLY_TOLERANCE_MS)
+    return fail(
+      `the claim was reaped ${Math.round(r.after)} ms after its lease last changed, before lease_ms (${run.leaseMs} ms)`,
+      `reaping no earlier than ${run.leaseMs} ms`,
+      `${Math.round(r.after)} ms`,
+    );
+  if (r.after > w.latestMs)
+    return fail(
+      `the claim was reaped ${Math.round(r.after)} ms after its lease last changed, beyond ${Math.round(w.latestMs)} ms`,
+      `within ${Math.round(w.latestMs)} ms`,
+      `${Math.round(r.after)} ms`,
+    );
   return null;
 }
 
@@ -83,10 +110,25 @@ async function requeued(ctx: CaseContext, run: WorkspaceRun, r: Reaped): Promise
   const still = [];
   for (const n of leftovers) if ((await inodeOf(`${run.ws.paths.dir('processing')}/${n}`)) !== null) still.push(n);
   return (
-    check(s.attempts === (r.sent.state.attempts ?? 0) + 1, `the re-queued record has attempts ${s.attempts}`, `attempts ${(r.sent.state.attempts ?? 0) + 1}`, String(s.attempts)) ??
-    check(s.epoch === 1, `the re-queued record has state.epoch ${s.epoch}; a transition of claim @1 publishes epoch 1`, 'epoch 1', String(s.epoch)) ??
+    check(
+      s.attempts === (r.sent.state.attempts ?? 0) + 1,
+      `the re-queued record has attempts ${s.attempts}`,
+      `attempts ${(r.sent.state.attempts ?? 0) + 1}`,
+      String(s.attempts),
+    ) ??
+    check(
+      s.epoch === 1,
+      `the re-queued record has state.epoch ${s.epoch}; a transition of claim @1 publishes epoch 1`,
+      'epoch 1',
+      String(s.epoch),
+    ) ??
     check(s.status === 'pending', `the re-queued record has status ${show(s.status)}`, 'pending', show(s.status)) ??
-    check(still.length === 0, `files of the reaped claim are left in processing/: ${still.join(', ')}`, 'the claim\'s sidecars removed', still.join(', '))
+    check(
+      still.length === 0,
+      `files of the reaped claim are left in processing/: ${still.join(', ')}`,
+      "the claim's sidecars removed",
+      still.join(', '),
+    )
   );
 }
 
@@ -104,7 +146,10 @@ export const reaperCases = [
       const r = await ctx.shared('workspace.reap', () => deadClaim(ctx, run, { phase: UNSERVED, tag: 'reap' }));
       const t = reapTiming(ctx, run, r);
       if (t) return t;
-      return verdictOf(`re-queued ${Math.round(r.after!)} ms after the lease last changed (lease_ms ${run.leaseMs})`, await requeued(ctx, run, r));
+      return verdictOf(
+        `re-queued ${Math.round(r.after!)} ms after the lease last changed (lease_ms ${run.leaseMs})`,
+        await requeued(ctx, run, r),
+      );
     },
   }),
 
@@ -124,7 +169,7 @@ export const reaperCases = [
 
   wsCase({
     id: 'workspace.reaper.own-clock',
-    title: 'A claim whose lease keeps changing is not reaped, however old the times written in it and the files\' mtimes',
+    title: "A claim whose lease keeps changing is not reaped, however old the times written in it and the files' mtimes",
     spec: 'bindings-workspace#reaper',
     requirements: ['TAP-WKS-018', 'TAP-WKS-019'],
     budgetMs: 40_000,
@@ -151,7 +196,12 @@ export const reaperCases = [
       return verdictOf(
         `dead-lettered with attempts ${s.attempts}`,
         check(s.status === 'failed', `the dead letter has status ${show(s.status)}`, 'failed', show(s.status)),
-        check(s.last_error?.code === 'MAX_ATTEMPTS', `the dead letter's last_error is ${show(s.last_error)}`, 'MAX_ATTEMPTS', show(s.last_error)),
+        check(
+          s.last_error?.code === 'MAX_ATTEMPTS',
+          `the dead letter's last_error is ${show(s.last_error)}`,
+          'MAX_ATTEMPTS',
+          show(s.last_error),
+        ),
         check(s.attempts === max, `the dead letter has attempts ${s.attempts}`, String(max), String(s.attempts)),
         check(s.epoch === 1, `the dead letter has state.epoch ${s.epoch}`, '1', String(s.epoch)),
       );
@@ -160,7 +210,7 @@ export const reaperCases = [
 
   wsCase({
     id: 'workspace.reaper.retry',
-    title: 'A dead agent\'s task in a served phase is re-queued, claimed again as <id>@2 and completed once',
+    title: "A dead agent's task in a served phase is re-queued, claimed again as <id>@2 and completed once",
     spec: 'bindings-workspace#reaper',
     requirements: ['TAP-WKS-019', 'TAP-WKS-009'],
     async run(ctx, run) {
@@ -173,9 +223,24 @@ export const reaperCases = [
       const claims = run.observer.claims(r.id);
       return verdictOf(
         `completed as claim @${got.record.state.epoch}`,
-        check(got.record.state.epoch === 2, `the completed record has state.epoch ${got.record.state.epoch}`, '2: the harness\'s dead claim @1, then the agent\'s @2', String(got.record.state.epoch)),
-        check(h.length === 1 && h[0]!.agent === run.agentId, `the history is ${show(h.map((e) => e.agent))}`, `one entry by ${run.agentId}`, show(h)),
-        check(claims.every((n) => n === `${r.id}@1.tap.json` || n === `${r.id}@2.tap.json`), `the task was claimed as ${claims.join(', ')}`, `${r.id}@2.tap.json after the dead @1`, claims.join(', ')),
+        check(
+          got.record.state.epoch === 2,
+          `the completed record has state.epoch ${got.record.state.epoch}`,
+          "2: the harness's dead claim @1, then the agent's @2",
+          String(got.record.state.epoch),
+        ),
+        check(
+          h.length === 1 && h[0]!.agent === run.agentId,
+          `the history is ${show(h.map((e) => e.agent))}`,
+          `one entry by ${run.agentId}`,
+          show(h),
+        ),
+        check(
+          claims.every((n) => n === `${r.id}@1.tap.json` || n === `${r.id}@2.tap.json`),
+          `the task was claimed as ${claims.join(', ')}`,
+          `${r.id}@2.tap.json after the dead @1`,
+          claims.join(', '),
+        ),
       );
     },
   }),
@@ -200,8 +265,18 @@ export const reaperCases = [
       const claims = run.observer.claims(id);
       return verdictOf(
         'left alone in awaiting/',
-        check(claims.length === 0, 'the agent claimed a record waiting for a plan decision that does not exist', 'no claim', claims.join(', ')),
-        check(now !== null && now.equals(sent) && ino === (await inodeOf(path)), 'the record in awaiting/ was changed, moved or reaped', 'the record untouched', await whereIs(run, id)),
+        check(
+          claims.length === 0,
+          'the agent claimed a record waiting for a plan decision that does not exist',
+          'no claim',
+          claims.join(', '),
+        ),
+        check(
+          now !== null && now.equals(sent) && ino === (await inodeOf(path)),
+          'the record in awaiting/ was changed, moved or reaped',
+          'the record untouched',
+          await whereIs(run, id),
+        ),
       );
     },
   }),
@@ -229,10 +304,20 @@ export const reaperCases = [
       const w = timingWindow(run.leaseMs, ctx.env.timeScale);
       const markerA = `${processing}/${a}@1.${nonceA}.commit`;
       const markerB = `${processing}/${b}@1.${nonceB}.commit`;
-      const done = await poll(async () => ((await inodeOf(markerA)) === null && (await inodeOf(markerB)) === null ? true : null), w.latestMs, 20);
+      const done = await poll(
+        async () => ((await inodeOf(markerA)) === null && (await inodeOf(markerB)) === null ? true : null),
+        w.latestMs,
+        20,
+      );
       if (!done) {
-        const left = [(await inodeOf(markerA)) !== null ? 'the marker with its prepared record' : '', (await inodeOf(markerB)) !== null ? 'the marker without one' : ''].filter(Boolean);
-        if (left.length === 2) return unimplemented(`nothing finished the commit markers within ${Math.round(w.latestMs)} ms: the agent does not recover transitions (a reaper process may)`);
+        const left = [
+          (await inodeOf(markerA)) !== null ? 'the marker with its prepared record' : '',
+          (await inodeOf(markerB)) !== null ? 'the marker without one' : '',
+        ].filter(Boolean);
+        if (left.length === 2)
+          return unimplemented(
+            `nothing finished the commit markers within ${Math.round(w.latestMs)} ms: the agent does not recover transitions (a reaper process may)`,
+          );
         return fail(`${left.join(' and ')} was still there after ${Math.round(w.latestMs)} ms`, 'both markers settled', left.join(', '));
       }
       const gotA = await readRecordFile(run.ws.paths.record('pending', a), a);
@@ -240,12 +325,20 @@ export const reaperCases = [
       const nextLeft = await inodeOf(run.ws.paths.next(a, 1, nonceA));
       return verdictOf(
         'the prepared record was published and both markers removed',
-        check(gotA?.bytes.equals(Buffer.from(renderRecord(nextA))) === true, 'the prepared record was not published in pending/ as it was prepared', 'pending/ holds the prepared record', await whereIs(run, a)),
+        check(
+          gotA?.bytes.equals(Buffer.from(renderRecord(nextA))) === true,
+          'the prepared record was not published in pending/ as it was prepared',
+          'pending/ holds the prepared record',
+          await whereIs(run, a),
+        ),
         check(nextLeft === null, 'the prepared record is still in processing/ after the publish', 'moved', 'still there'),
-        check(nowB !== null && nowB.equals(publishedB), 'the record published before the marker was found was changed or removed', 'untouched', await whereIs(run, b)),
+        check(
+          nowB !== null && nowB.equals(publishedB),
+          'the record published before the marker was found was changed or removed',
+          'untouched',
+          await whereIs(run, b),
+        ),
       );
     },
   }),
-
 ];
-

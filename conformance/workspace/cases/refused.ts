@@ -21,7 +21,14 @@ import type { WorkspaceRun } from '../workspace-run.ts';
  * (with a message), checks it never completed, and (unless `settle` is false) that the agent
  * still runs and still works.
  */
-export async function refusal(ctx: CaseContext, run: WorkspaceRun, id: string, codes: string[], what: string, o: { settle?: boolean } = {}): Promise<Outcome> {
+export async function refusal(
+  ctx: CaseContext,
+  run: WorkspaceRun,
+  id: string,
+  codes: string[],
+  what: string,
+  o: { settle?: boolean } = {},
+): Promise<Outcome> {
   // A record that was run instead of refused shows up in completed/: no need to wait for failed/ then.
   const landed = await poll(async () => {
     for (const dir of ['failed', 'completed'] as const) if (await readRecordFile(run.ws.paths.record(dir, id), id)) return dir;
@@ -38,19 +45,47 @@ export async function refusal(ctx: CaseContext, run: WorkspaceRun, id: string, c
   }
   return verdictOf(
     `refused into failed/ with ${e?.code}: ${e?.message?.slice(0, 120)}`,
-    check(got.record.state.status === 'failed', `the refused record has status ${show(got.record.state.status)}`, 'failed', show(got.record.state.status)),
-    check(e !== null && codes.includes(e.code), `the refused record's last_error is ${show(e)}`, `last_error.code ${codes.join(' or ')}`, show(e)),
-    check(typeof e?.message === 'string' && e.message.trim().length > 0, 'the refused record\'s last_error has no message saying why', 'a message', show(e?.message)),
-    check(got.record.context.history.every((h) => h.agent !== run.agentId), 'the agent ran a phase of a record it should have refused', 'no history entry by the agent', show(got.record.context.history)),
+    check(
+      got.record.state.status === 'failed',
+      `the refused record has status ${show(got.record.state.status)}`,
+      'failed',
+      show(got.record.state.status),
+    ),
+    check(
+      e !== null && codes.includes(e.code),
+      `the refused record's last_error is ${show(e)}`,
+      `last_error.code ${codes.join(' or ')}`,
+      show(e),
+    ),
+    check(
+      typeof e?.message === 'string' && e.message.trim().length > 0,
+      "the refused record's last_error has no message saying why",
+      'a message',
+      show(e?.message),
+    ),
+    check(
+      got.record.context.history.every((h) => h.agent !== run.agentId),
+      'the agent ran a phase of a record it should have refused',
+      'no history entry by the agent',
+      show(got.record.context.history),
+    ),
   );
 }
 
 /** A record with one earlier history entry that lists `artifacts`. */
 function withArtifacts(id: string, artifacts: string[]): TaskRecord {
-  return record(id, PHASES.echo, { check: 'artifacts' }, {
-    current_phase: 'produce',
-    context: { history: [entry('tap-conform.producer', 'produce', null, { made: artifacts.length }, artifacts)], current_input: { check: 'artifacts' } },
-  });
+  return record(
+    id,
+    PHASES.echo,
+    { check: 'artifacts' },
+    {
+      current_phase: 'produce',
+      context: {
+        history: [entry('tap-conform.producer', 'produce', null, { made: artifacts.length }, artifacts)],
+        current_input: { check: 'artifacts' },
+      },
+    },
+  );
 }
 
 export const refusedCases = [
@@ -61,7 +96,12 @@ export const refusedCases = [
     requirements: ['TAP-WKS-005'],
     async run(ctx, run) {
       const id = run.taskId('malformed');
-      await publishFile(run.ws, 'pending', `${id}.tap.json`, `{"protocol": "tap/1.0", "task_id": "${id}", "next_phase": "${PHASES.echo}", `);
+      await publishFile(
+        run.ws,
+        'pending',
+        `${id}.tap.json`,
+        `{"protocol": "tap/1.0", "task_id": "${id}", "next_phase": "${PHASES.echo}", `,
+      );
       return refusal(ctx, run, id, ['MALFORMED_MESSAGE', 'INVALID_MESSAGE'], 'malformed JSON');
     },
   }),
@@ -92,7 +132,9 @@ export const refusedCases = [
       await publishFile(run.ws, 'pending', `${id}.tap.json`, renderRecord(record(other, PHASES.echo, { x: 1 })));
       const o = await refusal(ctx, run, id, ['INVALID_MESSAGE'], `task_id "${other}" in the file ${id}.tap.json`);
       const leaked = (await whereIs(run, other)) !== 'nowhere in tasks/';
-      return leaked ? fail(`the record was published under the task id it claims, ${other}`, 'nothing under the forged id', await whereIs(run, other)) : o;
+      return leaked
+        ? fail(`the record was published under the task id it claims, ${other}`, 'nothing under the forged id', await whereIs(run, other))
+        : o;
     },
   }),
 
@@ -123,14 +165,20 @@ export const refusedCases = [
         await publishRecord(run.ws, 'pending', withArtifacts(id, [p]));
       }
       const outcomes: Outcome[] = [];
-      for (const [i, id] of ids.entries()) outcomes.push(await refusal(ctx, run, id, ['INVALID_MESSAGE'], `the artifact path ${JSON.stringify(paths[i])}`, { settle: i === ids.length - 1 }));
+      for (const [i, id] of ids.entries())
+        outcomes.push(
+          await refusal(ctx, run, id, ['INVALID_MESSAGE'], `the artifact path ${JSON.stringify(paths[i])}`, {
+            settle: i === ids.length - 1,
+          }),
+        );
       return verdictOf('all four refused with INVALID_MESSAGE', ...outcomes.map((o) => (o.verdict === 'PASS' ? null : o)));
     },
   }),
 
   wsCase({
     id: 'workspace.artifacts.escape',
-    title: 'Artifacts that lead out of artifacts/ (symbolic links, a hard link) end the task in failed/ with PERMISSION_DENIED; a plain one is read',
+    title:
+      'Artifacts that lead out of artifacts/ (symbolic links, a hard link) end the task in failed/ with PERMISSION_DENIED; a plain one is read',
     spec: 'bindings-workspace#artifacts',
     requirements: ['TAP-WKS-026'],
     budgetMs: 40_000,
@@ -155,9 +203,17 @@ export const refusedCases = [
       const plain = run.taskId('artifact-plain');
       for (const [i, c] of cases.entries()) await publishRecord(run.ws, 'pending', withArtifacts(ids[i]!, [c.path]));
       await publishRecord(run.ws, 'pending', withArtifacts(plain, [`${tag}/plain.txt`]));
-      const control = await expectRecord(ctx, run, 'completed', plain, finishWithin(run), 'the record whose artifact is a plain file inside artifacts/');
+      const control = await expectRecord(
+        ctx,
+        run,
+        'completed',
+        plain,
+        finishWithin(run),
+        'the record whose artifact is a plain file inside artifacts/',
+      );
       const outcomes: Outcome[] = [];
-      for (const [i, c] of cases.entries()) outcomes.push(await refusal(ctx, run, ids[i]!, ['PERMISSION_DENIED'], c.what, { settle: i === cases.length - 1 }));
+      for (const [i, c] of cases.entries())
+        outcomes.push(await refusal(ctx, run, ids[i]!, ['PERMISSION_DENIED'], c.what, { settle: i === cases.length - 1 }));
       const untouched = (await readOrNull(join(outside, 'secret.txt')))?.toString('utf8') === 'outside artifacts/\n';
       return verdictOf(
         `the three escapes were refused with PERMISSION_DENIED; the plain artifact's task completed (${control.record.state.status})`,
@@ -179,7 +235,12 @@ export const refusedCases = [
       const upper = `Upper-${run.taskId('case')}`;
       const files: { name: string; bytes: string; mayVanish: boolean; ids: string[] }[] = [
         { name: `.tmp-${inTmp}`, bytes: renderRecord(record(inTmp, PHASES.echo, { temp: true })), mayVanish: true, ids: [inTmp] },
-        { name: `${partial}.tap.json.part`, bytes: renderRecord(record(partial, PHASES.echo, { part: true })), mayVanish: false, ids: [partial] },
+        {
+          name: `${partial}.tap.json.part`,
+          bytes: renderRecord(record(partial, PHASES.echo, { part: true })),
+          mayVanish: false,
+          ids: [partial],
+        },
         { name: `${upper}.tap.json`, bytes: renderRecord(record(partial, PHASES.echo, { upper: true })), mayVanish: false, ids: [upper] },
         { name: `notes-${partial}.txt`, bytes: 'not a task\n', mayVanish: false, ids: [`notes-${partial}`] },
       ];
@@ -190,13 +251,31 @@ export const refusedCases = [
       for (const [i, f] of files.entries()) {
         const path = join(run.ws.paths.dir('pending'), f.name);
         const now = await readOrNull(path);
-        const taken = f.ids.flatMap((id) => [...run.observer.names('processing', `${id}@`), ...run.observer.names('completed', `${id}.`), ...run.observer.names('failed', `${id}.`)]);
-        problems.push(check(taken.length === 0, `pending/${f.name} was taken for a task record: ${taken.join(', ')}`, 'the file ignored', taken.join(', ')));
+        const taken = f.ids.flatMap((id) => [
+          ...run.observer.names('processing', `${id}@`),
+          ...run.observer.names('completed', `${id}.`),
+          ...run.observer.names('failed', `${id}.`),
+        ]);
+        problems.push(
+          check(
+            taken.length === 0,
+            `pending/${f.name} was taken for a task record: ${taken.join(', ')}`,
+            'the file ignored',
+            taken.join(', '),
+          ),
+        );
         if (now === null) problems.push(check(f.mayVanish, `pending/${f.name} was removed`, 'the file left alone', 'removed'));
-        else problems.push(check(now.toString('utf8') === f.bytes && inodes[i] === (await inodeOf(path)), `pending/${f.name} was changed`, 'the file left alone', 'changed'));
+        else
+          problems.push(
+            check(
+              now.toString('utf8') === f.bytes && inodes[i] === (await inodeOf(path)),
+              `pending/${f.name} was changed`,
+              'the file left alone',
+              'changed',
+            ),
+          );
       }
       return verdictOf(`${files.length} files ignored`, ...problems);
     },
   }),
 ];
-

@@ -20,15 +20,60 @@ function finishedBy(run: WorkspaceRun, sent: TaskRecord, got: TaskRecord, phase:
   const h = got.context.history;
   const last = h[h.length - 1];
   return (
-    check(h.length === prior.length + 1, `task ${id}: the history has ${h.length} entries; the ${prior.length} it had and one for the phase were expected (a phase recorded twice ran twice)`, `${prior.length + 1} entries`, show(h.map((e) => `${e.agent}/${e.phase}`))) ??
-    check(prior.every((e, i) => jsonEqual(e, h[i])), `task ${id}: the earlier history entries were changed`, show(prior), show(h.slice(0, prior.length))) ??
-    check(last?.agent === run.agentId && last.phase === phase, `task ${id}: the new history entry is ${show(last && { agent: last.agent, phase: last.phase })}`, `{ agent: "${run.agentId}", phase: "${phase}" }`, show(last)) ??
-    check(jsonEqual(last?.input, sent.context.current_input), `task ${id}: the history entry's input is not the record's current_input`, show(sent.context.current_input), show(last?.input)) ??
-    check(jsonEqual(last?.output, output), `task ${id}: the ${phase} phase's output is not what the phase gives`, show(output), show(last?.output)) ??
-    check(got.current_phase === phase, `task ${id}: current_phase is ${show(got.current_phase)} after phase ${phase}`, phase, show(got.current_phase)) ??
-    check(got.state.attempts === 0, `task ${id}: attempts is ${got.state.attempts} after the phase finished`, '0', String(got.state.attempts)) ??
-    check(got.state.epoch === epoch, `task ${id}: state.epoch is ${got.state.epoch}; the record of claim @${epoch} carries the claim's epoch`, String(epoch), String(got.state.epoch)) ??
-    check(got.state.processed_by === run.agentId, `task ${id}: processed_by is ${show(got.state.processed_by)}`, run.agentId, show(got.state.processed_by))
+    check(
+      h.length === prior.length + 1,
+      `task ${id}: the history has ${h.length} entries; the ${prior.length} it had and one for the phase were expected (a phase recorded twice ran twice)`,
+      `${prior.length + 1} entries`,
+      show(h.map((e) => `${e.agent}/${e.phase}`)),
+    ) ??
+    check(
+      prior.every((e, i) => jsonEqual(e, h[i])),
+      `task ${id}: the earlier history entries were changed`,
+      show(prior),
+      show(h.slice(0, prior.length)),
+    ) ??
+    check(
+      last?.agent === run.agentId && last.phase === phase,
+      `task ${id}: the new history entry is ${show(last && { agent: last.agent, phase: last.phase })}`,
+      `{ agent: "${run.agentId}", phase: "${phase}" }`,
+      show(last),
+    ) ??
+    check(
+      jsonEqual(last?.input, sent.context.current_input),
+      `task ${id}: the history entry's input is not the record's current_input`,
+      show(sent.context.current_input),
+      show(last?.input),
+    ) ??
+    check(
+      jsonEqual(last?.output, output),
+      `task ${id}: the ${phase} phase's output is not what the phase gives`,
+      show(output),
+      show(last?.output),
+    ) ??
+    check(
+      got.current_phase === phase,
+      `task ${id}: current_phase is ${show(got.current_phase)} after phase ${phase}`,
+      phase,
+      show(got.current_phase),
+    ) ??
+    check(
+      got.state.attempts === 0,
+      `task ${id}: attempts is ${got.state.attempts} after the phase finished`,
+      '0',
+      String(got.state.attempts),
+    ) ??
+    check(
+      got.state.epoch === epoch,
+      `task ${id}: state.epoch is ${got.state.epoch}; the record of claim @${epoch} carries the claim's epoch`,
+      String(epoch),
+      String(got.state.epoch),
+    ) ??
+    check(
+      got.state.processed_by === run.agentId,
+      `task ${id}: processed_by is ${show(got.state.processed_by)}`,
+      run.agentId,
+      show(got.state.processed_by),
+    )
   );
 }
 
@@ -37,7 +82,12 @@ function claimsWere(run: WorkspaceRun, id: string, epochs: number[]): Outcome | 
   const seen = run.observer.claims(id);
   const want = epochs.map((e) => `${id}@${e}.tap.json`);
   const odd = seen.filter((n) => !want.includes(n));
-  return check(odd.length === 0, `task ${id} was claimed as ${odd.join(', ')}; a claim's name carries the record's state.epoch plus one`, want.join(', '), seen.join(', '));
+  return check(
+    odd.length === 0,
+    `task ${id} was claimed as ${odd.join(', ')}; a claim's name carries the record's state.epoch plus one`,
+    want.join(', '),
+    seen.join(', '),
+  );
 }
 
 export const taskCases = [
@@ -58,11 +108,31 @@ export const taskCases = [
         const left = await claimFiles(run.ws.paths.dir('processing'), r.task_id);
         problems.push(
           finishedBy(run, r, got.record, PHASES.echo, r.context.current_input, 1) ??
-            check(got.record.next_phase === null, `task ${r.task_id}: next_phase is ${show(got.record.next_phase)} in completed/`, 'null', show(got.record.next_phase)) ??
-            check(got.record.state.last_error === null, `task ${r.task_id}: a completed record carries last_error ${show(got.record.state.last_error)}`, 'null', show(got.record.state.last_error)) ??
+            check(
+              got.record.next_phase === null,
+              `task ${r.task_id}: next_phase is ${show(got.record.next_phase)} in completed/`,
+              'null',
+              show(got.record.next_phase),
+            ) ??
+            check(
+              got.record.state.last_error === null,
+              `task ${r.task_id}: a completed record carries last_error ${show(got.record.state.last_error)}`,
+              'null',
+              show(got.record.state.last_error),
+            ) ??
             claimsWere(run, r.task_id, [1]) ??
-            check(ino === got.ino, `task ${r.task_id}: tasks/completed/${r.task_id}.tap.json was replaced after it was published`, 'one publication', 'a second file under the same name') ??
-            check(left.length === 0, `task ${r.task_id}: files of its claim are left in processing/ after the publication: ${left.join(', ')}`, 'nothing left', left.join(', ')),
+            check(
+              ino === got.ino,
+              `task ${r.task_id}: tasks/completed/${r.task_id}.tap.json was replaced after it was published`,
+              'one publication',
+              'a second file under the same name',
+            ) ??
+            check(
+              left.length === 0,
+              `task ${r.task_id}: files of its claim are left in processing/ after the publication: ${left.join(', ')}`,
+              'nothing left',
+              left.join(', '),
+            ),
         );
       }
       return verdictOf('5 tasks, each claimed as @1 and completed once', ...problems);
@@ -82,22 +152,45 @@ export const taskCases = [
         current_phase: 'analysis',
         metadata: { pipeline: ['intake', 'analysis', PHASES.echo, UNSERVED] },
         context: {
-          history: [entry('tap-conform.intake', 'intake', { raw: 'x' }, { parsed: true }), entry('tap-conform.analyst', 'analysis', { parsed: true }, input)],
+          history: [
+            entry('tap-conform.intake', 'intake', { raw: 'x' }, { parsed: true }),
+            entry('tap-conform.analyst', 'analysis', { parsed: true }, input),
+          ],
           current_input: input,
         },
       });
       await publishRecord(run.ws, 'pending', rec);
       const path = run.ws.paths.record('pending', id);
       // The file in pending/ is the submission until the agent has claimed it and handed it on.
-      const done = await poll(async () => ((await readRecordFile(path, id))?.record?.current_phase === PHASES.echo ? true : null), finishWithin(run));
-      if (!done) stop(fail(`the task was not handed on within ${Math.round(finishWithin(run))} ms`, `a record in pending/ with current_phase ${PHASES.echo}`, await whereIs(run, id)));
+      const done = await poll(
+        async () => ((await readRecordFile(path, id))?.record?.current_phase === PHASES.echo ? true : null),
+        finishWithin(run),
+      );
+      if (!done)
+        stop(
+          fail(
+            `the task was not handed on within ${Math.round(finishWithin(run))} ms`,
+            `a record in pending/ with current_phase ${PHASES.echo}`,
+            await whereIs(run, id),
+          ),
+        );
       const got = await expectRecord(ctx, run, 'pending', id, 0, 'the task after its phase');
       const r = got.record;
       return verdictOf(
         `handed on to ${UNSERVED} with 3 history entries`,
         finishedBy(run, rec, r, PHASES.echo, input, 1),
-        check(r.next_phase === UNSERVED, `next_phase is ${show(r.next_phase)}; the phase after ${PHASES.echo} in metadata.pipeline is ${UNSERVED}`, UNSERVED, show(r.next_phase)),
-        check(jsonEqual(r.context.current_input, input), 'current_input of the next phase is not the output of the phase', show(input), show(r.context.current_input)),
+        check(
+          r.next_phase === UNSERVED,
+          `next_phase is ${show(r.next_phase)}; the phase after ${PHASES.echo} in metadata.pipeline is ${UNSERVED}`,
+          UNSERVED,
+          show(r.next_phase),
+        ),
+        check(
+          jsonEqual(r.context.current_input, input),
+          'current_input of the next phase is not the output of the phase',
+          show(input),
+          show(r.context.current_input),
+        ),
         check(r.state.status === 'pending', `state.status is ${show(r.state.status)}`, 'pending', show(r.state.status)),
       );
     },
@@ -117,8 +210,18 @@ export const taskCases = [
       const claims = run.observer.claims(id);
       return verdictOf(
         'left alone',
-        check(claims.length === 0, `the agent claimed a record of the phase ${UNSERVED}, which it does not serve`, 'no claim', claims.join(', ')),
-        check(now !== null && now.equals(sent) && ino === (await inodeOf(run.ws.paths.record('pending', id))), 'the record in pending/ was changed or removed', 'the record untouched', await whereIs(run, id)),
+        check(
+          claims.length === 0,
+          `the agent claimed a record of the phase ${UNSERVED}, which it does not serve`,
+          'no claim',
+          claims.join(', '),
+        ),
+        check(
+          now !== null && now.equals(sent) && ino === (await inodeOf(run.ws.paths.record('pending', id))),
+          'the record in pending/ was changed or removed',
+          'the record untouched',
+          await whereIs(run, id),
+        ),
       );
     },
   }),
@@ -132,7 +235,11 @@ export const taskCases = [
       needPhases(run, PHASES.echo);
       const other = run.taskId('for-another');
       const mine = run.taskId('for-me');
-      const sent = await publishRecord(run.ws, 'pending', record(other, PHASES.echo, { for: 'another' }, { requirements: { target_agent: 'tap-conform.another-agent' } }));
+      const sent = await publishRecord(
+        run.ws,
+        'pending',
+        record(other, PHASES.echo, { for: 'another' }, { requirements: { target_agent: 'tap-conform.another-agent' } }),
+      );
       await publishRecord(run.ws, 'pending', record(mine, PHASES.echo, { for: 'me' }, { requirements: { target_agent: run.agentId } }));
       await expectRecord(ctx, run, 'completed', mine, finishWithin(run), `the task whose target_agent is "${run.agentId}"`);
       await barrier(ctx, run);
@@ -140,8 +247,18 @@ export const taskCases = [
       const claims = run.observer.claims(other);
       return verdictOf(
         'the task for another agent was left alone; the task for this agent was done',
-        check(claims.length === 0, 'the agent claimed a record whose target_agent is "tap-conform.another-agent"', 'no claim', claims.join(', ')),
-        check(now !== null && now.equals(sent), 'the record for another agent was changed or removed', 'the record untouched', await whereIs(run, other)),
+        check(
+          claims.length === 0,
+          'the agent claimed a record whose target_agent is "tap-conform.another-agent"',
+          'no claim',
+          claims.join(', '),
+        ),
+        check(
+          now !== null && now.equals(sent),
+          'the record for another agent was changed or removed',
+          'the record untouched',
+          await whereIs(run, other),
+        ),
       );
     },
   }),
@@ -156,7 +273,12 @@ export const taskCases = [
       const id = run.taskId('timeout');
       await publishRecord(run.ws, 'pending', record(id, PHASES.sleep, { ms: 120_000 }, { requirements: { timeout_seconds: 1 } }));
       const claimedAt = await poll(() => (run.observer.claims(id).length > 0 ? performance.now() : null), finishWithin(run), 5);
-      if (claimedAt === null) return fail(`the agent did not claim a ${PHASES.sleep} task within ${Math.round(finishWithin(run))} ms`, 'a claim', await whereIs(run, id));
+      if (claimedAt === null)
+        return fail(
+          `the agent did not claim a ${PHASES.sleep} task within ${Math.round(finishWithin(run))} ms`,
+          'a claim',
+          await whereIs(run, id),
+        );
       const w = timingWindow(1000, ctx.env.timeScale);
       const got = await expectRecord(ctx, run, 'failed', id, w.latestMs + run.scaled(2000), 'the task that ran past timeout_seconds');
       const after = performance.now() - claimedAt;
@@ -176,17 +298,31 @@ export const taskCases = [
       const id = run.taskId('cancel');
       await publishRecord(run.ws, 'pending', record(id, PHASES.sleep, { ms: 120_000 }));
       const claim = await poll(() => run.observer.claims(id)[0] ?? null, finishWithin(run), 5);
-      if (!claim) return fail(`the agent did not claim a ${PHASES.sleep} task within ${Math.round(finishWithin(run))} ms`, 'a claim', await whereIs(run, id));
+      if (!claim)
+        return fail(
+          `the agent did not claim a ${PHASES.sleep} task within ${Math.round(finishWithin(run))} ms`,
+          'a claim',
+          await whereIs(run, id),
+        );
       const epoch = Number(claim.slice(id.length + 1, -'.tap.json'.length));
       await ctx.sleep(100);
       const t0 = performance.now();
-      await writeFileAtomic(run.ws.paths.sidecar(id, epoch, 'cancel'), JSON.stringify({ requested_by: HARNESS_AGENT, at: new Date().toISOString() }) + '\n');
+      await writeFileAtomic(
+        run.ws.paths.sidecar(id, epoch, 'cancel'),
+        JSON.stringify({ requested_by: HARNESS_AGENT, at: new Date().toISOString() }) + '\n',
+      );
       // A sleeping phase looks for the sidecar at least as often as it renews its lease.
       const w = timingWindow(run.leaseMs / 3, ctx.env.timeScale);
       const got = await expectRecord(ctx, run, 'failed', id, w.latestMs + run.scaled(2000), 'the cancelled task');
       const after = performance.now() - t0;
-      if (got.record.state.status !== 'cancelled') return fail(`the task ended with status ${show(got.record.state.status)}`, 'cancelled', show(got.record.state.status));
-      if (after > w.latestMs) return fail(`the cancel took effect after ${Math.round(after)} ms`, `within ${Math.round(w.latestMs)} ms`, `${Math.round(after)} ms`);
+      if (got.record.state.status !== 'cancelled')
+        return fail(`the task ended with status ${show(got.record.state.status)}`, 'cancelled', show(got.record.state.status));
+      if (after > w.latestMs)
+        return fail(
+          `the cancel took effect after ${Math.round(after)} ms`,
+          `within ${Math.round(w.latestMs)} ms`,
+          `${Math.round(after)} ms`,
+        );
       return pass(`cancelled ${Math.round(after)} ms after the sidecar was written`);
     },
   }),
@@ -199,14 +335,28 @@ export const taskCases = [
     async run(ctx, run) {
       needPhases(run, PHASES.fail);
       const id = run.taskId('fail');
-      await publishRecord(run.ws, 'pending', record(id, PHASES.fail, { code: 'PERMISSION_DENIED', retryable: false, message: 'failing on purpose' }));
+      await publishRecord(
+        run.ws,
+        'pending',
+        record(id, PHASES.fail, { code: 'PERMISSION_DENIED', retryable: false, message: 'failing on purpose' }),
+      );
       const got = await expectRecord(ctx, run, 'failed', id, finishWithin(run), 'the failed task');
       const s = got.record.state;
       return verdictOf(
         'failed with PERMISSION_DENIED',
         check(s.status === 'failed', `status is ${show(s.status)}`, 'failed', show(s.status)),
-        check(s.last_error?.code === 'PERMISSION_DENIED', `last_error is ${show(s.last_error)}`, 'code PERMISSION_DENIED', show(s.last_error)),
-        check(got.record.current_phase === null, `current_phase is ${show(got.record.current_phase)}: the failed phase is recorded as finished`, 'null (no phase finished)', show(got.record.current_phase)),
+        check(
+          s.last_error?.code === 'PERMISSION_DENIED',
+          `last_error is ${show(s.last_error)}`,
+          'code PERMISSION_DENIED',
+          show(s.last_error),
+        ),
+        check(
+          got.record.current_phase === null,
+          `current_phase is ${show(got.record.current_phase)}: the failed phase is recorded as finished`,
+          'null (no phase finished)',
+          show(got.record.current_phase),
+        ),
       );
     },
   }),
@@ -244,12 +394,19 @@ export const taskCases = [
         const h = got.record.context.history;
         const winner = mine.has(id) ? HARNESS_AGENT : run.agentId;
         problems.push(
-          check(h.length === 1 && h[0]!.agent === winner, `task ${id}: the history is ${show(h.map((e) => e.agent))}; only ${winner}, who claimed it, worked on it`, `[${winner}]`, show(h.map((e) => e.agent))),
+          check(
+            h.length === 1 && h[0]!.agent === winner,
+            `task ${id}: the history is ${show(h.map((e) => e.agent))}; only ${winner}, who claimed it, worked on it`,
+            `[${winner}]`,
+            show(h.map((e) => e.agent)),
+          ),
           claimsWere(run, id, [1]),
         );
       }
-      return verdictOf(`the harness won ${mine.size} of ${ids.length} claims, the agent ${ids.length - mine.size}; each task was done once, by its claimant`, ...problems);
+      return verdictOf(
+        `the harness won ${mine.size} of ${ids.length} claims, the agent ${ids.length - mine.size}; each task was done once, by its claimant`,
+        ...problems,
+      );
     },
   }),
 ];
-

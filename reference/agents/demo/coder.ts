@@ -41,7 +41,10 @@ const TEMPLATES: Record<string, (a: Analysis) => SourceFile[]> = {
         "import { expect, it } from 'vitest';",
         "import { slugify } from '../src/slugify.ts';",
         '',
-        ...a.acceptance.map((c) => `it(${JSON.stringify(`slugifies ${c.input}`)}, () => expect(slugify(${JSON.stringify(c.input)})).toBe(${JSON.stringify(c.expected)}));`),
+        ...a.acceptance.map(
+          (c) =>
+            `it(${JSON.stringify(`slugifies ${c.input}`)}, () => expect(slugify(${JSON.stringify(c.input)})).toBe(${JSON.stringify(c.expected)}));`,
+        ),
         '',
       ].join('\n'),
     },
@@ -90,7 +93,11 @@ export function createCoder(): Agent {
       'Coder',
       'Writes small TypeScript functions and their tests from numbered requirements, after its plan is approved. ' +
         'Good at pure functions it has templates for; not good at anything else, and it never writes without approval.',
-      [capability('code.generate', 'Writes the code for { analysis }; submits a plan and waits for approval first.', { side_effects: true })],
+      [
+        capability('code.generate', 'Writes the code for { analysis }; submits a plan and waits for approval first.', {
+          side_effects: true,
+        }),
+      ],
     ),
     capabilities: { 'code.generate': generate },
   });

@@ -37,7 +37,8 @@ describe('the demo (run.ts)', () => {
 
   const results = () => lines.filter((l) => l.message.type === 'task.result').map((l) => l.message);
   const requestFor = (capability: string) =>
-    lines.find((l) => l.message.type === 'task.request' && (l.message.payload as { capability: string }).capability === capability)!.message;
+    lines.find((l) => l.message.type === 'task.request' && (l.message.payload as { capability: string }).capability === capability)!
+      .message;
 
   it('completes analyse → code → review', () => {
     for (const capability of ['requirements.analyse', 'code.generate', 'code.review']) {

@@ -23,11 +23,14 @@ export function describe(msg: TapMessage): string {
       return `${p.capability} [${msg.task_id}]`;
     case 'task.event':
       if (p.kind === 'state') return `state → ${p.state}`;
-      if (p.kind === 'progress') return clip(`progress ${p.percent === undefined ? '' : `${p.percent}% `}${p.stage ?? ''}${p.message ? `: ${p.message}` : ''}`);
+      if (p.kind === 'progress')
+        return clip(`progress ${p.percent === undefined ? '' : `${p.percent}% `}${p.stage ?? ''}${p.message ? `: ${p.message}` : ''}`);
       if (p.kind === 'log') return clip(`log ${p.message}`);
       return clip(`output ${JSON.stringify(p.data)}`);
     case 'task.result':
-      return p.error ? `${p.status} (${p.error.code})` : `${p.status}${p.output === undefined ? '' : ` ${clip(JSON.stringify(p.output), 48)}`}`;
+      return p.error
+        ? `${p.status} (${p.error.code})`
+        : `${p.status}${p.output === undefined ? '' : ` ${clip(JSON.stringify(p.output), 48)}`}`;
     case 'task.cancel':
       return `[${msg.task_id}]${p.reason ? ` ${p.reason}` : ''}`;
     case 'task.snapshot':

@@ -41,14 +41,22 @@ export async function runPipeline(peers: Peers, say: (text: string) => void): Pr
 
   say('2. the coder plans the code; the coordinator approves the plan before anything is written');
   let plan: PlanSubmitPayload['plan'] | undefined;
-  const coding = peers.coder.submit('code.generate', { analysis }, {
-    onPlan: (submitted) => {
-      plan = submitted.plan;
-      const writesOnly = submitted.plan.steps.every((s) => s.action === 'write' && s.reversible);
-      say(`   plan ${submitted.plan.plan_id}: ${submitted.plan.steps.length} reversible writes, risk ${submitted.plan.risk_level} → ${writesOnly ? 'approve' : 'reject'}`);
-      return writesOnly ? { decision: 'approved', feedback: 'reversible writes only: go ahead' } : { decision: 'rejected', feedback: 'only reversible writes are allowed' };
+  const coding = peers.coder.submit(
+    'code.generate',
+    { analysis },
+    {
+      onPlan: (submitted) => {
+        plan = submitted.plan;
+        const writesOnly = submitted.plan.steps.every((s) => s.action === 'write' && s.reversible);
+        say(
+          `   plan ${submitted.plan.plan_id}: ${submitted.plan.steps.length} reversible writes, risk ${submitted.plan.risk_level} → ${writesOnly ? 'approve' : 'reject'}`,
+        );
+        return writesOnly
+          ? { decision: 'approved', feedback: 'reversible writes only: go ahead' }
+          : { decision: 'rejected', feedback: 'only reversible writes are allowed' };
+      },
     },
-  });
+  );
   const coded = await coding.result;
   if (coded.status !== 'completed' || !plan) throw new Error(`code generation ended ${coded.status}: ${coded.error?.message ?? ''}`);
   const generated = coded.output as Generated;

@@ -22,9 +22,18 @@ export async function review(input: { files: SourceFile[]; requirements: Require
     findings.push({
       requirement: r.id,
       met: missing.length === 0,
-      evidence: missing.length === 0 ? (r.keywords.length ? `found ${r.keywords.join(', ')}` : 'nothing specific to check') : `missing ${missing.join(', ')}`,
+      evidence:
+        missing.length === 0
+          ? r.keywords.length
+            ? `found ${r.keywords.join(', ')}`
+            : 'nothing specific to check'
+          : `missing ${missing.join(', ')}`,
     });
-    ctx.progress({ percent: Math.round(((i + 1) / input.requirements.length) * 100), stage: 'reviewing', message: `${r.id} ${findings.at(-1)!.met ? 'met' : 'not met'}` });
+    ctx.progress({
+      percent: Math.round(((i + 1) / input.requirements.length) * 100),
+      stage: 'reviewing',
+      message: `${r.id} ${findings.at(-1)!.met ? 'met' : 'not met'}`,
+    });
     await ctx.sleep(10);
   }
   return { verdict: findings.every((f) => f.met) ? 'approved' : 'changes_requested', findings };
@@ -38,7 +47,10 @@ export async function lint(input: { files: SourceFile[] }, ctx: TaskContext): Pr
   const lines = input.files.flatMap((f) => f.content.split('\n').map((text, i) => ({ path: f.path, line: i + 1, text })));
   const warnings: string[] = [];
   for (const [i, l] of lines.entries()) {
-    ctx.checkpoint({ linted: i }, { completed: [`${i} lines`], remaining: [`${lines.length - i} lines`], resume_hint: `Lint from line ${i + 1}.` });
+    ctx.checkpoint(
+      { linted: i },
+      { completed: [`${i} lines`], remaining: [`${lines.length - i} lines`], resume_hint: `Lint from line ${i + 1}.` },
+    );
     ctx.progress({ percent: Math.round((i / lines.length) * 100), stage: 'linting', message: `${l.path}:${l.line}` });
     if (l.text.length > 100) warnings.push(`${l.path}:${l.line} is longer than 100 characters`);
     await ctx.sleep(LINT_MS_PER_LINE);

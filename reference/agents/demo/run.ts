@@ -61,7 +61,9 @@ function options(): { transcript: string; quiet: boolean; agentLogs: boolean } {
     process.stdout.write(USAGE);
     process.exit(0);
   }
-  const transcript = values.transcript ? resolve(values.transcript) : join(mkdtempSync(join(tmpdir(), 'tap-demo-')), 'demo-transcript.ndjson');
+  const transcript = values.transcript
+    ? resolve(values.transcript)
+    : join(mkdtempSync(join(tmpdir(), 'tap-demo-')), 'demo-transcript.ndjson');
   return { transcript, quiet: values.quiet === true, agentLogs: values['agent-logs'] === true };
 }
 

@@ -17,7 +17,9 @@ describe('the workspace demo', () => {
     expect(stdout).toContain('Task demo-slugify: completed');
     expect(stdout).toMatch(/1\. requirements, by analyst at /);
     expect(stdout).toMatch(/2\. codegen, by coder at [^\n]*\n +input +the output of 1/);
-    expect(stdout).toMatch(/3\. review, by reviewer at [^\n]*\n +input +the output of 2\n +output +\{"verdict":"approved","checks":3,"passed":3,"uncovered":\[\]\}/);
+    expect(stdout).toMatch(
+      /3\. review, by reviewer at [^\n]*\n +input +the output of 2\n +output +\{"verdict":"approved","checks":3,"passed":3,"uncovered":\[\]\}/,
+    );
     expect(stdout).toMatch(/artifacts +artifacts\/demo-slugify\/2\/slugify\.js/);
   }, 100_000);
 });

@@ -29,7 +29,9 @@ say(`Workspace: ${ws.root}`);
 
 /** Starts one demo agent process and waits until it watches the workspace. */
 function start(role: keyof typeof ROLES): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(HERE, 'agent.ts'), ws.root, role], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', join(HERE, 'agent.ts'), ws.root, role], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return new Promise((resolveStart, reject) => {
     child.once('exit', (code) => reject(new Error(`agent ${role} exited with ${code} before it was ready`)));
     child.stdout!.setEncoding('utf8').once('data', (line: string) => {

@@ -62,7 +62,16 @@ export async function analyse(ctx: PhaseContext): Promise<PhaseOutcome> {
     .filter((s) => /^It /.test(s));
   const requirements = sentences.map((text, i) => ({ id: `R${i + 1}`, text }));
   const acceptance = [...examples.matchAll(/"([^"]*)"\s*→\s*"([^"]*)"/g)].map((m) => ({ input: m[1]!, expected: m[2]! }));
-  const doc = [`# ${input.name}: requirements`, '', ...requirements.map((r) => `- ${r.id}: ${r.text}`), '', '## Acceptance', '', ...acceptance.map((a) => `- ${JSON.stringify(a.input)} → ${JSON.stringify(a.expected)}`), ''];
+  const doc = [
+    `# ${input.name}: requirements`,
+    '',
+    ...requirements.map((r) => `- ${r.id}: ${r.text}`),
+    '',
+    '## Acceptance',
+    '',
+    ...acceptance.map((a) => `- ${JSON.stringify(a.input)} → ${JSON.stringify(a.expected)}`),
+    '',
+  ];
   await ctx.writeArtifact('requirements.md', doc.join('\n'));
   const analysis: Analysis = { name: input.name, requirements, acceptance };
   return { output: analysis };
@@ -86,7 +95,15 @@ export async function generate(ctx: PhaseContext): Promise<PhaseOutcome> {
     covers.push(req.id);
     chain.push(`    ${step.code} // ${req.id}`);
   }
-  const source = [`/** Generated from the requirements of ${ctx.taskId}. */`, `function ${analysis.name}(text) {`, '  return String(text)', ...chain, '  ;', '}', ''].join('\n');
+  const source = [
+    `/** Generated from the requirements of ${ctx.taskId}. */`,
+    `function ${analysis.name}(text) {`,
+    '  return String(text)',
+    ...chain,
+    '  ;',
+    '}',
+    '',
+  ].join('\n');
   const file = await ctx.writeArtifact(`${analysis.name}.js`, source);
   const generated: Generated = { name: analysis.name, file, covers, acceptance: analysis.acceptance };
   return { output: generated };
@@ -108,20 +125,48 @@ export async function review(ctx: PhaseContext): Promise<PhaseOutcome> {
   const notes = [
     `# Review of ${generated.file}`,
     '',
-    ...checks.map((c) => `- ${c.pass ? 'pass' : 'FAIL'}: ${JSON.stringify(c.input)} → ${JSON.stringify(c.actual)} (expected ${JSON.stringify(c.expected)})`),
+    ...checks.map(
+      (c) =>
+        `- ${c.pass ? 'pass' : 'FAIL'}: ${JSON.stringify(c.input)} → ${JSON.stringify(c.actual)} (expected ${JSON.stringify(c.expected)})`,
+    ),
     uncovered.length > 0 ? `- requirements not covered: ${uncovered.join(', ')}` : '- every requirement is covered',
     '',
     `Verdict: ${approved ? 'approved' : 'changes requested'}`,
     '',
   ];
   await ctx.writeArtifact('review.md', notes.join('\n'));
-  return { output: { verdict: approved ? 'approved' : 'changes requested', checks: checks.length, passed: checks.filter((c) => c.pass).length, uncovered } };
+  return {
+    output: {
+      verdict: approved ? 'approved' : 'changes requested',
+      checks: checks.length,
+      passed: checks.filter((c) => c.pass).length,
+      uncovered,
+    },
+  };
 }
 
 /** The demo's agents: who serves which phase. */
 export const ROLES = {
-  analyst: { agentId: 'analyst', phase: 'requirements', handler: analyse, name: 'Requirement analyst', description: 'Turns a short brief into numbered requirements and acceptance checks. Writes no code.' },
-  coder: { agentId: 'coder', phase: 'codegen', handler: generate, name: 'Code generator', description: 'Writes a JavaScript function from numbered requirements. Does not review its own work.' },
-  reviewer: { agentId: 'reviewer', phase: 'review', handler: review, name: 'Code reviewer', description: 'Runs the acceptance checks against generated code and checks every requirement is covered. Does not fix code.' },
+  analyst: {
+    agentId: 'analyst',
+    phase: 'requirements',
+    handler: analyse,
+    name: 'Requirement analyst',
+    description: 'Turns a short brief into numbered requirements and acceptance checks. Writes no code.',
+  },
+  coder: {
+    agentId: 'coder',
+    phase: 'codegen',
+    handler: generate,
+    name: 'Code generator',
+    description: 'Writes a JavaScript function from numbered requirements. Does not review its own work.',
+  },
+  reviewer: {
+    agentId: 'reviewer',
+    phase: 'review',
+    handler: review,
+    name: 'Code reviewer',
+    description: 'Runs the acceptance checks against generated code and checks every requirement is covered. Does not fix code.',
+  },
 } as const;
 export type Role = keyof typeof ROLES;

@@ -45,11 +45,21 @@ Options:
       json: { type: 'boolean' },
     });
     const [dir, taskId] = positionals(given, ['dir', 'task_id']);
-    const chosen = [values.approve && 'approved', values.reject && 'rejected', values.revise !== undefined && 'needs_revision'].filter((d): d is PlanDecision['decision'] => typeof d === 'string');
-    if (chosen.length !== 1) throw new CliError(chosen.length === 0 ? 'give one decision: --approve, --reject or --revise <feedback>' : 'give only one of --approve, --reject and --revise', { usage: true });
+    const chosen = [values.approve && 'approved', values.reject && 'rejected', values.revise !== undefined && 'needs_revision'].filter(
+      (d): d is PlanDecision['decision'] => typeof d === 'string',
+    );
+    if (chosen.length !== 1)
+      throw new CliError(
+        chosen.length === 0
+          ? 'give one decision: --approve, --reject or --revise <feedback>'
+          : 'give only one of --approve, --reject and --revise',
+        { usage: true },
+      );
     const decision = chosen[0]!;
-    if (decision === 'needs_revision' && values.feedback !== undefined) throw new CliError('--revise carries the feedback itself; leave out --feedback', { usage: true });
-    if (decision === 'needs_revision' && values.revise!.trim() === '') throw new CliError('--revise needs feedback: say what the plan should change', { usage: true });
+    if (decision === 'needs_revision' && values.feedback !== undefined)
+      throw new CliError('--revise carries the feedback itself; leave out --feedback', { usage: true });
+    if (decision === 'needs_revision' && values.revise!.trim() === '')
+      throw new CliError('--revise needs feedback: say what the plan should change', { usage: true });
     const feedback = decision === 'needs_revision' ? values.revise : values.feedback;
     const ws = await openWorkspace(dir!);
     let planId = values['plan-id'];
@@ -57,8 +67,16 @@ Options:
       const plan = await readPlan(ws, taskId!);
       if (plan.state !== 'ok') {
         const loc = await locateTask(ws, taskId!);
-        if (!loc) throw new CliError(`no task ${JSON.stringify(taskId)} in ${ws.root}`, { hint: `Run tapctl workspace status ${dir} to see the tasks.`, code: 'UNKNOWN_TASK' });
-        if (loc.dir !== 'awaiting') throw new CliError(`task ${taskId} is not waiting for a plan decision: it is in tasks/${loc.dir}/`, { where: loc.path, code: 'CONFLICT' });
+        if (!loc)
+          throw new CliError(`no task ${JSON.stringify(taskId)} in ${ws.root}`, {
+            hint: `Run tapctl workspace status ${dir} to see the tasks.`,
+            code: 'UNKNOWN_TASK',
+          });
+        if (loc.dir !== 'awaiting')
+          throw new CliError(`task ${taskId} is not waiting for a plan decision: it is in tasks/${loc.dir}/`, {
+            where: loc.path,
+            code: 'CONFLICT',
+          });
         const why = plan.state === 'missing' ? 'it has no plan file' : `its plan file is refused: ${plan.problem}`;
         throw new CliError(`task ${taskId} has no plan to decide: ${why}`, { where: ws.paths.plan(taskId!), code: 'CONFLICT' });
       }

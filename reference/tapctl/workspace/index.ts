@@ -8,12 +8,8 @@ import { statusCommand } from './status.ts';
 import { submitCommand } from './submit.ts';
 import { tailCommand } from './tail.ts';
 
-export const workspaceCommand = commandGroup('workspace', 'Operate a TAP workspace: a shared folder where file-based agents hand tasks on.', [
-  initCommand,
-  submitCommand,
-  statusCommand,
-  showCommand,
-  decideCommand,
-  tailCommand,
-  reapCommand,
-]);
+export const workspaceCommand = commandGroup(
+  'workspace',
+  'Operate a TAP workspace: a shared folder where file-based agents hand tasks on.',
+  [initCommand, submitCommand, statusCommand, showCommand, decideCommand, tailCommand, reapCommand],
+);

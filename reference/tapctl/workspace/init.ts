@@ -48,7 +48,11 @@ Options:
     }
     const c = workspace.config;
     const what = `${c.protocol}, claim mode ${c.claim_mode}, lease ${c.lease_ms} ms, max attempts ${c.max_attempts}, history limit ${c.history_limit}`;
-    ctx.io.out(created ? `Created workspace ${workspace.root} (${what}).\n` : `${workspace.root} is already a workspace (${what}); nothing changed.\n`);
+    ctx.io.out(
+      created
+        ? `Created workspace ${workspace.root} (${what}).\n`
+        : `${workspace.root} is already a workspace (${what}); nothing changed.\n`,
+    );
     return 0;
   },
 };

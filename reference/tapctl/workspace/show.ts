@@ -1,5 +1,17 @@
 /** tapctl workspace show: a task's history as a readable script — who did what in which phase, with inputs, outputs and artifacts. */
-import { approvalOf, fullHistory, locateTask, openWorkspace, readLease, readLocated, type Approval, type HistoryEntry, type Plan, type PlanDecision, type TaskRecord } from '../../workspace/index.ts';
+import {
+  approvalOf,
+  fullHistory,
+  locateTask,
+  openWorkspace,
+  readLease,
+  readLocated,
+  type Approval,
+  type HistoryEntry,
+  type Plan,
+  type PlanDecision,
+  type TaskRecord,
+} from '../../workspace/index.ts';
 import { CliError, type Command } from '../registry.ts';
 import { parseOptions, positionals } from '../cli.ts';
 import { excerpt, printJson } from './format.ts';
@@ -8,10 +20,17 @@ import { excerpt, printJson } from './format.ts';
 export function renderPlan(plan: Plan, indent: string): string[] {
   const lines = [`${indent}intent      ${excerpt(plan.intent, 200)}`];
   plan.steps.forEach((st, i) => {
-    lines.push(`${indent}step ${i + 1}      ${st.action}${st.target ? ` → ${st.target}` : ''}${st.expected_output ? ` (${excerpt(st.expected_output, 80)})` : ''}${st.reversible ? '' : ' [not reversible]'}`);
+    lines.push(
+      `${indent}step ${i + 1}      ${st.action}${st.target ? ` → ${st.target}` : ''}${st.expected_output ? ` (${excerpt(st.expected_output, 80)})` : ''}${st.reversible ? '' : ' [not reversible]'}`,
+    );
   });
   if (plan.rollback) lines.push(`${indent}rollback    ${excerpt(plan.rollback, 200)}`);
-  const cost = [plan.estimated_cost.tokens !== undefined ? `${plan.estimated_cost.tokens} tokens` : '', plan.estimated_cost.seconds !== undefined ? `${plan.estimated_cost.seconds} s` : ''].filter(Boolean).join(', ');
+  const cost = [
+    plan.estimated_cost.tokens !== undefined ? `${plan.estimated_cost.tokens} tokens` : '',
+    plan.estimated_cost.seconds !== undefined ? `${plan.estimated_cost.seconds} s` : '',
+  ]
+    .filter(Boolean)
+    .join(', ');
   lines.push(`${indent}risk        ${plan.risk_level}${cost ? ` · estimated ${cost}` : ''}`);
   if (plan.revision_of) lines.push(`${indent}revises     ${plan.revision_of}, addressing: ${excerpt(plan.feedback ?? '', 160)}`);
   return lines;
@@ -22,13 +41,21 @@ function decisionText(d: PlanDecision): string {
 }
 
 /** Renders a record and its whole history as a script for people; `approval` is where the plan of a record in awaiting/ stands. */
-export function renderScript(record: TaskRecord, history: HistoryEntry[], where: { dir: string; epoch?: number; holder?: string | null }, full = false, approval?: Approval | null): string {
+export function renderScript(
+  record: TaskRecord,
+  history: HistoryEntry[],
+  where: { dir: string; epoch?: number; holder?: string | null },
+  full = false,
+  approval?: Approval | null,
+): string {
   const cut = (v: unknown) => (full ? JSON.stringify(v, null, 2).replace(/\n/g, '\n' + ' '.repeat(16)) : excerpt(v, 200));
   const s = record.state;
   const status = where.dir === 'processing' ? 'running' : (s.status ?? where.dir);
   const lines: string[] = [];
   lines.push(`Task ${record.task_id}: ${status}`);
-  lines.push(`  created ${record.created_at} · epoch ${where.epoch ?? s.epoch} · attempts ${s.attempts}${s.processed_by ? ` · last held by ${s.processed_by}` : ''}`);
+  lines.push(
+    `  created ${record.created_at} · epoch ${where.epoch ?? s.epoch} · attempts ${s.attempts}${s.processed_by ? ` · last held by ${s.processed_by}` : ''}`,
+  );
   const pipeline = record.metadata.pipeline;
   if (Array.isArray(pipeline) && pipeline.every((p) => typeof p === 'string')) lines.push(`  pipeline: ${pipeline.join(' → ')}`);
   lines.push('');
@@ -41,25 +68,33 @@ export function renderScript(record: TaskRecord, history: HistoryEntry[], where:
     lines.push(`     output      ${cut(h.output)}`);
     if (h.artifacts.length > 0) lines.push(`     artifacts   ${h.artifacts.map((a) => `artifacts/${a}`).join(', ')}`);
     const planned = h as HistoryEntry & { plan?: Plan; decision?: PlanDecision };
-    if (planned.plan?.plan_id) lines.push(`     plan        ${planned.plan.plan_id}${planned.decision ? `, ${decisionText(planned.decision)}` : ''}`);
+    if (planned.plan?.plan_id)
+      lines.push(`     plan        ${planned.plan.plan_id}${planned.decision ? `, ${decisionText(planned.decision)}` : ''}`);
     lines.push('');
   });
   const target = record.requirements.target_agent ? `agent ${record.requirements.target_agent}` : 'any agent serving it';
   const err = s.last_error ? `${s.last_error.code}: ${s.last_error.message}` : null;
   if (where.dir === 'processing') {
-    lines.push(`Now: phase ${record.next_phase} is claimed (epoch ${where.epoch}) by ${where.holder ?? 'an agent that has not written its lease yet'}.`);
+    lines.push(
+      `Now: phase ${record.next_phase} is claimed (epoch ${where.epoch}) by ${where.holder ?? 'an agent that has not written its lease yet'}.`,
+    );
   } else if (where.dir === 'pending') {
     lines.push(`Now: waiting in tasks/pending/ for phase ${record.next_phase} (${target}).`);
     if (s.attempts > 0) lines.push(`  ${s.attempts} earlier claim${s.attempts === 1 ? '' : 's'} of this phase did not finish it.`);
     if (err) lines.push(`  last error: ${err}`);
   } else if (where.dir === 'awaiting') {
     const plan = approval?.plan;
-    lines.push(`Now: waiting in tasks/awaiting/ for a decision on ${plan ? `plan ${plan.plan_id}` : 'a plan'} before phase ${record.next_phase} runs (${target}).`);
+    lines.push(
+      `Now: waiting in tasks/awaiting/ for a decision on ${plan ? `plan ${plan.plan_id}` : 'a plan'} before phase ${record.next_phase} runs (${target}).`,
+    );
     if (plan) lines.push(...renderPlan(plan, '  '));
     const d = approval?.decision;
-    if (approval?.state === 'waiting') lines.push(`  decision    none yet: tapctl workspace decide <dir> ${record.task_id} --approve|--reject|--revise <feedback>`);
-    else if (approval?.state === 'decided' && d) lines.push(`  decision    ${decisionText(d)}; an agent serving ${record.next_phase} will act on it`);
-    else if (approval?.problem) lines.push(`  ${approval.state === 'stale' && d ? `decision    ${decisionText(d)}, ignored: ` : 'problem     '}${approval.problem}`);
+    if (approval?.state === 'waiting')
+      lines.push(`  decision    none yet: tapctl workspace decide <dir> ${record.task_id} --approve|--reject|--revise <feedback>`);
+    else if (approval?.state === 'decided' && d)
+      lines.push(`  decision    ${decisionText(d)}; an agent serving ${record.next_phase} will act on it`);
+    else if (approval?.problem)
+      lines.push(`  ${approval.state === 'stale' && d ? `decision    ${decisionText(d)}, ignored: ` : 'problem     '}${approval.problem}`);
   } else if (where.dir === 'completed') {
     const last = history[history.length - 1];
     const same = last !== undefined && JSON.stringify(last.output) === JSON.stringify(record.context.current_input);
@@ -92,7 +127,10 @@ Options:
     const ws = await openWorkspace(dir!);
     const loc = await locateTask(ws, taskId!);
     if (!loc) {
-      throw new CliError(`no task ${JSON.stringify(taskId)} in ${ws.root}`, { hint: `Run tapctl workspace status ${dir} to see the tasks.`, code: 'UNKNOWN_TASK' });
+      throw new CliError(`no task ${JSON.stringify(taskId)} in ${ws.root}`, {
+        hint: `Run tapctl workspace status ${dir} to see the tasks.`,
+        code: 'UNKNOWN_TASK',
+      });
     }
     const check = await readLocated(loc, taskId!);
     if (!check) throw new CliError(`task ${taskId} moved while it was being read; try again`, { where: loc.path });

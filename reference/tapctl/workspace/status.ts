@@ -37,7 +37,11 @@ Options:
       ['processing', String(s.counts.processing) + (s.stuck.length > 0 ? `  (${s.stuck.length} past their lease)` : '')],
       ['awaiting', String(s.counts.awaiting)],
       ['completed', String(s.counts.completed)],
-      ['failed', String(s.counts.failed) + (s.dead_letters.length > 0 ? `  (${s.dead_letters.length} dead letter${s.dead_letters.length === 1 ? '' : 's'})` : '')],
+      [
+        'failed',
+        String(s.counts.failed) +
+          (s.dead_letters.length > 0 ? `  (${s.dead_letters.length} dead letter${s.dead_letters.length === 1 ? '' : 's'})` : ''),
+      ],
     ]);
     if (s.claims.length > 0) {
       text += '\nClaims\n';
@@ -46,7 +50,11 @@ Options:
           `${cl.task_id} @${cl.epoch}`,
           cl.phase ?? '?',
           cl.holder ? `held by ${cl.holder}` : 'no lease yet',
-          cl.lease_age_ms === null ? '' : cl.past_lease ? `not renewed for ${duration(cl.lease_age_ms)}: past its lease, the reaper will return it` : `renewed ${duration(cl.lease_age_ms)} ago`,
+          cl.lease_age_ms === null
+            ? ''
+            : cl.past_lease
+              ? `not renewed for ${duration(cl.lease_age_ms)}: past its lease, the reaper will return it`
+              : `renewed ${duration(cl.lease_age_ms)} ago`,
         ]),
       );
     }
@@ -54,7 +62,14 @@ Options:
     if (s.awaiting.length > 0) {
       const said: Record<string, string> = { waiting: 'waiting for a decision', decided: 'decided; an agent will claim it' };
       text += '\nAwaiting approval\n';
-      text += table(s.awaiting.map((a) => [a.task_id, a.phase ?? '?', a.plan_id ? `plan ${a.plan_id}` : 'no plan', said[a.state] ?? `${a.state}: ${excerpt(a.problem ?? '', 120)}`]));
+      text += table(
+        s.awaiting.map((a) => [
+          a.task_id,
+          a.phase ?? '?',
+          a.plan_id ? `plan ${a.plan_id}` : 'no plan',
+          said[a.state] ?? `${a.state}: ${excerpt(a.problem ?? '', 120)}`,
+        ]),
+      );
     }
     if (s.dead_letters.length > 0) {
       text += '\nDead letters\n';

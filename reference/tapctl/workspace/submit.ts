@@ -18,7 +18,8 @@ async function readInput(file: string): Promise<{ text: string; where: string }>
     return { text: await fsp.readFile(where, 'utf8'), where };
   } catch (err) {
     const code = (err as { code?: string }).code;
-    if (code === 'ENOENT') throw new CliError(`no such file: ${file}`, { where, hint: 'Give the path of a JSON file holding the task record or draft.' });
+    if (code === 'ENOENT')
+      throw new CliError(`no such file: ${file}`, { where, hint: 'Give the path of a JSON file holding the task record or draft.' });
     if (code === 'EISDIR') throw new CliError(`${file} is a directory, not a task file`, { where });
     throw err;
   }

@@ -11,14 +11,19 @@
   // Loads the index once; every caller's callback runs when it is there.
   function load(then) {
     if (window.TAP_SEARCH) return then();
-    if (waiting) { waiting.push(then); return; }
+    if (waiting) {
+      waiting.push(then);
+      return;
+    }
     waiting = [then];
     var s = document.createElement('script');
     s.src = root + 'assets/search-index.js';
     s.onload = function () {
       var callbacks = waiting;
       waiting = null;
-      callbacks.forEach(function (f) { f(); });
+      callbacks.forEach(function (f) {
+        f();
+      });
     };
     document.head.appendChild(s);
   }
@@ -56,7 +61,10 @@
     var q = input.value.trim().toLowerCase();
     list.textContent = '';
     active = -1;
-    if (q.length < 2) { list.hidden = true; return; }
+    if (q.length < 2) {
+      list.hidden = true;
+      return;
+    }
     var terms = q.split(/\s+/);
     var docs = window.TAP_SEARCH.docs;
     var hits = [];
@@ -64,7 +72,9 @@
       var s = score(docs[i], terms);
       if (s > 0) hits.push({ s: s, i: i });
     }
-    hits.sort(function (a, b) { return b.s - a.s || a.i - b.i; });
+    hits.sort(function (a, b) {
+      return b.s - a.s || a.i - b.i;
+    });
     if (hits.length === 0) {
       list.appendChild(el('li', 'empty', 'No results for “' + input.value.trim() + '”'));
     }
@@ -91,19 +101,36 @@
     links[active].scrollIntoView({ block: 'nearest' });
   }
 
-  input.addEventListener('focus', function () { load(function () {}); });
-  input.addEventListener('input', function () { load(render); });
+  input.addEventListener('focus', function () {
+    load(function () {});
+  });
+  input.addEventListener('input', function () {
+    load(render);
+  });
   input.addEventListener('keydown', function (e) {
-    if (e.key === 'ArrowDown') { e.preventDefault(); move(1); }
-    else if (e.key === 'ArrowUp') { e.preventDefault(); move(-1); }
-    else if (e.key === 'Enter') {
+    if (e.key === 'ArrowDown') {
+      e.preventDefault();
+      move(1);
+    } else if (e.key === 'ArrowUp') {
+      e.preventDefault();
+      move(-1);
+    } else if (e.key === 'Enter') {
       var links = list.querySelectorAll('a');
       var target = links[active >= 0 ? active : 0];
-      if (target) { e.preventDefault(); window.location.href = target.href; }
-    } else if (e.key === 'Escape') { list.hidden = true; input.blur(); }
+      if (target) {
+        e.preventDefault();
+        window.location.href = target.href;
+      }
+    } else if (e.key === 'Escape') {
+      list.hidden = true;
+      input.blur();
+    }
   });
   document.addEventListener('keydown', function (e) {
-    if (e.key === '/' && document.activeElement !== input) { e.preventDefault(); input.focus(); }
+    if (e.key === '/' && document.activeElement !== input) {
+      e.preventDefault();
+      input.focus();
+    }
   });
   document.addEventListener('click', function (e) {
     if (!list.contains(e.target) && e.target !== input) list.hidden = true;
