@@ -1,11 +1,32 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * The test files that start many processes, servers or compilers; TAP_TIER=fast (npm run test:fast)
+ * leaves them out, for the inner loop. npm test runs everything.
+ */
+const SLOW = [
+  'conformance/test/e2e.test.ts',
+  'test/harness-selftest.test.ts',
+  'test/workspace-conformance.test.ts',
+  'test/python-agent.test.ts',
+  'test/gen-types.test.ts',
+  'test/site.test.ts',
+  'test/site.browser.test.ts',
+  'bench/bench.test.ts',
+  'reference/agents/demo/demo.test.ts',
+  'reference/agents/workspace-demo/demo.test.ts',
+];
+
 export default defineConfig({
   test: {
     include: ['**/*.test.ts'],
-    exclude: ['node_modules/**', 'site/**', 'dist/**'],
+    exclude: ['node_modules/**', 'site/**', 'dist/**', ...(process.env.TAP_TIER === 'fast' ? SLOW : [])],
+    // Tests that start the bins need a current dist/: built here once when a source is newer.
+    globalSetup: ['tools/vitest-build.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // Both cores: most files wait on processes and sockets rather than compute.
+    maxWorkers: 2,
   },
 });

@@ -1,4 +1,4 @@
 #!/usr/bin/env node
-import { register } from 'tsx/esm/api';
-register();
-await import('../conformance/cli.ts');
+import { runProgram } from '../dist/conformance/cli.js';
+
+await runProgram();

@@ -1,3 +1,2 @@
 #!/usr/bin/env node
-import { runBundled } from './bundled.mjs';
-await runBundled('reference/agents/reference-agent.ts');
+import '../dist/reference/agents/reference-agent.js';

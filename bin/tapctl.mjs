@@ -1,4 +1,2 @@
 #!/usr/bin/env node
-import { register } from 'tsx/esm/api';
-register();
-await import('../reference/tapctl/main.ts');
+import '../dist/reference/tapctl/main.js';

@@ -2,70 +2,9 @@
  * tap-conform: certifies a TAP agent over stdio or WebSocket. Exit codes: 0 every required case
  * passed, 1 the agent failed a case, 2 usage error, 3 the harness could not run.
  */
-import { PROFILES } from './case.ts';
-import { ALL_CASES } from './cases/index.ts';
-import type { RunEnv } from './context.ts';
-import { fromB64u, newKey } from './mac.ts';
-import { HARNESS_ID, HARNESS_SIGNED_ID, parseCli, shellQuote, USAGE, type Config } from './options.ts';
-import { checkBaseline, readBaseline, type BaselineCheck } from './report/baseline.ts';
-import { buildReport } from './report/model.ts';
-import { finishRun, toolVersion } from './report/finish.ts';
-import { painter, progressLine } from './report/terminal.ts';
-import { defaultJobs, probe, runCases } from './runner.ts';
-import { profilesOf, selectCases } from './select.ts';
-import type { HmacKey } from './session-state.ts';
-import { CannotRun, checkCommand, type TargetSpec } from './target.ts';
+import { parseCli, USAGE, type Config } from './options.ts';
+import { packageVersion } from '../reference/package.ts';
 import { wantsWorkspace } from './workspace/options.ts';
-
-/** Thrown to end the program with an exit code and a one-line reason. */
-export class Exit extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** The command line that replays one case. */
-export function replayCommand(cfg: Config, id: string, extra = ''): string {
-  const t = cfg.target!;
-  const parts = ['tap-conform'];
-  if (t.kind === 'websocket') {
-    parts.push(t.url);
-    if (cfg.hmac)
-      parts.push('--hmac-key-id', shellQuote(cfg.hmac.keyId), '--hmac-key', '"$TAP_HMAC_KEY"', '--hmac-peer', shellQuote(cfg.hmac.peer));
-  }
-  parts.push('--seed', String(cfg.seed));
-  if (cfg.timeScale !== 1) parts.push('--time-scale', String(cfg.timeScale));
-  if (extra) parts.push(extra);
-  parts.push('--only', shellQuote(id));
-  if (t.kind === 'stdio') {
-    if (t.args.length === 0 && t.command.includes('/')) parts.push(shellQuote(t.command));
-    else parts.push('--', t.display);
-  }
-  return parts.join(' ');
-}
-
-function runKey(cfg: Config): HmacKey | undefined {
-  if (cfg.target?.kind === 'stdio') return { keyId: 'tap-conform-key', key: newKey(), peer: HARNESS_SIGNED_ID };
-  if (!cfg.hmac) return undefined;
-  const key = fromB64u(cfg.hmac.key);
-  if (!key) throw new Exit(2, '--hmac-key is not base64url');
-  if (key.length < 32) throw new Exit(2, `--hmac-key holds ${key.length} bytes; a pre-shared key has at least 32`);
-  if (!/^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$/.test(cfg.hmac.keyId))
-    throw new Exit(2, `--hmac-key-id "${cfg.hmac.keyId}" is not a valid key id (lowercase letters, digits, "_", "-", dots)`);
-  return { keyId: cfg.hmac.keyId, key, peer: cfg.hmac.peer };
-}
-
-function listCases(cfg: Config): string {
-  const cases = selectCases(ALL_CASES, { profiles: cfg.profiles, level: cfg.level, only: cfg.only }, PROFILES);
-  const w = Math.max(...cases.map((c) => c.id.length), 2);
-  const rows = cases.map((c) => `${c.id.padEnd(w)}  ${c.level.padEnd(6)}  ${c.profile.padEnd(16)}  ${c.spec.padEnd(30)}  ${c.title}`);
-  return [`${'id'.padEnd(w)}  level   profile           spec                            title`, ...rows, `${cases.length} cases`].join(
-    '\n',
-  );
-}
 
 /** Runs the program; resolves with the exit code. Output goes to the given streams. */
 export async function main(
@@ -86,16 +25,20 @@ export async function main(
     return 0;
   }
   if (cfg.version) {
-    out.write(`tap-conform ${toolVersion()} (TAP 1.0)\n`);
+    out.write(`tap-conform ${packageVersion()} (TAP 1.0)\n`);
     return 0;
   }
   try {
+    // The cases, the runner and the report writers load only for a run (fast --help and --version).
+    const run = await import('./run.ts');
     if (cfg.list) {
-      out.write(`${listCases(cfg)}\n`);
+      out.write(`${run.listCases(cfg)}\n`);
       return 0;
     }
-    return await certify(cfg, out, err);
+    return await certify(run, cfg, out, err);
   } catch (e) {
+    const { Exit } = await import('./run.ts');
+    const { CannotRun } = await import('./target.ts');
     if (e instanceof Exit) {
       err.write(`tap-conform: ${e.message} (exit ${e.code})\n`);
       return e.code;
@@ -111,78 +54,23 @@ export async function main(
   }
 }
 
-async function certify(cfg: Config, out: NodeJS.WriteStream, err: NodeJS.WriteStream): Promise<number> {
-  const target = cfg.target as TargetSpec;
-  const all = profilesOf({ binding: target.kind, profiles: [], level: 'may', only: [] }, PROFILES);
-  const sel = { binding: target.kind, profiles: cfg.profiles, level: cfg.level, only: cfg.only };
-  const cases = selectCases(ALL_CASES, sel, PROFILES);
-  if (cases.length === 0)
-    throw new Exit(2, `no case matches ${cfg.only.length ? `--only ${cfg.only.join(',')}` : 'the selection'} (list them with --list)`);
-  const baselineEntries = cfg.expectedFailures !== undefined ? safeBaseline(cfg.expectedFailures) : undefined;
-  if (target.kind === 'stdio') {
-    const bad = checkCommand(target.command);
-    if (bad) throw new CannotRun(`could not start ${bad}`);
-  }
-  const key = runKey(cfg);
+async function certify(run: typeof import('./run.ts'), cfg: Config, out: NodeJS.WriteStream, err: NodeJS.WriteStream): Promise<number> {
+  const { painter, progressLine } = await import('./report/terminal.ts');
   const paint = painter(cfg.color && err.isTTY === true);
-  const base: Omit<RunEnv, 'probe' | 'startupMs'> = {
-    target,
-    selfId: HARNESS_ID,
-    key,
-    stepTimeoutMs: cfg.timeoutMs * cfg.timeScale,
-    timeScale: cfg.timeScale,
-    seed: cfg.seed,
-    runs: cfg.runs,
-    path: cfg.path,
-    replay: (id, extra) => replayCommand(cfg, id, extra),
-    debug: cfg.debug,
-    shared: new Map(),
-  };
-  const startedAt = new Date();
-  const t0 = Date.now();
-  const found = await probe(base);
-  if (found.problem && cfg.debug) err.write(`tap-conform: the first handshake failed: ${found.problem}\n`);
-  // A fresh agent may take a while to start, more so when cases run in parallel: its first reply
-  // may take three times the probe's start-up plus 2 s, and never less than 30 s.
-  const startupMs = Math.max(base.stepTimeoutMs, ((found.startupMs ?? 0) * 3 + 2000) * cfg.timeScale, 30_000 * cfg.timeScale);
-  const env: RunEnv = { ...base, probe: found, startupMs };
   const progress = progressLine(err, paint);
-  const results = await runCases(cases, env, cfg.jobs ?? defaultJobs(target.kind), cfg.repeat, {
+  const { report, baseline } = await run.runConfigured(cfg, {
     onProgress: (done, total, running) => progress.update(done, total, running),
-    transcriptsDir: cfg.transcripts,
+    onProbeProblem: (problem) => {
+      if (cfg.debug) err.write(`tap-conform: the first handshake failed: ${problem}\n`);
+    },
   });
   progress.clear();
-  let baseline: BaselineCheck | undefined;
-  if (baselineEntries) {
-    baseline = checkBaseline(cfg.expectedFailures!, baselineEntries, results, new Set(ALL_CASES.map((c) => c.id)), cfg.level);
-  }
-  const report = buildReport({
-    version: toolVersion(),
-    target: target.display,
-    transport: target.kind,
-    agent: found.card ? { agent_id: found.card.agent_id, name: found.card.name } : undefined,
-    seed: cfg.seed,
-    startedAt,
-    durationMs: Date.now() - t0,
-    levelTarget: cfg.level,
-    profiles: profilesOf(sel, PROFILES),
-    allProfiles: all,
-    results,
-    baseline,
-  });
-  return finishRun(report, { cfg, baseline, out, err, usage: (m) => new Exit(2, m) });
+  const { finishRun } = await import('./report/finish.ts');
+  return finishRun(report, { cfg, baseline, out, err, usage: (m) => new run.Exit(2, m) });
 }
 
-function safeBaseline(file: string) {
-  try {
-    return readBaseline(file);
-  } catch (e) {
-    throw new Exit(2, `--expected-failures: ${(e as Error).message}`);
-  }
-}
-
-const isMain = process.argv[1] !== undefined && /(?:tap-conform(?:\.mjs)?|conformance[\\/]cli\.ts)$/.test(process.argv[1]);
-if (isMain) {
+/** Runs tap-conform as a program: argv from the process, exit status set when it ends. */
+export async function runProgram(): Promise<void> {
   // A reader that goes away (tap-conform --list | head) is not an error of ours.
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (err: NodeJS.ErrnoException) => {
@@ -195,3 +83,5 @@ if (isMain) {
   // Children and sockets are closed by now; do not wait for stray timers.
   setTimeout(() => process.exit(code), 50).unref();
 }
+
+if (process.argv[1] !== undefined && /conformance[\\/]cli\.[jt]s$/.test(process.argv[1])) await runProgram();

@@ -1,11 +1,10 @@
-/** Where the harness finds the files it reads at run time: schemas, the requirement index. */
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+/** Where the harness finds the files it reads at run time: schemas, the requirement index, fixtures. */
+import { PACKAGE_ROOT, packagePath } from '../reference/package.ts';
 
-/** The repository root (the folder holding conformance/). */
-export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+/** The package root (the folder holding conformance/ in a clone, dist/ in an installed package). */
+export const REPO_ROOT = PACKAGE_ROOT;
 
-/** A path inside the repository. */
+/** A path inside the package. */
 export function repoPath(relative: string): string {
-  return resolve(REPO_ROOT, relative);
+  return packagePath(relative);
 }

@@ -1,25 +1,43 @@
 /**
  * The main job: certifies the bundled reference agent with tap-conform over stdio and over
- * WebSocket, printing each report. `--json-dir D` also keeps the JSON reports as
- * D/stdio.json and D/websocket.json; other arguments after `--` go to tap-conform.
+ * WebSocket, printing each report and writing the JSON, HTML, JUnit and badge reports of each
+ * binding into reports/ (or `--reports <dir>`). `--package <dir>` runs the bins of an installed
+ * copy of the package instead of this checkout's (the tarball test does). Other arguments after
+ * `--` go to tap-conform. A line is printed at least every 10 s while a run is quiet.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, openSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { b64u, newKey } from '../conformance/mac.ts';
 import { HARNESS_SIGNED_ID } from '../conformance/options.ts';
 import { startListening } from './listening-agent.ts';
 
 const root = new URL('..', import.meta.url).pathname;
-const conform = join(root, 'bin/tap-conform.mjs');
-const agent = join(root, 'bin/tap-reference-agent.mjs');
+const QUIET_MS = 10_000;
 
-function run(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+/** Runs tap-conform, passing its output through; prints a line whenever it has been quiet for 10 s. */
+function runConform(conform: string, args: string[], env: NodeJS.ProcessEnv, label: string): Promise<number> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [conform, ...args], { cwd: root, env, stdio: 'inherit' });
-    child.on('exit', (code) => resolve(code ?? 1));
+    const started = Date.now();
+    let last = Date.now();
+    const child = spawn(process.execPath, [conform, ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const pass = (to: NodeJS.WriteStream) => (d: Buffer) => {
+      last = Date.now();
+      to.write(d);
+    };
+    child.stdout.on('data', pass(process.stdout));
+    child.stderr.on('data', pass(process.stderr));
+    const tick = setInterval(() => {
+      if (Date.now() - last < QUIET_MS) return;
+      last = Date.now();
+      console.log(`certify: ${label} still running (${Math.round((Date.now() - started) / 1000)} s)`);
+    }, 1000);
+    child.on('close', (code) => {
+      clearInterval(tick);
+      resolve(code ?? 1);
+    });
   });
 }
 
@@ -36,18 +54,34 @@ function stop(child: ChildProcess): Promise<number | null> {
   });
 }
 
+/** The report options of one binding's run: every format, named after the binding. */
+function reportArgs(dir: string, name: string): string[] {
+  const at = (ext: string) => join(dir, `${name}.${ext}`);
+  return ['--json', at('json'), '--html', at('html'), '--junit', at('xml'), '--badge', at('svg')];
+}
+
 async function main(): Promise<number> {
   const { values, positionals } = parseArgs({
-    options: { 'json-dir': { type: 'string' } },
+    options: { reports: { type: 'string' }, package: { type: 'string' } },
     allowPositionals: true,
   });
+  const pkg = resolve(values.package ?? root);
+  const conform = join(pkg, 'bin/tap-conform.mjs');
+  const agent = join(pkg, 'bin/tap-reference-agent.mjs');
+  const reports = resolve(values.reports ?? join(root, 'reports'));
+  mkdirSync(reports, { recursive: true });
   const extra = positionals;
-  const json = (name: string) => (values['json-dir'] ? ['--json', join(values['json-dir'], `${name}.json`)] : []);
+  const started = Date.now();
 
-  console.log('\n=== tap-conform: reference agent over stdio ===\n');
+  console.log(`\n=== tap-conform: reference agent over stdio (${relative(process.cwd(), pkg) || '.'}) ===\n`);
   // A state folder per case ("{state}", made by tap-conform) gives the agent durability "restart",
   // so the crash-and-restart cases run too (spec: tasks#durability).
-  const stdio = await run([...json('stdio'), ...extra, '--', process.execPath, agent, '--state-dir', '{state}']);
+  const stdio = await runConform(
+    conform,
+    [...reportArgs(reports, 'stdio'), ...extra, '--', process.execPath, agent, '--state-dir', '{state}'],
+    process.env,
+    'the stdio run',
+  );
 
   // Over WebSocket the agent and the harness share a fresh HMAC key, so the integrity profile runs
   // too (spec: integrity); the replay commands tap-conform prints read it from $TAP_HMAC_KEY.
@@ -65,9 +99,10 @@ async function main(): Promise<number> {
       stderr: openSync(log, 'w'),
       timeoutMs: 20_000,
     });
-    ws = await run(
+    ws = await runConform(
+      conform,
       [
-        ...json('websocket'),
+        ...reportArgs(reports, 'websocket'),
         ...extra,
         '--hmac-key-id',
         key.TAP_HMAC_KEY_ID,
@@ -78,6 +113,7 @@ async function main(): Promise<number> {
         url,
       ],
       env,
+      'the WebSocket run',
     );
     const exit = await stop(child);
     if (exit !== 0) {
@@ -89,9 +125,12 @@ async function main(): Promise<number> {
   }
   if (ws !== 0) console.error(`certify: the WebSocket agent's log is in ${log}`);
   else rmSync(dirname(log), { recursive: true, force: true });
+  const where = relative(process.cwd(), reports) || '.';
   console.log(
-    `\nstdio: ${stdio === 0 ? 'certified' : `not certified (exit ${stdio})`}; WebSocket: ${ws === 0 ? 'certified' : `not certified (exit ${ws})`}`,
+    `\nstdio: ${stdio === 0 ? 'certified' : `not certified (exit ${stdio})`}; WebSocket: ${ws === 0 ? 'certified' : `not certified (exit ${ws})`}` +
+      ` — in ${Math.round((Date.now() - started) / 1000)} s`,
   );
+  console.log(`reports: ${where}/stdio.{json,html,xml,svg} and ${where}/websocket.{json,html,xml,svg}`);
   return stdio === 0 && ws === 0 ? 0 : 1;
 }
 

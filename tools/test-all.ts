@@ -1,7 +1,16 @@
 /**
- * `npm test`: every check the project has, in order, each reported as it finishes, ending with
- * one plain line "N passed, N failed" (N counts unit tests and conformance cases as well as the
- * whole-step checks). Exits non-zero on any failure. `--skip <step>` leaves a step out.
+ * `npm test` and `npm run test:fast`: every check the project has, each reported as it finishes,
+ * ending with one plain line "N passed, N failed" (N counts unit tests, tarball checks and
+ * conformance cases as well as the whole-step checks). Exits non-zero on any failure.
+ *
+ * - full (default): build and type-check, format and lint, drift checks, every vitest file on both
+ *   cores, the tarball test (pack, install offline into an empty project, run the bins and the
+ *   library from there), and the certification of the reference agent over stdio and WebSocket
+ *   with the installed package's own bins.
+ * - `--fast`: build and type-check, format and lint, drift checks, and the vitest files of the fast
+ *   tier (TAP_TIER=fast: units and the in-memory conformance run; no process-heavy suites).
+ *
+ * `--skip <step>` leaves a step out (by the name printed before it).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -9,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { notPerfect, type Report } from '../conformance/report/model.ts';
+import { type Installed, prepareInstalled, runChecks } from './tarball/tarball.ts';
 
 interface StepResult {
   passed: number;
@@ -32,21 +42,38 @@ function sh(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<n
   });
 }
 
-/** A step that passes when the command exits 0. */
-const command = (name: string, cmd: string, args: string[]): Step => ({
+/** Commands run side by side; each counts one check, passed when it exits 0. */
+const together = (name: string, commands: [string, string[]][]): Step => ({
   name,
-  run: async () => ((await sh(cmd, args)) === 0 ? { passed: 1, failed: 0 } : { passed: 0, failed: 1 }),
+  run: async () => {
+    const codes = await Promise.all(commands.map(([cmd, args]) => sh(cmd, args)));
+    const failed = codes.filter((c) => c !== 0).length;
+    return { passed: codes.length - failed, failed };
+  },
 });
 
+const tsx = (script: string, ...args: string[]): [string, string[]] => [process.execPath, ['--import', 'tsx', script, ...args]];
+
 /** Runs vitest with a JSON report and counts its tests. */
-const vitest = (name: string, args: string[]): Step => ({
+const vitest = (name: string, env: NodeJS.ProcessEnv = {}): Step => ({
   name,
   run: async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tap-vitest-'));
     const out = join(dir, 'report.json');
-    const code = await sh('npx', ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${out}`, ...args]);
+    const code = await sh('npx', ['vitest', 'run', '--reporter=dot', '--reporter=json', `--outputFile.json=${out}`], env);
     try {
-      const report = JSON.parse(readFileSync(out, 'utf8')) as { numPassedTests: number; numFailedTests: number; numTotalTests: number };
+      const report = JSON.parse(readFileSync(out, 'utf8')) as {
+        numPassedTests: number;
+        numFailedTests: number;
+        numTotalTests: number;
+        testResults: { name: string; status: string; message?: string; assertionResults: { fullName: string; status: string }[] }[];
+      };
+      for (const file of report.testResults) {
+        for (const t of file.assertionResults)
+          if (t.status === 'failed') console.error(`  FAIL ${file.name.replace(root, '')}: ${t.fullName}`);
+        if (file.status === 'failed' && file.assertionResults.length === 0)
+          console.error(`  FAIL ${file.name.replace(root, '')}: ${file.message ?? ''}`);
+      }
       const failed = report.numFailedTests + (code !== 0 && report.numFailedTests === 0 ? 1 : 0);
       return { passed: report.numPassedTests, failed, note: `${report.numTotalTests} tests` };
     } catch {
@@ -57,13 +84,42 @@ const vitest = (name: string, args: string[]): Step => ({
   },
 });
 
-/** Certifies the reference agent and counts the cases of the JSON reports. */
-const certify: Step = {
-  name: 'conformance run of the reference agent (stdio and WebSocket)',
+let installed: Installed | undefined;
+
+/** Packs, installs into an empty project and runs the tarball checks there. */
+const tarball: Step = {
+  name: 'tarball: the packed package installed into an empty project',
   run: async () => {
+    try {
+      installed = await prepareInstalled();
+    } catch (err) {
+      console.error(`  FAIL ${(err as Error).message}`);
+      return { passed: 0, failed: 1 };
+    }
+    const r = await runChecks(installed);
+    return { ...r, note: `${(installed.packed.size / 1024).toFixed(0)} KiB, ${installed.packed.files.length} files` };
+  },
+};
+
+/** Certifies the reference agent with the installed package's bins and counts the cases of its JSON reports. */
+const certify: Step = {
+  name: 'certification of the reference agent over stdio and WebSocket, from the installed package',
+  run: async () => {
+    if (!installed) return { passed: 0, failed: 1, note: 'no installed package (the tarball step failed or was skipped)' };
     const dir = mkdtempSync(join(tmpdir(), 'tap-certify-'));
     // --time-scale 2 stretches only the harness's waits, for a CI machine that runs other jobs.
-    const code = await sh('npx', ['tsx', 'tools/certify-reference.ts', '--json-dir', dir, '--', '--time-scale', '2']);
+    const code = await sh(process.execPath, [
+      '--import',
+      'tsx',
+      'tools/certify-reference.ts',
+      '--package',
+      installed.pkg,
+      '--reports',
+      dir,
+      '--',
+      '--time-scale',
+      '2',
+    ]);
     let passed = 0;
     let failed = 0;
     for (const transport of ['stdio', 'websocket']) {
@@ -89,35 +145,44 @@ const certify: Step = {
   },
 };
 
-export const STEPS: Step[] = [
-  command('type-check', 'npx', ['tsc', '--noEmit', '-p', 'tsconfig.json']),
-  command('schema drift', 'npx', ['tsx', 'tools/emit-schemas.ts', '--check']),
-  command('schema bundle drift', 'npx', ['tsx', 'tools/emit-schema-bundle.ts', '--check']),
-  command('requirement index drift', 'npx', ['tsx', 'tools/requirements.ts', '--check']),
-  command('requirement coverage', 'npx', ['tsx', 'tools/check-coverage.ts']),
-  vitest('unit tests, fixtures, transcripts, AsyncAPI and the harness self-test', []),
-  certify,
+const checks: Step[] = [
+  together('build and type-check', [tsx('tools/build.ts'), ['npx', ['tsc', '--noEmit', '-p', 'tsconfig.json']]]),
+  together('format and lint', [['npx', ['biome', 'ci', '.']]]),
+  together('drift: schemas, schema bundle, requirement index, requirement coverage', [
+    tsx('tools/emit-schemas.ts', '--check'),
+    tsx('tools/emit-schema-bundle.ts', '--check'),
+    tsx('tools/requirements.ts', '--check'),
+    tsx('tools/check-coverage.ts'),
+  ]),
 ];
 
+export const FULL: Step[] = [...checks, vitest('vitest: every test file, on both cores'), tarball, certify];
+export const FAST: Step[] = [...checks, vitest('vitest: the fast tier (units and the in-memory conformance run)', { TAP_TIER: 'fast' })];
+
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { skip: { type: 'string', multiple: true, default: [] } } });
+  const { values } = parseArgs({ options: { skip: { type: 'string', multiple: true, default: [] }, fast: { type: 'boolean' } } });
   const skip = new Set(values.skip);
+  const started = Date.now();
   let passed = 0;
   let failed = 0;
   const lines: string[] = [];
-  for (const step of STEPS) {
-    if (skip.has(step.name)) continue;
-    console.log(`\n── ${step.name}`);
-    const started = Date.now();
-    const r = await step.run();
-    passed += r.passed;
-    failed += r.failed;
-    const secs = ((Date.now() - started) / 1000).toFixed(1);
-    lines.push(
-      `${r.failed === 0 ? 'ok  ' : 'FAIL'} ${step.name}: ${r.passed} passed, ${r.failed} failed${r.note ? ` (${r.note})` : ''} in ${secs} s`,
-    );
+  try {
+    for (const step of values.fast ? FAST : FULL) {
+      if (skip.has(step.name)) continue;
+      console.log(`\n── ${step.name}`);
+      const t0 = Date.now();
+      const r = await step.run();
+      passed += r.passed;
+      failed += r.failed;
+      const secs = ((Date.now() - t0) / 1000).toFixed(1);
+      lines.push(
+        `${r.failed === 0 ? 'ok  ' : 'FAIL'} ${step.name}: ${r.passed} passed, ${r.failed} failed${r.note ? ` (${r.note})` : ''} in ${secs} s`,
+      );
+    }
+  } finally {
+    if (installed) rmSync(installed.dir, { recursive: true, force: true });
   }
-  console.log('\n' + lines.join('\n'));
+  console.log(`\n${lines.join('\n')}\nin ${((Date.now() - started) / 1000).toFixed(0)} s`);
   console.log(`${passed} passed, ${failed} failed`);
   return failed === 0 ? 0 : 1;
 }

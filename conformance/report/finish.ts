@@ -2,25 +2,17 @@
  * The end of a run, shared by every binding: the terminal summary, the report files asked for,
  * and the exit status with its one-line reason (0 every required case passed, 1 otherwise).
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Config } from '../options.ts';
-import { repoPath } from '../paths.ts';
+import { packageVersion } from '../../reference/package.ts';
 import { unexpectedFailures, type BaselineCheck } from './baseline.ts';
-import { renderBadge } from './badge.ts';
-import { renderHtml } from './html.ts';
-import { renderJson } from './json.ts';
-import { renderJunit } from './junit.ts';
 import type { Report } from './model.ts';
 import { painter, renderSummary } from './terminal.ts';
 
 /** The harness version (the package's). */
 export function toolVersion(): string {
-  try {
-    return (JSON.parse(readFileSync(repoPath('package.json'), 'utf8')) as { version: string }).version;
-  } catch {
-    return '0.0.0';
-  }
+  return packageVersion();
 }
 
 export interface Finish {
@@ -33,16 +25,17 @@ export interface Finish {
 }
 
 /** Prints the summary, writes the report files and returns the exit status. */
-export function finishRun(report: Report, f: Finish): 0 | 1 {
+export async function finishRun(report: Report, f: Finish): Promise<0 | 1> {
   const { cfg, baseline, out, err } = f;
   out.write(`${renderSummary(report, painter(cfg.color && out.isTTY === true))}\n`);
-  const files: [string | undefined, (r: Report) => string][] = [
-    [cfg.json, renderJson],
-    [cfg.junit, renderJunit],
-    [cfg.html, renderHtml],
-    [cfg.badge, renderBadge],
+  // Each writer loads only when its report is asked for.
+  const files: [string | undefined, () => Promise<(r: Report) => string>][] = [
+    [cfg.json, async () => (await import('./json.ts')).renderJson],
+    [cfg.junit, async () => (await import('./junit.ts')).renderJunit],
+    [cfg.html, async () => (await import('./html.ts')).renderHtml],
+    [cfg.badge, async () => (await import('./badge.ts')).renderBadge],
   ];
-  for (const [file, render] of files) if (file) write(file, render(report), f.usage);
+  for (const [file, load] of files) if (file) write(file, (await load())(report), f.usage);
 
   const failures = unexpectedFailures(report.cases, cfg.level, baseline);
   const stale = baseline?.stale ?? [];

@@ -1,6 +1,7 @@
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { main, replayCommand } from '../cli.ts';
+import { main } from '../cli.ts';
+import { replayCommand } from '../run.ts';
 import { parseCli, type Config } from '../options.ts';
 
 function capture() {

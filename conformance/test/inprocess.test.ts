@@ -4,61 +4,13 @@
  * A deliberately broken wrapper shows that the harness fails what it should.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { createAgent, withConformanceCapabilities } from '../../reference/agent/index.ts';
-import { createMemoryPair } from '../../reference/transports/memory.ts';
-import type { InboundFrame, RawTransport } from '../../reference/transports/transport.ts';
+import type { RawTransport } from '../../reference/transports/transport.ts';
 import type { Case } from '../case.ts';
 import { ALL_CASES } from '../cases/index.ts';
-import type { RunEnv } from '../context.ts';
-import { b64u, newKey } from '../mac.ts';
-import { probe, runCase } from '../runner.ts';
-import type { Connection, TargetSpec } from '../target.ts';
+import { runCase } from '../runner.ts';
+import { memoryEnv as env, memoryTarget, stopMemoryAgents } from './memory-target.ts';
 
-const key = { keyId: 'mem-key', key: newKey(), peer: 'tap-conform.hmac' };
-
-function memoryTarget(wrap: (t: RawTransport) => RawTransport = (t) => t): TargetSpec {
-  const agent = createAgent({
-    card: {
-      agent_id: 'mem.agent',
-      name: 'in-memory reference',
-      description: 'The reference agent on a memory pair.',
-      capabilities: [],
-      limits: { max_concurrent_tasks: 64, max_task_seconds: 3600, max_message_bytes: 1048576 },
-    },
-    capabilities: withConformanceCapabilities(),
-    keys: [{ key_id: key.keyId, key: b64u(key.key), peer: key.peer }],
-  });
-  agents.push(agent);
-  const open = async (): Promise<Connection> => {
-    const [harness, far] = createMemoryPair({ schedule: (f) => setImmediate(f) });
-    agent.attach(wrap(far));
-    return { transport: harness };
-  };
-  // A target that opens its own connections (conformance/target.ts).
-  return { kind: 'websocket', url: 'memory://reference', display: 'memory://reference', open } as TargetSpec;
-}
-
-const agents: ReturnType<typeof createAgent>[] = [];
-afterAll(async () => {
-  await Promise.all(agents.map((a) => a.shutdown()));
-});
-
-async function env(target: TargetSpec): Promise<RunEnv> {
-  const base = {
-    target,
-    selfId: 'tap-conform',
-    key,
-    stepTimeoutMs: 3000,
-    timeScale: 1,
-    seed: 7,
-    runs: 3,
-    replay: (id: string, extra?: string) => `tap-conform memory --only ${id}${extra ? ` ${extra}` : ''}`,
-    debug: true,
-    shared: new Map(),
-  };
-  const found = await probe(base);
-  return { ...base, probe: found, startupMs: 3000 };
-}
+afterAll(stopMemoryAgents);
 
 const byId = (id: string): Case => {
   const c = ALL_CASES.find((x) => x.id === id);
@@ -124,5 +76,3 @@ describe('a broken agent is failed by the case that targets its rule', () => {
     expect(r.outcome.detail).toMatch(/sequence \d+ follows \d+|jumps from/);
   });
 });
-
-export type { InboundFrame };

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CaseContext, type RunEnv } from '../context.ts';
 import { Broken } from '../models/common.ts';
-import { runProperty } from '../properties.ts';
+import { runProperty } from '../property-runs.ts';
 
 function ctx(path?: string): CaseContext {
   const env = {

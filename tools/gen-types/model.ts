@@ -7,10 +7,10 @@
  * describes).
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { packagePath } from '../../reference/package.ts';
 
-export const SCHEMA_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'schemas', 'v1');
+export const SCHEMA_DIR = packagePath('schemas/v1');
 
 type Schema = Record<string, unknown>;
 

@@ -4,7 +4,6 @@
  * the same inline schema (MessageId1, MessageId2 …) folded into one, and generic types that pick a
  * message or payload type by its `type`.
  */
-import { compile } from 'json-schema-to-typescript';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SCHEMA_DIR } from './model.ts';
@@ -124,6 +123,8 @@ export async function generateTypeScript(dir: string = SCHEMA_DIR): Promise<Map<
     ]),
     additionalProperties: false,
   };
+  // The compiler is loaded only when TypeScript types are generated.
+  const { compile } = await import('json-schema-to-typescript');
   const raw = await compile(root as never, ROOT_NAME, {
     cwd: dir,
     bannerComment: '',

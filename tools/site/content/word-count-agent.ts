@@ -1,9 +1,6 @@
-/**
- * A complete TAP agent on the reference library: one capability, text.word-count, plus the
- * conformance capabilities, served over stdio. The spec site's getting-started page shows
- * this file; test/site.test.ts starts it and completes a handshake (spec: conformance#test-capabilities).
- */
-import { createAgent, withConformanceCapabilities, type TaskContext } from '../../../reference/agent/index.ts';
+// agent.ts: a complete TAP agent with one capability, text.word-count, plus the conformance
+// capabilities, served over stdio.
+import { createAgent, type TaskContext, withConformanceCapabilities } from 'tap-agent-protocol/agent';
 
 const agent = createAgent({
   card: {

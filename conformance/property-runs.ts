@@ -1,0 +1,87 @@
+/**
+ * The runs of the property-based cases (properties.ts): fast-check command models of the handshake
+ * and of the task lifecycle. Each run is checked as it goes and, at its end, against the task rules
+ * (checkHistory), the exactly-once rule (tap.test.counter) and the no-lost-task rule. A failure
+ * shrinks to a minimal command sequence and reports the seed, the path and the command that
+ * replays it (spec: conformance#properties).
+ */
+import fc from 'fast-check';
+import type { CaseContext } from './context.ts';
+import { Broken } from './models/common.ts';
+import { handshakeCommands, type Phase } from './models/handshake.ts';
+import { finishRun, lifecycleCommands, type LifeModel, type LifeReal } from './models/lifecycle.ts';
+import type { Received } from './peer.ts';
+import { fail, harnessError, pass, type Outcome } from './verdict.ts';
+
+/** Runs a property with the run's seed, path and run count; turns the result into an Outcome. */
+export async function runProperty<T>(
+  ctx: CaseContext,
+  caseId: string,
+  prop: fc.IAsyncPropertyWithHooks<T>,
+  budgetMs: number,
+): Promise<Outcome> {
+  const params: fc.Parameters<T> = {
+    seed: ctx.env.seed,
+    numRuns: ctx.env.runs,
+    interruptAfterTimeLimit: budgetMs,
+    markInterruptAsFailure: false,
+    endOnFailure: false,
+  };
+  if (ctx.env.path !== undefined) params.path = ctx.env.path;
+  const out = await fc.check(prop, params);
+  if (!out.failed) return pass(`${out.numRuns} runs${out.interrupted ? ' (stopped early by the time budget)' : ''}, seed ${out.seed}`);
+  const err = out.errorInstance;
+  if (!(err instanceof Broken)) {
+    return harnessError(`the property threw: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const replay = ctx.env.replay(caseId, `--path ${out.counterexamplePath}`);
+  const example = fc.stringify(out.counterexample);
+  ctx.note(`shrunk counterexample after ${out.numShrinks} shrinks: ${example}`);
+  return fail(
+    `${err.message} — seed ${out.seed}, path ${out.counterexamplePath}; replay: ${replay}`,
+    'every run obeys the rule',
+    `${err.message} after ${example.slice(0, 600)}`,
+  );
+}
+
+/** The run of core.property.handshake: random handshake sequences on fresh connections. */
+export async function runHandshakeProperty(ctx: CaseContext): Promise<Outcome> {
+  const history: Received[][] = [];
+  const prop = fc.asyncProperty(fc.commands(handshakeCommands, { maxCommands: 8 }), async (cmds) => {
+    const c = await ctx.connect();
+    if (!c.ok) throw new Broken(c.outcome.detail);
+    const peer = c.value;
+    const mark = peer.mark();
+    try {
+      await fc.asyncModelRun(() => ({ model: { phase: 'fresh' as Phase }, real: { ctx, peer } }), cmds);
+    } finally {
+      history.push(peer.since(mark));
+      const conn = ctx.connectionOf(peer);
+      void peer.close().catch(() => {});
+      setTimeout(() => conn?.kill?.('SIGKILL'), 2000).unref();
+    }
+  });
+  return runProperty(ctx, 'core.property.handshake', prop, ctx.scaled(45_000));
+}
+
+/** The run of tasks.property.lifecycle: random task operations on one session, checked as a whole. */
+export async function runLifecycleProperty(ctx: CaseContext): Promise<Outcome> {
+  const s = await ctx.session({ params: { max_concurrent_tasks: 16 } });
+  if (!s.ok) return s.outcome;
+  const peer = s.value;
+  let run = 0;
+  const leftovers = new Set<string>();
+  const prop = fc.asyncProperty(fc.scheduler(), fc.commands(lifecycleCommands, { maxCommands: 10 }), async (scheduler, cmds) => {
+    // Tasks a failed run left running would count against the session's task limit.
+    for (const id of [...leftovers]) {
+      await peer.post('task.cancel', {}, { task_id: id });
+      leftovers.delete(id);
+    }
+    const real: LifeReal = { ctx, peer, run: ++run, leftovers, scheduler, keys: new Set(), taskIds: new Set(), n: { value: 0 } };
+    const model: LifeModel = { tasks: [] };
+    const mark = peer.mark();
+    await fc.asyncModelRun(() => ({ model, real }), cmds);
+    await finishRun(model, real, mark);
+  });
+  return runProperty(ctx, 'tasks.property.lifecycle', prop, ctx.scaled(55_000));
+}

@@ -1,0 +1,226 @@
+/**
+ * One conformance run from code: the cases selected for a target, run against the agent, turned
+ * into the report model that every report writer and the CLI's summary print. `runConformance`
+ * is the library's entry point; tap-conform calls `runConfigured` with its parsed command line.
+ */
+import { PROFILES, type Profile } from './case.ts';
+import { ALL_CASES } from './cases/index.ts';
+import type { RunEnv } from './context.ts';
+import { fromB64u, newKey } from './mac.ts';
+import {
+  type Config,
+  DEFAULT_RUNS,
+  DEFAULT_SEED,
+  DEFAULT_TIMEOUT_MS,
+  HARNESS_ID,
+  HARNESS_SIGNED_ID,
+  type LevelTarget,
+  shellQuote,
+} from './options.ts';
+import { checkBaseline, readBaseline, type BaselineCheck } from './report/baseline.ts';
+import { toolVersion } from './report/finish.ts';
+import { buildReport, type Report } from './report/model.ts';
+import { defaultJobs, probe, runCases } from './runner.ts';
+import { profilesOf, selectCases } from './select.ts';
+import type { HmacKey } from './session-state.ts';
+import { CannotRun, checkCommand, type TargetSpec } from './target.ts';
+
+/** Thrown for a run that cannot start as asked: `code` is tap-conform's exit status (2 usage, 3 cannot run). */
+export class Exit extends Error {
+  override name = 'Exit';
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** What `runConformance` needs: the agent, and optionally the selection and the run's settings. */
+export interface ConformanceOptions {
+  /** A ws:// or wss:// URL, an executable's path, or a command line as [command, ...args]. */
+  target: string | readonly string[];
+  /** Profiles to run (default: every profile of the target's binding). */
+  profiles?: Profile[];
+  /** Cases up to this level (default "may": everything). */
+  level?: LevelTarget;
+  /** Case id globs (`*`, `?`); only matching cases run. */
+  only?: string[];
+  seed?: number;
+  /** Runs per property (default 20). */
+  runs?: number;
+  /** Runs of each case, to find flaky ones (default 1). */
+  repeat?: number;
+  /** How long each step waits for a reply, in ms (default 10 000). */
+  timeoutMs?: number;
+  /** Stretches every timing tolerance (slow machines, CI). */
+  timeScale?: number;
+  /** Cases run at once (default 4 over stdio, 8 over WebSocket). */
+  jobs?: number;
+  /** WebSocket agents: the pre-shared key the agent was started with (key in base64url). */
+  hmac?: { keyId: string; key: string; peer?: string };
+  /** A JSON baseline [{ "id", "reason" }] of known failures. */
+  expectedFailures?: string;
+  /** A folder for every case's wire transcript as NDJSON. */
+  transcriptsDir?: string;
+  /** Called as cases finish. */
+  onProgress?: (done: number, total: number, running: string[]) => void;
+}
+
+/** The target a string or argv names. */
+export function targetOf(target: string | readonly string[]): TargetSpec {
+  if (typeof target !== 'string') {
+    if (target.length === 0) throw new Exit(2, 'the target command is empty');
+    return { kind: 'stdio', command: target[0]!, args: target.slice(1), display: target.map(shellQuote).join(' ') };
+  }
+  if (/^wss?:\/\//i.test(target)) {
+    try {
+      new URL(target);
+    } catch {
+      throw new Exit(2, `"${target}" is not a valid WebSocket URL`);
+    }
+    return { kind: 'websocket', url: target, display: target };
+  }
+  return { kind: 'stdio', command: target, args: [], display: shellQuote(target) };
+}
+
+/** Runs the suite against an agent and resolves with the report (spec: conformance). */
+export async function runConformance(options: ConformanceOptions): Promise<Report> {
+  const cfg: Config = {
+    target: targetOf(options.target),
+    list: false,
+    help: false,
+    version: false,
+    profiles: options.profiles ?? [],
+    level: options.level ?? 'may',
+    only: options.only ?? [],
+    seed: options.seed ?? DEFAULT_SEED,
+    runs: options.runs ?? DEFAULT_RUNS,
+    repeat: options.repeat ?? 1,
+    timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    timeScale: options.timeScale ?? 1,
+    jobs: options.jobs,
+    expectedFailures: options.expectedFailures,
+    transcripts: options.transcriptsDir,
+    color: false,
+    debug: false,
+  };
+  if (options.hmac) cfg.hmac = { keyId: options.hmac.keyId, key: options.hmac.key, peer: options.hmac.peer ?? HARNESS_SIGNED_ID };
+  return (await runConfigured(cfg, { onProgress: options.onProgress })).report;
+}
+
+/** Hooks of a configured run. */
+export interface RunHooks {
+  onProgress?: (done: number, total: number, running: string[]) => void;
+  /** Told why the first handshake failed, when it did. */
+  onProbeProblem?: (problem: string) => void;
+}
+
+/** Runs the cases a parsed configuration selects. */
+export async function runConfigured(cfg: Config, hooks: RunHooks = {}): Promise<{ report: Report; baseline?: BaselineCheck }> {
+  const target = cfg.target;
+  if (!target) throw new Exit(2, 'no agent given');
+  const all = profilesOf({ binding: target.kind, profiles: [], level: 'may', only: [] }, PROFILES);
+  const sel = { binding: target.kind, profiles: cfg.profiles, level: cfg.level, only: cfg.only };
+  const cases = selectCases(ALL_CASES, sel, PROFILES);
+  if (cases.length === 0)
+    throw new Exit(2, `no case matches ${cfg.only.length ? `--only ${cfg.only.join(',')}` : 'the selection'} (list them with --list)`);
+  const baselineEntries = cfg.expectedFailures !== undefined ? safeBaseline(cfg.expectedFailures) : undefined;
+  if (target.kind === 'stdio') {
+    const bad = checkCommand(target.command);
+    if (bad) throw new CannotRun(`could not start ${bad}`);
+  }
+  const base: Omit<RunEnv, 'probe' | 'startupMs'> = {
+    target,
+    selfId: HARNESS_ID,
+    key: runKey(cfg),
+    stepTimeoutMs: cfg.timeoutMs * cfg.timeScale,
+    timeScale: cfg.timeScale,
+    seed: cfg.seed,
+    runs: cfg.runs,
+    path: cfg.path,
+    replay: (id, extra) => replayCommand(cfg, id, extra),
+    debug: cfg.debug,
+    shared: new Map(),
+  };
+  const startedAt = new Date();
+  const t0 = Date.now();
+  const found = await probe(base);
+  if (found.problem) hooks.onProbeProblem?.(found.problem);
+  // A fresh agent may take a while to start, more so when cases run in parallel: its first reply
+  // may take three times the probe's start-up plus 2 s, and never less than 30 s.
+  const startupMs = Math.max(base.stepTimeoutMs, ((found.startupMs ?? 0) * 3 + 2000) * cfg.timeScale, 30_000 * cfg.timeScale);
+  const env: RunEnv = { ...base, probe: found, startupMs };
+  const results = await runCases(cases, env, cfg.jobs ?? defaultJobs(target.kind), cfg.repeat, {
+    onProgress: hooks.onProgress ?? (() => {}),
+    transcriptsDir: cfg.transcripts,
+  });
+  let baseline: BaselineCheck | undefined;
+  if (baselineEntries) {
+    baseline = checkBaseline(cfg.expectedFailures!, baselineEntries, results, new Set(ALL_CASES.map((c) => c.id)), cfg.level);
+  }
+  const report = buildReport({
+    version: toolVersion(),
+    target: target.display,
+    transport: target.kind,
+    agent: found.card ? { agent_id: found.card.agent_id, name: found.card.name } : undefined,
+    seed: cfg.seed,
+    startedAt,
+    durationMs: Date.now() - t0,
+    levelTarget: cfg.level,
+    profiles: profilesOf(sel, PROFILES),
+    allProfiles: all,
+    results,
+    baseline,
+  });
+  return { report, baseline };
+}
+
+/** The command line that replays one case. */
+export function replayCommand(cfg: Config, id: string, extra = ''): string {
+  const t = cfg.target!;
+  const parts = ['tap-conform'];
+  if (t.kind === 'websocket') {
+    parts.push(t.url);
+    if (cfg.hmac)
+      parts.push('--hmac-key-id', shellQuote(cfg.hmac.keyId), '--hmac-key', '"$TAP_HMAC_KEY"', '--hmac-peer', shellQuote(cfg.hmac.peer));
+  }
+  parts.push('--seed', String(cfg.seed));
+  if (cfg.timeScale !== 1) parts.push('--time-scale', String(cfg.timeScale));
+  if (extra) parts.push(extra);
+  parts.push('--only', shellQuote(id));
+  if (t.kind === 'stdio') {
+    if (t.args.length === 0 && t.command.includes('/')) parts.push(shellQuote(t.command));
+    else parts.push('--', t.display);
+  }
+  return parts.join(' ');
+}
+
+function runKey(cfg: Config): HmacKey | undefined {
+  if (cfg.target?.kind === 'stdio') return { keyId: 'tap-conform-key', key: newKey(), peer: HARNESS_SIGNED_ID };
+  if (!cfg.hmac) return undefined;
+  const key = fromB64u(cfg.hmac.key);
+  if (!key) throw new Exit(2, '--hmac-key is not base64url');
+  if (key.length < 32) throw new Exit(2, `--hmac-key holds ${key.length} bytes; a pre-shared key has at least 32`);
+  if (!/^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$/.test(cfg.hmac.keyId))
+    throw new Exit(2, `--hmac-key-id "${cfg.hmac.keyId}" is not a valid key id (lowercase letters, digits, "_", "-", dots)`);
+  return { keyId: cfg.hmac.keyId, key, peer: cfg.hmac.peer };
+}
+
+function safeBaseline(file: string) {
+  try {
+    return readBaseline(file);
+  } catch (e) {
+    throw new Exit(2, `--expected-failures: ${(e as Error).message}`);
+  }
+}
+
+/** The table `tap-conform --list` prints. */
+export function listCases(cfg: Pick<Config, 'profiles' | 'level' | 'only'>): string {
+  const cases = selectCases(ALL_CASES, { profiles: cfg.profiles, level: cfg.level, only: cfg.only }, PROFILES);
+  const w = Math.max(...cases.map((c) => c.id.length), 2);
+  const rows = cases.map((c) => `${c.id.padEnd(w)}  ${c.level.padEnd(6)}  ${c.profile.padEnd(16)}  ${c.spec.padEnd(30)}  ${c.title}`);
+  return [`${'id'.padEnd(w)}  level   profile           spec                            title`, ...rows, `${cases.length} cases`].join(
+    '\n',
+  );
+}

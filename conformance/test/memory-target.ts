@@ -1,0 +1,66 @@
+/**
+ * Test support: the reference agent in this process on an in-memory transport pair, as a target the
+ * harness opens connections to, and the run environment the cases need.
+ */
+import { createAgent, withConformanceCapabilities } from '../../reference/agent/index.ts';
+import { createMemoryPair } from '../../reference/transports/memory.ts';
+import type { RawTransport } from '../../reference/transports/transport.ts';
+import type { RunEnv } from '../context.ts';
+import { b64u, newKey } from '../mac.ts';
+import { probe } from '../runner.ts';
+import type { Connection, TargetSpec } from '../target.ts';
+
+/** The key the in-memory agent and the harness share, so that the integrity cases run. */
+export const MEMORY_KEY = { keyId: 'mem-key', key: newKey(), peer: 'tap-conform.hmac' };
+
+const agents: ReturnType<typeof createAgent>[] = [];
+
+/** A target whose connections reach one in-memory reference agent; `wrap` may break the agent's side. */
+export function memoryTarget(wrap: (t: RawTransport) => RawTransport = (t) => t, resumeWindowMs?: number): TargetSpec {
+  const agent = createAgent({
+    card: {
+      agent_id: 'mem.agent',
+      name: 'in-memory reference',
+      description: 'The reference agent on a memory pair.',
+      capabilities: [],
+      limits: { max_concurrent_tasks: 64, max_task_seconds: 3600, max_message_bytes: 1048576 },
+    },
+    capabilities: withConformanceCapabilities(),
+    keys: [{ key_id: MEMORY_KEY.keyId, key: b64u(MEMORY_KEY.key), peer: MEMORY_KEY.peer }],
+    // As the reference agent's bin sets it: short enough that the heartbeat cases can wait for it.
+    heartbeatMs: 10_000,
+    ...(resumeWindowMs !== undefined ? { resumeWindowMs } : {}),
+  });
+  agents.push(agent);
+  const open = async (): Promise<Connection> => {
+    const [harness, far] = createMemoryPair({ schedule: (f) => setImmediate(f) });
+    agent.attach(wrap(far));
+    return { transport: harness };
+  };
+  // A target that opens its own connections (conformance/target.ts).
+  return { kind: 'websocket', url: 'memory://reference', display: 'memory://reference', open } as TargetSpec;
+}
+
+/** Shuts down every agent memoryTarget started. */
+export async function stopMemoryAgents(): Promise<void> {
+  await Promise.all(agents.splice(0).map((a) => a.shutdown()));
+}
+
+/** The run environment of a memory target, probed. */
+export async function memoryEnv(target: TargetSpec, over: Partial<RunEnv> = {}): Promise<RunEnv> {
+  const base = {
+    target,
+    selfId: 'tap-conform',
+    key: MEMORY_KEY,
+    stepTimeoutMs: 3000,
+    timeScale: 1,
+    seed: 7,
+    runs: 3,
+    replay: (id: string, extra?: string) => `tap-conform memory --only ${id}${extra ? ` ${extra}` : ''}`,
+    debug: true,
+    shared: new Map(),
+    ...over,
+  };
+  const found = await probe(base);
+  return { ...base, probe: found, startupMs: 3000 };
+}

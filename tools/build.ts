@@ -1,0 +1,62 @@
+/**
+ * `npm run build` (also run by `prepare` and `prepack`): compiles the shipped sources to dist/ —
+ * JavaScript, .d.ts declarations and source maps — with tsconfig.build.json. Skips the compile
+ * when dist/ is newer than every input; `--force` compiles anyway, `--check` only says whether
+ * dist/ is current (exit 1 when it is not).
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+
+const root = new URL('..', import.meta.url).pathname;
+/** Everything the build reads: the compiled folders, the JSON they import, and the build's own settings. */
+const INPUTS = ['reference', 'conformance', 'schemas/src', 'schemas/v1', 'tools/gen-types', 'tsconfig.json', 'tsconfig.build.json'];
+const STAMP = join(root, 'dist', '.built');
+
+function newestInput(path: string): number {
+  const st = statSync(path);
+  if (!st.isDirectory()) return st.mtimeMs;
+  let newest = st.mtimeMs;
+  for (const entry of readdirSync(path)) newest = Math.max(newest, newestInput(join(path, entry)));
+  return newest;
+}
+
+/** True when dist/ was built after the last change to any input. */
+export function isBuilt(): boolean {
+  if (!existsSync(STAMP)) return false;
+  const built = statSync(STAMP).mtimeMs;
+  return INPUTS.every((input) => newestInput(join(root, input)) <= built);
+}
+
+/** Compiles to a fresh dist/; throws with the compiler's output when it fails. */
+export function build(): void {
+  const started = Date.now();
+  rmSync(join(root, 'dist'), { recursive: true, force: true });
+  const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], {
+    cwd: root,
+    encoding: 'utf8',
+  });
+  if (tsc.status !== 0) throw new Error(`the compile failed:\n${tsc.stdout}${tsc.stderr}`);
+  writeFileSync(STAMP, `${new Date().toISOString()}\n`);
+  console.log(`build: dist/ compiled in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { values } = parseArgs({ options: { force: { type: 'boolean' }, check: { type: 'boolean' } } });
+  if (values.check) {
+    const ok = isBuilt();
+    console.log(ok ? 'build: dist/ is current' : 'build: dist/ is missing or older than its sources (run npm run build)');
+    process.exit(ok ? 0 : 1);
+  }
+  if (!values.force && isBuilt()) {
+    console.log('build: dist/ is current');
+    process.exit(0);
+  }
+  try {
+    build();
+  } catch (err) {
+    console.error(`build: ${(err as Error).message}`);
+    process.exit(1);
+  }
+}
