@@ -6,7 +6,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describeMachine, loadavg } from './lib/machine.ts';
-import { parseCli, USAGE, type Budget, type Config } from './lib/options.ts';
+import { parseCli, USAGE, type Config } from './lib/options.ts';
 import { BENCH } from './lib/paths.ts';
 import { notRun, renderMarkdown, type BenchResult, type Row } from './lib/report.ts';
 import { oneLine } from './scenarios/roundtrip.ts';

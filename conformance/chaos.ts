@@ -291,7 +291,7 @@ export async function chaosRun(ctx: CaseContext, plan: FaultPlan): Promise<Outco
   await sendAll(plan1.slice(0, 3));
   if (plan.dropConnection) {
     layer?.count('drop-connection', 'terminated the connection; resuming on a new one');
-    (ctx.connectionOf(peer)?.transport as { terminate?: () => void }).terminate?.();
+    (ctx.connectionOf(peer)?.transport as { terminate?: () => void } | undefined)?.terminate?.();
     await peer.waitClosed(ctx.scaled(3000));
     const state: SessionState = peer.state;
     const next = await ctx.connect({ state, wrap });

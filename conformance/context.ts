@@ -27,9 +27,9 @@ export interface Probe {
   /** How long the first handshake.ack took after the connection opened, in ms. */
   startupMs?: number;
   /** The agent card from handshake.ack, if the probe got that far. */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // biome-ignore lint/suspicious/noExplicitAny: a message of any type, read by field after the schema validated it
   card?: Record<string, any>;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // biome-ignore lint/suspicious/noExplicitAny: a message of any type, read by field after the schema validated it
   params?: Record<string, any>;
   agentId?: string;
   /** Why the probe handshake failed, if it did. */
@@ -115,7 +115,7 @@ export class CaseContext {
   }
 
   /** The agent card the probe saw. */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // biome-ignore lint/suspicious/noExplicitAny: a message of any type, read by field after the schema validated it
   get card(): Record<string, any> | undefined {
     return this.env.probe.card;
   }

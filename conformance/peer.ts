@@ -326,7 +326,7 @@ export class Peer {
     const sent = await this.post('ping', {});
     const isPong = (r: Received) => r.msg.type === 'pong' && r.msg.reply_to === sent.message_id;
     // The awaited message may still come while the ping is out: then it was only slow.
-    const r = await this.wait((m) => isPong(m) || (pred !== undefined && pred(m)), this.stepTimeoutMs, 0);
+    const r = await this.wait((m) => isPong(m) || pred?.(m) === true, this.stepTimeoutMs, 0);
     const late = pred ? this.findings.received.find((m) => pred(m)) : undefined;
     if (late) {
       this.transcript.note(this.conn, `${what} came late, after ${waited}`);

@@ -21,7 +21,7 @@ export interface Wire {
   metadata?: Record<string, unknown>;
   signature?: { alg: string; key_id: string; value: string };
   // Agent data is untrusted and shaped by schemas checked at run time.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // biome-ignore lint/suspicious/noExplicitAny: a message of any type, read by field after the schema validated it
   payload: Record<string, any>;
   [extra: string]: unknown;
 }
@@ -60,9 +60,9 @@ export class SessionState {
   sessionId: string | undefined;
   resumeToken: string | undefined;
   version: string | undefined;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // biome-ignore lint/suspicious/noExplicitAny: a message of any type, read by field after the schema validated it
   params: Record<string, any> | undefined;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // biome-ignore lint/suspicious/noExplicitAny: a message of any type, read by field after the schema validated it
   card: Record<string, any> | undefined;
   /** Set once integrity is proposed (signing starts with handshake.init). */
   integrity: HmacKey | undefined;

@@ -34,7 +34,7 @@ type Msg = {
   task_id?: string;
   reply_to?: string;
   sequence?: number;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // biome-ignore lint/suspicious/noExplicitAny: a message of any type, read by field after the schema validated it
   payload: Record<string, any>;
 };
 

@@ -14,7 +14,7 @@ import type { Budget } from '../lib/options.ts';
 import { perCallNs } from '../lib/measure.ts';
 import { compare, notRun, type Figure, type Row } from '../lib/report.ts';
 import { spread } from '../lib/stats.ts';
-import { echoInput, tapMemory } from '../lib/systems.ts';
+import { tapMemory } from '../lib/systems.ts';
 import { oneLine } from './roundtrip.ts';
 
 const ID = 'decode.per-message';

@@ -86,7 +86,7 @@ function wanted(f: Fixture, inSession: boolean): string[] {
  * Replays fixtures one by one; reopens the session when the agent ends it after repeated bad
  * input (which it may do after 32 refusals). Returns the mismatches.
  */
-async function replay(ctx: CaseContext, fixtures: Fixture[], open: () => Promise<Peer>, inSession: boolean): Promise<string[]> {
+async function replay(_ctx: CaseContext, fixtures: Fixture[], open: () => Promise<Peer>, inSession: boolean): Promise<string[]> {
   let peer = await open();
   const problems: string[] = [];
   for (const f of fixtures) {

@@ -79,7 +79,7 @@ async function orphanScenario(ctx: CaseContext): Promise<{ window: number; at?: 
     return { window, problem: skipped(`resume_window_ms is ${window}; an orphaned session that lives that long is not waited for`) };
   const t = await startTask(peer, 'tap.test.sleep', { ms: 600_000 });
   if (!t.ok) return { window, problem: t.outcome };
-  (ctx.connectionOf(peer)?.transport as { terminate?: () => void }).terminate?.();
+  (ctx.connectionOf(peer)?.transport as { terminate?: () => void } | undefined)?.terminate?.();
   const dropped = Date.now();
   await peer.waitClosed(ctx.scaled(3000));
   const w = timingWindow(window, ctx.env.timeScale);

@@ -240,7 +240,7 @@ export const resumeCases: Case[] = [
       const t = need(await startTask(old, 'tap.test.stream', { count: 25, interval_ms: 40 }));
       need(await waitStream(old, t.taskId, (m) => m.payload?.kind === 'output' && m.payload.data?.index >= 3, 'the fourth output event'));
       const seen = old.state.lastSequence(t.taskId);
-      (ctx.connectionOf(old)?.transport as { terminate?: () => void }).terminate?.();
+      (ctx.connectionOf(old)?.transport as { terminate?: () => void } | undefined)?.terminate?.();
       await old.waitClosed(ctx.scaled(3000));
       const sessionId = old.state.sessionId;
       const token = old.state.resumeToken;

@@ -5,9 +5,7 @@
 import type { Verdict } from '../verdict.ts';
 import type { Report, ReportCase } from './model.ts';
 
-export interface Paint {
-  (style: 'red' | 'green' | 'yellow' | 'gray' | 'bold' | 'magenta' | 'cyan', text: string): string;
-}
+export type Paint = (style: 'red' | 'green' | 'yellow' | 'gray' | 'bold' | 'magenta' | 'cyan', text: string) => string;
 
 const CODES = { red: 31, green: 32, yellow: 33, gray: 90, bold: 1, magenta: 35, cyan: 36 } as const;
 

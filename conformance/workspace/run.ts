@@ -71,7 +71,7 @@ export async function certifyWorkspace(
   err: NodeJS.WriteStream,
 ): Promise<number> {
   const target = cfg.target;
-  if (!target || target.kind !== 'stdio') throw new WorkspaceUsage('--workspace needs the command that starts the agent, after "--"');
+  if (target?.kind !== 'stdio') throw new WorkspaceUsage('--workspace needs the command that starts the agent, after "--"');
   const cases = workspaceSelection(cfg, wo);
   if (cases.length === 0)
     throw new WorkspaceUsage(

@@ -126,7 +126,7 @@ export function createContext(rt: Runtime, runner: TaskRunner, task: Task): Task
       if (!live()) return;
       const session = rt.sessionOf(task);
       // spec: tasks#events: no output events without streaming, in the session or the capability.
-      if (!session || !session.params.streaming || rt.capabilities.get(task.capability)?.capability.streaming === false) return;
+      if (!session?.params.streaming || rt.capabilities.get(task.capability)?.capability.streaming === false) return;
       for (const piece of splitOutput(data, session.params.max_message_bytes - overhead(session.message.bind(session), task))) {
         runner.emit(task, 'task.event', { kind: 'output', data: piece });
       }

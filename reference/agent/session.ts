@@ -242,7 +242,7 @@ export class Connection implements Link {
   /** Type → handshake phase → payload schema → the message's own handling. */
   private dispatch(
     msg: TapMessage,
-    to: { replyTo: string; taskId?: string },
+    _to: { replyTo: string; taskId?: string },
     fail: (code: string, message: string, details?: Record<string, unknown>) => void,
   ): void {
     const type = msg.type as string;

@@ -23,7 +23,7 @@ import { PendingRequests, type Pending } from './pending.ts';
 import { SeenIds } from './seen.ts';
 import { TaskTable } from './tasks.ts';
 import { RequesterSession, type EnvelopeFields, type HandshakeResult, type ResumeRequest } from './session.ts';
-import { TaskStream } from './stream.ts';
+import type { TaskStream } from './stream.ts';
 import {
   STREAM_TYPES,
   systemClock,

@@ -113,7 +113,7 @@ function objectOr(value: unknown): Record<string, unknown> {
 export function recordFromDraft(draft: TaskDraft, now = new Date()): Record<string, unknown> {
   const { input, ...rest } = draft;
   const context = objectOr(rest.context);
-  const hasInput = Object.prototype.hasOwnProperty.call(draft, 'input');
+  const hasInput = Object.hasOwn(draft, 'input');
   return {
     protocol: 'tap/1.0',
     task_id: newTaskId(now),

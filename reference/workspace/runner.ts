@@ -400,7 +400,7 @@ class Runner {
   }
 
   private report(r: PhaseResult): void {
-    if (!r.transition || !r.transition.ok) {
+    if (!r.transition?.ok) {
       this.emit({ type: 'lost', task_id: r.taskId, epoch: r.epoch, phase: r.phase });
       return;
     }

@@ -85,7 +85,7 @@ function messagePage(ctx: SiteContext, m: MessageEntry): Page {
   const fctx = ctx.fieldContext(path);
   const schemaFile = `${m.type}.schema.json`;
   const schema = ctx.sources.schemas.get(schemaFile)!;
-  const payloadFile = String(((schema.properties as Record<string, { $ref?: string }>).payload ?? {}).$ref);
+  const payloadFile = String((schema.properties as Record<string, { $ref?: string }>).payload?.$ref);
   const payload = ctx.sources.schemas.get(payloadFile)!;
   const envelopeRows = fieldRows(schema, fctx, { presence: presenceOf(m) }).map((r) =>
     r.path === 'payload' ? { ...r, type: `<a href="#payload">${esc(String(payload.title ?? 'payload'))}</a>` } : r,

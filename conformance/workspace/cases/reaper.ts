@@ -272,7 +272,7 @@ export const reaperCases = [
           claims.join(', '),
         ),
         check(
-          now !== null && now.equals(sent) && ino === (await inodeOf(path)),
+          now?.equals(sent) === true && ino === (await inodeOf(path)),
           'the record in awaiting/ was changed, moved or reaped',
           'the record untouched',
           await whereIs(run, id),
@@ -333,7 +333,7 @@ export const reaperCases = [
         ),
         check(nextLeft === null, 'the prepared record is still in processing/ after the publish', 'moved', 'still there'),
         check(
-          nowB !== null && nowB.equals(publishedB),
+          nowB?.equals(publishedB) === true,
           'the record published before the marker was found was changed or removed',
           'untouched',
           await whereIs(run, b),

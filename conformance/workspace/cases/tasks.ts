@@ -217,7 +217,7 @@ export const taskCases = [
           claims.join(', '),
         ),
         check(
-          now !== null && now.equals(sent) && ino === (await inodeOf(run.ws.paths.record('pending', id))),
+          now?.equals(sent) === true && ino === (await inodeOf(run.ws.paths.record('pending', id))),
           'the record in pending/ was changed or removed',
           'the record untouched',
           await whereIs(run, id),
@@ -254,7 +254,7 @@ export const taskCases = [
           claims.join(', '),
         ),
         check(
-          now !== null && now.equals(sent),
+          now?.equals(sent) === true,
           'the record for another agent was changed or removed',
           'the record untouched',
           await whereIs(run, other),

@@ -1,6 +1,6 @@
 // Client-side search over the prebuilt index (assets/search-index.js sets window.TAP_SEARCH).
 // The index is a script, not fetched JSON, so that search works from file:// as well.
-(function () {
+(() => {
   var input = document.getElementById('search-input');
   var list = document.getElementById('search-results');
   if (!input || !list) return;
@@ -18,10 +18,10 @@
     waiting = [then];
     var s = document.createElement('script');
     s.src = root + 'assets/search-index.js';
-    s.onload = function () {
+    s.onload = () => {
       var callbacks = waiting;
       waiting = null;
-      callbacks.forEach(function (f) {
+      callbacks.forEach((f) => {
         f();
       });
     };
@@ -72,13 +72,11 @@
       var s = score(docs[i], terms);
       if (s > 0) hits.push({ s: s, i: i });
     }
-    hits.sort(function (a, b) {
-      return b.s - a.s || a.i - b.i;
-    });
+    hits.sort((a, b) => b.s - a.s || a.i - b.i);
     if (hits.length === 0) {
       list.appendChild(el('li', 'empty', 'No results for “' + input.value.trim() + '”'));
     }
-    hits.slice(0, 12).forEach(function (h) {
+    hits.slice(0, 12).forEach((h) => {
       var d = docs[h.i];
       var li = el('li');
       var a = el('a');
@@ -101,13 +99,13 @@
     links[active].scrollIntoView({ block: 'nearest' });
   }
 
-  input.addEventListener('focus', function () {
-    load(function () {});
+  input.addEventListener('focus', () => {
+    load(() => {});
   });
-  input.addEventListener('input', function () {
+  input.addEventListener('input', () => {
     load(render);
   });
-  input.addEventListener('keydown', function (e) {
+  input.addEventListener('keydown', (e) => {
     if (e.key === 'ArrowDown') {
       e.preventDefault();
       move(1);
@@ -116,7 +114,7 @@
       move(-1);
     } else if (e.key === 'Enter') {
       var links = list.querySelectorAll('a');
-      var target = links[active >= 0 ? active : 0];
+      var target = links[Math.max(active, 0)];
       if (target) {
         e.preventDefault();
         window.location.href = target.href;
@@ -126,13 +124,13 @@
       input.blur();
     }
   });
-  document.addEventListener('keydown', function (e) {
+  document.addEventListener('keydown', (e) => {
     if (e.key === '/' && document.activeElement !== input) {
       e.preventDefault();
       input.focus();
     }
   });
-  document.addEventListener('click', function (e) {
+  document.addEventListener('click', (e) => {
     if (!list.contains(e.target) && e.target !== input) list.hidden = true;
   });
 })();
