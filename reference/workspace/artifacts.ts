@@ -38,6 +38,7 @@ export function artifactSyntaxProblem(path: string): string | null {
   if (typeof path !== 'string' || path.length === 0) return 'it is empty';
   if (path.length > 1024) return 'it is longer than 1024 characters';
   if (path.includes('\u0000')) return 'it contains a NUL character';
+  if (/[\u0001-\u001f\u007f-\u009f\u2028\u2029]/.test(path)) return 'it contains a control character or a line break';
   if (path.includes('\\')) return 'it contains a backslash';
   if (path.startsWith('/')) return 'it is absolute';
   if (/^[A-Za-z]:/.test(path)) return 'it is absolute (a drive letter)';
