@@ -53,7 +53,7 @@ describe('asyncapi.yaml', () => {
         .all()
         .map((m) => ({
           id: m.id(),
-          schema: (m.payload()?.json() as { schema: object }).schema,
+          schema: (m.payload()!.json() as { schema: object }).schema,
           examples: m
             .examples()
             .all()
