@@ -148,7 +148,7 @@ describe('fixtures/workspace: task records and the artifact-path family (spec: b
   it('holds valid records and an invalid artifact path for each escape: .., absolute, backslash, NUL, line breaks', () => {
     expect(docs.valid.length).toBeGreaterThanOrEqual(2);
     const paths = docs.invalid.map((f) => artifactOf(f.value)[1]!);
-    for (const bad of ['\n', '\r', '\u2028', '\u2029', '\u0000', '\\', '..']) expect(paths.some((p) => p.includes(escape))).toBe(true);
+    for (const bad of ['\n', '\r', '\u2028', '\u2029', '\u0000', '\\', '..']) expect(paths.some((p) => p.includes(bad))).toBe(true);
     expect(paths.some((p) => p.endsWith('\n'))).toBe(true);
   });
 
