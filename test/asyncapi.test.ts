@@ -63,7 +63,7 @@ describe('asyncapi.yaml', () => {
       parsed.document
         ?.operations()
         .all()
-        .map((o) => ({ id: o.id(), description: o.description() ?? '' })) ?? [];
+        .map((o) => ({ id: o.id() ?? '(no id)', description: o.description() ?? '' })) ?? [];
   }, 60_000);
 
   it('parses with @asyncapi/parser 3 without error diagnostics', () => {
