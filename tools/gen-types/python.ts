@@ -8,6 +8,8 @@ import { declOf, type Constraints, type Decl, type Model, type TypeRef } from '.
 
 const HEADER = `"""TAP 1.0 message types, generated from schemas/v1 by \`tapctl gen-types --lang python\`. Do not edit.
 
+parse_message_json(text) decodes one I-JSON text (loads refuses NaN, Infinity, integers beyond
+±(2^53−1) and lone surrogates) and hands it to parse_message; dumps(msg) writes a message back.
 parse_message(obj) takes a decoded JSON object, checks its \`type\` and returns an instance of
 that message's class, after checking required members, basic types, enum values and the simple
 constraints (pattern, length, range, item count). Unknown members are kept in \`extra\`.
@@ -459,7 +461,10 @@ export function generatePython(model: Model): Map<string, string> {
   return new Map([['tap_types.py', text.replace(/\n{4,}/g, '\n\n\n')]]);
 }
 
-/** A JSON Schema (ECMA-262) pattern as a Python string literal; a final `$` means the end of the string (`\Z`). */
+/**
+ * A JSON Schema (ECMA-262) pattern as a Python string literal; a final bare `$` means the end of
+ * the string (`\Z`). TAP's patterns end with `$(?!\n)`, which Python reads the same way already.
+ */
 function pyRegex(re: string): string {
   return JSON.stringify(re.replace(/(?<!\\)\$$/, '\\Z'));
 }
