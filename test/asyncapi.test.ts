@@ -4,7 +4,9 @@ import { DiagnosticSeverity, fromFile, Parser } from '@asyncapi/parser';
 import { parse as parseYaml } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
 import catalogue from '../schemas/v1/messages.json' with { type: 'json' };
+import { Validator } from '@cfworker/json-schema';
 import { createAjv, validateWith } from '../tools/validate-fixtures.ts';
+import { ajvJudge, type Case, cfworkerJudge, pythonJudge, pythonMissing } from './validators.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const FILE = `${ROOT}asyncapi.yaml`;
@@ -34,6 +36,8 @@ const names = (refs: Ref[]) => refs.map((r) => r.$ref.split('/').pop()!).sort();
 describe('asyncapi.yaml', () => {
   let diagnostics: { severity: number; code: string | number; message: string; path: (string | number)[] }[] = [];
   let messageIds: string[] = [];
+  let parsedMessages: { id: string; schema: object; examples: unknown[] }[] = [];
+  let operations: { id: string; description: string }[] = [];
 
   beforeAll(async () => {
     const parsed = await fromFile(new Parser(), FILE).parse();
@@ -43,6 +47,23 @@ describe('asyncapi.yaml', () => {
         ?.allMessages()
         .all()
         .map((m) => m.id()) ?? [];
+    parsedMessages =
+      parsed.document
+        ?.allMessages()
+        .all()
+        .map((m) => ({
+          id: m.id(),
+          schema: (m.payload()!.json() as { schema: object }).schema,
+          examples: m
+            .examples()
+            .all()
+            .map((e) => e.payload()),
+        })) ?? [];
+    operations =
+      parsed.document
+        ?.operations()
+        .all()
+        .map((o) => ({ id: o.id() ?? '(no id)', description: o.description() ?? '' })) ?? [];
   }, 60_000);
 
   it('parses with @asyncapi/parser 3 without error diagnostics', () => {
@@ -104,5 +125,49 @@ describe('asyncapi.yaml', () => {
       expect(op, m.type).toBeDefined();
       expect(names(op!.reply!.messages)).toEqual([...m.replies].sort());
     }
+  });
+
+  it('describes every operation', () => {
+    expect(operations.length).toBe(Object.keys(raw.operations).length);
+    for (const o of operations) expect(o.description.trim().length, o.id).toBeGreaterThan(40);
+  });
+
+  it('states the WebSocket close codes of the spec, with 1009 only above the hard ceiling (spec: bindings-websocket#close-codes)', () => {
+    const chapter = readFileSync(`${ROOT}spec/1.0/bindings-websocket.md`, 'utf8');
+    const table = chapter.slice(chapter.indexOf('{#close-codes}'));
+    const codes = [...table.matchAll(/^\| (\d{4}) \|/gm)].map((m) => m[1]!);
+    expect(codes).toContain('1009');
+    const text = raw.servers.websocket!.description!.replace(/\s+/g, ' ');
+    for (const code of codes) expect(text, code).toContain(code);
+    expect(text).toMatch(/1009 only for a frame above the hard ceiling/);
+    expect(text).toMatch(
+      /above max_message_bytes but within the endpoint's hard ceiling .* answered with MESSAGE_TOO_LARGE and the session stays open/,
+    );
+    expect(text).not.toMatch(/1009 for a message above max_message_bytes/);
+  });
+
+  it('validates each message example against its payload schema as the AsyncAPI parser resolved it', () => {
+    expect(parsedMessages.map((m) => m.id).sort()).toEqual([...TYPES].sort());
+    for (const m of parsedMessages) {
+      expect(m.examples.length, m.id).toBeGreaterThan(0);
+      const validator = new Validator(m.schema as never, '2020-12', false);
+      for (const ex of m.examples) {
+        expect(validator.validate(ex).errors, m.id).toEqual([]);
+        // The resolved schema is the real one: the same example with a broken envelope fails it.
+        expect(validator.validate({ ...(ex as object), timestamp: 'yesterday Z' }).valid, m.id).toBe(false);
+      }
+    }
+  });
+
+  it('validates each message example in Ajv, @cfworker/json-schema and python-jsonschema against the file its payload names', () => {
+    const cases: Case[] = Object.entries(raw.components.messages).flatMap(([type, m]) =>
+      (m.examples ?? []).map((ex) => ({ label: `${type} example ${ex.name}`, schema: `${type}.schema.json`, instance: ex.payload })),
+    );
+    expect(cases.length).toBeGreaterThanOrEqual(TYPES.length);
+    expect(ajvJudge('bundle')(cases)).toEqual(cases.map(() => true));
+    expect(cfworkerJudge('files')(cases)).toEqual(cases.map(() => true));
+    const missing = pythonMissing();
+    if (missing) expect.fail(missing);
+    expect(pythonJudge('bundle')(cases)).toEqual(cases.map(() => true));
   });
 });

@@ -9,9 +9,12 @@ import {
   fixtureMac,
   invalidFixtures,
   orphanSidecars,
+  checkDocument,
   validateWith,
   validFixtures,
+  workspaceFixtures,
 } from '../tools/validate-fixtures.ts';
+import { artifactSyntaxProblem } from '../reference/workspace/artifacts.ts';
 
 const ajv = createAjv(); // Ajv 2020-12, strict, formats, discriminator, every schemas/v1 file
 const valid = validFixtures();
@@ -135,5 +138,29 @@ describe.runIf(existsSync(decodePath))('reference decodeFrame agrees with the fi
 
   it('decodes every valid fixture', async () => {
     for (const f of valid) expect((await decode(new TextEncoder().encode(JSON.stringify(f.message)))).ok).toBe(true);
+  });
+});
+
+describe('fixtures/workspace: task records and the artifact-path family (spec: bindings-workspace#artifacts)', () => {
+  const docs = workspaceFixtures();
+  const artifactOf = (v: unknown) => (v as { context: { history: { artifacts: string[] }[] } }).context.history[0]!.artifacts;
+
+  it('holds valid records and an invalid artifact path for each escape: .., absolute, backslash, NUL, line breaks', () => {
+    expect(docs.valid.length).toBeGreaterThanOrEqual(2);
+    const paths = docs.invalid.map((f) => artifactOf(f.value)[1]!);
+    for (const bad of ['\n', '\r', '\u2028', '\u2029', '\u0000', '\\', '..']) expect(paths.some((p) => p.includes(bad))).toBe(true);
+    expect(paths.some((p) => p.endsWith('\n'))).toBe(true);
+  });
+
+  it.each([...docs.valid, ...docs.invalid].map((f) => [f.file.replace(/^fixtures\//, ''), f] as const))(
+    '%s is judged by its schema as its sidecar says',
+    (_, f) => {
+      expect(checkDocument(ajv, f)).toEqual([]);
+    },
+  );
+
+  it('the reference path check refuses every invalid artifact path and accepts every valid one', () => {
+    for (const f of docs.invalid) expect(artifactSyntaxProblem(artifactOf(f.value)[1]!), f.file).not.toBeNull();
+    for (const f of docs.valid) for (const p of artifactOf(f.value)) expect(artifactSyntaxProblem(p), p).toBeNull();
   });
 });

@@ -44,4 +44,27 @@ describe('schemas/v1', () => {
   it('never closes an object with additionalProperties: false (spec: envelope#extensibility)', () => {
     for (const f of files) expect(JSON.stringify(load(f))).not.toContain('"additionalProperties":false');
   });
+
+  it('anchors every pattern at both ends, the end as $(?!\\n), so that Python re agrees with ECMA-262 (spec: envelope#identifiers)', () => {
+    const patterns = files.flatMap((f) =>
+      [...JSON.stringify(load(f)).matchAll(/"pattern":("(?:[^"\\]|\\.)*")/g)].map((m) => [f, JSON.parse(m[1]!) as string]),
+    );
+    expect(patterns.length).toBeGreaterThan(50);
+    for (const [f, p] of patterns) {
+      expect(p.startsWith('^'), `${f}: ${p}`).toBe(true);
+      expect(p.endsWith('$(?!\\n)'), `${f}: ${p}`).toBe(true);
+      expect(new RegExp(p, 'u').test('a\n'), `${f}: ${p}`).toBe(false);
+    }
+  });
+
+  it('bundle.json holds every schema file under $defs by file name, unchanged but for $schema, and validates a message at its root', () => {
+    const bundle = load('bundle.json');
+    expect(bundle.$id).toBe('https://schemas.tap-protocol.org/v1/bundle.json');
+    expect(bundle.$ref).toBe('message.schema.json');
+    expect(Object.keys(bundle.$defs).sort()).toEqual([...files].sort());
+    for (const f of files) {
+      const { $schema: _, ...rest } = load(f);
+      expect(bundle.$defs[f]).toEqual(rest);
+    }
+  });
 });

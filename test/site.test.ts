@@ -4,7 +4,7 @@
  * check, a whole build, and the getting-started agent.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -222,6 +222,18 @@ describe('the built site', () => {
     expect(docs.some((d) => d.t === 'UNKNOWN_TASK')).toBe(true);
     expect(docs.some((d) => d.t === 'TAP-HS-001')).toBe(true);
     expect(read('assets/search-index.js')).toMatch(/^window\.TAP_SEARCH = \{/);
+  });
+
+  it('serves every schema file at the path of its $id, and the bundle and data tables beside them', () => {
+    const dir = join(ROOT, 'schemas/v1');
+    const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
+    expect(files).toContain('bundle.json');
+    for (const f of files) {
+      const text = readFileSync(join(dir, f), 'utf8');
+      const id = (JSON.parse(text) as { $id?: string }).$id;
+      if (f.endsWith('.schema.json') || f === 'bundle.json') expect(id).toBe(`https://schemas.tap-protocol.org/v1/${f}`);
+      expect(read(id ? new URL(id).pathname.slice(1) : `v1/${f}`)).toBe(text);
+    }
   });
 
   it('refuses to replace a folder that is not a site', async () => {

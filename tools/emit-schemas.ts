@@ -49,6 +49,7 @@ export function renderAll(): Map<string, string> {
       if (!files.has(m[1]!)) throw new Error(`${name} refers to ${m[1]}, which is not emitted`);
     }
   }
+  files.set(BUNDLE_FILE, renderBundle(files));
   const table = (data: unknown) => JSON.stringify(data, null, 2) + '\n';
   files.set(
     'task-states.json',
@@ -64,6 +65,32 @@ export function renderAll(): Map<string, string> {
   files.set('error-codes.json', table({ protocol: 'tap/1.0', description: 'The TAP 1.0 error registry.', codes: ERROR_CODES }));
   files.set('messages.json', table({ protocol: 'tap/1.0', description: 'The TAP 1.0 message catalogue.', messages: MESSAGES }));
   return files;
+}
+
+/** The single-file bundle of every schema, beside the separate files in schemas/v1/. */
+export const BUNDLE_FILE = 'bundle.json';
+
+/**
+ * One JSON Schema document holding every schema under `$defs`, keyed by file name, each with its
+ * own `$id`: the relative `$ref`s resolve inside the document, so a tool that opens this one file
+ * needs no network. Its root validates a message (message.schema.json).
+ */
+function renderBundle(schemas: ReadonlyMap<string, string>): string {
+  const defs: { [k: string]: Json } = {};
+  for (const name of [...schemas.keys()].sort()) {
+    const { $schema: _sameDialect, ...schema } = JSON.parse(schemas.get(name)!) as { [k: string]: Json };
+    defs[name] = schema;
+  }
+  const bundle = {
+    $schema: DIALECT,
+    $id: SCHEMA_BASE + BUNDLE_FILE,
+    title: 'TAP 1.0 schemas (bundle)',
+    description:
+      'Every TAP 1.0 JSON Schema in one document: each under $defs by its file name, with its own $id, so relative $refs resolve offline. The root validates a message.',
+    $ref: 'message.schema.json',
+    $defs: defs,
+  };
+  return JSON.stringify(bundle, null, 2) + '\n';
 }
 
 function main(): number {

@@ -147,6 +147,55 @@ export function transcriptFixtures(): TranscriptFixture[] {
     .map((n) => ({ name: basename(n, '.ndjson'), file: rel(join(base, n)), lines: parseTranscript(readFileSync(join(base, n), 'utf8')) }));
 }
 
+export interface DocumentFixture {
+  /** The schema file the document is an instance of, e.g. "task-record.schema.json". */
+  schema: string;
+  name: string;
+  file: string;
+  value: unknown;
+  /** For an invalid document, why it fails; absent for a valid one. */
+  expect?: Expectation;
+}
+
+/**
+ * fixtures/workspace/<schema>/<scenario>.json (valid) and fixtures/workspace/invalid/<schema>/ with
+ * sidecars (invalid): workspace-binding documents, which are files rather than messages.
+ */
+export function workspaceFixtures(): { valid: DocumentFixture[]; invalid: DocumentFixture[] } {
+  const base = join(FIXTURES, 'workspace');
+  const load = (dir: string, folder: string, withSidecar: boolean): DocumentFixture[] =>
+    readdirSync(join(dir, folder))
+      .filter((n) => n.endsWith('.json') && !n.endsWith('.expect.json'))
+      .sort()
+      .map((n) => {
+        const file = join(dir, folder, n);
+        const name = basename(n, '.json');
+        const doc: DocumentFixture = {
+          schema: `${folder}.schema.json`,
+          name,
+          file: rel(file),
+          value: JSON.parse(readFileSync(file, 'utf8')),
+        };
+        if (withSidecar) doc.expect = JSON.parse(readFileSync(join(dir, folder, `${name}.expect.json`), 'utf8')) as Expectation;
+        return doc;
+      });
+  return {
+    valid: dirs(base)
+      .filter((d) => d !== 'invalid')
+      .flatMap((d) => load(base, d, false)),
+    invalid: dirs(join(base, 'invalid')).flatMap((d) => load(join(base, 'invalid'), d, true)),
+  };
+}
+
+/** Problems with one workspace document: a valid one passes its schema, an invalid one fails as its sidecar says. */
+export function checkDocument(ajv: Ajv2020, f: DocumentFixture): string[] {
+  const errors = validateWith(ajv, f.schema, f.value);
+  if (!f.expect) return errors ? [`fails ${f.schema}: ${show(errors)}`] : [];
+  return matches(errors, f.expect)
+    ? []
+    : [`${f.schema} should fail with ${f.expect.keyword} at "${f.expect.path}": ${errors ? show(errors) : 'it passes'}`];
+}
+
 /** RFC 8785 canonical JSON for the values fixtures use (strings, finite numbers, booleans, null, arrays, objects). */
 export function canonicalize(v: unknown): string {
   if (v === null || typeof v !== 'object') return JSON.stringify(v);
@@ -401,7 +450,9 @@ function main(): void {
   const valid = validFixtures();
   const invalid = invalidFixtures();
   const transcripts = transcriptFixtures();
+  const documents = workspaceFixtures();
   for (const f of valid) report(f.file, checkValid(ajv, f));
+  for (const f of [...documents.valid, ...documents.invalid]) report(f.file, checkDocument(ajv, f));
   for (const f of invalid) report(f.file, checkInvalid(ajv, f));
   for (const t of transcripts) report(t.file, checkTranscriptFixture(ajv, t));
   for (const o of orphanSidecars()) report(o, ['no fixture beside this sidecar']);
@@ -419,7 +470,8 @@ function main(): void {
   );
   console.log(
     `${valid.length} valid messages, ${invalid.length} invalid (${invalid.filter((f) => f.raw).length} raw frames), ` +
-      `${transcripts.length} transcripts (${transcripts.reduce((n, t) => n + t.lines.length, 0)} lines): ` +
+      `${transcripts.length} transcripts (${transcripts.reduce((n, t) => n + t.lines.length, 0)} lines), ` +
+      `${documents.valid.length + documents.invalid.length} workspace documents: ` +
       (failures ? `${failures} failing` : 'all pass'),
   );
   if (failures) {

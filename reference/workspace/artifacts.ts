@@ -38,12 +38,19 @@ export function artifactSyntaxProblem(path: string): string | null {
   if (typeof path !== 'string' || path.length === 0) return 'it is empty';
   if (path.length > 1024) return 'it is longer than 1024 characters';
   if (path.includes('\u0000')) return 'it contains a NUL character';
+  if ([...path].some(isControlOrSeparator)) return 'it contains a control character or a line break';
   if (path.includes('\\')) return 'it contains a backslash';
   if (path.startsWith('/')) return 'it is absolute';
   if (/^[A-Za-z]:/.test(path)) return 'it is absolute (a drive letter)';
   if (path.split('/').includes('..')) return 'it contains a ".." segment';
   if (segmentsOf(path).length === 0) return 'it names no file';
   return null;
+}
+
+/** C0 and C1 controls, DEL, U+2028 and U+2029: characters that end or break a line somewhere. */
+function isControlOrSeparator(ch: string): boolean {
+  const c = ch.codePointAt(0)!;
+  return c <= 0x1f || (c >= 0x7f && c <= 0x9f) || c === 0x2028 || c === 0x2029;
 }
 
 function segmentsOf(path: string): string[] {

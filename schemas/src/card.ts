@@ -1,16 +1,16 @@
 /** The agent card: who a peer is and what it can do (spec: handshake#agent-card). */
 import { Type, type Static } from '@sinclair/typebox';
-import { CapabilityName, Count, Identifier, PermissionName } from './common.ts';
+import { CapabilityName, Count, Identifier, Label, PermissionName } from './common.ts';
 
 export const MediaList = (what: string) =>
-  Type.Array(Type.String({ minLength: 1, maxLength: 256 }), {
+  Type.Array(Label({ minLength: 1, maxLength: 256 }), {
     description: `Formats (media types or short names such as "json") the capability ${what}.`,
   });
 
 export const Capability = Type.Object(
   {
     name: CapabilityName,
-    version: Type.String({ description: 'The capability version (semantic versioning recommended).', minLength: 1, maxLength: 64 }),
+    version: Label({ description: 'The capability version (semantic versioning recommended).', minLength: 1, maxLength: 64 }),
     description: Type.String({ description: 'What the capability does, for people and for models choosing an agent.', maxLength: 4096 }),
     input_formats: MediaList('accepts'),
     output_formats: MediaList('produces'),
@@ -45,7 +45,7 @@ export const AgentLimits = Type.Object(
 export const AgentCard = Type.Object(
   {
     agent_id: Identifier,
-    name: Type.String({ description: 'A short human-readable name.', minLength: 1, maxLength: 256 }),
+    name: Label({ description: 'A short human-readable name.', minLength: 1, maxLength: 256 }),
     description: Type.String({
       description: 'A natural-language statement of what the agent is good at and what it is not good at.',
       maxLength: 8192,

@@ -1,6 +1,6 @@
 /** The envelope every TAP message shares (spec: envelope). */
 import { Type, type Static } from '@sinclair/typebox';
-import { Count, Identifier, MessageId, Timestamp } from './common.ts';
+import { Count, Identifier, Label, MessageId, Timestamp, whole } from './common.ts';
 
 export const Signature = Type.Object(
   {
@@ -9,7 +9,7 @@ export const Signature = Type.Object(
     value: Type.String({
       description:
         'base64url without padding of the HMAC-SHA256 over the RFC 8785 canonical form of the message with signature.value removed.',
-      pattern: '^[A-Za-z0-9_-]{43}$',
+      pattern: whole('[A-Za-z0-9_-]{43}'),
     }),
   },
   { $id: 'signature.schema.json', title: 'Signature', description: 'The message MAC, present when integrity was negotiated.' },
@@ -17,10 +17,8 @@ export const Signature = Type.Object(
 
 export const Metadata = Type.Object(
   {
-    trace_id: Type.Optional(
-      Type.String({ description: 'A trace id for distributed tracing (W3C trace-context recommended).', maxLength: 128 }),
-    ),
-    span_id: Type.Optional(Type.String({ description: 'The span id of the sender.', maxLength: 128 })),
+    trace_id: Type.Optional(Label({ description: 'A trace id for distributed tracing (W3C trace-context recommended).', maxLength: 128 })),
+    span_id: Type.Optional(Label({ description: 'The span id of the sender.', maxLength: 128 })),
     attempt: Type.Optional(Count('Which attempt of the sender this message is, from 1.', 1)),
   },
   { title: 'Metadata', description: 'Open metadata; extensions live here and in payload keys prefixed "x-".' },
@@ -30,12 +28,12 @@ export const Envelope = Type.Object(
   {
     protocol: Type.String({
       description: 'The protocol and version: "tap/MAJOR.MINOR".',
-      pattern: '^tap/(0|[1-9][0-9]{0,3})\\.(0|[1-9][0-9]{0,3})$',
+      pattern: whole('tap/(0|[1-9][0-9]{0,3})\\.(0|[1-9][0-9]{0,3})'),
     }),
     message_id: MessageId,
     type: Type.String({
       description: 'A message type from the catalogue: dotted lowercase.',
-      pattern: '^[a-z]+(\\.[a-z]+)*$',
+      pattern: whole('[a-z]+(\\.[a-z]+)*'),
       maxLength: 64,
     }),
     source: Identifier,
@@ -46,16 +44,14 @@ export const Envelope = Type.Object(
     session_id: Type.Optional(
       Type.String({
         description: 'The session the message belongs to; required from handshake.ready on.',
-        pattern: '^[A-Za-z0-9_-]{22,128}$',
+        pattern: whole('[A-Za-z0-9_-]{22,128}'),
       }),
     ),
     task_id: Type.Optional(Identifier),
     reply_to: Type.Optional(MessageId),
     sequence: Type.Optional(Count("Position of this message in its task's stream: 1, 2, 3 … without gaps.", 1)),
     deadline: Type.Optional(Timestamp),
-    idempotency_key: Type.Optional(
-      Type.String({ description: 'Makes a side-effecting request safe to retry.', minLength: 1, maxLength: 256 }),
-    ),
+    idempotency_key: Type.Optional(Label({ description: 'Makes a side-effecting request safe to retry.', minLength: 1, maxLength: 256 })),
     metadata: Type.Optional(Metadata),
     signature: Type.Optional(Signature),
     payload: Type.Record(Type.String(), Type.Unknown(), { description: 'The type-specific payload.' }),

@@ -1,7 +1,7 @@
 /** Handshake payloads (spec: handshake). */
 import { Type } from '@sinclair/typebox';
 import { AgentCard } from './card.ts';
-import { CapabilityName, Count, Identifier, Version } from './common.ts';
+import { CapabilityName, Count, Identifier, Label, Version, whole } from './common.ts';
 
 export const Integrity = Type.Union(
   [
@@ -39,7 +39,7 @@ export const SessionParams = Type.Object(paramFields, {
 
 export const Credentials = Type.Object(
   {
-    scheme: Type.String({ description: 'The credential scheme, e.g. "bearer".', minLength: 1, maxLength: 64 }),
+    scheme: Label({ description: 'The credential scheme, e.g. "bearer".', minLength: 1, maxLength: 64 }),
     token: Type.Optional(Type.String({ description: 'The credential itself.', maxLength: 8192 })),
   },
   { title: 'Credentials', description: "Credentials that authenticate the requester's principal." },
@@ -47,7 +47,7 @@ export const Credentials = Type.Object(
 
 export const ResumeRequest = Type.Object(
   {
-    session_id: Type.String({ pattern: '^[A-Za-z0-9_-]{22,128}$', description: 'The session to resume.' }),
+    session_id: Type.String({ pattern: whole('[A-Za-z0-9_-]{22,128}'), description: 'The session to resume.' }),
     resume_token: Type.String({ minLength: 16, maxLength: 256, description: "The resume_token that session's handshake.ack returned." }),
     tasks: Type.Array(
       Type.Object({
@@ -76,7 +76,7 @@ export const HandshakeAckPayload = Type.Object(
   {
     version: Version,
     session_id: Type.String({
-      pattern: '^[A-Za-z0-9_-]{22,128}$',
+      pattern: whole('[A-Za-z0-9_-]{22,128}'),
       description: 'A fresh session id with at least 128 random bits, or the resumed one.',
     }),
     resume_token: Type.String({

@@ -1,14 +1,20 @@
 /** The workspace task record: a task as a file (spec: bindings-workspace#task-record). */
 import { Type, type Static } from '@sinclair/typebox';
-import { Count, ErrorCode, Identifier, JsonValue, Timestamp } from './common.ts';
+import { CONTROL, Count, ErrorCode, Identifier, JsonValue, Label, Timestamp, whole } from './common.ts';
 
-const Phase = Type.String({ pattern: '^[a-z0-9][a-z0-9_-]*(\\.[a-z0-9_-]+)*$', maxLength: 128, description: 'A phase name.' });
+const Phase = Type.String({ pattern: whole('[a-z0-9][a-z0-9_-]*(\\.[a-z0-9_-]+)*'), maxLength: 128, description: 'A phase name.' });
 
+/**
+ * A path relative to artifacts/ (spec: bindings-workspace#artifacts): not absolute (no leading "/",
+ * no drive letter), no ".." segment, no backslash, no control character or line separator. The
+ * character class excludes every line terminator, so "." in the look-ahead sees the whole string.
+ */
 const ArtifactPath = Type.String({
-  description: 'A path relative to artifacts/: no "..", not absolute, no backslashes.',
+  description:
+    'A path relative to artifacts/: not absolute (no leading "/", no drive letter), no ".." segment, no backslash, no control character, line break or line/paragraph separator.',
   minLength: 1,
   maxLength: 1024,
-  pattern: '^(?![/\\\\])(?!.*(^|/)\\.\\.(/|$))[^\\\\\\u0000]+$',
+  pattern: whole(`(?!/)(?![A-Za-z]:)(?!(.*/)?\\.\\.(/|$))[^\\\\${CONTROL}]+`),
 });
 
 export const HistoryEntry = Type.Object(
@@ -29,7 +35,7 @@ export const HistoryEntry = Type.Object(
 export const TaskRecord = Type.Object(
   {
     protocol: Type.String({
-      pattern: '^tap/(0|[1-9][0-9]{0,3})\\.(0|[1-9][0-9]{0,3})$',
+      pattern: whole('tap/(0|[1-9][0-9]{0,3})\\.(0|[1-9][0-9]{0,3})'),
       description: 'The protocol version of the record.',
     }),
     task_id: Identifier,
@@ -43,8 +49,8 @@ export const TaskRecord = Type.Object(
         current_input: JsonValue,
         environment: Type.Object(
           {
-            working_directory: Type.String({ maxLength: 4096, description: 'Where the agent works.' }),
-            allowed_tools: Type.Array(Type.String({ maxLength: 256 }), { description: 'Tools the agent may use.' }),
+            working_directory: Label({ maxLength: 4096, description: 'Where the agent works.' }),
+            allowed_tools: Type.Array(Label({ maxLength: 256 }), { description: 'Tools the agent may use.' }),
           },
           { description: 'The environment the agent works in.' },
         ),
@@ -56,7 +62,7 @@ export const TaskRecord = Type.Object(
         target_agent: Type.Union([Identifier, Type.Literal('')], {
           description: 'The agent that must take the task, or "" for any agent serving the phase.',
         }),
-        expected_output_format: Type.String({ maxLength: 256, description: 'The format the output should have.' }),
+        expected_output_format: Label({ maxLength: 256, description: 'The format the output should have.' }),
         validation_rules: Type.Array(Type.String({ maxLength: 4096 }), { description: 'Rules the output must satisfy.' }),
         timeout_seconds: Count('How long one phase may take.', 1),
       },
@@ -85,7 +91,7 @@ export const TaskRecord = Type.Object(
     ),
     history_ref: Type.Optional(
       Type.String({
-        pattern: '^[a-z0-9][a-z0-9_.-]*\\.jsonl$',
+        pattern: whole('[a-z0-9][a-z0-9_.-]*\\.jsonl'),
         maxLength: 160,
         description: 'A bare file name under tasks/history/ holding compacted history.',
       }),
@@ -103,7 +109,7 @@ export type TaskRecord = Static<typeof TaskRecord>;
 export const WorkspaceConfig = Type.Object(
   {
     protocol: Type.String({
-      pattern: '^tap/(0|[1-9][0-9]{0,3})\\.(0|[1-9][0-9]{0,3})$',
+      pattern: whole('tap/(0|[1-9][0-9]{0,3})\\.(0|[1-9][0-9]{0,3})'),
       description: 'The protocol version of the workspace.',
     }),
     claim_mode: Type.Union([Type.Literal('rename'), Type.Literal('lock')], {

@@ -1,6 +1,6 @@
 /** Task payloads (spec: tasks). */
 import { Type } from '@sinclair/typebox';
-import { CapabilityName, Count, ErrorCode, Identifier, JsonValue, PermissionName, Timestamp, Version } from './common.ts';
+import { CapabilityName, Count, ErrorCode, Identifier, JsonValue, Label, PermissionName, Timestamp, Version } from './common.ts';
 import { TASK_STATES, TERMINAL_STATES } from './tables.ts';
 
 const literals = <T extends readonly string[]>(values: T, description: string) =>
@@ -46,7 +46,7 @@ export const ErrorPayload = Type.Object(
 export const Authorization = Type.Object(
   {
     permissions: Type.Array(PermissionName, { description: 'Permissions granted to this task.' }),
-    resources: Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { description: 'Resources (URIs) the task may touch.' }),
+    resources: Type.Array(Label({ minLength: 1, maxLength: 2048 }), { description: 'Resources (URIs) the task may touch.' }),
     expires_at: Timestamp,
   },
   { $id: 'authorization.schema.json', title: 'Authorization', description: 'The grant that travels with a task.' },
@@ -91,7 +91,7 @@ export const TaskEventPayload = Type.Object(
     ),
     percent: Type.Optional(Type.Number({ minimum: 0, maximum: 100, description: 'Progress in percent (kind "progress").' })),
     stage: Type.Optional(
-      Type.String({ maxLength: 256, description: 'The stage the task is in (kind "progress"); "plan.holding" for a late plan reminder.' }),
+      Label({ maxLength: 256, description: 'The stage the task is in (kind "progress"); "plan.holding" for a late plan reminder.' }),
     ),
     message: Type.Optional(Type.String({ maxLength: 65536, description: 'A human-readable message (kinds "progress" and "log").' })),
     level: Type.Optional(literals(['debug', 'info', 'warn', 'error'] as const, 'Log level (kind "log").')),

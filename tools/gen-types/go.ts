@@ -3,7 +3,9 @@
  * omitempty), string enums as named string types with constants and Valid(), unions as structs
  * with custom JSON methods, one struct per message type implementing Message, and
  * ParseMessage([]byte), which switches on `type`, checks the required members of the envelope
- * and the payload, and decodes into that message's struct.
+ * and the payload, and decodes into that message's struct. Every struct keeps the members its
+ * schema does not name in `Extra` and writes them back, so a decode/encode round trip loses
+ * nothing (spec: envelope#extensibility).
  */
 import { declOf, type Decl, type Model, type TypeRef } from './model.ts';
 
@@ -57,7 +59,8 @@ function comment(text: string, indent = ''): string {
 
 /** Generates the Go package; `tap_types.go`. */
 export function generateGo(model: Model, pkg = 'tap'): Map<string, string> {
-  const isPointerless = (t: TypeRef): boolean => t.k === 'array' || t.k === 'map' || t.k === 'any' || t.k === 'nullable';
+  // An optional array or map is a pointer too, so that a present empty one ([] or {}) survives a round trip.
+  const isPointerless = (t: TypeRef): boolean => t.k === 'any' || t.k === 'nullable';
 
   const goType = (t: TypeRef): string => {
     switch (t.k) {
@@ -125,7 +128,13 @@ export function generateGo(model: Model, pkg = 'tap'): Map<string, string> {
           else if (f.description) rows.push(comment(f.description, '\t'));
           rows.push([goName(f.name), type, `\`json:"${tag}"\``]);
         }
-        let text = `${doc}\ntype ${d.name} struct {\n${rows.length ? `${aligned(rows)}\n` : ''}}`;
+        rows.push('\t// Extra holds the members the schema does not name, kept as they came.');
+        rows.push(['Extra', 'map[string]json.RawMessage', '`json:"-"`']);
+        const members = d.fields.map((f) => JSON.stringify(f.name)).join(', ');
+        let text = `${doc}\ntype ${d.name} struct {\n${aligned(rows)}\n}`;
+        text +=
+          `\n\n// UnmarshalJSON decodes the members ${d.name} names and keeps the others in Extra.\nfunc (x *${d.name}) UnmarshalJSON(data []byte) error {\n\ttype plain ${d.name}\n\tif err := json.Unmarshal(data, (*plain)(x)); err != nil {\n\t\treturn err\n\t}\n\textra, err := unknownMembers(data, ${members ? `[]string{${members}}` : 'nil'})\n\tx.Extra = extra\n\treturn err\n}` +
+          `\n\n// MarshalJSON writes the members ${d.name} names, then those in Extra.\nfunc (x ${d.name}) MarshalJSON() ([]byte, error) {\n\ttype plain ${d.name}\n\treturn withExtra(plain(x), x.Extra)\n}`;
         if (messageType)
           text += `\n\n// MessageType returns ${JSON.stringify(messageType)}.\nfunc (*${d.name}) MessageType() string { return ${JSON.stringify(messageType)} }`;
         return text;
@@ -190,6 +199,39 @@ func requireMembers(members map[string]json.RawMessage, names []string, path str
 \t\t}
 \t}
 \treturn nil
+}
+
+// unknownMembers returns the members of a JSON object that are not among names, or nil.
+func unknownMembers(data []byte, names []string) (map[string]json.RawMessage, error) {
+\tvar all map[string]json.RawMessage
+\tif err := json.Unmarshal(data, &all); err != nil {
+\t\treturn nil, err
+\t}
+\tfor _, n := range names {
+\t\tdelete(all, n)
+\t}
+\tif len(all) == 0 {
+\t\treturn nil, nil
+\t}
+\treturn all, nil
+}
+
+// withExtra encodes v, a struct, and adds the members of extra it does not already write.
+func withExtra(v interface{}, extra map[string]json.RawMessage) ([]byte, error) {
+\tdata, err := json.Marshal(v)
+\tif err != nil || len(extra) == 0 {
+\t\treturn data, err
+\t}
+\tvar all map[string]json.RawMessage
+\tif err := json.Unmarshal(data, &all); err != nil {
+\t\treturn nil, err
+\t}
+\tfor k, raw := range extra {
+\t\tif _, ok := all[k]; !ok {
+\t\t\tall[k] = raw
+\t\t}
+\t}
+\treturn json.Marshal(all)
 }
 
 // ParseMessage decodes one TAP message, choosing its struct by the member "type".

@@ -57,15 +57,14 @@ export function describe(msg: Message): string {
     name: 'Python',
     file: 'tap_types.py',
     summary:
-      "One dataclass per message, payload and shared schema, each with `from_dict` and `to_dict`, and `parse_message(obj)`, which dispatches on `type`, checks required members, types, enums and simple constraints, and returns the message's class.",
+      "One dataclass per message, payload and shared schema, each with `from_dict` and `to_dict` (unknown members kept in `extra`), `parse_message(obj)`, which dispatches on `type`, checks required members, types, enums and simple constraints, and returns the message's class, `parse_message_json(text)`, which first refuses text that is not I-JSON (`NaN`, `Infinity`, unsafe integers, lone surrogates), and `dumps(msg)`.",
     needs: 'Python 3.10 or later; standard library only.',
-    example: `import json
-from tap_types import TaskRequestMessage, ValidationError, parse_message
+    example: `from tap_types import TaskRequestMessage, ValidationError, parse_message_json
 
 
 def describe(line: str) -> str:
     try:
-        msg = parse_message(json.loads(line))
+        msg = parse_message_json(line)
     except ValidationError as e:
         return f"refused: {e}"
     if isinstance(msg, TaskRequestMessage):
@@ -78,7 +77,7 @@ def describe(line: str) -> str:
     name: 'Go',
     file: 'tap_types.go',
     summary:
-      "One struct per message, payload and shared schema with `json` tags, a `Message` interface, and `ParseMessage([]byte)`, which switches on `type`, checks required members and decodes into the message's struct.",
+      "One struct per message, payload and shared schema with `json` tags, a `Message` interface, and `ParseMessage([]byte)`, which switches on `type`, checks required members and decodes into the message's struct; each struct keeps unknown members in `Extra` and `json.Marshal` writes them back.",
     needs: 'Go 1.18 or later; standard library only. `--package` sets the package name (default `tap`).',
     example: `func describe(line []byte) (string, error) {
 	msg, err := tap.ParseMessage(line)
@@ -99,7 +98,7 @@ def describe(line: str) -> str:
     name: 'Rust',
     file: 'tap_types.rs',
     summary:
-      'One struct per message, payload and shared schema, and `Message`, an enum tagged by `type` (`#[serde(tag = "type")]`), with `parse_message(&str)`.',
+      'One struct per message, payload and shared schema, and `Message`, an enum tagged by `type` (`#[serde(tag = "type")]`), with `parse_message(&str)`; unknown members are kept in `extra` and numbers as `serde_json::Number`, so integers stay integers.',
     needs: 'serde (with the `derive` feature) and serde_json.',
     example: `fn describe(line: &str) -> Result<String, serde_json::Error> {
     Ok(match tap_types::parse_message(line)? {

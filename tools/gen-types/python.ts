@@ -8,6 +8,8 @@ import { declOf, type Constraints, type Decl, type Model, type TypeRef } from '.
 
 const HEADER = `"""TAP 1.0 message types, generated from schemas/v1 by \`tapctl gen-types --lang python\`. Do not edit.
 
+parse_message_json(text) decodes one I-JSON text (loads refuses NaN, Infinity, integers beyond
+±(2^53−1) and lone surrogates) and hands it to parse_message; dumps(msg) writes a message back.
 parse_message(obj) takes a decoded JSON object, checks its \`type\` and returns an instance of
 that message's class, after checking required members, basic types, enum values and the simple
 constraints (pattern, length, range, item count). Unknown members are kept in \`extra\`.
@@ -73,6 +75,8 @@ def _int(v: Any, p: str, minimum: Optional[float] = None, maximum: Optional[floa
 def _num(v: Any, p: str, minimum: Optional[float] = None, maximum: Optional[float] = None) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise ValidationError(p, f"expected a number, got {type(v).__name__}")
+    if isinstance(v, float) and not math.isfinite(v):
+        raise ValidationError(p, f"{v} is not a JSON number")
     return _range(v, p, minimum, maximum)
 
 
@@ -143,6 +147,58 @@ ABSENT: Any = _Absent()
 
 def _escape(k: str) -> str:
     return k.replace("~", "~0").replace("/", "~1")
+
+
+_MAX_SAFE = 9007199254740991
+_SURROGATE = re.compile("[\\ud800-\\udfff]")
+
+
+def _no_constant(name: str) -> Any:
+    raise ValidationError("", f"{name} is not JSON")
+
+
+def _safe_int(text: str) -> int:
+    n = int(text)
+    if abs(n) > _MAX_SAFE:
+        raise ValidationError("", f"the integer {text} lies outside ±(2^53−1), so it is not I-JSON")
+    return n
+
+
+def _finite(text: str) -> float:
+    x = float(text)
+    if not math.isfinite(x):
+        raise ValidationError("", f"the number {text} does not fit a double, so it is not I-JSON")
+    return x
+
+
+def _unicode(v: Any, p: str) -> None:
+    if isinstance(v, str):
+        if _SURROGATE.search(v):
+            raise ValidationError(p, "a lone surrogate is not Unicode text, so it is not I-JSON")
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            _unicode(x, f"{p}/{i}")
+    elif isinstance(v, dict):
+        for k, x in v.items():
+            if _SURROGATE.search(k):
+                raise ValidationError(p, "a member name holds a lone surrogate, so it is not I-JSON")
+            _unicode(x, f"{p}/{_escape(k)}")
+
+
+def loads(text: str) -> Any:
+    """Decodes one I-JSON text (RFC 7493): no NaN or Infinity, integers within ±(2^53−1),
+    numbers that fit a double, no lone surrogates. Raises ValidationError otherwise."""
+    try:
+        value = json.loads(text, parse_constant=_no_constant, parse_int=_safe_int, parse_float=_finite)
+    except json.JSONDecodeError as e:
+        raise ValidationError("", f"not JSON: {e}") from None
+    _unicode(value, "")
+    return value
+
+
+def dumps(value: Any) -> str:
+    """Encodes a message (or any value to_dict gives) as one line of JSON, UTF-8 unescaped."""
+    return json.dumps(_dump(value), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
 def _dump(v: Any) -> Any:
@@ -395,8 +451,8 @@ export function generatePython(model: Model): Map<string, string> {
     '',
     '',
     'def parse_message_json(text: str) -> Message:',
-    '    """parse_message of one JSON text."""',
-    '    return parse_message(json.loads(text))',
+    '    """parse_message of one JSON text, which must be I-JSON (see loads)."""',
+    '    return parse_message(loads(text))',
     '',
   ].join('\n');
 
@@ -405,7 +461,10 @@ export function generatePython(model: Model): Map<string, string> {
   return new Map([['tap_types.py', text.replace(/\n{4,}/g, '\n\n\n')]]);
 }
 
-/** A JSON Schema (ECMA-262) pattern as a Python string literal; a final `$` means the end of the string (`\Z`). */
+/**
+ * A JSON Schema (ECMA-262) pattern as a Python string literal; a final bare `$` means the end of
+ * the string (`\Z`). TAP's patterns end with `$(?!\n)`, which Python reads the same way already.
+ */
 function pyRegex(re: string): string {
   return JSON.stringify(re.replace(/(?<!\\)\$$/, '\\Z'));
 }

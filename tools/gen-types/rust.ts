@@ -87,7 +87,8 @@ export function generateRust(model: Model): Map<string, string> {
       case 'integer':
         return 'i64';
       case 'number':
-        return 'f64';
+        // serde_json's Number keeps an integer an integer: an f64 would write 90 back as 90.0.
+        return 'Number';
       case 'boolean':
         return 'bool';
       case 'null':
@@ -160,7 +161,7 @@ export function generateRust(model: Model): Map<string, string> {
 #![allow(clippy::large_enum_variant)]
 
 use serde::{Deserialize, Deserializer, Serialize};
-use serde_json::Value;
+use serde_json::{Number, Value};
 use std::collections::BTreeMap;
 
 /// Deserializes a member that is present (even as null) into \`Some\`, so that an absent

@@ -2,7 +2,8 @@
  * TypeScript through json-schema-to-typescript: the `Message` union of message.schema.json
  * (discriminated by `type`) and every shared schema, in one file, with repeated declarations of
  * the same inline schema (MessageId1, MessageId2 …) folded into one, and generic types that pick a
- * message or payload type by its `type`.
+ * message or payload type by its `type`. Object types are open, as the schemas are: an unknown
+ * member is `unknown`, while declared members keep their types and required ones stay required.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -121,14 +122,16 @@ export async function generateTypeScript(dir: string = SCHEMA_DIR): Promise<Map<
       ['message', { $ref: 'message.schema.json' }],
       ...shared.map((f) => [f.replace(/\.schema\.json$/, ''), { $ref: f }]),
     ]),
-    additionalProperties: false,
+    additionalProperties: true,
   };
   // The compiler is loaded only when TypeScript types are generated.
   const { compile } = await import('json-schema-to-typescript');
   const raw = await compile(root as never, ROOT_NAME, {
     cwd: dir,
     bannerComment: '',
-    additionalProperties: false,
+    // The schemas are open (spec: envelope#extensibility): every object type keeps
+    // `[k: string]: unknown`, so x- members, later minors' members and open details type-check.
+    additionalProperties: true,
     declareExternallyReferenced: true,
     unreachableDefinitions: false,
     format: true,

@@ -45,6 +45,21 @@ function copyDir(from: string, to: string, filter: (name: string) => boolean): v
   for (const f of readdirSync(from).filter(filter)) copyFileSync(join(from, f), join(to, f));
 }
 
+/**
+ * Writes every file of schemas/v1 at the path of its `$id` (https://schemas.tap-protocol.org/v1/x
+ * → v1/x), so that serving the site from that host answers every `$id` and relative `$ref`; the
+ * data tables, which carry no `$id`, sit beside them.
+ */
+function publishAtIds(out: string): void {
+  for (const f of readdirSync(SCHEMA_DIR).filter((n) => n.endsWith('.json'))) {
+    const text = readFileSync(join(SCHEMA_DIR, f), 'utf8');
+    const id = (JSON.parse(text) as { $id?: unknown }).$id;
+    const path = typeof id === 'string' ? new URL(id).pathname.slice(1) : `v1/${f}`;
+    if (!path.startsWith('v1/')) throw new Error(`schemas/v1/${f} has $id ${String(id)}, outside the v1/ path of the schema host`);
+    write(out, path, text);
+  }
+}
+
 /** Builds the site into `out`; with `cases` the conformance cases are not imported (tests use a fake list). */
 export async function buildSite(options: { out?: string; cases?: CaseRef[] } = {}): Promise<BuildResult> {
   const out = resolve(options.out ?? DEFAULT_OUT);
@@ -103,6 +118,7 @@ export async function buildSite(options: { out?: string; cases?: CaseRef[] } = {
   write(out, 'assets/search-index.json', index);
   write(out, 'assets/search-index.js', searchIndexScript(index));
   copyDir(SCHEMA_DIR, join(out, 'schemas', 'v1'), (f) => f.endsWith('.json'));
+  publishAtIds(out);
   copyDir(join(SPEC_DIR, 'examples'), join(out, 'spec', 'examples'), () => true);
   copyFileSync(join(SPEC_DIR, 'requirements.json'), join(out, 'spec', 'requirements.json'));
   // The AsyncAPI document refers to ./schemas/v1/*, which sit beside it on the site as in the repository.

@@ -58,7 +58,9 @@ ${LANGS.map((l) => `<tr><td><a href="#${l.lang}">${esc(l.name)}</a></td><td><cod
 </tbody></table></div>
 ${sections.join('\n')}
 <h2 id="what-is-checked">What the generated code checks<a class="anchor" href="#what-is-checked" aria-label="Link to this section">#</a></h2>
-<p>The generated types describe the members each schema names. The dispatchers check the <code>type</code>, the required members and the JSON types; the Python one also checks enum values, patterns, lengths, ranges and the simple conditional rules. None of them replaces validation against the schemas, which also covers the conditional rules each <a href="${esc(rel(path, 'messages/index.html'))}">message page</a> lists. Unknown members are ignored by receivers (<a href="${esc(rel(path, 'spec/versioning.html'))}">Versioning and extensions</a>); the Python and Rust types keep them in <code>extra</code>.</p>`;
+<p>The generated types describe the members each schema names. The dispatchers check the <code>type</code>, the required members and the JSON types; the Python one also checks enum values, patterns, lengths, ranges and the simple conditional rules. None of them replaces validation against the schemas, which also covers the conditional rules each <a href="${esc(rel(path, 'messages/index.html'))}">message page</a> lists. Unknown members are ignored by receivers (<a href="${esc(rel(path, 'spec/versioning.html'))}">Versioning and extensions</a>); the TypeScript types leave every object open, the Python and Rust types keep unknown members in <code>extra</code> and the Go types in <code>Extra</code>, and all of them write them back. The Python <code>parse_message_json</code> refuses text that is not I-JSON: <code>NaN</code>, <code>Infinity</code>, integers beyond ±(2<sup>53</sup>−1), lone surrogates.</p>
+<h2 id="why-gen-types">Why not a generic generator<a class="anchor" href="#why-gen-types" aria-label="Link to this section">#</a></h2>
+<p>Generic JSON Schema code generators read <code>message.schema.json</code> as one object type, not as a union tagged by <code>type</code>. Run over the 78 valid fixtures, quicktype and Modelina each produced a single merged <code>Message</code> whose payload is one type with some 50 optional members (Modelina also renamed <code>type</code>), so no code can tell a <code>task.request</code> from a <code>task.result</code> by its type, and quicktype's Python round trip broke all 78 of them. <code>tapctl gen-types</code> gives one type per message and a dispatcher on <code>type</code>, and its tests hold it to the fixtures: every valid fixture compiles as a typed <code>Message</code> literal in TypeScript, and in all four languages decoding and encoding it again gives back its RFC 8785 form, unknown members, <code>x-</code> members and integers included.</p>`;
   ctx.search.push({
     t: 'Generated types',
     u: path,
@@ -71,7 +73,11 @@ ${sections.join('\n')}
     path,
     title: 'Generated types',
     body,
-    toc: [...LANGS.map((l) => ({ anchor: l.lang, title: l.name })), { anchor: 'what-is-checked', title: 'What is checked' }],
+    toc: [
+      ...LANGS.map((l) => ({ anchor: l.lang, title: l.name })),
+      { anchor: 'what-is-checked', title: 'What is checked' },
+      { anchor: 'why-gen-types', title: 'Why not a generic generator' },
+    ],
     description: 'Generate TypeScript, Python, Go and Rust types for TAP messages.',
   };
 }

@@ -37,7 +37,7 @@ ${body}${rules.length ? `<ul class="rules">${rules.map((r) => `<li>${r}</li>`).j
   const files = [...ctx.sources.schemas.keys()].map((f) => `<a href="${esc(rel(path, `schemas/v1/${f}`))}"><code>${esc(f)}</code></a>`);
   const body = `<h1 id="schemas">Schemas</h1>
 <p class="lead">The JSON Schemas (2020-12) of TAP 1.0 that are not a single message: the envelope and the shared types the messages refer to. Each message type and its payload have their own page in the <a href="${esc(rel(path, 'messages/index.html'))}">message catalogue</a>.</p>
-<p>All files use relative <code>$ref</code>s and the <code>$id</code> base <code>https://schemas.tap-protocol.org/v1/</code>. <a href="${esc(rel(path, 'types.html'))}">Generated types</a> shows how to turn them into types for your language.</p>
+<p>All files use relative <code>$ref</code>s and the <code>$id</code> base <code>https://schemas.tap-protocol.org/v1/</code>; this site serves each one at the path of its <code>$id</code> (<code>v1/&lt;file&gt;</code>). <a href="${esc(rel(path, 'schemas/v1/bundle.json'))}"><code>bundle.json</code></a> holds them all in one document for tools that open a single file offline; <code>schemas/README.md</code> in the repository gives the options for Ajv (<code>discriminator: true</code>), @cfworker/json-schema and python-jsonschema. <a href="${esc(rel(path, 'types.html'))}">Generated types</a> shows how to turn them into types for your language.</p>
 ${sections.join('\n')}
 ${heading(2, 'files', 'All schema files')}
 <p>${files.join(' · ')}</p>`;

@@ -152,12 +152,21 @@ export const refusedCases = [
 
   wsCase({
     id: 'workspace.artifacts.bad-syntax',
-    title: 'Artifact paths that are absolute or contain "..", a backslash or NUL end the task in failed/ with INVALID_MESSAGE',
+    title:
+      'Artifact paths that are absolute or contain "..", a backslash, NUL or a line break end the task in failed/ with INVALID_MESSAGE',
     spec: 'bindings-workspace#artifacts',
     requirements: ['TAP-WKS-026'],
     budgetMs: 40_000,
     async run(ctx, run) {
-      const paths = ['../tap-workspace.json', '/etc/hostname', 'notes\\..\\..\\tap-workspace.json', 'nul\u0000.txt'];
+      const paths = [
+        '../tap-workspace.json',
+        '/etc/hostname',
+        'notes\\..\\..\\tap-workspace.json',
+        'nul\u0000.txt',
+        // A line break that a pattern's "." stops at must not hide the ".." after it.
+        'a\n/../../tap-workspace.json',
+        'line\u2028separator.txt',
+      ];
       const ids: string[] = [];
       for (const p of paths) {
         const id = run.taskId('artifact-syntax');
@@ -171,7 +180,7 @@ export const refusedCases = [
             settle: i === ids.length - 1,
           }),
         );
-      return verdictOf('all four refused with INVALID_MESSAGE', ...outcomes.map((o) => (o.verdict === 'PASS' ? null : o)));
+      return verdictOf(`all ${paths.length} refused with INVALID_MESSAGE`, ...outcomes.map((o) => (o.verdict === 'PASS' ? null : o)));
     },
   }),
 
