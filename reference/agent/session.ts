@@ -87,7 +87,7 @@ export class Connection implements Link {
 
   /** Starts reading frames and the handshake timer (spec: handshake#timeouts). */
   async start(): Promise<void> {
-    this.transport.onmessage = (frame) => this.onFrame(frame);
+    this.transport.onmessage = (frame) => this.onFrameGuarded(frame);
     this.transport.onclose = (info) => this.onClose(info);
     this.transport.onerror = (err) => this.rt.log('warn', `transport: ${err.message}`);
     this.transport.setMaxFrameBytes?.(this.rt.card.limits.max_message_bytes);
@@ -152,6 +152,24 @@ export class Connection implements Link {
 
   private maxBytes(): number {
     return (this.session?.params ?? this.pending?.params)?.max_message_bytes ?? this.rt.card.limits.max_message_bytes;
+  }
+
+  /**
+   * The inbound pipeline behind a guard: whatever a frame does, nothing throws out into the
+   * transport, and a frame that broke the pipeline is answered INTERNAL_ERROR (spec: limits#nesting).
+   */
+  private onFrameGuarded(frame: InboundFrame): void {
+    try {
+      this.onFrame(frame);
+    } catch (err) {
+      this.recording = undefined;
+      this.rt.log('error', `handling a frame: ${(err as Error)?.stack ?? String(err)}`);
+      try {
+        this.send(buildMessage(this.rt.out, this.addressing(), 'error', errorPayload('INTERNAL_ERROR', 'the agent failed to handle the message'), {}));
+      } catch {
+        // Nothing more can be said on this connection; the agent itself goes on.
+      }
+    }
   }
 
   /** The inbound pipeline (spec: errors#order-of-checks). */
