@@ -53,7 +53,7 @@ export interface Agent {
   /** Resolves once a shutdown (signal, admin request or `shutdown()`) has completed. */
   readonly stopped: Promise<void>;
   /** Counts for monitoring and tests. */
-  stats(): { sessions: number; connections: number; activeTasks: number; tasks: number };
+  stats(): { sessions: number; connections: number; activeTasks: number; tasks: number; duplicateBytes: number };
 }
 
 /** Builds an agent; with `stateDir` it first restores its journal and resumes unfinished tasks. */
@@ -125,6 +125,7 @@ export function createAgent(options: AgentOptions): Agent {
         connections: connections.size,
         activeTasks: rt.tasks.activeCount(),
         tasks: [...rt.tasks.all()].length,
+        duplicateBytes: [...rt.sessions.values()].reduce((n, s) => n + s.seen.bytes, 0),
       };
     },
   };

@@ -94,6 +94,8 @@ export interface AgentOptions {
   drainMs?: number;
   /** Message ids remembered per session for duplicate suppression (default 10 000). */
   maxDuplicateEntries?: number;
+  /** Bytes of replies the duplicate table of one session holds beyond its 1 024 newest entries (default 4 MiB; spec: limits#table-limits). */
+  maxDuplicateBytes?: number;
   /** Terminal tasks kept (with their streams and idempotency records) before the oldest are forgotten (default 4 096). */
   maxTerminalTasks?: number;
 }
@@ -111,6 +113,7 @@ export interface Settings {
   cancelGraceMs: number;
   drainMs: number;
   maxDuplicateEntries: number;
+  maxDuplicateBytes: number;
   maxTerminalTasks: number;
 }
 
@@ -128,6 +131,7 @@ export function settingsOf(options: AgentOptions): Settings {
     cancelGraceMs: options.cancelGraceMs ?? 5_000,
     drainMs: options.drainMs ?? 250,
     maxDuplicateEntries: options.maxDuplicateEntries ?? 10_000,
+    maxDuplicateBytes: options.maxDuplicateBytes ?? 4 * 1024 * 1024,
     maxTerminalTasks: options.maxTerminalTasks ?? 4_096,
   };
 }
