@@ -96,8 +96,16 @@ export interface AgentOptions {
   maxDuplicateEntries?: number;
   /** Bytes of replies the duplicate table of one session holds beyond its 1 024 newest entries (default 4 MiB; spec: limits#table-limits). */
   maxDuplicateBytes?: number;
-  /** Terminal tasks kept (with their streams and idempotency records) before the oldest are forgotten (default 4 096). */
-  maxTerminalTasks?: number;
+  /**
+   * Tasks kept per principal, terminal ones with their streams and idempotency records
+   * (default 4 096); at the cap, a terminal task past its retention is forgotten, else BUSY
+   * (spec: limits#table-limits).
+   */
+  maxTasksKeptPerPrincipal?: number;
+  /** Tasks kept across all principals (default 16 384). */
+  maxTasksKept?: number;
+  /** Bytes of retained stream messages kept per principal (default 256 MiB). */
+  maxRetainedBytesPerPrincipal?: number;
 }
 
 /** The options with every default applied. */
@@ -114,7 +122,9 @@ export interface Settings {
   drainMs: number;
   maxDuplicateEntries: number;
   maxDuplicateBytes: number;
-  maxTerminalTasks: number;
+  maxTasksKeptPerPrincipal: number;
+  maxTasksKept: number;
+  maxRetainedBytesPerPrincipal: number;
 }
 
 /** Applies the defaults to `options`. */
@@ -132,7 +142,9 @@ export function settingsOf(options: AgentOptions): Settings {
     drainMs: options.drainMs ?? 250,
     maxDuplicateEntries: options.maxDuplicateEntries ?? 10_000,
     maxDuplicateBytes: options.maxDuplicateBytes ?? 4 * 1024 * 1024,
-    maxTerminalTasks: options.maxTerminalTasks ?? 4_096,
+    maxTasksKeptPerPrincipal: options.maxTasksKeptPerPrincipal ?? 4_096,
+    maxTasksKept: options.maxTasksKept ?? 16_384,
+    maxRetainedBytesPerPrincipal: options.maxRetainedBytesPerPrincipal ?? 256 * 1024 * 1024,
   };
 }
 

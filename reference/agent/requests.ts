@@ -117,6 +117,16 @@ function onTaskRequest(conn: Connection, session: Session, msg: MessageOf<'task.
   if (problem) return refuse(problem);
   const busy = busyProblem(conn, session);
   if (busy) return refuse(busy);
+  // Room in the task table is made only from tasks past their retention; otherwise BUSY (spec: limits#table-limits).
+  const full = rt.tasks.admit(session.principal);
+  if (full) {
+    return refuse(
+      errorPayload('BUSY', `the ${full.scope} limit of ${full.limit} ${full.what} is reached; retry once older tasks have expired`, {
+        scope: full.scope,
+        limit: full.limit,
+      }),
+    );
+  }
 
   // Effective deadline (spec: tasks#deadlines).
   let deadline = now + rt.card.limits.max_task_seconds * 1000;
