@@ -105,8 +105,16 @@ export function createAgent(options: AgentOptions): Agent {
         host: listenOptions.host,
         port: listenOptions.port,
         path: listenOptions.path,
-        maxPayload: Math.max(16 * 1024 * 1024, rt.card.limits.max_message_bytes * 2),
-        onSession: (transport) => attach(transport),
+        // Frames larger than this close the connection (1009) instead of being buffered (spec: limits#pre-handshake).
+        maxPayload: Math.max(1024 * 1024, rt.card.limits.max_message_bytes * 2),
+        onSession: (transport) => {
+          // spec: limits#table-limits: connections are capped; the one over the cap is told to come back later.
+          if (connections.size >= rt.settings.maxConnections) {
+            void transport.close({ code: 1013, reason: 'too many connections; try again later' });
+            return;
+          }
+          attach(transport);
+        },
       });
       servers.add(server);
       return {

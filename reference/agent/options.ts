@@ -102,6 +102,12 @@ export interface AgentOptions {
    * (spec: limits#table-limits).
    */
   maxTasksKeptPerPrincipal?: number;
+  /** Bytes a connection may leave unread before it is closed as if lost (default 16 MiB; spec: limits#back-pressure). */
+  maxUnsentBytes?: number;
+  /** WebSocket connections open at once; more are closed with 1013 (default 1 024). */
+  maxConnections?: number;
+  /** Sessions kept, orphaned ones included; a new one beyond is refused BUSY (default 4 096). */
+  maxSessions?: number;
   /** Tasks kept across all principals (default 16 384). */
   maxTasksKept?: number;
   /** Bytes of retained stream messages kept per principal (default 256 MiB). */
@@ -125,6 +131,9 @@ export interface Settings {
   maxTasksKeptPerPrincipal: number;
   maxTasksKept: number;
   maxRetainedBytesPerPrincipal: number;
+  maxUnsentBytes: number;
+  maxConnections: number;
+  maxSessions: number;
 }
 
 /** Applies the defaults to `options`. */
@@ -145,6 +154,9 @@ export function settingsOf(options: AgentOptions): Settings {
     maxTasksKeptPerPrincipal: options.maxTasksKeptPerPrincipal ?? 4_096,
     maxTasksKept: options.maxTasksKept ?? 16_384,
     maxRetainedBytesPerPrincipal: options.maxRetainedBytesPerPrincipal ?? 256 * 1024 * 1024,
+    maxUnsentBytes: options.maxUnsentBytes ?? 16 * 1024 * 1024,
+    maxConnections: options.maxConnections ?? 1024,
+    maxSessions: options.maxSessions ?? 4096,
   };
 }
 

@@ -41,6 +41,8 @@ const IDENTIFIER = /^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$/;
 /** Messages a connection remembers before its session is established, and their bytes (spec: limits#table-limits). */
 const PRE_HANDSHAKE_DUPLICATES = 64;
 const PRE_HANDSHAKE_DUPLICATE_BYTES = 256 * 1024;
+/** The largest frame taken before handshake.ack fixed max_message_bytes (spec: limits#pre-handshake). */
+export const PRE_HANDSHAKE_MAX_BYTES = 65_536;
 const SUPPORTED_MAJORS = new Set(SUPPORTED_VERSIONS.map((v) => parseVersion(v)!.major));
 
 /** The close code after a fatal error: 1011 for INTERNAL_ERROR, else 1008 (spec: bindings-websocket#close-codes). */
@@ -94,7 +96,7 @@ export class Connection implements Link {
     this.transport.onmessage = (frame) => this.onFrameGuarded(frame);
     this.transport.onclose = (info) => this.onClose(info);
     this.transport.onerror = (err) => this.rt.log('warn', `transport: ${err.message}`);
-    this.transport.setMaxFrameBytes?.(this.rt.card.limits.max_message_bytes);
+    this.transport.setMaxFrameBytes?.(this.maxBytes());
     this.armHandshakeTimer();
     if (this.rt.shuttingDown) {
       await this.close(1001, 'the agent is shutting down');
@@ -107,6 +109,16 @@ export class Connection implements Link {
   send(text: string): void {
     // Nothing follows the session's farewell (spec: shutdown#farewell).
     if (this.closed || this.session?.ended) return;
+    // A peer that leaves this much unread is dropped like a lost one: its session stays resumable (spec: limits#back-pressure).
+    const unsent = this.transport.unsentBytes?.() ?? 0;
+    if (unsent > this.rt.settings.maxUnsentBytes) {
+      if (!this.deliberate) {
+        this.rt.log('warn', `the peer left ${unsent} bytes unread; closing the connection`);
+        this.stopTimers();
+        void this.transport.close({ code: 1008, reason: 'the peer does not read' }).catch(() => {});
+      }
+      return;
+    }
     this.transport.send(text).catch((err: Error) => this.rt.log('warn', `send failed: ${err.message}`));
   }
 
@@ -157,8 +169,10 @@ export class Connection implements Link {
     return { target: source !== undefined && IDENTIFIER.test(source) ? source : 'unknown' };
   }
 
+  /** The frame limit now: the negotiated one, or before handshake.ack at most PRE_HANDSHAKE_MAX_BYTES (spec: limits#pre-handshake). */
   private maxBytes(): number {
-    return (this.session?.params ?? this.pending?.params)?.max_message_bytes ?? this.rt.card.limits.max_message_bytes;
+    const negotiated = (this.session?.params ?? this.pending?.params)?.max_message_bytes;
+    return negotiated ?? Math.min(PRE_HANDSHAKE_MAX_BYTES, this.rt.card.limits.max_message_bytes);
   }
 
   /**
@@ -330,6 +344,19 @@ export class Connection implements Link {
   /** handshake.init and handshake.ready, through the core state machine (spec: handshake). */
   private handshake(msg: TapMessage): void {
     const wasWaitingForInit = this.hs.phase === 'awaiting-init';
+    // spec: limits#table-limits: sessions, orphaned ones included, are capped; a resume needs no new one.
+    const resuming = msg.type === 'handshake.init' && (msg.payload as { resume?: unknown }).resume !== undefined;
+    if (wasWaitingForInit && msg.type === 'handshake.init' && !resuming && this.rt.sessions.size >= this.rt.settings.maxSessions) {
+      this.refuse(
+        errorPayload('BUSY', `the agent holds ${this.rt.sessions.size} sessions, its limit; try again later`, { scope: 'agent' }),
+        {
+          replyTo: msg.message_id,
+          source: msg.source,
+        },
+      );
+      void this.close(1013, 'too many sessions');
+      return;
+    }
     const step = agentHandshake(this.hs, { kind: 'message', message: msg });
     this.hs = step.state;
     if (wasWaitingForInit && this.hs.phase === 'awaiting-ready') {
