@@ -9,6 +9,7 @@ import { handshakeCases } from './handshake.ts';
 import { idempotencyCases } from './idempotency.ts';
 import { integrityCases } from './integrity.ts';
 import { limitCases } from './limits.ts';
+import { tableLimitCases } from './table-limits.ts';
 import { livenessCases } from './liveness.ts';
 import { restartCases } from './restart.ts';
 import { planCases } from './plans.ts';
@@ -25,6 +26,7 @@ export const ALL_CASES: readonly Case[] = [
   ...envelopeCases,
   ...errorCases,
   ...limitCases,
+  ...tableLimitCases,
   ...fixtureCases,
   ...taskCases,
   ...cancellationCases,
