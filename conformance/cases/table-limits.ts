@@ -101,6 +101,7 @@ export const tableLimitCases: Case[] = [
     profile: P,
     spec: 'limits#table-limits',
     requirements: ['TAP-LIM-018', 'TAP-IDEM-004'],
+    budgetMs: 60_000,
     needs: { capabilities: ['tap.test.echo'] },
     run: attempt(async (ctx) => {
       const peer = need(await ctx.session());
@@ -133,11 +134,13 @@ export const tableLimitCases: Case[] = [
   }),
   defineCase({
     id: 'core.limits.retention-per-principal',
-    title: "Another principal's flood of 4 500 tiny tasks does not erase an idempotency record: the retry runs nothing again",
+    title: "Another principal's flood of 4 200 tiny tasks does not erase an idempotency record: the retry runs nothing again",
     level: 'MUST',
     profile: P,
     spec: 'limits#table-limits',
     requirements: ['TAP-LIM-019', 'TAP-LIM-020', 'TAP-IDEM-015', 'TAP-IDEM-005'],
+    // 4 200 tasks, each answered and ended, before the retry.
+    budgetMs: 120_000,
     needs: { capabilities: ['tap.test.counter', 'tap.test.echo'], binding: 'websocket' },
     run: attempt(async (ctx) => {
       const victim = need(await ctx.session());
@@ -145,7 +148,7 @@ export const tableLimitCases: Case[] = [
       const first = need(await runTask(victim, 'tap.test.counter', { key }, { idempotencyKey: key }));
       const flooder = need(await ctx.session());
       let refused = 0;
-      for (let batch = 0; batch < 90; batch++) {
+      for (let batch = 0; batch < 84; batch++) {
         const sent: Wire[] = [];
         for (let i = 0; i < 50; i++) {
           sent.push(await flooder.post('task.request', { capability: 'tap.test.echo', input: i }, { task_id: flooder.ids.task('f') }));
@@ -156,7 +159,7 @@ export const tableLimitCases: Case[] = [
           else need(await flooder.waitFor((x) => x.msg.type === 'task.result' && x.msg.task_id === s.task_id, 'the flood task result'));
         }
       }
-      ctx.note(`the flood: 4 500 tasks, ${refused} refused`);
+      ctx.note(`the flood: 4 200 tasks, ${refused} refused`);
       const retry = await request(victim, 'tap.test.counter', { key }, { idempotencyKey: key });
       const m = need(retry.reply).msg;
       const firstCount = first.result.msg.payload?.output?.count;

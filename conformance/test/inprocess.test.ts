@@ -86,7 +86,7 @@ describe('cases against the in-memory reference agent', () => {
   });
 
   it('holds idempotency records through another principal’s flood (core.limits.retention-per-principal)', {
-    timeout: 120_000,
+    timeout: 180_000,
   }, async () => {
     const r = await runCase(byId('core.limits.retention-per-principal'), await env(memoryTarget()));
     expect(r.outcome.verdict, r.outcome.detail).toBe('PASS');
