@@ -14,6 +14,7 @@ import { livenessCases } from './liveness.ts';
 import { restartCases } from './restart.ts';
 import { planCases } from './plans.ts';
 import { resumeCases } from './resume.ts';
+import { replayCases } from './replay.ts';
 import { shutdownCases } from './shutdown.ts';
 import { stdioCases } from './stdio.ts';
 import { taskCases } from './tasks.ts';
@@ -31,6 +32,7 @@ export const ALL_CASES: readonly Case[] = [
   ...taskCases,
   ...cancellationCases,
   ...resumeCases,
+  ...replayCases,
   ...idempotencyCases,
   ...authorizationCases,
   ...planCases,

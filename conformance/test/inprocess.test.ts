@@ -79,6 +79,7 @@ describe('cases against the in-memory reference agent', () => {
     'core.limits.nesting',
     'core.limits.pre-handshake-size',
     'core.limits.duplicate-table-hostile',
+    'resume.replayed-resume',
   ])('%s passes', { timeout: 30_000 }, async (id) => {
     const e = await env(memoryTarget());
     const r = await runCase(byId(id), e);

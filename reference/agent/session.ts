@@ -287,7 +287,7 @@ export class Connection implements Link {
    * The remembered replies of a duplicate. A handshake.init that resumes a session on a new
    * connection is looked up in that session's table too, so that a replayed resume is a duplicate
    * of the one that took place and takes nothing over; only its byte-identical repeat counts
-   * (spec: idempotency#duplicate-messages, resume#reconnect).
+   * (spec: idempotency#duplicate-messages, resume#replayed-resume).
    */
   private seenReplies(msg: { type: string; message_id: string; payload?: unknown }, text: string): Remembered | undefined {
     const here = this.session?.seen.get(msg.message_id) ?? this.early.get(msg.message_id);
