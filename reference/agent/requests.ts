@@ -120,12 +120,13 @@ function onTaskRequest(conn: Connection, session: Session, msg: MessageOf<'task.
   // Room in the task table is made only from tasks past their retention; otherwise BUSY (spec: limits#table-limits).
   const full = rt.tasks.admit(session.principal);
   if (full) {
-    return refuse(
+    refuse(
       errorPayload('BUSY', `the ${full.scope} limit of ${full.limit} ${full.what} is reached; retry once older tasks have expired`, {
         scope: full.scope,
         limit: full.limit,
       }),
     );
+    return;
   }
 
   // Effective deadline (spec: tasks#deadlines).
