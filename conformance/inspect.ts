@@ -68,6 +68,10 @@ export function inspectFrame(frame: InboundFrame, state: SessionState, binding: 
     );
     return out;
   }
+  if (nestedDeeperThan(text, MAX_NESTING_DEPTH)) {
+    out.violations.push(`the agent sent a message nested deeper than ${MAX_NESTING_DEPTH} levels: ${cut(text, 200)}`);
+    return out;
+  }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     out.violations.push(`the agent sent JSON that is not an object: ${cut(text, 200)}`);
     return out;
@@ -86,6 +90,26 @@ export function inspectFrame(frame: InboundFrame, state: SessionState, binding: 
   }
   checkEnvelope(msg, text, state, out);
   return out;
+}
+
+/** The deepest nesting a TAP message may have, its top-level object being level 1 (spec: limits#nesting). */
+export const MAX_NESTING_DEPTH = 64;
+
+/**
+ * True if valid JSON text opens a container more than `limit` levels deep. One pass without
+ * recursion, so that no frame can exhaust the harness's stack (spec: limits#nesting).
+ */
+export function nestedDeeperThan(text: string, limit: number): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 34) {
+      for (i++; i < text.length && text.charCodeAt(i) !== 34; i++) if (text.charCodeAt(i) === 92) i++;
+    } else if (c === 91 || c === 123) {
+      if (++depth > limit) return true;
+    } else if (c === 93 || c === 125) depth--;
+  }
+  return false;
 }
 
 /**

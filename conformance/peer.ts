@@ -6,7 +6,7 @@
  */
 import type { CloseInfo, InboundFrame, RawTransport } from '../reference/transports/transport.ts';
 import type { ChildExit } from '../reference/transports/stdio-child.ts';
-import { inspectFrame } from './inspect.ts';
+import { inspectFrame, type Inspected } from './inspect.ts';
 import { collectUntilResult, handshake, request, type Established, type HandshakeOptions, type RequestOptions } from './steps.ts';
 import { signMessage } from './mac.ts';
 import { describeIssues, validateMessage } from './schemas.ts';
@@ -372,7 +372,14 @@ export class Peer {
 
   private onFrame(frame: InboundFrame): void {
     this.heard = true;
-    const result = inspectFrame(frame, this.state, this.binding);
+    let result: Inspected;
+    try {
+      result = inspectFrame(frame, this.state, this.binding);
+    } catch (err) {
+      // No frame may stop the harness: one it cannot inspect is the agent's fault, reported as such.
+      const why = `the harness could not inspect a ${frame.byteLength}-byte frame (${(err as Error)?.message ?? String(err)})`;
+      result = { violations: [why], resent: false, nonProtocol: false };
+    }
     const flags = result.violations.map((v) => `agent fault: ${v}`);
     if (result.resent) flags.push('re-sent');
     this.transcript.add({

@@ -9,10 +9,12 @@ import { handshakeCases } from './handshake.ts';
 import { idempotencyCases } from './idempotency.ts';
 import { integrityCases } from './integrity.ts';
 import { limitCases } from './limits.ts';
+import { tableLimitCases } from './table-limits.ts';
 import { livenessCases } from './liveness.ts';
 import { restartCases } from './restart.ts';
 import { planCases } from './plans.ts';
 import { resumeCases } from './resume.ts';
+import { replayCases } from './replay.ts';
 import { shutdownCases } from './shutdown.ts';
 import { stdioCases } from './stdio.ts';
 import { taskCases } from './tasks.ts';
@@ -25,10 +27,12 @@ export const ALL_CASES: readonly Case[] = [
   ...envelopeCases,
   ...errorCases,
   ...limitCases,
+  ...tableLimitCases,
   ...fixtureCases,
   ...taskCases,
   ...cancellationCases,
   ...resumeCases,
+  ...replayCases,
   ...idempotencyCases,
   ...authorizationCases,
   ...planCases,

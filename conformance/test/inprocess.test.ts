@@ -28,9 +28,20 @@ describe('cases against the in-memory reference agent', () => {
     'idempotency.key.same-request',
     'integrity.signature.wrong',
     'plans.approve',
+    'core.limits.nesting',
+    'core.limits.pre-handshake-size',
+    'core.limits.duplicate-table-hostile',
+    'resume.replayed-resume',
   ])('%s passes', { timeout: 30_000 }, async (id) => {
     const e = await env(memoryTarget());
     const r = await runCase(byId(id), e);
+    expect(r.outcome.verdict, r.outcome.detail).toBe('PASS');
+  });
+
+  it('holds idempotency records through another principal’s flood (core.limits.retention-per-principal)', {
+    timeout: 180_000,
+  }, async () => {
+    const r = await runCase(byId('core.limits.retention-per-principal'), await env(memoryTarget()));
     expect(r.outcome.verdict, r.outcome.detail).toBe('PASS');
   });
 

@@ -40,6 +40,15 @@ describe('inspecting agent frames (spec: conformance#verdicts)', () => {
     );
   });
 
+  it('reports a frame nested deeper than 64 levels as an agent fault, without exhausting its stack (spec: limits#nesting)', () => {
+    const r = inspectFrame(frame(`{"x":${'['.repeat(100_000)}${']'.repeat(100_000)}}`), session(), 'websocket');
+    expect(r.msg).toBeUndefined();
+    expect(r.violations[0]).toMatch(/^the agent sent a message nested deeper than 64 levels/);
+    expect(
+      inspectFrame(frame(JSON.stringify({ ...event(2), payload: { kind: 'state', state: 'running' } })), session(), 'stdio').violations,
+    ).toEqual([]);
+  });
+
   it('reports schema violations of the agent', () => {
     const r = inspectFrame(frame(JSON.stringify({ ...event(2), payload: { kind: 'state' } })), session(), 'stdio');
     expect(r.violations.join(' ')).toMatch(/invalid against schemas\/v1/);

@@ -53,7 +53,7 @@ export interface Agent {
   /** Resolves once a shutdown (signal, admin request or `shutdown()`) has completed. */
   readonly stopped: Promise<void>;
   /** Counts for monitoring and tests. */
-  stats(): { sessions: number; connections: number; activeTasks: number; tasks: number };
+  stats(): { sessions: number; connections: number; activeTasks: number; tasks: number; duplicateBytes: number };
 }
 
 /** Builds an agent; with `stateDir` it first restores its journal and resumes unfinished tasks. */
@@ -105,8 +105,16 @@ export function createAgent(options: AgentOptions): Agent {
         host: listenOptions.host,
         port: listenOptions.port,
         path: listenOptions.path,
-        maxPayload: Math.max(16 * 1024 * 1024, rt.card.limits.max_message_bytes * 2),
-        onSession: (transport) => attach(transport),
+        // Frames larger than this close the connection (1009) instead of being buffered (spec: limits#pre-handshake).
+        maxPayload: Math.max(1024 * 1024, rt.card.limits.max_message_bytes * 2),
+        onSession: (transport) => {
+          // spec: limits#table-limits: connections are capped; the one over the cap is told to come back later.
+          if (connections.size >= rt.settings.maxConnections) {
+            void transport.close({ code: 1013, reason: 'too many connections; try again later' });
+            return;
+          }
+          attach(transport);
+        },
       });
       servers.add(server);
       return {
@@ -125,6 +133,7 @@ export function createAgent(options: AgentOptions): Agent {
         connections: connections.size,
         activeTasks: rt.tasks.activeCount(),
         tasks: [...rt.tasks.all()].length,
+        duplicateBytes: [...rt.sessions.values()].reduce((n, s) => n + s.seen.bytes, 0),
       };
     },
   };

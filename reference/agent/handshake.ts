@@ -9,7 +9,7 @@ import { replayTask } from './requests.ts';
 import type { Runtime } from './runtime.ts';
 import type { Connection } from './session.ts';
 import { Session, type SessionInfo } from './sessions.ts';
-import type { BoundedMap } from './outbound.ts';
+import type { DuplicateTable } from './duplicates.ts';
 
 const configs = new WeakMap<Runtime, AgentHandshakeConfig>();
 const encoder = new TextEncoder();
@@ -73,7 +73,7 @@ export function sessionPending(rt: Runtime, est: EstablishedSession): void {
  * The session handshake.go established: a new one, or the resumed one moved to this connection,
  * whose previous connection is closed and whose listed tasks are replayed (spec: resume#reconnect).
  */
-export function sessionEstablished(conn: Connection, est: EstablishedSession, early: BoundedMap<string, string[]>): Session {
+export function sessionEstablished(conn: Connection, est: EstablishedSession, early: DuplicateTable): Session {
   const rt = conn.rt;
   let session = est.resumed ? rt.sessions.get(est.sessionId) : undefined;
   if (session && !session.ended) {
@@ -85,13 +85,13 @@ export function sessionEstablished(conn: Connection, est: EstablishedSession, ea
     session.params = est.params;
     session.version = est.version;
   } else {
-    session = new Session(infoOf(est), rt.out, rt.settings.maxDuplicateEntries);
+    session = new Session(infoOf(est), rt.out, rt.settings);
     rt.sessions.set(session.id, session);
     session.link = conn;
   }
   session.signing = est.integrity ?? undefined;
   session.established = true;
-  for (const [id, texts] of early.entries()) session.seen.set(id, texts);
+  for (const [id, entry] of early.entries()) session.seen.set(id, entry);
   for (const entry of est.resumeTasks ?? []) {
     const task = rt.tasks.get(session.principal, entry.task_id);
     const refusal = replayTask(conn, session, task, entry.task_id, entry.last_sequence);

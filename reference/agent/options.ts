@@ -94,8 +94,24 @@ export interface AgentOptions {
   drainMs?: number;
   /** Message ids remembered per session for duplicate suppression (default 10 000). */
   maxDuplicateEntries?: number;
-  /** Terminal tasks kept (with their streams and idempotency records) before the oldest are forgotten (default 4 096). */
-  maxTerminalTasks?: number;
+  /** Bytes of replies the duplicate table of one session holds beyond its 1 024 newest entries (default 4 MiB; spec: limits#table-limits). */
+  maxDuplicateBytes?: number;
+  /**
+   * Tasks kept per principal, terminal ones with their streams and idempotency records
+   * (default 4 096); at the cap, a terminal task past its retention is forgotten, else BUSY
+   * (spec: limits#table-limits).
+   */
+  maxTasksKeptPerPrincipal?: number;
+  /** Bytes a connection may leave unread before it is closed as if lost (default 16 MiB; spec: limits#back-pressure). */
+  maxUnsentBytes?: number;
+  /** WebSocket connections open at once; more are closed with 1013 (default 1 024). */
+  maxConnections?: number;
+  /** Sessions kept, orphaned ones included; a new one beyond is refused BUSY (default 4 096). */
+  maxSessions?: number;
+  /** Tasks kept across all principals (default 16 384). */
+  maxTasksKept?: number;
+  /** Bytes of retained stream messages kept per principal (default 256 MiB). */
+  maxRetainedBytesPerPrincipal?: number;
 }
 
 /** The options with every default applied. */
@@ -111,7 +127,13 @@ export interface Settings {
   cancelGraceMs: number;
   drainMs: number;
   maxDuplicateEntries: number;
-  maxTerminalTasks: number;
+  maxDuplicateBytes: number;
+  maxTasksKeptPerPrincipal: number;
+  maxTasksKept: number;
+  maxRetainedBytesPerPrincipal: number;
+  maxUnsentBytes: number;
+  maxConnections: number;
+  maxSessions: number;
 }
 
 /** Applies the defaults to `options`. */
@@ -128,7 +150,13 @@ export function settingsOf(options: AgentOptions): Settings {
     cancelGraceMs: options.cancelGraceMs ?? 5_000,
     drainMs: options.drainMs ?? 250,
     maxDuplicateEntries: options.maxDuplicateEntries ?? 10_000,
-    maxTerminalTasks: options.maxTerminalTasks ?? 4_096,
+    maxDuplicateBytes: options.maxDuplicateBytes ?? 4 * 1024 * 1024,
+    maxTasksKeptPerPrincipal: options.maxTasksKeptPerPrincipal ?? 4_096,
+    maxTasksKept: options.maxTasksKept ?? 16_384,
+    maxRetainedBytesPerPrincipal: options.maxRetainedBytesPerPrincipal ?? 256 * 1024 * 1024,
+    maxUnsentBytes: options.maxUnsentBytes ?? 16 * 1024 * 1024,
+    maxConnections: options.maxConnections ?? 1024,
+    maxSessions: options.maxSessions ?? 4096,
   };
 }
 

@@ -35,6 +35,8 @@ export interface EnvelopeExtras {
   task_id?: string;
   reply_to?: string;
   sequence?: number;
+  /** The id and timestamp of a message being rebuilt byte for byte (spec: idempotency#duplicate-messages). */
+  rebuild?: { message_id: string; timestamp: string };
 }
 
 const encoder = new TextEncoder();
@@ -54,11 +56,11 @@ export function buildMessage<T extends MessageType>(
 ): string {
   const msg: Record<string, unknown> = {
     protocol: PROTOCOL,
-    message_id: newMessageId(out.random),
+    message_id: extras.rebuild?.message_id ?? newMessageId(out.random),
     type,
     source: out.agentId,
     target: to.target,
-    timestamp: iso(out.clock.now()),
+    timestamp: extras.rebuild?.timestamp ?? iso(out.clock.now()),
   };
   if (to.sessionId !== undefined) msg.session_id = to.sessionId;
   if (extras.task_id !== undefined) msg.task_id = extras.task_id;

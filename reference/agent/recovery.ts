@@ -124,7 +124,7 @@ export function replayJournal(rt: Runtime, records: JournalRecord[]): void {
     }
   }
   for (const info of infos.values()) {
-    const session = new Session(info, rt.out, rt.settings.maxDuplicateEntries);
+    const session = new Session(info, rt.out, rt.settings);
     if (info.keyId !== undefined) {
       const key = rt.keys.get(info.keyId);
       if (key) session.signing = { keyId: key.keyId, key: key.key };

@@ -5,7 +5,8 @@
  * idempotency, plans#decision).
  */
 import type { Capability, MessageOf, TapMessage } from '../../schemas/src/index.ts';
-import { errorPayload, isTerminal, type ErrorPayload } from '../core/index.ts';
+import { errorPayload, isTerminal, newMessageId, type ErrorPayload } from '../core/index.ts';
+import { buildMessage } from './outbound.ts';
 import { iso } from './options.ts';
 import { applyDecision, checkDecision } from './plans.ts';
 import type { Connection } from './session.ts';
@@ -29,8 +30,16 @@ export function handleRequest(conn: Connection, session: Session, msg: TapMessag
 
 /** The direct reply "here is the task now", before the request's effects (spec: tasks#status). */
 function replySnapshot(conn: Connection, session: Session, task: Task, replyTo: string): void {
-  conn.reply(session.message('task.snapshot', snapshotOf(task, iso), { task_id: task.taskId, reply_to: replyTo }));
+  // The snapshot shares the task's result; its duplicate is rebuilt from it, not kept as a second copy (spec: limits#table-limits).
+  const payload = snapshotOf(task, iso);
+  const to = { target: session.peerId, sessionId: session.id, signing: session.signing };
+  const rebuild = { message_id: newMessageId(conn.rt.random), timestamp: iso(conn.rt.now()) };
+  const build = () => buildMessage(conn.rt.out, to, 'task.snapshot', payload, { task_id: task.taskId, reply_to: replyTo, rebuild });
+  conn.reply(build(), { rebuild: build, bytes: SNAPSHOT_RECIPE_BYTES });
 }
+
+/** What a rebuildable snapshot costs the duplicate table: ids, addressing and the closure. */
+const SNAPSHOT_RECIPE_BYTES = 512;
 
 /**
  * The authorization checks of a capability: an expired grant first (AUTHORIZATION_EXPIRED),
@@ -108,6 +117,17 @@ function onTaskRequest(conn: Connection, session: Session, msg: MessageOf<'task.
   if (problem) return refuse(problem);
   const busy = busyProblem(conn, session);
   if (busy) return refuse(busy);
+  // Room in the task table is made only from tasks past their retention; otherwise BUSY (spec: limits#table-limits).
+  const full = rt.tasks.admit(session.principal);
+  if (full) {
+    refuse(
+      errorPayload('BUSY', `the ${full.scope} limit of ${full.limit} ${full.what} is reached; retry once older tasks have expired`, {
+        scope: full.scope,
+        limit: full.limit,
+      }),
+    );
+    return;
+  }
 
   // Effective deadline (spec: tasks#deadlines).
   let deadline = now + rt.card.limits.max_task_seconds * 1000;

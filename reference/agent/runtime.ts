@@ -70,7 +70,16 @@ export class Runtime {
     this.keys = new KeyRing(options.keys ?? []);
     this.authenticate = options.authenticate;
     this.admins = new Set(options.adminPrincipals ?? []);
-    this.tasks = new TaskTable(this.settings.maxTerminalTasks, (t) => this.idempotency.forget(t));
+    this.tasks = new TaskTable(
+      {
+        maxPerPrincipal: this.settings.maxTasksKeptPerPrincipal,
+        maxTotal: this.settings.maxTasksKept,
+        maxBytesPerPrincipal: this.settings.maxRetainedBytesPerPrincipal,
+        retentionMs: this.settings.resumeWindowMs,
+      },
+      () => this.clock.now(),
+      (t) => this.idempotency.forget(t),
+    );
     const declared = new Map(options.card.capabilities.map((c) => [c.name, c]));
     const ajv = new Ajv2020({ strict: false, allErrors: true });
     addFormats.default(ajv);

@@ -29,6 +29,7 @@ import { handshakeConfig, sessionEstablished, sessionPending } from './handshake
 import { outsideSkew, verifyIncoming } from './integrity.ts';
 import { Liveness } from './liveness.ts';
 import type { TimerHandle } from './options.ts';
+import { DuplicateTable, replyText, type Remembered, type Reply } from './duplicates.ts';
 import { buildMessage, BoundedMap, type Addressing } from './outbound.ts';
 import { handleRequest } from './requests.ts';
 import type { Runtime } from './runtime.ts';
@@ -37,6 +38,11 @@ import { connectionClosed, endSession, onFarewell, onShutdownRequest } from './s
 import type { TaskRunner } from './task-runner.ts';
 
 const IDENTIFIER = /^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$/;
+/** Messages a connection remembers before its session is established, and their bytes (spec: limits#table-limits). */
+const PRE_HANDSHAKE_DUPLICATES = 64;
+const PRE_HANDSHAKE_DUPLICATE_BYTES = 256 * 1024;
+/** The largest frame taken before handshake.ack fixed max_message_bytes (spec: limits#pre-handshake). */
+export const PRE_HANDSHAKE_MAX_BYTES = 65_536;
 const SUPPORTED_MAJORS = new Set(SUPPORTED_VERSIONS.map((v) => parseVersion(v)!.major));
 
 /** The close code after a fatal error: 1011 for INTERNAL_ERROR, else 1008 (spec: bindings-websocket#close-codes). */
@@ -58,10 +64,10 @@ export class Connection implements Link {
   private hs: AgentHandshakeState;
   private pending?: EstablishedSession;
   /** Duplicate table before the session is established; merged into the session's at go. */
-  private readonly early: BoundedMap<string, string[]>;
+  private readonly early: DuplicateTable;
   /** Errors sent to messages refused before the duplicate check, by message_id and code. */
   private readonly earlyRefusals = new BoundedMap<string, string>(1024);
-  private recording?: string[];
+  private recording?: Reply[];
   /** The source of the message being handled, to address replies before the peer is known. */
   private currentSource?: string;
   private closed = false;
@@ -81,16 +87,16 @@ export class Connection implements Link {
   ) {
     this.stdio = options.stdio ?? false;
     this.hs = initialAgentHandshake(handshakeConfig(rt));
-    this.early = new BoundedMap(rt.settings.maxDuplicateEntries);
+    this.early = new DuplicateTable(PRE_HANDSHAKE_DUPLICATES, PRE_HANDSHAKE_DUPLICATE_BYTES, 0);
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
   }
 
   /** Starts reading frames and the handshake timer (spec: handshake#timeouts). */
   async start(): Promise<void> {
-    this.transport.onmessage = (frame) => this.onFrame(frame);
+    this.transport.onmessage = (frame) => this.onFrameGuarded(frame);
     this.transport.onclose = (info) => this.onClose(info);
     this.transport.onerror = (err) => this.rt.log('warn', `transport: ${err.message}`);
-    this.transport.setMaxFrameBytes?.(this.rt.card.limits.max_message_bytes);
+    this.transport.setMaxFrameBytes?.(this.maxBytes());
     this.armHandshakeTimer();
     if (this.rt.shuttingDown) {
       await this.close(1001, 'the agent is shutting down');
@@ -103,6 +109,16 @@ export class Connection implements Link {
   send(text: string): void {
     // Nothing follows the session's farewell (spec: shutdown#farewell).
     if (this.closed || this.session?.ended) return;
+    // A peer that leaves this much unread is dropped like a lost one: its session stays resumable (spec: limits#back-pressure).
+    const unsent = this.transport.unsentBytes?.() ?? 0;
+    if (unsent > this.rt.settings.maxUnsentBytes) {
+      if (!this.deliberate) {
+        this.rt.log('warn', `the peer left ${unsent} bytes unread; closing the connection`);
+        this.stopTimers();
+        void this.transport.close({ code: 1008, reason: 'the peer does not read' }).catch(() => {});
+      }
+      return;
+    }
     this.transport.send(text).catch((err: Error) => this.rt.log('warn', `send failed: ${err.message}`));
   }
 
@@ -114,9 +130,12 @@ export class Connection implements Link {
     await this.transport.close({ code, reason }).catch(() => {});
   }
 
-  /** Sends the direct reply to the message being handled and remembers it for duplicates. */
-  reply(text: string): void {
-    this.recording?.push(text);
+  /**
+   * Sends the direct reply to the message being handled and remembers it for duplicates: the
+   * text itself, or `rebuild` when the text can be made again byte for byte at less cost.
+   */
+  reply(text: string, rebuild?: { rebuild: () => string; bytes: number }): void {
+    this.recording?.push(rebuild ?? text);
     this.send(text);
   }
 
@@ -150,8 +169,36 @@ export class Connection implements Link {
     return { target: source !== undefined && IDENTIFIER.test(source) ? source : 'unknown' };
   }
 
+  /** The frame limit now: the negotiated one, or before handshake.ack at most PRE_HANDSHAKE_MAX_BYTES (spec: limits#pre-handshake). */
   private maxBytes(): number {
-    return (this.session?.params ?? this.pending?.params)?.max_message_bytes ?? this.rt.card.limits.max_message_bytes;
+    const negotiated = (this.session?.params ?? this.pending?.params)?.max_message_bytes;
+    return negotiated ?? Math.min(PRE_HANDSHAKE_MAX_BYTES, this.rt.card.limits.max_message_bytes);
+  }
+
+  /**
+   * The inbound pipeline behind a guard: whatever a frame does, nothing throws out into the
+   * transport, and a frame that broke the pipeline is answered INTERNAL_ERROR (spec: limits#nesting).
+   */
+  private onFrameGuarded(frame: InboundFrame): void {
+    try {
+      this.onFrame(frame);
+    } catch (err) {
+      this.recording = undefined;
+      this.rt.log('error', `handling a frame: ${(err as Error)?.stack ?? String(err)}`);
+      try {
+        this.send(
+          buildMessage(
+            this.rt.out,
+            this.addressing(),
+            'error',
+            errorPayload('INTERNAL_ERROR', 'the agent failed to handle the message'),
+            {},
+          ),
+        );
+      } catch {
+        // Nothing more can be said on this connection; the agent itself goes on.
+      }
+    }
   }
 
   /** The inbound pipeline (spec: errors#order-of-checks). */
@@ -185,7 +232,7 @@ export class Connection implements Link {
 
     // Signature and skew, once a key is agreed (spec: integrity#verification, integrity#skew).
     const key = this.session?.signing ?? this.pending?.integrity ?? undefined;
-    const seen = this.seenReplies(msg.message_id);
+    const seen = this.seenReplies(msg, decoded.text);
     if (key) {
       const outcome = verifyIncoming(msg, key, this.rt.hmac);
       if (outcome !== 'ok') return fail('INVALID_SIGNATURE', `the signature is ${outcome}; the message had no effect`);
@@ -217,7 +264,7 @@ export class Connection implements Link {
 
     // Duplicate: the original reply again, byte for byte (spec: idempotency#duplicate-messages).
     if (seen) {
-      for (const text of seen) this.send(text);
+      for (const reply of seen.replies) this.send(replyText(reply));
       return;
     }
     this.recording = [];
@@ -229,14 +276,26 @@ export class Connection implements Link {
       this.rt.log('error', `handling ${msg.type}: ${(err as Error)?.stack ?? String(err)}`);
       if (this.recording.length === 0) this.refuse(errorPayload('INTERNAL_ERROR', 'the agent failed to handle the message'), to);
     } finally {
-      const texts = this.recording;
+      const entry: Remembered = { replies: this.recording };
       this.recording = undefined;
-      (this.session?.seen ?? this.early).set(msg.message_id, texts);
+      if (msg.type === 'handshake.init') entry.request = decoded.text;
+      (this.session?.seen ?? this.early).set(msg.message_id, entry);
     }
   }
 
-  private seenReplies(messageId: string): string[] | undefined {
-    return this.session?.seen.get(messageId) ?? this.early.get(messageId);
+  /**
+   * The remembered replies of a duplicate. A handshake.init that resumes a session on a new
+   * connection is looked up in that session's table too, so that a replayed resume is a duplicate
+   * of the one that took place and takes nothing over; only its byte-identical repeat counts
+   * (spec: idempotency#duplicate-messages, resume#replayed-resume).
+   */
+  private seenReplies(msg: { type: string; message_id: string; payload?: unknown }, text: string): Remembered | undefined {
+    const here = this.session?.seen.get(msg.message_id) ?? this.early.get(msg.message_id);
+    if (here || msg.type !== 'handshake.init' || this.session || this.pending) return here;
+    const resume = (msg.payload as { resume?: { session_id?: unknown } } | undefined)?.resume;
+    const resumed = typeof resume?.session_id === 'string' ? this.rt.sessions.get(resume.session_id) : undefined;
+    const there = resumed?.seen.get(msg.message_id);
+    return there?.request === text ? there : undefined;
   }
 
   /** Type → handshake phase → payload schema → the message's own handling. */
@@ -285,6 +344,19 @@ export class Connection implements Link {
   /** handshake.init and handshake.ready, through the core state machine (spec: handshake). */
   private handshake(msg: TapMessage): void {
     const wasWaitingForInit = this.hs.phase === 'awaiting-init';
+    // spec: limits#table-limits: sessions, orphaned ones included, are capped; a resume needs no new one.
+    const resuming = msg.type === 'handshake.init' && (msg.payload as { resume?: unknown }).resume !== undefined;
+    if (wasWaitingForInit && msg.type === 'handshake.init' && !resuming && this.rt.sessions.size >= this.rt.settings.maxSessions) {
+      this.refuse(
+        errorPayload('BUSY', `the agent holds ${this.rt.sessions.size} sessions, its limit; try again later`, { scope: 'agent' }),
+        {
+          replyTo: msg.message_id,
+          source: msg.source,
+        },
+      );
+      void this.close(1013, 'too many sessions');
+      return;
+    }
     const step = agentHandshake(this.hs, { kind: 'message', message: msg });
     this.hs = step.state;
     if (wasWaitingForInit && this.hs.phase === 'awaiting-ready') {

@@ -5,8 +5,12 @@
  */
 import type { MessageType, PayloadOf } from '../../schemas/src/index.ts';
 import type { SessionParams } from '../core/params.ts';
-import { buildMessage, BoundedMap, type EnvelopeExtras, type OutboundContext, type SigningKey } from './outbound.ts';
+import { DuplicateTable } from './duplicates.ts';
+import { buildMessage, type EnvelopeExtras, type OutboundContext, type SigningKey } from './outbound.ts';
 import type { TimerHandle } from './options.ts';
+
+/** The message ids every session remembers at least, whatever their replies weigh (spec: idempotency#duplicate-table). */
+export const MIN_DUPLICATE_ENTRIES = 1024;
 
 /** What a session needs of the connection that carries it now. */
 export interface Link {
@@ -40,8 +44,8 @@ export class Session {
   signing?: SigningKey;
   /** The connection carrying the session now, if any. */
   link?: Link;
-  /** message_id → the serialized replies it got, for duplicates (spec: messages#duplicates). */
-  readonly seen: BoundedMap<string, string[]>;
+  /** message_id → the replies it got, for duplicates, bounded by entries and bytes (spec: idempotency#duplicate-table). */
+  readonly seen: DuplicateTable;
   /** handshake.go was sent: requests other than the handshake's are taken. */
   established = false;
   /** Shutdown or farewell under way: new work is refused with SHUTTING_DOWN. */
@@ -60,7 +64,7 @@ export class Session {
   constructor(
     info: SessionInfo,
     private readonly out: OutboundContext,
-    maxDuplicates: number,
+    limits: { maxDuplicateEntries: number; maxDuplicateBytes: number },
   ) {
     this.id = info.id;
     this.resumeToken = info.resumeToken;
@@ -68,7 +72,7 @@ export class Session {
     this.peerId = info.peerId;
     this.version = info.version;
     this.params = info.params;
-    this.seen = new BoundedMap(maxDuplicates);
+    this.seen = new DuplicateTable(limits.maxDuplicateEntries, limits.maxDuplicateBytes, MIN_DUPLICATE_ENTRIES);
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
   }
 

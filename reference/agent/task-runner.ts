@@ -49,11 +49,13 @@ export class TaskRunner {
     });
     task.lastSequence = sequence;
     task.retained.push(text);
+    let delta = text.length;
     const max = this.rt.settings.maxRetainedMessages;
     while (task.retained.length > max) {
-      task.retained.shift();
+      delta -= task.retained.shift()!.length;
       task.firstRetained++;
     }
+    this.rt.tasks.retainedChanged(task, delta);
   }
 
   /** Arms the effective deadline (spec: tasks#deadlines). */

@@ -6,12 +6,12 @@ import { describe, expect, it } from 'vitest';
 import { TaskTable, type Task } from './tasks.ts';
 
 function task(taskId: string, sessionId: string, principal = 'alice', state: Task['state'] = 'running'): Task {
-  return { principal, taskId, sessionId, state } as Task;
+  return { principal, taskId, sessionId, state, retained: [] as string[] } as Task;
 }
 
 describe('TaskTable.activeCount', () => {
   it('counts unfinished tasks by session and by principal', () => {
-    const t = new TaskTable(10);
+    const t = new TaskTable({ maxPerPrincipal: 10 });
     t.add(task('a', 's1'));
     t.add(task('b', 's1'));
     t.add(task('c', 's2', 'bob'));
@@ -22,7 +22,7 @@ describe('TaskTable.activeCount', () => {
   });
 
   it('stops counting a task once it ended, whether or not `ended` was called', () => {
-    const t = new TaskTable(10);
+    const t = new TaskTable({ maxPerPrincipal: 10 });
     const a = task('a', 's1');
     const b = task('b', 's1');
     t.add(a);
@@ -35,7 +35,7 @@ describe('TaskTable.activeCount', () => {
   });
 
   it('follows a task whose stream moved to another session', () => {
-    const t = new TaskTable(10);
+    const t = new TaskTable({ maxPerPrincipal: 10 });
     const a = task('a', 's1');
     t.add(a);
     a.sessionId = 's2';

@@ -98,21 +98,84 @@ export function snapshotOf(task: Task, iso: (ms: number) => string): PayloadOf<'
   return snap;
 }
 
-/** The tasks of every principal, with counts for the BUSY caps and a bound on terminal ones. */
+/** The bounds of a task table (spec: limits#table-limits). */
+export interface TaskTableLimits {
+  /** Tasks, terminal or not, kept per principal. */
+  maxPerPrincipal: number;
+  /** Tasks kept across all principals. */
+  maxTotal: number;
+  /** Bytes of retained stream messages kept per principal. */
+  maxBytesPerPrincipal: number;
+  /** How long a terminal task is kept at least: the resume window (spec: resume#retention). */
+  retentionMs: number;
+}
+
+/** Terminal tasks in the order they ended; entries whose task was forgotten are skipped and compacted away. */
+class EndedQueue {
+  private items: Task[] = [];
+  private head = 0;
+
+  push(task: Task): void {
+    this.items.push(task);
+  }
+
+  /** The oldest entry still satisfying `live`, dropping the others; undefined when none is left. */
+  peek(live: (task: Task) => boolean): Task | undefined {
+    while (this.head < this.items.length && !live(this.items[this.head]!)) this.head++;
+    if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return this.items[this.head];
+  }
+
+  get length(): number {
+    return this.items.length - this.head;
+  }
+
+  /** Drops forgotten entries once they outnumber the live ones. */
+  compact(live: (task: Task) => boolean, kept: number): void {
+    if (this.length > 2 * kept + 64) {
+      this.items = this.items.slice(this.head).filter(live);
+      this.head = 0;
+    }
+  }
+}
+
+/**
+ * The tasks of every principal, with counts for the BUSY caps. A terminal task, with its
+ * stream and idempotency record, is kept at least `retentionMs` after it ended; past that it is
+ * forgotten only to make room, and only when it is needed: one principal's traffic never
+ * forgets another's task within its retention, and when no room can be made the new task is
+ * refused BUSY instead (spec: idempotency#keeping-records, limits#table-limits).
+ */
 export class TaskTable {
   private readonly byKey = new Map<string, Task>();
-  private readonly terminalOrder: string[] = [];
   /**
    * The tasks not yet terminal, so that the BUSY checks of every request cost the number of
    * running tasks, not the number retained. A task that ended without `ended` is dropped here
    * the next time it is met.
    */
   private readonly active = new Set<Task>();
+  private readonly endedAll = new EndedQueue();
+  private readonly endedBy = new Map<string, EndedQueue>();
+  private readonly counts = new Map<string, { tasks: number; bytes: number }>();
+  private readonly endedAt = new WeakMap<Task, number>();
+  private readonly bytesOf = new WeakMap<Task, number>();
+  private readonly limits: TaskTableLimits;
 
   constructor(
-    private readonly maxTerminal: number,
+    limits: Partial<TaskTableLimits> = {},
+    private readonly now: () => number = Date.now,
     private readonly onEvict: (task: Task) => void = () => {},
-  ) {}
+  ) {
+    this.limits = {
+      maxPerPrincipal: limits.maxPerPrincipal ?? 4096,
+      maxTotal: limits.maxTotal ?? 16_384,
+      maxBytesPerPrincipal: limits.maxBytesPerPrincipal ?? 256 * 1024 * 1024,
+      retentionMs: limits.retentionMs ?? 300_000,
+    };
+  }
 
   /** The task `taskId` of `principal`; never one of another principal (spec: authorization#isolation). */
   get(principal: string, taskId: string): Task | undefined {
@@ -120,27 +183,67 @@ export class TaskTable {
   }
 
   add(task: Task): void {
-    this.byKey.set(taskKey(task.principal, task.taskId), task);
+    const key = taskKey(task.principal, task.taskId);
+    const old = this.byKey.get(key);
+    if (old) this.forget(old);
+    this.byKey.set(key, task);
+    const count = this.countOf(task.principal);
+    count.tasks++;
+    const bytes = task.retained.reduce((n, t) => n + t.length, 0);
+    this.bytesOf.set(task, bytes);
+    count.bytes += bytes;
     if (isTerminal(task.state)) this.ended(task);
     else this.active.add(task);
   }
 
-  /** Records that `task` became terminal; the oldest terminal tasks beyond the bound are forgotten. */
+  /** Records that `task` became terminal: its retention starts now. */
   ended(task: Task): void {
     this.active.delete(task);
-    this.terminalOrder.push(taskKey(task.principal, task.taskId));
-    while (this.terminalOrder.length > this.maxTerminal) {
-      const key = this.terminalOrder.shift()!;
-      const old = this.byKey.get(key);
-      if (old && isTerminal(old.state)) {
-        this.byKey.delete(key);
-        this.onEvict(old);
+    if (this.endedAt.has(task) || this.byKey.get(taskKey(task.principal, task.taskId)) !== task) return;
+    this.endedAt.set(task, this.now());
+    this.endedAll.push(task);
+    let queue = this.endedBy.get(task.principal);
+    if (!queue) this.endedBy.set(task.principal, (queue = new EndedQueue()));
+    queue.push(task);
+    const live = (t: Task) => this.byKey.get(taskKey(t.principal, t.taskId)) === t;
+    this.endedAll.compact(live, this.byKey.size);
+    queue.compact(live, this.countOf(task.principal).tasks);
+  }
+
+  /** Counts the change of a task's retained messages, in UTF-16 code units. */
+  retainedChanged(task: Task, delta: number): void {
+    if (this.byKey.get(taskKey(task.principal, task.taskId)) !== task) return;
+    this.bytesOf.set(task, (this.bytesOf.get(task) ?? 0) + delta);
+    this.countOf(task.principal).bytes += delta;
+  }
+
+  /**
+   * Makes room for one more task of `principal`, forgetting only terminal tasks whose retention
+   * has passed. Returns the cap that leaves no room — "principal" or "agent" — or null.
+   */
+  admit(principal: string): { scope: 'principal' | 'agent'; limit: number; what: string } | null {
+    const { maxPerPrincipal, maxTotal, maxBytesPerPrincipal } = this.limits;
+    const count = this.countOf(principal);
+    while (count.tasks >= maxPerPrincipal || count.bytes >= maxBytesPerPrincipal) {
+      if (!this.forgetExpired(this.endedBy.get(principal))) {
+        return count.tasks >= maxPerPrincipal
+          ? { scope: 'principal', limit: maxPerPrincipal, what: 'tasks kept' }
+          : { scope: 'principal', limit: maxBytesPerPrincipal, what: 'bytes of retained messages' };
       }
     }
+    while (this.byKey.size >= maxTotal) {
+      if (!this.forgetExpired(this.endedAll)) return { scope: 'agent', limit: maxTotal, what: 'tasks kept' };
+    }
+    return null;
   }
 
   all(): IterableIterator<Task> {
     return this.byKey.values();
+  }
+
+  /** Tasks kept for `principal`, terminal or not, and the bytes their retained messages take. */
+  usage(principal: string): { tasks: number; bytes: number } {
+    return { ...this.countOf(principal) };
   }
 
   /** Non-terminal tasks, optionally only those of one session or one principal. */
@@ -156,6 +259,35 @@ export class TaskTable {
       n++;
     }
     return n;
+  }
+
+  /** Forgets the oldest task of `queue` whose retention has passed; false when there is none. */
+  private forgetExpired(queue: EndedQueue | undefined): boolean {
+    const oldest = queue?.peek((t) => this.byKey.get(taskKey(t.principal, t.taskId)) === t && isTerminal(t.state));
+    if (!oldest || this.now() - (this.endedAt.get(oldest) ?? 0) < this.limits.retentionMs) return false;
+    this.forget(oldest);
+    this.onEvict(oldest);
+    return true;
+  }
+
+  private forget(task: Task): void {
+    const key = taskKey(task.principal, task.taskId);
+    if (this.byKey.get(key) !== task) return;
+    this.byKey.delete(key);
+    this.active.delete(task);
+    const count = this.countOf(task.principal);
+    count.tasks--;
+    count.bytes -= this.bytesOf.get(task) ?? 0;
+    if (count.tasks === 0) {
+      this.counts.delete(task.principal);
+      this.endedBy.delete(task.principal);
+    }
+  }
+
+  private countOf(principal: string): { tasks: number; bytes: number } {
+    let count = this.counts.get(principal);
+    if (!count) this.counts.set(principal, (count = { tasks: 0, bytes: 0 }));
+    return count;
   }
 }
 

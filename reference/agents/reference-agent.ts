@@ -24,9 +24,24 @@ Options:
   --grace-ms MS       grace period on SIGTERM/SIGINT (default 10000)
   --resume-window-ms MS
                       how long a session that lost its transport stays resumable (default 300000)
-  --max-concurrent-tasks N, --max-tasks-per-session N
-                      the card's task limits (defaults 64 and 32); more are refused with BUSY
+  --max-concurrent-tasks N, --max-tasks-per-session N, --max-tasks-per-principal N
+                      the card's task limits (defaults 64, 32 and 32); more are refused with BUSY
   -h, --help          show this help
+
+Limits (spec: limits#nesting, limits#pre-handshake, limits#table-limits, limits#back-pressure):
+  nesting             at most 64 levels; deeper messages get MALFORMED_MESSAGE
+  before the ack      frames of at most 65536 bytes; larger ones get MESSAGE_TOO_LARGE
+  frames              max_message_bytes 1048576; a WebSocket frame over 2 MiB closes with 1009
+  duplicate table     per session 10000 message ids and 4 MiB of replies (the newest 1024 always);
+                      a snapshot is remembered as a way to rebuild it, not as a copy
+  tasks kept          per principal 4096 and 256 MiB of retained messages, 16384 in all;
+                      a finished task is kept at least the resume window, then forgotten only
+                      to make room; when none can be made a new task gets BUSY
+  sessions            4096 kept, orphaned ones included; a new one beyond gets BUSY
+  connections         1024 WebSocket connections; more are closed with 1013
+  unread output       a peer that leaves 16 MiB unread is disconnected (its session stays
+                      resumable)
+  HTTP headers        an upgrade request must arrive within 10 s
 
 Environment:
   TAP_HMAC_KEY_ID, TAP_HMAC_KEY, TAP_HMAC_PEER
@@ -48,6 +63,7 @@ interface Options {
   resumeWindowMs: number;
   maxConcurrentTasks: number;
   maxTasksPerSession: number;
+  maxTasksPerPrincipal: number;
 }
 
 /** A whole number option within [min, max], or its default when absent. */
@@ -72,6 +88,7 @@ function parse(): Options {
         'resume-window-ms': { type: 'string' },
         'max-concurrent-tasks': { type: 'string' },
         'max-tasks-per-session': { type: 'string' },
+        'max-tasks-per-principal': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       allowPositionals: false,
@@ -104,6 +121,7 @@ function parse(): Options {
     resumeWindowMs: whole(values, 'resume-window-ms', 300_000, 1000),
     maxConcurrentTasks: whole(values, 'max-concurrent-tasks', 64, 1),
     maxTasksPerSession: whole(values, 'max-tasks-per-session', 32, 1),
+    maxTasksPerPrincipal: whole(values, 'max-tasks-per-principal', 32, 1),
   };
 }
 
@@ -121,13 +139,18 @@ function card(o: Options): AgentCard {
     name: 'TAP reference agent',
     description:
       'The reference implementation of a TAP 1.0 agent. It offers the conformance capabilities tap.test.* ' +
-      'and is good at proving what the protocol requires; it does no useful work of its own.',
+      'and is good at proving what the protocol requires; it does no useful work of its own. ' +
+      'Limits: nesting 64 levels; 65536-byte frames before the ack; per session 10000 remembered message ids ' +
+      'and 4 MiB of remembered replies; per principal 4096 tasks kept and 256 MiB of retained messages, ' +
+      '16384 tasks in all, each kept at least the resume window; 4096 sessions; 1024 connections; ' +
+      '16 MiB of unread output per connection.',
     capabilities: [],
     limits: {
       max_concurrent_tasks: o.maxConcurrentTasks,
       max_task_seconds: 3600,
       max_message_bytes: 1048576,
       max_tasks_per_session: o.maxTasksPerSession,
+      max_tasks_per_principal: o.maxTasksPerPrincipal,
     },
   };
 }

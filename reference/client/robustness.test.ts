@@ -33,6 +33,18 @@ describe('bad input from the agent', () => {
     await client.close();
   });
 
+  it('answers a frame 5 000 levels deep with MALFORMED_MESSAGE and carries on (spec: limits#nesting)', async () => {
+    const { agent, client, problems } = await setup(() => {});
+    agent.raw(`{"x":${'['.repeat(5000)}${']'.repeat(5000)}}`);
+    await settle();
+    expect(agent.of('error').map((e) => [e.payload.code, (e.payload.details as { reason?: string } | undefined)?.reason])).toEqual([
+      ['MALFORMED_MESSAGE', 'nesting'],
+    ]);
+    expect(problems.map((p) => p.error.code)).toEqual(['MALFORMED_MESSAGE']);
+    expect(client.isOpen).toBe(true);
+    await client.close();
+  });
+
   it('refuses a schema violation, a forged source, a wrong session and an unknown type, each with its code', async () => {
     const { agent, client, problems } = await setup(() => {});
     const s = agent.session!;

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeFrame, decodeText, encodeMessage, utf8ByteLength, type DecodeResult, type Refused } from './decode.ts';
+import { MAX_NESTING_DEPTH, nestedDeeperThan } from './ijson.ts';
 import { frameOf, samplePing } from './testkit.ts';
 
 const MAX = 1024;
@@ -237,5 +238,35 @@ describe('encodeMessage and utf8ByteLength', () => {
         expect(utf8ByteLength(s)).toBe(new TextEncoder().encode(s).length);
       }),
     );
+  });
+});
+
+describe('nesting (spec: limits#nesting)', () => {
+  const nested = (depth: number) => `{"x":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`;
+  const pingNested = (depth: number) => JSON.stringify(samplePing({ payload: { deep: JSON.parse(nested(depth - 2)) } }));
+
+  it('takes a message nested exactly MAX_NESTING_DEPTH levels deep', () => {
+    expect(decodeText(pingNested(MAX_NESTING_DEPTH), true).ok).toBe(true);
+  });
+
+  it('refuses one level more with MALFORMED_MESSAGE, reason nesting, and keeps the message_id for reply_to', () => {
+    const text = pingNested(MAX_NESTING_DEPTH + 1);
+    const r = refused(decodeText(text, true));
+    expect(r.error).toMatchObject({ code: 'MALFORMED_MESSAGE', details: { reason: 'nesting', max_depth: MAX_NESTING_DEPTH } });
+    expect(r.replyTo).toBe(JSON.parse(text).message_id);
+  });
+
+  it('answers a 5 000-deep frame without exhausting the stack, with and without duplicate checks', () => {
+    for (const dups of [true, false]) {
+      expect(refused(decodeText(nested(5000), dups)).error.details).toMatchObject({ reason: 'nesting' });
+      expect(refused(decodeText(`[${nested(1_000_000)}]`, dups)).error.code).toBe('MALFORMED_MESSAGE');
+    }
+  });
+
+  it('reports too deep nesting before an I-JSON violation that comes earlier in the text (spec: errors#order-of-checks)', () => {
+    const text = `{"big":9007199254740993,"deep":${nested(MAX_NESTING_DEPTH)}}`;
+    expect(refused(decodeText(text)).error.details).toMatchObject({ reason: 'nesting' });
+    expect(nestedDeeperThan('{"s":"[[[[\\"[["}', 1)).toBe(false);
+    expect(nestedDeeperThan('{"s":[{}]}', 2)).toBe(true);
   });
 });

@@ -5,7 +5,7 @@
  */
 import type { InboundFrame } from '../transports/transport.ts';
 import { errorPayload, type ErrorPayload } from './errors.ts';
-import { inspectParsed } from './ijson.ts';
+import { inspectParsed, MAX_NESTING_DEPTH } from './ijson.ts';
 import { validateEnvelope, type Issue } from './validate.ts';
 
 /** How decodeFrame judges a frame. */
@@ -48,7 +48,8 @@ const TYPE_IN_TEXT = /"type"\s*:\s*"([a-z]+(?:\.[a-z]+)*)"/;
 
 /**
  * Decodes one frame. Checks, first failure wins: size (MESSAGE_TOO_LARGE, even for a frame that
- * is also broken) → binary frame, UTF-8, BOM, JSON, top-level object, duplicate member names when
+ * is also broken) → binary frame, UTF-8, BOM, JSON, top-level object, nesting beyond
+ * MAX_NESTING_DEPTH (spec: limits#nesting), duplicate member names when
  * asked (MALFORMED_MESSAGE) → I-JSON (INVALID_MESSAGE) → envelope schema, including the "*" rule
  * (INVALID_MESSAGE with details.issues). `replyTo`, `taskId` and `type` are recovered when
  * readable (spec: errors#order-of-checks).
@@ -98,6 +99,16 @@ export function decodeText(text: string, rejectDuplicateMembers = false): Decode
   const message = value as Record<string, unknown>;
   {
     const found = inspectParsed(text, message, rejectDuplicateMembers);
+    if (found.nesting) {
+      const { path } = found.nesting;
+      return refuseFrom(
+        message,
+        malformed('nesting', `the message nests deeper than ${MAX_NESTING_DEPTH} levels; flatten it`, {
+          max_depth: MAX_NESTING_DEPTH,
+          ...(path ? { path } : {}),
+        }),
+      );
+    }
     if (found.duplicate) {
       const { path, member } = found.duplicate;
       return refuseFrom(

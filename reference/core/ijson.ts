@@ -9,8 +9,16 @@ import { escapePointer } from './validate.ts';
 /** The largest integer I-JSON allows in magnitude: 2^53 − 1 (spec: envelope#encoding). */
 export const MAX_SAFE = 9007199254740991;
 
+/**
+ * The deepest nesting a TAP message may have, the top-level object being level 1; a deeper
+ * message is refused as MALFORMED_MESSAGE (spec: limits#nesting).
+ */
+export const MAX_NESTING_DEPTH = 64;
+
 /** What the scan found first of each kind; each path is a JSON Pointer. */
 export interface ScanResult {
+  /** The first container nested deeper than MAX_NESTING_DEPTH, found before anything else. */
+  nesting?: { path: string; depth: number };
   /** A member name repeated in one object (reported only when duplicates are tracked). */
   duplicate?: { path: string; member: string };
   /** The first I-JSON violation. */
@@ -30,29 +38,34 @@ const SURROGATE_HINT = /\\u[dD][89abcdefABCDEF]/;
  */
 export function inspectParsed(text: string, value: unknown, duplicates: boolean): ScanResult {
   const stats = { members: 0, strings: SURROGATE_HINT.test(text) };
-  const found = walk(value, stats);
+  const found = walk(value, stats, 1);
+  if (found?.nesting) return { nesting: { path: pointerOf(found.segments), depth: MAX_NESTING_DEPTH + 1 } };
+  // The walk stopped at an I-JSON finding: too deep a container further on still comes first.
+  if (found && nestedDeeperThan(text, MAX_NESTING_DEPTH)) return { nesting: { path: '', depth: MAX_NESTING_DEPTH + 1 } };
   if (duplicates && (found || stats.members !== countMemberColons(text))) {
     const scanned = scanJson(text, true);
     if (scanned.duplicate) return { duplicate: scanned.duplicate };
   }
   if (!found) return {};
-  return {
-    ijson: {
-      path: found.segments
-        .reverse()
-        .map((s) => '/' + escapePointer(String(s)))
-        .join(''),
-      message: found.message,
-    },
-  };
+  return { ijson: { path: pointerOf(found.segments), message: found.message } };
 }
 
 interface Finding {
   segments: (string | number)[];
   message: string;
+  /** The container at the end of `segments` lies deeper than MAX_NESTING_DEPTH. */
+  nesting?: true;
 }
 
-function walk(v: unknown, stats: { members: number; strings: boolean }): Finding | null {
+function pointerOf(segments: (string | number)[]): string {
+  return segments
+    .reverse()
+    .map((s) => '/' + escapePointer(String(s)))
+    .join('');
+}
+
+// Recursion is bounded by MAX_NESTING_DEPTH: a deeper container is reported, never entered.
+function walk(v: unknown, stats: { members: number; strings: boolean }, depth: number): Finding | null {
   if (typeof v === 'number') {
     if (v > MAX_SAFE || v < -MAX_SAFE) {
       const what = Number.isFinite(v) ? `${v} is an integer outside ±(2^53−1)` : 'a number lies beyond the double range';
@@ -64,11 +77,12 @@ function walk(v: unknown, stats: { members: number; strings: boolean }): Finding
     return stats.strings && !isWellFormed(v) ? { segments: [], message: 'a string holds a lone surrogate' } : null;
   }
   if (v === null || typeof v !== 'object') return null;
+  if (depth > MAX_NESTING_DEPTH) return { segments: [], message: `nesting deeper than ${MAX_NESTING_DEPTH} levels`, nesting: true };
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
       const item = v[i];
       if (item === null || (typeof item !== 'object' && typeof item !== 'number' && !stats.strings)) continue;
-      const f = walk(item, stats);
+      const f = walk(item, stats, depth + 1);
       if (f) {
         f.segments.push(i);
         return f;
@@ -82,13 +96,31 @@ function walk(v: unknown, stats: { members: number; strings: boolean }): Finding
     if (stats.strings && !isWellFormed(k)) return { segments: [k], message: 'a member name holds a lone surrogate' };
     const item = obj[k];
     if (item === null || (typeof item !== 'object' && typeof item !== 'number' && !stats.strings)) continue;
-    const f = walk(item, stats);
+    const f = walk(item, stats, depth + 1);
     if (f) {
       f.segments.push(k);
       return f;
     }
   }
   return null;
+}
+
+/** True if valid JSON text opens a container more than `limit` levels deep; one pass, no recursion. */
+export function nestedDeeperThan(text: string, limit: number): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 34) {
+      for (i++; i < text.length; i++) {
+        const d = text.charCodeAt(i);
+        if (d === 92) i++;
+        else if (d === 34) break;
+      }
+    } else if (c === 91 || c === 123) {
+      if (++depth > limit) return true;
+    } else if (c === 93 || c === 125) depth--;
+  }
+  return false;
 }
 
 /**

@@ -85,6 +85,11 @@ export class StdioAgentTransport implements RawTransport {
     await this.writer.write(Buffer.concat([data, LF]));
   }
 
+  /** Bytes written to the output that its reader has not taken yet. */
+  unsentBytes(): number {
+    return this.writer.pending;
+  }
+
   /** Stops reading, flushes and ends the output, and fires `onclose` if it has not fired. */
   async close(info: CloseInfo = { code: 1000, reason: 'closed' }): Promise<void> {
     if (this.closedLocally) return;

@@ -32,6 +32,8 @@ export interface Transport {
   close(info?: CloseInfo): Promise<void>;
   /** Sets the negotiated `max_message_bytes`, so longer frames arrive as oversized prefixes. */
   setMaxFrameBytes?(n: number): void;
+  /** Bytes handed to `send` that the peer has not taken yet (spec: limits#back-pressure). */
+  unsentBytes?(): number;
   /** Receives each inbound frame in arrival order. */
   onmessage?: (frame: InboundFrame) => void;
   /** Fires once when the transport has closed, whichever side closed it. */

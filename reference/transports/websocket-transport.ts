@@ -140,6 +140,11 @@ export class WebSocketTransport implements RawTransport {
     this.socket.terminate();
   }
 
+  /** Bytes queued on the socket that the peer has not taken yet. */
+  unsentBytes(): number {
+    return this.socket.bufferedAmount;
+  }
+
   /** Sets the negotiated `max_message_bytes`; `maxPayload` stays the hard ceiling. */
   setMaxFrameBytes(n: number): void {
     this.max = checkMaxFrameBytes(n);

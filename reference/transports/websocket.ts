@@ -17,6 +17,8 @@ export interface WebSocketServerOptions {
   path?: string;
   /** The hard ceiling on a frame: a bigger one closes the connection with 1009 (default 16 MiB). */
   maxPayload?: number;
+  /** How long a client may take to send the HTTP upgrade request's headers, in ms (default 10 000). */
+  headersTimeoutMs?: number;
   /** How long a close waits for the peer's close frame before dropping the connection, in ms (default 5 000). */
   closeTimeout?: number;
   /** Called once per accepted connection with its transport (not yet started) and the HTTP request. */
@@ -51,6 +53,7 @@ export interface ConnectWebSocketOptions {
 }
 
 const CLOSE_WAIT_MS = 2000;
+const HEADERS_TIMEOUT_MS = 10_000;
 const CLOSE_TIMEOUT_MS = 5000;
 
 /** Answers an upgrade request that cannot become a session with a plain HTTP error, then hangs up. */
@@ -94,10 +97,15 @@ export async function createWebSocketServer(options: WebSocketServerOptions): Pr
     clientTracking: false,
     handleProtocols: (protocols) => (protocols.has(TAP_SUBPROTOCOL) ? TAP_SUBPROTOCOL : false),
   });
-  const server = createServer((_request, response) => {
-    response.writeHead(426, { 'Content-Type': 'text/plain; charset=utf-8', Upgrade: 'websocket' });
-    response.end(`This is a TAP endpoint: connect with WebSocket, subprotocol ${TAP_SUBPROTOCOL}.\n`);
-  });
+  // A peer that trickles its HTTP headers is cut off after headersTimeoutMs (spec: bindings-websocket#opening).
+  const headersTimeout = options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
+  const server = createServer(
+    { headersTimeout, requestTimeout: headersTimeout, connectionsCheckingInterval: Math.min(1000, headersTimeout) },
+    (_request, response) => {
+      response.writeHead(426, { 'Content-Type': 'text/plain; charset=utf-8', Upgrade: 'websocket' });
+      response.end(`This is a TAP endpoint: connect with WebSocket, subprotocol ${TAP_SUBPROTOCOL}.\n`);
+    },
+  );
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
     const path = new URL(request.url ?? '/', 'http://localhost').pathname;

@@ -40,6 +40,11 @@ export class StreamWriter {
     return this.gone || this.stream.destroyed || this.stream.writableEnded;
   }
 
+  /** Bytes written but not yet flushed to the stream's reader. */
+  get pending(): number {
+    return this.stream.writableLength;
+  }
+
   /** Writes `data`; resolves when the stream accepts more (drain), or at once if it is gone. */
   write(data: string | Uint8Array): Promise<void> {
     if (this.closed) return Promise.resolve();

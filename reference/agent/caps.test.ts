@@ -1,0 +1,101 @@
+/**
+ * The agent's caps on what peers make it hold: frames before the ack, sessions, connections,
+ * unread output and slow HTTP headers (spec: limits#pre-handshake, limits#table-limits,
+ * limits#back-pressure, bindings-websocket#close-codes).
+ */
+import { connect } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createMemoryPair } from '../transports/memory.ts';
+import { connectWebSocket, createWebSocketServer } from '../transports/index.ts';
+import { agentCard, testAgent, TestPeer, expectCleanHistories } from './test-peer.ts';
+
+afterEach(expectCleanHistories);
+
+const stops: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const stop of stops.splice(0)) await stop();
+});
+
+describe('frames before the ack (spec: limits#pre-handshake)', () => {
+  it('refuses a 70 000-byte frame before handshake.ack with MESSAGE_TOO_LARGE though the card allows 1 MiB, then completes the handshake', async () => {
+    const agent = testAgent({ card: agentCard({ max_message_bytes: 1_048_576 }) });
+    const peer = new TestPeer(agent);
+    const big = peer.send({ type: 'task.status', task_id: 'x', payload: { pad: 'p'.repeat(70_000) } });
+    const refused = await peer.reply(big.message_id);
+    expect(refused.payload).toMatchObject({ code: 'MESSAGE_TOO_LARGE', details: { max_message_bytes: 65_536 } });
+    const fits = peer.send({ type: 'task.status', task_id: 'x', payload: { pad: 'p'.repeat(60_000) } });
+    expect((await peer.reply(fits.message_id)).payload.code).toBe('HANDSHAKE_REQUIRED');
+    await peer.handshake();
+    // After the handshake the negotiated limit applies again.
+    peer.request('e1', 'tap.test.echo', 'q'.repeat(200_000));
+    expect((await peer.result('e1')).payload.output).toHaveLength(200_000);
+  });
+});
+
+describe('sessions and connections (spec: limits#table-limits)', () => {
+  it('refuses a new session beyond the session cap with BUSY and closes the transport; a resume still works', async () => {
+    const agent = testAgent({ maxSessions: 1 });
+    const first = new TestPeer(agent);
+    await first.handshake();
+    const second = new TestPeer(agent);
+    const init = second.init();
+    expect((await second.reply(init.message_id)).payload).toMatchObject({ code: 'BUSY' });
+    await second.until(() => second.closed);
+    await first.close();
+    const again = new TestPeer(agent);
+    const resume = again.init({ resume: { session_id: first.sessionId!, resume_token: first.resumeToken!, tasks: [] } });
+    expect((await again.reply(resume.message_id)).payload).toMatchObject({ resumed: true });
+  });
+
+  it('closes a WebSocket connection beyond the connection cap with 1013 (spec: bindings-websocket#close-codes)', async () => {
+    const agent = testAgent({ maxConnections: 1 });
+    const listener = await agent.listen({ port: 0 });
+    stops.push(() => agent.shutdown());
+    const first = new TestPeer(await connectWebSocket(listener.url));
+    await first.handshake();
+    const extra = await connectWebSocket(listener.url);
+    const closed = new Promise<number | undefined>((resolve) => (extra.onclose = (info) => resolve(info.code)));
+    await extra.start();
+    expect(await closed).toBe(1013);
+    const ping = first.send({ type: 'ping' });
+    expect((await first.reply(ping.message_id)).type).toBe('pong');
+  });
+});
+
+describe('back-pressure (spec: limits#back-pressure)', () => {
+  it('closes a connection whose peer leaves more than maxUnsentBytes unread, and keeps its session resumable', async () => {
+    const agent = testAgent({ maxUnsentBytes: 1_000_000 });
+    const [agentEnd, peerEnd] = createMemoryPair();
+    let unread = 0;
+    Object.assign(agentEnd, { unsentBytes: () => unread });
+    agent.attach(agentEnd);
+    const peer = new TestPeer(peerEnd);
+    await peer.handshake();
+    unread = 2_000_000;
+    peer.send({ type: 'ping' });
+    await peer.until(() => peer.closed);
+    expect(agent.stats().sessions).toBe(1);
+    const back = new TestPeer(agent);
+    const resume = back.init({ resume: { session_id: peer.sessionId!, resume_token: peer.resumeToken!, tasks: [] } });
+    expect((await back.reply(resume.message_id)).payload).toMatchObject({ resumed: true });
+  });
+});
+
+describe('HTTP headers (spec: limits#back-pressure)', () => {
+  it('drops a client that trickles its upgrade request headers past the time-out', async () => {
+    const server = await createWebSocketServer({ headersTimeoutMs: 300, onSession: () => {} });
+    stops.push(() => server.close());
+    const socket = connect(server.port, '127.0.0.1');
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    socket.on('error', () => {});
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    socket.write('GET /tap HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+    const trickle = setInterval(() => socket.writable && socket.write('X-Slow: a\r\n'), 100);
+    try {
+      await closed;
+    } finally {
+      clearInterval(trickle);
+    }
+    expect(socket.destroyed).toBe(true);
+  });
+});

@@ -1,0 +1,86 @@
+/**
+ * The duplicate table of one session: the message ids it received, each with its direct replies,
+ * bounded by entries and by bytes (spec: idempotency#duplicate-table, limits#bounded-tables).
+ */
+
+/**
+ * A remembered reply: its text, or a way to rebuild that text byte for byte (a terminal task's
+ * snapshot, whose result the task already holds) and what the rebuild costs to keep.
+ */
+export type Reply = string | { rebuild: () => string; bytes: number };
+
+/** One message received: its direct replies and, for a handshake.init, its own text. */
+export interface Remembered {
+  replies: Reply[];
+  /** The text of a handshake.init, so that only its byte-identical repeat counts as one (spec: idempotency#repeated-init). */
+  request?: string;
+}
+
+/** What one entry costs besides its texts: the id, the map slot, the arrays. */
+const ENTRY_OVERHEAD = 128;
+
+/** The serialized text of a remembered reply. */
+export function replyText(reply: Reply): string {
+  return typeof reply === 'string' ? reply : reply.rebuild();
+}
+
+/** The size of a remembered message in the table's accounting: UTF-16 code units of its texts, plus overhead. */
+export function rememberedBytes(entry: Remembered): number {
+  let n = ENTRY_OVERHEAD + (entry.request?.length ?? 0);
+  for (const r of entry.replies) n += typeof r === 'string' ? r.length : r.bytes;
+  return n;
+}
+
+/**
+ * Message ids and their replies, oldest forgotten first once there are more than `maxEntries`,
+ * or more than `maxBytes` of them while more than `minEntries` are kept; the `minEntries` most
+ * recent are never forgotten (spec: idempotency#duplicate-table).
+ */
+export class DuplicateTable {
+  private readonly map = new Map<string, { entry: Remembered; bytes: number }>();
+  private total = 0;
+
+  constructor(
+    private readonly maxEntries: number,
+    private readonly maxBytes: number,
+    private readonly minEntries: number,
+  ) {}
+
+  get(messageId: string): Remembered | undefined {
+    return this.map.get(messageId)?.entry;
+  }
+
+  set(messageId: string, entry: Remembered): void {
+    this.delete(messageId);
+    const bytes = rememberedBytes(entry) + messageId.length;
+    this.map.set(messageId, { entry, bytes });
+    this.total += bytes;
+    while (this.map.size > this.maxEntries || (this.total > this.maxBytes && this.map.size > this.minEntries)) {
+      this.delete(this.map.keys().next().value as string);
+    }
+  }
+
+  entries(): IterableIterator<[string, Remembered]> {
+    const it = this.map.entries();
+    return (function* () {
+      for (const [id, { entry }] of it) yield [id, entry] as [string, Remembered];
+    })();
+  }
+
+  /** Entries held now. */
+  get size(): number {
+    return this.map.size;
+  }
+
+  /** Bytes held now, in the table's accounting. */
+  get bytes(): number {
+    return this.total;
+  }
+
+  private delete(messageId: string): void {
+    const old = this.map.get(messageId);
+    if (!old) return;
+    this.map.delete(messageId);
+    this.total -= old.bytes;
+  }
+}
