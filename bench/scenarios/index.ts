@@ -5,6 +5,7 @@ import { decode } from './decode.ts';
 import { harness, harnessRowIds } from './harness.ts';
 import { roundtrip, roundtripRowIds } from './roundtrip.ts';
 import { scale, scaleRowIds } from './scale.ts';
+import { startup, startupRowIds } from './startup.ts';
 import { streaming, streamingRowIds } from './streaming.ts';
 import { workspace, workspaceRowIds } from './workspace.ts';
 
@@ -12,6 +13,7 @@ import { workspace, workspaceRowIds } from './workspace.ts';
 export type Scenario = (budget: Budget, selected: (id: string) => boolean, log: (line: string) => void) => Promise<Row[]>;
 
 export const SCENARIOS: ReadonlyArray<{ name: string; rows: string[]; run: Scenario }> = [
+  { name: '0. Start-up', rows: startupRowIds(), run: startup },
   { name: '1. Task round trip', rows: roundtripRowIds(), run: roundtrip },
   { name: '2. Streaming', rows: streamingRowIds(), run: streaming },
   { name: '3. Decode + validate', rows: ['decode.per-message'], run: decode },
