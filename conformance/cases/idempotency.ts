@@ -92,6 +92,39 @@ export const idempotencyCases: Case[] = [
     }),
   }),
   defineCase({
+    id: 'idempotency.duplicate.init-newer-minor',
+    title: 'A repeat of an init written in a newer minor version gets the original ack, not UNSUPPORTED_VERSION',
+    level: 'MUST',
+    profile: P,
+    spec: 'idempotency#repeated-init',
+    requirements: ['TAP-IDEM-040', 'TAP-IDEM-016'],
+    run: attempt(async (ctx) => {
+      const peer = need(await ctx.connect());
+      // A 1.1 requester writes tap/1.1 in its init and lists 1.0 too (spec: envelope#protocol).
+      peer.state.version = '1.1';
+      const hs = need(await handshake(peer, { versions: ['1.1', '1.0'], stopAfterAck: true }));
+      const mark = peer.mark();
+      await peer.send(hs.init);
+      const again = need(
+        await peer.waitFor((r) => r.index >= mark && r.msg.reply_to === hs.init.message_id, 'a reply to the repeated init'),
+      );
+      require(
+        check(
+          again.text === hs.ack.text,
+          `the repeat of the tap/1.1 init got ${describeMessage(again.msg)}, not the original handshake.ack`,
+          'the original handshake.ack byte for byte',
+          describeMessage(again.msg),
+        ),
+      );
+      const ready = await peer.post('handshake.ready', { params: hs.ack.msg.payload.params });
+      const go = need(await peer.reply(ready));
+      return verdictOf(
+        'the original ack; the handshake goes on',
+        check(go.msg.type === 'handshake.go', 'the handshake did not complete after the repeat', 'handshake.go', describeMessage(go.msg)),
+      );
+    }),
+  }),
+  defineCase({
     id: 'idempotency.key.same-request',
     title: 'The same idempotency_key and request under a new task_id gets a snapshot of the original task, which runs once',
     level: 'MUST',
