@@ -165,7 +165,7 @@ export class Connection implements Link {
     const decoded = decodeFrame(frame, { maxMessageBytes: this.maxBytes(), rejectDuplicateMembers: true });
     if (!decoded.ok) {
       if (/"type"\s*:\s*"error"/.test(new TextDecoder().decode(frame.bytes.subarray(0, 65536)))) return;
-      this.refuse(decoded.error, { replyTo: decoded.replyTo, taskId: decoded.taskId, early: true });
+      this.refuse(decoded.error, { replyTo: decoded.replyTo, taskId: decoded.taskId, source: decoded.source ?? '', early: true });
       return;
     }
     const msg = decoded.message as Record<string, unknown> & { type: string; message_id: string; source: string; target: string };
