@@ -735,7 +735,8 @@ export const taskCases: Case[] = [
         const taskId = peer.ids.task();
         const { reply } = await request(peer, name, input, { taskId });
         const m = need(reply).msg;
-        if (m.type === 'task.accepted') need(await collectUntilResult(peer, taskId));
+        // An accepted out-of-range task may run long; it is cancelled, and the case fails on it.
+        if (m.type === 'task.accepted') await peer.post('task.cancel', {}, { task_id: taskId });
         require(checkError(m, { code: 'INVALID_MESSAGE', taskId }, `${name} with input ${show(input, 80)}`));
       }
       return pass(`${accepted.length} inputs at the bounds accepted, ${refused.length} outside them refused`);
