@@ -385,4 +385,87 @@ export const errorCases: Case[] = [
       );
     }),
   }),
+  defineCase({
+    id: 'core.errors.correlation-ill-formed',
+    title: 'An error leaves out a reply_to or task_id that is not well-formed, and still answers',
+    level: 'MUST',
+    profile: P,
+    spec: 'errors#correlation',
+    requirements: ['TAP-ERR-040', 'TAP-ERR-003'],
+    run: attempt(async (ctx) => {
+      const peer = need(await ctx.session());
+      // An ill-formed task_id: the envelope fails, the message_id is still echoed.
+      const badTask = peer.envelope('task.status', {}, { task_id: 'Not A Task Id!' });
+      await peer.send(badTask, { deliberate: 'an ill-formed task_id' });
+      const r1 = need(await peer.reply(badTask));
+      require(checkError(r1.msg, { code: 'INVALID_MESSAGE' }, 'a task.status with an ill-formed task_id'));
+      require(check(r1.msg.task_id === undefined, 'the error echoes the ill-formed task_id', 'no task_id', show(r1.msg.task_id)));
+      // An ill-formed message_id: the error answers it without reply_to.
+      const mark = peer.mark();
+      const badId = peer.envelope('ping', {}, { message_id: 'not a message id!' });
+      await peer.send(badId, { deliberate: 'an ill-formed message_id' });
+      const r2 = need(
+        await peer.waitFor((r) => r.index >= mark && r.msg.type === 'error', 'an error for a ping with an ill-formed message_id'),
+      );
+      require(checkError(r2.msg, { code: 'INVALID_MESSAGE' }, 'a ping with an ill-formed message_id'));
+      return verdictOf(
+        'both refused, neither echoed',
+        check(r2.msg.reply_to === undefined, 'the error echoes the ill-formed message_id', 'no reply_to', show(r2.msg.reply_to)),
+      );
+    }),
+  }),
+  defineCase({
+    id: 'core.errors.target-before-session',
+    title: "Before the ack an error is addressed to the offending message's source, or to unknown when it has none",
+    level: 'MUST',
+    profile: P,
+    spec: 'errors#error-target',
+    requirements: ['TAP-ERR-041'],
+    run: attempt(async (ctx) => {
+      const peer = need(await ctx.connect());
+      let mark = peer.mark();
+      await peer.sendText('this is not JSON', 'a frame with no source to read');
+      const r1 = need(await peer.waitFor((r) => r.index >= mark && r.msg.type === 'error', 'an error for a frame that is not JSON'));
+      require(
+        check(
+          r1.msg.target === 'unknown',
+          'the error for a frame without a source is not addressed to unknown',
+          'target unknown',
+          show(r1.msg.target),
+        ),
+      );
+      mark = peer.mark();
+      const { timestamp: _t, ...noTime } = peer.envelope('ping', {});
+      await peer.send(noTime as typeof noTime & { timestamp: string }, { deliberate: 'a ping without timestamp' });
+      const r2 = need(await peer.waitFor((r) => r.index >= mark && r.msg.type === 'error', 'an error for a ping without timestamp'));
+      return verdictOf(
+        'addressed as required',
+        check(
+          r2.msg.target === peer.state.selfId,
+          'the error for a message with a readable source is not addressed to that source',
+          `target ${peer.state.selfId}`,
+          show(r2.msg.target),
+        ),
+      );
+    }),
+  }),
+  defineCase({
+    id: 'core.envelope.signature-shape',
+    title: 'A signature member of the wrong shape fails the envelope schema: INVALID_MESSAGE, not INVALID_SIGNATURE',
+    level: 'MUST',
+    profile: P,
+    spec: 'integrity#verification',
+    requirements: ['TAP-INT-040'],
+    run: attempt(async (ctx) => {
+      const peer = need(await ctx.session());
+      const sent = await peer.post(
+        'ping',
+        {},
+        { signature: { alg: 'hmac-sha256', key_id: 'tap-conform.k1', value: 'too-short' } },
+        { deliberate: 'a signature value that is not 43 base64url characters' },
+      );
+      require(await expectError(peer, sent, { code: 'INVALID_MESSAGE' }, 'a ping whose signature has the wrong shape'));
+      return verdictOf('INVALID_MESSAGE; the session goes on', await expectAlive(peer, 'a malformed signature'));
+    }),
+  }),
 ];

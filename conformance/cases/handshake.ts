@@ -563,6 +563,87 @@ export const handshakeCases: Case[] = [
       return pass('a new handshake.init succeeded after the error');
     }),
   }),
+  defineCase({
+    id: 'core.handshake.ready-extra-member',
+    title: 'handshake.ready params holding members the final params lack are not refused: unknown members are ignored',
+    level: 'MUST',
+    profile: P,
+    spec: 'handshake#ready',
+    requirements: ['TAP-HS-040', 'TAP-HS-010'],
+    run: attempt(async (ctx) => {
+      const peer = need(await ctx.connect());
+      // A parameter of a later minor version and an extension member, beside the final params.
+      need(await handshake(peer, { readyParams: (p) => ({ ...p, keepalive_policy: 'lazy', 'x-conform-note': { n: 1 } }) }));
+      return verdictOf('handshake.go', await expectAlive(peer, 'a ready with extra params members'));
+    }),
+  }),
+  defineCase({
+    id: 'core.handshake.later-init-star',
+    title: 'A later handshake.init naming "*" and no session gets PROTOCOL_VIOLATION; one from a stranger gets IDENTITY_MISMATCH',
+    level: 'MUST',
+    profile: P,
+    spec: 'handshake#later-init',
+    requirements: ['TAP-HS-041'],
+    run: attempt(async (ctx) => {
+      const peer = need(await ctx.session());
+      const { session_id: _s, ...later } = peer.envelope('handshake.init', { ...initPayload(peer, {}), requires: ['x.other'] });
+      const sent = await peer.send({ ...later, target: '*' });
+      require(await expectError(peer, sent, { code: 'PROTOCOL_VIOLATION' }, 'a later init with target "*" and no session_id'));
+      const strangerId = `${peer.state.selfId}.stranger`;
+      const { session_id: _t, ...other } = peer.envelope('handshake.init', { ...initPayload(peer, {}), agent: harnessCard(strangerId) });
+      const stranger = await peer.send({ ...other, source: strangerId, target: '*' });
+      require(await expectError(peer, stranger, { code: 'IDENTITY_MISMATCH' }, 'a later init from another source'));
+      return verdictOf('refused; the session goes on', await expectAlive(peer, 'two later inits'));
+    }),
+  }),
+  defineCase({
+    id: 'core.handshake.later-init-integrity',
+    title: 'A later handshake.init proposing integrity gets PROTOCOL_VIOLATION, not fatal, and the session goes on',
+    level: 'MUST',
+    profile: P,
+    spec: 'integrity#unsigned-errors',
+    requirements: ['TAP-INT-041', 'TAP-HS-015'],
+    run: attempt(async (ctx) => {
+      const peer = need(await ctx.session());
+      const payload = initPayload(peer, { params: { integrity: { alg: 'hmac-sha256', key_id: 'tap-conform.no-such-key' } } });
+      const sent = await peer.post('handshake.init', payload);
+      const r = need(await peer.reply(sent));
+      require(checkError(r.msg, { code: 'PROTOCOL_VIOLATION', replyTo: sent.message_id }, 'a later init proposing integrity'));
+      require(
+        check(r.msg.payload.fatal !== true, 'the PROTOCOL_VIOLATION is marked fatal', 'fatal absent or false', show(r.msg.payload.fatal)),
+      );
+      return verdictOf('refused; the session goes on', await expectAlive(peer, 'a later init proposing integrity'));
+    }),
+  }),
+  defineCase({
+    id: 'core.handshake.heartbeat-stable',
+    title: "The agent's own heartbeat_ms is the same in every session: the same proposal gets the same final value",
+    level: 'MUST',
+    profile: P,
+    spec: 'limits#heartbeats',
+    requirements: ['TAP-LIM-043', 'TAP-HS-009'],
+    run: attempt(async (ctx) => {
+      const finals: number[] = [];
+      for (let i = 0; i < 2; i++) {
+        const { peer, hs } = need(await ctx.sessionWith({ params: { heartbeat_ms: 1000 } }));
+        finals.push(Number(hs.ack.msg.payload.params?.heartbeat_ms));
+        await peer.close();
+      }
+      // Proposing the agent's value, now known, yields exactly that value.
+      const { hs } = need(await ctx.sessionWith({ params: { heartbeat_ms: finals[0] } }));
+      const exact = Number(hs.ack.msg.payload.params?.heartbeat_ms);
+      return verdictOf(
+        `heartbeat_ms ${finals[0]} each time`,
+        check(
+          finals[0] === finals[1],
+          'two sessions proposing 1000 ms got different heartbeat_ms',
+          `${finals[0]} twice`,
+          finals.join(' and '),
+        ),
+        check(exact === finals[0], `proposing ${finals[0]} ms gave ${exact} ms`, String(finals[0]), String(exact)),
+      );
+    }),
+  }),
 ];
 
 /** The handshake step timeout scenario: connect, send nothing, time the close (spec: handshake#timeouts). */

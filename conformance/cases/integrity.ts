@@ -110,11 +110,11 @@ export const integrityCases: Case[] = [
   }),
   defineCase({
     id: 'integrity.signature.wrong',
-    title: 'A wrong MAC, or one made with another key_id, gets INVALID_SIGNATURE and has no effect',
+    title: 'A wrong MAC, or one made with another key_id, gets INVALID_SIGNATURE; one of the wrong shape INVALID_MESSAGE',
     level: 'MUST',
     profile: P,
     spec: 'integrity#verification',
-    requirements: ['TAP-INT-011'],
+    requirements: ['TAP-INT-011', 'TAP-INT-040'],
     needs: { ...SIGNED, capabilities: ['tap.test.echo'] },
     run: attempt(async (ctx) => {
       const peer = await signed(ctx);
@@ -139,8 +139,8 @@ export const integrityCases: Case[] = [
       await refusedRequest(
         peer,
         (m) => ({ ...m, signature: { ...m.signature!, value: 'not-base64url!' } }),
-        ['INVALID_SIGNATURE', 'INVALID_MESSAGE'],
-        'a task.request with a malformed signature value',
+        'INVALID_MESSAGE',
+        'a task.request with a malformed signature value (the envelope schema comes first)',
       );
       return verdictOf('refused each time', await expectAlive(peer, 'INVALID_SIGNATURE'));
     }),

@@ -87,13 +87,14 @@ export const limitCases: Case[] = [
     level: 'MUST',
     profile: P,
     spec: 'limits#message-size',
-    requirements: ['TAP-LIM-002'],
+    requirements: ['TAP-LIM-002', 'TAP-LIM-040'],
     needs: { capabilities: ['tap.test.stream'] },
     run: attempt(async (ctx) => {
       const peer = need(await ctx.session({ params: { max_message_bytes: 4096 } }));
       const t = need(await startTask(peer, 'tap.test.stream', { count: 3, chunk: 'c'.repeat(1000) }));
       need(await collectUntilResult(peer, t.taskId));
-      const big = peer.received.find((r) => Buffer.byteLength(r.text) > 4096);
+      // The ack is read under the requester's card limit, not the final one (spec: limits#message-size).
+      const big = peer.received.find((r) => r.msg.type !== 'handshake.ack' && Buffer.byteLength(r.text) > 4096);
       return verdictOf(
         'all within 4096 bytes',
         check(
@@ -208,21 +209,105 @@ export const limitCases: Case[] = [
   }),
   defineCase({
     id: 'core.version.after-ack',
-    title: 'After the ack, a message not in the negotiated version gets UNSUPPORTED_VERSION and the session ends',
+    title: 'After the ack, a message in another minor version gets UNSUPPORTED_VERSION, not fatal, and the session goes on',
     level: 'MUST',
     profile: P,
-    spec: 'versioning#version-check',
-    requirements: ['TAP-VER-002', 'TAP-ENV-005'],
+    spec: 'versioning#stray-minor',
+    requirements: ['TAP-VER-040', 'TAP-VER-002', 'TAP-ENV-005'],
     run: attempt(async (ctx) => {
       const peer = need(await ctx.session());
       const m = peer.envelope('ping', {}, { protocol: 'tap/1.3' });
       await peer.send(m);
       const r = need(await peer.reply(m));
-      require(checkError(r.msg, { code: 'UNSUPPORTED_VERSION', fatal: true }, 'a ping in tap/1.3 in a 1.0 session'));
+      require(checkError(r.msg, { code: 'UNSUPPORTED_VERSION' }, 'a ping in tap/1.3 in a 1.0 session'));
+      require(
+        check(
+          r.msg.payload.fatal !== true,
+          'one message in another minor version ended the session',
+          'fatal absent or false',
+          show(r.msg.payload.fatal),
+        ),
+      );
+      return verdictOf('refused; the session goes on', await expectAlive(peer, 'a message in tap/1.3'));
+    }),
+  }),
+  defineCase({
+    id: 'core.version.major-after-ack',
+    title: 'After the ack, a message of another major version gets a fatal UNSUPPORTED_VERSION, and nothing follows it',
+    level: 'MUST',
+    profile: P,
+    spec: 'errors#fatal-errors',
+    requirements: ['TAP-VER-002', 'TAP-ERR-042'],
+    needs: { capabilities: ['tap.test.sleep'] },
+    run: attempt(async (ctx) => {
+      const peer = need(await ctx.session());
+      // A running task: its hand-off, result or a farewell would be the messages that must not follow.
+      need(await startTask(peer, 'tap.test.sleep', { ms: 600_000 }));
+      const m = peer.envelope('ping', {}, { protocol: 'tap/2.0' });
+      await peer.send(m);
+      const r = need(await peer.reply(m));
+      require(checkError(r.msg, { code: 'UNSUPPORTED_VERSION', fatal: true }, 'a ping in tap/2.0 in a 1.0 session'));
       const closed = await peer.waitClosed(ctx.scaled(5000));
+      require(check(closed, 'the transport stayed open after the fatal UNSUPPORTED_VERSION', 'closed', 'open'));
+      const after = peer.received.find((x) => x.index > r.index);
       return verdictOf(
-        'refused and closed',
-        check(closed, 'the transport stayed open after the fatal UNSUPPORTED_VERSION', 'closed', 'open'),
+        'refused, nothing more, closed',
+        check(
+          !after,
+          `the agent sent ${describeMessage(after?.msg)} after its fatal error`,
+          'nothing after the fatal error',
+          describeMessage(after?.msg),
+        ),
+      );
+    }),
+  }),
+  defineCase({
+    id: 'core.limits.ack-size',
+    title: "The handshake.ack fits the requester's card limit, or the init gets MESSAGE_TOO_LARGE and no session",
+    level: 'MUST',
+    profile: P,
+    spec: 'limits#message-size',
+    requirements: ['TAP-LIM-041', 'TAP-LIM-042'],
+    run: attempt(async (ctx) => {
+      const peer = need(await ctx.connect());
+      const card = { ...(initPayload(peer, {}).agent as Record<string, unknown>) };
+      card.limits = { max_concurrent_tasks: 1, max_task_seconds: 60, max_message_bytes: 1024 };
+      const init = await peer.post('handshake.init', { ...initPayload(peer, {}), agent: card });
+      const r = need(await peer.reply(init));
+      if (r.msg.type === 'handshake.ack') {
+        const bytes = Buffer.byteLength(r.text);
+        return verdictOf(
+          `an ack of ${bytes} bytes`,
+          check(
+            bytes <= 1024,
+            `the agent sent a ${bytes}-byte handshake.ack to a requester whose card accepts 1024`,
+            '≤ 1024 bytes',
+            `${bytes} bytes`,
+          ),
+        );
+      }
+      require(checkError(r.msg, { code: 'MESSAGE_TOO_LARGE', replyTo: init.message_id }, 'an init whose card accepts 1024 bytes'));
+      const d = r.msg.payload.details ?? {};
+      require(
+        check(
+          d.max_message_bytes === 1024 && Number.isInteger(d.byte_length) && d.byte_length > 1024,
+          'MESSAGE_TOO_LARGE does not give the card limit and the size of the ack in details',
+          '{ max_message_bytes: 1024, byte_length: > 1024 }',
+          show(d),
+        ),
+      );
+      require(check(r.msg.payload.fatal !== true, 'the refusal is marked fatal', 'fatal absent or false', show(r.msg.payload.fatal)));
+      // No session was created: a handshake with an ordinary card follows on the same transport (spec: handshake#failures).
+      const again = await peer.post('handshake.init', initPayload(peer, {}));
+      const ack = need(await peer.reply(again));
+      return verdictOf(
+        'refused without a session; a new init succeeded',
+        check(
+          ack.msg.type === 'handshake.ack',
+          'a new init after the refusal was not acknowledged',
+          'handshake.ack',
+          describeMessage(ack.msg),
+        ),
       );
     }),
   }),

@@ -21,6 +21,8 @@ interface GoneScenario {
   pings: number;
   /** The task's result, if the agent sent one. */
   result?: Received;
+  /** Every message the agent sent about the task. */
+  stream?: Received[];
   /** Whether the agent closed the transport (a stdio agent: exited) when it gave up. */
   closed: boolean;
   problem?: Outcome;
@@ -64,6 +66,7 @@ async function goneScenario(ctx: CaseContext): Promise<GoneScenario> {
     heartbeat,
     pings,
     result,
+    stream: peer.received.filter((r) => r.msg.task_id === t.value.taskId),
     closed: peer.closed !== undefined,
     goneAt: at === undefined ? undefined : between(at - accepted, at - requested),
   };
@@ -189,6 +192,33 @@ export const livenessCases: Case[] = [
           'the orphaned task did not end cancelled with SESSION_LOST',
           'cancelled SESSION_LOST',
           JSON.stringify(res),
+        ),
+      );
+    },
+  }),
+  defineCase({
+    id: 'stdio.session-lost.cancelling',
+    title: 'A running task ended SESSION_LOST on stdio passes through cancelling, as every cancelled ending does',
+    level: 'MUST',
+    profile: 'stdio',
+    spec: 'tasks#states',
+    requirements: ['TAP-TASK-041'],
+    needs: { capabilities: ['tap.test.sleep'], binding: 'stdio' },
+    budgetMs: 140_000,
+    run: async (ctx) => {
+      const r = await ctx.shared('peer-gone', goneScenario);
+      if (r.problem) return r.problem;
+      if (!r.result) return pass('the agent exited at once; no result reached the requester to judge');
+      const stream = r.stream ?? [];
+      const states = stream.filter((m) => m.msg.type === 'task.event' && m.msg.payload?.kind === 'state').map((m) => m.msg.payload.state);
+      if (!states.includes('running')) return pass('the task was still accepted, which ends cancelled directly');
+      return verdictOf(
+        'running → cancelling → cancelled',
+        check(
+          states[states.length - 1] === 'cancelling',
+          'a running task ended cancelled SESSION_LOST without passing through cancelling',
+          'a state event cancelling before the result',
+          `state events ${states.join(', ')}, then ${describeMessage(r.result.msg)}`,
         ),
       );
     },

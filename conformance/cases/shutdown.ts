@@ -223,6 +223,51 @@ export const shutdownCases: Case[] = [
     }),
   }),
   defineCase({
+    id: 'shutdown.rejection-taken',
+    title: 'A plan rejection arriving during shutdown is taken: a snapshot, then the task ends failed PLAN_REJECTED',
+    level: 'MUST',
+    profile: P,
+    spec: 'shutdown#rejection',
+    requirements: ['TAP-SHUT-041'],
+    needs: { capabilities: ['tap.test.plan'] },
+    run: attempt(async (ctx) => {
+      const peer = need(await ctx.session());
+      const t = need(await startTask(peer, 'tap.test.plan', { plan: PLAN }));
+      const submit = need(await waitStream(peer, t.taskId, (m) => m.type === 'plan.submit', 'plan.submit'));
+      const stop = await peer.post('shutdown.request', { reason: 'conformance test', grace_ms: 3000 });
+      const d = await peer.post(
+        'plan.decision',
+        { plan_id: submit.msg.payload.plan?.plan_id, decision: 'rejected', feedback: 'no' },
+        { task_id: t.taskId },
+      );
+      const resp = need(await peer.reply(stop));
+      if (resp.msg.type === 'shutdown.response' && resp.msg.payload.approve !== true)
+        return unimplemented('the agent declined the shutdown, which it may do');
+      const dr = need(await peer.reply(d));
+      // The task checks come first: a task the shutdown already handed off is terminal (spec: errors#order-of-checks).
+      if (dr.msg.type === 'error') {
+        return verdictOf(
+          'the shutdown had already ended the task',
+          checkError(dr.msg, { code: 'TASK_TERMINAL', replyTo: d.message_id }, 'a plan rejection during shutdown'),
+        );
+      }
+      const result = need(
+        await peer.waitFor((r) => r.msg.type === 'task.result' && r.msg.task_id === t.taskId, 'the result of the rejected task'),
+      );
+      const p = result.msg.payload;
+      return verdictOf(
+        'rejection taken',
+        check(dr.msg.type === 'task.snapshot', 'the rejection was not answered with a snapshot', 'task.snapshot', describeMessage(dr.msg)),
+        check(
+          p.status === 'failed' && p.error?.code === 'PLAN_REJECTED',
+          'the task whose plan was rejected during shutdown did not end failed PLAN_REJECTED',
+          'task.result failed PLAN_REJECTED',
+          describeMessage(result.msg),
+        ),
+      );
+    }),
+  }),
+  defineCase({
     id: 'shutdown.retry-snapshot',
     title: 'During shutdown a repeat of an existing task is still answered with its snapshot',
     level: 'MUST',

@@ -3,12 +3,25 @@ import { defineCase, type Case } from '../case.ts';
 import type { CaseContext } from '../context.ts';
 import type { Peer } from '../peer.ts';
 import type { ChildStdioTransport } from '../../reference/transports/stdio-child.ts';
-import { describeMessage, startTask } from '../steps.ts';
+import { describeMessage, initPayload, startTask } from '../steps.ts';
 import { fail, pass, timingWindow, type Outcome } from '../verdict.ts';
 import { attempt, check, checkError, expectAlive, need, require, runTask, verdictOf } from './kit.ts';
 import { checkSequence } from './shutdown.ts';
 
 const STDIO = { binding: 'stdio' as const };
+
+/** PASS when the agent exited with status 0; FAIL with what it did instead. */
+function exitedZero(exit: { code: number | null; signal?: string | null } | undefined, when: string): Outcome {
+  return verdictOf(
+    'exit 0',
+    check(
+      exit?.code === 0,
+      `the agent did not exit with status 0 ${when}`,
+      'exit status 0',
+      exit ? String(exit.signal ?? exit.code) : 'still running',
+    ),
+  );
+}
 
 /** The child process behind a stdio peer. */
 function childOf(ctx: CaseContext, peer: Peer) {
@@ -116,7 +129,7 @@ export const stdioCases: Case[] = [
     level: 'MUST',
     profile: 'stdio',
     spec: 'shutdown#end-of-input',
-    requirements: ['TAP-SHUT-016', 'TAP-STDIO-006'],
+    requirements: ['TAP-SHUT-016', 'TAP-STDIO-006', 'TAP-SHUT-040'],
     needs: { capabilities: ['tap.test.sleep'], ...STDIO },
     budgetMs: 45_000,
     run: attempt((ctx) => orderlyExit(ctx, 'eof')),
@@ -308,6 +321,38 @@ export const stdioCases: Case[] = [
           exit ? String(exit.signal ?? exit.code) : 'still running',
         ),
       );
+    }),
+  }),
+  defineCase({
+    id: 'stdio.exit.after-fatal',
+    title: 'A stdio agent whose handshake ended with a fatal error exits with status 0',
+    level: 'MUST',
+    profile: 'stdio',
+    spec: 'bindings-stdio#lifecycle',
+    requirements: ['TAP-STDIO-040'],
+    needs: STDIO,
+    run: attempt(async (ctx) => {
+      const peer = need(await ctx.connect());
+      const init = await peer.post('handshake.init', { ...initPayload(peer, {}), versions: ['999.0'] });
+      const r = need(await peer.reply(init));
+      require(checkError(r.msg, { code: 'UNSUPPORTED_VERSION', fatal: true }, 'an init offering only version 999.0'));
+      const exit = await peer.waitExit(timingWindow(0, ctx.env.timeScale).latestMs + 5000);
+      return exitedZero(exit, 'after its fatal UNSUPPORTED_VERSION');
+    }),
+  }),
+  defineCase({
+    id: 'stdio.exit.handshake-timeout',
+    title: 'A stdio agent whose handshake timed out exits with status 0',
+    level: 'MUST',
+    profile: 'stdio',
+    spec: 'bindings-stdio#lifecycle',
+    requirements: ['TAP-STDIO-040'],
+    needs: STDIO,
+    budgetMs: 45_000,
+    run: attempt(async (ctx) => {
+      const peer = need(await ctx.connect());
+      const exit = await peer.waitExit(timingWindow(10_000, ctx.env.timeScale).latestMs + 5000);
+      return exitedZero(exit, 'after the handshake step timed out');
     }),
   }),
 ];

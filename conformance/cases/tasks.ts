@@ -112,6 +112,63 @@ async function tooLargeProbe(peer: Peer, max: number): Promise<Outcome> {
   );
 }
 
+/** A message_id of the longest allowed length, 128 characters, unique to this peer. */
+function longestMessageId(peer: Peer): string {
+  return peer.ids.message().padEnd(128, '.');
+}
+
+/**
+ * Sends an echo whose task.result just fits in `max` while a snapshot carrying it would not;
+ * the agent must then end the task failed MESSAGE_TOO_LARGE, or answer task.status with a
+ * snapshot that fits (spec: tasks#result-size).
+ */
+async function snapshotSizeProbe(peer: Peer, max: number): Promise<Outcome> {
+  const small = need(await runTask(peer, 'tap.test.echo', 'a'.repeat(100), { taskId: peer.ids.task('big') }));
+  const resultOverhead = Buffer.byteLength(small.result.text) - 100;
+  const ask = await peer.post('task.status', {}, { task_id: small.taskId, message_id: longestMessageId(peer) });
+  const snap = need(await peer.reply(ask));
+  if (snap.msg.type !== 'task.snapshot')
+    return fail('task.status of a completed task was not answered with a snapshot', 'task.snapshot', describeMessage(snap.msg));
+  const snapshotOverhead = Buffer.byteLength(snap.text) - 100;
+  const probeReq = peer.envelope(
+    'task.request',
+    { capability: 'tap.test.echo', input: '' },
+    { task_id: peer.ids.task('big'), message_id: 'q2' },
+  );
+  const requestOverhead = Buffer.byteLength(JSON.stringify(probeReq));
+  const k = Math.min(max - resultOverhead, max - requestOverhead);
+  if (!(snapshotOverhead + k > max)) {
+    return skipped(
+      `no echo request fits whose result fits but whose snapshot does not (overheads: request ${requestOverhead}, result ${resultOverhead}, snapshot ${snapshotOverhead} bytes)`,
+    );
+  }
+  const req = { ...probeReq, payload: { capability: 'tap.test.echo', input: 'a'.repeat(k) } };
+  await peer.send(req);
+  const reply = need(await peer.reply(req));
+  if (reply.msg.type === 'error')
+    return fail(
+      `the agent refused a request of ${Buffer.byteLength(JSON.stringify(req))} bytes`,
+      'task.accepted',
+      describeMessage(reply.msg),
+    );
+  const r = need(await collectUntilResult(peer, req.task_id!));
+  const p = r.result.msg.payload;
+  if (p.status === 'failed' && p.error?.code === 'MESSAGE_TOO_LARGE')
+    return pass('the result would not fit in a snapshot: failed MESSAGE_TOO_LARGE');
+  const again = await peer.post('task.status', {}, { task_id: req.task_id, message_id: longestMessageId(peer) });
+  const s2 = need(await peer.reply(again));
+  const bytes = Buffer.byteLength(s2.text);
+  return verdictOf(
+    `the ${describeMessage(r.result.msg)} fits in its snapshot`,
+    check(
+      bytes <= max,
+      `the agent kept a result that fits in task.result but sent a ${bytes}-byte snapshot over a ${max}-byte limit`,
+      `task.result failed MESSAGE_TOO_LARGE, or a snapshot of at most ${max} bytes`,
+      `${describeMessage(s2.msg)} of ${bytes} bytes`,
+    ),
+  );
+}
+
 export const taskCases: Case[] = [
   defineCase({
     id: 'tasks.lifecycle.echo',
@@ -617,6 +674,72 @@ export const taskCases: Case[] = [
           'a terminal task must add nothing to its stream',
         ),
       );
+    }),
+  }),
+  defineCase({
+    id: 'tasks.result.snapshot-size',
+    title: 'A result that fits in task.result but not in a snapshot ends failed MESSAGE_TOO_LARGE, so every snapshot fits',
+    level: 'MUST',
+    profile: P,
+    spec: 'tasks#result-size',
+    requirements: ['TAP-TASK-040'],
+    needs: cap('echo'),
+    run: attempt(async (ctx) => {
+      const max = 8192;
+      const peer = need(await ctx.session({ params: { max_message_bytes: max } }));
+      if (peer.state.params?.max_message_bytes !== max)
+        return fail('the agent did not accept max_message_bytes 8192', '8192', show(peer.state.params?.max_message_bytes));
+      return snapshotSizeProbe(peer, max);
+    }),
+  }),
+  defineCase({
+    id: 'tasks.input-forms',
+    title: 'A conformance capability accepts every input of its documented form, bounds included, and refuses values out of range',
+    level: 'MUST',
+    profile: P,
+    spec: 'conformance#input-forms',
+    requirements: ['TAP-CONF-040', 'TAP-CONF-010'],
+    needs: cap('echo', 'sleep', 'stream', 'fail', 'counter'),
+    run: attempt(async (ctx) => {
+      const peer = need(await ctx.session());
+      const accepted: [string, unknown][] = [
+        ['tap.test.echo', null],
+        ['tap.test.stream', { count: 0 }],
+        ['tap.test.stream', { count: 1, interval_ms: 0, chunk: null, 'x-conform-extra': true }],
+        ['tap.test.sleep', { ms: 0 }],
+        ['tap.test.fail', { code: 'A_CODE_FROM_LATER_MINOR' }],
+        ['tap.test.fail', { code: 'INTERNAL_ERROR', retryable: false, message: 'm'.repeat(8192) }],
+        ['tap.test.counter', { key: '' }],
+        ['tap.test.counter', { key: 'k'.repeat(256) }],
+      ];
+      for (const [name, input] of accepted) {
+        const { reply } = await request(peer, name, input);
+        const m = need(reply).msg;
+        require(
+          check(m.type === 'task.accepted', `${name} refused the valid input ${show(input, 80)}`, 'task.accepted', describeMessage(m)),
+        );
+        need(await collectUntilResult(peer, m.task_id!));
+      }
+      const refused: [string, unknown][] = [
+        ['tap.test.stream', { count: 100001 }],
+        ['tap.test.stream', { count: 1.5 }],
+        ['tap.test.stream', { count: 1, interval_ms: -1 }],
+        ['tap.test.stream', 3],
+        ['tap.test.sleep', { ms: -1 }],
+        ['tap.test.fail', { code: 'lowercase' }],
+        ['tap.test.fail', { code: 'A'.repeat(65) }],
+        ['tap.test.fail', { code: 'INTERNAL_ERROR', retryable: 'yes' }],
+        ['tap.test.counter', { key: 'k'.repeat(257) }],
+      ];
+      for (const [name, input] of refused) {
+        const taskId = peer.ids.task();
+        const { reply } = await request(peer, name, input, { taskId });
+        const m = need(reply).msg;
+        // An accepted out-of-range task may run long; it is cancelled, and the case fails on it.
+        if (m.type === 'task.accepted') await peer.post('task.cancel', {}, { task_id: taskId });
+        require(checkError(m, { code: 'INVALID_MESSAGE', taskId }, `${name} with input ${show(input, 80)}`));
+      }
+      return pass(`${accepted.length} inputs at the bounds accepted, ${refused.length} outside them refused`);
     }),
   }),
 ];

@@ -48,6 +48,46 @@ describe('handshake', () => {
     await peer.until(() => peer.closed);
   });
 
+  it('answers a repeat of a tap/1.1 init with the original ack, though the session speaks 1.0 (spec: idempotency#repeated-init)', async () => {
+    const peer = new TestPeer(testAgent());
+    const init = peer.init({ versions: ['1.1', '1.0'] }, { protocol: 'tap/1.1' });
+    const ack = await peer.reply(init.message_id);
+    expect(ack.payload.version).toBe('1.0');
+    peer.sendText(JSON.stringify(init));
+    await peer.until(() => peer.received.filter((m) => m.reply_to === init.message_id).length === 2);
+    const [first, second] = peer.raw.filter((t) => t.includes(`"reply_to":"${init.message_id}"`));
+    expect(second).toBe(first);
+    peer.sessionId = ack.payload.session_id;
+    const ready = peer.send({ type: 'handshake.ready', payload: { params: ack.payload.params } });
+    expect((await peer.reply(ready.message_id)).type).toBe('handshake.go');
+  });
+
+  it('refuses one message in another minor version after the ack without ending the session, another major fatally (spec: versioning#stray-minor)', async () => {
+    const peer = new TestPeer(testAgent());
+    await peer.handshake();
+    const stray = peer.send({ type: 'ping', protocol: 'tap/1.3' });
+    const err = await peer.reply(stray.message_id);
+    expect(err.payload.code).toBe('UNSUPPORTED_VERSION');
+    expect(err.payload.fatal).toBe(false);
+    const ping = peer.send({ type: 'ping' });
+    expect((await peer.reply(ping.message_id)).type).toBe('pong');
+    const major = peer.send({ type: 'ping', protocol: 'tap/2.0' });
+    expect((await peer.reply(major.message_id)).payload).toMatchObject({ code: 'UNSUPPORTED_VERSION', fatal: true });
+    await peer.until(() => peer.closed);
+  });
+
+  it('sends nothing after a fatal error, not even the result of a running task (spec: errors#fatal-errors)', async () => {
+    const peer = new TestPeer(testAgent());
+    await peer.handshake();
+    const req = peer.request('t1', 'tap.test.sleep', { ms: 600000 });
+    await peer.reply(req.message_id);
+    const major = peer.send({ type: 'ping', protocol: 'tap/2.0' });
+    const err = await peer.reply(major.message_id);
+    await peer.until(() => peer.closed);
+    await flush();
+    expect(peer.received.at(-1)).toBe(err);
+  });
+
   it('answers requests before go with HANDSHAKE_REQUIRED and no effect, and pings with pong (spec: handshake#before-go)', async () => {
     const peer = new TestPeer(testAgent());
     const early = peer.request('t1', 'tap.test.echo', 1);

@@ -65,6 +65,21 @@ describe('plans', () => {
     expect(peer.stream('p2').some((m) => m.payload.kind === 'output')).toBe(false);
   });
 
+  it('takes a rejection during shutdown but refuses an approval with SHUTTING_DOWN (spec: shutdown#rejection)', async () => {
+    const peer = new TestPeer(testAgent());
+    await peer.handshake();
+    const a = (await planTask(peer, 'r1')).payload.plan.plan_id;
+    const b = (await planTask(peer, 'r2')).payload.plan.plan_id;
+    const stop = peer.send({ type: 'shutdown.request', payload: { reason: 'test', grace_ms: 4000 } });
+    expect((await peer.reply(stop.message_id)).payload.approve).toBe(true);
+    const rejected = await peer.reply(decide(peer, 'r1', a, 'rejected', 'no').message_id);
+    expect(rejected.type).toBe('task.snapshot');
+    expect((await peer.result('r1')).payload).toMatchObject({ status: 'failed', error: { code: 'PLAN_REJECTED' } });
+    const approved = await peer.reply(decide(peer, 'r2', b, 'approved').message_id);
+    expect(approved.payload).toMatchObject({ code: 'SHUTTING_DOWN', retryable: true });
+    expect((await peer.result('r2')).payload).toMatchObject({ status: 'cancelled', error: { code: 'SHUTTING_DOWN' } });
+  });
+
   it('revises on needs_revision with a new plan_id, revision_of, feedback and a changed field (spec: plans#decisions)', async () => {
     const peer = new TestPeer(testAgent());
     await peer.handshake();

@@ -252,8 +252,9 @@ function onTaskMessage(conn: Connection, session: Session, msg: TaskMessage): vo
       }
       const violation = checkDecision(task, msg.payload);
       if (violation) return conn.refuse(violation.payload, to);
-      if (rt.shuttingDown || session.ending)
-        return conn.refuse(errorPayload('SHUTTING_DOWN', 'the session is shutting down and takes no decisions'), to);
+      // A rejection starts no work, so it is taken even during shutdown (spec: shutdown#rejection).
+      if ((rt.shuttingDown || session.ending) && msg.payload.decision !== 'rejected')
+        return conn.refuse(errorPayload('SHUTTING_DOWN', 'the session is shutting down and takes no approvals or revisions'), to);
       replySnapshot(conn, session, task, msg.message_id);
       return applyDecision(rt, conn.runner, task, msg.payload);
     }

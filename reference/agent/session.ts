@@ -68,6 +68,10 @@ export class Connection implements Link {
   /** Errors sent to messages refused before the duplicate check, by message_id and code. */
   private readonly earlyRefusals = new BoundedMap<string, string>(1024);
   private recording?: Reply[];
+  /** The text of the handshake.init that this connection's ack answered, to recognise its repeat. */
+  private openingInit?: string;
+  /** The text of the frame being handled. */
+  private frameText?: string;
   /** The source of the message being handled, to address replies before the peer is known. */
   private currentSource?: string;
   private closed = false;
@@ -107,16 +111,14 @@ export class Connection implements Link {
 
   /** Sends one serialized message; a no-op once closed. */
   send(text: string): void {
-    // Nothing follows the session's farewell (spec: shutdown#farewell).
-    if (this.closed || this.session?.ended) return;
+    // Nothing follows the session's farewell, nor a fatal error or a deliberate close (spec: shutdown#farewell, errors#fatal-errors).
+    if (this.closed || this.deliberate || this.session?.ended) return;
     // A peer that leaves this much unread is dropped like a lost one: its session stays resumable (spec: limits#back-pressure).
     const unsent = this.transport.unsentBytes?.() ?? 0;
     if (unsent > this.rt.settings.maxUnsentBytes) {
-      if (!this.deliberate) {
-        this.rt.log('warn', `the peer left ${unsent} bytes unread; closing the connection`);
-        this.stopTimers();
-        void this.transport.close({ code: 1008, reason: 'the peer does not read' }).catch(() => {});
-      }
+      this.rt.log('warn', `the peer left ${unsent} bytes unread; closing the connection`);
+      this.stopTimers();
+      void this.transport.close({ code: 1008, reason: 'the peer does not read' }).catch(() => {});
       return;
     }
     this.transport.send(text).catch((err: Error) => this.rt.log('warn', `send failed: ${err.message}`));
@@ -208,7 +210,7 @@ export class Connection implements Link {
     const decoded = decodeFrame(frame, { maxMessageBytes: this.maxBytes(), rejectDuplicateMembers: true });
     if (!decoded.ok) {
       if (/"type"\s*:\s*"error"/.test(new TextDecoder().decode(frame.bytes.subarray(0, 65536)))) return;
-      this.refuse(decoded.error, { replyTo: decoded.replyTo, taskId: decoded.taskId, early: true });
+      this.refuse(decoded.error, { replyTo: decoded.replyTo, taskId: decoded.taskId, source: decoded.source ?? '', early: true });
       return;
     }
     const msg = decoded.message as Record<string, unknown> & { type: string; message_id: string; source: string; target: string };
@@ -218,16 +220,27 @@ export class Connection implements Link {
     const fail = (code: string, message: string, details?: Record<string, unknown>): void =>
       this.refuse(errorPayload(code, message, details), { ...to, early: true });
 
-    // Version: a spoken major before the ack, exactly the negotiated version after it (spec: versioning#version-check).
-    const version = this.session?.version ?? this.pending?.version;
+    // Version: a spoken major before the ack, exactly the negotiated version after it; a repeat of
+    // the opening init was written before the ack and is checked as then (spec: versioning#version-check,
+    // idempotency#repeated-init). Another minor of the negotiated major is refused without ending
+    // the session; another major ends it (spec: versioning#stray-minor).
+    const openingRepeat = this.openingInit !== undefined && decoded.text === this.openingInit;
+    const version = openingRepeat ? undefined : (this.session?.version ?? this.pending?.version);
     const v = protocolVersion(msg.protocol as string);
     const major = v ? parseVersion(v)?.major : undefined;
     const versionOk = version !== undefined ? v === version : major !== undefined && SUPPORTED_MAJORS.has(major);
     if (!versionOk) {
       const why = version !== undefined ? `the session speaks tap/${version}` : `this agent speaks ${SUPPORTED_VERSIONS.join(', ')}`;
-      return fail('UNSUPPORTED_VERSION', `protocol ${String(msg.protocol)} is not spoken here; ${why}`, {
-        supported: [...SUPPORTED_VERSIONS],
-      });
+      const sameMajor = version !== undefined && major !== undefined && major === parseVersion(version)?.major;
+      return this.refuse(
+        errorPayload(
+          'UNSUPPORTED_VERSION',
+          `protocol ${String(msg.protocol)} is not spoken here; ${why}${sameMajor ? '; the message had no effect' : ''}`,
+          { supported: [...SUPPORTED_VERSIONS] },
+          { fatal: !sameMajor },
+        ),
+        { ...to, early: true },
+      );
     }
 
     // Signature and skew, once a key is agreed (spec: integrity#verification, integrity#skew).
@@ -268,6 +281,7 @@ export class Connection implements Link {
       return;
     }
     this.recording = [];
+    this.frameText = decoded.text;
     const failLate = (code: string, message: string, details?: Record<string, unknown>): void =>
       this.refuse(errorPayload(code, message, details), to);
     try {
@@ -361,6 +375,7 @@ export class Connection implements Link {
     this.hs = step.state;
     if (wasWaitingForInit && this.hs.phase === 'awaiting-ready') {
       this.pending = this.hs.pending;
+      this.openingInit = this.frameText;
       sessionPending(this.rt, this.pending);
       this.transport.setMaxFrameBytes?.(this.pending.params.max_message_bytes);
       this.armHandshakeTimer();

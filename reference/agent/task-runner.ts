@@ -7,10 +7,14 @@ import type { MessageType, PayloadOf, TaskState } from '../../schemas/src/index.
 import { errorPayload, TapError, type ErrorPayload } from '../core/errors.ts';
 import { canTransition, isTerminal } from '../core/states.ts';
 import { createContext, TaskAborted, type AbortKind } from './context.ts';
+import { iso } from './options.ts';
 import { byteLength } from './outbound.ts';
 import { withdrawPlan, markPlan } from './plans.ts';
 import type { Runtime } from './runtime.ts';
-import { currentPlan, outcomeError, type Task, type TaskOutcome } from './tasks.ts';
+import { currentPlan, outcomeError, snapshotOf, type Task, type TaskOutcome } from './tasks.ts';
+
+/** The longest reply_to a snapshot can carry: a message_id of 128 characters (spec: envelope#message-id). */
+const LONGEST_REPLY_TO = 'x'.repeat(128);
 
 /** The abort reason of every task that ended normally: one shared instance, since each finished task releases its signal. */
 const ENDED = new TaskAborted('ended', 'the task has ended');
@@ -150,7 +154,7 @@ export class TaskRunner {
    * Ends a task with its one result (spec: tasks#result). A retryable error becomes
    * non-retryable once a side effect began; a retryable ending releases the idempotency key
    * (spec: idempotency#retryable-endings). A result too large to send ends failed
-   * MESSAGE_TOO_LARGE (spec: limits#result-size). Returns false if the task had already ended.
+   * MESSAGE_TOO_LARGE, and so does one whose snapshot would be (spec: tasks#result-size). Returns false if the task had already ended.
    */
   finish(task: Task, outcome: TaskOutcome): boolean {
     if (isTerminal(task.state)) return false;
@@ -171,7 +175,10 @@ export class TaskRunner {
     if (session) {
       const sequence = task.lastSequence + 1;
       let text = session.message('task.result', result, { task_id: task.taskId, sequence });
-      if (byteLength(text) > session.params.max_message_bytes) {
+      // The result must fit in its task.result and in every snapshot that will carry it (spec: tasks#result-size).
+      const snapshot = session.message('task.snapshot', snapshotOf(task, iso), { task_id: task.taskId, reply_to: LONGEST_REPLY_TO });
+      const max = session.params.max_message_bytes;
+      if (byteLength(text) > max || byteLength(snapshot) > max) {
         result = {
           status: 'failed',
           error: errorPayload('MESSAGE_TOO_LARGE', `the result is larger than max_message_bytes (${session.params.max_message_bytes})`),

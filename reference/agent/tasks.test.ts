@@ -203,6 +203,24 @@ describe('tasks', () => {
     expect(peer.violations(true)).toEqual([]);
   });
 
+  it('ends failed MESSAGE_TOO_LARGE a result that fits in task.result but not in its snapshot, so every snapshot fits (spec: tasks#result-size)', async () => {
+    const max = 4096;
+    const peer = await session({}, { params: { max_message_bytes: max } });
+    // Sizes that walk across the gap between a result's envelope and a snapshot's.
+    for (let k = max - 700; k <= max - 250; k += 50) {
+      const taskId = `s${k}`;
+      const req = peer.request(taskId, 'tap.test.echo', 'a'.repeat(k));
+      if ((await peer.reply(req.message_id)).type === 'error') continue;
+      await peer.result(taskId);
+      const status = peer.send({ type: 'task.status', task_id: taskId, message_id: `q${k}`.padEnd(128, '.') });
+      await peer.reply(status.message_id);
+    }
+    for (const text of peer.raw.slice(1)) expect(new TextEncoder().encode(text).length).toBeLessThanOrEqual(max);
+    const results = peer.received.filter((m) => m.type === 'task.result');
+    expect(results.some((m) => m.payload.status === 'completed')).toBe(true);
+    expect(results.some((m) => m.payload.error?.code === 'MESSAGE_TOO_LARGE')).toBe(true);
+  });
+
   it('answers an oversized frame with MESSAGE_TOO_LARGE and keeps the session (spec: limits#message-size)', async () => {
     const peer = await session({}, { params: { max_message_bytes: 2048 } });
     const big = peer.request('o1', 'tap.test.echo', 'z'.repeat(5000));

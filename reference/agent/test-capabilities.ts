@@ -5,12 +5,14 @@
  */
 import type { Capability } from '../../schemas/src/index.ts';
 import planSchema from '../../schemas/v1/plan.schema.json' with { type: 'json' };
+import counterInput from '../../schemas/v1/tap.test.counter.input.schema.json' with { type: 'json' };
+import failInput from '../../schemas/v1/tap.test.fail.input.schema.json' with { type: 'json' };
+import sleepInput from '../../schemas/v1/tap.test.sleep.input.schema.json' with { type: 'json' };
+import streamInput from '../../schemas/v1/tap.test.stream.input.schema.json' with { type: 'json' };
 import { errorEntry, errorPayload, TapError } from '../core/index.ts';
 import type { Handler, TaskContext } from './context.ts';
 import type { CapabilityDefinition } from './options.ts';
 import type { PlanDraft } from './plans.ts';
-
-const ANY = {};
 
 /** plan.schema.json without plan_id: the plan tap.test.plan is given (read from the emitted schema, not restated). */
 const PLAN_DRAFT = (() => {
@@ -119,7 +121,7 @@ const counter: Handler = async (input: { key: string }, ctx: TaskContext) => {
 /** tap.test.guarded: requires the permission tap.test.write; output { ok: true }. */
 const guarded: Handler = () => ({ ok: true });
 
-/** The seven conformance capabilities with their card entries. */
+/** The seven conformance capabilities with their card entries; input forms from schemas/v1 (spec: conformance#input-forms). */
 export const CONFORMANCE_CAPABILITIES: Readonly<Record<string, CapabilityDefinition>> = {
   'tap.test.echo': {
     capability: capability('tap.test.echo', 'Returns its input as its output.', {}),
@@ -129,31 +131,17 @@ export const CONFORMANCE_CAPABILITIES: Readonly<Record<string, CapabilityDefinit
     capability: capability('tap.test.stream', 'Sends count output events { index, chunk }, interval_ms apart, then ends with { count }.', {
       streaming: true,
     }),
-    inputSchema: object(
-      {
-        count: { type: 'integer', minimum: 0, maximum: 100000 },
-        interval_ms: { type: 'integer', minimum: 0, maximum: 3600000 },
-        chunk: ANY,
-      },
-      ['count'],
-    ),
+    inputSchema: streamInput,
     handler: stream,
   },
   'tap.test.sleep': {
     capability: capability('tap.test.sleep', 'Waits ms milliseconds, honouring cancel and deadline, then ends with { slept_ms }.', {}),
-    inputSchema: object({ ms: { type: 'integer', minimum: 0, maximum: 9007199254740991 } }, ['ms']),
+    inputSchema: sleepInput,
     handler: sleep,
   },
   'tap.test.fail': {
     capability: capability('tap.test.fail', 'Ends failed with the given error code, retryable flag and message.', {}),
-    inputSchema: object(
-      {
-        code: { type: 'string', pattern: '^[A-Z][A-Z0-9_]*$', maxLength: 64 },
-        retryable: { type: 'boolean' },
-        message: { type: 'string', maxLength: 8192 },
-      },
-      ['code'],
-    ),
+    inputSchema: failInput,
     handler: fail,
   },
   'tap.test.plan': {
@@ -176,7 +164,7 @@ export const CONFORMANCE_CAPABILITIES: Readonly<Record<string, CapabilityDefinit
         side_effects: true,
       },
     ),
-    inputSchema: object({ key: { type: 'string', maxLength: 256 } }, ['key']),
+    inputSchema: counterInput,
     handler: counter,
   },
   'tap.test.guarded': {

@@ -95,7 +95,12 @@ export function checkInbound(frame: InboundFrame, ctx: InboundContext): Inbound 
 
   if (!isCompatibleProtocol(String(msg.protocol), ctx.version)) {
     return reject(
-      errorPayload('UNSUPPORTED_VERSION', `protocol ${String(msg.protocol)} is not spoken here`, { supported: [ctx.version] }),
+      errorPayload(
+        'UNSUPPORTED_VERSION',
+        `protocol ${String(msg.protocol)} is not spoken here`,
+        { supported: [ctx.version] },
+        { fatal: true },
+      ),
       where,
     );
   }

@@ -26,6 +26,14 @@ describe('decodeFrame', () => {
     expect(r).toEqual({ ok: true, message: JSON.parse(ping), text: ping });
   });
 
+  it('recovers a well-formed source for addressing the error, and no ill-formed one (spec: errors#error-target)', () => {
+    const { timestamp: _t, ...noTime } = samplePing();
+    expect(refused(decode(JSON.stringify(noTime))).source).toBe(samplePing().source);
+    expect(refused(decode(JSON.stringify({ ...noTime, source: 'Not An Id' }))).source).toBeUndefined();
+    expect(refused(decode(`{"source":"acme.coordinator","type":"ping",`)).source).toBe('acme.coordinator');
+    expect(refused(decode('not json at all')).source).toBeUndefined();
+  });
+
   describe('size', () => {
     it('refuses a frame longer than max_message_bytes with MESSAGE_TOO_LARGE (spec: limits#message-size)', () => {
       const big = JSON.stringify(samplePing({ payload: { pad: 'x'.repeat(MAX) } }));

@@ -33,6 +33,8 @@ export interface Refused {
   replyTo?: string;
   taskId?: string;
   type?: string;
+  /** The sender's agent id, when it could be read and is well-formed: where an error goes before a session exists (spec: errors#error-target). */
+  source?: string;
 }
 
 /** The outcome of decodeFrame; it never throws. */
@@ -45,6 +47,7 @@ const IDENTIFIER = /^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$/;
 const MESSAGE_ID_IN_TEXT = /"message_id"\s*:\s*"([A-Za-z0-9._:-]{1,128})"/;
 const TASK_ID_IN_TEXT = /"task_id"\s*:\s*"([a-z0-9][a-z0-9_-]*(?:\.[a-z0-9_-]+)*)"/;
 const TYPE_IN_TEXT = /"type"\s*:\s*"([a-z]+(?:\.[a-z]+)*)"/;
+const SOURCE_IN_TEXT = /"source"\s*:\s*"([a-z0-9][a-z0-9_-]*(?:\.[a-z0-9_-]+)*)"/;
 
 /**
  * Decodes one frame. Checks, first failure wins: size (MESSAGE_TOO_LARGE, even for a frame that
@@ -170,6 +173,8 @@ function refuseFrom(message: Record<string, unknown>, error: ErrorPayload): Refu
   const task = message.task_id;
   if (typeof task === 'string' && task.length <= 128 && IDENTIFIER.test(task)) out.taskId = task;
   if (typeof message.type === 'string') out.type = message.type;
+  const source = message.source;
+  if (typeof source === 'string' && source.length <= 128 && IDENTIFIER.test(source)) out.source = source;
   return out;
 }
 
@@ -181,6 +186,8 @@ function refuseFromText(text: string, error: ErrorPayload): Refused {
   if (task && task[1]!.length <= 128) out.taskId = task[1]!;
   const type = TYPE_IN_TEXT.exec(text);
   if (type) out.type = type[1]!;
+  const source = SOURCE_IN_TEXT.exec(text);
+  if (source && source[1]!.length <= 128) out.source = source[1]!;
   return out;
 }
 

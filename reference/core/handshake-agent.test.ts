@@ -121,6 +121,20 @@ describe('agent handshake', () => {
     expect(agentStep!.session!.principal).toBe(`session:${agentStep!.session!.sessionId}`);
   });
 
+  it('refuses, without a session and not fatally, an init whose card cannot read the ack (spec: limits#message-size)', () => {
+    const init = edit(initOf(requesterCfg()), (m) => {
+      m.payload.agent.limits.max_message_bytes = 1024;
+    });
+    const agent = agentCfg({
+      card: { ...agentCfg().card, description: 'd'.repeat(2000) },
+    });
+    const step = toAgent(initialAgentHandshake(agent), init);
+    expectRefusal(step, 'MESSAGE_TOO_LARGE', init.message_id);
+    expect(step.error!.details).toMatchObject({ max_message_bytes: 1024 });
+    expect(step.close).toBeFalsy();
+    expect(step.state.phase).toBe('awaiting-init');
+  });
+
   it('refuses a version it does not speak with UNSUPPORTED_VERSION, details.supported, fatal (spec: handshake#version-negotiation)', () => {
     const init = initOf(requesterCfg({ versions: ['2.0'] }));
     const step = toAgent(initialAgentHandshake(agentCfg()), init);
@@ -294,6 +308,12 @@ describe('agent handshake', () => {
       const { state, ack } = awaitingReady();
       const reordered = Object.fromEntries(Object.entries(ack.payload.params).reverse()) as typeof ack.payload.params;
       expect(toAgent(state, readyFor(ack, { payload: { params: reordered } })).session).toBeDefined();
+    });
+
+    it('accepts a ready whose params hold members the ack lacks (spec: handshake#ready)', () => {
+      const { state, ack } = awaitingReady();
+      const extra = { ...ack.payload.params, 'x-acme-note': 1, later_minor_param: true } as typeof ack.payload.params;
+      expect(toAgent(state, readyFor(ack, { payload: { params: extra } })).session).toBeDefined();
     });
 
     it('answers a ready naming another session with PROTOCOL_VIOLATION and no effect (spec: integrity#session-binding)', () => {

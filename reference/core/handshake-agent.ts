@@ -22,7 +22,7 @@ import {
   type Speaker,
 } from './handshake.ts';
 import { newResumeToken, newSessionId, webRandom } from './ids.ts';
-import { agentDefaults, DEFAULT_RESUME_WINDOW_MS, negotiateParams, sameParams, type AgentParamDefaults } from './params.ts';
+import { agentDefaults, confirmsParams, DEFAULT_RESUME_WINDOW_MS, negotiateParams, type AgentParamDefaults } from './params.ts';
 import { chooseVersion, protocolOf } from './versions.ts';
 
 type Credentials = NonNullable<PayloadOf<'handshake.init'>['credentials']>;
@@ -283,6 +283,17 @@ function onInit(state: Extract<AgentHandshakeState, { phase: 'awaiting-init' }>,
       },
     ),
   );
+  // The ack is read under the requester's card limit; one that cannot fit creates no session (spec: limits#ack-size).
+  const ackBytes = new TextEncoder().encode(JSON.stringify(ack)).byteLength;
+  const readable = p.agent.limits.max_message_bytes;
+  if (ackBytes > readable) {
+    return fail(
+      'MESSAGE_TOO_LARGE',
+      `the handshake.ack has ${ackBytes} bytes and the requester's card accepts ${readable}; offer a card limit of at least ${ackBytes}`,
+      { max_message_bytes: readable, byte_length: ackBytes },
+      false,
+    );
+  }
   const pending: EstablishedSession = {
     role: 'agent',
     version,
@@ -304,12 +315,12 @@ function onInit(state: Extract<AgentHandshakeState, { phase: 'awaiting-init' }>,
   return { state: { phase: 'awaiting-ready', config, pending, init, ack }, send: [ack], handled: true };
 }
 
-/** handshake.ready must confirm exactly the ack's params; then go (spec: handshake#ready). */
+/** handshake.ready must confirm every member of the ack's params; then go (spec: handshake#ready). */
 function onReady(state: Extract<AgentHandshakeState, { phase: 'awaiting-ready' }>, ready: MessageOf<'handshake.ready'>): Step {
   const { config, pending } = state;
   const who: Speaker = { self: config.card.agent_id, sessionId: pending.sessionId, integrity: pending.integrity };
   const ctx = { ...config, protocol: pending.protocol };
-  if (!sameParams(ready.payload.params, pending.params)) {
+  if (!confirmsParams(ready.payload.params, pending.params)) {
     const r = refusal(ctx, who, ready, 'PROTOCOL_VIOLATION', 'handshake.ready does not confirm the params of handshake.ack', undefined, {
       fatal: true,
     });

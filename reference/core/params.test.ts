@@ -3,6 +3,7 @@ import {
   agentDefaults,
   checkFinalParams,
   clampHeartbeat,
+  confirmsParams,
   DEFAULT_PARAMS,
   negotiateParams,
   sameParams,
@@ -65,6 +66,16 @@ describe('session params', () => {
     expect(agentDefaults(sampleCard('a', [], { max_tasks_per_session: 3 })).max_concurrent_tasks).toBe(3);
     expect(agentDefaults(sampleCard('a'), { heartbeat_ms: 2000 }).heartbeat_ms).toBe(2000);
     expect(DEFAULT_PARAMS.max_message_bytes).toBe(1048576);
+  });
+
+  it('confirms final params member by member, ignoring members the final params lack (spec: handshake#ready)', () => {
+    const final = negotiateParams({}, DEFAULT_PARAMS);
+    expect(confirmsParams({ ...final, 'x-acme': 1 }, final)).toBe(true);
+    expect(confirmsParams(Object.fromEntries(Object.entries(final).reverse()), final)).toBe(true);
+    const { streaming: _s, ...short } = final;
+    expect(confirmsParams(short, final)).toBe(false);
+    expect(confirmsParams({ ...final, integrity: { alg: 'hmac-sha256', key_id: 'k' } }, final)).toBe(false);
+    expect(confirmsParams(null, final)).toBe(false);
   });
 
   it('compares params in canonical form, whatever the member order (spec: handshake#ready)', () => {

@@ -82,7 +82,18 @@ export function normalizeIntegrity(integrity: Integrity | undefined): Integrity 
   return { alg: integrity.alg, key_id: integrity.key_id };
 }
 
-/** True when two params are identical in RFC 8785 form: the handshake.ready check (spec: handshake#ready). */
+/**
+ * True when the params of a handshake.ready confirm the final ones: every member of `final` is
+ * present in `ready` with the same RFC 8785 canonical form; members `final` does not have are
+ * ignored, as unknown members always are (spec: handshake#ready, envelope#extensibility).
+ */
+export function confirmsParams(ready: unknown, final: SessionParams): boolean {
+  if (ready === null || typeof ready !== 'object' || Array.isArray(ready)) return false;
+  const got = ready as Record<string, unknown>;
+  return Object.entries(final).every(([name, value]) => Object.hasOwn(got, name) && sameParams(got[name], value));
+}
+
+/** True when two JSON values are identical in RFC 8785 form (spec: handshake#ready). */
 export function sameParams(a: unknown, b: unknown): boolean {
   try {
     return canonicalize(a) === canonicalize(b);

@@ -34,6 +34,11 @@ import shutdownRequestSchema from '../../schemas/v1/shutdown.request.schema.json
 import shutdownResponsePayloadSchema from '../../schemas/v1/shutdown.response.payload.schema.json' with { type: 'json' };
 import shutdownResponseSchema from '../../schemas/v1/shutdown.response.schema.json' with { type: 'json' };
 import signatureSchema from '../../schemas/v1/signature.schema.json' with { type: 'json' };
+import tapTestCounterInputSchema from '../../schemas/v1/tap.test.counter.input.schema.json' with { type: 'json' };
+import tapTestFailInputSchema from '../../schemas/v1/tap.test.fail.input.schema.json' with { type: 'json' };
+import tapTestPlanInputSchema from '../../schemas/v1/tap.test.plan.input.schema.json' with { type: 'json' };
+import tapTestSleepInputSchema from '../../schemas/v1/tap.test.sleep.input.schema.json' with { type: 'json' };
+import tapTestStreamInputSchema from '../../schemas/v1/tap.test.stream.input.schema.json' with { type: 'json' };
 import taskRecordSchema from '../../schemas/v1/task-record.schema.json' with { type: 'json' };
 import taskAcceptedPayloadSchema from '../../schemas/v1/task.accepted.payload.schema.json' with { type: 'json' };
 import taskAcceptedSchema from '../../schemas/v1/task.accepted.schema.json' with { type: 'json' };
@@ -90,6 +95,11 @@ export type SchemaFile =
   | 'shutdown.response.payload.schema.json'
   | 'shutdown.response.schema.json'
   | 'signature.schema.json'
+  | 'tap.test.counter.input.schema.json'
+  | 'tap.test.fail.input.schema.json'
+  | 'tap.test.plan.input.schema.json'
+  | 'tap.test.sleep.input.schema.json'
+  | 'tap.test.stream.input.schema.json'
   | 'task-record.schema.json'
   | 'task.accepted.payload.schema.json'
   | 'task.accepted.schema.json'
@@ -146,6 +156,11 @@ export const SCHEMA_FILES: Readonly<Record<SchemaFile, object>> = {
   'shutdown.response.payload.schema.json': shutdownResponsePayloadSchema,
   'shutdown.response.schema.json': shutdownResponseSchema,
   'signature.schema.json': signatureSchema,
+  'tap.test.counter.input.schema.json': tapTestCounterInputSchema,
+  'tap.test.fail.input.schema.json': tapTestFailInputSchema,
+  'tap.test.plan.input.schema.json': tapTestPlanInputSchema,
+  'tap.test.sleep.input.schema.json': tapTestSleepInputSchema,
+  'tap.test.stream.input.schema.json': tapTestStreamInputSchema,
   'task-record.schema.json': taskRecordSchema,
   'task.accepted.payload.schema.json': taskAcceptedPayloadSchema,
   'task.accepted.schema.json': taskAcceptedSchema,

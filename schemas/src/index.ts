@@ -1,6 +1,7 @@
 /** The TAP 1.0 schemas: every schema that is emitted as its own file, and the data tables. */
 import type { TSchema } from '@sinclair/typebox';
 import { AgentCard, Capability } from './card.ts';
+import { TEST_INPUTS } from './conformance.ts';
 import { Identifier } from './common.ts';
 import { Envelope, Signature } from './envelope.ts';
 import { SessionParams } from './handshake.ts';
@@ -11,6 +12,7 @@ import { Authorization, ErrorPayload } from './tasks.ts';
 
 export * from './card.ts';
 export * from './common.ts';
+export * from './conformance.ts';
 export * from './envelope.ts';
 export * from './handshake.ts';
 export * from './messages.ts';
@@ -37,5 +39,6 @@ export function emittedSchemas(): TSchema[] {
     ...Object.values(PAYLOADS),
     ...Object.values(MESSAGE_SCHEMAS),
     Message,
+    ...TEST_INPUTS,
   ];
 }

@@ -71,8 +71,9 @@ export const ERROR_CODES: readonly ErrorCodeEntry[] = [
     code: 'UNSUPPORTED_VERSION',
     category: 'session',
     retryable: false,
-    fatal: 'always',
-    meaning: 'No common protocol version; details.supported lists the versions the sender speaks.',
+    fatal: 'may',
+    meaning:
+      'No common protocol version, or a message in a version other than the negotiated one; details.supported lists the versions the sender speaks. Fatal except for another minor version of the negotiated major after the ack.',
   },
   {
     code: 'UNKNOWN_MESSAGE_TYPE',
@@ -93,7 +94,8 @@ export const ERROR_CODES: readonly ErrorCodeEntry[] = [
     category: 'message',
     retryable: false,
     fatal: 'never',
-    meaning: 'The message exceeds max_message_bytes; it had no effect. Also the error of a result too large to send.',
+    meaning:
+      'The message exceeds max_message_bytes; it had no effect. Also the error of a result, or of a handshake.ack, too large to send.',
   },
   {
     code: 'IDENTITY_MISMATCH',
@@ -107,7 +109,8 @@ export const ERROR_CODES: readonly ErrorCodeEntry[] = [
     category: 'security',
     retryable: false,
     fatal: 'never',
-    meaning: 'Integrity is in force and the signature is missing, malformed or wrong, or the session_id does not match; no effect.',
+    meaning:
+      'Integrity is in force and the signature is missing, made with another key or wrong (a signature of the wrong shape is INVALID_MESSAGE), or the session_id does not match; no effect.',
   },
   {
     code: 'AUTH_REQUIRED',
