@@ -64,7 +64,8 @@ async function holdingScenario(
   if (first && heartbeat <= 10_000) {
     const w2 = timingWindow(heartbeat, ctx.env.timeScale);
     const second = await peer.poll((r) => isReminder(r) && r.index > first.index, w2.latestMs + 200);
-    secondAt = second ? Date.now() - firstNow : undefined;
+    // Between the two arrivals, as the transport stamped them: when the harness woke to see them does not count.
+    secondAt = second ? second.at - first.at : undefined;
   }
   // Still waiting for us: no decision taken on our behalf; a decision for the holding plan is taken.
   const snap = await status(peer, t.value.taskId);
