@@ -1,0 +1,50 @@
+/**
+ * Processes an agent left behind: every spawned agent carries a marker in its environment, which
+ * its children and daemonised grandchildren inherit even after they leave its process group;
+ * at the end of a case they are found by that marker and killed (spec: conformance#processes).
+ */
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** The environment variable that marks the processes of one spawned agent. */
+export const MARKER_VAR = 'TAP_CONFORM_AGENT';
+
+/** A fresh marker value. */
+export function newMarker(): string {
+  return randomBytes(9).toString('base64url');
+}
+
+/** The pids of live processes whose environment holds `MARKER_VAR=marker` (Linux /proc; none elsewhere). */
+export function markedProcesses(marker: string): number[] {
+  const needle = `${MARKER_VAR}=${marker}`;
+  const out: number[] = [];
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return out;
+  }
+  for (const name of names) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      const env = readFileSync(`/proc/${name}/environ`, 'latin1');
+      if (env.split('\0').includes(needle)) out.push(Number(name));
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return out;
+}
+
+/** Kills every process marked with `marker`; returns how many there were. */
+export function killMarked(marker: string): number {
+  const pids = markedProcesses(marker);
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  return pids.length;
+}
