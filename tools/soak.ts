@@ -407,7 +407,7 @@ class Requester {
   }
 }
 
-/** Another principal's traffic must not erase an idempotency record (spec: idempotency#retention). */
+/** Another principal's traffic must not erase an idempotency record (spec: idempotency#keeping-records). */
 async function evict(): Promise<void> {
   const server = await listening();
   try {
@@ -452,7 +452,7 @@ async function evict(): Promise<void> {
   }
 }
 
-/** Small task.status requests for a large result must not pin memory per request (spec: limits#duplicates). */
+/** Small task.status requests for a large result must not pin memory per request (spec: limits#bounded-tables). */
 async function amplify(): Promise<void> {
   const server = await listening();
   try {
