@@ -48,3 +48,30 @@ export function killMarked(marker: string): number {
   }
   return pids.length;
 }
+
+/** Markers of agents whose processes may still run, killed if the harness ends first. */
+const live = new Set<string>();
+let hooked = false;
+
+/** Remembers `marker` until `forget`: if the harness exits or is interrupted, its processes are killed. */
+export function track(marker: string): void {
+  live.add(marker);
+  if (hooked) return;
+  hooked = true;
+  const killAll = (): void => {
+    for (const m of live) killMarked(m);
+  };
+  process.once('exit', killAll);
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.prependOnceListener(sig, () => {
+      killAll();
+      // Nobody else handles it: die of the signal, as without this listener.
+      if (process.listenerCount(sig) === 0) process.kill(process.pid, sig);
+    });
+  }
+}
+
+/** Forgets `marker` once its processes are gone. */
+export function forget(marker: string): void {
+  live.delete(marker);
+}

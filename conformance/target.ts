@@ -8,7 +8,7 @@ import { connectWebSocket } from '../reference/transports/websocket.ts';
 import { spawnStdioTransport, type ChildExit } from '../reference/transports/stdio-child.ts';
 import type { RawTransport } from '../reference/transports/transport.ts';
 import type { HmacKey } from './session-state.ts';
-import { killMarked, MARKER_VAR, newMarker } from './leftovers.ts';
+import { forget, killMarked, MARKER_VAR, newMarker, track } from './leftovers.ts';
 import { b64u } from './mac.ts';
 
 export type TargetSpec =
@@ -94,6 +94,7 @@ export async function openConnection(target: TargetSpec, o: OpenOptions = {}): P
     processGroup: true,
     pipeGraceMs: o.pipeGraceMs ?? 2000,
   });
+  track(marker);
   await child.start();
   return {
     transport: child,
@@ -103,6 +104,7 @@ export async function openConnection(target: TargetSpec, o: OpenOptions = {}): P
     reap: () => {
       const left = killMarked(marker);
       child.killLeftovers();
+      forget(marker);
       return left;
     },
   };

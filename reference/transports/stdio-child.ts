@@ -46,9 +46,18 @@ function trackGroup(pid: number): void {
   liveGroups.add(pid);
   if (exitHook) return;
   exitHook = true;
-  process.once('exit', () => {
+  const killAll = (): void => {
     for (const group of liveGroups) killGroup(group, 'SIGKILL');
-  });
+  };
+  process.once('exit', killAll);
+  // A group of its own no longer gets the terminal's signals: pass them on, then die of them as before.
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    if (process.listenerCount(sig) > 0) continue;
+    process.once(sig, () => {
+      killAll();
+      process.kill(process.pid, sig);
+    });
+  }
 }
 
 /** Sends `signal` to process group `pid`; false when there is no such group. */
