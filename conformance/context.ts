@@ -241,6 +241,9 @@ export class CaseContext {
         const timer = setTimeout(() => c?.kill?.('SIGKILL'), this.scaled(3000));
         await closing;
         clearTimeout(timer);
+        // spec: conformance#processes — nothing the agent started outlives the case.
+        const left = c?.reap?.() ?? 0;
+        if (left > 0) this.transcript.note(i + 1, `killed ${left} process(es) the agent left running after it exited`);
       }),
     );
     if (this.state) rmSync(this.state, { recursive: true, force: true });

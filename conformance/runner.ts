@@ -122,15 +122,19 @@ export async function probe(env: Omit<RunEnv, 'probe' | 'startupMs'>): Promise<P
       result.agentId = ack.msg.payload?.agent?.agent_id;
     }
   }
+  // Whether the agent went away by itself, before the harness ended the connection.
+  const closedByAgent = peer.closed !== undefined;
   const timer = setTimeout(() => conn.kill?.('SIGKILL'), 2000);
   await peer.close().catch(() => {});
   clearTimeout(timer);
+  conn.reap?.();
   rmSync(state, { recursive: true, force: true });
   if (!hs.ok && peer.closed && peer.received.length === 0) {
     const tail = stderr.slice(-3).join(' | ');
-    throw new CannotRun(
-      `${env.target.display} closed the connection before answering the handshake${tail ? `; its stderr ends: ${tail}` : ''}`,
-    );
+    const why = closedByAgent
+      ? `${env.target.display} closed the connection before answering the handshake`
+      : `${env.target.display} hung: it sent nothing in answer to the handshake within ${Math.round(60_000 * env.timeScale)} ms and was killed`;
+    throw new CannotRun(`${why}${tail ? `; its stderr ends: ${tail}` : ''}`);
   }
   return result;
 }

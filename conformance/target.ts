@@ -8,6 +8,7 @@ import { connectWebSocket } from '../reference/transports/websocket.ts';
 import { spawnStdioTransport, type ChildExit } from '../reference/transports/stdio-child.ts';
 import type { RawTransport } from '../reference/transports/transport.ts';
 import type { HmacKey } from './session-state.ts';
+import { forget, killMarked, MARKER_VAR, newMarker, track } from './leftovers.ts';
 import { b64u } from './mac.ts';
 
 export type TargetSpec =
@@ -23,6 +24,11 @@ export interface Connection {
   kill?: (signal: NodeJS.Signals) => boolean;
   /** stdio only: the process id. */
   pid?: number;
+  /**
+   * stdio only: kills what the agent left running (its process group, and processes that carry
+   * its marker after leaving the group); returns how many processes were left.
+   */
+  reap?: () => number;
 }
 
 export interface OpenOptions {
@@ -38,6 +44,8 @@ export interface OpenOptions {
   closeGraceMs?: number;
   /** Replaces "{state}" in a spawned agent's arguments: the folder where it keeps what must survive a restart. */
   stateDir?: string;
+  /** How long a spawned agent's pipes may stay open after it exited (default 2000 ms). */
+  pipeGraceMs?: number;
 }
 
 /** The placeholder a stdio command may carry for a per-case state folder, e.g. --state-dir {state}. */
@@ -76,17 +84,28 @@ export async function openConnection(target: TargetSpec, o: OpenOptions = {}): P
   }
   const command = target.command.includes('/') ? resolve(target.command) : target.command;
   const args = target.args.map((a) => (o.stateDir !== undefined ? a.split(STATE_PLACEHOLDER).join(o.stateDir) : a));
+  // Its own process group, killed as a whole; a marker finds what leaves the group (spec: conformance#processes).
+  const marker = newMarker();
   const child = spawnStdioTransport(command, args, {
-    env: { ...process.env, ...(o.env ?? {}) },
+    env: { ...process.env, ...(o.env ?? {}), [MARKER_VAR]: marker },
     cwd: o.cwd,
     stderr: o.onStderr ?? 'pipe',
     closeGraceMs: o.closeGraceMs ?? 3000,
+    processGroup: true,
+    pipeGraceMs: o.pipeGraceMs ?? 2000,
   });
+  track(marker);
   await child.start();
   return {
     transport: child,
     exited: child.exited,
     kill: (signal) => child.kill(signal),
     pid: child.child?.pid,
+    reap: () => {
+      const left = killMarked(marker);
+      child.killLeftovers();
+      forget(marker);
+      return left;
+    },
   };
 }

@@ -164,6 +164,28 @@ export const errorCases: Case[] = [
     }),
   }),
   defineCase({
+    id: 'core.bad-input.nested-error-type',
+    title: 'A malformed frame with "type":"error" only inside its payload is still answered',
+    level: 'MUST',
+    profile: P,
+    spec: 'errors#no-replies-to-errors',
+    requirements: ['TAP-ERR-030'],
+    run: attempt(async (ctx) => {
+      const peer = need(await ctx.session());
+      const id = peer.ids.message();
+      for (const [text, why] of [
+        [
+          `{"protocol":"tap/1.0","message_id":"${id}-a","type":"task.request","payload":{"type":"error"},`,
+          'truncated JSON whose payload says "type":"error"',
+        ],
+        [`{"payload":{"kind":"x","type":"error"},"message_id":"${id}-b",`, 'truncated JSON with "type":"error" only in its payload'],
+        [`{"note":"\\"type\\":\\"error\\"","message_id":"${id}-c",`, 'truncated JSON with "type":"error" inside a string'],
+      ] as const)
+        await expectMalformed(peer, text, why);
+      return verdictOf('each answered MALFORMED_MESSAGE; the session goes on', await expectAlive(peer, 'malformed frames'));
+    }),
+  }),
+  defineCase({
     id: 'core.bad-input.invalid-utf8',
     title: 'A frame with invalid UTF-8 or a byte order mark gets MALFORMED_MESSAGE',
     level: 'MUST',

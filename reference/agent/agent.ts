@@ -14,7 +14,7 @@ import {
 } from '../transports/index.ts';
 import { Journal } from './journal.ts';
 import type { AgentOptions } from './options.ts';
-import { replayJournal, resumeAfterRestart } from './recovery.ts';
+import { compactedRecords, replayJournal, resumeAfterRestart } from './recovery.ts';
 import { Runtime } from './runtime.ts';
 import { Connection, type AttachOptions } from './session.ts';
 import { shutdownAll } from './shutdown.ts';
@@ -63,9 +63,10 @@ export function createAgent(options: AgentOptions): Agent {
   const connections = new Set<Connection>();
   const servers = new Set<TapWebSocketServer>();
   if (options.stateDir) {
-    const { journal, records } = Journal.open(options.stateDir);
-    replayJournal(rt, records);
+    const { journal, records } = Journal.open(options.stateDir, { log: (m) => rt.log('warn', m), ...options.journal });
     rt.journal = journal;
+    replayJournal(rt, records);
+    journal.snapshot = () => compactedRecords(rt);
     resumeAfterRestart(rt, runner);
   }
   let stopping: Promise<void> | undefined;

@@ -6,6 +6,7 @@ import type { AgentCard, Capability } from '../../schemas/src/index.ts';
 import type { RandomSource } from '../core/ids.ts';
 import type { Hmac } from '../core/signing.ts';
 import type { Handler } from './context.ts';
+import type { JournalOptions } from './journal.ts';
 
 /** A timer handle as returned by `Clock.setTimeout`. */
 export type TimerHandle = unknown;
@@ -59,6 +60,8 @@ export interface AgentOptions {
   capabilities: Record<string, Handler | CapabilityDefinition>;
   /** Where the journal lives; with it the agent survives restarts (spec: durability). */
   stateDir?: string;
+  /** The journal's bounds and, for tests, its file operations (spec: tasks#journal). */
+  journal?: JournalOptions;
   /** Pre-shared keys, each bound to one requester (spec: integrity#keys). */
   keys?: PeerKey[];
   /** Credential check for handshake.init.credentials: the principal they prove, or null to refuse them. Without it credentials are ignored. */

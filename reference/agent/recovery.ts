@@ -1,8 +1,8 @@
 /**
  * Restart: rebuilds sessions, tasks, idempotency records and the durable store from the
  * journal, resumes the tasks that were non-terminal at the crash and ends those a crash
- * interrupted mid-step failed and indeterminate, never re-running them; then compacts the
- * journal (spec: tasks#durability, shutdown#restart).
+ * interrupted mid-step failed and indeterminate, never re-running them; and builds the
+ * compacted journal of the current state (spec: tasks#durability, tasks#journal, shutdown#restart).
  */
 import type { TaskState } from '../../schemas/src/index.ts';
 import { errorPayload, isTerminal } from '../core/index.ts';
@@ -14,10 +14,12 @@ import { endSession } from './shutdown.ts';
 import type { TaskRunner } from './task-runner.ts';
 import { taskKey, type Task } from './tasks.ts';
 
-/** Applies the journal's records to an empty runtime. */
-export function replayJournal(rt: Runtime, records: JournalRecord[]): void {
+/** Applies the journal's records, read one at a time, to an empty runtime. */
+export function replayJournal(rt: Runtime, records: Iterable<JournalRecord>): void {
   const infos = new Map<string, SessionInfo>();
   const tasks = new Map<string, Task>();
+  const retainedBytes = new Map<Task, number>();
+  const maxTaskBytes = rt.journal?.limits.maxTaskBytes ?? Number.POSITIVE_INFINITY;
   const find = (r: { principal: string; task_id: string }): Task | undefined => tasks.get(taskKey(r.principal, r.task_id));
   for (const r of records) {
     switch (r.t) {
@@ -71,6 +73,14 @@ export function replayJournal(rt: Runtime, records: JournalRecord[]): void {
         if (!task) break;
         if (task.retained.length === 0) task.firstRetained = r.seq;
         task.retained.push(r.text);
+        retainedBytes.set(task, (retainedBytes.get(task) ?? 0) + r.text.length);
+        while (
+          task.retained.length > 1 &&
+          (task.retained.length > rt.settings.maxRetainedMessages || retainedBytes.get(task)! > maxTaskBytes)
+        ) {
+          retainedBytes.set(task, retainedBytes.get(task)! - task.retained.shift()!.length);
+          task.firstRetained++;
+        }
         task.lastSequence = r.seq;
         task.state = r.state as TaskState;
         task.updatedAt = r.at;
@@ -142,6 +152,8 @@ export function replayJournal(rt: Runtime, records: JournalRecord[]): void {
  * (spec: tasks#durability).
  */
 export function resumeAfterRestart(rt: Runtime, runner: TaskRunner): void {
+  // Compaction may fail on a full disk; the journal then stays as it is and the agent still starts.
+  rt.journal?.compact();
   for (const session of rt.sessions.values()) {
     session.resumeTimer = rt.clock.setTimeout(() => {
       session.resumeTimer = undefined;
@@ -149,51 +161,64 @@ export function resumeAfterRestart(rt: Runtime, runner: TaskRunner): void {
     }, rt.settings.resumeWindowMs);
   }
   for (const task of rt.tasks.all()) {
-    if (isTerminal(task.state)) continue;
-    if (!rt.sessionOf(task)) {
-      rt.log('warn', `task ${task.taskId} lost its session in the crash; it ends failed`);
-      task.state = 'failed';
-      task.result = {
-        status: 'failed',
-        error: errorPayload('SESSION_LOST', 'the session ended while the agent restarted', undefined, { retryable: false }),
-      };
-      continue;
-    }
-    const interrupted = task.effectsBegun > task.effectsEnded;
-    const unrecorded = task.effectsEnded > 0 && (task.checkpoint?.effects ?? 0) < task.effectsEnded;
-    if (task.state === 'cancelling') {
-      runner.finish(task, { status: 'cancelled' });
-    } else if (interrupted || unrecorded) {
-      runner.finish(task, {
-        status: 'failed',
-        error: errorPayload(
-          'INTERNAL_ERROR',
-          'the agent restarted in the middle of a step of this task; the step is not run again',
-          { indeterminate: true },
-          { retryable: false },
-        ),
-      });
-    } else {
-      runner.armDeadline(task);
-      if (task.state === 'accepted') {
-        queueMicrotask(() => runner.start(task));
-      } else {
-        task.restored = task.checkpoint ?? { state: {} };
-        for (const plan of task.plans) if (plan.state === 'pending' || plan.state === 'holding') scheduleHolding(rt, runner, task, plan);
-        runner.run(task);
-      }
+    try {
+      resumeTask(rt, runner, task);
+    } catch (err) {
+      // A record that cannot be written now (a full disk): the task stays as journaled and is resumed at the next restart.
+      rt.log('error', `could not resume task ${task.taskId}: ${(err as Error).message}`);
     }
   }
-  rt.journal?.rewrite(compact(rt));
 }
 
-/** The journal that rebuilds the current state, for compaction. */
-function compact(rt: Runtime): JournalRecord[] {
-  const out: JournalRecord[] = [];
-  for (const session of rt.sessions.values()) out.push({ t: 'session', info: session.info() });
-  for (const t of rt.tasks.all()) {
+function resumeTask(rt: Runtime, runner: TaskRunner, task: Task): void {
+  if (isTerminal(task.state)) return;
+  if (!rt.sessionOf(task)) {
+    rt.log('warn', `task ${task.taskId} lost its session in the crash; it ends failed`);
+    task.state = 'failed';
+    task.result = {
+      status: 'failed',
+      error: errorPayload('SESSION_LOST', 'the session ended while the agent restarted', undefined, { retryable: false }),
+    };
+    return;
+  }
+  const interrupted = task.effectsBegun > task.effectsEnded;
+  const unrecorded = task.effectsEnded > 0 && (task.checkpoint?.effects ?? 0) < task.effectsEnded;
+  if (task.state === 'cancelling') {
+    runner.finish(task, { status: 'cancelled' });
+  } else if (interrupted || unrecorded) {
+    runner.finish(task, {
+      status: 'failed',
+      error: errorPayload(
+        'INTERNAL_ERROR',
+        'the agent restarted in the middle of a step of this task; the step is not run again',
+        { indeterminate: true },
+        { retryable: false },
+      ),
+    });
+  } else {
+    runner.armDeadline(task);
+    if (task.state === 'accepted') {
+      queueMicrotask(() => runner.start(task));
+    } else {
+      task.restored = task.checkpoint ?? { state: {} };
+      for (const plan of task.plans) if (plan.state === 'pending' || plan.state === 'holding') scheduleHolding(rt, runner, task, plan);
+      runner.run(task);
+    }
+  }
+}
+
+/**
+ * The records that rebuild the current state, for compaction: sessions (with those journaled
+ * but not yet established), tasks with at most `maxTaskBytes` of their latest retained
+ * messages, released idempotency keys and the durable store (spec: tasks#journal).
+ */
+export function* compactedRecords(rt: Runtime): Generator<JournalRecord> {
+  const maxTaskBytes = rt.journal?.limits.maxTaskBytes ?? Number.POSITIVE_INFINITY;
+  for (const session of rt.sessions.values()) yield { t: 'session', info: session.info() };
+  for (const info of rt.journal?.journaledSessions() ?? []) if (!rt.sessions.has(info.id)) yield { t: 'session', info };
+  for (const t of [...rt.tasks.all()]) {
     const ref = { principal: t.principal, task_id: t.taskId };
-    out.push({
+    yield {
       t: 'task',
       ...ref,
       session_id: t.sessionId,
@@ -206,14 +231,18 @@ function compact(rt: Runtime): JournalRecord[] {
       attempt: t.attempt,
       created_at: t.createdAt,
       deadline: t.deadline,
-    });
-    t.retained.forEach((text, i) => out.push({ t: 'msg', ...ref, seq: t.firstRetained + i, text, state: t.state, at: t.updatedAt }));
-    if (t.cancelRequested) out.push({ t: 'cancel', ...ref });
-    if (t.checkpoint) out.push({ t: 'ckpt', ...ref, checkpoint: t.checkpoint });
-    for (let i = 0; i < t.effectsBegun; i++) out.push({ t: 'effect', ...ref, phase: 'begin' });
-    for (let i = 0; i < t.effectsEnded; i++) out.push({ t: 'effect', ...ref, phase: 'end' });
+    };
+    let first = t.retained.length - 1;
+    for (let bytes = t.retained[first]?.length ?? 0; first > 0 && bytes + t.retained[first - 1]!.length <= maxTaskBytes; first--)
+      bytes += t.retained[first - 1]!.length;
+    for (let i = Math.max(first, 0); i < t.retained.length; i++)
+      yield { t: 'msg', ...ref, seq: t.firstRetained + i, text: t.retained[i]!, state: t.state, at: t.updatedAt };
+    if (t.cancelRequested) yield { t: 'cancel', ...ref };
+    if (t.checkpoint) yield { t: 'ckpt', ...ref, checkpoint: t.checkpoint };
+    for (let i = 0; i < t.effectsBegun; i++) yield { t: 'effect', ...ref, phase: 'begin' };
+    for (let i = 0; i < t.effectsEnded; i++) yield { t: 'effect', ...ref, phase: 'end' };
     for (const p of t.plans) {
-      out.push({
+      yield {
         t: 'plan',
         ...ref,
         plan_id: p.plan.plan_id,
@@ -221,11 +250,10 @@ function compact(rt: Runtime): JournalRecord[] {
         plan: p.plan,
         revision_of: p.revisionOf,
         feedback: p.feedback,
-      });
+      };
     }
   }
-  for (const r of rt.idempotency.all())
-    if (r.released) out.push({ t: 'release', principal: r.principal, capability: r.capability, key: r.key });
-  for (const [key, value] of rt.store) out.push({ t: 'kv', key, value });
-  return out;
+  for (const r of [...rt.idempotency.all()])
+    if (r.released) yield { t: 'release', principal: r.principal, capability: r.capability, key: r.key };
+  for (const [key, value] of [...rt.store]) yield { t: 'kv', key, value };
 }

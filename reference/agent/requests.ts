@@ -8,6 +8,7 @@ import type { Capability, MessageOf, TapMessage } from '../../schemas/src/index.
 import { errorPayload, isTerminal, newMessageId, type ErrorPayload } from '../core/index.ts';
 import { buildMessage } from './outbound.ts';
 import { iso } from './options.ts';
+import { journalProblem, persistOrRefuse } from './journal-limits.ts';
 import { applyDecision, checkDecision } from './plans.ts';
 import type { Connection } from './session.ts';
 import type { Session } from './sessions.ts';
@@ -115,7 +116,7 @@ function onTaskRequest(conn: Connection, session: Session, msg: MessageOf<'task.
   }
   const problem = authorizationProblem(entry.capability, p.authorization, now);
   if (problem) return refuse(problem);
-  const busy = busyProblem(conn, session);
+  const busy = busyProblem(conn, session) ?? journalProblem(rt, session.principal);
   if (busy) return refuse(busy);
   // Room in the task table is made only from tasks past their retention; otherwise BUSY (spec: limits#table-limits).
   const full = rt.tasks.admit(session.principal);
@@ -158,8 +159,9 @@ function onTaskRequest(conn: Connection, session: Session, msg: MessageOf<'task.
     abort: new AbortController(),
     timers: {},
   };
-  // The journal record and the idempotency record come before task.accepted (spec: tasks#durability).
-  rt.persist({
+  // The journal record and the idempotency record come before task.accepted (spec: tasks#durability);
+  // a task that could not be made durable is not acknowledged (spec: tasks#journal).
+  const durable = persistOrRefuse(rt, {
     t: 'task',
     principal: task.principal,
     task_id: task.taskId,
@@ -174,6 +176,7 @@ function onTaskRequest(conn: Connection, session: Session, msg: MessageOf<'task.
     created_at: now,
     deadline,
   });
+  if (durable) return refuse(durable);
   if (task.idempotencyKey !== undefined) {
     rt.idempotency.set({
       principal: task.principal,

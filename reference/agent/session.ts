@@ -209,8 +209,14 @@ export class Connection implements Link {
     this.liveness?.heard();
     const decoded = decodeFrame(frame, { maxMessageBytes: this.maxBytes(), rejectDuplicateMembers: true });
     if (!decoded.ok) {
-      if (/"type"\s*:\s*"error"/.test(new TextDecoder().decode(frame.bytes.subarray(0, 65536)))) return;
-      this.refuse(decoded.error, { replyTo: decoded.replyTo, taskId: decoded.taskId, source: decoded.source ?? '', early: true });
+      // Only a top-level "type":"error" makes a broken frame an error, never answered (spec: errors#no-replies-to-errors).
+      this.refuse(decoded.error, {
+        replyTo: decoded.replyTo,
+        taskId: decoded.taskId,
+        type: decoded.type,
+        source: decoded.source ?? '',
+        early: true,
+      });
       return;
     }
     const msg = decoded.message as Record<string, unknown> & { type: string; message_id: string; source: string; target: string };

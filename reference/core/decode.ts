@@ -44,10 +44,9 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const lenient = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
 const MESSAGE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const IDENTIFIER = /^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$/;
-const MESSAGE_ID_IN_TEXT = /"message_id"\s*:\s*"([A-Za-z0-9._:-]{1,128})"/;
-const TASK_ID_IN_TEXT = /"task_id"\s*:\s*"([a-z0-9][a-z0-9_-]*(?:\.[a-z0-9_-]+)*)"/;
-const TYPE_IN_TEXT = /"type"\s*:\s*"([a-z]+(?:\.[a-z]+)*)"/;
-const SOURCE_IN_TEXT = /"source"\s*:\s*"([a-z0-9][a-z0-9_-]*(?:\.[a-z0-9_-]+)*)"/;
+const TYPE = /^[a-z]+(\.[a-z]+)*$/;
+/** How much of a broken frame is scanned for its top-level ids and type. */
+const SCAN_CHARS = 64 * 1024;
 
 /**
  * Decodes one frame. Checks, first failure wins: size (MESSAGE_TOO_LARGE, even for a frame that
@@ -180,15 +179,83 @@ function refuseFrom(message: Record<string, unknown>, error: ErrorPayload): Refu
 
 function refuseFromText(text: string, error: ErrorPayload): Refused {
   const out: Refused = { ok: false, error };
-  const id = MESSAGE_ID_IN_TEXT.exec(text);
-  if (id) out.replyTo = id[1]!;
-  const task = TASK_ID_IN_TEXT.exec(text);
-  if (task && task[1]!.length <= 128) out.taskId = task[1]!;
-  const type = TYPE_IN_TEXT.exec(text);
-  if (type) out.type = type[1]!;
-  const source = SOURCE_IN_TEXT.exec(text);
-  if (source && source[1]!.length <= 128) out.source = source[1]!;
+  const members = topLevelStrings(text, SCAN_CHARS);
+  const id = members.get('message_id');
+  if (id !== undefined && MESSAGE_ID.test(id)) out.replyTo = id;
+  const task = members.get('task_id');
+  if (task !== undefined && task.length <= 128 && IDENTIFIER.test(task)) out.taskId = task;
+  const type = members.get('type');
+  if (type !== undefined && TYPE.test(type)) out.type = type;
+  const source = members.get('source');
+  if (source !== undefined && source.length <= 128 && IDENTIFIER.test(source)) out.source = source;
   return out;
+}
+
+/**
+ * The string members of the top-level object of a frame that is not valid JSON, read from its
+ * first `limit` characters without recursion; the first of each name wins. Only a member of the
+ * top-level object counts, so `"type":"error"` nested in a payload never makes a frame an error
+ * (spec: errors#no-replies-to-errors).
+ */
+export function topLevelStrings(text: string, limit: number): Map<string, string> {
+  const out = new Map<string, string>();
+  const n = Math.min(text.length, limit);
+  let i = 0;
+  while (i < n && /\s/.test(text[i]!)) i++;
+  if (text[i] !== '{') return out;
+  let depth = 0;
+  let expectKey = false;
+  let key: string | undefined;
+  while (i < n) {
+    const c = text[i]!;
+    if (c === '"') {
+      let j = i + 1;
+      while (j < n && text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
+      if (j >= n) break;
+      if (depth === 1) {
+        const literal = parseString(text.slice(i, j + 1));
+        if (key !== undefined) {
+          if (literal !== undefined && !out.has(key)) out.set(key, literal);
+          key = undefined;
+        } else if (expectKey) {
+          let k = j + 1;
+          while (k < n && /\s/.test(text[k]!)) k++;
+          if (text[k] === ':') {
+            key = literal;
+            expectKey = false;
+            i = k + 1;
+            continue;
+          }
+        }
+      }
+      i = j + 1;
+      continue;
+    }
+    if (c === '{' || c === '[') {
+      depth++;
+      if (depth === 1) expectKey = c === '{';
+      key = undefined;
+    } else if (c === '}' || c === ']') {
+      depth--;
+      if (depth <= 0) break;
+    } else if (c === ',' && depth === 1) {
+      expectKey = true;
+      key = undefined;
+    } else if (depth === 1 && key !== undefined && !/[\s:]/.test(c)) {
+      key = undefined; // a number, literal or broken value: not a string member
+    }
+    i++;
+  }
+  return out;
+}
+
+function parseString(literal: string): string | undefined {
+  try {
+    const v: unknown = JSON.parse(literal);
+    return typeof v === 'string' ? v : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function refuseFromBytes(bytes: Uint8Array, error: ErrorPayload): Refused {

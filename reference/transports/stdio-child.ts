@@ -27,6 +27,47 @@ export interface SpawnStdioOptions {
   killSignal?: NodeJS.Signals;
   /** How many stderr lines `stderrLines` keeps, the latest ones (default 1000). */
   stderrLineLimit?: number;
+  /**
+   * Runs the child in its own process group: signals go to the whole group, and once the child
+   * has exited whatever it left in the group is killed (default false).
+   */
+  processGroup?: boolean;
+  /**
+   * How long after the child's exit its pipes may stay open (held by a process it left behind)
+   * before they are closed from this side and `onclose` fires (default: no limit).
+   */
+  pipeGraceMs?: number;
+}
+
+/** Process groups still alive, killed if this process exits first. */
+const liveGroups = new Set<number>();
+let exitHook = false;
+function trackGroup(pid: number): void {
+  liveGroups.add(pid);
+  if (exitHook) return;
+  exitHook = true;
+  const killAll = (): void => {
+    for (const group of liveGroups) killGroup(group, 'SIGKILL');
+  };
+  process.once('exit', killAll);
+  // A group of its own no longer gets the terminal's signals: pass them on, then die of them as before.
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    if (process.listenerCount(sig) > 0) continue;
+    process.once(sig, () => {
+      killAll();
+      process.kill(process.pid, sig);
+    });
+  }
+}
+
+/** Sends `signal` to process group `pid`; false when there is no such group. */
+export function killGroup(pid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 const LF = new Uint8Array([0x0a]);
@@ -121,9 +162,22 @@ export class ChildStdioTransport implements RawTransport {
     return this.closing;
   }
 
-  /** Sends a signal to the child at once (default SIGTERM). */
+  /** Sends a signal to the child (its whole group with `processGroup`) at once (default SIGTERM). */
   kill(signal: NodeJS.Signals = 'SIGTERM'): boolean {
-    return this.child !== undefined && this.exit === undefined && this.child.kill(signal);
+    if (this.child === undefined) return false;
+    if (this.options.processGroup && this.child.pid !== undefined && liveGroups.has(this.child.pid)) {
+      return killGroup(this.child.pid, signal);
+    }
+    return this.exit === undefined && this.child.kill(signal);
+  }
+
+  /** With `processGroup`: kills what is left of the child's group; true when something was left. */
+  killLeftovers(): boolean {
+    const pid = this.child?.pid;
+    if (!this.options.processGroup || pid === undefined) return false;
+    const left = killGroup(pid, 'SIGKILL');
+    liveGroups.delete(pid);
+    return left;
   }
 
   /** Sets the negotiated `max_message_bytes` for the lines that follow. */
@@ -140,6 +194,7 @@ export class ChildStdioTransport implements RawTransport {
           env,
           cwd,
           stdio: ['pipe', 'pipe', stderr === 'inherit' ? 'inherit' : 'pipe'],
+          detached: this.options.processGroup === true,
         });
       } catch (err) {
         const error = startFailure(this.command, cwd, err as NodeJS.ErrnoException);
@@ -151,6 +206,7 @@ export class ChildStdioTransport implements RawTransport {
       let spawned = false;
       child.once('spawn', () => {
         spawned = true;
+        if (this.options.processGroup && child.pid !== undefined) trackGroup(child.pid);
         resolve();
       });
       child.on('error', (err: NodeJS.ErrnoException) => {
@@ -170,7 +226,22 @@ export class ChildStdioTransport implements RawTransport {
       child.stdout!.once('end', () => this.reader.end());
       child.stdout!.on('error', (err) => this.onerror?.(err));
       if (stderr !== 'inherit') this.readStderr(child, stderr);
-      child.once('exit', (code, signal) => this.settle({ code, signal }));
+      child.once('exit', (code, signal) => {
+        this.settle({ code, signal });
+        // The group outlives its leader only through what the leader left behind.
+        if (this.options.processGroup) this.killLeftovers();
+        const grace = this.options.pipeGraceMs;
+        if (grace === undefined) return;
+        const timer = setTimeout(() => {
+          // A process outside the group still holds the pipes: stop reading them.
+          child.stdout?.destroy();
+          child.stderr?.destroy();
+          this.reader.end();
+          this.fireClose({ code: code === 0 ? 1000 : 1011, reason: `${describeExit({ code, signal })}; its output stayed open` });
+        }, grace);
+        timer.unref();
+        child.once('close', () => clearTimeout(timer));
+      });
       child.once('close', (code: number | null, signal: NodeJS.Signals | null) => {
         if (!spawned) return;
         this.settle({ code, signal });
@@ -210,8 +281,13 @@ export class ChildStdioTransport implements RawTransport {
   /** Resolves when `onclose` has fired (or the child never started). */
   private closed(): Promise<void> {
     if (this.closeFired || this.child === undefined || this.exit?.error) return Promise.resolve();
-    return new Promise((resolve) => this.child!.once('close', () => resolve()));
+    return new Promise((resolve) => {
+      this.child!.once('close', () => resolve());
+      this.closeWaiters.push(resolve);
+    });
   }
+
+  private readonly closeWaiters: Array<() => void> = [];
 
   private settle(exit: ChildExit): void {
     if (this.exit !== undefined) return;
@@ -223,6 +299,7 @@ export class ChildStdioTransport implements RawTransport {
     if (this.closeFired) return;
     this.closeFired = true;
     this.onclose?.(info);
+    for (const resolve of this.closeWaiters.splice(0)) resolve();
   }
 }
 

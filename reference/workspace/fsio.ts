@@ -125,18 +125,86 @@ export interface BoundedRead {
   oversized: boolean;
 }
 
-/** Reads a regular file without following a final symlink, keeping at most `max + 1` bytes; null when it is gone. */
-export async function readBounded(path: string, max: number): Promise<BoundedRead | null> {
-  let fh;
+/** Flags that never follow a final symlink and never block on opening a FIFO or a device (spec: bindings-workspace#peer-files). */
+export const PEER_OPEN_FLAGS = fsc.O_NOFOLLOW | fsc.O_NONBLOCK;
+
+/** A file a peer can write is something other than a regular file (a FIFO, device, symlink or directory). */
+export class NotRegularFile extends Error {
+  readonly code = 'ENOTREG';
+  constructor(
+    readonly path: string,
+    readonly kind: string,
+  ) {
+    super(`${path} is a ${kind}, not a regular file`);
+  }
+}
+
+function kindOf(st: {
+  isFIFO(): boolean;
+  isCharacterDevice(): boolean;
+  isBlockDevice(): boolean;
+  isDirectory(): boolean;
+  isSocket(): boolean;
+}): string {
+  if (st.isFIFO()) return 'FIFO';
+  if (st.isCharacterDevice() || st.isBlockDevice()) return 'device';
+  if (st.isDirectory()) return 'directory';
+  if (st.isSocket()) return 'socket';
+  return 'special file';
+}
+
+/**
+ * Opens a file a peer can write: no final symlink (ELOOP becomes NotRegularFile), no blocking
+ * open, and a regular file by fstat, else NotRegularFile (spec: bindings-workspace#peer-files).
+ */
+export async function openRegular(path: string, flags: number = fsc.O_RDONLY, mode = 0o644): Promise<fsp.FileHandle> {
+  let fh: fsp.FileHandle;
   try {
-    fh = await fsp.open(path, fsc.O_RDONLY | fsc.O_NOFOLLOW);
+    fh = await fsp.open(path, flags | PEER_OPEN_FLAGS, mode);
   } catch (err) {
-    if (isMissing(err) || errnoOf(err) === 'ELOOP') return null;
+    if (errnoOf(err) === 'ELOOP' || errnoOf(err) === 'EMLINK') throw new NotRegularFile(path, 'symbolic link');
+    if (errnoOf(err) === 'EISDIR') throw new NotRegularFile(path, 'directory');
+    throw err;
+  }
+  const st = await fh.stat().catch(async (err: unknown) => {
+    await fh.close();
+    throw err;
+  });
+  if (!st.isFile()) {
+    await fh.close();
+    throw new NotRegularFile(path, kindOf(st));
+  }
+  return fh;
+}
+
+/** What `readBounded` read: at most `max + 1` bytes, and whether the file was longer than `max`. */
+export interface BoundedRead {
+  bytes: Uint8Array;
+  size: number;
+  oversized: boolean;
+}
+
+/** A file that is there but cannot be read as a regular file, with the reason. */
+export interface Unreadable {
+  unreadable: string;
+}
+
+/**
+ * Reads a file a peer can write, keeping at most `max + 1` bytes: its bytes, null when it is
+ * gone, or why it cannot be read (not a regular file, no permission) (spec: bindings-workspace#peer-files).
+ */
+export async function readPeerFile(path: string, max: number): Promise<BoundedRead | Unreadable | null> {
+  let fh: fsp.FileHandle;
+  try {
+    fh = await openRegular(path);
+  } catch (err) {
+    if (isMissing(err)) return null;
+    if (err instanceof NotRegularFile) return { unreadable: err.message };
+    if (errnoOf(err) === 'EACCES' || errnoOf(err) === 'EPERM') return { unreadable: `${path} cannot be read (${errnoOf(err)})` };
     throw err;
   }
   try {
     const st = await fh.stat();
-    if (!st.isFile()) return null;
     const limit = Math.min(st.size, max + 1);
     const buf = Buffer.alloc(limit);
     let off = 0;
@@ -147,9 +215,22 @@ export async function readBounded(path: string, max: number): Promise<BoundedRea
     }
     const bytes = buf.subarray(0, off);
     return { bytes, size: Math.max(st.size, off), oversized: st.size > max };
+  } catch (err) {
+    return { unreadable: `${path} cannot be read (${errnoOf(err) ?? (err as Error).message})` };
   } finally {
     await fh.close();
   }
+}
+
+/** True when `read` is a refusal rather than bytes. */
+export function isUnreadable(read: BoundedRead | Unreadable | null): read is Unreadable {
+  return read !== null && 'unreadable' in read;
+}
+
+/** Reads a regular file without following a final symlink or blocking, keeping at most `max + 1` bytes; null when it is gone or not a readable regular file. */
+export async function readBounded(path: string, max: number): Promise<BoundedRead | null> {
+  const read = await readPeerFile(path, max);
+  return isUnreadable(read) ? null : read;
 }
 
 /** Reads and parses a small JSON file; null when it is missing or not JSON. */

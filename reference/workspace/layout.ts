@@ -56,6 +56,10 @@ export class WorkspacePaths {
   get locks(): string {
     return join(this.root, 'tasks', 'locks');
   }
+  /** `tasks/unreadable/`: task records that could not be read, each with a reason (spec: bindings-workspace#peer-files). */
+  get unreadable(): string {
+    return join(this.root, 'tasks', 'unreadable');
+  }
   get artifacts(): string {
     return join(this.root, 'artifacts');
   }

@@ -3,12 +3,29 @@
  * order, each claimed by a rename into `.inflight/` (files left there by a crash first), delivered,
  * recorded in a durable deduplication store, then deleted (spec: bindings-workspace#mailboxes).
  */
-import { promises as fsp, watch, type FSWatcher } from 'node:fs';
-import { join } from 'node:path';
+import { constants as fsc, promises as fsp, watch, type FSWatcher } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { DEFAULT_MAX_FRAME_BYTES, checkMaxFrameBytes } from '../transports/frame.ts';
 import type { InboundFrame } from '../transports/transport.ts';
-import { ensureDir, fsyncDir, fsyncDirs, isMissing, listNames, readBounded, sha256Hex, unlinkIfExists, writeAtomic } from './fsio.ts';
+import {
+  ensureDir,
+  fsyncDir,
+  fsyncDirs,
+  isMissing,
+  isUnreadable,
+  listNames,
+  NotRegularFile,
+  openRegular,
+  readPeerFile,
+  sha256Hex,
+  unlinkIfExists,
+  writeAtomic,
+} from './fsio.ts';
 import { mailboxDir, parseMailboxName } from './mailbox-writer.ts';
+import { setAside } from './unreadable.ts';
+
+/** The directory inside a mailbox for files that could not be read, each with a reason. */
+export const UNREADABLE_MAILBOX_DIR = '.unreadable';
 
 /** Which file a delivered frame came from. */
 export interface MailboxDelivery {
@@ -32,9 +49,15 @@ export interface DedupStore {
   add(key: string): Promise<void>;
 }
 
+/** The most bytes of a `.dedup` file read back (spec: bindings-workspace#peer-files). */
+export const MAX_DEDUP_BYTES = 8 * 1024 * 1024;
+
 /**
  * The default DedupStore: an append-only file of keys, flushed on every add, bounded to the
- * `capacity` most recent keys (older ones are dropped when the file is compacted).
+ * `capacity` most recent keys (older ones are dropped when the file is compacted). The file lies
+ * in a directory the sending peer can write, so it is opened without following a symlink or
+ * blocking, must be a regular file, and is read only up to MAX_DEDUP_BYTES; anything else there
+ * is moved into the mailbox's `.unreadable/` and the store starts empty (spec: bindings-workspace#peer-files).
  */
 export class FileDedupStore implements DedupStore {
   private readonly keys = new Set<string>();
@@ -44,24 +67,29 @@ export class FileDedupStore implements DedupStore {
   private constructor(
     readonly path: string,
     readonly capacity: number,
+    private readonly onerror?: (err: Error) => void,
   ) {}
 
   /** Opens (or creates) the store at `path`. */
-  static async open(path: string, capacity = 4096): Promise<FileDedupStore> {
-    const store = new FileDedupStore(path, capacity);
-    let text = '';
-    try {
-      text = await fsp.readFile(path, 'utf8');
-    } catch (err) {
-      if (!isMissing(err)) throw err;
-    }
-    for (const line of text.split('\n')) {
-      const key = line.trim();
-      if (key === '') continue;
-      store.lines += 1;
-      store.remember(key);
+  static async open(path: string, capacity = 4096, onerror?: (err: Error) => void): Promise<FileDedupStore> {
+    const store = new FileDedupStore(path, capacity, onerror);
+    const read = await readPeerFile(path, MAX_DEDUP_BYTES);
+    if (isUnreadable(read)) await store.setAside(read.unreadable);
+    else if (read?.oversized) await store.setAside(`longer than ${MAX_DEDUP_BYTES} bytes`);
+    else if (read) {
+      for (const line of Buffer.from(read.bytes).toString('utf8').split('\n')) {
+        const key = line.trim();
+        if (key === '') continue;
+        store.lines += 1;
+        store.remember(key);
+      }
     }
     return store;
+  }
+
+  private async setAside(reason: string): Promise<void> {
+    const moved = await setAside(this.path, join(dirname(this.path), UNREADABLE_MAILBOX_DIR), basename(this.path), reason);
+    if (moved) this.onerror?.(new Error(`${this.path} could not be used (${reason}); moved to ${moved}`));
   }
 
   private remember(key: string): void {
@@ -77,9 +105,19 @@ export class FileDedupStore implements DedupStore {
 
   async add(key: string): Promise<void> {
     if (/[\r\n]/.test(key)) throw new Error('a dedup key must be one line');
-    const fh = await fsp.open(this.path, 'a');
+    let fh: Awaited<ReturnType<typeof openRegular>>;
     try {
-      await fh.write(key + '\n');
+      fh = await openRegular(this.path, fsc.O_WRONLY | fsc.O_APPEND | fsc.O_CREAT);
+    } catch (err) {
+      if (!(err instanceof NotRegularFile)) throw err;
+      // Replaced by something else since it was opened: set it aside and write a fresh file.
+      await this.setAside(err.message);
+      fh = await openRegular(this.path, fsc.O_WRONLY | fsc.O_APPEND | fsc.O_CREAT | fsc.O_EXCL);
+      this.lines = 0;
+      if (this.order.length > 0) await fh.write(`${this.order.join('\n')}\n`);
+    }
+    try {
+      await fh.write(`${key}\n`);
       await fh.sync();
     } finally {
       await fh.close();
@@ -87,7 +125,7 @@ export class FileDedupStore implements DedupStore {
     this.lines += 1;
     this.remember(key);
     if (this.lines > 2 * this.capacity) {
-      await writeAtomic(this.path, this.order.join('\n') + '\n');
+      await writeAtomic(this.path, `${this.order.join('\n')}\n`);
       this.lines = this.order.length;
     }
   }
@@ -140,7 +178,7 @@ export class MailboxReader {
     if (this.started) return;
     this.started = true;
     await ensureDir(this.inflight);
-    this.dedup = this.options.dedup ?? (await FileDedupStore.open(join(this.dir, '.dedup')));
+    this.dedup = this.options.dedup ?? (await FileDedupStore.open(join(this.dir, '.dedup'), undefined, this.options.onerror));
     try {
       this.watcher = watch(this.dir, () => this.kick());
       this.watcher.on('error', () => {
@@ -209,8 +247,14 @@ export class MailboxReader {
   private async process(name: string, redelivered: boolean): Promise<boolean> {
     const path = join(this.inflight, name);
     const seq = parseMailboxName(name)!;
-    const read = await readBounded(path, this.max);
+    const read = await readPeerFile(path, this.max);
     if (!read) return true;
+    if (isUnreadable(read)) {
+      // spec: bindings-workspace#peer-files — never left in .inflight/ to be retried forever
+      const moved = await setAside(path, join(this.dir, UNREADABLE_MAILBOX_DIR), `.inflight/${name}`, read.unreadable);
+      if (moved) this.options.onerror?.(new Error(`mailbox file ${name} cannot be read (${read.unreadable}); moved to ${moved}`));
+      return true;
+    }
     const frame: InboundFrame = { bytes: read.bytes, oversized: read.oversized, byteLength: read.size };
     let messageId: string | null = null;
     if (!read.oversized) {

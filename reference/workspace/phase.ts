@@ -12,7 +12,7 @@ import { writeLease } from './agents.ts';
 import { forgetPlan, submissionProblem, type Plan, type PlanDecision } from './approval.ts';
 import { ArtifactRefused, openArtifact, readArtifact, writeArtifact } from './artifacts.ts';
 import type { Claim } from './claim.ts';
-import { isMissing, writeAtomic } from './fsio.ts';
+import { isMissing, readJsonFile, writeAtomic } from './fsio.ts';
 import { appendHistory, fullHistory } from './history.ts';
 import { isIdentifier } from './layout.ts';
 import { afterFailedAttempt } from './reaper.ts';
@@ -407,7 +407,7 @@ function cancelled(record: TaskRecord, epoch: number, agentId: string): TaskReco
 
 async function readCheckpoint(o: PhaseRunOptions): Promise<Record<string, unknown> | undefined> {
   try {
-    const v: unknown = JSON.parse(await fsp.readFile(o.ws.paths.sidecar(o.claim.taskId, o.claim.epoch, 'checkpoint'), 'utf8'));
+    const v: unknown = await readJsonFile(o.ws.paths.sidecar(o.claim.taskId, o.claim.epoch, 'checkpoint'), 1024 * 1024);
     return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
   } catch {
     return undefined;

@@ -6,6 +6,7 @@
  * can run into failed ones, and on shutdown releases what it holds (spec: bindings-workspace).
  */
 import { promises as fsp, watch, type FSWatcher } from 'node:fs';
+import { join } from 'node:path';
 import type { AgentCard } from '../../schemas/src/index.ts';
 import type { Workspace } from './workspace.ts';
 import { openWorkspace } from './workspace.ts';
@@ -14,12 +15,13 @@ import { approvalOf, forgetPlan, readPlan, type Approval } from './approval.ts';
 import { checkRecordArtifacts } from './artifacts.ts';
 import { claimAwaiting, claimPending, type Claim } from './claim.ts';
 import { WorkspaceError } from './errors.ts';
-import { listNames, readBounded } from './fsio.ts';
+import { isUnreadable, listNames, readPeerFile } from './fsio.ts';
 import { isIdentifier, parseRecordName } from './layout.ts';
 import { runPhase, type PhaseHandler, type PhaseResult } from './phase.ts';
 import { Reaper, type ReapAction } from './reaper.ts';
 import { MAX_RECORD_BYTES, checkRecordBytes, cloneRecord, isoNow, rejectedRecord, type RecordProblem, type TaskRecord } from './record.ts';
 import { commitTransition, prepare } from './transition.ts';
+import { setAside } from './unreadable.ts';
 
 /** Something the runner did, for logs, tests and tools. */
 export type RunnerEvent =
@@ -39,6 +41,7 @@ export type RunnerEvent =
   | { type: 'decision_refused'; task_id: string; state: Approval['state']; message: string }
   | { type: 'released'; task_id: string; epoch: number; reason: string }
   | { type: 'reaped'; action: ReapAction }
+  | { type: 'unreadable'; path: string; moved_to: string; reason: string }
   | { type: 'error'; message: string };
 
 /** Options of runWorkspaceAgent. */
@@ -300,11 +303,25 @@ class Runner {
     return st ? (st.isFile() ? `${st.ino}:${st.size}:${st.mtimeMs}` : null) : '-';
   }
 
+  /** Moves a record that cannot be read into tasks/unreadable/ with its reason (spec: bindings-workspace#peer-files). */
+  private async deadLetter(dir: 'pending' | 'awaiting', name: string, reason: string): Promise<void> {
+    const path = join(this.ws.paths.dir(dir), name);
+    const moved = await setAside(path, this.ws.paths.unreadable, `tasks/${dir}/${name}`, reason);
+    if (!moved) return;
+    this.log('warn', `tasks/${dir}/${name} cannot be read (${reason}); moved to ${moved}`);
+    this.emit({ type: 'unreadable', path, moved_to: moved, reason });
+  }
+
   /** Reads (or recalls) what a pending or awaiting file holds, with the approval of an awaiting one; null when it vanished. */
   private async look(dir: 'pending' | 'awaiting', name: string, taskId: string): Promise<Seen | null> {
     const path = this.ws.paths.record(dir, taskId);
     const own = await this.signature(path);
-    if (own === null || own === '-') return null;
+    if (own === '-') return null;
+    if (own === null) {
+      const st = await fsp.lstat(path).catch(() => null);
+      await this.deadLetter(dir, name, st?.isSymbolicLink() ? 'a symbolic link, not a regular file' : 'not a regular file');
+      return null;
+    }
     const key =
       dir === 'pending'
         ? own
@@ -312,8 +329,12 @@ class Runner {
     const cacheKey = `${dir}/${name}`;
     const cached = this.cache.get(cacheKey);
     if (cached && cached.key === key) return cached;
-    const read = await readBounded(path, MAX_RECORD_BYTES);
+    const read = await readPeerFile(path, MAX_RECORD_BYTES);
     if (!read) return null;
+    if (isUnreadable(read)) {
+      await this.deadLetter(dir, name, read.unreadable);
+      return null;
+    }
     const check = checkRecordBytes(read.bytes, taskId, read.oversized);
     let seen: Seen;
     if (!check.ok) {

@@ -5,7 +5,7 @@
  */
 import { promises as fsp } from 'node:fs';
 import type { Workspace } from './workspace.ts';
-import { fsyncDir, fsyncDirs, isMissing, randomHex, readBounded, sha256Hex, unlinkIfExists, writeAtomic } from './fsio.ts';
+import { fsyncDir, fsyncDirs, isMissing, randomHex, readBounded, readJsonFile, sha256Hex, unlinkIfExists, writeAtomic } from './fsio.ts';
 import { SIDECAR_KINDS, STATUS_DIR, type RecordStatus, type TaskDir } from './layout.ts';
 import { removeLock, takeLock } from './lock.ts';
 import { MAX_RECORD_BYTES, type TaskRecord } from './record.ts';
@@ -194,7 +194,7 @@ export async function cleanupClaim(ws: Workspace, taskId: string, epoch: number)
 export async function finishLockedCommit(ws: Workspace, taskId: string, epoch: number): Promise<boolean> {
   let nonce: unknown;
   try {
-    nonce = (JSON.parse(await fsp.readFile(ws.paths.lock(taskId, epoch, 'commit'), 'utf8')) as { nonce?: unknown }).nonce;
+    nonce = ((await readJsonFile(ws.paths.lock(taskId, epoch, 'commit'), 64 * 1024)) as { nonce?: unknown } | null)?.nonce;
   } catch {
     return false;
   }

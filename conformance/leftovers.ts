@@ -1,0 +1,77 @@
+/**
+ * Processes an agent left behind: every spawned agent carries a marker in its environment, which
+ * its children and daemonised grandchildren inherit even after they leave its process group;
+ * at the end of a case they are found by that marker and killed (spec: conformance#processes).
+ */
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** The environment variable that marks the processes of one spawned agent. */
+export const MARKER_VAR = 'TAP_CONFORM_AGENT';
+
+/** A fresh marker value. */
+export function newMarker(): string {
+  return randomBytes(9).toString('base64url');
+}
+
+/** The pids of live processes whose environment holds `MARKER_VAR=marker` (Linux /proc; none elsewhere). */
+export function markedProcesses(marker: string): number[] {
+  const needle = `${MARKER_VAR}=${marker}`;
+  const out: number[] = [];
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return out;
+  }
+  for (const name of names) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      const env = readFileSync(`/proc/${name}/environ`, 'latin1');
+      if (env.split('\0').includes(needle)) out.push(Number(name));
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return out;
+}
+
+/** Kills every process marked with `marker`; returns how many there were. */
+export function killMarked(marker: string): number {
+  const pids = markedProcesses(marker);
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  return pids.length;
+}
+
+/** Markers of agents whose processes may still run, killed if the harness ends first. */
+const live = new Set<string>();
+let hooked = false;
+
+/** Remembers `marker` until `forget`: if the harness exits or is interrupted, its processes are killed. */
+export function track(marker: string): void {
+  live.add(marker);
+  if (hooked) return;
+  hooked = true;
+  const killAll = (): void => {
+    for (const m of live) killMarked(m);
+  };
+  process.once('exit', killAll);
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.prependOnceListener(sig, () => {
+      killAll();
+      // Nobody else handles it: die of the signal, as without this listener.
+      if (process.listenerCount(sig) === 0) process.kill(process.pid, sig);
+    });
+  }
+}
+
+/** Forgets `marker` once its processes are gone. */
+export function forget(marker: string): void {
+  live.delete(marker);
+}
