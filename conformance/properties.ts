@@ -1,7 +1,7 @@
 /**
  * Property-based cases: fast-check command models of the handshake and of the task lifecycle,
  * with a scheduler that reorders independent requests. Each run is checked as it goes and, at its
- * end, against the task rules (checkHistory), the exactly-once rule (tap.test.counter) and the
+ * end, against the task rules (the harness's judge), the exactly-once rule (tap.test.counter) and the
  * no-lost-task rule. A failure shrinks to a minimal command sequence and reports the seed, the
  * path and the command that replays it (spec: conformance#properties).
  */
