@@ -21,7 +21,7 @@ import type { Case } from '../conformance/case.ts';
 import { ALL_CASES } from '../conformance/cases/index.ts';
 import type { RunEnv } from '../conformance/context.ts';
 import { b64u, newKey } from '../conformance/mac.ts';
-import { mutateTransport } from '../conformance/mutation/layer.ts';
+import { FIRED, mutateTransport } from '../conformance/mutation/layer.ts';
 import { MUTANTS, type Mutant } from '../conformance/mutation/mutants.ts';
 import { probe, runCases } from '../conformance/runner.ts';
 import { type Connection, STATE_PLACEHOLDER, type TargetSpec } from '../conformance/target.ts';
@@ -40,6 +40,8 @@ export interface MutantResult {
   ran_citing: string[];
   caught: boolean;
   caught_by_citing: boolean;
+  /** How many messages the mutation changed (in memory only; null over stdio, where it runs in the agent's process). */
+  fired: number | null;
   ms: number;
 }
 
@@ -86,7 +88,7 @@ function memoryTarget(mutant: Mutant | undefined) {
   });
   const open = async (): Promise<Connection> => {
     const [harness, far] = createMemoryPair({ schedule: (f) => setImmediate(f) });
-    agent.attach(mutant ? mutateTransport(far, mutant.make(), KEY) : far);
+    agent.attach(mutant ? mutateTransport(far, mutant.make(), KEY, mutant.id) : far);
     return { transport: harness };
   };
   const target = { kind: 'websocket', url: 'memory://reference', display: `memory://${mutant?.id ?? 'reference'}`, open } as TargetSpec;
@@ -180,6 +182,7 @@ export async function runMutation(o: MutationOptions = {}): Promise<MutationRepo
         ran_citing: runnable.filter((c) => c.requirements.includes(m.requirement)).map((c) => c.id),
         caught: failed.length > 0,
         caught_by_citing: citing.length > 0,
+        fired: bindingOf(m) === 'stdio' ? null : (FIRED.get(m.id) ?? 0),
         ms: Date.now() - started,
       };
       results[i] = r;
@@ -205,7 +208,7 @@ export async function runMutation(o: MutationOptions = {}): Promise<MutationRepo
 
 /** One row of the table. */
 const row = (r: MutantResult) =>
-  `${r.caught_by_citing ? 'caught ' : r.caught ? 'other  ' : 'SURVIVED'} ${r.id.padEnd(44)} ${(r.citing[0] ?? r.failed[0] ?? '-').padEnd(48)} ${Math.round(r.ms / 1000)} s`;
+  `${r.caught_by_citing ? 'caught  ' : r.caught ? 'other   ' : 'SURVIVED'} ${r.id.padEnd(44)} ${(r.citing[0] ?? r.failed[0] ?? '-').padEnd(48)} ${String(r.fired ?? '-').padStart(5)} ${Math.round(r.ms / 1000)} s`;
 
 async function main(): Promise<number> {
   let values;

@@ -79,10 +79,14 @@ export class View {
       this.version = (p.version as string) ?? '1.0';
       const params = p.params as { integrity?: unknown; streaming?: boolean } | undefined;
       this.memo.set('streaming', params?.streaming);
+      this.memo.set('max_message_bytes', (params as { max_message_bytes?: number } | undefined)?.max_message_bytes);
       this.integrity = typeof params?.integrity === 'object' && params.integrity !== null;
     } else if (m.type === 'handshake.go') this.established = true;
   }
 }
+
+/** How many times each mutant's hooks changed something, by the mutant's label (see mutateTransport). */
+export const FIRED = new Map<string, number>();
 
 /** The two hooks of a mutant; each sees one message and the view of the session. */
 export interface Mutator {
@@ -125,8 +129,9 @@ function decode(bytes: Uint8Array): Msg | undefined {
  * Wraps the agent's side of a transport with a mutator. Frames that are not TAP messages pass
  * unchanged; a message a hook leaves alone passes byte for byte.
  */
-export function mutateTransport(inner: RawTransport, mutator: Mutator, key?: { keyId: string; key: Uint8Array }): RawTransport {
+export function mutateTransport(inner: RawTransport, mutator: Mutator, key?: { keyId: string; key: Uint8Array }, label = ''): RawTransport {
   const view = new View(key);
+  const fired = () => FIRED.set(label, (FIRED.get(label) ?? 0) + 1);
   const encoder = new TextEncoder();
   const toPeer = (m: Msg, original?: string): Promise<void> => {
     view.observeOut(m);
@@ -150,6 +155,7 @@ export function mutateTransport(inner: RawTransport, mutator: Mutator, key?: { k
       const later = (x: Msg) => (inHook ? extra.push(x) : void toPeer(x));
       const result = mutator.out(m, view, later);
       inHook = false;
+      if (result !== undefined || extra.length) fired();
       const list = asList(result, m);
       for (const x of list) {
         if (typeof x === 'string')
@@ -170,6 +176,7 @@ export function mutateTransport(inner: RawTransport, mutator: Mutator, key?: { k
     view.observeIn(m);
     if (!mutator.in) return outer.onmessage?.(frame);
     const result = mutator.in(m, view, (x) => void toPeer(view.sign(x)));
+    if (result !== undefined) fired();
     for (const x of asList(result, m)) {
       if (x === m) outer.onmessage?.(frame);
       else if (typeof x === 'string') {

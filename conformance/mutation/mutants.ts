@@ -269,10 +269,8 @@ const SPECS: Spec[] = [
     'the provisioned key is refused',
     () =>
       answerInstead(
-        (m) => m.type === 'handshake.init' && typeof m.payload?.integrity === 'object',
-        (m, v) => ({
-          ...v.error(m, 'AUTH_REQUIRED', { fatal: true }),
-        }),
+        (m) => m.type === 'handshake.init' && typeof (m.payload?.params as { integrity?: unknown } | undefined)?.integrity === 'object',
+        (m, v) => v.error(m, 'AUTH_REQUIRED', { fatal: true }),
       ),
   ],
 
@@ -327,7 +325,7 @@ const SPECS: Spec[] = [
   [
     'TAP-ENV-011:no-session-id',
     'messages after the ack carry no session_id',
-    () => out((m, v) => v.established && m.type !== 'handshake.go', envelope({ session_id: undefined })),
+    () => out((m, v) => v.agent !== undefined && m.type !== 'handshake.ack', envelope({ session_id: undefined })),
   ],
   [
     'TAP-ENV-012:ack-session-differs',
@@ -419,20 +417,21 @@ const SPECS: Spec[] = [
   ],
   [
     'TAP-ERR-006:non-fatal-closes',
-    'the session closes after a non-fatal error',
-    () =>
-      out(
-        (m, v) => m.type === 'error' && m.payload?.fatal === false && v.established,
-        (m, v, send) => {
-          send(v.make('session.farewell', { reason: 'closing' }));
+    'the session ends after a non-fatal error: a farewell, then silence',
+    () => {
+      let over = false;
+      return {
+        out: (m, v, send) => {
+          if (over) return null;
+          if (m.type === 'error' && m.payload?.fatal !== true && v.established) {
+            over = true;
+            send(v.make('session.farewell', { reason: 'closing' }));
+          }
           return undefined;
         },
-      ),
-  ],
-  [
-    'TAP-ERR-007:fatal-flag-lies',
-    'non-fatal errors are marked fatal: true',
-    () => out((m) => m.type === 'error' && m.payload?.fatal === false, payload({ fatal: true })),
+        in: () => (over ? null : undefined),
+      };
+    },
   ],
   [
     'TAP-ERR-008:stops-answering',
@@ -465,7 +464,11 @@ const SPECS: Spec[] = [
         return undefined;
       }),
   ],
-  ['TAP-ERR-010:order-swapped', 'UNKNOWN_CAPABILITY is reported as INVALID_MESSAGE', wrongCode('UNKNOWN_CAPABILITY', 'task.request')],
+  [
+    'TAP-ERR-010:order-swapped',
+    'CAPABILITY_NOT_SUPPORTED is reported as INVALID_MESSAGE',
+    wrongCode('CAPABILITY_NOT_SUPPORTED', 'task.request'),
+  ],
 
   // Events and sequences (spec: tasks#events, tasks#sequences)
   ['TAP-EVT-001:no-running-event', 'the state event into running is not sent', () => dropFromStream(stateEvent('running'))],
@@ -985,8 +988,11 @@ const SPECS: Spec[] = [
     'the refusal of an integrity init is signed',
     () =>
       out(
-        (m, v) => m.type === 'error' && typeof v.answers(m)?.payload?.integrity === 'object' && v.answers(m)?.type === 'handshake.init',
-        (m, v) => (v.key ? signMessageFor(v, m) : undefined),
+        (m, v) =>
+          m.type === 'error' &&
+          v.answers(m)?.type === 'handshake.init' &&
+          typeof (v.answers(m)?.payload?.params as { integrity?: unknown } | undefined)?.integrity === 'object',
+        (m, v) => signMessageFor(v, m),
       ),
   ],
 
@@ -998,14 +1004,10 @@ const SPECS: Spec[] = [
   ],
   [
     'TAP-LIM-002:oversized-output',
-    'an output larger than max_message_bytes is sent',
+    "task.result is padded beyond the session's max_message_bytes",
     () =>
-      out(
-        (m) =>
-          m.type === 'task.result' &&
-          m.payload?.status === 'failed' &&
-          (m.payload?.error as { code?: string })?.code === 'MESSAGE_TOO_LARGE',
-        (m) => payload({ status: 'completed', error: undefined, output: 'x'.repeat(1_100_000) })(m),
+      out(is('task.result'), (m, v) =>
+        payload((p) => ({ ...p, 'x-pad': 'x'.repeat(Number(v.memo.get('max_message_bytes') ?? 1048576)) }))(m),
       ),
   ],
   [
@@ -1038,13 +1040,9 @@ const SPECS: Spec[] = [
     () => out(is('pong'), (m, v) => [m, v.make('task.status', {}, { task_id: 'probe' })]),
   ],
   [
-    'TAP-MSG-002:unknown-type-ignored',
+    'TAP-MSG-002:unknown-type-wrong-code',
     'an unknown message type is refused with INVALID_MESSAGE',
-    () =>
-      out(
-        (m, v) => m.type === 'error' && m.payload?.code === 'PROTOCOL_VIOLATION' && !KNOWN.has(String(v.answers(m)?.type)),
-        payload({ code: 'INVALID_MESSAGE' }),
-      ),
+    () => recode(errorOf('UNKNOWN_MESSAGE_TYPE'), 'INVALID_MESSAGE'),
   ],
   [
     'TAP-MSG-003:two-replies',
@@ -1057,24 +1055,21 @@ const SPECS: Spec[] = [
   ],
   [
     'TAP-MSG-004:effects-before-reply',
-    "a cancel's state event precedes its snapshot",
+    'the snapshot answering task.resume, task.cancel or plan.decision comes after the first message it causes',
     () => {
       let held: Msg | undefined;
-      return out(any, (m) => {
-        if (m.type === 'task.snapshot' && v0(m)) {
+      return out(any, (m, v) => {
+        if (m.type === 'task.snapshot' && ['task.resume', 'task.cancel', 'plan.decision'].includes(String(v.answers(m)?.type))) {
           held = m;
           return null;
         }
-        if (held && m.type === 'task.event' && m.task_id === held.task_id) {
+        if (held && STREAM.has(m.type) && m.task_id === held.task_id) {
           const h = held;
           held = undefined;
           return [m, h];
         }
         return undefined;
       });
-      function v0(m: Msg) {
-        return m.payload?.state === 'running';
-      }
     },
   ],
   [
@@ -1328,6 +1323,8 @@ const SPECS: Spec[] = [
         (m) => m.type === 'task.result' && (m.payload?.error as { code?: string } | undefined)?.code === 'SESSION_LOST',
         payload({ status: 'completed', error: undefined, output: {} }),
       ),
+    undefined,
+    { binding: 'stdio' },
   ],
 
   // Security (spec: security)
@@ -1437,28 +1434,31 @@ const SPECS: Spec[] = [
     () => {
       let approved = 0;
       return out(replyTo('shutdown.request'), (m, v) => {
+        const again = approved > 0;
         if (m.type === 'shutdown.response' && m.payload?.approve === true) approved++;
-        if (m.type === 'error' && approved > 0) return v.make('shutdown.response', { approve: true }, { reply_to: m.reply_to });
-        return undefined;
+        return again ? v.make('shutdown.response', { approve: true }, { reply_to: m.reply_to }) : undefined;
       });
     },
   ],
 
   // Tasks (spec: tasks)
   [
-    'TAP-TASK-002:snapshot-for-new',
-    'a new task is answered with an error instead of task.accepted',
-    () =>
-      out(
-        (m, v) =>
-          m.type === 'task.accepted' && v.answers(m)?.payload?.capability === 'tap.test.echo' && String(m.task_id).includes('noeffect'),
-        (m, v) => v.error(v.answers(m)!, 'INTERNAL_ERROR'),
-      ),
+    'TAP-TASK-002:refusal-as-snapshot',
+    'a task.request for an unknown capability is answered with a snapshot',
+    () => out(errorOf('CAPABILITY_NOT_SUPPORTED', 'task.request'), (m, v) => fakeSnapshot(v, v.answers(m)!, 'failed')),
   ],
   [
-    'TAP-TASK-002:accepted-as-snapshot',
-    'task.accepted loses its reply_to',
-    () => out(is('task.accepted'), envelope({ reply_to: undefined })),
+    'TAP-TASK-002:refusal-as-accepted',
+    'a task.request for an unknown capability is answered with task.accepted',
+    () =>
+      out(errorOf('CAPABILITY_NOT_SUPPORTED', 'task.request'), (m, v) => {
+        const to = v.answers(m)!;
+        return v.make(
+          'task.accepted',
+          { capability: to.payload?.capability, deadline: new Date(Date.now() + 3.6e6).toISOString() },
+          { reply_to: to.message_id, task_id: to.task_id, sequence: 1 },
+        );
+      }),
   ],
   [
     'TAP-TASK-003:no-deadline',
@@ -1577,12 +1577,8 @@ const SPECS: Spec[] = [
   ],
   [
     'TAP-TASK-019:late-terminal',
-    'a status after the result shows the task still running',
-    () =>
-      out(
-        (m) => m.type === 'task.snapshot' && m.payload?.result !== undefined && m.payload?.state === 'completed',
-        payload((p) => ({ ...p, state: 'running', result: undefined })),
-      ),
+    'a cancel after the result was queued is answered as if the task still ran',
+    () => out(errorOf('TASK_TERMINAL', 'task.cancel'), (m, v) => fakeSnapshot(v, v.answers(m)!, 'running')),
   ],
 
   // Versioning (spec: versioning)
