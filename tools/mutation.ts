@@ -8,11 +8,12 @@
  * those that cite its requirement and the other cases of their profiles (--scope citing: only the
  * citing ones). A case that fails against the unbroken agent is left out of every verdict. Two
  * mutants run at a time (--jobs). Writes a table to stdout and JSON to --json (default
- * mutation-report.json); exits 1 when a mutant survives, 2 on a usage error.
+ * mutation-report.json); exits 1 when a mutant survives without a written reason (an entry
+ * { id, mutant, reason } of conformance/untestable.json), 2 on a usage error.
  *
  *   npx tsx tools/mutation.ts [--only <glob>] [--scope citing|profile] [--jobs n] [--json file]
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createAgent, withConformanceCapabilities } from '../reference/agent/index.ts';
@@ -26,6 +27,7 @@ import { MUTANTS, type Mutant } from '../conformance/mutation/mutants.ts';
 import { probe, runCases } from '../conformance/runner.ts';
 import { type Connection, STATE_PLACEHOLDER, type TargetSpec } from '../conformance/target.ts';
 import { globMatch } from '../conformance/options.ts';
+import { repoPath } from '../conformance/paths.ts';
 
 /** The verdict of the suite on one mutant. */
 export interface MutantResult {
@@ -52,6 +54,10 @@ export interface MutationReport {
   score: number;
   citing_score: number;
   survivors: string[];
+  /** Survivors with a written reason in conformance/untestable.json ({ id, mutant, reason }). */
+  explained: { mutant: string; reason: string }[];
+  /** Survivors with neither a catching case nor a written reason. */
+  unexplained: string[];
   /** Cases left out because the unbroken agent fails them too. */
   unstable: string[];
   results: MutantResult[];
@@ -133,6 +139,14 @@ async function suiteAgainst(
     const env: RunEnv = { ...base, probe: found, startupMs: binding === 'stdio' ? 10_000 : 3000 };
     const results = await runCases(cases, env, binding === 'stdio' ? 4 : 16, 1);
     for (const r of results) verdicts.set(r.id, r.verdict);
+    if (process.env.MUTATION_DEBUG)
+      for (const r of results)
+        process.stderr.write(
+          `${r.id} ${r.verdict} ${r.detail}\n${r.transcript
+            .slice(-6)
+            .map((e) => JSON.stringify(e).slice(0, 300))
+            .join('\n')}\n`,
+        );
   } finally {
     await stop().catch(() => {});
   }
@@ -190,6 +204,8 @@ export async function runMutation(o: MutationOptions = {}): Promise<MutationRepo
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(o.jobs ?? 2, plan.length)) }, worker));
+  const reasons = survivorReasons();
+  const survivors = results.filter((r) => !r.caught_by_citing).map((r) => r.id);
   const caught = results.filter((r) => r.caught).length;
   const byCiting = results.filter((r) => r.caught_by_citing).length;
   return {
@@ -198,12 +214,20 @@ export async function runMutation(o: MutationOptions = {}): Promise<MutationRepo
     caught_by_citing: byCiting,
     score: results.length ? caught / results.length : 0,
     citing_score: results.length ? byCiting / results.length : 0,
-    survivors: results.filter((r) => !r.caught_by_citing).map((r) => r.id),
+    survivors,
+    explained: survivors.filter((id) => reasons.has(id)).map((id) => ({ mutant: id, reason: reasons.get(id)! })),
+    unexplained: survivors.filter((id) => !reasons.has(id)),
     unstable: [...baseline].flatMap(([b, verdicts]) =>
       [...verdicts].filter(([, v]) => v !== 'PASS').map(([id, v]) => `${id} (${b}: ${v})`),
     ),
     results,
   };
+}
+
+/** The written reasons for survivors: entries of conformance/untestable.json that name a mutant. */
+function survivorReasons(): Map<string, string> {
+  const entries = JSON.parse(readFileSync(repoPath('conformance/untestable.json'), 'utf8')) as { mutant?: string; reason: string }[];
+  return new Map(entries.filter((e) => typeof e.mutant === 'string').map((e) => [e.mutant!, e.reason]));
 }
 
 /** One row of the table. */
@@ -251,9 +275,13 @@ async function main(): Promise<number> {
     `\n${report.mutants} mutants: ${report.caught} caught (${pct(report.score)}), ${report.caught_by_citing} by a case citing the broken requirement (${pct(report.citing_score)})\n`,
   );
   if (report.unstable.length) process.stdout.write(`left out (failing against the unbroken agent): ${report.unstable.join(', ')}\n`);
-  if (report.survivors.length) process.stdout.write(`survivors: ${report.survivors.join(', ')}\n`);
+  for (const e of report.explained) process.stdout.write(`survivor ${e.mutant}: ${e.reason}\n`);
+  if (report.unexplained.length)
+    process.stdout.write(
+      `survivors without a catching case or a reason: ${report.unexplained.join(', ')}\n  add a case, or a { id, mutant, reason } to conformance/untestable.json\n`,
+    );
   process.stdout.write(`JSON report: ${file}\n`);
-  return report.survivors.length ? 1 : 0;
+  return report.unexplained.length ? 1 : 0;
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) process.exit(await main());

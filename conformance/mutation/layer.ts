@@ -137,9 +137,20 @@ export function mutateTransport(inner: RawTransport, mutator: Mutator, key?: { k
     view.observeOut(m);
     return inner.send(original ?? JSON.stringify(m));
   };
+  // Sends go out one after another, and a close waits for them, so no hook's output is overtaken.
+  let queue: Promise<void> = Promise.resolve();
   const outer: RawTransport = {
     start: () => inner.start(),
-    async send(text: string) {
+    send(text: string) {
+      queue = queue.then(() => relay(text)).catch(() => {});
+      return queue;
+    },
+    close: (info?: CloseInfo) => queue.then(() => (mutator.close ? mutator.close(info, view, () => inner.close(info)) : inner.close(info))),
+    sendRaw: (data: Uint8Array, o?: RawSendOptions) => inner.sendRaw(data, o),
+    setMaxFrameBytes: (n: number) => inner.setMaxFrameBytes?.(n),
+  };
+  async function relay(text: string): Promise<void> {
+    {
       let m: Msg | undefined;
       try {
         m = JSON.parse(text) as Msg;
@@ -163,11 +174,8 @@ export function mutateTransport(inner: RawTransport, mutator: Mutator, key?: { k
         else await toPeer(x === m ? m : view.sign(x), x === m ? text : undefined);
       }
       for (const x of extra) await toPeer(x);
-    },
-    close: (info?: CloseInfo) => (mutator.close ? mutator.close(info, view, () => inner.close(info)) : inner.close(info)),
-    sendRaw: (data: Uint8Array, o?: RawSendOptions) => inner.sendRaw(data, o),
-    setMaxFrameBytes: (n: number) => inner.setMaxFrameBytes?.(n),
-  };
+    }
+  }
   inner.onclose = (info) => outer.onclose?.(info);
   inner.onerror = (err) => outer.onerror?.(err);
   inner.onmessage = (frame: InboundFrame) => {

@@ -10,7 +10,6 @@ import { type Msg, type Mutator, STREAM, type View } from './layer.ts';
 
 const MESSAGE_TYPES = CATALOGUE.messages.map((m) => m.type);
 import {
-  addToStream,
   answerInstead,
   both,
   delayOut,
@@ -143,21 +142,23 @@ const SPECS: Spec[] = [
   ],
   [
     'TAP-AUTH-007:expired-accepted',
-    'an expired grant is ignored',
-    repairIn(is('task.request'), (m) => {
-      const a = m.authorization as Record<string, unknown> | undefined;
-      if (!a || typeof a.expires_at !== 'string') return m;
-      return { ...m, authorization: { ...a, expires_at: '2999-01-01T00:00:00Z' } };
-    }),
+    'an expired grant is taken as valid',
+    () =>
+      inn(
+        (m) =>
+          m.type === 'task.request' && typeof (m.payload?.authorization as { expires_at?: unknown } | undefined)?.expires_at === 'string',
+        (m) => payload((p) => ({ ...p, authorization: { ...(p.authorization as object), expires_at: '2999-01-01T00:00:00Z' } }))(m),
+      ),
   ],
   [
     'TAP-AUTH-008:permission-not-checked',
     'a guarded capability runs without its permission',
-    repairIn(is('task.request'), (m) => {
-      const a = (m.authorization as Record<string, unknown> | undefined) ?? {};
-      const perms = Array.isArray(a.permissions) ? (a.permissions as string[]) : [];
-      return { ...m, authorization: { ...a, permissions: [...new Set([...perms, 'tap.test.write'])] } };
-    }),
+    () =>
+      inn(is('task.request'), (m) => {
+        const a = (m.payload?.authorization as { permissions?: string[] } | undefined) ?? {};
+        if ((a.permissions ?? []).includes('tap.test.write')) return undefined;
+        return payload((p) => ({ ...p, authorization: { ...a, permissions: [...(a.permissions ?? []), 'tap.test.write'] } }))(m);
+      }),
   ],
   [
     'TAP-AUTH-008:no-required-detail',
@@ -297,7 +298,7 @@ const SPECS: Spec[] = [
     () => {
       let first: string | undefined;
       return out(
-        (m, v) => v.established,
+        (_m, v) => v.established,
         (m) => {
           if (first === undefined) {
             first = m.message_id as string;
@@ -308,7 +309,7 @@ const SPECS: Spec[] = [
       );
     },
   ],
-  ['TAP-ENV-007:wrong-target', 'messages name the wrong target', () => out((m, v) => v.established, envelope({ target: 'someone-else' }))],
+  ['TAP-ENV-007:wrong-target', 'messages name the wrong target', () => out((_m, v) => v.established, envelope({ target: 'someone-else' }))],
   [
     'TAP-ENV-009:target-star-accepted',
     'a message other than handshake.init with target "*" is accepted',
@@ -439,7 +440,7 @@ const SPECS: Spec[] = [
     () => {
       let mute = false;
       return {
-        in: (m) => (mute ? null : undefined),
+        in: (_m) => (mute ? null : undefined),
         out: (m) => {
           if (m.type === 'error' && m.payload?.code === 'MALFORMED_MESSAGE') mute = true;
           return mute && m.type !== 'error' ? null : undefined;
@@ -545,7 +546,7 @@ const SPECS: Spec[] = [
     'TAP-HS-003:target-not-checked',
     "a handshake.init for another agent's id is accepted",
     repairIn(
-      (m, v) => m.type === 'handshake.init' && m.target !== '*' && m.target !== 'tap.reference-agent',
+      (m, _v) => m.type === 'handshake.init' && m.target !== '*' && m.target !== 'tap.reference-agent',
       (m) => ({ ...m, target: '*' }),
     ),
   ],
@@ -781,7 +782,7 @@ const SPECS: Spec[] = [
       return {
         out: (m, v) => {
           const to = v.answers(m);
-          if (!to || to.type !== 'task.request' || typeof to.idempotency_key !== 'string') return undefined;
+          if (to?.type !== 'task.request' || typeof to.idempotency_key !== 'string') return undefined;
           if (m.type === 'task.snapshot' || m.type === 'task.accepted') snaps.set(to.idempotency_key, m);
           const known = snaps.get(to.idempotency_key);
           if (m.type === 'error' && known && (m.payload?.code === 'PERMISSION_DENIED' || m.payload?.code === 'AUTHORIZATION_EXPIRED'))
@@ -1020,16 +1021,21 @@ const SPECS: Spec[] = [
   ['TAP-LIM-008:no-pong', 'pings are not answered', () => dropOut(is('pong'))],
   [
     'TAP-LIM-012:closes-on-bad-input',
-    'the session ends after the third bad frame',
+    'the session ends after the third bad frame: a farewell, then silence',
     () => {
       let bad = 0;
-      return out(
-        (m) => m.type === 'error' && (m.payload?.code === 'MALFORMED_MESSAGE' || m.payload?.code === 'INVALID_MESSAGE'),
-        (m, v, send) => {
-          if (++bad === 3) send(v.make('session.farewell', { reason: 'too much bad input' }));
+      let over = false;
+      return {
+        out: (m, v, send) => {
+          if (over) return null;
+          if (m.type === 'error' && (m.payload?.code === 'MALFORMED_MESSAGE' || m.payload?.code === 'INVALID_MESSAGE') && ++bad === 3) {
+            over = true;
+            send(v.make('session.farewell', { reason: 'too much bad input' }));
+          }
           return undefined;
         },
-      );
+        in: () => (over ? null : undefined),
+      };
     },
   ],
 
@@ -1048,7 +1054,7 @@ const SPECS: Spec[] = [
     'TAP-MSG-003:two-replies',
     'task.status is answered twice',
     () =>
-      out(replyTo('task.status', 'task.snapshot'), (m, v) => [
+      out(replyTo('task.status', 'task.snapshot'), (m, _v) => [
         m,
         { ...m, message_id: `${m.message_id}.2`, timestamp: new Date().toISOString() },
       ]),
@@ -1342,22 +1348,42 @@ const SPECS: Spec[] = [
   ],
   [
     'TAP-SEC-004:input-widens',
-    'a permission named in the input is granted',
-    repairIn(
-      (m) => m.type === 'task.request' && JSON.stringify(m.payload ?? {}).includes('tap.test.write'),
-      (m) => {
-        const a = (m.authorization as Record<string, unknown> | undefined) ?? {};
-        return { ...m, authorization: { ...a, permissions: ['tap.test.write'] } };
-      },
-    ),
+    'a permission named in the input or metadata is granted',
+    () =>
+      inn(
+        (m) => m.type === 'task.request' && JSON.stringify({ i: m.payload?.input, x: m.metadata }).includes('tap.test.write'),
+        (m) => payload((p) => ({ ...p, authorization: { ...(p.authorization as object), permissions: ['tap.test.write'] } }))(m),
+      ),
   ],
 
   // Shutdown (spec: shutdown)
   ['TAP-SHUT-002:approved-not-carried-out', 'an approved shutdown never ends the session', () => dropOut(is('session.farewell'))],
   [
     'TAP-SHUT-003:ends-all-sessions',
-    'a shutdown.request is declined',
-    () => out(replyTo('shutdown.request', 'shutdown.response'), payload({ approve: false, reason: 'no' })),
+    'an approved shutdown.request ends every session of the agent',
+    (() => {
+      const others = new Set<(m: Msg) => boolean>();
+      return () => {
+        let over = false;
+        let bye: ((m: Msg) => boolean) | undefined;
+        return {
+          out: (m, v, send) => {
+            if (over) return null;
+            if (!bye) {
+              bye = () => {
+                if (over || !v.established) return false;
+                send(v.make('session.farewell', { reason: 'the agent is shutting down' }));
+                over = true;
+                return true;
+              };
+              others.add(bye);
+            }
+            if (m.type === 'shutdown.response' && m.payload?.approve === true) for (const f of others) if (f !== bye) f(m);
+            return undefined;
+          },
+        };
+      };
+    })(),
   ],
   [
     'TAP-SHUT-005:new-work-accepted',
@@ -1412,10 +1438,10 @@ const SPECS: Spec[] = [
     'TAP-SHUT-011:after-farewell',
     'a pong follows the farewell',
     () => {
-      let said = false;
+      let _said = false;
       return out(any, (m, v, send) => {
         if (m.type === 'session.farewell') {
-          said = true;
+          _said = true;
           send(v.make('ping', {}));
         }
         return undefined;
@@ -1430,13 +1456,13 @@ const SPECS: Spec[] = [
   ],
   [
     'TAP-SHUT-015:second-shutdown',
-    'a second shutdown.request is approved again',
+    'a shutdown.request during a shutdown is declined',
     () => {
       let approved = 0;
-      return out(replyTo('shutdown.request'), (m, v) => {
+      return out(replyTo('shutdown.request'), (m) => {
         const again = approved > 0;
         if (m.type === 'shutdown.response' && m.payload?.approve === true) approved++;
-        return again ? v.make('shutdown.response', { approve: true }, { reply_to: m.reply_to }) : undefined;
+        return again ? payload({ approve: false, reason: 'a shutdown is in progress' })(m) : undefined;
       });
     },
   ],
@@ -1714,7 +1740,7 @@ const SPECS: Spec[] = [
   ],
 ];
 
-const KNOWN = new Set(MESSAGE_TYPES);
+const _KNOWN = new Set(MESSAGE_TYPES);
 
 /** Signs a message with the session's key (for a message the layer repairs or makes). */
 function signMessageFor(v: View, m: Msg): Msg {
