@@ -95,7 +95,7 @@ export interface Mutator {
   /** A message for the agent; `answer` sends a message to the requester as if from the agent. */
   in?(m: Msg, v: View, answer: (m: Msg) => void): HookResult;
   /** Instead of closing the transport when the agent closes it. */
-  close?(info: CloseInfo | undefined, v: View, close: () => Promise<void>): Promise<void>;
+  close?(info: CloseInfo | undefined, v: View, close: (info?: CloseInfo) => Promise<void>, send: (m: Msg) => Promise<void>): Promise<void>;
 }
 
 /** The messages of a task's stream (they carry a sequence). */
@@ -145,7 +145,17 @@ export function mutateTransport(inner: RawTransport, mutator: Mutator, key?: { k
       queue = queue.then(() => relay(text)).catch(() => {});
       return queue;
     },
-    close: (info?: CloseInfo) => queue.then(() => (mutator.close ? mutator.close(info, view, () => inner.close(info)) : inner.close(info))),
+    close: (info?: CloseInfo) =>
+      queue.then(() =>
+        mutator.close
+          ? mutator.close(
+              info,
+              view,
+              (i) => inner.close(i ?? info),
+              (m) => toPeer(m),
+            )
+          : inner.close(info),
+      ),
     sendRaw: (data: Uint8Array, o?: RawSendOptions) => inner.sendRaw(data, o),
     setMaxFrameBytes: (n: number) => inner.setMaxFrameBytes?.(n),
   };

@@ -435,6 +435,31 @@ const SPECS: Spec[] = [
     },
   ],
   [
+    'TAP-ERR-007:fatal-flag-lies',
+    'non-fatal errors are marked fatal: true',
+    () => out((m) => m.type === 'error' && m.payload?.fatal !== true, payload({ fatal: true })),
+  ],
+  [
+    'TAP-HS-016:farewell-on-timeout',
+    'a handshake step that times out is closed with a session.farewell first',
+    () => ({
+      close: async (info, v, close, send) => {
+        if (!v.established && v.agent !== undefined) await send(v.make('session.farewell', { reason: 'the handshake timed out' }));
+        return close(info);
+      },
+    }),
+  ],
+  [
+    'TAP-WS-010:farewell-close-1001',
+    'the connection is closed with code 1001 after the farewells',
+    () => ({ close: async (info, _v, close) => close(info?.code === 1000 ? { ...info, code: 1001 } : info) }),
+  ],
+  [
+    'TAP-WS-011:fatal-close-1000',
+    'the connection is closed with code 1000 after a fatal error',
+    () => ({ close: async (info, _v, close) => close(info?.code === 1008 ? { ...info, code: 1000 } : info) }),
+  ],
+  [
     'TAP-ERR-008:stops-answering',
     'after a malformed frame the agent stops answering',
     () => {
