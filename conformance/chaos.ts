@@ -6,7 +6,7 @@
  * history must still keep every rule: legal transitions, one result per task, gap-free
  * sequences, one effect per idempotency key, no lost accepted task (spec: conformance#chaos).
  */
-import { checkHistory } from '../reference/core/history.ts';
+import { judgeHistory } from './judge/history.ts';
 import type { ChildStdioTransport } from '../reference/transports/stdio-child.ts';
 import type { CloseInfo, InboundFrame, RawSendOptions, RawTransport } from '../reference/transports/transport.ts';
 import { defineCase, type Case, type Profile } from './case.ts';
@@ -340,7 +340,7 @@ async function judgeChaos(
 ): Promise<Outcome> {
   const session = ctx.findings.received.filter((r) => r.session === peer.state);
   const msgs = recovered(session).filter((m) => works.some((w) => w.taskId === (m as Wire).task_id));
-  const violations = checkHistory(msgs, undefined, { complete: true });
+  const violations = judgeHistory(msgs, { complete: true });
   if (violations.length)
     return fail(
       `under faults the history breaks a rule (${violations[0]!.rule}): ${violations[0]!.message}`,

@@ -154,6 +154,12 @@ function checkEnvelope(msg: Wire, text: string, state: SessionState, out: Inspec
   if (entry && entry.direction === 'requester_to_agent') {
     v.push(`the agent sent ${msg.type}, which only a requester sends`);
   }
+  // spec: shutdown#farewell (TAP-SHUT-011) — the farewell is the agent's last message of the session.
+  if (state.agentFarewell) v.push(`the agent sent ${msg.type} after its session.farewell; nothing follows a farewell in its session`);
+  if (msg.type === 'session.farewell') state.agentFarewell = true;
+  // spec: envelope#members (TAP-ENV-013) — reply_to only where the catalogue's reply_to column allows it.
+  if (entry?.reply_to === 'absent' && msg.reply_to !== undefined)
+    v.push(`the agent put reply_to on ${msg.type}, which never answers a request (its reply_to column in messages.json is "absent")`);
   // A byte-identical re-send (for a duplicate request, or a resume replay) is legitimate.
   const first = state.agentMessages.get(msg.message_id);
   if (first !== undefined) {

@@ -1,7 +1,7 @@
 /**
  * The runs of the property-based cases (properties.ts): fast-check command models of the handshake
  * and of the task lifecycle. Each run is checked as it goes and, at its end, against the task rules
- * (checkHistory), the exactly-once rule (tap.test.counter) and the no-lost-task rule. A failure
+ * (the harness's judge), the exactly-once rule (tap.test.counter) and the no-lost-task rule. A failure
  * shrinks to a minimal command sequence and reports the seed, the path and the command that
  * replays it (spec: conformance#properties).
  */

@@ -11,7 +11,7 @@ import { CaseContext, type Probe, type RunEnv } from './context.ts';
 import { quoteOf } from './requirements.ts';
 import { handshake } from './steps.ts';
 import { Findings, Peer, type Received } from './peer.ts';
-import { checkHistory } from '../reference/core/history.ts';
+import { judgeHistory } from './judge/history.ts';
 import { IdSource, SessionState } from './session-state.ts';
 import { CannotRun, keyEnv, openConnection } from './target.ts';
 import { Transcript, type WireEntry } from './transcript.ts';
@@ -212,7 +212,7 @@ export async function runCase(c: Case, env: RunEnv): Promise<{ outcome: Outcome;
 
 /**
  * Checks the agent's messages of each session against the task rules (legal transitions, one
- * result, gap-free sequences, nothing after the result) with checkHistory (spec: tasks#states).
+ * result, gap-free sequences, nothing after the result) with the harness's own judge (spec: tasks#states).
  */
 export function historyViolations(received: readonly Received[]): string[] {
   const bySession = new Map<SessionState, Received[]>();
@@ -226,7 +226,7 @@ export function historyViolations(received: readonly Received[]): string[] {
     // Where the harness dropped messages on purpose, judge the streams as recovered by resume.
     const own = list.filter((r) => r.msg.task_id === undefined || !state.adopted.has(r.msg.task_id));
     const msgs = state.lenientGaps ? recovered(own) : own.map((r) => r.msg);
-    for (const v of checkHistory(msgs)) out.push(`the agent's task stream breaks the rules (${v.rule}): ${v.message}`);
+    for (const v of judgeHistory(msgs)) out.push(`the agent's task stream breaks the rules (${v.rule}): ${v.message}`);
   }
   return out;
 }

@@ -87,6 +87,8 @@ export class SessionState {
   readonly replies = new Map<string, { type: string; text: string }>();
   /** Message ids of errors the harness sent (nothing may answer them). */
   readonly sentErrors = new Set<string>();
+  /** True once the agent's session.farewell arrived: nothing may follow it (spec: shutdown#farewell). */
+  agentFarewell = false;
 
   constructor(selfId: string, agentId?: string) {
     this.selfId = selfId;

@@ -4,7 +4,7 @@
  * history, exactly-once and no-lost-task checks (spec: tasks, idempotency, resume).
  */
 import fc from 'fast-check';
-import { checkHistory } from '../../reference/core/history.ts';
+import { judgeHistory } from '../judge/history.ts';
 import type { CaseContext } from '../context.ts';
 import type { Peer, Received } from '../peer.ts';
 import type { Wire } from '../session-state.ts';
@@ -246,6 +246,6 @@ export async function finishRun(m: LifeModel, r: LifeReal, mark: number): Promis
     .since(mark)
     .filter((x) => x.msg.task_id === undefined || r.taskIds.has(x.msg.task_id))
     .map((x) => x.msg);
-  const violations = checkHistory(msgs, undefined, { complete: true });
+  const violations = judgeHistory(msgs, { complete: true });
   expect(violations.length === 0, `the task history breaks a rule (${violations[0]?.rule}): ${violations[0]?.message}`);
 }

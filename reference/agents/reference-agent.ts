@@ -47,6 +47,8 @@ Environment:
   TAP_HMAC_KEY_ID, TAP_HMAC_KEY, TAP_HMAC_PEER
                       a pre-shared key (base64url, at least 32 bytes) bound to the requester
                       agent id TAP_HMAC_PEER; set all three or none.
+  TAP_BREAK           (stdio only) break one rule on purpose: the name of a mutant of
+                      the conformance suite's mutation score (tools/mutation.ts --list)
 `;
 
 /** A one-line error for people, then exit 2. */
@@ -201,7 +203,12 @@ async function main(): Promise<void> {
     await agent.stopped;
     process.exit(0);
   }
-  await agent.serveStdio();
+  // TAP_BREAK=<mutant> breaks one rule on purpose, for the mutation score of tap-conform (tools/mutation.ts).
+  const broken = process.env.TAP_BREAK;
+  if (broken) {
+    const { serveBrokenStdio } = await import('../../conformance/mutation/switch.ts');
+    await serveBrokenStdio(agent, broken, agent.card.limits.max_message_bytes).catch((err: Error) => die(err.message));
+  } else await agent.serveStdio();
   await agent.shutdown('the session is over');
   process.exit(0);
 }

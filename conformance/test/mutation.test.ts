@@ -1,0 +1,45 @@
+/**
+ * The mutation score stays honest (spec: conformance#traceability): a handful of mutants of the
+ * reference agent, each breaking one requirement, are run through tools/mutation.ts in memory,
+ * and each must be caught by a case that cites the requirement it breaks. The unbroken agent,
+ * run first as the baseline, must pass those cases, so every catch comes from the mutation.
+ */
+import { describe, expect, it } from 'vitest';
+import { ALL_CASES } from '../cases/index.ts';
+import { MUTANTS } from '../mutation/mutants.ts';
+import { runMutation } from '../../tools/mutation.ts';
+
+const SAMPLE = [
+  'TAP-INT-001:forged-source-obeyed',
+  'TAP-ERR-001:retryable-flipped',
+  'TAP-HS-019:duplicate-capability',
+  'TAP-TASK-013:unknown-task-code',
+  'TAP-EVT-005:out-of-order',
+  'TAP-CAN-006:cancel-after-cancelled',
+];
+
+describe('the mutants', () => {
+  it('number at least 150, each named <requirement id>:<how> after a requirement that a case cites', () => {
+    expect(MUTANTS.length).toBeGreaterThanOrEqual(150);
+    expect(new Set(MUTANTS.map((m) => m.id)).size).toBe(MUTANTS.length);
+    const cited = new Set(ALL_CASES.flatMap((c) => c.requirements));
+    for (const m of MUTANTS) {
+      expect(m.id).toMatch(/^TAP-[A-Z]+-\d{3}:[a-z0-9-]+$/);
+      expect(cited.has(m.requirement), `${m.id}: no case cites ${m.requirement}`).toBe(true);
+    }
+  });
+});
+
+describe('tools/mutation.ts', () => {
+  it('catches each sampled mutant with a case citing the requirement it breaks', { timeout: 30_000 }, async () => {
+    const report = await runMutation({ only: SAMPLE, scope: 'citing', jobs: 2 });
+    expect(report.results.map((r) => r.id).sort()).toEqual([...SAMPLE].sort());
+    for (const r of report.results) {
+      expect(r.fired, `${r.id} never changed a message`).toBeGreaterThan(0);
+      expect(r.citing, `${r.id} was not caught by a case citing ${r.requirement}`).not.toEqual([]);
+      for (const id of r.citing) expect(ALL_CASES.find((c) => c.id === id)?.requirements).toContain(r.requirement);
+    }
+    expect(report.caught_by_citing).toBe(SAMPLE.length);
+    expect(report.survivors).toEqual([]);
+  });
+});
