@@ -5,7 +5,6 @@ import { defineConfig } from 'vitest/config';
  * leaves them out, for the inner loop. npm test runs everything.
  */
 const SLOW = [
-  'conformance/test/e2e.test.ts',
   'test/harness-selftest.test.ts',
   'test/workspace-conformance.test.ts',
   'test/python-agent.test.ts',
