@@ -141,7 +141,7 @@ async function certify(cfg: Config, out: NodeJS.WriteStream, err: NodeJS.WriteSt
   const startedAt = new Date();
   const t0 = Date.now();
   const found = await probe(base);
-  if (found.problem && cfg.debug) err.write(`tap-conform: the first handshake failed: ${found.problem}\n`);
+  if (found.problem) err.write(`tap-conform: the first handshake failed: ${found.problem}\n`);
   // A fresh agent may take a while to start, more so when cases run in parallel: its first reply
   // may take three times the probe's start-up plus 2 s, and never less than 30 s.
   const startupMs = Math.max(base.stepTimeoutMs, ((found.startupMs ?? 0) * 3 + 2000) * cfg.timeScale, 30_000 * cfg.timeScale);
