@@ -2,7 +2,8 @@
  * tap-conform: certifies a TAP agent over stdio or WebSocket. Exit codes: 0 every required case
  * passed, 1 the agent failed a case, 2 usage error, 3 the harness could not run.
  */
-import { PROFILES } from './case.ts';
+import { join } from 'node:path';
+import { PROFILES, type Case } from './case.ts';
 import { ALL_CASES } from './cases/index.ts';
 import type { RunEnv } from './context.ts';
 import { fromB64u, newKey } from './mac.ts';
@@ -11,11 +12,11 @@ import { checkBaseline, readBaseline, type BaselineCheck } from './report/baseli
 import { buildReport } from './report/model.ts';
 import { finishRun, toolVersion } from './report/finish.ts';
 import { painter, progressLine } from './report/terminal.ts';
-import { defaultJobs, probe, runCases } from './runner.ts';
+import { defaultJobs, probe, runCases, type CaseResult } from './runner.ts';
 import { profilesOf, selectCases } from './select.ts';
 import type { HmacKey } from './session-state.ts';
 import { CannotRun, checkCommand, type TargetSpec } from './target.ts';
-import { wantsWorkspace } from './workspace/options.ts';
+import { WORKSPACE_USAGE, wantsWorkspace } from './workspace/options.ts';
 
 /** Thrown to end the program with an exit code and a one-line reason. */
 export class Exit extends Error {
@@ -28,8 +29,8 @@ export class Exit extends Error {
 }
 
 /** The command line that replays one case. */
-export function replayCommand(cfg: Config, id: string, extra = ''): string {
-  const t = cfg.target!;
+export function replayCommand(cfg: Config, id: string, extra = '', target: TargetSpec = cfg.target!): string {
+  const t = target;
   const parts = ['tap-conform'];
   if (t.kind === 'websocket') {
     parts.push(t.url);
@@ -47,8 +48,8 @@ export function replayCommand(cfg: Config, id: string, extra = ''): string {
   return parts.join(' ');
 }
 
-function runKey(cfg: Config): HmacKey | undefined {
-  if (cfg.target?.kind === 'stdio') return { keyId: 'tap-conform-key', key: newKey(), peer: HARNESS_SIGNED_ID };
+function runKey(cfg: Config, target: TargetSpec): HmacKey | undefined {
+  if (target.kind === 'stdio') return { keyId: 'tap-conform-key', key: newKey(), peer: HARNESS_SIGNED_ID };
   if (!cfg.hmac) return undefined;
   const key = fromB64u(cfg.hmac.key);
   if (!key) throw new Exit(2, '--hmac-key is not base64url');
@@ -82,7 +83,7 @@ export async function main(
   }
   const cfg = parsed.config;
   if (cfg.help) {
-    out.write(`${USAGE}\n`);
+    out.write(`${USAGE}\n\n${WORKSPACE_USAGE}\n`);
     return 0;
   }
   if (cfg.version) {
@@ -111,35 +112,87 @@ export async function main(
   }
 }
 
+/** One target's part of a run: its probe and its case results. */
+interface TargetRun {
+  target: TargetSpec;
+  results: CaseResult[];
+  card?: { agent_id?: string; name?: string };
+  suiteCases: number;
+}
+
 async function certify(cfg: Config, out: NodeJS.WriteStream, err: NodeJS.WriteStream): Promise<number> {
-  const target = cfg.target as TargetSpec;
-  const all = profilesOf({ binding: target.kind, profiles: [], level: 'may', only: [] }, PROFILES);
-  const sel = { binding: target.kind, profiles: cfg.profiles, level: cfg.level, only: cfg.only };
-  const cases = selectCases(ALL_CASES, sel, PROFILES);
-  if (cases.length === 0)
+  const sel = (binding: 'stdio' | 'websocket') => ({ binding, profiles: cfg.profiles, level: cfg.level, only: cfg.only });
+  const plans = cfg.targets.map((target) => ({ target, cases: selectCases(ALL_CASES, sel(target.kind), PROFILES) }));
+  if (plans.every((p) => p.cases.length === 0))
     throw new Exit(2, `no case matches ${cfg.only.length ? `--only ${cfg.only.join(',')}` : 'the selection'} (list them with --list)`);
   const baselineEntries = cfg.expectedFailures !== undefined ? safeBaseline(cfg.expectedFailures) : undefined;
-  if (target.kind === 'stdio') {
+  for (const { target } of plans) {
+    if (target.kind !== 'stdio') continue;
     const bad = checkCommand(target.command);
     if (bad) throw new CannotRun(`could not start ${bad}`);
   }
-  const key = runKey(cfg);
   const paint = painter(cfg.color && err.isTTY === true);
+  const startedAt = new Date();
+  const t0 = Date.now();
+  const runs: TargetRun[] = [];
+  for (const { target, cases } of plans) {
+    const whole = selectCases(ALL_CASES, { binding: target.kind, profiles: [], level: 'may', only: [] }, PROFILES).length;
+    if (cases.length === 0) {
+      runs.push({ target, results: [], suiteCases: whole });
+      continue;
+    }
+    if (plans.length > 1) err.write(`tap-conform: ${target.display} (${target.kind}): ${cases.length} cases\n`);
+    runs.push({ ...(await runTarget(cfg, target, cases, err, paint)), suiteCases: whole });
+  }
+  // In a combined run the transcripts of each binding go to their own folder.
+  const results = runs.flatMap((r) => r.results);
+  let baseline: BaselineCheck | undefined;
+  if (baselineEntries) {
+    baseline = checkBaseline(cfg.expectedFailures!, baselineEntries, results, new Set(ALL_CASES.map((c) => c.id)), cfg.level);
+  }
+  const card = runs.find((r) => r.card)?.card;
+  const all = [...new Set(cfg.targets.flatMap((t) => profilesOf({ binding: t.kind, profiles: [], level: 'may', only: [] }, PROFILES)))];
+  const report = buildReport({
+    version: toolVersion(),
+    target: cfg.targets.map((t) => t.display).join(' + '),
+    transport: cfg.targets[0]!.kind,
+    bindings: cfg.targets.map((t) => t.kind),
+    agent: card ? { agent_id: card.agent_id, name: card.name } : undefined,
+    seed: cfg.seed,
+    startedAt,
+    durationMs: Date.now() - t0,
+    levelTarget: cfg.level,
+    profiles: cfg.profiles.length ? cfg.profiles : all,
+    allProfiles: PROFILES.filter((p) => all.includes(p)),
+    results,
+    baseline,
+    suiteCases: runs.reduce((n, r) => n + r.suiteCases, 0),
+    filters: { profiles: cfg.profiles, level: cfg.level, only: cfg.only },
+  });
+  return finishRun(report, { cfg, baseline, out, err, usage: (m) => new Exit(2, m) });
+}
+
+/** Probes one target and runs its cases. */
+async function runTarget(
+  cfg: Config,
+  target: TargetSpec,
+  cases: Case[],
+  err: NodeJS.WriteStream,
+  paint: ReturnType<typeof painter>,
+): Promise<Omit<TargetRun, 'suiteCases'>> {
   const base: Omit<RunEnv, 'probe' | 'startupMs'> = {
     target,
     selfId: HARNESS_ID,
-    key,
+    key: runKey(cfg, target),
     stepTimeoutMs: cfg.timeoutMs * cfg.timeScale,
     timeScale: cfg.timeScale,
     seed: cfg.seed,
     runs: cfg.runs,
     path: cfg.path,
-    replay: (id, extra) => replayCommand(cfg, id, extra),
+    replay: (id, extra) => replayCommand(cfg, id, extra, target),
     debug: cfg.debug,
     shared: new Map(),
   };
-  const startedAt = new Date();
-  const t0 = Date.now();
   const found = await probe(base);
   if (found.problem) err.write(`tap-conform: the first handshake failed: ${found.problem}\n`);
   // A fresh agent may take a while to start, more so when cases run in parallel: its first reply
@@ -147,30 +200,14 @@ async function certify(cfg: Config, out: NodeJS.WriteStream, err: NodeJS.WriteSt
   const startupMs = Math.max(base.stepTimeoutMs, ((found.startupMs ?? 0) * 3 + 2000) * cfg.timeScale, 30_000 * cfg.timeScale);
   const env: RunEnv = { ...base, probe: found, startupMs };
   const progress = progressLine(err, paint);
+  const transcriptsDir = cfg.transcripts && cfg.targets.length > 1 ? join(cfg.transcripts, target.kind) : cfg.transcripts;
   const results = await runCases(cases, env, cfg.jobs ?? defaultJobs(target.kind), cfg.repeat, {
     onProgress: (done, total, running) => progress.update(done, total, running),
-    transcriptsDir: cfg.transcripts,
+    transcriptsDir,
   });
   progress.clear();
-  let baseline: BaselineCheck | undefined;
-  if (baselineEntries) {
-    baseline = checkBaseline(cfg.expectedFailures!, baselineEntries, results, new Set(ALL_CASES.map((c) => c.id)), cfg.level);
-  }
-  const report = buildReport({
-    version: toolVersion(),
-    target: target.display,
-    transport: target.kind,
-    agent: found.card ? { agent_id: found.card.agent_id, name: found.card.name } : undefined,
-    seed: cfg.seed,
-    startedAt,
-    durationMs: Date.now() - t0,
-    levelTarget: cfg.level,
-    profiles: profilesOf(sel, PROFILES),
-    allProfiles: all,
-    results,
-    baseline,
-  });
-  return finishRun(report, { cfg, baseline, out, err, usage: (m) => new Exit(2, m) });
+  if (cfg.targets.length > 1) for (const r of results) r.binding = target.kind;
+  return { target, results, card: found.card };
 }
 
 function safeBaseline(file: string) {

@@ -47,6 +47,8 @@ export interface CaseResult {
   observed?: string;
   silence?: Silence;
   duration_ms: number;
+  /** The binding the case ran over, in a run that combines several targets. */
+  binding?: 'stdio' | 'websocket';
   /** Verdicts of each repetition, when --repeat > 1. */
   repeats?: Verdict[];
   /** Agent and harness violations seen during the case. */

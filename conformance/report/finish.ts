@@ -11,7 +11,8 @@ import { renderBadge } from './badge.ts';
 import { renderHtml } from './html.ts';
 import { renderJson } from './json.ts';
 import { renderJunit } from './junit.ts';
-import type { Report } from './model.ts';
+import { renderMarkdown } from './markdown.ts';
+import { count, type Report } from './model.ts';
 import { painter, renderSummary } from './terminal.ts';
 
 /** The harness version (the package's). */
@@ -24,7 +25,8 @@ export function toolVersion(): string {
 }
 
 export interface Finish {
-  cfg: Pick<Config, 'json' | 'junit' | 'html' | 'badge' | 'color' | 'level' | 'expectedFailures'>;
+  cfg: Pick<Config, 'json' | 'junit' | 'html' | 'badge' | 'color' | 'level' | 'expectedFailures'> &
+    Partial<Pick<Config, 'markdown' | 'specBaseUrl'>>;
   baseline?: BaselineCheck;
   out: NodeJS.WriteStream;
   err: NodeJS.WriteStream;
@@ -36,18 +38,20 @@ export interface Finish {
 export function finishRun(report: Report, f: Finish): 0 | 1 {
   const { cfg, baseline, out, err } = f;
   out.write(`${renderSummary(report, painter(cfg.color && out.isTTY === true))}\n`);
-  const files: [string | undefined, (r: Report) => string][] = [
+  const links = (file: string) => ({ file, specBaseUrl: cfg.specBaseUrl });
+  const files: [string | undefined, (r: Report, file: string) => string][] = [
     [cfg.json, renderJson],
     [cfg.junit, renderJunit],
-    [cfg.html, renderHtml],
+    [cfg.html, (r, file) => renderHtml(r, links(file))],
+    [cfg.markdown, (r, file) => renderMarkdown(r, links(file))],
     [cfg.badge, renderBadge],
   ];
-  for (const [file, render] of files) if (file) write(file, render(report), f.usage);
+  for (const [file, render] of files) if (file) write(file, render(report, file), f.usage);
 
   const failures = unexpectedFailures(report.cases, cfg.level, baseline);
   const stale = baseline?.stale ?? [];
   if (failures.length === 0 && stale.length === 0) {
-    err.write(`tap-conform: ${report.level}: ${report.summary.total} cases, none failing (exit 0)\n`);
+    err.write(`tap-conform: ${report.level}: ${count(report.summary.total, 'case')}, none failing (exit 0)\n`);
     return 0;
   }
   const parts: string[] = [];
