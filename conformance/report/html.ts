@@ -4,8 +4,8 @@
  * replay command and the wire transcript.
  */
 import type { WireEntry } from '../transcript.ts';
-import type { Verdict } from '../verdict.ts';
 import { hintsOf } from './hints.ts';
+import { CONTROL_CHARS, hexEscape } from './text.ts';
 import { defaultSpecBase, specLinks, type SpecLinks } from './links.ts';
 import { count, type ProfileVerdict, type Report, type ReportCase } from './model.ts';
 import { verdictCounts, scopeLine } from './terminal.ts';
@@ -18,10 +18,7 @@ export function esc(text: string): string {
     .replace(/>/g, '&gt;')
     .replace(/"/g, '&quot;')
     .replace(/'/g, '&#39;')
-    .replace(
-      /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g,
-      (ch) => `<span class="ctl">\\x${ch.charCodeAt(0).toString(16).padStart(2, '0')}</span>`,
-    )
+    .replace(CONTROL_CHARS, (ch) => `<span class="ctl">${hexEscape(ch)}</span>`)
     .replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
 }
 

@@ -7,10 +7,11 @@ import { hintsOf } from './hints.ts';
 import { defaultSpecBase, specLinks, type SpecLinks } from './links.ts';
 import { count, type Report, type ReportCase } from './model.ts';
 import { scopeLine, verdictCounts } from './terminal.ts';
+import { CONTROL_CHARS, hexEscape } from './text.ts';
 
 /** Control characters (but tab and line feed) as \xNN, so that a report never carries raw control bytes. */
 export function visible(text: string): string {
-  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (ch) => `\\x${ch.charCodeAt(0).toString(16).padStart(2, '0')}`);
+  return text.replace(CONTROL_CHARS, hexEscape);
 }
 
 /** Text for Markdown prose or a table cell: characters with a Markdown meaning are escaped, lines joined. */
