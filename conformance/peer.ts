@@ -336,8 +336,10 @@ export class Peer {
         : `the agent closed the connection (code ${this.closed.code ?? 'none'}${this.closed.reason ? `, "${this.closed.reason}"` : ''})`;
       return miss({ ...fail(`${none(what)}: ${how} (crashed)`, what, how), silence: 'crashed' });
     }
-    // Before handshake.ack there is no agent id to ping, and a ping would break the handshake rules.
-    if (!this.state.bound) return miss(this.silentBeforeAck(what, waited));
+    // Without the agent's id there is no valid ping to tell a hang from ignoring; an agent that
+    // wrote nothing but non-protocol lines is failed for them at once.
+    const spokeTap = this.findings.received.some((r) => r.conn === this.conn);
+    if (this.state.agentId === undefined || (!spokeTap && this.nonProtocolLines.length > 0)) return miss(this.unclassified(what, waited));
     const sent = await this.post('ping', {});
     const isPong = (r: Received) => r.msg.type === 'pong' && r.msg.reply_to === sent.message_id;
     // The awaited message may still come while the ping is out: then it was only slow.
@@ -350,7 +352,7 @@ export class Peer {
     if (r) {
       return miss({
         ...fail(
-          `${none(what)} within ${waited}; the agent answers pings, so it is ignoring the message`,
+          `${none(what)} within ${waited}; the agent answers pings, so it is ignoring the message${this.nonProtocolNote()}`,
           what,
           'nothing (pings still answered)',
         ),
@@ -359,29 +361,46 @@ export class Peer {
     }
     if (this.closed) return this.diagnose(what, waitedMs);
     return miss({
-      ...fail(`${none(what)} within ${waited}, and no answer to a ping either: the agent hung`, what, 'nothing (not even a pong)'),
+      ...fail(
+        `${none(what)} within ${waited}, and no answer to a ping either: the agent hung${this.nonProtocolNote()}`,
+        what,
+        'nothing (not even a pong)',
+      ),
       silence: 'hung',
     });
   }
 
   /**
-   * The outcome of a wait that ran out before the agent sent handshake.ack: it cannot be told
-   * from a hang by a ping, and a non-protocol line it wrote instead is quoted (spec: conformance#verdicts, TAP-CONF-004).
+   * The outcome of a wait that ran out where a ping cannot classify the silence: the agent's id
+   * is not known yet, or the agent wrote only non-protocol lines, which are quoted
+   * (spec: conformance#verdicts, TAP-CONF-004).
    */
-  private silentBeforeAck(what: string, waited: string): Outcome {
+  private unclassified(what: string, waited: string): Outcome {
     const lines = this.nonProtocolLines;
     if (lines.length === 0) return fail(`${none(what)} within ${waited}: the agent sent nothing the harness could read`, what, 'nothing');
+    const noun = lines.length === 1 ? 'a line that is not a TAP message' : `${lines.length} lines that are not TAP messages`;
+    return fail(
+      `${none(what)} within ${waited}; instead the agent wrote ${noun} to its output: ${this.quotedLines()} (TAP-CONF-004: stdout carries only TAP messages; logs go to stderr)`,
+      what,
+      `${lines.length === 1 ? 'the line' : 'the lines'} ${this.quotedLines()}`,
+    );
+  }
+
+  /** Up to three non-protocol lines of this connection, quoted. */
+  private quotedLines(): string {
+    const lines = this.nonProtocolLines;
     const quoted = lines
       .slice(0, 3)
       .map((l) => JSON.stringify(cut(l, 200)))
       .join(', ');
-    const more = lines.length > 3 ? ` and ${lines.length - 3} more` : '';
-    const noun = lines.length === 1 ? 'a line that is not a TAP message' : `${lines.length} lines that are not TAP messages`;
-    return fail(
-      `${none(what)} within ${waited}; instead the agent wrote ${noun} to its output: ${quoted}${more} (TAP-CONF-004: stdout carries only TAP messages; logs go to stderr)`,
-      what,
-      `${lines.length === 1 ? 'the line' : 'the lines'} ${quoted}${more}`,
-    );
+    return lines.length > 3 ? `${quoted} and ${lines.length - 3} more` : quoted;
+  }
+
+  /** "; it also wrote … not TAP messages: …", or nothing when every line was a TAP message. */
+  private nonProtocolNote(): string {
+    const n = this.nonProtocolLines.length;
+    if (n === 0) return '';
+    return `; it also wrote ${n === 1 ? 'a line' : `${n} lines`} that ${n === 1 ? 'is' : 'are'} not a TAP message: ${this.quotedLines()} (TAP-CONF-004)`;
   }
 
   private wait(pred: (r: Received) => boolean, timeoutMs: number, since: number): Promise<Received | undefined> {
