@@ -339,7 +339,17 @@ export class Peer {
     // Without the agent's id there is no valid ping to tell a hang from ignoring; an agent that
     // wrote nothing but non-protocol lines is failed for them at once.
     const spokeTap = this.findings.received.some((r) => r.conn === this.conn);
-    if (this.state.agentId === undefined || (!spokeTap && this.nonProtocolLines.length > 0)) return miss(this.unclassified(what, waited));
+    if (!spokeTap && this.nonProtocolLines.length > 0) return miss(this.unclassified(what, waited));
+    if (this.state.agentId === undefined) {
+      // As long as a ping would be out, the awaited message may still come: then it was only slow.
+      const late = pred ? await this.wait(pred, this.stepTimeoutMs, 0) : undefined;
+      if (late) {
+        this.transcript.note(this.conn, `${what} came late, after ${waited}`);
+        return got(late);
+      }
+      if (this.closed) return this.diagnose(what, waitedMs);
+      return miss(this.unclassified(what, waited));
+    }
     const sent = await this.post('ping', {});
     const isPong = (r: Received) => r.msg.type === 'pong' && r.msg.reply_to === sent.message_id;
     // The awaited message may still come while the ping is out: then it was only slow.
