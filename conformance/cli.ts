@@ -9,7 +9,7 @@ import type { RunEnv } from './context.ts';
 import { fromB64u, newKey } from './mac.ts';
 import { HARNESS_ID, HARNESS_SIGNED_ID, parseCli, shellQuote, USAGE, type Config } from './options.ts';
 import { checkBaseline, readBaseline, type BaselineCheck } from './report/baseline.ts';
-import { buildReport } from './report/model.ts';
+import { buildReport, count } from './report/model.ts';
 import { finishRun, toolVersion } from './report/finish.ts';
 import { painter, progressLine } from './report/terminal.ts';
 import { defaultJobs, probe, runCases, type CaseResult } from './runner.ts';
@@ -63,7 +63,7 @@ function listCases(cfg: Config): string {
   const cases = selectCases(ALL_CASES, { profiles: cfg.profiles, level: cfg.level, only: cfg.only }, PROFILES);
   const w = Math.max(...cases.map((c) => c.id.length), 2);
   const rows = cases.map((c) => `${c.id.padEnd(w)}  ${c.level.padEnd(6)}  ${c.profile.padEnd(16)}  ${c.spec.padEnd(30)}  ${c.title}`);
-  return [`${'id'.padEnd(w)}  level   profile           spec                            title`, ...rows, `${cases.length} cases`].join(
+  return [`${'id'.padEnd(w)}  level   profile           spec                            title`, ...rows, count(cases.length, 'case')].join(
     '\n',
   );
 }
