@@ -141,7 +141,7 @@ async function certify(cfg: Config, out: NodeJS.WriteStream, err: NodeJS.WriteSt
       runs.push({ target, results: [], suiteCases: whole });
       continue;
     }
-    if (plans.length > 1) err.write(`tap-conform: ${target.display} (${target.kind}): ${cases.length} cases\n`);
+    if (plans.length > 1) err.write(`tap-conform: ${target.display} (${target.kind}): ${count(cases.length, 'case')}\n`);
     runs.push({ ...(await runTarget(cfg, target, cases, err, paint)), suiteCases: whole });
   }
   // In a combined run the transcripts of each binding go to their own folder.
