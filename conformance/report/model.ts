@@ -177,8 +177,11 @@ function notCovered(profiles: Record<string, ProfileVerdict>, cases: readonly Re
     .filter(([, v]) => v === 'UNIMPLEMENTED')
     .map(([p]) => p);
   if (idle.length) out.push(`${listOf(idle)} not offered`);
-  const others = cases.filter((c) => c.verdict === 'UNIMPLEMENTED' && !idle.includes(c.profile)).length;
-  if (others) out.push(`${count(others, 'other case')} not applicable (UNIMPLEMENTED)`);
+  // Other cases that did not apply, one entry per reason: "2 cases UNIMPLEMENTED (the agent card …)".
+  const reasons = new Map<string, number>();
+  for (const c of cases)
+    if (c.verdict === 'UNIMPLEMENTED' && !idle.includes(c.profile)) reasons.set(c.detail, (reasons.get(c.detail) ?? 0) + 1);
+  for (const [why, n] of reasons) out.push(`${count(n, 'case')} UNIMPLEMENTED (${why})`);
   for (const b of untested) out.push(`${bindingName(b)} not tested`);
   return out;
 }

@@ -214,6 +214,19 @@ describe('certification cannot mislead (spec: conformance#verdicts)', () => {
     expect(renderBadge(whole)).toContain('>certified<');
   });
 
+  it('names, by reason, the other cases a certification did not cover', () => {
+    const restart = {
+      ...result('tasks.restart', 'UNIMPLEMENTED', 'MUST', 'tasks'),
+      detail: 'the agent card does not declare durability "restart"',
+    };
+    const r = buildReport({
+      ...base,
+      results: [result('core.one', 'PASS'), result('tasks.one', 'PASS', 'MUST', 'tasks'), restart],
+      suiteCases: 3,
+    });
+    expect(r.not_covered).toEqual(['1 case UNIMPLEMENTED (the agent card does not declare durability "restart")', 'WebSocket not tested']);
+  });
+
   it('a combined run over both bindings certifies over both', () => {
     const both = buildReport({ ...base, results: [result('core.one', 'PASS')], suiteCases: 1, bindings: ['stdio', 'websocket'] });
     expect(both.level).toBe('TAP 1.0 Certified over stdio and WebSocket');
