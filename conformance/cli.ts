@@ -2,9 +2,9 @@
  * tap-conform: certifies a TAP agent over stdio or WebSocket. Exit codes: 0 every required case
  * passed, 1 the agent failed a case, 2 usage error, 3 the harness could not run.
  */
-import { parseCli, USAGE, type Config } from './options.ts';
 import { packageVersion } from '../reference/package.ts';
-import { wantsWorkspace } from './workspace/options.ts';
+import { type Config, parseCli, USAGE } from './options.ts';
+import { WORKSPACE_USAGE, wantsWorkspace } from './workspace/options.ts';
 
 /** Runs the program; resolves with the exit code. Output goes to the given streams. */
 export async function main(
@@ -21,25 +21,24 @@ export async function main(
   }
   const cfg = parsed.config;
   if (cfg.help) {
-    out.write(`${USAGE}\n`);
+    out.write(`${USAGE}\n\n${WORKSPACE_USAGE}\n`);
     return 0;
   }
   if (cfg.version) {
     out.write(`tap-conform ${packageVersion()} (TAP 1.0)\n`);
     return 0;
   }
+  // The cases, the runner and the report writers load only for a run (fast --help and --version).
+  const run = await import('./run.ts');
+  const { CannotRun } = await import('./target.ts');
   try {
-    // The cases, the runner and the report writers load only for a run (fast --help and --version).
-    const run = await import('./run.ts');
     if (cfg.list) {
       out.write(`${run.listCases(cfg)}\n`);
       return 0;
     }
     return await certify(run, cfg, out, err);
   } catch (e) {
-    const { Exit } = await import('./run.ts');
-    const { CannotRun } = await import('./target.ts');
-    if (e instanceof Exit) {
+    if (e instanceof run.Exit) {
       err.write(`tap-conform: ${e.message} (exit ${e.code})\n`);
       return e.code;
     }
@@ -57,14 +56,10 @@ export async function main(
 async function certify(run: typeof import('./run.ts'), cfg: Config, out: NodeJS.WriteStream, err: NodeJS.WriteStream): Promise<number> {
   const { painter, progressLine } = await import('./report/terminal.ts');
   const paint = painter(cfg.color && err.isTTY === true);
-  const progress = progressLine(err, paint);
   const { report, baseline } = await run.runConfigured(cfg, {
-    onProgress: (done, total, running) => progress.update(done, total, running),
-    onProbeProblem: (problem) => {
-      if (cfg.debug) err.write(`tap-conform: the first handshake failed: ${problem}\n`);
-    },
+    onProgress: () => progressLine(err, paint),
+    log: (line) => err.write(`${line}\n`),
   });
-  progress.clear();
   const { finishRun } = await import('./report/finish.ts');
   return finishRun(report, { cfg, baseline, out, err, usage: (m) => new run.Exit(2, m) });
 }

@@ -9,7 +9,10 @@ import type { TargetSpec } from './target.ts';
 export type LevelTarget = 'must' | 'should' | 'may';
 
 export interface Config {
+  /** The first target (the only one, unless the run combines a stdio command and a ws:// URL). */
   target?: TargetSpec;
+  /** Every target of the run: at most one per binding, all of the same agent. */
+  targets: TargetSpec[];
   list: boolean;
   help: boolean;
   version: boolean;
@@ -26,6 +29,9 @@ export interface Config {
   json?: string;
   junit?: string;
   html?: string;
+  markdown?: string;
+  /** Where report links to spec anchors and requirement ids point (default: the built site, relative). */
+  specBaseUrl?: string;
   badge?: string;
   expectedFailures?: string;
   transcripts?: string;
@@ -46,7 +52,14 @@ export const USAGE = `Usage:
   tap-conform [options] <agent-executable>          spawn the agent and speak TAP over stdio
   tap-conform [options] -- <command> [args…]         spawn a command (e.g. -- python3 agent.py)
   tap-conform [options] ws://host:port/path          connect over WebSocket
+  tap-conform [options] ws://host:port/path -- <command> [args…]
+                                                     both bindings of one agent, one combined report
+  tap-conform [options] --workspace <dir> -- <command> [args…]
+                                                     the workspace binding (see below)
   tap-conform --list [--profile p] [--only glob]     print the cases
+
+Only a run of the whole suite certifies; --profile, --level and --only make a partial run,
+reported as "partial run: N of M cases — not a certification".
 
 Options:
   --profile <name>        run only this profile (repeatable): ${PROFILES.join(', ')}
@@ -55,22 +68,35 @@ Options:
   --seed <n>              seed of the random choices (default ${DEFAULT_SEED})
   --path <p>              replay path of a property or chaos failure (with --seed and --only)
   --runs <n>              runs per property (default ${DEFAULT_RUNS})
-  --repeat <n>            run each case n times and report flaky ones
+  --repeat <n>            run each case n times; a case passes only if every run does (flaky ones are marked)
   --timeout <ms>          how long each step waits for a reply (default ${DEFAULT_TIMEOUT_MS})
   --time-scale <x>        stretch every timing tolerance by x (slow machines, CI)
   --jobs <n>              cases run at once (default 4 over stdio, 8 over WebSocket)
   --json <file>           write the JSON report
   --junit <file>          write a JUnit XML report
   --html <file>           write a self-contained HTML report
-  --badge <file>          write an SVG badge with the level reached
+  --markdown <file>       write a Markdown report (summary table, then each failure) for an issue or pull request
+  --spec-base-url <url>   where report links to spec sections and requirement ids point
+                          (default: the site built by npm run site, relative to the report file)
+  --badge <file>          write an SVG badge with the level reached ("partial" for a partial run)
   --expected-failures <file>  a JSON baseline [{ "id", "reason" }] of known failures
   --transcripts <dir>     write every case's wire transcript as NDJSON
   --hmac-key-id <id>      WebSocket agents: the key id the agent was started with
   --hmac-key <base64url>  WebSocket agents: the pre-shared key (at least 32 bytes)
   --hmac-peer <id>        WebSocket agents: the requester id the key is bound to (default ${HARNESS_SIGNED_ID})
-  --no-color              plain output
+  --no-color              plain output (also when NO_COLOR is set)
   --debug                 stack traces and harness internals
   --version, --help
+
+In the agent's command:
+  {state}                 replaced by a fresh folder per case, for agents that keep state across
+                          a restart: tap-conform -- ./my-agent --state-dir {state}
+
+Environment given to a stdio agent (spec: conformance#key-provisioning):
+  TAP_HMAC_KEY_ID, TAP_HMAC_KEY, TAP_HMAC_PEER
+                          a fresh pre-shared key (base64url, 32 bytes) for the integrity cases,
+                          bound to the requester id TAP_HMAC_PEER (${HARNESS_SIGNED_ID}); start a
+                          WebSocket agent with the same three and pass them as --hmac-*
 
 Exit codes: 0 every required case passed; 1 the agent failed a case; 2 usage error;
 3 the harness could not run (the agent would not start, or the URL is unreachable).`;
@@ -109,6 +135,8 @@ export function parseCli(argv: readonly string[]): Parsed {
         json: { type: 'string' },
         junit: { type: 'string' },
         html: { type: 'string' },
+        markdown: { type: 'string' },
+        'spec-base-url': { type: 'string' },
         badge: { type: 'string' },
         'expected-failures': { type: 'string' },
         transcripts: { type: 'string' },
@@ -127,6 +155,7 @@ export function parseCli(argv: readonly string[]): Parsed {
   }
   const s = (k: string) => values[k] as string | undefined;
   const cfg: Config = {
+    targets: [],
     list: values.list === true,
     help: values.help === true,
     version: values.version === true,
@@ -171,7 +200,8 @@ export function parseCli(argv: readonly string[]): Parsed {
     if (!Number.isFinite(x) || x <= 0) return { ok: false, error: `--time-scale must be a positive number, not "${scale}"` };
     cfg.timeScale = x;
   }
-  for (const k of ['path', 'json', 'junit', 'html', 'badge', 'transcripts'] as const) if (s(k) !== undefined) cfg[k] = s(k);
+  for (const k of ['path', 'json', 'junit', 'html', 'markdown', 'badge', 'transcripts'] as const) if (s(k) !== undefined) cfg[k] = s(k);
+  if (s('spec-base-url') !== undefined) cfg.specBaseUrl = s('spec-base-url');
   if (s('expected-failures') !== undefined) cfg.expectedFailures = s('expected-failures');
   const keyId = s('hmac-key-id');
   const key = s('hmac-key');
@@ -186,37 +216,47 @@ export function parseCli(argv: readonly string[]): Parsed {
 
   if (command !== undefined) {
     if (command.length === 0) return { ok: false, error: 'nothing after "--": give the command that starts the agent' };
-    if (positionals.length > 0) return { ok: false, error: `give the agent either as "${positionals[0]}" or after "--", not both` };
-    cfg.target = { kind: 'stdio', command: command[0]!, args: command.slice(1), display: command.map(shellQuote).join(' ') };
-  } else if (positionals.length > 1) {
-    return {
-      ok: false,
-      error: `one agent at a time: got ${positionals.map((p) => `"${p}"`).join(', ')} (put a command with arguments after "--")`,
-    };
-  } else if (positionals.length === 1) {
-    const t = positionals[0]!;
+    cfg.targets.push({ kind: 'stdio', command: command[0]!, args: command.slice(1), display: command.map(shellQuote).join(' ') });
+  }
+  for (const t of positionals) {
     if (/^wss?:\/\//i.test(t)) {
       try {
         new URL(t);
       } catch {
         return { ok: false, error: `"${t}" is not a valid WebSocket URL` };
       }
-      cfg.target = { kind: 'websocket', url: t, display: t };
+      cfg.targets.push({ kind: 'websocket', url: t, display: t });
     } else if (/^[a-z][a-z0-9+.-]*:\/\//i.test(t)) {
       return { ok: false, error: `"${t}": only ws:// and wss:// URLs are supported` };
     } else {
-      cfg.target = { kind: 'stdio', command: t, args: [], display: shellQuote(t) };
+      cfg.targets.push({ kind: 'stdio', command: t, args: [], display: shellQuote(t) });
     }
   }
-  if (!cfg.list && !cfg.target) return { ok: false, error: 'no agent given: name its executable, a ws:// URL, or a command after "--"' };
-  if (cfg.target?.kind === 'stdio' && cfg.hmac)
-    return { ok: false, error: 'the --hmac-* options are for WebSocket agents; over stdio the harness provisions a key itself' };
-  if (cfg.path !== undefined && cfg.only.length === 0) return { ok: false, error: '--path replays one failure: give the case with --only' };
-  if (cfg.target) {
-    const wrong = cfg.target.kind === 'stdio' ? 'websocket' : 'stdio';
-    if (cfg.profiles.includes(wrong))
-      return { ok: false, error: `the ${wrong} profile does not apply to a ${cfg.target.kind === 'stdio' ? 'stdio' : 'WebSocket'} agent` };
+  // One run may combine the bindings of one agent: a stdio command and a ws:// URL.
+  for (const kind of ['stdio', 'websocket'] as const) {
+    const same = cfg.targets.filter((t) => t.kind === kind);
+    if (same.length > 1)
+      return {
+        ok: false,
+        error: `one agent at a time: got ${same.map((t) => `"${t.display}"`).join(', ')} (at most one stdio command and one ws:// URL of the same agent; put a command with arguments after "--")`,
+      };
   }
+  // The stdio target first: its cases run first in a combined run.
+  cfg.targets.sort((a, b) => (a.kind === b.kind ? 0 : a.kind === 'stdio' ? -1 : 1));
+  cfg.target = cfg.targets[0];
+  if (!cfg.list && !cfg.target) return { ok: false, error: 'no agent given: name its executable, a ws:// URL, or a command after "--"' };
+  const has = (kind: 'stdio' | 'websocket') => cfg.targets.some((t) => t.kind === kind);
+  if (cfg.hmac && cfg.targets.length > 0 && !has('websocket'))
+    return { ok: false, error: 'the --hmac-* options are for WebSocket agents; over stdio the harness provisions a key itself' };
+  if (cfg.targets.length > 0) {
+    for (const wrong of ['stdio', 'websocket'] as const)
+      if (cfg.profiles.includes(wrong) && !has(wrong))
+        return {
+          ok: false,
+          error: `the ${wrong} profile does not apply to a ${wrong === 'stdio' ? 'WebSocket' : 'stdio'} agent`,
+        };
+  }
+  if (cfg.path !== undefined && cfg.only.length === 0) return { ok: false, error: '--path replays one failure: give the case with --only' };
   return { ok: true, config: cfg };
 }
 

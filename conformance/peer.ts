@@ -11,8 +11,8 @@ import { collectUntilResult, handshake, request, type Established, type Handshak
 import { signMessage } from './mac.ts';
 import { describeIssues, validateMessage } from './schemas.ts';
 import type { IdSource, SessionState, Wire } from './session-state.ts';
-import type { Transcript } from './transcript.ts';
-import { fail, got, miss, type Got } from './verdict.ts';
+import { cut, type Transcript } from './transcript.ts';
+import { fail, got, miss, type Got, type Outcome } from './verdict.ts';
 
 /** One message received from the agent. */
 export interface Received {
@@ -69,7 +69,18 @@ export interface SendOptions {
   deliberate?: string;
 }
 
-type Waiter = { pred: (r: Received) => boolean; since: number; resolve: (r: Received | undefined) => void };
+type Waiter = {
+  pred: (r: Received) => boolean;
+  since: number;
+  resolve: (r: Received | undefined) => void;
+  /** Restarts the wait with its own timeout, once the agent has been heard from. */
+  rearm?: () => void;
+};
+
+/** "no <what>" without a doubled article: "a reply to ping x" becomes "no reply to ping x". */
+export function none(what: string): string {
+  return `no ${what.replace(/^(?:a|an|the) /, '')}`;
+}
 
 /** Milliseconds as a wall clock reading in RFC 3339 UTC. */
 export function rfc3339(ms: number = Date.now()): string {
@@ -96,6 +107,8 @@ export class Peer {
   private readonly startupMs: number;
   /** Whether anything arrived on this connection yet. */
   private heard = false;
+  /** Lines of this connection that were not TAP messages (a banner, a log line), as received. */
+  readonly nonProtocolLines: string[] = [];
   private waiters: Waiter[] = [];
   private closeWaiters: Array<() => void> = [];
   private exit?: ChildExit;
@@ -321,7 +334,21 @@ export class Peer {
           ? `the agent process was killed by ${exit.signal}`
           : `the agent process exited with code ${exit.code}`
         : `the agent closed the connection (code ${this.closed.code ?? 'none'}${this.closed.reason ? `, "${this.closed.reason}"` : ''})`;
-      return miss({ ...fail(`no ${what}: ${how} (crashed)`, what, how), silence: 'crashed' });
+      return miss({ ...fail(`${none(what)}: ${how} (crashed)`, what, how), silence: 'crashed' });
+    }
+    // Without the agent's id there is no valid ping to tell a hang from ignoring; an agent that
+    // wrote nothing but non-protocol lines is failed for them at once.
+    const spokeTap = this.findings.received.some((r) => r.conn === this.conn);
+    if (!spokeTap && this.nonProtocolLines.length > 0) return miss(this.unclassified(what, waited));
+    if (this.state.agentId === undefined) {
+      // As long as a ping would be out, the awaited message may still come: then it was only slow.
+      const late = pred ? await this.wait(pred, this.stepTimeoutMs, 0) : undefined;
+      if (late) {
+        this.transcript.note(this.conn, `${what} came late, after ${waited}`);
+        return got(late);
+      }
+      if (this.closed) return this.diagnose(what, waitedMs);
+      return miss(this.unclassified(what, waited));
     }
     const sent = await this.post('ping', {});
     const isPong = (r: Received) => r.msg.type === 'pong' && r.msg.reply_to === sent.message_id;
@@ -335,7 +362,7 @@ export class Peer {
     if (r) {
       return miss({
         ...fail(
-          `no ${what} within ${waited}; the agent answers pings, so it is ignoring the message`,
+          `${none(what)} within ${waited}; the agent answers pings, so it is ignoring the message${this.nonProtocolNote()}`,
           what,
           'nothing (pings still answered)',
         ),
@@ -344,16 +371,55 @@ export class Peer {
     }
     if (this.closed) return this.diagnose(what, waitedMs);
     return miss({
-      ...fail(`no ${what} within ${waited}, and no answer to a ping either: the agent hung`, what, 'nothing (not even a pong)'),
+      ...fail(
+        `${none(what)} within ${waited}, and no answer to a ping either: the agent hung${this.nonProtocolNote()}`,
+        what,
+        'nothing (not even a pong)',
+      ),
       silence: 'hung',
     });
+  }
+
+  /**
+   * The outcome of a wait that ran out where a ping cannot classify the silence: the agent's id
+   * is not known yet, or the agent wrote only non-protocol lines, which are quoted
+   * (spec: conformance#verdicts, TAP-CONF-004).
+   */
+  private unclassified(what: string, waited: string): Outcome {
+    const lines = this.nonProtocolLines;
+    if (lines.length === 0) return fail(`${none(what)} within ${waited}: the agent sent nothing the harness could read`, what, 'nothing');
+    const noun = lines.length === 1 ? 'a line that is not a TAP message' : `${lines.length} lines that are not TAP messages`;
+    return fail(
+      `${none(what)} within ${waited}; instead the agent wrote ${noun} to its output: ${this.quotedLines()} (TAP-CONF-004: stdout carries only TAP messages; logs go to stderr)`,
+      what,
+      `${lines.length === 1 ? 'the line' : 'the lines'} ${this.quotedLines()}`,
+    );
+  }
+
+  /** Up to three non-protocol lines of this connection, quoted. */
+  private quotedLines(): string {
+    const lines = this.nonProtocolLines;
+    const quoted = lines
+      .slice(0, 3)
+      .map((l) => JSON.stringify(cut(l, 200)))
+      .join(', ');
+    return lines.length > 3 ? `${quoted} and ${lines.length - 3} more` : quoted;
+  }
+
+  /** "; it also wrote … not TAP messages: …", or nothing when every line was a TAP message. */
+  private nonProtocolNote(): string {
+    const n = this.nonProtocolLines.length;
+    if (n === 0) return '';
+    return `; it also wrote ${n === 1 ? 'a line' : `${n} lines`} that ${n === 1 ? 'is' : 'are'} not a TAP message: ${this.quotedLines()} (TAP-CONF-004)`;
   }
 
   private wait(pred: (r: Received) => boolean, timeoutMs: number, since: number): Promise<Received | undefined> {
     const already = this.findings.received.find((r) => r.index >= since && pred(r));
     if (already) return Promise.resolve(already);
     if (this.closed) return Promise.resolve(undefined);
-    // Until the agent has said anything on this connection, it may still be starting up.
+    // Until the agent has said anything on this connection, it may still be starting up; once it
+    // has, the wait restarts with the step's own timeout.
+    const own = timeoutMs;
     if (!this.heard) timeoutMs = Math.max(timeoutMs, this.startupMs);
     return new Promise((resolve) => {
       const waiter: Waiter = {
@@ -364,14 +430,24 @@ export class Peer {
           this.waiters = this.waiters.filter((w) => w !== waiter);
           resolve(r);
         },
+        rearm: () => {
+          const left = started + timeoutMs - Date.now();
+          if (own >= left) return;
+          clearTimeout(timer);
+          timer = setTimeout(() => waiter.resolve(undefined), own);
+        },
       };
-      const timer = setTimeout(() => waiter.resolve(undefined), timeoutMs);
+      const started = Date.now();
+      let timer = setTimeout(() => waiter.resolve(undefined), timeoutMs);
       this.waiters.push(waiter);
     });
   }
 
   private onFrame(frame: InboundFrame): void {
-    this.heard = true;
+    if (!this.heard) {
+      this.heard = true;
+      for (const w of this.waiters) w.rearm?.();
+    }
     let result: Inspected;
     try {
       result = inspectFrame(frame, this.state, this.binding);
@@ -391,7 +467,10 @@ export class Peer {
       flags: flags.length ? flags : undefined,
     });
     for (const v of result.violations) this.findings.violations.push({ by: 'agent', text: v, at: this.transcript.now() });
-    if (result.nonProtocol) this.findings.nonProtocol++;
+    if (result.nonProtocol) {
+      this.findings.nonProtocol++;
+      this.nonProtocolLines.push(result.text ?? '');
+    }
     if (!result.msg) return;
     const rec: Received = {
       index: this.findings.received.length,

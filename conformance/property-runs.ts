@@ -11,6 +11,7 @@ import { Broken } from './models/common.ts';
 import { handshakeCommands, type Phase } from './models/handshake.ts';
 import { finishRun, lifecycleCommands, type LifeModel, type LifeReal } from './models/lifecycle.ts';
 import type { Received } from './peer.ts';
+import { quoteOf } from './requirements.ts';
 import { fail, harnessError, pass, type Outcome } from './verdict.ts';
 
 /** Runs a property with the run's seed, path and run count; turns the result into an Outcome. */
@@ -35,13 +36,26 @@ export async function runProperty<T>(
     return harnessError(`the property threw: ${err instanceof Error ? err.message : String(err)}`);
   }
   const replay = ctx.env.replay(caseId, `--path ${out.counterexamplePath}`);
-  const example = fc.stringify(out.counterexample);
-  ctx.note(`shrunk counterexample after ${out.numShrinks} shrinks: ${example}`);
+  ctx.note(`shrunk counterexample after ${out.numShrinks} shrinks: ${fc.stringify(out.counterexample)}`);
+  const steps = readableSequence((out.counterexample ?? []) as unknown as readonly unknown[]);
+  const rule = err.requirement ? ` — breaks ${err.requirement}: “${quoteOf([err.requirement])}”` : '';
   return fail(
-    `${err.message} — seed ${out.seed}, path ${out.counterexamplePath}; replay: ${replay}`,
-    'every run obeys the rule',
-    `${err.message} after ${example.slice(0, 600)}`,
+    `${err.message}${rule}; after ${steps.length === 1 ? 'this one message' : `these ${steps.length} messages`} (shrunk): ${steps.map((m, i) => `${i + 1}. ${m}`).join('; ')} — replay: ${replay}`,
+    err.requirement ? `${err.requirement} holds in every run` : 'every run obeys the rule',
+    `${err.message}, after: ${steps.join(' → ')}`,
   );
+}
+
+/** The messages of a shrunk counterexample that were sent, one line each, from its command sequence. */
+export function readableSequence(counterexample: readonly unknown[]): string[] {
+  for (const arg of counterexample) {
+    if (arg === null || typeof arg !== 'object' || typeof (arg as Iterable<unknown>)[Symbol.iterator] !== 'function') continue;
+    // fast-check's command wrappers say which commands ran; the rest were never sent.
+    const items = [...(arg as Iterable<unknown>)];
+    const ran = items.filter((c) => (c as { hasRan?: boolean }).hasRan !== false);
+    return ran.map((c) => String(c));
+  }
+  return [fc.stringify(counterexample)];
 }
 
 /** The run of core.property.handshake: random handshake sequences on fresh connections. */

@@ -1,9 +1,11 @@
 /**
- * One conformance run from code: the cases selected for a target, run against the agent, turned
- * into the report model that every report writer and the CLI's summary print. `runConformance`
- * is the library's entry point; tap-conform calls `runConfigured` with its parsed command line.
+ * One conformance run from code: the cases selected for each target, run against the agent and
+ * turned into the report model that every report writer and the CLI's summary print.
+ * `runConformance` is the library's entry point; tap-conform calls `runConfigured` with its parsed
+ * command line.
  */
-import { PROFILES, type Profile } from './case.ts';
+import { join } from 'node:path';
+import { type Case, PROFILES, type Profile } from './case.ts';
 import { ALL_CASES } from './cases/index.ts';
 import type { RunEnv } from './context.ts';
 import { fromB64u, newKey } from './mac.ts';
@@ -17,15 +19,15 @@ import {
   type LevelTarget,
   shellQuote,
 } from './options.ts';
-import { checkBaseline, readBaseline, type BaselineCheck } from './report/baseline.ts';
+import { type BaselineCheck, checkBaseline, readBaseline } from './report/baseline.ts';
 import { toolVersion } from './report/finish.ts';
-import { buildReport, type Report } from './report/model.ts';
-import { defaultJobs, probe, runCases } from './runner.ts';
+import { buildReport, count, type Report } from './report/model.ts';
+import { type CaseResult, defaultJobs, probe, runCases } from './runner.ts';
 import { profilesOf, selectCases } from './select.ts';
 import type { HmacKey } from './session-state.ts';
 import { CannotRun, checkCommand, type TargetSpec } from './target.ts';
 
-/** Thrown for a run that cannot start as asked: `code` is tap-conform's exit status (2 usage, 3 cannot run). */
+/** Thrown to end the program with an exit code and a one-line reason. */
 export class Exit extends Error {
   override name = 'Exit';
   constructor(
@@ -36,11 +38,52 @@ export class Exit extends Error {
   }
 }
 
+/** The command line that replays one case. */
+export function replayCommand(cfg: Config, id: string, extra = '', target: TargetSpec = cfg.target!): string {
+  const t = target;
+  const parts = ['tap-conform'];
+  if (t.kind === 'websocket') {
+    parts.push(t.url);
+    if (cfg.hmac)
+      parts.push('--hmac-key-id', shellQuote(cfg.hmac.keyId), '--hmac-key', '"$TAP_HMAC_KEY"', '--hmac-peer', shellQuote(cfg.hmac.peer));
+  }
+  parts.push('--seed', String(cfg.seed));
+  if (cfg.timeScale !== 1) parts.push('--time-scale', String(cfg.timeScale));
+  if (extra) parts.push(extra);
+  parts.push('--only', shellQuote(id));
+  if (t.kind === 'stdio') {
+    if (t.args.length === 0 && t.command.includes('/')) parts.push(shellQuote(t.command));
+    else parts.push('--', t.display);
+  }
+  return parts.join(' ');
+}
+
+function runKey(cfg: Config, target: TargetSpec): HmacKey | undefined {
+  if (target.kind === 'stdio') return { keyId: 'tap-conform-key', key: newKey(), peer: HARNESS_SIGNED_ID };
+  if (!cfg.hmac) return undefined;
+  const key = fromB64u(cfg.hmac.key);
+  if (!key) throw new Exit(2, '--hmac-key is not base64url');
+  if (key.length < 32) throw new Exit(2, `--hmac-key holds ${key.length} bytes; a pre-shared key has at least 32`);
+  if (!/^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$/.test(cfg.hmac.keyId))
+    throw new Exit(2, `--hmac-key-id "${cfg.hmac.keyId}" is not a valid key id (lowercase letters, digits, "_", "-", dots)`);
+  return { keyId: cfg.hmac.keyId, key, peer: cfg.hmac.peer };
+}
+
+/** The table `tap-conform --list` prints. */
+export function listCases(cfg: Pick<Config, 'profiles' | 'level' | 'only'>): string {
+  const cases = selectCases(ALL_CASES, { profiles: cfg.profiles, level: cfg.level, only: cfg.only }, PROFILES);
+  const w = Math.max(...cases.map((c) => c.id.length), 2);
+  const rows = cases.map((c) => `${c.id.padEnd(w)}  ${c.level.padEnd(6)}  ${c.profile.padEnd(16)}  ${c.spec.padEnd(30)}  ${c.title}`);
+  return [`${'id'.padEnd(w)}  level   profile           spec                            title`, ...rows, count(cases.length, 'case')].join(
+    '\n',
+  );
+}
+
 /** What `runConformance` needs: the agent, and optionally the selection and the run's settings. */
 export interface ConformanceOptions {
   /** A ws:// or wss:// URL, an executable's path, or a command line as [command, ...args]. */
   target: string | readonly string[];
-  /** Profiles to run (default: every profile of the target's binding). */
+  /** Profiles to run (default: every profile of the target's binding). Any filter makes a partial run. */
   profiles?: Profile[];
   /** Cases up to this level (default "may": everything). */
   level?: LevelTarget;
@@ -86,8 +129,10 @@ export function targetOf(target: string | readonly string[]): TargetSpec {
 
 /** Runs the suite against an agent and resolves with the report (spec: conformance). */
 export async function runConformance(options: ConformanceOptions): Promise<Report> {
+  const target = targetOf(options.target);
   const cfg: Config = {
-    target: targetOf(options.target),
+    target,
+    targets: [target],
     list: false,
     help: false,
     version: false,
@@ -106,105 +151,108 @@ export async function runConformance(options: ConformanceOptions): Promise<Repor
     debug: false,
   };
   if (options.hmac) cfg.hmac = { keyId: options.hmac.keyId, key: options.hmac.key, peer: options.hmac.peer ?? HARNESS_SIGNED_ID };
-  return (await runConfigured(cfg, { onProgress: options.onProgress })).report;
+  return (
+    await runConfigured(cfg, { onProgress: options.onProgress ? () => ({ update: options.onProgress!, clear: () => {} }) : undefined })
+  ).report;
 }
 
-/** Hooks of a configured run. */
+/** Hooks of a configured run: progress per target, and lines worth telling a person. */
 export interface RunHooks {
-  onProgress?: (done: number, total: number, running: string[]) => void;
-  /** Told why the first handshake failed, when it did. */
-  onProbeProblem?: (problem: string) => void;
+  onProgress?: (target: TargetSpec) => { update: (done: number, total: number, running: string[]) => void; clear: () => void };
+  log?: (line: string) => void;
 }
 
-/** Runs the cases a parsed configuration selects. */
+/** One target's part of a run: its probe and its case results. */
+interface TargetRun {
+  target: TargetSpec;
+  results: CaseResult[];
+  card?: { agent_id?: string; name?: string };
+  suiteCases: number;
+}
+
+/** Runs the cases a parsed configuration selects, target by target, into one report. */
 export async function runConfigured(cfg: Config, hooks: RunHooks = {}): Promise<{ report: Report; baseline?: BaselineCheck }> {
-  const target = cfg.target;
-  if (!target) throw new Exit(2, 'no agent given');
-  const all = profilesOf({ binding: target.kind, profiles: [], level: 'may', only: [] }, PROFILES);
-  const sel = { binding: target.kind, profiles: cfg.profiles, level: cfg.level, only: cfg.only };
-  const cases = selectCases(ALL_CASES, sel, PROFILES);
-  if (cases.length === 0)
+  const log = hooks.log ?? (() => {});
+  const sel = (binding: 'stdio' | 'websocket') => ({ binding, profiles: cfg.profiles, level: cfg.level, only: cfg.only });
+  const plans = cfg.targets.map((target) => ({ target, cases: selectCases(ALL_CASES, sel(target.kind), PROFILES) }));
+  if (plans.every((p) => p.cases.length === 0))
     throw new Exit(2, `no case matches ${cfg.only.length ? `--only ${cfg.only.join(',')}` : 'the selection'} (list them with --list)`);
   const baselineEntries = cfg.expectedFailures !== undefined ? safeBaseline(cfg.expectedFailures) : undefined;
-  if (target.kind === 'stdio') {
+  for (const { target } of plans) {
+    if (target.kind !== 'stdio') continue;
     const bad = checkCommand(target.command);
     if (bad) throw new CannotRun(`could not start ${bad}`);
   }
+  const startedAt = new Date();
+  const t0 = Date.now();
+  const runs: TargetRun[] = [];
+  for (const { target, cases } of plans) {
+    const whole = selectCases(ALL_CASES, { binding: target.kind, profiles: [], level: 'may', only: [] }, PROFILES).length;
+    if (cases.length === 0) {
+      runs.push({ target, results: [], suiteCases: whole });
+      continue;
+    }
+    if (plans.length > 1) log(`tap-conform: ${target.display} (${target.kind}): ${count(cases.length, 'case')}`);
+    runs.push({ ...(await runTarget(cfg, target, cases, hooks)), suiteCases: whole });
+  }
+  // In a combined run the transcripts of each binding go to their own folder.
+  const results = runs.flatMap((r) => r.results);
+  let baseline: BaselineCheck | undefined;
+  if (baselineEntries) {
+    baseline = checkBaseline(cfg.expectedFailures!, baselineEntries, results, new Set(ALL_CASES.map((c) => c.id)), cfg.level);
+  }
+  const card = runs.find((r) => r.card)?.card;
+  const all = [...new Set(cfg.targets.flatMap((t) => profilesOf({ binding: t.kind, profiles: [], level: 'may', only: [] }, PROFILES)))];
+  const report = buildReport({
+    version: toolVersion(),
+    target: cfg.targets.map((t) => t.display).join(' + '),
+    transport: cfg.targets[0]!.kind,
+    bindings: cfg.targets.map((t) => t.kind),
+    agent: card ? { agent_id: card.agent_id, name: card.name } : undefined,
+    seed: cfg.seed,
+    startedAt,
+    durationMs: Date.now() - t0,
+    levelTarget: cfg.level,
+    profiles: cfg.profiles.length ? cfg.profiles : all,
+    allProfiles: PROFILES.filter((p) => all.includes(p)),
+    results,
+    baseline,
+    suiteCases: runs.reduce((n, r) => n + r.suiteCases, 0),
+    filters: { profiles: cfg.profiles, level: cfg.level, only: cfg.only },
+  });
+  return { report, baseline };
+}
+
+/** Probes one target and runs its cases. */
+async function runTarget(cfg: Config, target: TargetSpec, cases: Case[], hooks: RunHooks): Promise<Omit<TargetRun, 'suiteCases'>> {
   const base: Omit<RunEnv, 'probe' | 'startupMs'> = {
     target,
     selfId: HARNESS_ID,
-    key: runKey(cfg),
+    key: runKey(cfg, target),
     stepTimeoutMs: cfg.timeoutMs * cfg.timeScale,
     timeScale: cfg.timeScale,
     seed: cfg.seed,
     runs: cfg.runs,
     path: cfg.path,
-    replay: (id, extra) => replayCommand(cfg, id, extra),
+    replay: (id, extra) => replayCommand(cfg, id, extra, target),
     debug: cfg.debug,
     shared: new Map(),
   };
-  const startedAt = new Date();
-  const t0 = Date.now();
   const found = await probe(base);
-  if (found.problem) hooks.onProbeProblem?.(found.problem);
+  if (found.problem) hooks.log?.(`tap-conform: the first handshake failed: ${found.problem}`);
   // A fresh agent may take a while to start, more so when cases run in parallel: its first reply
   // may take three times the probe's start-up plus 2 s, and never less than 30 s.
   const startupMs = Math.max(base.stepTimeoutMs, ((found.startupMs ?? 0) * 3 + 2000) * cfg.timeScale, 30_000 * cfg.timeScale);
   const env: RunEnv = { ...base, probe: found, startupMs };
+  const progress = hooks.onProgress?.(target);
+  const transcriptsDir = cfg.transcripts && cfg.targets.length > 1 ? join(cfg.transcripts, target.kind) : cfg.transcripts;
   const results = await runCases(cases, env, cfg.jobs ?? defaultJobs(target.kind), cfg.repeat, {
-    onProgress: hooks.onProgress ?? (() => {}),
-    transcriptsDir: cfg.transcripts,
+    onProgress: (done, total, running) => progress?.update(done, total, running),
+    transcriptsDir,
   });
-  let baseline: BaselineCheck | undefined;
-  if (baselineEntries) {
-    baseline = checkBaseline(cfg.expectedFailures!, baselineEntries, results, new Set(ALL_CASES.map((c) => c.id)), cfg.level);
-  }
-  const report = buildReport({
-    version: toolVersion(),
-    target: target.display,
-    transport: target.kind,
-    agent: found.card ? { agent_id: found.card.agent_id, name: found.card.name } : undefined,
-    seed: cfg.seed,
-    startedAt,
-    durationMs: Date.now() - t0,
-    levelTarget: cfg.level,
-    profiles: profilesOf(sel, PROFILES),
-    allProfiles: all,
-    results,
-    baseline,
-  });
-  return { report, baseline };
-}
-
-/** The command line that replays one case. */
-export function replayCommand(cfg: Config, id: string, extra = ''): string {
-  const t = cfg.target!;
-  const parts = ['tap-conform'];
-  if (t.kind === 'websocket') {
-    parts.push(t.url);
-    if (cfg.hmac)
-      parts.push('--hmac-key-id', shellQuote(cfg.hmac.keyId), '--hmac-key', '"$TAP_HMAC_KEY"', '--hmac-peer', shellQuote(cfg.hmac.peer));
-  }
-  parts.push('--seed', String(cfg.seed));
-  if (cfg.timeScale !== 1) parts.push('--time-scale', String(cfg.timeScale));
-  if (extra) parts.push(extra);
-  parts.push('--only', shellQuote(id));
-  if (t.kind === 'stdio') {
-    if (t.args.length === 0 && t.command.includes('/')) parts.push(shellQuote(t.command));
-    else parts.push('--', t.display);
-  }
-  return parts.join(' ');
-}
-
-function runKey(cfg: Config): HmacKey | undefined {
-  if (cfg.target?.kind === 'stdio') return { keyId: 'tap-conform-key', key: newKey(), peer: HARNESS_SIGNED_ID };
-  if (!cfg.hmac) return undefined;
-  const key = fromB64u(cfg.hmac.key);
-  if (!key) throw new Exit(2, '--hmac-key is not base64url');
-  if (key.length < 32) throw new Exit(2, `--hmac-key holds ${key.length} bytes; a pre-shared key has at least 32`);
-  if (!/^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$/.test(cfg.hmac.keyId))
-    throw new Exit(2, `--hmac-key-id "${cfg.hmac.keyId}" is not a valid key id (lowercase letters, digits, "_", "-", dots)`);
-  return { keyId: cfg.hmac.keyId, key, peer: cfg.hmac.peer };
+  progress?.clear();
+  if (cfg.targets.length > 1) for (const r of results) r.binding = target.kind;
+  return { target, results, card: found.card };
 }
 
 function safeBaseline(file: string) {
@@ -213,14 +261,4 @@ function safeBaseline(file: string) {
   } catch (e) {
     throw new Exit(2, `--expected-failures: ${(e as Error).message}`);
   }
-}
-
-/** The table `tap-conform --list` prints. */
-export function listCases(cfg: Pick<Config, 'profiles' | 'level' | 'only'>): string {
-  const cases = selectCases(ALL_CASES, { profiles: cfg.profiles, level: cfg.level, only: cfg.only }, PROFILES);
-  const w = Math.max(...cases.map((c) => c.id.length), 2);
-  const rows = cases.map((c) => `${c.id.padEnd(w)}  ${c.level.padEnd(6)}  ${c.profile.padEnd(16)}  ${c.spec.padEnd(30)}  ${c.title}`);
-  return [`${'id'.padEnd(w)}  level   profile           spec                            title`, ...rows, `${cases.length} cases`].join(
-    '\n',
-  );
 }

@@ -47,6 +47,8 @@ export interface CaseResult {
   observed?: string;
   silence?: Silence;
   duration_ms: number;
+  /** The binding the case ran over, in a run that combines several targets. */
+  binding?: 'stdio' | 'websocket';
   /** Verdicts of each repetition, when --repeat > 1. */
   repeats?: Verdict[];
   /** Agent and harness violations seen during the case. */
@@ -122,17 +124,21 @@ export async function probe(env: Omit<RunEnv, 'probe' | 'startupMs'>): Promise<P
       result.agentId = ack.msg.payload?.agent?.agent_id;
     }
   }
-  // Whether the agent went away by itself, before the harness ended the connection.
+  // Whether the agent went away by itself, before the harness ends the connection next.
   const closedByAgent = peer.closed !== undefined;
+  // An agent that wrote anything at all, even lines that are not TAP, is judged by the cases instead.
+  const silent = peer.received.length === 0 && peer.nonProtocolLines.length === 0;
   const timer = setTimeout(() => conn.kill?.('SIGKILL'), 2000);
   await peer.close().catch(() => {});
   clearTimeout(timer);
   conn.reap?.();
   rmSync(state, { recursive: true, force: true });
-  if (!hs.ok && peer.closed && peer.received.length === 0) {
+  if (!hs.ok && silent) {
+    const exit = await peer.waitExit(200);
+    const how = exit ? (exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`) : 'closed the connection';
     const tail = stderr.slice(-3).join(' | ');
     const why = closedByAgent
-      ? `${env.target.display} closed the connection before answering the handshake`
+      ? `${env.target.display} ${how} before answering the handshake`
       : `${env.target.display} hung: it sent nothing in answer to the handshake within ${Math.round(60_000 * env.timeScale)} ms and was killed`;
     throw new CannotRun(`${why}${tail ? `; its stderr ends: ${tail}` : ''}`);
   }
@@ -271,7 +277,11 @@ export function judge(c: Case, o: Outcome, violations: readonly { by: 'agent' | 
   return capTiming(out);
 }
 
-/** Runs the selected cases with bounded parallelism; results in the order of `cases`. */
+/**
+ * Runs the selected cases with bounded parallelism, each `repeat` times (the repetitions of a case
+ * run side by side like other cases, each with its own shared scenarios); results in the order
+ * of `cases`, one per case.
+ */
 export async function runCases(
   cases: readonly Case[],
   env: RunEnv,
@@ -279,39 +289,46 @@ export async function runCases(
   repeat: number,
   hooks: RunHooks = {},
 ): Promise<CaseResult[]> {
-  const results: CaseResult[] = new Array(cases.length);
-  // Long cases start first, so they overlap with the many short ones.
+  const reps = Math.max(1, repeat);
+  const runs: Run[][] = cases.map(() => []);
+  // Long cases start first, so they overlap with the many short ones; repetitions follow one another.
   const order = cases
     .map((c, i) => ({ i, budget: c.budgetMs ?? 20_000 }))
     .sort((a, b) => b.budget - a.budget || a.i - b.i)
-    .map((x) => x.i);
+    .flatMap((x) => Array.from({ length: reps }, (_, rep) => ({ i: x.i, rep })));
+  // A scenario shared by the two halves of a timed rule is observed once per repetition.
+  const shared = Array.from({ length: reps }, (_, rep) => (rep === 0 ? env.shared : new Map<string, Promise<unknown>>()));
   let next = 0;
   let done = 0;
-  const running = new Set<string>();
+  const running = new Map<string, number>();
+  const names = () => [...running.keys()];
   hooks.onProgress?.(0, cases.length, []);
   const worker = async (): Promise<void> => {
     while (next < order.length) {
-      const i = order[next++]!;
+      const { i, rep } = order[next++]!;
       const c = cases[i]!;
-      running.add(c.id);
-      hooks.onProgress?.(done, cases.length, [...running]);
-      results[i] = await runRepeated(c, env, repeat, hooks);
-      running.delete(c.id);
-      done++;
-      hooks.onProgress?.(done, cases.length, [...running]);
+      running.set(c.id, (running.get(c.id) ?? 0) + 1);
+      hooks.onProgress?.(done, cases.length, names());
+      runs[i]![rep] = await runCase(c, { ...env, shared: shared[rep]! });
+      const left = running.get(c.id)! - 1;
+      if (left === 0) running.delete(c.id);
+      else running.set(c.id, left);
+      if (runs[i]!.filter(Boolean).length === reps) done++;
+      hooks.onProgress?.(done, cases.length, names());
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(jobs, cases.length)) }, worker));
-  return results;
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(jobs, order.length)) }, worker));
+  return cases.map((c, i) => resultOf(c, runs[i]!, env, repeat, hooks));
 }
 
-async function runRepeated(c: Case, env: RunEnv, repeat: number, hooks: RunHooks): Promise<CaseResult> {
-  const verdicts: Verdict[] = [];
-  let worst: { outcome: Outcome; ctx?: CaseContext; ms: number } | undefined;
+type Run = { outcome: Outcome; ctx?: CaseContext; ms: number };
+
+/** One result from the runs of a case: the worst run, marked flaky when the verdicts differ. */
+function resultOf(c: Case, runs: readonly Run[], env: RunEnv, repeat: number, hooks: RunHooks): CaseResult {
+  const verdicts = runs.map((r) => r.outcome.verdict);
+  let worst: Run | undefined;
   let total = 0;
-  for (let i = 0; i < Math.max(1, repeat); i++) {
-    const r = await runCase(c, env);
-    verdicts.push(r.outcome.verdict);
+  for (const r of runs) {
     total += r.ms;
     if (!worst || severity(r.outcome.verdict) > severity(worst.outcome.verdict)) worst = r;
   }
@@ -341,7 +358,7 @@ async function runRepeated(c: Case, env: RunEnv, repeat: number, hooks: RunHooks
     quote: quoteOf(c.requirements),
     verdict: outcome.verdict,
     detail: outcome.detail,
-    duration_ms: Math.round(total / Math.max(1, repeat)),
+    duration_ms: Math.round(total / runs.length),
     violations: (w.ctx?.findings.violations ?? []).map((v) => `${v.by}: ${v.text}`),
     transcript,
     replay: env.replay(c.id),

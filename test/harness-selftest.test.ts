@@ -42,6 +42,7 @@ interface CaseReport {
   id: string;
   verdict: string;
   detail: string;
+  repeats?: string[];
 }
 
 interface Run {
@@ -90,12 +91,13 @@ let workDir = '';
 let runCount = 0;
 const spawned = new Set<ChildProcess>();
 
-/** Runs tap-conform on `target` (a URL, or ["--", command…]) with only the given cases. */
-function conform(target: string[], only: string[]): Promise<Run> {
+/** Runs tap-conform on `target` (a URL, or ["--", command…]) with only the given cases (and any other options). */
+function conform(target: string[], only: string[], options: string[] = []): Promise<Run> {
   const json = join(workDir, `report-${++runCount}.json`);
   const args = [
     CONFORM,
     ...only.flatMap((id) => ['--only', id]),
+    ...options,
     '--json',
     json,
     '--no-color',
@@ -206,6 +208,16 @@ async function writeReport(file: string): Promise<void> {
   writeFileSync(file, `${JSON.stringify({ time_scale: TIME_SCALE, jobs: JOBS, zoo, reference }, null, 2)}\n`);
 }
 
+/**
+ * A correct agent that hands off and says farewell at once after an approved shutdown.request
+ * (fixtures/agents/fast-shutdown.mjs). Its shutdown profile runs FAST_SHUTDOWN_REPEAT times: the
+ * whole suite twenty times over would take most of an hour, and the shutdown cases are the ones
+ * whose outcome depends on how fast the agent ends its session.
+ */
+const FAST_SHUTDOWN = ['node', 'fixtures/agents/fast-shutdown.mjs'];
+const FAST_SHUTDOWN_REPEAT = 20;
+let fastShutdown: Promise<Run>;
+
 const zooRuns = new Map<string, Promise<Run>>();
 let referenceStdio: Promise<Run>;
 let referenceWebSocket: Promise<Run>;
@@ -218,6 +230,7 @@ beforeAll(() => {
   const wsTargets = [...new Set(manifest.filter((e) => e.binding === 'websocket').map((e) => e.expected_case))];
   // The longest runs first, so that the pool stays busy to the end.
   referenceStdio = limit(() => conform(['--', ...REFERENCE], stdioTargets));
+  fastShutdown = limit(() => conform(['--', ...FAST_SHUTDOWN], [], ['--profile', 'shutdown', '--repeat', String(FAST_SHUTDOWN_REPEAT)]));
   referenceWebSocket = limit(() =>
     wsTargets.length
       ? conformAgent([...REFERENCE, '--listen', 'ws://127.0.0.1:0/tap'], 'websocket', wsTargets)
@@ -229,7 +242,7 @@ beforeAll(() => {
       limit(() => conformAgent(e.command, e.binding, [e.expected_case, control(e)])),
     );
   // Settled here too, so that a failing run never surfaces as an unhandled rejection.
-  for (const p of [knownCases, referenceStdio, referenceWebSocket, ...zooRuns.values()]) p.catch(() => {});
+  for (const p of [knownCases, referenceStdio, referenceWebSocket, fastShutdown, ...zooRuns.values()]) p.catch(() => {});
 });
 
 afterAll(async () => {
@@ -297,6 +310,29 @@ describe('the reference agent passes every case the broken agents are failed by'
       const notPassed = targets.filter((id) => run.cases.get(id)?.verdict !== 'PASS');
       expect(notPassed, summary(run)).toEqual([]);
       expect(run.code, summary(run)).toBe(0);
+    },
+    TEST_TIMEOUT_MS,
+  );
+});
+
+describe('a correct agent that hands off and says farewell at once', () => {
+  it(
+    `passes every shutdown case in ${FAST_SHUTDOWN_REPEAT} runs out of ${FAST_SHUTDOWN_REPEAT} (spec: shutdown#shutdown-sequence, TAP-SHUT-007, TAP-SHUT-011)`,
+    async () => {
+      const run = await fastShutdown;
+      const why = summary(run);
+      expect(run.code, why).toBe(0);
+      const cases = [...run.cases.values()];
+      expect(cases.length, why).toBeGreaterThanOrEqual(10);
+      for (const c of cases) {
+        expect(c.repeats, `${c.id}: ${why}`).toHaveLength(FAST_SHUTDOWN_REPEAT);
+        // The one case of the WebSocket binding is skipped over stdio; every other run passes.
+        const expected = c.verdict === 'SKIPPED' && / binding only$/.test(c.detail) ? 'SKIPPED' : 'PASS';
+        expect(c.repeats, `${c.id}: ${c.detail}`).toEqual(Array(FAST_SHUTDOWN_REPEAT).fill(expected));
+      }
+      // The agent did win the race these cases used to lose: its farewell came before the replies.
+      for (const id of ['shutdown.refuses-new-work', 'shutdown.decision-refused'])
+        expect(run.cases.get(id)?.detail, why).toMatch(/said farewell (before answering|first)/);
     },
     TEST_TIMEOUT_MS,
   );

@@ -62,11 +62,20 @@ export function checkSequence(peer: Peer, taskIds: string[], farewell: Received)
         );
       if (handoff.index > result.index)
         return fail(`the hand-off of ${id} came after its result`, 'task.handoff, then the result', 'result first');
-      if (p.status !== 'cancelled' || p.error?.code !== 'SHUTTING_DOWN' || p.error?.retryable !== true) {
+      if (p.status !== 'cancelled' || p.error?.code !== 'SHUTTING_DOWN' || typeof p.error?.retryable !== 'boolean') {
         return fail(
-          `after its hand-off, ${id} did not end cancelled with a retryable SHUTTING_DOWN`,
-          'task.result cancelled, error SHUTTING_DOWN (retryable)',
+          `after its hand-off, ${id} did not end cancelled with SHUTTING_DOWN`,
+          'task.result cancelled, error SHUTTING_DOWN',
           describeMessage(result.msg),
+        );
+      }
+      // Retryable by default; not retryable when a retry could repeat a side effect, and then the
+      // error carries the checkpoint (spec: idempotency#retries, TAP-IDEM-012).
+      if (p.error.retryable === false && typeof p.error.details?.checkpoint !== 'object') {
+        return fail(
+          `${id} ended with a non-retryable SHUTTING_DOWN whose error carries no checkpoint`,
+          'retryable: true, or retryable: false with error.details.checkpoint (TAP-IDEM-012)',
+          show(p.error),
         );
       }
     } else if (p.status === 'cancelled' && p.error?.code === 'SHUTTING_DOWN') {
@@ -85,6 +94,49 @@ export function checkSequence(peer: Peer, taskIds: string[], farewell: Received)
       describeMessage(after.msg),
     );
   return null;
+}
+
+/**
+ * The reply to a message sent after an approved shutdown.request, or null when the agent's
+ * farewell came first: an agent may hand off and say farewell at once (TAP-SHUT-007), and after
+ * its farewell it answers nothing (TAP-SHUT-011). A missing reply with no farewell fails.
+ */
+async function replyOrFarewell(peer: Peer, sent: Wire): Promise<Received | null> {
+  const r = need(
+    await peer.waitFor(
+      (m) => m.msg.reply_to === sent.message_id || (m.msg.type === 'session.farewell' && m.conn === peer.conn),
+      `a reply to ${sent.type} ${sent.message_id}, or the agent's session.farewell`,
+    ),
+  );
+  return r.msg.type === 'session.farewell' && r.msg.reply_to !== sent.message_id ? null : r;
+}
+
+/** After a farewell nothing more of its session may arrive (TAP-SHUT-011); null when nothing did. */
+async function nothingAfterFarewell(ctx: CaseContext, peer: Peer): Promise<Outcome | null> {
+  const farewell = peer.received.find((r) => r.msg.type === 'session.farewell' && r.conn === peer.conn && !r.resent);
+  if (!farewell) return null;
+  await peer.waitClosed(ctx.scaled(2000));
+  const after = peer.received.find((r) => r.index > farewell.index && r.conn === farewell.conn && !r.resent);
+  return after
+    ? fail(
+        `the agent sent ${describeMessage(after.msg)} after its session.farewell`,
+        'nothing after the farewell',
+        describeMessage(after.msg),
+      )
+    : null;
+}
+
+/**
+ * The detail of a pass where the agent said farewell before it answered some of `total` requests
+ * sent after the shutdown.request (`unanswered`, named for people).
+ */
+function farewellFirst(unanswered: string[], total: number, answered: string): string {
+  if (unanswered.length === 0) return answered;
+  const names = unanswered.length === 1 ? unanswered[0]! : `${unanswered.slice(0, -1).join(', ')} and ${unanswered[unanswered.length - 1]}`;
+  const why = 'as an agent that hands off at once may (TAP-SHUT-007), answering nothing after its farewell (TAP-SHUT-011)';
+  return unanswered.length === total
+    ? `the agent handed off and said farewell before answering ${names}, ${why}`
+    : `${answered}, except ${names}: the agent said farewell first, ${why}`;
 }
 
 /** Waits for the agent's farewell and the close of the transport. */
@@ -177,19 +229,26 @@ export const shutdownCases: Case[] = [
       const resp = need(await peer.reply(stop));
       if (resp.msg.type === 'shutdown.response' && resp.msg.payload.approve !== true)
         return unimplemented('the agent declined the shutdown, which it may do');
-      const rr = need(await peer.reply(req));
-      const sr = need(await peer.reply(st));
-      const pr = need(await peer.reply(ping));
+      const rr = await replyOrFarewell(peer, req);
+      const sr = await replyOrFarewell(peer, st);
+      const pr = await replyOrFarewell(peer, ping);
+      const unanswered = [
+        [rr, 'the task.request'],
+        [sr, 'the task.status'],
+        [pr, 'the ping'],
+      ].flatMap(([r, what]) => (r === null ? [what as string] : []));
       return verdictOf(
-        'new work refused; status and ping answered',
-        checkError(rr.msg, { code: 'SHUTTING_DOWN', replyTo: req.message_id }, 'a task.request during shutdown'),
-        check(
-          sr.msg.type === 'task.snapshot',
-          'task.status during shutdown was not answered with a snapshot',
-          'task.snapshot',
-          describeMessage(sr.msg),
-        ),
-        check(pr.msg.type === 'pong', 'ping during shutdown was not answered', 'pong', describeMessage(pr.msg)),
+        farewellFirst(unanswered, 3, 'new work refused; status and ping answered'),
+        rr && checkError(rr.msg, { code: 'SHUTTING_DOWN', replyTo: req.message_id }, 'a task.request during shutdown'),
+        sr &&
+          check(
+            sr.msg.type === 'task.snapshot',
+            'task.status during shutdown was not answered with a snapshot',
+            'task.snapshot',
+            describeMessage(sr.msg),
+          ),
+        pr && check(pr.msg.type === 'pong', 'ping during shutdown was not answered', 'pong', describeMessage(pr.msg)),
+        await nothingAfterFarewell(ctx, peer),
       );
     }),
   }),
@@ -214,11 +273,12 @@ export const shutdownCases: Case[] = [
       const resp = need(await peer.reply(stop));
       if (resp.msg.type === 'shutdown.response' && resp.msg.payload.approve !== true)
         return unimplemented('the agent declined the shutdown, which it may do');
-      const dr = need(await peer.reply(d));
+      const dr = await replyOrFarewell(peer, d);
       // Task checks come first: if the shutdown already ended the task, TASK_TERMINAL is right.
       return verdictOf(
-        'refused',
-        checkError(dr.msg, { code: ['SHUTTING_DOWN', 'TASK_TERMINAL'], replyTo: d.message_id }, 'a plan.decision during shutdown'),
+        farewellFirst(dr ? [] : ['the plan.decision'], 1, 'refused'),
+        dr && checkError(dr.msg, { code: ['SHUTTING_DOWN', 'TASK_TERMINAL'], replyTo: d.message_id }, 'a plan.decision during shutdown'),
+        await nothingAfterFarewell(ctx, peer),
       );
     }),
   }),
@@ -288,15 +348,17 @@ export const shutdownCases: Case[] = [
       const resp = need(await peer.reply(stop));
       if (resp.msg.type === 'shutdown.response' && resp.msg.payload.approve !== true)
         return unimplemented('the agent declined the shutdown, which it may do');
-      const r = need(await peer.reply(again));
+      const r = await replyOrFarewell(peer, again);
       return verdictOf(
-        'snapshot',
-        check(
-          r.msg.type === 'task.snapshot',
-          'a repeat of an existing task during shutdown was not answered with its snapshot',
-          'task.snapshot',
-          describeMessage(r.msg),
-        ),
+        farewellFirst(r ? [] : ['the repeated task.request'], 1, 'snapshot'),
+        r &&
+          check(
+            r.msg.type === 'task.snapshot',
+            'a repeat of an existing task during shutdown was not answered with its snapshot',
+            'task.snapshot',
+            describeMessage(r.msg),
+          ),
+        await nothingAfterFarewell(ctx, peer),
       );
     }),
   }),
@@ -348,19 +410,20 @@ export const shutdownCases: Case[] = [
       const ra = need(await peer.reply(a));
       if (ra.msg.type === 'shutdown.response' && ra.msg.payload.approve !== true)
         return unimplemented('the agent declined the shutdown, which it may do');
-      const rb = need(await peer.reply(b));
+      const rb = await replyOrFarewell(peer, b);
       const { farewell } = await farewellAndClose(ctx, peer, ctx.scaled(5000));
       await peer.waitClosed(ctx.scaled(2000));
       const farewells = peer.received.filter((r) => r.msg.type === 'session.farewell' && !r.resent).length;
       const handoffs = peer.received.filter((r) => r.msg.type === 'task.handoff' && !r.resent).length;
       return verdictOf(
-        'one sequence',
-        check(
-          rb.msg.type === 'shutdown.response' && rb.msg.payload.approve === true,
-          'the second shutdown.request was not answered with approve: true',
-          'shutdown.response approve true',
-          describeMessage(rb.msg),
-        ),
+        farewellFirst(rb ? [] : ['the second shutdown.request'], 1, 'one sequence'),
+        rb &&
+          check(
+            rb.msg.type === 'shutdown.response' && rb.msg.payload.approve === true,
+            'the second shutdown.request was not answered with approve: true',
+            'shutdown.response approve true',
+            describeMessage(rb.msg),
+          ),
         check(
           farewells === 1 && handoffs <= 1,
           'a second shutdown sequence ran',

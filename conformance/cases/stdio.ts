@@ -1,4 +1,5 @@
 /** The stdio profile: framing, standard output, process lifecycle, signals, broken pipes (spec: bindings-stdio). */
+import { count } from '../report/model.ts';
 import { defineCase, type Case } from '../case.ts';
 import type { CaseContext } from '../context.ts';
 import type { Peer } from '../peer.ts';
@@ -116,9 +117,9 @@ export const stdioCases: Case[] = [
         'stdout clean',
         check(
           ctx.findings.nonProtocol === 0,
-          `${ctx.findings.nonProtocol} non-protocol lines on stdout`,
+          `${count(ctx.findings.nonProtocol, 'non-protocol line')} on stdout`,
           'only TAP messages',
-          `${ctx.findings.nonProtocol} other lines`,
+          count(ctx.findings.nonProtocol, 'other line'),
         ),
       );
     }),

@@ -5,11 +5,17 @@ import type { Wire } from '../session-state.ts';
 /** A property's own failure: thrown inside fast-check runs, turned into an Outcome at the end. */
 export class Broken extends Error {
   override name = 'Broken';
+  /** The one requirement the run broke, when the check knows it. */
+  readonly requirement?: string;
+  constructor(message: string, requirement?: string) {
+    super(message);
+    if (requirement !== undefined) this.requirement = requirement;
+  }
 }
 
-/** Throws Broken with `message` unless `ok`. */
-export function expect(ok: boolean, message: string): void {
-  if (!ok) throw new Broken(message);
+/** Throws Broken with `message` (and the requirement it breaks) unless `ok`. */
+export function expect(ok: boolean, message: string, requirement?: string): void {
+  if (!ok) throw new Broken(message, requirement);
 }
 
 /** The direct reply to `sent`, or Broken with the diagnosis of its absence. */

@@ -47,6 +47,7 @@ class InitCmd implements fc.AsyncCommand<HsModel, HsReal> {
       expect(
         got.msg.type === 'error' && got.msg.payload.code === 'PROTOCOL_VIOLATION',
         `a handshake.init in phase ${m.phase} got ${describeMessage(got.msg)}, not PROTOCOL_VIOLATION`,
+        'TAP-HS-015',
       );
       return;
     }
@@ -55,12 +56,13 @@ class InitCmd implements fc.AsyncCommand<HsModel, HsReal> {
     const own = got.msg.payload.agent?.limits ?? {};
     // The larger of both sides, clamped to [1000, 60000]: at least the clamped proposal.
     const floor = Math.min(60000, Math.max(1000, this.heartbeat));
-    expect(p.heartbeat_ms >= floor && p.heartbeat_ms <= 60000, `heartbeat_ms ${this.heartbeat} became ${p.heartbeat_ms}`);
+    expect(p.heartbeat_ms >= floor && p.heartbeat_ms <= 60000, `heartbeat_ms ${this.heartbeat} became ${p.heartbeat_ms}`, 'TAP-HS-009');
     expect(
       p.max_message_bytes === Math.min(this.maxBytes, own.max_message_bytes ?? this.maxBytes),
       `max_message_bytes ${this.maxBytes} became ${p.max_message_bytes} (the card says ${own.max_message_bytes})`,
+      'TAP-HS-009',
     );
-    expect(this.streaming || p.streaming === false, 'streaming: false was not kept');
+    expect(this.streaming || p.streaming === false, 'streaming: false was not kept', 'TAP-HS-009');
     peer.state.sessionId = got.msg.payload.session_id;
     peer.state.agentId = got.msg.payload.agent?.agent_id ?? peer.state.agentId;
     peer.state.params = p;
@@ -104,11 +106,12 @@ class ReadyCmd implements fc.AsyncCommand<HsModel, HsReal> {
     expect(
       got.msg.type === 'error' && got.msg.payload.code === 'PROTOCOL_VIOLATION',
       `a handshake.ready (${this.matching ? 'matching' : 'mismatched'}) in phase ${m.phase} got ${describeMessage(got.msg)}, not PROTOCOL_VIOLATION`,
+      this.matching ? 'TAP-HS-015' : 'TAP-HS-011',
     );
     if (m.phase === 'acked') {
-      expect(got.msg.payload.fatal === true, 'PROTOCOL_VIOLATION for a mismatched ready is not fatal');
+      expect(got.msg.payload.fatal === true, 'PROTOCOL_VIOLATION for a mismatched ready is not fatal', 'TAP-HS-011');
       const closed = await peer.waitClosed(r.ctx.scaled(5000));
-      expect(closed, 'the transport stayed open after the fatal PROTOCOL_VIOLATION');
+      expect(closed, 'the transport stayed open after the fatal PROTOCOL_VIOLATION', 'TAP-HS-011');
       m.phase = 'closed';
     }
   }
@@ -127,6 +130,7 @@ class EarlyRequestCmd implements fc.AsyncCommand<HsModel, HsReal> {
     expect(
       got.msg.type === 'error' && got.msg.payload.code === want,
       `task.status in phase ${m.phase} got ${describeMessage(got.msg)}, not ${want}`,
+      'TAP-HS-014',
     );
   }
   toString = () => 'task.status';
@@ -137,7 +141,11 @@ class UnknownTypeCmd implements fc.AsyncCommand<HsModel, HsReal> {
   async run(_m: HsModel, r: HsReal) {
     const sent = await r.peer.post('task.whatever', {}, {}, { deliberate: 'an unknown type' });
     const got = await reply(r.peer, sent);
-    expect(got.msg.type === 'error' && got.msg.payload.code === 'UNKNOWN_MESSAGE_TYPE', `an unknown type got ${describeMessage(got.msg)}`);
+    expect(
+      got.msg.type === 'error' && got.msg.payload.code === 'UNKNOWN_MESSAGE_TYPE',
+      `an unknown type got ${describeMessage(got.msg)}`,
+      'TAP-MSG-002',
+    );
   }
   toString = () => 'unknown type';
 }

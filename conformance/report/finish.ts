@@ -7,7 +7,7 @@ import { dirname } from 'node:path';
 import type { Config } from '../options.ts';
 import { packageVersion } from '../../reference/package.ts';
 import { unexpectedFailures, type BaselineCheck } from './baseline.ts';
-import type { Report } from './model.ts';
+import { count, type Report } from './model.ts';
 import { painter, renderSummary } from './terminal.ts';
 
 /** The harness version (the package's). */
@@ -16,7 +16,8 @@ export function toolVersion(): string {
 }
 
 export interface Finish {
-  cfg: Pick<Config, 'json' | 'junit' | 'html' | 'badge' | 'color' | 'level' | 'expectedFailures'>;
+  cfg: Pick<Config, 'json' | 'junit' | 'html' | 'badge' | 'color' | 'level' | 'expectedFailures'> &
+    Partial<Pick<Config, 'markdown' | 'specBaseUrl'>>;
   baseline?: BaselineCheck;
   out: NodeJS.WriteStream;
   err: NodeJS.WriteStream;
@@ -28,19 +29,34 @@ export interface Finish {
 export async function finishRun(report: Report, f: Finish): Promise<0 | 1> {
   const { cfg, baseline, out, err } = f;
   out.write(`${renderSummary(report, painter(cfg.color && out.isTTY === true))}\n`);
+  const links = (file: string) => ({ file, specBaseUrl: cfg.specBaseUrl });
+  type Render = (r: Report, file: string) => string;
   // Each writer loads only when its report is asked for.
-  const files: [string | undefined, () => Promise<(r: Report) => string>][] = [
+  const files: [string | undefined, () => Promise<Render>][] = [
     [cfg.json, async () => (await import('./json.ts')).renderJson],
     [cfg.junit, async () => (await import('./junit.ts')).renderJunit],
-    [cfg.html, async () => (await import('./html.ts')).renderHtml],
+    [
+      cfg.html,
+      async () => {
+        const { renderHtml } = await import('./html.ts');
+        return (r, file) => renderHtml(r, links(file));
+      },
+    ],
+    [
+      cfg.markdown,
+      async () => {
+        const { renderMarkdown } = await import('./markdown.ts');
+        return (r, file) => renderMarkdown(r, links(file));
+      },
+    ],
     [cfg.badge, async () => (await import('./badge.ts')).renderBadge],
   ];
-  for (const [file, load] of files) if (file) write(file, (await load())(report), f.usage);
+  for (const [file, load] of files) if (file) write(file, (await load())(report, file), f.usage);
 
   const failures = unexpectedFailures(report.cases, cfg.level, baseline);
   const stale = baseline?.stale ?? [];
   if (failures.length === 0 && stale.length === 0) {
-    err.write(`tap-conform: ${report.level}: ${report.summary.total} cases, none failing (exit 0)\n`);
+    err.write(`tap-conform: ${report.level}: ${count(report.summary.total, 'case')}, none failing (exit 0)\n`);
     return 0;
   }
   const parts: string[] = [];

@@ -28,11 +28,27 @@ export interface ReportCase {
   silence?: string;
   duration_ms: number;
   repeats?: Verdict[];
+  /** The binding the case ran over, in a combined run. */
+  binding?: string;
   replay: string;
   violations?: string[];
   /** The wire transcript, kept for cases that did not pass. */
   transcript?: WireEntry[];
 }
+
+/** What a partial run covered: the filters given and how many of the suite's cases they kept. */
+export interface Scope {
+  /** Cases run. */
+  cases: number;
+  /** Cases of the whole suite for the run's bindings. */
+  of: number;
+  profiles?: string[];
+  level?: LevelTarget;
+  only?: string[];
+}
+
+/** A profile's verdict, or "not run" for a profile none of whose cases the run selected. */
+export type ProfileVerdict = Verdict | 'not run';
 
 export interface Report {
   tool: string;
@@ -45,12 +61,25 @@ export interface Report {
   started_at: string;
   duration_ms: number;
   level_target: LevelTarget;
+  /** The bindings the run's targets spoke (one per target). */
+  bindings: string[];
   summary: Record<Verdict, number> & { total: number };
-  profiles: Record<string, Verdict>;
-  /** The certification level reached: "TAP 1.0 Certified", "TAP 1.0 Certified, non-strict" or "Not certified". */
+  profiles: Record<string, ProfileVerdict>;
+  /**
+   * The level reached: "TAP 1.0 Certified over stdio — plans not offered; WebSocket not tested",
+   * "TAP 1.0 Certified, non-strict, over …", "Not certified", or, for a run that left cases out,
+   * "Partial run: N of M cases — not a certification".
+   */
   level: string;
+  /** Only a run of the whole suite for its bindings certifies. */
   certified: boolean;
   strict: boolean;
+  /** True when the run left out cases of the suite (--only, --profile, --level). */
+  partial: boolean;
+  /** For a partial run: what it covered. */
+  scope?: Scope;
+  /** For a certification: what it did not cover ("plans not offered", "WebSocket not tested"). */
+  not_covered?: string[];
   expected_failures?: BaselineCheck;
   cases: ReportCase[];
 }
@@ -84,13 +113,14 @@ export function notPerfect<T extends { verdict: Verdict; detail: string }>(cases
  * any errored, else NOT-TESTED if a MUST case was not tested, else NON-STRICT if any case was,
  * else PASS; a profile none of whose cases applied is UNIMPLEMENTED (or SKIPPED).
  */
-export function profileVerdict(cases: readonly { verdict: Verdict; level: string }[]): Verdict {
+export function profileVerdict(cases: readonly { verdict: Verdict; level: string }[]): ProfileVerdict {
+  if (cases.length === 0) return 'not run';
   const has = (v: Verdict) => cases.some((c) => c.verdict === v);
   if (has('FAIL')) return 'FAIL';
   if (has('ERROR')) return 'ERROR';
   if (cases.some((c) => c.verdict === 'NOT-TESTED' && c.level === 'MUST')) return 'NOT-TESTED';
   if (has('NON-STRICT') || has('NOT-TESTED')) return 'NON-STRICT';
-  if (cases.length > 0 && cases.every((c) => c.verdict === 'UNIMPLEMENTED' || c.verdict === 'SKIPPED')) {
+  if (cases.every((c) => c.verdict === 'UNIMPLEMENTED' || c.verdict === 'SKIPPED')) {
     return cases.some((c) => c.verdict === 'UNIMPLEMENTED') ? 'UNIMPLEMENTED' : 'SKIPPED';
   }
   return 'PASS';
@@ -110,6 +140,50 @@ export interface ReportInput {
   allProfiles: readonly string[];
   results: readonly CaseResult[];
   baseline?: BaselineCheck;
+  /** How many cases the whole suite has for the run's bindings (default: as many as ran). */
+  suiteCases?: number;
+  /** The filters of the run, reported in the scope of a partial run. */
+  filters?: { profiles: readonly string[]; level: LevelTarget; only: readonly string[] };
+  /** The bindings of the run's targets, when more than `transport` (a combined run). */
+  bindings?: readonly string[];
+  /** Every binding the suite knows for this kind of agent (default stdio and websocket). */
+  allBindings?: readonly string[];
+}
+
+const BINDING_NAME: Record<string, string> = { stdio: 'stdio', websocket: 'WebSocket', workspace: 'the workspace binding' };
+
+/** A binding's name in a sentence. */
+export function bindingName(b: string): string {
+  return BINDING_NAME[b] ?? b;
+}
+
+/** Words joined as a list: "a", "a and b", "a, b and c". */
+export function listOf(words: readonly string[]): string {
+  return words.length <= 1 ? (words[0] ?? '') : `${words.slice(0, -1).join(', ')} and ${words[words.length - 1]}`;
+}
+
+/** "1 case", "2 cases": a count with its noun, singular or plural. */
+export function count(n: number, singular: string, plural = `${singular}s`): string {
+  return `${n} ${n === 1 ? singular : plural}`;
+}
+
+/**
+ * What a certification did not cover: optional profiles the agent does not offer, other cases
+ * it does not implement, and the bindings no target spoke.
+ */
+function notCovered(profiles: Record<string, ProfileVerdict>, cases: readonly ReportCase[], untested: readonly string[]): string[] {
+  const out: string[] = [];
+  const idle = Object.entries(profiles)
+    .filter(([, v]) => v === 'UNIMPLEMENTED')
+    .map(([p]) => p);
+  if (idle.length) out.push(`${listOf(idle)} not offered`);
+  // Other cases that did not apply, one entry per reason: "2 cases UNIMPLEMENTED (the agent card …)".
+  const reasons = new Map<string, number>();
+  for (const c of cases)
+    if (c.verdict === 'UNIMPLEMENTED' && !idle.includes(c.profile)) reasons.set(c.detail, (reasons.get(c.detail) ?? 0) + 1);
+  for (const [why, n] of reasons) out.push(`${count(n, 'case')} UNIMPLEMENTED (${why})`);
+  for (const b of untested) out.push(`${bindingName(b)} not tested`);
+  return out;
 }
 
 /** Builds the report value. */
@@ -133,6 +207,7 @@ export function buildReport(i: ReportInput): Report {
     if (r.observed !== undefined) c.observed = r.observed;
     if (r.silence !== undefined) c.silence = r.silence;
     if (r.repeats) c.repeats = r.repeats;
+    if (r.binding) c.binding = r.binding;
     if (r.verdict !== 'PASS' && r.verdict !== 'SKIPPED' && r.verdict !== 'UNIMPLEMENTED') {
       if (r.violations.length) c.violations = r.violations;
       c.transcript = r.transcript;
@@ -140,24 +215,33 @@ export function buildReport(i: ReportInput): Report {
     return c;
   });
   const counts = countVerdicts(cases.map((c) => c.verdict));
-  const profiles: Record<string, Verdict> = {};
-  for (const p of i.profiles) profiles[p] = profileVerdict(cases.filter((c) => c.profile === p));
-  const certified = cases.length > 0 && !cases.some(blocksCertified);
-  const strict = certified && i.levelTarget !== 'must' && !cases.some(blocksStrict);
-  const partial = i.profiles.length < i.allProfiles.length ? ` (${i.profiles.join(', ')})` : '';
+  const profiles: Record<string, ProfileVerdict> = {};
+  for (const p of i.allProfiles) profiles[p] = profileVerdict(cases.filter((c) => c.profile === p));
+  const bindings = [...(i.bindings ?? [i.transport])];
+  const suiteCases = i.suiteCases ?? cases.length;
+  const partial = cases.length < suiteCases;
+  const clean = cases.length > 0 && !cases.some(blocksCertified);
   // spec: conformance#verdicts — certified when every profile is PASS; certified, non-strict when
-  // some are NON-STRICT and none is worse.
-  const level = strict
-    ? `TAP ${SPEC_VERSION} Certified${partial}`
-    : certified
-      ? `TAP ${SPEC_VERSION} Certified, non-strict${partial}`
-      : 'Not certified';
+  // some are NON-STRICT and none is worse. Only the whole suite certifies.
+  const certified = clean && !partial;
+  const strict = certified && i.levelTarget !== 'must' && !cases.some(blocksStrict);
+  const untested = (i.allBindings ?? ['stdio', 'websocket']).filter((b) => !bindings.includes(b));
+  const gaps = certified ? notCovered(profiles, cases, untested) : [];
+  const over = `over ${listOf(bindings.map(bindingName))}`;
+  const level = partial
+    ? `Partial run: ${cases.length} of ${count(suiteCases, 'case')} — not a certification`
+    : strict
+      ? `TAP ${SPEC_VERSION} Certified ${over}${gaps.length ? ` — ${gaps.join('; ')}` : ''}`
+      : certified
+        ? `TAP ${SPEC_VERSION} Certified, non-strict, ${over}${gaps.length ? ` — ${gaps.join('; ')}` : ''}`
+        : 'Not certified';
   const report: Report = {
     tool: TOOL,
     version: i.version,
     spec_version: SPEC_VERSION,
     target: i.target,
     transport: i.transport,
+    bindings,
     seed: i.seed,
     started_at: i.startedAt.toISOString(),
     duration_ms: Math.round(i.durationMs),
@@ -167,8 +251,17 @@ export function buildReport(i: ReportInput): Report {
     level,
     certified,
     strict,
+    partial,
     cases,
   };
+  if (partial) {
+    const scope: Scope = { cases: cases.length, of: suiteCases };
+    if (i.filters?.profiles.length) scope.profiles = [...i.filters.profiles];
+    if (i.filters && i.filters.level !== 'may') scope.level = i.filters.level;
+    if (i.filters?.only.length) scope.only = [...i.filters.only];
+    report.scope = scope;
+  }
+  if (certified) report.not_covered = gaps;
   if (i.agent) report.agent = i.agent;
   if (i.baseline) report.expected_failures = i.baseline;
   return report;

@@ -2,8 +2,9 @@
  * Terminal output: a live progress line (TTY only) and the summary grouped by profile, with the
  * quoted requirement and the replay command of every case that did not pass.
  */
-import type { Verdict } from '../verdict.ts';
-import type { Report, ReportCase } from './model.ts';
+import { VERDICTS, type Verdict } from '../verdict.ts';
+import { hintsOf } from './hints.ts';
+import { count, type Report, type ReportCase, type Scope } from './model.ts';
 
 export type Paint = (style: 'red' | 'green' | 'yellow' | 'gray' | 'bold' | 'magenta' | 'cyan', text: string) => string;
 
@@ -14,7 +15,8 @@ export function painter(color: boolean): Paint {
   return (style, text) => (color ? `\x1b[${CODES[style]}m${text}\x1b[0m` : text);
 }
 
-const STYLE: Record<Verdict, Parameters<Paint>[0]> = {
+const STYLE: Record<Verdict | 'not run', Parameters<Paint>[0]> = {
+  'not run': 'gray',
   PASS: 'green',
   'NON-STRICT': 'yellow',
   UNIMPLEMENTED: 'gray',
@@ -80,19 +82,28 @@ function problem(c: ReportCase, paint: Paint): string {
   return lines.join('\n');
 }
 
+/** Counts per verdict, in verdict order, zero counts left out: "8 PASS, 8 SKIPPED". */
+export function verdictCounts(verdicts: readonly Verdict[], paint: Paint = (_s, t) => t): string {
+  return VERDICTS.map((v) => [v, verdicts.filter((x) => x === v).length] as const)
+    .filter(([, n]) => n > 0)
+    .map(([v, n]) => paint(STYLE[v], `${n} ${v}`))
+    .join(', ');
+}
+
 /** The end-of-run summary. */
 export function renderSummary(report: Report, paint: Paint): string {
   const out: string[] = [];
-  out.push(paint('bold', `tap-conform ${report.version} · TAP ${report.spec_version} · ${report.target} (${report.transport})`));
+  out.push(paint('bold', `tap-conform ${report.version} · TAP ${report.spec_version} · ${report.target} (${report.bindings.join(' + ')})`));
+  const notRun: string[] = [];
   for (const profile of Object.keys(report.profiles)) {
     const cases = report.cases.filter((c) => c.profile === profile);
-    if (cases.length === 0) continue;
-    const passed = cases.filter((c) => c.verdict === 'PASS').length;
     const v = report.profiles[profile]!;
+    if (v === 'not run') {
+      notRun.push(profile);
+      continue;
+    }
     out.push('');
-    const skipped = cases.filter((c) => c.verdict === 'SKIPPED').length;
-    const counts = `${passed}/${cases.length - skipped} passed${skipped ? `, ${skipped} skipped` : ''}`;
-    out.push(`${paint(STYLE[v], v.padEnd(13))} ${paint('bold', profile)}  ${counts}`);
+    out.push(`${paint(STYLE[v], v.padEnd(13))} ${paint('bold', profile)}  ${verdictCounts(cases.map((c) => c.verdict))}`);
     // Cases that did not apply are grouped by reason, one line each.
     const idle = new Map<string, string[]>();
     for (const c of cases) {
@@ -109,15 +120,29 @@ export function renderSummary(report: Report, paint: Paint): string {
       out.push(`  ${paint('gray', `${verdict.padEnd(10)} ${detail}: ${ids.join(', ')}`)}`);
     }
   }
+  if (notRun.length) out.push('', paint('gray', `${'not run'.padEnd(13)} ${notRun.join(', ')}`));
   const s = report.summary;
   out.push('');
-  const counts = (['PASS', 'NON-STRICT', 'UNIMPLEMENTED', 'SKIPPED', 'NOT-TESTED', 'FAIL', 'ERROR'] as const)
-    .filter((v) => s[v] > 0)
-    .map((v) => paint(STYLE[v], `${s[v]} ${v}`))
-    .join(', ');
-  out.push(`${s.total} cases in ${(report.duration_ms / 1000).toFixed(1)} s: ${counts}`);
+  out.push(
+    `${count(s.total, 'case')} in ${(report.duration_ms / 1000).toFixed(1)} s: ${verdictCounts(
+      report.cases.map((c) => c.verdict),
+      paint,
+    )}`,
+  );
+  for (const h of hintsOf(report)) out.push(paint('yellow', `hint: ${h.text}`));
   for (const e of report.expected_failures?.stale ?? []) out.push(paint('red', `stale expected failure ${e.id}: ${e.why}`));
-  const levelStyle = report.strict ? 'green' : report.certified ? 'green' : 'red';
+  const levelStyle = report.partial ? 'yellow' : report.certified ? 'green' : 'red';
   out.push(paint('bold', paint(levelStyle, `Level: ${report.level}`)));
+  if (report.partial && report.scope)
+    out.push(paint('gray', `scope: ${scopeLine(report.scope)}; run without --only, --profile and --level to certify`));
   return out.join('\n');
+}
+
+/** The filters of a partial run, in one line. */
+export function scopeLine(scope: Scope, withCount = true): string {
+  const parts = withCount ? [`${scope.cases} of ${count(scope.of, 'case')}`] : [];
+  if (scope.profiles) parts.push(`--profile ${scope.profiles.join(',')}`);
+  if (scope.level) parts.push(`--level ${scope.level}`);
+  if (scope.only) parts.push(`--only ${scope.only.join(',')}`);
+  return parts.join(', ') || 'no filter';
 }

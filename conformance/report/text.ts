@@ -1,6 +1,15 @@
 /** Plain-text pieces shared by the writers. */
 import type { WireEntry } from '../transcript.ts';
 
+/** Control characters other than tab and line feed (C0, DEL and C1), which a report never shows raw. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: these are the characters it finds
+export const CONTROL_CHARS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+
+/** A control character as the text \xNN. */
+export function hexEscape(ch: string): string {
+  return `\\x${ch.charCodeAt(0).toString(16).padStart(2, '0')}`;
+}
+
 const ARROW = { out: '→', in: '←', note: '•', stderr: '!' } as const;
 
 /** A transcript as plain lines: time, connection, direction, frame, and any flags. */

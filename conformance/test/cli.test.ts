@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { main } from '../cli.ts';
 import { replayCommand } from '../run.ts';
@@ -109,5 +111,63 @@ describe('options', () => {
     expect(replayCommand(ws, 'core.y')).toBe(
       'tap-conform ws://h:1/p --hmac-key-id k --hmac-key "$TAP_HMAC_KEY" --hmac-peer me.x --seed 20250314 --only core.y',
     );
+  });
+});
+
+describe('--help', () => {
+  it('covers every option the parser takes, the workspace binding, {state} and TAP_HMAC_*', async () => {
+    const r = await run('--help');
+    expect(r.code).toBe(0);
+    const source = readFileSync(fileURLToPath(new URL('../options.ts', import.meta.url)), 'utf8');
+    const parsed = source.slice(source.indexOf('options: {'), source.indexOf('},\n    }));'));
+    const flags = [...parsed.matchAll(/^\s+'?([a-z][a-z-]*)'?: \{ type:/gm)].map((m) => m[1]!);
+    expect(flags.length).toBeGreaterThan(20);
+    for (const f of flags) expect(r.out, `--${f}`).toContain(`--${f}`);
+    for (const word of [
+      '--workspace',
+      '{state}',
+      'TAP_HMAC_KEY_ID',
+      'TAP_HMAC_KEY',
+      'TAP_HMAC_PEER',
+      '--markdown',
+      '--spec-base-url',
+      '--repeat',
+    ])
+      expect(r.out, word).toContain(word);
+    // Every option the README shows for tap-conform is in the help.
+    const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
+    // Options of the agent's own command (after " -- ") are not tap-conform's.
+    const section = readme
+      .slice(readme.indexOf('## Certify your own agent'), readme.indexOf('## Build an agent'))
+      .split('\n')
+      .map((l) => l.split(' -- ')[0]!)
+      .join('\n');
+    for (const m of section.matchAll(/(?<![\w-])--([a-z][a-z-]+)/g)) expect(r.out, `--${m[1]}`).toContain(`--${m[1]}`);
+  });
+});
+
+describe('targets', () => {
+  it('takes a stdio command and a ws:// URL of one agent in one run, stdio first', () => {
+    const p = parseCli(['ws://127.0.0.1:1/tap', '--', 'python3', 'agent.py']);
+    expect(p.ok).toBe(true);
+    const c = (p as { config: Config }).config;
+    expect(c.targets.map((t) => t.kind)).toEqual(['stdio', 'websocket']);
+    expect(c.target?.kind).toBe('stdio');
+    expect(replayCommand(c, 'core.x', '', c.targets[1])).toBe('tap-conform ws://127.0.0.1:1/tap --seed 20250314 --only core.x');
+  });
+
+  it('refuses two targets of one binding, and --hmac-* without a WebSocket target', () => {
+    const two = parseCli(['ws://a:1/x', 'ws://b:1/x']);
+    expect(two.ok).toBe(false);
+    expect((two as { error: string }).error).toMatch(/^one agent at a time/);
+    const hmac = parseCli(['--hmac-key-id', 'k', '--hmac-key', 'AAAA', './agent']);
+    expect((hmac as { error: string }).error).toMatch(/for WebSocket agents/);
+    expect(parseCli(['--hmac-key-id', 'k', '--hmac-key', 'AAAA', 'ws://a:1/x', '--', './agent']).ok).toBe(true);
+  });
+
+  it('parses --markdown and --spec-base-url', () => {
+    const c = (parseCli(['--markdown', 'r.md', '--spec-base-url', 'https://tap.example/', './a']) as { config: Config }).config;
+    expect(c.markdown).toBe('r.md');
+    expect(c.specBaseUrl).toBe('https://tap.example/');
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createMemoryPair } from '../../reference/transports/memory.ts';
 import type { MemoryTransport } from '../../reference/transports/memory.ts';
-import { Findings, Peer } from '../peer.ts';
+import { Findings, none, Peer } from '../peer.ts';
 import { IdSource, SessionState } from '../session-state.ts';
 import { Transcript } from '../transcript.ts';
 
@@ -117,5 +117,64 @@ describe('what a connection received', () => {
     await b.peer.ping();
     expect(b.peer.since(mark).map((r) => r.conn)).toEqual([1, 2]);
     expect(b.peer.sinceHere(mark).map((r) => r.conn)).toEqual([2]);
+  });
+});
+
+describe('an agent that writes a banner instead of answering (spec: conformance#verdicts, TAP-CONF-004)', () => {
+  /** The far end writes one non-protocol line, then echoes nothing and never answers. */
+  async function banner(agentId?: string) {
+    const [harness, far] = createMemoryPair();
+    const seen: string[] = [];
+    far.onmessage = (f) => seen.push(JSON.parse(new TextDecoder().decode(f.bytes)).type);
+    const peer = new Peer({
+      transport: harness,
+      binding: 'stdio',
+      state: new SessionState('tap-conform', agentId),
+      transcript: new Transcript(),
+      findings: new Findings(),
+      ids: new IdSource('test'),
+      conn: 1,
+      stepTimeoutMs: 150,
+      // Far longer than the test may take: the first line the agent writes ends this allowance.
+      startupMs: 600_000,
+      timeScale: 1,
+    });
+    await far.start();
+    await peer.start();
+    const init = await peer.post('handshake.init', {});
+    await far.sendRaw(new TextEncoder().encode('Starting my agent v1...\u0007'));
+    return { peer, init, seen };
+  }
+
+  it('fails the wait within the step timeout, quoting the line, without a ping and without claiming a close', async () => {
+    const { peer, init, seen } = await banner();
+    const r = await peer.reply(init);
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.outcome.verdict).toBe('FAIL');
+    expect(r.outcome.detail).toMatch(
+      /^no reply to handshake\.init \S+ within 150 ms; instead the agent wrote a line that is not a TAP message/,
+    );
+    expect(r.outcome.detail).toContain('"Starting my agent v1...\\u0007"');
+    expect(r.outcome.detail).toContain('TAP-CONF-004');
+    expect(r.outcome.detail).not.toMatch(/closed/);
+    expect(seen).toEqual(['handshake.init']);
+    expect(peer.closed).toBeUndefined();
+  }, 10_000);
+
+  it('does the same when the agent id is known, since only non-protocol lines came', async () => {
+    const { peer, init, seen } = await banner('agent-x');
+    const r = await peer.reply(init);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.outcome.detail).toContain('"Starting my agent v1...\\u0007"');
+    expect(seen).toEqual(['handshake.init']);
+  }, 10_000);
+});
+
+describe('"no <what>" reads as English', () => {
+  it('drops the article of what was awaited', () => {
+    expect(none('an error for truncated JSON')).toBe('no error for truncated JSON');
+    expect(none('a reply to ping x')).toBe('no reply to ping x');
+    expect(none('session.farewell')).toBe('no session.farewell');
   });
 });

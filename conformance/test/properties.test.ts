@@ -28,16 +28,42 @@ const prop = fc.asyncProperty(fc.array(fc.nat(1000)), async (xs) => {
 });
 
 describe('property failures (spec: conformance#properties)', () => {
-  it('shrink, and report the seed, the path and the replay command', async () => {
+  it('shrink, and report the minimal sequence and the replay command', async () => {
     const o = await runProperty(ctx(), 'x.property', prop, 10_000);
     expect(o.verdict).toBe('FAIL');
-    expect(o.detail).toMatch(/saw 101 — seed 42, path [\d:]+; replay: tap-conform --seed 42 --path [\d:]+ --only x\.property \.\/agent/);
-    expect(o.observed).toContain('[101]');
+    expect(o.detail).toMatch(
+      /^saw 101; after this one message \(shrunk\): 1\. 101 — replay: tap-conform --seed 42 --path [\d:]+ --only x\.property \.\/agent$/,
+    );
+    expect(o.observed).toBe('saw 101, after: 101');
+  });
+
+  it('name the one requirement broken and list the messages, not fast-check syntax', async () => {
+    class Send {
+      constructor(readonly type: string) {}
+      check = () => true;
+      run = async () => {
+        if (this.type === 'handshake.ready') throw new Broken('a mismatched handshake.ready got handshake.go', 'TAP-HS-011');
+      };
+      toString = () => `send ${this.type}`;
+    }
+    const commands = fc.commands([fc.constantFrom('ping', 'handshake.init', 'handshake.ready').map((t) => new Send(t))], {
+      maxCommands: 6,
+    });
+    const p = fc.asyncProperty(commands, async (cmds) => {
+      await fc.asyncModelRun(() => ({ model: {}, real: {} }), cmds);
+    });
+    const o = await runProperty(ctx(), 'x.property', p, 10_000);
+    expect(o.verdict).toBe('FAIL');
+    expect(o.detail).toMatch(
+      /^a mismatched handshake\.ready got handshake\.go — breaks TAP-HS-011: “.+”; after this one message \(shrunk\): 1\. send handshake\.ready — replay: /,
+    );
+    expect(o.detail).not.toMatch(/replayPath|\[object|CommandWrapper/);
+    expect(o.expected).toBe('TAP-HS-011 holds in every run');
   });
 
   it('replay the same failure from its path', async () => {
     const first = await runProperty(ctx(), 'x.property', prop, 10_000);
-    const path = /path ([\d:]+);/.exec(first.detail)![1]!;
+    const path = /--path ([\d:]+) /.exec(first.detail)![1]!;
     const again = await runProperty(ctx(path), 'x.property', prop, 10_000);
     expect(again.verdict).toBe('FAIL');
     expect(again.observed).toBe(first.observed);

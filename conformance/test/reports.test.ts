@@ -7,8 +7,11 @@ import { renderBadge } from '../report/badge.ts';
 import { renderHtml } from '../report/html.ts';
 import { renderJson } from '../report/json.ts';
 import { renderJunit } from '../report/junit.ts';
-import { buildReport, notPerfect, profileVerdict } from '../report/model.ts';
+import { hintsOf } from '../report/hints.ts';
+import { renderMarkdown } from '../report/markdown.ts';
+import { buildReport, count, notPerfect, profileVerdict } from '../report/model.ts';
 import { progressLine, renderSummary } from '../report/terminal.ts';
+import { CONTROL_CHARS } from '../report/text.ts';
 import type { CaseResult } from '../runner.ts';
 import type { Verdict } from '../verdict.ts';
 
@@ -155,7 +158,168 @@ describe('the report model (spec: conformance#verdicts)', () => {
     });
     expect(ok.certified).toBe(true);
     expect(ok.strict).toBe(false);
-    expect(ok.level).toBe('TAP 1.0 Certified, non-strict');
+    expect(ok.level).toBe('TAP 1.0 Certified, non-strict, over stdio — WebSocket not tested');
+  });
+});
+
+const base = {
+  version: '1',
+  target: './agent',
+  transport: 'stdio' as const,
+  seed: 1,
+  startedAt: new Date('2025-03-14T09:00:00Z'),
+  durationMs: 1,
+  levelTarget: 'may' as const,
+  profiles: ['core', 'tasks', 'plans'],
+  allProfiles: ['core', 'tasks', 'plans'],
+};
+
+describe('certification cannot mislead (spec: conformance#verdicts)', () => {
+  const partial = buildReport({
+    ...base,
+    results: [result('core.one', 'PASS')],
+    suiteCases: 224,
+    filters: { profiles: [], level: 'may', only: ['core.one'] },
+  });
+
+  it('a filtered run is partial, never certified, and says so in its level, its JSON and its badge', () => {
+    expect(partial.certified).toBe(false);
+    expect(partial.strict).toBe(false);
+    expect(partial.partial).toBe(true);
+    expect(partial.level).toBe('Partial run: 1 of 224 cases — not a certification');
+    const json = JSON.parse(renderJson(partial));
+    expect(json).toMatchObject({ certified: false, partial: true, scope: { cases: 1, of: 224, only: ['core.one'] } });
+    const svg = renderBadge(partial);
+    expect(svg).toContain('>partial<');
+    expect(svg).not.toContain('certified<');
+    expect(renderSummary(partial, (_s, x) => x)).toContain('Level: Partial run: 1 of 224 cases — not a certification');
+    expect(renderHtml(partial, { specBaseUrl: '' })).toContain('Partial run: 1 of 224 cases — not a certification');
+    expect(renderMarkdown(partial, { specBaseUrl: '' })).toContain('Partial run: 1 of 224 cases — not a certification');
+  });
+
+  it('a run of the whole suite names its binding and what it did not cover', () => {
+    const whole = buildReport({
+      ...base,
+      results: [
+        result('core.one', 'PASS'),
+        result('tasks.one', 'PASS', 'MUST', 'tasks'),
+        result('plans.one', 'UNIMPLEMENTED', 'MUST', 'plans'),
+      ],
+      suiteCases: 3,
+    });
+    expect(whole.partial).toBe(false);
+    expect(whole.certified).toBe(true);
+    expect(whole.level).toBe('TAP 1.0 Certified over stdio — plans not offered; WebSocket not tested');
+    expect(whole.not_covered).toEqual(['plans not offered', 'WebSocket not tested']);
+    expect(renderBadge(whole)).toContain('>certified<');
+  });
+
+  it('names, by reason, the other cases a certification did not cover', () => {
+    const restart = {
+      ...result('tasks.restart', 'UNIMPLEMENTED', 'MUST', 'tasks'),
+      detail: 'the agent card does not declare durability "restart"',
+    };
+    const r = buildReport({
+      ...base,
+      results: [result('core.one', 'PASS'), result('tasks.one', 'PASS', 'MUST', 'tasks'), restart],
+      suiteCases: 3,
+    });
+    expect(r.not_covered).toEqual(['1 case UNIMPLEMENTED (the agent card does not declare durability "restart")', 'WebSocket not tested']);
+  });
+
+  it('a combined run over both bindings certifies over both', () => {
+    const both = buildReport({ ...base, results: [result('core.one', 'PASS')], suiteCases: 1, bindings: ['stdio', 'websocket'] });
+    expect(both.level).toBe('TAP 1.0 Certified over stdio and WebSocket');
+  });
+
+  it('a failing partial run is partial too, and the badge says partial', () => {
+    const r = buildReport({ ...base, results: [result('core.one', 'FAIL')], suiteCases: 5 });
+    expect(r.partial).toBe(true);
+    expect(renderBadge(r)).toContain('>partial<');
+  });
+});
+
+describe('reports people act on', () => {
+  const r = buildReport({
+    ...base,
+    results: [result('core.a', 'PASS'), result('core.b', 'SKIPPED'), result('core.c', 'FAIL')],
+    suiteCases: 3,
+  });
+
+  it('says "not run" for profiles none of whose cases ran, and counts per verdict', () => {
+    expect(r.profiles).toEqual({ core: 'FAIL', tasks: 'not run', plans: 'not run' });
+    const text = renderSummary(r, (_s, x) => x);
+    expect(text).toContain('core  1 PASS, 1 SKIPPED, 1 FAIL');
+    expect(text).toMatch(/not run\s+tasks, plans/);
+    expect(text).not.toMatch(/\b0\/0\b/);
+    const html = renderHtml(r, { specBaseUrl: '' });
+    expect(html).toContain('<td>tasks</td><td><span class="v v-not-run">not run</span></td><td>—</td>');
+    expect(html).toContain('1 PASS, 1 SKIPPED, 1 FAIL');
+  });
+
+  it('links spec anchors and requirement ids, relative to the built site unless --spec-base-url says otherwise', () => {
+    const rel = renderHtml(r, { file: join(process.cwd(), 'reports', 'r.html') });
+    expect(rel).toContain('href="../site/spec/handshake.html#init"');
+    expect(rel).toContain('href="../site/requirements.html#TAP-HS-001"');
+    const abs = renderHtml(r, { specBaseUrl: 'https://tap.example/1.0' });
+    expect(abs).toContain('href="https://tap.example/1.0/spec/handshake.html#init"');
+    const md = renderMarkdown(r, { specBaseUrl: 'https://tap.example/1.0/' });
+    expect(md).toContain('[TAP-HS-001](https://tap.example/1.0/requirements.html#TAP-HS-001)');
+    expect(md).toContain('(https://tap.example/1.0/spec/handshake.html#init)');
+  });
+
+  it('escapes control bytes and folds long transcript lines in HTML', () => {
+    const long = result('core.long', 'FAIL');
+    long.transcript.push({ t: 9, conn: 1, dir: 'in', text: `{"x":"${'y'.repeat(600)}"}`, bytes: 610 });
+    const html = renderHtml(buildReport({ ...base, results: [long], suiteCases: 1 }), { specBaseUrl: '' });
+    expect(html.replace(CONTROL_CHARS, '')).toBe(html);
+    expect(html).toContain('log line <span class="ctl">\\x01</span>');
+    expect(html).toContain('<details class="fold"><summary>');
+    expect(html).toMatch(/white-space:pre-wrap/);
+  });
+
+  it('writes a Markdown report: summary table, then each failure with requirement, expected, observed and replay', () => {
+    const md = renderMarkdown(r, { specBaseUrl: '' });
+    expect(md).toMatch(/^## tap-conform: Not certified\n/);
+    expect(md).toContain('| profile | verdict | cases |');
+    expect(md).toContain('| core | FAIL | 1 PASS, 1 SKIPPED, 1 FAIL |');
+    expect(md).toContain('| tasks | not run | — |');
+    expect(md).toContain('### 1 case that needs attention');
+    expect(md).toContain('#### FAIL `core.c`');
+    expect(md).toContain('- **Expected:** handshake.ack');
+    expect(md).toContain('- **Observed:** error \\<PROTOCOL\\_VIOLATION\\>');
+    expect(md).toContain('  tap-conform --seed 1 --only core.c ./agent');
+    expect(md.replace(CONTROL_CHARS, '')).toBe(md);
+  });
+
+  it('gives one hint when every integrity case fails, naming TAP_HMAC_*', () => {
+    const integrity = ['a', 'b', 'c'].map((x) => ({ ...result(`integrity.${x}`, 'FAIL', 'MUST', 'integrity'), detail: `refused ${x}` }));
+    const rep = buildReport({ ...base, allProfiles: ['integrity'], profiles: ['integrity'], results: integrity, suiteCases: 3 });
+    const hints = hintsOf(rep);
+    expect(hints).toHaveLength(1);
+    expect(hints[0]!.text).toContain('TAP_HMAC_KEY_ID, TAP_HMAC_KEY and TAP_HMAC_PEER');
+    expect(hints[0]!.cases).toEqual(['integrity.a', 'integrity.b', 'integrity.c']);
+    expect(renderSummary(rep, (_s, x) => x).match(/^hint: /gm)).toHaveLength(1);
+  });
+
+  it('gives one hint when three or more failures read the same but for ids and numbers', () => {
+    const same = [1, 2, 3].map((n) => ({
+      ...result(`tasks.${n}`, 'FAIL', 'MUST', 'tasks'),
+      detail: `no reply to ping tc-abcdefgh-${n} within ${n}000 ms`,
+    }));
+    const rep = buildReport({ ...base, results: [...same, result('core.x', 'FAIL')], suiteCases: 4 });
+    const hints = hintsOf(rep);
+    expect(hints).toHaveLength(1);
+    expect(hints[0]!.cases).toEqual(['tasks.1', 'tasks.2', 'tasks.3']);
+    expect(hints[0]!.text).toMatch(/^3 cases fail the same way/);
+  });
+
+  it('writes counts with the right number: "1 case", "2 cases"', () => {
+    expect(count(1, 'case')).toBe('1 case');
+    expect(count(2, 'case')).toBe('2 cases');
+    expect(count(1, 'entry', 'entries')).toBe('1 entry');
+    const one = buildReport({ ...base, results: [result('core.a', 'PASS')], suiteCases: 1 });
+    expect(renderSummary(one, (_s, x) => x)).toMatch(/^1 case in /m);
   });
 });
 
@@ -315,7 +479,7 @@ describe('notPerfect', () => {
 });
 
 describe('terminal summary', () => {
-  it("counts a profile's passes against the cases that applied, and names the skipped apart", () => {
+  it('counts the cases of a profile per verdict, so that skipped cases never read as failed', () => {
     const r = buildReport({
       ...{
         version: '1',
@@ -330,6 +494,6 @@ describe('terminal summary', () => {
       },
       results: [result('a', 'PASS'), result('b', 'PASS'), result('c', 'SKIPPED')],
     });
-    expect(renderSummary(r, (_s, x) => x)).toContain('core  2/2 passed, 1 skipped');
+    expect(renderSummary(r, (_s, x) => x)).toContain('core  2 PASS, 1 SKIPPED');
   });
 });

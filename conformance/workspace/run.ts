@@ -154,6 +154,11 @@ export async function certifyWorkspace(
     allProfiles: [...MAILBOX_PROFILES, WORKSPACE_PROFILE],
     results,
     baseline,
+    bindings: ['workspace'],
+    allBindings: ['workspace'],
+    // Only the whole suite of the workspace binding certifies.
+    suiteCases: workspaceSelection({ ...cfg, profiles: [], level: 'may', only: [] }, { ...wo, workspaceProfile: false }).length,
+    filters: { profiles: cfg.profiles, level: cfg.level, only: cfg.only },
   });
   // The report model names the two connection transports; this run's is the workspace binding.
   (report as { transport: string }).transport = 'workspace';

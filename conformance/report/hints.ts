@@ -1,0 +1,56 @@
+/**
+ * Hints: one line when several failures share one cause, so that a person fixes the cause once
+ * instead of reading the same failure ten times (see conformance/INTERPRETING.md).
+ */
+import type { Report, ReportCase } from './model.ts';
+import { count } from './model.ts';
+
+/** A hint and the cases it explains. */
+export interface Hint {
+  text: string;
+  cases: string[];
+}
+
+/** A detail with its ids, numbers and quoted values blanked, so that equal causes compare equal. */
+export function causeOf(detail: string): string {
+  return detail
+    .replace(/"[^"]*"/g, '"…"')
+    .replace(/\b[a-z]{2}-[a-z0-9]{6,}-\d+\b/gi, '<id>')
+    .replace(/\d+(\.\d+)?/g, '<n>')
+    .trim();
+}
+
+const failed = (c: ReportCase) => c.verdict === 'FAIL' || c.verdict === 'ERROR';
+
+/** The hints of a report, most specific first; a case is explained by one hint at most. */
+export function hintsOf(report: Pick<Report, 'cases' | 'transport'>): Hint[] {
+  const hints: Hint[] = [];
+  const explained = new Set<string>();
+  const integrity = report.cases.filter((c) => c.profile === 'integrity' && c.verdict !== 'SKIPPED' && c.verdict !== 'UNIMPLEMENTED');
+  const integrityFailed = integrity.filter(failed);
+  if (integrityFailed.length >= 2 && integrityFailed.length === integrity.length) {
+    const how =
+      report.transport === 'stdio'
+        ? 'the harness starts the agent with TAP_HMAC_KEY_ID, TAP_HMAC_KEY and TAP_HMAC_PEER in its environment: does the agent read them and accept the key they name?'
+        : 'start the agent with TAP_HMAC_KEY_ID, TAP_HMAC_KEY and TAP_HMAC_PEER set to the values given to --hmac-key-id, --hmac-key and --hmac-peer';
+    hints.push({
+      text: `every integrity case fails (${integrityFailed.length}), most likely for one reason: ${how} (spec: conformance#key-provisioning)`,
+      cases: integrityFailed.map((c) => c.id),
+    });
+    for (const c of integrityFailed) explained.add(c.id);
+  }
+  const byCause = new Map<string, ReportCase[]>();
+  for (const c of report.cases) {
+    if (!failed(c) || explained.has(c.id)) continue;
+    const key = causeOf(c.detail);
+    byCause.set(key, [...(byCause.get(key) ?? []), c]);
+  }
+  for (const group of byCause.values()) {
+    if (group.length < 3) continue;
+    hints.push({
+      text: `${count(group.length, 'case')} fail the same way (“${group[0]!.detail.slice(0, 160)}”): probably one cause; fix it and rerun`,
+      cases: group.map((c) => c.id),
+    });
+  }
+  return hints;
+}
