@@ -303,12 +303,15 @@ export const shutdownCases: Case[] = [
       const resp = need(await peer.reply(stop));
       if (resp.msg.type === 'shutdown.response' && resp.msg.payload.approve !== true)
         return unimplemented('the agent declined the shutdown, which it may do');
-      const dr = need(await peer.reply(d));
+      const dr = await replyOrFarewell(peer, d);
+      // An agent that hands off at once ends the task before the rejection arrives (TAP-SHUT-007).
+      if (!dr) return verdictOf(farewellFirst(['the plan.decision'], 1, 'rejection taken'), await nothingAfterFarewell(ctx, peer));
       // The task checks come first: a task the shutdown already handed off is terminal (spec: errors#order-of-checks).
       if (dr.msg.type === 'error') {
         return verdictOf(
           'the shutdown had already ended the task',
           checkError(dr.msg, { code: 'TASK_TERMINAL', replyTo: d.message_id }, 'a plan rejection during shutdown'),
+          await nothingAfterFarewell(ctx, peer),
         );
       }
       const result = need(
@@ -324,6 +327,7 @@ export const shutdownCases: Case[] = [
           'task.result failed PLAN_REJECTED',
           describeMessage(result.msg),
         ),
+        await nothingAfterFarewell(ctx, peer),
       );
     }),
   }),

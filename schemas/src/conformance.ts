@@ -1,6 +1,7 @@
 /** The input forms of the conformance capabilities tap.test.* (spec: conformance#input-forms). */
 import { Type, type Static } from '@sinclair/typebox';
 import { PlanDraft } from './plan.ts';
+import { whole } from './common.ts';
 
 const MAX_SAFE = 9007199254740991;
 
@@ -25,7 +26,7 @@ export type SleepInput = Static<typeof SleepInput>;
 export const FailInput = Type.Object(
   {
     code: Type.String({
-      pattern: '^[A-Z][A-Z0-9_]*$',
+      pattern: whole('[A-Z][A-Z0-9_]*'),
       minLength: 1,
       maxLength: 64,
       description: 'The error code the task ends with; a code outside the registry is allowed.',
