@@ -230,7 +230,9 @@ beforeAll(() => {
   const wsTargets = [...new Set(manifest.filter((e) => e.binding === 'websocket').map((e) => e.expected_case))];
   // The longest runs first, so that the pool stays busy to the end.
   referenceStdio = limit(() => conform(['--', ...REFERENCE], stdioTargets));
-  fastShutdown = limit(() => conform(['--', ...FAST_SHUTDOWN], [], ['--profile', 'shutdown', '--repeat', String(FAST_SHUTDOWN_REPEAT)]));
+  fastShutdown = limit(() =>
+    conform(['--', ...FAST_SHUTDOWN], [], ['--profile', 'shutdown', '--repeat', String(FAST_SHUTDOWN_REPEAT), '--jobs', '12']),
+  );
   referenceWebSocket = limit(() =>
     wsTargets.length
       ? conformAgent([...REFERENCE, '--listen', 'ws://127.0.0.1:0/tap'], 'websocket', wsTargets)

@@ -23,16 +23,7 @@ import { scratchBase } from '../reference/workspace/testing.ts';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CONFORM = join(ROOT, 'bin/tap-conform.mjs');
 // A 10 s heartbeat and resume window let the timed cases run (the defaults are 15 s and 5 min).
-const REFERENCE = [
-  'node',
-  '--import',
-  'tsx',
-  'reference/agents/workspace-agent.ts',
-  '--heartbeat-ms',
-  '10000',
-  '--resume-window-ms',
-  '10000',
-];
+const REFERENCE = ['node', 'dist/reference/agents/workspace-agent.js', '--heartbeat-ms', '10000', '--resume-window-ms', '10000'];
 const MANIFEST = join(ROOT, 'fixtures/agents/broken-workspace/manifest.json');
 
 interface Entry {

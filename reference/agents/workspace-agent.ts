@@ -325,4 +325,4 @@ export function parseWorkspaceArgs(): { workspace: string; agentId: string; grac
   return parse();
 }
 
-if (process.argv[1] !== undefined && /workspace-agent\.ts$/.test(process.argv[1])) await serveWorkspace(parse());
+if (process.argv[1] !== undefined && /workspace-agent\.[jt]s$/.test(process.argv[1])) await serveWorkspace(parse());
