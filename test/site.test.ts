@@ -254,7 +254,7 @@ describe('the getting-started agent', () => {
     });
     let out = '';
     const ack = await new Promise<Record<string, any>>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no handshake.ack within 20 s; stdout: ${out}`)), 20_000);
+      const timer = setTimeout(() => reject(new Error(`no handshake.ack within 60 s; stdout: ${out}`)), 60_000);
       child.stdout.on('data', (d: Buffer) => {
         out += d.toString('utf8');
         const line = out.split('\n').find((l) => l.includes('"handshake.ack"'));
@@ -269,5 +269,5 @@ describe('the getting-started agent', () => {
     child.kill();
     expect(ack.reply_to).toBe(init.message_id);
     expect(ack.payload.agent.capabilities.map((c: { name: string }) => c.name)).toContain('text.word-count');
-  }, 30_000);
+  }, 90_000);
 });
