@@ -6,6 +6,12 @@ import { defineConfig } from 'vitest/config';
  */
 const SLOW = [
   'test/harness-selftest.test.ts',
+  'test/soak.test.ts',
+  'conformance/test/judge.test.ts',
+  'conformance/test/mutation.test.ts',
+  'conformance/test/processes.test.ts',
+  'reference/agent/hostile.test.ts',
+  'reference/workspace/race.test.ts',
   'test/workspace-conformance.test.ts',
   'test/python-agent.test.ts',
   'test/gen-types.test.ts',
