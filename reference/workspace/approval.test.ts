@@ -156,8 +156,12 @@ describe('plan approval (spec: bindings-workspace#approval-and-cancel)', () => {
     expect(failed.state).toMatchObject({ status: 'failed', epoch: 2, last_error: { code: 'PLAN_REJECTED' } });
     expect(failed.state.last_error!.message).toContain('Too risky this week.');
     expect(calls).toHaveLength(1);
-    expect(await exists(ws.paths.plan('reject-me'))).toBe(false);
-    expect(await exists(ws.paths.decision('reject-me'))).toBe(false);
+    // The plan and its decision are removed right after the record moves, not in the same step.
+    await waitFor(
+      async () => !(await exists(ws.paths.plan('reject-me'))) && !(await exists(ws.paths.decision('reject-me'))),
+      10_000,
+      'the plan and decision files removed',
+    );
   });
 
   it('after needs_revision parks a revised plan naming the plan it revises, and refuses a decision on the old one', async () => {
