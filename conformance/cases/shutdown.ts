@@ -139,6 +139,27 @@ function farewellFirst(unanswered: string[], total: number, answered: string): s
     : `${answered}, except ${names}: the agent said farewell first, ${why}`;
 }
 
+/**
+ * A plan task held for its decision, then an approved shutdown.request followed at once by a
+ * plan.decision: the peer, the task and the decision sent, or the outcome when the agent
+ * declined the shutdown (which it may do).
+ */
+async function decisionDuringShutdown(
+  ctx: CaseContext,
+  decision: 'approved' | 'rejected',
+  feedback: string,
+): Promise<{ peer: Peer; t: { taskId: string }; d: Wire } | { outcome: Outcome }> {
+  const peer = need(await ctx.session());
+  const t = need(await startTask(peer, 'tap.test.plan', { plan: PLAN }));
+  const submit = need(await waitStream(peer, t.taskId, (m) => m.type === 'plan.submit', 'plan.submit'));
+  const stop = await peer.post('shutdown.request', { reason: 'conformance test', grace_ms: 3000 });
+  const d = await peer.post('plan.decision', { plan_id: submit.msg.payload.plan?.plan_id, decision, feedback }, { task_id: t.taskId });
+  const resp = need(await peer.reply(stop));
+  if (resp.msg.type === 'shutdown.response' && resp.msg.payload.approve !== true)
+    return { outcome: unimplemented('the agent declined the shutdown, which it may do') };
+  return { peer, t, d };
+}
+
 /** Waits for the agent's farewell and the close of the transport. */
 async function farewellAndClose(ctx: CaseContext, peer: Peer, allowanceMs: number): Promise<{ farewell: Received; closed: boolean }> {
   const farewell = need(await peer.waitFor((r) => r.msg.type === 'session.farewell', 'session.farewell', allowanceMs));
@@ -261,18 +282,9 @@ export const shutdownCases: Case[] = [
     requirements: ['TAP-SHUT-005'],
     needs: { capabilities: ['tap.test.plan'] },
     run: attempt(async (ctx) => {
-      const peer = need(await ctx.session());
-      const t = need(await startTask(peer, 'tap.test.plan', { plan: PLAN }));
-      const submit = need(await waitStream(peer, t.taskId, (m) => m.type === 'plan.submit', 'plan.submit'));
-      const stop = await peer.post('shutdown.request', { reason: 'conformance test', grace_ms: 3000 });
-      const d = await peer.post(
-        'plan.decision',
-        { plan_id: submit.msg.payload.plan?.plan_id, decision: 'approved', feedback: 'go' },
-        { task_id: t.taskId },
-      );
-      const resp = need(await peer.reply(stop));
-      if (resp.msg.type === 'shutdown.response' && resp.msg.payload.approve !== true)
-        return unimplemented('the agent declined the shutdown, which it may do');
+      const started = await decisionDuringShutdown(ctx, 'approved', 'go');
+      if ('outcome' in started) return started.outcome;
+      const { peer, d } = started;
       const dr = await replyOrFarewell(peer, d);
       // Task checks come first: if the shutdown already ended the task, TASK_TERMINAL is right.
       return verdictOf(
@@ -291,18 +303,9 @@ export const shutdownCases: Case[] = [
     requirements: ['TAP-SHUT-041'],
     needs: { capabilities: ['tap.test.plan'] },
     run: attempt(async (ctx) => {
-      const peer = need(await ctx.session());
-      const t = need(await startTask(peer, 'tap.test.plan', { plan: PLAN }));
-      const submit = need(await waitStream(peer, t.taskId, (m) => m.type === 'plan.submit', 'plan.submit'));
-      const stop = await peer.post('shutdown.request', { reason: 'conformance test', grace_ms: 3000 });
-      const d = await peer.post(
-        'plan.decision',
-        { plan_id: submit.msg.payload.plan?.plan_id, decision: 'rejected', feedback: 'no' },
-        { task_id: t.taskId },
-      );
-      const resp = need(await peer.reply(stop));
-      if (resp.msg.type === 'shutdown.response' && resp.msg.payload.approve !== true)
-        return unimplemented('the agent declined the shutdown, which it may do');
+      const started = await decisionDuringShutdown(ctx, 'rejected', 'no');
+      if ('outcome' in started) return started.outcome;
+      const { peer, t, d } = started;
       const dr = await replyOrFarewell(peer, d);
       // An agent that hands off at once ends the task before the rejection arrives (TAP-SHUT-007).
       if (!dr) return verdictOf(farewellFirst(['the plan.decision'], 1, 'rejection taken'), await nothingAfterFarewell(ctx, peer));
