@@ -154,6 +154,14 @@ export function createContext(rt: Runtime, runner: TaskRunner, task: Task): Task
       }
       rt.persist({ t: 'effect', principal: task.principal, task_id: task.taskId, phase: 'begin' });
       task.effectsBegun++;
+      // The journal write takes time: the deadline is checked again right before the step runs,
+      // and a step that did not run closes its record so a restart does not take it for indeterminate.
+      if (rt.now() >= task.deadline) {
+        task.effectsEnded++;
+        rt.persist({ t: 'effect', principal: task.principal, task_id: task.taskId, phase: 'end' });
+        runner.deadlinePassed(task);
+        throw task.abort.signal.reason;
+      }
       try {
         return await fn();
       } finally {
