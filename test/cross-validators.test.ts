@@ -1,4 +1,8 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
+import { SCHEMA_BUNDLE } from '../reference/core/schema-bundle.ts';
+import { toIssues, validateAgainst } from '../reference/core/validate.ts';
 import { catalogueTypes, invalidFixtures, transcriptFixtures, validFixtures, workspaceFixtures } from '../tools/validate-fixtures.ts';
 import { ajvJudge, type Case, cfworkerJudge, type Judge, type Loading, pythonJudge, pythonMissing } from './validators.ts';
 
@@ -64,6 +68,22 @@ describe('cross-validator agreement: three validators, two loadings, one verdict
         }
         expect(disagreements(judge(loading)(cases))).toEqual([]);
       });
+
+  it('the validators the build compiled ahead of time (reference/core) give every verdict and every issue Ajv gives compiling the files', () => {
+    const ajv = new Ajv2020({ strict: true, allErrors: true, discriminator: true });
+    addFormats.default(ajv);
+    for (const schema of SCHEMA_BUNDLE) ajv.addSchema(schema);
+    const differ: string[] = [];
+    const got = cases.map((c) => {
+      const compiled = validateAgainst(c.schema as never, c.instance);
+      const fresh = ajv.getSchema(`https://schemas.tap-protocol.org/v1/${c.schema}`)!;
+      const issues = fresh(c.instance) ? null : toIssues(fresh.errors ?? []);
+      if (JSON.stringify(compiled) !== JSON.stringify(issues)) differ.push(`${c.label}: ${JSON.stringify(compiled)} ≠ ${JSON.stringify(issues)}`);
+      return compiled === null;
+    });
+    expect(disagreements(got)).toEqual([]);
+    expect(differ).toEqual([]);
+  });
 
   it('refuses the bypasses in every validator: a line feed before "..", a trailing line feed, "yesterday Z", a space for "T"', () => {
     const bypasses: Case[] = [

@@ -5,13 +5,25 @@
  * dist/ is current (exit 1 when it is not).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { emitValidators } from './emit-validators.ts';
 
 const root = new URL('..', import.meta.url).pathname;
 /** Everything the build reads: the compiled folders, the JSON they import, and the build's own settings. */
-const INPUTS = ['reference', 'conformance', 'schemas/src', 'schemas/v1', 'tools/gen-types', 'tsconfig.json', 'tsconfig.build.json'];
+const INPUTS = [
+  'reference',
+  'conformance',
+  'schemas/src',
+  'schemas/v1',
+  'tools/gen-types',
+  'tools/emit-validators.ts',
+  'tsconfig.json',
+  'tsconfig.build.json',
+];
+/** Generated modules the compile does not emit: written from schemas/v1 first, then copied beside the compiled core. */
+const GENERATED = ['reference/core/validators.generated.js', 'reference/core/validators.generated.d.ts'];
 const STAMP = join(root, 'dist', '.built');
 
 function newestInput(path: string): number {
@@ -33,11 +45,13 @@ export function isBuilt(): boolean {
 export function build(): void {
   const started = Date.now();
   rmSync(join(root, 'dist'), { recursive: true, force: true });
+  emitValidators();
   const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], {
     cwd: root,
     encoding: 'utf8',
   });
   if (tsc.status !== 0) throw new Error(`the compile failed:\n${tsc.stdout}${tsc.stderr}`);
+  for (const file of GENERATED) copyFileSync(join(root, file), join(root, 'dist', file));
   writeFileSync(STAMP, `${new Date().toISOString()}\n`);
   console.log(`build: dist/ compiled in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }

@@ -4,14 +4,9 @@
  * liveness, shutdown, durability), so a handler only does its work (spec: index#abstract).
  */
 import type { AgentCard } from '../../schemas/src/index.ts';
-import {
-  createStdioAgentTransport,
-  createWebSocketServer,
-  type CloseInfo,
-  type StdioAgentOptions,
-  type TapWebSocketServer,
-  type Transport,
-} from '../transports/index.ts';
+import { createStdioAgentTransport, type StdioAgentOptions } from '../transports/stdio.ts';
+import type { CloseInfo, Transport } from '../transports/transport.ts';
+import type { TapWebSocketServer } from '../transports/websocket.ts';
 import { Journal } from './journal.ts';
 import type { AgentOptions } from './options.ts';
 import { compactedRecords, replayJournal, resumeAfterRestart } from './recovery.ts';
@@ -102,6 +97,8 @@ export function createAgent(options: AgentOptions): Agent {
       await conn.done;
     },
     async listen(listenOptions = {}) {
+      // Loaded on first use: an agent that serves stdio only never loads the WebSocket library.
+      const { createWebSocketServer } = await import('../transports/websocket.ts');
       const server = await createWebSocketServer({
         host: listenOptions.host,
         port: listenOptions.port,

@@ -3,13 +3,12 @@
  * idempotency records, the durable store and the journal. Every session and task module works
  * on one Runtime.
  */
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
 import type { AgentCard, Capability } from '../../schemas/src/index.ts';
 import { pooled, webRandom, type RandomSource } from '../core/ids.ts';
 import type { Hmac } from '../core/signing.ts';
 import { hmacSha256 } from '../crypto.ts';
-import { validateAgainst, toIssues, type Issue } from '../core/validate.ts';
+import { validateAgainst, type Issue } from '../core/validate.ts';
+import { inputValidator } from './input-schemas.ts';
 import type { Handler } from './context.ts';
 import { KeyRing } from './integrity.ts';
 import type { Journal, JournalRecord } from './journal.ts';
@@ -81,8 +80,6 @@ export class Runtime {
       (t) => this.idempotency.forget(t),
     );
     const declared = new Map(options.card.capabilities.map((c) => [c.name, c]));
-    const ajv = new Ajv2020({ strict: false, allErrors: true });
-    addFormats.default(ajv);
     for (const [name, def] of Object.entries(options.capabilities)) {
       const capability = typeof def === 'function' ? declared.get(name) : def.capability;
       if (!capability) throw new Error(`capability ${name} has a handler but no entry in the card; give it as { capability, handler }`);
@@ -93,10 +90,7 @@ export class Runtime {
       const handler = typeof def === 'function' ? def : def.handler;
       let validateInput: CapabilityEntry['validateInput'];
       const schema = (typeof def === 'function' ? undefined : def.inputSchema) ?? capability.input_schema;
-      if (schema) {
-        const fn: ValidateFunction = ajv.compile(schema);
-        validateInput = (input) => (fn(input) ? null : toIssues(fn.errors ?? []));
-      }
+      if (schema) validateInput = inputValidator(name, schema as Record<string, unknown>);
       this.capabilities.set(name, { capability, handler, validateInput });
     }
     for (const name of declared.keys()) {

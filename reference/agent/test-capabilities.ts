@@ -4,32 +4,15 @@
  * (spec: conformance#test-capabilities).
  */
 import type { Capability } from '../../schemas/src/index.ts';
-import planSchema from '../../schemas/v1/plan.schema.json' with { type: 'json' };
 import counterInput from '../../schemas/v1/tap.test.counter.input.schema.json' with { type: 'json' };
 import failInput from '../../schemas/v1/tap.test.fail.input.schema.json' with { type: 'json' };
+import planInput from '../../schemas/v1/tap.test.plan.input.schema.json' with { type: 'json' };
 import sleepInput from '../../schemas/v1/tap.test.sleep.input.schema.json' with { type: 'json' };
 import streamInput from '../../schemas/v1/tap.test.stream.input.schema.json' with { type: 'json' };
 import { errorEntry, errorPayload, TapError } from '../core/index.ts';
 import type { Handler, TaskContext } from './context.ts';
 import type { CapabilityDefinition } from './options.ts';
 import type { PlanDraft } from './plans.ts';
-
-/** plan.schema.json without plan_id: the plan tap.test.plan is given (read from the emitted schema, not restated). */
-const PLAN_DRAFT = (() => {
-  const {
-    $id: _id,
-    $schema: _schema,
-    required,
-    properties,
-    ...rest
-  } = planSchema as Record<string, unknown> & {
-    required: string[];
-    properties: Record<string, unknown>;
-  };
-  const { plan_id: _planId, ...fields } = properties;
-  return { ...rest, required: required.filter((r) => r !== 'plan_id'), properties: fields };
-})();
-const object = (properties: Record<string, unknown>, required: string[]) => ({ type: 'object', properties, required });
 
 function capability(name: string, description: string, extra: Partial<Capability>): Capability {
   return {
@@ -153,7 +136,7 @@ export const CONFORMANCE_CAPABILITIES: Readonly<Record<string, CapabilityDefinit
         side_effects: true,
       },
     ),
-    inputSchema: object({ plan: PLAN_DRAFT }, ['plan']),
+    inputSchema: planInput,
     handler: plan,
   },
   'tap.test.counter': {

@@ -1,11 +1,12 @@
 /**
- * Validators compiled from the emitted JSON Schema files (schemas/v1), lazily and once each;
- * failures become Issue lists rather than exceptions (spec: messages#payload-validation).
+ * Validators compiled ahead of time from the emitted JSON Schema files (schemas/v1) by the build
+ * (tools/emit-validators.ts, Ajv standalone code), so no schema is compiled at start-up; failures
+ * become Issue lists rather than exceptions (spec: messages#payload-validation).
  */
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import { isKnownType } from './catalogue.ts';
-import { SCHEMA_BUNDLE, SCHEMA_FILES, type SchemaFile } from './schema-bundle.ts';
+import type { SchemaFile } from './schema-bundle.ts';
+import { VALIDATORS } from './validators.generated.js';
 
 /** One schema violation: where (a JSON Pointer into the value), which keyword failed, and a sentence for people. */
 export interface Issue {
@@ -20,28 +21,28 @@ export type Validator = (value: unknown) => Issue[] | null;
 /** The base every schema $id starts with; $refs between files are relative to it (spec: envelope#fields). */
 export const SCHEMA_BASE = 'https://schemas.tap-protocol.org/v1/';
 
-let ajv: Ajv2020 | undefined;
 const cache = new Map<string, Validator>();
 
-function instance(): Ajv2020 {
-  if (!ajv) {
-    ajv = new Ajv2020({ strict: true, allErrors: true, discriminator: true });
-    addFormats.default(ajv);
-    for (const schema of SCHEMA_BUNDLE) ajv.addSchema(schema);
-  }
-  return ajv;
-}
-
-/** The validator of one schema file, e.g. "agent-card.schema.json"; compiled on first use (spec: messages#payload-validation). */
-export function validatorFor(schemaFile: SchemaFile): Validator {
-  let v = cache.get(schemaFile);
+/** Wraps a compiled function once per file name. */
+function wrapped(file: string): Validator {
+  let v = cache.get(file);
   if (!v) {
-    const fn = instance().getSchema(SCHEMA_BASE + schemaFile) as ValidateFunction | undefined;
-    if (!fn) throw new Error(`no schema ${schemaFile} in schemas/v1`);
+    const fn: ValidateFunction | undefined = VALIDATORS[file];
+    if (!fn) throw new Error(`no validator for ${file}: it is not a schema in schemas/v1 (run npm run build after changing them)`);
     v = (value) => (fn(value) ? null : toIssues(fn.errors ?? []));
-    cache.set(schemaFile, v);
+    cache.set(file, v);
   }
   return v;
+}
+
+/** True when a schema file has a validator compiled ahead of time, under this file name. */
+export function hasValidator(file: string): boolean {
+  return Object.hasOwn(VALIDATORS, file);
+}
+
+/** The validator of one schema file, e.g. "agent-card.schema.json" (spec: messages#payload-validation). */
+export function validatorFor(schemaFile: SchemaFile): Validator {
+  return wrapped(schemaFile);
 }
 
 /** Validates a value against one schema file (spec: messages#payload-validation). */
@@ -67,8 +68,6 @@ export function validateMessage(value: unknown): Issue[] | null {
   return validatorFor(`${type}.schema.json` as SchemaFile)(value);
 }
 
-const bodyCache = new Map<string, Validator>();
-
 /**
  * Validates a message whose envelope `decodeFrame` has already checked: its type's schema without
  * the `allOf` that repeats the envelope, compiled from the same emitted file, so each received
@@ -78,14 +77,7 @@ const bodyCache = new Map<string, Validator>();
 export function validateDecoded(value: unknown): Issue[] | null {
   const type = (value as { type?: unknown } | null)?.type;
   if (typeof type !== 'string' || !isKnownType(type)) return validateMessage(value);
-  let v = bodyCache.get(type);
-  if (!v) {
-    const { allOf: _envelope, $id: _id, ...rest } = SCHEMA_FILES[`${type}.schema.json` as SchemaFile] as Record<string, unknown>;
-    const fn = instance().compile({ ...rest, $id: `${SCHEMA_BASE}${type}.body.schema.json` });
-    v = (x) => (fn(x) ? null : toIssues(fn.errors ?? []));
-    bodyCache.set(type, v);
-  }
-  return v(value);
+  return wrapped(`${type}.body.schema.json`)(value);
 }
 
 /** Validates a payload against the payload schema of its message type (spec: messages#payload-validation). */

@@ -1,6 +1,7 @@
 // A plain JavaScript consumer of the installed package: one task round trip in memory through the
 // main entry, the client and the transports; a data table from ./schemas/*; and a short
 // conformance run of the example agent (agent.js beside this file) through ./conformance.
+import { createRequire } from 'node:module';
 import { connect, createAgent, withConformanceCapabilities } from 'tap-agent-protocol';
 import { connect as connectClient } from 'tap-agent-protocol/client';
 import { runConformance } from 'tap-agent-protocol/conformance';
@@ -39,6 +40,15 @@ const result = await client.submit('text.upper', { text: 'tap' }).result;
 await client.close();
 await agent.shutdown('done');
 if (result.status !== 'completed' || result.output?.text !== 'TAP') throw new Error(`unexpected result ${JSON.stringify(result)}`);
+
+// The build compiles every published schema ahead of time: an agent whose capabilities use only
+// published schemas (or none) never loads Ajv's schema compiler. Ajv's small run-time helper,
+// which the compiled validators import, shows that the module cache is visible here at all.
+const loaded = Object.keys(createRequire(import.meta.url).cache);
+const compiler = loaded.filter((k) => /[\\/]ajv[\\/]dist[\\/](core|compile[\\/]index)\.js$/.test(k));
+if (compiler.length > 0) throw new Error(`a schema compiler was loaded at run time: ${compiler.join(', ')}`);
+if (!loaded.some((k) => /[\\/]ajv[\\/]dist[\\/]runtime[\\/]ucs2length\.js$/.test(k)))
+  throw new Error('the compiled validators did not load their run-time helper');
 
 const codes = errorCodes.codes.length;
 const report = await runConformance({
