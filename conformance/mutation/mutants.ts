@@ -1974,16 +1974,13 @@ const SPECS: Spec[] = [
     forgetKeys({ after: 2000, others: false }),
   ],
   [
-    'TAP-LIM-040:limit-binds-ack',
-    'the final max_message_bytes is applied to the handshake.ack too: a larger ack becomes MESSAGE_TOO_LARGE',
+    'TAP-LIM-040:card-limit-after-ack',
+    "after the ack the agent holds its messages to its own card's limit, not the final max_message_bytes: a task.result above the final limit goes out",
     () =>
-      out(is('handshake.ack'), (m, v) => {
-        const limit = Number((m.payload?.params as { max_message_bytes?: number } | undefined)?.max_message_bytes);
-        const bytes = Buffer.byteLength(JSON.stringify(m));
-        return bytes > limit
-          ? v.error(v.answers(m) ?? m, 'MESSAGE_TOO_LARGE', { details: { max_message_bytes: limit, byte_length: bytes } })
-          : undefined;
-      }),
+      out(
+        (m, v) => m.type === 'task.result' && v.established && Number(v.memo.get('max_message_bytes')) < 1_048_576,
+        (m, v) => payload((p) => ({ ...p, 'x-padding': 'p'.repeat(Number(v.memo.get('max_message_bytes'))) }))(m),
+      ),
   ],
   [
     'TAP-LIM-041:ack-over-card-limit',
@@ -2121,11 +2118,11 @@ const SPECS: Spec[] = [
     { binding: 'stdio', exitCode: () => (EPIPE.seen ? 1 : undefined) },
   ],
   [
-    'TAP-SHUT-040:eof-grace-doubled',
-    'at the end of input the agent waits 25 s more before it exits',
+    'TAP-SHUT-040:eof-exit-late',
+    'at the end of input the agent says farewell on time but exits 40 s later, beyond the allowance of its grace period',
     () => ({
       close: async (info, _v, close) => {
-        await new Promise((r) => setTimeout(r, 25_000));
+        await new Promise((r) => setTimeout(r, 40_000));
         return close(info);
       },
     }),
@@ -2224,19 +2221,25 @@ const SPECS: Spec[] = [
   ],
   [
     'TAP-TASK-040:snapshot-size-ignored',
-    'a result that fits in task.result but not in a snapshot ends completed',
+    'a result that fits in task.result but not in a snapshot ends completed, and its snapshots carry it',
     () => {
       const inputs = new Map<string, unknown>();
+      const kept = new Map<string, Record<string, unknown>>();
       return {
         in: (m, v) => {
           if (requestFor('tap.test.echo')(m, v) && typeof m.task_id === 'string') inputs.set(m.task_id, m.payload?.input);
           return undefined;
         },
         out: (m, v) => {
+          const id = m.task_id as string;
+          const result = kept.get(id);
+          if (m.type === 'task.snapshot' && result) return payload({ state: 'completed', result })(m);
           const code = (m.payload?.error as { code?: string } | undefined)?.code;
-          if (m.type !== 'task.result' || code !== 'MESSAGE_TOO_LARGE' || !inputs.has(m.task_id as string)) return undefined;
-          const done = payload({ status: 'completed', error: undefined, output: inputs.get(m.task_id as string) })(m);
-          return JSON.stringify(done).length < Number(v.memo.get('max_message_bytes') ?? 1_048_576) ? done : undefined;
+          if (m.type !== 'task.result' || code !== 'MESSAGE_TOO_LARGE' || !inputs.has(id)) return undefined;
+          const done = payload({ status: 'completed', error: undefined, output: inputs.get(id) })(m);
+          if (Buffer.byteLength(JSON.stringify(done)) > Number(v.memo.get('max_message_bytes') ?? 1_048_576)) return undefined;
+          kept.set(id, done.payload ?? {});
+          return done;
         },
       };
     },
