@@ -36,14 +36,59 @@ export async function runProperty<T>(
     return harnessError(`the property threw: ${err instanceof Error ? err.message : String(err)}`);
   }
   const replay = ctx.env.replay(caseId, `--path ${out.counterexamplePath}`);
-  ctx.note(`shrunk counterexample after ${out.numShrinks} shrinks: ${fc.stringify(out.counterexample)}`);
-  const steps = readableSequence((out.counterexample ?? []) as unknown as readonly unknown[]);
+  const commands = readableSequence((out.counterexample ?? []) as unknown as readonly unknown[]);
+  ctx.note(`shrunk after ${out.numShrinks} shrinks to the commands: ${commands.join(', ')}`);
+  const steps = err.steps?.length ? err.steps : commands;
   const rule = err.requirement ? ` — breaks ${err.requirement}: “${quoteOf([err.requirement])}”` : '';
-  return fail(
+  const o = fail(
     `${err.message}${rule}; after ${steps.length === 1 ? 'this one message' : `these ${steps.length} messages`} (shrunk): ${steps.map((m, i) => `${i + 1}. ${m}`).join('; ')} — replay: ${replay}`,
     err.requirement ? `${err.requirement} holds in every run` : 'every run obeys the rule',
     `${err.message}, after: ${steps.join(' → ')}`,
   );
+  return err.requirement ? { ...o, requirements: [err.requirement] } : o;
+}
+
+/**
+ * Runs `fn`, one run of a property on connection `conn`; a Broken it throws carries the messages
+ * the harness sent meanwhile, so that the shrunk failure reads as the messages that caused it.
+ */
+async function recording<T>(ctx: CaseContext, conn: number, fn: () => Promise<T>): Promise<T> {
+  const from = ctx.transcript.entries.length;
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof Broken && err.steps === undefined) {
+      const sent = ctx.transcript.entries.slice(from).filter((e) => e.conn === conn && e.dir === 'out');
+      err.steps = describeSent(sent.map((e) => e.text));
+    }
+    throw err;
+  }
+}
+
+/** One line per message sent: its type and the members that tell it apart (a repeat says which it repeats). */
+export function describeSent(texts: readonly string[]): string[] {
+  const ids = new Map<string, number>();
+  return texts.map((text, i) => {
+    let m: Record<string, unknown> & { payload?: Record<string, unknown> };
+    try {
+      m = JSON.parse(text) as typeof m;
+    } catch {
+      return `${text.slice(0, 60)}…`;
+    }
+    const p = m.payload ?? {};
+    const parts = [String(m.type)];
+    if (typeof p.capability === 'string') parts.push(p.capability);
+    if (typeof m.task_id === 'string') parts.push(`task_id ${m.task_id}`);
+    if (typeof m.idempotency_key === 'string') parts.push(`idempotency_key ${m.idempotency_key}`);
+    if (typeof p.last_sequence === 'number') parts.push(`last_sequence ${p.last_sequence}`);
+    if (typeof p.decision === 'string') parts.push(`decision ${p.decision}`);
+    if (Array.isArray(p.versions)) parts.push(`versions ${p.versions.join(',')}`);
+    const id = typeof m.message_id === 'string' ? m.message_id : undefined;
+    const first = id === undefined ? undefined : ids.get(id);
+    if (first !== undefined) parts.push(`(repeat of ${first})`);
+    else if (id !== undefined) ids.set(id, i + 1);
+    return parts.join(' ');
+  });
 }
 
 /** The messages of a shrunk counterexample that were sent, one line each, from its command sequence. */
@@ -67,7 +112,7 @@ export async function runHandshakeProperty(ctx: CaseContext): Promise<Outcome> {
     const peer = c.value;
     const mark = peer.mark();
     try {
-      await fc.asyncModelRun(() => ({ model: { phase: 'fresh' as Phase }, real: { ctx, peer } }), cmds);
+      await recording(ctx, peer.conn, () => fc.asyncModelRun(() => ({ model: { phase: 'fresh' as Phase }, real: { ctx, peer } }), cmds));
     } finally {
       history.push(peer.since(mark));
       const conn = ctx.connectionOf(peer);
@@ -94,8 +139,10 @@ export async function runLifecycleProperty(ctx: CaseContext): Promise<Outcome> {
     const real: LifeReal = { ctx, peer, run: ++run, leftovers, scheduler, keys: new Set(), taskIds: new Set(), n: { value: 0 } };
     const model: LifeModel = { tasks: [] };
     const mark = peer.mark();
-    await fc.asyncModelRun(() => ({ model, real }), cmds);
-    await finishRun(model, real, mark);
+    await recording(ctx, peer.conn, async () => {
+      await fc.asyncModelRun(() => ({ model, real }), cmds);
+      await finishRun(model, real, mark);
+    });
   });
   return runProperty(ctx, 'tasks.property.lifecycle', prop, ctx.scaled(55_000));
 }

@@ -347,15 +347,17 @@ function resultOf(c: Case, runs: readonly Run[], env: RunEnv, repeat: number, ho
       transcript.map((e) => JSON.stringify(e)).join('\n') + (transcript.length ? '\n' : ''),
     );
   }
+  // A failure that names the requirement it broke is reported under that one, not all the case cites.
+  const broken = outcome.requirements?.length ? outcome.requirements : c.requirements;
   const result: CaseResult = {
     id: c.id,
     title: c.title,
     level: c.level,
     profile: c.profile,
     spec: c.spec,
-    requirement: c.requirements[0] ?? '',
-    requirements: [...c.requirements],
-    quote: quoteOf(c.requirements),
+    requirement: broken[0] ?? '',
+    requirements: [...broken],
+    quote: quoteOf(broken),
     verdict: outcome.verdict,
     detail: outcome.detail,
     duration_ms: Math.round(total / runs.length),

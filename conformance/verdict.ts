@@ -24,6 +24,8 @@ export interface Outcome {
   timingOnly?: boolean;
   /** Set on a missing reply. */
   silence?: Silence;
+  /** The requirements the failure breaks, when fewer than the case cites (a property names the one it broke). */
+  requirements?: string[];
 }
 
 /** The case passed. */

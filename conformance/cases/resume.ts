@@ -325,7 +325,7 @@ export const resumeCases: Case[] = [
     level: 'MUST',
     profile: P,
     spec: 'resume#declined-resume',
-    requirements: ['TAP-RES-012'],
+    requirements: ['TAP-RES-012', 'TAP-RES-008'],
     needs: { binding: 'websocket' },
     run: attempt(async (ctx) => {
       const old = need(await ctx.session());

@@ -7,6 +7,8 @@ export class Broken extends Error {
   override name = 'Broken';
   /** The one requirement the run broke, when the check knows it. */
   readonly requirement?: string;
+  /** The messages the harness sent in the failing run, one line each (set by the property's run). */
+  steps?: string[];
   constructor(message: string, requirement?: string) {
     super(message);
     if (requirement !== undefined) this.requirement = requirement;

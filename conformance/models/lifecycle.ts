@@ -4,7 +4,7 @@
  * history, exactly-once and no-lost-task checks (spec: tasks, idempotency, resume).
  */
 import fc from 'fast-check';
-import { judgeHistory } from '../judge/history.ts';
+import { judgeHistory, type StreamRule } from '../judge/history.ts';
 import type { CaseContext } from '../context.ts';
 import type { Peer, Received } from '../peer.ts';
 import type { Wire } from '../session-state.ts';
@@ -51,13 +51,14 @@ async function submitCounter(m: LifeModel, r: LifeReal, keyed: boolean): Promise
   r.taskIds.add(taskId);
   r.keys.add(counterKey);
   const got = await reply(peer, request);
-  expect(got.msg.type === 'task.accepted', `a new counter task got ${describeMessage(got.msg)}`);
+  expect(got.msg.type === 'task.accepted', `a new counter task got ${describeMessage(got.msg)}`, 'TAP-TASK-002');
   const res = await collectUntilResult(peer, taskId);
-  expect(res.ok, `the counter task ${taskId} got no result`);
+  expect(res.ok, `the counter task ${taskId} got no result`, 'TAP-TASK-007');
   const out = res.ok ? res.value.result.msg.payload : undefined;
   expect(
     out?.status === 'completed' && out.output?.count === 1,
     `a fresh counter key ended ${res.ok ? describeMessage(res.value.result.msg) : 'without result'}, not count 1`,
+    'TAP-CONF-009',
   );
   m.tasks.push({ kind: 'counter', request, reply: got, key: keyed ? counterKey : undefined, counterKey, state: 'completed' });
 }
@@ -78,7 +79,7 @@ class SubmitSleep implements fc.AsyncCommand<LifeModel, LifeReal> {
     r.taskIds.add(taskId);
     r.leftovers.add(taskId);
     const got = await reply(r.peer, request);
-    expect(got.msg.type === 'task.accepted', `a sleep task got ${describeMessage(got.msg)}`);
+    expect(got.msg.type === 'task.accepted', `a sleep task got ${describeMessage(got.msg)}`, 'TAP-TASK-002');
     m.tasks.push({ kind: 'sleep', request, reply: got, state: 'running' });
   }
   toString = () => 'submit sleep';
@@ -92,10 +93,11 @@ class Duplicate implements fc.AsyncCommand<LifeModel, LifeReal> {
     const mark = r.peer.mark();
     await r.peer.send(t.request);
     const again = await r.peer.waitFor((x) => x.index >= mark && x.msg.reply_to === t.request.message_id, 'the re-sent reply');
-    expect(again.ok, `a duplicate task.request got no reply: ${again.ok ? '' : again.outcome.detail}`);
+    expect(again.ok, `a duplicate task.request got no reply: ${again.ok ? '' : again.outcome.detail}`, 'TAP-IDEM-001');
     expect(
       again.ok && again.value.text === t.reply!.text,
       'a duplicate task.request was not answered with the original reply, byte for byte',
+      'TAP-IDEM-001',
     );
   }
   toString = () => `duplicate #${this.i}`;
@@ -113,6 +115,7 @@ class RetryKey implements fc.AsyncCommand<LifeModel, LifeReal> {
     expect(
       got.msg.type === 'task.snapshot' && got.msg.task_id === t.request.task_id,
       `a retry under key ${t.key} got ${describeMessage(got.msg)}, not the snapshot of ${t.request.task_id}`,
+      'TAP-IDEM-005',
     );
   }
   toString = () => `retry key #${this.i}`;
@@ -129,15 +132,21 @@ class Cancel implements fc.AsyncCommand<LifeModel, LifeReal> {
       expect(
         got.msg.type === 'error' && got.msg.payload.code === 'TASK_TERMINAL',
         `a cancel of a completed task got ${describeMessage(got.msg)}, not TASK_TERMINAL`,
+        'TAP-CAN-007',
       );
       return;
     }
-    expect(got.msg.type === 'task.snapshot', `a cancel of a ${t.state} task got ${describeMessage(got.msg)}, not a snapshot`);
+    expect(
+      got.msg.type === 'task.snapshot',
+      `a cancel of a ${t.state} task got ${describeMessage(got.msg)}, not a snapshot`,
+      t.state === 'cancelled' ? 'TAP-CAN-006' : 'TAP-CAN-002',
+    );
     if (t.state === 'running') {
       const res = await collectUntilResult(r.peer, t.request.task_id!);
       expect(
         res.ok && res.value.result.msg.payload.status === 'cancelled',
         `a cancelled sleep ended ${res.ok ? describeMessage(res.value.result.msg) : 'without result'}`,
+        res.ok ? 'TAP-CAN-003' : 'TAP-TASK-007',
       );
       t.state = 'cancelled';
       r.leftovers.delete(t.request.task_id!);
@@ -153,15 +162,20 @@ class Status implements fc.AsyncCommand<LifeModel, LifeReal> {
     const t = m.tasks[this.i % m.tasks.length]!;
     const sent = await r.peer.post('task.status', {}, { task_id: t.request.task_id });
     const got = await reply(r.peer, sent);
-    expect(got.msg.type === 'task.snapshot', `task.status got ${describeMessage(got.msg)}`);
+    expect(got.msg.type === 'task.snapshot', `task.status got ${describeMessage(got.msg)}`, 'TAP-TASK-011');
     const p = got.msg.payload;
     const terminal = t.state !== 'running';
-    expect(terminal === (p.result !== undefined), `the snapshot of a ${t.state} task ${terminal ? 'lacks' : 'carries'} a result`);
-    if (terminal) expect(p.state === t.state, `the snapshot says ${p.state}, the task ended ${t.state}`);
-    else expect(p.state === 'accepted' || p.state === 'running', `a running sleep shows state ${p.state}`);
+    expect(
+      terminal === (p.result !== undefined),
+      `the snapshot of a ${t.state} task ${terminal ? 'lacks' : 'carries'} a result`,
+      'TAP-TASK-012',
+    );
+    if (terminal) expect(p.state === t.state, `the snapshot says ${p.state}, the task ended ${t.state}`, 'TAP-TASK-011');
+    else expect(p.state === 'accepted' || p.state === 'running', `a running sleep shows state ${p.state}`, 'TAP-TASK-011');
     expect(
       p.last_sequence === r.peer.state.lastSequence(t.request.task_id!),
       `last_sequence ${p.last_sequence} is not the last sequence sent (${r.peer.state.lastSequence(t.request.task_id!)})`,
+      'TAP-TASK-011',
     );
   }
   toString = () => `status #${this.i}`;
@@ -181,18 +195,22 @@ class Resume implements fc.AsyncCommand<LifeModel, LifeReal> {
     const mark = r.peer.mark();
     const sent = await r.peer.post('task.resume', { last_sequence: from }, { task_id: id });
     const got = await reply(r.peer, sent);
-    expect(got.msg.type === 'task.snapshot', `task.resume got ${describeMessage(got.msg)}`);
+    expect(got.msg.type === 'task.snapshot', `task.resume got ${describeMessage(got.msg)}`, 'TAP-RES-002');
     if (last > from) {
       const done = await r.peer.waitFor(
         (x) => x.index >= mark && x.msg.task_id === id && x.msg.sequence === last,
         `the replay up to ${last}`,
       );
-      expect(done.ok, `task.resume from ${from} did not replay up to ${last}`);
+      expect(done.ok, `task.resume from ${from} did not replay up to ${last}`, 'TAP-RES-002');
     }
     const originals = new Map(streamOf(r.peer, id).map((x) => [x.msg.sequence, x.text]));
     for (const x of r.peer.since(mark)) {
       if (x.msg.task_id !== id || x.msg.sequence === undefined || x.msg.sequence > last) continue;
-      expect(x.text === originals.get(x.msg.sequence), `the replay of ${id} sequence ${x.msg.sequence} differs from the original`);
+      expect(
+        x.text === originals.get(x.msg.sequence),
+        `the replay of ${id} sequence ${x.msg.sequence} differs from the original`,
+        'TAP-RES-002',
+      );
     }
   }
   toString = () => `resume #${this.i} back ${this.back}`;
@@ -221,13 +239,31 @@ export const lifecycleCommands = [
   fc.constant(new Pair()),
 ];
 
+/** The requirement each rule of the history judge stands for. */
+const RULE_REQUIREMENT: Record<StreamRule, string | undefined> = {
+  message: undefined,
+  direction: 'TAP-MSG-001',
+  'message-id-reuse': 'TAP-ENV-006',
+  'sequence-missing': 'TAP-EVT-004',
+  'sequence-unexpected': 'TAP-EVT-004',
+  'sequence-start': 'TAP-EVT-003',
+  'sequence-gap': 'TAP-EVT-004',
+  'sequence-duplicate': 'TAP-EVT-004',
+  transition: 'TAP-TASK-005',
+  'state-event': 'TAP-EVT-001',
+  plan: undefined,
+  'after-result': 'TAP-TASK-006',
+  'result-missing': 'TAP-TASK-007',
+  snapshot: 'TAP-TASK-012',
+};
+
 /** After a run: every sleep cancelled, then the history, exactly-once and no-lost-task checks. */
 export async function finishRun(m: LifeModel, r: LifeReal, mark: number): Promise<void> {
   for (const t of m.tasks.filter((x) => x.state === 'running')) {
     const sent = await r.peer.post('task.cancel', {}, { task_id: t.request.task_id });
     await reply(r.peer, sent);
     const res = await collectUntilResult(r.peer, t.request.task_id!);
-    expect(res.ok, `the cancelled task ${t.request.task_id} got no result`);
+    expect(res.ok, `the cancelled task ${t.request.task_id} got no result`, 'TAP-TASK-007');
     t.state = 'cancelled';
     r.leftovers.delete(t.request.task_id!);
   }
@@ -240,6 +276,8 @@ export async function finishRun(m: LifeModel, r: LifeReal, mark: number): Promis
     expect(
       count === 2,
       `counter ${key} had run ${typeof count === 'number' ? count - 1 : '?'} times for one request (one effect per idempotency key)`,
+      // A keyed counter ran again under its key; an unkeyed one, for a duplicate message.
+      m.tasks.some((t) => t.counterKey === key && t.key !== undefined) ? 'TAP-IDEM-005' : 'TAP-IDEM-001',
     );
   }
   const msgs = r.peer
@@ -247,5 +285,6 @@ export async function finishRun(m: LifeModel, r: LifeReal, mark: number): Promis
     .filter((x) => x.msg.task_id === undefined || r.taskIds.has(x.msg.task_id))
     .map((x) => x.msg);
   const violations = judgeHistory(msgs, { complete: true });
-  expect(violations.length === 0, `the task history breaks a rule (${violations[0]?.rule}): ${violations[0]?.message}`);
+  const v = violations[0];
+  expect(!v, `the task history breaks a rule (${v?.rule}): ${v?.message}`, v ? RULE_REQUIREMENT[v.rule] : undefined);
 }

@@ -27,6 +27,12 @@ export class View {
   readonly requests = new Map<string, Msg>();
   /** Free state of one mutant, per connection. */
   readonly memo = new Map<string, unknown>();
+  /** The text of the last inbound frame that was not a TAP message (not JSON, or no type). */
+  lastUndecoded: string | undefined;
+  /** Closes the transport as if the agent did (set by mutateTransport). */
+  close: (info?: CloseInfo) => Promise<void> = async () => {};
+  /** Hands `m` to the agent as if the requester had sent it (set by mutateTransport). */
+  inject: (m: Msg) => void = () => {};
   constructor(readonly key: { keyId: string; key: Uint8Array } | undefined) {}
 
   /** The request an outbound reply answers, if the layer saw it. */
@@ -42,6 +48,22 @@ export class View {
       type,
       source: this.agent ?? 'tap.reference-agent',
       target: this.requester ?? '*',
+      timestamp: new Date().toISOString(),
+      ...(this.sessionId ? { session_id: this.sessionId } : {}),
+      ...extra,
+      payload,
+    };
+    return this.integrity && this.key ? signMessage(m, this.key.key, this.key.keyId) : m;
+  }
+
+  /** A new requester→agent message, signed under integrity, for `inject`. */
+  makeIn(type: string, payload: Record<string, unknown>, extra: Record<string, unknown> = {}): Msg {
+    const m: Msg = {
+      protocol: `tap/${this.version}`,
+      message_id: randomBytes(16).toString('base64url'),
+      type,
+      source: this.requester ?? 'unknown',
+      target: this.agent ?? 'tap.reference-agent',
       timestamp: new Date().toISOString(),
       ...(this.sessionId ? { session_id: this.sessionId } : {}),
       ...extra,
@@ -80,6 +102,8 @@ export class View {
       const params = p.params as { integrity?: unknown; streaming?: boolean } | undefined;
       this.memo.set('streaming', params?.streaming);
       this.memo.set('max_message_bytes', (params as { max_message_bytes?: number } | undefined)?.max_message_bytes);
+      this.memo.set('heartbeat_ms', (params as { heartbeat_ms?: number } | undefined)?.heartbeat_ms);
+      this.memo.set('request_timeout_ms', (params as { request_timeout_ms?: number } | undefined)?.request_timeout_ms);
       this.integrity = typeof params?.integrity === 'object' && params.integrity !== null;
     } else if (m.type === 'handshake.go') this.established = true;
   }
@@ -94,6 +118,8 @@ export interface Mutator {
   out?(m: Msg, v: View, send: (m: Msg) => void): HookResult;
   /** A message for the agent; `answer` sends a message to the requester as if from the agent. */
   in?(m: Msg, v: View, answer: (m: Msg) => void): HookResult;
+  /** When the transport closes under the agent (the peer left, end of input, a broken output). */
+  onclose?(info: CloseInfo | undefined, v: View): void;
   /** Instead of closing the transport when the agent closes it. */
   close?(info: CloseInfo | undefined, v: View, close: (info?: CloseInfo) => Promise<void>, send: (m: Msg) => Promise<void>): Promise<void>;
 }
@@ -186,10 +212,20 @@ export function mutateTransport(inner: RawTransport, mutator: Mutator, key?: { k
       for (const x of extra) await toPeer(x);
     }
   }
-  inner.onclose = (info) => outer.onclose?.(info);
+  inner.onclose = (info) => {
+    mutator.onclose?.(info, view);
+    outer.onclose?.(info);
+  };
   inner.onerror = (err) => outer.onerror?.(err);
+  view.close = (info) => queue.then(() => inner.close(info));
+  view.inject = (m) => {
+    fired();
+    const bytes = encoder.encode(JSON.stringify(m));
+    outer.onmessage?.({ bytes, oversized: false, byteLength: bytes.length });
+  };
   inner.onmessage = (frame: InboundFrame) => {
     const m = frame.oversized || frame.binary ? undefined : decode(frame.bytes);
+    if (!frame.oversized && !frame.binary && !m) view.lastUndecoded = new TextDecoder().decode(frame.bytes);
     if (!m) return outer.onmessage?.(frame);
     view.observeIn(m);
     if (!mutator.in) return outer.onmessage?.(frame);

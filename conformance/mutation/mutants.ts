@@ -4,6 +4,8 @@
  * (conformance/mutation/layer.ts); `make` gives the layer's hooks for one connection, and state
  * a mutant needs across the connections of one agent lives in the closure of `agent`.
  */
+import { randomBytes } from 'node:crypto';
+import { Transform } from 'node:stream';
 import CATALOGUE from '../../schemas/v1/messages.json' with { type: 'json' };
 import { signMessage } from '../mac.ts';
 import { type Msg, type Mutator, STREAM, type View } from './layer.ts';
@@ -43,11 +45,13 @@ export interface Mutant {
   make: () => Mutator;
   /** Over stdio only: the mutant runs as tap-reference-agent with TAP_BREAK set. */
   binding?: 'stdio';
-  /** Over stdio: the exit status after the session, instead of the agent's own. */
-  exitCode?: number;
+  /** Over stdio: the exit status after the session, instead of the agent's own (a function: when it returns a number). */
+  exitCode?: number | (() => number | undefined);
+  /** Over stdio: a stream that standard input passes through before the agent's reader. */
+  input?: () => Transform;
 }
 
-type Spec = [id: string, breaks: string, make: () => Mutator, cases?: string[], extra?: Pick<Mutant, 'binding' | 'exitCode'>];
+type Spec = [id: string, breaks: string, make: () => Mutator, cases?: string[], extra?: Pick<Mutant, 'binding' | 'exitCode' | 'input'>];
 
 const any = () => true;
 
@@ -1763,7 +1767,610 @@ const SPECS: Spec[] = [
     undefined,
     { binding: 'stdio' },
   ],
+  // Rules that had a case but no mutant yet, in the order of the requirement index.
+  [
+    'TAP-CONF-040:bound-refused',
+    'tap.test.sleep refuses the bound ms 0 of its input form',
+    () =>
+      answerInstead(
+        (m, v) => requestFor('tap.test.sleep')(m, v) && (m.payload?.input as { ms?: unknown } | undefined)?.ms === 0,
+        (m, v) => v.error(m, 'INVALID_MESSAGE'),
+      ),
+  ],
+  [
+    'TAP-ERR-030:nested-error-unanswered',
+    'a malformed frame that says "type":"error" anywhere is left unanswered, as if it were an error',
+    () => out(errorOf('MALFORMED_MESSAGE'), (_m, v) => (/\\?"type\\?":\s*\\?"error/.test(v.lastUndecoded ?? '') ? null : undefined)),
+  ],
+  [
+    'TAP-ERR-040:ill-formed-echoed',
+    'an error echoes an ill-formed task_id or message_id',
+    () => {
+      const bad: { taskId?: string; messageId?: string } = {};
+      return {
+        in: (m) => {
+          if (typeof m.task_id === 'string' && !IDENTIFIER.test(m.task_id)) bad.taskId = m.task_id;
+          if (typeof m.message_id === 'string' && !MESSAGE_ID.test(m.message_id)) bad.messageId = m.message_id;
+          return undefined;
+        },
+        out: (m) => {
+          if (m.type !== 'error' || m.payload?.code !== 'INVALID_MESSAGE') return undefined;
+          if (m.task_id === undefined && bad.taskId !== undefined) return envelope({ task_id: bad.taskId })(m);
+          if (m.reply_to === undefined && bad.messageId !== undefined) return envelope({ reply_to: bad.messageId })(m);
+          return undefined;
+        },
+      };
+    },
+  ],
+  [
+    'TAP-ERR-041:target-always-unknown',
+    'every error before the ack is addressed to unknown, even when the source could be read',
+    () => out((m, v) => m.type === 'error' && v.agent === undefined && m.target !== 'unknown', envelope({ target: 'unknown' })),
+  ],
+  [
+    'TAP-ERR-042:farewell-after-fatal',
+    'a session.farewell follows a fatal error',
+    () =>
+      out(
+        (m, v) => m.type === 'error' && m.payload?.fatal === true && v.established,
+        (m, v) => [m, v.make('session.farewell', { reason: 'a fatal error' })],
+      ),
+  ],
+  [
+    'TAP-HS-001:ping-needs-init',
+    'a ping before handshake.init is left unanswered, as if init had to come first',
+    () =>
+      swallow((m, v) => m.type === 'ping' && v.agent === undefined && ![...v.requests.values()].some((r) => r.type === 'handshake.init')),
+  ],
+  [
+    'TAP-HS-002:several-versions-refused',
+    'a handshake.init listing more than one version is refused with UNSUPPORTED_VERSION',
+    () =>
+      answerInstead(
+        (m) => m.type === 'handshake.init' && Array.isArray(m.payload?.versions) && (m.payload.versions as unknown[]).length > 1,
+        (m, v) => v.error(m, 'UNSUPPORTED_VERSION', { fatal: true, details: { supported: ['1.0'] } }),
+      ),
+  ],
+  [
+    'TAP-HS-013:accepted-before-go',
+    'a task.request between ack and go is accepted: task.accepted goes out before the session is established',
+    () =>
+      out(
+        (m, v) => errorOf('HANDSHAKE_REQUIRED', 'task.request')(m, v) && !v.established && v.agent !== undefined,
+        (m, v) => {
+          const to = v.answers(m)!;
+          return v.make(
+            'task.accepted',
+            { capability: to.payload?.capability, deadline: new Date(Date.now() + 3.6e6).toISOString() },
+            { reply_to: to.message_id, task_id: to.task_id, sequence: 1 },
+          );
+        },
+      ),
+  ],
+  [
+    'TAP-HS-040:ready-extra-refused',
+    'a handshake.ready whose params hold members the final params lack is refused',
+    () => ({
+      out: (m, v) => {
+        if (m.type === 'handshake.ack') v.memo.set('final-keys', Object.keys((m.payload?.params as object) ?? {}));
+        return undefined;
+      },
+      in: (m, v, answer) => {
+        const keys = v.memo.get('final-keys') as string[] | undefined;
+        const params = (m.payload?.params as object | undefined) ?? {};
+        if (m.type !== 'handshake.ready' || !keys || Object.keys(params).every((k) => keys.includes(k))) return undefined;
+        answer(v.error(m, 'PROTOCOL_VIOLATION', { fatal: true, message: 'handshake.ready params differ from the ack' }));
+        return null;
+      },
+    }),
+  ],
+  [
+    'TAP-HS-041:star-as-stranger',
+    'a later handshake.init from the bound requester with target "*" gets IDENTITY_MISMATCH',
+    () =>
+      out(
+        (m, v) => errorOf('PROTOCOL_VIOLATION', 'handshake.init')(m, v) && v.established && v.answers(m)?.target === '*',
+        payload({ code: 'IDENTITY_MISMATCH' }),
+      ),
+  ],
+  [
+    'TAP-IDEM-002:per-connection-duplicates',
+    'duplicate detection stops at the connection: a message repeated on another connection of the session is taken as new',
+    forgetDuplicates(() => true, { acrossConnections: true }),
+  ],
+  [
+    'TAP-IDEM-040:repeat-version-checked',
+    'a byte-identical repeat of the opening init in a newer minor gets UNSUPPORTED_VERSION',
+    () =>
+      out(
+        (m, v) => m.type === 'handshake.ack' && v.agent !== undefined && v.answers(m)?.protocol !== `tap/${v.version}`,
+        (m, v) => v.error(v.answers(m)!, 'UNSUPPORTED_VERSION', { details: { supported: ['1.0'] } }),
+      ),
+  ],
+  [
+    'TAP-INT-040:shape-as-invalid-signature',
+    'a signature member of the wrong shape gets INVALID_SIGNATURE',
+    () => recode((m, v) => errorOf('INVALID_MESSAGE')(m, v) && v.answers(m)?.signature !== undefined, 'INVALID_SIGNATURE'),
+  ],
+  [
+    'TAP-INT-041:later-init-fatal',
+    'a later handshake.init proposing integrity gets a fatal PROTOCOL_VIOLATION',
+    () =>
+      out(
+        (m, v) => {
+          const integrity = (v.answers(m)?.payload?.params as { integrity?: unknown } | undefined)?.integrity;
+          return (
+            errorOf('PROTOCOL_VIOLATION', 'handshake.init')(m, v) && v.established && typeof integrity === 'object' && integrity !== null
+          );
+        },
+        payload({ fatal: true }),
+      ),
+  ],
+  [
+    'TAP-LIM-009:gone-after-one-ping',
+    'the peer is taken as gone after one unanswered ping',
+    () => {
+      const answered = new Set<string>();
+      return {
+        in: (m) => {
+          if (m.type === 'pong' && typeof m.reply_to === 'string') answered.add(m.reply_to);
+          return undefined;
+        },
+        out: (m, v) => {
+          if (m.type !== 'ping' || !v.established) return undefined;
+          const id = m.message_id as string;
+          const wait = Number(v.memo.get('heartbeat_ms') ?? 10_000);
+          setTimeout(() => {
+            if (!answered.has(id)) void v.close({ code: 1001, reason: 'the peer is gone' });
+          }, wait).unref?.();
+          return undefined;
+        },
+      };
+    },
+  ],
+  [
+    'TAP-LIM-013:nesting-as-invalid',
+    'a message deeper than 64 levels gets INVALID_MESSAGE',
+    () =>
+      recode((m) => m.type === 'error' && (m.payload?.details as { reason?: string } | undefined)?.reason === 'nesting', 'INVALID_MESSAGE'),
+  ],
+  [
+    'TAP-LIM-015:deep-frame-ends-session',
+    'after a frame too deep, the session answers nothing more',
+    () => {
+      let dead = false;
+      return {
+        in: () => (dead ? null : undefined),
+        out: (m) => {
+          if (dead) return null;
+          if (m.type === 'error' && (m.payload?.details as { reason?: string } | undefined)?.reason === 'nesting') dead = true;
+          return undefined;
+        },
+      };
+    },
+  ],
+  [
+    'TAP-LIM-016:pre-handshake-small',
+    'before the ack, a frame above 16 384 bytes gets MESSAGE_TOO_LARGE',
+    () =>
+      answerInstead(
+        (m, v) => v.agent === undefined && JSON.stringify(m).length > 16_384,
+        (m, v) => v.error(m, 'MESSAGE_TOO_LARGE', { details: { max_message_bytes: 16_384, byte_length: JSON.stringify(m).length } }),
+      ),
+  ],
+  [
+    'TAP-LIM-018:duplicate-table-short',
+    'the duplicate table keeps only the last 256 task.status requests',
+    forgetDuplicates(is('task.status'), { keep: 256 }),
+  ],
+  [
+    'TAP-LIM-019:flood-erases-records',
+    "another principal's flood of tasks erases an idempotency record",
+    forgetKeys({ after: 2000, others: true }),
+  ],
+  [
+    'TAP-LIM-020:forgets-instead-of-busy',
+    'a full table forgets an idempotency record within its retention instead of refusing new tasks with BUSY',
+    forgetKeys({ after: 2000, others: false }),
+  ],
+  [
+    'TAP-LIM-040:card-limit-after-ack',
+    "after the ack the agent holds its messages to its own card's limit, not the final max_message_bytes: a task.result above the final limit goes out",
+    () =>
+      out(
+        (m, v) => m.type === 'task.result' && v.established && Number(v.memo.get('max_message_bytes')) < 1_048_576,
+        (m, v) => payload((p) => ({ ...p, 'x-padding': 'p'.repeat(Number(v.memo.get('max_message_bytes'))) }))(m),
+      ),
+  ],
+  [
+    'TAP-LIM-041:ack-over-card-limit',
+    "the handshake.ack is measured against the agent's own limit, not the requester's card",
+    repairIn(
+      (m, v) => m.type === 'handshake.init' && v.agent === undefined && cardLimit(m) !== undefined && cardLimit(m)! < 65_536,
+      (m) => payload((p) => ({ ...p, agent: { ...(p.agent as object), limits: { ...cardLimits(m), max_message_bytes: 1_048_576 } } }))(m),
+    ),
+  ],
+  [
+    'TAP-LIM-042:too-large-details',
+    "MESSAGE_TOO_LARGE for an oversized ack gives the agent's own limit in details",
+    () =>
+      out(
+        errorOf('MESSAGE_TOO_LARGE', 'handshake.init'),
+        payload((p) => ({ ...p, details: { ...(p.details as object), max_message_bytes: 1_048_576 } })),
+      ),
+  ],
+  [
+    'TAP-LIM-043:heartbeat-drifts',
+    "the agent's own heartbeat_ms grows by a second with each session",
+    (() => {
+      let sessions = 0;
+      return () =>
+        out(is('handshake.ack'), (m) => {
+          const params = (m.payload?.params ?? {}) as { heartbeat_ms?: number };
+          const drift = 1000 * sessions++;
+          return drift ? payload({ params: { ...params, heartbeat_ms: Number(params.heartbeat_ms) + drift } })(m) : undefined;
+        });
+    })(),
+  ],
+  [
+    'TAP-PLAN-016:decides-for-requester',
+    'a plan left undecided is approved by the agent once it holds',
+    () => {
+      const plans = new Map<string, string>();
+      const injected = new Set<string>();
+      return {
+        out: (m, v) => {
+          if (m.type === 'plan.submit' && typeof m.task_id === 'string')
+            plans.set(m.task_id, String((m.payload?.plan as { plan_id?: string } | undefined)?.plan_id));
+          if (typeof m.reply_to === 'string' && injected.has(m.reply_to)) return null;
+          const holding = m.type === 'task.event' && m.payload?.kind === 'progress' && m.payload.stage === 'plan.holding';
+          const planId = typeof m.task_id === 'string' ? plans.get(m.task_id) : undefined;
+          if (holding && planId) {
+            plans.delete(m.task_id as string);
+            const decision = v.makeIn('plan.decision', { plan_id: planId, decision: 'approved' }, { task_id: m.task_id });
+            injected.add(decision.message_id as string);
+            setImmediate(() => v.inject(decision));
+          }
+          return undefined;
+        },
+      };
+    },
+  ],
+  [
+    'TAP-RES-006:stream-to-every-session',
+    "a task's stream messages go to every open session of the agent",
+    (() => {
+      const sessions = new Set<(m: Msg) => void>();
+      return () => {
+        let mine: ((m: Msg) => void) | undefined;
+        return {
+          out: (m, v, send) => {
+            if (!mine && v.established) {
+              mine = (x) => {
+                if (v.established) send(v.sign({ ...x, session_id: v.sessionId, target: v.requester }));
+              };
+              sessions.add(mine);
+            }
+            if (STREAM.has(m.type) && m.type !== 'task.accepted') for (const other of sessions) if (other !== mine) other(m);
+            return undefined;
+          },
+          onclose: () => {
+            if (mine) sessions.delete(mine);
+          },
+        };
+      };
+    })(),
+  ],
+  [
+    'TAP-RES-008:any-token',
+    'a resume is granted whatever resume_token it carries',
+    (() => {
+      const tokens = new Map<string, string>();
+      return () => ({
+        out: (m) => {
+          if (m.type === 'handshake.ack' && typeof m.payload?.session_id === 'string')
+            tokens.set(m.payload.session_id, String(m.payload.resume_token));
+          return undefined;
+        },
+        in: (m) => {
+          const resume = m.payload?.resume as { session_id?: string; resume_token?: string } | undefined;
+          const token = resume?.session_id ? tokens.get(resume.session_id) : undefined;
+          if (m.type !== 'handshake.init' || !resume || !token || resume.resume_token === token) return undefined;
+          return payload((p) => ({ ...p, resume: { ...resume, resume_token: token } }))(m);
+        },
+      });
+    })(),
+  ],
+  [
+    'TAP-RES-016:replayed-resume-moves',
+    'a replayed resuming handshake.init on another connection is taken as a new resume',
+    forgetDuplicates((m) => m.type === 'handshake.init' || m.type === 'handshake.ready', { acrossConnections: true }),
+  ],
+  [
+    'TAP-SHUT-004:shutdown-ends-process',
+    "an approved shutdown.request drops every other session's connection, as if the process exited",
+    (() => {
+      const connections = new Set<View>();
+      return () => ({
+        out: (m, v) => {
+          connections.add(v);
+          if (m.type === 'shutdown.response' && m.payload?.approve === true)
+            for (const other of connections) if (other !== v) void other.close({ code: 1006, reason: 'the process exited' });
+          return undefined;
+        },
+        onclose: (_i, v) => {
+          connections.delete(v);
+        },
+      });
+    })(),
+  ],
+  [
+    'TAP-SHUT-017:epipe-as-crash',
+    'the agent exits 1 when its output broke (EPIPE), as after a crash',
+    (() => {
+      return () => ({
+        onclose: (info) => {
+          if (/EPIPE/i.test(`${info?.reason ?? ''} ${info?.error?.message ?? ''} ${info?.code ?? ''}`)) EPIPE.seen = true;
+        },
+      });
+    })(),
+    undefined,
+    { binding: 'stdio', exitCode: () => (EPIPE.seen ? 1 : undefined) },
+  ],
+  [
+    'TAP-SHUT-040:eof-exit-late',
+    'at the end of input the agent says farewell on time but exits 40 s later, beyond the allowance of its grace period',
+    () => ({
+      close: async (info, _v, close) => {
+        await new Promise((r) => setTimeout(r, 40_000));
+        return close(info);
+      },
+    }),
+    undefined,
+    { binding: 'stdio' },
+  ],
+  [
+    'TAP-SHUT-041:rejection-refused',
+    'a plan rejection during shutdown is refused with SHUTTING_DOWN',
+    () => {
+      let shutting = false;
+      return {
+        out: (m) => {
+          if (m.type === 'shutdown.response' && m.payload?.approve === true) shutting = true;
+          return undefined;
+        },
+        in: (m, v, answer) => {
+          if (!shutting || m.type !== 'plan.decision' || m.payload?.decision !== 'rejected') return undefined;
+          answer(v.error(m, 'SHUTTING_DOWN', { retryable: false }));
+          return null;
+        },
+      };
+    },
+  ],
+  [
+    'TAP-STDIO-002:blank-line-read',
+    'a line holding only white space is read as a frame',
+    () => ({}),
+    undefined,
+    { binding: 'stdio', input: () => blankLinesAsFrames() },
+  ],
+  [
+    'TAP-STDIO-040:exit-1-after-fatal',
+    'the agent exits 1 after a session that ended with a fatal error',
+    () =>
+      out(
+        (m) => m.type === 'error' && m.payload?.fatal === true,
+        () => {
+          FATAL.sent = true;
+          return undefined;
+        },
+      ),
+    undefined,
+    { binding: 'stdio', exitCode: () => (FATAL.sent ? 1 : undefined) },
+  ],
+  [
+    'TAP-TASK-017:request-timeout-ends',
+    "a task is cancelled once the requester's request_timeout_ms has passed",
+    () => {
+      const injected = new Set<string>();
+      return {
+        in: (m, v) => {
+          const wait = Number(v.memo.get('request_timeout_ms'));
+          if (m.type === 'task.request' && v.established && typeof m.task_id === 'string' && Number.isFinite(wait)) {
+            const cancel = v.makeIn('task.cancel', {}, { task_id: m.task_id });
+            injected.add(cancel.message_id as string);
+            setTimeout(() => v.inject(cancel), wait).unref?.();
+          }
+          return undefined;
+        },
+        out: (m) => (typeof m.reply_to === 'string' && injected.has(m.reply_to) ? null : undefined),
+      };
+    },
+  ],
+  [
+    'TAP-TASK-018:cancel-unseen',
+    'a task whose cancel was answered cancelling ends completed, as if the completion had not seen the cancel',
+    () => {
+      const cancelling = new Set<string>();
+      return out(any, (m, v) => {
+        if (m.type === 'task.snapshot' && v.answers(m)?.type === 'task.cancel' && m.payload?.state === 'cancelling')
+          cancelling.add(m.task_id as string);
+        if (m.type === 'task.event' && m.payload?.state === 'cancelling') cancelling.add(m.task_id as string);
+        if (m.type === 'task.result' && m.payload?.status === 'cancelled' && cancelling.has(m.task_id as string))
+          return payload({ status: 'completed', error: undefined, output: null })(m);
+        return undefined;
+      });
+    },
+  ],
+  [
+    'TAP-TASK-020:journal-after-effect',
+    'idempotency records are not kept across a restart: a keyed retry after it runs again',
+    () => {
+      const fresh = new Map<string, string>();
+      return inn(
+        (m) => m.type === 'task.request' && typeof m.idempotency_key === 'string',
+        (m) => {
+          const key = m.idempotency_key as string;
+          if (!fresh.has(key)) fresh.set(key, `${key}-${randomBytes(4).toString('hex')}`);
+          return envelope({ idempotency_key: fresh.get(key) })(m);
+        },
+      );
+    },
+    undefined,
+    { binding: 'stdio' },
+  ],
+  [
+    'TAP-TASK-040:snapshot-size-ignored',
+    'a result that fits in task.result but not in a snapshot ends completed, and its snapshots carry it',
+    () => {
+      const inputs = new Map<string, unknown>();
+      const kept = new Map<string, Record<string, unknown>>();
+      return {
+        in: (m, v) => {
+          if (requestFor('tap.test.echo')(m, v) && typeof m.task_id === 'string') inputs.set(m.task_id, m.payload?.input);
+          return undefined;
+        },
+        out: (m, v) => {
+          const id = m.task_id as string;
+          const result = kept.get(id);
+          if (m.type === 'task.snapshot' && result) return payload({ state: 'completed', result })(m);
+          const code = (m.payload?.error as { code?: string } | undefined)?.code;
+          if (m.type !== 'task.result' || code !== 'MESSAGE_TOO_LARGE' || !inputs.has(id)) return undefined;
+          const done = payload({ status: 'completed', error: undefined, output: inputs.get(id) })(m);
+          if (Buffer.byteLength(JSON.stringify(done)) > Number(v.memo.get('max_message_bytes') ?? 1_048_576)) return undefined;
+          kept.set(id, done.payload ?? {});
+          return done;
+        },
+      };
+    },
+  ],
+  [
+    'TAP-TASK-041:lost-without-cancelling',
+    'a running task ended SESSION_LOST on stdio skips cancelling',
+    () => dropFromStream(stateEvent('cancelling')),
+    undefined,
+    { binding: 'stdio' },
+  ],
+  [
+    'TAP-VER-040:stray-minor-fatal',
+    'a message in another minor version after the ack gets a fatal UNSUPPORTED_VERSION',
+    () => out((m, v) => errorOf('UNSUPPORTED_VERSION')(m, v) && v.established && m.payload?.fatal !== true, payload({ fatal: true })),
+  ],
+  [
+    'TAP-WS-007:ceiling-at-limit',
+    'a frame above max_message_bytes closes the connection (1009) instead of getting MESSAGE_TOO_LARGE',
+    () =>
+      out(
+        (m, v) => errorOf('MESSAGE_TOO_LARGE')(m, v) && v.established,
+        (_m, v) => {
+          void v.close({ code: 1009, reason: 'frame too large' });
+          return null;
+        },
+      ),
+  ],
+  [
+    'TAP-WS-009:second-session',
+    'a second handshake.init on an established connection opens another session',
+    () =>
+      out(any, (m, v) => {
+        if (m.type === 'handshake.ack' && !v.memo.has('ack')) v.memo.set('ack', m);
+        const to = v.answers(m);
+        const later = errorOf('PROTOCOL_VIOLATION', 'handshake.init')(m, v) && v.established && to?.payload?.resume === undefined;
+        if (!later || !to) return undefined;
+        const ack = v.memo.get('ack') as Msg;
+        return v.make('handshake.ack', { ...ack.payload, session_id: randomBytes(18).toString('base64url') }, { reply_to: to.message_id });
+      }),
+  ],
 ];
+
+/** Over stdio, a process serves one session: what the session did, for the exit status. */
+const EPIPE = { seen: false };
+const FATAL = { sent: false };
+
+/** An identifier (identifier.schema.json) and a message_id (envelope.schema.json). */
+const IDENTIFIER = /^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$/;
+const MESSAGE_ID = /^[A-Za-z0-9_-]{1,128}$/;
+
+/** The limits of the card in a handshake.init. */
+const cardLimits = (m: Msg) =>
+  ((m.payload?.agent as { limits?: Record<string, unknown> } | undefined)?.limits ?? {}) as Record<string, unknown>;
+const cardLimit = (m: Msg) =>
+  typeof cardLimits(m).max_message_bytes === 'number' ? (cardLimits(m).max_message_bytes as number) : undefined;
+
+/**
+ * Makes the agent take a repeated message as new: a repeat of a matching message gets a fresh
+ * message_id before the agent sees it, and the reply's reply_to is turned back. With `keep`, only
+ * repeats of one of the last `keep` matching messages are recognised; with `acrossConnections`,
+ * only repeats of a message first seen on another connection are forgotten.
+ */
+function forgetDuplicates(p: (m: Msg, v: View) => boolean, o: { keep?: number; acrossConnections?: boolean }): () => Mutator {
+  const firstSeen = new Map<string, View>();
+  return () => {
+    const order: string[] = [];
+    const back = new Map<string, string>();
+    return {
+      in: (m, v) => {
+        const id = m.message_id;
+        if (typeof id !== 'string' || !p(m, v)) return undefined;
+        const owner = firstSeen.get(id);
+        if (!owner) {
+          firstSeen.set(id, v);
+          order.push(id);
+          return undefined;
+        }
+        const forgotten = o.acrossConnections ? owner !== v : o.keep !== undefined && !order.slice(-o.keep).includes(id);
+        if (!forgotten) return undefined;
+        const fresh = randomBytes(16).toString('base64url');
+        back.set(fresh, id);
+        return envelope({ message_id: fresh })(m);
+      },
+      out: (m) => (typeof m.reply_to === 'string' && back.has(m.reply_to) ? envelope({ reply_to: back.get(m.reply_to) })(m) : undefined),
+    };
+  };
+}
+
+/**
+ * Makes the agent forget an idempotency record once `after` other task.requests arrived since the
+ * key was first used (from other connections only, with `others`): the key gets a fresh value.
+ */
+function forgetKeys(o: { after: number; others: boolean }): () => Mutator {
+  const keys = new Map<string, { total: number; own: number; by: View; fresh?: string }>();
+  const counts = new Map<View, number>();
+  let total = 0;
+  return () => ({
+    in: (m, v) => {
+      if (m.type !== 'task.request') return undefined;
+      total++;
+      counts.set(v, (counts.get(v) ?? 0) + 1);
+      const key = m.idempotency_key;
+      if (typeof key !== 'string') return undefined;
+      const k = keys.get(key);
+      if (!k) {
+        keys.set(key, { total, own: counts.get(v)!, by: v });
+        return undefined;
+      }
+      const since = total - k.total - (o.others ? (counts.get(k.by) ?? 0) - k.own : 0);
+      if (k.fresh === undefined && since < o.after) return undefined;
+      k.fresh ??= `${key}-${randomBytes(4).toString('hex')}`;
+      return envelope({ idempotency_key: k.fresh })(m);
+    },
+  });
+}
+
+/** A stdin filter that turns each line holding only white space into a line the agent cannot parse. */
+function blankLinesAsFrames(): Transform {
+  let rest = '';
+  return new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      const lines = (rest + chunk.toString('utf8')).split('\n');
+      rest = lines.pop() ?? '';
+      done(null, lines.map((l) => (l.trim() === '' ? 'blank\n' : `${l}\n`)).join(''));
+    },
+    flush(done) {
+      done(null, rest);
+    },
+  });
+}
 
 const _KNOWN = new Set(MESSAGE_TYPES);
 

@@ -16,8 +16,10 @@ export async function serveBrokenStdio(agent: Agent, id: string, maxFrameBytes: 
   if (!mutant) throw new Error(`TAP_BREAK=${id} names no mutant; list them with npx tsx tools/mutation.ts --list`);
   const { TAP_HMAC_KEY_ID: keyId, TAP_HMAC_KEY: key } = process.env;
   const bytes = key ? fromB64u(key) : null;
-  const transport = createStdioAgentTransport({ maxFrameBytes }) as unknown as RawTransport;
+  const input = mutant.input ? process.stdin.pipe(mutant.input()) : undefined;
+  const transport = createStdioAgentTransport({ maxFrameBytes, ...(input ? { input } : {}) }) as unknown as RawTransport;
   const conn = agent.attach(mutateTransport(transport, mutant.make(), keyId && bytes ? { keyId, key: bytes } : undefined), { stdio: true });
   await conn.done;
-  if (mutant.exitCode !== undefined) process.exit(mutant.exitCode);
+  const code = typeof mutant.exitCode === 'function' ? mutant.exitCode() : mutant.exitCode;
+  if (code !== undefined) process.exit(code);
 }

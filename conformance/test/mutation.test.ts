@@ -4,8 +4,10 @@
  * and each must be caught by a case that cites the requirement it breaks. The unbroken agent,
  * run first as the baseline, must pass those cases, so every catch comes from the mutation.
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ALL_CASES } from '../cases/index.ts';
+import { repoPath } from '../paths.ts';
 import { MUTANTS } from '../mutation/mutants.ts';
 import { runMutation } from '../../tools/mutation.ts';
 
@@ -26,6 +28,44 @@ describe('the mutants', () => {
     for (const m of MUTANTS) {
       expect(m.id).toMatch(/^TAP-[A-Z]+-\d{3}:[a-z0-9-]+$/);
       expect(cited.has(m.requirement), `${m.id}: no case cites ${m.requirement}`).toBe(true);
+    }
+  });
+});
+
+interface Entry {
+  id: string;
+  mutant?: string | null;
+  reason: string;
+}
+
+const readJson = <T>(file: string): T => JSON.parse(readFileSync(repoPath(file), 'utf8')) as T;
+
+describe('the mutants against the requirements (spec: conformance#traceability)', () => {
+  const musts = readJson<{ requirements: { id: string; level: string }[] }>('spec/1.0/requirements.json')
+    .requirements.filter((r) => r.level === 'MUST')
+    .map((r) => r.id);
+  const cited = new Set(ALL_CASES.flatMap((c) => c.requirements));
+  const targeted = new Set(MUTANTS.map((m) => m.requirement));
+  // An entry { id, mutant: null, reason } says why no wire mutant can break a requirement.
+  const noMutant = new Map(
+    readJson<Entry[]>('conformance/untestable.json')
+      .filter((e) => e.mutant === null)
+      .map((e) => [e.id, e.reason]),
+  );
+
+  it('break every MUST that a case cites, or conformance/untestable.json says why none can', () => {
+    const missing = musts.filter((id) => cited.has(id) && !targeted.has(id) && !noMutant.has(id));
+    expect(
+      missing,
+      `MUSTs cited by a case that no mutant breaks: ${missing.join(', ')}; add a mutant to conformance/mutation/mutants.ts, or an entry { id, mutant: null, reason } to conformance/untestable.json`,
+    ).toEqual([]);
+  });
+
+  it('leave no reason standing for a requirement that has a mutant or no citing case', () => {
+    for (const [id, reason] of noMutant) {
+      expect(targeted.has(id), `conformance/untestable.json says no mutant can break ${id}, but ${id} has one`).toBe(false);
+      expect(cited.has(id) && musts.includes(id), `conformance/untestable.json names ${id}, which is no MUST a case cites`).toBe(true);
+      expect(reason.trim().length, `conformance/untestable.json gives no real reason why ${id} has no mutant`).toBeGreaterThan(40);
     }
   });
 });

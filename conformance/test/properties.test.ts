@@ -1,8 +1,13 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { CaseContext, type RunEnv } from '../context.ts';
 import { Broken } from '../models/common.ts';
+import { mutateTransport } from '../mutation/layer.ts';
+import { MUTANTS } from '../mutation/mutants.ts';
+import { lifecycleProperty } from '../properties.ts';
 import { runProperty } from '../property-runs.ts';
+import { runCases } from '../runner.ts';
+import { MEMORY_KEY, memoryEnv, memoryTarget, stopMemoryAgents } from './memory-target.ts';
 
 function ctx(path?: string): CaseContext {
   const env = {
@@ -79,5 +84,29 @@ describe('property failures (spec: conformance#properties)', () => {
       5_000,
     );
     expect(o.verdict).toBe('ERROR');
+  });
+});
+
+describe('a lifecycle property failure against an agent that breaks one rule (spec: conformance#properties)', () => {
+  afterAll(() => stopMemoryAgents());
+
+  it('names that one requirement and lists the messages sent, shrunk', { timeout: 120_000 }, async () => {
+    // A cancel of a completed task is answered with a snapshot instead of TASK_TERMINAL.
+    const mutant = MUTANTS.find((m) => m.id === 'TAP-CAN-007:terminal-cancel-snapshot')!;
+    const target = memoryTarget((t) => mutateTransport(t, mutant.make(), MEMORY_KEY));
+    const env = await memoryEnv(target, { seed: 11, runs: 20, debug: false });
+    const [r] = await runCases([lifecycleProperty], env, 1, 1);
+    expect(r!.verdict).toBe('FAIL');
+    expect(r!.requirements).toEqual(['TAP-CAN-007']);
+    expect(r!.requirement).toBe('TAP-CAN-007');
+    expect(r!.detail).toMatch(/^a cancel of a completed task got task\.snapshot.*, not TASK_TERMINAL — breaks TAP-CAN-007: “/);
+    const others = lifecycleProperty.requirements.filter((id) => id !== 'TAP-CAN-007');
+    for (const id of others) expect(r!.detail).not.toContain(id);
+    // The shrunk run: the counter task, then the cancel that got the wrong answer.
+    const steps = /\(shrunk\): (.*) — replay: /.exec(r!.detail)![1]!.split('; ');
+    expect(steps[0]).toMatch(/^1\. task\.request tap\.test\.counter task_id \S+/);
+    expect(steps.at(-1)).toMatch(/^\d+\. task\.cancel task_id \S+$/);
+    expect(steps.length).toBeLessThanOrEqual(3);
+    expect(r!.detail).not.toMatch(/replayPath|CommandWrapper|\[object|=>/);
   });
 });
