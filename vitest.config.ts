@@ -18,6 +18,7 @@ const SLOW = [
   'test/workspace-conformance.test.ts',
   'test/python-agent.test.ts',
   'test/gen-types.test.ts',
+  'test/cross-validators.test.ts',
   'test/site.test.ts',
   'test/site.browser.test.ts',
   'bench/bench.test.ts',
