@@ -1,8 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * The test files that start many processes, servers or compilers; TAP_TIER=fast (npm run test:fast)
- * leaves them out, for the inner loop. npm test runs everything.
+ * The test files that start many processes, servers or compilers, or wait out leases; TAP_TIER=fast
+ * (npm run test:fast) leaves them out, for the inner loop. npm test runs everything.
  */
 const SLOW = [
   'test/harness-selftest.test.ts',
@@ -10,11 +10,15 @@ const SLOW = [
   'conformance/test/judge.test.ts',
   'conformance/test/mutation.test.ts',
   'conformance/test/processes.test.ts',
+  'conformance/test/slow-transport.test.ts',
   'reference/agent/hostile.test.ts',
+  'reference/agent/process.test.ts',
+  'reference/workspace/fencing.test.ts',
   'reference/workspace/race.test.ts',
   'test/workspace-conformance.test.ts',
   'test/python-agent.test.ts',
   'test/gen-types.test.ts',
+  'test/cross-validators.test.ts',
   'test/site.test.ts',
   'test/site.browser.test.ts',
   'bench/bench.test.ts',

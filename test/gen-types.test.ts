@@ -5,6 +5,7 @@
  * not installed skips its test with the reason.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -87,6 +88,12 @@ function expectLossless(output: string): void {
 const iJsonFixtures = readdirSync(join(INVALID, 'i-json'))
   .filter((n) => n.endsWith('.txt'))
   .map((n) => join(INVALID, 'i-json', n));
+
+/** Writes a file unless it already holds exactly this text, so that its modification time says when it last changed. */
+function writeIfChanged(path: string, text: string): void {
+  if (existsSync(path) && readFileSync(path, 'utf8') === text) return;
+  writeFileSync(path, text);
+}
 
 function has(cmd: string, args: string[] = ['--version']): boolean {
   return spawnSync(cmd, args, { stdio: 'ignore' }).status === 0;
@@ -420,19 +427,21 @@ describe('Rust', () => {
     'builds offline with serde (cargo, Debian crates), parses every valid fixture into its variant and writes it back losslessly',
     async () => {
       const dir = await generateInto('rust');
-      const crate = join(scratch, 'rscrate');
+      // One crate folder per checkout, kept between runs, whose files are written only when they
+      // change: cargo then compiles the crate again exactly when the generated code is new.
+      const crate = join(tmpdir(), `tap-gen-types-rscrate-${createHash('sha256').update(ROOT).digest('hex').slice(0, 12)}`);
       mkdirSync(join(crate, 'src'), { recursive: true });
       mkdirSync(join(crate, '.cargo'), { recursive: true });
-      writeFileSync(join(crate, 'src', 'tap_types.rs'), readFileSync(join(dir, 'tap_types.rs')));
-      writeFileSync(
+      writeIfChanged(join(crate, 'src', 'tap_types.rs'), readFileSync(join(dir, 'tap_types.rs'), 'utf8'));
+      writeIfChanged(
         join(crate, 'Cargo.toml'),
         '[package]\nname = "tapcheck"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\nserde = { version = "1", features = ["derive"] }\nserde_json = "1"\n',
       );
-      writeFileSync(
+      writeIfChanged(
         join(crate, '.cargo', 'config.toml'),
         `[source.crates-io]\nreplace-with = "debian"\n\n[source.debian]\ndirectory = "${registry}"\n\n[net]\noffline = true\n`,
       );
-      writeFileSync(
+      writeIfChanged(
         join(crate, 'src', 'main.rs'),
         `pub mod tap_types;
 

@@ -210,13 +210,17 @@ async function writeReport(file: string): Promise<void> {
 
 /**
  * A correct agent that hands off and says farewell at once after an approved shutdown.request
- * (fixtures/agents/fast-shutdown.mjs). Its shutdown profile runs FAST_SHUTDOWN_REPEAT times: the
- * whole suite twenty times over would take most of an hour, and the shutdown cases are the ones
- * whose outcome depends on how fast the agent ends its session.
+ * (fixtures/agents/fast-shutdown.mjs). Its shutdown profile runs FAST_SHUTDOWN_REPEAT times over
+ * WebSocket, where one process serves every session, and FAST_SHUTDOWN_STDIO_REPEAT times over
+ * stdio, where every case run starts two processes: the whole suite twenty times over would take
+ * most of an hour, and the shutdown cases are the ones whose outcome depends on how fast the
+ * agent ends its session.
  */
 const FAST_SHUTDOWN = ['node', 'fixtures/agents/fast-shutdown.mjs'];
 const FAST_SHUTDOWN_REPEAT = 20;
+const FAST_SHUTDOWN_STDIO_REPEAT = 4;
 let fastShutdown: Promise<Run>;
+let fastShutdownStdio: Promise<Run>;
 
 const zooRuns = new Map<string, Promise<Run>>();
 let referenceStdio: Promise<Run>;
@@ -230,8 +234,16 @@ beforeAll(() => {
   const wsTargets = [...new Set(manifest.filter((e) => e.binding === 'websocket').map((e) => e.expected_case))];
   // The longest runs first, so that the pool stays busy to the end.
   referenceStdio = limit(() => conform(['--', ...REFERENCE], stdioTargets));
-  fastShutdown = limit(() =>
-    conform(['--', ...FAST_SHUTDOWN], [], ['--profile', 'shutdown', '--repeat', String(FAST_SHUTDOWN_REPEAT), '--jobs', '12']),
+  fastShutdown = limit(async () => {
+    const agent = await startWebSocketAgent([...FAST_SHUTDOWN, '--listen']);
+    try {
+      return await conform([agent.url], [], ['--profile', 'shutdown', '--repeat', String(FAST_SHUTDOWN_REPEAT), '--jobs', '12']);
+    } finally {
+      await stop(agent.child);
+    }
+  });
+  fastShutdownStdio = limit(() =>
+    conform(['--', ...FAST_SHUTDOWN], [], ['--profile', 'shutdown', '--repeat', String(FAST_SHUTDOWN_STDIO_REPEAT), '--jobs', '6']),
   );
   referenceWebSocket = limit(() =>
     wsTargets.length
@@ -244,7 +256,7 @@ beforeAll(() => {
       limit(() => conformAgent(e.command, e.binding, [e.expected_case, control(e)])),
     );
   // Settled here too, so that a failing run never surfaces as an unhandled rejection.
-  for (const p of [knownCases, referenceStdio, referenceWebSocket, fastShutdown, ...zooRuns.values()]) p.catch(() => {});
+  for (const p of [knownCases, referenceStdio, referenceWebSocket, fastShutdown, fastShutdownStdio, ...zooRuns.values()]) p.catch(() => {});
 });
 
 afterAll(async () => {
@@ -317,24 +329,41 @@ describe('the reference agent passes every case the broken agents are failed by'
   );
 });
 
+/** Every shutdown case passed each of `repeat` runs (a case of another binding is skipped each time). */
+function expectEveryRunPassed(run: Run, repeat: number): void {
+  const why = summary(run);
+  expect(run.code, why).toBe(0);
+  const cases = [...run.cases.values()];
+  expect(cases.length, why).toBeGreaterThanOrEqual(10);
+  for (const c of cases) {
+    expect(c.repeats, `${c.id}: ${why}`).toHaveLength(repeat);
+    const expected = c.verdict === 'SKIPPED' && / binding only$/.test(c.detail) ? 'SKIPPED' : 'PASS';
+    expect(c.repeats, `${c.id}: ${c.detail}`).toEqual(Array(repeat).fill(expected));
+  }
+  // The agent did win the race these cases used to lose: its farewell came before the replies.
+  for (const id of ['shutdown.refuses-new-work', 'shutdown.decision-refused'])
+    expect(run.cases.get(id)?.detail, why).toMatch(/said farewell (before answering|first)/);
+}
+
 describe('a correct agent that hands off and says farewell at once', () => {
   it(
-    `passes every shutdown case in ${FAST_SHUTDOWN_REPEAT} runs out of ${FAST_SHUTDOWN_REPEAT} (spec: shutdown#shutdown-sequence, TAP-SHUT-007, TAP-SHUT-011)`,
+    `passes every shutdown case in ${FAST_SHUTDOWN_REPEAT} runs out of ${FAST_SHUTDOWN_REPEAT} over WebSocket (spec: shutdown#shutdown-sequence, TAP-SHUT-007, TAP-SHUT-011)`,
     async () => {
       const run = await fastShutdown;
-      const why = summary(run);
-      expect(run.code, why).toBe(0);
-      const cases = [...run.cases.values()];
-      expect(cases.length, why).toBeGreaterThanOrEqual(10);
-      for (const c of cases) {
-        expect(c.repeats, `${c.id}: ${why}`).toHaveLength(FAST_SHUTDOWN_REPEAT);
-        // The one case of the WebSocket binding is skipped over stdio; every other run passes.
-        const expected = c.verdict === 'SKIPPED' && / binding only$/.test(c.detail) ? 'SKIPPED' : 'PASS';
-        expect(c.repeats, `${c.id}: ${c.detail}`).toEqual(Array(FAST_SHUTDOWN_REPEAT).fill(expected));
-      }
-      // The agent did win the race these cases used to lose: its farewell came before the replies.
-      for (const id of ['shutdown.refuses-new-work', 'shutdown.decision-refused'])
-        expect(run.cases.get(id)?.detail, why).toMatch(/said farewell (before answering|first)/);
+      expectEveryRunPassed(run, FAST_SHUTDOWN_REPEAT);
+      // Over WebSocket no case is left to another binding.
+      expect([...run.cases.values()].filter((c) => c.verdict !== 'PASS').map((c) => c.id)).toEqual([]);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    `passes every shutdown case in ${FAST_SHUTDOWN_STDIO_REPEAT} runs out of ${FAST_SHUTDOWN_STDIO_REPEAT} over stdio, where the session ends with the process`,
+    async () => {
+      const run = await fastShutdownStdio;
+      expectEveryRunPassed(run, FAST_SHUTDOWN_STDIO_REPEAT);
+      // The one case of the WebSocket binding is skipped over stdio; every other run passes.
+      expect([...run.cases.values()].filter((c) => c.verdict === 'SKIPPED').map((c) => c.id)).toEqual(['shutdown.scope.one-session']);
     },
     TEST_TIMEOUT_MS,
   );

@@ -4,7 +4,7 @@
  * and Debian's python3-jsonschema (through tools/jsonschema-verdicts.py). Used by
  * test/cross-validators.test.ts to require identical verdicts.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Validator } from '@cfworker/json-schema';
@@ -69,16 +69,39 @@ export function pythonMissing(): string | null {
   return null;
 }
 
+/** The request tools/jsonschema-verdicts.py reads on stdin. */
+const pythonRequest = (loading: Loading, cases: readonly Case[]) =>
+  JSON.stringify({ schemas: SCHEMAS, bundle: loading === 'bundle', cases: cases.map(({ schema, instance }) => ({ schema, instance })) });
+
+const pythonValid = (loading: Loading, status: number | null, stdout: string, stderr: string): boolean[] => {
+  if (status !== 0) throw new Error(`tools/jsonschema-verdicts.py (${loading}) failed (exit ${status}): ${stderr.trim()}`);
+  return (JSON.parse(stdout) as { valid: boolean }[]).map((x) => x.valid);
+};
+
 /** python-jsonschema (Debian's python3-jsonschema) in one child process per call; formats not asserted. */
 export function pythonJudge(loading: Loading): Judge {
   return (cases) => {
-    const request = JSON.stringify({
-      schemas: SCHEMAS,
-      bundle: loading === 'bundle',
-      cases: cases.map(({ schema, instance }) => ({ schema, instance })),
-    });
-    const r = spawnSync(PYTHON, [PY_SCRIPT], { input: request, encoding: 'utf8', maxBuffer: 64 << 20 });
-    if (r.status !== 0) throw new Error(`tools/jsonschema-verdicts.py failed (exit ${r.status}): ${r.stderr.trim()}`);
-    return (JSON.parse(r.stdout) as { valid: boolean }[]).map((x) => x.valid);
+    const r = spawnSync(PYTHON, [PY_SCRIPT], { input: pythonRequest(loading, cases), encoding: 'utf8', maxBuffer: 64 << 20 });
+    return pythonValid(loading, r.status, r.stdout, r.stderr);
   };
+}
+
+/** The verdicts of pythonJudge, from a child process that runs while this one goes on with other work. */
+export function pythonVerdicts(loading: Loading, cases: readonly Case[]): Promise<boolean[]> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(PYTHON, [PY_SCRIPT], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      try {
+        resolve(pythonValid(loading, code, stdout, stderr));
+      } catch (err) {
+        reject(err);
+      }
+    });
+    child.stdin.end(pythonRequest(loading, cases));
+  });
 }

@@ -88,7 +88,8 @@ function memoryTarget(mutant: Mutant | undefined) {
     },
     capabilities: withConformanceCapabilities(),
     keys: [{ key_id: KEY.keyId, key: b64u(KEY.key), peer: KEY.peer }],
-    heartbeatMs: 10_000,
+    // As the reference agent's bin sets it (spec: limits#heartbeats: the floor of the range).
+    heartbeatMs: 1_000,
     shutdownGraceMs: 10_000,
     logger: () => {},
   });

@@ -82,59 +82,86 @@ function wanted(f: Fixture, inSession: boolean): string[] {
   return [f.expect.error];
 }
 
+/** The handshake step timeout (spec: handshake#timeouts, TAP-HS-016): a transport still in a step is closed after it. */
+const STEP_TIMEOUT_MS = 10_000;
+
 /**
  * Replays fixtures one by one; reopens the session when the agent ends it after repeated bad
- * input (which it may do after 32 refusals). Returns the mismatches.
+ * input (which it may do after 32 refusals). Before go (`inStep`) the handshake step timeout runs
+ * and is not restarted by refusals (TAP-HS-042), so a transport is replaced once it is half that
+ * old, and a fixture whose transport the agent closed at the step timeout is sent again on a new
+ * one. Returns the mismatches.
  */
-async function replay(_ctx: CaseContext, fixtures: Fixture[], open: () => Promise<Peer>, inSession: boolean): Promise<string[]> {
+async function replay(
+  ctx: CaseContext,
+  fixtures: Fixture[],
+  open: () => Promise<Peer>,
+  inSession: boolean,
+  inStep: boolean,
+): Promise<string[]> {
   let peer = await open();
+  // When the step began, at the latest: after the transport opened (or the ack came).
+  let opened = ctx.transcript.now();
+  const reopen = async () => {
+    peer = await open();
+    opened = ctx.transcript.now();
+  };
   const problems: string[] = [];
   for (const f of fixtures) {
     if (f.expect.decode?.rejectDuplicateMembers) continue;
-    if (peer.closed) peer = await open();
-    const mark = peer.mark();
-    let id: string | undefined;
-    if (f.message) {
-      const m = patch(peer, f.message, f.expect);
-      id = typeof m.message_id === 'string' ? m.message_id : undefined;
-      await peer.sendText(JSON.stringify(m), `fixture ${f.name}`);
-    } else {
-      // Raw fixtures share message ids; each gets its own, so no two frames claim one id.
-      const text = Buffer.from(f.raw!).toString('latin1');
-      const found = /"message_id":"([A-Za-z0-9._:-]*)"/.exec(text);
-      if (found) {
-        id = peer.ids.message();
-        await peer.sendRaw(Buffer.from(text.replace(found[0], `"message_id":"${id}"`), 'latin1'), `fixture ${f.name}`);
-      } else await peer.sendRaw(f.raw!, `fixture ${f.name}`);
-    }
-    if (f.message?.type === 'error') {
-      const quiet = await expectNothing(
-        peer,
-        mark,
-        (r) => r.msg.type === 'error' && (id === undefined || r.msg.reply_to === id),
-        'nothing may answer an error',
-      );
-      if (quiet) problems.push(`${f.name}: ${quiet.detail}`);
-      continue;
-    }
-    const r = await peer.waitFor(
-      (x) => x.index >= mark && x.msg.type === 'error' && (id === undefined || x.msg.reply_to === id || x.msg.reply_to === undefined),
-      `the error for fixture ${f.name}`,
-    );
-    if (!r.ok) {
-      problems.push(`${f.name}: ${r.outcome.detail}`);
-      if (peer.closed) continue;
-      continue;
-    }
-    const code = r.value.msg.payload?.code;
-    const want = wanted(f, inSession);
-    if (!want.includes(code)) {
-      // An agent may end a session after repeated bad input: then reopen and go on.
-      if (code === 'PROTOCOL_VIOLATION' && r.value.msg.payload?.fatal === true && r.value.msg.reply_to === undefined) continue;
-      problems.push(`${f.name}: expected ${want.join(' or ')} (${f.expect.why ?? ''}), got ${describeMessage(r.value.msg)}`);
+    if (peer.closed || (inStep && ctx.transcript.now() - opened > STEP_TIMEOUT_MS / 2)) await reopen();
+    for (let attempt = 0; ; attempt++) {
+      const problem = await replayOne(peer, f, inSession);
+      // Closed at the step timeout, not before: the agent did right, and the fixture goes again.
+      const timedOut = inStep && peer.closed !== undefined && peer.closed.at - opened >= STEP_TIMEOUT_MS;
+      if (problem && timedOut && attempt === 0) {
+        await reopen();
+        continue;
+      }
+      if (problem) problems.push(problem);
+      break;
     }
   }
   return problems;
+}
+
+/** Sends one fixture and checks its answer; the mismatch, or undefined. */
+async function replayOne(peer: Peer, f: Fixture, inSession: boolean): Promise<string | undefined> {
+  const mark = peer.mark();
+  let id: string | undefined;
+  if (f.message) {
+    const m = patch(peer, f.message, f.expect);
+    id = typeof m.message_id === 'string' ? m.message_id : undefined;
+    await peer.sendText(JSON.stringify(m), `fixture ${f.name}`);
+  } else {
+    // Raw fixtures share message ids; each gets its own, so no two frames claim one id.
+    const text = Buffer.from(f.raw!).toString('latin1');
+    const found = /"message_id":"([A-Za-z0-9._:-]*)"/.exec(text);
+    if (found) {
+      id = peer.ids.message();
+      await peer.sendRaw(Buffer.from(text.replace(found[0], `"message_id":"${id}"`), 'latin1'), `fixture ${f.name}`);
+    } else await peer.sendRaw(f.raw!, `fixture ${f.name}`);
+  }
+  if (f.message?.type === 'error') {
+    const quiet = await expectNothing(
+      peer,
+      mark,
+      (r) => r.msg.type === 'error' && (id === undefined || r.msg.reply_to === id),
+      'nothing may answer an error',
+    );
+    return quiet ? `${f.name}: ${quiet.detail}` : undefined;
+  }
+  const r = await peer.waitFor(
+    (x) => x.index >= mark && x.msg.type === 'error' && (id === undefined || x.msg.reply_to === id || x.msg.reply_to === undefined),
+    `the error for fixture ${f.name}`,
+  );
+  if (!r.ok) return `${f.name}: ${r.outcome.detail}`;
+  const code = r.value.msg.payload?.code;
+  const want = wanted(f, inSession);
+  if (want.includes(code)) return undefined;
+  // An agent may end a session after repeated bad input: then reopen and go on.
+  if (code === 'PROTOCOL_VIOLATION' && r.value.msg.payload?.fatal === true && r.value.msg.reply_to === undefined) return undefined;
+  return `${f.name}: expected ${want.join(' or ')} (${f.expect.why ?? ''}), got ${describeMessage(r.value.msg)}`;
 }
 
 function verdict(problems: string[], n: number): Outcome {
@@ -176,7 +203,7 @@ function fixtureCase(id: string, title: string, folders: string[], mode: 'sessio
         return peer;
       };
       return verdict(
-        await replay(ctx, fixtures, open, mode !== 'fresh'),
+        await replay(ctx, fixtures, open, mode !== 'fresh', mode !== 'session'),
         fixtures.filter((f) => !f.expect.decode?.rejectDuplicateMembers).length,
       );
     }),

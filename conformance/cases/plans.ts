@@ -38,13 +38,14 @@ const CHANGEABLE = ['intent', 'steps', 'rollback', 'estimated_cost', 'risk_level
 /** The late-decision scenario: when does the first plan.holding reminder come, and the second? */
 async function holdingScenario(
   ctx: CaseContext,
-): Promise<{ first?: Observed; second?: number; heartbeat: number; problem?: Outcome; afterDecision?: Outcome | null }> {
+): Promise<{ first?: Observed; second?: Observed; heartbeat: number; problem?: Outcome; afterDecision?: Outcome | null }> {
   const requestTimeout = 1000;
   const s = await ctx.session({ params: { request_timeout_ms: requestTimeout, heartbeat_ms: 1000 } });
   if (!s.ok) return { heartbeat: 0, problem: s.outcome };
   const peer = s.value;
   const heartbeat = Number(peer.state.params?.heartbeat_ms);
   const requested = Date.now();
+  const requestedAt = ctx.transcript.now();
   const t = await startTask(peer, 'tap.test.plan', { plan: PLAN });
   if (!t.ok) return { heartbeat, problem: t.outcome };
   const submit = await waitStream(peer, t.value.taskId, (m) => m.type === 'plan.submit', 'plan.submit');
@@ -60,12 +61,15 @@ async function holdingScenario(
   // plan.submit was sent between our request and its arrival.
   const firstNow = Date.now();
   const firstAt = first ? between(firstNow - t0, firstNow - requested) : undefined;
-  let secondAt: number | undefined;
+  let secondAt: Observed;
   if (first && heartbeat <= 10_000) {
     const w2 = timingWindow(heartbeat, ctx.env.timeScale);
     const second = await peer.poll((r) => isReminder(r) && r.index > first.index, w2.latestMs + 200);
-    // Between the two arrivals, as the transport stamped them: when the harness woke to see them does not count.
-    secondAt = second ? second.at - first.at : undefined;
+    // From the arrival of the first reminder, as the transport stamped it (when the harness woke to
+    // see it does not count), to the arrival of the second; but the first may have spent time in
+    // transit (a mailbox is read every few hundred ms), so the agent may have sent it as early as
+    // request_timeout_ms after our request: the interval is known to be no longer than that.
+    secondAt = second ? between(second.at - first.at, second.at - (requestedAt + requestTimeout)) : undefined;
   }
   // Still waiting for us: no decision taken on our behalf; a decision for the holding plan is taken.
   const snap = await status(peer, t.value.taskId);

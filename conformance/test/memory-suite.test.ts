@@ -7,7 +7,8 @@
  * (spec: conformance#verdicts).
  * It runs with the default seed (the one certification uses) and one more, so that the random
  * choices of the property and chaos cases are exercised beyond the seed of the certify step.
- * TAP_MEMORY_SEEDS (comma-separated) replaces the seeds.
+ * TAP_MEMORY_SEEDS (comma-separated) replaces the seeds. The seeds run side by side, each with
+ * its own agent.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { ALL_CASES } from '../cases/index.ts';
@@ -25,7 +26,8 @@ const SEEDS = (process.env.TAP_MEMORY_SEEDS ?? (process.env.TAP_TIER === 'fast' 
 const BINDING_PROFILES = new Set(['stdio', 'websocket']);
 const CASES = ALL_CASES.filter((c) => !BINDING_PROFILES.has(c.profile) && !c.needs?.restart && !c.needs?.binding);
 
-describe.each(SEEDS)('the in-memory reference agent passes every case with seed %i', (seed) => {
+// The seeds run side by side: most of a run is spent waiting out timed rules, not computing.
+describe.concurrent.each(SEEDS)('the in-memory reference agent passes every case with seed %i', (seed) => {
   it('runs each case that does not need a process or a socket', { timeout: 300_000 }, async () => {
     expect(CASES.length).toBeGreaterThan(150);
     const env = await memoryEnv(memoryTarget(undefined, 10_000), { seed, runs: 5, stepTimeoutMs: 5000, debug: false });

@@ -27,8 +27,9 @@ export function memoryTarget(wrap: (t: RawTransport) => RawTransport = (t) => t,
     },
     capabilities: withConformanceCapabilities(),
     keys: [{ key_id: MEMORY_KEY.keyId, key: b64u(MEMORY_KEY.key), peer: MEMORY_KEY.peer }],
-    // As the reference agent's bin sets it: short enough that the heartbeat cases can wait for it.
-    heartbeatMs: 10_000,
+    // As the reference agent's bin sets it: the floor of the range (spec: limits#heartbeats), so the
+    // liveness and late-plan cases get the 1000 ms they propose.
+    heartbeatMs: 1_000,
     ...(resumeWindowMs !== undefined ? { resumeWindowMs } : {}),
   });
   agents.push(agent);

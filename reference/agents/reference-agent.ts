@@ -168,8 +168,10 @@ async function main(): Promise<void> {
       keys: envKeys(),
       shutdownGraceMs: options.graceMs,
       resumeWindowMs: options.resumeWindowMs,
-      // Short enough that late-plan reminders (every heartbeat_ms) can be observed by the conformance suite.
-      heartbeatMs: 10_000,
+      // The floor of the range (spec: limits#heartbeats): the final heartbeat_ms is the larger of the
+      // proposal and this, so a requester gets what it proposes (1000 ms when it proposes none), and
+      // the suite's liveness and late-plan cases wait about a second per heartbeat instead of ten.
+      heartbeatMs: 1_000,
       logger: stderrLogger,
     });
   } catch (err) {
