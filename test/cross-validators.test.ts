@@ -107,7 +107,8 @@ describe('cross-validator agreement: three validators, two loadings, one verdict
       const compiled = validateAgainst(c.schema as never, c.instance);
       const fresh = ajv.getSchema(`https://schemas.tap-protocol.org/v1/${c.schema}`)!;
       const issues = fresh(c.instance) ? null : toIssues(fresh.errors ?? []);
-      if (JSON.stringify(compiled) !== JSON.stringify(issues)) differ.push(`${c.label}: ${JSON.stringify(compiled)} ≠ ${JSON.stringify(issues)}`);
+      if (JSON.stringify(compiled) !== JSON.stringify(issues))
+        differ.push(`${c.label}: ${JSON.stringify(compiled)} ≠ ${JSON.stringify(issues)}`);
       return compiled === null;
     });
     expect(disagreements(got)).toEqual([]);
