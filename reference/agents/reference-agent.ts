@@ -8,7 +8,7 @@
  * TAP_HMAC_KEY and TAP_HMAC_PEER (spec: conformance#key-provisioning).
  */
 import { parseArgs } from 'node:util';
-import { createAgent, stderrLogger, withConformanceCapabilities, type Agent, type PeerKey } from '../agent/index.ts';
+import { createAgent, stderrLogger, withConformanceCapabilities, type Agent, type AgentListener, type PeerKey } from '../agent/index.ts';
 import { keysFromEnv } from './env-keys.ts';
 import type { AgentCard } from '../../schemas/src/index.ts';
 
@@ -215,7 +215,7 @@ async function main(): Promise<void> {
     process.exit(0);
   }
   if (options.nats) {
-    let listener;
+    let listener: AgentListener;
     try {
       listener = await agent.listenNats({ url: options.nats });
     } catch (err) {

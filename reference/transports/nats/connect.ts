@@ -1,4 +1,4 @@
-import { connect, headers as natsHeaders, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node';
+import { connect, headers as natsHeaders, type ConnectionOptions, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import { DEFAULT_MAX_FRAME_BYTES, checkMaxFrameBytes } from '../frame.ts';
 import { DEFAULT_KEEPALIVE_MS, NatsTransport } from './nats-transport.ts';
 import { DEFAULT_PREFIX, Header, checkAgentId, checkPrefix, newConnectionId, subjectsOf } from './subjects.ts';
@@ -68,7 +68,7 @@ export async function connectNatsTransport(url: string, options: ConnectNatsOpti
   const h = natsHeaders();
   h.set(Header.CONNECTION, id);
   h.set(Header.KEEPALIVE_MS, String(keepaliveMs));
-  let reply;
+  let reply: Msg;
   try {
     await nc.flush();
     reply = await nc.request(subjects.open, new Uint8Array(0), { timeout: options.timeoutMs ?? 10_000, headers: h });
