@@ -59,6 +59,7 @@ export async function connectNatsTransport(url: string, options: ConnectNatsOpti
     ceilingBytes: options.ceilingBytes,
     keepaliveMs,
     ownsConnection: owned,
+    connectionId: id,
   });
   const fail = async (why: string, cause?: unknown): Promise<never> => {
     transport.terminate();

@@ -95,6 +95,7 @@ export async function createNatsListener(options: NatsListenerOptions): Promise<
       maxFrameBytes,
       ceilingBytes: options.ceilingBytes,
       keepaliveMs,
+      connectionId: id,
       peerKeepaliveMs: Number.isSafeInteger(peerKeepalive) && peerKeepalive > 0 ? peerKeepalive : DEFAULT_KEEPALIVE_MS,
     });
     transports.add(transport);

@@ -42,6 +42,20 @@ export interface NatsTransportOptions {
   peerKeepaliveMs?: number;
   /** Close the NATS connection with the transport (the requester's own connection). */
   ownsConnection?: boolean;
+  /** The connection id, for logs and for fault injection. */
+  connectionId?: string;
+}
+
+/** What a transport saw of the peer's numbering and keepalives (spec: bindings-nats#frames, bindings-nats#liveness). */
+export interface NatsInboundLog {
+  /** The peer's messages received so far, frames and controls. */
+  messages: number;
+  /** The peer's keepalives received so far. */
+  keepalives: number;
+  /** When the newest keepalives arrived (ms since the epoch), at most the last 64. */
+  keepaliveTimes: number[];
+  /** Frames that arrived in more than one piece. */
+  joinedFrames: number;
 }
 
 const encoder = new TextEncoder();
@@ -72,6 +86,9 @@ export class NatsTransport implements RawTransport {
   private partTotal = 0;
   private closeInfo?: CloseInfo;
   private readonly timers: NodeJS.Timeout[] = [];
+  private pieces = 0;
+  /** What arrived from the peer, for monitoring and the conformance suite. */
+  readonly log: NatsInboundLog = { messages: 0, keepalives: 0, keepaliveTimes: [], joinedFrames: 0 };
 
   /** Subscribes to the peer's subject at once; frames are held until `start()`. */
   constructor(private readonly o: NatsTransportOptions) {
@@ -137,6 +154,31 @@ export class NatsTransport implements RawTransport {
     this.max = checkMaxFrameBytes(n);
   }
 
+  /** The connection id, when the opener gave it. */
+  get connectionId(): string | undefined {
+    return this.o.connectionId;
+  }
+
+  /** How often the peer said it sends keepalives, in ms. */
+  get peerKeepaliveMs(): number {
+    return this.o.peerKeepaliveMs ?? DEFAULT_KEEPALIVE_MS;
+  }
+
+  /** Fault injection: sends `data` as one frame cut into pieces of `pieceBytes`. */
+  sendPieces(data: Uint8Array, pieceBytes: number): Promise<void> {
+    return this.write(data, pieceBytes);
+  }
+
+  /** Fault injection: skips `n` numbers of Tap-Seq, so the peer sees a gap. */
+  skipSeq(n = 1): void {
+    this.sentSeq += n;
+  }
+
+  /** Fault injection: stops sending keepalives and never closes on a silent peer, but still receives. */
+  silence(): void {
+    for (const t of this.timers.splice(0)) clearInterval(t);
+  }
+
   /** Sets how often the peer sends keepalives (from the open reply), before `start()`. */
   expectKeepalivesEvery(ms: number): void {
     this.o.peerKeepaliveMs = ms;
@@ -152,9 +194,9 @@ export class NatsTransport implements RawTransport {
     return this.closeInfo !== undefined;
   }
 
-  private write(bytes: Uint8Array): Promise<void> {
+  private write(bytes: Uint8Array, pieceBytes?: number): Promise<void> {
     if (this.closeInfo || this.o.nc.isClosed()) return Promise.resolve();
-    const room = Math.max(1, (this.o.nc.info?.max_payload ?? 1024 * 1024) - HEADER_ALLOWANCE);
+    const room = pieceBytes ?? Math.max(1, (this.o.nc.info?.max_payload ?? 1024 * 1024) - HEADER_ALLOWANCE);
     try {
       let at = 0;
       do {
@@ -197,8 +239,14 @@ export class NatsTransport implements RawTransport {
       return;
     }
     this.heardSeq = seq;
+    this.log.messages++;
     const control = msg.headers?.get(Header.CONTROL) ?? '';
-    if (control === 'keepalive') return;
+    if (control === 'keepalive') {
+      this.log.keepalives++;
+      this.log.keepaliveTimes.push(Date.now());
+      if (this.log.keepaliveTimes.length > 64) this.log.keepaliveTimes.shift();
+      return;
+    }
     if (control === 'close') {
       const code = Number(msg.headers?.get(Header.CLOSE_CODE) || NatsCloseCode.NORMAL);
       void this.finish({ code, reason: decoder.decode(msg.data) });
@@ -220,7 +268,10 @@ export class NatsTransport implements RawTransport {
       this.parts.push(keep === data.byteLength ? data : data.subarray(0, keep));
       this.partBytes += keep;
     }
+    this.pieces++;
     if (more) return;
+    if (this.pieces > 1) this.log.joinedFrames++;
+    this.pieces = 0;
     const bytes = this.parts.length === 1 ? this.parts[0]! : concat(this.parts, this.partBytes);
     const frame: InboundFrame = { bytes, oversized: this.partTotal > this.max, byteLength: this.partTotal };
     this.parts = [];
