@@ -185,7 +185,7 @@ export const natsCases: Case[] = [
       const every = t.peerKeepaliveMs;
       const from = Date.now();
       const before = t.log.keepalives;
-      await ctx.sleep(Math.min(4 * every, 20_000));
+      await ctx.sleep(Math.min(3 * every, 20_000));
       const times = t.log.keepaliveTimes.filter((x) => x >= from);
       const gaps = times.slice(1).map((x, i) => x - times[i]!);
       const worst = Math.max(0, ...gaps, times.length ? times[0]! - from : Date.now() - from);
@@ -194,7 +194,7 @@ export const natsCases: Case[] = [
         `keepalives every ${every} ms`,
         check(
           t.log.keepalives - before >= 2,
-          `the agent sent ${t.log.keepalives - before} keepalives in ${4 * every} ms`,
+          `the agent sent ${t.log.keepalives - before} keepalives in ${3 * every} ms`,
           'at least 2',
           show(t.log.keepalives - before),
         ),

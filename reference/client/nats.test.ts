@@ -1,6 +1,3 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createInterface } from 'node:readline';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, withConformanceCapabilities, type Agent } from '../agent/index.ts';
 import type { AgentCard } from '../../schemas/src/index.ts';
@@ -86,26 +83,5 @@ describe.skipIf(!natsServerInstalled)('client ↔ reference agent over NATS (spe
     expect(await h.result).toEqual({ status: 'completed', output: { count: 20 } });
     expect(transports).toHaveLength(2);
     expect(indexes).toEqual(Array.from({ length: 20 }, (_, i) => i));
-  });
-
-  it('tap-reference-agent --nats serves sessions under its agent id and prints where', async () => {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', 'reference/agents/reference-agent.ts', '--nats', server.url, '--grace-ms', '2000'],
-      {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    cleanups.push(async () => {
-      if (child.exitCode === null) child.kill('SIGKILL');
-    });
-    const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
-    expect(line).toBe(`${server.url}/tap.reference-agent`);
-    const c = await connectNats(line, { agentId: 'tap.reference-agent', reconnect: false });
-    expect(await c.submit('tap.test.counter', { key: 'k' }).result).toEqual({ status: 'completed', output: { key: 'k', count: 1 } });
-    await c.close();
-    const exited = once(child, 'exit');
-    child.kill('SIGTERM');
-    expect((await exited)[0]).toBe(0);
   });
 });
