@@ -36,6 +36,11 @@ export interface DurableRunnerOptions {
   maxAttempts?: number;
   /** Tasks run at once (default 4). */
   concurrency?: number;
+  /**
+   * How long one pull request waits before the next is issued, in ms (default 5000, at least
+   * 1000): after a server of a cluster is lost, a runner finds the new consumer leader within it.
+   */
+  pullExpiresMs?: number;
   names?: DurableNames;
   replicas?: number;
   logger?: (level: 'info' | 'warn' | 'error', message: string) => void;
@@ -122,6 +127,11 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
     }
   };
 
+  const storedResult = async (taskId: string): Promise<boolean> => {
+    const stored = await jsm.streams.getMessage(names.results, { last_by_subj: resultSubject(names, taskId) }).catch(() => null);
+    return stored !== null;
+  };
+
   const work = async (m: JsMsg): Promise<void> => {
     let record: TaskRecord;
     try {
@@ -132,6 +142,12 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
       return;
     }
     const attempts = m.info.deliveryCount - 1;
+    // A redelivery of a task whose finished record is stored (its acknowledgement was lost) only needs the acknowledgement.
+    if (attempts > 0 && (await storedResult(record.task_id))) {
+      stats.repeats++;
+      await m.ackAck();
+      return;
+    }
     if ((await claimKey(record)) === 'repeat') {
       stats.repeats++;
       await m.ackAck();
@@ -159,8 +175,9 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
     }
     if (lost.signal.aborted) return;
     const next = finished(record, o.agentId, attempts, outcome);
-    // spec: bindings-nats#task-queue: the finished record is stored before the delivery is acknowledged.
-    await js.publish(resultSubject(names, record.task_id), JSON.stringify(next), { msgID: `${record.task_id}:${next.state.status}` });
+    // spec: bindings-nats#task-queue: the finished record is stored before the delivery is acknowledged;
+    // one message id per task, so that the server keeps the first finished record only.
+    await js.publish(resultSubject(names, record.task_id), JSON.stringify(next), { msgID: `${record.task_id}:result` });
     if (!(await m.ackAck().catch(() => false))) {
       log('warn', `task ${record.task_id}: the server refused the acknowledgement; its lease had expired`);
       return;
@@ -198,7 +215,10 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
   });
 
   const consumer = await js.consumers.get(names.tasks, durable);
-  const messages: ConsumerMessages = await consumer.consume({ max_messages: o.concurrency ?? 4 });
+  const messages: ConsumerMessages = await consumer.consume({
+    max_messages: o.concurrency ?? 4,
+    expires: Math.max(1000, o.pullExpiresMs ?? 5000),
+  });
   const loop = (async () => {
     for await (const m of messages) {
       const p = work(m).catch((err: Error) => log('error', `task on ${m.subject}: ${err.message}`));
