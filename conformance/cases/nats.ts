@@ -221,13 +221,15 @@ export const natsCases: Case[] = [
       const t = natsOf(ctx, peer);
       // The harness announced 1000 ms keepalives: the agent counts it lost after 3000 ms of silence.
       t.silence();
+      // The agent's silence starts with the last message the harness sent, not with silence().
+      const since = t.lastSentAt;
       const window = timingWindow(3000, ctx.env.timeScale);
-      const started = Date.now();
       const closed = await peer.waitClosed(window.latestMs + ctx.scaled(2000));
+      const elapsed = Date.now() - since;
       if (!closed) return judgeOccurrence(window, undefined, 'the close of a silent connection');
       return verdictOf(
         'lost after the missed keepalives',
-        judgeOccurrence(window, Date.now() - started, 'the close of a silent connection'),
+        judgeOccurrence(window, elapsed, 'the close of a silent connection'),
         check(peer.closed?.code === 1006, 'the agent closed a silent connection with the wrong code', '1006', show(peer.closed?.code)),
       );
     }),

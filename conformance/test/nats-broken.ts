@@ -29,6 +29,7 @@ export async function startBrokenNatsAgent(url: string, agentId: string, fault: 
       limits: { max_concurrent_tasks: 16, max_task_seconds: 60, max_message_bytes: 1048576 },
     },
     capabilities: withConformanceCapabilities(),
+    shutdownGraceMs: 1000,
     logger: () => {},
   });
   const nc = await connect({ servers: url });
@@ -52,7 +53,8 @@ export async function startBrokenNatsAgent(url: string, agentId: string, fault: 
         publishTo: subjects.toRequester,
         subscribeTo: subjects.toAgent,
         maxFrameBytes: 2 * 1048576,
-        keepaliveMs: 1000,
+        // The reply announces 1000 ms; the no-keepalives agent sends none within any test's life.
+        keepaliveMs: fault === 'no-keepalives' ? 3_600_000 : 1000,
         connectionId: id,
       });
       open.add(id);
@@ -62,7 +64,6 @@ export async function startBrokenNatsAgent(url: string, agentId: string, fault: 
         onclose?.(info);
       };
       agent.attach(t);
-      if (fault === 'no-keepalives') setImmediate(() => t.silence());
     };
     if (fault === 'late-subscribe' && ++opened > 1) {
       msg.respond(new Uint8Array(0), { headers: ok });

@@ -87,6 +87,7 @@ export class NatsTransport implements RawTransport {
   private closeInfo?: CloseInfo;
   private readonly timers: NodeJS.Timeout[] = [];
   private pieces = 0;
+  private sentAt = 0;
   /** What arrived from the peer, for monitoring and the conformance suite. */
   readonly log: NatsInboundLog = { messages: 0, keepalives: 0, keepaliveTimes: [], joinedFrames: 0 };
 
@@ -154,6 +155,11 @@ export class NatsTransport implements RawTransport {
     this.max = checkMaxFrameBytes(n);
   }
 
+  /** When this side last published on the connection (ms since the epoch), keepalives included. */
+  get lastSentAt(): number {
+    return this.sentAt;
+  }
+
   /** The connection id, when the opener gave it. */
   get connectionId(): string | undefined {
     return this.o.connectionId;
@@ -213,6 +219,7 @@ export class NatsTransport implements RawTransport {
   }
 
   private numbered(): MsgHdrs {
+    this.sentAt = Date.now();
     const h = natsHeaders();
     h.set(Header.SEQ, String(++this.sentSeq));
     return h;
