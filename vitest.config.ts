@@ -24,6 +24,8 @@ const SLOW = [
   'bench/bench.test.ts',
   'reference/agents/demo/demo.test.ts',
   'reference/agents/workspace-demo/demo.test.ts',
+  'reference/jetstream/cluster.test.ts',
+  'conformance/test/nats.test.ts',
 ];
 
 export default defineConfig({

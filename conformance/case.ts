@@ -20,6 +20,7 @@ export const PROFILES = [
   'integrity',
   'stdio',
   'websocket',
+  'nats',
 ] as const;
 export type Profile = (typeof PROFILES)[number];
 
@@ -31,8 +32,11 @@ export interface Needs {
   integrity?: boolean;
   /** Only against agents whose card declares durability "restart" (UNIMPLEMENTED otherwise). */
   restart?: boolean;
-  /** Only over this binding (SKIPPED otherwise): resume after a reconnect and several sessions need WebSocket. */
-  binding?: 'stdio' | 'websocket';
+  /**
+   * Only over this binding (SKIPPED otherwise): resume after a reconnect and several sessions
+   * need a binding with connections, "websocket", which the NATS binding's connections also meet.
+   */
+  binding?: 'stdio' | 'websocket' | 'nats';
 }
 
 export interface Case {
@@ -55,4 +59,9 @@ export interface Case {
 /** Defines a case; a function only so that case files read as lists of declarations. */
 export function defineCase(c: Case): Case {
   return c;
+}
+
+/** True if a run over binding `kind` meets a case's need for `binding` (spec: bindings-nats#nats). */
+export function meetsBinding(binding: NonNullable<Needs['binding']>, kind: NonNullable<Needs['binding']>): boolean {
+  return binding === kind || (binding === 'websocket' && kind === 'nats');
 }

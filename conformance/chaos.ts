@@ -50,7 +50,7 @@ export class FaultLayer implements RawTransport {
     private readonly plan: FaultPlan,
     private readonly random: () => number,
     private readonly note: (text: string) => void,
-    private readonly binding: 'stdio' | 'websocket',
+    private readonly binding: 'stdio' | 'websocket' | 'nats',
   ) {
     inner.onmessage = (f) => this.inbound(f);
     inner.onclose = (i) => this.onclose?.(i);
@@ -234,7 +234,8 @@ async function recover(peer: Peer, works: Work[], ctx: CaseContext): Promise<Out
 
 /** Runs the chaos workload under `plan` and checks the recovered history. */
 export async function chaosRun(ctx: CaseContext, plan: FaultPlan): Promise<Outcome> {
-  if (plan.dropConnection && ctx.binding !== 'websocket') return skipped('dropping and resuming a connection needs the WebSocket binding');
+  if (plan.dropConnection && ctx.binding === 'stdio')
+    return skipped('dropping and resuming a connection needs a binding with connections (WebSocket or NATS)');
   let layer: FaultLayer | undefined;
   const wrap = (t: RawTransport, c: Connection) => (layer = new FaultLayer(t, c, { ...plan }, ctx.random, (n) => ctx.note(n), ctx.binding));
   const first = await ctx.connect({ wrap });
@@ -386,7 +387,7 @@ function chaosCase(
   plan: FaultPlan,
   caps: string[],
   requirements: string[],
-  binding?: 'stdio' | 'websocket',
+  binding?: 'stdio' | 'websocket' | 'nats',
 ): Case {
   return defineCase({
     id: `${profile}.chaos.${id}`,

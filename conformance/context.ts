@@ -110,7 +110,7 @@ export class CaseContext {
     );
   }
 
-  get binding(): 'stdio' | 'websocket' {
+  get binding(): 'stdio' | 'websocket' | 'nats' {
     return this.env.target.kind;
   }
 

@@ -36,7 +36,7 @@ function hexPreview(bytes: Uint8Array, max = 48): string {
  * Inspects one inbound frame against the session state, recording ids, sequences and replies
  * in `state`. `binding` words the diagnosis of a non-JSON frame.
  */
-export function inspectFrame(frame: InboundFrame, state: SessionState, binding: 'stdio' | 'websocket'): Inspected {
+export function inspectFrame(frame: InboundFrame, state: SessionState, binding: 'stdio' | 'websocket' | 'nats'): Inspected {
   const out: Inspected = { violations: [], resent: false, nonProtocol: false };
   if (frame.binary) out.violations.push('the agent sent a binary WebSocket frame; TAP messages travel in text frames');
   let text: string;

@@ -2,6 +2,7 @@
  * The command line of tap-conform, parsed into a run configuration (a value), or into the
  * one-line usage error a person can act on. No I/O here.
  */
+import { parseNatsUrl } from '../reference/transports/nats/url.ts';
 import { parseArgs } from 'node:util';
 import { PROFILES, type Profile } from './case.ts';
 import type { TargetSpec } from './target.ts';
@@ -53,6 +54,7 @@ export const USAGE = `Usage:
   tap-conform [options] -- <command> [args…]         spawn a command (e.g. -- python3 agent.py)
   tap-conform [options] ws://host:port/path          connect over WebSocket
   tap-conform [options] ws://host:port/path -- <command> [args…]
+  tap-conform [options] nats://host:port/<agent_id>  connect through a NATS server
                                                      both bindings of one agent, one combined report
   tap-conform [options] --workspace <dir> -- <command> [args…]
                                                      the workspace binding (see below)
@@ -226,14 +228,24 @@ export function parseCli(argv: readonly string[]): Parsed {
         return { ok: false, error: `"${t}" is not a valid WebSocket URL` };
       }
       cfg.targets.push({ kind: 'websocket', url: t, display: t });
+    } else if (/^(nats|tls):\/\//i.test(t)) {
+      let agentId: string | undefined;
+      try {
+        agentId = parseNatsUrl(t).agentId;
+      } catch (err) {
+        return { ok: false, error: (err as Error).message };
+      }
+      if (agentId === undefined)
+        return { ok: false, error: `"${t}" names no agent: end it with the agent id, e.g. nats://127.0.0.1:4222/tap.reference-agent` };
+      cfg.targets.push({ kind: 'nats', url: t, display: t });
     } else if (/^[a-z][a-z0-9+.-]*:\/\//i.test(t)) {
-      return { ok: false, error: `"${t}": only ws:// and wss:// URLs are supported` };
+      return { ok: false, error: `"${t}": only ws://, wss:// and nats:// URLs are supported` };
     } else {
       cfg.targets.push({ kind: 'stdio', command: t, args: [], display: shellQuote(t) });
     }
   }
   // One run may combine the bindings of one agent: a stdio command and a ws:// URL.
-  for (const kind of ['stdio', 'websocket'] as const) {
+  for (const kind of ['stdio', 'websocket', 'nats'] as const) {
     const same = cfg.targets.filter((t) => t.kind === kind);
     if (same.length > 1)
       return {
@@ -245,15 +257,15 @@ export function parseCli(argv: readonly string[]): Parsed {
   cfg.targets.sort((a, b) => (a.kind === b.kind ? 0 : a.kind === 'stdio' ? -1 : 1));
   cfg.target = cfg.targets[0];
   if (!cfg.list && !cfg.target) return { ok: false, error: 'no agent given: name its executable, a ws:// URL, or a command after "--"' };
-  const has = (kind: 'stdio' | 'websocket') => cfg.targets.some((t) => t.kind === kind);
-  if (cfg.hmac && cfg.targets.length > 0 && !has('websocket'))
+  const has = (kind: 'stdio' | 'websocket' | 'nats') => cfg.targets.some((t) => t.kind === kind);
+  if (cfg.hmac && cfg.targets.length > 0 && !has('websocket') && !has('nats'))
     return { ok: false, error: 'the --hmac-* options are for WebSocket agents; over stdio the harness provisions a key itself' };
   if (cfg.targets.length > 0) {
-    for (const wrong of ['stdio', 'websocket'] as const)
+    for (const wrong of ['stdio', 'websocket', 'nats'] as const)
       if (cfg.profiles.includes(wrong) && !has(wrong))
         return {
           ok: false,
-          error: `the ${wrong} profile does not apply to a ${wrong === 'stdio' ? 'WebSocket' : 'stdio'} agent`,
+          error: `the ${wrong} profile applies only to an agent reached over the ${wrong} binding`,
         };
   }
   if (cfg.path !== undefined && cfg.only.length === 0) return { ok: false, error: '--path replays one failure: give the case with --only' };

@@ -46,7 +46,7 @@ export class Findings {
 
 export interface PeerOptions {
   transport: RawTransport;
-  binding: 'stdio' | 'websocket';
+  binding: 'stdio' | 'websocket' | 'nats';
   state: SessionState;
   transcript: Transcript;
   findings: Findings;
@@ -92,7 +92,7 @@ export class Peer {
   readonly state: SessionState;
   readonly ids: IdSource;
   readonly conn: number;
-  readonly binding: 'stdio' | 'websocket';
+  readonly binding: 'stdio' | 'websocket' | 'nats';
   readonly stepTimeoutMs: number;
   readonly timeScale: number;
   /** Whether the harness answers the agent's pings (a liveness case turns this off). */

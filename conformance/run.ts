@@ -26,6 +26,7 @@ import { type CaseResult, defaultJobs, probe, runCases } from './runner.ts';
 import { profilesOf, selectCases } from './select.ts';
 import type { HmacKey } from './session-state.ts';
 import { CannotRun, checkCommand, type TargetSpec } from './target.ts';
+import { parseNatsUrl } from '../reference/transports/nats/url.ts';
 
 /** Thrown to end the program with an exit code and a one-line reason. */
 export class Exit extends Error {
@@ -42,7 +43,7 @@ export class Exit extends Error {
 export function replayCommand(cfg: Config, id: string, extra = '', target: TargetSpec = cfg.target!): string {
   const t = target;
   const parts = ['tap-conform'];
-  if (t.kind === 'websocket') {
+  if (t.kind === 'websocket' || t.kind === 'nats') {
     parts.push(t.url);
     if (cfg.hmac)
       parts.push('--hmac-key-id', shellQuote(cfg.hmac.keyId), '--hmac-key', '"$TAP_HMAC_KEY"', '--hmac-peer', shellQuote(cfg.hmac.peer));
@@ -81,7 +82,7 @@ export function listCases(cfg: Pick<Config, 'profiles' | 'level' | 'only'>): str
 
 /** What `runConformance` needs: the agent, and optionally the selection and the run's settings. */
 export interface ConformanceOptions {
-  /** A ws:// or wss:// URL, an executable's path, or a command line as [command, ...args]. */
+  /** A ws:// or wss:// URL, a nats://host:port/<agent_id> URL, an executable's path, or a command line as [command, ...args]. */
   target: string | readonly string[];
   /** Profiles to run (default: every profile of the target's binding). Any filter makes a partial run. */
   profiles?: Profile[];
@@ -124,7 +125,21 @@ export function targetOf(target: string | readonly string[]): TargetSpec {
     }
     return { kind: 'websocket', url: target, display: target };
   }
+  if (/^(nats|tls):\/\//i.test(target)) return natsTarget(target);
   return { kind: 'stdio', command: target, args: [], display: shellQuote(target) };
+}
+
+/** The target a nats:// URL names; the URL must end with the agent id (spec: bindings-nats#addressing). */
+export function natsTarget(url: string): TargetSpec {
+  let agentId: string | undefined;
+  try {
+    agentId = parseNatsUrl(url).agentId;
+  } catch (err) {
+    throw new Exit(2, (err as Error).message);
+  }
+  if (agentId === undefined)
+    throw new Exit(2, `"${url}" names no agent: end it with the agent id, e.g. nats://127.0.0.1:4222/tap.reference-agent`);
+  return { kind: 'nats', url, display: url };
 }
 
 /** Runs the suite against an agent and resolves with the report (spec: conformance). */
@@ -173,7 +188,7 @@ interface TargetRun {
 /** Runs the cases a parsed configuration selects, target by target, into one report. */
 export async function runConfigured(cfg: Config, hooks: RunHooks = {}): Promise<{ report: Report; baseline?: BaselineCheck }> {
   const log = hooks.log ?? (() => {});
-  const sel = (binding: 'stdio' | 'websocket') => ({ binding, profiles: cfg.profiles, level: cfg.level, only: cfg.only });
+  const sel = (binding: 'stdio' | 'websocket' | 'nats') => ({ binding, profiles: cfg.profiles, level: cfg.level, only: cfg.only });
   const plans = cfg.targets.map((target) => ({ target, cases: selectCases(ALL_CASES, sel(target.kind), PROFILES) }));
   if (plans.every((p) => p.cases.length === 0))
     throw new Exit(2, `no case matches ${cfg.only.length ? `--only ${cfg.only.join(',')}` : 'the selection'} (list them with --list)`);

@@ -6,7 +6,7 @@
 import { writeFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Case } from './case.ts';
+import { meetsBinding, type Case } from './case.ts';
 import { CaseContext, type Probe, type RunEnv } from './context.ts';
 import { quoteOf } from './requirements.ts';
 import { handshake } from './steps.ts';
@@ -48,7 +48,7 @@ export interface CaseResult {
   silence?: Silence;
   duration_ms: number;
   /** The binding the case ran over, in a run that combines several targets. */
-  binding?: 'stdio' | 'websocket';
+  binding?: 'stdio' | 'websocket' | 'nats';
   /** Verdicts of each repetition, when --repeat > 1. */
   repeats?: Verdict[];
   /** Agent and harness violations seen during the case. */
@@ -66,7 +66,7 @@ export interface RunHooks {
 }
 
 /** Default concurrency: processes are heavier than connections. */
-export function defaultJobs(kind: 'stdio' | 'websocket'): number {
+export function defaultJobs(kind: 'stdio' | 'websocket' | 'nats'): number {
   return kind === 'stdio' ? 4 : 8;
 }
 
@@ -149,7 +149,7 @@ export async function probe(env: Omit<RunEnv, 'probe' | 'startupMs'>): Promise<P
 export async function unmetNeed(c: Case, env: RunEnv): Promise<Outcome | null> {
   const n = c.needs;
   if (!n) return null;
-  if (n.binding && n.binding !== env.target.kind) return skipped(`applies to the ${n.binding} binding only`);
+  if (n.binding && !meetsBinding(n.binding, env.target.kind)) return skipped(`applies to the ${n.binding} binding only`);
   const declared = new Set<string>((env.probe.card?.capabilities ?? []).map((cap: { name?: string }) => cap.name));
   for (const cap of n.capabilities ?? []) {
     if (declared.has(cap)) continue;

@@ -7,7 +7,7 @@ const LEVEL_RANK: Record<Level, number> = { MUST: 0, SHOULD: 1, MAY: 2 };
 const TARGET_RANK: Record<LevelTarget, number> = { must: 0, should: 1, may: 2 };
 
 export interface Selection {
-  binding?: 'stdio' | 'websocket';
+  binding?: 'stdio' | 'websocket' | 'nats';
   profiles: readonly Profile[];
   level: LevelTarget;
   only: readonly string[];
@@ -16,7 +16,9 @@ export interface Selection {
 /** The profiles a run covers: the requested ones, or every profile that fits the binding. */
 export function profilesOf(sel: Selection, all: readonly Profile[]): Profile[] {
   if (sel.profiles.length > 0) return [...sel.profiles];
-  return all.filter((p) => !(sel.binding === 'stdio' && p === 'websocket') && !(sel.binding === 'websocket' && p === 'stdio'));
+  // Each binding's own profile applies to that binding only.
+  const own: readonly Profile[] = ['stdio', 'websocket', 'nats'];
+  return all.filter((p) => !own.includes(p) || sel.binding === undefined || p === sel.binding);
 }
 
 /** The cases of a run, in suite order. */

@@ -1,10 +1,11 @@
 /**
- * The agent under test: a command spawned per connection (stdio) or a WebSocket URL connected
- * to per connection. Opening never speaks TAP; it only yields a Transport.
+ * The agent under test: a command spawned per connection (stdio), a WebSocket URL connected
+ * to per connection, or an agent id behind a NATS server, opened per connection. Opening never speaks TAP; it only yields a Transport.
  */
 import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { connectWebSocket } from '../reference/transports/websocket.ts';
+import { connectNatsTransport } from '../reference/transports/nats/index.ts';
 import { spawnStdioTransport, type ChildExit } from '../reference/transports/stdio-child.ts';
 import type { RawTransport } from '../reference/transports/transport.ts';
 import type { HmacKey } from './session-state.ts';
@@ -13,7 +14,8 @@ import { b64u } from './mac.ts';
 
 export type TargetSpec =
   | { kind: 'stdio'; command: string; args: string[]; display: string }
-  | { kind: 'websocket'; url: string; display: string };
+  | { kind: 'websocket'; url: string; display: string }
+  | { kind: 'nats'; url: string; display: string };
 
 /** An open connection to the agent, not yet started. */
 export interface Connection {
@@ -80,6 +82,10 @@ export async function openConnection(target: TargetSpec, o: OpenOptions = {}): P
   if ('open' in target && typeof target.open === 'function') return (target.open as (o: OpenOptions) => Promise<Connection>)(o);
   if (target.kind === 'websocket') {
     const transport = await connectWebSocket(target.url, { protocols: o.protocols, handshakeTimeout: 5000 });
+    return { transport };
+  }
+  if (target.kind === 'nats') {
+    const transport = await connectNatsTransport(target.url, { timeoutMs: 5000 });
     return { transport };
   }
   const command = target.command.includes('/') ? resolve(target.command) : target.command;

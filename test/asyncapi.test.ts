@@ -7,6 +7,7 @@ import catalogue from '../schemas/v1/messages.json' with { type: 'json' };
 import { Validator } from '@cfworker/json-schema';
 import { createAjv, validateWith } from '../tools/validate-fixtures.ts';
 import { ajvJudge, type Case, cfworkerJudge, pythonJudge, pythonMissing } from './validators.ts';
+import { openSubject, subjectsOf } from '../reference/transports/nats/subjects.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const FILE = `${ROOT}asyncapi.yaml`;
@@ -104,6 +105,17 @@ describe('asyncapi.yaml', () => {
     expect(raw.servers.websocket!.protocol).toBe('ws');
     expect(raw.servers.websocket!['x-tap-subprotocol']).toBe('tap.v1');
     expect(JSON.stringify(raw.channels.session!.bindings?.ws?.headers)).toContain('tap.v1');
+  });
+
+  it('declares a NATS server whose subjects are those the reference uses (spec: bindings-nats#subjects)', () => {
+    const nats = raw.servers.nats as { protocol: string; 'x-tap-subjects'?: Record<string, string> };
+    expect(nats.protocol).toBe('nats');
+    const s = subjectsOf('tap', '{agent_id}', '{connection}');
+    expect(nats['x-tap-subjects']).toMatchObject({
+      open: openSubject('tap', '{agent_id}'),
+      toAgent: s.toAgent,
+      toRequester: s.toRequester,
+    });
   });
 
   it('describes both roles: each direction is sent by one role and received by the other', () => {

@@ -31,6 +31,7 @@ export const AREAS = [
   'STDIO',
   'WS',
   'WKS',
+  'NATS',
   'VER',
   'SEC',
   'CONF',

@@ -19,6 +19,7 @@ import { shutdownCases } from './shutdown.ts';
 import { stdioCases } from './stdio.ts';
 import { taskCases } from './tasks.ts';
 import { websocketCases } from './websocket.ts';
+import { natsCases } from './nats.ts';
 import { chaosCases } from '../chaos.ts';
 import { propertyCases } from '../properties.ts';
 
@@ -40,6 +41,7 @@ export const ALL_CASES: readonly Case[] = [
   ...integrityCases,
   ...stdioCases,
   ...websocketCases,
+  ...natsCases,
   ...livenessCases,
   ...restartCases,
   ...propertyCases,

@@ -55,7 +55,7 @@ export interface Report {
   version: string;
   spec_version: string;
   target: string;
-  transport: 'stdio' | 'websocket';
+  transport: 'stdio' | 'websocket' | 'nats';
   agent?: { agent_id?: string; name?: string };
   seed: number;
   started_at: string;
@@ -129,7 +129,7 @@ export function profileVerdict(cases: readonly { verdict: Verdict; level: string
 export interface ReportInput {
   version: string;
   target: string;
-  transport: 'stdio' | 'websocket';
+  transport: 'stdio' | 'websocket' | 'nats';
   agent?: { agent_id?: string; name?: string };
   seed: number;
   startedAt: Date;

@@ -6,6 +6,7 @@
 import type { AgentCard } from '../../schemas/src/index.ts';
 import { createStdioAgentTransport, type StdioAgentOptions } from '../transports/stdio.ts';
 import type { CloseInfo, Transport } from '../transports/transport.ts';
+import type { NatsListenerOptions } from '../transports/nats/listener.ts';
 import type { TapWebSocketServer } from '../transports/websocket.ts';
 import { Journal } from './journal.ts';
 import type { AgentOptions } from './options.ts';
@@ -30,6 +31,9 @@ export interface AgentListener {
   close(): Promise<void>;
 }
 
+/** Where and how the agent listens over NATS: a nats:// URL or an open connection, and optional credentials. */
+export type AgentNatsOptions = Pick<NatsListenerOptions, 'url' | 'nc' | 'connectOptions' | 'prefix' | 'keepaliveMs'>;
+
 /** A running agent. */
 export interface Agent {
   /** The card as sent in handshake.ack (capabilities and durability filled in). */
@@ -40,6 +44,8 @@ export interface Agent {
   serveStdio(options?: StdioAgentOptions): Promise<void>;
   /** Accepts sessions over WebSocket, subprotocol tap.v1 (spec: bindings-websocket). */
   listen(options?: { host?: string; port?: number; path?: string }): Promise<AgentListener>;
+  /** Accepts sessions over NATS under the card's agent id (spec: bindings-nats#opening). */
+  listenNats(options: AgentNatsOptions): Promise<AgentListener>;
   /**
    * Ends every session (hand-offs, results, farewells), refuses new ones and closes the
    * listeners; idempotent: a second call returns the first one's promise (spec: shutdown#signals).
@@ -56,7 +62,7 @@ export function createAgent(options: AgentOptions): Agent {
   const rt = new Runtime(options);
   const runner = new TaskRunner(rt);
   const connections = new Set<Connection>();
-  const servers = new Set<TapWebSocketServer>();
+  const servers = new Set<Pick<TapWebSocketServer, 'close'>>();
   if (options.stateDir) {
     const { journal, records } = Journal.open(options.stateDir, { log: (m) => rt.log('warn', m), ...options.journal });
     rt.journal = journal;
@@ -120,6 +126,28 @@ export function createAgent(options: AgentOptions): Agent {
         close: async () => {
           servers.delete(server);
           await server.close();
+        },
+      };
+    },
+    async listenNats(natsOptions) {
+      const ceiling = Math.max(1024 * 1024, rt.card.limits.max_message_bytes * 2);
+      // Loaded on first use, as the WebSocket library is: an agent that serves stdio never loads a NATS client.
+      const { createNatsListener } = await import('../transports/nats/listener.ts');
+      const listener = await createNatsListener({
+        ...natsOptions,
+        agentId: rt.card.agent_id,
+        maxFrameBytes: ceiling,
+        ceilingBytes: ceiling,
+        // spec: limits#table-limits: the connection over the cap is refused with 1013.
+        admit: () => (connections.size >= rt.settings.maxConnections ? 'too many connections; try again later' : undefined),
+        onSession: (transport) => attach(transport),
+      });
+      servers.add(listener);
+      return {
+        url: listener.url,
+        close: async () => {
+          servers.delete(listener);
+          await listener.close();
         },
       };
     },

@@ -1,6 +1,6 @@
 /** The TAP agent runtime: createAgent, the handler context, and the conformance capabilities. */
 export { createAgent } from './agent.ts';
-export type { Agent, AgentConnection, AgentListener } from './agent.ts';
+export type { Agent, AgentConnection, AgentListener, AgentNatsOptions } from './agent.ts';
 export { TaskAborted } from './context.ts';
 export type { AbortKind, AgentStore, Handler, TaskContext } from './context.ts';
 export { iso, stderrLogger, systemClock } from './options.ts';

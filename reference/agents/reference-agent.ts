@@ -3,11 +3,12 @@
  *
  * On stdio (the default) stdout carries only TAP messages and logs go to stderr. With
  * --listen it serves WebSocket sessions instead and prints the URL once on stdout when it is
- * ready (stdout is not a TAP channel then). Keys for integrity come from TAP_HMAC_KEY_ID,
+ * ready (stdout is not a TAP channel then). With --nats it serves sessions through a NATS server
+ * under its agent id and prints nats://host:port/<agent_id> once ready. Keys for integrity come from TAP_HMAC_KEY_ID,
  * TAP_HMAC_KEY and TAP_HMAC_PEER (spec: conformance#key-provisioning).
  */
 import { parseArgs } from 'node:util';
-import { createAgent, stderrLogger, withConformanceCapabilities, type Agent, type PeerKey } from '../agent/index.ts';
+import { createAgent, stderrLogger, withConformanceCapabilities, type Agent, type AgentListener, type PeerKey } from '../agent/index.ts';
 import { keysFromEnv } from './env-keys.ts';
 import type { AgentCard } from '../../schemas/src/index.ts';
 
@@ -19,6 +20,9 @@ Options:
   --listen URL        serve WebSocket sessions at URL, e.g. ws://127.0.0.1:8787/tap
                       (port 0 picks a free port); prints the URL on stdout once ready.
                       Without it the agent serves one session on stdin/stdout.
+  --nats URL          serve sessions through the NATS server at URL, e.g. nats://127.0.0.1:4222
+                      (user:password@ in the URL authenticates); prints nats://host:port/<agent-id>
+                      on stdout once ready (spec: bindings-nats)
   --state-dir DIR     keep a journal in DIR: tasks survive a restart (durability "restart")
   --agent-id ID       the agent id (default tap.reference-agent)
   --grace-ms MS       grace period on SIGTERM/SIGINT (default 10000)
@@ -59,6 +63,7 @@ function die(message: string): never {
 
 interface Options {
   listen?: URL;
+  nats?: string;
   stateDir?: string;
   agentId: string;
   graceMs: number;
@@ -84,6 +89,7 @@ function parse(): Options {
     ({ values } = parseArgs({
       options: {
         listen: { type: 'string' },
+        nats: { type: 'string' },
         'state-dir': { type: 'string' },
         'agent-id': { type: 'string' },
         'grace-ms': { type: 'string' },
@@ -111,12 +117,17 @@ function parse(): Options {
     }
     if (listen.protocol !== 'ws:') die(`--listen needs a ws:// URL, not ${listen.protocol}//`);
   }
+  if (values.nats !== undefined) {
+    if (listen) die('--listen and --nats each serve sessions; give one of them');
+    if (!/^(nats|tls):\/\//i.test(values.nats)) die(`--nats needs a nats:// URL, e.g. nats://127.0.0.1:4222, not ${values.nats}`);
+  }
   const agentId = values['agent-id'] ?? 'tap.reference-agent';
   if (!/^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$/.test(agentId) || agentId.length > 128) {
     die(`--agent-id ${agentId} is not an identifier: lowercase letters, digits, "_" and "-", in dot-separated segments`);
   }
   return {
     listen,
+    nats: values.nats,
     stateDir: values['state-dir'],
     agentId,
     graceMs: whole(values, 'grace-ms', 10_000, 0),
@@ -180,7 +191,7 @@ async function main(): Promise<void> {
   process.on('unhandledRejection', (err) => stderrLogger('error', `unhandled: ${(err as Error)?.stack ?? String(err)}`));
   // A reader that went away (EPIPE) is a lost transport, never a crash (spec: shutdown#epipe).
   process.stderr.on('error', () => {});
-  if (options.listen) process.stdout.on('error', () => {});
+  if (options.listen || options.nats) process.stdout.on('error', () => {});
   // Signals: one shutdown of every session, exit 0 within the grace period (spec: shutdown#signals).
   const onSignal = (signal: string): void => {
     setTimeout(() => process.exit(0), options.graceMs).unref();
@@ -200,6 +211,17 @@ async function main(): Promise<void> {
       });
     } catch (err) {
       die(`cannot listen on ${options.listen.href}: ${(err as Error).message}`);
+    }
+    process.stdout.write(`${listener.url}\n`);
+    await agent.stopped;
+    process.exit(0);
+  }
+  if (options.nats) {
+    let listener: AgentListener;
+    try {
+      listener = await agent.listenNats({ url: options.nats });
+    } catch (err) {
+      die(`cannot serve through NATS at ${options.nats}: ${(err as Error).message}`);
     }
     process.stdout.write(`${listener.url}\n`);
     await agent.stopped;

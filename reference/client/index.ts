@@ -4,6 +4,8 @@ export { defaultCard } from './options.ts';
 export type { ClientEvents, ClientProblem, ConnectOptions, ReconnectPolicy, ShutdownOutcome } from './options.ts';
 export { connectWs } from './reconnect.ts';
 export type { ConnectWsOptions } from './reconnect.ts';
+export { connectNats } from './nats.ts';
+export type { ConnectNatsClientOptions } from './nats.ts';
 export { TaskHandle } from './handle.ts';
 export type { Accepted, SubmitOptions } from './handle.ts';
 export { ClientCode, TapClientError } from './errors.ts';

@@ -23,3 +23,11 @@ export {
   createWebSocketServer,
 } from './websocket.ts';
 export type { ConnectWebSocketOptions, TapWebSocketServer, WebSocketServerOptions } from './websocket.ts';
+export {
+  NatsCloseCode,
+  NatsTransport,
+  connectNatsTransport,
+  createNatsListener,
+  parseNatsUrl,
+} from './nats/index.ts';
+export type { ConnectNatsOptions, NatsListenerOptions, TapNatsListener } from './nats/index.ts';

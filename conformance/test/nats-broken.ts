@@ -1,0 +1,82 @@
+/**
+ * Agents that break one rule of the NATS binding on purpose, for the self-test of the nats
+ * profile: each serves the reference runtime through a listener with one fault.
+ */
+import { connect, headers as natsHeaders, type Msg } from '@nats-io/transport-node';
+import { createAgent, withConformanceCapabilities } from '../../reference/agent/index.ts';
+import { Header, NatsTransport, isConnectionId, openSubject, subjectsOf } from '../../reference/transports/nats/index.ts';
+
+/** The rule each broken agent breaks. */
+export type NatsFault =
+  /**
+   * Answers the open request before it subscribes to the connection's inbound subject
+   * (TAP-NATS-003), from its second connection on: the first, the harness's probe, works.
+   */
+  | 'late-subscribe'
+  /** Accepts any connection id, even one already open or not a subject token (TAP-NATS-004). */
+  | 'any-connection-id'
+  /** Announces keepalives but never sends them (TAP-NATS-012). */
+  | 'no-keepalives';
+
+/** Starts a broken agent `agentId` on the NATS server at `url`; resolves with its stop function. */
+export async function startBrokenNatsAgent(url: string, agentId: string, fault: NatsFault): Promise<() => Promise<void>> {
+  const agent = createAgent({
+    card: {
+      agent_id: agentId,
+      name: `broken (${fault})`,
+      description: `The reference runtime behind a NATS listener that breaks one rule: ${fault}.`,
+      capabilities: [],
+      limits: { max_concurrent_tasks: 16, max_task_seconds: 60, max_message_bytes: 1048576 },
+    },
+    capabilities: withConformanceCapabilities(),
+    shutdownGraceMs: 1000,
+    logger: () => {},
+  });
+  const nc = await connect({ servers: url });
+  const open = new Set<string>();
+  let opened = 0;
+  const accept = (msg: Msg): void => {
+    const id = msg.headers?.get(Header.CONNECTION) ?? '';
+    if (fault !== 'any-connection-id' && (!isConnectionId(id) || open.has(id))) {
+      const h = natsHeaders();
+      h.set(Header.OPEN, '1008');
+      msg.respond('bad connection id', { headers: h });
+      return;
+    }
+    const ok = natsHeaders();
+    ok.set(Header.OPEN, 'ok');
+    ok.set(Header.KEEPALIVE_MS, '1000');
+    const serve = (): void => {
+      const subjects = subjectsOf('tap', agentId, id.replace(/[^A-Za-z0-9_-]/g, '_'));
+      const t = new NatsTransport({
+        nc,
+        publishTo: subjects.toRequester,
+        subscribeTo: subjects.toAgent,
+        maxFrameBytes: 2 * 1048576,
+        // The reply announces 1000 ms; the no-keepalives agent sends none within any test's life.
+        keepaliveMs: fault === 'no-keepalives' ? 3_600_000 : 1000,
+        connectionId: id,
+      });
+      open.add(id);
+      const onclose = t.onclose;
+      t.onclose = (info) => {
+        open.delete(id);
+        onclose?.(info);
+      };
+      agent.attach(t);
+    };
+    if (fault === 'late-subscribe' && ++opened > 1) {
+      msg.respond(new Uint8Array(0), { headers: ok });
+      setTimeout(serve, 300);
+      return;
+    }
+    serve();
+    void nc.flush().then(() => msg.respond(new Uint8Array(0), { headers: ok }));
+  };
+  nc.subscribe(openSubject('tap', agentId), { callback: (err, msg) => (err ? undefined : accept(msg)) });
+  await nc.flush();
+  return async () => {
+    await agent.shutdown();
+    await nc.close();
+  };
+}

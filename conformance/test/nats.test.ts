@@ -1,0 +1,65 @@
+/**
+ * tap-conform over the NATS binding against a real nats-server: the reference agent process
+ * passes the nats profile and the task cases, and each broken agent fails the case of its rule.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../../reference/transports/nats/test-server.ts';
+import { runConformance } from '../run.ts';
+import { startBrokenNatsAgent, type NatsFault } from './nats-broken.ts';
+
+if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
+
+describe.skipIf(!natsServerInstalled)('tap-conform nats://host:port/<agent_id> (spec: bindings-nats)', () => {
+  let server: NatsServer;
+  let agent: ChildProcess;
+  let url: string;
+
+  beforeAll(async () => {
+    server = await startNatsServer();
+    agent = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'reference/agents/reference-agent.ts', '--nats', server.url, '--grace-ms', '2000'],
+      {
+        stdio: ['ignore', 'pipe', 'ignore'],
+      },
+    );
+    [url] = (await once(createInterface({ input: agent.stdout! }), 'line')) as [string];
+  });
+  afterAll(async () => {
+    if (agent && agent.exitCode === null) agent.kill('SIGKILL');
+    await server?.stop();
+  });
+
+  it('certifies the reference agent for the nats and tasks profiles', { timeout: 60_000 }, async () => {
+    expect(url).toBe(`${server.url}/tap.reference-agent`);
+    const report = await runConformance({ target: url, profiles: ['nats', 'tasks'], timeoutMs: 5000 });
+    const bad = report.cases.filter((c) => c.verdict !== 'PASS' && c.verdict !== 'SKIPPED');
+    expect(bad.map((c) => `${c.id}: ${c.verdict} ${c.detail}`)).toEqual([]);
+    expect(report.cases.filter((c) => c.id.startsWith('nats.')).length).toBeGreaterThanOrEqual(10);
+    expect(report.transport).toBe('nats');
+  });
+
+  it.each<[NatsFault, string]>([
+    ['late-subscribe', 'nats.open.first-frame'],
+    ['any-connection-id', 'nats.open.connection-id'],
+    ['no-keepalives', 'nats.liveness.keepalive'],
+  ])('fails an agent that breaks the rule (%s) in %s', { timeout: 30_000 }, async (fault, id) => {
+    const agentId = `tap.broken-${fault}`;
+    const stop = await startBrokenNatsAgent(server.url, agentId, fault);
+    try {
+      const report = await runConformance({ target: `${server.url}/${agentId}`, only: [id], timeoutMs: 2000 });
+      expect(report.cases.map((c) => [c.id, c.verdict])).toEqual([[id, 'FAIL']]);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('tap-reference-agent --nats exits 0 on SIGTERM (shutdown#signals)', async () => {
+    const exited = once(agent, 'exit');
+    agent.kill('SIGTERM');
+    expect((await exited)[0]).toBe(0);
+  });
+});

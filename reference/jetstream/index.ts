@@ -1,0 +1,7 @@
+/** The NATS binding's durable tasks on JetStream: streams, submit, and the runner (spec: bindings-nats#task-queue). */
+export { DEFAULT_NAMES, deadSubject, ensureStreams, resultSubject, taskSubject } from './streams.ts';
+export type { DurableNames, EnsureOptions } from './streams.ts';
+export { idempotencyKey, submitDurable, submitMsgId } from './submit.ts';
+export type { DurableSubmitted, IdempotencyOf } from './submit.ts';
+export { consumerName, startDurableRunner } from './runner.ts';
+export type { DurableRunner, DurableRunnerOptions, DurableWork } from './runner.ts';

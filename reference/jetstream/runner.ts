@@ -1,0 +1,241 @@
+/**
+ * The durable runner of the NATS binding (spec: bindings-nats#task-queue): it consumes one
+ * capability's queue on TAP_TASKS through a durable pull consumer whose ack_wait is the lease,
+ * renews the lease with in-progress acknowledgements, takes the attempt number from the
+ * delivery count, publishes the finished record before it acknowledges, keeps idempotency in
+ * TAP_IDEMPOTENCY beyond the de-duplication window, and turns max-deliveries advisories into
+ * dead letters.
+ */
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import { AckPolicy, DeliverPolicy, jetstream, type ConsumerMessages, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
+import type { TaskRecord } from '../workspace/record.ts';
+import { DEFAULT_NAMES, deadSubject, ensureStreams, resultSubject, type DurableNames } from './streams.ts';
+import { idempotencyKey } from './submit.ts';
+
+/** What a phase handler gets: the record (attempts set from the delivery count) and a stop signal. */
+export interface DurableWork {
+  record: TaskRecord;
+  /** The attempt: the delivery count less one (spec: bindings-nats#task-queue). */
+  attempts: number;
+  /** Aborted when the lease is lost (the server refused an acknowledgement) or the runner stops. */
+  signal: AbortSignal;
+}
+
+/** Options of `startDurableRunner`. */
+export interface DurableRunnerOptions {
+  nc: NatsConnection;
+  /** This agent's id, written to `state.processed_by`. */
+  agentId: string;
+  /** The capability (the records' `next_phase`) this runner serves. */
+  capability: string;
+  /** Does the phase's work; its resolved value becomes the output of the history entry. */
+  handler: (work: DurableWork) => Promise<unknown>;
+  /** The lease: the consumer's ack_wait, in ms (default 30 000). */
+  leaseMs?: number;
+  /** Deliveries before a record becomes a dead letter: the consumer's max_deliver (default 5). */
+  maxAttempts?: number;
+  /** Tasks run at once (default 4). */
+  concurrency?: number;
+  /**
+   * How long one pull request waits before the next is issued, in ms (default 5000, at least
+   * 1000): after a server of a cluster is lost, a runner finds the new consumer leader within it.
+   */
+  pullExpiresMs?: number;
+  names?: DurableNames;
+  replicas?: number;
+  logger?: (level: 'info' | 'warn' | 'error', message: string) => void;
+}
+
+/** A running durable runner. */
+export interface DurableRunner {
+  /** Counts for monitoring and tests. */
+  readonly stats: { completed: number; failed: number; repeats: number; deadLetters: number; renewals: number };
+  /** Stops taking deliveries and waits for the running ones to settle. */
+  stop(): Promise<void>;
+}
+
+/** The durable consumer's name for a capability: dots are not allowed in consumer names. */
+export function consumerName(capability: string): string {
+  return `tap-${capability.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+}
+
+const nanos = (ms: number): number => ms * 1_000_000;
+
+/** Creates the capability's consumer when missing; ack_wait is the lease and max_deliver the attempts. */
+async function ensureConsumer(jsm: JetStreamManager, names: DurableNames, o: DurableRunnerOptions): Promise<string> {
+  const name = consumerName(o.capability);
+  try {
+    await jsm.consumers.info(names.tasks, name);
+  } catch {
+    await jsm.consumers.add(names.tasks, {
+      durable_name: name,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      ack_wait: nanos(o.leaseMs ?? 30_000),
+      max_deliver: o.maxAttempts ?? 5,
+      filter_subject: `${names.prefix}.tasks.${o.capability}`,
+    });
+  }
+  return name;
+}
+
+/** The record a phase leaves: a history entry, the status, and next_phase null (one-phase tasks). */
+function finished(record: TaskRecord, agentId: string, attempts: number, outcome: { output?: unknown; error?: Error }): TaskRecord {
+  const now = new Date().toISOString();
+  const next = structuredClone(record);
+  next.context.history.push({
+    agent: agentId,
+    phase: record.next_phase ?? '',
+    timestamp: now,
+    input: record.context.current_input,
+    output: outcome.error ? null : (outcome.output ?? null),
+    artifacts: [],
+  });
+  next.current_phase = record.next_phase;
+  next.next_phase = null;
+  next.state.attempts = attempts;
+  next.state.processed_by = agentId;
+  next.state.status = outcome.error ? 'failed' : 'completed';
+  next.state.last_error = outcome.error ? { code: 'EXECUTION_FAILED', message: outcome.error.message.slice(0, 8192), at: now } : null;
+  return next;
+}
+
+/** Starts consuming a capability's queue (spec: bindings-nats#task-queue). */
+export async function startDurableRunner(o: DurableRunnerOptions): Promise<DurableRunner> {
+  const names = o.names ?? DEFAULT_NAMES;
+  const log = o.logger ?? (() => {});
+  const leaseMs = o.leaseMs ?? 30_000;
+  const { jsm, idempotency } = await ensureStreams(o.nc, { names, replicas: o.replicas });
+  const durable = await ensureConsumer(jsm, names, o);
+  const js = jetstream(o.nc);
+  const stats = { completed: 0, failed: 0, repeats: 0, deadLetters: 0, renewals: 0 };
+  const stopping = new AbortController();
+  const running = new Set<Promise<void>>();
+
+  /** spec: bindings-nats#idempotency: the first task to create the key owns it, whatever the window. */
+  const claimKey = async (record: TaskRecord): Promise<'first' | 'repeat'> => {
+    const idem = (record.metadata as { 'x-idempotency'?: { principal: string; key: string } })['x-idempotency'];
+    if (!idem) return 'first';
+    const key = idempotencyKey(idem.principal, o.capability, idem.key);
+    try {
+      await idempotency.create(key, record.task_id);
+      return 'first';
+    } catch {
+      const owner = (await idempotency.get(key))?.string();
+      // A redelivery of the owning task is not a repeat (spec: bindings-nats#idempotency).
+      return owner === record.task_id ? 'first' : 'repeat';
+    }
+  };
+
+  const storedResult = async (taskId: string): Promise<boolean> => {
+    const stored = await jsm.streams.getMessage(names.results, { last_by_subj: resultSubject(names, taskId) }).catch(() => null);
+    return stored !== null;
+  };
+
+  const work = async (m: JsMsg): Promise<void> => {
+    let record: TaskRecord;
+    try {
+      record = m.json<TaskRecord>();
+    } catch (err) {
+      log('warn', `a message on ${m.subject} is not a task record (${(err as Error).message}); terminating it`);
+      m.term();
+      return;
+    }
+    const attempts = m.info.deliveryCount - 1;
+    // A redelivery of a task whose finished record is stored (its acknowledgement was lost) only needs the acknowledgement.
+    if (attempts > 0 && (await storedResult(record.task_id))) {
+      stats.repeats++;
+      await m.ackAck();
+      return;
+    }
+    if ((await claimKey(record)) === 'repeat') {
+      stats.repeats++;
+      await m.ackAck();
+      return;
+    }
+    const lost = new AbortController();
+    const onStop = () => lost.abort();
+    stopping.signal.addEventListener('abort', onStop);
+    // spec: bindings-nats#task-queue: renew at least every ack_wait / 3.
+    const renew = setInterval(
+      () => {
+        m.working();
+        stats.renewals++;
+      },
+      Math.max(10, Math.floor(leaseMs / 3)),
+    );
+    let outcome: { output?: unknown; error?: Error };
+    try {
+      outcome = { output: await o.handler({ record: { ...record, state: { ...record.state, attempts } }, attempts, signal: lost.signal }) };
+    } catch (err) {
+      outcome = { error: err instanceof Error ? err : new Error(String(err)) };
+    } finally {
+      clearInterval(renew);
+      stopping.signal.removeEventListener('abort', onStop);
+    }
+    if (lost.signal.aborted) return;
+    const next = finished(record, o.agentId, attempts, outcome);
+    // spec: bindings-nats#task-queue: the finished record is stored before the delivery is acknowledged;
+    // one message id per task, so that the server keeps the first finished record only.
+    await js.publish(resultSubject(names, record.task_id), JSON.stringify(next), { msgID: `${record.task_id}:result` });
+    if (!(await m.ackAck().catch(() => false))) {
+      log('warn', `task ${record.task_id}: the server refused the acknowledgement; its lease had expired`);
+      return;
+    }
+    if (outcome.error) stats.failed++;
+    else stats.completed++;
+  };
+
+  // spec: bindings-nats#dead-letters: a record that ran out of deliveries goes to TAP_DEAD, then leaves the queue.
+  const advisory: Subscription = o.nc.subscribe(`$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.${names.tasks}.${durable}`, {
+    callback: (err, msg) => {
+      if (err) return;
+      const { stream_seq: seq, deliveries } = msg.json<{ stream_seq: number; deliveries: number }>();
+      void (async () => {
+        try {
+          const stored = await jsm.streams.getMessage(names.tasks, { seq });
+          if (!stored) return;
+          const record = stored.json<TaskRecord>();
+          const now = new Date().toISOString();
+          record.state.attempts = deliveries;
+          record.state.status = 'failed';
+          record.state.last_error = {
+            code: 'MAX_ATTEMPTS',
+            message: `the phase was delivered ${deliveries} times without finishing`,
+            at: now,
+          };
+          await js.publish(deadSubject(names, o.capability), JSON.stringify(record), { msgID: `${record.task_id}:dead` });
+          await jsm.streams.deleteMessage(names.tasks, seq);
+          stats.deadLetters++;
+        } catch (e) {
+          log('error', `could not move the dead letter at ${names.tasks} sequence ${seq}: ${(e as Error).message}`);
+        }
+      })();
+    },
+  });
+
+  const consumer = await js.consumers.get(names.tasks, durable);
+  const messages: ConsumerMessages = await consumer.consume({
+    max_messages: o.concurrency ?? 4,
+    expires: Math.max(1000, o.pullExpiresMs ?? 5000),
+  });
+  const loop = (async () => {
+    for await (const m of messages) {
+      const p = work(m).catch((err: Error) => log('error', `task on ${m.subject}: ${err.message}`));
+      running.add(p);
+      void p.finally(() => running.delete(p));
+      while (running.size >= (o.concurrency ?? 4)) await Promise.race(running);
+    }
+  })();
+
+  return {
+    stats,
+    async stop() {
+      await messages.close();
+      await loop;
+      await Promise.all(running);
+      stopping.abort();
+      advisory.unsubscribe();
+    },
+  };
+}

@@ -1,0 +1,70 @@
+/**
+ * The JetStream streams and bucket of the NATS binding's durable tasks (spec: bindings-nats#task-queue):
+ * TAP_TASKS (work queue of task records, one subject per capability), TAP_RESULTS (finished
+ * records), TAP_DEAD (dead letters) and the key-value bucket TAP_IDEMPOTENCY.
+ */
+import type { NatsConnection } from '@nats-io/transport-node';
+import { RetentionPolicy, StorageType, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { Kvm, type KV } from '@nats-io/kv';
+
+/** The names a deployment uses; the defaults are those of the spec. */
+export interface DurableNames {
+  prefix: string;
+  tasks: string;
+  results: string;
+  dead: string;
+  idempotency: string;
+}
+
+export const DEFAULT_NAMES: DurableNames = Object.freeze({
+  prefix: 'tap',
+  tasks: 'TAP_TASKS',
+  results: 'TAP_RESULTS',
+  dead: 'TAP_DEAD',
+  idempotency: 'TAP_IDEMPOTENCY',
+});
+
+/** The subject of a capability's queue. */
+export const taskSubject = (n: DurableNames, capability: string): string => `${n.prefix}.tasks.${capability}`;
+/** The subject of a task's finished record. */
+export const resultSubject = (n: DurableNames, taskId: string): string => `${n.prefix}.results.${taskId}`;
+/** The subject of a capability's dead letters. */
+export const deadSubject = (n: DurableNames, capability: string): string => `${n.prefix}.dead.${capability}`;
+
+/** Options of `ensureStreams`. */
+export interface EnsureOptions {
+  names?: DurableNames;
+  /** Replicas of every stream (default 1; 3 in a cluster, spec: bindings-nats#task-queue). */
+  replicas?: number;
+  /** The de-duplication window of TAP_TASKS in ms (default 120 000). */
+  duplicateWindowMs?: number;
+}
+
+const nanos = (ms: number): number => ms * 1_000_000;
+
+/** Creates the streams and the bucket when missing; resolves with the manager and the bucket. */
+export async function ensureStreams(nc: NatsConnection, o: EnsureOptions = {}): Promise<{ jsm: JetStreamManager; idempotency: KV }> {
+  const n = o.names ?? DEFAULT_NAMES;
+  const replicas = o.replicas ?? 1;
+  const jsm = await jetstreamManager(nc);
+  const want = [
+    // spec: bindings-nats#task-queue: the queue has work-queue retention.
+    {
+      name: n.tasks,
+      subjects: [`${n.prefix}.tasks.>`],
+      retention: RetentionPolicy.Workqueue,
+      duplicate_window: nanos(o.duplicateWindowMs ?? 120_000),
+    },
+    { name: n.results, subjects: [`${n.prefix}.results.>`], retention: RetentionPolicy.Limits },
+    { name: n.dead, subjects: [`${n.prefix}.dead.>`], retention: RetentionPolicy.Limits },
+  ];
+  for (const s of want) {
+    try {
+      await jsm.streams.info(s.name);
+    } catch {
+      await jsm.streams.add({ ...s, storage: StorageType.File, num_replicas: replicas });
+    }
+  }
+  const idempotency = await new Kvm(nc).create(n.idempotency, { replicas });
+  return { jsm, idempotency };
+}

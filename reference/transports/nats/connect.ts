@@ -1,0 +1,90 @@
+import { connect, headers as natsHeaders, type ConnectionOptions, type Msg, type NatsConnection } from '@nats-io/transport-node';
+import { DEFAULT_MAX_FRAME_BYTES, checkMaxFrameBytes } from '../frame.ts';
+import { DEFAULT_KEEPALIVE_MS, NatsTransport } from './nats-transport.ts';
+import { DEFAULT_PREFIX, Header, checkAgentId, checkPrefix, newConnectionId, subjectsOf } from './subjects.ts';
+import { parseNatsUrl } from './url.ts';
+
+/** Options of `connectNatsTransport`. */
+export interface ConnectNatsOptions {
+  /** The agent to open a connection to (default: the URL's path). */
+  agentId?: string;
+  /** An open NATS connection to share; otherwise the transport opens its own and closes it with itself. */
+  nc?: NatsConnection;
+  /** Extra options of an own NATS connection (authenticator, tls, name). */
+  connectOptions?: Partial<ConnectionOptions>;
+  /** The subject prefix (default "tap"). */
+  prefix?: string;
+  /** The frame limit until the handshake lowers it (default 16 MiB). */
+  maxFrameBytes?: number;
+  /** A frame above this closes the connection with 1009 (default 2 × maxFrameBytes). */
+  ceilingBytes?: number;
+  /** How often this side sends keepalives, in ms (default 1000). */
+  keepaliveMs?: number;
+  /** How long the open request may take, in ms (default 10 000). */
+  timeoutMs?: number;
+}
+
+/**
+ * Opens a TAP connection to an agent over NATS and resolves with its transport, not yet
+ * started (spec: bindings-nats#opening); rejects with one line when no agent answers, the
+ * agent refuses, or the server cannot be reached.
+ */
+export async function connectNatsTransport(url: string, options: ConnectNatsOptions = {}): Promise<NatsTransport> {
+  const address = parseNatsUrl(url);
+  const agentId = checkAgentId(options.agentId ?? address.agentId ?? '');
+  const prefix = checkPrefix(options.prefix ?? DEFAULT_PREFIX);
+  const maxFrameBytes = checkMaxFrameBytes(options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES);
+  const keepaliveMs = options.keepaliveMs ?? DEFAULT_KEEPALIVE_MS;
+  let nc = options.nc;
+  if (!nc) {
+    try {
+      nc = await connect({
+        servers: address.servers,
+        name: `tap requester of ${agentId}`,
+        ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}),
+        ...options.connectOptions,
+      });
+    } catch (err) {
+      throw new Error(`could not connect to ${url}: ${(err as Error).message}`, { cause: err });
+    }
+  }
+  const owned = options.nc === undefined;
+  const id = newConnectionId();
+  const subjects = subjectsOf(prefix, agentId, id);
+  const transport = new NatsTransport({
+    nc,
+    publishTo: subjects.toAgent,
+    subscribeTo: subjects.toRequester,
+    maxFrameBytes,
+    ceilingBytes: options.ceilingBytes,
+    keepaliveMs,
+    ownsConnection: owned,
+    connectionId: id,
+  });
+  const fail = async (why: string, cause?: unknown): Promise<never> => {
+    transport.terminate();
+    if (owned) await nc.close().catch(() => {});
+    throw new Error(`could not connect to ${url}: ${why}`, { cause });
+  };
+  const h = natsHeaders();
+  h.set(Header.CONNECTION, id);
+  h.set(Header.KEEPALIVE_MS, String(keepaliveMs));
+  let reply: Msg;
+  try {
+    await nc.flush();
+    reply = await nc.request(subjects.open, new Uint8Array(0), { timeout: options.timeoutMs ?? 10_000, headers: h });
+  } catch (err) {
+    const e = err as Error;
+    if (/no responders/i.test(e.message) || e.name === 'NoRespondersError')
+      return fail(`no agent ${agentId} listens there (nobody answers on ${subjects.open})`, err);
+    if (/timeout/i.test(e.message) || e.name === 'TimeoutError')
+      return fail(`agent ${agentId} did not answer the open request in time`, err);
+    return fail(e.message, err);
+  }
+  const verdict = reply.headers?.get(Header.OPEN) ?? '';
+  if (verdict !== 'ok') return fail(`agent ${agentId} refused the connection (${verdict || 'no Tap-Open'}): ${reply.string()}`);
+  const peerKeepalive = Number(reply.headers?.get(Header.KEEPALIVE_MS));
+  if (Number.isSafeInteger(peerKeepalive) && peerKeepalive > 0) transport.expectKeepalivesEvery(peerKeepalive);
+  if (owned) void nc.closed().then(() => transport.connectionClosed('the NATS connection closed'));
+  return transport;
+}

@@ -1,0 +1,12 @@
+/** The NATS binding's transport: subjects, one connection's transport, the agent's listener and the requester's connect. */
+export type { ConnectNatsOptions } from './connect.ts';
+export { connectNatsTransport } from './connect.ts';
+export { createNatsListener } from './listener.ts';
+export type { NatsListenerOptions, TapNatsListener } from './listener.ts';
+export { DEFAULT_KEEPALIVE_MS, HEADER_ALLOWANCE, MISSED_KEEPALIVES, NatsCloseCode, NatsTransport } from './nats-transport.ts';
+export type { NatsInboundLog } from './nats-transport.ts';
+export type { NatsTransportOptions } from './nats-transport.ts';
+export { DEFAULT_PREFIX, Header, isConnectionId, newConnectionId, openSubject, subjectsOf } from './subjects.ts';
+export type { Subjects } from './subjects.ts';
+export { parseNatsUrl } from './url.ts';
+export type { NatsAddress } from './url.ts';

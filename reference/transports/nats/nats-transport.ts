@@ -1,0 +1,324 @@
+import { headers as natsHeaders, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import type { CloseInfo, InboundFrame, RawSendOptions, RawTransport } from '../transport.ts';
+import { checkMaxFrameBytes } from '../frame.ts';
+import { Header } from './subjects.ts';
+
+/** The close codes of the binding: those of the WebSocket binding, carried in a close control (spec: bindings-nats#closing). */
+export const NatsCloseCode = Object.freeze({
+  NORMAL: 1000,
+  GOING_AWAY: 1001,
+  /** The transport is lost: missed keepalives, a missing message, or the NATS connection closed. */
+  LOST: 1006,
+  POLICY_VIOLATION: 1008,
+  MESSAGE_TOO_BIG: 1009,
+  INTERNAL_ERROR: 1011,
+  TRY_AGAIN_LATER: 1013,
+});
+
+/** Bytes of each NATS message kept free for the binding's headers (spec: bindings-nats#message-size). */
+export const HEADER_ALLOWANCE = 1024;
+
+/** How often each side sends a keepalive unless told otherwise, in ms (spec: bindings-nats#liveness). */
+export const DEFAULT_KEEPALIVE_MS = 1000;
+
+/** How many of the peer's keepalive intervals may pass in silence before the transport counts as lost. */
+export const MISSED_KEEPALIVES = 3;
+
+/** Options of one side of a connection. */
+export interface NatsTransportOptions {
+  /** The NATS connection to publish and subscribe on. */
+  nc: NatsConnection;
+  /** Where this side's frames go. */
+  publishTo: string;
+  /** Where the peer's frames arrive. */
+  subscribeTo: string;
+  /** The negotiated limit: longer frames arrive as oversized prefixes (default 16 MiB). */
+  maxFrameBytes: number;
+  /** A frame longer than this closes the transport with 1009 (default: 2 × maxFrameBytes). */
+  ceilingBytes?: number;
+  /** How often this side sends a keepalive, in ms. */
+  keepaliveMs?: number;
+  /** How often the peer said it sends keepalives, in ms. */
+  peerKeepaliveMs?: number;
+  /** Close the NATS connection with the transport (the requester's own connection). */
+  ownsConnection?: boolean;
+  /** The connection id, for logs and for fault injection. */
+  connectionId?: string;
+}
+
+/** What a transport saw of the peer's numbering and keepalives (spec: bindings-nats#frames, bindings-nats#liveness). */
+export interface NatsInboundLog {
+  /** The peer's messages received so far, frames and controls. */
+  messages: number;
+  /** The peer's keepalives received so far. */
+  keepalives: number;
+  /** When the newest keepalives arrived (ms since the epoch), at most the last 64. */
+  keepaliveTimes: number[];
+  /** Frames that arrived in more than one piece. */
+  joinedFrames: number;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/**
+ * One TAP connection over NATS (spec: bindings-nats#frames): frames travel as NATS messages
+ * on the connection's two subjects, numbered without gaps, cut into pieces that fit the
+ * server's max_payload; keepalives carry liveness, and a close control message ends the
+ * connection with a WebSocket-style code. A gap, a silent peer, or the loss of the NATS
+ * connection closes the transport with 1006, which orphans its session for resume.
+ */
+export class NatsTransport implements RawTransport {
+  onmessage?: (frame: InboundFrame) => void;
+  onclose?: (info: CloseInfo) => void;
+  onerror?: (err: Error) => void;
+
+  private max: number;
+  private readonly ceiling: number;
+  private readonly sub: Subscription;
+  private started = false;
+  private pending: InboundFrame[] = [];
+  private sentSeq = 0;
+  private heardSeq = 0;
+  private lastHeard = Date.now();
+  private parts: Uint8Array[] = [];
+  private partBytes = 0;
+  private partTotal = 0;
+  private closeInfo?: CloseInfo;
+  private readonly timers: NodeJS.Timeout[] = [];
+  private pieces = 0;
+  private sentAt = 0;
+  /** What arrived from the peer, for monitoring and the conformance suite. */
+  readonly log: NatsInboundLog = { messages: 0, keepalives: 0, keepaliveTimes: [], joinedFrames: 0 };
+
+  /** Subscribes to the peer's subject at once; frames are held until `start()`. */
+  constructor(private readonly o: NatsTransportOptions) {
+    this.max = checkMaxFrameBytes(o.maxFrameBytes);
+    this.ceiling = o.ceilingBytes ?? 2 * this.max;
+    this.sub = o.nc.subscribe(o.subscribeTo, { callback: (err, msg) => (err ? this.lost(err.message) : this.receive(msg)) });
+  }
+
+  /** Delivers the frames held so far, then the rest as they come, and starts the keepalives. */
+  async start(): Promise<void> {
+    if (this.started || this.closeInfo) return;
+    this.started = true;
+    const held = this.pending;
+    this.pending = [];
+    for (const frame of held) this.onmessage?.(frame);
+    const every = this.o.keepaliveMs ?? DEFAULT_KEEPALIVE_MS;
+    const silence = MISSED_KEEPALIVES * (this.o.peerKeepaliveMs ?? DEFAULT_KEEPALIVE_MS);
+    this.lastHeard = Date.now();
+    const keepalive = setInterval(() => this.control('keepalive'), every);
+    const watchdog = setInterval(
+      () => {
+        if (Date.now() - this.lastHeard > silence) this.lost(`the peer sent nothing for ${silence} ms`);
+      },
+      Math.max(50, Math.floor(silence / 6)),
+    );
+    keepalive.unref();
+    watchdog.unref();
+    this.timers.push(keepalive, watchdog);
+  }
+
+  /** Sends one TAP message; a no-op once closed. */
+  send(text: string): Promise<void> {
+    return this.write(encoder.encode(text));
+  }
+
+  /** Sends `data` unchanged as one frame; NATS has no binary frames, so `binary` is refused. */
+  sendRaw(data: Uint8Array, options: RawSendOptions = {}): Promise<void> {
+    if (options.binary) return Promise.reject(new Error('the NATS binding has no binary frames: every frame is UTF-8 text'));
+    return this.write(data);
+  }
+
+  /** Sends a close control (default 1000) and closes; `onclose` fires once. */
+  async close(info: CloseInfo = {}): Promise<void> {
+    if (this.closeInfo) return;
+    const code = info.code ?? NatsCloseCode.NORMAL;
+    const reason = info.reason ?? '';
+    this.control('close', code, reason);
+    try {
+      await this.o.nc.flush();
+    } catch {
+      // The NATS connection is gone already; the peer will miss our keepalives instead.
+    }
+    await this.finish({ code, reason });
+  }
+
+  /** Drops the connection without telling the peer, which notices by the missing keepalives. */
+  terminate(): void {
+    void this.finish({ code: NatsCloseCode.LOST, reason: 'terminated' });
+  }
+
+  /** Sets the negotiated `max_message_bytes`; the ceiling stays. */
+  setMaxFrameBytes(n: number): void {
+    this.max = checkMaxFrameBytes(n);
+  }
+
+  /** When this side last published on the connection (ms since the epoch), keepalives included. */
+  get lastSentAt(): number {
+    return this.sentAt;
+  }
+
+  /** The connection id, when the opener gave it. */
+  get connectionId(): string | undefined {
+    return this.o.connectionId;
+  }
+
+  /** How often the peer said it sends keepalives, in ms. */
+  get peerKeepaliveMs(): number {
+    return this.o.peerKeepaliveMs ?? DEFAULT_KEEPALIVE_MS;
+  }
+
+  /** Fault injection: sends `data` as one frame cut into pieces of `pieceBytes`. */
+  sendPieces(data: Uint8Array, pieceBytes: number): Promise<void> {
+    return this.write(data, pieceBytes);
+  }
+
+  /** Fault injection: skips `n` numbers of Tap-Seq, so the peer sees a gap. */
+  skipSeq(n = 1): void {
+    this.sentSeq += n;
+  }
+
+  /** Fault injection: stops sending keepalives and never closes on a silent peer, but still receives. */
+  silence(): void {
+    for (const t of this.timers.splice(0)) clearInterval(t);
+  }
+
+  /** Sets how often the peer sends keepalives (from the open reply), before `start()`. */
+  expectKeepalivesEvery(ms: number): void {
+    this.o.peerKeepaliveMs = ms;
+  }
+
+  /** Closes with 1006 because the NATS connection this transport uses has closed. */
+  connectionClosed(reason: string): void {
+    void this.finish({ code: NatsCloseCode.LOST, reason });
+  }
+
+  /** True once closed. */
+  get closed(): boolean {
+    return this.closeInfo !== undefined;
+  }
+
+  private write(bytes: Uint8Array, pieceBytes?: number): Promise<void> {
+    if (this.closeInfo || this.o.nc.isClosed()) return Promise.resolve();
+    const room = pieceBytes ?? Math.max(1, (this.o.nc.info?.max_payload ?? 1024 * 1024) - HEADER_ALLOWANCE);
+    try {
+      let at = 0;
+      do {
+        const end = Math.min(bytes.byteLength, at + room);
+        const h = this.numbered();
+        if (end < bytes.byteLength) h.set(Header.MORE, '1');
+        this.o.nc.publish(this.o.publishTo, bytes.subarray(at, end), { headers: h });
+        at = end;
+      } while (at < bytes.byteLength);
+    } catch (err) {
+      this.lost(`could not publish: ${(err as Error).message}`);
+    }
+    return Promise.resolve();
+  }
+
+  private numbered(): MsgHdrs {
+    this.sentAt = Date.now();
+    const h = natsHeaders();
+    h.set(Header.SEQ, String(++this.sentSeq));
+    return h;
+  }
+
+  private control(kind: 'keepalive' | 'close', code?: number, reason = ''): void {
+    if (this.closeInfo || this.o.nc.isClosed()) return;
+    const h = this.numbered();
+    h.set(Header.CONTROL, kind);
+    if (code !== undefined) h.set(Header.CLOSE_CODE, String(code));
+    try {
+      this.o.nc.publish(this.o.publishTo, encoder.encode(reason), { headers: h });
+    } catch {
+      // A publish that fails here is a lost connection, which the watchdog or the closed connection reports.
+    }
+  }
+
+  private receive(msg: Msg): void {
+    if (this.closeInfo) return;
+    this.lastHeard = Date.now();
+    const seq = Number(msg.headers?.get(Header.SEQ));
+    if (seq !== this.heardSeq + 1) {
+      this.lost(`message ${this.heardSeq + 1} of the peer never arrived (got ${msg.headers?.get(Header.SEQ) || 'one without Tap-Seq'})`);
+      return;
+    }
+    this.heardSeq = seq;
+    this.log.messages++;
+    const control = msg.headers?.get(Header.CONTROL) ?? '';
+    if (control === 'keepalive') {
+      this.log.keepalives++;
+      this.log.keepaliveTimes.push(Date.now());
+      if (this.log.keepaliveTimes.length > 64) this.log.keepaliveTimes.shift();
+      return;
+    }
+    if (control === 'close') {
+      const code = Number(msg.headers?.get(Header.CLOSE_CODE) || NatsCloseCode.NORMAL);
+      void this.finish({ code, reason: decoder.decode(msg.data) });
+      return;
+    }
+    this.piece(msg.data, msg.headers?.get(Header.MORE) === '1');
+  }
+
+  /** Adds one piece of a frame, keeping at most max + 1 bytes of it (spec: limits#bounded-reading). */
+  private piece(data: Uint8Array, more: boolean): void {
+    this.partTotal += data.byteLength;
+    if (this.partTotal > this.ceiling) {
+      this.control('close', NatsCloseCode.MESSAGE_TOO_BIG, 'frame too big');
+      void this.finish({ code: NatsCloseCode.MESSAGE_TOO_BIG, reason: `a frame exceeded ${this.ceiling} bytes` });
+      return;
+    }
+    const keep = Math.min(data.byteLength, this.max + 1 - this.partBytes);
+    if (keep > 0) {
+      this.parts.push(keep === data.byteLength ? data : data.subarray(0, keep));
+      this.partBytes += keep;
+    }
+    this.pieces++;
+    if (more) return;
+    if (this.pieces > 1) this.log.joinedFrames++;
+    this.pieces = 0;
+    const bytes = this.parts.length === 1 ? this.parts[0]! : concat(this.parts, this.partBytes);
+    const frame: InboundFrame = { bytes, oversized: this.partTotal > this.max, byteLength: this.partTotal };
+    this.parts = [];
+    this.partBytes = 0;
+    this.partTotal = 0;
+    if (this.started) this.onmessage?.(frame);
+    else this.pending.push(frame);
+  }
+
+  private lost(reason: string): void {
+    if (this.closeInfo) return;
+    this.control('close', NatsCloseCode.LOST, reason);
+    void this.finish({ code: NatsCloseCode.LOST, reason });
+  }
+
+  private async finish(info: CloseInfo): Promise<void> {
+    if (this.closeInfo) return;
+    this.closeInfo = info;
+    for (const t of this.timers.splice(0)) clearInterval(t);
+    try {
+      this.sub.unsubscribe();
+    } catch {
+      // Already gone with its connection.
+    }
+    if (!this.started) {
+      this.started = true;
+      for (const frame of this.pending) this.onmessage?.(frame);
+      this.pending = [];
+    }
+    this.onclose?.(info);
+    if (this.o.ownsConnection && !this.o.nc.isClosed()) await this.o.nc.close().catch(() => {});
+  }
+}
+
+function concat(parts: Uint8Array[], total: number): Uint8Array {
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.byteLength;
+  }
+  return out;
+}

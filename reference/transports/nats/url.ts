@@ -1,0 +1,44 @@
+/**
+ * NATS URLs as TAP names an agent on them: nats://[user:password@]host:port/<agent_id>
+ * (spec: bindings-nats#addressing). Several servers of one cluster may be given comma-separated.
+ */
+import { checkAgentId } from './subjects.ts';
+
+/** What a nats:// URL names. */
+export interface NatsAddress {
+  /** The server list a NATS client connects to, without credentials. */
+  servers: string[];
+  /** The agent id from the path, if the URL has one. */
+  agentId?: string;
+  /** Credentials from the URL's user part. */
+  user?: string;
+  pass?: string;
+}
+
+/** Parses nats://host:port[,host:port…][/agent_id]; throws a TypeError that says what is wrong. */
+export function parseNatsUrl(url: string): NatsAddress {
+  const m = /^(nats|tls):\/\/([^/]+)(\/.*)?$/i.exec(url);
+  if (!m) throw new TypeError(`"${url}" is not a NATS URL; give one like nats://127.0.0.1:4222/tap.reference-agent`);
+  const scheme = m[1]!.toLowerCase();
+  let hosts = m[2]!;
+  let user: string | undefined;
+  let pass: string | undefined;
+  const at = hosts.lastIndexOf('@');
+  if (at >= 0) {
+    const cred = hosts.slice(0, at);
+    hosts = hosts.slice(at + 1);
+    const colon = cred.indexOf(':');
+    user = decodeURIComponent(colon >= 0 ? cred.slice(0, colon) : cred);
+    if (colon >= 0) pass = decodeURIComponent(cred.slice(colon + 1));
+  }
+  const servers = hosts.split(',').map((h) => {
+    if (!/^(\[[0-9a-f:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/i.test(h)) throw new TypeError(`"${h}" in ${url} is not a host or host:port`);
+    return `${scheme}://${h}`;
+  });
+  const path = decodeURIComponent((m[3] ?? '').replace(/^\/+|\/+$/g, ''));
+  const out: NatsAddress = { servers };
+  if (path !== '') out.agentId = checkAgentId(path);
+  if (user !== undefined) out.user = user;
+  if (pass !== undefined) out.pass = pass;
+  return out;
+}
