@@ -3,21 +3,11 @@
  * logger, with the defaults the runtime applies (spec: handshake#params, limits).
  */
 import type { AgentCard, Capability } from '../../schemas/src/index.ts';
-import type { RandomSource } from '../core/ids.ts';
-import type { Hmac } from '../core/signing.ts';
+import type { Clock, Hmac, Logger, RandomSource } from '../core/platform.ts';
 import type { Handler } from './context.ts';
 import type { JournalOptions } from './journal.ts';
 
-/** A timer handle as returned by `Clock.setTimeout`. */
-export type TimerHandle = unknown;
-
-/** Time as the runtime sees it: every timestamp, deadline and timer goes through here. */
-export interface Clock {
-  /** Milliseconds since the epoch. */
-  now(): number;
-  setTimeout(fn: () => void, ms: number): TimerHandle;
-  clearTimeout(handle: TimerHandle): void;
-}
+export type { Clock, Logger, TimerHandle } from '../core/platform.ts';
 
 /** The platform clock. Its timers keep the process alive, as pending protocol work should; every one is cleared when its work ends. */
 export const systemClock: Clock = {
@@ -45,9 +35,6 @@ export interface CapabilityDefinition {
    */
   inputSchema?: Record<string, unknown>;
 }
-
-/** A log line writer; the default writes to stderr (stdout may carry only TAP messages). */
-export type Logger = (level: 'debug' | 'info' | 'warn' | 'error', message: string) => void;
 
 /** Decides the principal of a session from its credentials; null refuses them (AUTH_REQUIRED). */
 export type Authenticator = (credentials: { scheme: string; token?: string }, peer: AgentCard) => string | null;

@@ -379,7 +379,7 @@ export class TapClient extends Emitter<ClientEvents> implements TaskHost {
         return;
       } catch (err) {
         const code = (err as TapClientError).code;
-        this.logger?.warn?.('reconnect failed', { attempt, error: (err as Error).message });
+        this.logger?.('warn', 'reconnect failed', { attempt, error: (err as Error).message });
         if (code === 'RESUME_UNAVAILABLE' && resume) {
           resume = false;
           this.failOpen(err as TapClientError);
@@ -484,7 +484,7 @@ export class TapClient extends Emitter<ClientEvents> implements TaskHost {
       );
     }
     this.problem(msg.payload);
-    if (isFatal(msg.payload)) this.logger?.warn?.('the agent reported a fatal error', { code: msg.payload.code });
+    if (isFatal(msg.payload)) this.logger?.('warn', 'the agent reported a fatal error', { code: msg.payload.code });
   }
 
   private farewell(reason: string): void {
@@ -503,7 +503,7 @@ export class TapClient extends Emitter<ClientEvents> implements TaskHost {
   private problem(error: ErrorPayload, text?: string): void {
     const problem: ClientProblem = { error };
     if (text !== undefined) problem.text = text;
-    if (!this.emit('error', problem)) this.logger?.warn?.('problem', { code: error.code, message: error.message });
+    if (!this.emit('error', problem)) this.logger?.('warn', 'problem', { code: error.code, message: error.message });
   }
 
   // ---- endings ----

@@ -402,7 +402,7 @@ export class TaskHandle {
     const answer = this.options.onPlan;
     if (!answer) {
       if (!this.host.planSubmitted(this, plan))
-        this.host.logger?.warn?.('a plan waits for a decision and nobody listens', { task_id: this.taskId, plan_id: planId });
+        this.host.logger?.('warn', 'a plan waits for a decision and nobody listens', { task_id: this.taskId, plan_id: planId });
       return;
     }
     void (async () => {
@@ -416,7 +416,11 @@ export class TaskHandle {
       try {
         await this.decide(planId, decision);
       } catch (err) {
-        this.host.logger?.warn?.('the plan decision was refused', { task_id: this.taskId, plan_id: planId, error: (err as Error).message });
+        this.host.logger?.('warn', 'the plan decision was refused', {
+          task_id: this.taskId,
+          plan_id: planId,
+          error: (err as Error).message,
+        });
       }
     })();
   }
