@@ -26,25 +26,32 @@ export const LAYERS: readonly (readonly string[])[] = [
 
 /** reference/agent bottom-up: a file may import only files before it. */
 export const AGENT_ORDER: readonly string[] = [
+  // The data model, then the public face for capability authors.
   'model.ts',
-  'journal-limits.ts',
   'handler.ts',
-  'options.ts',
-  'liveness.ts',
+  // Tables and helpers.
   'duplicates.ts',
-  'integrity.ts',
+  'liveness.ts',
+  'outbound.ts',
   'tasks.ts',
   'sessions.ts',
   'journal.ts',
-  'outbound.ts',
+  'options.ts',
+  'integrity.ts',
+  'runtime.ts',
+  'journal-limits.ts',
+  // Behaviour against narrow interfaces: plans and the task context use a TaskHost ...
+  'task-host.ts',
   'plans.ts',
   'context.ts',
-  'recovery.ts',
   'task-runner.ts',
-  'runtime.ts',
+  // ... requests, handshake and shutdown a Replier.
+  'replier.ts',
   'requests.ts',
   'handshake.ts',
   'shutdown.ts',
+  'recovery.ts',
+  // The connection, then the agent.
   'inbound.ts',
   'session.ts',
   'conformance-capabilities.ts',

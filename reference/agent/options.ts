@@ -4,10 +4,12 @@
  */
 import type { AgentCard, Capability } from '../../schemas/src/index.ts';
 import type { Clock, Hmac, Logger, RandomSource } from '../core/platform.ts';
-import type { Handler } from './context.ts';
+import type { CapabilityDefinition, Handler } from './handler.ts';
 import type { JournalOptions } from './journal.ts';
 
 export type { Clock, Logger, TimerHandle } from '../core/platform.ts';
+export type { CapabilityDefinition } from './handler.ts';
+export { iso } from './outbound.ts';
 
 /** The platform clock. Its timers keep the process alive, as pending protocol work should; every one is cleared when its work ends. */
 export const systemClock: Clock = {
@@ -23,17 +25,6 @@ export interface PeerKey {
   key: string;
   /** The requester agent id the key is bound to. */
   peer: string;
-}
-
-/** A capability given with its card entry; the runtime adds the entry to the card. */
-export interface CapabilityDefinition {
-  capability: Capability;
-  handler: Handler;
-  /**
-   * A JSON Schema the input must match, checked like `capability.input_schema` (INVALID_MESSAGE)
-   * but not published in the card, which keeps handshake.ack small.
-   */
-  inputSchema?: Record<string, unknown>;
 }
 
 /** Decides the principal of a session from its credentials; null refuses them (AUTH_REQUIRED). */
@@ -158,8 +149,3 @@ export const stderrLogger: Logger = (level, message) => {
     // stderr gone: nothing to do.
   }
 };
-
-/** RFC 3339 UTC text of a clock reading. */
-export function iso(ms: number): string {
-  return new Date(ms).toISOString();
-}

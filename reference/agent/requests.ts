@@ -7,7 +7,7 @@
 import type { Capability, MessageOf, TapMessage } from '../../schemas/src/index.ts';
 import { errorPayload, isTerminal, newMessageId, type ErrorPayload } from '../core/index.ts';
 import { buildMessage } from './outbound.ts';
-import { iso } from './options.ts';
+import { iso } from './outbound.ts';
 import { journalProblem, persistOrRefuse } from './journal-limits.ts';
 import { applyDecision, checkDecision } from './plans.ts';
 import type { Connection } from './session.ts';

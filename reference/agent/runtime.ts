@@ -8,9 +8,10 @@ import addFormats from 'ajv-formats';
 import type { AgentCard, Capability } from '../../schemas/src/index.ts';
 import { pooled, webRandom, type RandomSource } from '../core/ids.ts';
 import type { Hmac } from '../core/signing.ts';
+import { mayDeclareCapability } from '../core/reserved-names.ts';
 import { hmacSha256 } from '../crypto.ts';
 import { validateAgainst, toIssues, type Issue } from '../core/validate.ts';
-import type { Handler } from './context.ts';
+import type { Handler } from './handler.ts';
 import { KeyRing } from './integrity.ts';
 import type { Journal, JournalRecord } from './journal.ts';
 import {
@@ -25,7 +26,6 @@ import {
 } from './options.ts';
 import type { OutboundContext } from './outbound.ts';
 import type { Session } from './sessions.ts';
-import { CONFORMANCE_CAPABILITIES } from './test-capabilities.ts';
 import { IdempotencyTable, TaskTable, type Task } from './tasks.ts';
 
 /** A capability the agent serves: its card entry, handler and compiled input schema. */
@@ -88,7 +88,7 @@ export class Runtime {
       if (!capability) throw new Error(`capability ${name} has a handler but no entry in the card; give it as { capability, handler }`);
       if (capability.name !== name) throw new Error(`capability ${name} is declared as ${capability.name}`);
       // spec: versioning#reserved-names
-      if (name.startsWith('tap.') && !(name in CONFORMANCE_CAPABILITIES))
+      if (!mayDeclareCapability(name))
         throw new Error(`capability names starting with "tap." are reserved; ${name} is not one the specification defines`);
       const handler = typeof def === 'function' ? def : def.handler;
       let validateInput: CapabilityEntry['validateInput'];

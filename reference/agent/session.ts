@@ -28,7 +28,7 @@ import type { CloseInfo, InboundFrame, Transport } from '../transports/index.ts'
 import { handshakeConfig, sessionEstablished, sessionPending } from './handshake.ts';
 import { outsideSkew, verifyIncoming } from './integrity.ts';
 import { Liveness } from './liveness.ts';
-import type { TimerHandle } from './options.ts';
+import type { TimerHandle } from '../core/platform.ts';
 import { DuplicateTable, replyText, type Remembered, type Reply } from './duplicates.ts';
 import { buildMessage, BoundedMap, type Addressing } from './outbound.ts';
 import { handleRequest } from './requests.ts';

@@ -11,7 +11,7 @@ import { createMemoryPair, type Transport } from '../transports/index.ts';
 import type { Agent } from './agent.ts';
 import { createAgent } from './agent.ts';
 import type { AgentOptions } from './options.ts';
-import { withConformanceCapabilities } from './test-capabilities.ts';
+import { withConformanceCapabilities } from './conformance-capabilities.ts';
 
 export type Msg = Record<string, any>;
 

@@ -13,6 +13,7 @@ export * from './ijson.ts';
 export * from './jcs.ts';
 export * from './params.ts';
 export type { Clock, LogLevel, Logger, TimerHandle } from './platform.ts';
+export * from './reserved-names.ts';
 export * from './signing.ts';
 export * from './states.ts';
 export * from './validate.ts';

@@ -10,9 +10,8 @@ import failInput from '../../schemas/v1/tap.test.fail.input.schema.json' with { 
 import sleepInput from '../../schemas/v1/tap.test.sleep.input.schema.json' with { type: 'json' };
 import streamInput from '../../schemas/v1/tap.test.stream.input.schema.json' with { type: 'json' };
 import { errorEntry, errorPayload, TapError } from '../core/index.ts';
-import type { Handler, TaskContext } from './context.ts';
-import type { CapabilityDefinition } from './options.ts';
-import type { PlanDraft } from './plans.ts';
+import type { CapabilityDefinition, Handler, TaskContext } from './handler.ts';
+import type { PlanDraft } from './model.ts';
 
 /** plan.schema.json without plan_id: the plan tap.test.plan is given (read from the emitted schema, not restated). */
 const PLAN_DRAFT = (() => {
