@@ -7,10 +7,12 @@ import type { MessageOf, MessageType, PayloadOf, TapMessage } from '../../schema
 import { assertKey, errorPayload, isFatal, parseKey, replyTypes, type RandomSource } from '../core/index.ts';
 import { hmacSha256, randomBytes } from '../crypto.ts';
 import type { Transport } from '../transports/index.ts';
+import { snapshotPayload } from './attempt.ts';
 import { backoffDelay, retryPolicy, type RetryPolicy } from './backoff.ts';
 import { Emitter } from './emitter.ts';
 import { ClientCode, TapClientError } from './errors.ts';
-import { TaskHandle, type SubmitOptions, type TaskHost } from './handle.ts';
+import { TaskHandle, type SubmitOptions } from './handle.ts';
+import type { TaskHost } from './task-host.ts';
 import {
   defaultCard,
   type ClientEvents,
@@ -42,7 +44,7 @@ type Phase = 'connecting' | 'open' | 'reconnecting' | 'ending' | 'closed';
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
 /** A requester's side of one TAP session (across reconnects, when it has a transport factory). */
-export class TapClient extends Emitter<ClientEvents> implements TaskHost {
+export class TapClient extends Emitter<ClientEvents> implements TaskHost<TaskHandle> {
   readonly agentId: string;
   readonly retry: RetryPolicy;
   readonly logger?: Logger;
@@ -137,12 +139,12 @@ export class TapClient extends Emitter<ClientEvents> implements TaskHost {
 
   /** Asks for a task's snapshot (spec: tasks#status). */
   async status(taskId: string): Promise<SnapshotPayload> {
-    return snapshotOf(await this.request('task.status', {}, { task_id: taskId }), taskId);
+    return snapshotPayload(await this.request('task.status', {}, { task_id: taskId }), taskId);
   }
 
   /** Asks the agent to cancel a task; resolves with its snapshot (spec: tasks#cancellation). */
   async cancel(taskId: string, reason?: string): Promise<SnapshotPayload> {
-    return snapshotOf(await this.request('task.cancel', reason === undefined ? {} : { reason }, { task_id: taskId }), taskId);
+    return snapshotPayload(await this.request('task.cancel', reason === undefined ? {} : { reason }, { task_id: taskId }), taskId);
   }
 
   /**
@@ -534,12 +536,6 @@ export class TapClient extends Emitter<ClientEvents> implements TaskHost {
     for (const fn of this.endWaiters.splice(0)) fn();
     this.emit('closed', { reason: error.message });
   }
-}
-
-function snapshotOf(reply: TapMessage, taskId: string): SnapshotPayload {
-  if (reply.type === 'error') throw TapClientError.fromPayload(reply.payload, taskId);
-  if (reply.type !== 'task.snapshot') throw new TapClientError('PROTOCOL_VIOLATION', `expected task.snapshot, got ${reply.type}`);
-  return reply.payload;
 }
 
 /** Opens a session on `transport` and resolves once it is established (spec: handshake). */

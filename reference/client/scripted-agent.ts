@@ -10,7 +10,6 @@ import {
   composeMessage,
   decodeFrame,
   anyErrorPayload,
-  errorPayload,
   initialAgentHandshake,
   seal,
   validateMessage,
