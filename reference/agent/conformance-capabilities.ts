@@ -9,7 +9,7 @@ import counterInput from '../../schemas/v1/tap.test.counter.input.schema.json' w
 import failInput from '../../schemas/v1/tap.test.fail.input.schema.json' with { type: 'json' };
 import sleepInput from '../../schemas/v1/tap.test.sleep.input.schema.json' with { type: 'json' };
 import streamInput from '../../schemas/v1/tap.test.stream.input.schema.json' with { type: 'json' };
-import { anyErrorPayload, errorEntry, errorPayload, TapError } from '../core/index.ts';
+import { anyErrorPayload, errorEntry, TapError } from '../core/index.ts';
 import type { CapabilityDefinition, Handler, TaskContext } from './handler.ts';
 import type { PlanDraft } from './model.ts';
 

@@ -2,7 +2,7 @@
  * What an agent is built from: its card, its capability handlers, keys, clock, limits and
  * logger, with the defaults the runtime applies (spec: handshake#params, limits).
  */
-import type { AgentCard, Capability } from '../../schemas/src/index.ts';
+import type { AgentCard } from '../../schemas/src/index.ts';
 import type { Clock, Hmac, Logger, RandomSource } from '../core/platform.ts';
 import type { CapabilityDefinition, Handler } from './handler.ts';
 import type { JournalOptions } from './journal.ts';

@@ -10,13 +10,13 @@ import type { Transport } from '../transports/index.ts';
 import { retryPolicy, type RetryPolicy } from './backoff.ts';
 import { Emitter } from './emitter.ts';
 import { ClientCode, TapClientError } from './errors.ts';
-import { TaskHandle } from './handle.ts';
+import type { TaskHandle } from './handle.ts';
 import type { TaskHost } from './task-host.ts';
 import { defaultCard, type ClientEvents, type ClientProblem, type ConnectOptions, type ReconnectPolicy } from './options.ts';
 import { PendingRequests, type Pending } from './pending.ts';
 import { SeenIds } from './seen.ts';
 import { TaskTable } from './tasks.ts';
-import { RequesterSession, type EnvelopeFields, type HandshakeResult } from './session.ts';
+import type { RequesterSession, EnvelopeFields, HandshakeResult } from './session.ts';
 import type { TaskStream } from './stream.ts';
 import {
   STREAM_TYPES,
