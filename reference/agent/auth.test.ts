@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAgent } from './agent.ts';
-import type { TaskContext } from './context.ts';
-import { withConformanceCapabilities } from './test-capabilities.ts';
+import type { TaskContext } from './handler.ts';
+import { withConformanceCapabilities } from './conformance-capabilities.ts';
 import { agentCard, testAgent, TestPeer, expectCleanHistories } from './test-peer.ts';
 
 afterEach(expectCleanHistories);

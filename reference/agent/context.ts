@@ -1,98 +1,22 @@
 /**
- * What a capability handler sees: `async (input, ctx) => output`. The context streams
+ * The context of one task, as handler.ts describes it to capability authors: it streams
  * progress, output and logs, submits plans, gates side effects behind an approved plan and
  * journals them, records checkpoints for hand-off and restart, and carries an AbortSignal that
  * fires on cancel, deadline, shutdown and session loss (spec: tasks, plans, durability).
  */
 import { errorPayload, TapError } from '../core/errors.ts';
 import { isTerminal } from '../core/states.ts';
-import type { Authorization, Task } from './tasks.ts';
-import { currentPlan } from './tasks.ts';
+import { TaskAborted, type AgentStore, type TaskContext } from './handler.ts';
 import { byteLength } from './outbound.ts';
-import { submitPlan, type PlanDecision, type PlanDraft } from './plans.ts';
+import { submitPlan } from './plans.ts';
 import type { Runtime } from './runtime.ts';
-import type { TaskRunner } from './task-runner.ts';
-
-/** Why a task's signal fired. */
-export type AbortKind = 'cancel' | 'deadline' | 'shutdown' | 'session_lost' | 'ended';
-
-/** The reason of a task's AbortSignal. */
-export class TaskAborted extends Error {
-  override name = 'TaskAborted';
-  constructor(
-    readonly kind: AbortKind,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** The agent-wide durable key-value store (journaled with a state directory). */
-export interface AgentStore {
-  get(key: string): unknown;
-  /** Sets a value; journaled before it returns. */
-  set(key: string, value: unknown): void;
-}
-
-/** The handler's view of its task. */
-export interface TaskContext {
-  readonly taskId: string;
-  readonly capability: string;
-  /** The principal the task belongs to (spec: sessions#principals). */
-  readonly principal: string;
-  readonly sessionId: string;
-  readonly authorization?: Authorization;
-  /** The effective deadline (spec: tasks#deadlines). */
-  readonly deadline: Date;
-  /** metadata.attempt of the request (1 when absent). */
-  readonly attempt: number;
-  /** The task this one retries after a retryable ending (spec: idempotency#retryable-endings). */
-  readonly previousTaskId?: string;
-  /** Fires on cancel, deadline, shutdown or session loss; its reason is a TaskAborted. */
-  readonly signal: AbortSignal;
-  /** After a restart: the last checkpoint, to continue from (spec: durability#restart). */
-  readonly restored?: { state: Record<string, unknown> };
-  readonly store: AgentStore;
-  /** Sends a progress event. */
-  progress(p: { percent?: number; stage?: string; message?: string }): void;
-  /**
-   * Sends output; data too large for one message is split across output events (a string into
-   * consecutive pieces, an array into consecutive slices); anything else that does not fit
-   * throws MESSAGE_TOO_LARGE (spec: limits#message-size). Not sent when the session does not stream.
-   */
-  output(data: unknown): void;
-  log(message: string, level?: 'debug' | 'info' | 'warn' | 'error'): void;
-  /**
-   * Submits a plan and waits for the decision: resolves on approved (the plan is executing)
-   * and on needs_revision (submit a changed plan next; it becomes a revision automatically);
-   * a rejection ends the task failed PLAN_REJECTED and rejects (spec: plans).
-   */
-  submitPlan(draft: PlanDraft, feedback?: string): Promise<PlanDecision>;
-  /**
-   * Runs a side effect: only when the task has no plan or its plan is approved and executing,
-   * after re-checking the deadline; journaled begin and end, so a crash in between ends the task
-   * failed and indeterminate, never re-run (spec: plans#gate, durability#indeterminate).
-   */
-  sideEffect<T>(fn: () => T | Promise<T>): Promise<T>;
-  /**
-   * Throws PERMISSION_DENIED unless the grant allows acting on `resource`: a grant that lists
-   * resources allows only those (spec: authorization#grants).
-   */
-  checkResource(resource: string): void;
-  /** Records where the task stands, for hand-off and restart (spec: shutdown#handoff). */
-  checkpoint(state: Record<string, unknown>, steps?: { completed?: string[]; remaining?: string[]; resume_hint?: string }): void;
-  /** Waits `ms` on the agent clock; rejects with the signal's reason when it fires. */
-  sleep(ms: number): Promise<void>;
-  now(): number;
-}
-
-/** A capability handler. */
-export type Handler = (input: any, ctx: TaskContext) => unknown;
+import type { TaskHost } from './task-host.ts';
+import { currentPlan, type Task } from './tasks.ts';
 
 const LEVELS = new Set(['debug', 'info', 'warn', 'error']);
 
 /** Builds the context of one task. */
-export function createContext(rt: Runtime, runner: TaskRunner, task: Task): TaskContext {
+export function createContext(rt: Runtime, runner: TaskHost, task: Task): TaskContext {
   const live = (): boolean => !isTerminal(task.state) && !task.abort.signal.aborted;
   const store: AgentStore = {
     get: (key) => rt.store.get(key),

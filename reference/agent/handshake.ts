@@ -7,7 +7,7 @@ import type { AgentHandshakeConfig, EstablishedSession } from '../core/index.ts'
 import { constantTimeEqual } from '../core/index.ts';
 import { replayTask } from './requests.ts';
 import type { Runtime } from './runtime.ts';
-import type { Connection } from './session.ts';
+import type { Replier } from './replier.ts';
 import { Session, type SessionInfo } from './sessions.ts';
 import type { DuplicateTable } from './duplicates.ts';
 
@@ -73,7 +73,7 @@ export function sessionPending(rt: Runtime, est: EstablishedSession): void {
  * The session handshake.go established: a new one, or the resumed one moved to this connection,
  * whose previous connection is closed and whose listed tasks are replayed (spec: resume#reconnect).
  */
-export function sessionEstablished(conn: Connection, est: EstablishedSession, early: DuplicateTable): Session {
+export function sessionEstablished(conn: Replier, est: EstablishedSession, early: DuplicateTable): Session {
   const rt = conn.rt;
   let session = est.resumed ? rt.sessions.get(est.sessionId) : undefined;
   if (session && !session.ended) {

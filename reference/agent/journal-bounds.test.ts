@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAgent } from './agent.ts';
 import { JOURNAL_FILE, type JournalIo, type JournalOptions } from './journal.ts';
-import { withConformanceCapabilities } from './test-capabilities.ts';
+import { withConformanceCapabilities } from './conformance-capabilities.ts';
 import { agentCard, expectCleanHistories, TestPeer } from './test-peer.ts';
 
 afterEach(expectCleanHistories);

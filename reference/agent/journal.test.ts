@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAgent } from './agent.ts';
-import type { TaskContext } from './context.ts';
+import type { TaskContext } from './handler.ts';
 import { JOURNAL_FILE } from './journal.ts';
 import type { AgentOptions } from './options.ts';
-import { withConformanceCapabilities } from './test-capabilities.ts';
+import { withConformanceCapabilities } from './conformance-capabilities.ts';
 import { agentCard, TestPeer, type Msg, expectCleanHistories } from './test-peer.ts';
 
 afterEach(expectCleanHistories);

@@ -7,7 +7,7 @@
  */
 import { closeSync, fsyncSync, ftruncateSync, fstatSync, mkdirSync, openSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Plan } from './plans.ts';
+import type { Plan } from './model.ts';
 import type { SessionInfo } from './sessions.ts';
 import type { Checkpoint } from './tasks.ts';
 

@@ -3,7 +3,7 @@
  * counts as a sign of life; three unanswered pings in a row mean the peer is gone
  * (spec: limits#heartbeats).
  */
-import type { Clock, TimerHandle } from './options.ts';
+import type { Clock, TimerHandle } from '../core/platform.ts';
 
 /** Unanswered pings after which the peer counts as gone. */
 export const MISSED_PINGS = 3;

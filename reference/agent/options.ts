@@ -2,22 +2,14 @@
  * What an agent is built from: its card, its capability handlers, keys, clock, limits and
  * logger, with the defaults the runtime applies (spec: handshake#params, limits).
  */
-import type { AgentCard, Capability } from '../../schemas/src/index.ts';
-import type { RandomSource } from '../core/ids.ts';
-import type { Hmac } from '../core/signing.ts';
-import type { Handler } from './context.ts';
+import type { AgentCard } from '../../schemas/src/index.ts';
+import type { Clock, Hmac, Logger, RandomSource } from '../core/platform.ts';
+import type { CapabilityDefinition, Handler } from './handler.ts';
 import type { JournalOptions } from './journal.ts';
 
-/** A timer handle as returned by `Clock.setTimeout`. */
-export type TimerHandle = unknown;
-
-/** Time as the runtime sees it: every timestamp, deadline and timer goes through here. */
-export interface Clock {
-  /** Milliseconds since the epoch. */
-  now(): number;
-  setTimeout(fn: () => void, ms: number): TimerHandle;
-  clearTimeout(handle: TimerHandle): void;
-}
+export type { Clock, Logger, TimerHandle } from '../core/platform.ts';
+export type { CapabilityDefinition } from './handler.ts';
+export { iso } from './outbound.ts';
 
 /** The platform clock. Its timers keep the process alive, as pending protocol work should; every one is cleared when its work ends. */
 export const systemClock: Clock = {
@@ -34,20 +26,6 @@ export interface PeerKey {
   /** The requester agent id the key is bound to. */
   peer: string;
 }
-
-/** A capability given with its card entry; the runtime adds the entry to the card. */
-export interface CapabilityDefinition {
-  capability: Capability;
-  handler: Handler;
-  /**
-   * A JSON Schema the input must match, checked like `capability.input_schema` (INVALID_MESSAGE)
-   * but not published in the card, which keeps handshake.ack small.
-   */
-  inputSchema?: Record<string, unknown>;
-}
-
-/** A log line writer; the default writes to stderr (stdout may carry only TAP messages). */
-export type Logger = (level: 'debug' | 'info' | 'warn' | 'error', message: string) => void;
 
 /** Decides the principal of a session from its credentials; null refuses them (AUTH_REQUIRED). */
 export type Authenticator = (credentials: { scheme: string; token?: string }, peer: AgentCard) => string | null;
@@ -171,8 +149,3 @@ export const stderrLogger: Logger = (level, message) => {
     // stderr gone: nothing to do.
   }
 };
-
-/** RFC 3339 UTC text of a clock reading. */
-export function iso(ms: number): string {
-  return new Date(ms).toISOString();
-}

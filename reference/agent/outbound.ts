@@ -7,7 +7,7 @@ import type { MessageType, PayloadOf } from '../../schemas/src/index.ts';
 import { PROTOCOL } from '../core/catalogue.ts';
 import { newMessageId, type RandomSource } from '../core/ids.ts';
 import { sign, type Hmac } from '../core/signing.ts';
-import { iso, type Clock } from './options.ts';
+import type { Clock } from '../core/platform.ts';
 
 /** The key every outgoing message of a session is signed with. */
 export interface SigningKey {
@@ -40,6 +40,11 @@ export interface EnvelopeExtras {
 }
 
 const encoder = new TextEncoder();
+
+/** RFC 3339 UTC text of a clock reading. */
+export function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
 
 /** UTF-8 length of a message text: what max_message_bytes counts (spec: limits#message-size). */
 export function byteLength(text: string): number {

@@ -8,35 +8,11 @@ import { errorPayload, TapError } from '../core/errors.ts';
 import { canonicalize } from '../core/jcs.ts';
 import { isTerminal } from '../core/states.ts';
 import { validateAgainst } from '../core/validate.ts';
-import { TaskAborted } from './context.ts';
-import type { TimerHandle } from './options.ts';
+import { TaskAborted } from './handler.ts';
+import type { Plan, PlanDecision, PlanDraft, PlanRecord, PlanState } from './model.ts';
 import type { Runtime } from './runtime.ts';
-import type { TaskRunner } from './task-runner.ts';
+import type { TaskHost } from './task-host.ts';
 import { currentPlan, type Task } from './tasks.ts';
-
-export type Plan = PayloadOf<'plan.submit'>['plan'];
-export type PlanDraft = Omit<Plan, 'plan_id'>;
-/** The states of a plan (spec: plans#states). */
-export type PlanState = 'pending' | 'holding' | 'approved' | 'executing' | 'completed' | 'rejected' | 'needs_revision' | 'withdrawn';
-
-/** What the handler learns about its plan: approved (go on), or needs_revision (submit a revision). */
-export interface PlanDecision {
-  plan_id: string;
-  decision: 'approved' | 'needs_revision';
-  feedback?: string;
-}
-
-/** One plan of a task. */
-export interface PlanRecord {
-  plan: Plan;
-  state: PlanState;
-  revisionOf?: string;
-  feedback?: string;
-  /** The feedback of the decision that asked for a revision. */
-  decisionFeedback?: string;
-  waiter?: { resolve: (d: PlanDecision) => void; reject: (err: unknown) => void };
-  holdTimer?: TimerHandle;
-}
 
 /** Sets a plan's state and journals it. */
 export function markPlan(rt: Runtime, task: Task, plan: PlanRecord, state: PlanState): void {
@@ -55,7 +31,7 @@ function stopHolding(rt: Runtime, plan: PlanRecord): void {
  * (spec: plans#revision). A restored task re-submitting its pending plan unchanged waits for that
  * plan's decision instead.
  */
-export function submitPlan(rt: Runtime, runner: TaskRunner, task: Task, draft: PlanDraft, feedback?: string): Promise<PlanDecision> {
+export function submitPlan(rt: Runtime, runner: TaskHost, task: Task, draft: PlanDraft, feedback?: string): Promise<PlanDecision> {
   if (task.abort.signal.aborted) return Promise.reject(task.abort.signal.reason);
   const prev = currentPlan(task);
   const fields = planFields(draft);
@@ -99,7 +75,7 @@ export function submitPlan(rt: Runtime, runner: TaskRunner, task: Task, draft: P
 }
 
 /** Arms the late-approval timer: after request_timeout_ms the plan is holding and reminders follow every heartbeat_ms (spec: plans#late-approval). */
-export function scheduleHolding(rt: Runtime, runner: TaskRunner, task: Task, plan: PlanRecord): void {
+export function scheduleHolding(rt: Runtime, runner: TaskHost, task: Task, plan: PlanRecord): void {
   const session = rt.sessionOf(task);
   if (!session) return;
   const remind = (): void => {
@@ -137,7 +113,7 @@ export function checkDecision(task: Task, payload: PayloadOf<'plan.decision'>): 
 }
 
 /** Applies a checked decision, after its snapshot reply (spec: plans#decision). */
-export function applyDecision(rt: Runtime, runner: TaskRunner, task: Task, payload: PayloadOf<'plan.decision'>): void {
+export function applyDecision(rt: Runtime, runner: TaskHost, task: Task, payload: PayloadOf<'plan.decision'>): void {
   const plan = currentPlan(task)!;
   stopHolding(rt, plan);
   const waiter = plan.waiter;

@@ -7,7 +7,8 @@
 import type { TaskState } from '../../schemas/src/index.ts';
 import { errorPayload, isTerminal } from '../core/index.ts';
 import type { JournalRecord } from './journal.ts';
-import { scheduleHolding, type Plan, type PlanState } from './plans.ts';
+import type { Plan, PlanState } from './model.ts';
+import { scheduleHolding } from './plans.ts';
 import type { Runtime } from './runtime.ts';
 import { Session, type SessionInfo } from './sessions.ts';
 import { endSession } from './shutdown.ts';

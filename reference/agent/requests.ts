@@ -7,15 +7,15 @@
 import type { Capability, MessageOf, TapMessage } from '../../schemas/src/index.ts';
 import { errorPayload, isTerminal, newMessageId, type ErrorPayload } from '../core/index.ts';
 import { buildMessage } from './outbound.ts';
-import { iso } from './options.ts';
+import { iso } from './outbound.ts';
 import { journalProblem, persistOrRefuse } from './journal-limits.ts';
 import { applyDecision, checkDecision } from './plans.ts';
-import type { Connection } from './session.ts';
+import type { Replier } from './replier.ts';
 import type { Session } from './sessions.ts';
 import { fingerprint, snapshotOf, type Authorization, type Task } from './tasks.ts';
 
 /** Handles a task or plan request of an established session. */
-export function handleRequest(conn: Connection, session: Session, msg: TapMessage): void {
+export function handleRequest(conn: Replier, session: Session, msg: TapMessage): void {
   switch (msg.type) {
     case 'task.request':
       return onTaskRequest(conn, session, msg);
@@ -30,7 +30,7 @@ export function handleRequest(conn: Connection, session: Session, msg: TapMessag
 }
 
 /** The direct reply "here is the task now", before the request's effects (spec: tasks#status). */
-function replySnapshot(conn: Connection, session: Session, task: Task, replyTo: string): void {
+function replySnapshot(conn: Replier, session: Session, task: Task, replyTo: string): void {
   // The snapshot shares the task's result; its duplicate is rebuilt from it, not kept as a second copy (spec: limits#table-limits).
   const payload = snapshotOf(task, iso);
   const to = { target: session.peerId, sessionId: session.id, signing: session.signing };
@@ -62,7 +62,7 @@ export function authorizationProblem(
   return null;
 }
 
-function onTaskRequest(conn: Connection, session: Session, msg: MessageOf<'task.request'>): void {
+function onTaskRequest(conn: Replier, session: Session, msg: MessageOf<'task.request'>): void {
   const rt = conn.rt;
   const p = msg.payload;
   const taskId = msg.task_id!; // required by the task.request schema
@@ -196,7 +196,7 @@ function onTaskRequest(conn: Connection, session: Session, msg: MessageOf<'task.
 }
 
 /** BUSY: the caps per session, per principal and per agent (spec: limits#concurrency). */
-function busyProblem(conn: Connection, session: Session): ErrorPayload | null {
+function busyProblem(conn: Replier, session: Session): ErrorPayload | null {
   const rt = conn.rt;
   const limits = rt.card.limits;
   const caps: [string, number, number | undefined][] = [
@@ -217,7 +217,7 @@ function busyProblem(conn: Connection, session: Session): ErrorPayload | null {
 
 type TaskMessage = MessageOf<'task.status'> | MessageOf<'task.cancel'> | MessageOf<'task.resume'> | MessageOf<'plan.decision'>;
 
-function onTaskMessage(conn: Connection, session: Session, msg: TaskMessage): void {
+function onTaskMessage(conn: Replier, session: Session, msg: TaskMessage): void {
   const rt = conn.rt;
   const taskId = msg.task_id!; // required by each of these schemas
   const to = { replyTo: msg.message_id, taskId };
@@ -275,7 +275,7 @@ function unknownTask(taskId: string): ErrorPayload {
  * (spec: resume#replay, resume#retention).
  */
 export function replayTask(
-  conn: Connection,
+  conn: Replier,
   session: Session,
   task: Task | undefined,
   taskId: string,

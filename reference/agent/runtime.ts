@@ -6,10 +6,11 @@
 import type { AgentCard, Capability } from '../../schemas/src/index.ts';
 import { pooled, webRandom, type RandomSource } from '../core/ids.ts';
 import type { Hmac } from '../core/signing.ts';
+import { mayDeclareCapability } from '../core/reserved-names.ts';
 import { hmacSha256 } from '../crypto.ts';
 import { validateAgainst, type Issue } from '../core/validate.ts';
+import type { Handler } from './handler.ts';
 import { inputValidator } from './input-schemas.ts';
-import type { Handler } from './context.ts';
 import { KeyRing } from './integrity.ts';
 import type { Journal, JournalRecord } from './journal.ts';
 import {
@@ -24,7 +25,6 @@ import {
 } from './options.ts';
 import type { OutboundContext } from './outbound.ts';
 import type { Session } from './sessions.ts';
-import { CONFORMANCE_CAPABILITIES } from './test-capabilities.ts';
 import { IdempotencyTable, TaskTable, type Task } from './tasks.ts';
 
 /** A capability the agent serves: its card entry, handler and compiled input schema. */
@@ -85,7 +85,7 @@ export class Runtime {
       if (!capability) throw new Error(`capability ${name} has a handler but no entry in the card; give it as { capability, handler }`);
       if (capability.name !== name) throw new Error(`capability ${name} is declared as ${capability.name}`);
       // spec: versioning#reserved-names
-      if (name.startsWith('tap.') && !(name in CONFORMANCE_CAPABILITIES))
+      if (!mayDeclareCapability(name))
         throw new Error(`capability names starting with "tap." are reserved; ${name} is not one the specification defines`);
       const handler = typeof def === 'function' ? def : def.handler;
       let validateInput: CapabilityEntry['validateInput'];

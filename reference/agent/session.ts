@@ -9,31 +9,26 @@
 import type { MessageType, PayloadOf, TapMessage } from '../../schemas/src/index.ts';
 import {
   agentHandshake,
-  allowedBeforeHandshake,
   decodeFrame,
   errorPayload,
   initialAgentHandshake,
   isFatal,
-  isKnownType,
-  isRequesterToAgent,
-  parseVersion,
-  protocolVersion,
-  SUPPORTED_VERSIONS,
-  validateDecoded,
   type AgentHandshakeState,
   type ErrorPayload,
   type EstablishedSession,
 } from '../core/index.ts';
-import type { CloseInfo, InboundFrame, Transport } from '../transports/index.ts';
+import type { CloseInfo, InboundFrame } from '../core/frame.ts';
+import type { Transport } from '../transports/transport.ts';
 import { handshakeConfig, sessionEstablished, sessionPending } from './handshake.ts';
-import { outsideSkew, verifyIncoming } from './integrity.ts';
+import { envelopeProblem, messageProblem, type Envelope } from './inbound.ts';
 import { Liveness } from './liveness.ts';
-import type { TimerHandle } from './options.ts';
+import type { TimerHandle } from '../core/platform.ts';
 import { DuplicateTable, replyText, type Remembered, type Reply } from './duplicates.ts';
 import { buildMessage, BoundedMap, type Addressing } from './outbound.ts';
 import { handleRequest } from './requests.ts';
 import type { Runtime } from './runtime.ts';
-import type { Link, Session } from './sessions.ts';
+import type { Replier, RefusalTarget } from './replier.ts';
+import type { Session } from './sessions.ts';
 import { connectionClosed, endSession, onFarewell, onShutdownRequest } from './shutdown.ts';
 import type { TaskRunner } from './task-runner.ts';
 
@@ -43,7 +38,6 @@ const PRE_HANDSHAKE_DUPLICATES = 64;
 const PRE_HANDSHAKE_DUPLICATE_BYTES = 256 * 1024;
 /** The largest frame taken before handshake.ack fixed max_message_bytes (spec: limits#pre-handshake). */
 export const PRE_HANDSHAKE_MAX_BYTES = 65_536;
-const SUPPORTED_MAJORS = new Set(SUPPORTED_VERSIONS.map((v) => parseVersion(v)!.major));
 
 /** The close code after a fatal error: 1011 for INTERNAL_ERROR, else 1008 (spec: bindings-websocket#close-codes). */
 function closeCodeOf(code: string | undefined): number {
@@ -57,7 +51,7 @@ export interface AttachOptions {
 }
 
 /** One connection: the pipeline, the handshake and liveness of one transport. */
-export class Connection implements Link {
+export class Connection implements Replier {
   readonly stdio: boolean;
   /** The established session this connection carries. */
   session?: Session;
@@ -147,7 +141,7 @@ export class Connection implements Link {
   }
 
   /** Answers an offending message with `error` (never an `error` itself); closes after a fatal one. */
-  refuse(error: ErrorPayload, to: { replyTo?: string; taskId?: string; type?: unknown; source?: unknown; early?: boolean } = {}): void {
+  refuse(error: ErrorPayload, to: RefusalTarget = {}): void {
     if (to.type === 'error') return;
     // A message refused before the duplicate check marks no id as used; its repeat, refused the
     // same way, gets the first error again byte for byte, so a request never gets two different replies.
@@ -219,67 +213,25 @@ export class Connection implements Link {
       });
       return;
     }
-    const msg = decoded.message as Record<string, unknown> & { type: string; message_id: string; source: string; target: string };
+    const msg = decoded.message as Envelope;
     const to = { replyTo: msg.message_id, taskId: msg.task_id as string | undefined, type: msg.type, source: msg.source };
     this.currentSource = msg.source;
-    // Checks before the duplicate stage: the message is not remembered, but a repeat that fails the same way gets the same error again.
-    const fail = (code: string, message: string, details?: Record<string, unknown>): void =>
-      this.refuse(errorPayload(code, message, details), { ...to, early: true });
-
-    // Version: a spoken major before the ack, exactly the negotiated version after it; a repeat of
-    // the opening init was written before the ack and is checked as then (spec: versioning#version-check,
-    // idempotency#repeated-init). Another minor of the negotiated major is refused without ending
-    // the session; another major ends it (spec: versioning#stray-minor).
+    // A repeat of the opening init was written before the ack and is checked as then (spec: idempotency#repeated-init).
     const openingRepeat = this.openingInit !== undefined && decoded.text === this.openingInit;
-    const version = openingRepeat ? undefined : (this.session?.version ?? this.pending?.version);
-    const v = protocolVersion(msg.protocol as string);
-    const major = v ? parseVersion(v)?.major : undefined;
-    const versionOk = version !== undefined ? v === version : major !== undefined && SUPPORTED_MAJORS.has(major);
-    if (!versionOk) {
-      const why = version !== undefined ? `the session speaks tap/${version}` : `this agent speaks ${SUPPORTED_VERSIONS.join(', ')}`;
-      const sameMajor = version !== undefined && major !== undefined && major === parseVersion(version)?.major;
-      return this.refuse(
-        errorPayload(
-          'UNSUPPORTED_VERSION',
-          `protocol ${String(msg.protocol)} is not spoken here; ${why}${sameMajor ? '; the message had no effect' : ''}`,
-          { supported: [...SUPPORTED_VERSIONS] },
-          { fatal: !sameMajor },
-        ),
-        { ...to, early: true },
-      );
-    }
-
-    // Signature and skew, once a key is agreed (spec: integrity#verification, integrity#skew).
-    const key = this.session?.signing ?? this.pending?.integrity ?? undefined;
     const seen = this.seenReplies(msg, decoded.text);
-    if (key) {
-      const outcome = verifyIncoming(msg, key, this.rt.hmac);
-      if (outcome !== 'ok') return fail('INVALID_SIGNATURE', `the signature is ${outcome}; the message had no effect`);
-      if (!seen && msg.sequence === undefined && outsideSkew(msg.timestamp, this.rt.now(), this.rt.settings.skewMs)) {
-        return fail('REPLAY_DETECTED', `the timestamp ${String(msg.timestamp)} lies outside the ${this.rt.settings.skewMs} ms skew window`);
-      }
-    }
-
-    // Identity and session binding (spec: integrity#identity, integrity#session-binding).
-    const peer = this.session?.peerId ?? this.pending?.peer.agent_id;
-    const self = this.rt.agentId;
-    if (msg.type !== 'handshake.init' || peer !== undefined) {
-      const targetOk = msg.target === self || (msg.type === 'handshake.init' && msg.target === '*');
-      if ((peer !== undefined && msg.source !== peer) || !targetOk) {
-        return fail(
-          'IDENTITY_MISMATCH',
-          `a message from ${msg.source} to ${msg.target}; this session is between ${peer ?? 'its requester'} and ${self}`,
-        );
-      }
-    }
-    const sessionId = this.session?.id ?? this.pending?.sessionId;
-    // A repeat of the session's handshake.init carries no session_id and goes on to the duplicate
-    // check (spec: idempotency#repeated-init); one that names a session is bound like any other.
-    const initRepeat = msg.type === 'handshake.init' && msg.session_id === undefined;
-    if (sessionId !== undefined && !initRepeat && msg.session_id !== sessionId) {
-      const what = msg.session_id === undefined ? 'carries no session_id' : `names session ${String(msg.session_id)}`;
-      return fail(key ? 'INVALID_SIGNATURE' : 'PROTOCOL_VIOLATION', `the message ${what}, not this session's; it had no effect`);
-    }
+    const problem = envelopeProblem(msg, {
+      version: openingRepeat ? undefined : (this.session?.version ?? this.pending?.version),
+      key: this.session?.signing ?? this.pending?.integrity ?? undefined,
+      peer: this.session?.peerId ?? this.pending?.peer.agent_id,
+      self: this.rt.agentId,
+      sessionId: this.session?.id ?? this.pending?.sessionId,
+      duplicate: seen !== undefined,
+      hmac: this.rt.hmac,
+      now: this.rt.now(),
+      skewMs: this.rt.settings.skewMs,
+    });
+    // Checks before the duplicate stage: the message is not remembered, but a repeat that fails the same way gets the same error again.
+    if (problem) return this.refuse(problem, { ...to, early: true });
 
     // Duplicate: the original reply again, byte for byte (spec: idempotency#duplicate-messages).
     if (seen) {
@@ -288,10 +240,8 @@ export class Connection implements Link {
     }
     this.recording = [];
     this.frameText = decoded.text;
-    const failLate = (code: string, message: string, details?: Record<string, unknown>): void =>
-      this.refuse(errorPayload(code, message, details), to);
     try {
-      this.dispatch(msg as unknown as TapMessage, to, failLate);
+      this.dispatch(msg, to);
     } catch (err) {
       this.rt.log('error', `handling ${msg.type}: ${(err as Error)?.stack ?? String(err)}`);
       if (this.recording.length === 0) this.refuse(errorPayload('INTERNAL_ERROR', 'the agent failed to handle the message'), to);
@@ -319,24 +269,11 @@ export class Connection implements Link {
   }
 
   /** Type → handshake phase → payload schema → the message's own handling. */
-  private dispatch(
-    msg: TapMessage,
-    _to: { replyTo: string; taskId?: string },
-    fail: (code: string, message: string, details?: Record<string, unknown>) => void,
-  ): void {
-    const type = msg.type as string;
-    if (!isKnownType(type) || !isRequesterToAgent(type)) {
-      return fail('UNKNOWN_MESSAGE_TYPE', `an agent does not accept ${type}; the message had no effect`);
-    }
-    if (type === 'error') return this.peerError(msg);
-    if (!this.session?.established && !allowedBeforeHandshake(type)) {
-      return fail('HANDSHAKE_REQUIRED', `${type} arrived before handshake.go; it had no effect`);
-    }
-    const issues = validateDecoded(msg);
-    if (issues) {
-      const first = issues[0]!;
-      return fail('INVALID_MESSAGE', `${type} is invalid: ${first.path || '/'} ${first.message}`, { issues });
-    }
+  private dispatch(envelope: Envelope, to: RefusalTarget): void {
+    const problem = messageProblem(envelope, this.session?.established === true);
+    if (problem) return this.refuse(problem, to);
+    const msg = envelope as unknown as TapMessage;
+    if (msg.type === 'error') return this.peerError(msg);
     switch (msg.type) {
       case 'handshake.init':
       case 'handshake.ready':

@@ -7,7 +7,7 @@ import type { MessageType, PayloadOf } from '../../schemas/src/index.ts';
 import type { SessionParams } from '../core/params.ts';
 import { DuplicateTable } from './duplicates.ts';
 import { buildMessage, type EnvelopeExtras, type OutboundContext, type SigningKey } from './outbound.ts';
-import type { TimerHandle } from './options.ts';
+import type { TimerHandle } from '../core/platform.ts';
 
 /** The message ids every session remembers at least, whatever their replies weigh (spec: idempotency#duplicate-table). */
 export const MIN_DUPLICATE_ENTRIES = 1024;

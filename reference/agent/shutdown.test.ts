@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkHistory } from '../core/history.ts';
 import { createAgent } from './agent.ts';
-import type { TaskContext } from './context.ts';
-import { withConformanceCapabilities } from './test-capabilities.ts';
+import type { TaskContext } from './handler.ts';
+import { withConformanceCapabilities } from './conformance-capabilities.ts';
 import { agentCard, REQUESTER_ID, TEST_KEY, TEST_KEY_BYTES, testAgent, TestPeer, type Msg, expectCleanHistories } from './test-peer.ts';
 
 afterEach(expectCleanHistories);

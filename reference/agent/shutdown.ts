@@ -7,9 +7,9 @@
  */
 import type { MessageOf } from '../../schemas/src/index.ts';
 import { isTerminal } from '../core/index.ts';
-import type { CloseInfo } from '../transports/index.ts';
+import type { CloseInfo } from '../core/frame.ts';
 import type { Runtime } from './runtime.ts';
-import type { Connection } from './session.ts';
+import type { Replier } from './replier.ts';
 import type { Session } from './sessions.ts';
 import type { TaskRunner } from './task-runner.ts';
 import type { Task } from './tasks.ts';
@@ -59,7 +59,7 @@ export function endSession(
 }
 
 /** shutdown.request: approve, then end this session only; a repeat changes nothing (spec: shutdown#request). */
-export function onShutdownRequest(conn: Connection, msg: MessageOf<'shutdown.request'>): void {
+export function onShutdownRequest(conn: Replier, msg: MessageOf<'shutdown.request'>): void {
   const session = conn.session!;
   conn.reply(session.message('shutdown.response', { approve: true }, { reply_to: msg.message_id }));
   const reason = msg.payload.reason.trim() === '' ? 'the requester asked to shut down' : msg.payload.reason;
@@ -69,7 +69,7 @@ export function onShutdownRequest(conn: Connection, msg: MessageOf<'shutdown.req
 }
 
 /** The requester's farewell ends the session at once; the agent still ends its tasks and says its own farewell (spec: shutdown#farewell). */
-export function onFarewell(conn: Connection, _msg: MessageOf<'session.farewell'>): void {
+export function onFarewell(conn: Replier, _msg: MessageOf<'session.farewell'>): void {
   const session = conn.session!;
   // A farewell cuts a shutdown already under way short (spec: shutdown#requester-farewell).
   session.cutDrain?.();
@@ -81,7 +81,7 @@ export function onFarewell(conn: Connection, _msg: MessageOf<'session.farewell'>
  * by this side on purpose ends its session; a lost one leaves the session resumable for the
  * resume window (on stdio it is lost at once), then its tasks end SESSION_LOST (spec: resume#orphans).
  */
-export function connectionClosed(conn: Connection, info: CloseInfo, eof: boolean): Promise<void> {
+export function connectionClosed(conn: Replier, info: CloseInfo, eof: boolean): Promise<void> {
   const rt = conn.rt;
   const session = conn.session;
   if (!session || session.link !== conn || session.ended) return Promise.resolve();
@@ -110,7 +110,7 @@ export function connectionClosed(conn: Connection, info: CloseInfo, eof: boolean
 }
 
 /** A process-wide shutdown: every session ends, new connections are refused (spec: shutdown#signals). */
-export async function shutdownAll(rt: Runtime, runner: TaskRunner, connections: Iterable<Connection>, reason: string): Promise<void> {
+export async function shutdownAll(rt: Runtime, runner: TaskRunner, connections: Iterable<Replier>, reason: string): Promise<void> {
   rt.shuttingDown = true;
   const endings = [...rt.sessions.values()].map((s) => endSession(rt, runner, s, 'SHUTTING_DOWN', reason, true));
   for (const conn of connections) if (!conn.session) endings.push(conn.close(1001, reason));

@@ -6,11 +6,13 @@
 import type { MessageType, PayloadOf, TaskState } from '../../schemas/src/index.ts';
 import { errorPayload, TapError, type ErrorPayload } from '../core/errors.ts';
 import { canTransition, isTerminal } from '../core/states.ts';
-import { createContext, TaskAborted, type AbortKind } from './context.ts';
-import { iso } from './options.ts';
+import { createContext } from './context.ts';
+import { TaskAborted, type AbortKind } from './handler.ts';
+import { iso } from './outbound.ts';
 import { byteLength } from './outbound.ts';
 import { withdrawPlan, markPlan } from './plans.ts';
 import type { Runtime } from './runtime.ts';
+import type { TaskHost } from './task-host.ts';
 import { currentPlan, outcomeError, snapshotOf, type Task, type TaskOutcome } from './tasks.ts';
 
 /** The longest reply_to a snapshot can carry: a message_id of 128 characters (spec: envelope#message-id). */
@@ -23,7 +25,7 @@ const ENDED = new TaskAborted('ended', 'the task has ended');
 const MAX_TIMER_MS = 2_147_000_000;
 
 /** Drives every task of one runtime. */
-export class TaskRunner {
+export class TaskRunner implements TaskHost {
   constructor(private readonly rt: Runtime) {}
 
   /**

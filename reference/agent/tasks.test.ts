@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAgent } from './agent.ts';
-import { withConformanceCapabilities } from './test-capabilities.ts';
+import { withConformanceCapabilities } from './conformance-capabilities.ts';
 import { agentCard, testAgent, TestPeer, expectCleanHistories } from './test-peer.ts';
 
 afterEach(expectCleanHistories);
@@ -173,7 +173,7 @@ describe('tasks', () => {
         streaming: true,
         side_effects: false,
       },
-      handler: (input: { text: boolean }, ctx: import('./context.ts').TaskContext) => {
+      handler: (input: { text: boolean }, ctx: import('./handler.ts').TaskContext) => {
         if (input.text) {
           ctx.output('é'.repeat(n));
           ctx.output(Array.from({ length: n / 10 }, (_, i) => i));

@@ -7,10 +7,10 @@ import type { PayloadOf, TaskState } from '../../schemas/src/index.ts';
 import { canonicalize } from '../core/jcs.ts';
 import { isTerminal } from '../core/states.ts';
 import type { ErrorPayload } from '../core/errors.ts';
-import type { PlanRecord } from './plans.ts';
-import type { TimerHandle } from './options.ts';
+import type { TimerHandle } from '../core/platform.ts';
+import type { Authorization, PlanRecord } from './model.ts';
 
-export type Authorization = NonNullable<PayloadOf<'task.request'>['authorization']>;
+export type { Authorization } from './model.ts';
 /** A task's one result (spec: tasks#result). */
 export interface TaskOutcome {
   status: 'completed' | 'failed' | 'cancelled' | 'timed_out';

@@ -1,7 +1,7 @@
 /**
  * Test support for the runtime's tests: a scripted requester on an in-memory transport pair
  * that builds (and signs) messages by hand, records every frame the agent sends and checks the
- * recorded stream with checkHistory; and a manual clock.
+ * recorded stream with checkHistory; and the core's manual clock.
  */
 import type { AgentCard } from '../../schemas/src/index.ts';
 import { sign } from '../core/index.ts';
@@ -10,8 +10,8 @@ import { hmacSha256 } from '../crypto.ts';
 import { createMemoryPair, type Transport } from '../transports/index.ts';
 import type { Agent } from './agent.ts';
 import { createAgent } from './agent.ts';
-import type { AgentOptions, Clock, TimerHandle } from './options.ts';
-import { withConformanceCapabilities } from './test-capabilities.ts';
+import type { AgentOptions } from './options.ts';
+import { withConformanceCapabilities } from './conformance-capabilities.ts';
 
 export type Msg = Record<string, any>;
 
@@ -249,48 +249,4 @@ export function expectCleanHistories(): void {
   }
 }
 
-/** A clock whose time moves only when told; timers fire in order as it moves. */
-export class ManualClock implements Clock {
-  private t: number;
-  private seq = 0;
-  private readonly timers = new Map<number, { at: number; fn: () => void }>();
-
-  constructor(start = Date.parse('2030-01-01T00:00:00Z')) {
-    this.t = start;
-  }
-
-  now(): number {
-    return this.t;
-  }
-
-  setTimeout(fn: () => void, ms: number): TimerHandle {
-    const id = ++this.seq;
-    this.timers.set(id, { at: this.t + Math.max(0, ms), fn });
-    return id;
-  }
-
-  clearTimeout(handle: TimerHandle): void {
-    this.timers.delete(handle as number);
-  }
-
-  /** Moves time forward by `ms`, firing due timers in order and letting the event loop run after each. */
-  async advance(ms: number): Promise<void> {
-    const end = this.t + ms;
-    for (;;) {
-      let next: [number, { at: number; fn: () => void }] | undefined;
-      for (const entry of this.timers) if (entry[1].at <= end && (!next || entry[1].at < next[1].at)) next = entry;
-      if (!next) break;
-      this.timers.delete(next[0]);
-      this.t = Math.max(this.t, next[1].at);
-      next[1].fn();
-      await flush();
-    }
-    this.t = end;
-    await flush();
-  }
-}
-
-/** Lets pending microtasks and immediates run. */
-export async function flush(): Promise<void> {
-  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
-}
+export { ManualClock, settle as flush } from '../core/testkit.ts';

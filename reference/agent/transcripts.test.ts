@@ -14,7 +14,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { checkHistory } from '../core/history.ts';
 import { createAgent } from './agent.ts';
 import type { Agent } from './agent.ts';
-import { withConformanceCapabilities } from './test-capabilities.ts';
+import { withConformanceCapabilities } from './conformance-capabilities.ts';
 import { agentCard, expectCleanHistories, TestPeer, type Msg } from './test-peer.ts';
 
 afterEach(expectCleanHistories);

@@ -12,7 +12,7 @@
 import { parseArgs } from 'node:util';
 import { createAgent, stderrLogger, withConformanceCapabilities, type PeerKey } from '../agent/index.ts';
 import { keysFromEnv } from './env-keys.ts';
-import { TapError, errorPayload } from '../core/index.ts';
+import { TapError, anyErrorPayload, errorPayload } from '../core/index.ts';
 import {
   isIdentifier,
   runWorkspaceAgent,
@@ -229,7 +229,7 @@ export const CONFORMANCE_PHASES: Readonly<Record<string, PhaseHandler>> = {
     await readHistoryArtifacts(ctx);
     const message = typeof input.message === 'string' ? input.message : `failing with ${input.code} as asked`;
     throw new TapError(
-      errorPayload(input.code, message, undefined, typeof input.retryable === 'boolean' ? { retryable: input.retryable } : {}),
+      anyErrorPayload(input.code, message, undefined, typeof input.retryable === 'boolean' ? { retryable: input.retryable } : {}),
     );
   },
   /** tap.test.plan { plan }: plans, waits in awaiting/ for a decision, then runs the approved steps. */

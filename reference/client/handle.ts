@@ -7,19 +7,31 @@ import type { MessageOf, PayloadOf, TapMessage } from '../../schemas/src/index.t
 import { isFatal } from '../core/index.ts';
 import { backoffDelay, type RetryPolicy } from './backoff.ts';
 import { ClientCode, quiet, TapClientError } from './errors.ts';
+import {
+  acceptedOf,
+  ENDINGS_NOT_RETRIED,
+  pollUntilEnded,
+  snapshotPayload,
+  taskRequestFields,
+  taskRequestPayload,
+  type Accepted,
+  type Ending,
+} from './attempt.ts';
 import { Feed } from './feed.ts';
+import type { TaskHost } from './task-host.ts';
 import type { TaskStream } from './stream.ts';
 import type {
   Authorization,
   HandoffPayload,
   KnownState,
-  Logger,
   PlanDecision,
   PlanSubmitPayload,
   ResultPayload,
   SnapshotPayload,
   StreamMessage,
 } from './types.ts';
+
+export type { Accepted } from './attempt.ts';
 
 /** Options of `client.submit`. */
 export interface SubmitOptions {
@@ -40,45 +52,6 @@ export interface SubmitOptions {
   /** Extra envelope metadata (trace ids); `attempt` is set by the client. */
   metadata?: Record<string, unknown>;
 }
-
-/** What acceptance told the caller. */
-export interface Accepted {
-  /** The task the agent is running: the retry's own id, or the original task's id when a retry was answered with its snapshot. */
-  taskId: string;
-  capability: string;
-  /** The effective deadline, when the agent stated one. */
-  deadline?: string;
-  /** The task this one retries, as task.accepted named it. */
-  previousTaskId?: string;
-  /** Set when the request was answered with a snapshot of an existing task (spec: tasks#idempotency). */
-  snapshot?: SnapshotPayload;
-}
-
-/** The client services a handle relies on. */
-export interface TaskHost {
-  readonly logger?: Logger;
-  readonly retry: RetryPolicy;
-  newTaskId(): string;
-  newIdempotencyKey(): string;
-  openStream(taskId: string): TaskStream;
-  dropStream(taskId: string): void;
-  request(type: 'task.request', payload: PayloadOf<'task.request'>, fields: Record<string, unknown>): Promise<TapMessage>;
-  request(
-    type: 'task.status' | 'task.cancel' | 'task.resume' | 'plan.decision',
-    payload: object,
-    fields: Record<string, unknown>,
-  ): Promise<TapMessage>;
-  sleep(ms: number): Promise<void>;
-  /** True once the session is ending: no more retries. */
-  ending(): boolean;
-  planSubmitted(handle: TaskHandle, plan: PlanSubmitPayload): boolean;
-  track(handle: TaskHandle, taskId: string): void;
-}
-
-type Ending = { result: ResultPayload; retry: boolean };
-
-/** Retryable endings that a retry on the same session cannot help. */
-const ENDINGS_NOT_RETRIED = new Set(['SHUTTING_DOWN', 'SESSION_LOST']);
 
 /** A task submitted through a client. */
 export class TaskHandle {
@@ -106,7 +79,7 @@ export class TaskHandle {
   private readonly decided = new Set<string>();
 
   constructor(
-    private readonly host: TaskHost,
+    private readonly host: TaskHost<TaskHandle>,
     readonly capability: string,
     readonly input: unknown,
     private readonly options: SubmitOptions = {},
@@ -220,11 +193,10 @@ export class TaskHandle {
   }
 
   private snapshotOf(reply: TapMessage): SnapshotPayload {
-    if (reply.type === 'error') throw TapClientError.fromPayload(reply.payload, this.taskId);
-    if (reply.type !== 'task.snapshot') throw new TapClientError('PROTOCOL_VIOLATION', `expected task.snapshot, got ${reply.type}`);
-    if (reply.payload.plan && this.stream && this.stream.taskId === reply.task_id)
-      this.stream.plan = { plan_id: reply.payload.plan.plan_id, state: String(reply.payload.plan.state) };
-    return reply.payload;
+    const snapshot = snapshotPayload(reply, this.taskId);
+    if (snapshot.plan && this.stream && this.stream.taskId === reply.task_id)
+      this.stream.plan = { plan_id: snapshot.plan.plan_id, state: String(snapshot.plan.state) };
+    return snapshot;
   }
 
   private async run(): Promise<void> {
@@ -240,7 +212,11 @@ export class TaskHandle {
       this.host.track(this, taskId);
       let ending: Ending;
       try {
-        const reply = await this.host.request('task.request', this.requestPayload(), this.requestFields(taskId));
+        const reply = await this.host.request(
+          'task.request',
+          taskRequestPayload(this.capability, this.input, this.options),
+          taskRequestFields(taskId, this.idempotencyKey, this.attempt, this.options),
+        );
         if (reply.type === 'error') {
           this.host.dropStream(taskId);
           const error = TapClientError.fromPayload(reply.payload, taskId);
@@ -284,10 +260,8 @@ export class TaskHandle {
       this.attach(this.host.openStream(originalId));
       this.host.track(this, originalId);
     }
-    const accepted: Accepted = { taskId: originalId, capability: reply.payload.capability, snapshot: reply.payload };
-    if (reply.payload.previous_task_id !== undefined) accepted.previousTaskId = reply.payload.previous_task_id;
     this.isAccepted = true;
-    this.resolveAccepted(accepted);
+    this.resolveAccepted(acceptedOf(reply, originalId));
     const stream = this.stream!;
     if (stream.ended) return undefined;
     const resumed = await this.host.request('task.resume', { last_sequence: stream.lastSequence }, { task_id: originalId });
@@ -295,42 +269,14 @@ export class TaskHandle {
     if (reply.payload.result) return reply.payload.result;
     // Another session of this principal created the task and keeps its stream: follow it by
     // status instead (spec: resume#attachment).
-    if (resumed.payload.code === 'PROTOCOL_VIOLATION') return this.pollUntilEnded(originalId);
+    if (resumed.payload.code === 'PROTOCOL_VIOLATION') return pollUntilEnded(this.host, originalId);
     throw TapClientError.fromPayload(resumed.payload, originalId);
-  }
-
-  /** Asks for the task's status, backing off from 100 ms to 2 s, until its snapshot carries the result. */
-  private async pollUntilEnded(taskId: string): Promise<ResultPayload> {
-    for (let delay = 100; ; delay = Math.min(delay * 2, 2000)) {
-      await this.host.sleep(delay);
-      const status = await this.host.request('task.status', {}, { task_id: taskId });
-      if (status.type === 'error') throw TapClientError.fromPayload(status.payload, taskId);
-      if (status.type === 'task.snapshot' && status.payload.result) return status.payload.result;
-    }
   }
 
   private markAccepted(msg: MessageOf<'task.accepted'>): void {
     if (this.isAccepted) return;
     this.isAccepted = true;
-    const a: Accepted = { taskId: msg.task_id ?? this.taskId, capability: msg.payload.capability };
-    if (msg.payload.deadline !== undefined) a.deadline = msg.payload.deadline;
-    if (msg.payload.previous_task_id !== undefined) a.previousTaskId = msg.payload.previous_task_id;
-    this.resolveAccepted(a);
-  }
-
-  private requestPayload(): PayloadOf<'task.request'> {
-    const p: PayloadOf<'task.request'> = { capability: this.capability, input: this.input };
-    if (this.options.authorization) p.authorization = this.options.authorization;
-    if (this.options.timeoutMs !== undefined) p.timeout_ms = this.options.timeoutMs;
-    return p;
-  }
-
-  private requestFields(taskId: string): Record<string, unknown> {
-    const fields: Record<string, unknown> = { task_id: taskId, idempotency_key: this.idempotencyKey };
-    const { deadline } = this.options;
-    if (deadline !== undefined) fields.deadline = typeof deadline === 'string' ? deadline : deadline.toISOString();
-    fields.metadata = { ...this.options.metadata, attempt: this.attempt };
-    return fields;
+    this.resolveAccepted(acceptedOf(msg, this.taskId));
   }
 
   /** A retryable ending of a task another session created (e.g. SESSION_LOST) starts a new task under the same key (spec: idempotency#retryable-endings). */
@@ -402,7 +348,7 @@ export class TaskHandle {
     const answer = this.options.onPlan;
     if (!answer) {
       if (!this.host.planSubmitted(this, plan))
-        this.host.logger?.warn?.('a plan waits for a decision and nobody listens', { task_id: this.taskId, plan_id: planId });
+        this.host.logger?.('warn', 'a plan waits for a decision and nobody listens', { task_id: this.taskId, plan_id: planId });
       return;
     }
     void (async () => {
@@ -416,7 +362,11 @@ export class TaskHandle {
       try {
         await this.decide(planId, decision);
       } catch (err) {
-        this.host.logger?.warn?.('the plan decision was refused', { task_id: this.taskId, plan_id: planId, error: (err as Error).message });
+        this.host.logger?.('warn', 'the plan decision was refused', {
+          task_id: this.taskId,
+          plan_id: planId,
+          error: (err as Error).message,
+        });
       }
     })();
   }

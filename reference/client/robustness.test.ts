@@ -3,7 +3,7 @@ import { composeMessage } from '../core/index.ts';
 import { createMemoryPair, type Transport } from '../transports/index.ts';
 import { connect, connectWith, type ClientProblem, type ConnectOptions } from './index.ts';
 import { ScriptedAgent, type Script } from './scripted-agent.ts';
-import { ManualClock, settle } from './test-clock.ts';
+import { ManualClock, settle } from '../core/testkit.ts';
 
 const base: ConnectOptions = { agentId: 'test-requester' };
 

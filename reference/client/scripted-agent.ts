@@ -9,7 +9,7 @@ import {
   agentHandshake,
   composeMessage,
   decodeFrame,
-  errorPayload,
+  anyErrorPayload,
   initialAgentHandshake,
   seal,
   validateMessage,
@@ -161,7 +161,7 @@ export class ScriptedAgent {
   error(req: TapMessage, code: string, message = code, options: { retryable?: boolean } = {}): void {
     const fields: { reply_to: string; task_id?: string } = { reply_to: req.message_id };
     if (req.task_id !== undefined) fields.task_id = req.task_id;
-    this.send('error', errorPayload(code, message, undefined, options), fields);
+    this.send('error', anyErrorPayload(code, message, undefined, options), fields);
   }
 
   /** Answers a message with a snapshot. */

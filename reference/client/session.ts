@@ -140,7 +140,7 @@ export class RequesterSession {
     const t = this.transport;
     t.onmessage = (frame) => this.receive(frame);
     t.onclose = (info) => this.transportClosed(info);
-    t.onerror = (err) => this.config.logger?.debug?.('transport error', { error: err.message });
+    t.onerror = (err) => this.config.logger?.('debug', 'transport error', { error: err.message });
     const done = new Promise<HandshakeResult>((resolve, reject) => (this.settleStart = { resolve, reject }));
     t.start().then(
       () => {
@@ -186,7 +186,7 @@ export class RequesterSession {
   /** Drops the transport as lost: the peer is gone, the client may reconnect. */
   lose(reason: string): void {
     if (this.phase === 'closed') return;
-    this.config.logger?.warn?.('session lost', { reason });
+    this.config.logger?.('warn', 'session lost', { reason });
     this.liveness?.stop();
     void this.transport.close({ code: 1001, reason }).catch(() => {});
   }
@@ -209,7 +209,7 @@ export class RequesterSession {
     try {
       this.write(seal({ hmac: this.config.hmac }, this.established?.integrity ?? null, msg));
     } catch (err) {
-      this.config.logger?.debug?.('could not answer', { error: (err as Error).message });
+      this.config.logger?.('debug', 'could not answer', { error: (err as Error).message });
     }
   }
 
@@ -229,7 +229,7 @@ export class RequesterSession {
     }
     if (this.phase === 'closed') return;
     this.config.trace?.({ dir: 'out', text });
-    this.transport.send(text).catch((err: Error) => this.config.logger?.debug?.('send failed', { error: err.message }));
+    this.transport.send(text).catch((err: Error) => this.config.logger?.('debug', 'send failed', { error: err.message }));
   }
 
   /** Feeds one event to the handshake machine and carries out its step. */
@@ -376,7 +376,7 @@ export class RequesterSession {
       this.handlers.message(msg);
     } catch (err) {
       // A fault of this requester must not take the session down with it.
-      this.config.logger?.error?.('could not handle a message', { type: msg.type, error: (err as Error).message });
+      this.config.logger?.('error', 'could not handle a message', { type: msg.type, error: (err as Error).message });
       this.handlers.problem(errorPayload('INTERNAL_ERROR', `the requester could not handle ${msg.type}: ${(err as Error).message}`));
     }
   }

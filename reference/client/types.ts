@@ -1,15 +1,8 @@
 /** Shared types of the requester client: clocks, loggers and the payload shapes it hands out. */
 import type { MessageOf, PayloadOf, TaskState } from '../../schemas/src/index.ts';
+import type { Clock } from '../core/platform.ts';
 
-/** Time and timers, injectable so tests can drive them. */
-export interface Clock {
-  /** Milliseconds since the epoch. */
-  now(): number;
-  /** Runs `fn` after `ms` milliseconds; returns a handle for `clearTimeout`. */
-  setTimeout(fn: () => void, ms: number): unknown;
-  /** Cancels a timer made by `setTimeout`. */
-  clearTimeout(handle: unknown): void;
-}
+export type { Clock, Logger } from '../core/platform.ts';
 
 /** The platform clock; timers never keep the process alive on their own. */
 export const systemClock: Clock = {
@@ -21,14 +14,6 @@ export const systemClock: Clock = {
   },
   clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
 };
-
-/** Where the client reports what it does; every method is optional. */
-export interface Logger {
-  debug?(message: string, fields?: Record<string, unknown>): void;
-  info?(message: string, fields?: Record<string, unknown>): void;
-  warn?(message: string, fields?: Record<string, unknown>): void;
-  error?(message: string, fields?: Record<string, unknown>): void;
-}
 
 /** One frame as it crossed the wire, for transcripts: `text` is the serialized message. */
 export interface WireEntry {

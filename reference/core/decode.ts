@@ -3,7 +3,7 @@
  * answers it, checking in the order the spec fixes: size, UTF-8, BOM, JSON, top-level object,
  * duplicate member names, I-JSON, envelope schema (spec: errors#order-of-checks).
  */
-import type { InboundFrame } from '../transports/transport.ts';
+import type { InboundFrame } from './frame.ts';
 import { errorPayload, type ErrorPayload } from './errors.ts';
 import { inspectParsed, MAX_NESTING_DEPTH } from './ijson.ts';
 import { validateEnvelope, type Issue } from './validate.ts';

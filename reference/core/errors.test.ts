@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../schemas/src/index.ts';
-import { ERROR_REGISTRY, errorEntry, errorPayload, isFatal, TapError } from './errors.ts';
+import {
+  anyErrorPayload,
+  ERROR_CODE_NAMES,
+  ERROR_REGISTRY,
+  errorEntry,
+  errorPayload,
+  isFatal,
+  TapError,
+  type ErrorCode,
+} from './errors.ts';
+import registry from '../../schemas/v1/error-codes.json' with { type: 'json' };
 import { validateAgainst } from './validate.ts';
 
 describe('errors', () => {
@@ -21,7 +31,7 @@ describe('errors', () => {
     ['RESUME_UNAVAILABLE', false],
     ['MAX_ATTEMPTS', false],
     ['TASK_TERMINAL', false],
-  ])('takes retryable for %s from the registry: %s (spec: errors#registry)', (code, retryable) => {
+  ] as [ErrorCode, boolean][])('takes retryable for %s from the registry: %s (spec: errors#registry)', (code, retryable) => {
     expect(errorPayload(code, 'x').retryable).toBe(retryable);
   });
 
@@ -46,7 +56,7 @@ describe('errors', () => {
 
   it('lets the caller override retryable, and defaults an unregistered code to not retryable', () => {
     expect(errorPayload('TASK_TERMINAL', 'x', undefined, { retryable: true }).retryable).toBe(true);
-    expect(errorPayload('X_LATER_CODE', 'x').retryable).toBe(false);
+    expect(anyErrorPayload('X_LATER_CODE', 'x').retryable).toBe(false);
   });
 
   it('carries the payload in TapError, built from a payload or from parts', () => {
@@ -56,5 +66,11 @@ describe('errors', () => {
     expect(e.message).toBe('UNKNOWN_TASK: no such task');
     expect(e.payload.details).toEqual({ task_id: 't-1' });
     expect(new TapError(errorPayload('BUSY', 'full')).payload.retryable).toBe(true);
+  });
+
+  it('types every code as one of error-codes.json, so a misspelt code does not compile (spec: errors#registry)', () => {
+    expect([...ERROR_CODE_NAMES]).toEqual(registry.codes.map((c) => c.code));
+    // @ts-expect-error TASK_TERMINATED is not a registered code; TASK_TERMINAL is.
+    expect(errorPayload('TASK_TERMINATED', 'x').code).toBe('TASK_TERMINATED');
   });
 });

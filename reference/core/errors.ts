@@ -5,6 +5,44 @@
 import type { ErrorCodeEntry, PayloadOf } from '../../schemas/src/index.ts';
 import registry from '../../schemas/v1/error-codes.json' with { type: 'json' };
 
+/**
+ * Every code of error-codes.json, in registry order; errors.test.ts checks that the two agree, so
+ * ErrorCode below is derived from the registry and a misspelt code does not compile.
+ */
+export const ERROR_CODE_NAMES = [
+  'MALFORMED_MESSAGE',
+  'INVALID_MESSAGE',
+  'UNSUPPORTED_VERSION',
+  'UNKNOWN_MESSAGE_TYPE',
+  'HANDSHAKE_REQUIRED',
+  'MESSAGE_TOO_LARGE',
+  'IDENTITY_MISMATCH',
+  'INVALID_SIGNATURE',
+  'AUTH_REQUIRED',
+  'UNKNOWN_TASK',
+  'TASK_EXISTS',
+  'TASK_TERMINAL',
+  'INVALID_TRANSITION',
+  'CAPABILITY_NOT_SUPPORTED',
+  'PERMISSION_DENIED',
+  'AUTHORIZATION_EXPIRED',
+  'IDEMPOTENCY_CONFLICT',
+  'DEADLINE_EXCEEDED',
+  'BUSY',
+  'RATE_LIMITED',
+  'SHUTTING_DOWN',
+  'PLAN_REJECTED',
+  'INTERNAL_ERROR',
+  'PROTOCOL_VIOLATION',
+  'REPLAY_DETECTED',
+  'RESUME_UNAVAILABLE',
+  'SESSION_LOST',
+  'MAX_ATTEMPTS',
+] as const;
+
+/** A code of the TAP 1.0 error registry (spec: errors#registry). */
+export type ErrorCode = (typeof ERROR_CODE_NAMES)[number];
+
 /** The payload of an `error` message, and the error of a failed task (spec: errors#error-payload). */
 export type ErrorPayload = PayloadOf<'error'>;
 
@@ -30,7 +68,26 @@ export interface ErrorOptions {
  * Builds an error payload: `retryable` from the registry unless overridden, `fatal: true` for
  * codes that are always fatal, `details` only when given (spec: errors#error-payload).
  */
-export function errorPayload(code: string, message: string, details?: Record<string, unknown>, options: ErrorOptions = {}): ErrorPayload {
+export function errorPayload(
+  code: ErrorCode,
+  message: string,
+  details?: Record<string, unknown>,
+  options: ErrorOptions = {},
+): ErrorPayload {
+  return anyErrorPayload(code, message, details, options);
+}
+
+/**
+ * Builds an error payload for a code that came from outside, such as a test input or a later
+ * minor version, which may not be in this registry; an unregistered code is not retryable
+ * unless `options` say so (spec: errors#registry).
+ */
+export function anyErrorPayload(
+  code: string,
+  message: string,
+  details?: Record<string, unknown>,
+  options: ErrorOptions = {},
+): ErrorPayload {
   const entry = byCode.get(code);
   const payload: ErrorPayload = { code, message, retryable: options.retryable ?? entry?.retryable ?? false };
   if (details !== undefined) payload.details = details;
@@ -50,8 +107,8 @@ export class TapError extends Error {
   readonly payload: ErrorPayload;
 
   constructor(payload: ErrorPayload);
-  constructor(code: string, message: string, details?: Record<string, unknown>, options?: ErrorOptions);
-  constructor(first: ErrorPayload | string, message?: string, details?: Record<string, unknown>, options?: ErrorOptions) {
+  constructor(code: ErrorCode, message: string, details?: Record<string, unknown>, options?: ErrorOptions);
+  constructor(first: ErrorPayload | ErrorCode, message?: string, details?: Record<string, unknown>, options?: ErrorOptions) {
     const payload = typeof first === 'string' ? errorPayload(first, message ?? first, details, options) : first;
     super(`${payload.code}: ${payload.message}`);
     this.payload = payload;

@@ -5,7 +5,7 @@
 import type { AgentCard, MessageOf, PayloadOf, TapMessage } from '../../schemas/src/index.ts';
 import { SUPPORTED_VERSIONS } from './catalogue.ts';
 import { composeMessage } from './compose.ts';
-import { errorPayload, isFatal, type ErrorPayload } from './errors.ts';
+import { errorPayload, isFatal, type ErrorCode, type ErrorPayload } from './errors.ts';
 import {
   classifyEarly,
   identityProblem,
@@ -115,7 +115,7 @@ function bound(state: Bound, msg: TapMessage): Step {
   const ctx = { ...config, protocol: session.protocol };
   const handshakeType = msg.type === 'handshake.init' || msg.type === 'handshake.ready';
   if (state.phase === 'established' && !handshakeType) return { state, send: [], handled: false };
-  const refuse = (code: string, message: string): Step => {
+  const refuse = (code: ErrorCode, message: string): Step => {
     if (msg.type === 'error') return { state, send: [], handled: true }; // no effect, and nothing answers an error
     const r = refusal(ctx, who, msg, code, message, undefined, code === 'PROTOCOL_VIOLATION' ? { fatal: false } : undefined);
     return { state, send: [r.msg], error: r.error, handled: true };
@@ -166,7 +166,7 @@ function early(state: AgentHandshakeState, msg: TapMessage, who: Speaker, awaite
   }
   if (kind === 'pong') return { state, send: [], handled: true };
   if (kind === 'ping') return { state, send: [pongFor(ctx, who, msg)], handled: true };
-  const [code, text] =
+  const [code, text]: [ErrorCode, string] =
     kind === 'unknown-type'
       ? ['UNKNOWN_MESSAGE_TYPE', `an agent does not accept ${msg.type}`]
       : kind === 'handshake'
@@ -188,7 +188,7 @@ function onInit(state: Extract<AgentHandshakeState, { phase: 'awaiting-init' }>,
   const signed = proposed !== 'none';
   const who: Speaker = { self, integrity: null };
   // Errors answering an init that proposed integrity are unsigned and fatal (spec: integrity#unsigned-errors).
-  const fail = (code: string, message: string, details?: Record<string, unknown>, fatal = true): Step => {
+  const fail = (code: ErrorCode, message: string, details?: Record<string, unknown>, fatal = true): Step => {
     const r = refusal(config, who, init, code, message, details, { fatal: fatal || signed });
     if (!(fatal || signed)) return { state, send: [r.msg], error: r.error, handled: true };
     return { state: { phase: 'failed', config, error: r.error }, send: [r.msg], error: r.error, close: true, handled: true };

@@ -5,7 +5,7 @@
 import type { AgentCard, MessageOf, PayloadOf, TapMessage } from '../../schemas/src/index.ts';
 import { SUPPORTED_VERSIONS } from './catalogue.ts';
 import { composeMessage } from './compose.ts';
-import { errorPayload, isFatal, type ErrorPayload } from './errors.ts';
+import { errorPayload, isFatal, type ErrorCode, type ErrorPayload } from './errors.ts';
 import {
   classifyEarly,
   identityProblem,
@@ -112,7 +112,7 @@ function abort(
   state: RequesterHandshakeState,
   who: Speaker,
   offending: TapMessage,
-  code: string,
+  code: ErrorCode,
   message: string,
   details?: Record<string, unknown>,
 ): Step {
@@ -133,7 +133,7 @@ function early(state: RequesterHandshakeState, msg: TapMessage, who: Speaker, pe
   if (kind === 'error') return peerError(state, msg, pendingId);
   if (kind === 'pong') return { state, send: [], handled: true };
   if (kind === 'ping') return { state, send: [pongFor(state.config, who, msg)], handled: true };
-  const [code, text] =
+  const [code, text]: [ErrorCode, string] =
     kind === 'unknown-type'
       ? ['UNKNOWN_MESSAGE_TYPE', `a requester does not accept ${msg.type}`]
       : kind === 'handshake'
@@ -156,10 +156,10 @@ function awaitingAck(state: Extract<RequesterHandshakeState, { phase: 'awaiting-
     // An ack that fails verification has no effect: the real one may still come (spec: integrity#verification).
     const bad = signatureProblem(config, msg, integrity.keyId, integrity.key);
     const problem = bad
-      ? { code: 'INVALID_SIGNATURE', message: bad }
+      ? { code: 'INVALID_SIGNATURE' as const, message: bad }
       : (() => {
           const stale = skewProblem(config, msg);
-          return stale ? { code: 'REPLAY_DETECTED', message: stale } : null;
+          return stale ? { code: 'REPLAY_DETECTED' as const, message: stale } : null;
         })();
     if (problem) {
       const r = refusal(config, { ...who, integrity }, msg, problem.code, problem.message);
@@ -250,7 +250,7 @@ function awaitingGo(state: Extract<RequesterHandshakeState, { phase: 'awaiting-g
   const ctx = { ...config, protocol: pending.protocol };
   // A message that fails these checks has no effect; it is refused, unless it is an error,
   // which nothing answers (spec: errors#no-replies-to-errors).
-  const refuse = (code: string, message: string): Step => {
+  const refuse = (code: ErrorCode, message: string): Step => {
     if (msg.type === 'error') return { state, send: [], handled: true };
     const r = refusal(ctx, who, msg, code, message);
     return { state, send: [r.msg], error: r.error, handled: true };

@@ -7,7 +7,7 @@
 import type { AgentCard, MessageOf, TapMessage } from '../../schemas/src/index.ts';
 import { isKnownType, mayReceive, type Role } from './catalogue.ts';
 import { composeError, composeMessage, type ComposeContext } from './compose.ts';
-import { errorPayload, type ErrorOptions, type ErrorPayload } from './errors.ts';
+import { errorPayload, type ErrorCode, type ErrorOptions, type ErrorPayload } from './errors.ts';
 import { DEFAULT_SKEW_MS, type SessionParams } from './params.ts';
 import { checkSignature, sign, type Hmac } from './signing.ts';
 
@@ -90,7 +90,7 @@ export function refusal(
   ctx: MachineContext,
   who: Speaker,
   offending: TapMessage,
-  code: string,
+  code: ErrorCode,
   message: string,
   details?: Record<string, unknown>,
   options?: ErrorOptions,
@@ -149,7 +149,7 @@ export function identityProblem(
   peer: string,
   sessionId: string,
   integrity: boolean,
-): { code: string; message: string } | null {
+): { code: ErrorCode; message: string } | null {
   if (msg.source !== peer || msg.target !== self) {
     return {
       code: 'IDENTITY_MISMATCH',

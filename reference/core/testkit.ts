@@ -3,8 +3,9 @@
  * who needs a valid message quickly; not part of the protocol (spec: envelope#example).
  */
 import type { AgentCard } from '../../schemas/src/index.ts';
-import type { InboundFrame } from '../transports/transport.ts';
+import type { InboundFrame } from './frame.ts';
 import type { RandomSource } from './ids.ts';
+import type { Clock, TimerHandle } from './platform.ts';
 
 /** A fixed clock: 2025-03-14T09:26:50Z, the spec's example time. */
 export const FIXED_NOW = Date.parse('2025-03-14T09:26:50Z');
@@ -61,4 +62,50 @@ export function samplePing(extra: Record<string, unknown> = {}): Record<string, 
 export function frameOf(content: string | Uint8Array, extra: Partial<InboundFrame> = {}): InboundFrame {
   const bytes = typeof content === 'string' ? new TextEncoder().encode(content) : content;
   return { bytes, oversized: false, byteLength: bytes.length, ...extra };
+}
+
+/** A clock whose time moves only when told; timers fire in time order as it moves (the one manual clock of every test). */
+export class ManualClock implements Clock {
+  private t: number;
+  private seq = 0;
+  private readonly timers = new Map<number, { at: number; fn: () => void }>();
+
+  constructor(start = Date.parse('2030-01-01T00:00:00Z')) {
+    this.t = start;
+  }
+
+  now(): number {
+    return this.t;
+  }
+
+  setTimeout(fn: () => void, ms: number): TimerHandle {
+    const id = ++this.seq;
+    this.timers.set(id, { at: this.t + Math.max(0, ms), fn });
+    return id;
+  }
+
+  clearTimeout(handle: TimerHandle): void {
+    this.timers.delete(handle as number);
+  }
+
+  /** Moves time forward by `ms`, letting pending work run before each due timer fires, and after the last. */
+  async advance(ms: number): Promise<void> {
+    const end = this.t + ms;
+    for (;;) {
+      await settle();
+      let next: [number, { at: number; fn: () => void }] | undefined;
+      for (const entry of this.timers) if (entry[1].at <= end && (!next || entry[1].at < next[1].at)) next = entry;
+      if (!next) break;
+      this.timers.delete(next[0]);
+      this.t = Math.max(this.t, next[1].at);
+      next[1].fn();
+    }
+    this.t = end;
+    await settle();
+  }
+}
+
+/** Lets pending microtasks and immediate callbacks run, `rounds` turns of the event loop. */
+export async function settle(rounds = 5): Promise<void> {
+  for (let i = 0; i < rounds; i++) await new Promise<void>((r) => setImmediate(r));
 }

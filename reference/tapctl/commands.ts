@@ -1,6 +1,6 @@
 /** The commands tapctl ships with; a new top-level command is one more entry here. */
 import type { Command } from './registry.ts';
 import { workspaceCommand } from './workspace/index.ts';
-import { genTypesCommand } from './gen-types.ts';
+import { genTypesCommand } from './gen-types/command.ts';
 
 export const BUILTIN_COMMANDS: Command[] = [workspaceCommand, genTypesCommand];

@@ -2,25 +2,9 @@
  * The Transport contract shared by the reference library and the conformance harness.
  * A transport moves frames; it never parses them (spec: bindings).
  */
+import type { CloseInfo, InboundFrame } from '../core/frame.ts';
 
-/** One inbound frame exactly as it arrived: raw bytes, not yet decoded. */
-export interface InboundFrame {
-  /** The frame: a stdio line without its terminator, or a WebSocket message payload. */
-  bytes: Uint8Array;
-  /** True if the frame exceeded the reader's limit; `bytes` then holds only a prefix. */
-  oversized: boolean;
-  /** The frame's true length as far as the reader saw (at least limit + 1 when oversized). */
-  byteLength: number;
-  /** True for a WebSocket binary frame, which the protocol refuses. */
-  binary?: boolean;
-}
-
-/** Why a transport closed: a WebSocket-style close code, a short reason, and the error if one caused it. */
-export interface CloseInfo {
-  code?: number;
-  reason?: string;
-  error?: Error;
-}
+export type { CloseInfo, InboundFrame } from '../core/frame.ts';
 
 /** A bidirectional frame pipe between two TAP peers. */
 export interface Transport {

@@ -1,10 +1,10 @@
 /**
  * `tapctl gen-types --lang <ts|python|go|rust> --out <dir>`: types for other languages,
  * generated from the JSON Schemas in schemas/v1 (one type per message and a dispatcher on
- * `type`). The generators live in tools/gen-types/.
+ * `type`). The generators live next to it.
  */
-import { parseGenTypesArgs, usage, writeTypes } from '../../tools/gen-types/main.ts';
-import { CliError, type Command } from './registry.ts';
+import { CliError, type Command } from '../registry.ts';
+import { parseGenTypesArgs, usage, writeTypes } from './main.ts';
 
 export const genTypesCommand: Command = {
   name: 'gen-types',

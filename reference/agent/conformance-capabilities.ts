@@ -9,10 +9,9 @@ import failInput from '../../schemas/v1/tap.test.fail.input.schema.json' with { 
 import planInput from '../../schemas/v1/tap.test.plan.input.schema.json' with { type: 'json' };
 import sleepInput from '../../schemas/v1/tap.test.sleep.input.schema.json' with { type: 'json' };
 import streamInput from '../../schemas/v1/tap.test.stream.input.schema.json' with { type: 'json' };
-import { errorEntry, errorPayload, TapError } from '../core/index.ts';
-import type { Handler, TaskContext } from './context.ts';
-import type { CapabilityDefinition } from './options.ts';
-import type { PlanDraft } from './plans.ts';
+import { anyErrorPayload, errorEntry, TapError } from '../core/index.ts';
+import type { CapabilityDefinition, Handler, TaskContext } from './handler.ts';
+import type { PlanDraft } from './model.ts';
 
 function capability(name: string, description: string, extra: Partial<Capability>): Capability {
   return {
@@ -53,7 +52,7 @@ const sleep: Handler = async (input: { ms: number }, ctx: TaskContext) => {
 /** tap.test.fail { code, retryable?, message? }: ends failed with that error; retryable defaults to the registry's. */
 const fail: Handler = (input: { code: string; retryable?: boolean; message?: string }) => {
   const message = input.message ?? errorEntry(input.code)?.meaning ?? `failing with ${input.code} as asked`;
-  throw new TapError(errorPayload(input.code, message, undefined, { retryable: input.retryable }));
+  throw new TapError(anyErrorPayload(input.code, message, undefined, { retryable: input.retryable }));
 };
 
 /** A changed copy of a plan that addresses `feedback` (spec: plans#revision). */

@@ -1,0 +1,35 @@
+/**
+ * The agent's data model, floor 1: the plan records a task carries and the grant it runs under
+ * (spec: plans, authorization#grants). Every other module of the runtime may import it.
+ */
+import type { PayloadOf } from '../../schemas/src/index.ts';
+import type { TimerHandle } from '../core/platform.ts';
+
+/** The grant a task.request carries (spec: authorization#grants). */
+export type Authorization = NonNullable<PayloadOf<'task.request'>['authorization']>;
+
+/** A plan as plan.submit carries it (spec: plans#submit). */
+export type Plan = PayloadOf<'plan.submit'>['plan'];
+/** A plan as a handler drafts it: the runtime assigns plan_id. */
+export type PlanDraft = Omit<Plan, 'plan_id'>;
+/** The states of a plan (spec: plans#states). */
+export type PlanState = 'pending' | 'holding' | 'approved' | 'executing' | 'completed' | 'rejected' | 'needs_revision' | 'withdrawn';
+
+/** What the handler learns about its plan: approved (go on), or needs_revision (submit a revision). */
+export interface PlanDecision {
+  plan_id: string;
+  decision: 'approved' | 'needs_revision';
+  feedback?: string;
+}
+
+/** One plan of a task. */
+export interface PlanRecord {
+  plan: Plan;
+  state: PlanState;
+  revisionOf?: string;
+  feedback?: string;
+  /** The feedback of the decision that asked for a revision. */
+  decisionFeedback?: string;
+  waiter?: { resolve: (d: PlanDecision) => void; reject: (err: unknown) => void };
+  holdTimer?: TimerHandle;
+}

@@ -1,0 +1,89 @@
+/**
+ * One attempt of a submitted task: the task.request it sends, what acceptance tells the caller,
+ * and how a task followed by status learns its result (spec: tasks#retries, tasks#idempotency,
+ * resume#attachment).
+ */
+import type { MessageOf, PayloadOf, TapMessage } from '../../schemas/src/index.ts';
+import { TapClientError } from './errors.ts';
+import type { Authorization, ResultPayload, SnapshotPayload } from './types.ts';
+
+/** What acceptance told the caller. */
+export interface Accepted {
+  /** The task the agent is running: the retry's own id, or the original task's id when a retry was answered with its snapshot. */
+  taskId: string;
+  capability: string;
+  /** The effective deadline, when the agent stated one. */
+  deadline?: string;
+  /** The task this one retries, as task.accepted named it. */
+  previousTaskId?: string;
+  /** Set when the request was answered with a snapshot of an existing task (spec: tasks#idempotency). */
+  snapshot?: SnapshotPayload;
+}
+
+/** How an attempt ended: its result, and whether a new attempt follows. */
+export type Ending = { result: ResultPayload; retry: boolean };
+
+/** Retryable endings that a retry on the same session cannot help. */
+export const ENDINGS_NOT_RETRIED = new Set(['SHUTTING_DOWN', 'SESSION_LOST']);
+
+/** The payload of an attempt's task.request. */
+export function taskRequestPayload(
+  capability: string,
+  input: unknown,
+  options: { authorization?: Authorization; timeoutMs?: number },
+): PayloadOf<'task.request'> {
+  const p: PayloadOf<'task.request'> = { capability, input };
+  if (options.authorization) p.authorization = options.authorization;
+  if (options.timeoutMs !== undefined) p.timeout_ms = options.timeoutMs;
+  return p;
+}
+
+/** The envelope fields of an attempt's task.request: its task id, the shared idempotency key, the deadline and metadata.attempt. */
+export function taskRequestFields(
+  taskId: string,
+  idempotencyKey: string,
+  attempt: number,
+  options: { deadline?: Date | string; metadata?: Record<string, unknown> },
+): Record<string, unknown> {
+  const fields: Record<string, unknown> = { task_id: taskId, idempotency_key: idempotencyKey };
+  const { deadline } = options;
+  if (deadline !== undefined) fields.deadline = typeof deadline === 'string' ? deadline : deadline.toISOString();
+  fields.metadata = { ...options.metadata, attempt };
+  return fields;
+}
+
+/** What polling needs of the client. */
+export interface StatusSource {
+  sleep(ms: number): Promise<void>;
+  request(type: 'task.status', payload: object, fields: Record<string, unknown>): Promise<TapMessage>;
+}
+
+/** Asks for the task's status, backing off from 100 ms to 2 s, until its snapshot carries the result. */
+export async function pollUntilEnded(host: StatusSource, taskId: string): Promise<ResultPayload> {
+  for (let delay = 100; ; delay = Math.min(delay * 2, 2000)) {
+    await host.sleep(delay);
+    const status = await host.request('task.status', {}, { task_id: taskId });
+    if (status.type === 'error') throw TapClientError.fromPayload(status.payload, taskId);
+    if (status.type === 'task.snapshot' && status.payload.result) return status.payload.result;
+  }
+}
+
+/** What acceptance tells the caller: from task.accepted, or from the snapshot that answered a retry with the original task (spec: tasks#idempotency). */
+export function acceptedOf(msg: MessageOf<'task.accepted'> | MessageOf<'task.snapshot'>, taskId: string): Accepted {
+  if (msg.type === 'task.snapshot') {
+    const accepted: Accepted = { taskId, capability: msg.payload.capability, snapshot: msg.payload };
+    if (msg.payload.previous_task_id !== undefined) accepted.previousTaskId = msg.payload.previous_task_id;
+    return accepted;
+  }
+  const a: Accepted = { taskId: msg.task_id ?? taskId, capability: msg.payload.capability };
+  if (msg.payload.deadline !== undefined) a.deadline = msg.payload.deadline;
+  if (msg.payload.previous_task_id !== undefined) a.previousTaskId = msg.payload.previous_task_id;
+  return a;
+}
+
+/** The payload of the task.snapshot that answers a request; throws the error it was answered with instead (spec: tasks#snapshot). */
+export function snapshotPayload(reply: TapMessage, taskId: string): SnapshotPayload {
+  if (reply.type === 'error') throw TapClientError.fromPayload(reply.payload, taskId);
+  if (reply.type !== 'task.snapshot') throw new TapClientError('PROTOCOL_VIOLATION', `expected task.snapshot, got ${reply.type}`);
+  return reply.payload;
+}

@@ -1,0 +1,275 @@
+/**
+ * The state of a requester client and what works on it alone: the services its task handles use
+ * (ids, streams, requests, timers), the handling of every incoming message, and the endings
+ * (spec: tasks#sequence, messages#replies, shutdown#farewell). TapClient adds sessions on top.
+ */
+import type { MessageOf, MessageType, PayloadOf, TapMessage } from '../../schemas/src/index.ts';
+import { assertKey, errorPayload, isFatal, parseKey, replyTypes, type RandomSource } from '../core/index.ts';
+import { randomBytes } from '../crypto.ts';
+import type { Transport } from '../transports/index.ts';
+import { retryPolicy, type RetryPolicy } from './backoff.ts';
+import { Emitter } from './emitter.ts';
+import { ClientCode, TapClientError } from './errors.ts';
+import type { TaskHandle } from './handle.ts';
+import type { TaskHost } from './task-host.ts';
+import { defaultCard, type ClientEvents, type ClientProblem, type ConnectOptions, type ReconnectPolicy } from './options.ts';
+import { PendingRequests, type Pending } from './pending.ts';
+import { SeenIds } from './seen.ts';
+import { TaskTable } from './tasks.ts';
+import type { RequesterSession, EnvelopeFields, HandshakeResult } from './session.ts';
+import type { TaskStream } from './stream.ts';
+import {
+  STREAM_TYPES,
+  systemClock,
+  type AgentCard,
+  type Clock,
+  type ErrorPayload,
+  type Logger,
+  type PlanSubmitPayload,
+  type StreamMessage,
+} from './types.ts';
+
+export type Phase = 'connecting' | 'open' | 'reconnecting' | 'ending' | 'closed';
+
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
+/** The state a requester client keeps across its sessions, and the handling of what arrives. */
+export abstract class ClientBase extends Emitter<ClientEvents> implements TaskHost<TaskHandle> {
+  readonly agentId: string;
+  readonly retry: RetryPolicy;
+  readonly logger?: Logger;
+  protected readonly clock: Clock;
+  protected readonly card: AgentCard;
+  protected readonly random: RandomSource;
+  protected readonly integrity?: { keyId: string; key: Uint8Array };
+  protected readonly reconnectPolicy: ReconnectPolicy | null;
+  protected session!: RequesterSession;
+  protected hs!: HandshakeResult;
+  protected phase: Phase = 'connecting';
+  protected readonly tasks: TaskTable;
+  protected readonly pending: PendingRequests;
+  protected readonly gapResumes = new Set<string>();
+  protected readonly seen = new SeenIds();
+  protected farewellReason?: string;
+  protected endWaiters: Array<() => void> = [];
+  protected closing?: Promise<void>;
+
+  /** Use `connect` or `connectWs`. */
+  constructor(
+    protected readonly options: ConnectOptions,
+    protected readonly factory?: () => Promise<Transport>,
+    reconnect?: Partial<ReconnectPolicy> | false,
+  ) {
+    super();
+    this.agentId = options.agentId;
+    this.clock = options.clock ?? systemClock;
+    if (options.logger) this.logger = options.logger;
+    this.retry = retryPolicy(options.retry);
+    this.random = options.random ?? randomBytes;
+    this.tasks = new TaskTable(this.random);
+    this.pending = new PendingRequests(this.clock, () => this.hs?.params.request_timeout_ms ?? DEFAULT_REQUEST_TIMEOUT_MS);
+    this.card = options.card ?? defaultCard(options.agentId, options.params?.max_message_bytes);
+    if (this.card.agent_id !== options.agentId) throw new TypeError(`the card names ${this.card.agent_id}, not agentId ${options.agentId}`);
+    if (options.keys) {
+      const key = typeof options.keys.key === 'string' ? parseKey(options.keys.key) : options.keys.key;
+      assertKey(key);
+      this.integrity = { keyId: options.keys.keyId, key };
+    }
+    this.reconnectPolicy =
+      factory && reconnect !== false ? { attempts: 8, baseMs: 200, maxMs: 5000, random: Math.random, ...reconnect } : null;
+  }
+
+  // ---- TaskHost: what handles use ----
+
+  /** A fresh task id. */
+  newTaskId(): string {
+    return this.tasks.newTaskId();
+  }
+
+  /** A fresh idempotency key. */
+  newIdempotencyKey(): string {
+    return this.tasks.newIdempotencyKey();
+  }
+
+  /** The stream of a task id, created when new. */
+  openStream(taskId: string): TaskStream {
+    return this.tasks.open(taskId);
+  }
+
+  /** Forgets a stream no task stands behind (a refused request). */
+  dropStream(taskId: string): void {
+    this.tasks.drop(taskId);
+  }
+
+  /** Remembers which handle follows a task id. */
+  track(handle: TaskHandle, taskId: string): void {
+    this.tasks.track(handle, taskId);
+  }
+
+  /** Waits, by the client's clock. */
+  sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => this.clock.setTimeout(resolve, ms));
+  }
+
+  /** True once the session is ending: handles stop retrying. */
+  ending(): boolean {
+    return this.phase === 'ending' || this.phase === 'closed' || this.farewellReason !== undefined;
+  }
+
+  /** A plan waits and its task has no callback: tells the listeners; false when there are none. */
+  planSubmitted(handle: TaskHandle, plan: PlanSubmitPayload): boolean {
+    return this.emit('plan', { handle, taskId: handle.taskId, plan });
+  }
+
+  /**
+   * Sends a request and resolves with its direct reply (spec: messages#replies). Rejects with
+   * REQUEST_TIMEOUT (indeterminate) after request_timeout_ms, or when the client closes.
+   */
+  request<T extends MessageType>(type: T, payload: PayloadOf<T>, fields: EnvelopeFields): Promise<TapMessage>;
+  request(type: MessageType, payload: object, fields: Record<string, unknown>): Promise<TapMessage>;
+  request(type: MessageType, payload: object, fields: Record<string, unknown>): Promise<TapMessage> {
+    if (this.phase === 'closed' || this.phase === 'connecting') {
+      return Promise.reject(new TapClientError(ClientCode.CLOSED, `cannot send ${type}: the client is ${this.phase}`));
+    }
+    let msg: TapMessage;
+    try {
+      msg = this.session.send(type, payload as PayloadOf<typeof type>, fields as EnvelopeFields) as TapMessage;
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.pending.add(msg);
+  }
+
+  // ---- incoming ----
+
+  protected dispatch(msg: TapMessage): void {
+    if (STREAM_TYPES.has(msg.type)) this.ingest(msg as StreamMessage);
+    const p = this.pending.take(msg.reply_to);
+    if (p) {
+      this.settle(p, msg);
+      return;
+    }
+    switch (msg.type) {
+      case 'session.farewell':
+        this.farewell(msg.payload.reason);
+        return;
+      case 'error':
+        this.unsolicitedError(msg);
+        return;
+      case 'task.snapshot':
+      case 'shutdown.response':
+        this.session.answer(
+          errorPayload('PROTOCOL_VIOLATION', `${msg.type} answers ${msg.reply_to}, which is no pending request`),
+          msg.message_id,
+          msg.task_id,
+        );
+        this.problem(errorPayload('PROTOCOL_VIOLATION', `unsolicited ${msg.type}`));
+        return;
+      default:
+        return;
+    }
+  }
+
+  /** One sequenced message: into its task's stream, in order and once (spec: tasks#sequence). */
+  protected ingest(msg: StreamMessage): void {
+    const taskId = msg.task_id!;
+    const out = this.tasks.ingest(msg);
+    if (!out) {
+      this.session.answer(errorPayload('UNKNOWN_TASK', `this requester has no task ${taskId}`), msg.message_id, taskId);
+      this.problem(errorPayload('UNKNOWN_TASK', `${msg.type} for unknown task ${taskId}`));
+      return;
+    }
+    if (out.kind === 'gap' && !this.gapResumes.has(taskId)) {
+      // Something was lost: ask for everything after the last in-order message (spec: resume#task-resume).
+      this.gapResumes.add(taskId);
+      this.request('task.resume', { last_sequence: out.expected - 1 }, { task_id: taskId })
+        .catch(() => undefined)
+        .finally(() => this.gapResumes.delete(taskId));
+    } else if (out.kind === 'delivered') {
+      for (const m of out.delivered) {
+        if (m.type === 'task.handoff') this.emit('handoff', { taskId, handoff: m.payload });
+      }
+    }
+  }
+
+  protected settle(p: Pending, reply: TapMessage): void {
+    const expected = replyTypes(p.msg.type);
+    if (!expected.includes(reply.type)) {
+      p.reject(new TapClientError('PROTOCOL_VIOLATION', `${p.msg.type} was answered with ${reply.type}`));
+      return;
+    }
+    if (p.resent && p.msg.type === 'task.request' && reply.type === 'task.accepted') {
+      // The original reply to a request re-sent after a resume: fetch what followed it.
+      const stream = this.tasks.stream(reply.task_id!);
+      if (stream && !stream.ended)
+        void this.request('task.resume', { last_sequence: stream.lastSequence }, { task_id: stream.taskId }).catch(() => undefined);
+    }
+    p.resolve(reply);
+  }
+
+  protected unsolicitedError(msg: MessageOf<'error'>): void {
+    const taskId = msg.task_id;
+    const handle = taskId !== undefined ? this.tasks.handle(taskId) : undefined;
+    // After a resume, a task the agent cannot replay, or no longer knows, has no outcome to wait for (spec: resume#reconnect).
+    if (handle && (msg.payload.code === 'RESUME_UNAVAILABLE' || msg.payload.code === 'UNKNOWN_TASK')) {
+      const error = TapClientError.fromPayload(msg.payload, taskId);
+      handle.fail(
+        new TapClientError(error.code, `${error.message}; the task's outcome is unknown`, {
+          payload: msg.payload,
+          indeterminate: true,
+          taskId: taskId!,
+        }),
+      );
+    }
+    this.problem(msg.payload);
+    if (isFatal(msg.payload)) this.logger?.('warn', 'the agent reported a fatal error', { code: msg.payload.code });
+  }
+
+  protected farewell(reason: string): void {
+    this.farewellReason = reason;
+    this.emit('farewell', { reason });
+    for (const fn of this.endWaiters.splice(0)) fn();
+    if (this.phase === 'open') {
+      // The agent ends the session: close our end, and fail what is still open.
+      this.phase = 'ending';
+      void this.session
+        .close({ code: 1000, reason: 'farewell' })
+        .then(() => this.finish(new TapClientError('SESSION_LOST', `the agent ended the session: ${reason}`)));
+    }
+  }
+
+  protected problem(error: ErrorPayload, text?: string): void {
+    const problem: ClientProblem = { error };
+    if (text !== undefined) problem.text = text;
+    if (!this.emit('error', problem)) this.logger?.('warn', 'problem', { code: error.code, message: error.message });
+  }
+
+  // ---- endings ----
+
+  /** Resolves when the agent says farewell or the transport closes, or after `ms`. */
+  protected untilEnded(ms: number): Promise<void> {
+    if (this.farewellReason !== undefined || !this.session.open) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = this.clock.setTimeout(resolve, ms);
+      this.endWaiters.push(() => {
+        this.clock.clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  /** Rejects every pending request and fails every open handle with `error` (a declined resume). */
+  protected failOpen(error: TapClientError): void {
+    this.pending.rejectAll(error);
+    this.tasks.failOpen(error);
+  }
+
+  /** Closes the client for good. */
+  protected finish(error: TapClientError): void {
+    if (this.phase === 'closed') return;
+    this.phase = 'closed';
+    this.failOpen(error);
+    for (const fn of this.endWaiters.splice(0)) fn();
+    this.emit('closed', { reason: error.message });
+  }
+}

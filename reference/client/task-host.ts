@@ -1,0 +1,30 @@
+/**
+ * What a task handle needs of its client: ids, streams, requests, timers, and where plans and
+ * task ids are reported; `Handle` is the handle type, so that this file needs no import of it
+ * (spec: tasks, plans#decision).
+ */
+import type { PayloadOf, TapMessage } from '../../schemas/src/index.ts';
+import type { RetryPolicy } from './backoff.ts';
+import type { TaskStream } from './stream.ts';
+import type { Logger, PlanSubmitPayload } from './types.ts';
+
+/** The client services a handle relies on. */
+export interface TaskHost<Handle> {
+  readonly logger?: Logger;
+  readonly retry: RetryPolicy;
+  newTaskId(): string;
+  newIdempotencyKey(): string;
+  openStream(taskId: string): TaskStream;
+  dropStream(taskId: string): void;
+  request(type: 'task.request', payload: PayloadOf<'task.request'>, fields: Record<string, unknown>): Promise<TapMessage>;
+  request(
+    type: 'task.status' | 'task.cancel' | 'task.resume' | 'plan.decision',
+    payload: object,
+    fields: Record<string, unknown>,
+  ): Promise<TapMessage>;
+  sleep(ms: number): Promise<void>;
+  /** True once the session is ending: no more retries. */
+  ending(): boolean;
+  planSubmitted(handle: Handle, plan: PlanSubmitPayload): boolean;
+  track(handle: Handle, taskId: string): void;
+}

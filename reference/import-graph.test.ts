@@ -1,0 +1,76 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { readGraph, violations } from '../tools/import-graph.ts';
+
+const made: string[] = [];
+
+/** A throwaway reference/ folder holding the given modules. */
+function tree(files: Record<string, string>): string {
+  const root = mkdtempSync(join(tmpdir(), 'tap-import-graph-'));
+  made.push(root);
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), text);
+  }
+  return `${root}/`;
+}
+
+afterEach(() => {
+  for (const root of made.splice(0)) rmSync(root, { recursive: true, force: true });
+});
+
+describe('the import graph of reference/', () => {
+  it('has no circle, no upward import and no shipped module over 400 lines', () => {
+    const found = violations(readGraph(new URL('./', import.meta.url).pathname));
+    expect(found, found.join('\n')).toEqual([]);
+  });
+
+  it('names every file of a circle, type imports included', () => {
+    const root = tree({
+      'core/a.ts': "import type { B } from './b.ts';\nexport type A = B;\n",
+      'core/b.ts': "import { c } from './c.ts';\nexport type B = string;\nexport const b = c;\n",
+      'core/c.ts': "import type { A } from './a.ts';\nexport const c = 1 as unknown as A;\n",
+    });
+    const found = violations(readGraph(root));
+    expect(found).toHaveLength(1);
+    expect(found[0]).toContain('import circle among 3 files (core/a.ts, core/b.ts, core/c.ts)');
+    expect(found[0]).toContain('reference/core/a.ts → reference/core/b.ts → reference/core/c.ts → reference/core/a.ts');
+  });
+
+  it('names the edge of an upward import between layers and inside reference/agent', () => {
+    const root = tree({
+      'core/decode.ts': "import type { Frame } from '../transports/transport.ts';\nexport type F = Frame;\n",
+      'transports/transport.ts': 'export type Frame = string;\n',
+      'agent/tasks.ts': "import type { Runtime } from './runtime.ts';\nexport type T = Runtime;\n",
+      'agent/runtime.ts': 'export type Runtime = number;\n',
+    });
+    expect(violations(readGraph(root)).sort()).toEqual([
+      'upward import inside reference/agent: reference/agent/tasks.ts → reference/agent/runtime.ts (types) (AGENT_ORDER puts runtime.ts at or above tasks.ts)',
+      'upward import: reference/core/decode.ts → reference/transports/transport.ts (types) (layer core/ package.ts imports layer transports/ crypto.ts)',
+    ]);
+  });
+
+  it('refuses a shipped module that reaches into tools/, imports test support, or runs past 400 lines', () => {
+    const root = tree({
+      'tapctl/gen-types.ts': "export { main } from '../../tools/gen-types/main.ts';\n",
+      'core/testkit.ts': 'export const peer = 1;\n',
+      'core/ids.ts': "import { peer } from './testkit.ts';\nexport const id = peer;\n",
+      'client/client.ts': 'export const x = 1;\n'.repeat(401),
+      'core/ids.test.ts': "import { main } from '../../tools/gen-types/main.ts';\nexport const y = main;\n",
+    });
+    expect(violations(readGraph(root)).sort()).toEqual([
+      'import out of reference/: reference/tapctl/gen-types.ts → reference/../tools/gen-types/main.ts; a shipped module must not reach into tools/',
+      'reference/client/client.ts has 401 lines, more than 400: split it by spec noun',
+      'shipped module imports test support: reference/core/ids.ts → reference/core/testkit.ts',
+    ]);
+  });
+
+  it('lets a file that is not declared in reference/agent be found', () => {
+    const root = tree({ 'agent/helpers.ts': 'export const h = 1;\n' });
+    expect(violations(readGraph(root))).toEqual([
+      'reference/agent/helpers.ts is not in AGENT_ORDER: declare where it stands in tools/import-graph.ts',
+    ]);
+  });
+});
