@@ -5,7 +5,6 @@
 import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { connectWebSocket } from '../reference/transports/websocket.ts';
-import { connectNatsTransport } from '../reference/transports/nats/index.ts';
 import { spawnStdioTransport, type ChildExit } from '../reference/transports/stdio-child.ts';
 import type { RawTransport } from '../reference/transports/transport.ts';
 import type { HmacKey } from './session-state.ts';
@@ -85,6 +84,7 @@ export async function openConnection(target: TargetSpec, o: OpenOptions = {}): P
     return { transport };
   }
   if (target.kind === 'nats') {
+    const { connectNatsTransport } = await import('../reference/transports/nats/connect.ts');
     const transport = await connectNatsTransport(target.url, { timeoutMs: 5000 });
     return { transport };
   }

@@ -1,5 +1,5 @@
 /** The NATS client with reconnect and resume (spec: bindings-nats#opening, resume#reconnect). */
-import { connectNatsTransport, type ConnectNatsOptions } from '../transports/nats/index.ts';
+import type { ConnectNatsOptions } from '../transports/nats/connect.ts';
 import { connectWith, type TapClient } from './client.ts';
 import type { ConnectOptions, ReconnectPolicy } from './options.ts';
 
@@ -17,5 +17,9 @@ export interface ConnectNatsClientOptions extends ConnectOptions {
  * connection failing) the client opens a new one and resumes the session, as over WebSocket.
  */
 export function connectNats(url: string, options: ConnectNatsClientOptions): Promise<TapClient> {
-  return connectWith(() => connectNatsTransport(url, { ...options.nats, agentId: options.agentId }), options);
+  // The NATS client library is loaded on first use: a program that never connects over NATS never loads it.
+  return connectWith(async () => {
+    const { connectNatsTransport } = await import('../transports/nats/connect.ts');
+    return connectNatsTransport(url, { ...options.nats, agentId: options.agentId });
+  }, options);
 }
