@@ -1,7 +1,9 @@
 // A plain JavaScript consumer of the installed package: one task round trip in memory through the
 // main entry, the client and the transports; a data table from ./schemas/*; and a short
 // conformance run of the example agent (agent.js beside this file) through ./conformance.
-import { createRequire } from 'node:module';
+import { execFileSync } from 'node:child_process';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { connect, createAgent, withConformanceCapabilities } from 'tap-agent-protocol';
 import { connect as connectClient } from 'tap-agent-protocol/client';
 import { runConformance } from 'tap-agent-protocol/conformance';
@@ -41,14 +43,27 @@ await client.close();
 await agent.shutdown('done');
 if (result.status !== 'completed' || result.output?.text !== 'TAP') throw new Error(`unexpected result ${JSON.stringify(result)}`);
 
-// The build compiles every published schema ahead of time: an agent whose capabilities use only
-// published schemas (or none) never loads Ajv's schema compiler. Ajv's small run-time helper,
-// which the compiled validators import, shows that the module cache is visible here at all.
+// The build compiles every published schema ahead of time: a process that only runs an agent whose
+// capabilities use published schemas (or none) never loads Ajv's schema compiler. Checked in a
+// process of its own (this one loads tap-conform, which compiles the schemas itself); Ajv's
+// small run-time helper, which the compiled validators import, shows the module cache is visible.
+const probe = `import { createRequire } from 'node:module';
+import { createAgent, withConformanceCapabilities } from 'tap-agent-protocol/agent';
+createAgent({
+  card: { agent_id: 'example.probe', name: 'Probe', description: 'Start-up probe.', capabilities: [],
+    limits: { max_concurrent_tasks: 1, max_task_seconds: 10, max_message_bytes: 65536 } },
+  capabilities: withConformanceCapabilities({}),
+});
 const loaded = Object.keys(createRequire(import.meta.url).cache);
-const compiler = loaded.filter((k) => /[\\/]ajv[\\/]dist[\\/](core|compile[\\/]index)\.js$/.test(k));
-if (compiler.length > 0) throw new Error(`a schema compiler was loaded at run time: ${compiler.join(', ')}`);
-if (!loaded.some((k) => /[\\/]ajv[\\/]dist[\\/]runtime[\\/]ucs2length\.js$/.test(k)))
-  throw new Error('the compiled validators did not load their run-time helper');
+console.log(JSON.stringify({
+  compiler: loaded.filter((k) => /[\\\\/]ajv[\\\\/]dist[\\\\/](core|compile[\\\\/]index)\\.js$/.test(k)),
+  helper: loaded.some((k) => /[\\\\/]ajv[\\\\/]dist[\\\\/]runtime[\\\\/]ucs2length\\.js$/.test(k)),
+}));`;
+const startup = JSON.parse(
+  execFileSync(process.execPath, ['--input-type=module', '-e', probe], { cwd: dirname(fileURLToPath(import.meta.url)), encoding: 'utf8' }),
+);
+if (startup.compiler.length > 0) throw new Error(`an agent loaded a schema compiler at start-up: ${startup.compiler.join(', ')}`);
+if (!startup.helper) throw new Error('the compiled validators did not load their run-time helper');
 
 const codes = errorCodes.codes.length;
 const report = await runConformance({
