@@ -140,8 +140,12 @@ describe('plan approval (spec: bindings-workspace#approval-and-cancel)', () => {
         decision: { plan_id: 'p-1', decision: 'approved', feedback: 'Go ahead.' },
       }),
     ]);
-    expect(await exists(ws.paths.plan('approve-me'))).toBe(false);
-    expect(await exists(ws.paths.decision('approve-me'))).toBe(false);
+    // The plan and its decision are removed right after the record moves, not in the same step.
+    await waitFor(
+      async () => !(await exists(ws.paths.plan('approve-me'))) && !(await exists(ws.paths.decision('approve-me'))),
+      10_000,
+      'the plan and decision files removed',
+    );
   });
 
   it('ends a rejected plan failed with PLAN_REJECTED without calling the handler again (spec: plans#decisions)', async () => {
@@ -175,8 +179,8 @@ describe('plan approval (spec: bindings-workspace#approval-and-cancel)', () => {
     expect(again.state).toMatchObject({ status: 'awaiting_approval', epoch: 2 });
     const revised = JSON.parse(await fsp.readFile(ws.paths.plan('revise-me'), 'utf8')) as Plan;
     expect(revised).toMatchObject({ plan_id: 'p-2', revision_of: 'p-1', feedback: 'Say the risk honestly.', risk_level: 'medium' });
-    // The decision on p-1 is gone with it; one on p-1 now is refused as stale.
-    expect(await exists(ws.paths.decision('revise-me'))).toBe(false);
+    // The decision on p-1 is removed right after the revised plan is parked; one on p-1 now is refused as stale.
+    await waitFor(async () => !(await exists(ws.paths.decision('revise-me'))), 10_000, 'the decision on p-1 removed');
     await expect(decidePlan(ws, 'revise-me', { plan_id: 'p-1', decision: 'approved' })).rejects.toMatchObject({ code: 'STALE_PLAN' });
     await decidePlan(ws, 'revise-me', { plan_id: 'p-2', decision: 'approved' });
     await waitFor(async () => (await recordIn(ws, 'completed', 'revise-me')) !== null, 10_000, 'the completed record');
