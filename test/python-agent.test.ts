@@ -102,8 +102,13 @@ class Peer {
     return message_id;
   }
 
-  /** The next message (after those already taken) that matches, within `ms`. */
-  async next(pred: (m: Msg) => boolean, ms = 5000): Promise<Msg> {
+  /**
+   * The next message (after those already taken) that matches, within `ms`; before the agent has
+   * printed anything the wait includes the interpreter's start-up, which a loaded machine can
+   * stretch to seconds, so it is 20 s then.
+   */
+  async next(pred: (m: Msg) => boolean, timeoutMs?: number): Promise<Msg> {
+    const ms = timeoutMs ?? (this.received.length === 0 ? 20_000 : 5000);
     const deadline = Date.now() + ms;
     for (;;) {
       for (let i = this.cursor; i < this.received.length; i++) {
