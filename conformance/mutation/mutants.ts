@@ -26,6 +26,7 @@ import {
   out,
   payload,
   recode,
+  refuse,
   replyTo,
   requestFor,
   resultOf,
@@ -345,26 +346,12 @@ const SPECS: Spec[] = [
   [
     'TAP-ENV-014:deadline-obeyed-elsewhere',
     'a deadline on task.status is checked',
-    () =>
-      inn(
-        (m) => m.type === 'task.status' && m.deadline !== undefined,
-        (m, v, answer) => {
-          answer(v.error(m, 'DEADLINE_EXCEEDED'));
-          return null;
-        },
-      ),
+    () => refuse((m) => m.type === 'task.status' && m.deadline !== undefined, 'DEADLINE_EXCEEDED'),
   ],
   [
     'TAP-ENV-015:unknown-member-refused',
     'a message with an unknown member is refused',
-    () =>
-      inn(
-        (m) => Object.keys(m).some((k) => !ENVELOPE_MEMBERS.has(k)),
-        (m, v, answer) => {
-          answer(v.error(m, 'INVALID_MESSAGE'));
-          return null;
-        },
-      ),
+    () => refuse((m) => Object.keys(m).some((k) => !ENVELOPE_MEMBERS.has(k)), 'INVALID_MESSAGE'),
   ],
 
   // Errors (spec: errors)
@@ -1004,13 +991,10 @@ const SPECS: Spec[] = [
     'TAP-INT-015:skew-without-integrity',
     'the skew check is applied without integrity',
     () =>
-      inn(
+      refuse(
         (m, v) =>
           !v.integrity && v.established && typeof m.timestamp === 'string' && Math.abs(Date.parse(m.timestamp) - Date.now()) > 300_000,
-        (m, v, answer) => {
-          answer(v.error(m, 'INVALID_SIGNATURE'));
-          return null;
-        },
+        'INVALID_SIGNATURE',
       ),
   ],
   [
@@ -1240,13 +1224,9 @@ const SPECS: Spec[] = [
     'TAP-RES-001:retains-little',
     'a task.resume from early in the stream is answered RESUME_UNAVAILABLE',
     () =>
-      inn(
-        (m) => m.type === 'task.resume' && Number(m.payload?.last_sequence ?? 0) < 2,
-        (m, v, answer) => {
-          answer(v.error(m, 'RESUME_UNAVAILABLE', { details: { earliest_sequence: 3 } }));
-          return null;
-        },
-      ),
+      refuse((m) => m.type === 'task.resume' && Number(m.payload?.last_sequence ?? 0) < 2, 'RESUME_UNAVAILABLE', {
+        details: { earliest_sequence: 3 },
+      }),
   ],
   [
     'TAP-RES-002:resume-no-replay',
@@ -1641,13 +1621,10 @@ const SPECS: Spec[] = [
     'TAP-VER-001:minor-refused',
     'a message in a later 1.x minor before the ack is refused',
     () =>
-      inn(
-        (m, v) => !v.established && /^tap\/1\.[1-9]/.test(String(m.protocol)) && m.type === 'handshake.init',
-        (m, v, answer) => {
-          answer(v.error(m, 'UNSUPPORTED_VERSION', { fatal: true, details: { supported: ['1.0'] } }));
-          return null;
-        },
-      ),
+      refuse((m, v) => !v.established && /^tap\/1\.[1-9]/.test(String(m.protocol)) && m.type === 'handshake.init', 'UNSUPPORTED_VERSION', {
+        fatal: true,
+        details: { supported: ['1.0'] },
+      }),
   ],
   [
     'TAP-VER-002:major-accepted',
@@ -1666,14 +1643,7 @@ const SPECS: Spec[] = [
   [
     'TAP-VER-004:metadata-changes-meaning',
     'metadata changes how the agent behaves',
-    () =>
-      inn(
-        (m) => m.type === 'task.request' && m.metadata !== undefined,
-        (m, v, answer) => {
-          answer(v.error(m, 'INVALID_MESSAGE'));
-          return null;
-        },
-      ),
+    () => refuse((m) => m.type === 'task.request' && m.metadata !== undefined, 'INVALID_MESSAGE'),
   ],
   [
     'TAP-VER-005:reserved-name',

@@ -57,6 +57,13 @@ export const inn = (p: Pred, f: (m: Msg, v: View, answer: (m: Msg) => void) => H
   in: (m, v, answer) => (p(m, v) ? f(m, v, answer) : undefined),
 });
 
+/** Answers the requester's matching messages with an error of `code` (and `extra` members) instead of letting the agent see them. */
+export const refuse = (p: Pred, code: string, extra?: Record<string, unknown>): Mutator =>
+  inn(p, (m, v, answer) => {
+    answer(v.error(m, code, extra));
+    return null;
+  });
+
 /** Both hooks of two mutators. */
 export const join = (a: Mutator, b: Mutator): Mutator => ({ out: a.out ?? b.out, in: a.in ?? b.in, close: a.close ?? b.close });
 
