@@ -1,2 +1,2 @@
 #!/usr/bin/env node
-import '../dist/reference/agents/reference-agent.js';
+import '../dist/bin/tap-reference-agent/main.js';

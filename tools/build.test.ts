@@ -1,6 +1,8 @@
-import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { newestInput } from './build.ts';
 
@@ -23,5 +25,39 @@ describe('the build is current until a compiled input changes (tools/build.ts)',
     expect(newestInput(dir)).toBe(1000 * 1000);
     file(join(dir, 'src', 'agent.ts'), 7000);
     expect(newestInput(dir)).toBe(7000 * 1000);
+  });
+});
+
+describe('the reference agent runs from its bundle (tools/build.ts BINS)', () => {
+  it('loads one module of dist/bin and no compiled module of dist/reference, and answers a handshake', async () => {
+    const root = join(import.meta.dirname, '..');
+    const log = join(dir, 'loaded.txt');
+    const hooks = join(dir, 'hooks.mjs');
+    writeFileSync(
+      hooks,
+      `import { appendFileSync } from 'node:fs';\nexport async function resolve(s, c, next) { const r = await next(s, c); appendFileSync(${JSON.stringify(log)}, r.url + '\\n'); return r; }\n`,
+    );
+    const register = join(dir, 'register.mjs');
+    writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
+    const init = readFileSync(join(root, 'fixtures/messages/handshake.init/target-wildcard.json'), 'utf8');
+    const child = spawn(process.execPath, ['--import', register, join(root, 'bin/tap-reference-agent.mjs')], {
+      stdio: ['pipe', 'pipe', 'ignore'],
+    });
+    let out = '';
+    const acked = new Promise<void>((resolve) =>
+      child.stdout.on('data', (d: Buffer) => {
+        out += d;
+        if (out.includes('"handshake.ack"')) resolve();
+      }),
+    );
+    child.stdin.write(`${JSON.stringify(JSON.parse(init))}\n`);
+    await acked;
+    child.kill('SIGKILL');
+    const loaded = readFileSync(log, 'utf8')
+      .split('\n')
+      .filter((u) => u.startsWith('file:'));
+    const ours = loaded.map((u) => fileURLToPath(u)).filter((p) => p.startsWith(join(root, 'dist')));
+    expect(ours).toContain(join(root, 'dist/bin/tap-reference-agent/main.js'));
+    expect(ours.filter((p) => p.startsWith(join(root, 'dist/reference')))).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 /**
  * `npm run build` (also run by `prepare` and `prepack`): compiles the shipped sources to dist/ —
- * JavaScript, .d.ts declarations and source maps — with tsconfig.build.json. Skips the compile
+ * JavaScript, .d.ts declarations and source maps — with tsconfig.build.json, then bundles each
+ * command's compiled modules into dist/bin/<command>/ (see BINS). Skips the compile
  * when dist/ is newer than every input; `--force` compiles anyway, `--check` only says whether
  * dist/ is current (exit 1 when it is not).
  */
@@ -8,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { build as bundle } from 'esbuild';
 import { emitValidators } from './emit-validators.ts';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -19,12 +21,46 @@ const INPUTS = [
   'schemas/v1',
   'tools/gen-types',
   'tools/emit-validators.ts',
+  'tools/build.ts',
   'tsconfig.json',
   'tsconfig.build.json',
 ];
 /** Generated modules the compile does not emit: written from schemas/v1 first, then copied beside the compiled core. */
 const GENERATED = ['reference/core/validators.generated.js', 'reference/core/validators.generated.d.ts'];
 const STAMP = join(root, 'dist', '.built');
+
+/**
+ * The commands bundled from the compiled modules into one file each (plus chunks for the parts
+ * loaded only when used). The reference agent is started for every stdio session a harness opens,
+ * and most of its start-up went to resolving and reading a few hundred module files; the other
+ * commands start once per run and keep the per-module layout of dist/, as the library does.
+ * Dependencies stay outside the bundle, imported from node_modules.
+ */
+export const BINS: Record<string, { entry: string }> = {
+  'tap-reference-agent': { entry: 'dist/reference/agents/reference-agent.js' },
+};
+
+/** Bundles each command of BINS into dist/bin/<command>/main.js, with a source map back to the sources. */
+export async function bundleBins(): Promise<void> {
+  for (const [name, from] of Object.entries(BINS))
+    await bundle({
+      ...('entry' in from
+        ? { entryPoints: { main: join(root, from.entry) } }
+        : { stdin: { contents: from.contents, resolveDir: root, sourcefile: `${name}.js` } }),
+      bundle: true,
+      splitting: true,
+      platform: 'node',
+      target: 'node20',
+      format: 'esm',
+      packages: 'external',
+      outdir: join(root, 'dist/bin', name),
+      entryNames: 'main',
+      chunkNames: 'chunks/[name]-[hash]',
+      sourcemap: 'linked',
+      sourcesContent: false,
+      logLevel: 'warning',
+    });
+}
 
 /** Test files and test folders, which tsconfig.build.json leaves out of dist/: a change to one needs no new build. */
 const isTest = (name: string, isDirectory: boolean) => (isDirectory ? name === 'test' : name.endsWith('.test.ts'));
@@ -49,7 +85,7 @@ export function isBuilt(): boolean {
 }
 
 /** Compiles to a fresh dist/; throws with the compiler's output when it fails. */
-export function build(): void {
+export async function build(): Promise<void> {
   const started = Date.now();
   rmSync(join(root, 'dist'), { recursive: true, force: true });
   emitValidators();
@@ -59,6 +95,7 @@ export function build(): void {
   });
   if (tsc.status !== 0) throw new Error(`the compile failed:\n${tsc.stdout}${tsc.stderr}`);
   for (const file of GENERATED) copyFileSync(join(root, file), join(root, 'dist', file));
+  await bundleBins();
   writeFileSync(STAMP, `${new Date().toISOString()}\n`);
   console.log(`build: dist/ compiled in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
@@ -75,7 +112,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     process.exit(0);
   }
   try {
-    build();
+    await build();
   } catch (err) {
     console.error(`build: ${(err as Error).message}`);
     process.exit(1);

@@ -260,6 +260,7 @@ export function checks(inst: Installed): Check[] {
           'package.json',
           'asyncapi.yaml',
           'dist/conformance/cli.js',
+          'dist/bin/tap-reference-agent/main.js',
           'schemas/v1/message.schema.json',
           'spec/1.0/index.md',
         ])
