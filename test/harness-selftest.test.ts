@@ -6,8 +6,8 @@
  * comes from the break and not from the agent underneath.
  *
  * Every harness run is a child process (`node bin/tap-conform.mjs … --json <file>`); runs start
- * together and go a few at a time. TAP_SELFTEST_JOBS sets how many (default: the CPU count, 3 to
- * 6, since many runs spend their time waiting for a reply that a broken agent never sends).
+ * together and go a few at a time. TAP_SELFTEST_JOBS sets how many (default 8, whatever the CPU
+ * count: most runs spend their time waiting for a reply that a broken agent never sends).
  * TAP_SELFTEST_TIME_SCALE sets the harness's --time-scale (default: from the load of the machine,
  * 1 when it is idle, at most 4). With TAP_SELFTEST_REPORT=<file> the verdicts observed are also
  * written to that file as JSON.
@@ -49,6 +49,8 @@ interface Run {
   code: number | null;
   cases: Map<string, CaseReport>;
   stderr: string;
+  /** Wall time of the harness run, for the self-test's own report. */
+  ms?: number;
   /** Why there is no report, if there is none. */
   problem?: string;
 }
@@ -60,7 +62,7 @@ const requirementIds = new Set(
   ),
 );
 
-const JOBS = Number(process.env.TAP_SELFTEST_JOBS) || Math.max(3, Math.min(6, cpus().length));
+const JOBS = Number(process.env.TAP_SELFTEST_JOBS) || 8;
 const TIME_SCALE =
   Number(process.env.TAP_SELFTEST_TIME_SCALE) || Math.min(4, Math.max(1, Math.ceil((loadavg()[0]! / Math.max(1, cpus().length)) * 2) / 2));
 /** How long one harness run may take before it is killed (it bounds its own cases well below). */
@@ -105,6 +107,7 @@ function conform(target: string[], only: string[], options: string[] = []): Prom
     String(TIME_SCALE),
     ...target,
   ];
+  const started = Date.now();
   return new Promise((resolve) => {
     const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     spawned.add(child);
@@ -118,7 +121,7 @@ function conform(target: string[], only: string[], options: string[] = []): Prom
       spawned.delete(child);
       try {
         const report = JSON.parse(readFileSync(json, 'utf8')) as { cases: CaseReport[] };
-        resolve({ code, stderr, cases: new Map(report.cases.map((c) => [c.id, c])) });
+        resolve({ code, stderr, ms: Date.now() - started, cases: new Map(report.cases.map((c) => [c.id, c])) });
       } catch (err) {
         resolve({ code, stderr, cases: new Map(), problem: `no JSON report (${(err as Error).message})` });
       }
@@ -195,6 +198,7 @@ async function writeReport(file: string): Promise<void> {
       name: e.name,
       requirement: e.requirement,
       exit: run?.code,
+      ms: run?.ms,
       expected_case: e.expected_case,
       expected: verdict(run, e.expected_case),
       control_case: control(e),
@@ -202,10 +206,16 @@ async function writeReport(file: string): Promise<void> {
     });
   }
   const ref = [await settle(referenceStdio), await settle(referenceWebSocket)];
+  const runs = {
+    reference_stdio: ref[0]?.ms,
+    reference_websocket: ref[1]?.ms,
+    fast_shutdown: (await settle(fastShutdown))?.ms,
+    fast_shutdown_stdio: (await settle(fastShutdownStdio))?.ms,
+  };
   const reference = Object.fromEntries(
     ref.flatMap((r) => [...(r?.cases.values() ?? [])].map((c) => [c.id, { verdict: c.verdict, detail: c.detail }])),
   );
-  writeFileSync(file, `${JSON.stringify({ time_scale: TIME_SCALE, jobs: JOBS, zoo, reference }, null, 2)}\n`);
+  writeFileSync(file, `${JSON.stringify({ time_scale: TIME_SCALE, jobs: JOBS, runs, zoo, reference }, null, 2)}\n`);
 }
 
 /**

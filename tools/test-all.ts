@@ -3,12 +3,12 @@
  * ending with one plain line "N passed, N failed" (N counts unit tests, tarball checks and
  * conformance cases as well as the whole-step checks). Exits non-zero on any failure.
  *
- * - full (default): build and type-check, format and lint, drift checks, every vitest file on both
- *   cores, the tarball test (pack, install offline into an empty project, run the bins and the
- *   library from there), and the certification of the reference agent over stdio and WebSocket
- *   with the installed package's own bins.
- * - `--fast`: build and type-check, format and lint, drift checks, and the vitest files of the fast
- *   tier (TAP_TIER=fast: units and the in-memory conformance run; no process-heavy suites).
+ * - full (default): the build (when dist/ is stale), then every vitest file on both cores with the
+ *   type-check, format and lint and drift checks beside it, the tarball test (pack, install offline
+ *   into an empty project, run the bins and the library from there), and the certification of the
+ *   reference agent over stdio and WebSocket with the installed package's own bins.
+ * - `--fast`: the build, then the vitest files of the fast tier (TAP_TIER=fast: units and the
+ *   in-memory conformance run; no process-heavy suites) with the same checks beside them.
  *
  * `--skip <step>` leaves a step out (by the name printed before it).
  */
@@ -33,20 +33,33 @@ interface Step {
 
 const root = new URL('..', import.meta.url).pathname;
 
-/** Runs a command with inherited output; resolves with its exit code. */
-function sh(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<number> {
+/**
+ * Runs a command; resolves with its exit code. Its output is passed through, or with `capture`
+ * kept and printed in one piece when it ends (for commands that run beside another step).
+ */
+function sh(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}, capture = false): Promise<number> {
   return new Promise((resolve) => {
-    const child = spawn(cmd, args, { cwd: root, stdio: 'inherit', env: { ...process.env, ...env } });
-    child.on('error', () => resolve(127));
-    child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
+    const child = spawn(cmd, args, { cwd: root, stdio: capture ? ['ignore', 'pipe', 'pipe'] : 'inherit', env: { ...process.env, ...env } });
+    let output = '';
+    child.stdout?.on('data', (d: Buffer) => (output += d));
+    child.stderr?.on('data', (d: Buffer) => (output += d));
+    const done = (code: number) => {
+      if (capture) {
+        const label = [cmd === process.execPath ? 'node' : cmd, ...args.filter((a) => a !== '--import' && a !== 'tsx')].join(' ');
+        process.stdout.write(`── ${label}: ${code === 0 ? 'ok' : `FAIL (exit ${code})`}\n${output.trim() ? `${output.trimEnd()}\n` : ''}`);
+      }
+      resolve(code);
+    };
+    child.on('error', () => done(127));
+    child.on('close', (code, signal) => done(code ?? (signal ? 128 : 1)));
   });
 }
 
 /** Commands run side by side; each counts one check, passed when it exits 0. */
-const together = (name: string, commands: [string, string[]][]): Step => ({
+const together = (name: string, commands: [string, string[]][], capture = false): Step => ({
   name,
   run: async () => {
-    const codes = await Promise.all(commands.map(([cmd, args]) => sh(cmd, args)));
+    const codes = await Promise.all(commands.map(([cmd, args]) => sh(cmd, args, {}, capture)));
     const failed = codes.filter((c) => c !== 0).length;
     return { passed: codes.length - failed, failed };
   },
@@ -145,19 +158,34 @@ const certify: Step = {
   },
 };
 
-const checks: Step[] = [
-  together('build and type-check', [tsx('tools/build.ts'), ['npx', ['tsc', '--noEmit', '-p', 'tsconfig.json']]]),
-  together('format and lint', [['npx', ['biome', 'ci', '.']]]),
-  together('drift: schemas, schema bundle, requirement index, requirement coverage', [
+/** dist/ first (a no-op when it is current, as after npm ci): the tests and the tarball use it. */
+const build = together('build', [tsx('tools/build.ts')]);
+
+/**
+ * The checks that read the sources and start nothing, side by side with their output kept until
+ * each ends: they run beside vitest, whose files mostly wait on processes and sockets.
+ */
+const statics = together(
+  'type-check, format and lint, drift: schemas, schema bundle, requirement index, requirement coverage',
+  [
+    ['npx', ['tsc', '--noEmit', '-p', 'tsconfig.json']],
+    ['npx', ['biome', 'ci', '--diagnostic-level=error', '.']],
     tsx('tools/emit-schemas.ts', '--check'),
     tsx('tools/emit-schema-bundle.ts', '--check'),
     tsx('tools/requirements.ts', '--check'),
     tsx('tools/check-coverage.ts'),
-  ]),
-];
+  ],
+  true,
+);
 
-export const FULL: Step[] = [...checks, vitest('vitest: every test file, on both cores'), tarball, certify];
-export const FAST: Step[] = [...checks, vitest('vitest: the fast tier (units and the in-memory conformance run)', { TAP_TIER: 'fast' })];
+/** A stage is one step, or several run at once. */
+type Stage = Step | Step[];
+
+export const FULL: Stage[] = [build, [vitest('vitest: every test file, on both cores'), statics], tarball, certify];
+export const FAST: Stage[] = [
+  build,
+  [vitest('vitest: the fast tier (units and the in-memory conformance run)', { TAP_TIER: 'fast' }), statics],
+];
 
 async function main(): Promise<number> {
   const { values } = parseArgs({ options: { skip: { type: 'string', multiple: true, default: [] }, fast: { type: 'boolean' } } });
@@ -167,17 +195,24 @@ async function main(): Promise<number> {
   let failed = 0;
   const lines: string[] = [];
   try {
-    for (const step of values.fast ? FAST : FULL) {
-      if (skip.has(step.name)) continue;
-      console.log(`\n── ${step.name}`);
-      const t0 = Date.now();
-      const r = await step.run();
-      passed += r.passed;
-      failed += r.failed;
-      const secs = ((Date.now() - t0) / 1000).toFixed(1);
-      lines.push(
-        `${r.failed === 0 ? 'ok  ' : 'FAIL'} ${step.name}: ${r.passed} passed, ${r.failed} failed${r.note ? ` (${r.note})` : ''} in ${secs} s`,
+    for (const stage of values.fast ? FAST : FULL) {
+      const steps = (Array.isArray(stage) ? stage : [stage]).filter((step) => !skip.has(step.name));
+      if (steps.length === 0) continue;
+      console.log(`\n── ${steps.map((step) => step.name).join('\n── and beside it: ')}`);
+      const results = await Promise.all(
+        steps.map(async (step) => {
+          const t0 = Date.now();
+          const r = await step.run();
+          return { step, r, secs: ((Date.now() - t0) / 1000).toFixed(1) };
+        }),
       );
+      for (const { step, r, secs } of results) {
+        passed += r.passed;
+        failed += r.failed;
+        lines.push(
+          `${r.failed === 0 ? 'ok  ' : 'FAIL'} ${step.name}: ${r.passed} passed, ${r.failed} failed${r.note ? ` (${r.note})` : ''} in ${secs} s`,
+        );
+      }
     }
   } finally {
     if (installed) rmSync(installed.dir, { recursive: true, force: true });
