@@ -204,7 +204,8 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
             message: `the phase was delivered ${deliveries} times without finishing`,
             at: now,
           };
-          await js.publish(deadSubject(names, o.capability), JSON.stringify(record), { msgID: `${record.task_id}:dead` });
+          // One message id per queue message: a requeued record that dies again is a new dead letter.
+          await js.publish(deadSubject(names, o.capability), JSON.stringify(record), { msgID: `${record.task_id}:dead:${seq}` });
           await jsm.streams.deleteMessage(names.tasks, seq);
           stats.deadLetters++;
         } catch (e) {
