@@ -51,7 +51,7 @@ export async function natsStatus(s: NatsSession): Promise<NatsStatus> {
     [n.tasks, 'task queue', `${n.prefix}.tasks.>`],
     [n.results, 'finished records', undefined],
     [n.dead, 'dead letters', `${n.prefix}.dead.>`],
-    ['TAP_EVENTS', 'durable task streams', undefined],
+    [n.events, 'durable task streams', undefined],
     [`KV_${n.idempotency}`, 'idempotency keys', undefined],
   ];
   const streams: StreamStatus[] = [];
