@@ -1,0 +1,14 @@
+/**
+ * The reference agent of the round-trip rows, serving TAP sessions over the NATS binding: the same
+ * agent as tap-agent.ts (conformance capabilities, raised task limits), listening on the server
+ * given by --server as tap.reference-agent. Prints "ready" once it answers open requests.
+ */
+import { parseArgs } from 'node:util';
+import { createAgent } from '../../reference/agent/index.ts';
+import { benchAgentOptions } from '../lib/agent-options.ts';
+
+const { values } = parseArgs({ options: { server: { type: 'string' }, 'max-tasks': { type: 'string', default: '100000' } } });
+const agent = createAgent(benchAgentOptions(Number(values['max-tasks'])));
+process.on('SIGTERM', () => process.exit(0));
+await agent.listenNats({ url: values.server! });
+process.stdout.write('ready\n');
