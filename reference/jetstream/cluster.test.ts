@@ -1,23 +1,35 @@
 /**
- * Durable tasks on a three-node cluster with replicated streams (spec: bindings-nats#task-queue):
- * four runners on different nodes work through the queue while one server is killed with
- * SIGKILL and one runner's process vanishes; afterwards every accepted task has exactly one
- * finished record, every completed one applied its effect, and no effect happened twice.
+ * Durable tasks on a three-node cluster with replicated (R3) streams (spec: bindings-nats#task-queue):
+ * four agent processes (the runner from dist/) serve `tap.test.counter` while 1,000 tasks go through the queue; one server
+ * is killed with SIGKILL mid-run and one agent process too. Afterwards every accepted task has
+ * exactly one finished record, no counter key has more than one effect, and the streams of
+ * TAP_EVENTS pass the history checker.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { jetstreamManager } from '@nats-io/jetstream';
-import { Kvm, type KV } from '@nats-io/kv';
+import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+import { checkHistory } from '../core/history.ts';
 import type { TaskRecord } from '../workspace/record.ts';
 import { NO_NATS_SERVER, natsServerInstalled, startNatsCluster, type NatsCluster } from '../transports/nats/test-server.ts';
-import { startDurableRunner, type DurableRunner } from './runner.ts';
 import { DEFAULT_NAMES, ensureStreams } from './streams.ts';
 import { submitDurable } from './submit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
-
+const AGENT = fileURLToPath(new URL('../../fixtures/agents/nats/durable-counter.mjs', import.meta.url));
+/** The agent's counters: one bucket key per counter key, its value the count and the task that produced each. */
+const COUNTER_BUCKET = 'TAP_TEST_COUNTER';
+const counterKey = (key: string): string => `count.${Buffer.from(key).toString('base64url') || '_'}`;
+interface CounterValue {
+  count: number;
+  by: Record<string, number>;
+}
+const TASKS = 1000;
+const LEASE_MS = 1000;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-const TASKS = 200;
 
 /** Retries an operation while the cluster elects new leaders after the loss of a node. */
 async function retried<T>(what: () => Promise<T>, ms = 20_000): Promise<T> {
@@ -32,117 +44,152 @@ async function retried<T>(what: () => Promise<T>, ms = 20_000): Promise<T> {
   }
 }
 
-describe.skipIf(!natsServerInstalled)('durable tasks on a three-node cluster', () => {
-  let cluster: NatsCluster;
-  const conns: NatsConnection[] = [];
+/** An agent process running the durable runner; resolves once it consumes. */
+function startAgent(servers: string[], agentId: string, log: string[]): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [AGENT, servers.join(','), agentId, String(LEASE_MS)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stderr!.setEncoding('utf8');
+  child.stderr!.on('data', (t: string) => log.push(t));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${agentId} did not start within 20 s:\n${log.join('')}`)), 20_000);
+    createInterface({ input: child.stdout! }).once('line', (line) => {
+      clearTimeout(timer);
+      if (line === 'ready') resolve(child);
+      else reject(new Error(`${agentId} said ${line}`));
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`${agentId} exited (${code ?? signal}) before it was ready:\n${log.join('')}`));
+    });
+  });
+}
 
+/** Every message of a stream, oldest first, read with an ordered consumer. */
+async function allMessages(nc: NatsConnection, stream: string, total: number): Promise<Array<{ subject: string; body: unknown }>> {
+  const consumer = await jetstream(nc).consumers.get(stream, { deliver_policy: DeliverPolicy.All });
+  const out: Array<{ subject: string; body: unknown }> = [];
+  if (total === 0) return out;
+  for await (const m of await consumer.consume()) {
+    out.push({ subject: m.subject, body: m.json() });
+    if (m.info.pending === 0 || out.length >= total) break;
+  }
+  return out;
+}
+
+describe.skipIf(!natsServerInstalled)('durable tasks on a three-node cluster with four agent processes', () => {
+  let cluster: NatsCluster | undefined;
+  const agents: ChildProcess[] = [];
+  const conns: NatsConnection[] = [];
+  const logs: string[] = [];
   beforeAll(async () => {
     cluster = await startNatsCluster(3);
   }, 30_000);
   afterAll(async () => {
+    // Every process and server goes, whatever the test did.
+    for (const a of agents) if (a.exitCode === null && a.signalCode === null) a.kill('SIGKILL');
     for (const c of conns) await c.close().catch(() => {});
     await cluster?.stop();
   });
 
-  it('loses no accepted task and repeats no effect when a server and a runner die mid-run', { timeout: 60_000 }, async () => {
-    const urls = cluster.servers.map((s) => s.url);
+  it('gives every accepted task one result and one effect when a server and an agent process die mid-run', {
+    timeout: 90_000,
+  }, async () => {
+    const urls = cluster!.servers.map((s) => s.url);
     // Every client lists the whole cluster, starting with a different node.
+    const rotated = (first: number): string[] => [...urls.slice(first), ...urls.slice(0, first)];
     const client = async (first: number): Promise<NatsConnection> => {
-      const nc = await connect({
-        servers: [...urls.slice(first), ...urls.slice(0, first)],
-        maxReconnectAttempts: -1,
-        reconnectTimeWait: 100,
-      });
+      const nc = await connect({ servers: rotated(first), maxReconnectAttempts: -1, reconnectTimeWait: 100 });
       conns.push(nc);
       return nc;
     };
-    const admin = await client(0);
+    const admin = await client(1);
     // The meta leader may take a moment after the cluster forms.
-    let effects: KV | undefined;
-    for (let i = 0; i < 100 && !effects; i++) {
-      try {
-        await ensureStreams(admin, { replicas: 3 });
-        effects = await new Kvm(admin).create('TAP_TEST_EFFECTS', { replicas: 3 });
-      } catch {
-        await sleep(100);
-      }
-    }
-    expect(effects).toBeDefined();
-    const handler = (nc: NatsConnection) => {
-      const kv = new Kvm(nc).open('TAP_TEST_EFFECTS');
-      // The effect: one counter key per task, written at most once (the tap.test.counter model).
-      return async ({ record }: { record: TaskRecord }) => {
-        const bucket = await kv;
-        await sleep(5);
-        // A create that fails while the cluster elects a leader is retried; one that finds the key means it was applied.
-        return retried(async () => {
-          try {
-            await bucket.create(`effect.${record.task_id}`, '1');
-            return { effect: 'applied' };
-          } catch (err) {
-            if ((await bucket.get(`effect.${record.task_id}`))?.string() === '1') return { effect: 'already applied' };
-            throw err;
-          }
-        }, 20_000);
-      };
-    };
-    const runners: DurableRunner[] = [];
-    const victimConn = await client(1);
-    for (const [i, nc] of [victimConn, await client(1), await client(2), await client(2)].entries()) {
-      runners.push(
-        await startDurableRunner({
-          nc,
-          agentId: `tap.cluster-${i}`,
-          capability: 'work.count',
-          leaseMs: 1000,
-          maxAttempts: 50,
-          replicas: 3,
-          handler: handler(nc),
-        }),
-      );
-    }
+    await retried(async () => {
+      await ensureStreams(admin, { replicas: 3 });
+      await new Kvm(admin).create(COUNTER_BUCKET, { replicas: 3 });
+    });
+    // The first agent process (the victim) prefers the server that dies; the others spread over the rest.
+    const started = await Promise.all([0, 1, 2, 1].map((first, i) => startAgent(rotated(first), `tap.cluster-${i}`, logs)));
+    agents.push(...started);
+
     const submitter = await client(2);
+    const jsm: JetStreamManager = await jetstreamManager(submitter);
+    const finishedCount = async (): Promise<number> => (await retried(() => jsm.streams.info(DEFAULT_NAMES.results))).state.messages;
+    // Mid-run: once a quarter of the tasks have finished, a server and an agent process get SIGKILL.
+    const chaos = (async () => {
+      while ((await finishedCount()) < TASKS / 4) await sleep(50);
+      agents[0]!.kill('SIGKILL');
+      await cluster!.servers[0]!.kill('SIGKILL');
+      return await finishedCount();
+    })();
+
     const accepted: string[] = [];
     const refused: string[] = [];
-    for (let i = 0; i < TASKS; i++) {
+    const submitOne = async (i: number): Promise<void> => {
       // A submit is retried with the same task id, hence the same Nats-Msg-Id: the server keeps one copy.
-      const draft = { task_id: `task-20260101-${i.toString(16).padStart(12, '0')}`, next_phase: 'work.count', input: { i } };
+      const draft = {
+        task_id: `task-20260101-${i.toString(16).padStart(12, '0')}`,
+        next_phase: 'tap.test.counter',
+        input: { key: `k${i}` },
+      };
       try {
         accepted.push((await retried(() => submitDurable(submitter, draft), 30_000)).record.task_id);
       } catch (err) {
         refused.push(`${draft.task_id}: ${(err as Error).message}`);
       }
-      if (i === Math.floor(TASKS / 3)) {
-        await cluster.servers[0]!.kill('SIGKILL');
-        // One runner's process goes too: its deliveries come back after their lease.
-        await victimConn.close();
-      }
-    }
+    };
+    for (let i = 0; i < TASKS; i += 50) await Promise.all(Array.from({ length: Math.min(50, TASKS - i) }, (_, j) => submitOne(i + j)));
     expect(refused).toEqual([]);
-    const jsm = await retried(() => jetstreamManager(submitter));
-    const results = () => retried(() => jsm.streams.info(DEFAULT_NAMES.results, { subjects_filter: 'tap.results.>' }));
-    const deadline = Date.now() + 40_000;
-    let info = await results();
-    while (Object.keys(info.state.subjects ?? {}).length < accepted.length && Date.now() < deadline) {
-      await sleep(200);
-      info = await results();
-    }
-    const perTask = info.state.subjects ?? {};
-    const missing = accepted.filter((id) => perTask[`tap.results.${id}`] === undefined);
-    expect(missing).toEqual([]);
+    const finishedAtKill = await chaos;
+    expect(finishedAtKill).toBeLessThan(TASKS);
+
+    const deadline = Date.now() + 45_000;
+    while ((await finishedCount()) < accepted.length && Date.now() < deadline) await sleep(200);
+
+    // Exactly one finished record per accepted task, each completed.
+    const results = await retried(() => jsm.streams.info(DEFAULT_NAMES.results, { subjects_filter: 'tap.results.>' }));
+    const perTask = results.state.subjects ?? {};
+    expect(accepted.filter((id) => perTask[`tap.results.${id}`] === undefined)).toEqual([]);
     expect(Object.entries(perTask).filter(([, n]) => n !== 1)).toEqual([]);
-    // Every effect key was written once: its bucket holds one value per key, no later revision.
-    const effectsInfo = await retried(() => jsm.streams.info('KV_TAP_TEST_EFFECTS', { subjects_filter: '$KV.TAP_TEST_EFFECTS.>' }));
-    const writes = effectsInfo.state.subjects ?? {};
-    // A completed task applied its effect; a task may instead have failed (its effect timed out while the
-    // cluster elected leaders), which is one result too, and then it has no effect or one.
-    const completedWithoutEffect: string[] = [];
-    for (const id of accepted.filter((x) => writes[`$KV.TAP_TEST_EFFECTS.effect.${x}`] === undefined)) {
-      const m = await retried(() => jsm.streams.getMessage(DEFAULT_NAMES.results, { last_by_subj: `tap.results.${id}` }));
-      if (m?.json<TaskRecord>().state.status === 'completed') completedWithoutEffect.push(id);
+    const records = await retried(() => allMessages(submitter, DEFAULT_NAMES.results, results.state.messages));
+    expect(records).toHaveLength(accepted.length);
+    expect(records.map((r) => (r.body as TaskRecord).state.status).filter((s) => s !== 'completed')).toEqual([]);
+
+    // One effect per counter key: one write of its bucket key, recording the one task that applied it.
+    const bucket = await retried(() => jsm.streams.info(`KV_${COUNTER_BUCKET}`, { subjects_filter: `$KV.${COUNTER_BUCKET}.>` }));
+    const writes = bucket.state.subjects ?? {};
+    const kv = await new Kvm(submitter).open(COUNTER_BUCKET);
+    const badEffects: string[] = [];
+    for (let i = 0; i < TASKS; i++) {
+      const key = counterKey(`k${i}`);
+      const n = writes[`$KV.${COUNTER_BUCKET}.${key}`] ?? 0;
+      const value = (await retried(() => kv.get(key)))?.json() as CounterValue | undefined;
+      if (n !== 1 || value?.count !== 1 || Object.keys(value.by).length !== 1)
+        badEffects.push(`k${i}: ${n} writes, ${JSON.stringify(value)}`);
     }
-    expect(completedWithoutEffect).toEqual([]);
-    expect(Object.entries(writes).filter(([, n]) => n !== 1)).toEqual([]);
-    await Promise.all(runners.slice(1).map((r) => r.stop()));
+    expect(badEffects).toEqual([]);
+    // Each task's output is the count its one effect produced.
+    const outputs = records.map((r) => [
+      (r.body as TaskRecord).context.current_input,
+      (r.body as TaskRecord).context.history.at(-1)?.output,
+    ]);
+    expect(outputs.filter(([input, output]) => JSON.stringify(output) !== JSON.stringify({ ...(input as object), count: 1 }))).toEqual([]);
+    // The victim held deliveries when it died: they came back to the others as later attempts.
+    expect(records.filter((r) => (r.body as TaskRecord).state.attempts > 0).length, 'no task was redelivered').toBeGreaterThan(0);
+
+    // The recorded task streams obey the sequence, state and result rules, every task to its result.
+    const eventsInfo = await retried(() => jsm.streams.info(DEFAULT_NAMES.events));
+    const events = await retried(() => allMessages(submitter, DEFAULT_NAMES.events, eventsInfo.state.messages));
+    expect(
+      checkHistory(
+        events.map((e) => e.body),
+        undefined,
+        { complete: true },
+      ),
+    ).toEqual([]);
+    const withStreams = new Set(events.map((e) => e.subject.split('.').at(-1)));
+    expect(accepted.filter((id) => !withStreams.has(id))).toEqual([]);
+    expect(events).toHaveLength(3 * accepted.length);
   });
 });

@@ -1,5 +1,6 @@
 /** The NATS binding's durable tasks on JetStream: streams, submit, and the runner (spec: bindings-nats#task-queue). */
-export { DEFAULT_NAMES, deadSubject, ensureStreams, resultSubject, taskSubject } from './streams.ts';
+export { DEFAULT_NAMES, deadSubject, ensureStreams, eventSubject, resultSubject, taskSubject } from './streams.ts';
+export { EventSequence, publishResult, publishStart } from './events.ts';
 export type { DurableNames, EnsureOptions } from './streams.ts';
 export { idempotencyKey, submitDurable, submitMsgId } from './submit.ts';
 export type { DurableSubmitted, IdempotencyOf } from './submit.ts';

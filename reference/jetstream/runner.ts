@@ -11,6 +11,7 @@ import { AckPolicy, DeliverPolicy, jetstream, type ConsumerMessages, type JetStr
 import type { TaskRecord } from '../workspace/record.ts';
 import { DEFAULT_NAMES, deadSubject, ensureStreams, resultSubject, type DurableNames } from './streams.ts';
 import { idempotencyKey } from './submit.ts';
+import { publishResult, publishStart } from './events.ts';
 
 /** What a phase handler gets: the record (attempts set from the delivery count) and a stop signal. */
 export interface DurableWork {
@@ -153,6 +154,8 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
       await m.ackAck();
       return;
     }
+    // spec: bindings-nats#event-streams: the task's stream is stored before the phase runs.
+    await publishStart(js, names, o.agentId, record);
     const lost = new AbortController();
     const onStop = () => lost.abort();
     stopping.signal.addEventListener('abort', onStop);
@@ -175,6 +178,7 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
     }
     if (lost.signal.aborted) return;
     const next = finished(record, o.agentId, attempts, outcome);
+    await publishResult(js, names, o.agentId, next);
     // spec: bindings-nats#task-queue: the finished record is stored before the delivery is acknowledged;
     // one message id per task, so that the server keeps the first finished record only.
     await js.publish(resultSubject(names, record.task_id), JSON.stringify(next), { msgID: `${record.task_id}:result` });
@@ -204,7 +208,8 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
             message: `the phase was delivered ${deliveries} times without finishing`,
             at: now,
           };
-          await js.publish(deadSubject(names, o.capability), JSON.stringify(record), { msgID: `${record.task_id}:dead` });
+          // One message id per queue message: a requeued record that dies again is a new dead letter.
+          await js.publish(deadSubject(names, o.capability), JSON.stringify(record), { msgID: `${record.task_id}:dead:${seq}` });
           await jsm.streams.deleteMessage(names.tasks, seq);
           stats.deadLetters++;
         } catch (e) {

@@ -1,7 +1,7 @@
 /**
  * The JetStream streams and bucket of the NATS binding's durable tasks (spec: bindings-nats#task-queue):
  * TAP_TASKS (work queue of task records, one subject per capability), TAP_RESULTS (finished
- * records), TAP_DEAD (dead letters) and the key-value bucket TAP_IDEMPOTENCY.
+ * records), TAP_DEAD (dead letters), TAP_EVENTS (durable tasks' streams) and the key-value bucket TAP_IDEMPOTENCY.
  */
 import type { NatsConnection } from '@nats-io/transport-node';
 import { RetentionPolicy, StorageType, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
@@ -13,6 +13,7 @@ export interface DurableNames {
   tasks: string;
   results: string;
   dead: string;
+  events: string;
   idempotency: string;
 }
 
@@ -21,6 +22,7 @@ export const DEFAULT_NAMES: DurableNames = Object.freeze({
   tasks: 'TAP_TASKS',
   results: 'TAP_RESULTS',
   dead: 'TAP_DEAD',
+  events: 'TAP_EVENTS',
   idempotency: 'TAP_IDEMPOTENCY',
 });
 
@@ -30,6 +32,9 @@ export const taskSubject = (n: DurableNames, capability: string): string => `${n
 export const resultSubject = (n: DurableNames, taskId: string): string => `${n.prefix}.results.${taskId}`;
 /** The subject of a capability's dead letters. */
 export const deadSubject = (n: DurableNames, capability: string): string => `${n.prefix}.dead.${capability}`;
+
+/** The subject of the stream of a durable task that agent `agentId` runs (spec: bindings-nats#event-streams). */
+export const eventSubject = (n: DurableNames, agentId: string, taskId: string): string => `${n.prefix}.events.${agentId}.${taskId}`;
 
 /** Options of `ensureStreams`. */
 export interface EnsureOptions {
@@ -57,6 +62,7 @@ export async function ensureStreams(nc: NatsConnection, o: EnsureOptions = {}): 
     },
     { name: n.results, subjects: [`${n.prefix}.results.>`], retention: RetentionPolicy.Limits },
     { name: n.dead, subjects: [`${n.prefix}.dead.>`], retention: RetentionPolicy.Limits },
+    { name: n.events, subjects: [`${n.prefix}.events.>`], retention: RetentionPolicy.Limits },
   ];
   for (const s of want) {
     try {

@@ -43,6 +43,8 @@ export interface NatsServerOptions {
   maxPayload?: number;
   /** How long to wait for the server to be ready, in ms (default 10 000). */
   readyTimeoutMs?: number;
+  /** False starts the server without JetStream (default true). */
+  jetstream?: boolean;
 }
 
 /** A free TCP port on 127.0.0.1, as the kernel hands one out. */
@@ -60,7 +62,7 @@ export function freePort(): Promise<number> {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Waits until the server's health endpoint reports JetStream ready, or the process exits. */
+/** Waits until the server's health endpoint reports it (and JetStream, if on) ready, or the process exits. */
 async function ready(child: ChildProcess, monitorPort: number, timeoutMs: number, log: () => string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
@@ -128,7 +130,8 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
   const port = await freePort();
   const monitorPort = await freePort();
   const store = mkdtempSync(join(tmpdir(), 'tap-nats-'));
-  const args = ['-a', '127.0.0.1', '-p', String(port), '-m', String(monitorPort), '-js', '-sd', store, '-n', 'tap-test'];
+  const js = options.jetstream === false ? [] : ['-js', '-sd', store];
+  const args = ['-a', '127.0.0.1', '-p', String(port), '-m', String(monitorPort), ...js, '-n', 'tap-test'];
   if (options.maxPayload !== undefined) {
     const conf = join(store, 'server.conf');
     writeFileSync(conf, `max_payload: ${options.maxPayload}\n`);

@@ -1,0 +1,319 @@
+/**
+ * Scenario 7, the NATS binding: a TAP task round trip (tap.test.echo through the reference client
+ * and the reference agent in a child process, over a real nats-server) sequentially and with 64
+ * in flight, against a bare NATS request/reply echo on the same server (the floor); and durable
+ * tasks per second with four runner processes on JetStream, against four bare consumers pulling
+ * and acknowledging the same records from a work-queue stream. Every figure is measured in the
+ * same run as its baseline, repetitions interleaved; without nats-server every row says so.
+ */
+import { connect as natsConnect, type NatsConnection } from '@nats-io/transport-node';
+import { AckPolicy, jetstream, RetentionPolicy, StorageType } from '@nats-io/jetstream';
+import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../../reference/transports/nats/test-server.ts';
+import { delay, spawnScript, type LineChild } from '../lib/children.ts';
+import { inflight, sequential, warmUp, type Call } from '../lib/measure.ts';
+import type { Budget } from '../lib/options.ts';
+import { peer } from '../lib/paths.ts';
+import { compare, missingBaseline, notRun, type Row } from '../lib/report.ts';
+import { spread } from '../lib/stats.ts';
+import { echoInput, tapConnect } from '../lib/systems.ts';
+import { oneLine } from './roundtrip.ts';
+
+const SCENARIO = '7. NATS binding';
+const DEPTH = 64;
+const AGENTS = 4;
+const BATCH = 8;
+const IDS = { seq: 'nats.roundtrip.sequential', fly: 'nats.roundtrip.inflight64', durable: 'nats.durable.four-agents' } as const;
+
+/** The row ids this scenario produces. */
+export function natsRowIds(): string[] {
+  return [IDS.seq, IDS.fly, IDS.durable];
+}
+
+async function started(children: LineChild[], what: string): Promise<void> {
+  try {
+    await Promise.all(children.map((c, i) => c.line((l) => l === 'ready', 60_000, `${what} ${i} starting`)));
+  } catch (err) {
+    await Promise.all(children.map((c) => c.stop(1000)));
+    throw err;
+  }
+}
+
+interface EchoSystem {
+  id: 'tap' | 'bare';
+  name: string;
+  call: Call;
+  close(): Promise<void>;
+}
+
+/** The reference agent over NATS in a child process, and the reference client connected through the binding. */
+async function tapOverNats(server: NatsServer): Promise<EchoSystem> {
+  const { connectNatsTransport } = await import('../../reference/transports/nats/connect.ts');
+  const agent = spawnScript(peer('tap-nats-agent.ts'), ['--server', server.url]);
+  await started([agent], 'the TAP agent');
+  try {
+    const client = await tapConnect(await connectNatsTransport(`${server.url}/tap.reference-agent`), 100_000);
+    return {
+      id: 'tap',
+      name: 'TAP over NATS (reference client + reference agent)',
+      async call(i) {
+        const result = await client.submit('tap.test.echo', echoInput(i)).result;
+        if (result.status !== 'completed') throw new Error(`tap.test.echo ended ${result.status}: ${JSON.stringify(result.error)}`);
+      },
+      async close() {
+        await client.close().catch(() => {});
+        await agent.stop(2000);
+      },
+    };
+  } catch (err) {
+    await agent.stop(1000);
+    throw err;
+  }
+}
+
+/** A bare request/reply echo in a child process, and a requester parsing each reply. */
+async function bareEcho(server: NatsServer): Promise<EchoSystem> {
+  const echo = spawnScript(peer('bare-nats-echo.ts'), ['--server', server.url]);
+  await started([echo], 'the bare echo');
+  const nc = await natsConnect({ servers: server.url });
+  return {
+    id: 'bare',
+    name: 'bare NATS request/reply echo (floor)',
+    async call(i) {
+      const reply = await nc.request('bench.echo', JSON.stringify({ id: i, payload: echoInput(i) }), { timeout: 10_000 });
+      if ((JSON.parse(reply.string()) as { id: number }).id !== i) throw new Error('the echo answered another request');
+    },
+    async close() {
+      await nc.close().catch(() => {});
+      await echo.stop(2000);
+    },
+  };
+}
+
+async function roundtrips(budget: Budget, server: NatsServer, log: (line: string) => void): Promise<Row[]> {
+  const method =
+    `one nats-server on 127.0.0.1, the agent or echo in a child process; one warm-up of up to ${budget.warmupCalls} calls, then ${budget.reps} repetitions ` +
+    `interleaved, each of up to ${budget.sequentialCalls} sequential calls / ${budget.inflightCalls} calls with ${DEPTH} in flight (at most ${budget.repMs / 1000} s each)`;
+  const base = (id: string, title: string) => ({ id, scenario: SCENARIO, title, unit: 'calls/s', better: 'higher' as const, method });
+  const seqBase = base(IDS.seq, 'round trip over NATS, sequential');
+  const flyBase = base(IDS.fly, `round trip over NATS, ${DEPTH} in flight`);
+  const live: EchoSystem[] = [];
+  const failed = new Map<string, string>();
+  for (const make of [tapOverNats, bareEcho]) {
+    try {
+      const s = await make(server);
+      await warmUp(s.call, budget.warmupCalls, budget.warmupMs);
+      live.push(s);
+    } catch (err) {
+      failed.set(make === tapOverNats ? 'tap' : 'bare', oneLine(err));
+    }
+  }
+  const seq = new Map<string, { rate: number[]; p50: number[]; p99: number[] }>();
+  const fly = new Map<string, number[]>();
+  try {
+    for (let rep = 0; rep < budget.reps; rep++) {
+      const order = rep % 2 === 0 ? live : [...live].reverse();
+      for (const s of order) {
+        const r = await sequential(s.call, budget.sequentialCalls, budget.repMs).catch((err) => void failed.set(s.id, oneLine(err)));
+        if (!r) continue;
+        const e = seq.get(s.id) ?? { rate: [], p50: [], p99: [] };
+        e.rate.push(r.rate);
+        e.p50.push(r.p50_us);
+        e.p99.push(r.p99_us);
+        seq.set(s.id, e);
+      }
+      for (const s of order) {
+        const r = await inflight(s.call, budget.inflightCalls, DEPTH, budget.repMs).catch((err) => void failed.set(s.id, oneLine(err)));
+        if (r) fly.set(s.id, [...(fly.get(s.id) ?? []), r.rate]);
+      }
+      log(
+        `  repetition ${rep + 1}/${budget.reps}: ${live.map((s) => `${s.id} ${Math.round(seq.get(s.id)?.rate.at(-1) ?? NaN)}/${Math.round(fly.get(s.id)?.at(-1) ?? NaN)}`).join(', ')}`,
+      );
+    }
+  } finally {
+    for (const s of live) await s.close();
+  }
+  const names = { tap: 'TAP over NATS (reference client + reference agent)', bare: 'bare NATS request/reply echo (floor)' };
+  const rowOf = (b: typeof seqBase, figure: (id: string) => Row['tap']): Row => {
+    const tap = failed.has('tap') ? null : figure('tap');
+    if (!tap) return notRun(b, `TAP over NATS failed: ${failed.get('tap') ?? 'no figure'}`);
+    const bare = failed.has('bare') ? null : figure('bare');
+    return {
+      ...b,
+      tap,
+      baselines: [bare ? compare(tap, 'bare', bare) : missingBaseline('bare', names.bare, failed.get('bare') ?? 'no figure')],
+      targets: [],
+    };
+  };
+  return [
+    rowOf(seqBase, (id) => {
+      const e = seq.get(id);
+      return e ? { name: names[id as 'tap'], value: spread(e.rate), extra: { p50_us: spread(e.p50), p99_us: spread(e.p99) } } : null;
+    }),
+    rowOf(flyBase, (id) => {
+      const e = fly.get(id);
+      return e ? { name: names[id as 'tap'], value: spread(e) } : null;
+    }),
+  ];
+}
+
+/** Publishes `n` messages, 64 at a time, each acknowledged by the server; then waits until `done()` says all were handled. */
+async function publishAndWait(publish: (i: number) => Promise<unknown>, n: number, done: () => Promise<boolean>): Promise<number> {
+  const t0 = performance.now();
+  for (let i = 0; i < n; i += DEPTH) await Promise.all(Array.from({ length: Math.min(DEPTH, n - i) }, (_, j) => publish(i + j)));
+  const stop = t0 + 180_000;
+  while (!(await done())) {
+    if (performance.now() > stop) throw new Error(`not all ${n} tasks were handled within 180 s`);
+    await delay(5);
+  }
+  return n / ((performance.now() - t0) / 1000);
+}
+
+/** One durable race on a fresh server: TAP's four runners, then four bare consumers of the same records; tasks per second each. */
+async function durableRace(n: number): Promise<{ tap: number; bare: number | string; recordBytes: number }> {
+  const { ensureStreams, submitDurable, DEFAULT_NAMES } = await import('../../reference/jetstream/index.ts');
+  const server = await startNatsServer();
+  let nc: NatsConnection | undefined;
+  let children: LineChild[] = [];
+  try {
+    nc = await natsConnect({ servers: server.url });
+    const { jsm } = await ensureStreams(nc);
+    children = Array.from({ length: AGENTS }, (_, i) =>
+      spawnScript(peer('durable-runner.ts'), [
+        '--server',
+        server.url,
+        '--agent-id',
+        `bench.runner-${i}`,
+        '--capability',
+        'bench.work',
+        '--batch',
+        String(BATCH),
+      ]),
+    );
+    await started(children, 'runner');
+    const texts: string[] = [];
+    const tap = await publishAndWait(
+      async (i) => {
+        const { record } = await submitDurable(nc!, {
+          task_id: `task-20260101-${i.toString(16).padStart(12, '0')}`,
+          next_phase: 'bench.work',
+          input: echoInput(i),
+        });
+        texts[i] = JSON.stringify(record);
+      },
+      n,
+      async () => (await jsm.streams.info(DEFAULT_NAMES.results)).state.messages >= n,
+    );
+    await Promise.all(children.map((c) => c.stop(2000)));
+    children = [];
+    let bare: number | string;
+    try {
+      await jsm.streams.add({
+        name: 'BARE_TASKS',
+        subjects: ['bare.tasks.>'],
+        retention: RetentionPolicy.Workqueue,
+        storage: StorageType.File,
+      });
+      await jsm.consumers.add('BARE_TASKS', { durable_name: 'bare', ack_policy: AckPolicy.Explicit, filter_subject: 'bare.tasks.work' });
+      children = Array.from({ length: AGENTS }, () =>
+        spawnScript(peer('bare-js-consumer.ts'), [
+          '--server',
+          server.url,
+          '--stream',
+          'BARE_TASKS',
+          '--consumer',
+          'bare',
+          '--batch',
+          String(BATCH),
+        ]),
+      );
+      await started(children, 'bare consumer');
+      const js = jetstream(nc);
+      let published = 0;
+      bare = await publishAndWait(
+        async (i) => {
+          await js.publish('bare.tasks.work', texts[i]!, { msgID: `bare-${i}` });
+          published++;
+        },
+        n,
+        async () => published >= n && (await jsm.streams.info('BARE_TASKS')).state.messages === 0,
+      );
+    } catch (err) {
+      bare = oneLine(err);
+    }
+    return { tap, bare, recordBytes: Buffer.byteLength(texts[0] ?? '') };
+  } finally {
+    await Promise.all(children.map((c) => c.stop(2000)));
+    await nc?.close().catch(() => {});
+    await server.stop();
+  }
+}
+
+async function durable(budget: Budget, log: (line: string) => void): Promise<Row> {
+  const n = budget.workspaceTasks;
+  const row = {
+    id: IDS.durable,
+    scenario: SCENARIO,
+    title: `${AGENTS} durable runner processes over ${n.toLocaleString('en-US')} tasks`,
+    unit: 'tasks/s',
+    better: 'higher' as const,
+    method:
+      `a fresh nats-server per repetition; the clock runs from the first publish (${DEPTH} at a time, each acknowledged by the server) until every task is done: ` +
+      `for TAP, ${AGENTS} runner processes (pull batches of ${BATCH}) have stored every finished record in TAP_RESULTS (each task also writes its three TAP_EVENTS messages); ` +
+      `for the floor, ${AGENTS} bare consumers (pull batches of ${BATCH}) have parsed and acknowledged the same record texts on a work-queue stream; ${budget.workspaceReps} repetitions`,
+  };
+  const tapRuns: number[] = [];
+  const bareRuns: number[] = [];
+  let bareError: string | undefined;
+  let recordBytes = 0;
+  for (let rep = 0; rep < budget.workspaceReps; rep++) {
+    let r: Awaited<ReturnType<typeof durableRace>>;
+    try {
+      r = await durableRace(n);
+    } catch (err) {
+      return notRun(row, `the durable race failed: ${oneLine(err)}`);
+    }
+    tapRuns.push(r.tap);
+    recordBytes = r.recordBytes;
+    if (typeof r.bare === 'number') bareRuns.push(r.bare);
+    else bareError = r.bare;
+    log(
+      `  repetition ${rep + 1}/${budget.workspaceReps}: TAP durable ${Math.round(r.tap)} tasks/s, bare JetStream ${typeof r.bare === 'number' ? Math.round(r.bare) : r.bare}`,
+    );
+  }
+  const tap = { name: `TAP durable runner on JetStream (${AGENTS} agents)`, value: spread(tapRuns) };
+  const floorName = `bare JetStream publish and pull-ack of the same records (${AGENTS} consumers)`;
+  const baseline =
+    bareRuns.length === 0
+      ? missingBaseline('bare', floorName, bareError ?? 'no figure')
+      : compare(tap, 'bare', { name: floorName, value: spread(bareRuns) });
+  return { ...row, tap, baselines: [baseline], targets: [], details: { record_bytes: recordBytes } };
+}
+
+/** Runs the scenario's selected rows, or reports each as not run when nats-server is missing. */
+export async function nats(budget: Budget, selected: (id: string) => boolean, log: (line: string) => void): Promise<Row[]> {
+  const wanted = natsRowIds().filter(selected);
+  if (!natsServerInstalled) {
+    log(`nats: ${NO_NATS_SERVER}`);
+    return wanted.map((id) =>
+      notRun(
+        { id, scenario: SCENARIO, title: id, unit: id === IDS.durable ? 'tasks/s' : 'calls/s', better: 'higher', method: '' },
+        'nats-server is not installed (apt-get install -y nats-server, or set TAP_NATS_SERVER)',
+      ),
+    );
+  }
+  const rows: Row[] = [];
+  if (selected(IDS.seq) || selected(IDS.fly)) {
+    log('nats: round trip over the NATS binding against a bare request/reply echo');
+    const server = await startNatsServer();
+    try {
+      rows.push(...(await roundtrips(budget, server, log)).filter((r) => selected(r.id)));
+    } finally {
+      await server.stop();
+    }
+  }
+  if (selected(IDS.durable)) {
+    log(`nats: ${AGENTS} durable runners against bare JetStream publish-and-ack, ${budget.workspaceTasks} tasks`);
+    rows.push(await durable(budget, log));
+  }
+  return rows;
+}

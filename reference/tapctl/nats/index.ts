@@ -1,0 +1,201 @@
+/**
+ * `tapctl nats …`: operating the durable tasks of the NATS binding on JetStream (spec:
+ * bindings-nats#task-queue). The NATS client library is loaded only when one of these commands
+ * runs: every other tapctl command starts without it.
+ */
+import { intOption, parseOptions, positionals } from '../cli.ts';
+import { CliError, commandGroup, type Command } from '../registry.ts';
+
+const SERVER_HELP = `  -s, --server <url>  the NATS server (default: $NATS_URL, else nats://127.0.0.1:4222);
+                      nats://user:password@host:port gives credentials, a comma-separated list a cluster
+  --json              print JSON for scripts (errors too, as { "error": … })`;
+
+const common = { server: { type: 'string', short: 's' }, json: { type: 'boolean' } } as const;
+
+/** The server URL the options give, resolved lazily with the environment. */
+async function server(value: string | undefined): Promise<string> {
+  const { serverUrl } = await import('./connection.ts');
+  return serverUrl(value);
+}
+
+const statusCommand: Command = {
+  name: 'status',
+  summary: 'show the server, JetStream and the TAP streams with their counts',
+  help: `Usage: tapctl nats status [--server <url>] [--json]
+
+Shows the server (name, version, cluster, max_payload), the JetStream account (streams,
+consumers, storage), the TAP streams (TAP_TASKS, TAP_RESULTS, TAP_DEAD, TAP_EVENTS and the
+idempotency bucket) with their messages, consumers and replicas, the queued records and dead
+letters per capability, and each capability's consumer: records waiting, in flight (held by a
+runner or waiting for redelivery), redelivered, its lease and maximum deliveries.
+
+Options:
+${SERVER_HELP}
+`,
+  async run(args, ctx) {
+    const { values, positionals: given } = parseOptions(args, common);
+    positionals(given, []);
+    const { runStatus } = await import('./status.ts');
+    return runStatus({ server: await server(values.server), json: values.json ?? false }, ctx);
+  },
+};
+
+const listOptions = { ...common, capability: { type: 'string', short: 'c' }, limit: { type: 'string' } } as const;
+
+const tasksCommand: Command = {
+  name: 'tasks',
+  summary: 'list the records on the capability queues',
+  help: `Usage: tapctl nats tasks [--capability <name>] [--limit <n>] [--server <url>] [--json]
+
+Lists the task records on TAP_TASKS, oldest first, grouped by capability, without consuming
+them: stream sequence, task id, the attempt the record is at (state.attempts + 1), whether a
+runner has had it (delivered: a runner holds it, or its lease expired and it waits for
+redelivery; the server keeps the delivery count of those), and its input.
+
+Options:
+  -c, --capability <name>  only this capability's queue
+  --limit <n>              at most n records (default 100)
+${SERVER_HELP}
+`,
+  async run(args, ctx) {
+    const { values, positionals: given } = parseOptions(args, listOptions);
+    positionals(given, []);
+    const { runTasks } = await import('./records.ts');
+    return runTasks(
+      {
+        server: await server(values.server),
+        json: values.json ?? false,
+        capability: values.capability,
+        limit: intOption(values.limit, 'limit', 1) ?? 100,
+      },
+      ctx,
+    );
+  },
+};
+
+const deadLettersCommand: Command = {
+  name: 'dead-letters',
+  summary: 'list the dead letters with their reasons',
+  help: `Usage: tapctl nats dead-letters [--capability <name>] [--limit <n>] [--server <url>] [--json]
+
+Lists the records on TAP_DEAD, oldest first: records whose deliveries reached the consumer's
+maximum without an acknowledgement (last_error MAX_ATTEMPTS), with their capability, the number
+of deliveries and the reason recorded.
+
+Options:
+  -c, --capability <name>  only this capability's dead letters
+  --limit <n>              at most n records (default 100)
+${SERVER_HELP}
+`,
+  async run(args, ctx) {
+    const { values, positionals: given } = parseOptions(args, listOptions);
+    positionals(given, []);
+    const { runDeadLetters } = await import('./records.ts');
+    return runDeadLetters(
+      {
+        server: await server(values.server),
+        json: values.json ?? false,
+        capability: values.capability,
+        limit: intOption(values.limit, 'limit', 1) ?? 100,
+      },
+      ctx,
+    );
+  },
+};
+
+const requeueCommand: Command = {
+  name: 'requeue',
+  summary: 'move dead letters back to their queue',
+  help: `Usage: tapctl nats requeue <task_id>… | --all [--capability <name>] [--server <url>] [--json]
+
+Publishes each dead letter again to its capability's queue as a new message, with attempts 0,
+status "pending" and the old error kept under metadata["x-requeued"], so the server counts its
+deliveries from one again (a new attempt series); once the queue has acknowledged it, the dead
+letter is deleted from TAP_DEAD. An id that is not a dead letter fails before anything moves.
+
+Options:
+  --all                    requeue every dead letter (of --capability, if given)
+  -c, --capability <name>  with --all: only this capability's dead letters
+${SERVER_HELP}
+`,
+  async run(args, ctx) {
+    const { values, positionals: ids } = parseOptions(args, {
+      ...common,
+      all: { type: 'boolean' },
+      capability: { type: 'string', short: 'c' },
+    });
+    if (values.all && ids.length > 0) throw new CliError('give task ids or --all, not both', { usage: true });
+    if (!values.all && ids.length === 0) throw new CliError('missing <task_id> (or --all)', { usage: true });
+    if (values.capability && !values.all) throw new CliError('--capability goes with --all', { usage: true });
+    const { runRequeue } = await import('./requeue.ts');
+    return runRequeue(
+      { server: await server(values.server), json: values.json ?? false, ids: values.all ? 'all' : ids, capability: values.capability },
+      ctx,
+    );
+  },
+};
+
+const submitCommand: Command = {
+  name: 'submit',
+  summary: 'queue a durable task and optionally wait for its result',
+  help: `Usage: tapctl nats submit <capability> <input-json> [--idempotency-key <key>] [--wait] [options]
+
+Queues a task record for <capability> on TAP_TASKS with <input-json> as its input, checked
+against task-record.schema.json. With --idempotency-key the submit carries the key (and
+--principal): within the stream's de-duplication window the server drops a repeat, past it the
+runner's TAP_IDEMPOTENCY bucket does; a repeat reports the task that holds the key. With --wait
+it waits for the finished record in TAP_RESULTS and exits 0 if the task completed, 1 if not.
+
+Options:
+  --idempotency-key <key>  the TAP idempotency key of this submit
+  --principal <name>       whose key it is (default "tapctl")
+  --wait                   wait for the result
+  --timeout <ms>           how long --wait waits (default 60000)
+  --create-streams         create the TAP streams when missing (else a missing stream is an error)
+  --replicas <n>           replicas of streams it creates (default 1; 3 in a cluster)
+${SERVER_HELP}
+`,
+  async run(args, ctx) {
+    const { values, positionals: given } = parseOptions(args, {
+      ...common,
+      'idempotency-key': { type: 'string' },
+      principal: { type: 'string' },
+      wait: { type: 'boolean' },
+      timeout: { type: 'string' },
+      'create-streams': { type: 'boolean' },
+      replicas: { type: 'string' },
+    });
+    const [capability, inputText] = positionals(given, ['capability', 'input-json']);
+    let input: unknown;
+    try {
+      input = JSON.parse(inputText!);
+    } catch (err) {
+      throw new CliError(`<input-json> is not JSON: ${(err as Error).message}`, {
+        usage: true,
+        hint: `Quote it for the shell, e.g. '{"key":"a"}', or '"text"' for a string.`,
+      });
+    }
+    const { runSubmit } = await import('./submit.ts');
+    return runSubmit(
+      {
+        server: await server(values.server),
+        json: values.json ?? false,
+        capability: capability!,
+        input,
+        idempotencyKey: values['idempotency-key'],
+        principal: values.principal ?? 'tapctl',
+        wait: values.wait ?? false,
+        timeoutMs: intOption(values.timeout, 'timeout', 1) ?? 60_000,
+        createStreams: values['create-streams'] ?? false,
+        replicas: intOption(values.replicas, 'replicas', 1) ?? 1,
+      },
+      ctx,
+    );
+  },
+};
+
+export const natsCommand = commandGroup(
+  'nats',
+  'Operate the durable tasks of the NATS binding: the JetStream queues, dead letters and results.',
+  [statusCommand, tasksCommand, deadLettersCommand, requeueCommand, submitCommand],
+);
