@@ -44,9 +44,7 @@ export const BINS: Record<string, { entry: string }> = {
 export async function bundleBins(): Promise<void> {
   for (const [name, from] of Object.entries(BINS))
     await bundle({
-      ...('entry' in from
-        ? { entryPoints: { main: join(root, from.entry) } }
-        : { stdin: { contents: from.contents, resolveDir: root, sourcefile: `${name}.js` } }),
+      entryPoints: { main: join(root, from.entry) },
       bundle: true,
       splitting: true,
       platform: 'node',
