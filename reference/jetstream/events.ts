@@ -1,0 +1,146 @@
+/**
+ * A durable task's stream in TAP_EVENTS (spec: bindings-nats#event-streams): the runner publishes
+ * each task.event and the task.result there, numbered per task, before anything else sees them;
+ * a requester that lost its session resumes by reading the subject from `last_sequence`.
+ */
+import type { NatsConnection } from '@nats-io/transport-node';
+import { headers as natsHeaders } from '@nats-io/transport-node';
+import { DeliverPolicy, jetstream, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { newMessageId } from '../core/ids.ts';
+import { DEFAULT_NAMES, eventSubject, type DurableNames } from './streams.ts';
+
+/** The NATS header that names the attempt (`state.attempts`) a stream message was published in. */
+export const ATTEMPT_HEADER = 'Tap-Attempt';
+
+/** A message of a durable task's stream: a TAP task.event or task.result without a session. */
+export interface DurableStreamMessage {
+  protocol: string;
+  message_id: string;
+  type: 'task.event' | 'task.result';
+  source: string;
+  target: string;
+  timestamp: string;
+  task_id: string;
+  sequence: number;
+  payload: Record<string, unknown>;
+}
+
+/** A stored message with the attempt it was published in and its stream sequence. */
+export interface StoredStreamMessage {
+  message: DurableStreamMessage;
+  attempt: number | undefined;
+  streamSeq: number;
+}
+
+/** The `Nats-Msg-Id` of a stream message: `<task_id>:<sequence>` (spec: bindings-nats#event-streams). */
+export const eventMsgId = (taskId: string, sequence: number): string => `${taskId}:${sequence}`;
+
+/** The highest TAP sequence stored for a task of an agent, 0 when none (spec: bindings-nats#event-streams). */
+export async function lastStoredSequence(jsm: JetStreamManager, names: DurableNames, agentId: string, taskId: string): Promise<number> {
+  const stored = await jsm.streams.getMessage(names.events, { last_by_subj: eventSubject(names, agentId, taskId) }).catch(() => null);
+  if (!stored) return 0;
+  const seq = (stored.json<DurableStreamMessage>() as { sequence?: unknown }).sequence;
+  return typeof seq === 'number' ? seq : 0;
+}
+
+/** Publishes a task's messages in order, each acknowledged by the server before the next (spec: bindings-nats#event-streams). */
+export class TaskStreamWriter {
+  private next: number;
+
+  constructor(
+    private readonly js: JetStreamClient,
+    private readonly names: DurableNames,
+    private readonly agentId: string,
+    private readonly taskId: string,
+    /** The last sequence already stored for the task: a redelivery numbers on from it. */
+    lastSequence: number,
+    private readonly attempt: number,
+  ) {
+    this.next = lastSequence + 1;
+  }
+
+  /** The sequence the next message gets. */
+  get nextSequence(): number {
+    return this.next;
+  }
+
+  /** Publishes one message and resolves with it once the server has stored it. */
+  async publish(type: DurableStreamMessage['type'], payload: Record<string, unknown>): Promise<DurableStreamMessage> {
+    const message: DurableStreamMessage = {
+      protocol: 'tap/1.0',
+      message_id: newMessageId(),
+      type,
+      source: this.agentId,
+      target: '*',
+      timestamp: new Date().toISOString(),
+      task_id: this.taskId,
+      sequence: this.next,
+      payload,
+    };
+    const h = natsHeaders();
+    h.set(ATTEMPT_HEADER, String(this.attempt));
+    await this.js.publish(eventSubject(this.names, this.agentId, this.taskId), JSON.stringify(message), {
+      msgID: eventMsgId(this.taskId, this.next),
+      headers: h,
+    });
+    this.next++;
+    return message;
+  }
+}
+
+/** Options of `replayDurableTask`. */
+export interface ReplayOptions {
+  names?: DurableNames;
+  /**
+   * The agent whose stream to read: the record's `requirements.target_agent`, or its
+   * `state.processed_by` once finished (agent ids may hold dots, so no wildcard stands for one).
+   */
+  agentId: string;
+  taskId: string;
+  /** The last sequence the requester has (0 for none): only later messages are returned. */
+  lastSequence?: number;
+  /** Waits for the task.result when it is not stored yet (default true). */
+  untilResult?: boolean;
+  /** How long to wait for the task.result, in ms (default 30 000). */
+  timeoutMs?: number;
+}
+
+/**
+ * The task.resume of a durable task (spec: bindings-nats#event-streams): the stored messages of
+ * the task whose sequence is above `lastSequence`, in order, ending with the task.result unless
+ * the wait ran out. Each comes with the attempt it was published in.
+ */
+export async function replayDurableTask(nc: NatsConnection, o: ReplayOptions): Promise<StoredStreamMessage[]> {
+  const names = o.names ?? DEFAULT_NAMES;
+  const after = o.lastSequence ?? 0;
+  const untilResult = o.untilResult ?? true;
+  const js = jetstream(nc);
+  const consumer = await js.consumers.get(names.events, {
+    filter_subjects: eventSubject(names, o.agentId, o.taskId),
+    deliver_policy: DeliverPolicy.All,
+  });
+  const out: StoredStreamMessage[] = [];
+  const messages = await consumer.consume({ max_messages: 256 });
+  const timer = setTimeout(() => void messages.close(), o.timeoutMs ?? 30_000);
+  let idle: ReturnType<typeof setTimeout> | undefined;
+  // Without waiting for the result, the replay ends when the stored messages are read.
+  if (!untilResult) idle = setTimeout(() => void messages.close(), 500);
+  try {
+    for await (const m of messages) {
+      const message = m.json<DurableStreamMessage>();
+      const attempt = Number(m.headers?.get(ATTEMPT_HEADER));
+      if (message.sequence > after) out.push({ message, attempt: Number.isInteger(attempt) ? attempt : undefined, streamSeq: m.seq });
+      if (message.type === 'task.result') break;
+      if (!untilResult && m.info.pending === 0) break;
+      if (idle) {
+        clearTimeout(idle);
+        idle = setTimeout(() => void messages.close(), 500);
+      }
+    }
+  } finally {
+    clearTimeout(timer);
+    if (idle) clearTimeout(idle);
+    await messages.close();
+  }
+  return out;
+}
