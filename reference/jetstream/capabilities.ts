@@ -5,7 +5,7 @@
  * conformance chapter gives them.
  */
 import { anyErrorPayload, errorEntry, TapError } from '../core/errors.ts';
-import type { DurableWork } from './runner.ts';
+import { startDurableRunner, type DurableRunner, type DurableRunnerOptions, type DurableWork } from './runner.ts';
 
 /** A phase handler of the durable runner. */
 export type DurableHandler = (work: DurableWork) => Promise<unknown>;
@@ -49,4 +49,19 @@ export function durableConformanceHandlers(counts: Map<string, number> = new Map
       return { key, count };
     },
   };
+}
+
+/** Options of `serveDurableConformance`: the runner options every capability's runner shares. */
+export type DurableConformanceOptions = Omit<DurableRunnerOptions, 'capability' | 'handler'>;
+
+/**
+ * Serves the conformance capabilities on their durable queues, one runner each, so that
+ * tap-conform's nats-durable profile can certify the agent (spec: bindings-nats#certification).
+ */
+export async function serveDurableConformance(o: DurableConformanceOptions): Promise<DurableRunner[]> {
+  const runners: DurableRunner[] = [];
+  for (const [capability, handler] of Object.entries(durableConformanceHandlers())) {
+    runners.push(await startDurableRunner({ ...o, capability, handler }));
+  }
+  return runners;
 }
