@@ -37,7 +37,8 @@ export const eventMsgId = (taskId: string, sequence: number): string => `${taskI
 
 /** The highest TAP sequence stored for a task of an agent, 0 when none (spec: bindings-nats#event-streams). */
 export async function lastStoredSequence(jsm: JetStreamManager, names: DurableNames, agentId: string, taskId: string): Promise<number> {
-  const stored = await jsm.streams.getMessage(names.events, { last_by_subj: eventSubject(names, agentId, taskId) }).catch(() => null);
+  // getMessage resolves null when the subject has no message; any other failure is thrown, never read as 0.
+  const stored = await jsm.streams.getMessage(names.events, { last_by_subj: eventSubject(names, agentId, taskId) });
   if (!stored) return 0;
   const seq = (stored.json<DurableStreamMessage>() as { sequence?: unknown }).sequence;
   return typeof seq === 'number' ? seq : 0;

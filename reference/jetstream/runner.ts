@@ -158,6 +158,23 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
       return;
     }
     const attempts = m.info.deliveryCount - 1;
+    // spec: bindings-nats#task-queue: renew at least every ack_wait / 3, from the delivery's arrival until it is settled.
+    const renew = setInterval(
+      () => {
+        m.working();
+        stats.renewals++;
+      },
+      Math.max(10, Math.floor(leaseMs / 3)),
+    );
+    try {
+      await settle(m, record, attempts);
+    } finally {
+      clearInterval(renew);
+    }
+  };
+
+  /** Runs a delivery and settles it: acknowledged, handed back (-NAK), or left to redeliver when a publish fails. */
+  const settle = async (m: JsMsg, record: TaskRecord, attempts: number): Promise<void> => {
     // A redelivery of a task whose finished record is stored (its acknowledgement was lost) only needs the acknowledgement.
     if (attempts > 0 && (await storedResult(record.task_id))) {
       stats.repeats++;
@@ -169,19 +186,8 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
       await m.ackAck();
       return;
     }
-    const lost = new AbortController();
-    const onStop = () => lost.abort();
-    stopping.signal.addEventListener('abort', onStop);
-    // spec: bindings-nats#task-queue: renew at least every ack_wait / 3.
-    const renew = setInterval(
-      () => {
-        m.working();
-        stats.renewals++;
-      },
-      Math.max(10, Math.floor(leaseMs / 3)),
-    );
-    let outcome: { output?: unknown; error?: Error };
     // spec: bindings-nats#event-streams: a redelivery numbers the task's messages on from the last stored one.
+    // If either fails, the delivery is not acknowledged and comes again.
     const stream = new TaskStreamWriter(
       js,
       names,
@@ -190,8 +196,12 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
       await lastStoredSequence(jsm, names, o.agentId, record.task_id),
       attempts,
     );
+    await stream.publish('task.event', { kind: 'state', state: 'running' });
+    const lost = new AbortController();
+    const onStop = () => lost.abort();
+    stopping.signal.addEventListener('abort', onStop);
+    let outcome: { output?: unknown; error?: Error };
     try {
-      await stream.publish('task.event', { kind: 'state', state: 'running' });
       const emit = async (data: unknown): Promise<void> => {
         if (!lost.signal.aborted) await stream.publish('task.event', { kind: 'output', data });
       };
@@ -201,7 +211,6 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
     } catch (err) {
       outcome = { error: err instanceof Error ? err : new Error(String(err)) };
     } finally {
-      clearInterval(renew);
       stopping.signal.removeEventListener('abort', onStop);
     }
     if (lost.signal.aborted) return;
