@@ -13,7 +13,7 @@ import { recordFromDraft, type TaskRecord } from '../../reference/workspace/reco
 import { validateAgainst } from '../../reference/core/validate.ts';
 import { defineCase, type Case } from '../case.ts';
 import type { CaseContext } from '../context.ts';
-import { notTested, type Outcome } from '../verdict.ts';
+import { fail, notTested, type Outcome } from '../verdict.ts';
 import { attempt, check, show, verdictOf } from './kit.ts';
 
 const P = 'nats-durable' as const;
@@ -98,10 +98,11 @@ class DurableView {
 
   /** Reads the task's stream from the start until `done(entries)` holds or `ms` pass; on a fresh NATS connection if `nc` is given. */
   async stream(taskId: string, done: (entries: Entry[]) => boolean, ms: number, nc: NatsConnection = this.nc): Promise<Entry[]> {
-    const consumer = await jetstream(nc).consumers.get(S.events, {
-      filter_subjects: `${PREFIX}.events.${this.agentId}.${taskId}`,
-      deliver_policy: DeliverPolicy.All,
-    });
+    const consumer = await jetstream(nc)
+      .consumers.get(S.events, { filter_subjects: `${PREFIX}.events.${this.agentId}.${taskId}`, deliver_policy: DeliverPolicy.All })
+      .catch((err: Error) => {
+        throw new Stop(fail(`the agent's durable tasks have no stream to resume from: ${S.events} cannot be read (${err.message})`));
+      });
     const entries: Entry[] = [];
     if (done(entries)) return entries;
     const messages = await consumer.consume({ max_messages: 64 });
@@ -132,12 +133,17 @@ class DurableView {
     );
   }
 
-  /** The task's dead letter in TAP_DEAD, waiting up to `ms`. */
-  dead(capability: string, taskId: string, ms: number): Promise<TaskRecord | undefined> {
+  /** The last sequence of TAP_DEAD now (0 when it is empty or missing): dead letters after it are new. */
+  async deadMark(): Promise<number> {
+    return (await this.jsm.streams.info(S.dead).catch(() => null))?.state.last_seq ?? 0;
+  }
+
+  /** The task's dead letter in TAP_DEAD after sequence `after`, waiting up to `ms`. */
+  dead(capability: string, taskId: string, after: number, ms: number): Promise<TaskRecord | undefined> {
     return this.poll(async () => {
-      // Dead letters of one capability share a subject: look back through them for this task.
+      // Dead letters of one capability share a subject: look through the new ones for this task.
       const info = await this.jsm.streams.info(S.dead);
-      for (let seq = info.state.last_seq; seq >= info.state.first_seq && seq > 0; seq--) {
+      for (let seq = info.state.last_seq; seq > Math.max(after, info.state.first_seq - 1); seq--) {
         const m = await this.jsm.streams.getMessage(S.dead, { seq }).catch(() => null);
         if (m?.subject !== `${PREFIX}.dead.${capability}`) continue;
         const r = m.json<TaskRecord>();
@@ -384,10 +390,11 @@ export const natsDurableCases: Case[] = [
       const q = await view.queue('tap.test.fail');
       if (q.maxDeliver < 1 || q.maxDeliver > 20)
         return notTested(`tap.test.fail's queue delivers a record ${q.maxDeliver} times; this case needs 1 to 20`);
+      const mark = await view.deadMark();
       const { record, seq } = await view.publish('tap.test.fail', { code: 'BUSY', retryable: true, message: 'retry me' });
       // The deliveries first (each failing at once), then the advisory's dead letter within moments.
       await view.stream(record.task_id, (e) => states(e).length >= q.maxDeliver, ctx.scaled(q.maxDeliver * q.ackWaitMs + 10_000));
-      const dead = await view.dead('tap.test.fail', record.task_id, ctx.scaled(q.ackWaitMs + 2000));
+      const dead = await view.dead('tap.test.fail', record.task_id, mark, ctx.scaled(q.ackWaitMs + 2000));
       if (!dead)
         return verdictOf(
           '',
