@@ -5,9 +5,8 @@
  * TAP_RESULTS, TAP_DEAD and TAP_IDEMPOTENCY; it consumes nothing the agent consumes.
  */
 import { createHash } from 'node:crypto';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
-import { Kvm } from '@nats-io/kv';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { parseNatsUrl } from '../../reference/transports/nats/url.ts';
 import { recordFromDraft, type TaskRecord } from '../../reference/workspace/record.ts';
 import { validateAgainst } from '../../reference/core/validate.ts';
@@ -22,6 +21,25 @@ const PREFIX = 'tap';
 const S = { tasks: 'TAP_TASKS', results: 'TAP_RESULTS', events: 'TAP_EVENTS', dead: 'TAP_DEAD', idempotency: 'TAP_IDEMPOTENCY' };
 /** The longest lease a case waits out; a longer one leaves the lease case not tested. */
 const LONGEST_LEASE_MS = 15_000;
+
+/** The NATS client libraries, loaded when a case of this profile runs, not when the suite loads. */
+const natsLibraries = async () => {
+  const [transport, js, kv] = await Promise.all([import('@nats-io/transport-node'), import('@nats-io/jetstream'), import('@nats-io/kv')]);
+  return {
+    connect: transport.connect,
+    jetstream: js.jetstream,
+    jetstreamManager: js.jetstreamManager,
+    DeliverAll: js.DeliverPolicy.All,
+    Kvm: kv.Kvm,
+  };
+};
+type NatsLibraries = Awaited<ReturnType<typeof natsLibraries>>;
+
+/** Connects to the server the target URL names, with its credentials. */
+function connectTarget(ctx: CaseContext, lib: NatsLibraries): Promise<NatsConnection> {
+  const address = parseNatsUrl((ctx.env.target as { url: string }).url);
+  return lib.connect({ servers: address.servers, ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}) });
+}
 
 /** A capability's queue as the agent's consumer configures it. */
 interface Queue {
@@ -47,6 +65,7 @@ class Stop extends Error {
 /** The harness's own JetStream view of the server the target URL names. */
 class DurableView {
   private constructor(
+    readonly lib: NatsLibraries,
     readonly nc: NatsConnection,
     readonly js: JetStreamClient,
     readonly jsm: JetStreamManager,
@@ -54,14 +73,11 @@ class DurableView {
   ) {}
 
   static async open(ctx: CaseContext): Promise<DurableView> {
-    const address = parseNatsUrl((ctx.env.target as { url: string }).url);
-    const nc = await connect({
-      servers: address.servers,
-      ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}),
-    });
+    const lib = await natsLibraries();
+    const nc = await connectTarget(ctx, lib);
     try {
-      const jsm = await jetstreamManager(nc, { timeout: ctx.scaled(5000) });
-      return new DurableView(nc, jetstream(nc), jsm, address.agentId!);
+      const jsm = await lib.jetstreamManager(nc, { timeout: ctx.scaled(5000) });
+      return new DurableView(lib, nc, lib.jetstream(nc), jsm, parseNatsUrl((ctx.env.target as { url: string }).url).agentId!);
     } catch (err) {
       await nc.close();
       throw new Stop(notTested(`the NATS server has no JetStream the harness can reach (${(err as Error).message})`));
@@ -98,8 +114,9 @@ class DurableView {
 
   /** Reads the task's stream from the start until `done(entries)` holds or `ms` pass; on a fresh NATS connection if `nc` is given. */
   async stream(taskId: string, done: (entries: Entry[]) => boolean, ms: number, nc: NatsConnection = this.nc): Promise<Entry[]> {
-    const consumer = await jetstream(nc)
-      .consumers.get(S.events, { filter_subjects: `${PREFIX}.events.${this.agentId}.${taskId}`, deliver_policy: DeliverPolicy.All })
+    const consumer = await this.lib
+      .jetstream(nc)
+      .consumers.get(S.events, { filter_subjects: `${PREFIX}.events.${this.agentId}.${taskId}`, deliver_policy: this.lib.DeliverAll })
       .catch((err: Error) => {
         throw new Stop(fail(`the agent's durable tasks have no stream to resume from: ${S.events} cannot be read (${err.message})`));
       });
@@ -165,7 +182,7 @@ class DurableView {
 
   /** The task id that TAP_IDEMPOTENCY holds for an identity (spec: bindings-nats#idempotency). */
   async holder(principal: string, capability: string, key: string): Promise<string | undefined> {
-    const kv = await new Kvm(this.nc).open(S.idempotency);
+    const kv = await new this.lib.Kvm(this.nc).open(S.idempotency);
     const hash = createHash('sha256').update(`${principal}\0${capability}\0${key}`).digest('hex');
     return (await kv.get(hash).catch(() => null))?.string() || undefined;
   }
@@ -502,9 +519,7 @@ export const natsDurableCases: Case[] = [
       const count = 4;
       const { record } = await view.publish('tap.test.stream', { count, interval_ms: 50 });
       // A requester follows the stream on a connection of its own, and loses it after two messages.
-      const address = parseNatsUrl((ctx.env.target as { url: string }).url);
-      const opts = { servers: address.servers, ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}) };
-      const lost = await connect(opts);
+      const lost = await connectTarget(ctx, view.lib);
       const seen = await view.stream(record.task_id, (e) => e.length >= 2, ctx.scaled(10_000), lost);
       await lost.close();
       if (seen.length < 2)
@@ -513,7 +528,7 @@ export const natsDurableCases: Case[] = [
           check(false, `the task's stream in ${S.events} got fewer than two messages`, `${count + 2} messages`, show(seen.length)),
         );
       const last = seen.at(-1)!.message.sequence as number;
-      const again = await connect(opts);
+      const again = await connectTarget(ctx, view.lib);
       let rest: Entry[];
       try {
         rest = (await view.stream(record.task_id, hasResult, ctx.scaled(10_000), again)).filter((e) => e.message.sequence > last);

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { TaskRecord } from '../workspace/record.ts';
 import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../transports/nats/test-server.ts';
 import { durableConformanceHandlers } from './capabilities.ts';
@@ -73,9 +73,9 @@ describe.skipIf(!natsServerInstalled)('durable task streams in TAP_EVENTS (spec:
     // Every message carries Nats-Msg-Id <task_id>:<sequence>: publishing one again stores nothing.
     const jsm = await jetstreamManager(nc);
     const before = (await jsm.streams.info(DEFAULT_NAMES.events)).state.messages;
-    const ack = await (await import('@nats-io/jetstream'))
-      .jetstream(nc)
-      .publish(eventSubject(DEFAULT_NAMES, AGENT, record.task_id), JSON.stringify(all[0]!.message), { msgID: `${record.task_id}:1` });
+    const ack = await jetstream(nc).publish(eventSubject(DEFAULT_NAMES, AGENT, record.task_id), JSON.stringify(all[0]!.message), {
+      msgID: `${record.task_id}:1`,
+    });
     expect(ack.duplicate).toBe(true);
     expect((await jsm.streams.info(DEFAULT_NAMES.events)).state.messages).toBe(before);
   });
