@@ -21,6 +21,7 @@ export const PROFILES = [
   'stdio',
   'websocket',
   'nats',
+  'nats-durable',
 ] as const;
 export type Profile = (typeof PROFILES)[number];
 

@@ -16,9 +16,14 @@ export interface Selection {
 /** The profiles a run covers: the requested ones, or every profile that fits the binding. */
 export function profilesOf(sel: Selection, all: readonly Profile[]): Profile[] {
   if (sel.profiles.length > 0) return [...sel.profiles];
-  // Each binding's own profile applies to that binding only.
-  const own: readonly Profile[] = ['stdio', 'websocket', 'nats'];
-  return all.filter((p) => !own.includes(p) || sel.binding === undefined || p === sel.binding);
+  // Each binding's own profiles apply to that binding only.
+  const own: Partial<Record<Profile, Selection['binding']>> = {
+    stdio: 'stdio',
+    websocket: 'websocket',
+    nats: 'nats',
+    'nats-durable': 'nats',
+  };
+  return all.filter((p) => own[p] === undefined || sel.binding === undefined || own[p] === sel.binding);
 }
 
 /** The cases of a run, in suite order. */

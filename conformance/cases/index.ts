@@ -20,6 +20,7 @@ import { stdioCases } from './stdio.ts';
 import { taskCases } from './tasks.ts';
 import { websocketCases } from './websocket.ts';
 import { natsCases } from './nats.ts';
+import { natsDurableCases } from './nats-durable.ts';
 import { chaosCases } from '../chaos.ts';
 import { propertyCases } from '../properties.ts';
 
@@ -42,6 +43,7 @@ export const ALL_CASES: readonly Case[] = [
   ...stdioCases,
   ...websocketCases,
   ...natsCases,
+  ...natsDurableCases,
   ...livenessCases,
   ...restartCases,
   ...propertyCases,

@@ -23,6 +23,10 @@ Options:
   --nats URL          serve sessions through the NATS server at URL, e.g. nats://127.0.0.1:4222
                       (user:password@ in the URL authenticates); prints nats://host:port/<agent-id>
                       on stdout once ready (spec: bindings-nats)
+  --durable           with --nats, also serve tap.test.echo, stream, sleep, fail and counter on
+                      their durable JetStream queues (spec: bindings-nats#certification)
+  --lease-ms MS       with --durable, the lease (the consumers' ack_wait, default 30000)
+  --max-deliver N     with --durable, deliveries before a dead letter (default 5)
   --state-dir DIR     keep a journal in DIR: tasks survive a restart (durability "restart")
   --agent-id ID       the agent id (default tap.reference-agent)
   --grace-ms MS       grace period on SIGTERM/SIGINT (default 10000)
@@ -64,6 +68,7 @@ function die(message: string): never {
 interface Options {
   listen?: URL;
   nats?: string;
+  durable?: { leaseMs: number; maxDeliver: number };
   stateDir?: string;
   agentId: string;
   graceMs: number;
@@ -83,6 +88,29 @@ function whole(values: Record<string, unknown>, name: string, fallback: number, 
   return n;
 }
 
+/** Serves the conformance capabilities on their durable queues (spec: bindings-nats#certification); resolves with the stop function. */
+async function serveDurable(url: string, agentId: string, o: { leaseMs: number; maxDeliver: number }): Promise<() => Promise<void>> {
+  const [{ connect }, { parseNatsUrl }, { serveDurableConformance }] = await Promise.all([
+    import('@nats-io/transport-node'),
+    import('../transports/nats/url.ts'),
+    import('../jetstream/capabilities.ts'),
+  ]);
+  try {
+    const address = parseNatsUrl(url);
+    const nc = await connect({
+      servers: address.servers,
+      ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}),
+    });
+    const runners = await serveDurableConformance({ nc, agentId, leaseMs: o.leaseMs, maxAttempts: o.maxDeliver });
+    return async () => {
+      for (const r of runners) await r.stop().catch(() => {});
+      await nc.close().catch(() => {});
+    };
+  } catch (err) {
+    die(`cannot serve durable queues through NATS at ${url}: ${(err as Error).message}`);
+  }
+}
+
 function parse(): Options {
   let values;
   try {
@@ -90,6 +118,9 @@ function parse(): Options {
       options: {
         listen: { type: 'string' },
         nats: { type: 'string' },
+        durable: { type: 'boolean' },
+        'lease-ms': { type: 'string' },
+        'max-deliver': { type: 'string' },
         'state-dir': { type: 'string' },
         'agent-id': { type: 'string' },
         'grace-ms': { type: 'string' },
@@ -121,6 +152,7 @@ function parse(): Options {
     if (listen) die('--listen and --nats each serve sessions; give one of them');
     if (!/^(nats|tls):\/\//i.test(values.nats)) die(`--nats needs a nats:// URL, e.g. nats://127.0.0.1:4222, not ${values.nats}`);
   }
+  if (values.durable && values.nats === undefined) die('--durable serves durable queues on a NATS server: give --nats URL too');
   const agentId = values['agent-id'] ?? 'tap.reference-agent';
   if (!/^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$/.test(agentId) || agentId.length > 128) {
     die(`--agent-id ${agentId} is not an identifier: lowercase letters, digits, "_" and "-", in dot-separated segments`);
@@ -128,6 +160,9 @@ function parse(): Options {
   return {
     listen,
     nats: values.nats,
+    durable: values.durable
+      ? { leaseMs: whole(values, 'lease-ms', 30_000, 100), maxDeliver: whole(values, 'max-deliver', 5, 1) }
+      : undefined,
     stateDir: values['state-dir'],
     agentId,
     graceMs: whole(values, 'grace-ms', 10_000, 0),
@@ -223,8 +258,10 @@ async function main(): Promise<void> {
     } catch (err) {
       die(`cannot serve through NATS at ${options.nats}: ${(err as Error).message}`);
     }
+    const stopDurable = options.durable ? await serveDurable(options.nats, options.agentId, options.durable) : undefined;
     process.stdout.write(`${listener.url}\n`);
     await agent.stopped;
+    await stopDurable?.();
     process.exit(0);
   }
   // TAP_BREAK=<mutant> breaks one rule on purpose, for the mutation score of tap-conform (tools/mutation.ts).

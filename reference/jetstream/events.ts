@@ -1,69 +1,147 @@
 /**
  * A durable task's stream in TAP_EVENTS (spec: bindings-nats#event-streams): the runner publishes
- * `task.accepted`, the `running` state event and `task.result` of each task to
- * `<prefix>.events.<agent_id>.<task_id>`, each with `Nats-Msg-Id: <task_id>:<sequence>`, so that a
- * redelivery to any runner within the stream's de-duplication window stores each sequence once.
+ * each task.event and the task.result there, numbered per task, before anything else sees them;
+ * a requester that lost its session resumes by reading the subject from `last_sequence`.
  */
-import type { JetStreamClient } from '@nats-io/jetstream';
-import { composeMessage } from '../core/compose.ts';
-import type { TaskRecord } from '../workspace/record.ts';
-import { eventSubject, type DurableNames } from './streams.ts';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { headers as natsHeaders } from '@nats-io/transport-node';
+import { DeliverPolicy, jetstream, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { newMessageId } from '../core/ids.ts';
+import { DEFAULT_NAMES, eventSubject, type DurableNames } from './streams.ts';
 
-/** The sequences of the messages a one-phase durable task sends. */
-export const EventSequence = Object.freeze({ ACCEPTED: 1, RUNNING: 2, RESULT: 3 });
+/** The NATS header that names the attempt (`state.attempts`) a stream message was published in. */
+export const ATTEMPT_HEADER = 'Tap-Attempt';
 
-/** Who the task's messages are addressed to: the submitter named in the record, else the agent's requesters at large. */
-function requesterOf(record: TaskRecord): string {
-  const by = (record.metadata as { 'x-requester'?: unknown } | undefined)?.['x-requester'];
-  return typeof by === 'string' && by !== '' ? by : 'tap.durable-requester';
+/** A message of a durable task's stream: a TAP task.event or task.result without a session. */
+export interface DurableStreamMessage {
+  protocol: string;
+  message_id: string;
+  type: 'task.event' | 'task.result';
+  source: string;
+  target: string;
+  timestamp: string;
+  task_id: string;
+  sequence: number;
+  payload: Record<string, unknown>;
 }
 
-/** The deadline task.accepted announces: the record's creation plus its timeout. */
-function deadlineOf(record: TaskRecord): string {
-  const created = Date.parse(record.created_at);
-  const base = Number.isFinite(created) ? created : Date.now();
-  return new Date(base + (record.requirements.timeout_seconds ?? 300) * 1000).toISOString();
+/** A stored message with the attempt it was published in and its stream sequence. */
+export interface StoredStreamMessage {
+  message: DurableStreamMessage;
+  attempt: number | undefined;
+  streamSeq: number;
 }
 
-/** Publishes one message of a task's stream and waits for the server's acknowledgement (spec: bindings-nats#event-streams). */
-async function publish(
-  js: JetStreamClient,
-  names: DurableNames,
-  agentId: string,
-  record: TaskRecord,
-  sequence: number,
-  type: 'task.accepted' | 'task.event' | 'task.result',
-  payload: Record<string, unknown>,
-): Promise<void> {
-  const msg = composeMessage(
-    {},
-    {
+/** The `Nats-Msg-Id` of a stream message: `<task_id>:<sequence>` (spec: bindings-nats#event-streams). */
+export const eventMsgId = (taskId: string, sequence: number): string => `${taskId}:${sequence}`;
+
+/** The highest TAP sequence stored for a task of an agent, 0 when none (spec: bindings-nats#event-streams). */
+export async function lastStoredSequence(jsm: JetStreamManager, names: DurableNames, agentId: string, taskId: string): Promise<number> {
+  // getMessage resolves null when the subject has no message; any other failure is thrown, never read as 0.
+  const stored = await jsm.streams.getMessage(names.events, { last_by_subj: eventSubject(names, agentId, taskId) });
+  if (!stored) return 0;
+  const seq = (stored.json<DurableStreamMessage>() as { sequence?: unknown }).sequence;
+  return typeof seq === 'number' ? seq : 0;
+}
+
+/** Publishes a task's messages in order, each acknowledged by the server before the next (spec: bindings-nats#event-streams). */
+export class TaskStreamWriter {
+  private next: number;
+
+  constructor(
+    private readonly js: JetStreamClient,
+    private readonly names: DurableNames,
+    private readonly agentId: string,
+    private readonly taskId: string,
+    /** The last sequence already stored for the task: a redelivery numbers on from it. */
+    lastSequence: number,
+    private readonly attempt: number,
+  ) {
+    this.next = lastSequence + 1;
+  }
+
+  /** The sequence the next message gets. */
+  get nextSequence(): number {
+    return this.next;
+  }
+
+  /** Publishes one message and resolves with it once the server has stored it. */
+  async publish(type: DurableStreamMessage['type'], payload: Record<string, unknown>): Promise<DurableStreamMessage> {
+    const message: DurableStreamMessage = {
+      protocol: 'tap/1.0',
+      message_id: newMessageId(),
       type,
-      source: agentId,
-      target: requesterOf(record),
-      task_id: record.task_id,
-      sequence,
-      payload: payload as never,
-    },
-  );
-  await js.publish(eventSubject(names, agentId, record.task_id), JSON.stringify(msg), { msgID: `${record.task_id}:${sequence}` });
+      source: this.agentId,
+      target: '*',
+      timestamp: new Date().toISOString(),
+      task_id: this.taskId,
+      sequence: this.next,
+      payload,
+    };
+    const h = natsHeaders();
+    h.set(ATTEMPT_HEADER, String(this.attempt));
+    await this.js.publish(eventSubject(this.names, this.agentId, this.taskId), JSON.stringify(message), {
+      msgID: eventMsgId(this.taskId, this.next),
+      headers: h,
+    });
+    this.next++;
+    return message;
+  }
 }
 
-/** task.accepted and the running state event, before the phase runs. */
-export async function publishStart(js: JetStreamClient, names: DurableNames, agentId: string, record: TaskRecord): Promise<void> {
-  const capability = record.next_phase ?? '';
-  await publish(js, names, agentId, record, EventSequence.ACCEPTED, 'task.accepted', { capability, deadline: deadlineOf(record) });
-  await publish(js, names, agentId, record, EventSequence.RUNNING, 'task.event', { kind: 'state', state: 'running' });
+/** Options of `replayDurableTask`. */
+export interface ReplayOptions {
+  names?: DurableNames;
+  /**
+   * The agent whose stream to read: the record's `requirements.target_agent`, or its
+   * `state.processed_by` once finished (agent ids may hold dots, so no wildcard stands for one).
+   */
+  agentId: string;
+  taskId: string;
+  /** The last sequence the requester has (0 for none): only later messages are returned. */
+  lastSequence?: number;
+  /** Waits for the task.result when it is not stored yet (default true). */
+  untilResult?: boolean;
+  /** How long to wait for the task.result, in ms (default 30 000). */
+  timeoutMs?: number;
 }
 
-/** task.result from the finished record, before the record is stored and the delivery acknowledged. */
-export async function publishResult(js: JetStreamClient, names: DurableNames, agentId: string, done: TaskRecord): Promise<void> {
-  const payload =
-    done.state.status === 'completed'
-      ? { status: 'completed', output: done.context.history.at(-1)?.output ?? null }
-      : {
-          status: 'failed',
-          error: { code: done.state.last_error?.code ?? 'EXECUTION_FAILED', message: done.state.last_error?.message ?? '' },
-        };
-  await publish(js, names, agentId, done, EventSequence.RESULT, 'task.result', payload);
+/**
+ * The task.resume of a durable task (spec: bindings-nats#event-streams): the stored messages of
+ * the task whose sequence is above `lastSequence`, in order, ending with the task.result unless
+ * the wait ran out. Each comes with the attempt it was published in.
+ */
+export async function replayDurableTask(nc: NatsConnection, o: ReplayOptions): Promise<StoredStreamMessage[]> {
+  const names = o.names ?? DEFAULT_NAMES;
+  const after = o.lastSequence ?? 0;
+  const untilResult = o.untilResult ?? true;
+  const js = jetstream(nc);
+  const consumer = await js.consumers.get(names.events, {
+    filter_subjects: eventSubject(names, o.agentId, o.taskId),
+    deliver_policy: DeliverPolicy.All,
+  });
+  const out: StoredStreamMessage[] = [];
+  const messages = await consumer.consume({ max_messages: 256 });
+  const timer = setTimeout(() => void messages.close(), o.timeoutMs ?? 30_000);
+  let idle: ReturnType<typeof setTimeout> | undefined;
+  // Without waiting for the result, the replay ends when the stored messages are read.
+  if (!untilResult) idle = setTimeout(() => void messages.close(), 500);
+  try {
+    for await (const m of messages) {
+      const message = m.json<DurableStreamMessage>();
+      const attempt = Number(m.headers?.get(ATTEMPT_HEADER));
+      if (message.sequence > after) out.push({ message, attempt: Number.isInteger(attempt) ? attempt : undefined, streamSeq: m.seq });
+      if (message.type === 'task.result') break;
+      if (!untilResult && m.info.pending === 0) break;
+      if (idle) {
+        clearTimeout(idle);
+        idle = setTimeout(() => void messages.close(), 500);
+      }
+    }
+  } finally {
+    clearTimeout(timer);
+    if (idle) clearTimeout(idle);
+    await messages.close();
+  }
+  return out;
 }

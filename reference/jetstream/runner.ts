@@ -3,15 +3,17 @@
  * capability's queue on TAP_TASKS through a durable pull consumer whose ack_wait is the lease,
  * renews the lease with in-progress acknowledgements, takes the attempt number from the
  * delivery count, publishes the finished record before it acknowledges, keeps idempotency in
- * TAP_IDEMPOTENCY beyond the de-duplication window, and turns max-deliveries advisories into
- * dead letters.
+ * TAP_IDEMPOTENCY beyond the de-duplication window, publishes each task's messages to
+ * TAP_EVENTS, hands retryable failures back to the server, and turns max-deliveries advisories
+ * into dead letters.
  */
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { AckPolicy, DeliverPolicy, jetstream, type ConsumerMessages, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
+import { TapError } from '../core/errors.ts';
 import type { TaskRecord } from '../workspace/record.ts';
+import { lastStoredSequence, TaskStreamWriter } from './events.ts';
 import { DEFAULT_NAMES, deadSubject, ensureStreams, resultSubject, type DurableNames } from './streams.ts';
 import { idempotencyKey } from './submit.ts';
-import { publishResult, publishStart } from './events.ts';
 
 /** What a phase handler gets: the record (attempts set from the delivery count) and a stop signal. */
 export interface DurableWork {
@@ -20,6 +22,8 @@ export interface DurableWork {
   attempts: number;
   /** Aborted when the lease is lost (the server refused an acknowledgement) or the runner stops. */
   signal: AbortSignal;
+  /** Publishes an output event `{ kind: "output", data }` to the task's stream in TAP_EVENTS (spec: bindings-nats#event-streams). */
+  emit(data: unknown): Promise<void>;
 }
 
 /** Options of `startDurableRunner`. */
@@ -29,7 +33,10 @@ export interface DurableRunnerOptions {
   agentId: string;
   /** The capability (the records' `next_phase`) this runner serves. */
   capability: string;
-  /** Does the phase's work; its resolved value becomes the output of the history entry. */
+  /**
+   * Does the phase's work; its resolved value becomes the output of the history entry. A
+   * TapError that is retryable hands the delivery back to the server (spec: bindings-nats#retries).
+   */
   handler: (work: DurableWork) => Promise<unknown>;
   /** The lease: the consumer's ack_wait, in ms (default 30 000). */
   leaseMs?: number;
@@ -50,7 +57,7 @@ export interface DurableRunnerOptions {
 /** A running durable runner. */
 export interface DurableRunner {
   /** Counts for monitoring and tests. */
-  readonly stats: { completed: number; failed: number; repeats: number; deadLetters: number; renewals: number };
+  readonly stats: { completed: number; failed: number; retried: number; repeats: number; deadLetters: number; renewals: number };
   /** Stops taking deliveries and waits for the running ones to settle. */
   stop(): Promise<void>;
 }
@@ -97,8 +104,16 @@ function finished(record: TaskRecord, agentId: string, attempts: number, outcome
   next.state.attempts = attempts;
   next.state.processed_by = agentId;
   next.state.status = outcome.error ? 'failed' : 'completed';
-  next.state.last_error = outcome.error ? { code: 'EXECUTION_FAILED', message: outcome.error.message.slice(0, 8192), at: now } : null;
+  const code = outcome.error instanceof TapError ? outcome.error.payload.code : 'EXECUTION_FAILED';
+  next.state.last_error = outcome.error ? { code, message: outcome.error.message.slice(0, 8192), at: now } : null;
   return next;
+}
+
+/** The payload of the task.result that ends a durable task's stream. */
+function resultPayload(outcome: { output?: unknown; error?: Error }): Record<string, unknown> {
+  if (!outcome.error) return { status: 'completed', output: outcome.output ?? null };
+  if (outcome.error instanceof TapError) return { status: 'failed', error: outcome.error.payload };
+  return { status: 'failed', error: { code: 'INTERNAL_ERROR', message: outcome.error.message.slice(0, 8192), retryable: false } };
 }
 
 /** Starts consuming a capability's queue (spec: bindings-nats#task-queue). */
@@ -109,7 +124,7 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
   const { jsm, idempotency } = await ensureStreams(o.nc, { names, replicas: o.replicas });
   const durable = await ensureConsumer(jsm, names, o);
   const js = jetstream(o.nc);
-  const stats = { completed: 0, failed: 0, repeats: 0, deadLetters: 0, renewals: 0 };
+  const stats = { completed: 0, failed: 0, retried: 0, repeats: 0, deadLetters: 0, renewals: 0 };
   const stopping = new AbortController();
   const running = new Set<Promise<void>>();
 
@@ -143,6 +158,23 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
       return;
     }
     const attempts = m.info.deliveryCount - 1;
+    // spec: bindings-nats#task-queue: renew at least every ack_wait / 3, from the delivery's arrival until it is settled.
+    const renew = setInterval(
+      () => {
+        m.working();
+        stats.renewals++;
+      },
+      Math.max(10, Math.floor(leaseMs / 3)),
+    );
+    try {
+      await settle(m, record, attempts);
+    } finally {
+      clearInterval(renew);
+    }
+  };
+
+  /** Runs a delivery and settles it: acknowledged, handed back (-NAK), or left to redeliver when a publish fails. */
+  const settle = async (m: JsMsg, record: TaskRecord, attempts: number): Promise<void> => {
     // A redelivery of a task whose finished record is stored (its acknowledgement was lost) only needs the acknowledgement.
     if (attempts > 0 && (await storedResult(record.task_id))) {
       stats.repeats++;
@@ -154,31 +186,48 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
       await m.ackAck();
       return;
     }
-    // spec: bindings-nats#event-streams: the task's stream is stored before the phase runs.
-    await publishStart(js, names, o.agentId, record);
+    // spec: bindings-nats#event-streams: a redelivery numbers the task's messages on from the last stored one.
+    // If either fails, the delivery is not acknowledged and comes again.
+    const stream = new TaskStreamWriter(
+      js,
+      names,
+      o.agentId,
+      record.task_id,
+      await lastStoredSequence(jsm, names, o.agentId, record.task_id),
+      attempts,
+    );
+    await stream.publish('task.event', { kind: 'state', state: 'running' });
     const lost = new AbortController();
     const onStop = () => lost.abort();
     stopping.signal.addEventListener('abort', onStop);
-    // spec: bindings-nats#task-queue: renew at least every ack_wait / 3.
-    const renew = setInterval(
-      () => {
-        m.working();
-        stats.renewals++;
-      },
-      Math.max(10, Math.floor(leaseMs / 3)),
-    );
     let outcome: { output?: unknown; error?: Error };
     try {
-      outcome = { output: await o.handler({ record: { ...record, state: { ...record.state, attempts } }, attempts, signal: lost.signal }) };
+      const emit = async (data: unknown): Promise<void> => {
+        if (!lost.signal.aborted) await stream.publish('task.event', { kind: 'output', data });
+      };
+      outcome = {
+        output: await o.handler({ record: { ...record, state: { ...record.state, attempts } }, attempts, signal: lost.signal, emit }),
+      };
     } catch (err) {
       outcome = { error: err instanceof Error ? err : new Error(String(err)) };
     } finally {
-      clearInterval(renew);
       stopping.signal.removeEventListener('abort', onStop);
     }
     if (lost.signal.aborted) return;
+    // spec: bindings-nats#retries: a retryable failure is a delivery that did not finish; the server delivers it again.
+    if (outcome.error instanceof TapError && outcome.error.payload.retryable) {
+      const { code, message } = outcome.error.payload;
+      await stream.publish('task.event', {
+        kind: 'log',
+        level: 'warn',
+        message: `attempt ${attempts} failed with ${code}: ${message}`.slice(0, 65536),
+      });
+      m.nak();
+      stats.retried++;
+      return;
+    }
+    await stream.publish('task.result', resultPayload(outcome));
     const next = finished(record, o.agentId, attempts, outcome);
-    await publishResult(js, names, o.agentId, next);
     // spec: bindings-nats#task-queue: the finished record is stored before the delivery is acknowledged;
     // one message id per task, so that the server keeps the first finished record only.
     await js.publish(resultSubject(names, record.task_id), JSON.stringify(next), { msgID: `${record.task_id}:result` });

@@ -1,7 +1,8 @@
 /**
  * The JetStream streams and bucket of the NATS binding's durable tasks (spec: bindings-nats#task-queue):
  * TAP_TASKS (work queue of task records, one subject per capability), TAP_RESULTS (finished
- * records), TAP_DEAD (dead letters), TAP_EVENTS (durable tasks' streams) and the key-value bucket TAP_IDEMPOTENCY.
+ * records), TAP_EVENTS (each durable task's stream of TAP messages), TAP_DEAD (dead letters) and
+ * the key-value bucket TAP_IDEMPOTENCY.
  */
 import type { NatsConnection } from '@nats-io/transport-node';
 import { RetentionPolicy, StorageType, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
@@ -12,8 +13,8 @@ export interface DurableNames {
   prefix: string;
   tasks: string;
   results: string;
-  dead: string;
   events: string;
+  dead: string;
   idempotency: string;
 }
 
@@ -21,8 +22,8 @@ export const DEFAULT_NAMES: DurableNames = Object.freeze({
   prefix: 'tap',
   tasks: 'TAP_TASKS',
   results: 'TAP_RESULTS',
-  dead: 'TAP_DEAD',
   events: 'TAP_EVENTS',
+  dead: 'TAP_DEAD',
   idempotency: 'TAP_IDEMPOTENCY',
 });
 
@@ -30,11 +31,10 @@ export const DEFAULT_NAMES: DurableNames = Object.freeze({
 export const taskSubject = (n: DurableNames, capability: string): string => `${n.prefix}.tasks.${capability}`;
 /** The subject of a task's finished record. */
 export const resultSubject = (n: DurableNames, taskId: string): string => `${n.prefix}.results.${taskId}`;
+/** The subject of a durable task's stream of messages (spec: bindings-nats#event-streams). */
+export const eventSubject = (n: DurableNames, agentId: string, taskId: string): string => `${n.prefix}.events.${agentId}.${taskId}`;
 /** The subject of a capability's dead letters. */
 export const deadSubject = (n: DurableNames, capability: string): string => `${n.prefix}.dead.${capability}`;
-
-/** The subject of the stream of a durable task that agent `agentId` runs (spec: bindings-nats#event-streams). */
-export const eventSubject = (n: DurableNames, agentId: string, taskId: string): string => `${n.prefix}.events.${agentId}.${taskId}`;
 
 /** Options of `ensureStreams`. */
 export interface EnsureOptions {
@@ -61,8 +61,14 @@ export async function ensureStreams(nc: NatsConnection, o: EnsureOptions = {}): 
       duplicate_window: nanos(o.duplicateWindowMs ?? 120_000),
     },
     { name: n.results, subjects: [`${n.prefix}.results.>`], retention: RetentionPolicy.Limits },
+    // spec: bindings-nats#event-streams: one subject per agent and task, de-duplicated by <task_id>:<sequence>.
+    {
+      name: n.events,
+      subjects: [`${n.prefix}.events.>`],
+      retention: RetentionPolicy.Limits,
+      duplicate_window: nanos(o.duplicateWindowMs ?? 120_000),
+    },
     { name: n.dead, subjects: [`${n.prefix}.dead.>`], retention: RetentionPolicy.Limits },
-    { name: n.events, subjects: [`${n.prefix}.events.>`], retention: RetentionPolicy.Limits },
   ];
   for (const s of want) {
     try {

@@ -1,0 +1,584 @@
+/**
+ * The nats-durable profile: the durable task queue of an agent named by nats://host:port/<agent_id>,
+ * driven from outside through the NATS server (spec: bindings-nats#certification). The harness
+ * publishes records of the conformance capabilities to their queues and reads TAP_EVENTS,
+ * TAP_RESULTS, TAP_DEAD and TAP_IDEMPOTENCY; it consumes nothing the agent consumes.
+ */
+import { createHash } from 'node:crypto';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import { parseNatsUrl } from '../../reference/transports/nats/url.ts';
+import { recordFromDraft, type TaskRecord } from '../../reference/workspace/record.ts';
+import { validateAgainst } from '../../reference/core/validate.ts';
+import { defineCase, type Case } from '../case.ts';
+import type { CaseContext } from '../context.ts';
+import { fail, notTested, type Outcome } from '../verdict.ts';
+import { attempt, check, show, verdictOf } from './kit.ts';
+
+const P = 'nats-durable' as const;
+const NATS = { binding: 'nats' as const };
+const PREFIX = 'tap';
+const S = { tasks: 'TAP_TASKS', results: 'TAP_RESULTS', events: 'TAP_EVENTS', dead: 'TAP_DEAD', idempotency: 'TAP_IDEMPOTENCY' };
+/** The longest lease a case waits out; a longer one leaves the lease case not tested. */
+const LONGEST_LEASE_MS = 15_000;
+
+/** The NATS client libraries, loaded when a case of this profile runs, not when the suite loads. */
+const natsLibraries = async () => {
+  const [transport, js, kv] = await Promise.all([import('@nats-io/transport-node'), import('@nats-io/jetstream'), import('@nats-io/kv')]);
+  return {
+    connect: transport.connect,
+    jetstream: js.jetstream,
+    jetstreamManager: js.jetstreamManager,
+    DeliverAll: js.DeliverPolicy.All,
+    Kvm: kv.Kvm,
+  };
+};
+type NatsLibraries = Awaited<ReturnType<typeof natsLibraries>>;
+
+/** Connects to the server the target URL names, with its credentials. */
+function connectTarget(ctx: CaseContext, lib: NatsLibraries): Promise<NatsConnection> {
+  const address = parseNatsUrl((ctx.env.target as { url: string }).url);
+  return lib.connect({ servers: address.servers, ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}) });
+}
+
+/** A capability's queue as the agent's consumer configures it. */
+interface Queue {
+  capability: string;
+  ackWaitMs: number;
+  maxDeliver: number;
+}
+
+/** A message of a task's stream in TAP_EVENTS with the headers the binding gives it. */
+interface Entry {
+  // biome-ignore lint/suspicious/noExplicitAny: a TAP message of either type, read by field
+  message: Record<string, any>;
+  attempt: string | undefined;
+  msgId: string | undefined;
+}
+
+class Stop extends Error {
+  constructor(readonly outcome: Outcome) {
+    super(outcome.detail);
+  }
+}
+
+/** The harness's own JetStream view of the server the target URL names. */
+class DurableView {
+  private constructor(
+    readonly lib: NatsLibraries,
+    readonly nc: NatsConnection,
+    readonly js: JetStreamClient,
+    readonly jsm: JetStreamManager,
+    readonly agentId: string,
+  ) {}
+
+  static async open(ctx: CaseContext): Promise<DurableView> {
+    const lib = await natsLibraries();
+    const nc = await connectTarget(ctx, lib);
+    try {
+      const jsm = await lib.jetstreamManager(nc, { timeout: ctx.scaled(5000) });
+      return new DurableView(lib, nc, lib.jetstream(nc), jsm, parseNatsUrl((ctx.env.target as { url: string }).url).agentId!);
+    } catch (err) {
+      await nc.close();
+      throw new Stop(notTested(`the NATS server has no JetStream the harness can reach (${(err as Error).message})`));
+    }
+  }
+
+  /** The agent's queue for `capability`: the consumer of TAP_TASKS filtering its subject; NOT-TESTED when none. */
+  async queue(capability: string): Promise<Queue> {
+    const subject = `${PREFIX}.tasks.${capability}`;
+    try {
+      for await (const c of this.jsm.consumers.list(S.tasks)) {
+        if (c.config.filter_subject !== subject && !(c.config.filter_subjects ?? []).includes(subject)) continue;
+        return { capability, ackWaitMs: Math.round((c.config.ack_wait ?? 30e9) / 1e6), maxDeliver: c.config.max_deliver ?? -1 };
+      }
+    } catch {
+      // No TAP_TASKS stream: no durable queue at all.
+    }
+    throw new Stop(notTested(`no durable queue serves ${capability}: no consumer of ${S.tasks} filters ${subject}`));
+  }
+
+  /** Publishes a record for `capability`; `msgId` defaults to the binding's id for the record or its key. */
+  async publish(
+    capability: string,
+    input: unknown,
+    o: { idempotency?: { principal: string; key: string }; msgId?: string } = {},
+  ): Promise<{ record: TaskRecord; seq: number; duplicate: boolean }> {
+    const record = recordFromDraft({ next_phase: capability, input }) as TaskRecord;
+    record.requirements.target_agent = this.agentId;
+    if (o.idempotency) record.metadata = { ...record.metadata, 'x-idempotency': o.idempotency };
+    const msgId = o.msgId ?? (o.idempotency ? `${o.idempotency.principal}:${capability}:${o.idempotency.key}` : `${record.task_id}:submit`);
+    const ack = await this.js.publish(`${PREFIX}.tasks.${capability}`, JSON.stringify(record), { msgID: msgId });
+    return { record, seq: ack.seq, duplicate: ack.duplicate };
+  }
+
+  /** Reads the task's stream from the start until `done(entries)` holds or `ms` pass; on a fresh NATS connection if `nc` is given. */
+  async stream(taskId: string, done: (entries: Entry[]) => boolean, ms: number, nc: NatsConnection = this.nc): Promise<Entry[]> {
+    const consumer = await this.lib
+      .jetstream(nc)
+      .consumers.get(S.events, { filter_subjects: `${PREFIX}.events.${this.agentId}.${taskId}`, deliver_policy: this.lib.DeliverAll })
+      .catch((err: Error) => {
+        throw new Stop(fail(`the agent's durable tasks have no stream to resume from: ${S.events} cannot be read (${err.message})`));
+      });
+    const entries: Entry[] = [];
+    if (done(entries)) return entries;
+    const messages = await consumer.consume({ max_messages: 64 });
+    const timer = setTimeout(() => void messages.close(), ms);
+    try {
+      for await (const m of messages) {
+        let message: Entry['message'];
+        try {
+          message = m.json();
+        } catch {
+          message = { unreadable: m.string().slice(0, 200) };
+        }
+        entries.push({ message, attempt: m.headers?.get('Tap-Attempt') || undefined, msgId: m.headers?.get('Nats-Msg-Id') || undefined });
+        if (done(entries)) break;
+      }
+    } finally {
+      clearTimeout(timer);
+      await messages.close();
+    }
+    return entries;
+  }
+
+  /** The task's finished record in TAP_RESULTS, waiting up to `ms`. */
+  finished(taskId: string, ms: number): Promise<TaskRecord | undefined> {
+    return this.poll(
+      async () => (await this.jsm.streams.getMessage(S.results, { last_by_subj: `${PREFIX}.results.${taskId}` }))?.json<TaskRecord>(),
+      ms,
+    );
+  }
+
+  /** The last sequence of TAP_DEAD now (0 when it is empty or missing): dead letters after it are new. */
+  async deadMark(): Promise<number> {
+    return (await this.jsm.streams.info(S.dead).catch(() => null))?.state.last_seq ?? 0;
+  }
+
+  /** The task's dead letter in TAP_DEAD after sequence `after`, waiting up to `ms`. */
+  dead(capability: string, taskId: string, after: number, ms: number): Promise<TaskRecord | undefined> {
+    return this.poll(async () => {
+      // Dead letters of one capability share a subject: look through the new ones for this task.
+      const info = await this.jsm.streams.info(S.dead);
+      for (let seq = info.state.last_seq; seq > Math.max(after, info.state.first_seq - 1); seq--) {
+        const m = await this.jsm.streams.getMessage(S.dead, { seq }).catch(() => null);
+        if (m?.subject !== `${PREFIX}.dead.${capability}`) continue;
+        const r = m.json<TaskRecord>();
+        if (r.task_id === taskId) return r;
+      }
+      return undefined;
+    }, ms);
+  }
+
+  /** True while the queue still holds the message at stream sequence `seq`. */
+  async queued(seq: number): Promise<boolean> {
+    return (await this.jsm.streams.getMessage(S.tasks, { seq }).catch(() => null)) !== null;
+  }
+
+  /** Waits until the queue no longer holds `seq`; false if it still does after `ms`. */
+  async drained(seq: number, ms: number): Promise<boolean> {
+    return (await this.poll(async () => ((await this.queued(seq)) ? undefined : true), ms)) === true;
+  }
+
+  /** The task id that TAP_IDEMPOTENCY holds for an identity (spec: bindings-nats#idempotency). */
+  async holder(principal: string, capability: string, key: string): Promise<string | undefined> {
+    const kv = await new this.lib.Kvm(this.nc).open(S.idempotency);
+    const hash = createHash('sha256').update(`${principal}\0${capability}\0${key}`).digest('hex');
+    return (await kv.get(hash).catch(() => null))?.string() || undefined;
+  }
+
+  private async poll<T>(get: () => Promise<T | undefined>, ms: number): Promise<T | undefined> {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const v = await get().catch(() => undefined);
+      if (v !== undefined || Date.now() > deadline) return v;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+
+  close(): Promise<void> {
+    return this.nc.close();
+  }
+}
+
+/** Runs a case body with a DurableView, closed afterwards; a Stop is the case's outcome. */
+function durable(body: (ctx: CaseContext, view: DurableView) => Promise<Outcome>): (ctx: CaseContext) => Promise<Outcome> {
+  return attempt(async (ctx) => {
+    let view: DurableView | undefined;
+    try {
+      view = await DurableView.open(ctx);
+      return await body(ctx, view);
+    } catch (e) {
+      if (e instanceof Stop) return e.outcome;
+      throw e;
+    } finally {
+      await view?.close();
+    }
+  });
+}
+
+const states = (entries: Entry[]): Entry[] => entries.filter((e) => e.message.type === 'task.event' && e.message.payload?.kind === 'state');
+const hasResult = (entries: Entry[]): boolean => entries.some((e) => e.message.type === 'task.result');
+const randomKey = (): string => `conformance-${Math.random().toString(36).slice(2, 12)}`;
+
+/** The numbering rule of TAP-NATS-031: sequences 1, 2, 3 … in stream order. */
+function numbered(entries: Entry[], what: string): Outcome | null {
+  const seqs = entries.map((e) => e.message.sequence);
+  const bad = seqs.findIndex((s, i) => s !== i + 1);
+  return check(bad < 0, `${what}: the task's messages in ${S.events} are not numbered 1, 2, 3 … in order`, '1 … n', show(seqs));
+}
+
+export const natsDurableCases: Case[] = [
+  defineCase({
+    id: 'nats-durable.queue.work-queue',
+    title: 'The stream TAP_TASKS has work-queue retention',
+    level: 'MUST',
+    profile: P,
+    spec: 'bindings-nats#task-queue',
+    requirements: ['TAP-NATS-016'],
+    needs: { ...NATS, capabilities: ['tap.test.echo'] },
+    run: durable(async (_ctx, view) => {
+      await view.queue('tap.test.echo');
+      const info = await view.jsm.streams.info(S.tasks);
+      return verdictOf(
+        'work-queue retention',
+        check(
+          info.config.retention === 'workqueue',
+          `${S.tasks} does not have work-queue retention`,
+          'workqueue',
+          show(info.config.retention),
+        ),
+      );
+    }),
+  }),
+  defineCase({
+    id: 'nats-durable.result.before-ack',
+    title: 'A finished phase leaves the queue only after its finished record is stored, attempts 0, and its task.result before that',
+    level: 'MUST',
+    profile: P,
+    spec: 'bindings-nats#task-queue',
+    requirements: ['TAP-NATS-019', 'TAP-NATS-020', 'TAP-NATS-032'],
+    needs: { ...NATS, capabilities: ['tap.test.echo'] },
+    run: durable(async (ctx, view) => {
+      await view.queue('tap.test.echo');
+      const input = { conformance: randomKey() };
+      const { record, seq } = await view.publish('tap.test.echo', input);
+      const gone = await view.drained(seq, ctx.scaled(10_000));
+      if (!gone) return verdictOf('', check(false, 'the agent did not take the record off its queue', 'acknowledged', 'still queued'));
+      // Acknowledged: the finished record must be stored already, and the stream's task.result before it.
+      const done = await view.finished(record.task_id, 0);
+      const entries = done ? await view.stream(record.task_id, (e) => hasResult(e), ctx.scaled(2000)) : [];
+      const result = entries.find((e) => e.message.type === 'task.result');
+      return verdictOf(
+        'stored, then acknowledged',
+        check(
+          done !== undefined,
+          'the delivery was acknowledged before its finished record was in TAP_RESULTS',
+          'a finished record',
+          'none',
+        ),
+        done &&
+          check(
+            validateAgainst('task-record.schema.json', done) === null,
+            'the finished record does not match task-record.schema.json',
+            'valid',
+            show(done),
+          ),
+        done && check(done.state.status === 'completed', 'the echo did not finish completed', 'completed', show(done.state.status)),
+        done &&
+          check(done.state.attempts === 0, 'a first delivery finished with state.attempts other than 0', '0', show(done.state.attempts)),
+        check(
+          result !== undefined,
+          `the finished record was stored but the task's stream in ${S.events} has no task.result`,
+          'a task.result',
+          show(entries.map((e) => e.message.type)),
+        ),
+        result &&
+          check(
+            result.message.payload?.status === 'completed' && JSON.stringify(result.message.payload?.output) === JSON.stringify(input),
+            'the task.result in the stream differs from the finished record',
+            `completed with ${show(input)}`,
+            show(result.message.payload),
+          ),
+      );
+    }),
+  }),
+  defineCase({
+    id: 'nats-durable.lease.renewal',
+    title: 'A task that runs longer than ack_wait is delivered once: the agent renews its lease',
+    level: 'MUST',
+    profile: P,
+    spec: 'bindings-nats#task-queue',
+    requirements: ['TAP-NATS-018'],
+    needs: { ...NATS, capabilities: ['tap.test.sleep'] },
+    budgetMs: 60_000,
+    run: durable(async (ctx, view) => {
+      const q = await view.queue('tap.test.sleep');
+      if (q.ackWaitMs > LONGEST_LEASE_MS)
+        return notTested(`the lease of tap.test.sleep is ${q.ackWaitMs} ms; this case waits out at most ${LONGEST_LEASE_MS} ms`);
+      const ms = Math.round(q.ackWaitMs * 2.5);
+      ctx.note(`ack_wait ${q.ackWaitMs} ms: a sleep of ${ms} ms outlives it twice`);
+      const { record } = await view.publish('tap.test.sleep', { ms });
+      const entries = await view.stream(record.task_id, hasResult, ctx.scaled(ms + 3 * q.ackWaitMs + 5000));
+      const runs = states(entries);
+      const done = await view.finished(record.task_id, ctx.scaled(2000));
+      return verdictOf(
+        `delivered once over ${ms} ms`,
+        check(hasResult(entries), `the sleep of ${ms} ms did not finish`, 'a task.result', show(entries.map((e) => e.message.type))),
+        check(
+          runs.length === 1,
+          `the record was delivered ${runs.length} times while the agent ran it for ${ms} ms with ack_wait ${q.ackWaitMs} ms: the lease was not renewed`,
+          'one delivery (one running event)',
+          show(runs.map((e) => `attempt ${e.attempt}`)),
+        ),
+        done &&
+          check(
+            done.state.attempts === 0,
+            'the task finished on a later delivery than the first',
+            'state.attempts 0',
+            show(done.state.attempts),
+          ),
+      );
+    }),
+  }),
+  defineCase({
+    id: 'nats-durable.attempts.delivery-count',
+    title: 'Each delivery of a record that keeps failing retryably runs with the attempt number of its delivery count',
+    level: 'MUST',
+    profile: P,
+    spec: 'bindings-nats#retries',
+    requirements: ['TAP-NATS-019', 'TAP-NATS-028', 'TAP-NATS-030', 'TAP-NATS-031'],
+    needs: { ...NATS, capabilities: ['tap.test.fail'] },
+    budgetMs: 40_000,
+    run: durable(async (ctx, view) => {
+      const q = await view.queue('tap.test.fail');
+      if (q.maxDeliver < 2 || q.maxDeliver > 20)
+        return notTested(`tap.test.fail's queue delivers a record ${q.maxDeliver} times; this case needs 2 to 20`);
+      const { record } = await view.publish('tap.test.fail', { code: 'BUSY', retryable: true, message: 'retry me' });
+      const entries = await view.stream(
+        record.task_id,
+        (e) => states(e).length >= q.maxDeliver || hasResult(e),
+        ctx.scaled(q.maxDeliver * q.ackWaitMs + 10_000),
+      );
+      await ctx.sleep(ctx.scaled(200));
+      const runs = states(entries);
+      const wrong = runs.findIndex((e, i) => e.attempt !== String(i));
+      const unlabelled = entries.filter((e) => e.attempt === undefined);
+      return verdictOf(
+        `attempts 0 … ${q.maxDeliver - 1}`,
+        check(
+          !hasResult(entries),
+          'a retryable failure was finished with a task.result instead of being handed back to the server',
+          'no task.result',
+          'a task.result',
+        ),
+        check(
+          runs.length === q.maxDeliver,
+          `the record was delivered ${runs.length} times; the queue's max_deliver is ${q.maxDeliver} and every delivery failed retryably`,
+          `${q.maxDeliver} running events`,
+          show(runs.length),
+        ),
+        check(
+          wrong < 0,
+          `delivery ${wrong + 1} ran with Tap-Attempt ${runs[wrong]?.attempt}: the attempt must be the delivery count less one`,
+          show(runs.map((_, i) => String(i))),
+          show(runs.map((e) => e.attempt)),
+        ),
+        check(
+          unlabelled.length === 0,
+          `${unlabelled.length} messages of the task's stream carry no Tap-Attempt header`,
+          'Tap-Attempt on each',
+          show(unlabelled.length),
+        ),
+        numbered(entries, 'over the redeliveries'),
+      );
+    }),
+  }),
+  defineCase({
+    id: 'nats-durable.dead-letter',
+    title: 'A record that ran out of deliveries is in TAP_DEAD, failed with MAX_ATTEMPTS and its delivery count, and off the queue',
+    level: 'MUST',
+    profile: P,
+    spec: 'bindings-nats#dead-letters',
+    requirements: ['TAP-NATS-021', 'TAP-NATS-029'],
+    needs: { ...NATS, capabilities: ['tap.test.fail'] },
+    budgetMs: 40_000,
+    run: durable(async (ctx, view) => {
+      const q = await view.queue('tap.test.fail');
+      if (q.maxDeliver < 1 || q.maxDeliver > 20)
+        return notTested(`tap.test.fail's queue delivers a record ${q.maxDeliver} times; this case needs 1 to 20`);
+      const mark = await view.deadMark();
+      const { record, seq } = await view.publish('tap.test.fail', { code: 'BUSY', retryable: true, message: 'retry me' });
+      // The deliveries first (each failing at once), then the advisory's dead letter within moments.
+      await view.stream(record.task_id, (e) => states(e).length >= q.maxDeliver, ctx.scaled(q.maxDeliver * q.ackWaitMs + 10_000));
+      const dead = await view.dead('tap.test.fail', record.task_id, mark, ctx.scaled(q.ackWaitMs + 2000));
+      if (!dead)
+        return verdictOf(
+          '',
+          check(
+            false,
+            `the record was not in ${S.dead} after ${q.maxDeliver} failed deliveries`,
+            `a dead letter on ${PREFIX}.dead.tap.test.fail`,
+            'none',
+          ),
+        );
+      const off = await view.drained(seq, ctx.scaled(2000));
+      const message = dead.state.last_error?.message ?? '';
+      return verdictOf(
+        'dead-lettered',
+        check(dead.state.status === 'failed', 'the dead letter is not failed', 'failed', show(dead.state.status)),
+        check(
+          dead.state.last_error?.code === 'MAX_ATTEMPTS',
+          'the dead letter does not give MAX_ATTEMPTS as its reason',
+          'MAX_ATTEMPTS',
+          show(dead.state.last_error),
+        ),
+        check(
+          dead.state.attempts === q.maxDeliver,
+          'the dead letter does not carry the deliveries it had in state.attempts',
+          String(q.maxDeliver),
+          show(dead.state.attempts),
+        ),
+        check(
+          message.includes(String(q.maxDeliver)),
+          "the dead letter's last_error.message does not say how many deliveries it had",
+          `a sentence with ${q.maxDeliver}`,
+          show(message),
+        ),
+        check(off, `the dead letter is still on ${S.tasks}`, 'deleted from the queue', 'still queued'),
+      );
+    }),
+  }),
+  defineCase({
+    id: 'nats-durable.idempotency.repeat',
+    title: "A repeat under the same idempotency key runs once, inside the server's window and past it (through TAP_IDEMPOTENCY)",
+    level: 'MUST',
+    profile: P,
+    spec: 'bindings-nats#idempotency',
+    requirements: ['TAP-NATS-024', 'TAP-NATS-033'],
+    needs: { ...NATS, capabilities: ['tap.test.counter'] },
+    run: durable(async (ctx, view) => {
+      const q = await view.queue('tap.test.counter');
+      const idempotency = { principal: 'tap-conform', key: randomKey() };
+      const input = { key: idempotency.key };
+      const first = await view.publish('tap.test.counter', input, { idempotency });
+      const within = await view.publish('tap.test.counter', input, { idempotency });
+      const done = await view.finished(first.record.task_id, ctx.scaled(10_000));
+      if (!done) return verdictOf('', check(false, 'the first task under the key did not finish', 'a finished record', 'none'));
+      // Past the window the server no longer knows the message id: a publish under another id stands for it.
+      ctx.note('publishing the repeat under a new Nats-Msg-Id, as a submit past the de-duplication window does');
+      const past = await view.publish('tap.test.counter', input, {
+        idempotency,
+        msgId: `${idempotency.principal}:tap.test.counter:${idempotency.key}:late`,
+      });
+      const taken = await view.drained(past.seq, ctx.scaled(q.ackWaitMs + 10_000));
+      await ctx.sleep(ctx.scaled(300));
+      const repeatDone = await view.finished(past.record.task_id, 0);
+      const repeatStream = await view.stream(past.record.task_id, () => false, ctx.scaled(500));
+      const holder = await view.holder(idempotency.principal, 'tap.test.counter', idempotency.key);
+      return verdictOf(
+        'ran once',
+        check(
+          within.duplicate,
+          `the server stored a repeat inside its de-duplication window: ${S.tasks} has no duplicate window`,
+          'a duplicate acknowledgement',
+          'stored',
+        ),
+        check(
+          holder === first.record.task_id,
+          `${S.idempotency} does not hold the first task for the key`,
+          first.record.task_id,
+          show(holder),
+        ),
+        check(taken, 'the agent did not take the repeat off its queue', 'acknowledged', 'still queued'),
+        check(
+          repeatDone === undefined,
+          'the repeat past the window ran again: it has a finished record of its own',
+          'no finished record',
+          show(repeatDone?.state),
+        ),
+        check(
+          repeatStream.length === 0,
+          'the repeat past the window ran again: it has messages of its own in TAP_EVENTS',
+          'no messages',
+          show(repeatStream.map((e) => e.message.type)),
+        ),
+      );
+    }),
+  }),
+  defineCase({
+    id: 'nats-durable.resume.replay',
+    title: 'A requester that lost its connection resumes a durable task from last_sequence out of TAP_EVENTS',
+    level: 'MUST',
+    profile: P,
+    spec: 'bindings-nats#event-streams',
+    requirements: ['TAP-NATS-022', 'TAP-NATS-023', 'TAP-NATS-031', 'TAP-NATS-032'],
+    needs: { ...NATS, capabilities: ['tap.test.stream'] },
+    run: durable(async (ctx, view) => {
+      await view.queue('tap.test.stream');
+      const count = 4;
+      const { record } = await view.publish('tap.test.stream', { count, interval_ms: 50 });
+      // A requester follows the stream on a connection of its own, and loses it after two messages.
+      const lost = await connectTarget(ctx, view.lib);
+      const seen = await view.stream(record.task_id, (e) => e.length >= 2, ctx.scaled(10_000), lost);
+      await lost.close();
+      if (seen.length < 2)
+        return verdictOf(
+          '',
+          check(false, `the task's stream in ${S.events} got fewer than two messages`, `${count + 2} messages`, show(seen.length)),
+        );
+      const last = seen.at(-1)!.message.sequence as number;
+      const again = await connectTarget(ctx, view.lib);
+      let rest: Entry[];
+      try {
+        rest = (await view.stream(record.task_id, hasResult, ctx.scaled(10_000), again)).filter((e) => e.message.sequence > last);
+      } finally {
+        await again.close();
+      }
+      const all = [...seen, ...rest];
+      const result = all.find((e) => e.message.type === 'task.result');
+      const done = await view.finished(record.task_id, ctx.scaled(2000));
+      const ids = all.filter((e) => e.msgId !== `${record.task_id}:${e.message.sequence}`);
+      const foreign = all.filter(
+        (e) => e.message.task_id !== record.task_id || e.message.source !== view.agentId || 'session_id' in e.message,
+      );
+      return verdictOf(
+        `replayed ${rest.length} messages after sequence ${last}`,
+        check(result !== undefined, 'the resumed stream has no task.result', 'a task.result last', show(all.map((e) => e.message.type))),
+        check(
+          all.at(-1)?.message.type === 'task.result',
+          'the task.result is not the last message of the stream',
+          'task.result last',
+          show(all.map((e) => e.message.type)),
+        ),
+        numbered(all, 'before and after the lost connection'),
+        check(
+          all.length === count + 2,
+          `the stream of ${count} outputs does not hold running, each output and the result`,
+          String(count + 2),
+          show(all.length),
+        ),
+        check(
+          ids.length === 0,
+          'a message of the stream lacks the Nats-Msg-Id <task_id>:<sequence>',
+          `${record.task_id}:<sequence>`,
+          show(ids.map((e) => e.msgId)),
+        ),
+        check(
+          foreign.length === 0,
+          'a message of the stream names another task or source, or carries a session_id',
+          `task ${record.task_id} from ${view.agentId}, no session_id`,
+          show(foreign.map((e) => e.message)),
+        ),
+        result &&
+          done &&
+          check(
+            JSON.stringify(result.message.payload?.output) === JSON.stringify(done.context.history.at(-1)?.output),
+            'the replayed task.result differs from the finished record',
+            show(done.context.history.at(-1)?.output),
+            show(result.message.payload),
+          ),
+      );
+    }),
+  }),
+];
