@@ -8,6 +8,8 @@ const TARGET_RANK: Record<LevelTarget, number> = { must: 0, should: 1, may: 2 };
 
 export interface Selection {
   binding?: 'stdio' | 'websocket' | 'nats';
+  /** Whether the run was given the agent's mesh registry (the registry profile applies then). */
+  registry?: boolean;
   profiles: readonly Profile[];
   level: LevelTarget;
   only: readonly string[];
@@ -16,14 +18,16 @@ export interface Selection {
 /** The profiles a run covers: the requested ones, or every profile that fits the binding. */
 export function profilesOf(sel: Selection, all: readonly Profile[]): Profile[] {
   if (sel.profiles.length > 0) return [...sel.profiles];
-  // Each binding's own profiles apply to that binding only.
+  // Each binding's own profiles apply to that binding only; the registry profile only with --registry.
   const own: Partial<Record<Profile, Selection['binding']>> = {
     stdio: 'stdio',
     websocket: 'websocket',
     nats: 'nats',
     'nats-durable': 'nats',
   };
-  return all.filter((p) => own[p] === undefined || sel.binding === undefined || own[p] === sel.binding);
+  return all.filter(
+    (p) => (own[p] === undefined || sel.binding === undefined || own[p] === sel.binding) && (p !== 'registry' || sel.registry === true),
+  );
 }
 
 /** The cases of a run, in suite order. */

@@ -19,6 +19,8 @@ import ts from 'typescript';
 export const LAYERS: readonly (readonly string[])[] = [
   ['core/', 'package.ts'],
   ['transports/', 'crypto.ts'],
+  // The registry of a mesh, below the agent, which loads it (lazily) to join one.
+  ['mesh/semver.ts', 'mesh/entry.ts', 'mesh/registry.ts', 'mesh/member.ts'],
   ['agent/', 'client/'],
   ['workspace/', 'jetstream/'],
   ['agents/', 'tapctl/', 'index.ts'],

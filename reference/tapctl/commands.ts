@@ -2,6 +2,7 @@
 import type { Command } from './registry.ts';
 import { workspaceCommand } from './workspace/index.ts';
 import { genTypesCommand } from './gen-types/command.ts';
+import { meshCommand } from './mesh/index.ts';
 import { natsCommand } from './nats/index.ts';
 
-export const BUILTIN_COMMANDS: Command[] = [workspaceCommand, genTypesCommand, natsCommand];
+export const BUILTIN_COMMANDS: Command[] = [workspaceCommand, genTypesCommand, natsCommand, meshCommand];
