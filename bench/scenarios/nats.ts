@@ -8,7 +8,7 @@
  */
 import { connect as natsConnect, type NatsConnection } from '@nats-io/transport-node';
 import { AckPolicy, jetstream, RetentionPolicy, StorageType } from '@nats-io/jetstream';
-import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../../reference/transports/nats/test-server.ts';
+import { natsServerInstalled, startNatsServer, type NatsServer } from '../../reference/transports/nats/test-server.ts';
 import { delay, spawnScript, type LineChild } from '../lib/children.ts';
 import { inflight, sequential, warmUp, type Call } from '../lib/measure.ts';
 import type { Budget } from '../lib/options.ts';
@@ -293,7 +293,7 @@ async function durable(budget: Budget, log: (line: string) => void): Promise<Row
 export async function nats(budget: Budget, selected: (id: string) => boolean, log: (line: string) => void): Promise<Row[]> {
   const wanted = natsRowIds().filter(selected);
   if (!natsServerInstalled) {
-    log(`nats: ${NO_NATS_SERVER}`);
+    log('nats: nats-server is not installed: the NATS rows are not run (apt-get install -y nats-server, or set TAP_NATS_SERVER)');
     return wanted.map((id) =>
       notRun(
         { id, scenario: SCENARIO, title: id, unit: id === IDS.durable ? 'tasks/s' : 'calls/s', better: 'higher', method: '' },
