@@ -32,6 +32,7 @@ export const AREAS = [
   'WS',
   'WKS',
   'NATS',
+  'REG',
   'MESH',
   'VER',
   'SEC',
