@@ -20,7 +20,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['core/', 'package.ts'],
   ['transports/', 'crypto.ts'],
   ['agent/', 'client/'],
-  ['workspace/', 'jetstream/'],
+  ['workspace/', 'jetstream/', 'mesh/'],
   ['agents/', 'tapctl/', 'index.ts'],
 ];
 
@@ -69,6 +69,7 @@ export const TESTKITS: readonly string[] = [
   'client/scripted-agent.ts',
   'workspace/testing.ts',
   'workspace/test-agent.ts',
+  'mesh/testing.ts',
   'workspace/test-mailbox-peer.ts',
 ];
 

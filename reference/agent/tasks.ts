@@ -37,7 +37,9 @@ export interface TaskTrace {
 /** The trace of a request's metadata, when it names one. */
 export function traceOf(metadata: { trace_id?: string; span_id?: string } | undefined): TaskTrace | undefined {
   if (typeof metadata?.trace_id !== 'string') return undefined;
-  return typeof metadata.span_id === 'string' ? { trace_id: metadata.trace_id, span_id: metadata.span_id } : { trace_id: metadata.trace_id };
+  return typeof metadata.span_id === 'string'
+    ? { trace_id: metadata.trace_id, span_id: metadata.span_id }
+    : { trace_id: metadata.trace_id };
 }
 
 /** One task of one principal. */

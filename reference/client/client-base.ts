@@ -132,7 +132,8 @@ export abstract class ClientBase extends Emitter<ClientEvents> implements TaskHo
       return Promise.reject(new TapClientError(ClientCode.CLOSED, `cannot send ${type}: the client is ${this.phase}`));
     }
     // A request about a task carries the task's trace (spec: mesh#trace).
-    const trace = fields.metadata === undefined && typeof fields.task_id === 'string' ? this.tasks.handle(fields.task_id)?.trace : undefined;
+    const trace =
+      fields.metadata === undefined && typeof fields.task_id === 'string' ? this.tasks.handle(fields.task_id)?.trace : undefined;
     if (trace) fields = { ...fields, metadata: trace };
     let msg: TapMessage;
     try {

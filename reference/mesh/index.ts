@@ -1,0 +1,12 @@
+/** The requester side of a mesh: discovery, routing, fail-over and traces (spec: mesh). */
+export { Mesh } from './mesh.ts';
+export type { CopyOutcome, MeshOptions, MeshSubmission, MeshSubmitOptions } from './mesh.ts';
+export { MeshTask } from './task.ts';
+export type { Hop } from './task.ts';
+export { ConnectionPool, natsConnector } from './pool.ts';
+export type { Connector, NatsConnectorOptions } from './pool.ts';
+export type { DiscoveryQuery, Endpoint, MeshEntry, MeshRegistry, RegistryChange } from './registry-view.ts';
+export { loadOf, route } from './routing.ts';
+export type { Candidate, RoutePolicy, RouteState } from './routing.ts';
+export { FrameRecorder, jsonLines, newSpanId, newTraceId } from './trace.ts';
+export type { Span, TraceParent, TraceRecord, TraceSink } from './trace.ts';
