@@ -18,7 +18,8 @@ import ts from 'typescript';
 /** Layers bottom-up; a module's layer is the first entry whose prefix its path (under reference/) starts with. */
 export const LAYERS: readonly (readonly string[])[] = [
   ['core/', 'package.ts'],
-  ['transports/', 'crypto.ts'],
+  // The registry of a mesh sits beside the transports, so that the agent can load it (lazily) to join one.
+  ['transports/', 'crypto.ts', 'mesh/semver.ts', 'mesh/entry.ts', 'mesh/registry.ts', 'mesh/member.ts'],
   ['agent/', 'client/'],
   ['workspace/', 'jetstream/', 'mesh/'],
   ['agents/', 'tapctl/', 'index.ts'],
