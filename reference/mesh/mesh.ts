@@ -27,6 +27,8 @@ export interface MeshOptions {
   logger?: Logger;
   /** The most attempts of one copy, across agents (default 6; TAP-MESH-015). */
   maxAttempts?: number;
+  /** Runs after `close`, once the sessions are closed (e.g. closes a connection the mesh was made with). */
+  onClose?: () => Promise<void>;
 }
 
 /** Options of `mesh.submit`. */
@@ -169,6 +171,7 @@ export class Mesh {
     const stop = await this.unwatch?.catch(() => undefined);
     stop?.();
     await this.pool.close();
+    await this.options.onClose?.();
   }
 
   private changed(change: RegistryChange): void {
@@ -214,8 +217,8 @@ export class Mesh {
         return () => this.inFlight.set(agentId, Math.max(0, (this.inFlight.get(agentId) ?? 1) - 1));
       },
       siblings: () => (self ? siblings(self) : new Set()),
-      ended: (span: Span, taskId, agentId, code) => {
-        if (sink) this.recorder(agentId, sink).ending(span, taskId, agentId, code, 'indeterminate');
+      ended: (span: Span, taskId, agentId, code, status) => {
+        if (sink) this.recorder(agentId, sink).ending(span, taskId, agentId, code, status);
       },
       sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
     };

@@ -42,8 +42,8 @@ export interface CopyHost {
   hold(agentId: string): () => void;
   /** Agents other copies of the same submission hold (TAP-MESH-005, TAP-MESH-014). */
   siblings(): ReadonlySet<string>;
-  /** Records an ending the requester decided (an indeterminate loss). */
-  ended(span: Span, taskId: string, agentId: string, code: string): void;
+  /** Records an ending the requester decided: the agent was lost, and the attempt moved or ended indeterminate. */
+  ended(span: Span, taskId: string, agentId: string, code: string, status: 'moved' | 'indeterminate'): void;
   sleep(ms: number): Promise<void>;
   readonly maxAttempts: number;
 }
@@ -272,9 +272,12 @@ export class MeshTask {
         return { kind: 'end', outcome: e.code, error: e };
       }
       // The agent is lost for this copy (spec: mesh#agent-lost).
-      if (this.mayMoveLost(client, entry) && !this.cancelRequested) return { kind: 'move', outcome: 'lost', error: e };
       const span = this.hops[this.hops.length - 1]!.span;
-      this.host.ended(span, inner.taskId, entry.agent_id, e.code);
+      if (this.mayMoveLost(client, entry) && !this.cancelRequested) {
+        this.host.ended(span, inner.taskId, entry.agent_id, e.code, 'moved');
+        return { kind: 'move', outcome: 'lost', error: e };
+      }
+      this.host.ended(span, inner.taskId, entry.agent_id, e.code, 'indeterminate');
       return {
         kind: 'end',
         outcome: 'indeterminate',

@@ -2,7 +2,7 @@
  * Test support for the mesh: a registry held in memory whose entries the test writes, marks
  * stale and withdraws, and agents served over a real NATS server that join it.
  */
-import type { AgentCard, Capability } from '../../schemas/src/index.ts';
+import type { Capability } from '../../schemas/src/index.ts';
 import {
   createAgent,
   withConformanceCapabilities,
@@ -11,6 +11,7 @@ import {
   type CapabilityDefinition,
   type Handler,
 } from '../agent/index.ts';
+import { hostCard as testCard } from './agent-host.ts';
 import type { DiscoveryQuery, MeshEntry, MeshRegistry, RegistryChange } from './registry-view.ts';
 
 /** A registry in memory: `list` filters by capability name and binding, `watch` sees every change. */
@@ -51,17 +52,6 @@ export class MemoryRegistry implements MeshRegistry {
     this.listeners.add(fn);
     return () => this.listeners.delete(fn);
   }
-}
-
-/** The card of a test agent. */
-export function testCard(agentId: string, maxConcurrentTasks = 16): AgentCard {
-  return {
-    agent_id: agentId,
-    name: agentId,
-    description: 'A mesh test agent.',
-    capabilities: [],
-    limits: { max_concurrent_tasks: maxConcurrentTasks, max_task_seconds: 600, max_message_bytes: 1048576 },
-  };
 }
 
 /** An agent over NATS with its registry entry. */

@@ -2,5 +2,6 @@
 import type { Command } from './registry.ts';
 import { workspaceCommand } from './workspace/index.ts';
 import { genTypesCommand } from './gen-types/command.ts';
+import { meshCommand } from './mesh/index.ts';
 
-export const BUILTIN_COMMANDS: Command[] = [workspaceCommand, genTypesCommand];
+export const BUILTIN_COMMANDS: Command[] = [workspaceCommand, genTypesCommand, meshCommand];
