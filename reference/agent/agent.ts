@@ -7,6 +7,9 @@ import type { AgentCard } from '../../schemas/src/index.ts';
 import { createStdioAgentTransport, type StdioAgentOptions } from '../transports/stdio.ts';
 import type { CloseInfo, Transport } from '../transports/transport.ts';
 import type { NatsListenerOptions } from '../transports/nats/listener.ts';
+import { SUPPORTED_VERSIONS } from '../core/catalogue.ts';
+import type { RegistryEndpoint } from '../mesh/entry.ts';
+import type { MeshOptions, Membership } from '../mesh/member.ts';
 import type { TapWebSocketServer } from '../transports/websocket.ts';
 import { Journal } from './journal.ts';
 import type { AgentOptions } from './options.ts';
@@ -47,6 +50,12 @@ export interface Agent {
   /** Accepts sessions over NATS under the card's agent id (spec: bindings-nats#opening). */
   listenNats(options: AgentNatsOptions): Promise<AgentListener>;
   /**
+   * Joins a mesh: keeps an entry with this agent's card, listening endpoints and load in the
+   * registry, renewed every heartbeat, and withdraws it as the shutdown begins (spec: registry).
+   * Needs a listener (listen or listenNats) first, since an entry names where to reach the agent.
+   */
+  joinMesh(options: MeshOptions): Promise<Membership>;
+  /**
    * Ends every session (hand-offs, results, farewells), refuses new ones and closes the
    * listeners; idempotent: a second call returns the first one's promise (spec: shutdown#signals).
    */
@@ -63,6 +72,9 @@ export function createAgent(options: AgentOptions): Agent {
   const runner = new TaskRunner(rt);
   const connections = new Set<Connection>();
   const servers = new Set<Pick<TapWebSocketServer, 'close'>>();
+  // Where the agent accepts sessions now, for its registry entry (spec: registry#entry).
+  const endpoints = new Map<object, RegistryEndpoint>();
+  let membership: Membership | undefined;
   if (options.stateDir) {
     const { journal, records } = Journal.open(options.stateDir, { log: (m) => rt.log('warn', m), ...options.journal });
     rt.journal = journal;
@@ -75,6 +87,8 @@ export function createAgent(options: AgentOptions): Agent {
   const stopped = new Promise<void>((resolve) => (markStopped = resolve));
   const shutdown = (reason = 'the agent is shutting down'): Promise<void> => {
     stopping ??= (async () => {
+      // spec: registry#withdrawal: the entry goes first, so that no requester picks this agent meanwhile.
+      await membership?.leave();
       await shutdownAll(rt, runner, [...connections], reason);
       await Promise.all([...servers].map((s) => s.close()));
       rt.journal?.close();
@@ -121,10 +135,12 @@ export function createAgent(options: AgentOptions): Agent {
         },
       });
       servers.add(server);
+      endpoints.set(server, { binding: 'websocket', url: server.url });
       return {
         url: server.url,
         close: async () => {
           servers.delete(server);
+          endpoints.delete(server);
           await server.close();
         },
       };
@@ -143,13 +159,39 @@ export function createAgent(options: AgentOptions): Agent {
         onSession: (transport) => attach(transport),
       });
       servers.add(listener);
+      endpoints.set(listener, {
+        binding: 'nats',
+        url: listener.url,
+        ...(natsOptions.prefix !== undefined && natsOptions.prefix !== 'tap' ? { prefix: natsOptions.prefix } : {}),
+      });
       return {
         url: listener.url,
         close: async () => {
           servers.delete(listener);
+          endpoints.delete(listener);
           await listener.close();
         },
       };
+    },
+    async joinMesh(meshOptions) {
+      if (stopping) throw new Error('the agent is shutting down; it cannot join a mesh');
+      if (membership) throw new Error(`the agent is in a mesh already (instance ${membership.instance}); leave it first`);
+      if (endpoints.size === 0)
+        throw new Error('the agent accepts no sessions a requester could reach: call listen() or listenNats() before joinMesh()');
+      // Loaded on first use: an agent outside a mesh never loads the registry.
+      const { joinMesh } = await import('../mesh/member.ts');
+      const joined = await joinMesh(meshOptions, {
+        card: rt.card,
+        versions: SUPPORTED_VERSIONS,
+        endpoints: () => [...endpoints.values()],
+        runningTasks: () => rt.tasks.activeCount(),
+        log: (level, message) => rt.log(level, message),
+      });
+      membership = joined;
+      void joined.ended.then(() => {
+        if (membership === joined) membership = undefined;
+      });
+      return joined;
     },
     shutdown,
     stopped,

@@ -4,7 +4,9 @@
  * On stdio (the default) stdout carries only TAP messages and logs go to stderr. With
  * --listen it serves WebSocket sessions instead and prints the URL once on stdout when it is
  * ready (stdout is not a TAP channel then). With --nats it serves sessions through a NATS server
- * under its agent id and prints nats://host:port/<agent_id> once ready. Keys for integrity come from TAP_HMAC_KEY_ID,
+ * under its agent id and prints nats://host:port/<agent_id> once ready. With --mesh it also keeps an
+ * entry in the mesh's registry (serving through that NATS server unless --nats or --listen says
+ * otherwise) and withdraws it when it shuts down (spec: registry). Keys for integrity come from TAP_HMAC_KEY_ID,
  * TAP_HMAC_KEY and TAP_HMAC_PEER (spec: conformance#key-provisioning).
  */
 import { parseArgs } from 'node:util';
@@ -23,6 +25,13 @@ Options:
   --nats URL          serve sessions through the NATS server at URL, e.g. nats://127.0.0.1:4222
                       (user:password@ in the URL authenticates); prints nats://host:port/<agent-id>
                       on stdout once ready (spec: bindings-nats)
+  --mesh URL          join the mesh whose registry is on the NATS server at URL: keep an entry
+                      with this agent's card, endpoint and load in the bucket TAP_REGISTRY, renewed
+                      every heartbeat, withdrawn on shutdown (spec: registry). Without --nats or
+                      --listen the agent serves sessions through the same server.
+  --mesh-heartbeat-ms MS
+                      how often the registry entry is renewed (default 5000, at least 100)
+  --mesh-ttl-ms MS    how long the entry lives after its last renewal (default 3 × the heartbeat)
   --state-dir DIR     keep a journal in DIR: tasks survive a restart (durability "restart")
   --agent-id ID       the agent id (default tap.reference-agent)
   --grace-ms MS       grace period on SIGTERM/SIGINT (default 10000)
@@ -64,6 +73,9 @@ function die(message: string): never {
 interface Options {
   listen?: URL;
   nats?: string;
+  mesh?: string;
+  meshHeartbeatMs?: number;
+  meshTtlMs?: number;
   stateDir?: string;
   agentId: string;
   graceMs: number;
@@ -90,6 +102,9 @@ function parse(): Options {
       options: {
         listen: { type: 'string' },
         nats: { type: 'string' },
+        mesh: { type: 'string' },
+        'mesh-heartbeat-ms': { type: 'string' },
+        'mesh-ttl-ms': { type: 'string' },
         'state-dir': { type: 'string' },
         'agent-id': { type: 'string' },
         'grace-ms': { type: 'string' },
@@ -121,13 +136,21 @@ function parse(): Options {
     if (listen) die('--listen and --nats each serve sessions; give one of them');
     if (!/^(nats|tls):\/\//i.test(values.nats)) die(`--nats needs a nats:// URL, e.g. nats://127.0.0.1:4222, not ${values.nats}`);
   }
+  if (values.mesh !== undefined && !/^(nats|tls):\/\//i.test(values.mesh))
+    die(`--mesh needs the nats:// URL of the registry's server, e.g. nats://127.0.0.1:4222, not ${values.mesh}`);
+  if (values.mesh === undefined && (values['mesh-heartbeat-ms'] !== undefined || values['mesh-ttl-ms'] !== undefined))
+    die('--mesh-heartbeat-ms and --mesh-ttl-ms belong to --mesh; give --mesh URL too');
   const agentId = values['agent-id'] ?? 'tap.reference-agent';
   if (!/^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$/.test(agentId) || agentId.length > 128) {
     die(`--agent-id ${agentId} is not an identifier: lowercase letters, digits, "_" and "-", in dot-separated segments`);
   }
   return {
     listen,
-    nats: values.nats,
+    // spec: registry#entry: a mesh agent must be reachable; without another binding it serves through the registry's server.
+    nats: values.nats ?? (values.mesh !== undefined && listen === undefined ? values.mesh : undefined),
+    mesh: values.mesh,
+    meshHeartbeatMs: values['mesh-heartbeat-ms'] === undefined ? undefined : whole(values, 'mesh-heartbeat-ms', 5000, 100),
+    meshTtlMs: values['mesh-ttl-ms'] === undefined ? undefined : whole(values, 'mesh-ttl-ms', 15000, 200),
     stateDir: values['state-dir'],
     agentId,
     graceMs: whole(values, 'grace-ms', 10_000, 0),
@@ -166,6 +189,17 @@ function card(o: Options): AgentCard {
       max_tasks_per_principal: o.maxTasksPerPrincipal,
     },
   };
+}
+
+/** With --mesh, joins the mesh once the agent listens, so that its entry names a live endpoint (spec: registry#entry). */
+async function joinMesh(agent: Agent, o: Options): Promise<void> {
+  if (!o.mesh) return;
+  try {
+    await agent.joinMesh({ url: o.mesh, heartbeatMs: o.meshHeartbeatMs, ttlMs: o.meshTtlMs });
+  } catch (err) {
+    await agent.shutdown('could not join the mesh');
+    die(`cannot join the mesh at ${o.mesh}: ${(err as Error).message}`);
+  }
 }
 
 async function main(): Promise<void> {
@@ -212,6 +246,7 @@ async function main(): Promise<void> {
     } catch (err) {
       die(`cannot listen on ${options.listen.href}: ${(err as Error).message}`);
     }
+    await joinMesh(agent, options);
     process.stdout.write(`${listener.url}\n`);
     await agent.stopped;
     process.exit(0);
@@ -223,6 +258,7 @@ async function main(): Promise<void> {
     } catch (err) {
       die(`cannot serve through NATS at ${options.nats}: ${(err as Error).message}`);
     }
+    await joinMesh(agent, options);
     process.stdout.write(`${listener.url}\n`);
     await agent.stopped;
     process.exit(0);
