@@ -3,6 +3,7 @@ import type { Budget } from '../lib/options.ts';
 import type { Row } from '../lib/report.ts';
 import { decode } from './decode.ts';
 import { harness, harnessRowIds } from './harness.ts';
+import { mesh, meshRowIds } from './mesh.ts';
 import { roundtrip, roundtripRowIds } from './roundtrip.ts';
 import { scale, scaleRowIds } from './scale.ts';
 import { startup, startupRowIds } from './startup.ts';
@@ -20,6 +21,7 @@ export const SCENARIOS: ReadonlyArray<{ name: string; rows: string[]; run: Scena
   { name: '4. Conformance harness', rows: harnessRowIds(), run: harness },
   { name: '5. Scale', rows: scaleRowIds(), run: scale },
   { name: '6. Workspace binding', rows: workspaceRowIds(), run: workspace },
+  { name: '7. Mesh', rows: meshRowIds(), run: mesh },
 ];
 
 /** Every row id a complete run produces. */

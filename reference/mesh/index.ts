@@ -10,3 +10,8 @@ export { loadOf, route } from './routing.ts';
 export type { Candidate, RoutePolicy, RouteState } from './routing.ts';
 export { FrameRecorder, jsonLines, newSpanId, newTraceId } from './trace.ts';
 export type { Span, TraceParent, TraceRecord, TraceSink } from './trace.ts';
+export { connectMesh } from './connect.ts';
+export type { ConnectMeshOptions } from './connect.ts';
+export { viewOf } from './registry-view.ts';
+export { readTraceRecords, renderTrace, traces, traceView } from './trace-view.ts';
+export type { TraceSpan, TraceView } from './trace-view.ts';
