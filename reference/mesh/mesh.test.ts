@@ -170,6 +170,35 @@ describe.skipIf(!natsServerInstalled)('the mesh requester (spec: mesh)', () => {
     expect(results.every((r) => typeof r.duration_ms === 'number')).toBe(true);
   });
 
+  it('puts the next attempt on the wire when a copy moves, and carries the trace on requests about the task (TAP-MESH-013, TAP-MESH-018)', async () => {
+    const registry = new MemoryRegistry();
+    const records: TraceRecord[] = [];
+    const a = await agent('wire.a');
+    const b = await agent('wire.b');
+    registry.put(a.entry);
+    const m = mesh(registry, records);
+    const t = await m.task('tap.test.sleep', { ms: 800 });
+    await t.accepted;
+    await t.status();
+    registry.put(b.entry);
+    registry.expire('wire.a');
+    await t.result;
+    await t.status();
+    const sent = records.filter((r) => r.dir === 'sent' && r.trace_id === t.traceId);
+    expect(sent.filter((r) => r.type === 'task.request').map((r) => [r.peer, r.attempt, r.span_id])).toEqual([
+      ['wire.a', 1, t.hops[0]!.span.span_id],
+      ['wire.b', 2, t.hops[1]!.span.span_id],
+    ]);
+    expect(sent.filter((r) => r.type === 'task.status').map((r) => [r.peer, r.span_id])).toEqual([
+      ['wire.a', t.hops[0]!.span.span_id],
+      ['wire.b', t.hops[1]!.span.span_id],
+    ]);
+    // The stale entry closed the session; the agent, still alive, ended the task with a retryable SHUTTING_DOWN, hence the move.
+    expect(records.some((r) => r.type === 'task.result' && r.dir === 'received' && r.peer === 'wire.a' && r.code === 'SHUTTING_DOWN')).toBe(
+      true,
+    );
+  });
+
   it('fails a submission with no candidate without sending anything (TAP-MESH-002)', async () => {
     const m = mesh(new MemoryRegistry());
     await expect(m.submit('nobody.offers', {})).rejects.toThrow(/no live agent in the registry offers nobody.offers/);
