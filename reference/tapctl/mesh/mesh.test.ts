@@ -1,109 +1,107 @@
-/** tapctl mesh tasks and trace: read the trace records a Mesh wrote, show each task and rebuild each trace (spec: mesh#trace-records). */
-import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+/** tapctl mesh agents and discover, for people and with --json, against a real registry. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TaskContext } from '../../agent/index.ts';
-import { Mesh } from '../../mesh/mesh.ts';
-import { MemoryRegistry, startMeshAgent, testCapability, type MeshTestAgent } from '../../mesh/testing.ts';
-import { jsonLines } from '../../mesh/trace.ts';
-import { natsServerInstalled, NO_NATS_SERVER, startNatsServer, type NatsServer } from '../../transports/nats/test-server.ts';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { AgentCard } from '../../../schemas/src/index.ts';
+import type { RegistryEntry } from '../../mesh/entry.ts';
+import { openRegistry } from '../../mesh/registry.ts';
+import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../../transports/nats/test-server.ts';
 import { runCli } from '../cli.ts';
 import { BUILTIN_COMMANDS } from '../commands.ts';
 import { findCommand, registerCommand } from '../registry.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
 
-async function tapctl(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+// biome-ignore lint/suspicious/noExplicitAny: the JSON a command printed, read by field
+async function tapctl(...argv: string[]): Promise<{ code: number; out: string; err: string; json: () => any }> {
   let out = '';
   let err = '';
   const code = await runCli(argv, { io: { out: (t) => void (out += t), err: (t) => void (err += t) } });
-  return { code, out, err };
+  return { code, out, err, json: () => JSON.parse(out) };
 }
 
-describe.skipIf(!natsServerInstalled)('tapctl mesh tasks and trace', () => {
-  let server: NatsServer;
-  const agents: MeshTestAgent[] = [];
-  const dir = mkdtempSync(join(tmpdir(), 'tapctl-mesh-'));
-  let traceId = '';
+function entry(agentId: string, version: string, over: Partial<RegistryEntry> = {}): RegistryEntry {
+  const card: AgentCard = {
+    agent_id: agentId,
+    name: agentId,
+    description: 'a test agent',
+    capabilities: [
+      {
+        name: 'code.write',
+        version,
+        description: 'writes code',
+        input_formats: ['text'],
+        output_formats: ['text'],
+        streaming: false,
+        side_effects: false,
+      },
+    ],
+    limits: { max_concurrent_tasks: 5, max_task_seconds: 60, max_message_bytes: 1048576 },
+  };
+  const now = new Date().toISOString();
+  return {
+    agent_id: agentId,
+    instance: `i-${agentId}`,
+    card,
+    versions: ['1.0'],
+    endpoints: [{ binding: 'nats', url: `nats://127.0.0.1:4222/${agentId}` }],
+    load: { running_tasks: 2, max_concurrent_tasks: 5 },
+    heartbeat_ms: 1000,
+    ttl_ms: 30_000,
+    started_at: now,
+    updated_at: now,
+    ...over,
+  };
+}
 
+describe.skipIf(!natsServerInstalled)('tapctl mesh (spec: registry)', () => {
+  let server: NatsServer;
+  let nc: NatsConnection;
   beforeAll(async () => {
     for (const c of BUILTIN_COMMANDS) if (!findCommand(c.name)) registerCommand(c);
     server = await startNatsServer();
-    const registry = new MemoryRegistry();
-    const coordinatorLog = createWriteStream(join(dir, 'coordinator.jsonl'));
-    const routerLog = createWriteStream(join(dir, 'router.jsonl'));
-    const onward = new Mesh({ registry, agentId: 'router', traceSink: jsonLines(routerLog) });
-    const route = {
-      capability: testCapability('test.route', 'Forwards to tap.test.echo.'),
-      handler: async (input: unknown, ctx: TaskContext) => {
-        const t = await onward.task('tap.test.echo', input, ctx.trace ? { trace: ctx.trace } : {});
-        return (await t.result).output;
-      },
-    };
-    agents.push(await startMeshAgent(server.url, 'cli.router', { 'test.route': route }));
-    agents.push(await startMeshAgent(server.url, 'cli.echo'));
-    for (const a of agents) registry.put(a.entry);
-    const mesh = new Mesh({ registry, agentId: 'coordinator', traceSink: jsonLines(coordinatorLog) });
-    const t = await mesh.task('test.route', { n: 1 });
-    await t.result;
-    traceId = t.traceId;
-    await mesh.close();
-    await onward.close();
-    await Promise.all([coordinatorLog, routerLog].map((s) => new Promise((r) => s.end(r))));
+    nc = await connect({ servers: server.url });
   });
   afterAll(async () => {
-    for (const a of agents) await a.agent.shutdown('test over').catch(() => undefined);
+    await nc?.close();
     await server?.stop();
-    rmSync(dir, { recursive: true, force: true });
   });
 
-  it('trace rebuilds the two hops, the router under the coordinator, complete (exit 0)', async () => {
-    const r = await tapctl('mesh', 'trace', traceId.slice(0, 10), '--logs', dir, '--json');
-    expect(r.code).toBe(0);
-    const view = JSON.parse(r.out);
-    expect(view.problems).toEqual([]);
-    expect(view.spans.map((s: { node: string; peer: string }) => `${s.node}>${s.peer}`)).toEqual([
-      'coordinator>cli.router',
-      'router>cli.echo',
-    ]);
-    expect(view.spans[1].parent_span_id).toBe(view.spans[0].span_id);
-    const text = await tapctl('mesh', 'trace', traceId, '--logs', dir);
-    expect(text.out).toMatch(/complete/);
-    expect(text.out).toMatch(/\n {2}coordinator → cli\.router .*\n {4}router → cli\.echo /);
-  });
-
-  it('tasks lists every attempt with its agent and ending', async () => {
-    const r = await tapctl('mesh', 'tasks', '--logs', dir, '--json');
-    expect(r.code).toBe(0);
-    const rows = JSON.parse(r.out);
-    expect(rows.map((x: { peer: string; end: { status: string } }) => [x.peer, x.end.status])).toEqual([
-      ['cli.router', 'completed'],
-      ['cli.echo', 'completed'],
-    ]);
-    const only = await tapctl('mesh', 'tasks', '--logs', dir, '--agent', 'cli.echo');
-    expect(only.out).toMatch(/cli\.echo/);
-    expect(only.out).not.toMatch(/cli\.router/);
-  });
-
-  it('a trace whose ending was never recorded is incomplete: the problem names the span, exit 1', async () => {
-    const cut = join(dir, 'cut');
-    const lines = readFileSync(join(dir, 'router.jsonl'), 'utf8')
-      .split('\n')
-      .filter((l) => l && !l.includes('"task.result"'));
-    rmSync(cut, { recursive: true, force: true });
-    mkdirSync(cut);
-    writeFileSync(join(cut, 'router.jsonl'), `${lines.join('\n')}\n`);
-    writeFileSync(join(cut, 'coordinator.jsonl'), readFileSync(join(dir, 'coordinator.jsonl')));
-    const r = await tapctl('mesh', 'trace', traceId, '--logs', cut);
+  it('says so when the server holds no registry yet', async () => {
+    const r = await tapctl('mesh', 'agents', '--nats', server.url);
     expect(r.code).toBe(1);
-    expect(r.out).toMatch(/INCOMPLETE/);
-    expect(r.out).toMatch(/router → cli\.echo, task task-[0-9a-f]+\) has no ending/);
+    expect(r.err).toMatch(/holds no mesh registry/);
   });
 
-  it('says what to give when there are no records', async () => {
-    const r = await tapctl('mesh', 'trace', 'abc', '--logs', join(dir, 'nowhere'));
-    expect(r.code).toBe(1);
-    expect(r.err).toMatch(/there is no file or directory/);
+  it('lists the live agents, and finds those that offer a capability in a version range', async () => {
+    const registry = await openRegistry(nc);
+    await registry.create(entry('coder.one', '1.4.0'));
+    await registry.create(entry('coder.two', '2.0.0', { endpoints: [{ binding: 'websocket', url: 'ws://127.0.0.1:1/tap' }] }));
+    await registry.create(entry('coder.gone', '1.5.0', { ttl_ms: 200 }));
+    await new Promise((r) => setTimeout(r, 250));
+
+    const agents = await tapctl('mesh', 'agents', '--nats', server.url, '--json');
+    expect(agents.code).toBe(0);
+    expect(agents.json().map((e: { agent_id: string }) => e.agent_id)).toEqual(['coder.one', 'coder.two']);
+    expect(agents.json()[0]).toMatchObject({ load: { running_tasks: 2, max_concurrent_tasks: 5 }, revision: expect.any(Number) });
+    const people = await tapctl('mesh', 'agents', '--nats', server.url);
+    expect(people.out).toMatch(/2 agents in the mesh/);
+    expect(people.out).toMatch(/coder\.one +2\/5 tasks/);
+    expect(people.out).toMatch(/capabilities: code\.write@1\.4\.0/);
+
+    const found = await tapctl('mesh', 'discover', 'code.write', '--version', '^1.2', '--nats', server.url, '--json');
+    expect(found.json().map((e: { agent_id: string }) => e.agent_id)).toEqual(['coder.one']);
+    const ws = await tapctl('mesh', 'discover', 'code.write', '--binding', 'websocket', '--nats', server.url);
+    expect(ws.out).toMatch(/1 agent offers code\.write\n +code\.write@2\.0\.0 +coder\.two/);
+    const none = await tapctl('mesh', 'discover', 'code.write', '--version', '>=3', '--nats', server.url);
+    expect([none.code, none.err]).toEqual([1, 'No live agent in the mesh offers code.write >=3.\n']);
+  });
+
+  it('refuses an unreadable version range or binding as a usage error', async () => {
+    const range = await tapctl('mesh', 'discover', 'code.write', '--version', 'newest', '--nats', server.url);
+    expect(range.code).toBe(2);
+    expect(range.err).toMatch(/cannot read "newest"/);
+    const binding = await tapctl('mesh', 'discover', 'code.write', '--binding', 'stdio', '--nats', server.url);
+    expect(binding.code).toBe(2);
+    expect(binding.err).toMatch(/--binding stdio is not a binding with endpoints/);
   });
 });
