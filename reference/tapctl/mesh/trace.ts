@@ -30,7 +30,7 @@ ${LOGS_HELP}
     });
     const [wanted] = positionals(given, ['trace_id']);
     const records = loadRecords(values.logs);
-    const ids = [...new Set(records.map((r) => r.trace_id).filter((t): t is string => t !== undefined && t.startsWith(wanted!)))];
+    const ids = [...new Set(records.map((r) => r.trace_id).filter((t): t is string => t?.startsWith(wanted!) === true))];
     if (ids.length === 0)
       throw new CliError(`no trace ${wanted} in the trace records`, { hint: 'tapctl mesh tasks lists the traces there' });
     if (ids.length > 1 && !ids.includes(wanted!))
