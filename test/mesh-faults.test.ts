@@ -47,7 +47,7 @@ function startHost(url: string, ids: string[], stateRoot: string): Promise<HostP
       '--heartbeat-ms',
       '300',
       '--ttl-ms',
-      '1500',
+      '2100',
     ],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
   );
