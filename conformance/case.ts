@@ -21,6 +21,7 @@ export const PROFILES = [
   'stdio',
   'websocket',
   'nats',
+  'registry',
 ] as const;
 export type Profile = (typeof PROFILES)[number];
 
@@ -37,6 +38,10 @@ export interface Needs {
    * need a binding with connections, "websocket", which the NATS binding's connections also meet.
    */
   binding?: 'stdio' | 'websocket' | 'nats';
+  /** The mesh registry the agent joined (--registry): SKIPPED without one (spec: registry). */
+  registry?: boolean;
+  /** Leave to stop the agent's process (--agent-pid): SKIPPED without it. */
+  agentPid?: boolean;
 }
 
 export interface Case {
@@ -51,6 +56,11 @@ export interface Case {
   /** The requirement ids the case proves, from spec/1.0/requirements.json. */
   requirements: string[];
   needs?: Needs;
+  /**
+   * Runs after every other case of the run, one at a time, in suite order: for cases that change
+   * what other cases observe (the load of the agent) or end the agent (its shutdown).
+   */
+  exclusive?: boolean;
   /** Time budget of the whole case in ms at time-scale 1 (default 20 000). */
   budgetMs?: number;
   run(ctx: CaseContext): Promise<Outcome>;

@@ -58,6 +58,8 @@ export interface RunEnv {
   debug: boolean;
   /** Scenarios shared by the MUST and SHOULD halves of a timed rule: observed once per run. */
   shared: Map<string, Promise<unknown>>;
+  /** The mesh registry the agent joined (spec: registry#nats), and the process the suite may stop. */
+  registry?: { url: string; agentPid?: number };
 }
 
 export interface ConnectOptions {

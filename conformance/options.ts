@@ -39,6 +39,8 @@ export interface Config {
   color: boolean;
   debug: boolean;
   hmac?: { keyId: string; key: string; peer: string };
+  /** The mesh registry the agent joined (--registry), and the process the suite may stop (--agent-pid). */
+  registry?: { url: string; agentPid?: number };
 }
 
 export const DEFAULT_SEED = 20250314;
@@ -86,6 +88,10 @@ Options:
   --hmac-key-id <id>      WebSocket agents: the key id the agent was started with
   --hmac-key <base64url>  WebSocket agents: the pre-shared key (at least 32 bytes)
   --hmac-peer <id>        WebSocket agents: the requester id the key is bound to (default ${HARNESS_SIGNED_ID})
+  --registry <nats-url>   the NATS server of the mesh registry the agent joined: adds the registry
+                          profile (its entry, heartbeats, load and withdrawal; spec: registry)
+  --agent-pid <pid>       with --registry: the agent's process id; the last registry case sends it
+                          SIGTERM and watches its entry go (without it that case is skipped)
   --no-color              plain output (also when NO_COLOR is set)
   --debug                 stack traces and harness internals
   --version, --help
@@ -145,6 +151,8 @@ export function parseCli(argv: readonly string[]): Parsed {
         'hmac-key-id': { type: 'string' },
         'hmac-key': { type: 'string' },
         'hmac-peer': { type: 'string' },
+        registry: { type: 'string' },
+        'agent-pid': { type: 'string' },
         'no-color': { type: 'boolean' },
         debug: { type: 'boolean' },
         list: { type: 'boolean' },
@@ -214,6 +222,19 @@ export function parseCli(argv: readonly string[]): Parsed {
       return { ok: false, error: `--hmac-peer must differ from "${HARNESS_ID}", the id the harness uses in unsigned sessions` };
     cfg.hmac = { keyId, key, peer };
   } else if (s('hmac-peer') !== undefined) return { ok: false, error: '--hmac-peer needs --hmac-key-id and --hmac-key' };
+  const registry = s('registry');
+  if (registry !== undefined) {
+    if (!/^(nats|tls):\/\/[^/]+\/?$/i.test(registry))
+      return { ok: false, error: `--registry needs the nats:// URL of a server, e.g. nats://127.0.0.1:4222, not "${registry}"` };
+    cfg.registry = { url: registry };
+    if (s('agent-pid') !== undefined) {
+      const pid = positiveInt('--agent-pid', s('agent-pid'));
+      if (typeof pid === 'string') return { ok: false, error: pid };
+      cfg.registry.agentPid = pid;
+    }
+  } else if (s('agent-pid') !== undefined) return { ok: false, error: '--agent-pid belongs to --registry: give the registry too' };
+  if (cfg.profiles.includes('registry') && registry === undefined && !cfg.list)
+    return { ok: false, error: 'the registry profile needs the mesh registry the agent joined: add --registry nats://host:port' };
   if (cfg.help || cfg.version) return { ok: true, config: cfg };
 
   if (command !== undefined) {

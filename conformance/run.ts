@@ -72,7 +72,7 @@ function runKey(cfg: Config, target: TargetSpec): HmacKey | undefined {
 
 /** The table `tap-conform --list` prints. */
 export function listCases(cfg: Pick<Config, 'profiles' | 'level' | 'only'>): string {
-  const cases = selectCases(ALL_CASES, { profiles: cfg.profiles, level: cfg.level, only: cfg.only }, PROFILES);
+  const cases = selectCases(ALL_CASES, { profiles: cfg.profiles, level: cfg.level, only: cfg.only, registry: true }, PROFILES);
   const w = Math.max(...cases.map((c) => c.id.length), 2);
   const rows = cases.map((c) => `${c.id.padEnd(w)}  ${c.level.padEnd(6)}  ${c.profile.padEnd(16)}  ${c.spec.padEnd(30)}  ${c.title}`);
   return [`${'id'.padEnd(w)}  level   profile           spec                            title`, ...rows, count(cases.length, 'case')].join(
@@ -109,6 +109,10 @@ export interface ConformanceOptions {
   transcriptsDir?: string;
   /** Called as cases finish. */
   onProgress?: (done: number, total: number, running: string[]) => void;
+  /** The NATS server of the mesh registry the agent joined: runs the registry profile (spec: registry). */
+  registry?: string;
+  /** The agent's process id: the registry profile may stop it with SIGTERM to see its entry withdrawn. */
+  agentPid?: number;
 }
 
 /** The target a string or argv names. */
@@ -165,6 +169,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Repor
     color: false,
     debug: false,
   };
+  if (options.registry) cfg.registry = { url: options.registry, ...(options.agentPid !== undefined ? { agentPid: options.agentPid } : {}) };
   if (options.hmac) cfg.hmac = { keyId: options.hmac.keyId, key: options.hmac.key, peer: options.hmac.peer ?? HARNESS_SIGNED_ID };
   return (
     await runConfigured(cfg, { onProgress: options.onProgress ? () => ({ update: options.onProgress!, clear: () => {} }) : undefined })
@@ -188,7 +193,14 @@ interface TargetRun {
 /** Runs the cases a parsed configuration selects, target by target, into one report. */
 export async function runConfigured(cfg: Config, hooks: RunHooks = {}): Promise<{ report: Report; baseline?: BaselineCheck }> {
   const log = hooks.log ?? (() => {});
-  const sel = (binding: 'stdio' | 'websocket' | 'nats') => ({ binding, profiles: cfg.profiles, level: cfg.level, only: cfg.only });
+  const registry = cfg.registry !== undefined;
+  const sel = (binding: 'stdio' | 'websocket' | 'nats') => ({
+    binding,
+    registry,
+    profiles: cfg.profiles,
+    level: cfg.level,
+    only: cfg.only,
+  });
   const plans = cfg.targets.map((target) => ({ target, cases: selectCases(ALL_CASES, sel(target.kind), PROFILES) }));
   if (plans.every((p) => p.cases.length === 0))
     throw new Exit(2, `no case matches ${cfg.only.length ? `--only ${cfg.only.join(',')}` : 'the selection'} (list them with --list)`);
@@ -202,7 +214,7 @@ export async function runConfigured(cfg: Config, hooks: RunHooks = {}): Promise<
   const t0 = Date.now();
   const runs: TargetRun[] = [];
   for (const { target, cases } of plans) {
-    const whole = selectCases(ALL_CASES, { binding: target.kind, profiles: [], level: 'may', only: [] }, PROFILES).length;
+    const whole = selectCases(ALL_CASES, { binding: target.kind, registry, profiles: [], level: 'may', only: [] }, PROFILES).length;
     if (cases.length === 0) {
       runs.push({ target, results: [], suiteCases: whole });
       continue;
@@ -217,7 +229,9 @@ export async function runConfigured(cfg: Config, hooks: RunHooks = {}): Promise<
     baseline = checkBaseline(cfg.expectedFailures!, baselineEntries, results, new Set(ALL_CASES.map((c) => c.id)), cfg.level);
   }
   const card = runs.find((r) => r.card)?.card;
-  const all = [...new Set(cfg.targets.flatMap((t) => profilesOf({ binding: t.kind, profiles: [], level: 'may', only: [] }, PROFILES)))];
+  const all = [
+    ...new Set(cfg.targets.flatMap((t) => profilesOf({ binding: t.kind, registry, profiles: [], level: 'may', only: [] }, PROFILES))),
+  ];
   const report = buildReport({
     version: toolVersion(),
     target: cfg.targets.map((t) => t.display).join(' + '),
@@ -252,6 +266,7 @@ async function runTarget(cfg: Config, target: TargetSpec, cases: Case[], hooks: 
     replay: (id, extra) => replayCommand(cfg, id, extra, target),
     debug: cfg.debug,
     shared: new Map(),
+    ...(cfg.registry ? { registry: cfg.registry } : {}),
   };
   const found = await probe(base);
   if (found.problem) hooks.log?.(`tap-conform: the first handshake failed: ${found.problem}`);

@@ -160,6 +160,10 @@ export async function unmetNeed(c: Case, env: RunEnv): Promise<Outcome | null> {
       ? notTested(`the agent does not offer the conformance capability ${cap}`)
       : unimplemented(`the agent does not offer ${cap}`);
   }
+  if (n.registry && !env.registry)
+    return skipped('no registry was given: pass --registry nats://host:port, the server of the mesh the agent joined');
+  if (n.agentPid && env.registry?.agentPid === undefined)
+    return skipped('the suite may not stop the agent: pass --agent-pid with the process id of the agent (it receives SIGTERM)');
   if (n.restart && env.probe.card?.durability !== 'restart') return unimplemented('the agent card does not declare durability "restart"');
   // The integrity profile applies when the agent is given a key; one given a key must hold it
   // (spec: conformance#key-provisioning), so a refusal then fails the cases themselves.
@@ -294,7 +298,13 @@ export async function runCases(
   // Long cases start first, so they overlap with the many short ones; repetitions follow one another.
   const order = cases
     .map((c, i) => ({ i, budget: c.budgetMs ?? 20_000 }))
+    .filter((x) => !cases[x.i]!.exclusive)
     .sort((a, b) => b.budget - a.budget || a.i - b.i)
+    .flatMap((x) => Array.from({ length: reps }, (_, rep) => ({ i: x.i, rep })));
+  // Exclusive cases follow the others, one at a time, in suite order.
+  const alone = cases
+    .map((c, i) => ({ c, i }))
+    .filter((x) => x.c.exclusive)
     .flatMap((x) => Array.from({ length: reps }, (_, rep) => ({ i: x.i, rep })));
   // A scenario shared by the two halves of a timed rule is observed once per repetition.
   const shared = Array.from({ length: reps }, (_, rep) => (rep === 0 ? env.shared : new Map<string, Promise<unknown>>()));
@@ -318,6 +328,8 @@ export async function runCases(
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(jobs, order.length)) }, worker));
+  order.push(...alone);
+  await worker();
   return cases.map((c, i) => resultOf(c, runs[i]!, env, repeat, hooks));
 }
 

@@ -8,6 +8,8 @@ const TARGET_RANK: Record<LevelTarget, number> = { must: 0, should: 1, may: 2 };
 
 export interface Selection {
   binding?: 'stdio' | 'websocket' | 'nats';
+  /** Whether the run was given the agent's mesh registry (the registry profile applies then). */
+  registry?: boolean;
   profiles: readonly Profile[];
   level: LevelTarget;
   only: readonly string[];
@@ -18,7 +20,9 @@ export function profilesOf(sel: Selection, all: readonly Profile[]): Profile[] {
   if (sel.profiles.length > 0) return [...sel.profiles];
   // Each binding's own profile applies to that binding only.
   const own: readonly Profile[] = ['stdio', 'websocket', 'nats'];
-  return all.filter((p) => !own.includes(p) || sel.binding === undefined || p === sel.binding);
+  return all.filter(
+    (p) => (!own.includes(p) || sel.binding === undefined || p === sel.binding) && (p !== 'registry' || sel.registry === true),
+  );
 }
 
 /** The cases of a run, in suite order. */

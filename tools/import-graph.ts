@@ -18,8 +18,9 @@ import ts from 'typescript';
 /** Layers bottom-up; a module's layer is the first entry whose prefix its path (under reference/) starts with. */
 export const LAYERS: readonly (readonly string[])[] = [
   ['core/', 'package.ts'],
-  // The registry of a mesh sits beside the transports, so that the agent can load it (lazily) to join one.
-  ['transports/', 'crypto.ts', 'mesh/semver.ts', 'mesh/entry.ts', 'mesh/registry.ts', 'mesh/member.ts'],
+  ['transports/', 'crypto.ts'],
+  // The registry of a mesh, below the agent, which loads it (lazily) to join one.
+  ['mesh/semver.ts', 'mesh/entry.ts', 'mesh/registry.ts', 'mesh/member.ts'],
   ['agent/', 'client/'],
   ['workspace/', 'jetstream/', 'mesh/'],
   ['agents/', 'tapctl/', 'index.ts'],

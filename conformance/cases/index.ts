@@ -20,6 +20,7 @@ import { stdioCases } from './stdio.ts';
 import { taskCases } from './tasks.ts';
 import { websocketCases } from './websocket.ts';
 import { natsCases } from './nats.ts';
+import { registryCases } from './registry.ts';
 import { chaosCases } from '../chaos.ts';
 import { propertyCases } from '../properties.ts';
 
@@ -42,6 +43,7 @@ export const ALL_CASES: readonly Case[] = [
   ...stdioCases,
   ...websocketCases,
   ...natsCases,
+  ...registryCases,
   ...livenessCases,
   ...restartCases,
   ...propertyCases,

@@ -24,7 +24,7 @@ const SEEDS = (process.env.TAP_MEMORY_SEEDS ?? (process.env.TAP_TIER === 'fast' 
   .split(',')
   .map(Number);
 const BINDING_PROFILES = new Set(['stdio', 'websocket']);
-const CASES = ALL_CASES.filter((c) => !BINDING_PROFILES.has(c.profile) && !c.needs?.restart && !c.needs?.binding);
+const CASES = ALL_CASES.filter((c) => !BINDING_PROFILES.has(c.profile) && !c.needs?.restart && !c.needs?.binding && !c.needs?.registry);
 
 // The seeds run side by side: most of a run is spent waiting out timed rules, not computing.
 describe.concurrent.each(SEEDS)('the in-memory reference agent passes every case with seed %i', (seed) => {
