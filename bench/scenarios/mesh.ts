@@ -93,7 +93,18 @@ export async function mesh(budget: Budget, selected: (id: string) => boolean, lo
         log(`mesh: starting ${AGENTS} agent processes and ${AGENTS} bare responders`);
         for (let i = 0; i < AGENTS; i++) {
           agents.push(
-            spawnScript('reference/mesh/agent-host.ts', ['--nats', server.url, '--ids', `bench.mesh-${i}`, '--max-concurrent-tasks', '16', '--heartbeat-ms', '500', '--ttl-ms', '3000']),
+            spawnScript('reference/mesh/agent-host.ts', [
+              '--nats',
+              server.url,
+              '--ids',
+              `bench.mesh-${i}`,
+              '--max-concurrent-tasks',
+              '16',
+              '--heartbeat-ms',
+              '500',
+              '--ttl-ms',
+              '3000',
+            ]),
           );
           bare.push(spawnScript(peer('nats-echo.ts'), [server.url, `bench.echo.${i}`]));
         }
