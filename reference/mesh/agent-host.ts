@@ -9,13 +9,17 @@
  *
  * Prints `ready <agent_id> <url>` per agent, then `ready`, on stdout.
  */
+import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { createAgent, withConformanceCapabilities, type Agent, type CapabilityDefinition, type Handler } from '../agent/index.ts';
+import { createNatsListener } from '../transports/nats/listener.ts';
 import { parseNatsUrl } from '../transports/nats/url.ts';
 import { joinMesh, type Membership } from './member.ts';
+import { recordingTransport } from './recording.ts';
+import { FrameRecorder, jsonLines } from './trace.ts';
 import type { AgentCard } from '../../schemas/src/index.ts';
 
 /** The card of a hosted agent: no capabilities of its own (the runtime adds them), the given concurrency. */
@@ -42,6 +46,8 @@ export interface HostOptions {
   capabilities?: (agentId: string) => Record<string, Handler | CapabilityDefinition>;
   /** The agent's card description (default: a mesh test agent). */
   describe?: (agentId: string) => string;
+  /** Each agent writes a trace record per message to `<traceDir>/<agent_id>.agent.jsonl` (spec: mesh#trace-records). */
+  traceDir?: string;
   /** Runs once per agent, after it joined. */
   joined?: (agentId: string, agent: Agent) => void;
 }
@@ -71,7 +77,9 @@ export async function hostAgents(options: HostOptions): Promise<Host> {
         ...(options.stateRoot ? { stateDir: join(options.stateRoot, id) } : {}),
         logger: () => {},
       });
-      const listener = await agent.listenNats({ nc, keepaliveMs: 250 });
+      const listener = options.traceDir
+        ? await recordedListener(agent, nc, options.traceDir)
+        : await agent.listenNats({ nc, keepaliveMs: 250 });
       const membership = await joinMesh(
         { nc, heartbeatMs: options.heartbeatMs, ttlMs: options.ttlMs },
         {
@@ -100,6 +108,29 @@ export async function hostAgents(options: HostOptions): Promise<Host> {
       await nc.drain().catch(() => undefined);
     },
   };
+}
+
+/**
+ * Serves the agent's NATS sessions through a recording transport: the same listener as
+ * `agent.listenNats`, each connection shown to a trace recorder on its way in and out.
+ */
+async function recordedListener(agent: Agent, nc: NatsConnection, dir: string): Promise<{ url: string; close(): Promise<void> }> {
+  const id = agent.card.agent_id;
+  const sink = jsonLines(createWriteStream(join(dir, `${id}.agent.jsonl`), { flags: 'a' }));
+  const ceiling = Math.max(1024 * 1024, agent.card.limits.max_message_bytes * 2);
+  const listener = await createNatsListener({
+    agentId: id,
+    nc,
+    keepaliveMs: 250,
+    maxFrameBytes: ceiling,
+    ceilingBytes: ceiling,
+    onSession: (transport) => {
+      const recorder = new FrameRecorder(id, sink);
+      agent.attach(recordingTransport(transport, (d, text) => recorder.frame(d, text)));
+    },
+  });
+  void agent.stopped.then(() => listener.close()).catch(() => undefined);
+  return listener;
 }
 
 async function main(): Promise<void> {

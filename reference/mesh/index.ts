@@ -15,3 +15,6 @@ export type { ConnectMeshOptions } from './connect.ts';
 export { viewOf } from './registry-view.ts';
 export { readTraceRecords, renderTrace, traces, traceView } from './trace-view.ts';
 export type { TraceSpan, TraceView } from './trace-view.ts';
+export { recordingTransport } from './recording.ts';
+export { hostAgents, hostCard } from './agent-host.ts';
+export type { Host, HostOptions } from './agent-host.ts';

@@ -107,10 +107,9 @@ export class FrameRecorder {
     const peer = dir === 'out' ? msg.target : msg.source;
     if (peer !== undefined) record.peer = peer;
     if (typeof m.attempt === 'number' && msg.type === 'task.request') record.attempt = m.attempt;
-    if (dir === 'out' && msg.message_id !== undefined) {
-      this.requests.set(msg.message_id, { at, trace: m });
-      if (msg.type === 'task.request' && msg.task_id !== undefined) this.tasks.set(msg.task_id, at);
-    }
+    if (dir === 'out' && msg.message_id !== undefined) this.requests.set(msg.message_id, { at, trace: m });
+    // On either side a result's duration counts from its task.request: sent by a requester, received by an agent.
+    if (msg.type === 'task.request' && msg.task_id !== undefined) this.tasks.set(msg.task_id, at);
     if (request) {
       record.duration_ms = at - request.at;
       this.requests.delete(msg.reply_to!);

@@ -98,6 +98,7 @@ const host = await hostAgents({
   heartbeatMs: 250,
   ttlMs: 1000,
   capabilities: () => ROLES[role]!,
+  ...(values.logs ? { traceDir: values.logs } : {}),
   describe: () => `The ${role} of the TAP mesh demo.`,
 });
 process.stdout.write('ready\n');

@@ -36,6 +36,8 @@ describe.skipIf(!natsServerInstalled)('the mesh demo', () => {
     expect(kill).toBeLessThan(lost);
     expect(lost).toBeLessThan(moved);
     expect(out).toMatch(new RegExp(`demo.code completed: ${coder} attempt 1 \\(lost\\) → ${other} attempt 2 \\(completed\\)`));
+    // Every node wrote its records, the agents included (through the recording transport).
+    expect(out).toMatch(/trace records: \d+ from 6 nodes \(analyst, coder-1, coder-2, coordinator, reviewer, router\)/);
     // One trace: five spans, the reviewer's under the router's, complete.
     expect(out).toMatch(/trace [0-9a-f]{32}: 5 span\(s\), complete/);
     expect(out).toMatch(/\n {2}mesh-demo\.coordinator → mesh-demo\.router .*\n {4}mesh-demo\.router → mesh-demo\.reviewer .*completed/);

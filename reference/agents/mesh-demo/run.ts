@@ -10,7 +10,7 @@
  * Needs nats-server on PATH (apt-get install nats-server) or in TAP_NATS_SERVER.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdtempSync } from 'node:fs';
+import { createWriteStream, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -44,6 +44,7 @@ async function main(): Promise<number> {
     return 1;
   }
   const logs = values.logs ?? mkdtempSync(join(tmpdir(), 'tap-mesh-demo-'));
+  mkdirSync(logs, { recursive: true });
   const children = new Map<string, ChildProcess>();
   const server = await startNatsServer();
   process.stdout.write('TAP mesh demo: five agent processes find each other through a registry on NATS\n\n');
@@ -138,6 +139,10 @@ async function main(): Promise<number> {
     await new Promise((r) => setTimeout(r, 200));
     const all = [...records, ...readTraceRecords(logs).filter((r) => r.node !== COORDINATOR)];
     const view = traceView(trace.trace_id, all);
+    const nodes = new Set(view.records.map((r) => r.node));
+    say(
+      `trace records: ${view.records.length} from ${nodes.size} nodes (${[...nodes].map(short).sort().join(', ')}), one per message sent or received`,
+    );
     process.stdout.write('\n');
     for (const line of renderTrace(view)) process.stdout.write(`${line}\n`);
     process.stdout.write(`\ntapctl mesh trace ${trace.trace_id} --logs ${logs} shows it again.\n`);
