@@ -88,7 +88,7 @@ export function createAgent(options: AgentOptions): Agent {
   const shutdown = (reason = 'the agent is shutting down'): Promise<void> => {
     stopping ??= (async () => {
       // spec: registry#withdrawal: the entry goes first, so that no requester picks this agent meanwhile.
-      await membership?.leave();
+      if (membership) await membership.leave();
       await shutdownAll(rt, runner, [...connections], reason);
       await Promise.all([...servers].map((s) => s.close()));
       rt.journal?.close();

@@ -109,6 +109,7 @@ async function startMembership(
   // spec: registry#instances, TAP-REG-009: 96 random bits per join.
   const instance = randomBytes(12).toString('base64url');
   const startedAt = new Date().toISOString();
+  // The figure of the last write begun: a change seen while a write is in flight goes in the next one.
   let running = source.runningTasks();
   const entryNow = (): RegistryEntry => ({
     agent_id: agentId,
@@ -146,6 +147,7 @@ async function startMembership(
   let writing: Promise<void> | undefined;
 
   const write = async (): Promise<void> => {
+    running = source.runningTasks();
     entry = entryNow();
     try {
       revision = await registry.update(entry, revision);
@@ -153,6 +155,12 @@ async function startMembership(
     } catch (err) {
       const message = (err as Error).message;
       if (/wrong last sequence/i.test(message)) {
+        // An earlier write whose acknowledgement was lost may have landed: the key is still ours then.
+        const held = await registry.get(agentId, { includeStale: true }).catch(() => undefined);
+        if (held?.entry.instance === instance && state === 'in') {
+          revision = held.revision;
+          return;
+        }
         // spec: registry#heartbeats, TAP-REG-018: another write came between; the key is no longer ours.
         source.log?.('warn', `mesh: another process wrote the registry entry of ${agentId}; this agent leaves the mesh`);
         stop('lost');
@@ -171,12 +179,8 @@ async function startMembership(
   // and a changed figure or a due heartbeat makes one write.
   const gap = Math.max(MIN_HEARTBEAT_MS, Math.floor(heartbeatMs / 10));
   const ticker = setInterval(() => {
-    const now = source.runningTasks();
     const due = Date.now() - lastWrite >= heartbeatMs - gap;
-    if (now !== running || due) {
-      running = now;
-      writeOnce();
-    }
+    if (due || source.runningTasks() !== running) writeOnce();
   }, gap);
   ticker.unref();
 
