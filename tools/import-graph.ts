@@ -22,7 +22,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   // The registry of a mesh, below the agent, which loads it (lazily) to join one.
   ['mesh/semver.ts', 'mesh/entry.ts', 'mesh/registry.ts', 'mesh/member.ts'],
   ['agent/', 'client/'],
-  ['workspace/', 'jetstream/'],
+  ['workspace/', 'jetstream/', 'mesh/'],
   ['agents/', 'tapctl/', 'index.ts'],
 ];
 
@@ -71,6 +71,7 @@ export const TESTKITS: readonly string[] = [
   'client/scripted-agent.ts',
   'workspace/testing.ts',
   'workspace/test-agent.ts',
+  'mesh/testing.ts',
   'workspace/test-mailbox-peer.ts',
 ];
 

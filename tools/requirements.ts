@@ -33,6 +33,7 @@ export const AREAS = [
   'WKS',
   'NATS',
   'REG',
+  'MESH',
   'VER',
   'SEC',
   'CONF',

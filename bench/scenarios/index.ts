@@ -4,6 +4,7 @@ import type { Row } from '../lib/report.ts';
 import { decode } from './decode.ts';
 import { harness, harnessRowIds } from './harness.ts';
 import { nats, natsRowIds } from './nats.ts';
+import { mesh, meshRowIds } from './mesh.ts';
 import { roundtrip, roundtripRowIds } from './roundtrip.ts';
 import { scale, scaleRowIds } from './scale.ts';
 import { startup, startupRowIds } from './startup.ts';
@@ -22,6 +23,7 @@ export const SCENARIOS: ReadonlyArray<{ name: string; rows: string[]; run: Scena
   { name: '5. Scale', rows: scaleRowIds(), run: scale },
   { name: '6. Workspace binding', rows: workspaceRowIds(), run: workspace },
   { name: '7. NATS binding', rows: natsRowIds(), run: nats },
+  { name: '8. Mesh', rows: meshRowIds(), run: mesh },
 ];
 
 /** Every row id a complete run produces. */

@@ -33,6 +33,7 @@ export function createContext(rt: Runtime, runner: TaskHost, task: Task): TaskCo
     authorization: task.authorization,
     deadline: new Date(task.deadline),
     attempt: task.attempt,
+    trace: task.trace,
     previousTaskId: task.previousTaskId,
     signal: task.abort.signal,
     restored: task.restored ? { state: task.restored.state } : undefined,

@@ -42,6 +42,8 @@ export interface TaskContext {
   readonly deadline: Date;
   /** metadata.attempt of the request (1 when absent). */
   readonly attempt: number;
+  /** The request's metadata.trace_id and span_id: a task this handler submits elsewhere passes the trace on (spec: mesh#trace). */
+  readonly trace?: { trace_id: string; span_id?: string };
   /** The task this one retries after a retryable ending (spec: idempotency#retryable-endings). */
   readonly previousTaskId?: string;
   /** Fires on cancel, deadline, shutdown or session loss; its reason is a TaskAborted. */

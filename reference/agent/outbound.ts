@@ -35,6 +35,8 @@ export interface EnvelopeExtras {
   task_id?: string;
   reply_to?: string;
   sequence?: number;
+  /** Envelope metadata, e.g. the trace of the task the message belongs to (spec: mesh#trace). */
+  metadata?: object;
   /** The id and timestamp of a message being rebuilt byte for byte (spec: idempotency#duplicate-messages). */
   rebuild?: { message_id: string; timestamp: string };
 }
@@ -71,6 +73,7 @@ export function buildMessage<T extends MessageType>(
   if (extras.task_id !== undefined) msg.task_id = extras.task_id;
   if (extras.reply_to !== undefined) msg.reply_to = extras.reply_to;
   if (extras.sequence !== undefined) msg.sequence = extras.sequence;
+  if (extras.metadata !== undefined) msg.metadata = extras.metadata;
   msg.payload = payload;
   const final = to.signing ? sign(msg, to.signing.key, to.signing.keyId, out.hmac) : msg;
   return JSON.stringify(final);

@@ -12,7 +12,7 @@ import { journalProblem, persistOrRefuse } from './journal-limits.ts';
 import { applyDecision, checkDecision } from './plans.ts';
 import type { Replier } from './replier.ts';
 import type { Session } from './sessions.ts';
-import { fingerprint, snapshotOf, type Authorization, type Task } from './tasks.ts';
+import { fingerprint, snapshotOf, traceOf, type Authorization, type Task } from './tasks.ts';
 
 /** Handles a task or plan request of an established session. */
 export function handleRequest(conn: Replier, session: Session, msg: TapMessage): void {
@@ -145,6 +145,7 @@ function onTaskRequest(conn: Replier, session: Session, msg: MessageOf<'task.req
     idempotencyKey: msg.idempotency_key,
     previousTaskId,
     attempt: msg.metadata?.attempt ?? 1,
+    trace: traceOf(msg.metadata),
     state: 'accepted',
     createdAt: now,
     updatedAt: now,

@@ -36,7 +36,7 @@ export class TaskRunner implements TaskHost {
     const session = this.rt.sessionOf(task);
     if (!session) throw new Error(`task ${task.taskId} has no session`);
     const sequence = task.lastSequence + 1;
-    const text = session.message(type, payload, { task_id: task.taskId, sequence, reply_to: replyTo });
+    const text = session.message(type, payload, { task_id: task.taskId, sequence, reply_to: replyTo, metadata: task.trace });
     this.commit(task, sequence, text);
     if (deliver) session.deliver(text);
     return text;
@@ -176,7 +176,7 @@ export class TaskRunner implements TaskHost {
     task.result = result;
     if (session) {
       const sequence = task.lastSequence + 1;
-      let text = session.message('task.result', result, { task_id: task.taskId, sequence });
+      let text = session.message('task.result', result, { task_id: task.taskId, sequence, metadata: task.trace });
       // The result must fit in its task.result and in every snapshot that will carry it (spec: tasks#result-size).
       const snapshot = session.message('task.snapshot', snapshotOf(task, iso), { task_id: task.taskId, reply_to: LONGEST_REPLY_TO });
       const max = session.params.max_message_bytes;
@@ -187,7 +187,7 @@ export class TaskRunner implements TaskHost {
         };
         task.state = 'failed';
         task.result = result;
-        text = session.message('task.result', result, { task_id: task.taskId, sequence });
+        text = session.message('task.result', result, { task_id: task.taskId, sequence, metadata: task.trace });
       }
       this.commit(task, sequence, text);
       rt.tasks.ended(task);

@@ -28,6 +28,20 @@ export interface Checkpoint {
   effects: number;
 }
 
+/** The trace members of a request's metadata (spec: mesh#trace). */
+export interface TaskTrace {
+  trace_id: string;
+  span_id?: string;
+}
+
+/** The trace of a request's metadata, when it names one. */
+export function traceOf(metadata: { trace_id?: string; span_id?: string } | undefined): TaskTrace | undefined {
+  if (typeof metadata?.trace_id !== 'string') return undefined;
+  return typeof metadata.span_id === 'string'
+    ? { trace_id: metadata.trace_id, span_id: metadata.span_id }
+    : { trace_id: metadata.trace_id };
+}
+
 /** One task of one principal. */
 export interface Task {
   principal: string;
@@ -41,6 +55,8 @@ export interface Task {
   idempotencyKey?: string;
   previousTaskId?: string;
   attempt: number;
+  /** The request's trace, carried unchanged into every message of the task (spec: mesh#trace). */
+  trace?: TaskTrace;
   state: TaskState;
   createdAt: number;
   updatedAt: number;

@@ -48,7 +48,9 @@ export function taskRequestFields(
   const fields: Record<string, unknown> = { task_id: taskId, idempotency_key: idempotencyKey };
   const { deadline } = options;
   if (deadline !== undefined) fields.deadline = typeof deadline === 'string' ? deadline : deadline.toISOString();
-  fields.metadata = { ...options.metadata, attempt };
+  // A caller's metadata.attempt numbers the first attempt: a task moved from another agent counts on (spec: mesh#moving).
+  const first = typeof options.metadata?.attempt === 'number' ? options.metadata.attempt : 1;
+  fields.metadata = { ...options.metadata, attempt: first + attempt - 1 };
   return fields;
 }
 

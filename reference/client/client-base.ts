@@ -131,6 +131,10 @@ export abstract class ClientBase extends Emitter<ClientEvents> implements TaskHo
     if (this.phase === 'closed' || this.phase === 'connecting') {
       return Promise.reject(new TapClientError(ClientCode.CLOSED, `cannot send ${type}: the client is ${this.phase}`));
     }
+    // A request about a task carries the task's trace (spec: mesh#trace).
+    const trace =
+      fields.metadata === undefined && typeof fields.task_id === 'string' ? this.tasks.handle(fields.task_id)?.trace : undefined;
+    if (trace) fields = { ...fields, metadata: trace };
     let msg: TapMessage;
     try {
       msg = this.session.send(type, payload as PayloadOf<typeof type>, fields as EnvelopeFields) as TapMessage;

@@ -49,7 +49,7 @@ export interface SubmitOptions {
   onPlan?: (plan: PlanSubmitPayload, handle: TaskHandle) => PlanDecision | Promise<PlanDecision>;
   /** Overrides the client's retry policy for this task. */
   retry?: Partial<RetryPolicy>;
-  /** Extra envelope metadata (trace ids); `attempt` is set by the client. */
+  /** Extra envelope metadata (trace ids); `attempt`, when given, numbers the first attempt (default 1) and retries count on. */
   metadata?: Record<string, unknown>;
 }
 
@@ -103,6 +103,13 @@ export class TaskHandle {
 
   /** The idempotency key every attempt carries. */
   readonly idempotencyKey: string;
+
+  /** The trace of the task's metadata, which every request about the task carries (spec: mesh#trace). */
+  get trace(): { trace_id: string; span_id?: string } | undefined {
+    const m = this.options.metadata;
+    if (typeof m?.trace_id !== 'string') return undefined;
+    return typeof m.span_id === 'string' ? { trace_id: m.trace_id, span_id: m.span_id } : { trace_id: m.trace_id };
+  }
 
   /** The current task id (it changes on a retry, or when a retry lands on the original task). */
   get taskId(): string {

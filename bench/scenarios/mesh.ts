@@ -1,0 +1,297 @@
+/**
+ * Scenario 7, the mesh: tasks through the Mesh requester to 20 agent processes with 5 in flight
+ * each, against the target of 400 messages/s with P95 under 80 ms and against a bare NATS
+ * request/reply floor to 20 responder processes in the same run; discovery among 100 registered
+ * agents; and the time from an agent's death to its tasks running elsewhere (spec: mesh).
+ * A message here is one task round trip: the task.request and its task.result.
+ */
+import { connect } from '@nats-io/transport-node';
+import { spawnScript, type LineChild } from '../lib/children.ts';
+import type { Budget } from '../lib/options.ts';
+import { peer } from '../lib/paths.ts';
+import { compare, missingBaseline, notRun, type Row } from '../lib/report.ts';
+import { quantile, spread } from '../lib/stats.ts';
+import { oneLine } from './roundtrip.ts';
+
+const AGENTS = 20;
+const PER_AGENT = 5;
+const SCENARIO = '7. Mesh';
+
+export function meshRowIds(): string[] {
+  return ['mesh.throughput', 'mesh.discovery', 'mesh.failover'];
+}
+
+/** Runs `call` with `depth` in flight until `count` calls ended; calls per second and P95 in ms. */
+async function drive(call: () => Promise<unknown>, count: number, depth: number): Promise<{ rate: number; p95: number }> {
+  const latencies: number[] = [];
+  let started = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: depth }, async () => {
+      while (started < count) {
+        started++;
+        const t = performance.now();
+        await call();
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  const seconds = (performance.now() - t0) / 1000;
+  return {
+    rate: count / seconds,
+    p95: quantile(
+      latencies.sort((a, b) => a - b),
+      0.95,
+    ),
+  };
+}
+
+async function startAll(children: LineChild[], what: string): Promise<void> {
+  await Promise.all(children.map((c, i) => c.line((l) => l === 'ready', 120_000, `${what} ${i} starting`)));
+}
+
+export async function mesh(budget: Budget, selected: (id: string) => boolean, log: (line: string) => void): Promise<Row[]> {
+  const { natsServerInstalled, startNatsServer } = await import('../../reference/transports/nats/test-server.ts');
+  const base = (id: string, title: string, unit: string, better: 'higher' | 'lower', method: string) => ({
+    id,
+    scenario: SCENARIO,
+    title,
+    unit,
+    better,
+    method,
+  });
+  const throughputRow = base(
+    'mesh.throughput',
+    `${AGENTS} agent processes × ${PER_AGENT} tasks in flight through the mesh (tap.test.echo)`,
+    'calls/s',
+    'higher',
+    `one Mesh requester, least-loaded routing over ${AGENTS} agent processes joined to the registry, ${AGENTS * PER_AGENT} tasks in flight; a message is a round trip (task.request → task.result); floor: NATS request/reply to ${AGENTS} bare responder processes at the same depth; ${Math.min(budget.reps, 3)} repetitions on one fleet`,
+  );
+  const discoveryRow = base(
+    'mesh.discovery',
+    '100 registered agents: discovery by capability',
+    'ms',
+    'lower',
+    '100 entries written to the registry bucket; mesh.discover (answered from the watch) and a cold registry.list (reads the bucket)',
+  );
+  const failoverRow = base(
+    'mesh.failover',
+    'an agent process killed with 5 tasks: time until they run elsewhere',
+    'ms',
+    'lower',
+    'SIGKILL of one agent process holding 5 tap.test.sleep tasks; time until every task was accepted by another agent (registry heartbeat 250 ms, lifetime 750 ms)',
+  );
+  if (!natsServerInstalled) return [throughputRow, discoveryRow, failoverRow].map((r) => notRun(r, 'nats-server is not installed'));
+  const server = await startNatsServer();
+  const rows: Row[] = [];
+  const { connectMesh } = await import('../../reference/mesh/connect.ts');
+  try {
+    if (selected('mesh.throughput')) {
+      const agents: LineChild[] = [];
+      const bare: LineChild[] = [];
+      try {
+        log(`mesh: starting ${AGENTS} agent processes and ${AGENTS} bare responders`);
+        for (let i = 0; i < AGENTS; i++) {
+          agents.push(
+            spawnScript('reference/mesh/agent-host.ts', [
+              '--nats',
+              server.url,
+              '--ids',
+              `bench.mesh-${i}`,
+              '--max-concurrent-tasks',
+              '16',
+              '--heartbeat-ms',
+              '500',
+              '--ttl-ms',
+              '3000',
+            ]),
+          );
+          bare.push(spawnScript(peer('nats-echo.ts'), [server.url, `bench.echo.${i}`]));
+        }
+        await startAll(agents, 'agent');
+        await startAll(bare, 'responder');
+        const m = await connectMesh(server.url, { agentId: 'bench.mesh-requester' });
+        const nc = await connect({ servers: server.url.replace(/^nats:\/\//, '') });
+        try {
+          while ((await m.discover({ capability: 'tap.test.echo' })).length < AGENTS) await new Promise((r) => setTimeout(r, 50));
+          const call = async (): Promise<void> => {
+            const r = await (await m.task('tap.test.echo', { n: 1 })).result;
+            if (r.status !== 'completed') throw new Error(`a task ended ${r.status}`);
+          };
+          let k = 0;
+          const body = new TextEncoder().encode(JSON.stringify({ n: 1 }));
+          const bareCall = () => nc.request(`bench.echo.${k++ % AGENTS}`, body, { timeout: 10_000 });
+          const count = Math.max(500, Math.min(budget.inflightCalls, 4000));
+          await drive(call, 300, AGENTS * PER_AGENT);
+          const tapRates: number[] = [];
+          const tapP95: number[] = [];
+          const bareRates: number[] = [];
+          const bareP95: number[] = [];
+          for (let rep = 0; rep < Math.min(budget.reps, 3); rep++) {
+            const t = await drive(call, count, AGENTS * PER_AGENT);
+            const b = await drive(bareCall, count, AGENTS * PER_AGENT);
+            tapRates.push(t.rate);
+            tapP95.push(t.p95);
+            bareRates.push(b.rate);
+            bareP95.push(b.p95);
+            log(
+              `  repetition ${rep + 1}: mesh ${Math.round(t.rate)}/s p95 ${t.p95.toFixed(1)} ms; bare NATS ${Math.round(b.rate)}/s p95 ${b.p95.toFixed(1)} ms`,
+            );
+          }
+          const tap = { name: 'TAP Mesh (reference requester + 20 agents)', value: spread(tapRates), extra: { p95_ms: spread(tapP95) } };
+          const floor = {
+            name: `bare NATS request/reply, ${AGENTS} responder processes (floor)`,
+            value: spread(bareRates),
+            extra: { p95_ms: spread(bareP95) },
+          };
+          const rate = tap.value.median;
+          const p95 = tap.extra.p95_ms.median;
+          rows.push({
+            ...throughputRow,
+            tap,
+            baselines: [compare(tap, 'bare-nats', floor)],
+            targets: [
+              {
+                text: '400 messages/s with P95 under 80 ms (the stated target)',
+                measured: `${Math.round(rate)}/s, P95 ${p95.toFixed(1)} ms`,
+                met: rate >= 400 && p95 < 80,
+              },
+              {
+                text: 'ten times that, 4,000 messages/s, with P95 under 20 ms',
+                measured: `${Math.round(rate)}/s, P95 ${p95.toFixed(1)} ms`,
+                met: rate >= 4000 && p95 < 20,
+              },
+            ],
+            details: { tasks_per_repetition: count, in_flight: AGENTS * PER_AGENT },
+          });
+        } finally {
+          await m.close();
+          await nc.close();
+        }
+      } catch (err) {
+        rows.push(notRun(throughputRow, oneLine(err)));
+      } finally {
+        await Promise.all([...agents, ...bare].map((c) => c.stop(3000)));
+      }
+    }
+    if (selected('mesh.discovery')) {
+      try {
+        const { openRegistry } = await import('../../reference/mesh/registry.ts');
+        const { hostCard } = await import('../../reference/mesh/agent-host.ts');
+        const nc = await connect({ servers: server.url.replace(/^nats:\/\//, '') });
+        const registry = await openRegistry(nc);
+        const now = new Date().toISOString();
+        for (let i = 0; i < 100; i++) {
+          const card = hostCard(`bench.listed-${i}`);
+          card.capabilities = [
+            {
+              name: `bench.cap-${i % 10}`,
+              version: '1.0.0',
+              description: 'listed',
+              input_formats: ['json'],
+              output_formats: ['json'],
+              streaming: false,
+              side_effects: false,
+            },
+          ];
+          await registry.create({
+            agent_id: card.agent_id,
+            instance: `i${i}`,
+            card,
+            versions: ['1.0'],
+            endpoints: [{ binding: 'nats', url: `${server.url}/${card.agent_id}` }],
+            load: { running_tasks: 0, max_concurrent_tasks: 16 },
+            heartbeat_ms: 20_000,
+            ttl_ms: 60_000,
+            started_at: now,
+            updated_at: now,
+          });
+        }
+        const m = await connectMesh(server.url, { agentId: 'bench.mesh-discoverer' });
+        const warm: number[] = [];
+        const cold: number[] = [];
+        for (let rep = 0; rep < 20; rep++) {
+          let t = performance.now();
+          const found = await m.discover({ capability: `bench.cap-${rep % 10}`, version: '^1' });
+          warm.push(performance.now() - t);
+          if (found.length !== 10) throw new Error(`discovery found ${found.length} agents, not 10`);
+          t = performance.now();
+          await registry.list({ capability: `bench.cap-${rep % 10}` });
+          cold.push(performance.now() - t);
+        }
+        await m.close();
+        await nc.close();
+        const tap = { name: 'mesh.discover (from the watch)', value: spread(warm) };
+        rows.push({
+          ...discoveryRow,
+          tap,
+          baselines: [compare(tap, 'cold-list', { name: 'registry.list, reading the bucket', value: spread(cold) })],
+          targets: [],
+        });
+      } catch (err) {
+        rows.push(notRun(discoveryRow, oneLine(err)));
+      }
+    }
+    if (selected('mesh.failover')) {
+      const hosts: LineChild[] = [];
+      try {
+        for (let i = 0; i < 2; i++)
+          hosts.push(
+            spawnScript('reference/mesh/agent-host.ts', [
+              '--nats',
+              server.url,
+              '--ids',
+              `bench.fo-${i}`,
+              '--heartbeat-ms',
+              '250',
+              '--ttl-ms',
+              '750',
+            ]),
+          );
+        await startAll(hosts, 'agent');
+        const m = await connectMesh(server.url, { agentId: 'bench.mesh-failover' });
+        const runs: number[] = [];
+        try {
+          while ((await m.discover({ capability: 'tap.test.sleep' })).length < 2) await new Promise((r) => setTimeout(r, 50));
+          const tasks = await Promise.all(
+            Array.from({ length: 5 }, () => m.task('tap.test.sleep', { ms: 2000 }, { route: 'round-robin' })),
+          );
+          await Promise.all(tasks.map((t) => t.accepted));
+          // Kill the process that holds the first task; time until each of its tasks is accepted elsewhere.
+          const victim = tasks[0]!.agentId!;
+          const mine = tasks.filter((t) => t.agentId === victim);
+          const index = victim === 'bench.fo-0' ? 0 : 1;
+          const t0 = performance.now();
+          hosts[index]!.child.kill('SIGKILL');
+          await Promise.all(
+            mine.map(async (t) => {
+              for (;;) {
+                const last = t.hops[t.hops.length - 1]!;
+                if (last.agentId !== victim && t.state !== 'requested') break;
+                await new Promise((r) => setTimeout(r, 5));
+              }
+              runs.push(performance.now() - t0);
+            }),
+          );
+          await Promise.all(tasks.map((t) => t.result.catch(() => undefined)));
+        } finally {
+          await m.close();
+        }
+        const tap = { name: 'TAP Mesh, heartbeat 250 ms, lifetime 750 ms', value: spread(runs) };
+        rows.push({
+          ...failoverRow,
+          tap,
+          baselines: [missingBaseline('none', 'no baseline', 'a time to recover has no bare equivalent')],
+          targets: [],
+        });
+      } catch (err) {
+        rows.push(notRun(failoverRow, oneLine(err)));
+      } finally {
+        await Promise.all(hosts.map((c) => c.stop(3000)));
+      }
+    }
+  } finally {
+    await server.stop();
+  }
+  return rows;
+}

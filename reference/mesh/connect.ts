@@ -1,0 +1,45 @@
+/**
+ * A Mesh on a NATS server: one NATS connection for the registry's watch and every session, the
+ * registry bucket opened (spec: registry#nats), and the Mesh on top. Closing the Mesh closes it.
+ */
+import { connect } from '@nats-io/transport-node';
+import { parseNatsUrl } from '../transports/nats/url.ts';
+import { Mesh, type MeshOptions } from './mesh.ts';
+import { viewOf } from './registry-view.ts';
+import { openRegistry, type OpenRegistryOptions } from './registry.ts';
+
+/** Options of `connectMesh`: the Mesh's, without the registry and connection it makes itself. */
+export type ConnectMeshOptions = Omit<MeshOptions, 'registry' | 'connect'> & {
+  registry?: OpenRegistryOptions;
+  requestTimeoutMs?: number;
+};
+
+/** Connects to the NATS server at `url` and returns a Mesh reading its registry. */
+export async function connectMesh(url: string, options: ConnectMeshOptions): Promise<Mesh> {
+  const address = parseNatsUrl(url);
+  const nc = await connect({
+    servers: address.servers,
+    name: `tap mesh requester ${options.agentId}`,
+    ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}),
+  }).catch((err: Error) => {
+    throw new Error(`could not connect to the mesh's NATS server at ${address.servers.join(',')}: ${err.message}`, { cause: err });
+  });
+  try {
+    const registry = await openRegistry(nc, options.registry);
+    const view = await viewOf(registry);
+    const { registry: _r, requestTimeoutMs, ...rest } = options;
+    const mesh = new Mesh({
+      ...rest,
+      registry: view,
+      nats: { nc, ...(requestTimeoutMs !== undefined ? { requestTimeoutMs } : {}) },
+      onClose: async () => {
+        view.stop();
+        await nc.drain().catch(() => undefined);
+      },
+    });
+    return mesh;
+  } catch (err) {
+    await nc.close().catch(() => undefined);
+    throw err;
+  }
+}

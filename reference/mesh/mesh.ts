@@ -1,0 +1,233 @@
+/**
+ * The requester side of a mesh: finds agents in the registry by capability, routes submissions
+ * to them (least-loaded, round-robin, broadcast, with a fan-out limit), reuses one session per
+ * agent, moves copies whose agent is lost or hands them off, and carries one trace across every
+ * hop, optionally writing a trace record per message (spec: mesh).
+ */
+import { TapClientError, type PlanDecision, type PlanSubmitPayload, type ResultPayload, type TaskHandle } from '../client/index.ts';
+import type { Logger, TapClient } from '../client/index.ts';
+import { ConnectionPool, natsConnector, type Connector } from './pool.ts';
+import type { DiscoveryQuery, MeshEntry, MeshRegistry, RegistryChange } from './registry-view.ts';
+import { route, type Candidate, type RoutePolicy } from './routing.ts';
+import { MeshTask, type CopyHost } from './task.ts';
+import { FrameRecorder, newTraceId, type Span, type TraceParent, type TraceSink } from './trace.ts';
+
+/** Options of a Mesh. */
+export interface MeshOptions {
+  /** The registry to read (spec: registry). */
+  registry: MeshRegistry;
+  /** This requester's agent id, the `source` of its sessions. */
+  agentId: string;
+  /** Opens a session to an entry's agent (default: over its NATS endpoint). */
+  connect?: Connector;
+  /** Options of the default connector: a shared NATS connection, the request timeout. */
+  nats?: { nc?: import('@nats-io/transport-node').NatsConnection; requestTimeoutMs?: number };
+  /** Receives one trace record per message sent or received (spec: mesh#trace-records); off by default. */
+  traceSink?: TraceSink;
+  logger?: Logger;
+  /** The most attempts of one copy, across agents (default 6; TAP-MESH-015). */
+  maxAttempts?: number;
+  /** Runs after `close`, once the sessions are closed (e.g. closes a connection the mesh was made with). */
+  onClose?: () => Promise<void>;
+}
+
+/** Options of `mesh.submit`. */
+export interface MeshSubmitOptions {
+  /** The routing policy (default least-loaded). */
+  route?: RoutePolicy;
+  /** The most agents the submission goes to (default 1; broadcast: all candidates). */
+  fanoutLimit?: number;
+  /** The key of the submission; a fan-out's copy n gets `<key>.n` (TAP-MESH-007). Default: a fresh one. */
+  idempotencyKey?: string;
+  /** Continue this trace, as a router does with its own task's `ctx.trace` (TAP-MESH-020). */
+  trace?: TraceParent;
+  /** A version range the capability must satisfy (spec: registry#version-ranges). */
+  version?: string;
+  permissions?: string[];
+  timeoutMs?: number;
+  onPlan?: (plan: PlanSubmitPayload, handle: TaskHandle) => PlanDecision | Promise<PlanDecision>;
+}
+
+/** One copy's outcome in a fan-out, by agent. */
+export interface CopyOutcome {
+  agentId: string;
+  result?: ResultPayload;
+  error?: Error;
+}
+
+/** A submission: its copies (one unless it fanned out) and their outcomes per agent. */
+export interface MeshSubmission {
+  readonly traceId: string;
+  readonly copies: readonly MeshTask[];
+  /** Each copy's outcome, by the agent that ended it, once every copy has ended. */
+  readonly results: Promise<CopyOutcome[]>;
+}
+
+let keys = 0;
+
+/** A requester that routes through a registry. */
+export class Mesh {
+  private readonly pool: ConnectionPool;
+  private readonly inFlight = new Map<string, number>();
+  private readonly turns = new Map<string, number>();
+  private readonly recorders = new Map<string, FrameRecorder>();
+  private unwatch?: Promise<() => void>;
+  private closed = false;
+
+  constructor(private readonly options: MeshOptions) {
+    const sink = options.traceSink;
+    this.pool = new ConnectionPool(
+      options.connect ??
+        natsConnector({
+          requesterId: options.agentId,
+          ...(options.nats?.nc ? { nc: options.nats.nc } : {}),
+          ...(options.nats?.requestTimeoutMs !== undefined ? { requestTimeoutMs: options.nats.requestTimeoutMs } : {}),
+          ...(options.logger ? { logger: options.logger } : {}),
+          ...(sink ? { frames: (agentId, dir, text) => this.recorder(agentId, sink).frame(dir, text) } : {}),
+        }),
+    );
+    // A stale entry makes its agent lost: its session is closed and its copies move or end (TAP-MESH-008).
+    this.unwatch = options.registry.watch((change) => this.changed(change));
+    this.unwatch.catch((err) => options.logger?.('warn', 'the registry watch failed', { error: (err as Error).message }));
+  }
+
+  /** The live entries offering a capability (spec: registry#discovery). */
+  discover(query: DiscoveryQuery): Promise<MeshEntry[]> {
+    return this.options.registry.list(query);
+  }
+
+  /** Calls `fn` for each registry change until the returned function is called. */
+  watch(fn: (change: RegistryChange) => void): Promise<() => void> {
+    return this.options.registry.watch(fn);
+  }
+
+  /** The number of agents this mesh holds a session with. */
+  get sessions(): number {
+    return this.pool.size;
+  }
+
+  /** Submits a task to one agent, or to several with a fan-out; each copy moves on loss (spec: mesh#routing, mesh#moving). */
+  async submit(capability: string, input: unknown, options: MeshSubmitOptions = {}): Promise<MeshSubmission> {
+    if (this.closed) throw new TapClientError('CLOSED', 'the mesh is closed');
+    const policy = options.route ?? 'least-loaded';
+    const query: DiscoveryQuery = { capability, binding: 'nats' };
+    if (options.version !== undefined) query.version = options.version;
+    if (options.permissions) query.permissions = options.permissions;
+    const entries = await this.discover(query);
+    const byId = new Map(entries.map((e) => [e.agent_id, e]));
+    const chosen = route(policy, entries.map(candidateOf), this.routeState(), {
+      capability,
+      ...(options.fanoutLimit !== undefined ? { fanoutLimit: options.fanoutLimit } : {}),
+    });
+    if (chosen.length === 0) {
+      const filter = JSON.stringify(query);
+      throw new TapClientError(
+        'CAPABILITY_NOT_SUPPORTED',
+        `no live agent in the registry offers ${capability} (filter ${filter}); nothing was sent`,
+      );
+    }
+    const traceId = options.trace?.trace_id ?? newTraceId();
+    const key =
+      options.idempotencyKey ?? `mesh-${Date.now().toString(36)}-${(keys++).toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+    const copies: MeshTask[] = [];
+    const held = (): ReadonlySet<string> => new Set(copies.map((c) => c.agentId).filter((a): a is string => a !== undefined));
+    chosen.forEach((c, i) => {
+      const host = this.copyHost(query, options, (self) => {
+        const others = held();
+        const mine = self.agentId;
+        return new Set([...others].filter((a) => a !== mine));
+      });
+      const copy = new MeshTask(host.host, capability, input, {
+        idempotencyKey: chosen.length > 1 ? `${key}.${i + 1}` : key,
+        traceId,
+        ...(options.trace?.span_id !== undefined ? { parentSpanId: options.trace.span_id } : {}),
+        ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+        ...(options.onPlan ? { onPlan: options.onPlan } : {}),
+        first: byId.get(c.agentId)!,
+      });
+      host.bind(copy);
+      copies.push(copy);
+    });
+    const results = Promise.all(
+      copies.map((c) =>
+        c.result.then(
+          (result): CopyOutcome => ({ agentId: c.agentId ?? '', result }),
+          (error: Error): CopyOutcome => ({ agentId: c.agentId ?? '', error }),
+        ),
+      ),
+    );
+    return { traceId, copies, results };
+  }
+
+  /** Submits to one agent and returns its copy: the handle to follow, as `client.submit` returns (spec: mesh#routing). */
+  async task(capability: string, input: unknown, options: Omit<MeshSubmitOptions, 'fanoutLimit'> = {}): Promise<MeshTask> {
+    const s = await this.submit(capability, input, { ...options, fanoutLimit: 1 });
+    return s.copies[0]!;
+  }
+
+  /** Closes every session and stops watching the registry. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const stop = await this.unwatch?.catch(() => undefined);
+    stop?.();
+    await this.pool.close();
+    await this.options.onClose?.();
+  }
+
+  private changed(change: RegistryChange): void {
+    if (change.kind === 'stale') this.pool.drop(change.agentId);
+  }
+
+  private recorder(agentId: string, sink: TraceSink): FrameRecorder {
+    let r = this.recorders.get(agentId);
+    if (!r) {
+      r = new FrameRecorder(this.options.agentId, sink);
+      this.recorders.set(agentId, r);
+    }
+    return r;
+  }
+
+  private routeState() {
+    return {
+      inFlight: (agentId: string) => this.inFlight.get(agentId) ?? 0,
+      nextTurn: (key: string) => {
+        const t = this.turns.get(key) ?? 0;
+        this.turns.set(key, t + 1);
+        return t;
+      },
+    };
+  }
+
+  private copyHost(query: DiscoveryQuery, options: MeshSubmitOptions, siblings: (self: MeshTask) => ReadonlySet<string>) {
+    let self: MeshTask | undefined;
+    const sink = this.options.traceSink;
+    const host: CopyHost = {
+      maxAttempts: this.options.maxAttempts ?? 6,
+      pick: async (capability, exclude) => {
+        if (this.closed) return undefined;
+        const entries = (await this.discover({ ...query, capability })).filter((e) => !exclude.has(e.agent_id));
+        const [c] = route(options.route === 'round-robin' ? 'round-robin' : 'least-loaded', entries.map(candidateOf), this.routeState(), {
+          capability,
+        });
+        return c ? entries.find((e) => e.agent_id === c.agentId) : undefined;
+      },
+      client: (entry) => this.pool.client(entry),
+      hold: (agentId) => {
+        this.inFlight.set(agentId, (this.inFlight.get(agentId) ?? 0) + 1);
+        return () => this.inFlight.set(agentId, Math.max(0, (this.inFlight.get(agentId) ?? 1) - 1));
+      },
+      siblings: () => (self ? siblings(self) : new Set()),
+      ended: (span: Span, taskId, agentId, code, status) => {
+        if (sink) this.recorder(agentId, sink).ending(span, taskId, agentId, code, status);
+      },
+      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    };
+    return { host, bind: (t: MeshTask) => (self = t) };
+  }
+}
+
+function candidateOf(e: MeshEntry): Candidate {
+  return { agentId: e.agent_id, running: e.load.running_tasks, max: e.load.max_concurrent_tasks };
+}
+
+export type { TapClient };

@@ -1,0 +1,29 @@
+/**
+ * A transport that shows every frame to a recorder before passing it on, unchanged: how an agent
+ * writes a trace record per message it sends or receives without any change to its runtime
+ * (spec: mesh#trace-records).
+ */
+import type { Transport } from '../transports/index.ts';
+
+const decoder = new TextDecoder();
+
+/** Wraps `inner`: `record` sees each frame sent ('out') and received ('in') as text. */
+export function recordingTransport(inner: Transport, record: (dir: 'in' | 'out', text: string) => void): Transport {
+  const outer: Transport = {
+    start: () => inner.start(),
+    send: (text) => {
+      record('out', text);
+      return inner.send(text);
+    },
+    close: (info) => inner.close(info),
+  };
+  if (inner.setMaxFrameBytes) outer.setMaxFrameBytes = (n) => inner.setMaxFrameBytes!(n);
+  if (inner.unsentBytes) outer.unsentBytes = () => inner.unsentBytes!();
+  inner.onmessage = (frame) => {
+    if (!frame.oversized && !frame.binary) record('in', decoder.decode(frame.bytes));
+    outer.onmessage?.(frame);
+  };
+  inner.onclose = (info) => outer.onclose?.(info);
+  inner.onerror = (err) => outer.onerror?.(err);
+  return outer;
+}

@@ -1,0 +1,324 @@
+/**
+ * One copy of a mesh submission: a task handle like the client's (accepted, events, messages,
+ * result, cancel, status) whose attempts may run on several agents. When its agent is lost or
+ * hands it off, the copy moves to another candidate if it may move, with the same idempotency
+ * key, a new task id, the next metadata.attempt and a new span (spec: mesh#moving, mesh#trace).
+ */
+import { Feed } from '../client/feed.ts';
+import { quiet } from '../client/errors.ts';
+import {
+  TapClientError,
+  type Accepted,
+  type KnownState,
+  type PlanDecision,
+  type PlanSubmitPayload,
+  type ResultPayload,
+  type SnapshotPayload,
+  type StreamMessage,
+  type TapClient,
+  type TaskHandle,
+} from '../client/index.ts';
+import type { MessageOf } from '../../schemas/src/index.ts';
+import type { MeshEntry } from './registry-view.ts';
+import { newSpanId, type Span } from './trace.ts';
+
+/** One attempt of a copy: where it ran and how it ended. */
+export interface Hop {
+  agentId: string;
+  instance: string;
+  taskId: string;
+  attempt: number;
+  span: Span;
+  /** How the attempt ended: its result status, the error code, or 'moved' / 'lost' / 'refused'. */
+  outcome?: string;
+}
+
+/** What a copy needs of the mesh that runs it. */
+export interface CopyHost {
+  /** The next agent for this copy, avoiding `exclude`; undefined when there is none. */
+  pick(capability: string, exclude: ReadonlySet<string>): Promise<MeshEntry | undefined>;
+  client(entry: MeshEntry): Promise<TapClient>;
+  /** Counts a copy in flight on an agent (for least-loaded routing); returns the function that uncounts it. */
+  hold(agentId: string): () => void;
+  /** Agents other copies of the same submission hold (TAP-MESH-005, TAP-MESH-014). */
+  siblings(): ReadonlySet<string>;
+  /** Records an ending the requester decided: the agent was lost, and the attempt moved or ended indeterminate. */
+  ended(span: Span, taskId: string, agentId: string, code: string, status: 'moved' | 'indeterminate'): void;
+  sleep(ms: number): Promise<void>;
+  readonly maxAttempts: number;
+}
+
+/** Options of one copy. */
+export interface CopyOptions {
+  idempotencyKey: string;
+  traceId: string;
+  /** The span whose work caused this copy (a router's own task), if any (TAP-MESH-020). */
+  parentSpanId?: string;
+  timeoutMs?: number;
+  onPlan?: (plan: PlanSubmitPayload, handle: TaskHandle) => PlanDecision | Promise<PlanDecision>;
+  /** The agent routing chose for the first attempt. */
+  first?: MeshEntry;
+}
+
+/** Error codes that say the session, not the agent's judgement, ended the attempt. */
+const LOSS_CODES = new Set(['SESSION_LOST', 'CLOSED', 'REQUEST_TIMEOUT', 'RESUME_UNAVAILABLE', 'UNKNOWN_TASK']);
+
+/** A copy of a submission, followed across agents. */
+export class MeshTask {
+  readonly accepted: Promise<Accepted>;
+  readonly result: Promise<ResultPayload>;
+  /** Every task id tried, in order, on whichever agent. */
+  readonly attempts: string[] = [];
+  /** Every attempt with its agent, span and outcome. */
+  readonly hops: Hop[] = [];
+  private readonly feed = new Feed<StreamMessage>();
+  private current?: TaskHandle;
+  private resolveAccepted!: (a: Accepted) => void;
+  private rejectAccepted!: (e: Error) => void;
+  private resolveResult!: (r: ResultPayload) => void;
+  private rejectResult!: (e: Error) => void;
+  private isAccepted = false;
+  private done = false;
+  private cancelRequested = false;
+  private nextAttempt = 1;
+
+  constructor(
+    private readonly host: CopyHost,
+    readonly capability: string,
+    readonly input: unknown,
+    private readonly options: CopyOptions,
+  ) {
+    this.accepted = quiet(
+      new Promise<Accepted>((resolve, reject) => {
+        this.resolveAccepted = resolve;
+        this.rejectAccepted = reject;
+      }),
+    );
+    this.result = quiet(
+      new Promise<ResultPayload>((resolve, reject) => {
+        this.resolveResult = resolve;
+        this.rejectResult = reject;
+      }),
+    );
+    void this.run();
+  }
+
+  /** The idempotency key every attempt carries (TAP-MESH-012). */
+  get idempotencyKey(): string {
+    return this.options.idempotencyKey;
+  }
+
+  /** The trace every attempt carries (TAP-MESH-017). */
+  get traceId(): string {
+    return this.options.traceId;
+  }
+
+  /** The agent of the current attempt. */
+  get agentId(): string | undefined {
+    return this.hops[this.hops.length - 1]?.agentId;
+  }
+
+  get taskId(): string {
+    return this.current?.taskId ?? this.attempts[this.attempts.length - 1] ?? '';
+  }
+
+  get state(): KnownState {
+    return this.current?.state ?? 'requested';
+  }
+
+  get lastSequence(): number {
+    return this.current?.lastSequence ?? 0;
+  }
+
+  get handoff(): TaskHandle['handoff'] {
+    return this.current?.handoff;
+  }
+
+  get plan(): TaskHandle['plan'] {
+    return this.current?.plan;
+  }
+
+  get settled(): boolean {
+    return this.done;
+  }
+
+  /** The stream so far: every attempt's messages but the results of attempts that moved. */
+  get log(): readonly StreamMessage[] {
+    return this.feed.items;
+  }
+
+  get events(): AsyncIterable<MessageOf<'task.event'>> {
+    return this.feed.iterate((m): m is MessageOf<'task.event'> => m.type === 'task.event');
+  }
+
+  get messages(): AsyncIterable<StreamMessage> {
+    return this.feed.iterate((_m): _m is StreamMessage => true);
+  }
+
+  /** Cancels the current attempt; the copy then moves no more. */
+  async cancel(reason?: string): Promise<SnapshotPayload> {
+    this.cancelRequested = true;
+    await this.accepted;
+    return this.current!.cancel(reason);
+  }
+
+  async status(): Promise<SnapshotPayload> {
+    await this.accepted;
+    return this.current!.status();
+  }
+
+  async decide(planId: string, decision: PlanDecision): Promise<SnapshotPayload> {
+    await this.accepted;
+    return this.current!.decide(planId, decision);
+  }
+
+  private async run(): Promise<void> {
+    const lost = new Set<string>();
+    const refused = new Set<string>();
+    let lastError: Error | undefined;
+    let entry = this.options.first;
+    while (!this.done) {
+      if (this.nextAttempt > this.host.maxAttempts) {
+        return this.settle(lastError ?? new TapClientError('CAPABILITY_NOT_SUPPORTED', 'no attempt left'));
+      }
+      if (!entry) {
+        const exclude = new Set([...lost, ...this.host.siblings(), ...refused]);
+        entry = await this.host.pick(this.capability, exclude);
+        if (!entry && refused.size > 0) {
+          // Every agent left was busy: wait a little and offer them another turn.
+          await this.host.sleep(50 * 2 ** Math.min(this.nextAttempt, 5));
+          refused.clear();
+          continue;
+        }
+        if (!entry) {
+          return this.settle(
+            lastError ?? new TapClientError('CAPABILITY_NOT_SUPPORTED', `no live agent in the registry offers ${this.capability}`),
+          );
+        }
+      }
+      const chosen = entry;
+      entry = undefined;
+      let client: TapClient;
+      try {
+        client = await this.host.client(chosen);
+      } catch (err) {
+        // Nothing was sent: the copy may go elsewhere whatever its side effects.
+        lost.add(chosen.agent_id);
+        lastError = err as Error;
+        continue;
+      }
+      const first = this.hops[0]?.span;
+      const span: Span = { trace_id: this.options.traceId, span_id: newSpanId() };
+      const parent = first ? first.parent_span_id : this.options.parentSpanId;
+      if (parent !== undefined) span.parent_span_id = parent;
+      const attempt = this.nextAttempt++;
+      const inner = client.submit(this.capability, this.input, {
+        idempotencyKey: this.options.idempotencyKey,
+        metadata: { ...span, attempt },
+        retry: { attempts: 1 },
+        ...(this.options.timeoutMs !== undefined ? { timeoutMs: this.options.timeoutMs } : {}),
+        ...(this.options.onPlan ? { onPlan: this.options.onPlan } : {}),
+      });
+      const hop: Hop = { agentId: chosen.agent_id, instance: chosen.instance, taskId: inner.taskId, attempt, span };
+      this.hops.push(hop);
+      this.current = inner;
+      this.attempts.push(inner.taskId);
+      const release = this.host.hold(chosen.agent_id);
+      const step = await this.follow(inner, client, chosen);
+      release();
+      hop.taskId = inner.taskId;
+      hop.outcome = step.outcome;
+      if (step.kind === 'end') return step.error ? this.settle(step.error) : this.settle(undefined, step.result);
+      lastError = step.error;
+      if (step.kind === 'refused') refused.add(chosen.agent_id);
+      else lost.add(chosen.agent_id);
+      if (this.cancelRequested) return this.settle(step.error);
+    }
+  }
+
+  /** Follows one attempt to its end, and says whether the copy ends or moves (spec: mesh#moving). */
+  private async follow(
+    inner: TaskHandle,
+    client: TapClient,
+    entry: MeshEntry,
+  ): Promise<
+    { kind: 'end'; outcome: string; result?: ResultPayload; error?: Error } | { kind: 'move' | 'refused'; outcome: string; error: Error }
+  > {
+    inner.accepted.then(
+      (a) => this.markAccepted(a),
+      () => undefined,
+    );
+    const forward = (async () => {
+      for await (const m of inner.messages) if (m.type !== 'task.result') this.feed.push(m);
+    })().catch(() => undefined);
+    try {
+      const result = await inner.result;
+      await forward;
+      const error = result.error;
+      if (result.status !== 'completed' && error?.retryable && !this.cancelRequested) {
+        // A retryable ending promises nothing a retry could repeat (TAP-IDEM-012), hand-off or not.
+        return { kind: 'move', outcome: 'moved', error: TapClientError.fromPayload(error, inner.taskId) };
+      }
+      const last = inner.log[inner.log.length - 1];
+      if (last?.type === 'task.result') this.feed.push(last);
+      return { kind: 'end', outcome: String(result.status), result };
+    } catch (err) {
+      await forward;
+      const e = err as TapClientError;
+      const refusal = e.payload !== undefined && !LOSS_CODES.has(e.code) && !inner.log.length;
+      if (refusal) {
+        // The agent refused the request: nothing ran there (spec: mesh#moving, case 2).
+        if (e.retryable && !this.cancelRequested) return { kind: 'refused', outcome: 'refused', error: e };
+        return { kind: 'end', outcome: e.code, error: e };
+      }
+      // The agent is lost for this copy (spec: mesh#agent-lost).
+      const span = this.hops[this.hops.length - 1]!.span;
+      if (this.mayMoveLost(client, entry) && !this.cancelRequested) {
+        this.host.ended(span, inner.taskId, entry.agent_id, e.code, 'moved');
+        return { kind: 'move', outcome: 'lost', error: e };
+      }
+      this.host.ended(span, inner.taskId, entry.agent_id, e.code, 'indeterminate');
+      return {
+        kind: 'end',
+        outcome: 'indeterminate',
+        error: new TapClientError(
+          e.code,
+          `${entry.agent_id} was lost while it held task ${inner.taskId} of ${this.capability}, which has side effects: the work may or may not have happened, so the task is not moved (${e.message})`,
+          { indeterminate: true, taskId: inner.taskId, cause: e },
+        ),
+      };
+    }
+  }
+
+  /** A lost copy may move only when its capability declares no side effects (spec: mesh#moving, case 1). */
+  private mayMoveLost(client: TapClient, entry: MeshEntry): boolean {
+    let card = entry.card;
+    try {
+      card = client.agent;
+    } catch {
+      // The handshake card is the one that counts (TAP-REG-037); the entry's stands in before it.
+    }
+    const cap = card.capabilities.find((c) => c.name === this.capability);
+    return cap !== undefined && cap.side_effects === false;
+  }
+
+  private markAccepted(a: Accepted): void {
+    if (this.isAccepted) return;
+    this.isAccepted = true;
+    this.resolveAccepted(a);
+  }
+
+  private settle(error?: Error, result?: ResultPayload): void {
+    if (this.done) return;
+    this.done = true;
+    if (error) {
+      if (!this.isAccepted) this.rejectAccepted(error);
+      this.rejectResult(error);
+      this.feed.fail(error);
+    } else {
+      if (!this.isAccepted) this.rejectAccepted(new TapClientError('CLOSED', 'the task ended before it was accepted'));
+      this.resolveResult(result!);
+      this.feed.end();
+    }
+  }
+}
