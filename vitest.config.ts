@@ -26,6 +26,22 @@ const SLOW = [
   'reference/agents/workspace-demo/demo.test.ts',
   'reference/jetstream/cluster.test.ts',
   'conformance/test/nats.test.ts',
+  // Each starts nats-server, most of them agent processes too.
+  'conformance/test/nats-durable.test.ts',
+  'conformance/test/registry.test.ts',
+  'reference/agents/mesh-demo/demo.test.ts',
+  'reference/client/nats.test.ts',
+  'reference/jetstream/events.test.ts',
+  'reference/jetstream/runner.test.ts',
+  'reference/mesh/member.test.ts',
+  'reference/mesh/mesh.test.ts',
+  'reference/mesh/registry.test.ts',
+  'reference/tapctl/mesh/mesh.test.ts',
+  'reference/tapctl/mesh/traces.test.ts',
+  'reference/tapctl/nats.test.ts',
+  'reference/transports/nats/nats-transport.test.ts',
+  'reference/transports/nats/test-server.test.ts',
+  'test/mesh-faults.test.ts',
 ];
 
 export default defineConfig({
