@@ -272,3 +272,20 @@ describe('checkTranscript', () => {
     expect(parseTranscript('{"dir":"note","text":"a"}\n\nnot json\n')).toEqual([{ dir: 'note', text: 'a' }, null]);
   });
 });
+
+describe('checkHistory of durable tasks (spec: bindings-nats#event-streams)', () => {
+  const durable = { complete: true, durable: true };
+  it('accepts a stream that opens with running at sequence 1 and a redelivery that begins again with running (TAP-NATS-030)', () => {
+    expect(
+      checkHistory([state('t1', 1, 'running'), state('t1', 2, 'running'), output('t1', 3), result('t1', 4)], TASK_TABLE, durable),
+    ).toEqual([]);
+  });
+  it('refuses a durable stream that opens with task.accepted, and a session stream that opens with running', () => {
+    expect(rules(checkHistory([accepted('t1'), result('t1', 2)], TASK_TABLE, durable))).toContain('sequence-start');
+    expect(rules(checkHistory([state('t1', 1, 'running'), result('t1', 2)], TASK_TABLE, { complete: true }))).toContain('sequence-start');
+  });
+  it('still finds gaps and results missing in a durable stream', () => {
+    expect(rules(checkHistory([state('t1', 1, 'running'), result('t1', 3)], TASK_TABLE, durable))).toEqual(['sequence-gap']);
+    expect(rules(checkHistory([state('t1', 1, 'running')], TASK_TABLE, durable))).toEqual(['result-missing']);
+  });
+});

@@ -48,6 +48,12 @@ export interface Violation {
 export interface HistoryOptions {
   /** The history is finished: every task must have reached its result. */
   complete?: boolean;
+  /**
+   * Durable tasks' streams (spec: bindings-nats#event-streams): the queue accepted each task, so its
+   * stream opens with the `running` state event at sequence 1 (TAP-NATS-030) rather than with
+   * task.accepted, and every redelivery begins again with `running`.
+   */
+  durable?: boolean;
 }
 
 const TABLE: StateTable = TASK_STATES;
@@ -117,8 +123,11 @@ export function checkHistory(messages: readonly unknown[], tables: StateTable = 
     if (!t) {
       t = { state: null, lastSeq: 0, bySeq: new Map(), ended: false, plans: new Set(), firstIndex: i };
       tasks.set(id, t);
-      if (m.type !== 'task.accepted' || seq !== 1)
-        flag(i, 'sequence-start', `the stream of ${id} opens with ${m.type} sequence ${seq}, not task.accepted sequence 1`, id);
+      const first = options.durable ? 'the running state event' : 'task.accepted';
+      const opens = options.durable ? m.type === 'task.event' && payloadOf(m).state === 'running' : m.type === 'task.accepted';
+      if (!opens || seq !== 1)
+        flag(i, 'sequence-start', `the stream of ${id} opens with ${m.type} sequence ${seq}, not ${first} sequence 1`, id);
+      else if (options.durable) t.state = tables.initial;
     } else if (m.type === 'task.accepted') {
       return flag(i, 'sequence-start', `${id} was already accepted; task.accepted is sent once, as sequence 1`, id);
     }
@@ -147,6 +156,8 @@ export function checkHistory(messages: readonly unknown[], tables: StateTable = 
         } else if (p.state === 'awaiting_approval') {
           flag(i, 'state-event', 'plan.submit is itself the entry into awaiting_approval; no state event announces it', id);
         }
+        // A durable task's redelivery begins again with running (TAP-NATS-030).
+        if (options.durable && p.state === 'running' && t.state === 'running') break;
         move(i, id, t, p.state, 'state event');
         break;
       case 'plan.submit':

@@ -185,11 +185,12 @@ describe.skipIf(!natsServerInstalled)('durable tasks on a three-node cluster wit
       checkHistory(
         events.map((e) => e.body),
         undefined,
-        { complete: true },
+        { complete: true, durable: true },
       ),
     ).toEqual([]);
     const withStreams = new Set(events.map((e) => e.subject.split('.').at(-1)));
     expect(accepted.filter((id) => !withStreams.has(id))).toEqual([]);
-    expect(events).toHaveLength(3 * accepted.length);
+    // The running event and the task.result of each task, and a running event per redelivery.
+    expect(events.length).toBeGreaterThanOrEqual(2 * accepted.length);
   });
 });
