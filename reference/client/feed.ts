@@ -2,12 +2,17 @@
 
 /** A log of items with async iteration: readers wait for new items and stop when it ends. */
 export class Feed<T> {
-  /** Every item appended, in order. */
+  /** The items appended, in order: all of them, or the newest `limit` to 2 × `limit` once more came. */
   readonly items: T[] = [];
+  /** Items forgotten from the front of `items`. */
+  private dropped = 0;
   private readonly present = new WeakSet<object>();
   private waiters: Array<() => void> = [];
   private ended = false;
   private failure?: Error;
+
+  /** `limit`: how many of the newest items the log keeps at least; older ones are forgotten in batches. */
+  constructor(private readonly limit = Number.POSITIVE_INFINITY) {}
 
   /** True once `end` or `fail` was called. */
   get closed(): boolean {
@@ -22,6 +27,11 @@ export class Feed<T> {
       this.present.add(item);
     }
     this.items.push(item);
+    if (this.items.length > 2 * this.limit) {
+      const forget = this.items.length - this.limit;
+      this.items.splice(0, forget);
+      this.dropped += forget;
+    }
     this.wake();
   }
 
@@ -47,8 +57,10 @@ export class Feed<T> {
         return {
           next: async (): Promise<IteratorResult<U>> => {
             for (;;) {
-              while (i < this.items.length) {
-                const item = this.items[i++]!;
+              // A reader that fell behind the forgotten items goes on from the oldest one kept.
+              if (i < this.dropped) i = this.dropped;
+              while (i - this.dropped < this.items.length) {
+                const item = this.items[i++ - this.dropped]!;
                 if (keep(item)) return { value: item, done: false };
               }
               if (this.ended) {
