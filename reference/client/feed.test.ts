@@ -29,6 +29,30 @@ describe('Feed with a limit', () => {
     expect(seen).toEqual(Array.from({ length: 50 }, (_, k) => k + 1));
   });
 
+  it('keeps every item a reader has not reached, however many arrive at once', async () => {
+    const feed = new Feed<number>(4);
+    const seen: number[] = [];
+    const reading = (async () => {
+      for await (const n of feed.iterate((x): x is number => all(x))) seen.push(n);
+    })();
+    for (let i = 1; i <= 1000; i++) feed.push(i);
+    feed.end();
+    await reading;
+    expect(seen).toEqual(Array.from({ length: 1000 }, (_, k) => k + 1));
+  });
+
+  it('forgets again once the readers have passed, and when a reader stops early', async () => {
+    const feed = new Feed<number>(4);
+    const it = feed.iterate((x): x is number => all(x))[Symbol.asyncIterator]();
+    for (let i = 1; i <= 100; i++) feed.push(i);
+    expect(feed.items.length).toBe(100);
+    expect((await it.next()).value).toBe(1);
+    await it.return!();
+    feed.push(101);
+    expect(feed.items.length).toBeLessThanOrEqual(8);
+    expect(feed.items.at(-1)).toBe(101);
+  });
+
   it('lets a late reader start from the oldest item kept', async () => {
     const feed = new Feed<number>(4);
     for (let i = 1; i <= 20; i++) feed.push(i);
