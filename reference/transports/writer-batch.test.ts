@@ -37,3 +37,17 @@ describe('StreamWriter batching', () => {
     expect(writes).toEqual(['a\n', 'b\n', 'c\n']);
   });
 });
+
+describe('StreamWriter bursts', () => {
+  it('writes a burst as it grows past 64 KiB, so held text never piles up unread', async () => {
+    const { stream, writes } = recorder();
+    const w = new StreamWriter(stream, { onGone: () => {}, onError: () => {} });
+    const line = `${'x'.repeat(1023)}\n`;
+    const sent: Promise<void>[] = [];
+    for (let i = 0; i < 200; i++) sent.push(w.write(line));
+    expect(w.pending).toBeLessThan(64 * 1024 + 1024);
+    expect(writes.length).toBeGreaterThanOrEqual(3);
+    await Promise.all(sent);
+    expect(writes.join('')).toBe(line.repeat(200));
+  });
+});

@@ -9,6 +9,9 @@ export function isPeerGone(err: unknown): boolean {
   return typeof code === 'string' && PEER_GONE.has(code);
 }
 
+/** Held text beyond this many UTF-16 units is written at once rather than at the end of the turn. */
+const FLUSH_AT = 64 * 1024;
+
 /** What a StreamWriter reports to its owner. */
 export interface StreamWriterHooks {
   /** The reader went away (EPIPE and the like); later writes are dropped. */
@@ -65,6 +68,19 @@ export class StreamWriter {
     }
     this.batch.push(data);
     this.batchLength += data.length;
+    // A burst (a handler emitting thousands of events in one turn) goes out as it grows, so the
+    // held text never counts as unread by the peer (spec: limits#back-pressure).
+    if (this.batchLength >= FLUSH_AT) {
+      const done = this.batchDone ?? Promise.resolve();
+      if (!this.batchDone) {
+        const text = this.batch.join('');
+        this.batch = [];
+        this.batchLength = 0;
+        return this.writeNow(text);
+      }
+      this.flush();
+      return done;
+    }
     if (!this.batchDone) {
       this.batchDone = new Promise<void>((resolve, reject) => {
         this.settleBatch = { resolve, reject };
