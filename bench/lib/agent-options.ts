@@ -1,7 +1,11 @@
 /** The options the bench builds the reference agent with: tap-reference-agent's card, task limits raised. */
 import { stderrLogger, withConformanceCapabilities, type AgentOptions } from '../../reference/agent/index.ts';
 
-/** tap-reference-agent's card and capabilities, with max_concurrent_tasks and max_tasks_per_session set to `maxTasks`. */
+/**
+ * tap-reference-agent's card and capabilities, with max_concurrent_tasks and max_tasks_per_session
+ * set to `maxTasks`, and room to keep every finished task of a run (a run makes more than the
+ * default 4,096 per principal within their retention window, which would answer BUSY).
+ */
 export function benchAgentOptions(maxTasks: number): AgentOptions {
   return {
     card: {
@@ -14,11 +18,16 @@ export function benchAgentOptions(maxTasks: number): AgentOptions {
       limits: { max_concurrent_tasks: maxTasks, max_task_seconds: 3600, max_message_bytes: 1048576, max_tasks_per_session: maxTasks },
     },
     capabilities: withConformanceCapabilities(),
+    maxTasksKeptPerPrincipal: KEPT,
+    maxTasksKept: KEPT,
     logger: (level, message) => {
       if (level === 'warn' || level === 'error') stderrLogger(level, message);
     },
   };
 }
+
+/** Finished tasks the bench's agent may keep: more than any run makes. */
+const KEPT = 1 << 22;
 
 /** The requester id the bench's clients use. */
 export const REQUESTER_ID = 'bench.requester';

@@ -69,6 +69,17 @@ export function notRun(base: Omit<Row, 'tap' | 'baselines' | 'targets' | 'not_ru
   };
 }
 
+/**
+ * The spread of a ratio, from the repetitions' extremes: TAP's lowest over the baseline's highest
+ * to TAP's highest over the baseline's lowest, e.g. "0.41–0.52×".
+ */
+export function ratioRange(tap: Spread, baseline: Spread): string {
+  const lo = tap.min / baseline.max;
+  const hi = tap.max / baseline.min;
+  if (!Number.isFinite(lo) || !Number.isFinite(hi)) return 'no spread';
+  return `${lo.toFixed(2)}–${hi.toFixed(2)}×`;
+}
+
 /** A baseline entry with TAP's ratio to it. */
 export function compare(tap: Figure | null, id: string, figure: Figure): Baseline {
   const ratio = tap && figure.value.median > 0 ? tap.value.median / figure.value.median : null;

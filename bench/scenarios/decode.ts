@@ -12,7 +12,7 @@ import { SCHEMA_BUNDLE } from '../../reference/core/schema-bundle.ts';
 import type { InboundFrame } from '../../reference/transports/index.ts';
 import type { Budget } from '../lib/options.ts';
 import { perCallNs } from '../lib/measure.ts';
-import { compare, notRun, type Figure, type Row } from '../lib/report.ts';
+import { compare, notRun, ratioRange, type Figure, type Row } from '../lib/report.ts';
 import { spread } from '../lib/stats.ts';
 import { tapMemory } from '../lib/systems.ts';
 import { oneLine } from './roundtrip.ts';
@@ -118,7 +118,9 @@ export async function decode(budget: Budget, _selected: (id: string) => boolean,
       ...base,
       tap,
       baselines,
-      targets: [{ text: target, measured: `${json.ratio!.toFixed(2)}× JSON.parse`, met: json.ratio! <= 1.5 }],
+      targets: [
+        { text: target, measured: `${json.ratio!.toFixed(2)}× JSON.parse (${ratioRange(tap.value, json.value)})`, met: json.ratio! <= 1.5 },
+      ],
       details: { message_bytes: Object.fromEntries(TYPES.map((t, i) => [t, sizes[i]])) },
     },
   ];

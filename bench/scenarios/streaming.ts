@@ -4,7 +4,7 @@
  * task.event as the template, parsed once per event on the receiving side) over the same transport.
  */
 import type { Budget } from '../lib/options.ts';
-import { compare, missingBaseline, notRun, type Row } from '../lib/report.ts';
+import { compare, missingBaseline, notRun, ratioRange, type Row } from '../lib/report.ts';
 import { spread } from '../lib/stats.ts';
 import * as systems from '../lib/systems.ts';
 import type { System, TransportKind } from '../lib/systems.ts';
@@ -20,6 +20,9 @@ const MAKERS: Record<
   websocket: { tap: () => systems.tapWebSocket(), bare: () => systems.bareWebSocket() },
   memory: { tap: () => systems.tapMemory(), bare: () => systems.bareMemory() },
 };
+
+/** The issue's streaming target (stdio only). */
+const STREAM_TARGET = 'Streaming at least 50 % of the floor over stdio';
 
 /** The row ids this scenario produces. */
 export function streamingRowIds(): string[] {
@@ -110,7 +113,7 @@ export async function streaming(budget: Budget, selected: (id: string) => boolea
       await bare?.close().catch(() => {});
     }
     if (failed.tap || runs.tap.length === 0) {
-      rows.push(notRun(base, `TAP streaming over ${kind} failed: ${failed.tap ?? 'no figure'}`));
+      rows.push(notRun(base, `TAP streaming over ${kind} failed: ${failed.tap ?? 'no figure'}`, kind === 'stdio' ? [STREAM_TARGET] : []));
       continue;
     }
     const tapFigure = { name: 'TAP (reference client + reference agent)', value: spread(runs.tap) };
@@ -119,7 +122,19 @@ export async function streaming(budget: Budget, selected: (id: string) => boolea
       failed.bare || runs.bare.length === 0
         ? missingBaseline('bare', floorName, failed.bare ?? 'no figure')
         : compare(tapFigure, 'bare', { name: floorName, value: spread(runs.bare) });
-    rows.push({ ...base, tap: tapFigure, baselines: [baseline], targets: [], details: { event_bytes: captured.bytes } });
+    const targets =
+      kind !== 'stdio'
+        ? []
+        : baseline.ratio === null
+          ? [{ text: STREAM_TARGET, measured: 'floor not measured', met: null }]
+          : [
+              {
+                text: STREAM_TARGET,
+                measured: `${(baseline.ratio * 100).toFixed(0)} % of the floor (${ratioRange(tapFigure.value, baseline.value)})`,
+                met: baseline.ratio >= 0.5,
+              },
+            ];
+    rows.push({ ...base, tap: tapFigure, baselines: [baseline], targets, details: { event_bytes: captured.bytes } });
   }
   return rows;
 }

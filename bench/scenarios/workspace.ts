@@ -10,13 +10,16 @@ import { join } from 'node:path';
 import { delay, spawnScript, type LineChild } from '../lib/children.ts';
 import type { Budget } from '../lib/options.ts';
 import { peer } from '../lib/paths.ts';
-import { compare, missingBaseline, notRun, type Row } from '../lib/report.ts';
+import { compare, missingBaseline, notRun, ratioRange, type Row } from '../lib/report.ts';
 import { spread } from '../lib/stats.ts';
 import { oneLine } from './roundtrip.ts';
 
 const ID = 'workspace.race';
 const RACERS = 4;
 const TIMEOUT_MS = 180_000;
+
+/** The issue's workspace target. */
+const WORKSPACE_TARGET = 'Four workspace agents at least 0.25× the bare renames';
 
 export function workspaceRowIds(): string[] {
   return [ID];
@@ -117,7 +120,7 @@ export async function workspace(budget: Budget, _selected: (id: string) => boole
   try {
     await import('../../reference/workspace/index.ts');
   } catch (err) {
-    return [notRun(row, `the workspace binding cannot be loaded: ${oneLine(err)}`)];
+    return [notRun(row, `the workspace binding cannot be loaded: ${oneLine(err)}`, [WORKSPACE_TARGET])];
   }
   for (let rep = 0; rep < budget.workspaceReps; rep++) {
     try {
@@ -125,7 +128,7 @@ export async function workspace(budget: Budget, _selected: (id: string) => boole
       tapRuns.push(r.rate);
       recordBytes = r.recordBytes;
     } catch (err) {
-      return [notRun(row, `the workspace race failed: ${oneLine(err)}`)];
+      return [notRun(row, `the workspace race failed: ${oneLine(err)}`, [WORKSPACE_TARGET])];
     }
     try {
       bareRuns.push(await bareRace(base, n, recordBytes));
@@ -142,5 +145,15 @@ export async function workspace(budget: Budget, _selected: (id: string) => boole
     bareError || bareRuns.length === 0
       ? missingBaseline('bare', floorName, bareError ?? 'no figure')
       : compare(tap, 'bare', { name: floorName, value: spread(bareRuns) });
-  return [{ ...row, tap, baselines: [baseline], targets: [], details: { record_bytes: recordBytes } }];
+  const targets =
+    baseline.ratio === null
+      ? [{ text: WORKSPACE_TARGET, measured: 'bare renames not measured', met: null }]
+      : [
+          {
+            text: WORKSPACE_TARGET,
+            measured: `${baseline.ratio.toFixed(2)}× the bare renames (${ratioRange(tap.value, baseline.value)})`,
+            met: baseline.ratio >= 0.25,
+          },
+        ];
+  return [{ ...row, tap, baselines: [baseline], targets, details: { record_bytes: recordBytes } }];
 }

@@ -17,7 +17,7 @@ const LEVELS = new Set(['debug', 'info', 'warn', 'error']);
 
 /** Builds the context of one task. */
 export function createContext(rt: Runtime, runner: TaskHost, task: Task): TaskContext {
-  const live = (): boolean => !isTerminal(task.state) && !task.abort.signal.aborted;
+  const live = (): boolean => !isTerminal(task.state) && !task.abort.aborted;
   const store: AgentStore = {
     get: (key) => rt.store.get(key),
     set: (key, value) => {
@@ -35,7 +35,9 @@ export function createContext(rt: Runtime, runner: TaskHost, task: Task): TaskCo
     attempt: task.attempt,
     trace: task.trace,
     previousTaskId: task.previousTaskId,
-    signal: task.abort.signal,
+    get signal() {
+      return task.abort.signal;
+    },
     restored: task.restored ? { state: task.restored.state } : undefined,
     store,
     progress(p) {
@@ -62,13 +64,13 @@ export function createContext(rt: Runtime, runner: TaskHost, task: Task): TaskCo
     },
     submitPlan: (draft, feedback) => submitPlan(rt, runner, task, draft, feedback),
     async sideEffect(fn) {
-      if (!live()) throw task.abort.signal.reason ?? new TaskAborted('ended', 'the task has ended');
+      if (!live()) throw task.abort.reason ?? new TaskAborted('ended', 'the task has ended');
       const plan = currentPlan(task);
       if (plan && plan.state !== 'executing')
         throw new Error(`side effects wait for an approved plan; plan ${plan.plan.plan_id} is ${plan.state}`);
       if (rt.now() >= task.deadline) {
         runner.deadlinePassed(task);
-        throw task.abort.signal.reason;
+        throw task.abort.reason;
       }
       // spec: authorization#grants: no side-effecting step after the grant expired.
       const expires = task.authorization ? Date.parse(task.authorization.expires_at) : Infinity;
@@ -85,7 +87,7 @@ export function createContext(rt: Runtime, runner: TaskHost, task: Task): TaskCo
         task.effectsEnded++;
         rt.persist({ t: 'effect', principal: task.principal, task_id: task.taskId, phase: 'end' });
         runner.deadlinePassed(task);
-        throw task.abort.signal.reason;
+        throw task.abort.reason;
       }
       try {
         return await fn();

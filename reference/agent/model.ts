@@ -33,3 +33,33 @@ export interface PlanRecord {
   waiter?: { resolve: (d: PlanDecision) => void; reject: (err: unknown) => void };
   holdTimer?: TimerHandle;
 }
+
+/**
+ * A task's abort flag. The AbortSignal a handler may read is made only when something asks for
+ * it, so a task whose handler never looks at its signal costs no AbortController (spec:
+ * tasks#cancellation).
+ */
+export class TaskAbort {
+  /** The task was cancelled, timed out or ended; its handler should stop. */
+  aborted = false;
+  /** Why, once aborted: a TaskAborted, or the shared reason of a task that ended normally. */
+  reason: unknown = undefined;
+  private controller?: AbortController;
+
+  /** The signal handed to the handler; it fires when `abort` is called, or is already aborted. */
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.aborted) this.controller.abort(this.reason);
+    }
+    return this.controller.signal;
+  }
+
+  /** Sets the flag and fires the signal, if one was made; later calls do nothing. */
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.controller?.abort(reason);
+  }
+}

@@ -50,6 +50,12 @@ export interface AgentOptions {
   random?: RandomSource;
   hmac?: Hmac;
   logger?: Logger;
+  /**
+   * Check every message the runtime builds against its type's schema before sending, and throw
+   * on a mismatch: a debugging aid, off by default (default: TAP_VALIDATE_OUTBOUND=1 in the
+   * environment turns it on).
+   */
+  validateOutbound?: boolean;
   /** Heartbeat the agent proposes in negotiation (default 15 000 ms). */
   heartbeatMs?: number;
   /** request_timeout_ms used when the requester proposes none (default 30 000 ms). */

@@ -6,6 +6,8 @@
 import type { MessageType, PayloadOf } from '../../schemas/src/index.ts';
 import { PROTOCOL } from '../core/catalogue.ts';
 import { newMessageId, type RandomSource } from '../core/ids.ts';
+import { timestamp } from '../core/compose.ts';
+import { validateMessage } from '../core/validate.ts';
 import { sign, type Hmac } from '../core/signing.ts';
 import type { Clock } from '../core/platform.ts';
 
@@ -21,6 +23,14 @@ export interface OutboundContext {
   clock: Clock;
   random: RandomSource;
   hmac: Hmac;
+  /** The agent's message ids (messageIds); without it each id is 128 random bits from `random`. */
+  nextId?: () => string;
+  /**
+   * Check every built message against its type's schema and throw on a mismatch: a debugging aid
+   * (option validateOutbound, or TAP_VALIDATE_OUTBOUND=1). Off, the runtime trusts the typed
+   * values it builds from (spec: messages#payload-validation).
+   */
+  validate?: boolean;
 }
 
 /** Where one message goes. */
@@ -43,9 +53,9 @@ export interface EnvelopeExtras {
 
 const encoder = new TextEncoder();
 
-/** RFC 3339 UTC text of a clock reading. */
+/** RFC 3339 UTC text of a clock reading, cached per millisecond (spec: envelope#timestamps). */
 export function iso(ms: number): string {
-  return new Date(ms).toISOString();
+  return timestamp(ms);
 }
 
 /** UTF-8 length of a message text: what max_message_bytes counts (spec: limits#message-size). */
@@ -63,7 +73,7 @@ export function buildMessage<T extends MessageType>(
 ): string {
   const msg: Record<string, unknown> = {
     protocol: PROTOCOL,
-    message_id: extras.rebuild?.message_id ?? newMessageId(out.random),
+    message_id: extras.rebuild?.message_id ?? (out.nextId ? out.nextId() : newMessageId(out.random)),
     type,
     source: out.agentId,
     target: to.target,
@@ -76,7 +86,19 @@ export function buildMessage<T extends MessageType>(
   if (extras.metadata !== undefined) msg.metadata = extras.metadata;
   msg.payload = payload;
   const final = to.signing ? sign(msg, to.signing.key, to.signing.keyId, out.hmac) : msg;
+  if (out.validate) checkOutbound(final);
   return JSON.stringify(final);
+}
+
+/** Throws when a message the runtime built does not match its type's schema: a bug in the runtime or a handler. */
+export function checkOutbound(msg: Record<string, unknown>): void {
+  const issues = validateMessage(msg);
+  if (issues) {
+    const list = issues.map((i) => `${i.path || '/'} ${i.message}`).join('; ');
+    throw new Error(
+      `outbound ${String(msg.type)} does not match its schema: ${list} (checked because validateOutbound or TAP_VALIDATE_OUTBOUND=1 is set)`,
+    );
+  }
 }
 
 /** A bounded map that forgets its oldest entries first (duplicate tables; spec: limits#bounded-tables). */

@@ -32,7 +32,7 @@ function stopHolding(rt: Runtime, plan: PlanRecord): void {
  * plan's decision instead.
  */
 export function submitPlan(rt: Runtime, runner: TaskHost, task: Task, draft: PlanDraft, feedback?: string): Promise<PlanDecision> {
-  if (task.abort.signal.aborted) return Promise.reject(task.abort.signal.reason);
+  if (task.abort.aborted) return Promise.reject(task.abort.reason);
   const prev = currentPlan(task);
   const fields = planFields(draft);
   if (prev && (prev.state === 'pending' || prev.state === 'holding')) {
@@ -145,7 +145,7 @@ export function withdrawPlan(rt: Runtime, task: Task): void {
     markPlan(rt, task, plan, 'withdrawn');
     const waiter = plan.waiter;
     plan.waiter = undefined;
-    waiter?.reject(task.abort.signal.reason ?? new TaskAborted('ended', 'the plan was withdrawn'));
+    waiter?.reject(task.abort.reason ?? new TaskAborted('ended', 'the plan was withdrawn'));
   }
 }
 

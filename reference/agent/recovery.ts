@@ -7,7 +7,7 @@
 import type { TaskState } from '../../schemas/src/index.ts';
 import { errorPayload, isTerminal } from '../core/index.ts';
 import type { JournalRecord } from './journal.ts';
-import type { Plan, PlanState } from './model.ts';
+import { TaskAbort, type Plan, type PlanState } from './model.ts';
 import { scheduleHolding } from './plans.ts';
 import type { Runtime } from './runtime.ts';
 import { Session, type SessionInfo } from './sessions.ts';
@@ -53,7 +53,7 @@ export function replayJournal(rt: Runtime, records: Iterable<JournalRecord>): vo
           plans: [],
           effectsBegun: 0,
           effectsEnded: 0,
-          abort: new AbortController(),
+          abort: new TaskAbort(),
           timers: {},
         };
         tasks.set(taskKey(r.principal, r.task_id), task);

@@ -6,6 +6,7 @@
  */
 import type { Capability, MessageOf, TapMessage } from '../../schemas/src/index.ts';
 import { errorPayload, isTerminal, newMessageId, type ErrorPayload } from '../core/index.ts';
+import { TaskAbort } from './model.ts';
 import { buildMessage } from './outbound.ts';
 import { iso } from './outbound.ts';
 import { journalProblem, persistOrRefuse } from './journal-limits.ts';
@@ -34,7 +35,7 @@ function replySnapshot(conn: Replier, session: Session, task: Task, replyTo: str
   // The snapshot shares the task's result; its duplicate is rebuilt from it, not kept as a second copy (spec: limits#table-limits).
   const payload = snapshotOf(task, iso);
   const to = { target: session.peerId, sessionId: session.id, signing: session.signing };
-  const rebuild = { message_id: newMessageId(conn.rt.random), timestamp: iso(conn.rt.now()) };
+  const rebuild = { message_id: conn.rt.out.nextId?.() ?? newMessageId(conn.rt.random), timestamp: iso(conn.rt.now()) };
   const build = () => buildMessage(conn.rt.out, to, 'task.snapshot', payload, { task_id: task.taskId, reply_to: replyTo, rebuild });
   conn.reply(build(), { rebuild: build, bytes: SNAPSHOT_RECIPE_BYTES });
 }
@@ -157,7 +158,7 @@ function onTaskRequest(conn: Replier, session: Session, msg: MessageOf<'task.req
     plans: [],
     effectsBegun: 0,
     effectsEnded: 0,
-    abort: new AbortController(),
+    abort: new TaskAbort(),
     timers: {},
   };
   // The journal record and the idempotency record come before task.accepted (spec: tasks#durability);

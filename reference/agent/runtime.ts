@@ -4,7 +4,7 @@
  * on one Runtime.
  */
 import type { AgentCard, Capability } from '../../schemas/src/index.ts';
-import { pooled, webRandom, type RandomSource } from '../core/ids.ts';
+import { messageIds, pooled, webRandom, type RandomSource } from '../core/ids.ts';
 import type { Hmac } from '../core/signing.ts';
 import { mayDeclareCapability } from '../core/reserved-names.ts';
 import { hmacSha256 } from '../crypto.ts';
@@ -104,7 +104,14 @@ export class Runtime {
     const issues = validateAgainst('agent-card.schema.json', this.card);
     if (issues) throw new Error(`the agent card is invalid: ${issues.map((i) => `${i.path || '/'} ${i.message}`).join('; ')}`);
     this.agentId = this.card.agent_id;
-    this.out = { agentId: this.agentId, clock: this.clock, random: this.random, hmac: this.hmac };
+    this.out = {
+      agentId: this.agentId,
+      clock: this.clock,
+      random: this.random,
+      hmac: this.hmac,
+      nextId: messageIds(this.random),
+      validate: options.validateOutbound ?? outboundCheckFromEnv(),
+    };
   }
 
   /** Writes a journal record before the message or effect it guards (no-op without a state directory). */
@@ -121,4 +128,9 @@ export class Runtime {
   now(): number {
     return this.clock.now();
   }
+}
+
+/** TAP_VALIDATE_OUTBOUND=1 turns on the check of every built message where no option says otherwise. */
+function outboundCheckFromEnv(): boolean {
+  return (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.TAP_VALIDATE_OUTBOUND === '1';
 }

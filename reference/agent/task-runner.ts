@@ -202,7 +202,7 @@ export class TaskRunner implements TaskHost {
         record.released = true;
       }
     }
-    if (!task.abort.signal.aborted) task.abort.abort(ENDED);
+    if (!task.abort.aborted) task.abort.abort(ENDED);
     return true;
   }
 
@@ -268,7 +268,7 @@ export class TaskRunner implements TaskHost {
   }
 
   private abortHandler(task: Task, kind: AbortKind, why: string): void {
-    if (!task.abort.signal.aborted) task.abort.abort(new TaskAborted(kind, why));
+    if (!task.abort.aborted) task.abort.abort(new TaskAborted(kind, why));
   }
 }
 

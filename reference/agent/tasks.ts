@@ -8,7 +8,7 @@ import { canonicalize } from '../core/jcs.ts';
 import { isTerminal } from '../core/states.ts';
 import type { ErrorPayload } from '../core/errors.ts';
 import type { TimerHandle } from '../core/platform.ts';
-import type { Authorization, PlanRecord } from './model.ts';
+import type { Authorization, PlanRecord, TaskAbort } from './model.ts';
 
 export type { Authorization } from './model.ts';
 /** A task's one result (spec: tasks#result). */
@@ -75,7 +75,7 @@ export interface Task {
   /** Side effects begun and ended; open > 0 means one is under way (spec: durability#indeterminate). */
   effectsBegun: number;
   effectsEnded: number;
-  abort: AbortController;
+  abort: TaskAbort;
   timers: { deadline?: TimerHandle; release?: TimerHandle };
   /** Set by a restart: the checkpoint the handler resumes from. */
   restored?: Checkpoint | { state: Record<string, unknown> };

@@ -2,12 +2,22 @@
 
 /** A log of items with async iteration: readers wait for new items and stop when it ends. */
 export class Feed<T> {
-  /** Every item appended, in order. */
+  /**
+   * The items appended, in order: all of them, or once more came the newest `limit` to
+   * 2 × `limit`, and every item a reader that is still reading has not reached yet.
+   */
   readonly items: T[] = [];
+  /** Items forgotten from the front of `items`. */
+  private dropped = 0;
   private readonly present = new WeakSet<object>();
   private waiters: Array<() => void> = [];
+  /** Where each reader still reading stands, as an absolute index. */
+  private readonly cursors = new Set<{ i: number }>();
   private ended = false;
   private failure?: Error;
+
+  /** `limit`: how many of the newest items the log keeps at least; older ones are forgotten in batches. */
+  constructor(private readonly limit = Number.POSITIVE_INFINITY) {}
 
   /** True once `end` or `fail` was called. */
   get closed(): boolean {
@@ -22,6 +32,15 @@ export class Feed<T> {
       this.present.add(item);
     }
     this.items.push(item);
+    if (this.items.length > 2 * this.limit) {
+      let keepFrom = this.dropped + this.items.length - this.limit;
+      for (const c of this.cursors) keepFrom = Math.min(keepFrom, c.i);
+      const forget = keepFrom - this.dropped;
+      if (forget > this.limit) {
+        this.items.splice(0, forget);
+        this.dropped += forget;
+      }
+    }
     this.wake();
   }
 
@@ -43,20 +62,27 @@ export class Feed<T> {
   iterate<U extends T>(keep: (item: T) => item is U): AsyncIterable<U> {
     return {
       [Symbol.asyncIterator]: () => {
-        let i = 0;
+        // A new reader starts from the oldest item kept; the log keeps what it has not read yet.
+        const cursor = { i: this.dropped };
+        this.cursors.add(cursor);
         return {
           next: async (): Promise<IteratorResult<U>> => {
             for (;;) {
-              while (i < this.items.length) {
-                const item = this.items[i++]!;
+              while (cursor.i - this.dropped < this.items.length) {
+                const item = this.items[cursor.i++ - this.dropped]!;
                 if (keep(item)) return { value: item, done: false };
               }
               if (this.ended) {
+                this.cursors.delete(cursor);
                 if (this.failure) throw this.failure;
                 return { value: undefined, done: true };
               }
               await new Promise<void>((resolve) => this.waiters.push(resolve));
             }
+          },
+          return: async (): Promise<IteratorResult<U>> => {
+            this.cursors.delete(cursor);
+            return { value: undefined, done: true };
           },
         };
       },

@@ -33,6 +33,9 @@ import type {
 
 export type { Accepted } from './attempt.ts';
 
+/** Messages a handle's log keeps at least: a long stream is read through `events`, not kept whole. */
+export const HANDLE_LOG_LIMIT = 1024;
+
 /** Options of `client.submit`. */
 export interface SubmitOptions {
   /** The task id of the first attempt (default: a fresh one); retries always use fresh ids. */
@@ -61,7 +64,7 @@ export class TaskHandle {
   readonly result: Promise<ResultPayload>;
   /** Every task id tried, in order. */
   readonly attempts: string[] = [];
-  private readonly feed = new Feed<StreamMessage>();
+  private readonly feed = new Feed<StreamMessage>(HANDLE_LOG_LIMIT);
 
   private stream?: TaskStream;
   private unsubscribe?: () => void;
@@ -141,7 +144,7 @@ export class TaskHandle {
     return this.done;
   }
 
-  /** The messages of the task's stream so far, in order, without the results of attempts that were retried. */
+  /** The messages of the task's stream so far, in order (at least the newest 1,024), without the results of attempts that were retried. */
   get log(): readonly StreamMessage[] {
     return this.feed.items;
   }

@@ -10,6 +10,7 @@ import {
   DEFAULT_MAX_MESSAGE_BYTES,
   errorPayload,
   initialRequesterHandshake,
+  messageIds,
   protocolOf,
   requesterHandshake,
   seal,
@@ -104,6 +105,8 @@ export class RequesterSession {
   private closing = false;
   private stepTimer: unknown;
   private readonly pongs = new Map<string, string>();
+  private readonly nextId: () => string;
+  private readonly now = (): number => this.config.clock.now();
   private settleStart?: { resolve: (r: HandshakeResult) => void; reject: (e: Error) => void };
 
   constructor(
@@ -112,6 +115,7 @@ export class RequesterSession {
     private readonly handlers: SessionHandlers,
   ) {
     this.maxBytes = config.params.max_message_bytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    this.nextId = messageIds(config.random); // spec: envelope#message-id
     this.machine = initialRequesterHandshake({
       card: config.card,
       versions: config.versions,
@@ -214,11 +218,7 @@ export class RequesterSession {
   }
 
   private composeContext() {
-    return {
-      random: this.config.random,
-      now: () => this.config.clock.now(),
-      protocol: protocolOf(this.established?.version ?? this.config.versions[0] ?? '1.0'),
-    };
+    return { nextId: this.nextId, now: this.now, protocol: protocolOf(this.established?.version ?? this.config.versions[0] ?? '1.0') };
   }
 
   private write(msg: TapMessage): void {

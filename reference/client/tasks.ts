@@ -13,16 +13,25 @@ export class TaskTable {
   private readonly streams = new Map<string, TaskStream>();
   private readonly handles = new Map<string, TaskHandle>();
 
-  constructor(private readonly random: RandomSource) {}
+  /** 80 random bits drawn once: the table's ids are this prefix and a counter. */
+  private readonly prefix: string;
+  private count = 0;
 
-  /** A fresh task id: an identifier that can also be a file name (spec: envelope#identifiers). */
-  newTaskId(): string {
-    return `task-${hex(this.random(10))}`;
+  constructor(random: RandomSource) {
+    this.prefix = hex(random(10));
   }
 
-  /** A fresh idempotency key. */
+  /**
+   * A fresh task id: an identifier that can also be a file name, never used before by this table,
+   * and apart from other tables' by its random prefix (spec: envelope#identifiers, tasks#request).
+   */
+  newTaskId(): string {
+    return `task-${this.prefix}-${(++this.count).toString(36)}`;
+  }
+
+  /** A fresh idempotency key, unique in the same way. */
   newIdempotencyKey(): string {
-    return `key-${hex(this.random(12))}`;
+    return `key-${this.prefix}-${(++this.count).toString(36)}`;
   }
 
   /** Whether a stream is followed for this task id. */

@@ -10,6 +10,8 @@ import { newMessageId, webRandom, type RandomSource } from './ids.ts';
 /** Where fresh ids and the time come from; both injected so composition stays deterministic in tests. */
 export interface ComposeContext {
   random?: RandomSource;
+  /** The sender's message ids (see messageIds); without it each id is 128 random bits from `random`. */
+  nextId?: () => string;
   /** Milliseconds since the epoch. */
   now?: () => number;
   /** The envelope protocol; defaults to PROTOCOL. */
@@ -33,16 +35,27 @@ export interface MessageFields<T extends MessageType> {
   metadata?: MessageOf<T>['metadata'];
 }
 
-/** An RFC 3339 UTC timestamp with millisecond precision and a trailing "Z" (spec: envelope#timestamps). */
+let lastMs = Number.NaN;
+let lastText = '';
+
+/**
+ * An RFC 3339 UTC timestamp with millisecond precision and a trailing "Z"; the text of the last
+ * millisecond asked for is kept, so messages built within one millisecond share one Date
+ * (spec: envelope#timestamps).
+ */
 export function timestamp(ms: number): string {
-  return new Date(ms).toISOString();
+  if (ms !== lastMs) {
+    lastText = new Date(ms).toISOString();
+    lastMs = ms;
+  }
+  return lastText;
 }
 
 /** Builds a message with the envelope members in their usual order, omitting the absent ones (spec: envelope#fields). */
 export function composeMessage<T extends MessageType>(ctx: ComposeContext, fields: MessageFields<T>): MessageOf<T> {
   const msg: Record<string, unknown> = {
     protocol: ctx.protocol ?? PROTOCOL,
-    message_id: fields.message_id ?? newMessageId(ctx.random ?? webRandom),
+    message_id: fields.message_id ?? (ctx.nextId ? ctx.nextId() : newMessageId(ctx.random ?? webRandom)),
     type: fields.type,
     source: fields.source,
     target: fields.target,

@@ -34,6 +34,18 @@ export function newMessageId(random: RandomSource = webRandom): string {
   return base64urlEncode(random(16));
 }
 
+/**
+ * The message ids of one sender: a random prefix of 96 bits (16 base64url characters) drawn
+ * once, then "." and a counter in base 36, so no two ids of the source repeat and ids of two
+ * sources collide only if their prefixes do (spec: envelope#message-id: "a counter prefixed by a
+ * per-session random string is enough").
+ */
+export function messageIds(random: RandomSource = webRandom): () => string {
+  const prefix = base64urlEncode(random(12));
+  let n = 0;
+  return () => `${prefix}.${(++n).toString(36)}`;
+}
+
 /** A session id: 128 random bits as 22 base64url characters (spec: handshake#ack). */
 export function newSessionId(random: RandomSource = webRandom): string {
   return base64urlEncode(random(16));

@@ -6,7 +6,7 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { isKnownType } from './catalogue.ts';
 import type { SchemaFile } from './schema-bundle.ts';
-import { VALIDATORS } from './validators.generated.js';
+import { QUICK, VALIDATORS } from './validators.generated.js';
 
 /** One schema violation: where (a JSON Pointer into the value), which keyword failed, and a sentence for people. */
 export interface Issue {
@@ -23,16 +23,30 @@ export const SCHEMA_BASE = 'https://schemas.tap-protocol.org/v1/';
 
 const cache = new Map<string, Validator>();
 
-/** Wraps a compiled function once per file name. */
+/**
+ * Wraps a compiled function once per file name. Where a quick check exists (the envelope and
+ * each body variant), a valid value costs only the quick check; the full validator, which
+ * collects every error, runs only to name the issues of an invalid one.
+ */
 function wrapped(file: string): Validator {
   let v = cache.get(file);
   if (!v) {
     const fn: ValidateFunction | undefined = VALIDATORS[file];
     if (!fn) throw new Error(`no validator for ${file}: it is not a schema in schemas/v1 (run npm run build after changing them)`);
-    v = (value) => (fn(value) ? null : toIssues(fn.errors ?? []));
+    const quick: ValidateFunction | undefined = QUICK[file];
+    v = quick
+      ? (value) => (quick(value) ? null : fn(value) ? null : toIssues(fn.errors ?? []))
+      : (value) => (fn(value) ? null : toIssues(fn.errors ?? []));
     cache.set(file, v);
   }
   return v;
+}
+
+/** The full validator of a file, never its quick check: for tests that compare the two. */
+export function fullValidatorFor(file: string): Validator {
+  const fn: ValidateFunction | undefined = VALIDATORS[file];
+  if (!fn) throw new Error(`no validator for ${file}: it is not a schema in schemas/v1 (run npm run build after changing them)`);
+  return (value) => (fn(value) ? null : toIssues(fn.errors ?? []));
 }
 
 /** True when a schema file has a validator compiled ahead of time, under this file name. */

@@ -9,6 +9,9 @@ export function isPeerGone(err: unknown): boolean {
   return typeof code === 'string' && PEER_GONE.has(code);
 }
 
+/** Held text beyond this many UTF-16 units is written at once rather than at the end of the turn. */
+const FLUSH_AT = 64 * 1024;
+
 /** What a StreamWriter reports to its owner. */
 export interface StreamWriterHooks {
   /** The reader went away (EPIPE and the like); later writes are dropped. */
@@ -20,10 +23,17 @@ export interface StreamWriterHooks {
 /**
  * Writes to a Node stream with backpressure, and turns "the reader is gone" into a state
  * instead of a crash: it always listens for 'error', and drops writes once the peer is gone.
+ * Text written in one turn of the event loop goes to the stream as one write, in order.
  */
 export class StreamWriter {
   private gone = false;
   private readonly waiters = new Set<(err?: Error) => void>();
+  /** Text written this turn, not yet handed to the stream. */
+  private batch: string[] = [];
+  private batchLength = 0;
+  /** Settles when the batch has been handed over: what every write of the turn returns. */
+  private batchDone?: Promise<void>;
+  private settleBatch?: { resolve: () => void; reject: (err: Error) => void };
 
   /** Wraps `stream` and installs its 'error' listener at once. */
   constructor(
@@ -40,13 +50,59 @@ export class StreamWriter {
     return this.gone || this.stream.destroyed || this.stream.writableEnded;
   }
 
-  /** Bytes written but not yet flushed to the stream's reader. */
+  /** Bytes written but not yet flushed to the stream's reader (text of this turn counted in UTF-16 units). */
   get pending(): number {
-    return this.stream.writableLength;
+    return this.stream.writableLength + this.batchLength;
   }
 
-  /** Writes `data`; resolves when the stream accepts more (drain), or at once if it is gone. */
+  /**
+   * Writes `data`; resolves when the stream accepts more (drain), or at once if it is gone. Text
+   * is held until the end of the turn and written with the rest of the turn's text; bytes go at
+   * once, after the text held before them.
+   */
   write(data: string | Uint8Array): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    if (typeof data !== 'string') {
+      this.flush();
+      return this.writeNow(data);
+    }
+    this.batch.push(data);
+    this.batchLength += data.length;
+    // A burst (a handler emitting thousands of events in one turn) goes out as it grows, so the
+    // held text never counts as unread by the peer (spec: limits#back-pressure).
+    if (this.batchLength >= FLUSH_AT) {
+      const done = this.batchDone ?? Promise.resolve();
+      if (!this.batchDone) {
+        const text = this.batch.join('');
+        this.batch = [];
+        this.batchLength = 0;
+        return this.writeNow(text);
+      }
+      this.flush();
+      return done;
+    }
+    if (!this.batchDone) {
+      this.batchDone = new Promise<void>((resolve, reject) => {
+        this.settleBatch = { resolve, reject };
+      });
+      setImmediate(this.flush);
+    }
+    return this.batchDone;
+  }
+
+  /** Hands the text held this turn to the stream as one write. */
+  private readonly flush = (): void => {
+    const settle = this.settleBatch;
+    if (!settle) return;
+    const text = this.batch.length === 1 ? this.batch[0]! : this.batch.join('');
+    this.batch = [];
+    this.batchLength = 0;
+    this.batchDone = undefined;
+    this.settleBatch = undefined;
+    this.writeNow(text).then(settle.resolve, settle.reject);
+  };
+
+  private writeNow(data: string | Uint8Array): Promise<void> {
     if (this.closed) return Promise.resolve();
     let ready: boolean;
     try {
@@ -62,6 +118,7 @@ export class StreamWriter {
 
   /** Ends the stream after pending writes; resolves when it finished, closed or failed. */
   end(): Promise<void> {
+    this.flush();
     if (this.closed) return Promise.resolve();
     return new Promise<void>((resolve) => {
       const done = (): void => resolve();

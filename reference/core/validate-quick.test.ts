@@ -1,0 +1,71 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { isKnownType } from './catalogue.ts';
+import { fullValidatorFor, validateDecoded, validateEnvelope } from './validate.ts';
+
+const root = new URL('../../', import.meta.url).pathname;
+
+function jsonFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) out.push(...jsonFiles(path));
+    else if (name.endsWith('.json') && !name.endsWith('.expect.json')) out.push(path);
+  }
+  return out;
+}
+
+/** Every fixture message, valid and invalid, and variants with a broken timestamp or deadline. */
+function samples(): [string, unknown][] {
+  const out: [string, unknown][] = [];
+  for (const path of [...jsonFiles(join(root, 'fixtures/messages')), ...jsonFiles(join(root, 'fixtures/invalid'))]) {
+    let value: unknown;
+    try {
+      value = JSON.parse(readFileSync(path, 'utf8'));
+    } catch {
+      continue;
+    }
+    out.push([path, value]);
+    if (value && typeof value === 'object' && !Array.isArray(value)) {
+      for (const ts of ['2026-02-30T00:00:00Z', '2026-01-01T24:00:00Z', '2026-01-01t00:00:00z', '2026-01-01T00:00:00+01:00']) {
+        out.push([`${path} timestamp ${ts}`, { ...value, timestamp: ts }]);
+        const payload = (value as { payload?: unknown }).payload;
+        if (payload && typeof payload === 'object')
+          out.push([`${path} deadline ${ts}`, { ...value, payload: { ...payload, deadline: ts } }]);
+      }
+    }
+  }
+  return out;
+}
+
+describe('quick checks', () => {
+  const all = samples();
+
+  it('covers valid and invalid fixtures', () => {
+    expect(all.length).toBeGreaterThan(300);
+  });
+
+  it('the envelope check gives the issues of the full validator on every fixture (spec: envelope#fields)', () => {
+    const full = fullValidatorFor('envelope.schema.json');
+    let invalid = 0;
+    for (const [name, value] of all) {
+      const want = full(value);
+      if (want) invalid++;
+      expect(validateEnvelope(value), name).toEqual(want);
+    }
+    expect(invalid).toBeGreaterThan(20);
+  });
+
+  it('each body check gives the issues of the full body validator on every fixture (spec: messages#payload-validation)', () => {
+    let invalid = 0;
+    for (const [name, value] of all) {
+      const type = (value as { type?: unknown } | null)?.type;
+      if (typeof type !== 'string' || !isKnownType(type)) continue;
+      const want = fullValidatorFor(`${type}.body.schema.json`)(value);
+      if (want) invalid++;
+      expect(validateDecoded(value), name).toEqual(want);
+    }
+    expect(invalid).toBeGreaterThan(20);
+  });
+});
