@@ -61,3 +61,22 @@ describe('the reference agent runs from its bundle (tools/build.ts BINS)', () =>
     expect(ours.filter((p) => p.startsWith(join(root, 'dist/reference')))).toEqual([]);
   });
 });
+
+describe('the reference agent over stdio, end of input right after a message', () => {
+  it('writes its handshake.ack before it exits when the input ends in the same read as the init (spec: bindings-stdio#end-of-input)', async () => {
+    const root = join(import.meta.dirname, '..');
+    const init = JSON.stringify(JSON.parse(readFileSync(join(root, 'fixtures/messages/handshake.init/target-wildcard.json'), 'utf8')));
+    const child = spawn(process.execPath, [join(root, 'bin/tap-reference-agent.mjs')], { stdio: ['pipe', 'pipe', 'ignore'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d));
+    child.stdin.end(`${init}\n`);
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(code).toBe(0);
+    expect(
+      out
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => (JSON.parse(l) as { type: string }).type)[0],
+    ).toBe('handshake.ack');
+  });
+});

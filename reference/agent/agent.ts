@@ -113,8 +113,12 @@ export function createAgent(options: AgentOptions): Agent {
     card: rt.card,
     attach,
     async serveStdio(stdioOptions = {}) {
-      const conn = attach(createStdioAgentTransport({ maxFrameBytes: rt.card.limits.max_message_bytes, ...stdioOptions }), { stdio: true });
+      const transport = createStdioAgentTransport({ maxFrameBytes: rt.card.limits.max_message_bytes, ...stdioOptions });
+      const conn = attach(transport, { stdio: true });
       await conn.done;
+      // What the session wrote in its last turn (a handshake.ack to an init followed at once by the
+      // end of input) is held until the turn ends: flushed and the output ended before this returns.
+      await transport.close({ code: 1000, reason: 'the session is over' });
     },
     async listen(listenOptions = {}) {
       // Loaded on first use: an agent that serves stdio only never loads the WebSocket library.
