@@ -1,5 +1,8 @@
 /** An append-only log that any number of readers iterate asynchronously, each from the start. */
 
+/** Messages a handle's log keeps at least: a long stream is read through `events`, not kept whole. */
+export const HANDLE_LOG_LIMIT = 1024;
+
 /** A log of items with async iteration: readers wait for new items and stop when it ends. */
 export class Feed<T> {
   /**

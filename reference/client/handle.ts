@@ -17,7 +17,7 @@ import {
   type Accepted,
   type Ending,
 } from './attempt.ts';
-import { Feed } from './feed.ts';
+import { Feed, HANDLE_LOG_LIMIT } from './feed.ts';
 import type { TaskHost } from './task-host.ts';
 import type { TaskStream } from './stream.ts';
 import type {
@@ -32,9 +32,6 @@ import type {
 } from './types.ts';
 
 export type { Accepted } from './attempt.ts';
-
-/** Messages a handle's log keeps at least: a long stream is read through `events`, not kept whole. */
-export const HANDLE_LOG_LIMIT = 1024;
 
 /** Options of `client.submit`. */
 export interface SubmitOptions {
