@@ -27,6 +27,7 @@ const natsLibraries = async () => {
   const [transport, js, kv] = await Promise.all([import('@nats-io/transport-node'), import('@nats-io/jetstream'), import('@nats-io/kv')]);
   return {
     connect: transport.connect,
+    headers: transport.headers,
     jetstream: js.jetstream,
     jetstreamManager: js.jetstreamManager,
     DeliverAll: js.DeliverPolicy.All,
@@ -502,6 +503,79 @@ export const natsDurableCases: Case[] = [
           'the repeat past the window ran again: it has messages of its own in TAP_EVENTS',
           'no messages',
           show(repeatStream.map((e) => e.message.type)),
+        ),
+      );
+    }),
+  }),
+  defineCase({
+    id: 'nats-durable.result.stored-result',
+    title: 'A delivery whose task stream already ends with a task.result stores that result as the finished record and does not run again',
+    level: 'MUST',
+    profile: P,
+    spec: 'bindings-nats#event-streams',
+    requirements: ['TAP-NATS-035'],
+    needs: { ...NATS, capabilities: ['tap.test.echo'] },
+    run: durable(async (ctx, view) => {
+      await view.queue('tap.test.echo');
+      const input = { conformance: randomKey() };
+      const stored = { conformance: randomKey(), from: 'the stored task.result' };
+      const record = recordFromDraft({ next_phase: 'tap.test.echo', input }) as TaskRecord;
+      record.requirements.target_agent = view.agentId;
+      // An earlier delivery that stored its running event and its task.result, then was lost before its finished record.
+      const subject = `${PREFIX}.events.${view.agentId}.${record.task_id}`;
+      const earlier = [
+        { type: 'task.event', payload: { kind: 'state', state: 'running' } },
+        { type: 'task.result', payload: { status: 'completed', output: stored } },
+      ];
+      for (const [i, m] of earlier.entries()) {
+        const message = {
+          protocol: 'tap/1.0',
+          message_id: randomKey(),
+          source: view.agentId,
+          target: '*',
+          timestamp: new Date().toISOString(),
+          task_id: record.task_id,
+          sequence: i + 1,
+          ...m,
+        };
+        const h = view.lib.headers();
+        h.set('Tap-Attempt', '0');
+        await view.js.publish(subject, JSON.stringify(message), { msgID: `${record.task_id}:${i + 1}`, headers: h }).catch((err: Error) => {
+          throw new Stop(notTested(`the harness cannot store an earlier delivery's messages in ${S.events} (${err.message})`));
+        });
+      }
+      const ack = await view.js.publish(`${PREFIX}.tasks.tap.test.echo`, JSON.stringify(record), { msgID: `${record.task_id}:submit` });
+      const gone = await view.drained(ack.seq, ctx.scaled(10_000));
+      const done = await view.finished(record.task_id, ctx.scaled(2000));
+      const entries = await view.stream(record.task_id, (e) => e.length > earlier.length, ctx.scaled(1000));
+      return verdictOf(
+        'stored from the task.result, not run again',
+        check(gone, 'the agent did not take the record off its queue', 'acknowledged', 'still queued'),
+        check(
+          done !== undefined,
+          `no finished record in ${S.results} for a task whose stream ends with its task.result`,
+          'a finished record',
+          'none',
+        ),
+        done &&
+          check(
+            done.state.status === 'completed' && JSON.stringify(done.context.history.at(-1)?.output) === JSON.stringify(stored),
+            'the finished record is not the one the stored task.result states: the phase ran again',
+            `completed with ${show(stored)}`,
+            show({ status: done.state.status, output: done.context.history.at(-1)?.output }),
+          ),
+        done &&
+          check(
+            done.state.attempts === 0,
+            "the finished record's state.attempts is not the stored result's Tap-Attempt",
+            '0',
+            show(done.state.attempts),
+          ),
+        check(
+          entries.length === earlier.length,
+          `the agent published to a task stream in ${S.events} that already ended with its task.result`,
+          show(earlier.map((m) => m.type)),
+          show(entries.map((e) => e.message.type)),
         ),
       );
     }),

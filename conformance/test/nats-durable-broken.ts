@@ -9,7 +9,7 @@ import { AckPolicy, DeliverPolicy, jetstream, type JsMsg } from '@nats-io/jetstr
 import { createAgent, withConformanceCapabilities } from '../../reference/agent/index.ts';
 import type { TapError } from '../../reference/core/errors.ts';
 import { durableConformanceHandlers } from '../../reference/jetstream/capabilities.ts';
-import { lastStoredSequence, TaskStreamWriter } from '../../reference/jetstream/events.ts';
+import { lastStoredMessage, TaskStreamWriter } from '../../reference/jetstream/events.ts';
 import { consumerName } from '../../reference/jetstream/runner.ts';
 import { DEFAULT_NAMES as N, deadSubject, ensureStreams, resultSubject } from '../../reference/jetstream/streams.ts';
 import { idempotencyKey } from '../../reference/jetstream/submit.ts';
@@ -24,7 +24,9 @@ export type DurableFault =
   /** Never consults TAP_IDEMPOTENCY: a repeat past the server's window runs again (TAP-NATS-024). */
   | 'no-idempotency'
   /** Ignores the max-deliveries advisory: a record that ran out of deliveries never reaches TAP_DEAD (TAP-NATS-021). */
-  | 'no-dead-letters';
+  | 'no-dead-letters'
+  /** Runs a delivery again whose task stream already ends with its task.result (TAP-NATS-035). */
+  | 'runs-again';
 
 const nanos = (ms: number): number => ms * 1_000_000;
 
@@ -62,44 +64,46 @@ async function brokenRunner(
         );
         if (owner !== record.task_id) return void (await m.ackAck());
       }
-      const stream = new TaskStreamWriter(
-        js,
-        N,
-        agentId,
-        record.task_id,
-        await lastStoredSequence(jsm, N, agentId, record.task_id),
-        attempts,
-      );
-      await stream.publish('task.event', { kind: 'state', state: 'running' });
-      const renew = fault === 'no-renewal' ? undefined : setInterval(() => m.working(), Math.floor(leaseMs / 3));
-      let output: unknown;
-      let error: TapError | undefined;
-      try {
-        output = await handler({
-          record: { ...record, state: { ...record.state, attempts } },
-          attempts,
-          signal: new AbortController().signal,
-          emit: async (data) => void (await stream.publish('task.event', { kind: 'output', data })),
-        });
-      } catch (err) {
-        error = err as TapError;
-      } finally {
-        clearInterval(renew);
+      const last = await lastStoredMessage(jsm, N, agentId, record.task_id);
+      let result: { status?: unknown; output?: unknown; error?: unknown };
+      let ran = attempts;
+      if (last?.message.type === 'task.result' && fault !== 'runs-again') {
+        result = last.message.payload;
+        ran = last.attempt ?? attempts;
+      } else {
+        const stream = new TaskStreamWriter(js, N, agentId, record.task_id, last?.message.sequence ?? 0, attempts);
+        await stream.publish('task.event', { kind: 'state', state: 'running' });
+        const renew = fault === 'no-renewal' ? undefined : setInterval(() => m.working(), Math.floor(leaseMs / 3));
+        let output: unknown;
+        let error: TapError | undefined;
+        try {
+          output = await handler({
+            record: { ...record, state: { ...record.state, attempts } },
+            attempts,
+            signal: new AbortController().signal,
+            emit: async (data) => void (await stream.publish('task.event', { kind: 'output', data })),
+          });
+        } catch (err) {
+          error = err as TapError;
+        } finally {
+          clearInterval(renew);
+        }
+        if (error?.payload?.retryable) return m.nak();
+        result = error ? { status: 'failed', error: error.payload } : { status: 'completed', output };
+        await stream.publish('task.result', result);
       }
-      if (error?.payload?.retryable) return m.nak();
-      const status = error ? 'failed' : 'completed';
-      await stream.publish('task.result', error ? { status, error: error.payload } : { status, output });
+      const status = result.status === 'completed' ? 'completed' : 'failed';
       const done = structuredClone(record);
       done.context.history.push({
         agent: agentId,
         phase: capability,
         timestamp: new Date().toISOString(),
         input: record.context.current_input,
-        output: error ? null : (output ?? null),
+        output: status === 'completed' ? (result.output ?? null) : null,
         artifacts: [],
       });
       Object.assign(done, { current_phase: capability, next_phase: null });
-      Object.assign(done.state, { attempts, processed_by: agentId, status });
+      Object.assign(done.state, { attempts: ran, processed_by: agentId, status });
       await js.publish(resultSubject(N, record.task_id), JSON.stringify(done), { msgID: `${record.task_id}:result` });
       await m.ackAck().catch(() => false);
     };

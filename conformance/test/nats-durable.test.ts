@@ -93,6 +93,7 @@ describe.skipIf(!natsServerInstalled)('tap-conform nats-durable (spec: bindings-
     ['attempt-zero', 'nats-durable.attempts.delivery-count', /delivery 2 ran with Tap-Attempt 0/],
     ['no-idempotency', 'nats-durable.idempotency.repeat', /TAP_IDEMPOTENCY does not hold the first task/],
     ['no-dead-letters', 'nats-durable.dead-letter', /was not in TAP_DEAD after 3 failed deliveries/],
+    ['runs-again', 'nats-durable.result.stored-result', /the phase ran again/],
   ])('fails the broken durable agent %s in %s, and only there', { timeout: 30_000 }, async (fault, id, reason) => {
     const s = await server();
     const agentId = `tap.broken-durable-${fault}`;

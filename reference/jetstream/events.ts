@@ -35,12 +35,23 @@ export interface StoredStreamMessage {
 /** The `Nats-Msg-Id` of a stream message: `<task_id>:<sequence>` (spec: bindings-nats#event-streams). */
 export const eventMsgId = (taskId: string, sequence: number): string => `${taskId}:${sequence}`;
 
+/** The last message stored for a task of an agent, null when none (spec: bindings-nats#event-streams). */
+export async function lastStoredMessage(
+  jsm: JetStreamManager,
+  names: DurableNames,
+  agentId: string,
+  taskId: string,
+): Promise<StoredStreamMessage | null> {
+  // getMessage resolves null when the subject has no message; any other failure is thrown, never read as none.
+  const stored = await jsm.streams.getMessage(names.events, { last_by_subj: eventSubject(names, agentId, taskId) });
+  if (!stored) return null;
+  const attempt = Number(stored.header?.get(ATTEMPT_HEADER));
+  return { message: stored.json<DurableStreamMessage>(), attempt: Number.isInteger(attempt) ? attempt : undefined, streamSeq: stored.seq };
+}
+
 /** The highest TAP sequence stored for a task of an agent, 0 when none (spec: bindings-nats#event-streams). */
 export async function lastStoredSequence(jsm: JetStreamManager, names: DurableNames, agentId: string, taskId: string): Promise<number> {
-  // getMessage resolves null when the subject has no message; any other failure is thrown, never read as 0.
-  const stored = await jsm.streams.getMessage(names.events, { last_by_subj: eventSubject(names, agentId, taskId) });
-  if (!stored) return 0;
-  const seq = (stored.json<DurableStreamMessage>() as { sequence?: unknown }).sequence;
+  const seq = ((await lastStoredMessage(jsm, names, agentId, taskId))?.message as { sequence?: unknown } | undefined)?.sequence;
   return typeof seq === 'number' ? seq : 0;
 }
 

@@ -9,9 +9,9 @@
  */
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { AckPolicy, DeliverPolicy, jetstream, type ConsumerMessages, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
-import { TapError } from '../core/errors.ts';
+import { TapError, type ErrorPayload } from '../core/errors.ts';
 import type { TaskRecord } from '../workspace/record.ts';
-import { lastStoredSequence, TaskStreamWriter } from './events.ts';
+import { lastStoredMessage, TaskStreamWriter } from './events.ts';
 import { DEFAULT_NAMES, deadSubject, ensureStreams, resultSubject, type DurableNames } from './streams.ts';
 import { idempotencyKey } from './submit.ts';
 
@@ -116,6 +116,12 @@ function resultPayload(outcome: { output?: unknown; error?: Error }): Record<str
   return { status: 'failed', error: { code: 'INTERNAL_ERROR', message: outcome.error.message.slice(0, 8192), retryable: false } };
 }
 
+/** The outcome a stored task.result states: its output, or its error (spec: bindings-nats#event-streams). */
+function outcomeOfResult(payload: Record<string, unknown>): { output?: unknown; error?: Error } {
+  if (payload.status === 'completed') return { output: payload.output ?? null };
+  return { error: new TapError(payload.error as ErrorPayload) };
+}
+
 /** Starts consuming a capability's queue (spec: bindings-nats#task-queue). */
 export async function startDurableRunner(o: DurableRunnerOptions): Promise<DurableRunner> {
   const names = o.names ?? DEFAULT_NAMES;
@@ -188,14 +194,14 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
     }
     // spec: bindings-nats#event-streams: a redelivery numbers the task's messages on from the last stored one.
     // If either fails, the delivery is not acknowledged and comes again.
-    const stream = new TaskStreamWriter(
-      js,
-      names,
-      o.agentId,
-      record.task_id,
-      await lastStoredSequence(jsm, names, o.agentId, record.task_id),
-      attempts,
-    );
+    const last = await lastStoredMessage(jsm, names, o.agentId, record.task_id);
+    // A stream that ends with the task.result is a phase that finished in an earlier delivery whose
+    // finished record was not stored: it is stored from that result, and the phase is not run again.
+    if (last?.message.type === 'task.result') {
+      await finish(m, record, last.attempt ?? attempts, outcomeOfResult(last.message.payload));
+      return;
+    }
+    const stream = new TaskStreamWriter(js, names, o.agentId, record.task_id, last?.message.sequence ?? 0, attempts);
     await stream.publish('task.event', { kind: 'state', state: 'running' });
     const lost = new AbortController();
     const onStop = () => lost.abort();
@@ -227,6 +233,11 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
       return;
     }
     await stream.publish('task.result', resultPayload(outcome));
+    await finish(m, record, attempts, outcome);
+  };
+
+  /** Stores the finished record of a phase's outcome in TAP_RESULTS, then acknowledges the delivery. */
+  const finish = async (m: JsMsg, record: TaskRecord, attempts: number, outcome: { output?: unknown; error?: Error }): Promise<void> => {
     const next = finished(record, o.agentId, attempts, outcome);
     // spec: bindings-nats#task-queue: the finished record is stored before the delivery is acknowledged;
     // one message id per task, so that the server keeps the first finished record only.
