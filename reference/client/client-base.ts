@@ -129,7 +129,7 @@ export abstract class ClientBase extends Emitter<ClientEvents> implements TaskHo
   request(type: MessageType, payload: object, fields: Record<string, unknown>): Promise<TapMessage>;
   request(type: MessageType, payload: object, fields: Record<string, unknown>): Promise<TapMessage> {
     if (this.phase === 'closed' || this.phase === 'connecting') {
-      return Promise.reject(new TapClientError(ClientCode.CLOSED, `cannot send ${type}: the client is ${this.phase}`));
+      return Promise.reject(new TapClientError(ClientCode.CLOSED, `cannot send ${type}: the client is ${this.phase}`, { unsent: true }));
     }
     // A request about a task carries the task's trace (spec: mesh#trace).
     const trace =

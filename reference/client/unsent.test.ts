@@ -70,3 +70,13 @@ describe('requests made while the session is down (spec: mesh#moving)', () => {
     expect(requestOnWire(wire, during.taskId)).toBe(false);
   });
 });
+
+describe('requests on a closed client (spec: mesh#moving)', () => {
+  it('refuses a task on a client that is already closed as unsent, sending nothing', async () => {
+    const { client, wire } = await droppable();
+    await client.close('done');
+    const late = client.submit('demo.plan', {});
+    await expect(late.result).rejects.toMatchObject({ code: 'CLOSED', unsent: true, indeterminate: false });
+    expect(requestOnWire(wire, late.taskId)).toBe(false);
+  });
+});
