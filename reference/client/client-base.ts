@@ -129,19 +129,21 @@ export abstract class ClientBase extends Emitter<ClientEvents> implements TaskHo
   request(type: MessageType, payload: object, fields: Record<string, unknown>): Promise<TapMessage>;
   request(type: MessageType, payload: object, fields: Record<string, unknown>): Promise<TapMessage> {
     if (this.phase === 'closed' || this.phase === 'connecting') {
-      return Promise.reject(new TapClientError(ClientCode.CLOSED, `cannot send ${type}: the client is ${this.phase}`));
+      return Promise.reject(new TapClientError(ClientCode.CLOSED, `cannot send ${type}: the client is ${this.phase}`, { unsent: true }));
     }
     // A request about a task carries the task's trace (spec: mesh#trace).
     const trace =
       fields.metadata === undefined && typeof fields.task_id === 'string' ? this.tasks.handle(fields.task_id)?.trace : undefined;
     if (trace) fields = { ...fields, metadata: trace };
+    // While the session is down (reconnecting, or ending after it closed) the request waits for a resume's re-send.
+    const sent = this.session.open;
     let msg: TapMessage;
     try {
       msg = this.session.send(type, payload as PayloadOf<typeof type>, fields as EnvelopeFields) as TapMessage;
     } catch (err) {
       return Promise.reject(err);
     }
-    return this.pending.add(msg);
+    return this.pending.add(msg, sent);
   }
 
   // ---- incoming ----
@@ -262,10 +264,10 @@ export abstract class ClientBase extends Emitter<ClientEvents> implements TaskHo
     });
   }
 
-  /** Rejects every pending request and fails every open handle with `error` (a declined resume). */
+  /** Rejects every pending request and fails every open handle with `error` (a declined resume); a task whose request never went out fails as unsent. */
   protected failOpen(error: TapClientError): void {
-    this.pending.rejectAll(error);
-    this.tasks.failOpen(error);
+    const unsent = this.pending.rejectAll(error);
+    this.tasks.failOpen(error, (taskId) => unsent.get(taskId));
   }
 
   /** Closes the client for good. */

@@ -14,25 +14,35 @@ export const ClientCode = Object.freeze({
 /**
  * A request or task that did not reach an outcome. `code` is the registry code when the agent
  * sent an error (then `payload` holds it), or one of ClientCode; `indeterminate` is true when
- * the work may or may not have happened.
+ * the work may or may not have happened; `unsent` is true when the request was never written to
+ * any transport, so nothing of it can have happened (spec: mesh#moving).
  */
 export class TapClientError extends Error {
   override readonly name = 'TapClientError';
   readonly code: string;
   readonly retryable: boolean;
   readonly indeterminate: boolean;
+  readonly unsent: boolean;
   readonly payload?: ErrorPayload;
   readonly taskId?: string;
 
   constructor(
     code: string,
     message: string,
-    options: { retryable?: boolean; indeterminate?: boolean; payload?: ErrorPayload; taskId?: string; cause?: unknown } = {},
+    options: {
+      retryable?: boolean;
+      indeterminate?: boolean;
+      unsent?: boolean;
+      payload?: ErrorPayload;
+      taskId?: string;
+      cause?: unknown;
+    } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.retryable = options.retryable ?? false;
     this.indeterminate = options.indeterminate ?? false;
+    this.unsent = options.unsent ?? false;
     if (options.payload) this.payload = options.payload;
     if (options.taskId !== undefined) this.taskId = options.taskId;
   }

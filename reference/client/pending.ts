@@ -2,6 +2,8 @@
  * The requests awaiting their direct reply, by message_id (spec: messages#replies). A request
  * with no reply within request_timeout_ms is rejected as indeterminate; after a resume every
  * pending request is re-sent byte for byte, so the agent answers it once (spec: sessions#duplicates).
+ * A request made while no session was open waits for that re-send; if it never goes out, it is
+ * rejected as unsent, not as indeterminate: the agent cannot have seen it.
  */
 import type { TapMessage } from '../../schemas/src/index.ts';
 import { ClientCode, quiet, TapClientError } from './errors.ts';
@@ -12,6 +14,8 @@ export interface Pending {
   msg: TapMessage;
   /** True once re-sent after a resume. */
   resent: boolean;
+  /** True once written to a transport (a request made while the session was down is not, until re-sent). */
+  sent: boolean;
   resolve(reply: TapMessage): void;
   reject(err: Error): void;
 }
@@ -29,11 +33,11 @@ export class PendingRequests {
     private readonly timeoutMs: () => number,
   ) {}
 
-  /** Waits for the reply to `msg` (already sent). */
-  add(msg: TapMessage): Promise<TapMessage> {
+  /** Waits for the reply to `msg`; `sent` says whether it went out now or waits for a re-send. */
+  add(msg: TapMessage, sent = true): Promise<TapMessage> {
     return quiet(
       new Promise<TapMessage>((resolve, reject) => {
-        const entry: Entry = { msg, resolve, reject, timer: undefined, resent: false };
+        const entry: Entry = { msg, resolve, reject, timer: undefined, resent: false, sent };
         this.arm(entry);
         this.byId.set(msg.message_id, entry);
       }),
@@ -54,18 +58,30 @@ export class PendingRequests {
   resendAll(send: (msg: TapMessage) => void): void {
     for (const entry of this.byId.values()) {
       entry.resent = true;
+      entry.sent = true;
       this.arm(entry);
       send(entry.msg);
     }
   }
 
-  /** Rejects every pending request with `error`. */
-  rejectAll(error: Error): void {
+  /**
+   * Rejects every pending request with `error`, or, for one that was never sent, with an unsent
+   * error; returns those unsent errors by the task id of their task.request.
+   */
+  rejectAll(error: Error): Map<string, TapClientError> {
+    const unsent = new Map<string, TapClientError>();
     for (const entry of [...this.byId.values()]) {
       this.byId.delete(entry.msg.message_id);
       this.clock.clearTimeout(entry.timer);
-      entry.reject(error);
+      if (entry.sent) {
+        entry.reject(error);
+        continue;
+      }
+      const e = unsentError(entry.msg, error.message);
+      if (entry.msg.type === 'task.request' && entry.msg.task_id !== undefined) unsent.set(entry.msg.task_id, e);
+      entry.reject(e);
     }
+    return unsent;
   }
 
   private arm(entry: Entry): void {
@@ -75,6 +91,7 @@ export class PendingRequests {
       if (this.byId.get(entry.msg.message_id) !== entry) return;
       this.byId.delete(entry.msg.message_id);
       const taskId = entry.msg.task_id;
+      if (!entry.sent) return entry.reject(unsentError(entry.msg, `no session came back within ${ms} ms`));
       entry.reject(
         new TapClientError(ClientCode.REQUEST_TIMEOUT, `no reply to ${entry.msg.type} within ${ms} ms; the outcome is unknown`, {
           indeterminate: true,
@@ -83,4 +100,13 @@ export class PendingRequests {
       );
     }, ms);
   }
+}
+
+/** The error of a request that never left: retryable, and not indeterminate, for the agent cannot have seen it. */
+function unsentError(msg: TapMessage, why: string): TapClientError {
+  return new TapClientError(ClientCode.CLOSED, `${msg.type} was never sent, so the agent did not see it: ${why}`, {
+    retryable: true,
+    unsent: true,
+    ...(msg.task_id !== undefined ? { taskId: msg.task_id } : {}),
+  });
 }

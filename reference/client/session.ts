@@ -161,7 +161,7 @@ export class RequesterSession {
   /** Builds, signs and sends one message of the established session; returns it as sent. Throws if it exceeds max_message_bytes. */
   send<T extends MessageType>(type: T, payload: PayloadOf<T>, fields: EnvelopeFields = {}): MessageOf<T> {
     const s = this.established;
-    if (!s) throw new TapClientError(ClientCode.CLOSED, `cannot send ${type}: the session is not established`);
+    if (!s) throw new TapClientError(ClientCode.CLOSED, `cannot send ${type}: the session is not established`, { unsent: true });
     const msg = composeMessage(this.composeContext(), {
       type,
       source: this.config.card.agent_id,

@@ -87,12 +87,12 @@ export class TaskTable {
     return tasks;
   }
 
-  /** Stops following every open task and fails its handle with `error`. */
-  failOpen(error: Error): void {
+  /** Stops following every open task and fails its handle with `error`, or with what `errorOf` gives for its task id. */
+  failOpen(error: Error, errorOf?: (taskId: string) => Error | undefined): void {
     for (const [taskId, s] of [...this.streams]) {
       if (s.ended) continue;
       this.streams.delete(taskId);
-      this.handles.get(taskId)?.fail(error);
+      this.handles.get(taskId)?.fail(errorOf?.(taskId) ?? error);
     }
   }
 }

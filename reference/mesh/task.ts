@@ -228,6 +228,12 @@ export class MeshTask {
       release();
       hop.taskId = inner.taskId;
       hop.outcome = step.outcome;
+      if (step.kind === 'unsent') {
+        // The request never went out: it was no attempt and began no span, so its number is still free (TAP-MESH-013, TAP-MESH-023).
+        this.nextAttempt = attempt;
+        this.hops.pop();
+        this.attempts.pop();
+      }
       if (step.kind === 'end') return step.error ? this.settle(step.error) : this.settle(undefined, step.result);
       lastError = step.error;
       if (step.kind === 'refused') refused.add(chosen.agent_id);
@@ -242,7 +248,8 @@ export class MeshTask {
     client: TapClient,
     entry: MeshEntry,
   ): Promise<
-    { kind: 'end'; outcome: string; result?: ResultPayload; error?: Error } | { kind: 'move' | 'refused'; outcome: string; error: Error }
+    | { kind: 'end'; outcome: string; result?: ResultPayload; error?: Error }
+    | { kind: 'move' | 'refused' | 'unsent'; outcome: string; error: Error }
   > {
     inner.accepted.then(
       (a) => this.markAccepted(a),
@@ -265,6 +272,8 @@ export class MeshTask {
     } catch (err) {
       await forward;
       const e = err as TapClientError;
+      // The session went down before the request went out: the agent saw nothing, so the copy may move (TAP-MESH-023).
+      if (e.unsent && !this.cancelRequested) return { kind: 'unsent', outcome: 'unsent', error: e };
       const refusal = e.payload !== undefined && !LOSS_CODES.has(e.code) && !inner.log.length;
       if (refusal) {
         // The agent refused the request: nothing ran there (spec: mesh#moving, case 2).
