@@ -32,6 +32,7 @@ const SLOW = [
   'reference/agents/mesh-demo/demo.test.ts',
   'reference/client/nats.test.ts',
   'reference/jetstream/events.test.ts',
+  'reference/jetstream/result-recovery.test.ts',
   'reference/jetstream/runner.test.ts',
   'reference/mesh/member.test.ts',
   'reference/mesh/mesh.test.ts',
