@@ -21,7 +21,7 @@ describe.skipIf(!natsServerInstalled)('the mesh demo', () => {
     const code = await new Promise<number | null>((r) => child.once('exit', r));
     expect(err).toBe('');
     expect(code).toBe(0);
-    const killed = /KILL (coder-\d) \(SIGKILL to pid \d+\) while it holds task (task-[0-9a-f]+)/.exec(out);
+    const killed = /KILL (coder-\d) \(SIGKILL to pid \d+\) while it holds task (task-[0-9a-f]+(?:-[0-9]+)?)/.exec(out);
     expect(killed).not.toBeNull();
     const [, coder, task] = killed!;
     const other = coder === 'coder-1' ? 'coder-2' : 'coder-1';
@@ -30,7 +30,7 @@ describe.skipIf(!natsServerInstalled)('the mesh demo', () => {
     const kill = at(/KILL coder/);
     const dropped = at(new RegExp(`registry: ${coder} dropped: its entry went stale`));
     const lost = at(new RegExp(`${coder} is lost holding task ${task}: the copy moves on`));
-    const moved = at(new RegExp(`coordinator → ${other}: task.request task-[0-9a-f]+, attempt 2,`));
+    const moved = at(new RegExp(`coordinator → ${other}: task.request task-[0-9a-f]+(?:-[0-9]+)?, attempt 2,`));
     expect([kill, dropped, lost, moved].every((i) => i > 0)).toBe(true);
     expect(kill).toBeLessThan(dropped);
     expect(kill).toBeLessThan(lost);
