@@ -10,8 +10,10 @@ import { selectCases } from '../select.ts';
 import type { LevelTarget } from '../options.ts';
 import { skipped } from '../verdict.ts';
 
-/** The profiles of the message protocol that apply over mailboxes: every one but the two transports. */
-export const MAILBOX_PROFILES: readonly Profile[] = PROFILES.filter((p) => p !== 'stdio' && p !== 'websocket');
+/** Not over mailboxes: the other bindings' own profiles, and the registry profile, which needs a mesh (--registry). */
+const NOT_OVER_MAILBOXES: readonly Profile[] = ['stdio', 'websocket', 'nats', 'nats-durable', 'registry'];
+/** The profiles of the message protocol that apply over mailboxes. */
+export const MAILBOX_PROFILES: readonly Profile[] = PROFILES.filter((p) => !NOT_OVER_MAILBOXES.includes(p));
 
 /** Why a case cannot judge an agent over mailboxes, by case id (a glob `*` matches any run of characters). */
 export const MAILBOX_SKIPS: Readonly<Record<string, string>> = {
