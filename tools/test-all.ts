@@ -46,7 +46,9 @@ function sh(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}, capture = 
     const done = (code: number) => {
       if (capture) {
         const label = [cmd === process.execPath ? 'node' : cmd, ...args.filter((a) => a !== '--import' && a !== 'tsx')].join(' ');
-        process.stdout.write(`\n── ${label}: ${code === 0 ? 'ok' : `FAIL (exit ${code})`}\n${output.trim() ? `${output.trimEnd()}\n` : ''}`);
+        process.stdout.write(
+          `\n── ${label}: ${code === 0 ? 'ok' : `FAIL (exit ${code})`}\n${output.trim() ? `${output.trimEnd()}\n` : ''}`,
+        );
       }
       resolve(code);
     };
