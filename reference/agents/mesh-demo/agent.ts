@@ -14,19 +14,7 @@ import { hostAgents } from '../../mesh/agent-host.ts';
 import { connectMesh } from '../../mesh/connect.ts';
 import type { Mesh } from '../../mesh/mesh.ts';
 import { jsonLines } from '../../mesh/trace.ts';
-import type { Capability } from '../../../schemas/src/index.ts';
-
-function capability(name: string, description: string): Capability {
-  return {
-    name,
-    version: '1.0.0',
-    description,
-    input_formats: ['json'],
-    output_formats: ['json'],
-    streaming: true,
-    side_effects: false,
-  };
-}
+import { capability } from '../demo/common.ts';
 
 const { values } = parseArgs({
   options: { role: { type: 'string' }, id: { type: 'string' }, nats: { type: 'string' }, logs: { type: 'string' } },
