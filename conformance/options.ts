@@ -20,6 +20,8 @@ export interface Config {
   profiles: Profile[];
   level: LevelTarget;
   only: string[];
+  /** Cases left out by id glob; like --only, a run with them is partial. */
+  skip: string[];
   seed: number;
   path?: string;
   runs: number;
@@ -62,13 +64,14 @@ export const USAGE = `Usage:
                                                      the workspace binding (see below)
   tap-conform --list [--profile p] [--only glob]     print the cases
 
-Only a run of the whole suite certifies; --profile, --level and --only make a partial run,
+Only a run of the whole suite certifies; --profile, --level, --only and --skip make a partial run,
 reported as "partial run: N of M cases — not a certification".
 
 Options:
   --profile <name>        run only this profile (repeatable): ${PROFILES.join(', ')}
   --level must|should|may run cases up to this level (default may: everything, judged strictly)
   --only <id-glob>        run only matching cases (repeatable; * and ? wildcards)
+  --skip <id-glob>        leave matching cases out (repeatable; * and ? wildcards)
   --seed <n>              seed of the random choices (default ${DEFAULT_SEED})
   --path <p>              replay path of a property or chaos failure (with --seed and --only)
   --runs <n>              runs per property (default ${DEFAULT_RUNS})
@@ -133,6 +136,7 @@ export function parseCli(argv: readonly string[]): Parsed {
         profile: { type: 'string', multiple: true },
         level: { type: 'string' },
         only: { type: 'string', multiple: true },
+        skip: { type: 'string', multiple: true },
         seed: { type: 'string' },
         path: { type: 'string' },
         runs: { type: 'string' },
@@ -172,6 +176,7 @@ export function parseCli(argv: readonly string[]): Parsed {
     profiles: [],
     level: 'may',
     only: ((values.only as string[] | undefined) ?? []).flatMap((o) => o.split(',')).filter((o) => o !== ''),
+    skip: ((values.skip as string[] | undefined) ?? []).flatMap((o) => o.split(',')).filter((o) => o !== ''),
     seed: DEFAULT_SEED,
     runs: DEFAULT_RUNS,
     repeat: 1,

@@ -71,8 +71,12 @@ function runKey(cfg: Config, target: TargetSpec): HmacKey | undefined {
 }
 
 /** The table `tap-conform --list` prints. */
-export function listCases(cfg: Pick<Config, 'profiles' | 'level' | 'only'>): string {
-  const cases = selectCases(ALL_CASES, { profiles: cfg.profiles, level: cfg.level, only: cfg.only, registry: true }, PROFILES);
+export function listCases(cfg: Pick<Config, 'profiles' | 'level' | 'only'> & { skip?: readonly string[] }): string {
+  const cases = selectCases(
+    ALL_CASES,
+    { profiles: cfg.profiles, level: cfg.level, only: cfg.only, skip: cfg.skip, registry: true },
+    PROFILES,
+  );
   const w = Math.max(...cases.map((c) => c.id.length), 2);
   const rows = cases.map((c) => `${c.id.padEnd(w)}  ${c.level.padEnd(6)}  ${c.profile.padEnd(16)}  ${c.spec.padEnd(30)}  ${c.title}`);
   return [`${'id'.padEnd(w)}  level   profile           spec                            title`, ...rows, count(cases.length, 'case')].join(
@@ -90,6 +94,8 @@ export interface ConformanceOptions {
   level?: LevelTarget;
   /** Case id globs (`*`, `?`); only matching cases run. */
   only?: string[];
+  /** Case id globs left out; like `only`, they make the run partial. */
+  skip?: string[];
   seed?: number;
   /** Runs per property (default 20). */
   runs?: number;
@@ -158,6 +164,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Repor
     profiles: options.profiles ?? [],
     level: options.level ?? 'may',
     only: options.only ?? [],
+    skip: options.skip ?? [],
     seed: options.seed ?? DEFAULT_SEED,
     runs: options.runs ?? DEFAULT_RUNS,
     repeat: options.repeat ?? 1,
@@ -200,6 +207,7 @@ export async function runConfigured(cfg: Config, hooks: RunHooks = {}): Promise<
     profiles: cfg.profiles,
     level: cfg.level,
     only: cfg.only,
+    skip: cfg.skip,
   });
   const plans = cfg.targets.map((target) => ({ target, cases: selectCases(ALL_CASES, sel(target.kind), PROFILES) }));
   if (plans.every((p) => p.cases.length === 0))
@@ -247,7 +255,7 @@ export async function runConfigured(cfg: Config, hooks: RunHooks = {}): Promise<
     results,
     baseline,
     suiteCases: runs.reduce((n, r) => n + r.suiteCases, 0),
-    filters: { profiles: cfg.profiles, level: cfg.level, only: cfg.only },
+    filters: { profiles: cfg.profiles, level: cfg.level, only: cfg.only, skip: cfg.skip },
   });
   return { report, baseline };
 }

@@ -13,6 +13,8 @@ export interface Selection {
   profiles: readonly Profile[];
   level: LevelTarget;
   only: readonly string[];
+  /** Cases left out by id glob (--skip). */
+  skip?: readonly string[];
 }
 
 /** The profiles a run covers: the requested ones, or every profile that fits the binding. */
@@ -37,6 +39,7 @@ export function selectCases(cases: readonly Case[], sel: Selection, all: readonl
     (c) =>
       profiles.has(c.profile) &&
       LEVEL_RANK[c.level] <= TARGET_RANK[sel.level] &&
-      (sel.only.length === 0 || sel.only.some((g) => globMatch(g, c.id))),
+      (sel.only.length === 0 || sel.only.some((g) => globMatch(g, c.id))) &&
+      !sel.skip?.some((g) => globMatch(g, c.id)),
   );
 }

@@ -45,6 +45,7 @@ export interface Scope {
   profiles?: string[];
   level?: LevelTarget;
   only?: string[];
+  skip?: string[];
 }
 
 /** A profile's verdict, or "not run" for a profile none of whose cases the run selected. */
@@ -143,7 +144,7 @@ export interface ReportInput {
   /** How many cases the whole suite has for the run's bindings (default: as many as ran). */
   suiteCases?: number;
   /** The filters of the run, reported in the scope of a partial run. */
-  filters?: { profiles: readonly string[]; level: LevelTarget; only: readonly string[] };
+  filters?: { profiles: readonly string[]; level: LevelTarget; only: readonly string[]; skip?: readonly string[] };
   /** The bindings of the run's targets, when more than `transport` (a combined run). */
   bindings?: readonly string[];
   /** Every binding the suite knows for this kind of agent (default stdio and websocket). */
@@ -259,6 +260,7 @@ export function buildReport(i: ReportInput): Report {
     if (i.filters?.profiles.length) scope.profiles = [...i.filters.profiles];
     if (i.filters && i.filters.level !== 'may') scope.level = i.filters.level;
     if (i.filters?.only.length) scope.only = [...i.filters.only];
+    if (i.filters?.skip?.length) scope.skip = [...i.filters.skip];
     report.scope = scope;
   }
   if (certified) report.not_covered = gaps;

@@ -134,7 +134,7 @@ export function renderSummary(report: Report, paint: Paint): string {
   const levelStyle = report.partial ? 'yellow' : report.certified ? 'green' : 'red';
   out.push(paint('bold', paint(levelStyle, `Level: ${report.level}`)));
   if (report.partial && report.scope)
-    out.push(paint('gray', `scope: ${scopeLine(report.scope)}; run without --only, --profile and --level to certify`));
+    out.push(paint('gray', `scope: ${scopeLine(report.scope)}; run without --only, --skip, --profile and --level to certify`));
   return out.join('\n');
 }
 
@@ -144,5 +144,6 @@ export function scopeLine(scope: Scope, withCount = true): string {
   if (scope.profiles) parts.push(`--profile ${scope.profiles.join(',')}`);
   if (scope.level) parts.push(`--level ${scope.level}`);
   if (scope.only) parts.push(`--only ${scope.only.join(',')}`);
+  if (scope.skip) parts.push(`--skip ${scope.skip.join(',')}`);
   return parts.join(', ') || 'no filter';
 }

@@ -73,6 +73,19 @@ describe('tap-conform exit codes', () => {
     expect(r.out).toMatch(/^core\.handshake\.complete\s+MUST\s+core\s+handshake#overview\s+/m);
     expect(r.out).not.toMatch(/^tasks\./m);
   });
+  it('--skip leaves the matching cases out of the list, beside --only', async () => {
+    const all = (await run('--list', '--only', 'core.limits.*')).out.trim().split('\n');
+    const kept = (await run('--list', '--only', 'core.limits.*', '--skip', 'core.limits.retention-*,core.limits.duplicate-*')).out
+      .trim()
+      .split('\n');
+    expect(all.some((l) => l.includes('core.limits.retention-per-principal'))).toBe(true);
+    expect(kept.some((l) => l.includes('core.limits.retention-per-principal') || l.includes('core.limits.duplicate-table-hostile'))).toBe(
+      false,
+    );
+    expect(kept.length).toBeGreaterThan(0);
+    expect(kept.length).toBeLessThan(all.length);
+    expect(parseCli(['--skip', 'a.*', '--skip', 'b.c', './x'])).toMatchObject({ ok: true, config: { skip: ['a.*', 'b.c'] } });
+  });
 });
 
 describe('options', () => {

@@ -197,6 +197,17 @@ describe('certification cannot mislead (spec: conformance#verdicts)', () => {
     expect(renderMarkdown(partial, { specBaseUrl: '' })).toContain('Partial run: 1 of 224 cases — not a certification');
   });
 
+  it('a run that skips cases is partial and names what it skipped', () => {
+    const skipped = buildReport({
+      ...base,
+      results: [result('core.one', 'PASS')],
+      suiteCases: 224,
+      filters: { profiles: [], level: 'may', only: [], skip: ['core.limits.*'] },
+    });
+    expect(skipped).toMatchObject({ certified: false, partial: true, scope: { cases: 1, of: 224, skip: ['core.limits.*'] } });
+    expect(renderSummary(skipped, (_s, x) => x)).toContain('--skip core.limits.*');
+  });
+
   it('a run of the whole suite names its binding and what it did not cover', () => {
     const whole = buildReport({
       ...base,

@@ -42,8 +42,13 @@ export function overMailboxes(c: Case): Case {
 }
 
 /** The message-protocol cases of a run over mailboxes. */
-export function mailboxCases(sel: { profiles: readonly Profile[]; level: LevelTarget; only: readonly string[] }): Case[] {
+export function mailboxCases(sel: {
+  profiles: readonly Profile[];
+  level: LevelTarget;
+  only: readonly string[];
+  skip?: readonly string[];
+}): Case[] {
   const profiles = sel.profiles.length > 0 ? sel.profiles.filter((p) => MAILBOX_PROFILES.includes(p)) : MAILBOX_PROFILES;
   if (profiles.length === 0) return [];
-  return selectCases(ALL_CASES, { profiles, level: sel.level, only: sel.only }, MAILBOX_PROFILES).map(overMailboxes);
+  return selectCases(ALL_CASES, { profiles, level: sel.level, only: sel.only, skip: sel.skip }, MAILBOX_PROFILES).map(overMailboxes);
 }

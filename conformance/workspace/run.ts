@@ -36,10 +36,10 @@ export class WorkspaceUsage extends Error {}
 /** Every case of a workspace run, in report order: the message protocol, then the workspace binding. */
 export function workspaceSelection(cfg: Config, wo: WorkspaceOptions): Case[] {
   const onlyWorkspace = wo.workspaceProfile && cfg.profiles.length === 0;
-  const protocol = onlyWorkspace ? [] : mailboxCases({ profiles: cfg.profiles, level: cfg.level, only: cfg.only });
+  const protocol = onlyWorkspace ? [] : mailboxCases({ profiles: cfg.profiles, level: cfg.level, only: cfg.only, skip: cfg.skip });
   const withWorkspace = wo.workspaceProfile || cfg.profiles.length === 0;
   const workspace = withWorkspace
-    ? selectCases(WORKSPACE_CASES, { profiles: [WORKSPACE_PROFILE], level: cfg.level, only: cfg.only }, [WORKSPACE_PROFILE])
+    ? selectCases(WORKSPACE_CASES, { profiles: [WORKSPACE_PROFILE], level: cfg.level, only: cfg.only, skip: cfg.skip }, [WORKSPACE_PROFILE])
     : [];
   return [...protocol, ...workspace];
 }
@@ -157,8 +157,8 @@ export async function certifyWorkspace(
     bindings: ['workspace'],
     allBindings: ['workspace'],
     // Only the whole suite of the workspace binding certifies.
-    suiteCases: workspaceSelection({ ...cfg, profiles: [], level: 'may', only: [] }, { ...wo, workspaceProfile: false }).length,
-    filters: { profiles: cfg.profiles, level: cfg.level, only: cfg.only },
+    suiteCases: workspaceSelection({ ...cfg, profiles: [], level: 'may', only: [], skip: [] }, { ...wo, workspaceProfile: false }).length,
+    filters: { profiles: cfg.profiles, level: cfg.level, only: cfg.only, skip: cfg.skip },
   });
   // The report model names the two connection transports; this run's is the workspace binding.
   (report as { transport: string }).transport = 'workspace';
