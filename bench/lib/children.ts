@@ -3,12 +3,25 @@
  * bins use (tsx), a wait for their first line on stdout, their resident memory, and a bounded stop.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { ROOT } from './paths.ts';
 
 /** The argv that runs a TypeScript file: `node --import tsx <file>`. */
 export function tsArgs(file: string, args: readonly string[] = []): string[] {
   return ['--import', 'tsx', file, ...args];
+}
+
+/** Spawns the compiled build of a module of the package (`dist/<file>.js`), as an installed package runs it. */
+export function spawnCompiled(file: string, args: readonly string[] = [], env: NodeJS.ProcessEnv = {}): LineChild {
+  const compiled = join(ROOT, 'dist', file.replace(/\.ts$/, '.js'));
+  if (!existsSync(compiled)) throw new Error(`${compiled} is missing: run npm run build first`);
+  const child = spawn(process.execPath, [compiled, ...args], {
+    cwd: ROOT,
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  });
+  return watchLines(child);
 }
 
 /** A running child whose stdout is read line by line. */

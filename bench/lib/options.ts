@@ -36,6 +36,8 @@ export interface Budget {
   /** Tasks per workspace race, and races. */
   workspaceTasks: number;
   workspaceReps: number;
+  /** Agent processes (and as many bare responders) of the mesh throughput row. */
+  meshAgents: number;
 }
 
 const FULL: Budget = {
@@ -57,6 +59,7 @@ const FULL: Budget = {
   harnessBudgetMs: 300_000,
   workspaceTasks: 1000,
   workspaceReps: 3,
+  meshAgents: 20,
 };
 
 const QUICK: Budget = {
@@ -79,6 +82,7 @@ const QUICK: Budget = {
   harnessBudgetMs: 0,
   workspaceTasks: 40,
   workspaceReps: 1,
+  meshAgents: 20,
 };
 
 const TINY: Budget = {
@@ -97,6 +101,7 @@ const TINY: Budget = {
   harnessOnly: ['core.handshake.complete'],
   harnessTimeoutMs: 30_000,
   workspaceTasks: 12,
+  meshAgents: 4,
 };
 
 export interface Config {

@@ -1,19 +1,18 @@
 /**
- * Scenario 7, the mesh: tasks through the Mesh requester to 20 agent processes with 5 in flight
+ * Scenario 7, the mesh: tasks through the Mesh requester to 20 agent processes (4 in the tiny run) with 5 in flight
  * each, against the target of 400 messages/s with P95 under 80 ms and against a bare NATS
  * request/reply floor to 20 responder processes in the same run; discovery among 100 registered
  * agents; and the time from an agent's death to its tasks running elsewhere (spec: mesh).
  * A message here is one task round trip: the task.request and its task.result.
  */
 import { connect } from '@nats-io/transport-node';
-import { spawnScript, type LineChild } from '../lib/children.ts';
+import { spawnCompiled, spawnScript, type LineChild } from '../lib/children.ts';
 import type { Budget } from '../lib/options.ts';
 import { peer } from '../lib/paths.ts';
 import { compare, missingBaseline, notRun, type Row } from '../lib/report.ts';
 import { quantile, spread } from '../lib/stats.ts';
 import { oneLine } from './roundtrip.ts';
 
-const AGENTS = 20;
 const PER_AGENT = 5;
 const SCENARIO = '7. Mesh';
 
@@ -52,6 +51,8 @@ async function startAll(children: LineChild[], what: string): Promise<void> {
 
 export async function mesh(budget: Budget, selected: (id: string) => boolean, log: (line: string) => void): Promise<Row[]> {
   const { natsServerInstalled, startNatsServer } = await import('../../reference/transports/nats/test-server.ts');
+  // The stated target is for 20 agents; a smaller fleet (the tiny run) is measured but not judged.
+  const fleet = budget.meshAgents;
   const base = (id: string, title: string, unit: string, better: 'higher' | 'lower', method: string) => ({
     id,
     scenario: SCENARIO,
@@ -62,10 +63,10 @@ export async function mesh(budget: Budget, selected: (id: string) => boolean, lo
   });
   const throughputRow = base(
     'mesh.throughput',
-    `${AGENTS} agent processes × ${PER_AGENT} tasks in flight through the mesh (tap.test.echo)`,
+    `${fleet} agent processes × ${PER_AGENT} tasks in flight through the mesh (tap.test.echo)`,
     'calls/s',
     'higher',
-    `one Mesh requester, least-loaded routing over ${AGENTS} agent processes joined to the registry, ${AGENTS * PER_AGENT} tasks in flight; a message is a round trip (task.request → task.result); floor: NATS request/reply to ${AGENTS} bare responder processes at the same depth; ${Math.min(budget.reps, 3)} repetitions on one fleet`,
+    `one Mesh requester, least-loaded routing over ${fleet} agent processes joined to the registry, ${fleet * PER_AGENT} tasks in flight; a message is a round trip (task.request → task.result); floor: NATS request/reply to ${fleet} bare responder processes at the same depth; ${Math.min(budget.reps, 3)} repetitions on one fleet`,
   );
   const discoveryRow = base(
     'mesh.discovery',
@@ -87,13 +88,13 @@ export async function mesh(budget: Budget, selected: (id: string) => boolean, lo
   const { connectMesh } = await import('../../reference/mesh/connect.ts');
   try {
     if (selected('mesh.throughput')) {
-      const agents: LineChild[] = [];
+      const hosts: LineChild[] = [];
       const bare: LineChild[] = [];
       try {
-        log(`mesh: starting ${AGENTS} agent processes and ${AGENTS} bare responders`);
-        for (let i = 0; i < AGENTS; i++) {
-          agents.push(
-            spawnScript('reference/mesh/agent-host.ts', [
+        log(`mesh: starting ${fleet} agent processes and ${fleet} bare responders`);
+        for (let i = 0; i < fleet; i++) {
+          hosts.push(
+            spawnCompiled('reference/mesh/agent-host.ts', [
               '--nats',
               server.url,
               '--ids',
@@ -108,28 +109,28 @@ export async function mesh(budget: Budget, selected: (id: string) => boolean, lo
           );
           bare.push(spawnScript(peer('nats-echo.ts'), [server.url, `bench.echo.${i}`]));
         }
-        await startAll(agents, 'agent');
+        await startAll(hosts, 'agent');
         await startAll(bare, 'responder');
         const m = await connectMesh(server.url, { agentId: 'bench.mesh-requester' });
         const nc = await connect({ servers: server.url.replace(/^nats:\/\//, '') });
         try {
-          while ((await m.discover({ capability: 'tap.test.echo' })).length < AGENTS) await new Promise((r) => setTimeout(r, 50));
+          while ((await m.discover({ capability: 'tap.test.echo' })).length < fleet) await new Promise((r) => setTimeout(r, 50));
           const call = async (): Promise<void> => {
             const r = await (await m.task('tap.test.echo', { n: 1 })).result;
             if (r.status !== 'completed') throw new Error(`a task ended ${r.status}`);
           };
           let k = 0;
           const body = new TextEncoder().encode(JSON.stringify({ n: 1 }));
-          const bareCall = () => nc.request(`bench.echo.${k++ % AGENTS}`, body, { timeout: 10_000 });
+          const bareCall = () => nc.request(`bench.echo.${k++ % fleet}`, body, { timeout: 10_000 });
           const count = Math.max(500, Math.min(budget.inflightCalls, 4000));
-          await drive(call, 300, AGENTS * PER_AGENT);
+          await drive(call, 300, fleet * PER_AGENT);
           const tapRates: number[] = [];
           const tapP95: number[] = [];
           const bareRates: number[] = [];
           const bareP95: number[] = [];
           for (let rep = 0; rep < Math.min(budget.reps, 3); rep++) {
-            const t = await drive(call, count, AGENTS * PER_AGENT);
-            const b = await drive(bareCall, count, AGENTS * PER_AGENT);
+            const t = await drive(call, count, fleet * PER_AGENT);
+            const b = await drive(bareCall, count, fleet * PER_AGENT);
             tapRates.push(t.rate);
             tapP95.push(t.p95);
             bareRates.push(b.rate);
@@ -138,9 +139,13 @@ export async function mesh(budget: Budget, selected: (id: string) => boolean, lo
               `  repetition ${rep + 1}: mesh ${Math.round(t.rate)}/s p95 ${t.p95.toFixed(1)} ms; bare NATS ${Math.round(b.rate)}/s p95 ${b.p95.toFixed(1)} ms`,
             );
           }
-          const tap = { name: 'TAP Mesh (reference requester + 20 agents)', value: spread(tapRates), extra: { p95_ms: spread(tapP95) } };
+          const tap = {
+            name: `TAP Mesh (reference requester + ${fleet} agents)`,
+            value: spread(tapRates),
+            extra: { p95_ms: spread(tapP95) },
+          };
           const floor = {
-            name: `bare NATS request/reply, ${AGENTS} responder processes (floor)`,
+            name: `bare NATS request/reply, ${fleet} responder processes (floor)`,
             value: spread(bareRates),
             extra: { p95_ms: spread(bareP95) },
           };
@@ -151,18 +156,14 @@ export async function mesh(budget: Budget, selected: (id: string) => boolean, lo
             tap,
             baselines: [compare(tap, 'bare-nats', floor)],
             targets: [
-              {
-                text: '400 messages/s with P95 under 80 ms (the stated target)',
-                measured: `${Math.round(rate)}/s, P95 ${p95.toFixed(1)} ms`,
-                met: rate >= 400 && p95 < 80,
-              },
-              {
-                text: 'ten times that, 4,000 messages/s, with P95 under 20 ms',
-                measured: `${Math.round(rate)}/s, P95 ${p95.toFixed(1)} ms`,
-                met: rate >= 4000 && p95 < 20,
-              },
-            ],
-            details: { tasks_per_repetition: count, in_flight: AGENTS * PER_AGENT },
+              { text: '400 messages/s with P95 under 80 ms (the stated target)', at: rate >= 400 && p95 < 80 },
+              { text: 'ten times that, 4,000 messages/s, with P95 under 20 ms', at: rate >= 4000 && p95 < 20 },
+            ].map(({ text, at }) =>
+              fleet === 20
+                ? { text, measured: `${Math.round(rate)}/s, P95 ${p95.toFixed(1)} ms`, met: at }
+                : { text, measured: `only ${fleet} agents in this mode`, met: null },
+            ),
+            details: { tasks_per_repetition: count, in_flight: fleet * PER_AGENT },
           });
         } finally {
           await m.close();
@@ -171,7 +172,7 @@ export async function mesh(budget: Budget, selected: (id: string) => boolean, lo
       } catch (err) {
         rows.push(notRun(throughputRow, oneLine(err)));
       } finally {
-        await Promise.all([...agents, ...bare].map((c) => c.stop(3000)));
+        await Promise.all([...hosts, ...bare].map((c) => c.stop(3000)));
       }
     }
     if (selected('mesh.discovery')) {
@@ -237,7 +238,7 @@ export async function mesh(budget: Budget, selected: (id: string) => boolean, lo
       try {
         for (let i = 0; i < 2; i++)
           hosts.push(
-            spawnScript('reference/mesh/agent-host.ts', [
+            spawnCompiled('reference/mesh/agent-host.ts', [
               '--nats',
               server.url,
               '--ids',

@@ -12,6 +12,19 @@ import { startBrokenNatsAgent, type NatsFault } from './nats-broken.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
 
+/** `p`, or a rejection naming `what` once `ms` have passed: a hang says which step it was. */
+async function within<T>(ms: number, what: string, p: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 describe.skipIf(!natsServerInstalled)('tap-conform nats://host:port/<agent_id> (spec: bindings-nats)', () => {
   let server: NatsServer;
   let agent: ChildProcess;
@@ -42,19 +55,23 @@ describe.skipIf(!natsServerInstalled)('tap-conform nats://host:port/<agent_id> (
     expect(report.transport).toBe('nats');
   });
 
-  // The timeout is above the cases' own 30 s budget, with room for a session's set-up under load.
+  // Each step is bounded on its own (the run above the case's own 30 s budget), so a hang names its step.
   it.each<[NatsFault, string]>([
     ['late-subscribe', 'nats.open.first-frame'],
     ['any-connection-id', 'nats.open.connection-id'],
     ['no-keepalives', 'nats.liveness.keepalive'],
-  ])('fails an agent that breaks the rule (%s) in %s', { timeout: 60_000 }, async (fault, id) => {
+  ])('fails an agent that breaks the rule (%s) in %s', { timeout: 90_000 }, async (fault, id) => {
     const agentId = `tap.broken-${fault}`;
-    const stop = await startBrokenNatsAgent(server.url, agentId, fault);
+    const stop = await within(15_000, `starting the ${fault} agent`, startBrokenNatsAgent(server.url, agentId, fault));
     try {
-      const report = await runConformance({ target: `${server.url}/${agentId}`, only: [id], timeoutMs: 2000 });
-      expect(report.cases.map((c) => [c.id, c.verdict])).toEqual([[id, 'FAIL']]);
+      const report = await within(
+        60_000,
+        `the run of ${id}`,
+        runConformance({ target: `${server.url}/${agentId}`, only: [id], timeoutMs: 2000 }),
+      );
+      expect(report.cases.map((c) => [c.id, c.verdict, c.detail])).toEqual([[id, 'FAIL', expect.any(String)]]);
     } finally {
-      await stop();
+      await within(10_000, `stopping the ${fault} agent`, stop());
     }
   });
 
