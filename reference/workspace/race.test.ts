@@ -67,7 +67,7 @@ async function check(ws: Workspace, procs: ScriptChild[], effects: string, tasks
 }
 
 describe('claims under contention (spec: bindings-workspace#claiming)', () => {
-  it.each([1, 2, 3])(
+  it.each([1, 2])(
     'four agent processes complete 200 tasks exactly once, none lost, no double claim (run %i)',
     async () => {
       await race('rename', 200, 4);
