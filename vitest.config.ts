@@ -43,6 +43,7 @@ const SLOW = [
   'reference/transports/nats/nats-transport.test.ts',
   'reference/transports/nats/test-server.test.ts',
   'test/mesh-faults.test.ts',
+  'reference/agents/reference-agent-trace.test.ts',
 ];
 
 export default defineConfig({

@@ -35,7 +35,10 @@ export interface AgentListener {
 }
 
 /** Where and how the agent listens over NATS: a nats:// URL or an open connection, and optional credentials. */
-export type AgentNatsOptions = Pick<NatsListenerOptions, 'url' | 'nc' | 'connectOptions' | 'prefix' | 'keepaliveMs'>;
+export type AgentNatsOptions = Pick<NatsListenerOptions, 'url' | 'nc' | 'connectOptions' | 'prefix' | 'keepaliveMs'> & {
+  /** Sees each session's transport before the agent does and returns the one the agent serves (a trace recorder). */
+  wrap?: (transport: Transport) => Transport;
+};
 
 /** A running agent. */
 export interface Agent {
@@ -149,7 +152,7 @@ export function createAgent(options: AgentOptions): Agent {
         },
       };
     },
-    async listenNats(natsOptions) {
+    async listenNats({ wrap, ...natsOptions }) {
       const ceiling = Math.max(1024 * 1024, rt.card.limits.max_message_bytes * 2);
       // Loaded on first use, as the WebSocket library is: an agent that serves stdio never loads a NATS client.
       const { createNatsListener } = await import('../transports/nats/listener.ts');
@@ -160,7 +163,7 @@ export function createAgent(options: AgentOptions): Agent {
         ceilingBytes: ceiling,
         // spec: limits#table-limits: the connection over the cap is refused with 1013.
         admit: () => (connections.size >= rt.settings.maxConnections ? 'too many connections; try again later' : undefined),
-        onSession: (transport) => attach(transport),
+        onSession: (transport) => attach(wrap ? wrap(transport) : transport),
       });
       servers.add(listener);
       endpoints.set(listener, {

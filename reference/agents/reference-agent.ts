@@ -13,6 +13,7 @@ import { parseArgs } from 'node:util';
 import { createAgent, stderrLogger, withConformanceCapabilities, type Agent, type AgentListener, type PeerKey } from '../agent/index.ts';
 import { keysFromEnv } from './env-keys.ts';
 import type { AgentCard } from '../../schemas/src/index.ts';
+import type { Transport } from '../transports/index.ts';
 
 const USAGE = `Usage: tap-reference-agent [options]
 
@@ -36,6 +37,9 @@ Options:
   --mesh-heartbeat-ms MS
                       how often the registry entry is renewed (default 5000, at least 100)
   --mesh-ttl-ms MS    how long the entry lives after its last renewal (default 3 × the heartbeat)
+  --trace FILE        with --nats or --mesh, append a trace record (one JSON line: time, trace and
+                      span ids, task id, type, duration) per traced message of every session to
+                      FILE (spec: mesh#trace-records)
   --state-dir DIR     keep a journal in DIR: tasks survive a restart (durability "restart")
   --agent-id ID       the agent id (default tap.reference-agent)
   --grace-ms MS       grace period on SIGTERM/SIGINT (default 10000)
@@ -81,6 +85,7 @@ interface Options {
   mesh?: string;
   meshHeartbeatMs?: number;
   meshTtlMs?: number;
+  trace?: string;
   stateDir?: string;
   agentId: string;
   graceMs: number;
@@ -136,6 +141,7 @@ function parse(): Options {
         mesh: { type: 'string' },
         'mesh-heartbeat-ms': { type: 'string' },
         'mesh-ttl-ms': { type: 'string' },
+        trace: { type: 'string' },
         'state-dir': { type: 'string' },
         'agent-id': { type: 'string' },
         'grace-ms': { type: 'string' },
@@ -172,6 +178,8 @@ function parse(): Options {
     die(`--mesh needs the nats:// URL of the registry's server, e.g. nats://127.0.0.1:4222, not ${values.mesh}`);
   if (values.mesh === undefined && (values['mesh-heartbeat-ms'] !== undefined || values['mesh-ttl-ms'] !== undefined))
     die('--mesh-heartbeat-ms and --mesh-ttl-ms belong to --mesh; give --mesh URL too');
+  if (values.trace !== undefined && values.nats === undefined && values.mesh === undefined)
+    die('--trace records the sessions served through NATS: give --nats URL or --mesh URL too');
   const agentId = values['agent-id'] ?? 'tap.reference-agent';
   if (!/^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$/.test(agentId) || agentId.length > 128) {
     die(`--agent-id ${agentId} is not an identifier: lowercase letters, digits, "_" and "-", in dot-separated segments`);
@@ -186,6 +194,7 @@ function parse(): Options {
     mesh: values.mesh,
     meshHeartbeatMs: values['mesh-heartbeat-ms'] === undefined ? undefined : whole(values, 'mesh-heartbeat-ms', 5000, 100),
     meshTtlMs: values['mesh-ttl-ms'] === undefined ? undefined : whole(values, 'mesh-ttl-ms', 15000, 200),
+    trace: values.trace,
     stateDir: values['state-dir'],
     agentId,
     graceMs: whole(values, 'grace-ms', 10_000, 0),
@@ -224,6 +233,22 @@ function card(o: Options): AgentCard {
       max_tasks_per_principal: o.maxTasksPerPrincipal,
     },
   };
+}
+
+/** With --trace, a recorder for each NATS session that appends its trace records to `file` (spec: mesh#trace-records). */
+async function traceTo(file: string, agentId: string): Promise<(t: Transport) => Transport> {
+  const [{ createWriteStream }, { recordSessions }, { jsonLines }] = await Promise.all([
+    import('node:fs'),
+    import('../mesh/recording.ts'),
+    import('../mesh/trace.ts'),
+  ]);
+  const out = createWriteStream(file, { flags: 'a' });
+  await new Promise<void>((resolve) => {
+    out.once('open', () => resolve());
+    out.once('error', (err) => die(`cannot write the trace to ${file}: ${err.message}`));
+  });
+  out.on('error', (err) => process.stderr.write(`tap-reference-agent: the trace file ${file} failed: ${err.message}\n`));
+  return recordSessions(agentId, jsonLines(out));
 }
 
 /** With --mesh, joins the mesh once the agent listens, so that its entry names a live endpoint (spec: registry#entry). */
@@ -289,7 +314,10 @@ async function main(): Promise<void> {
   if (options.nats) {
     let listener: AgentListener;
     try {
-      listener = await agent.listenNats({ url: options.nats });
+      listener = await agent.listenNats({
+        url: options.nats,
+        wrap: options.trace ? await traceTo(options.trace, options.agentId) : undefined,
+      });
     } catch (err) {
       die(`cannot serve through NATS at ${options.nats}: ${(err as Error).message}`);
     }

@@ -15,11 +15,10 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { createAgent, withConformanceCapabilities, type Agent, type CapabilityDefinition, type Handler } from '../agent/index.ts';
-import { createNatsListener } from '../transports/nats/listener.ts';
 import { parseNatsUrl } from '../transports/nats/url.ts';
 import { joinMesh, type Membership } from './member.ts';
-import { recordingTransport } from './recording.ts';
-import { FrameRecorder, jsonLines } from './trace.ts';
+import { recordSessions } from './recording.ts';
+import { jsonLines } from './trace.ts';
 import type { AgentCard } from '../../schemas/src/index.ts';
 
 /** The card of a hosted agent: no capabilities of its own (the runtime adds them), the given concurrency. */
@@ -77,9 +76,13 @@ export async function hostAgents(options: HostOptions): Promise<Host> {
         ...(options.stateRoot ? { stateDir: join(options.stateRoot, id) } : {}),
         logger: () => {},
       });
-      const listener = options.traceDir
-        ? await recordedListener(agent, nc, options.traceDir)
-        : await agent.listenNats({ nc, keepaliveMs: 250 });
+      const listener = await agent.listenNats({
+        nc,
+        keepaliveMs: 250,
+        ...(options.traceDir
+          ? { wrap: recordSessions(id, jsonLines(createWriteStream(join(options.traceDir, `${id}.agent.jsonl`), { flags: 'a' }))) }
+          : {}),
+      });
       const membership = await joinMesh(
         { nc, heartbeatMs: options.heartbeatMs, ttlMs: options.ttlMs },
         {
@@ -108,29 +111,6 @@ export async function hostAgents(options: HostOptions): Promise<Host> {
       await nc.drain().catch(() => undefined);
     },
   };
-}
-
-/**
- * Serves the agent's NATS sessions through a recording transport: the same listener as
- * `agent.listenNats`, each connection shown to a trace recorder on its way in and out.
- */
-async function recordedListener(agent: Agent, nc: NatsConnection, dir: string): Promise<{ url: string; close(): Promise<void> }> {
-  const id = agent.card.agent_id;
-  const sink = jsonLines(createWriteStream(join(dir, `${id}.agent.jsonl`), { flags: 'a' }));
-  const ceiling = Math.max(1024 * 1024, agent.card.limits.max_message_bytes * 2);
-  const listener = await createNatsListener({
-    agentId: id,
-    nc,
-    keepaliveMs: 250,
-    maxFrameBytes: ceiling,
-    ceilingBytes: ceiling,
-    onSession: (transport) => {
-      const recorder = new FrameRecorder(id, sink);
-      agent.attach(recordingTransport(transport, (d, text) => recorder.frame(d, text)));
-    },
-  });
-  void agent.stopped.then(() => listener.close()).catch(() => undefined);
-  return listener;
 }
 
 async function main(): Promise<void> {

@@ -4,6 +4,7 @@
  * (spec: mesh#trace-records).
  */
 import type { Transport } from '../transports/index.ts';
+import { FrameRecorder, type TraceSink } from './trace.ts';
 
 const decoder = new TextDecoder();
 
@@ -26,4 +27,15 @@ export function recordingTransport(inner: Transport, record: (dir: 'in' | 'out',
   inner.onclose = (info) => outer.onclose?.(info);
   inner.onerror = (err) => outer.onerror?.(err);
   return outer;
+}
+
+/**
+ * A `wrap` for `agent.listenNats`: each session of agent `node` writes a trace record per message
+ * it sends or receives to `sink` (spec: mesh#trace-records).
+ */
+export function recordSessions(node: string, sink: TraceSink): (transport: Transport) => Transport {
+  return (transport) => {
+    const recorder = new FrameRecorder(node, sink);
+    return recordingTransport(transport, (dir, text) => recorder.frame(dir, text));
+  };
 }
