@@ -119,6 +119,16 @@ describe.skipIf(!natsServerInstalled)('the NATS transport (spec: bindings-nats)'
     expect(a.closed()!.reason).toMatch(/sent nothing for 300 ms/);
   });
 
+  it('ends a close that a loss overtakes: close() resolves although its flush never will (the cause of a hung certification run)', async () => {
+    const { requester, r } = await open();
+    const closing = requester.close();
+    // The loss closes the connection the requester owns while close() waits for the server's reply to its flush.
+    requester.terminate();
+    const outcome = await Promise.race([closing.then(() => 'closed'), new Promise((res) => setTimeout(() => res('hung'), 1500))]);
+    expect(outcome).toBe('closed');
+    expect(r.closed()).toMatchObject({ code: 1006, reason: 'terminated' });
+  });
+
   it('says plainly when no agent listens under the id', async () => {
     await expect(connectNatsTransport(`${server.url}/tap.nobody`)).rejects.toThrow(/no agent tap\.nobody listens there/);
   });

@@ -24,6 +24,9 @@ export const DEFAULT_KEEPALIVE_MS = 1000;
 /** How many of the peer's keepalive intervals may pass in silence before the transport counts as lost. */
 export const MISSED_KEEPALIVES = 3;
 
+/** How long `close()` waits for the server to confirm the close control before it closes anyway, in ms. */
+export const CLOSE_FLUSH_MS = 2000;
+
 /** Options of one side of a connection. */
 export interface NatsTransportOptions {
   /** The NATS connection to publish and subscribe on. */
@@ -85,6 +88,9 @@ export class NatsTransport implements RawTransport {
   private partBytes = 0;
   private partTotal = 0;
   private closeInfo?: CloseInfo;
+  private ended!: () => void;
+  /** Resolves once the transport has closed, however it closed. */
+  private readonly finished = new Promise<void>((resolve) => (this.ended = resolve));
   private readonly timers: NodeJS.Timeout[] = [];
   private pieces = 0;
   private sentAt = 0;
@@ -137,11 +143,16 @@ export class NatsTransport implements RawTransport {
     const code = info.code ?? NatsCloseCode.NORMAL;
     const reason = info.reason ?? '';
     this.control('close', code, reason);
-    try {
-      await this.o.nc.flush();
-    } catch {
-      // The NATS connection is gone already; the peer will miss our keepalives instead.
-    }
+    // The client library never settles a flush that is pending when its connection closes, which a
+    // loss found meanwhile does (finish() closes an owned connection): so whichever comes first.
+    // A server that does not answer is waited for CLOSE_FLUSH_MS; the peer then misses our keepalives.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.o.nc.flush().catch(() => {}),
+      this.finished,
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_FLUSH_MS))),
+    ]);
+    clearTimeout(timer);
     await this.finish({ code, reason });
   }
 
@@ -297,6 +308,7 @@ export class NatsTransport implements RawTransport {
   private async finish(info: CloseInfo): Promise<void> {
     if (this.closeInfo) return;
     this.closeInfo = info;
+    this.ended();
     for (const t of this.timers.splice(0)) clearInterval(t);
     try {
       this.sub.unsubscribe();
