@@ -9,6 +9,7 @@ import { createAgent, withConformanceCapabilities } from '../../reference/agent/
 import { SUPPORTED_VERSIONS } from '../../reference/core/catalogue.ts';
 import { joinMesh, type MemberSource } from '../../reference/mesh/member.ts';
 import { openRegistry } from '../../reference/mesh/registry.ts';
+import type { Transport } from '../../reference/transports/index.ts';
 
 /** The rule each broken agent breaks. */
 export type RegistryFault =
@@ -17,7 +18,9 @@ export type RegistryFault =
   /** Renews its entry but always reports 0 running tasks (TAP-REG-006, TAP-REG-019). */
   | 'load-stuck'
   /** Exits on SIGTERM without withdrawing its entry (TAP-REG-025). */
-  | 'left-behind';
+  | 'left-behind'
+  /** Sends its tasks' messages without the request's trace_id and span_id (TAP-MESH-019). */
+  | 'trace-dropped';
 
 const [fault, url, agentId] = process.argv.slice(2) as [RegistryFault, string, string];
 
@@ -33,7 +36,20 @@ const agent = createAgent({
   shutdownGraceMs: 1000,
   logger: () => {},
 });
-const listener = await agent.listenNats({ url });
+/** Takes the trace out of the metadata of every message the agent sends. */
+const dropTrace = (t: Transport): Transport => {
+  const send = t.send.bind(t);
+  t.send = (text) => {
+    const msg = JSON.parse(text) as { metadata?: Record<string, unknown> };
+    if (msg.metadata) {
+      delete msg.metadata.trace_id;
+      delete msg.metadata.span_id;
+    }
+    return send(JSON.stringify(msg));
+  };
+  return t;
+};
+const listener = await agent.listenNats({ url, ...(fault === 'trace-dropped' ? { wrap: dropTrace } : {}) });
 const source: MemberSource = {
   card: agent.card,
   versions: SUPPORTED_VERSIONS,

@@ -23,6 +23,7 @@ const FAULTS: Array<[RegistryFault, string]> = [
   ['never-heartbeats', 'registry.heartbeat.renewed'],
   ['load-stuck', 'registry.load.moves'],
   ['left-behind', 'registry.withdraw.shutdown'],
+  ['trace-dropped', 'registry.trace.carried'],
 ];
 
 describe.skipIf(!natsServerInstalled)('tap-conform --registry (spec: registry)', () => {
@@ -74,6 +75,7 @@ describe.skipIf(!natsServerInstalled)('tap-conform --registry (spec: registry)',
       'registry.heartbeat.renewed: PASS',
       'registry.heartbeat.margin: PASS',
       'registry.load.moves: PASS',
+      'registry.trace.carried: PASS',
       'registry.withdraw.shutdown: PASS',
     ]);
     expect((await exited)[0]).toBe(0);
