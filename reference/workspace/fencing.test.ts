@@ -27,7 +27,7 @@ import { transitionNonce } from './transition.ts';
 import { HERE, runScript, scratchDir, stopChild, waitFor, type ScriptChild } from './testing.ts';
 
 const AGENT = join(HERE, 'test-agent.ts');
-// The tests that start agent processes allow 90 s: more than the sum of their own bounded waits
+// The tests that start agent processes allow 120 s: more than the sum of their own bounded waits
 // (each names what did not happen), so on a loaded machine a failure says which step was late.
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -42,7 +42,8 @@ async function workspace(settings: { lease_ms: number; max_attempts?: number }):
 
 /** Waits until `c` has claimed a task and written the claim's lease, then kills it with SIGKILL. */
 async function killMidTask(ws: Workspace, c: ScriptChild): Promise<void> {
-  const claimed = await c.line((l) => l.event === 'claimed');
+  // A process start under a loaded machine's other test files can take many seconds.
+  const claimed = await c.line((l) => l.event === 'claimed', 40_000);
   const lease = ws.paths.sidecar(String(claimed.task_id), Number(claimed.epoch), 'lease');
   await waitFor(
     () =>
@@ -146,7 +147,7 @@ describe('fencing (spec: bindings-workspace#transitions)', () => {
     expect(done.context.history).toEqual([expect.objectContaining({ agent: 'rescuer', output: { by: 'rescuer', epoch: 2 } })]);
     expect(done.state).toMatchObject({ epoch: 2, attempts: 0, processed_by: 'rescuer' });
     expect(slow.lines.filter((l) => l.event === 'finished')).toEqual([]);
-  }, 90_000);
+  }, 120_000);
 
   it('lets exactly one of a claimant and the reaper end the same claim', async () => {
     const ws = await workspace({ lease_ms: 100 });
@@ -281,7 +282,7 @@ describe('the reaper (spec: bindings-workspace#reaper)', () => {
       expect.objectContaining({ task_id: 'killed', epoch: 1, agent: 'victim', attempts: 0 }),
       expect.objectContaining({ task_id: 'killed', epoch: 2, agent: 'rescuer', attempts: 1 }),
     ]);
-  }, 90_000);
+  }, 120_000);
 
   it('moves a task to failed/ with MAX_ATTEMPTS after max_attempts killed claims (spec: bindings-workspace#dead-letters)', async () => {
     const ws = await workspace({ lease_ms: 300, max_attempts: 2 });
@@ -298,7 +299,7 @@ describe('the reaper (spec: bindings-workspace#reaper)', () => {
     expect(dead.state).toMatchObject({ status: 'failed', attempts: 2, epoch: 2, processed_by: 'victim-2' });
     expect(dead.state.last_error).toMatchObject({ code: 'MAX_ATTEMPTS' });
     expect(dead.state.last_error!.message).toMatch(/claimed 2 times .*lease of claim 2 by victim-2 expired/);
-  }, 90_000);
+  }, 120_000);
 
   it('dead-letters a phase whose handler keeps failing with a retryable error, keeping that error in the message', async () => {
     const ws = await workspace({ lease_ms: 5000, max_attempts: 3 });
