@@ -170,7 +170,8 @@ const build = together('build', [tsx('tools/build.ts')]);
 const statics = together(
   'type-check, format and lint, drift: schemas, schema bundle, requirement index, requirement coverage',
   [
-    ['npx', ['tsc', '--noEmit', '-p', 'tsconfig.json']],
+    // Incremental: a second run in a clone checks only what changed (about 7 s instead of 25).
+    ['npx', ['tsc', '--noEmit', '-p', 'tsconfig.json', '--incremental', '--tsBuildInfoFile', 'node_modules/.cache/tap/tsc.tsbuildinfo']],
     ['npx', ['biome', 'ci', '--diagnostic-level=error', '.']],
     tsx('tools/emit-schemas.ts', '--check'),
     tsx('tools/emit-schema-bundle.ts', '--check'),
