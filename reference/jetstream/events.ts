@@ -55,16 +55,6 @@ export async function lastStoredSequence(jsm: JetStreamManager, names: DurableNa
   return typeof seq === 'number' ? seq : 0;
 }
 
-/**
- * Thrown by a fenced TaskStreamWriter when another writer has stored a message of the task since
- * this one last did: two deliveries of one record are running at once (a lease ran out), and only
- * the first to write may go on (spec: bindings-nats#event-streams).
- */
-export class StreamFenced extends Error {}
-
-/** JetStream's error code for a publish whose expected last subject sequence does not hold. */
-const WRONG_LAST_SEQUENCE = 10071;
-
 /** Publishes a task's messages in order, each acknowledged by the server before the next (spec: bindings-nats#event-streams). */
 export class TaskStreamWriter {
   private next: number;
@@ -77,12 +67,6 @@ export class TaskStreamWriter {
     /** The last sequence already stored for the task: a redelivery numbers on from it. */
     lastSequence: number,
     private readonly attempt: number,
-    /**
-     * The stream sequence of the task's last stored message (0 for none): given, every publish
-     * expects it to be still the last, so that a second delivery writing beside this one fails
-     * with StreamFenced instead of interleaving its messages (two task.results, for one).
-     */
-    private lastStreamSeq?: number,
   ) {
     this.next = lastSequence + 1;
   }
@@ -107,23 +91,10 @@ export class TaskStreamWriter {
     };
     const h = natsHeaders();
     h.set(ATTEMPT_HEADER, String(this.attempt));
-    const subject = eventSubject(this.names, this.agentId, this.taskId);
-    const fenced = this.lastStreamSeq !== undefined;
-    let ack;
-    try {
-      ack = await this.js.publish(subject, JSON.stringify(message), {
-        msgID: eventMsgId(this.taskId, this.next),
-        headers: h,
-        ...(fenced ? { expect: { lastSubjectSequence: this.lastStreamSeq } } : {}),
-      });
-    } catch (err) {
-      if (fenced && (err as { code?: unknown }).code === WRONG_LAST_SEQUENCE)
-        throw new StreamFenced(`task ${this.taskId}: another delivery wrote its stream meanwhile`, { cause: err });
-      throw err;
-    }
-    // A duplicate message id is a sequence another delivery has stored already.
-    if (fenced && ack.duplicate) throw new StreamFenced(`task ${this.taskId}: sequence ${this.next} was written by another delivery`);
-    if (fenced) this.lastStreamSeq = ack.seq;
+    await this.js.publish(eventSubject(this.names, this.agentId, this.taskId), JSON.stringify(message), {
+      msgID: eventMsgId(this.taskId, this.next),
+      headers: h,
+    });
     this.next++;
     return message;
   }

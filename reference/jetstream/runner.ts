@@ -11,7 +11,7 @@ import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { AckPolicy, DeliverPolicy, jetstream, type ConsumerMessages, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
 import { TapError, type ErrorPayload } from '../core/errors.ts';
 import type { TaskRecord } from '../workspace/record.ts';
-import { lastStoredMessage, StreamFenced, TaskStreamWriter } from './events.ts';
+import { lastStoredMessage, TaskStreamWriter } from './events.ts';
 import { DEFAULT_NAMES, deadSubject, ensureStreams, resultSubject, type DurableNames } from './streams.ts';
 import { idempotencyKey } from './submit.ts';
 
@@ -201,62 +201,39 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
       await finish(m, record, last.attempt ?? attempts, outcomeOfResult(last.message.payload));
       return;
     }
-    // spec: bindings-nats#event-streams: each message expects the last one this delivery saw, so that
-    // of two deliveries running at once (a lease ran out) only one writes the task's stream; the
-    // other stops unacknowledged, and a later delivery finds the result.
+    const stream = new TaskStreamWriter(js, names, o.agentId, record.task_id, last?.message.sequence ?? 0, attempts);
+    await stream.publish('task.event', { kind: 'state', state: 'running' });
+    const lost = new AbortController();
+    const onStop = () => lost.abort();
+    stopping.signal.addEventListener('abort', onStop);
+    let outcome: { output?: unknown; error?: Error };
     try {
-      const stream = new TaskStreamWriter(
-        js,
-        names,
-        o.agentId,
-        record.task_id,
-        last?.message.sequence ?? 0,
-        attempts,
-        last?.streamSeq ?? 0,
-      );
-      await stream.publish('task.event', { kind: 'state', state: 'running' });
-      const lost = new AbortController();
-      const onStop = () => lost.abort();
-      stopping.signal.addEventListener('abort', onStop);
-      let outcome: { output?: unknown; error?: Error };
-      try {
-        const emit = async (data: unknown): Promise<void> => {
-          if (lost.signal.aborted) return;
-          try {
-            await stream.publish('task.event', { kind: 'output', data });
-          } catch (err) {
-            // Another delivery writes this task's stream: this one stops (below).
-            if (err instanceof StreamFenced) lost.abort();
-            throw err;
-          }
-        };
-        outcome = {
-          output: await o.handler({ record: { ...record, state: { ...record.state, attempts } }, attempts, signal: lost.signal, emit }),
-        };
-      } catch (err) {
-        outcome = { error: err instanceof Error ? err : new Error(String(err)) };
-      } finally {
-        stopping.signal.removeEventListener('abort', onStop);
-      }
-      if (lost.signal.aborted) return;
-      // spec: bindings-nats#retries: a retryable failure is a delivery that did not finish; the server delivers it again.
-      if (outcome.error instanceof TapError && outcome.error.payload.retryable) {
-        const { code, message } = outcome.error.payload;
-        await stream.publish('task.event', {
-          kind: 'log',
-          level: 'warn',
-          message: `attempt ${attempts} failed with ${code}: ${message}`.slice(0, 65536),
-        });
-        m.nak();
-        stats.retried++;
-        return;
-      }
-      await stream.publish('task.result', resultPayload(outcome));
-      await finish(m, record, attempts, outcome);
+      const emit = async (data: unknown): Promise<void> => {
+        if (!lost.signal.aborted) await stream.publish('task.event', { kind: 'output', data });
+      };
+      outcome = {
+        output: await o.handler({ record: { ...record, state: { ...record.state, attempts } }, attempts, signal: lost.signal, emit }),
+      };
     } catch (err) {
-      if (!(err instanceof StreamFenced)) throw err;
-      log('warn', `${err.message}; this delivery (attempt ${attempts}) stops`);
+      outcome = { error: err instanceof Error ? err : new Error(String(err)) };
+    } finally {
+      stopping.signal.removeEventListener('abort', onStop);
     }
+    if (lost.signal.aborted) return;
+    // spec: bindings-nats#retries: a retryable failure is a delivery that did not finish; the server delivers it again.
+    if (outcome.error instanceof TapError && outcome.error.payload.retryable) {
+      const { code, message } = outcome.error.payload;
+      await stream.publish('task.event', {
+        kind: 'log',
+        level: 'warn',
+        message: `attempt ${attempts} failed with ${code}: ${message}`.slice(0, 65536),
+      });
+      m.nak();
+      stats.retried++;
+      return;
+    }
+    await stream.publish('task.result', resultPayload(outcome));
+    await finish(m, record, attempts, outcome);
   };
 
   /** Stores the finished record of a phase's outcome in TAP_RESULTS, then acknowledges the delivery. */
