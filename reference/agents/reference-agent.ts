@@ -237,18 +237,10 @@ function card(o: Options): AgentCard {
 
 /** With --trace, a recorder for each NATS session that appends its trace records to `file` (spec: mesh#trace-records). */
 async function traceTo(file: string, agentId: string): Promise<(t: Transport) => Transport> {
-  const [{ createWriteStream }, { recordSessions }, { jsonLines }] = await Promise.all([
-    import('node:fs'),
-    import('../mesh/recording.ts'),
-    import('../mesh/trace.ts'),
-  ]);
-  const out = createWriteStream(file, { flags: 'a' });
-  await new Promise<void>((resolve) => {
-    out.once('open', () => resolve());
-    out.once('error', (err) => die(`cannot write the trace to ${file}: ${err.message}`));
-  });
-  out.on('error', (err) => process.stderr.write(`tap-reference-agent: the trace file ${file} failed: ${err.message}\n`));
-  return recordSessions(agentId, jsonLines(out));
+  const { recordSessionsToFile } = await import('../mesh/recording.ts');
+  return recordSessionsToFile(agentId, file, (err) =>
+    process.stderr.write(`tap-reference-agent: the trace file ${file} failed: ${err.message}\n`),
+  ).catch((err: Error) => die(`cannot write the trace to ${file}: ${err.message}`));
 }
 
 /** With --mesh, joins the mesh once the agent listens, so that its entry names a live endpoint (spec: registry#entry). */

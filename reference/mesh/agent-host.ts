@@ -9,7 +9,6 @@
  *
  * Prints `ready <agent_id> <url>` per agent, then `ready`, on stdout.
  */
-import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -17,8 +16,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { createAgent, withConformanceCapabilities, type Agent, type CapabilityDefinition, type Handler } from '../agent/index.ts';
 import { parseNatsUrl } from '../transports/nats/url.ts';
 import { joinMesh, type Membership } from './member.ts';
-import { recordSessions } from './recording.ts';
-import { jsonLines } from './trace.ts';
+import { recordSessionsToFile } from './recording.ts';
 import type { AgentCard } from '../../schemas/src/index.ts';
 
 /** The card of a hosted agent: no capabilities of its own (the runtime adds them), the given concurrency. */
@@ -80,7 +78,11 @@ export async function hostAgents(options: HostOptions): Promise<Host> {
         nc,
         keepaliveMs: 250,
         ...(options.traceDir
-          ? { wrap: recordSessions(id, jsonLines(createWriteStream(join(options.traceDir, `${id}.agent.jsonl`), { flags: 'a' }))) }
+          ? {
+              wrap: await recordSessionsToFile(id, join(options.traceDir, `${id}.agent.jsonl`), (err) =>
+                process.stderr.write(`agent-host: ${err.message}\n`),
+              ),
+            }
           : {}),
       });
       const membership = await joinMesh(

@@ -3,8 +3,9 @@
  * writes a trace record per message it sends or receives without any change to its runtime
  * (spec: mesh#trace-records).
  */
+import { createWriteStream } from 'node:fs';
 import type { Transport } from '../transports/index.ts';
-import { FrameRecorder, type TraceSink } from './trace.ts';
+import { FrameRecorder, jsonLines, type TraceSink } from './trace.ts';
 
 const decoder = new TextDecoder();
 
@@ -38,4 +39,22 @@ export function recordSessions(node: string, sink: TraceSink): (transport: Trans
     const recorder = new FrameRecorder(node, sink);
     return recordingTransport(transport, (dir, text) => recorder.frame(dir, text));
   };
+}
+
+/**
+ * `recordSessions` into a file of JSON lines, appended to: resolves once the file is open, rejects
+ * when it cannot be; a later write failure goes to `onerror` (spec: mesh#trace-records).
+ */
+export async function recordSessionsToFile(
+  node: string,
+  file: string,
+  onerror: (err: Error) => void,
+): Promise<(transport: Transport) => Transport> {
+  const out = createWriteStream(file, { flags: 'a' });
+  await new Promise<void>((resolve, reject) => {
+    out.once('open', () => resolve());
+    out.once('error', reject);
+  });
+  out.on('error', onerror);
+  return recordSessions(node, jsonLines(out));
 }
