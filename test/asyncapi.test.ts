@@ -8,6 +8,7 @@ import { Validator } from '@cfworker/json-schema';
 import { createAjv, validateWith } from '../tools/validate-fixtures.ts';
 import { ajvJudge, type Case, cfworkerJudge, pythonJudge, pythonMissing } from './validators.ts';
 import { openSubject, subjectsOf } from '../reference/transports/nats/subjects.ts';
+import { DEFAULT_NAMES, deadSubject, eventSubject, resultSubject, taskSubject } from '../reference/jetstream/streams.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const FILE = `${ROOT}asyncapi.yaml`;
@@ -115,6 +116,10 @@ describe('asyncapi.yaml', () => {
       open: openSubject('tap', '{agent_id}'),
       toAgent: s.toAgent,
       toRequester: s.toRequester,
+      tasks: taskSubject(DEFAULT_NAMES, '{capability}'),
+      results: resultSubject(DEFAULT_NAMES, '{task_id}'),
+      events: eventSubject(DEFAULT_NAMES, '{task_id}'),
+      dead: deadSubject(DEFAULT_NAMES, '{capability}'),
     });
   });
 

@@ -117,7 +117,7 @@ class DurableView {
   async stream(taskId: string, done: (entries: Entry[]) => boolean, ms: number, nc: NatsConnection = this.nc): Promise<Entry[]> {
     const consumer = await this.lib
       .jetstream(nc)
-      .consumers.get(S.events, { filter_subjects: `${PREFIX}.events.${this.agentId}.${taskId}`, deliver_policy: this.lib.DeliverAll })
+      .consumers.get(S.events, { filter_subjects: `${PREFIX}.events.${taskId}`, deliver_policy: this.lib.DeliverAll })
       .catch((err: Error) => {
         throw new Stop(fail(`the agent's durable tasks have no stream to resume from: ${S.events} cannot be read (${err.message})`));
       });
@@ -522,7 +522,7 @@ export const natsDurableCases: Case[] = [
       const record = recordFromDraft({ next_phase: 'tap.test.echo', input }) as TaskRecord;
       record.requirements.target_agent = view.agentId;
       // An earlier delivery that stored its running event and its task.result, then was lost before its finished record.
-      const subject = `${PREFIX}.events.${view.agentId}.${record.task_id}`;
+      const subject = `${PREFIX}.events.${record.task_id}`;
       const earlier = [
         { type: 'task.event', payload: { kind: 'state', state: 'running' } },
         { type: 'task.result', payload: { status: 'completed', output: stored } },

@@ -64,7 +64,7 @@ async function brokenRunner(
         );
         if (owner !== record.task_id) return void (await m.ackAck());
       }
-      const last = await lastStoredMessage(jsm, N, agentId, record.task_id);
+      const last = await lastStoredMessage(jsm, N, record.task_id);
       let result: { status?: unknown; output?: unknown; error?: unknown };
       let ran = attempts;
       if (last?.message.type === 'task.result' && fault !== 'runs-again') {

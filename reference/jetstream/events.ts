@@ -35,24 +35,29 @@ export interface StoredStreamMessage {
 /** The `Nats-Msg-Id` of a stream message: `<task_id>:<sequence>` (spec: bindings-nats#event-streams). */
 export const eventMsgId = (taskId: string, sequence: number): string => `${taskId}:${sequence}`;
 
-/** The last message stored for a task of an agent, null when none (spec: bindings-nats#event-streams). */
-export async function lastStoredMessage(
-  jsm: JetStreamManager,
-  names: DurableNames,
-  agentId: string,
-  taskId: string,
-): Promise<StoredStreamMessage | null> {
+/** The last message stored for a task, null when none (spec: bindings-nats#event-streams). */
+export async function lastStoredMessage(jsm: JetStreamManager, names: DurableNames, taskId: string): Promise<StoredStreamMessage | null> {
   // getMessage resolves null when the subject has no message; any other failure is thrown, never read as none.
-  const stored = await jsm.streams.getMessage(names.events, { last_by_subj: eventSubject(names, agentId, taskId) });
+  const stored = await jsm.streams.getMessage(names.events, { last_by_subj: eventSubject(names, taskId) });
   if (!stored) return null;
   const attempt = Number(stored.header?.get(ATTEMPT_HEADER));
   return { message: stored.json<DurableStreamMessage>(), attempt: Number.isInteger(attempt) ? attempt : undefined, streamSeq: stored.seq };
 }
 
-/** The highest TAP sequence stored for a task of an agent, 0 when none (spec: bindings-nats#event-streams). */
-export async function lastStoredSequence(jsm: JetStreamManager, names: DurableNames, agentId: string, taskId: string): Promise<number> {
-  const seq = ((await lastStoredMessage(jsm, names, agentId, taskId))?.message as { sequence?: unknown } | undefined)?.sequence;
+/** The highest TAP sequence stored for a task, 0 when none (spec: bindings-nats#event-streams). */
+export async function lastStoredSequence(jsm: JetStreamManager, names: DurableNames, taskId: string): Promise<number> {
+  const seq = ((await lastStoredMessage(jsm, names, taskId))?.message as { sequence?: unknown } | undefined)?.sequence;
   return typeof seq === 'number' ? seq : 0;
+}
+
+/**
+ * Thrown by `TaskStreamWriter.publish` when the server acknowledges the message as a duplicate
+ * of one this writer did not publish: another delivery of the same record has stored that
+ * sequence, so two deliveries run at once (a lease ran out) and this one must stop
+ * (spec: bindings-nats#event-streams, TAP-NATS-036).
+ */
+export class StreamFenced extends Error {
+  override readonly name = 'StreamFenced';
 }
 
 /** Publishes a task's messages in order, each acknowledged by the server before the next (spec: bindings-nats#event-streams). */
@@ -91,23 +96,28 @@ export class TaskStreamWriter {
     };
     const h = natsHeaders();
     h.set(ATTEMPT_HEADER, String(this.attempt));
-    await this.js.publish(eventSubject(this.names, this.agentId, this.taskId), JSON.stringify(message), {
+    const ack = await this.js.publish(eventSubject(this.names, this.taskId), JSON.stringify(message), {
       msgID: eventMsgId(this.taskId, this.next),
       headers: h,
     });
+    // spec: bindings-nats#event-streams: a duplicate is this writer's own message only if the stored one is it.
+    if (ack.duplicate && !(await this.stored(ack.seq, message.message_id)))
+      throw new StreamFenced(`task ${this.taskId}: sequence ${this.next} of its stream was stored by another delivery`);
     this.next++;
     return message;
+  }
+
+  /** Whether the message stored at a stream sequence of TAP_EVENTS is the one with this message id. */
+  private async stored(streamSeq: number, messageId: string): Promise<boolean> {
+    const jsm = await this.js.jetstreamManager(false);
+    const stored = await jsm.streams.getMessage(this.names.events, { seq: streamSeq });
+    return stored?.json<DurableStreamMessage>().message_id === messageId;
   }
 }
 
 /** Options of `replayDurableTask`. */
 export interface ReplayOptions {
   names?: DurableNames;
-  /**
-   * The agent whose stream to read: the record's `requirements.target_agent`, or its
-   * `state.processed_by` once finished (agent ids may hold dots, so no wildcard stands for one).
-   */
-  agentId: string;
   taskId: string;
   /** The last sequence the requester has (0 for none): only later messages are returned. */
   lastSequence?: number;
@@ -128,7 +138,7 @@ export async function replayDurableTask(nc: NatsConnection, o: ReplayOptions): P
   const untilResult = o.untilResult ?? true;
   const js = jetstream(nc);
   const consumer = await js.consumers.get(names.events, {
-    filter_subjects: eventSubject(names, o.agentId, o.taskId),
+    filter_subjects: eventSubject(names, o.taskId),
     deliver_policy: DeliverPolicy.All,
   });
   const out: StoredStreamMessage[] = [];

@@ -78,7 +78,7 @@ describe.skipIf(!natsServerInstalled)('a redelivery after the task.result was st
     });
     const { record } = await submitDurable(nc, { next_phase: capability, input: { n: 7 } });
     await until('the failed publish of the finished record', async () => (errors.length > 0 ? true : null));
-    const stored = await replayDurableTask(nc, { agentId: AGENT, taskId: record.task_id, timeoutMs: 2000 });
+    const stored = await replayDurableTask(nc, { taskId: record.task_id, timeoutMs: 2000 });
     expect(stored.at(-1)?.message.type).toBe('task.result');
     await ensureStreams(nc);
     const done = await until('the finished record', () =>
@@ -89,7 +89,7 @@ describe.skipIf(!natsServerInstalled)('a redelivery after the task.result was st
     );
     // Outlive another lease: a delivery still outstanding would be redelivered and run again.
     await sleep(700);
-    const stream = await replayDurableTask(nc, { agentId: AGENT, taskId: record.task_id, timeoutMs: 2000 });
+    const stream = await replayDurableTask(nc, { taskId: record.task_id, timeoutMs: 2000 });
     return { ran, stream, done, stats: runner.stats };
   }
 

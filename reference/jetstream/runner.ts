@@ -11,7 +11,7 @@ import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { AckPolicy, DeliverPolicy, jetstream, type ConsumerMessages, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
 import { TapError, type ErrorPayload } from '../core/errors.ts';
 import type { TaskRecord } from '../workspace/record.ts';
-import { lastStoredMessage, TaskStreamWriter } from './events.ts';
+import { lastStoredMessage, StreamFenced, TaskStreamWriter } from './events.ts';
 import { DEFAULT_NAMES, deadSubject, ensureStreams, resultSubject, type DurableNames } from './streams.ts';
 import { idempotencyKey } from './submit.ts';
 
@@ -57,7 +57,16 @@ export interface DurableRunnerOptions {
 /** A running durable runner. */
 export interface DurableRunner {
   /** Counts for monitoring and tests. */
-  readonly stats: { completed: number; failed: number; retried: number; repeats: number; deadLetters: number; renewals: number };
+  readonly stats: {
+    completed: number;
+    failed: number;
+    retried: number;
+    repeats: number;
+    deadLetters: number;
+    renewals: number;
+    /** Deliveries stopped because another delivery of the same record was writing its task's stream. */
+    fenced: number;
+  };
   /** Stops taking deliveries and waits for the running ones to settle. */
   stop(): Promise<void>;
 }
@@ -130,7 +139,7 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
   const { jsm, idempotency } = await ensureStreams(o.nc, { names, replicas: o.replicas });
   const durable = await ensureConsumer(jsm, names, o);
   const js = jetstream(o.nc);
-  const stats = { completed: 0, failed: 0, retried: 0, repeats: 0, deadLetters: 0, renewals: 0 };
+  const stats = { completed: 0, failed: 0, retried: 0, repeats: 0, deadLetters: 0, renewals: 0, fenced: 0 };
   const stopping = new AbortController();
   const running = new Set<Promise<void>>();
 
@@ -179,8 +188,22 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
     }
   };
 
-  /** Runs a delivery and settles it: acknowledged, handed back (-NAK), or left to redeliver when a publish fails. */
+  /**
+   * Runs a delivery and settles it: acknowledged, handed back (-NAK), or left to redeliver when a
+   * publish fails. spec: bindings-nats#event-streams (TAP-NATS-036): a delivery that finds another
+   * writing its task's stream stops there, unacknowledged; the other one finishes the task.
+   */
   const settle = async (m: JsMsg, record: TaskRecord, attempts: number): Promise<void> => {
+    try {
+      await run(m, record, attempts);
+    } catch (err) {
+      if (!(err instanceof StreamFenced)) throw err;
+      stats.fenced++;
+      log('info', `${err.message}; this delivery (attempt ${attempts}) stops unacknowledged`);
+    }
+  };
+
+  const run = async (m: JsMsg, record: TaskRecord, attempts: number): Promise<void> => {
     // A redelivery of a task whose finished record is stored (its acknowledgement was lost) only needs the acknowledgement.
     if (attempts > 0 && (await storedResult(record.task_id))) {
       stats.repeats++;
@@ -194,7 +217,7 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
     }
     // spec: bindings-nats#event-streams: a redelivery numbers the task's messages on from the last stored one.
     // If either fails, the delivery is not acknowledged and comes again.
-    const last = await lastStoredMessage(jsm, names, o.agentId, record.task_id);
+    const last = await lastStoredMessage(jsm, names, record.task_id);
     // A stream that ends with the task.result is a phase that finished in an earlier delivery whose
     // finished record was not stored: it is stored from that result, and the phase is not run again.
     if (last?.message.type === 'task.result') {
@@ -207,9 +230,19 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
     const onStop = () => lost.abort();
     stopping.signal.addEventListener('abort', onStop);
     let outcome: { output?: unknown; error?: Error };
+    let fenced: StreamFenced | undefined;
     try {
       const emit = async (data: unknown): Promise<void> => {
-        if (!lost.signal.aborted) await stream.publish('task.event', { kind: 'output', data });
+        if (lost.signal.aborted) return;
+        try {
+          await stream.publish('task.event', { kind: 'output', data });
+        } catch (err) {
+          if (err instanceof StreamFenced) {
+            fenced = err;
+            lost.abort();
+          }
+          throw err;
+        }
       };
       outcome = {
         output: await o.handler({ record: { ...record, state: { ...record.state, attempts } }, attempts, signal: lost.signal, emit }),
@@ -219,6 +252,7 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
     } finally {
       stopping.signal.removeEventListener('abort', onStop);
     }
+    if (fenced) throw fenced;
     if (lost.signal.aborted) return;
     // spec: bindings-nats#retries: a retryable failure is a delivery that did not finish; the server delivers it again.
     if (outcome.error instanceof TapError && outcome.error.payload.retryable) {

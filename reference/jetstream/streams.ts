@@ -32,7 +32,7 @@ export const taskSubject = (n: DurableNames, capability: string): string => `${n
 /** The subject of a task's finished record. */
 export const resultSubject = (n: DurableNames, taskId: string): string => `${n.prefix}.results.${taskId}`;
 /** The subject of a durable task's stream of messages (spec: bindings-nats#event-streams). */
-export const eventSubject = (n: DurableNames, agentId: string, taskId: string): string => `${n.prefix}.events.${agentId}.${taskId}`;
+export const eventSubject = (n: DurableNames, taskId: string): string => `${n.prefix}.events.${taskId}`;
 /** The subject of a capability's dead letters. */
 export const deadSubject = (n: DurableNames, capability: string): string => `${n.prefix}.dead.${capability}`;
 
@@ -61,7 +61,7 @@ export async function ensureStreams(nc: NatsConnection, o: EnsureOptions = {}): 
       duplicate_window: nanos(o.duplicateWindowMs ?? 120_000),
     },
     { name: n.results, subjects: [`${n.prefix}.results.>`], retention: RetentionPolicy.Limits },
-    // spec: bindings-nats#event-streams: one subject per agent and task, de-duplicated by <task_id>:<sequence>.
+    // spec: bindings-nats#event-streams: one subject per task, de-duplicated by <task_id>:<sequence>.
     {
       name: n.events,
       subjects: [`${n.prefix}.events.>`],
