@@ -81,7 +81,14 @@ const vitest = (name: string, env: NodeJS.ProcessEnv = {}): Step => ({
         numPassedTests: number;
         numFailedTests: number;
         numTotalTests: number;
-        testResults: { name: string; status: string; message?: string; assertionResults: { fullName: string; status: string }[] }[];
+        testResults: {
+          name: string;
+          status: string;
+          message?: string;
+          startTime: number;
+          endTime: number;
+          assertionResults: { fullName: string; status: string }[];
+        }[];
       };
       for (const file of report.testResults) {
         for (const t of file.assertionResults)
@@ -89,6 +96,11 @@ const vitest = (name: string, env: NodeJS.ProcessEnv = {}): Step => ({
         if (file.status === 'failed' && file.assertionResults.length === 0)
           console.error(`  FAIL ${file.name.replace(root, '')}: ${file.message ?? ''}`);
       }
+      // The slowest files, for keeping the run within its budget.
+      const slowest = [...report.testResults].sort((x, y) => y.endTime - y.startTime - (x.endTime - x.startTime)).slice(0, 8);
+      console.log(
+        `  slowest files: ${slowest.map((f) => `${f.name.replace(root, '')} ${((f.endTime - f.startTime) / 1000).toFixed(1)} s`).join(', ')}`,
+      );
       const failed = report.numFailedTests + (code !== 0 && report.numFailedTests === 0 ? 1 : 0);
       return { passed: report.numPassedTests, failed, note: `${report.numTotalTests} tests` };
     } catch {
