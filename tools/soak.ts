@@ -470,10 +470,12 @@ async function amplify(): Promise<void> {
     await r.result('big');
     const before = rssKb(server.child.pid);
     const n = SHORT ? 100 : 3_000;
-    let i = 0;
-    for (; i < n; i += 20) {
+    const batch = 20;
+    let asked = 0;
+    while (asked < n) {
       const sent: Record<string, unknown>[] = [];
-      for (let j = 0; j < 20; j++) sent.push(r.msg('task.status', {}, { task_id: 'big' }));
+      for (let j = 0; j < batch; j++) sent.push(r.msg('task.status', {}, { task_id: 'big' }));
+      asked += batch;
       for (const m of sent) r.link.send(Buffer.from(JSON.stringify(m)));
       try {
         await r.wait((x) => x.reply_to === sent.at(-1)!.message_id, 60_000);
@@ -486,7 +488,7 @@ async function amplify(): Promise<void> {
         figures.closes_by_agent++;
         await new Requester(await wsLink(server.url), 'soak.after-amplifier').handshake();
         notes.push(
-          `amplification: the agent ended the connection (${r.link.ended ?? 'closed'}) after ${i + 20} task.status, then served a new session`,
+          `amplification: the agent ended the connection (${r.link.ended ?? 'closed'}) after ${asked} task.status, then served a new session`,
         );
         break;
       }
@@ -495,7 +497,7 @@ async function amplify(): Promise<void> {
     const after = rssKb(server.child.pid);
     figures.amplification_growth_kb = Math.max(0, after - before);
     figures.peak_rss_kb = Math.max(figures.peak_rss_kb, after);
-    notes.push(`amplification: ${Math.min(i + 20, n)} task.status for a 900 KB result, agent RSS ${before} → ${after} KB`);
+    notes.push(`amplification: ${asked} task.status for a 900 KB result, agent RSS ${before} → ${after} KB`);
   } finally {
     server.child.kill('SIGTERM');
   }
