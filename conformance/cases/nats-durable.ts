@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import { DEFAULT_NAMES as S, deadSubject, eventSubject, resultSubject, taskSubject } from '../../reference/jetstream/names.ts';
 import { parseNatsUrl } from '../../reference/transports/nats/url.ts';
 import { recordFromDraft, type TaskRecord } from '../../reference/workspace/record.ts';
 import { validateAgainst } from '../../reference/core/validate.ts';
@@ -17,8 +18,6 @@ import { attempt, check, show, verdictOf } from './kit.ts';
 
 const P = 'nats-durable' as const;
 const NATS = { binding: 'nats' as const };
-const PREFIX = 'tap';
-const S = { tasks: 'TAP_TASKS', results: 'TAP_RESULTS', events: 'TAP_EVENTS', dead: 'TAP_DEAD', idempotency: 'TAP_IDEMPOTENCY' };
 /** The longest lease a case waits out; a longer one leaves the lease case not tested. */
 const LONGEST_LEASE_MS = 15_000;
 
@@ -87,7 +86,7 @@ class DurableView {
 
   /** The agent's queue for `capability`: the consumer of TAP_TASKS filtering its subject; NOT-TESTED when none. */
   async queue(capability: string): Promise<Queue> {
-    const subject = `${PREFIX}.tasks.${capability}`;
+    const subject = taskSubject(S, capability);
     try {
       for await (const c of this.jsm.consumers.list(S.tasks)) {
         if (c.config.filter_subject !== subject && !(c.config.filter_subjects ?? []).includes(subject)) continue;
@@ -109,7 +108,7 @@ class DurableView {
     record.requirements.target_agent = this.agentId;
     if (o.idempotency) record.metadata = { ...record.metadata, 'x-idempotency': o.idempotency };
     const msgId = o.msgId ?? (o.idempotency ? `${o.idempotency.principal}:${capability}:${o.idempotency.key}` : `${record.task_id}:submit`);
-    const ack = await this.js.publish(`${PREFIX}.tasks.${capability}`, JSON.stringify(record), { msgID: msgId });
+    const ack = await this.js.publish(taskSubject(S, capability), JSON.stringify(record), { msgID: msgId });
     return { record, seq: ack.seq, duplicate: ack.duplicate };
   }
 
@@ -117,7 +116,7 @@ class DurableView {
   async stream(taskId: string, done: (entries: Entry[]) => boolean, ms: number, nc: NatsConnection = this.nc): Promise<Entry[]> {
     const consumer = await this.lib
       .jetstream(nc)
-      .consumers.get(S.events, { filter_subjects: `${PREFIX}.events.${taskId}`, deliver_policy: this.lib.DeliverAll })
+      .consumers.get(S.events, { filter_subjects: eventSubject(S, taskId), deliver_policy: this.lib.DeliverAll })
       .catch((err: Error) => {
         throw new Stop(fail(`the agent's durable tasks have no stream to resume from: ${S.events} cannot be read (${err.message})`));
       });
@@ -146,7 +145,7 @@ class DurableView {
   /** The task's finished record in TAP_RESULTS, waiting up to `ms`. */
   finished(taskId: string, ms: number): Promise<TaskRecord | undefined> {
     return this.poll(
-      async () => (await this.jsm.streams.getMessage(S.results, { last_by_subj: `${PREFIX}.results.${taskId}` }))?.json<TaskRecord>(),
+      async () => (await this.jsm.streams.getMessage(S.results, { last_by_subj: resultSubject(S, taskId) }))?.json<TaskRecord>(),
       ms,
     );
   }
@@ -163,7 +162,7 @@ class DurableView {
       const info = await this.jsm.streams.info(S.dead);
       for (let seq = info.state.last_seq; seq > Math.max(after, info.state.first_seq - 1); seq--) {
         const m = await this.jsm.streams.getMessage(S.dead, { seq }).catch(() => null);
-        if (m?.subject !== `${PREFIX}.dead.${capability}`) continue;
+        if (m?.subject !== deadSubject(S, capability)) continue;
         const r = m.json<TaskRecord>();
         if (r.task_id === taskId) return r;
       }
@@ -419,7 +418,7 @@ export const natsDurableCases: Case[] = [
           check(
             false,
             `the record was not in ${S.dead} after ${q.maxDeliver} failed deliveries`,
-            `a dead letter on ${PREFIX}.dead.tap.test.fail`,
+            `a dead letter on ${deadSubject(S, 'tap.test.fail')}`,
             'none',
           ),
         );
@@ -522,7 +521,7 @@ export const natsDurableCases: Case[] = [
       const record = recordFromDraft({ next_phase: 'tap.test.echo', input }) as TaskRecord;
       record.requirements.target_agent = view.agentId;
       // An earlier delivery that stored its running event and its task.result, then was lost before its finished record.
-      const subject = `${PREFIX}.events.${record.task_id}`;
+      const subject = eventSubject(S, record.task_id);
       const earlier = [
         { type: 'task.event', payload: { kind: 'state', state: 'running' } },
         { type: 'task.result', payload: { status: 'completed', output: stored } },
@@ -544,7 +543,7 @@ export const natsDurableCases: Case[] = [
           throw new Stop(notTested(`the harness cannot store an earlier delivery's messages in ${S.events} (${err.message})`));
         });
       }
-      const ack = await view.js.publish(`${PREFIX}.tasks.tap.test.echo`, JSON.stringify(record), { msgID: `${record.task_id}:submit` });
+      const ack = await view.js.publish(taskSubject(S, 'tap.test.echo'), JSON.stringify(record), { msgID: `${record.task_id}:submit` });
       const gone = await view.drained(ack.seq, ctx.scaled(10_000));
       const done = await view.finished(record.task_id, ctx.scaled(2000));
       const entries = await view.stream(record.task_id, (e) => e.length > earlier.length, ctx.scaled(1000));

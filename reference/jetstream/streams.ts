@@ -7,34 +7,9 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { RetentionPolicy, StorageType, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
+import { DEFAULT_NAMES, type DurableNames } from './names.ts';
 
-/** The names a deployment uses; the defaults are those of the spec. */
-export interface DurableNames {
-  prefix: string;
-  tasks: string;
-  results: string;
-  events: string;
-  dead: string;
-  idempotency: string;
-}
-
-export const DEFAULT_NAMES: DurableNames = Object.freeze({
-  prefix: 'tap',
-  tasks: 'TAP_TASKS',
-  results: 'TAP_RESULTS',
-  events: 'TAP_EVENTS',
-  dead: 'TAP_DEAD',
-  idempotency: 'TAP_IDEMPOTENCY',
-});
-
-/** The subject of a capability's queue. */
-export const taskSubject = (n: DurableNames, capability: string): string => `${n.prefix}.tasks.${capability}`;
-/** The subject of a task's finished record. */
-export const resultSubject = (n: DurableNames, taskId: string): string => `${n.prefix}.results.${taskId}`;
-/** The subject of a durable task's stream of messages (spec: bindings-nats#event-streams). */
-export const eventSubject = (n: DurableNames, taskId: string): string => `${n.prefix}.events.${taskId}`;
-/** The subject of a capability's dead letters. */
-export const deadSubject = (n: DurableNames, capability: string): string => `${n.prefix}.dead.${capability}`;
+export { DEFAULT_NAMES, deadSubject, eventSubject, resultSubject, taskSubject, type DurableNames } from './names.ts';
 
 /** Options of `ensureStreams`. */
 export interface EnsureOptions {
