@@ -116,13 +116,16 @@ let installed: Installed | undefined;
 const tarball: Step = {
   name: 'tarball: the packed package installed into an empty project',
   run: async () => {
+    // Its lines are kept and printed together when it ends: vitest prints beside it.
+    const lines: string[] = [];
     try {
       installed = await prepareInstalled();
     } catch (err) {
-      console.error(`  FAIL ${(err as Error).message}`);
+      console.error(`\n── tarball: FAIL ${(err as Error).message}`);
       return { passed: 0, failed: 1 };
     }
-    const r = await runChecks(installed);
+    const r = await runChecks(installed, (line) => lines.push(line));
+    process.stdout.write(`\n── tarball:\n${lines.join('\n')}\n`);
     return { ...r, note: `${(installed.packed.size / 1024).toFixed(0)} KiB, ${installed.packed.files.length} files` };
   },
 };
@@ -134,18 +137,12 @@ const certify: Step = {
     if (!installed) return { passed: 0, failed: 1, note: 'no installed package (the tarball step failed or was skipped)' };
     const dir = mkdtempSync(join(tmpdir(), 'tap-certify-'));
     // --time-scale 2 stretches only the harness's waits, for a CI machine that runs other jobs.
-    const code = await sh(process.execPath, [
-      '--import',
-      'tsx',
-      'tools/certify-reference.ts',
-      '--package',
-      installed.pkg,
-      '--reports',
-      dir,
-      '--',
-      '--time-scale',
-      '2',
-    ]);
+    const code = await sh(
+      process.execPath,
+      ['--import', 'tsx', 'tools/certify-reference.ts', '--package', installed.pkg, '--reports', dir, '--', '--time-scale', '2'],
+      {},
+      true,
+    );
     let passed = 0;
     let failed = 0;
     for (const transport of ['stdio', 'websocket']) {
@@ -192,10 +189,16 @@ const statics = together(
   true,
 );
 
-/** A stage is one step, or several run at once. */
-type Stage = Step | Step[];
+/**
+ * A stage is one step, or lanes run at once, each lane one step or several in order. The tarball
+ * and the certification from it mostly wait on processes (npm, the agents' handshakes and the
+ * suite's timed cases): run beside vitest, whose files mostly wait too, they use the CPU that
+ * vitest leaves idle instead of adding their minute and a half at the end.
+ */
+type Lane = Step | Step[];
+type Stage = Step | Lane[];
 
-export const FULL: Stage[] = [build, [vitest('vitest: every test file, on both cores'), statics], tarball, certify];
+export const FULL: Stage[] = [build, [vitest('vitest: every test file, on both cores'), statics, [tarball, certify]]];
 export const FAST: Stage[] = [
   build,
   [vitest('vitest: the fast tier (units and the in-memory conformance run)', { TAP_TIER: 'fast' }), statics],
@@ -210,16 +213,24 @@ async function main(): Promise<number> {
   const lines: string[] = [];
   try {
     for (const stage of values.fast ? FAST : FULL) {
-      const steps = (Array.isArray(stage) ? stage : [stage]).filter((step) => !skip.has(step.name));
-      if (steps.length === 0) continue;
-      console.log(`\n── ${steps.map((step) => step.name).join('\n── and beside it: ')}`);
-      const results = await Promise.all(
-        steps.map(async (step) => {
-          const t0 = Date.now();
-          const r = await step.run();
-          return { step, r, secs: ((Date.now() - t0) / 1000).toFixed(1) };
-        }),
-      );
+      const lanes = (Array.isArray(stage) ? stage : [stage])
+        .map((lane) => (Array.isArray(lane) ? lane : [lane]).filter((step) => !skip.has(step.name)))
+        .filter((lane) => lane.length > 0);
+      if (lanes.length === 0) continue;
+      console.log(`\n── ${lanes.map((lane) => lane.map((step) => step.name).join(', then ')).join('\n── and beside it: ')}`);
+      const results = (
+        await Promise.all(
+          lanes.map(async (lane) => {
+            const done = [];
+            for (const step of lane) {
+              const t0 = Date.now();
+              const r = await step.run();
+              done.push({ step, r, secs: ((Date.now() - t0) / 1000).toFixed(1) });
+            }
+            return done;
+          }),
+        )
+      ).flat();
       for (const { step, r, secs } of results) {
         passed += r.passed;
         failed += r.failed;
