@@ -153,7 +153,8 @@ describe('the harness judge agrees with the reference checker on what broken age
         }
       }
     };
-    await Promise.all([worker(), worker()]);
+    // Four at once: most of each run waits for replies a broken agent never sends.
+    await Promise.all([worker(), worker(), worker(), worker()]);
     expect(failed).toEqual([]);
     expect(histories).toBeGreaterThan(manifest.length);
   });
