@@ -105,7 +105,7 @@ export interface ConformanceOptions {
   timeoutMs?: number;
   /** Stretches every timing tolerance (slow machines, CI). */
   timeScale?: number;
-  /** Cases run at once (default 4 over stdio, 8 over WebSocket). */
+  /** Cases run at once (default 8; 4 over stdio on a one-core machine). */
   jobs?: number;
   /** WebSocket agents: the pre-shared key the agent was started with (key in base64url). */
   hmac?: { keyId: string; key: string; peer?: string };

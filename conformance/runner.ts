@@ -4,7 +4,7 @@
  * harness's own failures become ERROR (spec: conformance#running).
  */
 import { writeFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { meetsBinding, type Case } from './case.ts';
 import { CaseContext, type Probe, type RunEnv } from './context.ts';
@@ -65,9 +65,13 @@ export interface RunHooks {
   transcriptsDir?: string;
 }
 
-/** Default concurrency: processes are heavier than connections. */
+/**
+ * Default concurrency: 8 cases at once. A stdio case starts its own agent process, and most of
+ * its time is spent waiting on it (for replies, timeouts, the process's exit), so 8 suit a machine
+ * of two cores or more; on one core, where those starts are the work, 4 over stdio.
+ */
 export function defaultJobs(kind: 'stdio' | 'websocket' | 'nats'): number {
-  return kind === 'stdio' ? 4 : 8;
+  return kind === 'stdio' && availableParallelism() < 2 ? 4 : 8;
 }
 
 /** A throwaway state folder for the probe's process. */

@@ -130,16 +130,21 @@ const tarball: Step = {
   },
 };
 
+/**
+ * tap-conform's options for the certification, which runs beside vitest: --time-scale 2 stretches
+ * the harness's waits, and --jobs 4 (half the default) keeps down the agent starts it adds.
+ */
+const HARNESS_BESIDE_VITEST = ['--time-scale', '2', '--jobs', '4'];
+
 /** Certifies the reference agent with the installed package's bins and counts the cases of its JSON reports. */
 const certify: Step = {
   name: 'certification of the reference agent over stdio and WebSocket, from the installed package',
   run: async () => {
     if (!installed) return { passed: 0, failed: 1, note: 'no installed package (the tarball step failed or was skipped)' };
     const dir = mkdtempSync(join(tmpdir(), 'tap-certify-'));
-    // --time-scale 2 stretches only the harness's waits, for a CI machine that runs other jobs.
     const code = await sh(
       process.execPath,
-      ['--import', 'tsx', 'tools/certify-reference.ts', '--package', installed.pkg, '--reports', dir, '--', '--time-scale', '2'],
+      ['--import', 'tsx', 'tools/certify-reference.ts', '--package', installed.pkg, '--reports', dir, '--', ...HARNESS_BESIDE_VITEST],
       {},
       true,
     );
