@@ -81,6 +81,53 @@ describe('back-pressure (spec: limits#back-pressure)', () => {
   });
 });
 
+describe('a long stream to a peer that reads slowly (spec: limits#back-pressure)', () => {
+  it('paces a handler that awaits its output to the reader, instead of closing the connection as lost', async () => {
+    const maxUnsentBytes = 64_000;
+    const agent = testAgent({ maxUnsentBytes });
+    const [agentEnd, peerEnd] = createMemoryPair();
+    // The agent's end holds what it sends until the peer "reads" it, every 5 ms.
+    const deliver = agentEnd.send.bind(agentEnd);
+    let slow = false;
+    let unread = 0;
+    let mostUnread = 0;
+    let held: { text: string; taken: () => void }[] = [];
+    Object.assign(agentEnd, {
+      unsentBytes: () => unread,
+      send: (text: string) => {
+        if (!slow) return deliver(text);
+        unread += text.length;
+        mostUnread = Math.max(mostUnread, unread);
+        return new Promise<void>((taken) => held.push({ text, taken }));
+      },
+    });
+    agent.attach(agentEnd);
+    const peer = new TestPeer(peerEnd);
+    await peer.handshake({ params: { streaming: true } });
+    slow = true;
+    const reader = setInterval(() => {
+      const now = held;
+      held = [];
+      unread = 0;
+      for (const h of now) void deliver(h.text).then(h.taken);
+    }, 5);
+    try {
+      const count = 2000;
+      peer.request('s1', 'tap.test.stream', { count });
+      const result = await peer.result('s1', 10_000);
+      expect(result.payload).toMatchObject({ status: 'completed', output: { count } });
+      expect(peer.closed).toBe(false);
+      const outputs = peer.stream('s1').filter((m) => m.type === 'task.event' && m.payload.kind === 'output');
+      expect(outputs.map((m) => m.payload.data.index)).toEqual(Array.from({ length: count }, (_, i) => i));
+      // The stream's text was several times the bound, but the peer never had that much unread.
+      expect(outputs.reduce((n, m) => n + JSON.stringify(m).length, 0)).toBeGreaterThan(4 * maxUnsentBytes);
+      expect(mostUnread).toBeLessThanOrEqual(maxUnsentBytes);
+    } finally {
+      clearInterval(reader);
+    }
+  });
+});
+
 describe('HTTP headers (spec: limits#back-pressure)', () => {
   it('drops a client that trickles its upgrade request headers past the time-out', async () => {
     const server = await createWebSocketServer({ headersTimeoutMs: 300, onSession: () => {} });

@@ -33,7 +33,8 @@ const echo: Handler = (input: unknown) => input;
 const stream: Handler = async (input: { count: number; interval_ms?: number; chunk?: unknown }, ctx: TaskContext) => {
   for (let index = 0; index < input.count; index++) {
     if (index > 0 && input.interval_ms) await ctx.sleep(input.interval_ms);
-    ctx.output(input.chunk === undefined ? { index } : { index, chunk: input.chunk });
+    // Awaited: a long stream goes at the pace the peer reads (spec: limits#back-pressure).
+    await ctx.output(input.chunk === undefined ? { index } : { index, chunk: input.chunk });
   }
   return { count: input.count };
 };

@@ -10,6 +10,7 @@ import { TaskAborted, type AgentStore, type TaskContext } from './handler.ts';
 import { byteLength } from './outbound.ts';
 import { submitPlan } from './plans.ts';
 import type { Runtime } from './runtime.ts';
+import type { Session } from './sessions.ts';
 import type { TaskHost } from './task-host.ts';
 import { currentPlan, type Task } from './tasks.ts';
 
@@ -18,6 +19,8 @@ const LEVELS = new Set(['debug', 'info', 'warn', 'error']);
 /** Builds the context of one task. */
 export function createContext(rt: Runtime, runner: TaskHost, task: Task): TaskContext {
   const live = (): boolean => !isTerminal(task.state) && !task.abort.aborted;
+  /** The overhead of the task's output events in the session that carries it now. */
+  let overheadFor: { session: Session; bytes: number } | undefined;
   const store: AgentStore = {
     get: (key) => rt.store.get(key),
     set: (key, value) => {
@@ -50,13 +53,15 @@ export function createContext(rt: Runtime, runner: TaskHost, task: Task): TaskCo
       runner.emit(task, 'task.event', payload);
     },
     output(data) {
-      if (!live()) return;
+      if (!live()) return DONE;
       const session = rt.sessionOf(task);
       // spec: tasks#events: no output events without streaming, in the session or the capability.
-      if (!session?.params.streaming || rt.capabilities.get(task.capability)?.capability.streaming === false) return;
-      for (const piece of splitOutput(data, session.params.max_message_bytes - overhead(session.message.bind(session), task))) {
+      if (!session?.params.streaming || rt.capabilities.get(task.capability)?.capability.streaming === false) return DONE;
+      if (overheadFor?.session !== session) overheadFor = { session, bytes: overhead(session, task) };
+      for (const piece of splitOutput(data, session.params.max_message_bytes - overheadFor.bytes)) {
         runner.emit(task, 'task.event', { kind: 'output', data: piece });
       }
+      return session.writable();
     },
     log(message, level = 'info') {
       if (!live()) return;
@@ -133,9 +138,25 @@ export function createContext(rt: Runtime, runner: TaskHost, task: Task): TaskCo
   return ctx;
 }
 
-/** Bytes an output event takes besides its data. */
-function overhead(message: (type: 'task.event', payload: { kind: 'output'; data: unknown }, extras: object) => string, task: Task): number {
-  return byteLength(message('task.event', { kind: 'output', data: null }, { task_id: task.taskId, sequence: Number.MAX_SAFE_INTEGER })) - 4;
+const DONE: Promise<void> = Promise.resolve();
+
+/**
+ * Bytes an output event of the task takes in the session besides its data, at their most: the
+ * longest message id and sequence, the task's trace, the signature. It holds for every event of
+ * the task in the session, so it is worked out once.
+ */
+function overhead(session: Session, task: Task): number {
+  const text = session.message(
+    'task.event',
+    { kind: 'output', data: null },
+    {
+      task_id: task.taskId,
+      sequence: Number.MAX_SAFE_INTEGER,
+      metadata: task.trace,
+      rebuild: { message_id: 'm'.repeat(128), timestamp: new Date(0).toISOString() },
+    },
+  );
+  return byteLength(text) - 4;
 }
 
 /** Splits output data so that each piece's JSON fits `budget` bytes (spec: limits#message-size). */

@@ -57,8 +57,11 @@ export interface TaskContext {
    * Sends output; data too large for one message is split across output events (a string into
    * consecutive pieces, an array into consecutive slices); anything else that does not fit
    * throws MESSAGE_TOO_LARGE (spec: limits#message-size). Not sent when the session does not stream.
+   * Resolves at once unless the peer has much left unread; then when the connection has room.
+   * A handler that sends many events awaits it, and so sends at the pace the peer reads instead
+   * of piling up output until the connection is closed as lost (spec: limits#back-pressure).
    */
-  output(data: unknown): void;
+  output(data: unknown): Promise<void>;
   log(message: string, level?: 'debug' | 'info' | 'warn' | 'error'): void;
   /**
    * Submits a plan and waits for the decision: resolves on approved (the plan is executing)

@@ -69,6 +69,8 @@ export class Connection implements Replier {
   /** The source of the message being handled, to address replies before the peer is known. */
   private currentSource?: string;
   private closed = false;
+  /** What the last send returned: it settles once the transport took the message (after a drain when it had to wait). */
+  private lastSend?: Promise<void>;
   private closeSeen = false;
   /** Closed by this side on purpose (a resume elsewhere, an ended session): no loss handling. */
   deliberate = false;
@@ -115,7 +117,15 @@ export class Connection implements Replier {
       void this.transport.close({ code: 1008, reason: 'the peer does not read' }).catch(() => {});
       return;
     }
-    this.transport.send(text).catch((err: Error) => this.rt.log('warn', `send failed: ${err.message}`));
+    this.lastSend = this.transport.send(text);
+    this.lastSend.catch((err: Error) => this.rt.log('warn', `send failed: ${err.message}`));
+  }
+
+  /** At once, unless more than maxUnsentBytes / 16 is unread; then when the last send was taken (spec: limits#back-pressure). */
+  writable(): Promise<void> {
+    const unsent = this.transport.unsentBytes?.() ?? 0;
+    if (this.closed || !this.lastSend || unsent <= this.rt.settings.maxUnsentBytes / 16) return Promise.resolve();
+    return this.lastSend.catch(() => {});
   }
 
   /** Closes the transport on purpose. */
@@ -182,15 +192,8 @@ export class Connection implements Replier {
       this.recording = undefined;
       this.rt.log('error', `handling a frame: ${(err as Error)?.stack ?? String(err)}`);
       try {
-        this.send(
-          buildMessage(
-            this.rt.out,
-            this.addressing(),
-            'error',
-            errorPayload('INTERNAL_ERROR', 'the agent failed to handle the message'),
-            {},
-          ),
-        );
+        const failed = errorPayload('INTERNAL_ERROR', 'the agent failed to handle the message');
+        this.send(buildMessage(this.rt.out, this.addressing(), 'error', failed, {}));
       } catch {
         // Nothing more can be said on this connection; the agent itself goes on.
       }
@@ -304,13 +307,10 @@ export class Connection implements Replier {
     // spec: limits#table-limits: sessions, orphaned ones included, are capped; a resume needs no new one.
     const resuming = msg.type === 'handshake.init' && (msg.payload as { resume?: unknown }).resume !== undefined;
     if (wasWaitingForInit && msg.type === 'handshake.init' && !resuming && this.rt.sessions.size >= this.rt.settings.maxSessions) {
-      this.refuse(
-        errorPayload('BUSY', `the agent holds ${this.rt.sessions.size} sessions, its limit; try again later`, { scope: 'agent' }),
-        {
-          replyTo: msg.message_id,
-          source: msg.source,
-        },
-      );
+      const busy = errorPayload('BUSY', `the agent holds ${this.rt.sessions.size} sessions, its limit; try again later`, {
+        scope: 'agent',
+      });
+      this.refuse(busy, { replyTo: msg.message_id, source: msg.source });
       void this.close(1013, 'too many sessions');
       return;
     }

@@ -16,6 +16,11 @@ export const MIN_DUPLICATE_ENTRIES = 1024;
 export interface Link {
   /** Sends one serialized message; a no-op once the connection is closed. */
   send(text: string): void;
+  /**
+   * Resolves when the connection has room for more: at once, unless what the peer has not read
+   * yet passed the high-water mark; then when the transport took it (or the connection closed).
+   */
+  writable(): Promise<void>;
   /** Closes the connection; `lost` false means it was closed on purpose (no resume window). */
   close(code: number, reason: string): Promise<void>;
   /** True for stdio: one session per process, no reconnect. */
@@ -98,6 +103,11 @@ export class Session {
   /** Sends a serialized message on the current connection, if one is attached. */
   deliver(text: string): void {
     if (!this.ended) this.link?.send(text);
+  }
+
+  /** Resolves when the connection carrying the session has room for more (at once without one). */
+  writable(): Promise<void> {
+    return this.ended || !this.link ? Promise.resolve() : this.link.writable();
   }
 
   /** Marks the session over. */
