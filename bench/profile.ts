@@ -7,7 +7,7 @@
  *   npx tsx bench/profile-top.ts /tmp/tap-prof/<file>.cpuprofile
  */
 import { parseArgs } from 'node:util';
-import { decodeFrame, validateDecoded } from '../reference/core/index.ts';
+import { decodeFrame, validateDecoded } from '../dist/reference/core/index.js';
 import { inflight, perCallNs, sequential } from './lib/measure.ts';
 import { tapMemory } from './lib/systems.ts';
 

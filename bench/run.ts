@@ -1,10 +1,13 @@
 /**
  * `npm run bench`: measures TAP against the floor of each transport and against other
  * agent-protocol SDKs, every baseline in the same run, and writes bench/results/latest.json and
- * latest.md. `--quick` runs every row with tiny counts (a smoke run, not a measurement).
+ * latest.md. `--quick` runs every row with tiny counts (a smoke run, not a measurement). TAP is
+ * the package as built (dist/, by npm run build, which `npm run bench` runs first), in this process
+ * and in every child.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { compilePeers } from './lib/children.ts';
 import { describeMachine, loadavg } from './lib/machine.ts';
 import { parseCli, USAGE, type Config } from './lib/options.ts';
 import { BENCH } from './lib/paths.ts';
@@ -70,6 +73,12 @@ async function main(): Promise<number> {
     return 2;
   }
   log(`tap bench, ${cfg.budget.mode} run${cfg.only.length ? ` of ${cfg.only.join(', ')}` : ''}`);
+  try {
+    await compilePeers();
+  } catch (err) {
+    process.stderr.write(`bench: could not compile the peer scripts: ${oneLine(err)}\n`);
+    return 1;
+  }
   const result = await runAll(cfg);
   const markdown = renderMarkdown(result);
   mkdirSync(cfg.out, { recursive: true });

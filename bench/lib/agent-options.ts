@@ -1,5 +1,5 @@
 /** The options the bench builds the reference agent with: tap-reference-agent's card, task limits raised. */
-import { stderrLogger, withConformanceCapabilities, type AgentOptions } from '../../reference/agent/index.ts';
+import { stderrLogger, withConformanceCapabilities, type AgentOptions } from '../../dist/reference/agent/index.js';
 
 /**
  * tap-reference-agent's card and capabilities, with max_concurrent_tasks and max_tasks_per_session

@@ -1,15 +1,59 @@
 /**
- * Child processes for the scenarios: TypeScript scripts run with the same loader the project's
- * bins use (tsx), a wait for their first line on stdout, their resident memory, and a bounded stop.
+ * Child processes for the scenarios: plain `node` on compiled JavaScript, as users run the package
+ * (no TypeScript loader in any child); a wait for their first line on stdout, their resident
+ * memory, and a bounded stop.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { ROOT } from './paths.ts';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import { build, type Plugin } from 'esbuild';
+import { BENCH, ROOT } from './paths.ts';
 
-/** The argv that runs a TypeScript file: `node --import tsx <file>`. */
-export function tsArgs(file: string, args: readonly string[] = []): string[] {
-  return ['--import', 'tsx', file, ...args];
+const DIST = join(ROOT, 'dist');
+/** Where the peer scripts are compiled to, once per run. */
+const PEERS_OUT = join(ROOT, 'node_modules', '.cache', 'tap', 'bench-peers');
+const compiled = new Map<string, string>();
+
+/** Leaves every import of dist/ an import of that very file: the package's code runs as built, never bundled again. */
+const distStaysOutside: Plugin = {
+  name: 'dist-stays-outside',
+  setup(b) {
+    b.onResolve({ filter: /\/dist\// }, (args) => {
+      const path = resolve(args.resolveDir, args.path);
+      return path.startsWith(`${DIST}/`) ? { path, external: true } : undefined;
+    });
+  },
+};
+
+/**
+ * Compiles each script of bench/peers/ to one JavaScript file: the bench's own code bundled in,
+ * the package taken from dist/ (npm run build) and dependencies from node_modules. Run once
+ * before the first child starts.
+ */
+export async function compilePeers(): Promise<void> {
+  if (!existsSync(join(DIST, '.built'))) throw new Error('dist/ is missing: run npm run build first');
+  const scripts = readdirSync(join(BENCH, 'peers')).filter((f) => f.endsWith('.ts'));
+  await build({
+    entryPoints: scripts.map((f) => join(BENCH, 'peers', f)),
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'esm',
+    packages: 'external',
+    outdir: PEERS_OUT,
+    outExtension: { '.js': '.mjs' },
+    plugins: [distStaysOutside],
+    logLevel: 'warning',
+  });
+  for (const f of scripts) compiled.set(join(BENCH, 'peers', f), join(PEERS_OUT, basename(f, '.ts') + '.mjs'));
+}
+
+/** The argv that runs a script: its compiled form for a peer in TypeScript (see compilePeers), the file itself for JavaScript. */
+export function nodeArgs(file: string, args: readonly string[] = []): string[] {
+  if (!file.endsWith('.ts')) return [file, ...args];
+  const out = compiled.get(file);
+  if (!out) throw new Error(`${file} is not compiled: the bench compiles bench/peers/ before it starts a child (compilePeers)`);
+  return [out, ...args];
 }
 
 /** Spawns the compiled build of a module of the package (`dist/<file>.js`), as an installed package runs it. */
@@ -35,9 +79,9 @@ export interface LineChild {
   stop(graceMs?: number): Promise<void>;
 }
 
-/** Spawns `node --import tsx <file> args` in the repository root with stdout read as lines. */
+/** Spawns `node <file> args` (see nodeArgs) in the repository root with stdout read as lines. */
 export function spawnScript(file: string, args: readonly string[] = [], env: NodeJS.ProcessEnv = {}): LineChild {
-  const child = spawn(process.execPath, tsArgs(file, args), {
+  const child = spawn(process.execPath, nodeArgs(file, args), {
     cwd: ROOT,
     stdio: ['pipe', 'pipe', 'pipe'],
     env: { ...process.env, ...env },

@@ -10,13 +10,13 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node.js';
 import WebSocket from 'ws';
-import { createAgent, type Agent } from '../../reference/agent/index.ts';
-import { connect, type TapClient, type WireEntry } from '../../reference/client/index.ts';
-import { connectWebSocket, createMemoryPair, spawnStdioTransport, type Transport } from '../../reference/transports/index.ts';
+import { createAgent, type Agent } from '../../dist/reference/agent/index.js';
+import { connect, type TapClient, type WireEntry } from '../../dist/reference/client/index.js';
+import { connectWebSocket, createMemoryPair, spawnStdioTransport, type Transport } from '../../dist/reference/transports/index.js';
 import { createEchoServer } from '../peers/mcp-echo.ts';
 import { answer } from '../peers/bare-protocol.ts';
 import { benchAgentOptions, REQUESTER_ID } from './agent-options.ts';
-import { spawnScript, tsArgs, watchLines, within, type LineChild } from './children.ts';
+import { spawnScript, nodeArgs, watchLines, within, type LineChild } from './children.ts';
 import type { Call } from './measure.ts';
 import { peer, ROOT } from './paths.ts';
 
@@ -80,7 +80,7 @@ function tapSystem(client: TapClient, pid: number | undefined, close: () => Prom
 
 /** The reference agent in a child process over stdio, and the reference client. */
 export async function tapStdio(maxTasks = 100_000): Promise<System> {
-  const transport = spawnStdioTransport(process.execPath, tsArgs(peer('tap-agent.ts'), ['--max-tasks', String(maxTasks)]), {
+  const transport = spawnStdioTransport(process.execPath, nodeArgs(peer('tap-agent.ts'), ['--max-tasks', String(maxTasks)]), {
     cwd: ROOT,
     stderr: 'pipe',
     closeGraceMs: 3000,
@@ -200,7 +200,7 @@ function onLines(stream: NodeJS.ReadableStream, handle: (line: string) => void):
 
 /** The bare floor over stdio: a child that answers NDJSON lines. */
 export async function bareStdio(): Promise<System & { requester: BareRequester }> {
-  const child = spawn(process.execPath, tsArgs(peer('bare-stdio.ts')), { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, nodeArgs(peer('bare-stdio.ts')), { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
   const lines = watchLines(child);
   const requester = new BareRequester((text) => child.stdin.write(text + '\n'));
   child.stdout.removeAllListeners('data');
@@ -260,7 +260,7 @@ function mcpSystem(client: McpClient, pid: number | undefined, close: () => Prom
 
 /** The MCP SDK over stdio: its server in a child process, its client here. */
 export async function mcpStdio(): Promise<System> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: tsArgs(peer('mcp-server.ts')), cwd: ROOT, stderr: 'pipe' });
+  const transport = new StdioClientTransport({ command: process.execPath, args: nodeArgs(peer('mcp-server.ts')), cwd: ROOT, stderr: 'pipe' });
   const client = new McpClient({ name: 'bench', version: '1.0.0' });
   await client.connect(transport);
   return mcpSystem(client, transport.pid ?? undefined, () => closeWithin('the MCP client', () => client.close()));
@@ -281,7 +281,7 @@ export async function mcpMemory(): Promise<System> {
 
 /** vscode-jsonrpc over stdio (Content-Length framing): its server in a child process. */
 export async function jsonrpcStdio(): Promise<System> {
-  const child = spawn(process.execPath, tsArgs(peer('jsonrpc-server.ts')), { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, nodeArgs(peer('jsonrpc-server.ts')), { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
   child.on('error', () => {});
   child.stderr.resume();
   const connection = createMessageConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));

@@ -5,7 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { connect } from '@nats-io/transport-node';
-import { startDurableRunner } from '../../reference/jetstream/index.ts';
+import { startDurableRunner } from '../../dist/reference/jetstream/index.js';
 
 const { values } = parseArgs({
   options: { server: { type: 'string' }, 'agent-id': { type: 'string' }, capability: { type: 'string' }, batch: { type: 'string' } },

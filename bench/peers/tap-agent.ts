@@ -6,7 +6,7 @@
  * Only warnings and errors are logged (to stderr).
  */
 import { parseArgs } from 'node:util';
-import { createAgent } from '../../reference/agent/index.ts';
+import { createAgent } from '../../dist/reference/agent/index.js';
 import { benchAgentOptions } from '../lib/agent-options.ts';
 
 const { values } = parseArgs({

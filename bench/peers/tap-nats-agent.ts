@@ -6,7 +6,7 @@
  * trips from one principal, which are not refused with BUSY. Prints "ready" once it answers open requests.
  */
 import { parseArgs } from 'node:util';
-import { createAgent } from '../../reference/agent/index.ts';
+import { createAgent } from '../../dist/reference/agent/index.js';
 import { benchAgentOptions } from '../lib/agent-options.ts';
 
 const { values } = parseArgs({ options: { server: { type: 'string' }, 'max-tasks': { type: 'string', default: '100000' } } });

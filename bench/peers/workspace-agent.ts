@@ -4,7 +4,7 @@
  * on stdout once it watches the workspace. Usage: workspace-agent.ts --workspace DIR --agent-id ID
  */
 import { parseArgs } from 'node:util';
-import { runWorkspaceAgent } from '../../reference/workspace/index.ts';
+import { runWorkspaceAgent } from '../../dist/reference/workspace/index.js';
 
 const { values } = parseArgs({ options: { workspace: { type: 'string' }, 'agent-id': { type: 'string' } } });
 const agent = await runWorkspaceAgent({

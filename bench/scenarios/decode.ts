@@ -7,9 +7,9 @@
  */
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { decodeFrame, SCHEMA_BASE, validateDecoded } from '../../reference/core/index.ts';
-import { SCHEMA_BUNDLE } from '../../reference/core/schema-bundle.ts';
-import type { InboundFrame } from '../../reference/transports/index.ts';
+import { decodeFrame, SCHEMA_BASE, validateDecoded } from '../../dist/reference/core/index.js';
+import { SCHEMA_BUNDLE } from '../../dist/reference/core/schema-bundle.js';
+import type { InboundFrame } from '../../dist/reference/transports/index.js';
 import type { Budget } from '../lib/options.ts';
 import { perCallNs } from '../lib/measure.ts';
 import { compare, notRun, ratioRange, type Figure, type Row } from '../lib/report.ts';

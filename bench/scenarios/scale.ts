@@ -4,15 +4,15 @@
  * time for n concurrent WebSocket sessions to complete the TAP handshake against an agent in a
  * child process, against n bare ws connections each making the same two round trips.
  */
-import type { TapClient } from '../../reference/client/index.ts';
-import { connectWebSocket, spawnStdioTransport } from '../../reference/transports/index.ts';
+import type { TapClient } from '../../dist/reference/client/index.js';
+import { connectWebSocket, spawnStdioTransport } from '../../dist/reference/transports/index.js';
 import { delay, rssOf, within } from '../lib/children.ts';
 import type { Budget } from '../lib/options.ts';
 import { peer, ROOT } from '../lib/paths.ts';
 import { compare, missingBaseline, notRun, ratioRange, type Row } from '../lib/report.ts';
 import { spread } from '../lib/stats.ts';
 import { bareStdio, echoInput, listeningChild, openBareSocket, tapConnect } from '../lib/systems.ts';
-import { tsArgs } from '../lib/children.ts';
+import { nodeArgs } from '../lib/children.ts';
 import { oneLine } from './roundtrip.ts';
 
 const SCENARIO = '5. Scale';
@@ -31,7 +31,7 @@ export async function scale(budget: Budget, selected: (id: string) => boolean, l
 
 /** One agent: RSS idle after the handshake, then with `n` sleeping tasks accepted. */
 async function holdTasks(n: number): Promise<{ idle: number; held: number }> {
-  const transport = spawnStdioTransport(process.execPath, tsArgs(peer('tap-agent.ts'), ['--max-tasks', String(n + 100)]), {
+  const transport = spawnStdioTransport(process.execPath, nodeArgs(peer('tap-agent.ts'), ['--max-tasks', String(n + 100)]), {
     cwd: ROOT,
     stderr: 'pipe',
     closeGraceMs: 2000,
@@ -58,7 +58,7 @@ async function holdTasks(n: number): Promise<{ idle: number; held: number }> {
   }
 }
 
-/** The RSS of a bare NDJSON echo process (same Node, same loader) after a few echoes: the floor of any agent process. */
+/** The RSS of a bare NDJSON echo process (same Node, compiled like the agent) after a few echoes: the floor of any agent process. */
 async function floorRss(): Promise<number> {
   const bare = await bareStdio();
   try {
@@ -107,7 +107,7 @@ async function openTasks(budget: Budget, log: (line: string) => void): Promise<R
   }
   const tap = { name: `TAP agent holding ${n} open tasks`, value: spread(held) };
   const baseline = compare(tap, 'idle', { name: 'the same agent idle after its handshake', value: spread(idle) });
-  const floorName = 'a bare NDJSON echo process, same Node and loader (floor)';
+  const floorName = 'a bare NDJSON echo process, same Node, plain JavaScript (floor)';
   const process =
     floorError || floor.length === 0
       ? missingBaseline('bare-process', floorName, floorError ?? 'no figure')
