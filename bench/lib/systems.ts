@@ -260,7 +260,12 @@ function mcpSystem(client: McpClient, pid: number | undefined, close: () => Prom
 
 /** The MCP SDK over stdio: its server in a child process, its client here. */
 export async function mcpStdio(): Promise<System> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: nodeArgs(peer('mcp-server.ts')), cwd: ROOT, stderr: 'pipe' });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: nodeArgs(peer('mcp-server.ts')),
+    cwd: ROOT,
+    stderr: 'pipe',
+  });
   const client = new McpClient({ name: 'bench', version: '1.0.0' });
   await client.connect(transport);
   return mcpSystem(client, transport.pid ?? undefined, () => closeWithin('the MCP client', () => client.close()));
