@@ -45,6 +45,7 @@ export class TaskAbort {
   /** Why, once aborted: a TaskAborted, or the shared reason of a task that ended normally. */
   reason: unknown = undefined;
   private controller?: AbortController;
+  private listeners?: (() => void)[];
 
   /** The signal handed to the handler; it fires when `abort` is called, or is already aborted. */
   get signal(): AbortSignal {
@@ -55,11 +56,23 @@ export class TaskAbort {
     return this.controller.signal;
   }
 
-  /** Sets the flag and fires the signal, if one was made; later calls do nothing. */
+  /** Called once on abort, without an AbortSignal; the returned function stops listening. */
+  listen(fn: () => void): () => void {
+    (this.listeners ??= []).push(fn);
+    return () => {
+      const at = this.listeners?.indexOf(fn) ?? -1;
+      if (at >= 0) this.listeners!.splice(at, 1);
+    };
+  }
+
+  /** Sets the flag, calls the listeners and fires the signal, if one was made; later calls do nothing. */
   abort(reason: unknown): void {
     if (this.aborted) return;
     this.aborted = true;
     this.reason = reason;
+    const listeners = this.listeners;
+    this.listeners = undefined;
+    if (listeners) for (const fn of listeners) fn();
     this.controller?.abort(reason);
   }
 }
