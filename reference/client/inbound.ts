@@ -85,13 +85,6 @@ export function checkInbound(frame: InboundFrame, ctx: InboundContext): Inbound 
     });
   }
   const msg = decoded.message as Record<string, unknown> & { type: string; message_id: string; source: string; target: string };
-  const where = {
-    replyTo: msg.message_id,
-    source: msg.source,
-    ...(typeof msg.task_id === 'string' ? { taskId: msg.task_id } : {}),
-    text: decoded.text,
-    answer: msg.type !== 'error',
-  };
 
   if (!isCompatibleProtocol(String(msg.protocol), ctx.version)) {
     return reject(
@@ -101,30 +94,36 @@ export function checkInbound(frame: InboundFrame, ctx: InboundContext): Inbound 
         { supported: [ctx.version] },
         { fatal: true },
       ),
-      where,
+      whereOf(msg, decoded.text),
     );
   }
 
-  if (ctx.handshake) return afterIdentity(msg, decoded.text, ctx, where);
+  if (ctx.handshake) return afterIdentity(msg, decoded.text, ctx);
 
   if (ctx.integrity) {
     const outcome = checkSignature(msg, ctx.integrity.key, ctx.integrity.hmac, ctx.integrity.keyId);
-    if (outcome !== 'ok') return reject(errorPayload('INVALID_SIGNATURE', `the signature is ${outcome}`), where);
+    if (outcome !== 'ok') return reject(errorPayload('INVALID_SIGNATURE', `the signature is ${outcome}`), whereOf(msg, decoded.text));
     // Only first-seen messages without a sequence are held to the window, so replays pass (spec: integrity#skew).
     const skew = ctx.skewMs ?? DEFAULT_SKEW_MS;
     if (msg.sequence === undefined && !ctx.seen(msg.message_id) && !(Math.abs(ctx.now - Date.parse(String(msg.timestamp))) <= skew)) {
       return reject(
         errorPayload('REPLAY_DETECTED', `the timestamp ${String(msg.timestamp)} lies outside the ${skew} ms skew window`),
-        where,
+        whereOf(msg, decoded.text),
       );
     }
   }
 
   if (msg.target !== ctx.selfId) {
-    return reject(errorPayload('IDENTITY_MISMATCH', `target ${msg.target} is not this requester (${ctx.selfId})`), where);
+    return reject(
+      errorPayload('IDENTITY_MISMATCH', `target ${msg.target} is not this requester (${ctx.selfId})`),
+      whereOf(msg, decoded.text),
+    );
   }
   if (ctx.peerId !== undefined && msg.source !== ctx.peerId) {
-    return reject(errorPayload('IDENTITY_MISMATCH', `source ${msg.source} is not the agent of this session (${ctx.peerId})`), where);
+    return reject(
+      errorPayload('IDENTITY_MISMATCH', `source ${msg.source} is not the agent of this session (${ctx.peerId})`),
+      whereOf(msg, decoded.text),
+    );
   }
   // A replayed task-stream message is byte for byte the original, so after a cross-session attach
   // (spec: resume#attachment) it carries the session it was first sent in; the task's sequence
@@ -132,34 +131,47 @@ export function checkInbound(frame: InboundFrame, ctx: InboundContext): Inbound 
   const replayOfFollowedTask = typeof msg.sequence === 'number' && typeof msg.task_id === 'string' && ctx.follows(msg.task_id);
   if (ctx.sessionId !== undefined && msg.session_id !== undefined && msg.session_id !== ctx.sessionId && !replayOfFollowedTask) {
     const code = ctx.integrity ? 'INVALID_SIGNATURE' : 'PROTOCOL_VIOLATION';
-    return reject(errorPayload(code, `session_id ${String(msg.session_id)} is not this session`), where);
+    return reject(errorPayload(code, `session_id ${String(msg.session_id)} is not this session`), whereOf(msg, decoded.text));
   }
 
-  return afterIdentity(msg, decoded.text, ctx, where);
+  return afterIdentity(msg, decoded.text, ctx);
 }
 
 type Where = { answer: boolean; replyTo?: string; taskId?: string; source?: string; text?: string };
 
 /** The checks after identity: duplicate, type, handshake phase, payload schema. */
 function afterIdentity(
-  msg: Record<string, unknown> & { type: string; message_id: string },
+  msg: Record<string, unknown> & { type: string; message_id: string; source: string },
   text: string,
   ctx: InboundContext,
-  where: Where,
 ): Inbound {
   if (ctx.seen(msg.message_id)) return { kind: 'duplicate', message: msg as unknown as TapMessage, text };
 
   if (!mayReceive('requester', msg.type)) {
-    return reject(errorPayload('UNKNOWN_MESSAGE_TYPE', `a requester does not receive ${msg.type}`), where);
+    return reject(errorPayload('UNKNOWN_MESSAGE_TYPE', `a requester does not receive ${msg.type}`), whereOf(msg, text));
   }
   if (!ctx.handshake && !ctx.established && !allowedBeforeHandshake(msg.type)) {
-    return reject(errorPayload('HANDSHAKE_REQUIRED', `${msg.type} arrived before handshake.go; it had no effect`), where);
+    return reject(errorPayload('HANDSHAKE_REQUIRED', `${msg.type} arrived before handshake.go; it had no effect`), whereOf(msg, text));
   }
   const issues = validateDecoded(msg);
   if (issues) {
-    return reject(errorPayload('INVALID_MESSAGE', `${msg.type} does not match its schema`, { issues: issues.slice(0, 20) }), where);
+    return reject(
+      errorPayload('INVALID_MESSAGE', `${msg.type} does not match its schema`, { issues: issues.slice(0, 20) }),
+      whereOf(msg, text),
+    );
   }
   return { kind: 'accept', message: msg as unknown as TapMessage, text };
+}
+
+/** Where the answer to a refused message goes; built only when one is refused. */
+function whereOf(msg: Record<string, unknown> & { type: string; message_id: string; source: string }, text: string): Where {
+  return {
+    replyTo: msg.message_id,
+    source: msg.source,
+    ...(typeof msg.task_id === 'string' ? { taskId: msg.task_id } : {}),
+    text,
+    answer: msg.type !== 'error',
+  };
 }
 
 function reject(error: ErrorPayload, where: Where): Inbound {

@@ -15,6 +15,7 @@ import {
   requesterHandshake,
   seal,
   utf8ByteLength,
+  type ComposeContext,
   type EstablishedSession,
   type HandshakeEvent,
   type Hmac,
@@ -24,6 +25,7 @@ import {
 import type { CloseInfo, InboundFrame, Transport } from '../transports/index.ts';
 import { ClientCode, TapClientError } from './errors.ts';
 import { checkInbound, type Inbound } from './inbound.ts';
+import { ReceiveContexts } from './receive-context.ts';
 import { Liveness } from './liveness.ts';
 import type { AgentCard, Clock, ErrorPayload, Logger, ProposedParams, SessionParams, WireEntry } from './types.ts';
 
@@ -108,6 +110,8 @@ export class RequesterSession {
   private readonly nextId: () => string;
   private readonly now = (): number => this.config.clock.now();
   private settleStart?: { resolve: (r: HandshakeResult) => void; reject: (e: Error) => void };
+  private compose?: { version: string; ctx: ComposeContext };
+  private readonly inbound: ReceiveContexts;
 
   constructor(
     readonly transport: Transport,
@@ -116,6 +120,7 @@ export class RequesterSession {
   ) {
     this.maxBytes = config.params.max_message_bytes ?? DEFAULT_MAX_MESSAGE_BYTES;
     this.nextId = messageIds(config.random); // spec: envelope#message-id
+    this.inbound = new ReceiveContexts(config);
     this.machine = initialRequesterHandshake({
       card: config.card,
       versions: config.versions,
@@ -217,8 +222,12 @@ export class RequesterSession {
     }
   }
 
-  private composeContext() {
-    return { nextId: this.nextId, now: this.now, protocol: protocolOf(this.established?.version ?? this.config.versions[0] ?? '1.0') };
+  /** What composeMessage needs, made again only when the version it speaks changes (at the ack). */
+  private composeContext(): ComposeContext {
+    const version = this.established?.version ?? this.config.versions[0] ?? '1.0';
+    if (this.compose?.version !== version)
+      this.compose = { version, ctx: { nextId: this.nextId, now: this.now, protocol: protocolOf(version) } };
+    return this.compose.ctx;
   }
 
   private write(msg: TapMessage): void {
@@ -323,21 +332,9 @@ export class RequesterSession {
   private receive(frame: InboundFrame): void {
     if (this.phase === 'closed' || this.phase === 'new') return;
     const { config } = this;
-    const s = this.established;
     let verdict: Inbound;
     try {
-      verdict = checkInbound(frame, {
-        maxMessageBytes: this.maxBytes,
-        version: s?.version ?? config.versions[0] ?? '1.0',
-        selfId: config.card.agent_id,
-        ...(s ? { peerId: s.peer.agent_id, sessionId: s.sessionId } : {}),
-        established: this.phase === 'open',
-        handshake: this.phase === 'handshake',
-        ...(s?.integrity ? { integrity: { ...s.integrity, hmac: config.hmac } } : {}),
-        now: config.clock.now(),
-        seen: (id) => config.seen.has(id),
-        follows: (taskId) => config.follows(taskId),
-      });
+      verdict = checkInbound(frame, this.inbound.for(this.phase, this.established, this.maxBytes));
     } catch (err) {
       this.handlers.problem(errorPayload('INTERNAL_ERROR', `could not check a frame: ${(err as Error).message}`));
       return;
