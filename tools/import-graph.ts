@@ -33,6 +33,7 @@ export const AGENT_ORDER: readonly string[] = [
   'handler.ts',
   // Tables and helpers.
   'duplicates.ts',
+  'deadlines.ts',
   'liveness.ts',
   'outbound.ts',
   'tasks.ts',

@@ -7,6 +7,7 @@ import type { MessageType, PayloadOf, TaskState } from '../../schemas/src/index.
 import { errorPayload, TapError, type ErrorPayload } from '../core/errors.ts';
 import { canTransition, isTerminal } from '../core/states.ts';
 import { createContext } from './context.ts';
+import { Deadlines } from './deadlines.ts';
 import { TaskAborted, type AbortKind } from './handler.ts';
 import { iso } from './outbound.ts';
 import { byteLength } from './outbound.ts';
@@ -21,12 +22,14 @@ const LONGEST_REPLY_TO = 'x'.repeat(128);
 /** The abort reason of every task that ended normally: one shared instance, since each finished task releases its signal. */
 const ENDED = new TaskAborted('ended', 'the task has ended');
 
-/** The longest a single timer may wait before it is re-armed. */
-const MAX_TIMER_MS = 2_147_000_000;
-
 /** Drives every task of one runtime. */
 export class TaskRunner implements TaskHost {
-  constructor(private readonly rt: Runtime) {}
+  /** The open tasks' deadlines, behind one timer. */
+  private readonly deadlines: Deadlines<Task>;
+
+  constructor(private readonly rt: Runtime) {
+    this.deadlines = new Deadlines(rt.clock, (task) => this.deadlinePassed(task));
+  }
 
   /**
    * Sends the next message of a task's stream: assigns the sequence, journals it, retains it for
@@ -66,16 +69,7 @@ export class TaskRunner implements TaskHost {
 
   /** Arms the effective deadline (spec: tasks#deadlines). */
   armDeadline(task: Task): void {
-    const wait = task.deadline - this.rt.now();
-    if (task.timers.deadline !== undefined) this.rt.clock.clearTimeout(task.timers.deadline);
-    task.timers.deadline = this.rt.clock.setTimeout(
-      () => {
-        task.timers.deadline = undefined;
-        if (this.rt.now() < task.deadline) this.armDeadline(task);
-        else this.deadlinePassed(task);
-      },
-      Math.max(0, Math.min(wait, MAX_TIMER_MS)),
-    );
+    this.deadlines.add(task);
   }
 
   /** Starts the handler of an accepted task: accepted → running, or accepted → failed on bad input. */
@@ -163,10 +157,9 @@ export class TaskRunner implements TaskHost {
     if (!canTransition(task.state, outcome.status))
       throw new Error(`illegal transition ${task.state} → ${outcome.status} for task ${task.taskId}`);
     const rt = this.rt;
-    for (const key of ['deadline', 'release'] as const) {
-      if (task.timers[key] !== undefined) rt.clock.clearTimeout(task.timers[key]);
-      task.timers[key] = undefined;
-    }
+    this.deadlines.remove(task);
+    if (task.timers.release !== undefined) rt.clock.clearTimeout(task.timers.release);
+    task.timers.release = undefined;
     withdrawPlan(rt, task);
     let result = outcome;
     if (result.error?.retryable && task.effectsBegun > 0) result = { ...result, error: unrepeatable(result.error, task) };

@@ -76,7 +76,9 @@ export interface Task {
   effectsBegun: number;
   effectsEnded: number;
   abort: TaskAbort;
-  timers: { deadline?: TimerHandle; release?: TimerHandle };
+  timers: { release?: TimerHandle };
+  /** Where the task's deadline sits in the runner's deadline heap while it is armed (deadlines.ts). */
+  deadlineSlot?: number;
   /** Set by a restart: the checkpoint the handler resumes from. */
   restored?: Checkpoint | { state: Record<string, unknown> };
   /** Resolves once the handler settled (or at once for a task restored terminal). */
