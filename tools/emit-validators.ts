@@ -29,9 +29,15 @@ function bodyOf(schema: Record<string, unknown>, file: string): Record<string, u
 }
 
 /**
+ * The schemas checked on the way of every message or at every start, besides the body variants and
+ * the capability input schemas: a valid value of these costs only a quick check.
+ */
+const QUICK_FILES = new Set(['envelope.schema.json', 'agent-card.schema.json', 'plan.schema.json']);
+
+/**
  * The module's source: one validator per schema file and body variant, keyed by file name
- * (VALIDATORS, every error collected), and a quick check of the envelope and each body variant
- * (QUICK: stops at the first failure, and skips the `date-time` format wherever the Timestamp
+ * (VALIDATORS, every error collected), and a quick check of the envelope, the agent card, the
+ * plan, each body variant and each capability input schema (QUICK: stops at the first failure, and skips the `date-time` format wherever the Timestamp
  * pattern beside it already holds, a pattern whose every match is a valid RFC 3339 date-time).
  * A quick check says only valid or not; the full validator names the issues.
  */
@@ -53,7 +59,9 @@ export function validatorsSource(): string {
       names.push([String(body.$id).slice(BASE.length), String(body.$id)]);
     }
   }
-  const quickNames = names.filter(([file]) => file === 'envelope.schema.json' || file.endsWith('.body.schema.json'));
+  const quickNames = names.filter(
+    ([file]) => QUICK_FILES.has(file) || file.endsWith('.body.schema.json') || file.endsWith('.input.schema.json'),
+  );
   for (const [file, id] of quickNames) if (file.endsWith('.body.schema.json')) assertTimestampsPatterned(quick, id);
   const exportsMap = Object.fromEntries(names.map(([, id], i) => [`v${i}`, id]));
   const quickMap = Object.fromEntries(quickNames.map(([, id], i) => [`q${i}`, id]));
@@ -121,7 +129,7 @@ export function emitValidators(): number {
       "import type { ValidateFunction } from 'ajv';\n",
       '/** The validator of every schema file in schemas/v1 and of each message schema without its envelope (`<type>.body.schema.json`). */\n',
       'export declare const VALIDATORS: Readonly<Record<string, ValidateFunction>>;\n',
-      '/** Quick checks of the envelope and of each body variant: valid or not, without issues. */\n',
+      '/** Quick checks of the envelope, the agent card, the plan, each body variant and each capability input schema: valid or not, without issues. */\n',
       'export declare const QUICK: Readonly<Record<string, ValidateFunction>>;\n',
     ].join(''),
   );

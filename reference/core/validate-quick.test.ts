@@ -2,7 +2,9 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isKnownType } from './catalogue.ts';
-import { fullValidatorFor, validateDecoded, validateEnvelope } from './validate.ts';
+import type { SchemaFile } from './schema-bundle.ts';
+import { fullValidatorFor, validateDecoded, validateEnvelope, validatorFor } from './validate.ts';
+import { QUICK } from './validators.generated.js';
 
 const root = new URL('../../', import.meta.url).pathname;
 
@@ -67,5 +69,47 @@ describe('quick checks', () => {
       expect(validateDecoded(value), name).toEqual(want);
     }
     expect(invalid).toBeGreaterThan(20);
+  });
+
+  it('the agent card, plan and capability input checks give the issues of their full validators (spec: messages#payload-validation)', () => {
+    const members = (path: string[]): unknown[] =>
+      all.map(([, v]) => path.reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), v));
+    /** A value, and the value with each member dropped or made a number in turn. */
+    const broken = (v: unknown): unknown[] =>
+      v && typeof v === 'object' && !Array.isArray(v)
+        ? [
+            v,
+            ...Object.keys(v).flatMap((k) =>
+              [
+                { ...v, [k]: undefined },
+                { ...v, [k]: 7 },
+              ].map((x) => JSON.parse(JSON.stringify(x))),
+            ),
+          ]
+        : [v];
+    const inputs = readdirSync(join(root, 'schemas/v1')).filter((f) => f.endsWith('.input.schema.json'));
+    const cases: [SchemaFile, unknown[]][] = [
+      ['agent-card.schema.json', [...members(['payload', 'agent'])].filter(Boolean).flatMap(broken)],
+      ['plan.schema.json', [...members(['payload', 'plan'])].filter(Boolean).flatMap(broken)],
+      ...inputs.map((f): [SchemaFile, unknown[]] => [
+        f as SchemaFile,
+        [...members(['payload', 'input']), { count: 3 }, { ms: 5 }, { code: 'BUSY' }, { count: -1 }, {}, [], 'x', null].flatMap(broken),
+      ]),
+    ];
+    // Each has a quick check of its own: an agent's start-up and a valid request never load the full validators.
+    expect(cases.map(([file]) => file).filter((file) => !Object.hasOwn(QUICK, file))).toEqual([]);
+    let valid = 0;
+    let invalid = 0;
+    for (const [file, values] of cases) {
+      expect(values.length, file).toBeGreaterThan(3);
+      for (const value of values) {
+        const want = fullValidatorFor(file)(value);
+        if (want) invalid++;
+        else valid++;
+        expect(validatorFor(file)(value), `${file} ${JSON.stringify(value)}`).toEqual(want);
+      }
+    }
+    expect(valid).toBeGreaterThan(10);
+    expect(invalid).toBeGreaterThan(50);
   });
 });
