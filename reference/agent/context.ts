@@ -15,6 +15,8 @@ import type { TaskHost } from './task-host.ts';
 import { currentPlan, type Task } from './tasks.ts';
 
 const LEVELS = new Set(['debug', 'info', 'warn', 'error']);
+/** What output returns when nothing waits: one settled promise for all. */
+const DONE: Promise<void> = Promise.resolve();
 
 /** The store of an agent as its tasks see it, made once per runtime. */
 const stores = new WeakMap<Runtime, AgentStore>();
@@ -201,8 +203,6 @@ class Context implements TaskContext {
     return this.rt.now();
   }
 }
-
-const DONE: Promise<void> = Promise.resolve();
 
 /**
  * Bytes an output event of the task takes in the session besides its data, at their most: the

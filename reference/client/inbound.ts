@@ -87,14 +87,15 @@ export function checkInbound(frame: InboundFrame, ctx: InboundContext): Inbound 
   const msg = decoded.message as Record<string, unknown> & { type: string; message_id: string; source: string; target: string };
 
   if (!isCompatibleProtocol(String(msg.protocol), ctx.version)) {
-    return reject(
+    return refuseMessage(
       errorPayload(
         'UNSUPPORTED_VERSION',
         `protocol ${String(msg.protocol)} is not spoken here`,
         { supported: [ctx.version] },
         { fatal: true },
       ),
-      whereOf(msg, decoded.text),
+      msg,
+      decoded.text,
     );
   }
 
@@ -102,27 +103,30 @@ export function checkInbound(frame: InboundFrame, ctx: InboundContext): Inbound 
 
   if (ctx.integrity) {
     const outcome = checkSignature(msg, ctx.integrity.key, ctx.integrity.hmac, ctx.integrity.keyId);
-    if (outcome !== 'ok') return reject(errorPayload('INVALID_SIGNATURE', `the signature is ${outcome}`), whereOf(msg, decoded.text));
+    if (outcome !== 'ok') return refuseMessage(errorPayload('INVALID_SIGNATURE', `the signature is ${outcome}`), msg, decoded.text);
     // Only first-seen messages without a sequence are held to the window, so replays pass (spec: integrity#skew).
     const skew = ctx.skewMs ?? DEFAULT_SKEW_MS;
     if (msg.sequence === undefined && !ctx.seen(msg.message_id) && !(Math.abs(ctx.now - Date.parse(String(msg.timestamp))) <= skew)) {
-      return reject(
+      return refuseMessage(
         errorPayload('REPLAY_DETECTED', `the timestamp ${String(msg.timestamp)} lies outside the ${skew} ms skew window`),
-        whereOf(msg, decoded.text),
+        msg,
+        decoded.text,
       );
     }
   }
 
   if (msg.target !== ctx.selfId) {
-    return reject(
+    return refuseMessage(
       errorPayload('IDENTITY_MISMATCH', `target ${msg.target} is not this requester (${ctx.selfId})`),
-      whereOf(msg, decoded.text),
+      msg,
+      decoded.text,
     );
   }
   if (ctx.peerId !== undefined && msg.source !== ctx.peerId) {
-    return reject(
+    return refuseMessage(
       errorPayload('IDENTITY_MISMATCH', `source ${msg.source} is not the agent of this session (${ctx.peerId})`),
-      whereOf(msg, decoded.text),
+      msg,
+      decoded.text,
     );
   }
   // A replayed task-stream message is byte for byte the original, so after a cross-session attach
@@ -131,7 +135,7 @@ export function checkInbound(frame: InboundFrame, ctx: InboundContext): Inbound 
   const replayOfFollowedTask = typeof msg.sequence === 'number' && typeof msg.task_id === 'string' && ctx.follows(msg.task_id);
   if (ctx.sessionId !== undefined && msg.session_id !== undefined && msg.session_id !== ctx.sessionId && !replayOfFollowedTask) {
     const code = ctx.integrity ? 'INVALID_SIGNATURE' : 'PROTOCOL_VIOLATION';
-    return reject(errorPayload(code, `session_id ${String(msg.session_id)} is not this session`), whereOf(msg, decoded.text));
+    return refuseMessage(errorPayload(code, `session_id ${String(msg.session_id)} is not this session`), msg, decoded.text);
   }
 
   return afterIdentity(msg, decoded.text, ctx);
@@ -148,30 +152,31 @@ function afterIdentity(
   if (ctx.seen(msg.message_id)) return { kind: 'duplicate', message: msg as unknown as TapMessage, text };
 
   if (!mayReceive('requester', msg.type)) {
-    return reject(errorPayload('UNKNOWN_MESSAGE_TYPE', `a requester does not receive ${msg.type}`), whereOf(msg, text));
+    return refuseMessage(errorPayload('UNKNOWN_MESSAGE_TYPE', `a requester does not receive ${msg.type}`), msg, text);
   }
   if (!ctx.handshake && !ctx.established && !allowedBeforeHandshake(msg.type)) {
-    return reject(errorPayload('HANDSHAKE_REQUIRED', `${msg.type} arrived before handshake.go; it had no effect`), whereOf(msg, text));
+    return refuseMessage(errorPayload('HANDSHAKE_REQUIRED', `${msg.type} arrived before handshake.go; it had no effect`), msg, text);
   }
   const issues = validateDecoded(msg);
   if (issues) {
-    return reject(
+    return refuseMessage(
       errorPayload('INVALID_MESSAGE', `${msg.type} does not match its schema`, { issues: issues.slice(0, 20) }),
-      whereOf(msg, text),
+      msg,
+      text,
     );
   }
   return { kind: 'accept', message: msg as unknown as TapMessage, text };
 }
 
-/** Where the answer to a refused message goes; built only when one is refused. */
-function whereOf(msg: Record<string, unknown> & { type: string; message_id: string; source: string }, text: string): Where {
-  return {
-    replyTo: msg.message_id,
-    source: msg.source,
-    ...(typeof msg.task_id === 'string' ? { taskId: msg.task_id } : {}),
-    text,
-    answer: msg.type !== 'error',
-  };
+/** Refuses a decoded message, answered where its own ids say (built only when one is refused). */
+function refuseMessage(
+  error: ErrorPayload,
+  msg: Record<string, unknown> & { type: string; message_id: string; source: string },
+  text: string,
+): Inbound {
+  const where: Where = { replyTo: msg.message_id, source: msg.source, text, answer: msg.type !== 'error' };
+  if (typeof msg.task_id === 'string') where.taskId = msg.task_id;
+  return reject(error, where);
 }
 
 function reject(error: ErrorPayload, where: Where): Inbound {
