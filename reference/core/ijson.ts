@@ -37,7 +37,7 @@ const SURROGATE_HINT = /\\u[dD][89abcdefABCDEF]/;
  * costs a full scanJson (spec: envelope#encoding, integrity#verification).
  */
 export function inspectParsed(text: string, value: unknown, duplicates: boolean): ScanResult {
-  const stats = { members: 0, strings: SURROGATE_HINT.test(text) };
+  const stats = { members: 0, strings: text.includes('\\u') && SURROGATE_HINT.test(text) };
   const found = walk(value, stats, 1);
   if (found?.nesting) return { nesting: { path: pointerOf(found.segments), depth: MAX_NESTING_DEPTH + 1 } };
   // The walk stopped at an I-JSON finding: too deep a container further on still comes first.

@@ -5,6 +5,7 @@
  */
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { isKnownType } from './catalogue.ts';
+import { surelyValidBody, surelyValidEnvelope } from './fast-accept.ts';
 import type { SchemaFile } from './schema-bundle.ts';
 import { QUICK, VALIDATORS } from './validators.generated.js';
 
@@ -69,6 +70,7 @@ export function validateAgainst(schemaFile: SchemaFile, value: unknown): Issue[]
 
 /** Validates the envelope every message shares, including the rule that "*" targets only handshake.init (spec: envelope#fields). */
 export function validateEnvelope(value: unknown): Issue[] | null {
+  if (typeof value === 'object' && value !== null && surelyValidEnvelope(value as Record<string, unknown>)) return null;
   return validatorFor('envelope.schema.json')(value);
 }
 
@@ -93,6 +95,7 @@ export function validateMessage(value: unknown): Issue[] | null {
  */
 export function validateDecoded(value: unknown): Issue[] | null {
   const type = (value as { type?: unknown } | null)?.type;
+  if (typeof value === 'object' && value !== null && surelyValidBody(value as Record<string, unknown>)) return null;
   if (typeof type !== 'string' || !isKnownType(type)) return validateMessage(value);
   return wrapped(`${type}.body.schema.json`)(value);
 }
