@@ -6,11 +6,11 @@
  * dist/ is current (exit 1 when it is not).
  */
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { build as bundle } from 'esbuild';
-import { emitValidators } from './emit-validators.ts';
+import { emitValidators, MODULES_DIR } from './emit-validators.ts';
 
 const root = new URL('..', import.meta.url).pathname;
 /** Everything the build reads: the compiled folders, the JSON they import, and the build's own settings. */
@@ -26,7 +26,7 @@ const INPUTS = [
   'tsconfig.build.json',
 ];
 /** Generated modules the compile does not emit: written from schemas/v1 first, then copied beside the compiled core. */
-const GENERATED = ['reference/core/validators.generated.js', 'reference/core/validators.generated.d.ts'];
+const GENERATED = ['reference/core/validators.generated.js', 'reference/core/validators.generated.d.ts', `reference/core/${MODULES_DIR}`];
 const STAMP = join(root, 'dist', '.built');
 
 /**
@@ -40,9 +40,14 @@ export const BINS: Record<string, { entry: string }> = {
   'tap-reference-agent': { entry: 'dist/reference/agents/reference-agent.js' },
 };
 
-/** Bundles each command of BINS into dist/bin/<command>/main.js, with a source map back to the sources. */
+/**
+ * Bundles each command of BINS into dist/bin/<command>/main.js, with a source map back to the
+ * sources. The validators' module loads its folder of compiled validators from beside itself, so
+ * the folder is copied beside each bundled file that holds that module.
+ */
 export async function bundleBins(): Promise<void> {
-  for (const [name, from] of Object.entries(BINS))
+  for (const [name, from] of Object.entries(BINS)) {
+    const outdir = join(root, 'dist/bin', name);
     await bundle({
       entryPoints: { main: join(root, from.entry) },
       bundle: true,
@@ -58,6 +63,16 @@ export async function bundleBins(): Promise<void> {
       sourcesContent: false,
       logLevel: 'warning',
     });
+    const holders = jsFiles(outdir).filter((file) => readFileSync(file, 'utf8').includes(`./${MODULES_DIR}/`));
+    if (holders.length === 0) throw new Error(`the bundle of ${name} does not hold the validators' module`);
+    for (const file of holders) cpSync(join(root, 'reference/core', MODULES_DIR), join(dirname(file), MODULES_DIR), { recursive: true });
+  }
+}
+
+function jsFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? jsFiles(join(dir, e.name)) : e.name.endsWith('.js') ? [join(dir, e.name)] : [],
+  );
 }
 
 /** Test files and test folders, which tsconfig.build.json leaves out of dist/: a change to one needs no new build. */
@@ -92,7 +107,7 @@ export async function build(): Promise<void> {
     encoding: 'utf8',
   });
   if (tsc.status !== 0) throw new Error(`the compile failed:\n${tsc.stdout}${tsc.stderr}`);
-  for (const file of GENERATED) copyFileSync(join(root, file), join(root, 'dist', file));
+  for (const file of GENERATED) cpSync(join(root, file), join(root, 'dist', file), { recursive: true });
   await bundleBins();
   writeFileSync(STAMP, `${new Date().toISOString()}\n`);
   console.log(`build: dist/ compiled in ${((Date.now() - started) / 1000).toFixed(1)} s`);
