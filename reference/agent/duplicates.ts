@@ -2,6 +2,7 @@
  * The duplicate table of one session: the message ids it received, each with its direct replies,
  * bounded by entries and by bytes (spec: idempotency#duplicate-table, limits#bounded-tables).
  */
+import { OldestKey } from '../core/oldest.ts';
 
 /**
  * A remembered reply: its text, or a way to rebuild that text byte for byte (a terminal task's
@@ -38,6 +39,7 @@ export function rememberedBytes(entry: Remembered): number {
  */
 export class DuplicateTable {
   private readonly map = new Map<string, { entry: Remembered; bytes: number }>();
+  private readonly oldest = new OldestKey(this.map);
   private total = 0;
 
   constructor(
@@ -56,7 +58,7 @@ export class DuplicateTable {
     this.map.set(messageId, { entry, bytes });
     this.total += bytes;
     while (this.map.size > this.maxEntries || (this.total > this.maxBytes && this.map.size > this.minEntries)) {
-      this.delete(this.map.keys().next().value as string);
+      this.delete(this.oldest.take());
     }
   }
 

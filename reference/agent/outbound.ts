@@ -9,6 +9,7 @@ import { newMessageId, type RandomSource } from '../core/ids.ts';
 import { timestamp } from '../core/compose.ts';
 import { validateMessage } from '../core/validate.ts';
 import { sign, type Hmac } from '../core/signing.ts';
+import { OldestKey } from '../core/oldest.ts';
 import type { Clock } from '../core/platform.ts';
 
 /** The key every outgoing message of a session is signed with. */
@@ -104,6 +105,7 @@ export function checkOutbound(msg: Record<string, unknown>): void {
 /** A bounded map that forgets its oldest entries first (duplicate tables; spec: limits#bounded-tables). */
 export class BoundedMap<K, V> {
   private readonly map = new Map<K, V>();
+  private readonly oldest = new OldestKey(this.map);
 
   constructor(private readonly max: number) {}
 
@@ -118,7 +120,7 @@ export class BoundedMap<K, V> {
   set(key: K, value: V): void {
     this.map.delete(key);
     this.map.set(key, value);
-    while (this.map.size > this.max) this.map.delete(this.map.keys().next().value as K);
+    while (this.map.size > this.max) this.map.delete(this.oldest.take());
   }
 
   entries(): IterableIterator<[K, V]> {
