@@ -63,3 +63,19 @@ describe('Feed with a limit', () => {
     expect(seen.at(-1)).toBe(20);
   });
 });
+
+describe('Feed.push', () => {
+  it('does not add an object that is already the newest item, and adds equal values and other objects', () => {
+    const feed = new Feed<object | number>();
+    const a = { n: 1 };
+    const b = { n: 1 };
+    feed.push(a);
+    feed.push(a);
+    feed.push(b);
+    feed.push(7);
+    feed.push(7);
+    expect(feed.items).toEqual([a, b, 7, 7]);
+    expect(feed.items[0]).toBe(a);
+    expect(feed.items[1]).toBe(b);
+  });
+});

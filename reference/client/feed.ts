@@ -12,7 +12,6 @@ export class Feed<T> {
   readonly items: T[] = [];
   /** Items forgotten from the front of `items`. */
   private dropped = 0;
-  private readonly present = new WeakSet<object>();
   private waiters: Array<() => void> = [];
   /** Where each reader still reading stands, as an absolute index. */
   private readonly cursors = new Set<{ i: number }>();
@@ -27,13 +26,13 @@ export class Feed<T> {
     return this.ended;
   }
 
-  /** Appends an item, once: an object already in the log is not added again. */
+  /**
+   * Appends an item. An object that is already the newest item is not added again: a handle that
+   * copies a stream's log and then takes the stream's last message may be given it twice.
+   */
   push(item: T): void {
     if (this.ended) return;
-    if (typeof item === 'object' && item !== null) {
-      if (this.present.has(item)) return;
-      this.present.add(item);
-    }
+    if (typeof item === 'object' && item !== null && this.items.length > 0 && this.items[this.items.length - 1] === item) return;
     this.items.push(item);
     if (this.items.length > 2 * this.limit) {
       let keepFrom = this.dropped + this.items.length - this.limit;
