@@ -226,7 +226,8 @@ function overhead(session: Session, task: Task): number {
 /** Splits output data so that each piece's JSON fits `budget` bytes (spec: limits#message-size). */
 export function splitOutput(data: unknown, budget: number): unknown[] {
   const json = JSON.stringify(data === undefined ? null : data);
-  if (byteLength(json) <= budget) return [data === undefined ? null : data];
+  // A UTF-16 code unit is at most 3 bytes of UTF-8: most outputs fit without counting.
+  if (json.length * 3 <= budget || byteLength(json) <= budget) return [data === undefined ? null : data];
   const tooLarge = (): TapError =>
     new TapError(
       errorPayload('MESSAGE_TOO_LARGE', `output of ${byteLength(json)} bytes does not fit max_message_bytes and cannot be split`),

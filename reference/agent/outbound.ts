@@ -7,6 +7,7 @@ import type { MessageType, PayloadOf } from '../../schemas/src/index.ts';
 import { PROTOCOL } from '../core/catalogue.ts';
 import { newMessageId, type RandomSource } from '../core/ids.ts';
 import { timestamp } from '../core/compose.ts';
+import { utf8ByteLength } from '../core/decode.ts';
 import { validateMessage } from '../core/validate.ts';
 import { sign, type Hmac } from '../core/signing.ts';
 import { OldestKey } from '../core/oldest.ts';
@@ -52,8 +53,6 @@ export interface EnvelopeExtras {
   rebuild?: { message_id: string; timestamp: string };
 }
 
-const encoder = new TextEncoder();
-
 /** RFC 3339 UTC text of a clock reading, cached per millisecond (spec: envelope#timestamps). */
 export function iso(ms: number): string {
   return timestamp(ms);
@@ -61,7 +60,7 @@ export function iso(ms: number): string {
 
 /** UTF-8 length of a message text: what max_message_bytes counts (spec: limits#message-size). */
 export function byteLength(text: string): number {
-  return encoder.encode(text).byteLength;
+  return utf8ByteLength(text);
 }
 
 /** Serializes one message of `type`, signing it when the addressing carries a key. */

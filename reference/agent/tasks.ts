@@ -179,6 +179,7 @@ export class TaskTable {
   private readonly endedBy = new Map<string, EndedQueue>();
   private readonly counts = new Map<string, { tasks: number; bytes: number }>();
   private readonly endedAt = new WeakMap<Task, number>();
+  /** Retained bytes of each task in the table, and so the test of whether a task is still in it. */
   private readonly bytesOf = new WeakMap<Task, number>();
   private readonly limits: TaskTableLimits;
 
@@ -217,21 +218,22 @@ export class TaskTable {
   /** Records that `task` became terminal: its retention starts now. */
   ended(task: Task): void {
     this.active.delete(task);
-    if (this.endedAt.has(task) || this.byKey.get(taskKey(task.principal, task.taskId)) !== task) return;
+    if (this.endedAt.has(task) || !this.bytesOf.has(task)) return;
     this.endedAt.set(task, this.now());
     this.endedAll.push(task);
     let queue = this.endedBy.get(task.principal);
     if (!queue) this.endedBy.set(task.principal, (queue = new EndedQueue()));
     queue.push(task);
-    const live = (t: Task) => this.byKey.get(taskKey(t.principal, t.taskId)) === t;
+    const live = (t: Task) => this.bytesOf.has(t);
     this.endedAll.compact(live, this.byKey.size);
     queue.compact(live, this.countOf(task.principal).tasks);
   }
 
   /** Counts the change of a task's retained messages, in UTF-16 code units. */
   retainedChanged(task: Task, delta: number): void {
-    if (this.byKey.get(taskKey(task.principal, task.taskId)) !== task) return;
-    this.bytesOf.set(task, (this.bytesOf.get(task) ?? 0) + delta);
+    const held = this.bytesOf.get(task);
+    if (held === undefined) return;
+    this.bytesOf.set(task, held + delta);
     this.countOf(task.principal).bytes += delta;
   }
 
@@ -281,7 +283,7 @@ export class TaskTable {
 
   /** Forgets the oldest task of `queue` whose retention has passed; false when there is none. */
   private forgetExpired(queue: EndedQueue | undefined): boolean {
-    const oldest = queue?.peek((t) => this.byKey.get(taskKey(t.principal, t.taskId)) === t && isTerminal(t.state));
+    const oldest = queue?.peek((t) => this.bytesOf.has(t) && isTerminal(t.state));
     if (!oldest || this.now() - (this.endedAt.get(oldest) ?? 0) < this.limits.retentionMs) return false;
     this.forget(oldest);
     this.onEvict(oldest);
@@ -296,6 +298,7 @@ export class TaskTable {
     const count = this.countOf(task.principal);
     count.tasks--;
     count.bytes -= this.bytesOf.get(task) ?? 0;
+    this.bytesOf.delete(task);
     if (count.tasks === 0) {
       this.counts.delete(task.principal);
       this.endedBy.delete(task.principal);

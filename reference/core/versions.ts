@@ -57,8 +57,14 @@ export function chooseVersion(requested: readonly string[], supported: readonly 
  * a later minor only adds optional members and types (spec: versioning#version-check).
  */
 export function isCompatibleProtocol(protocol: string, negotiated: string): boolean {
+  if (protocol === lastCompatible.protocol && negotiated === lastCompatible.negotiated) return true;
   const v = protocolVersion(protocol);
   const p = v ? parseVersion(v) : null;
   const n = parseVersion(negotiated);
-  return !!p && !!n && p.major === n.major;
+  const compatible = !!p && !!n && p.major === n.major;
+  if (compatible) lastCompatible = { protocol, negotiated };
+  return compatible;
 }
+
+/** The last pair found compatible: every message of a session asks about the same one. */
+let lastCompatible = { protocol: '', negotiated: '' };
