@@ -18,6 +18,13 @@ import { currentPlan, outcomeError, snapshotOf, type Task, type TaskOutcome } fr
 
 /** The longest reply_to a snapshot can carry: a message_id of 128 characters (spec: envelope#message-id). */
 const LONGEST_REPLY_TO = 'x'.repeat(128);
+/**
+ * How many bytes a task's snapshot can hold beyond its task.result: the snapshot carries the same
+ * result, and besides it only ASCII members of bounded size (a 128-character reply_to, the
+ * capability, the state, two timestamps, the last sequence, the plan's id and state, the
+ * previous task id). Bounded by a test against the largest of each.
+ */
+export const SNAPSHOT_EXTRA_BYTES = 2048;
 
 /** The abort reason of every task that ended normally: one shared instance, since each finished task releases its signal. */
 const ENDED = new TaskAborted('ended', 'the task has ended');
@@ -171,9 +178,11 @@ export class TaskRunner implements TaskHost {
       const sequence = task.lastSequence + 1;
       let text = session.message('task.result', result, { task_id: task.taskId, sequence, metadata: task.trace });
       // The result must fit in its task.result and in every snapshot that will carry it (spec: tasks#result-size).
-      const snapshot = session.message('task.snapshot', snapshotOf(task, iso), { task_id: task.taskId, reply_to: LONGEST_REPLY_TO });
+      // Far from the limit (a UTF-16 unit is at most 3 bytes), neither is measured; near it, the snapshot is built to be measured.
       const max = session.params.max_message_bytes;
-      if (byteLength(text) > max || byteLength(snapshot) > max) {
+      const far = text.length * 3 + SNAPSHOT_EXTRA_BYTES <= max;
+      const snapshot = () => session.message('task.snapshot', snapshotOf(task, iso), { task_id: task.taskId, reply_to: LONGEST_REPLY_TO });
+      if (!far && (byteLength(text) > max || byteLength(snapshot()) > max)) {
         result = {
           status: 'failed',
           error: errorPayload('MESSAGE_TOO_LARGE', `the result is larger than max_message_bytes (${session.params.max_message_bytes})`),
