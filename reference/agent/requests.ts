@@ -201,20 +201,17 @@ function onTaskRequest(conn: Replier, session: Session, msg: MessageOf<'task.req
 function busyProblem(conn: Replier, session: Session): ErrorPayload | null {
   const rt = conn.rt;
   const limits = rt.card.limits;
-  const caps: [string, number, number | undefined][] = [
-    ['session', rt.tasks.activeCount({ sessionId: session.id }), session.params.max_concurrent_tasks],
-    ['principal', rt.tasks.activeCount({ principal: session.principal }), limits.max_tasks_per_principal],
-    ['agent', rt.tasks.activeCount(), limits.max_concurrent_tasks],
-  ];
-  for (const [scope, active, max] of caps) {
-    if (max !== undefined && active >= max) {
-      return errorPayload('BUSY', `${active} unfinished tasks already use the ${scope} limit of ${max}; retry later`, {
-        scope,
-        limit: max,
-      });
-    }
-  }
-  return null;
+  const active = rt.tasks.activeCounts(session.id, session.principal);
+  return (
+    capProblem('session', active.session, session.params.max_concurrent_tasks) ??
+    capProblem('principal', active.principal, limits.max_tasks_per_principal) ??
+    capProblem('agent', active.all, limits.max_concurrent_tasks)
+  );
+}
+
+function capProblem(scope: string, active: number, max: number | undefined): ErrorPayload | null {
+  if (max === undefined || active < max) return null;
+  return errorPayload('BUSY', `${active} unfinished tasks already use the ${scope} limit of ${max}; retry later`, { scope, limit: max });
 }
 
 type TaskMessage = MessageOf<'task.status'> | MessageOf<'task.cancel'> | MessageOf<'task.resume'> | MessageOf<'plan.decision'>;

@@ -268,17 +268,29 @@ export class TaskTable {
 
   /** Non-terminal tasks, optionally only those of one session or one principal. */
   activeCount(filter: { sessionId?: string; principal?: string } = {}): number {
-    let n = 0;
+    const counts = this.activeCounts(filter.sessionId ?? '', filter.principal ?? '');
+    return filter.sessionId !== undefined ? counts.session : filter.principal !== undefined ? counts.principal : counts.all;
+  }
+
+  /**
+   * Non-terminal tasks of one session, of one principal, and in all, counted in one pass: what the
+   * BUSY checks of every request ask (spec: limits#concurrency). A session or principal of ''
+   * counts nothing.
+   */
+  activeCounts(sessionId: string, principal: string): { session: number; principal: number; all: number } {
+    let ofSession = 0;
+    let ofPrincipal = 0;
+    let all = 0;
     for (const t of this.active) {
       if (isTerminal(t.state)) {
         this.active.delete(t);
         continue;
       }
-      if (filter.sessionId !== undefined && t.sessionId !== filter.sessionId) continue;
-      if (filter.principal !== undefined && t.principal !== filter.principal) continue;
-      n++;
+      all++;
+      if (t.sessionId === sessionId) ofSession++;
+      if (t.principal === principal) ofPrincipal++;
     }
-    return n;
+    return { session: ofSession, principal: ofPrincipal, all };
   }
 
   /** Forgets the oldest task of `queue` whose retention has passed; false when there is none. */

@@ -62,8 +62,7 @@ function writeArray(items: readonly unknown[], out: string[]): void {
 }
 
 function writeObject(obj: Record<string, unknown>, out: string[]): void {
-  // Array.prototype.sort without a comparator orders strings by UTF-16 code units, as RFC 8785 §3.2.3 asks.
-  const keys = Object.keys(obj).sort();
+  const keys = sortedKeys(obj);
   out.push('{');
   let first = true;
   for (const key of keys) {
@@ -75,6 +74,26 @@ function writeObject(obj: Record<string, unknown>, out: string[]): void {
     write(v, out);
   }
   out.push('}');
+}
+
+/**
+ * The member names in the order of their UTF-16 code units, as RFC 8785 §3.2.3 asks: what both
+ * `<` on strings and Array.prototype.sort without a comparator give. The few names of most
+ * objects are sorted in place, without the work array sort() allocates.
+ */
+function sortedKeys(obj: Record<string, unknown>): string[] {
+  const keys = Object.keys(obj);
+  if (keys.length > 16) return keys.sort();
+  for (let i = 1; i < keys.length; i++) {
+    const key = keys[i]!;
+    let j = i - 1;
+    while (j >= 0 && keys[j]! > key) {
+      keys[j + 1] = keys[j]!;
+      j--;
+    }
+    keys[j + 1] = key;
+  }
+  return keys;
 }
 
 function quote(s: string): string {
