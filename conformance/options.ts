@@ -165,7 +165,11 @@ export function parseCli(argv: readonly string[]): Parsed {
       },
     }));
   } catch (err) {
-    return { ok: false, error: (err as Error).message.split('\n')[0]!.replace(/\. To specify a positional.*$/, '') };
+    const lines = (err as Error).message.split('\n');
+    // A value that starts with "-" (a base64url key may) is taken for an option: say how to write it.
+    const dash = lines.find((l) => l.startsWith('To specify an option argument starting with a dash'));
+    const first = lines[0]!.replace(/\. To specify a positional.*$/, '');
+    return { ok: false, error: dash ? `${first.replace(/\.$/, '')}: ${dash.replace(/^To specify/, 'to give')}` : first };
   }
   const s = (k: string) => values[k] as string | undefined;
   const cfg: Config = {

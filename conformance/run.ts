@@ -46,7 +46,7 @@ export function replayCommand(cfg: Config, id: string, extra = '', target: Targe
   if (t.kind === 'websocket' || t.kind === 'nats') {
     parts.push(t.url);
     if (cfg.hmac)
-      parts.push('--hmac-key-id', shellQuote(cfg.hmac.keyId), '--hmac-key', '"$TAP_HMAC_KEY"', '--hmac-peer', shellQuote(cfg.hmac.peer));
+      parts.push('--hmac-key-id', shellQuote(cfg.hmac.keyId), '--hmac-key="$TAP_HMAC_KEY"', '--hmac-peer', shellQuote(cfg.hmac.peer));
   }
   parts.push('--seed', String(cfg.seed));
   if (cfg.timeScale !== 1) parts.push('--time-scale', String(cfg.timeScale));

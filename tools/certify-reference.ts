@@ -106,8 +106,8 @@ async function main(): Promise<number> {
         ...extra,
         '--hmac-key-id',
         key.TAP_HMAC_KEY_ID,
-        '--hmac-key',
-        key.TAP_HMAC_KEY,
+        // One argument: a base64url key may start with "-".
+        `--hmac-key=${key.TAP_HMAC_KEY}`,
         '--hmac-peer',
         key.TAP_HMAC_PEER,
         url,

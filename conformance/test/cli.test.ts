@@ -122,7 +122,7 @@ describe('options', () => {
     expect(replayCommand(cfg, 'core.x', '--path 3:1')).toBe("tap-conform --seed 9 --path 3:1 --only core.x -- python3 'my agent.py'");
     const ws = (parseCli(['ws://h:1/p', '--hmac-key-id', 'k', '--hmac-key', 'AAAA', '--hmac-peer', 'me.x']) as { config: Config }).config;
     expect(replayCommand(ws, 'core.y')).toBe(
-      'tap-conform ws://h:1/p --hmac-key-id k --hmac-key "$TAP_HMAC_KEY" --hmac-peer me.x --seed 20250314 --only core.y',
+      'tap-conform ws://h:1/p --hmac-key-id k --hmac-key="$TAP_HMAC_KEY" --hmac-peer me.x --seed 20250314 --only core.y',
     );
   });
 });
@@ -167,6 +167,15 @@ describe('targets', () => {
     expect(c.targets.map((t) => t.kind)).toEqual(['stdio', 'websocket']);
     expect(c.target?.kind).toBe('stdio');
     expect(replayCommand(c, 'core.x', '', c.targets[1])).toBe('tap-conform ws://127.0.0.1:1/tap --seed 20250314 --only core.x');
+  });
+
+  it('takes a key that starts with "-" written --hmac-key=KEY, and says how to write it when it is not', () => {
+    const key = '-' + 'A'.repeat(43);
+    const given = parseCli(['ws://h:1/p', '--hmac-key-id', 'k', `--hmac-key=${key}`, '--hmac-peer', 'me.x']);
+    expect(given.ok).toBe(true);
+    const apart = parseCli(['ws://h:1/p', '--hmac-key-id', 'k', '--hmac-key', key, '--hmac-peer', 'me.x']);
+    expect(apart.ok).toBe(false);
+    expect((apart as { error: string }).error).toMatch(/--hmac-key.*ambiguous.*'--hmac-key=-XYZ'/);
   });
 
   it('refuses two targets of one binding, and --hmac-* without a WebSocket target', () => {
