@@ -61,6 +61,7 @@ export class Runtime {
   shutdownProcess: (reason: string) => void = () => {};
 
   constructor(options: AgentOptions) {
+    checkShape(options);
     this.settings = settingsOf(options);
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? pooled(webRandom);
@@ -133,4 +134,15 @@ export class Runtime {
 /** TAP_VALIDATE_OUTBOUND=1 turns on the check of every built message where no option says otherwise. */
 function outboundCheckFromEnv(): boolean {
   return (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.TAP_VALIDATE_OUTBOUND === '1';
+}
+
+/** Refuses options without the parts every agent needs, with a sentence instead of a TypeError further in. */
+function checkShape(options: AgentOptions): void {
+  const o = options as Partial<AgentOptions> | null | undefined;
+  const isObject = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (!isObject(o)) throw new TypeError('createAgent takes an options object: { card, capabilities, ... }');
+  if (!isObject(o!.card) || !Array.isArray(o!.card!.capabilities))
+    throw new TypeError('createAgent: options.card must be an agent card with a capabilities array (spec: handshake#agent-card)');
+  if (!isObject(o!.capabilities))
+    throw new TypeError('createAgent: options.capabilities must map each capability name to its handler, or to { capability, handler }');
 }
