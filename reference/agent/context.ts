@@ -7,7 +7,7 @@
 import { errorPayload, TapError } from '../core/errors.ts';
 import { isTerminal } from '../core/states.ts';
 import { TaskAborted, type AgentStore, type PlanDecision, type PlanDraft, type TaskContext } from './handler.ts';
-import { byteLength } from './outbound.ts';
+import { fitsUtf8, utf8ByteLength } from '../core/decode.ts';
 import { submitPlan } from './plans.ts';
 import type { Runtime } from './runtime.ts';
 import type { Session } from './sessions.ts';
@@ -220,24 +220,23 @@ function overhead(session: Session, task: Task): number {
       rebuild: { message_id: 'm'.repeat(128), timestamp: new Date(0).toISOString() },
     },
   );
-  return byteLength(text) - 4;
+  return utf8ByteLength(text) - 4;
 }
 
 /** Splits output data so that each piece's JSON fits `budget` bytes (spec: limits#message-size). */
 export function splitOutput(data: unknown, budget: number): unknown[] {
   const json = JSON.stringify(data === undefined ? null : data);
-  // A UTF-16 code unit is at most 3 bytes of UTF-8: most outputs fit without counting.
-  if (json.length * 3 <= budget || byteLength(json) <= budget) return [data === undefined ? null : data];
+  if (fitsUtf8(json, budget)) return [data === undefined ? null : data];
   const tooLarge = (): TapError =>
     new TapError(
-      errorPayload('MESSAGE_TOO_LARGE', `output of ${byteLength(json)} bytes does not fit max_message_bytes and cannot be split`),
+      errorPayload('MESSAGE_TOO_LARGE', `output of ${utf8ByteLength(json)} bytes does not fit max_message_bytes and cannot be split`),
     );
   if (typeof data === 'string') {
     const pieces: string[] = [];
     let piece = '';
     let size = 2;
     for (const ch of data) {
-      const cost = byteLength(JSON.stringify(ch)) - 2;
+      const cost = utf8ByteLength(JSON.stringify(ch)) - 2;
       if (cost + 2 > budget) throw tooLarge();
       if (size + cost > budget) {
         pieces.push(piece);
@@ -255,7 +254,7 @@ export function splitOutput(data: unknown, budget: number): unknown[] {
     let slice: unknown[] = [];
     let size = 2;
     for (const item of data) {
-      const cost = byteLength(JSON.stringify(item === undefined ? null : item)) + 1;
+      const cost = utf8ByteLength(JSON.stringify(item === undefined ? null : item)) + 1;
       if (cost + 2 > budget) throw tooLarge();
       if (size + cost > budget) {
         pieces.push(slice);

@@ -49,7 +49,6 @@ export interface EnvelopeState {
  * (spec: versioning#version-check, versioning#stray-minor, idempotency#repeated-init).
  */
 function versionProblem(msg: Envelope, version: string | undefined): ErrorPayload | null {
-  if (version !== undefined && msg.protocol === `tap/${version}`) return null;
   const v = protocolVersion(msg.protocol as string);
   const major = v ? parseVersion(v)?.major : undefined;
   const versionOk = version !== undefined ? v === version : major !== undefined && SUPPORTED_MAJORS.has(major);

@@ -7,7 +7,6 @@ import type { MessageType, PayloadOf } from '../../schemas/src/index.ts';
 import { PROTOCOL } from '../core/catalogue.ts';
 import { newMessageId, type RandomSource } from '../core/ids.ts';
 import { timestamp } from '../core/compose.ts';
-import { utf8ByteLength } from '../core/decode.ts';
 import { validateMessage } from '../core/validate.ts';
 import { sign, type Hmac } from '../core/signing.ts';
 import { OldestKey } from '../core/oldest.ts';
@@ -56,11 +55,6 @@ export interface EnvelopeExtras {
 /** RFC 3339 UTC text of a clock reading, cached per millisecond (spec: envelope#timestamps). */
 export function iso(ms: number): string {
   return timestamp(ms);
-}
-
-/** UTF-8 length of a message text: what max_message_bytes counts (spec: limits#message-size). */
-export function byteLength(text: string): number {
-  return utf8ByteLength(text);
 }
 
 /** Serializes one message of `type`, signing it when the addressing carries a key. */

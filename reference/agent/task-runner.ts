@@ -10,7 +10,7 @@ import { createContext } from './context.ts';
 import { Deadlines } from './deadlines.ts';
 import { TaskAborted, type AbortKind } from './handler.ts';
 import { iso } from './outbound.ts';
-import { byteLength } from './outbound.ts';
+import { fitsUtf8 } from '../core/decode.ts';
 import { withdrawPlan, markPlan } from './plans.ts';
 import type { Runtime } from './runtime.ts';
 import type { TaskHost } from './task-host.ts';
@@ -178,11 +178,10 @@ export class TaskRunner implements TaskHost {
       const sequence = task.lastSequence + 1;
       let text = session.message('task.result', result, { task_id: task.taskId, sequence, metadata: task.trace });
       // The result must fit in its task.result and in every snapshot that will carry it (spec: tasks#result-size).
-      // Far from the limit (a UTF-16 unit is at most 3 bytes), neither is measured; near it, the snapshot is built to be measured.
+      // A result that fits SNAPSHOT_EXTRA_BYTES under the limit fits every snapshot; only nearer to it is the snapshot built to be measured.
       const max = session.params.max_message_bytes;
-      const far = text.length * 3 + SNAPSHOT_EXTRA_BYTES <= max;
       const snapshot = () => session.message('task.snapshot', snapshotOf(task, iso), { task_id: task.taskId, reply_to: LONGEST_REPLY_TO });
-      if (!far && (byteLength(text) > max || byteLength(snapshot()) > max)) {
+      if (!fitsUtf8(text, max - SNAPSHOT_EXTRA_BYTES) && (!fitsUtf8(text, max) || !fitsUtf8(snapshot(), max))) {
         result = {
           status: 'failed',
           error: errorPayload('MESSAGE_TOO_LARGE', `the result is larger than max_message_bytes (${session.params.max_message_bytes})`),

@@ -22,6 +22,7 @@ import {
   type RandomSource,
   type RequesterHandshakeState,
 } from '../core/index.ts';
+import { OldestKey } from '../core/oldest.ts';
 import type { CloseInfo, InboundFrame, Transport } from '../transports/index.ts';
 import { ClientCode, TapClientError } from './errors.ts';
 import { checkInbound, type Inbound } from './inbound.ts';
@@ -107,6 +108,7 @@ export class RequesterSession {
   private closing = false;
   private stepTimer: unknown;
   private readonly pongs = new Map<string, string>();
+  private readonly oldestPong = new OldestKey(this.pongs);
   private readonly nextId: () => string;
   private readonly now = (): number => this.config.clock.now();
   private settleStart?: { resolve: (r: HandshakeResult) => void; reject: (e: Error) => void };
@@ -365,7 +367,7 @@ export class RequesterSession {
     if (msg.type === 'ping') {
       const pong = this.send('pong', {}, { reply_to: msg.message_id });
       this.pongs.set(msg.message_id, JSON.stringify(pong));
-      if (this.pongs.size > 64) this.pongs.delete(this.pongs.keys().next().value as string);
+      if (this.pongs.size > 64) this.pongs.delete(this.oldestPong.take());
       return;
     }
     if (msg.type === 'pong') return;

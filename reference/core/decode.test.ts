@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeFrame, decodeText, encodeMessage, utf8ByteLength, type DecodeResult, type Refused } from './decode.ts';
+import { decodeFrame, decodeText, encodeMessage, fitsUtf8, utf8ByteLength, type DecodeResult, type Refused } from './decode.ts';
 import { MAX_NESTING_DEPTH, nestedDeeperThan } from './ijson.ts';
 import { frameOf, samplePing } from './testkit.ts';
 
@@ -276,5 +276,16 @@ describe('nesting (spec: limits#nesting)', () => {
     expect(refused(decodeText(text)).error.details).toMatchObject({ reason: 'nesting' });
     expect(nestedDeeperThan('{"s":"[[[[\\"[["}', 1)).toBe(false);
     expect(nestedDeeperThan('{"s":[{}]}', 2)).toBe(true);
+  });
+});
+
+describe('fitsUtf8 (spec: limits#message-size)', () => {
+  it('agrees with the UTF-8 length, with and without counting', () => {
+    for (const text of ['', 'abc', 'é'.repeat(10), '€'.repeat(10), '😀'.repeat(5), 'a\ud800b']) {
+      const bytes = new TextEncoder().encode(text).length;
+      for (const max of [0, bytes - 1, bytes, bytes + 1, text.length * 3]) {
+        expect(fitsUtf8(text, max), `${JSON.stringify(text)} in ${max}`).toBe(bytes <= max);
+      }
+    }
   });
 });

@@ -5,6 +5,7 @@
  */
 import type { InboundFrame } from './frame.ts';
 import { errorPayload, type ErrorPayload } from './errors.ts';
+import { isIdentifier, isMessageId } from './fast-accept.ts';
 import { inspectParsed, MAX_NESTING_DEPTH } from './ijson.ts';
 import { validateEnvelope, type Issue } from './validate.ts';
 
@@ -42,8 +43,6 @@ export type DecodeResult = Decoded | Refused;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const lenient = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
-const MESSAGE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-const IDENTIFIER = /^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$/;
 const TYPE = /^[a-z]+(\.[a-z]+)*$/;
 /** How much of a broken frame is scanned for its top-level ids and type. */
 const SCAN_CHARS = 64 * 1024;
@@ -161,6 +160,14 @@ export function utf8ByteLength(text: string): number {
   return bytes;
 }
 
+/**
+ * True when a text's UTF-8 form has at most `max` bytes, without counting when its length alone
+ * settles it: a UTF-16 code unit is 1 to 3 bytes of UTF-8 (spec: limits#message-size).
+ */
+export function fitsUtf8(text: string, max: number): boolean {
+  return text.length * 3 <= max || (text.length <= max && utf8ByteLength(text) <= max);
+}
+
 function malformed(reason: string, message: string, extra?: Record<string, unknown>): ErrorPayload {
   return errorPayload('MALFORMED_MESSAGE', message, { reason, ...extra });
 }
@@ -168,12 +175,12 @@ function malformed(reason: string, message: string, extra?: Record<string, unkno
 function refuseFrom(message: Record<string, unknown>, error: ErrorPayload): Refused {
   const out: Refused = { ok: false, error };
   const id = message.message_id;
-  if (typeof id === 'string' && MESSAGE_ID.test(id)) out.replyTo = id;
+  if (isMessageId(id)) out.replyTo = id;
   const task = message.task_id;
-  if (typeof task === 'string' && task.length <= 128 && IDENTIFIER.test(task)) out.taskId = task;
+  if (isIdentifier(task)) out.taskId = task;
   if (typeof message.type === 'string') out.type = message.type;
   const source = message.source;
-  if (typeof source === 'string' && source.length <= 128 && IDENTIFIER.test(source)) out.source = source;
+  if (isIdentifier(source)) out.source = source;
   return out;
 }
 
@@ -181,13 +188,13 @@ function refuseFromText(text: string, error: ErrorPayload): Refused {
   const out: Refused = { ok: false, error };
   const members = topLevelStrings(text, SCAN_CHARS);
   const id = members.get('message_id');
-  if (id !== undefined && MESSAGE_ID.test(id)) out.replyTo = id;
+  if (isMessageId(id)) out.replyTo = id;
   const task = members.get('task_id');
-  if (task !== undefined && task.length <= 128 && IDENTIFIER.test(task)) out.taskId = task;
+  if (isIdentifier(task)) out.taskId = task;
   const type = members.get('type');
   if (type !== undefined && TYPE.test(type)) out.type = type;
   const source = members.get('source');
-  if (source !== undefined && source.length <= 128 && IDENTIFIER.test(source)) out.source = source;
+  if (isIdentifier(source)) out.source = source;
   return out;
 }
 

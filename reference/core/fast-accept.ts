@@ -11,9 +11,6 @@
  */
 import { isKnownType } from './catalogue.ts';
 
-/** The largest integer a schema allows (2^53 − 1). */
-const MAX = 9007199254740991;
-
 /** The schema keywords the checks below were written for: file#pointer → value. */
 export const SCHEMA_ASSUMPTIONS: Readonly<Record<string, unknown>> = {
   'identifier.schema.json#/pattern': '^[a-z0-9][a-z0-9_-]*(\\.[a-z0-9_-]+)*$(?!\\n)',
@@ -43,7 +40,7 @@ function isObject(v: unknown): v is Record<string, unknown> {
 }
 
 function isCount(v: unknown): boolean {
-  return typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= MAX;
+  return typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= Number.MAX_SAFE_INTEGER;
 }
 
 // The schemas' patterns without the Unicode flag and the "(?!\n)" guard, which change nothing for
@@ -62,7 +59,7 @@ const recent: string[] = ['', '', '', '', '', '', '', ''];
 let recentNext = 0;
 
 /** An identifier: dot-separated segments of [a-z0-9_-], the first starting with a letter or digit, 1–128 characters. */
-function isIdentifier(v: unknown): boolean {
+export function isIdentifier(v: unknown): v is string {
   if (typeof v !== 'string' || v.length === 0) return false;
   for (let i = 0; i < recent.length; i++) if (recent[i] === v) return true;
   if (v.length > 128 || !IDENTIFIER.test(v)) return false;
@@ -76,7 +73,8 @@ function isCapability(v: unknown): boolean {
   return typeof v === 'string' && v.length <= 128 && CAPABILITY.test(v);
 }
 
-function isMessageId(v: unknown): boolean {
+/** A message id: 1–128 characters of [A-Za-z0-9._:-]. */
+export function isMessageId(v: unknown): v is string {
   return typeof v === 'string' && v.length <= 128 && MESSAGE_ID.test(v);
 }
 

@@ -12,15 +12,23 @@ export interface Version {
   minor: number;
 }
 
+// Every message of a session asks about the same protocol and version: the last answer of each is kept.
+let lastParsed: { text: string; version: Readonly<Version> | null } = { text: '', version: null };
+let lastProtocol: { protocol: string; version: string | null } = { protocol: '', version: null };
+
 /** Parses "MAJOR.MINOR", or returns null (spec: handshake#version-negotiation). */
-export function parseVersion(text: string): Version | null {
-  const m = VERSION.exec(text);
-  return m ? { major: Number(m[1]), minor: Number(m[2]) } : null;
+export function parseVersion(text: string): Readonly<Version> | null {
+  if (text !== lastParsed.text) {
+    const m = VERSION.exec(text);
+    lastParsed = { text, version: m ? Object.freeze({ major: Number(m[1]), minor: Number(m[2]) }) : null };
+  }
+  return lastParsed.version;
 }
 
 /** The version an envelope's `protocol` names ("tap/1.0" → "1.0"), or null (spec: envelope#protocol). */
 export function protocolVersion(protocol: string): string | null {
-  return PROTOCOL.exec(protocol)?.[1] ?? null;
+  if (protocol !== lastProtocol.protocol) lastProtocol = { protocol, version: PROTOCOL.exec(protocol)?.[1] ?? null };
+  return lastProtocol.version;
 }
 
 /** The envelope `protocol` of a version ("1.0" → "tap/1.0") (spec: envelope#protocol). */
@@ -57,14 +65,8 @@ export function chooseVersion(requested: readonly string[], supported: readonly 
  * a later minor only adds optional members and types (spec: versioning#version-check).
  */
 export function isCompatibleProtocol(protocol: string, negotiated: string): boolean {
-  if (protocol === lastCompatible.protocol && negotiated === lastCompatible.negotiated) return true;
   const v = protocolVersion(protocol);
   const p = v ? parseVersion(v) : null;
   const n = parseVersion(negotiated);
-  const compatible = !!p && !!n && p.major === n.major;
-  if (compatible) lastCompatible = { protocol, negotiated };
-  return compatible;
+  return !!p && !!n && p.major === n.major;
 }
-
-/** The last pair found compatible: every message of a session asks about the same one. */
-let lastCompatible = { protocol: '', negotiated: '' };
