@@ -2,6 +2,7 @@
  * A task's stream as the requester sees it: the sequenced messages of one task_id, delivered
  * once each and in order whatever the transport did (spec: tasks#sequence, resume#replay).
  */
+import { HANDLE_LOG_LIMIT } from './feed.ts';
 import type { HandoffPayload, KnownState, ResultPayload, StreamMessage } from './types.ts';
 
 /** What `TaskStream.ingest` did with a message. */
@@ -22,7 +23,11 @@ const MAX_BUFFERED = 1024;
 export class TaskStream {
   /** The last sequence delivered (0 before task.accepted). */
   lastSequence = 0;
-  /** Every delivered message, in sequence order. */
+  /**
+   * The delivered messages in sequence order: all of them, or once more came, the newest
+   * `HANDLE_LOG_LIMIT` to twice that (a handle that attaches late copies them; a long stream is
+   * read as it comes, not kept whole).
+   */
   readonly log: StreamMessage[] = [];
   /** The state the stream last reported. */
   state: KnownState = 'requested';
@@ -77,6 +82,7 @@ export class TaskStream {
   private apply(msg: StreamMessage): void {
     this.lastSequence = msg.sequence ?? this.lastSequence + 1;
     this.log.push(msg);
+    if (this.log.length > 2 * HANDLE_LOG_LIMIT) this.log.splice(0, this.log.length - HANDLE_LOG_LIMIT);
     switch (msg.type) {
       case 'task.accepted':
         this.state = 'accepted';

@@ -3,15 +3,26 @@
  * the ids it makes (spec: tasks). Sequenced messages enter here and leave in order, once.
  */
 import type { RandomSource } from '../core/index.ts';
+import { OldestKey } from '../core/oldest.ts';
 import type { TaskHandle } from './handle.ts';
 import type { ResumeRequest } from './session.ts';
 import { TaskStream, type IngestOutcome } from './stream.ts';
 import type { StreamMessage } from './types.ts';
 
+/**
+ * Ended tasks the table still knows, newest last: `client.task(id)` finds them, and a late copy of
+ * one of their messages is a duplicate rather than an unknown task. Older ones are forgotten, so a
+ * long-lived client holds what is open and this many more (spec: limits#bounded-tables).
+ */
+export const ENDED_TASKS_KEPT = 1024;
+
 /** Streams and handles by task id. */
 export class TaskTable {
   private readonly streams = new Map<string, TaskStream>();
   private readonly handles = new Map<string, TaskHandle>();
+  /** Task ids whose stream ended or failed, oldest first. */
+  private readonly endedIds = new Set<string>();
+  private readonly oldestEnded = new OldestKey(this.endedIds);
 
   /** 80 random bits drawn once: the table's ids are this prefix and a counter. */
   private readonly prefix: string;
@@ -75,7 +86,26 @@ export class TaskTable {
 
   /** Feeds a sequenced message to its task's stream; undefined when no stream follows that task. */
   ingest(msg: StreamMessage): IngestOutcome | undefined {
-    return this.streams.get(msg.task_id!)?.ingest(msg);
+    const stream = this.streams.get(msg.task_id!);
+    if (!stream) return undefined;
+    const out = stream.ingest(msg);
+    if (out.kind === 'delivered' && stream.ended) this.retire(stream.taskId);
+    return out;
+  }
+
+  /** Counts a task among the ended ones, forgetting the oldest beyond `ENDED_TASKS_KEPT`. */
+  private retire(taskId: string): void {
+    this.endedIds.delete(taskId);
+    this.endedIds.add(taskId);
+    while (this.endedIds.size > ENDED_TASKS_KEPT) {
+      const oldest = this.oldestEnded.take();
+      this.endedIds.delete(oldest);
+      // A task id that was opened again since (a retry adopting it) is followed afresh: keep it.
+      if (this.streams.get(oldest)?.ended !== false) {
+        this.streams.delete(oldest);
+        this.handles.delete(oldest);
+      }
+    }
   }
 
   /** Each open task with the last sequence received: what a resume asks for (spec: resume#reconnect). */
@@ -93,6 +123,7 @@ export class TaskTable {
       if (s.ended) continue;
       this.streams.delete(taskId);
       this.handles.get(taskId)?.fail(errorOf?.(taskId) ?? error);
+      this.retire(taskId);
     }
   }
 }
