@@ -146,17 +146,34 @@ class BareRequester {
       this.streamed++;
       return;
     }
+    // The first two answers of a four-message task are read and passed over; the third settles it.
+    if (msg.n === 1 || msg.n === 2) return;
     const resolve = this.pending.get(id);
     this.pending.delete(id);
     resolve?.(msg);
   }
 
+  /** A TAP task.request the calls copy once `useTapShape` has run: the floor then sends TAP's four messages a task. */
+  private request?: Record<string, unknown>;
+
   call(i: number): Promise<unknown> {
     const id = this.nextId++;
     return new Promise((resolve) => {
       this.pending.set(id, resolve);
-      this.sendLine(JSON.stringify({ id, payload: echoInput(i) }));
+      this.sendLine(
+        JSON.stringify(this.request ? { ...this.request, id, four: true, payload: echoInput(i) } : { id, payload: echoInput(i) }),
+      );
     });
+  }
+
+  /** Makes every later `call` a four-message task shaped like TAP's (see bare-protocol.ts). */
+  async useTapShape(task: TapTaskTexts): Promise<void> {
+    const id = this.nextId++;
+    await new Promise((resolve) => {
+      this.pending.set(id, resolve);
+      this.sendLine(JSON.stringify({ id, templates: [task.accepted, task.event, asTemplate(task.result)] }));
+    });
+    this.request = task.request;
   }
 
   async stream(count: number): Promise<number> {
@@ -168,6 +185,51 @@ class BareRequester {
     });
     return this.streamed;
   }
+}
+
+/** The messages of one TAP echo task as the reference sent them, parsed. */
+export interface TapTaskTexts {
+  request: Record<string, unknown>;
+  accepted: Record<string, unknown>;
+  event: Record<string, unknown>;
+  result: Record<string, unknown>;
+}
+
+/** The result as the floor's template: without its payload, which the floor fills with the echoed input. */
+function asTemplate(result: Record<string, unknown>): Record<string, unknown> {
+  const { payload: _payload, ...rest } = result;
+  return rest;
+}
+
+/** The four messages of one tap.test.echo task through the reference client and agent. */
+export async function captureTapTask(): Promise<TapTaskTexts> {
+  const seen: Record<string, unknown>[] = [];
+  const tap = await tapMemory(16, (entry) => {
+    if (entry.text.includes('"type":"task.')) seen.push(JSON.parse(entry.text) as Record<string, unknown>);
+  });
+  try {
+    await tap.call(1);
+  } finally {
+    await tap.close();
+  }
+  const find = (type: string) => {
+    const msg = seen.find((m) => m.type === type);
+    if (!msg) throw new Error(`no ${type} was seen in a tap.test.echo task`);
+    return msg;
+  };
+  return { request: find('task.request'), accepted: find('task.accepted'), event: find('task.event'), result: find('task.result') };
+}
+
+/** The floor sending TAP's four messages a task, the same sizes within a few bytes. */
+export async function bareFour(make: () => Promise<System & { requester: BareRequester }>, task: TapTaskTexts): Promise<System> {
+  const bare = await make();
+  try {
+    await bare.requester.useTapShape(task);
+  } catch (err) {
+    await bare.close();
+    throw err;
+  }
+  return { ...bare, id: 'bare4', name: "bare NDJSON, TAP's four messages a task (ceiling)" };
 }
 
 function bareSystem(requester: BareRequester, pid: number | undefined, close: () => Promise<void>): System & { requester: BareRequester } {

@@ -3,6 +3,11 @@
  * A request `{ id, payload }` is answered `{ id, payload }`; a request `{ id, stream: n, template }`
  * is answered by n copies of the template (its `index` set each time), then `{ id, done: n }`.
  * Every message is parsed and stringified once on each side: the cost any JSON protocol pays.
+ *
+ * TAP's message pattern: a line `{ id, templates: [accepted, event, result] }` stores three
+ * messages; after it, a request carrying `four: true` (a TAP task.request in size) is answered with
+ * copies of the three, their `id` set and `n` counting 1 to 3, the last one carrying the payload.
+ * That is the floor of any protocol that, like TAP, sends four messages a task.
  */
 
 /** Where a bare server writes a line (no terminator); a promise means "wait before writing more". */
@@ -13,11 +18,29 @@ interface Request {
   payload?: unknown;
   stream?: number;
   template?: { index?: number } & Record<string, unknown>;
+  templates?: Record<string, unknown>[];
+  four?: boolean;
 }
+
+/** The three answers of a four-message task, once a `templates` line has set them. */
+let replies: Record<string, unknown>[] = [];
 
 /** Answers one request line. */
 export async function answer(line: string, send: SendLine): Promise<void> {
   const req = JSON.parse(line) as Request;
+  if (req.templates !== undefined) {
+    replies = req.templates;
+    await send(JSON.stringify({ id: req.id }));
+    return;
+  }
+  if (req.four === true) {
+    for (let n = 1; n <= replies.length; n++) {
+      const reply =
+        n === replies.length ? { ...replies[n - 1], id: req.id, n, payload: req.payload } : { ...replies[n - 1], id: req.id, n };
+      await send(JSON.stringify(reply));
+    }
+    return;
+  }
   if (req.stream === undefined) {
     await send(JSON.stringify({ id: req.id, payload: req.payload }));
     return;
