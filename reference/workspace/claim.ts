@@ -3,9 +3,8 @@
  * `processing/<task_id>@<epoch>.tap.json`, the epoch in the name being the record's `state.epoch`
  * plus one, the fencing token of the claim (spec: bindings-workspace#claiming).
  */
-import { promises as fsp } from 'node:fs';
 import type { Workspace } from './workspace.ts';
-import { fsyncDirs, isMissing, readBounded, sha256Hex } from './fsio.ts';
+import { entryExists, fsyncDirs, isMissing, readBounded, renameNow, sha256Hex } from './fsio.ts';
 import { takeLock } from './lock.ts';
 import { MAX_RECORD_BYTES, checkRecordBytes, type RecordCheck } from './record.ts';
 import { commitTransition, type ClaimRef } from './transition.ts';
@@ -20,10 +19,7 @@ export interface Claim extends ClaimRef {
 }
 
 async function exists(path: string): Promise<boolean> {
-  return fsp.lstat(path).then(
-    () => true,
-    (err) => (isMissing(err) ? false : Promise.reject(err)),
-  );
+  return entryExists(path);
 }
 
 /**
@@ -60,7 +56,7 @@ async function claimFrom(
   const lockMode = ws.config.claim_mode === 'lock';
   if (lockMode && !(await takeLock(ws.paths.lock(taskId, epoch, 'claim'), actor))) return null;
   try {
-    await fsp.rename(from, to);
+    renameNow(from, to);
   } catch (err) {
     if (!isMissing(err)) throw err;
     // In lock mode the lock decided; a rename that reports ENOENT may still have happened.

@@ -2,8 +2,29 @@
  * Durable file operations of the workspace binding: temp file + fsync + rename, publishing a
  * name that must not exist yet with link(2), and flushing directories after renames
  * (spec: bindings-workspace#writing-files).
+ *
+ * The operations an agent makes for every task (writing, reading and renaming small files,
+ * flushing directories) are synchronous system calls behind promise-returning functions. On a
+ * local file system each takes microseconds, while an asynchronous call costs a round trip
+ * through the thread pool several times that, and a claim, run and commit is some forty of them
+ * in a row. The price: a slow disk holds the event loop for the length of its fsync.
  */
-import { promises as fsp, constants as fsc } from 'node:fs';
+import {
+  promises as fsp,
+  constants as fsc,
+  closeSync,
+  fstatSync,
+  fsyncSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { createHash, randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 
@@ -37,14 +58,14 @@ export function isMissing(err: unknown): boolean {
 
 /** Flushes a directory's entries to stable storage (spec: bindings-workspace#writing-files). */
 export async function fsyncDir(dir: string): Promise<void> {
-  const fh = await fsp.open(dir, fsc.O_RDONLY);
+  const fd = openSync(dir, fsc.O_RDONLY);
   try {
-    await fh.sync();
+    fsyncSync(fd);
   } catch (err) {
     // Some file systems refuse fsync on directories; their renames are then as durable as they get.
     if (errnoOf(err) !== 'EINVAL' && errnoOf(err) !== 'EISDIR') throw err;
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
 }
 
@@ -53,19 +74,29 @@ export async function fsyncDirs(...dirs: string[]): Promise<void> {
   for (const dir of new Set(dirs)) await fsyncDir(dir);
 }
 
+/** Temporary names: 72 random bits drawn once per process, then a counter; O_EXCL refuses a name in use all the same. */
+const tmpTag = randomBytes(9).toString('hex');
+let tmpCount = 0;
+
+/** A temporary name no other writer uses. */
+export function tmpName(): string {
+  return `${TMP_PREFIX}${tmpTag}${(++tmpCount).toString(36)}`;
+}
+
 /** Writes `data` to a fresh `.tmp-*` file in `dir` and flushes it; returns its path. */
 export async function writeTemp(dir: string, data: Uint8Array | string): Promise<string> {
-  const path = join(dir, `${TMP_PREFIX}${randomHex(9)}`);
-  const fh = await fsp.open(path, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL, 0o644);
+  const path = join(dir, tmpName());
+  const fd = openSync(path, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL, 0o644);
   try {
-    await fh.writeFile(data);
-    await fh.sync();
+    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+    for (let off = 0; off < bytes.byteLength; ) off += writeSync(fd, bytes, off, bytes.byteLength - off);
+    fsyncSync(fd);
   } catch (err) {
-    await fh.close();
-    await fsp.unlink(path).catch(() => {});
+    closeSync(fd);
+    unlinkQuietly(path);
     throw err;
   }
-  await fh.close();
+  closeSync(fd);
   return path;
 }
 
@@ -77,9 +108,9 @@ export async function writeAtomic(path: string, data: Uint8Array | string): Prom
   const dir = dirname(path);
   const tmp = await writeTemp(dir, data);
   try {
-    await fsp.rename(tmp, path);
+    renameSync(tmp, path);
   } catch (err) {
-    await fsp.unlink(tmp).catch(() => {});
+    unlinkQuietly(tmp);
     throw err;
   }
   await fsyncDir(dir);
@@ -94,27 +125,61 @@ export async function publishNew(path: string, data: Uint8Array | string): Promi
   const dir = dirname(path);
   const tmp = await writeTemp(dir, data);
   try {
-    await fsp.link(tmp, path);
+    linkSync(tmp, path);
   } finally {
-    await fsp.unlink(tmp).catch(() => {});
+    unlinkQuietly(tmp);
   }
   await fsyncDir(dir);
 }
 
 /** Renames and flushes both directories; rejects like rename(2) (ENOENT when the source is gone). */
 export async function renameDurable(from: string, to: string): Promise<void> {
-  await fsp.rename(from, to);
+  renameSync(from, to);
   await fsyncDirs(dirname(from), dirname(to));
 }
 
 /** Removes a file if it exists; true when it did. */
 export async function unlinkIfExists(path: string): Promise<boolean> {
   try {
-    await fsp.unlink(path);
+    unlinkSync(path);
     return true;
   } catch (err) {
     if (isMissing(err)) return false;
     throw err;
+  }
+}
+
+/** Renames an entry now (rename(2)); throws as rename(2) fails (ENOENT when the source is gone). */
+export function renameNow(from: string, to: string): void {
+  renameSync(from, to);
+}
+
+/** Whether an entry has that name (lstat(2), never following it): false for ENOENT, or for any error when `quiet`; other errors throw. */
+export function entryExists(path: string, quiet = false): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch (err) {
+    if (quiet || isMissing(err)) return false;
+    throw err;
+  }
+}
+
+/** lstat(2) of an entry, or null when it cannot be had. */
+export function lstatOrNull(path: string): ReturnType<typeof lstatSync> | null {
+  try {
+    return lstatSync(path);
+  } catch {
+    return null;
+  }
+}
+
+/** Removes a file, ignoring every error: the clean-up of a temporary name. */
+function unlinkQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // already gone, or not ours to remove
   }
 }
 
@@ -194,31 +259,33 @@ export interface Unreadable {
  * gone, or why it cannot be read (not a regular file, no permission) (spec: bindings-workspace#peer-files).
  */
 export async function readPeerFile(path: string, max: number): Promise<BoundedRead | Unreadable | null> {
-  let fh: fsp.FileHandle;
+  let fd: number;
   try {
-    fh = await openRegular(path);
+    fd = openSync(path, fsc.O_RDONLY | PEER_OPEN_FLAGS);
   } catch (err) {
-    if (isMissing(err)) return null;
-    if (err instanceof NotRegularFile) return { unreadable: err.message };
-    if (errnoOf(err) === 'EACCES' || errnoOf(err) === 'EPERM') return { unreadable: `${path} cannot be read (${errnoOf(err)})` };
+    const code = errnoOf(err);
+    if (code === 'ENOENT') return null;
+    if (code === 'ELOOP' || code === 'EMLINK') return { unreadable: new NotRegularFile(path, 'symbolic link').message };
+    if (code === 'EISDIR') return { unreadable: new NotRegularFile(path, 'directory').message };
+    if (code === 'EACCES' || code === 'EPERM') return { unreadable: `${path} cannot be read (${code})` };
     throw err;
   }
   try {
-    const st = await fh.stat();
+    const st = fstatSync(fd);
+    if (!st.isFile()) return { unreadable: new NotRegularFile(path, kindOf(st)).message };
     const limit = Math.min(st.size, max + 1);
     const buf = Buffer.alloc(limit);
     let off = 0;
     while (off < limit) {
-      const { bytesRead } = await fh.read(buf, off, limit - off, off);
-      if (bytesRead === 0) break;
-      off += bytesRead;
+      const n = readSync(fd, buf, off, limit - off, off);
+      if (n === 0) break;
+      off += n;
     }
-    const bytes = buf.subarray(0, off);
-    return { bytes, size: Math.max(st.size, off), oversized: st.size > max };
+    return { bytes: buf.subarray(0, off), size: Math.max(st.size, off), oversized: st.size > max };
   } catch (err) {
     return { unreadable: `${path} cannot be read (${errnoOf(err) ?? (err as Error).message})` };
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
 }
 
@@ -247,7 +314,7 @@ export async function readJsonFile(path: string, max = 1024 * 1024): Promise<unk
 /** Lists a directory's entry names, or [] when it does not exist. */
 export async function listNames(dir: string): Promise<string[]> {
   try {
-    return await fsp.readdir(dir);
+    return readdirSync(dir);
   } catch (err) {
     if (isMissing(err)) return [];
     throw err;
@@ -257,7 +324,7 @@ export async function listNames(dir: string): Promise<string[]> {
 /** Creates a directory (and its parents) and flushes the parent that gained it. */
 export async function ensureDir(dir: string): Promise<void> {
   try {
-    await fsp.mkdir(dir);
+    mkdirSync(dir);
     await fsyncDir(dirname(dir));
   } catch (err) {
     const code = errnoOf(err);

@@ -4,11 +4,10 @@
  * plan and decision files) are unchanged. A file that cannot be read is set aside in
  * tasks/unreadable/ (spec: bindings-workspace#directories, bindings-workspace#peer-files).
  */
-import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
 import { approvalOf, type Approval } from './approval.ts';
 import { checkRecordArtifacts } from './artifacts.ts';
-import { isUnreadable, readPeerFile } from './fsio.ts';
+import { isUnreadable, lstatOrNull, readPeerFile } from './fsio.ts';
 import { MAX_RECORD_BYTES, checkRecordBytes, type RecordProblem, type TaskRecord } from './record.ts';
 import type { RunnerEvent } from './runner-options.ts';
 import { setAside } from './unreadable.ts';
@@ -47,7 +46,7 @@ export class RecordInspector {
 
   /** A signature of a file that changes when it is replaced or rewritten; '-' when it is missing. */
   private async signature(path: string): Promise<string | null> {
-    const st = await fsp.lstat(path).catch(() => null);
+    const st = lstatOrNull(path);
     return st ? (st.isFile() ? `${st.ino}:${st.size}:${st.mtimeMs}` : null) : '-';
   }
 
@@ -66,7 +65,7 @@ export class RecordInspector {
     const own = await this.signature(path);
     if (own === '-') return null;
     if (own === null) {
-      const st = await fsp.lstat(path).catch(() => null);
+      const st = lstatOrNull(path);
       await this.deadLetter(dir, name, st?.isSymbolicLink() ? 'a symbolic link, not a regular file' : 'not a regular file');
       return null;
     }

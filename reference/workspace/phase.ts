@@ -4,13 +4,12 @@
  * next record the outcome gives — or the plan it parks in awaiting/
  * (spec: bindings-workspace#leases, #transitions, #approval-and-cancel).
  */
-import { promises as fsp } from 'node:fs';
 import { TapError, errorEntry } from '../core/errors.ts';
 import { validateAgainst } from '../core/validate.ts';
 import { writeLease } from './agents.ts';
 import { forgetPlan, submissionProblem, type Plan } from './approval.ts';
 import { ArtifactRefused, openArtifact, readArtifact, writeArtifact } from './artifacts.ts';
-import { isMissing, readJsonFile, writeAtomic } from './fsio.ts';
+import { entryExists, readJsonFile, writeAtomic } from './fsio.ts';
 import { appendHistory, fullHistory } from './history.ts';
 import { isIdentifier } from './layout.ts';
 import { afterFailedAttempt } from './reaper.ts';
@@ -71,15 +70,9 @@ export async function runPhase(o: PhaseRunOptions): Promise<PhaseResult> {
       renewing = true;
       void (async () => {
         try {
-          const held = await fsp.lstat(claim.path).then(
-            () => true,
-            (err) => (isMissing(err) ? false : Promise.reject(err)),
-          );
+          const held = entryExists(claim.path);
           if (!held) return abort('lost');
-          const cancelled = await fsp.lstat(ws.paths.sidecar(taskId, epoch, 'cancel')).then(
-            () => true,
-            () => false,
-          );
+          const cancelled = entryExists(ws.paths.sidecar(taskId, epoch, 'cancel'), true);
           if (cancelled) abort('cancel');
           renewals += 1;
           await writeLease(ws, taskId, epoch, { agent_id: agentId, epoch, renewals });
@@ -117,10 +110,7 @@ export async function runPhase(o: PhaseRunOptions): Promise<PhaseResult> {
     readArtifact: (path) => readArtifact(ws, path),
     history: async () => (await fullHistory(ws, record)).entries,
     async isCancelled() {
-      const found = await fsp.lstat(ws.paths.sidecar(taskId, epoch, 'cancel')).then(
-        () => true,
-        () => false,
-      );
+      const found = entryExists(ws.paths.sidecar(taskId, epoch, 'cancel'), true);
       if (found) abort('cancel');
       return aborted === 'cancel';
     },
@@ -195,10 +185,7 @@ export async function runPhase(o: PhaseRunOptions): Promise<PhaseResult> {
 }
 
 async function stillHeld(path: string): Promise<boolean> {
-  return fsp.lstat(path).then(
-    () => true,
-    (err) => (isMissing(err) ? false : Promise.reject(err)),
-  );
+  return entryExists(path);
 }
 
 /** The plan ids the task's history records (TAP-PLAN-003: a new plan never reuses one). */

@@ -23,6 +23,18 @@ import { commitTransition, prepare } from './transition.ts';
 import { RecordInspector, awaitingProblem, pendingProblem } from './inspect.ts';
 import { planRejected, rejectClaim, type RefusalContext } from './refusal.ts';
 import type { RunnerEvent, WorkspaceAgent, WorkspaceAgentOptions } from './runner-options.ts';
+import { StateWriter } from './state-writer.ts';
+
+/** A listing of `pending/` or `awaiting/` being worked through: record names from a random one on, the next to try, when it was made, and whether a scan has taken it in yet. */
+interface Listing {
+  names: string[];
+  next: number;
+  at: number;
+  fresh: boolean;
+}
+
+/** The longest `state.json` lags behind the tasks an agent holds (a third of the lease when that is shorter). */
+const STATE_EVERY_MS = 500;
 
 export type { RunnerEvent, WorkspaceAgent, WorkspaceAgentOptions } from './runner-options.ts';
 
@@ -66,6 +78,8 @@ class Runner {
   private rescan = false;
   private reaping = false;
   private beats = 0;
+  private readonly stateFile: StateWriter;
+  private readonly listings = new Map<'pending' | 'awaiting', Listing>();
   private stopping: Promise<void> | null = null;
   private markStopped!: () => void;
   readonly stopped = new Promise<void>((resolve) => (this.markStopped = resolve));
@@ -80,6 +94,7 @@ class Runner {
     this.pollMs = options.pollMs ?? 1000;
     this.concurrency = Math.max(1, options.concurrency ?? 1);
     this.graceMs = options.graceMs ?? 5000;
+    this.stateFile = new StateWriter(() => this.writeState(), Math.min(STATE_EVERY_MS, Math.floor(ws.config.lease_ms / 3)));
     this.reaper = options.reap === false ? null : new Reaper(ws, { actor: options.agentId, now: options.now });
     this.inspector = new RecordInspector(ws, {
       log: (level, message) => this.log(level, message),
@@ -209,17 +224,36 @@ class Runner {
     }
   }
 
+  /**
+   * The names of `dir` still to try: what the last listing left, while it is younger than
+   * `pollMs`, so that an agent working through a backlog lists the directory once, not once a task;
+   * a fresh listing otherwise, starting at a random place so that agents racing for the same files
+   * spread out.
+   */
+  private namesToTry(dir: 'pending' | 'awaiting'): Promise<Listing> | Listing {
+    const last = this.listings.get(dir);
+    if (last && last.next < last.names.length && Date.now() - last.at < this.pollMs) return last;
+    return listNames(this.ws.paths.dir(dir)).then((all) => {
+      const names = all.filter((n) => parseRecordName(n) !== null).sort();
+      const start = names.length > 0 ? Math.floor(Math.random() * names.length) : 0;
+      const listing = { names: [...names.slice(start), ...names.slice(0, start)], next: 0, at: Date.now(), fresh: true };
+      this.listings.set(dir, listing);
+      return listing;
+    });
+  }
+
   private async scanOnce(): Promise<void> {
     if (this.stopping || this.active.size >= this.concurrency) return;
     const present = new Set<string>();
+    let listedBoth = true;
     for (const dir of ['pending', 'awaiting'] as const) {
-      const names = (await listNames(this.ws.paths.dir(dir))).filter((n) => parseRecordName(n) !== null).sort();
-      for (const n of names) present.add(`${dir}/${n}`);
-      // Start at a random place so that agents racing for the same files spread out.
-      const start = names.length > 0 ? Math.floor(Math.random() * names.length) : 0;
-      for (let i = 0; i < names.length; i++) {
+      const listing = await this.namesToTry(dir);
+      if (listing.fresh) for (const n of listing.names) present.add(`${dir}/${n}`);
+      else listedBoth = false;
+      listing.fresh = false;
+      while (listing.next < listing.names.length) {
         if (this.stopping || this.active.size >= this.concurrency) break;
-        const name = names[(start + i) % names.length]!;
+        const name = listing.names[listing.next++]!;
         const taskId = parseRecordName(name)!;
         if ([...this.active.keys()].some((k) => k.startsWith(`${taskId}@`))) continue;
         const seen = await this.inspector.look(dir, name, taskId);
@@ -235,7 +269,8 @@ class Runner {
         await this.claimed(claim);
       }
     }
-    this.inspector.forgetAllBut(present);
+    // The cache keeps what a listing of both directories still shows.
+    if (listedBoth) this.inspector.forgetAllBut(present);
   }
 
   /** spec: bindings-workspace#phase-routing */
@@ -272,8 +307,8 @@ class Runner {
     const phase = record.next_phase!;
     const handler = this.handlers.get(phase)!;
     this.emit({ type: 'claimed', task_id: claim.taskId, epoch: claim.epoch, phase });
+    this.stateFile.touch();
     const run = (async () => {
-      await this.writeState();
       let result: PhaseResult | null = null;
       try {
         result = await runPhase({
@@ -294,7 +329,7 @@ class Runner {
       if (result) this.report(result);
     })().finally(() => {
       this.active.delete(key);
-      void this.writeState();
+      this.stateFile.touch();
       this.scheduleScan();
     });
     this.active.set(key, run);
@@ -349,6 +384,7 @@ class Runner {
       while (this.scanning || this.reaping) await new Promise((r) => setTimeout(r, 5));
       this.shutdown.abort();
       await Promise.allSettled([...this.active.values()]);
+      await this.stateFile.close();
       try {
         await writeAgentState(this.ws, this.state('stopped'));
         await writeHeartbeat(this.ws, this.agentId, ++this.beats);

@@ -3,9 +3,20 @@
  * the claimed file to a commit marker (exactly one competitor wins), publish the prepared record
  * (spec: bindings-workspace#transitions). README.md gives the argument why this is safe.
  */
-import { promises as fsp } from 'node:fs';
 import type { Workspace } from './workspace.ts';
-import { fsyncDir, fsyncDirs, isMissing, randomHex, readBounded, readJsonFile, sha256Hex, unlinkIfExists, writeAtomic } from './fsio.ts';
+import {
+  entryExists,
+  fsyncDir,
+  fsyncDirs,
+  isMissing,
+  randomHex,
+  renameNow,
+  readBounded,
+  readJsonFile,
+  sha256Hex,
+  unlinkIfExists,
+  writeAtomic,
+} from './fsio.ts';
 import { SIDECAR_KINDS, STATUS_DIR, type RecordStatus, type TaskDir } from './layout.ts';
 import { removeLock, takeLock } from './lock.ts';
 import { MAX_RECORD_BYTES, type TaskRecord } from './record.ts';
@@ -89,14 +100,11 @@ async function commitRename(ws: Workspace, claim: ClaimRef, nonce: string, actor
   const lockMode = ws.config.claim_mode === 'lock';
   if (lockMode && !(await takeLock(ws.paths.lock(claim.taskId, claim.epoch, 'commit'), actor, { nonce }))) return false;
   try {
-    await fsp.rename(from, marker);
+    renameNow(from, marker);
   } catch (err) {
     if (!isMissing(err)) throw err;
     if (!lockMode) return false;
-    const done = await fsp.lstat(marker).then(
-      () => true,
-      () => false,
-    );
+    const done = entryExists(marker, true);
     if (!done) return false;
   }
   await fsyncDir(ws.paths.dir('processing'));
@@ -150,7 +158,7 @@ export async function settleMarker(ws: Workspace, taskId: string, epoch: number,
     try {
       // Back where its status puts it: pending/, or awaiting/ for a record claimed from there.
       const home = dirOfBytes(read.bytes);
-      await fsp.rename(marker, ws.paths.record(home, taskId));
+      renameNow(marker, ws.paths.record(home, taskId));
       await fsyncDirs(processing, ws.paths.dir(home));
     } catch (err) {
       if (!isMissing(err)) throw err;
@@ -164,7 +172,7 @@ export async function settleMarker(ws: Workspace, taskId: string, epoch: number,
   if (next) {
     dir = dirOfBytes(next.bytes);
     try {
-      await fsp.rename(nextPath, ws.paths.record(dir, taskId));
+      renameNow(nextPath, ws.paths.record(dir, taskId));
       await fsyncDirs(processing, ws.paths.dir(dir));
     } catch (err) {
       if (!isMissing(err)) throw err;
@@ -200,15 +208,9 @@ export async function finishLockedCommit(ws: Workspace, taskId: string, epoch: n
   }
   if (typeof nonce !== 'string' || !NONCE_WITH_DIGEST.test(nonce)) return false;
   const nextPath = ws.paths.next(taskId, epoch, nonce);
-  if (
-    !(await fsp.lstat(nextPath).then(
-      () => true,
-      () => false,
-    ))
-  )
-    return false;
+  if (!entryExists(nextPath, true)) return false;
   try {
-    await fsp.rename(ws.paths.claim(taskId, epoch), ws.paths.marker(taskId, epoch, nonce));
+    renameNow(ws.paths.claim(taskId, epoch), ws.paths.marker(taskId, epoch, nonce));
     await fsyncDir(ws.paths.dir('processing'));
   } catch (err) {
     if (!isMissing(err)) throw err;

@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest';
+import { StateWriter } from './state-writer.ts';
+
+const tick = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A write that records the state it wrote, and may be made to wait. */
+function recorder() {
+  let state = 0;
+  const written: number[] = [];
+  let inFlight = 0;
+  let most = 0;
+  return {
+    set: (n: number) => (state = n),
+    written,
+    most: () => most,
+    write: async () => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      const s = state;
+      await tick(5);
+      written.push(s);
+      inFlight--;
+    },
+  };
+}
+
+describe('StateWriter', () => {
+  it('coalesces many changes into few writes, the last state always written', async () => {
+    const r = recorder();
+    const w = new StateWriter(r.write, 40);
+    for (let i = 1; i <= 100; i++) {
+      r.set(i);
+      w.touch();
+      if (i % 10 === 0) await tick(2);
+    }
+    await tick(120);
+    expect(r.written.at(-1)).toBe(100);
+    expect(r.written.length).toBeLessThanOrEqual(3);
+    expect(r.most()).toBe(1);
+    await w.close();
+  });
+
+  it('writes a change made during a write once that write is done', async () => {
+    const r = recorder();
+    const w = new StateWriter(r.write, 0);
+    r.set(1);
+    w.touch();
+    await tick(1);
+    r.set(2);
+    w.touch();
+    await tick(40);
+    expect(r.written).toEqual([1, 2]);
+    expect(r.most()).toBe(1);
+    await w.close();
+  });
+
+  it('keeps the interval between writes', async () => {
+    const r = recorder();
+    const times: number[] = [];
+    const w = new StateWriter(async () => {
+      times.push(Date.now());
+      await r.write();
+    }, 60);
+    for (let i = 0; i < 3; i++) {
+      r.set(i);
+      w.touch();
+      await tick(70);
+    }
+    await tick(80);
+    for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBeGreaterThanOrEqual(55);
+    await w.close();
+  });
+
+  it('writes nothing after close, and close waits for the write under way', async () => {
+    const r = recorder();
+    const w = new StateWriter(r.write, 0);
+    r.set(1);
+    w.touch();
+    await w.flush();
+    w.touch();
+    r.set(2);
+    await w.close();
+    w.touch();
+    await tick(30);
+    expect(r.written).toEqual([1]);
+  });
+});
