@@ -33,16 +33,17 @@ function bodyOf(schema: Record<string, unknown>, file: string): Record<string, u
 }
 
 /**
- * The schemas checked on the way of every message or at every start, besides the body variants and
- * the capability input schemas: a valid value of these costs only a quick check.
+ * The schemas checked on the way of every message, at every start or for every workspace task,
+ * besides the body variants and the capability input schemas: a valid value of these costs only a
+ * quick check (and a workspace agent never loads the full validators for a valid record).
  */
-const QUICK_FILES = new Set(['envelope.schema.json', 'agent-card.schema.json', 'plan.schema.json']);
+const QUICK_FILES = new Set(['envelope.schema.json', 'agent-card.schema.json', 'plan.schema.json', 'task-record.schema.json']);
 
 /**
  * The generated module (`facade`) and the CommonJS modules it loads (`modules`, by path under
  * MODULES_DIR): one validator per schema file and body variant, keyed by file name
  * (VALIDATORS, every error collected, all in full.cjs), and a quick check of the envelope, the agent card, the
- * plan, each body variant and each capability input schema (QUICK: stops at the first failure, and skips the `date-time` format wherever the Timestamp
+ * plan, the workspace task record, each body variant and each capability input schema (QUICK: stops at the first failure, and skips the `date-time` format wherever the Timestamp
  * pattern beside it already holds, a pattern whose every match is a valid RFC 3339 date-time).
  * A quick check says only valid or not; the full validator names the issues.
  */
