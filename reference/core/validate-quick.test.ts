@@ -71,7 +71,7 @@ describe('quick checks', () => {
     expect(invalid).toBeGreaterThan(20);
   });
 
-  it('the agent card, plan and capability input checks give the issues of their full validators (spec: messages#payload-validation)', () => {
+  it('the agent card, plan, task record and capability input checks give the issues of their full validators (spec: messages#payload-validation)', () => {
     const members = (path: string[]): unknown[] =>
       all.map(([, v]) => path.reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), v));
     /** A value, and the value with each member dropped or made a number in turn. */
@@ -88,8 +88,13 @@ describe('quick checks', () => {
           ]
         : [v];
     const inputs = readdirSync(join(root, 'schemas/v1')).filter((f) => f.endsWith('.input.schema.json'));
+    const records = [
+      ...jsonFiles(join(root, 'fixtures/workspace/task-record')),
+      ...jsonFiles(join(root, 'fixtures/workspace/invalid/task-record')),
+    ].map((path) => JSON.parse(readFileSync(path, 'utf8')) as unknown);
     const cases: [SchemaFile, unknown[]][] = [
       ['agent-card.schema.json', [...members(['payload', 'agent'])].filter(Boolean).flatMap(broken)],
+      ['task-record.schema.json', records.flatMap(broken)],
       ['plan.schema.json', [...members(['payload', 'plan'])].filter(Boolean).flatMap(broken)],
       ...inputs.map((f): [SchemaFile, unknown[]] => [
         f as SchemaFile,
