@@ -23,15 +23,8 @@ import { commitTransition, prepare } from './transition.ts';
 import { RecordInspector, awaitingProblem, pendingProblem } from './inspect.ts';
 import { planRejected, rejectClaim, type RefusalContext } from './refusal.ts';
 import type { RunnerEvent, WorkspaceAgent, WorkspaceAgentOptions } from './runner-options.ts';
+import { Listings } from './listings.ts';
 import { StateWriter } from './state-writer.ts';
-
-/** A listing of `pending/` or `awaiting/` being worked through: record names from a random one on, the next to try, when it was made, and whether a scan has taken it in yet. */
-interface Listing {
-  names: string[];
-  next: number;
-  at: number;
-  fresh: boolean;
-}
 
 /** The longest `state.json` lags behind the tasks an agent holds (a third of the lease when that is shorter). */
 const STATE_EVERY_MS = 500;
@@ -79,7 +72,7 @@ class Runner {
   private reaping = false;
   private beats = 0;
   private readonly stateFile: StateWriter;
-  private readonly listings = new Map<'pending' | 'awaiting', Listing>();
+  private readonly listings: Listings;
   private stopping: Promise<void> | null = null;
   private markStopped!: () => void;
   readonly stopped = new Promise<void>((resolve) => (this.markStopped = resolve));
@@ -94,6 +87,7 @@ class Runner {
     this.pollMs = options.pollMs ?? 1000;
     this.concurrency = Math.max(1, options.concurrency ?? 1);
     this.graceMs = options.graceMs ?? 5000;
+    this.listings = new Listings((dir) => listNames(ws.paths.dir(dir)), this.pollMs);
     this.stateFile = new StateWriter(() => this.writeState(), Math.min(STATE_EVERY_MS, Math.floor(ws.config.lease_ms / 3)));
     this.reaper = options.reap === false ? null : new Reaper(ws, { actor: options.agentId, now: options.now });
     this.inspector = new RecordInspector(ws, {
@@ -154,8 +148,15 @@ class Runner {
       this.timers.push(setInterval(() => void this.reap(), Math.max(10, Math.min(this.pollMs, Math.floor(this.ws.config.lease_ms / 4)))));
     for (const dir of ['pending', 'awaiting'] as const) {
       try {
-        const w = watch(this.ws.paths.dir(dir), { persistent: true }, () => this.scheduleScan());
-        w.on('error', () => w.close());
+        const w = watch(this.ws.paths.dir(dir), { persistent: true }, () => {
+          this.listings.changed(dir);
+          this.scheduleScan();
+        });
+        this.listings.watching(dir, true);
+        w.on('error', () => {
+          this.listings.watching(dir, false);
+          w.close();
+        });
         this.watchers.push(w);
       } catch {
         // the periodic rescan still finds everything
@@ -224,30 +225,12 @@ class Runner {
     }
   }
 
-  /**
-   * The names of `dir` still to try: what the last listing left, while it is younger than
-   * `pollMs`, so that an agent working through a backlog lists the directory once, not once a task;
-   * a fresh listing otherwise, starting at a random place so that agents racing for the same files
-   * spread out.
-   */
-  private namesToTry(dir: 'pending' | 'awaiting'): Promise<Listing> | Listing {
-    const last = this.listings.get(dir);
-    if (last && last.next < last.names.length && Date.now() - last.at < this.pollMs) return last;
-    return listNames(this.ws.paths.dir(dir)).then((all) => {
-      const names = all.filter((n) => parseRecordName(n) !== null).sort();
-      const start = names.length > 0 ? Math.floor(Math.random() * names.length) : 0;
-      const listing = { names: [...names.slice(start), ...names.slice(0, start)], next: 0, at: Date.now(), fresh: true };
-      this.listings.set(dir, listing);
-      return listing;
-    });
-  }
-
   private async scanOnce(): Promise<void> {
     if (this.stopping || this.active.size >= this.concurrency) return;
     const present = new Set<string>();
     let listedBoth = true;
     for (const dir of ['pending', 'awaiting'] as const) {
-      const listing = await this.namesToTry(dir);
+      const listing = await this.listings.namesToTry(dir);
       if (listing.fresh) for (const n of listing.names) present.add(`${dir}/${n}`);
       else listedBoth = false;
       listing.fresh = false;
