@@ -132,7 +132,7 @@ export async function commitTransition(ws: Workspace, claim: ClaimRef, next: Pre
     }
   }
   if (!committed) return { ok: false, reason: 'lost' };
-  const settled = await settleMarker(ws, claim.taskId, claim.epoch, nonce);
+  const settled = await settleMarker(ws, claim.taskId, claim.epoch, nonce, next);
   if (settled.result !== 'published') return { ok: false, reason: 'lost' };
   return { ok: true, dir: settled.dir, path: ws.paths.record(settled.dir, claim.taskId) };
 }
@@ -147,8 +147,9 @@ export type Settled = { result: 'published'; dir: TaskDir } | { result: 'returne
  *   already) and removes the marker, the claim's sidecars and its locks;
  * - an invalid marker (the claimed file was not the record its actor read) goes back to
  *   `pending/` (or `awaiting/`, by its status) unchanged, and the prepared record is deleted (spec: bindings-workspace#transitions).
+ * `own` is the prepared record when the caller is the actor that wrote it, so it is not read back.
  */
-export async function settleMarker(ws: Workspace, taskId: string, epoch: number, nonce: string): Promise<Settled> {
+export async function settleMarker(ws: Workspace, taskId: string, epoch: number, nonce: string, own?: Prepared): Promise<Settled> {
   const processing = ws.paths.dir('processing');
   const marker = ws.paths.marker(taskId, epoch, nonce);
   const nextPath = ws.paths.next(taskId, epoch, nonce);
@@ -167,10 +168,11 @@ export async function settleMarker(ws: Workspace, taskId: string, epoch: number,
     await fsyncDir(processing);
     return { result: 'returned' };
   }
-  const next = await readBounded(nextPath, MAX_RECORD_BYTES);
+  // The actor that prepared the record knows what it wrote; any other reads it.
+  const next = own ?? (await readBounded(nextPath, MAX_RECORD_BYTES));
   let dir: TaskDir = 'pending';
   if (next) {
-    dir = dirOfBytes(next.bytes);
+    dir = own ? (own.dir === 'processing' ? 'pending' : own.dir) : dirOfBytes(next.bytes as Uint8Array);
     try {
       renameNow(nextPath, ws.paths.record(dir, taskId));
       await fsyncDirs(processing, ws.paths.dir(dir));
