@@ -7,6 +7,7 @@ export type { ConnectWsOptions } from './reconnect.ts';
 export { connectNats } from './nats.ts';
 export type { ConnectNatsClientOptions } from './nats.ts';
 export { TaskHandle } from './handle.ts';
+export { ENDED_TASKS_KEPT } from './tasks.ts';
 export type { Accepted, SubmitOptions } from './handle.ts';
 export { ClientCode, TapClientError } from './errors.ts';
 export { backoffDelay, DEFAULT_RETRY } from './backoff.ts';
