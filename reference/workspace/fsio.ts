@@ -25,7 +25,7 @@ import {
   unlinkSync,
   writeSync,
 } from 'node:fs';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomFillSync } from 'node:crypto';
 import { dirname, join } from 'node:path';
 
 /** The prefix of temporary files; readers skip every name that starts with it (spec: bindings-workspace#writing-files). */
@@ -36,9 +36,20 @@ export function isTmp(name: string): boolean {
   return name.startsWith(TMP_PREFIX);
 }
 
-/** Random lowercase hex, `bytes` bytes long; used in temp names, nonces and lock files. */
+/** Random bytes drawn 4 KiB at a time: one call to the system's generator serves hundreds of nonces. */
+const pool = Buffer.alloc(4096);
+let poolAt = pool.length;
+
+/** Random lowercase hex, `bytes` bytes long (at most 256); used in nonces, lock files and task ids. */
 export function randomHex(bytes = 8): string {
-  return randomBytes(bytes).toString('hex');
+  if (bytes > 256) return randomBytes(bytes).toString('hex');
+  if (poolAt + bytes > pool.length) {
+    randomFillSync(pool);
+    poolAt = 0;
+  }
+  const hex = pool.toString('hex', poolAt, poolAt + bytes);
+  poolAt += bytes;
+  return hex;
 }
 
 /** SHA-256 of `data` as lowercase hex. */

@@ -196,5 +196,6 @@ export function rejectedRecord(
 
 /** A deep copy of a record (records are plain JSON). */
 export function cloneRecord(record: TaskRecord): TaskRecord {
-  return structuredClone(record);
+  // A record is JSON: a JSON round trip copies it exactly, in less time than structuredClone.
+  return JSON.parse(JSON.stringify(record)) as TaskRecord;
 }
