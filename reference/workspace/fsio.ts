@@ -24,6 +24,7 @@ import {
   renameSync,
   unlinkSync,
   writeSync,
+  type Stats,
 } from 'node:fs';
 import { createHash, randomBytes, randomFillSync } from 'node:crypto';
 import { dirname, join } from 'node:path';
@@ -151,6 +152,8 @@ export async function renameDurable(from: string, to: string): Promise<void> {
 
 /** Removes a file if it exists; true when it did. */
 export async function unlinkIfExists(path: string): Promise<boolean> {
+  // Most names asked about are absent (sidecars never written): ask first rather than build an ENOENT error.
+  if (lstatSync(path, { throwIfNoEntry: false }) === undefined) return false;
   try {
     unlinkSync(path);
     return true;
@@ -168,8 +171,8 @@ export function renameNow(from: string, to: string): void {
 /** Whether an entry has that name (lstat(2), never following it): false for ENOENT, or for any error when `quiet`; other errors throw. */
 export function entryExists(path: string, quiet = false): boolean {
   try {
-    lstatSync(path);
-    return true;
+    // No exception (and its stack trace) for the common answer "no such file".
+    return lstatSync(path, { throwIfNoEntry: false }) !== undefined;
   } catch (err) {
     if (quiet || isMissing(err)) return false;
     throw err;
@@ -177,9 +180,9 @@ export function entryExists(path: string, quiet = false): boolean {
 }
 
 /** lstat(2) of an entry, or null when it cannot be had. */
-export function lstatOrNull(path: string): ReturnType<typeof lstatSync> | null {
+export function lstatOrNull(path: string): Stats | null {
   try {
-    return lstatSync(path);
+    return lstatSync(path, { throwIfNoEntry: false }) ?? null;
   } catch {
     return null;
   }
