@@ -9,7 +9,6 @@ import {
   Reaper,
   cancelTask,
   decidePlan,
-  initWorkspace,
   runWorkspaceAgent,
   submitTask,
   workspaceStatus,
@@ -22,18 +21,14 @@ import {
   type WorkspaceAgent,
 } from './index.ts';
 import { writeAtomic } from './fsio.ts';
-import { scratchDir, waitFor } from './testing.ts';
+import { scratchWorkspace, waitFor } from './testing.ts';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn().catch(() => {});
 });
 
-async function workspace(): Promise<Workspace> {
-  const root = await scratchDir();
-  cleanups.push(() => fsp.rm(root, { recursive: true, force: true }));
-  return (await initWorkspace(root, { lease_ms: 300 })).workspace;
-}
+const workspace = (): Promise<Workspace> => scratchWorkspace(cleanups, { lease_ms: 300 });
 
 const PLAN: Plan = {
   plan_id: 'p-1',

@@ -21,18 +21,15 @@ import {
   type TaskRecord,
   type Workspace,
 } from './index.ts';
-import { scratchDir, waitFor } from './testing.ts';
+import { scratchDir, scratchWorkspace, waitFor } from './testing.ts';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn().catch(() => {});
 });
 
-async function workspace(settings: Parameters<typeof initWorkspace>[1] = {}): Promise<Workspace> {
-  const root = await scratchDir();
-  cleanups.push(() => fsp.rm(root, { recursive: true, force: true }));
-  return (await initWorkspace(root, { lease_ms: 2000, ...settings })).workspace;
-}
+const workspace = (settings: Parameters<typeof initWorkspace>[1] = {}): Promise<Workspace> =>
+  scratchWorkspace(cleanups, { lease_ms: 2000, ...settings });
 
 async function read(ws: Workspace, dir: 'pending' | 'completed' | 'failed', id: string): Promise<TaskRecord> {
   return JSON.parse(await fsp.readFile(ws.paths.record(dir, id), 'utf8')) as TaskRecord;

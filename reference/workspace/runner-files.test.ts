@@ -5,19 +5,15 @@
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { initWorkspace, runWorkspaceAgent, submitTask, type Workspace } from './index.ts';
-import { scratchDir, waitFor } from './testing.ts';
+import { runWorkspaceAgent, submitTask, type Workspace } from './index.ts';
+import { scratchWorkspace, waitFor } from './testing.ts';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn().catch(() => {});
 });
 
-async function workspace(): Promise<Workspace> {
-  const root = await scratchDir();
-  cleanups.push(() => fsp.rm(root, { recursive: true, force: true }));
-  return (await initWorkspace(root, { lease_ms: 2000 })).workspace;
-}
+const workspace = (): Promise<Workspace> => scratchWorkspace(cleanups, { lease_ms: 2000 });
 
 const stateOf = async (ws: Workspace, id: string) =>
   JSON.parse(await fsp.readFile(join(ws.paths.agent(id), 'state.json'), 'utf8')) as { status: string; holding?: string[] };

@@ -8,6 +8,7 @@ import { accessSync, constants, promises as fsp } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { initWorkspace, type Workspace } from './workspace.ts';
 
 /** The directory of this module. */
 export const HERE = dirname(fileURLToPath(import.meta.url));
@@ -26,6 +27,16 @@ export function scratchBase(): string {
 /** A fresh empty directory. */
 export async function scratchDir(prefix = 'tap-ws-'): Promise<string> {
   return fsp.mkdtemp(join(scratchBase(), prefix));
+}
+
+/** A fresh workspace in a scratch directory that `cleanups` removes (spec: bindings-workspace#layout). */
+export async function scratchWorkspace(
+  cleanups: Array<() => Promise<unknown>>,
+  settings: Parameters<typeof initWorkspace>[1] = {},
+): Promise<Workspace> {
+  const root = await scratchDir();
+  cleanups.push(() => fsp.rm(root, { recursive: true, force: true }));
+  return (await initWorkspace(root, settings)).workspace;
 }
 
 /** Polls `cond` every 20 ms until it holds; rejects after `timeoutMs` naming `what`. */
