@@ -61,6 +61,12 @@ export class TaskStream {
       if (this.ahead.size < MAX_BUFFERED) this.ahead.set(seq, msg);
       return { kind: 'gap', expected: this.lastSequence + 1 };
     }
+    if (this.ahead.size === 0) {
+      // The common case: the next message, nothing held behind a gap.
+      this.apply(msg);
+      this.notify(msg);
+      return { kind: 'delivered', delivered: [msg] };
+    }
     const delivered: StreamMessage[] = [];
     let next: StreamMessage | undefined = msg;
     while (next && !this.ended) {
@@ -70,8 +76,14 @@ export class TaskStream {
       next = this.ahead.get(this.lastSequence + 1);
     }
     if (this.ended) this.ahead.clear();
-    for (const m of delivered) for (const fn of [...this.listeners]) fn(m);
+    for (const m of delivered) this.notify(m);
     return { kind: 'delivered', delivered };
+  }
+
+  /** Hands a delivered message to each listener (a copy of the set only when there are several, which may unsubscribe). */
+  private notify(msg: StreamMessage): void {
+    if (this.listeners.size === 1) for (const fn of this.listeners) fn(msg);
+    else if (this.listeners.size > 1) for (const fn of [...this.listeners]) fn(msg);
   }
 
   /** True while messages wait behind a gap. */
