@@ -61,12 +61,6 @@ export class TaskStream {
       if (this.ahead.size < MAX_BUFFERED) this.ahead.set(seq, msg);
       return { kind: 'gap', expected: this.lastSequence + 1 };
     }
-    if (this.ahead.size === 0) {
-      // The common case: the next message, nothing held behind a gap.
-      this.apply(msg);
-      this.notify(msg);
-      return { kind: 'delivered', delivered: [msg] };
-    }
     const delivered: StreamMessage[] = [];
     let next: StreamMessage | undefined = msg;
     while (next && !this.ended) {

@@ -18,10 +18,6 @@ export interface Claim extends ClaimRef {
   check: RecordCheck;
 }
 
-async function exists(path: string): Promise<boolean> {
-  return entryExists(path);
-}
-
 /**
  * Claims `pending/<taskId>.tap.json`, read at `readEpoch`, as epoch `readEpoch + 1`; null when
  * another actor was faster. The claimed file is read back: if its `state.epoch` is not
@@ -52,7 +48,7 @@ async function claimFrom(
   const from = ws.paths.record(dir, taskId);
   const to = ws.paths.claim(taskId, epoch);
   // A claimed file of that name exists only if two records share a task id; rename would replace it.
-  if (await exists(to)) return null;
+  if (entryExists(to)) return null;
   const lockMode = ws.config.claim_mode === 'lock';
   if (lockMode && !(await takeLock(ws.paths.lock(taskId, epoch, 'claim'), actor))) return null;
   try {
@@ -60,7 +56,7 @@ async function claimFrom(
   } catch (err) {
     if (!isMissing(err)) throw err;
     // In lock mode the lock decided; a rename that reports ENOENT may still have happened.
-    if (!lockMode || !(await exists(to))) return null;
+    if (!lockMode || !entryExists(to)) return null;
   }
   await fsyncDirs(ws.paths.dir(dir), ws.paths.dir('processing'));
   const read = await readBounded(to, MAX_RECORD_BYTES);

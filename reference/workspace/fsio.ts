@@ -170,13 +170,9 @@ export function renameNow(from: string, to: string): void {
 
 /** Whether an entry has that name (lstat(2), never following it): false for ENOENT, or for any error when `quiet`; other errors throw. */
 export function entryExists(path: string, quiet = false): boolean {
-  try {
-    // No exception (and its stack trace) for the common answer "no such file".
-    return lstatSync(path, { throwIfNoEntry: false }) !== undefined;
-  } catch (err) {
-    if (quiet || isMissing(err)) return false;
-    throw err;
-  }
+  if (quiet) return lstatOrNull(path) !== null;
+  // No exception (and its stack trace) for the common answer "no such file".
+  return lstatSync(path, { throwIfNoEntry: false }) !== undefined;
 }
 
 /** lstat(2) of an entry, or null when it cannot be had. */
@@ -232,6 +228,14 @@ function kindOf(st: {
   return 'special file';
 }
 
+/** The NotRegularFile an open with PEER_OPEN_FLAGS failed for (a final symlink, a directory), or null for any other error. */
+function notRegularOpen(path: string, err: unknown): NotRegularFile | null {
+  const code = errnoOf(err);
+  if (code === 'ELOOP' || code === 'EMLINK') return new NotRegularFile(path, 'symbolic link');
+  if (code === 'EISDIR') return new NotRegularFile(path, 'directory');
+  return null;
+}
+
 /**
  * Opens a file a peer can write: no final symlink (ELOOP becomes NotRegularFile), no blocking
  * open, and a regular file by fstat, else NotRegularFile (spec: bindings-workspace#peer-files).
@@ -241,9 +245,7 @@ export async function openRegular(path: string, flags: number = fsc.O_RDONLY, mo
   try {
     fh = await fsp.open(path, flags | PEER_OPEN_FLAGS, mode);
   } catch (err) {
-    if (errnoOf(err) === 'ELOOP' || errnoOf(err) === 'EMLINK') throw new NotRegularFile(path, 'symbolic link');
-    if (errnoOf(err) === 'EISDIR') throw new NotRegularFile(path, 'directory');
-    throw err;
+    throw notRegularOpen(path, err) ?? err;
   }
   const st = await fh.stat().catch(async (err: unknown) => {
     await fh.close();
@@ -279,8 +281,8 @@ export async function readPeerFile(path: string, max: number): Promise<BoundedRe
   } catch (err) {
     const code = errnoOf(err);
     if (code === 'ENOENT') return null;
-    if (code === 'ELOOP' || code === 'EMLINK') return { unreadable: new NotRegularFile(path, 'symbolic link').message };
-    if (code === 'EISDIR') return { unreadable: new NotRegularFile(path, 'directory').message };
+    const notRegular = notRegularOpen(path, err);
+    if (notRegular) return { unreadable: notRegular.message };
     if (code === 'EACCES' || code === 'EPERM') return { unreadable: `${path} cannot be read (${code})` };
     throw err;
   }

@@ -159,7 +159,7 @@ export async function runPhase(o: PhaseRunOptions): Promise<PhaseResult> {
   const parking = submitted !== null && prepared.dir === 'awaiting';
   if (parking) {
     // spec: bindings-workspace#approval-and-cancel — the plan file first, then the transition.
-    if (!(await stillHeld(claim.path))) {
+    if (!entryExists(claim.path)) {
       o.log('info', `${taskId}@${epoch}: the claim was taken back; the plan is discarded`);
       return base;
     }
@@ -182,10 +182,6 @@ export async function runPhase(o: PhaseRunOptions): Promise<PhaseResult> {
     ...(parking ? { planId: submitted!.plan_id } : {}),
     ...(err && !quiet ? { error: { code: err.code, message: err.message } } : {}),
   };
-}
-
-async function stillHeld(path: string): Promise<boolean> {
-  return entryExists(path);
 }
 
 /** The plan ids the task's history records (TAP-PLAN-003: a new plan never reuses one). */

@@ -75,13 +75,17 @@ export function markerIsValid(bytes: Uint8Array, epoch: number, nonce: string): 
   }
 }
 
+/** Where a record of a status directory rests when it is published or recovered: a claimed status gives `pending/`. */
+function restingDir(dir: TaskDir): TaskDir {
+  return dir === 'processing' ? 'pending' : dir;
+}
+
 /** The directory a record goes to by the status in its bytes; a claimed status (or none readable) gives `pending/` (for recovery). */
 export function dirOfBytes(bytes: Uint8Array): TaskDir {
   try {
     const status = (JSON.parse(Buffer.from(bytes).toString('utf8')) as TaskRecord).state?.status;
     if (typeof status === 'string' && status in STATUS_DIR) {
-      const dir = STATUS_DIR[status as RecordStatus];
-      return dir === 'processing' ? 'pending' : dir;
+      return restingDir(STATUS_DIR[status as RecordStatus]);
     }
   } catch {
     // a prepared record is always valid JSON; anything else goes back to pending/
@@ -168,11 +172,10 @@ export async function settleMarker(ws: Workspace, taskId: string, epoch: number,
     await fsyncDir(processing);
     return { result: 'returned' };
   }
-  // The actor that prepared the record knows what it wrote; any other reads it.
-  const next = own ?? (await readBounded(nextPath, MAX_RECORD_BYTES));
-  let dir: TaskDir = 'pending';
-  if (next) {
-    dir = own ? (own.dir === 'processing' ? 'pending' : own.dir) : dirOfBytes(next.bytes as Uint8Array);
+  // The directory the prepared record goes to, null when it is gone: the actor that prepared it
+  // knows what it wrote; any other reads it.
+  const dir = own ? restingDir(own.dir) : await readBounded(nextPath, MAX_RECORD_BYTES).then((r) => (r ? dirOfBytes(r.bytes) : null));
+  if (dir) {
     try {
       renameNow(nextPath, ws.paths.record(dir, taskId));
       await fsyncDirs(processing, ws.paths.dir(dir));
@@ -184,7 +187,7 @@ export async function settleMarker(ws: Workspace, taskId: string, epoch: number,
   await cleanupClaim(ws, taskId, epoch);
   await unlinkIfExists(marker);
   await fsyncDir(processing);
-  return next ? { result: 'published', dir } : { result: 'gone' };
+  return dir ? { result: 'published', dir } : { result: 'gone' };
 }
 
 /** Removes the sidecars and lock files of a claim whose transition is published. */
