@@ -10,6 +10,7 @@ const SLOW = [
   'conformance/test/judge.test.ts',
   'conformance/test/mutation.test.ts',
   'conformance/test/processes.test.ts',
+  'conformance/test/launcher.test.ts',
   'conformance/test/slow-transport.test.ts',
   'reference/agent/hostile.test.ts',
   'reference/agent/process.test.ts',

@@ -75,6 +75,19 @@ export function checkCommand(command: string): string | null {
   return null;
 }
 
+/** Commands that start the agent as their own child and do not pass signals on to it. */
+const LAUNCHERS = new Set(['npx', 'npm', 'pnpm', 'yarn', 'bunx', 'sh', 'bash']);
+
+/**
+ * The launcher a stdio target starts the agent through (npx, npm, a shell), or null: a signal the
+ * harness sends reaches the launcher, not the agent.
+ */
+export function launcherOf(target: TargetSpec): string | null {
+  if (target.kind !== 'stdio') return null;
+  const name = target.command.split('/').pop()!;
+  return LAUNCHERS.has(name) ? name : null;
+}
+
 /** Opens one connection to the target. Rejects with a one-line reason when it cannot. */
 export async function openConnection(target: TargetSpec, o: OpenOptions = {}): Promise<Connection> {
   // A target that opens its own connections: mailbox pairs of the workspace binding (conformance/workspace).

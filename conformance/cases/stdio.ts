@@ -8,6 +8,7 @@ import { describeMessage, initPayload, startTask } from '../steps.ts';
 import { fail, pass, timingWindow, type Outcome } from '../verdict.ts';
 import { attempt, check, checkError, expectAlive, need, require, runTask, verdictOf } from './kit.ts';
 import { checkSequence } from './shutdown.ts';
+import { launcherOf } from '../target.ts';
 
 const STDIO = { binding: 'stdio' as const };
 
@@ -48,6 +49,14 @@ function endInput(ctx: CaseContext, peer: Peer): void {
 }
 
 /** Ends the session by `how` and checks: hand-off and result for the task, farewell, exit 0. */
+/** When a signal killed a launcher (npx, a shell) rather than the agent, how to test the agent itself. */
+function launcherHint(ctx: CaseContext, signal: string | null | undefined): string {
+  const launcher = signal ? launcherOf(ctx.env.target) : null;
+  return launcher
+    ? ` (the command is ${launcher}, which took the signal itself instead of passing it on: give tap-conform the agent's own executable, for an installed package node_modules/.bin/<name>)`
+    : '';
+}
+
 async function orderlyExit(ctx: CaseContext, how: 'eof' | 'SIGTERM' | 'SIGINT' | 'twice'): Promise<Outcome> {
   const peer = need(await ctx.session());
   const t = need(await startTask(peer, 'tap.test.sleep', { ms: 600_000 }));
@@ -71,7 +80,7 @@ async function orderlyExit(ctx: CaseContext, how: 'eof' | 'SIGTERM' | 'SIGINT' |
     `exited ${exit.code ?? exit.signal} after hand-off and farewell`,
     check(
       exit.code === 0,
-      `the agent exited with ${exit.signal ? `signal ${exit.signal}` : `status ${exit.code}`}`,
+      `the agent exited with ${exit.signal ? `signal ${exit.signal}` : `status ${exit.code}`}${launcherHint(ctx, exit.signal)}`,
       'exit status 0',
       `${exit.signal ?? exit.code}`,
     ),
