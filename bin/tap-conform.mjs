@@ -1,4 +1,12 @@
 #!/usr/bin/env node
-import { runProgram } from '../dist/conformance/cli.js';
-
-await runProgram();
+// The package ships dist/; a clone makes it with `npm run build` (certify, test and bench build first).
+const entry = new URL('../dist/conformance/cli.js', import.meta.url);
+let program;
+try {
+  program = await import(entry.href);
+} catch (err) {
+  if ((await import('node:fs')).existsSync(entry)) throw err;
+  process.stderr.write('tap-conform: dist/ is not built here: run `npm run build` first\n');
+  process.exit(2);
+}
+await program.runProgram();

@@ -1,5 +1,5 @@
 /**
- * `npm run build` (also run by `prepare` and `prepack`): compiles the shipped sources to dist/ —
+ * `npm run build` (also run by `prepack`, and first by certify, test and bench): compiles the shipped sources to dist/ —
  * JavaScript, .d.ts declarations and source maps — with tsconfig.build.json, then bundles each
  * command's compiled modules into dist/bin/<command>/ (see BINS). Skips the compile
  * when dist/ is newer than every input; `--force` compiles anyway, `--check` only says whether
