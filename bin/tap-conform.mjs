@@ -1,12 +1,4 @@
 #!/usr/bin/env node
-// The package ships dist/; a clone makes it with `npm run build` (certify, test and bench build first).
-const entry = new URL('../dist/conformance/cli.js', import.meta.url);
-let program;
-try {
-  program = await import(entry.href);
-} catch (err) {
-  if ((await import('node:fs')).existsSync(entry)) throw err;
-  process.stderr.write('tap-conform: dist/ is not built here: run `npm run build` first\n');
-  process.exit(2);
-}
-await program.runProgram();
+import { importBuilt } from './built.mjs';
+
+await (await importBuilt('tap-conform', '../dist/conformance/cli.js')).runProgram();

@@ -1,10 +1,4 @@
 #!/usr/bin/env node
-// The package ships dist/; a clone makes it with `npm run build` (certify, test and bench build first).
-const entry = new URL('../dist/bin/tap-reference-agent/main.js', import.meta.url);
-try {
-  await import(entry.href);
-} catch (err) {
-  if ((await import('node:fs')).existsSync(entry)) throw err;
-  process.stderr.write('tap-reference-agent: dist/ is not built here: run `npm run build` first\n');
-  process.exit(2);
-}
+import { importBuilt } from './built.mjs';
+
+await importBuilt('tap-reference-agent', '../dist/bin/tap-reference-agent/main.js');
