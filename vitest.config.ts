@@ -45,6 +45,7 @@ const SLOW = [
   'reference/transports/nats/test-server.test.ts',
   'test/mesh-faults.test.ts',
   'reference/agents/reference-agent-trace.test.ts',
+  'reference/serve/run.test.ts',
 ];
 
 export default defineConfig({

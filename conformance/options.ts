@@ -88,9 +88,11 @@ Options:
   --badge <file>          write an SVG badge with the level reached ("partial" for a partial run)
   --expected-failures <file>  a JSON baseline [{ "id", "reason" }] of known failures
   --transcripts <dir>     write every case's wire transcript as NDJSON
-  --hmac-key-id <id>      WebSocket agents: the key id the agent was started with
-  --hmac-key <base64url>  WebSocket agents: the pre-shared key (at least 32 bytes)
-  --hmac-peer <id>        WebSocket agents: the requester id the key is bound to (default ${HARNESS_SIGNED_ID})
+  --hmac-key-id <id>      WebSocket and NATS agents: the key id the agent was started with
+  --hmac-key <base64url>  WebSocket and NATS agents: the pre-shared key (at least 32 bytes)
+  --hmac-peer <id>        WebSocket and NATS agents: the requester id the key is bound to
+                          (default ${HARNESS_SIGNED_ID}); without these three options the key
+                          is read from TAP_HMAC_KEY_ID, TAP_HMAC_KEY and TAP_HMAC_PEER
   --registry <nats-url>   the NATS server of the mesh registry the agent joined: adds the registry
                           profile (its entry, heartbeats, load and withdrawal; spec: registry)
   --agent-pid <pid>       with --registry: the agent's process id; the last registry case sends it
@@ -104,10 +106,15 @@ In the agent's command:
                           a restart: tap-conform -- ./my-agent --state-dir {state}
 
 Environment given to a stdio agent (spec: conformance#key-provisioning):
+  TAP_CONFORMANCE=1       offer the conformance capabilities tap.test.*; an agent built on
+                          tap-agent-protocol does so when it is set. Start a WebSocket or NATS
+                          agent with it yourself.
   TAP_HMAC_KEY_ID, TAP_HMAC_KEY, TAP_HMAC_PEER
                           a fresh pre-shared key (base64url, 32 bytes) for the integrity cases,
-                          bound to the requester id TAP_HMAC_PEER (${HARNESS_SIGNED_ID}); start a
-                          WebSocket agent with the same three and pass them as --hmac-*
+                          bound to the requester id TAP_HMAC_PEER (${HARNESS_SIGNED_ID}). Start a
+                          WebSocket or NATS agent with three of your own (the peer
+                          ${HARNESS_SIGNED_ID}) and run tap-conform with the same three set, or
+                          pass them as --hmac-*
 
 Exit codes: 0 every required case passed; 1 the agent failed a case; 2 usage error;
 3 the harness could not run (the agent would not start, or the URL is unreachable).`;
@@ -120,8 +127,12 @@ function positiveInt(name: string, v: string | undefined, min = 1): number | str
   return Number(v);
 }
 
-/** Parses argv (without node and the script). */
-export function parseCli(argv: readonly string[]): Parsed {
+/**
+ * Parses argv (without node and the script). `env` gives the conformance key of a WebSocket or NATS
+ * agent when no --hmac-* option does: TAP_HMAC_KEY_ID, TAP_HMAC_KEY and TAP_HMAC_PEER, the
+ * variables the agent itself was started with (spec: conformance#key-provisioning).
+ */
+export function parseCli(argv: readonly string[], env: Readonly<Record<string, string | undefined>> = process.env): Parsed {
   const dashdash = argv.indexOf('--');
   const head = dashdash === -1 ? [...argv] : argv.slice(0, dashdash);
   const command = dashdash === -1 ? undefined : argv.slice(dashdash + 1);
@@ -290,6 +301,11 @@ export function parseCli(argv: readonly string[]): Parsed {
   const has = (kind: 'stdio' | 'websocket' | 'nats') => cfg.targets.some((t) => t.kind === kind);
   if (cfg.hmac && cfg.targets.length > 0 && !has('websocket') && !has('nats'))
     return { ok: false, error: 'the --hmac-* options are for WebSocket agents; over stdio the harness provisions a key itself' };
+  if (!cfg.hmac && (has('websocket') || has('nats'))) {
+    const fromEnv = envKey(env);
+    if (typeof fromEnv === 'string') return { ok: false, error: fromEnv };
+    if (fromEnv) cfg.hmac = fromEnv;
+  }
   if (cfg.targets.length > 0) {
     for (const wrong of ['stdio', 'websocket', 'nats'] as const)
       if (cfg.profiles.includes(wrong) && !has(wrong))
@@ -300,6 +316,19 @@ export function parseCli(argv: readonly string[]): Parsed {
   }
   if (cfg.path !== undefined && cfg.only.length === 0) return { ok: false, error: '--path replays one failure: give the case with --only' };
   return { ok: true, config: cfg };
+}
+
+/**
+ * The key of TAP_HMAC_KEY_ID, TAP_HMAC_KEY and TAP_HMAC_PEER, undefined when none is set, or a
+ * sentence when they cannot be used.
+ */
+function envKey(env: Readonly<Record<string, string | undefined>>): Config['hmac'] | string | undefined {
+  const [keyId, key, peer] = [env.TAP_HMAC_KEY_ID, env.TAP_HMAC_KEY, env.TAP_HMAC_PEER].map((v) => (v === '' ? undefined : v));
+  if (keyId === undefined && key === undefined && peer === undefined) return undefined;
+  if (keyId === undefined || key === undefined || peer === undefined)
+    return 'TAP_HMAC_KEY_ID, TAP_HMAC_KEY and TAP_HMAC_PEER go together: set all three (as for the agent) or none';
+  if (peer === HARNESS_ID) return `TAP_HMAC_PEER must differ from "${HARNESS_ID}", the id the harness uses in unsigned sessions`;
+  return { keyId, key, peer };
 }
 
 /** Quotes an argument for a POSIX shell when it needs it. */

@@ -57,6 +57,19 @@ export class CannotRun extends Error {
   override name = 'CannotRun';
 }
 
+/** The variable that asks an agent to offer the conformance capabilities (spec: conformance#test-capabilities). */
+export const CONFORMANCE_VAR = 'TAP_CONFORMANCE';
+
+/**
+ * The environment of a spawned agent before its case adds to it: the harness's own, with
+ * TAP_CONFORMANCE=1 and without a conformance key of the harness's environment (a case that wants
+ * a key provisions its own; spec: conformance#key-provisioning).
+ */
+export function agentEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const { TAP_HMAC_KEY_ID: _id, TAP_HMAC_KEY: _key, TAP_HMAC_PEER: _peer, ...rest } = env;
+  return { ...rest, [CONFORMANCE_VAR]: '1' };
+}
+
 /** The environment that provisions the run's HMAC key to a spawned agent (spec: integrity#key-provisioning). */
 export function keyEnv(key: HmacKey | undefined): Record<string, string> {
   if (!key) return {};
@@ -106,7 +119,7 @@ export async function openConnection(target: TargetSpec, o: OpenOptions = {}): P
   // Its own process group, killed as a whole; a marker finds what leaves the group (spec: conformance#processes).
   const marker = newMarker();
   const child = spawnStdioTransport(command, args, {
-    env: { ...process.env, ...(o.env ?? {}), [MARKER_VAR]: marker },
+    env: { ...agentEnvironment(process.env), ...(o.env ?? {}), [MARKER_VAR]: marker },
     cwd: o.cwd,
     stderr: o.onStderr ?? 'pipe',
     closeGraceMs: o.closeGraceMs ?? 3000,

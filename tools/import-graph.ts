@@ -23,6 +23,8 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['mesh/semver.ts', 'mesh/entry.ts', 'mesh/registry.ts', 'mesh/member.ts'],
   ['agent/', 'client/'],
   ['workspace/', 'jetstream/', 'mesh/'],
+  // An agent process: its command line, bindings, durable queues and signals.
+  ['serve/'],
   ['agents/', 'tapctl/', 'index.ts'],
 ];
 
@@ -40,6 +42,8 @@ export const AGENT_ORDER: readonly string[] = [
   'sessions.ts',
   'journal.ts',
   'options.ts',
+  'environment.ts',
+  'signals.ts',
   'integrity.ts',
   'input-schemas.ts',
   'runtime.ts',

@@ -32,12 +32,23 @@ export function hintsOf(report: Pick<Report, 'cases' | 'transport'>): Hint[] {
     const how =
       report.transport === 'stdio'
         ? 'the harness starts the agent with TAP_HMAC_KEY_ID, TAP_HMAC_KEY and TAP_HMAC_PEER in its environment: does the agent read them and accept the key they name?'
-        : 'start the agent with TAP_HMAC_KEY_ID, TAP_HMAC_KEY and TAP_HMAC_PEER set to the values given to --hmac-key-id, --hmac-key and --hmac-peer';
+        : 'start the agent with TAP_HMAC_KEY_ID, TAP_HMAC_KEY and TAP_HMAC_PEER and run tap-conform with the same three set (or pass them as --hmac-key-id, --hmac-key and --hmac-peer)';
     hints.push({
       text: `every integrity case fails (${integrityFailed.length}), most likely for one reason: ${how} (spec: conformance#key-provisioning)`,
       cases: integrityFailed.map((c) => c.id),
     });
     for (const c of integrityFailed) explained.add(c.id);
+  }
+  const untested = report.cases.filter((c) => c.verdict === 'NOT-TESTED' && /does not offer the conformance capability/.test(c.detail));
+  if (untested.length >= 2) {
+    const how =
+      report.transport === 'stdio'
+        ? 'tap-conform started it with TAP_CONFORMANCE=1: an agent built on tap-agent-protocol offers them then (or give withConformanceCapabilities); any other agent should offer them when that variable is set'
+        : 'start the agent with TAP_CONFORMANCE=1 in its environment (an agent built on tap-agent-protocol then offers them), or offer them another way when it runs for testing';
+    hints.push({
+      text: `${untested.length} cases were not tested because the agent offers no conformance capabilities tap.test.*: ${how} (spec: conformance#test-capabilities)`,
+      cases: untested.map((c) => c.id),
+    });
   }
   const byCause = new Map<string, ReportCase[]>();
   for (const c of report.cases) {

@@ -6,6 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
+import { agentEnvironment } from '../target.ts';
 
 /** How the process ended. */
 export interface ProcessExit {
@@ -50,7 +51,7 @@ export class AgentProcess {
       o.args.map((a) => substitute(a, o.workspace, o.agentId)),
       {
         cwd: o.cwd,
-        env: { ...process.env, ...(o.env ?? {}), TAP_WORKSPACE: o.workspace, TAP_AGENT_ID: o.agentId },
+        env: { ...agentEnvironment(process.env), ...(o.env ?? {}), TAP_WORKSPACE: o.workspace, TAP_AGENT_ID: o.agentId },
         // stdin stays open and silent: an agent that reads it never sees the end of its input.
         stdio: ['pipe', 'pipe', 'pipe'],
         detached: true,

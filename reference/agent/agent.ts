@@ -11,12 +11,15 @@ import { SUPPORTED_VERSIONS } from '../core/catalogue.ts';
 import type { RegistryEndpoint } from '../mesh/entry.ts';
 import type { MeshOptions, Membership } from '../mesh/member.ts';
 import type { TapWebSocketServer } from '../transports/websocket.ts';
+import { CONFORMANCE_CAPABILITIES } from './conformance-capabilities.ts';
+import { conformanceFromEnv, keysFromEnv, mergeKeys, processEnvironment } from './environment.ts';
 import { Journal } from './journal.ts';
 import type { AgentOptions } from './options.ts';
 import { compactedRecords, replayJournal, resumeAfterRestart } from './recovery.ts';
 import { Runtime } from './runtime.ts';
 import { Connection, type AttachOptions } from './session.ts';
 import { shutdownAll } from './shutdown.ts';
+import { stopOnSignals } from './signals.ts';
 import { TaskRunner } from './task-runner.ts';
 
 /** One attached transport. */
@@ -69,9 +72,23 @@ export interface Agent {
   stats(): { sessions: number; connections: number; activeTasks: number; tasks: number; duplicateBytes: number };
 }
 
+/**
+ * The options as the environment completes them: the conformance key of TAP_HMAC_* added to the
+ * keys (spec: conformance#key-provisioning), and the conformance capabilities added when the agent
+ * is started for certification (TAP_CONFORMANCE=1) or `conformance` says so.
+ */
+function withEnvironment(options: AgentOptions): AgentOptions {
+  if (typeof options !== 'object' || options === null) return options;
+  const env = options.env === false ? {} : (options.env ?? processEnvironment());
+  const keys = mergeKeys(options.keys ?? [], keysFromEnv(env));
+  if (!(options.conformance ?? conformanceFromEnv(env)) || typeof options.capabilities !== 'object') return { ...options, keys };
+  // The ones the caller did not give already (withConformanceCapabilities, or a definition of its own).
+  return { ...options, keys, capabilities: { ...CONFORMANCE_CAPABILITIES, ...options.capabilities } };
+}
+
 /** Builds an agent; with `stateDir` it first restores its journal and resumes unfinished tasks. */
 export function createAgent(options: AgentOptions): Agent {
-  const rt = new Runtime(options);
+  const rt = new Runtime(withEnvironment(options));
   const runner = new TaskRunner(rt);
   const connections = new Set<Connection>();
   const servers = new Set<Pick<TapWebSocketServer, 'close'>>();
@@ -88,6 +105,12 @@ export function createAgent(options: AgentOptions): Agent {
   let stopping: Promise<void> | undefined;
   let markStopped!: () => void;
   const stopped = new Promise<void>((resolve) => (markStopped = resolve));
+  // spec: shutdown#signals: while the agent serves a binding, a signal shuts it down and the process exits 0.
+  let releaseSignals: (() => void) | undefined;
+  const holdSignals = (): void => {
+    if (options.signals === false || releaseSignals || stopping) return;
+    releaseSignals = stopOnSignals((signal) => shutdown(`the agent received ${signal}`), rt.settings.shutdownGraceMs);
+  };
   const shutdown = (reason = 'the agent is shutting down'): Promise<void> => {
     stopping ??= (async () => {
       // spec: registry#withdrawal: the entry goes first, so that no requester picks this agent meanwhile.
@@ -95,6 +118,7 @@ export function createAgent(options: AgentOptions): Agent {
       await shutdownAll(rt, runner, [...connections], reason);
       await Promise.all([...servers].map((s) => s.close()));
       rt.journal?.close();
+      releaseSignals?.();
       markStopped();
     })();
     return stopping;
@@ -116,6 +140,7 @@ export function createAgent(options: AgentOptions): Agent {
     card: rt.card,
     attach,
     async serveStdio(stdioOptions = {}) {
+      holdSignals();
       const transport = createStdioAgentTransport({ maxFrameBytes: rt.card.limits.max_message_bytes, ...stdioOptions });
       const conn = attach(transport, { stdio: true });
       await conn.done;
@@ -124,6 +149,7 @@ export function createAgent(options: AgentOptions): Agent {
       await transport.close({ code: 1000, reason: 'the session is over' });
     },
     async listen(listenOptions = {}) {
+      holdSignals();
       // Loaded on first use: an agent that serves stdio only never loads the WebSocket library.
       const { createWebSocketServer } = await import('../transports/websocket.ts');
       const server = await createWebSocketServer({
@@ -153,6 +179,7 @@ export function createAgent(options: AgentOptions): Agent {
       };
     },
     async listenNats({ wrap, ...natsOptions }) {
+      holdSignals();
       const ceiling = Math.max(1024 * 1024, rt.card.limits.max_message_bytes * 2);
       // Loaded on first use, as the WebSocket library is: an agent that serves stdio never loads a NATS client.
       const { createNatsListener } = await import('../transports/nats/listener.ts');

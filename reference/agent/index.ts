@@ -10,3 +10,5 @@ export { iso } from './outbound.ts';
 export type { AttachOptions } from './session.ts';
 export { CONFORMANCE_CAPABILITIES, withConformanceCapabilities } from './conformance-capabilities.ts';
 export { TapError, errorPayload } from '../core/index.ts';
+export type { AgentCard, Capability } from '../../schemas/src/index.ts';
+export { CONFORMANCE_VAR, keysFromEnv } from './environment.ts';

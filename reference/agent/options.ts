@@ -40,8 +40,29 @@ export interface AgentOptions {
   stateDir?: string;
   /** The journal's bounds and, for tests, its file operations (spec: tasks#journal). */
   journal?: JournalOptions;
-  /** Pre-shared keys, each bound to one requester (spec: integrity#keys). */
+  /**
+   * Pre-shared keys, each bound to one requester (spec: integrity#keys). The key of a conformance
+   * run in TAP_HMAC_KEY_ID, TAP_HMAC_KEY and TAP_HMAC_PEER is added to them unless `env` is false
+   * (spec: conformance#key-provisioning).
+   */
   keys?: PeerKey[];
+  /**
+   * Where the agent reads TAP_HMAC_* and TAP_CONFORMANCE (default: the process's environment);
+   * false reads nothing.
+   */
+  env?: Readonly<Record<string, string | undefined>> | false;
+  /**
+   * Offer the conformance capabilities tap.test.* (spec: conformance#test-capabilities). Default:
+   * when the environment has TAP_CONFORMANCE=1, which tap-conform sets for the agents it starts;
+   * never otherwise, so an agent in production does not offer them.
+   */
+  conformance?: boolean;
+  /**
+   * While the agent serves stdio, WebSocket or NATS, SIGTERM and SIGINT shut it down and the
+   * process exits with status 0 (spec: shutdown#signals). Default true; false leaves signals to
+   * the caller.
+   */
+  signals?: boolean;
   /** Credential check for handshake.init.credentials: the principal they prove, or null to refuse them. Without it credentials are ignored. */
   authenticate?: Authenticator;
   /** Principals holding tap.admin.shutdown: their shutdown.request stops the whole process (spec: shutdown#scope). */

@@ -10,8 +10,7 @@
  * (TAP_WORKSPACE and TAP_AGENT_ID stand in for the first two; TAP_HMAC_* provide a key).
  */
 import { parseArgs } from 'node:util';
-import { createAgent, stderrLogger, withConformanceCapabilities, type PeerKey } from '../agent/index.ts';
-import { keysFromEnv } from './env-keys.ts';
+import { createAgent, stderrLogger, withConformanceCapabilities } from '../agent/index.ts';
 import { TapError, anyErrorPayload, errorPayload } from '../core/index.ts';
 import {
   isIdentifier,
@@ -92,14 +91,6 @@ function parse(): Omit<WorkspaceAgentSetup, 'phases'> & { workspace: string } {
     heartbeatMs,
     resumeWindowMs,
   };
-}
-
-function envKeys(): PeerKey[] {
-  try {
-    return keysFromEnv();
-  } catch (err) {
-    die((err as Error).message);
-  }
 }
 
 function card(agentId: string): AgentCard {
@@ -260,7 +251,8 @@ export async function serveWorkspace(o: WorkspaceAgentSetup): Promise<void> {
     agent = createAgent({
       card: card(o.agentId),
       capabilities: withConformanceCapabilities(),
-      keys: envKeys(),
+      // Its own signal handling below stops the workspace runner too.
+      signals: false,
       shutdownGraceMs: o.graceMs,
       heartbeatMs: o.heartbeatMs ?? 15_000,
       resumeWindowMs: o.resumeWindowMs ?? 300_000,

@@ -71,6 +71,8 @@ export async function hostAgents(options: HostOptions): Promise<Host> {
         capabilities: withConformanceCapabilities(options.capabilities?.(id) ?? {}),
         shutdownGraceMs: 2000,
         heartbeatMs: 1000,
+        // The host's own signal handling withdraws every entry first.
+        signals: false,
         ...(options.stateRoot ? { stateDir: join(options.stateRoot, id) } : {}),
         logger: () => {},
       });

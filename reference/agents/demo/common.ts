@@ -30,14 +30,8 @@ export function demoCard(agentId: string, name: string, description: string, cap
   };
 }
 
-/** Serves one session on stdin/stdout; exits 0 when it is over or on SIGTERM/SIGINT. */
+/** Serves one session on stdin/stdout; exits 0 when it is over or, through the runtime, on SIGTERM/SIGINT. */
 export async function serveStdio(agent: Agent): Promise<void> {
-  const stop = (signal: string): void => {
-    setTimeout(() => process.exit(0), 5000).unref();
-    void agent.shutdown(`the agent received ${signal}`).then(() => process.exit(0));
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
   process.on('unhandledRejection', (err) => stderrLogger('error', `unhandled: ${(err as Error)?.stack ?? String(err)}`));
   await agent.serveStdio();
   await agent.shutdown('the session is over');

@@ -1,0 +1,116 @@
+/**
+ * An agent's capabilities on their durable JetStream queues (spec: bindings-nats#task-queue): the
+ * conformance capabilities through their durable handlers, every other capability through its own
+ * handler, which sees a task context of the durable queue instead of a session's.
+ */
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { CapabilityDefinition, Handler, TaskContext } from '../agent/index.ts';
+import { inputValidator } from '../agent/input-schemas.ts';
+import { errorPayload, TapError } from '../core/errors.ts';
+import { durableConformanceHandlers, type DurableHandler } from '../jetstream/capabilities.ts';
+import { startDurableRunner, type DurableRunner, type DurableWork } from '../jetstream/runner.ts';
+
+/** What `serveDurably` needs of the agent it serves for. */
+export interface DurableServeOptions {
+  nc: NatsConnection;
+  agentId: string;
+  /** The capability names the agent's card offers. */
+  offered: readonly string[];
+  /** The handlers the agent was built with, by capability name. */
+  capabilities: Readonly<Record<string, Handler | CapabilityDefinition>>;
+  leaseMs: number;
+  maxDeliver: number;
+  /** The card's max_task_seconds: a durable task's deadline, counted from its delivery. */
+  maxTaskSeconds: number;
+  log: (level: 'info' | 'warn' | 'error', message: string) => void;
+}
+
+/** Capabilities that cannot run on a queue: a plan needs a requester to decide it, a grant a session to carry it. */
+const SESSION_ONLY = new Set(['tap.test.plan', 'tap.test.guarded']);
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => (clearTimeout(timer), reject(signal.reason)), { once: true });
+  });
+}
+
+/** The task context of a durable delivery: output goes to the task's stream in TAP_EVENTS; plans need a session. */
+function durableContext(work: DurableWork, capability: string, o: DurableServeOptions, store: Map<string, unknown>): TaskContext {
+  const started = Date.now();
+  const noPlans = (): never => {
+    throw new TapError(errorPayload('INVALID_MESSAGE', `${capability} asked for a plan decision, which a durable queue cannot give`));
+  };
+  return {
+    taskId: work.record.task_id,
+    capability,
+    principal: String((work.record.metadata['x-idempotency'] as { principal?: unknown } | undefined)?.principal ?? 'durable'),
+    sessionId: '',
+    deadline: new Date(started + o.maxTaskSeconds * 1000),
+    attempt: work.attempts + 1,
+    signal: work.signal,
+    store: { get: (key) => store.get(key), set: (key, value) => void store.set(key, value) },
+    progress: (p) => o.log('info', `task ${work.record.task_id}: progress ${JSON.stringify(p)}`),
+    output: (data) => work.emit(data),
+    log: (message, level = 'info') => o.log(level === 'debug' ? 'info' : level, `task ${work.record.task_id}: ${message}`),
+    submitPlan: noPlans,
+    sideEffect: async (fn) => fn(),
+    checkResource: () => {},
+    checkpoint: () => {},
+    sleep: (ms) => pause(ms, work.signal),
+    now: () => Date.now(),
+  };
+}
+
+/** A capability's handler as a durable phase handler: the input checked as a session would, then the handler. */
+function adapt(name: string, def: Handler | CapabilityDefinition, o: DurableServeOptions, store: Map<string, unknown>): DurableHandler {
+  const handler = typeof def === 'function' ? def : def.handler;
+  const schema = typeof def === 'function' ? undefined : (def.inputSchema ?? def.capability.input_schema);
+  const validate = schema ? inputValidator(name, schema as Record<string, unknown>) : undefined;
+  return async (work) => {
+    const input = work.record.context.current_input;
+    const issues = validate?.(input);
+    if (issues) {
+      const first = issues[0]!;
+      throw new TapError(errorPayload('INVALID_MESSAGE', `the input of ${name} is invalid: ${first.path || '/'} ${first.message}`));
+    }
+    return handler(input, durableContext(work, name, o, store));
+  };
+}
+
+/**
+ * Starts a durable runner per capability the card offers (but those that need a session); resolves
+ * with the function that stops them all.
+ */
+export async function serveDurably(o: DurableServeOptions): Promise<() => Promise<void>> {
+  const conformance = durableConformanceHandlers();
+  const store = new Map<string, unknown>();
+  const runners: DurableRunner[] = [];
+  const stop = async (): Promise<void> => {
+    await Promise.all(runners.map((r) => r.stop().catch(() => undefined)));
+  };
+  try {
+    for (const name of o.offered) {
+      if (SESSION_ONLY.has(name)) continue;
+      const def = o.capabilities[name];
+      const handler = conformance[name] ?? (def ? adapt(name, def, o, store) : undefined);
+      if (!handler) continue;
+      runners.push(
+        await startDurableRunner({
+          nc: o.nc,
+          agentId: o.agentId,
+          capability: name,
+          handler,
+          leaseMs: o.leaseMs,
+          maxAttempts: o.maxDeliver,
+          logger: o.log,
+        }),
+      );
+    }
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return stop;
+}

@@ -1,0 +1,200 @@
+/**
+ * runAgent: an agent process from a card and handlers. It reads the command line (stdio by
+ * default; `--listen`, `--nats`, `--mesh`, `--durable`), the conformance key and TAP_CONFORMANCE from
+ * the environment, serves, shuts down on SIGTERM, SIGINT and the end of input, and exits with
+ * status 0 (spec: shutdown#signals, shutdown#end-of-input). A usage error exits 2.
+ */
+import { basename } from 'node:path';
+import { createAgent, type Agent, type AgentListener, type AgentOptions, stderrLogger } from '../agent/index.ts';
+import { stopOnSignals } from '../agent/signals.ts';
+import type { Transport } from '../transports/transport.ts';
+import { parseCommandLine, SERVE_USAGE, UsageError, type ServeOptions } from './command-line.ts';
+
+/** Options of `runAgent`: the agent's, and how its process is run. */
+export interface RunAgentOptions extends AgentOptions {
+  /** The command line (default: process.argv after the script). */
+  argv?: readonly string[];
+  /** The program's name in its usage and errors (default: the script's file name). */
+  program?: string;
+  /** What the agent does, a paragraph under the usage line of --help (default: the card's description). */
+  about?: string;
+  /** Exit the process when the agent stops (default true); false resolves with the exit status instead. */
+  exit?: boolean;
+}
+
+/** How a served agent is stopped and what else it stops: durable runners, the trace file. */
+interface Served {
+  agent: Agent;
+  closers: (() => Promise<void>)[];
+}
+
+const programName = (): string => basename(process.argv[1] ?? 'agent');
+
+/** Prints one line for people and the pointer to --help. */
+function usageError(program: string, message: string): number {
+  process.stderr.write(`${program}: ${message}\nRun ${program} --help for usage.\n`);
+  return 2;
+}
+
+/** The usage text of an agent process. */
+export function agentUsage(program: string, about: string, extra = ''): string {
+  return `Usage: ${program} [options]\n\n${about}\n\nOptions:\n${extra}${SERVE_USAGE}\n`;
+}
+
+/** With --trace, a recorder for each NATS session that appends its trace records to `file` (spec: mesh#trace-records). */
+async function traceTo(file: string, agentId: string, program: string): Promise<(t: Transport) => Transport> {
+  const { recordSessionsToFile } = await import('../mesh/recording.ts');
+  return recordSessionsToFile(agentId, file, (err) =>
+    process.stderr.write(`${program}: the trace file ${file} failed: ${err.message}\n`),
+  ).catch((err: Error) => {
+    throw new UsageError(`cannot write the trace to ${file}: ${err.message}`);
+  });
+}
+
+/** Starts the durable runners of --durable on their own NATS connection. */
+async function startDurable(served: Served, options: AgentOptions, serve: ServeOptions): Promise<void> {
+  if (!serve.durable || !serve.nats) return;
+  const [{ connect }, { parseNatsUrl }, { serveDurably }] = await Promise.all([
+    import('@nats-io/transport-node'),
+    import('../transports/nats/url.ts'),
+    import('./durable.ts'),
+  ]);
+  const address = parseNatsUrl(serve.nats);
+  const nc = await connect({ servers: address.servers, ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}) });
+  const card = served.agent.card;
+  const log = options.logger ?? stderrLogger;
+  try {
+    const stop = await serveDurably({
+      nc,
+      agentId: card.agent_id,
+      offered: card.capabilities.map((c) => c.name),
+      capabilities: options.capabilities,
+      leaseMs: serve.durable.leaseMs,
+      maxDeliver: serve.durable.maxDeliver,
+      maxTaskSeconds: card.limits.max_task_seconds,
+      log: (level, message) => log(level, message),
+    });
+    served.closers.push(async () => {
+      await stop();
+      await nc.close().catch(() => undefined);
+    });
+  } catch (err) {
+    await nc.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+/** Serves the binding the command line chose; resolves with the URL printed on stdout, or null for stdio. */
+async function listen(served: Served, options: AgentOptions, serve: ServeOptions, program: string): Promise<string | null> {
+  const { agent } = served;
+  let listener: AgentListener | undefined;
+  if (serve.listen) {
+    const at = serve.listen;
+    listener = await agent
+      .listen({
+        host: at.hostname.replace(/^\[|\]$/g, ''),
+        port: Number(at.port || 80),
+        path: at.pathname === '/' ? undefined : at.pathname,
+      })
+      .catch((err: Error) => {
+        throw new UsageError(`cannot listen on ${at.href}: ${err.message}`);
+      });
+  } else if (serve.nats) {
+    const url = serve.nats;
+    const wrap = serve.trace ? await traceTo(serve.trace, agent.card.agent_id, program) : undefined;
+    listener = await agent.listenNats({ url, ...(wrap ? { wrap } : {}) }).catch((err: Error) => {
+      throw new UsageError(`cannot serve through NATS at ${url}: ${err.message}`);
+    });
+    await startDurable(served, options, serve).catch((err: Error) => {
+      throw new UsageError(`cannot serve durable queues through NATS at ${url}: ${err.message}`);
+    });
+  }
+  if (!listener) return null;
+  if (serve.mesh) {
+    const { url, heartbeatMs, ttlMs } = serve.mesh;
+    await agent.joinMesh({ url, heartbeatMs, ttlMs }).catch((err: Error) => {
+      throw new UsageError(`cannot join the mesh at ${url}: ${err.message}`);
+    });
+  }
+  return listener.url;
+}
+
+/** Stops the agent, then what it serves beside its sessions. */
+async function stopAll(served: Served, reason: string): Promise<void> {
+  await served.agent.shutdown(reason);
+  await Promise.all(served.closers.map((close) => close().catch(() => undefined)));
+}
+
+/**
+ * Serves an agent as its command line says, until it stops; resolves with the process's exit
+ * status (0 when it stopped, 2 for a command line it cannot serve). Signals exit at once with 0.
+ */
+export async function serveAgent(options: AgentOptions, serve: ServeOptions, program = programName()): Promise<number> {
+  let served: Served;
+  try {
+    served = {
+      agent: createAgent({
+        ...options,
+        ...(serve.stateDir !== undefined ? { stateDir: serve.stateDir } : {}),
+        ...(serve.graceMs !== undefined ? { shutdownGraceMs: serve.graceMs } : {}),
+        ...(serve.resumeWindowMs !== undefined ? { resumeWindowMs: serve.resumeWindowMs } : {}),
+        signals: false,
+      }),
+      closers: [],
+    };
+  } catch (err) {
+    return usageError(program, (err as Error).message);
+  }
+  // A reader that went away (EPIPE) is a lost transport, never a crash (spec: shutdown#epipe).
+  process.stderr.on('error', () => {});
+  if (serve.listen || serve.nats) process.stdout.on('error', () => {});
+  const log = options.logger ?? stderrLogger;
+  const onUnhandled = (err: unknown): void => log('error', `unhandled: ${(err as Error)?.stack ?? String(err)}`);
+  process.on('unhandledRejection', onUnhandled);
+  // spec: shutdown#signals: one shutdown of every session and of what runs beside them, then exit 0.
+  const release =
+    options.signals === false
+      ? () => {}
+      : stopOnSignals((signal) => stopAll(served, `the agent received ${signal}`), options.shutdownGraceMs ?? serve.graceMs ?? 10_000);
+  try {
+    const url = await listen(served, options, serve, program);
+    if (url === null) {
+      // spec: shutdown#end-of-input: the session is over when the input ends.
+      await served.agent.serveStdio();
+      await stopAll(served, 'the session is over');
+      return 0;
+    }
+    process.stdout.write(`${url}\n`);
+    await served.agent.stopped;
+    await stopAll(served, 'the agent stopped');
+    return 0;
+  } catch (err) {
+    await stopAll(served, 'the agent could not start');
+    if (err instanceof UsageError) return usageError(program, err.message);
+    throw err;
+  } finally {
+    release();
+    process.off('unhandledRejection', onUnhandled);
+  }
+}
+
+/**
+ * Runs an agent process from a card and handlers, serving the binding its command line names;
+ * exits the process when the agent stops (unless `exit` is false: then resolves with the status).
+ */
+export async function runAgent(options: RunAgentOptions): Promise<number> {
+  const { argv = process.argv.slice(2), program = programName(), about, exit = true, ...agentOptions } = options;
+  const finish = (code: number): number => (exit ? process.exit(code) : code);
+  let serve: ServeOptions;
+  try {
+    ({ serve } = parseCommandLine(argv));
+  } catch (err) {
+    return finish(usageError(program, (err as Error).message));
+  }
+  if (serve.help) {
+    const description = about ?? (agentOptions.card as { description?: string } | undefined)?.description ?? 'A TAP agent.';
+    process.stdout.write(agentUsage(program, description));
+    return finish(0);
+  }
+  return finish(await serveAgent(agentOptions, serve, program));
+}
