@@ -37,7 +37,8 @@ describe.skipIf(!natsServerInstalled)('client ↔ reference agent over NATS (spe
 
   async function client(agentId = card.agent_id, trace?: (e: WireEntry) => void): Promise<TapClient> {
     const c = await connectNats(server.url, {
-      agentId,
+      agentId: 'test.requester',
+      target: agentId,
       reconnect: { baseMs: 20, maxMs: 200 },
       nats: { keepaliveMs: 100 },
       ...(trace ? { trace } : {}),
@@ -51,6 +52,25 @@ describe.skipIf(!natsServerInstalled)('client ↔ reference agent over NATS (spe
     const c = await client();
     expect(c.handshake.agentId).toBe(card.agent_id);
     expect(await c.submit('tap.test.echo', { text: 'over nats' }).result).toEqual({ status: 'completed', output: { text: 'over nats' } });
+  });
+
+  it('opens its session under its own id, to the agent named by target or by the URL (spec: bindings-nats#opening)', async () => {
+    await serve();
+    const sources: string[] = [];
+    const trace = (e: WireEntry) => {
+      if (e.dir === 'out') sources.push((JSON.parse(e.text) as { source: string }).source);
+    };
+    const byTarget = await client(card.agent_id, trace);
+    expect(byTarget.handshake.agentId).toBe(card.agent_id);
+    const byUrl = await connectNats(`${server.url}/${card.agent_id}`, {
+      agentId: 'test.other-requester',
+      nats: { keepaliveMs: 100 },
+      trace,
+    });
+    cleanups.push(() => byUrl.close());
+    expect(byUrl.handshake.agentId).toBe(card.agent_id);
+    expect(new Set(sources)).toEqual(new Set(['test.requester', 'test.other-requester']));
+    await expect(connectNats(server.url, { agentId: 'test.requester' })).rejects.toThrow(/names no agent.*target/);
   });
 
   it('resumes after the agent side of the connection is dropped mid-stream: no event lost or repeated (resume#reconnect)', async () => {

@@ -12,14 +12,20 @@ export interface ConnectNatsClientOptions extends ConnectOptions {
 }
 
 /**
- * Connects to the TAP agent `options.agentId` through the NATS server at a nats:// URL. When
- * the connection is lost (a close, missed keepalives, a missing message, or the NATS
- * connection failing) the client opens a new one and resumes the session, as over WebSocket.
+ * Connects, as the requester `options.agentId`, to a TAP agent through the NATS server at a
+ * nats:// URL: the agent named by `options.target`, else by the URL's path
+ * (`nats://host:port/<agent_id>`). When the connection is lost (a close, missed keepalives, a
+ * missing message, or the NATS connection failing) the client opens a new one and resumes the
+ * session, as over WebSocket.
  */
-export function connectNats(url: string, options: ConnectNatsClientOptions): Promise<TapClient> {
+export async function connectNats(url: string, options: ConnectNatsClientOptions): Promise<TapClient> {
   // The NATS client library is loaded on first use: a program that never connects over NATS never loads it.
-  return connectWith(async () => {
-    const { connectNatsTransport } = await import('../transports/nats/connect.ts');
-    return connectNatsTransport(url, { ...options.nats, agentId: options.agentId });
-  }, options);
+  const [{ connectNatsTransport }, { parseNatsUrl }] = await Promise.all([
+    import('../transports/nats/connect.ts'),
+    import('../transports/nats/url.ts'),
+  ]);
+  const target = options.target ?? parseNatsUrl(url).agentId;
+  if (target === undefined)
+    throw new TypeError(`connectNats: ${url} names no agent: end the URL with its id (nats://host:port/<agent_id>) or give { target }`);
+  return connectWith(() => connectNatsTransport(url, { ...options.nats, agentId: target }), { ...options, target });
 }

@@ -65,7 +65,7 @@ describe.skipIf(!natsServerInstalled)('an agent in a mesh (spec: registry)', () 
     expect(first.entry.endpoints).toEqual([{ binding: 'nats', url: `${server.url}/mesh.one` }]);
     expect(first.entry.load).toEqual({ running_tasks: 0, max_concurrent_tasks: 6 });
     expect([first.entry.heartbeat_ms, first.entry.ttl_ms]).toEqual([200, 1000]);
-    const c = await connectNats(first.entry.endpoints[0]!.url, { agentId: 'mesh.one', nats: { keepaliveMs: 100 } });
+    const c = await connectNats(first.entry.endpoints[0]!.url, { agentId: 'mesh.requester', nats: { keepaliveMs: 100 } });
     cleanups.push(() => c.close());
     expect(first.entry.card).toEqual(c.handshake.agent);
     // Renewed by heartbeats: later writes, no gap as long as the heartbeat, the same instance throughout.
@@ -87,7 +87,7 @@ describe.skipIf(!natsServerInstalled)('an agent in a mesh (spec: registry)', () 
   it('moves its load figure as tasks start and end (TAP-REG-006, TAP-REG-019)', async () => {
     const agent = await serve('mesh.load');
     await agent.joinMesh({ url: server.url, heartbeatMs: 1000, ttlMs: 3000 });
-    const c = await connectNats(`${server.url}/mesh.load`, { agentId: 'mesh.load', nats: { keepaliveMs: 100 } });
+    const c = await connectNats(`${server.url}/mesh.load`, { agentId: 'mesh.requester', nats: { keepaliveMs: 100 } });
     cleanups.push(() => c.close());
     const tasks = [0, 1, 2].map(() => c.submit('tap.test.sleep', { ms: 600 }));
     const busy = await until(
