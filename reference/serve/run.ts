@@ -84,6 +84,26 @@ async function startDurable(served: Served, options: AgentOptions, serve: ServeO
   }
 }
 
+/** How long an agent started beside its NATS server waits for the server to accept connections. */
+const SERVER_START_WAIT_MS = 10_000;
+
+/**
+ * Retries `open` while the server refuses connections, up to SERVER_START_WAIT_MS, saying once on
+ * stderr that it waits: an agent started in the same breath as its server does not fail for a race.
+ */
+async function whileRefused<T>(open: () => Promise<T>, url: string, program: string): Promise<T> {
+  const until = Date.now() + SERVER_START_WAIT_MS;
+  for (let said = false; ; said = true) {
+    try {
+      return await open();
+    } catch (err) {
+      if (!/connection refused/i.test((err as Error).message) || Date.now() > until) throw err;
+      if (!said) process.stderr.write(`${program}: waiting up to ${SERVER_START_WAIT_MS / 1000} s for the NATS server at ${url}\n`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}
+
 /** Serves the binding the command line chose; resolves with the URL printed on stdout, or null for stdio. */
 async function listen(served: Served, options: AgentOptions, serve: ServeOptions, program: string): Promise<string | null> {
   const { agent } = served;
@@ -102,7 +122,7 @@ async function listen(served: Served, options: AgentOptions, serve: ServeOptions
   } else if (serve.nats) {
     const url = serve.nats;
     const wrap = serve.trace ? await traceTo(serve.trace, agent.card.agent_id, program) : undefined;
-    listener = await agent.listenNats({ url, ...(wrap ? { wrap } : {}) }).catch((err: Error) => {
+    listener = await whileRefused(() => agent.listenNats({ url, ...(wrap ? { wrap } : {}) }), url, program).catch((err: Error) => {
       throw new UsageError(`cannot serve through NATS at ${url}: ${err.message}`);
     });
     await startDurable(served, options, serve).catch((err: Error) => {
