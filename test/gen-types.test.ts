@@ -12,7 +12,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { commandFor, generate, LANGS, runGenTypes } from '../tools/gen-types/main.ts';
 import { buildModel } from '../tools/gen-types/model.ts';
+import { splitOf } from '../reference/tapctl/gen-types/typescript.ts';
 import { ROOT } from '../tools/site/sources.ts';
+import { typeWorldCheck } from '../tools/tarball/type-world.ts';
 import { canonicalize } from '../tools/validate-fixtures.ts';
 
 const FIXTURES = join(ROOT, 'fixtures', 'messages');
@@ -109,8 +111,8 @@ function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = 
   }
 }
 
-async function generateInto(lang: string): Promise<string> {
-  const out = join(scratch, lang);
+async function generateInto(lang: string, folder = lang): Promise<string> {
+  const out = join(scratch, folder);
   const lines: string[] = [];
   const code = await runGenTypes(
     ['--lang', lang, '--out', out],
@@ -248,6 +250,77 @@ export const said: string = describe(f0);
       `import * as typed from './check.ts';\nconst all = typed as Record<string, unknown>;\nfor (let i = 0; i < ${validFixtures.length}; i++) console.log('= ' + JSON.stringify(all[\`f\${i}\`]));\n`,
     );
     expectLossless(run(process.execPath, [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), 'roundtrip.ts'], dir));
+  }, 120_000);
+});
+
+describe('TypeScript unions by a member', () => {
+  const schema = (f: string) => JSON.parse(readFileSync(join(ROOT, 'schemas/v1', f), 'utf8'));
+
+  it("types task.event's payload as a union discriminated by kind, one variant per kind of the schema, each requiring what its kind requires", async () => {
+    const text = (await generate('ts')).get('tap-types.ts')!;
+    const kinds = (schema('task.event.payload.schema.json').properties.kind.anyOf as { const: string }[]).map((b) => b.const);
+    expect(kinds.length).toBeGreaterThanOrEqual(4);
+    const variants = kinds.map((k) => `TaskEventPayload${k[0]!.toUpperCase()}${k.slice(1)}`);
+    expect(text).toContain(`export type TaskEventPayload =\n  ${variants.join(' | ')};`);
+    expect(text).toMatch(/export interface TaskEventPayloadLog \{[^}]*kind: 'log';[^}]*\n {2}message: string;/);
+    expect(text).toMatch(/export interface TaskEventPayloadState \{[^}]*kind: 'state';[^}]*\n {2}state: 'running' \| 'cancelling';/);
+  });
+
+  it("leaves task.result's payload one object: its rules (a not, an enum in the if) are more than a union by status can say", () => {
+    expect(splitOf(schema('task.result.payload.schema.json'))).toBeNull();
+    expect(splitOf(schema('task.event.payload.schema.json'))?.member).toBe('kind');
+    const event = schema('task.event.payload.schema.json');
+    const notOnly = { ...event, allOf: [...event.allOf, { not: { required: ['x'] } }] };
+    expect(splitOf(notOnly)).toBeNull();
+  });
+});
+
+describe('TypeScript and the library', () => {
+  const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+  const compile = (dir: string) => spawnSync(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: dir, encoding: 'utf8' });
+
+  it('are one type world: every message, payload, result, event and the card assign both ways without casts, against the built dist/*.d.ts, and a type widened back to string fails to compile', async () => {
+    const dir = await generateInto('ts', 'ts-world');
+    const catalogue = (JSON.parse(readFileSync(join(ROOT, 'schemas/v1/messages.json'), 'utf8')) as { messages: { type: string }[] })
+      .messages;
+    const dist = (entry: string) => join(ROOT, 'dist', 'reference', entry, 'index.js');
+    writeFileSync(
+      join(dir, 'world.ts'),
+      typeWorldCheck(
+        { main: join(ROOT, 'dist', 'reference', 'index.js'), core: dist('core'), client: dist('client'), generated: './tap-types.ts' },
+        catalogue.map((m) => m.type),
+      ),
+    );
+    writeFileSync(
+      join(dir, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          noEmit: true,
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          allowImportingTsExtensions: true,
+          skipLibCheck: true,
+          types: ['node'],
+          typeRoots: [join(ROOT, 'node_modules', '@types')],
+        },
+        files: ['world.ts'],
+      }),
+    );
+    const clean = compile(dir);
+    expect(`${clean.stdout}${clean.stderr}`).toBe('');
+    expect(clean.status).toBe(0);
+
+    // The same check against generated types whose result status is a plain string: it no longer compiles.
+    const generated = readFileSync(join(dir, 'tap-types.ts'), 'utf8');
+    const widened = generated.replaceAll("status: 'completed' | 'failed' | 'cancelled' | 'timed_out';", 'status: string;');
+    expect(widened).not.toBe(generated);
+    writeFileSync(join(dir, 'tap-types.ts'), widened);
+    const broken = compile(dir);
+    expect(broken.status).not.toBe(0);
+    expect(broken.stdout).toMatch(/world\.ts\(\d+,\d+\): error TS2578: Unused '@ts-expect-error' directive/);
+    expect(broken.stdout).toMatch(/world\.ts\(\d+,\d+\): error TS2322: Type 'TaskResultPayload' is not assignable/);
   }, 120_000);
 });
 

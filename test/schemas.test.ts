@@ -2,7 +2,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
+import { Type } from '@sinclair/typebox';
 import { describe, expect, it } from 'vitest';
+import { discriminated, whenRequires } from '../schemas/src/rules.ts';
 
 const DIR = new URL('../schemas/v1/', import.meta.url).pathname;
 const files = readdirSync(DIR).filter((f) => f.endsWith('.schema.json'));
@@ -66,5 +68,25 @@ describe('schemas/v1', () => {
       const { $schema: _, ...rest } = load(f);
       expect(bundle.$defs[f]).toEqual(rest);
     }
+  });
+});
+
+describe('schemas/src/rules.ts', () => {
+  const kinds = { kind: Type.Union([Type.Literal('a'), Type.Literal('b')]), x: Type.Optional(Type.String()) };
+  const options = { $id: 'k.schema.json', title: 'K', description: 'A test object.' };
+
+  it('puts the rules in the allOf of the object, and they validate as the schema says', () => {
+    const schema = discriminated('kind', kinds, [whenRequires('kind', 'a', { x: { type: 'string' } })], options);
+    const validate = new Ajv2020({ strict: true }).compile(JSON.parse(JSON.stringify(schema)));
+    expect(validate({ kind: 'a', x: 'here' })).toBe(true);
+    expect(validate({ kind: 'a' })).toBe(false);
+    expect(validate({ kind: 'b' })).toBe(true);
+  });
+
+  it('refuses a rule keyed on another member, or two rules for one value', () => {
+    const other = { if: { properties: { x: { const: 'a' } } }, then: { required: ['x'] } };
+    expect(() => discriminated('kind', kinds, [other as never], options)).toThrow(/K: each rule must name its own value of "kind"/);
+    const twice = [whenRequires('kind', 'a', { x: {} }), whenRequires('kind', 'a', { x: {} })];
+    expect(() => discriminated('kind', kinds, twice, options)).toThrow(/own value of "kind" \(a, a\)/);
   });
 });

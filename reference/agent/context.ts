@@ -4,6 +4,7 @@
  * journals them, records checkpoints for hand-off and restart, and carries an AbortSignal that
  * fires on cancel, deadline, shutdown and session loss (spec: tasks, plans, durability).
  */
+import type { PayloadOf } from '../../schemas/src/index.ts';
 import { errorPayload, TapError } from '../core/errors.ts';
 import { isTerminal } from '../core/states.ts';
 import { TaskAborted, type AgentStore, type PlanDecision, type PlanDraft, type TaskContext } from './handler.ts';
@@ -98,7 +99,8 @@ class Context implements TaskContext {
     if (typeof p.stage === 'string') payload.stage = p.stage.slice(0, 256);
     if (typeof p.message === 'string') payload.message = p.message.slice(0, 65536);
     if (payload.percent === undefined && payload.stage === undefined && payload.message === undefined) payload.message = '';
-    this.runner.emit(this.task, 'task.event', payload);
+    // The line above gives it one of percent, stage and message, as a progress event needs (spec: tasks#events).
+    this.runner.emit(this.task, 'task.event', payload as PayloadOf<'task.event'>);
   }
 
   output(data: unknown): Promise<void> {

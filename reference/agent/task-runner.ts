@@ -149,7 +149,7 @@ export class TaskRunner implements TaskHost {
     task.state = to;
     task.updatedAt = this.rt.now();
     if (options.event !== false && to !== 'awaiting_approval') {
-      this.emit(task, 'task.event', { kind: 'state', state: to as 'running' | 'awaiting_approval' | 'cancelling' });
+      this.emit(task, 'task.event', { kind: 'state', state: to as 'running' | 'cancelling' });
     }
   }
 

@@ -18,3 +18,5 @@ export * from './signing.ts';
 export * from './states.ts';
 export * from './validate.ts';
 export * from './versions.ts';
+/** The message types, derived from the schemas: the same types as `tapctl gen-types --lang ts` writes, each assignable to the other. */
+export type { AgentCard, MessageOf, MessageType, PayloadOf, TapMessage, TaskState } from '../../schemas/src/index.ts';

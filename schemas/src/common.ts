@@ -2,7 +2,7 @@
  * Scalar building blocks shared by every TAP schema.
  * A schema carrying `$id` here is emitted as its own file and referenced by relative `$ref`.
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TLiteral, type TUnion } from '@sinclair/typebox';
 
 /**
  * Ends a pattern at the very end of the string in ECMA-262 and in Python's `re` alike: Python's `$`
@@ -94,6 +94,13 @@ export const ErrorCode = Type.String({
   pattern: whole('[A-Z][A-Z0-9_]*'),
   maxLength: 64,
 });
+
+/** An anyOf of string consts whose static type is the union of `values`: the schema and the type are one list. */
+export const literals = <const T extends readonly string[]>(values: T, description: string) =>
+  Type.Union(
+    values.map((v) => Type.Literal(v)),
+    { description },
+  ) as TUnion<{ -readonly [I in keyof T]: TLiteral<T[I]> }>;
 
 /** Any JSON value (task input and output). */
 export const JsonValue = Type.Unknown({ description: 'Any JSON value.' });

@@ -17,6 +17,7 @@ export * from './envelope.ts';
 export * from './handshake.ts';
 export * from './messages.ts';
 export * from './plan.ts';
+export * from './rules.ts';
 export * from './shutdown.ts';
 export * from './tables.ts';
 export * from './task-record.ts';

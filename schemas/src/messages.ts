@@ -48,8 +48,19 @@ export const PAYLOADS = {
 export type MessageType = keyof typeof PAYLOADS;
 export type PayloadOf<T extends MessageType> = Static<(typeof PAYLOADS)[T]>;
 
-/** A TAP message of type T, derived from the envelope and payload schemas. */
-export type MessageOf<T extends MessageType> = Omit<Envelope, 'type' | 'payload'> & { type: T; payload: PayloadOf<T> };
+/** The catalogue entry of message type T. */
+type EntryOf<T extends MessageType> = Extract<(typeof MESSAGES)[number], { type: T }>;
+
+/** The envelope members the catalogue makes required for type T, as `messageSchema` does. */
+type RequiredOf<T extends MessageType> =
+  | (EntryOf<T>['task'] extends true ? 'task_id' : never)
+  | (EntryOf<T>['sequenced'] extends true ? 'sequence' : never)
+  | (EntryOf<T>['reply_to'] extends 'required' ? 'reply_to' : never)
+  | (EntryOf<T>['session_id'] extends 'required' ? 'session_id' : never);
+
+/** A TAP message of type T, derived from the envelope and payload schemas and the catalogue. */
+export type MessageOf<T extends MessageType> = Omit<Envelope, 'type' | 'payload'> &
+  Required<Pick<Envelope, RequiredOf<T>>> & { type: T; payload: PayloadOf<T> };
 export type TapMessage = { [T in MessageType]: MessageOf<T> }[MessageType];
 
 function messageSchema(type: MessageType): TObject {

@@ -250,7 +250,7 @@ export interface MessageEntry {
   type: string;
   direction: Direction;
   /** The direct reply types this message expects; empty when it expects none. */
-  replies: string[];
+  replies: readonly string[];
   /** May flow before handshake.go. */
   before_handshake: boolean;
   /** Carries task_id. */
@@ -265,7 +265,7 @@ export interface MessageEntry {
 }
 
 /** The message catalogue of TAP 1.0 (spec: messages#catalogue). */
-export const MESSAGES: readonly MessageEntry[] = [
+export const MESSAGES = [
   {
     type: 'handshake.init',
     direction: 'requester_to_agent',
@@ -497,4 +497,4 @@ export const MESSAGES: readonly MessageEntry[] = [
     session_id: 'optional',
     description: 'A structured error; never answered.',
   },
-];
+] as const satisfies readonly MessageEntry[];

@@ -1,6 +1,6 @@
 /** The workspace task record: a task as a file (spec: bindings-workspace#task-record). */
 import { Type, type Static } from '@sinclair/typebox';
-import { CONTROL, Count, ErrorCode, Identifier, JsonValue, Label, Timestamp, whole } from './common.ts';
+import { CONTROL, Count, ErrorCode, Identifier, JsonValue, Label, literals, Timestamp, whole } from './common.ts';
 
 const Phase = Type.String({ pattern: whole('[a-z0-9][a-z0-9_-]*(\\.[a-z0-9_-]+)*'), maxLength: 128, description: 'A phase name.' });
 
@@ -79,11 +79,9 @@ export const TaskRecord = Type.Object(
         checkpoint: Type.Union([Type.Null(), Type.Record(Type.String(), Type.Unknown())], { description: 'The last checkpoint, or null.' }),
         processed_by: Type.Union([Identifier, Type.Null()], { description: 'The agent that holds or last held the task.' }),
         status: Type.Optional(
-          Type.Union(
-            ['pending', 'running', 'cancelling', 'awaiting_approval', 'completed', 'failed', 'timed_out', 'cancelled'].map((s) =>
-              Type.Literal(s),
-            ),
-            { description: 'The task state the record is in.' },
+          literals(
+            ['pending', 'running', 'cancelling', 'awaiting_approval', 'completed', 'failed', 'timed_out', 'cancelled'],
+            'The task state the record is in.',
           ),
         ),
       },

@@ -1,10 +1,8 @@
 /** Task payloads (spec: tasks). */
 import { Type } from '@sinclair/typebox';
-import { CapabilityName, Count, ErrorCode, Identifier, JsonValue, Label, PermissionName, Timestamp, Version } from './common.ts';
+import { CapabilityName, Count, ErrorCode, Identifier, JsonValue, Label, literals, PermissionName, Timestamp, Version } from './common.ts';
+import { discriminated, whenRequires, whenRequiresOneOf } from './rules.ts';
 import { TASK_STATES, TERMINAL_STATES } from './tables.ts';
-
-const literals = <T extends readonly string[]>(values: T, description: string) =>
-  Type.Union(values.map((v) => Type.Literal(v)) as never, { description });
 
 export const TaskStateSchema = literals(TASK_STATES, 'A task state (task-states.json).');
 export const TerminalState = literals(TERMINAL_STATES, 'A terminal task state.');
@@ -75,17 +73,17 @@ export const TaskAcceptedPayload = Type.Object(
   },
 );
 
-const kindIs = (kind: string, required: Record<string, unknown>, req: string[]) => ({
-  if: { type: 'object', properties: { kind: { const: kind } }, required: ['kind'] },
-  then: { type: 'object', properties: required, required: req },
-});
-
-export const TaskEventPayload = Type.Object(
+/**
+ * Payload of task.event: one variant per kind, each with the members its kind requires (spec:
+ * tasks#events). The rules below are both the schema's allOf and the variants of its type.
+ */
+export const TaskEventPayload = discriminated(
+  'kind',
   {
-    kind: literals(['state', 'progress', 'output', 'log'] as const, 'What the event reports.'),
+    kind: literals(['state', 'progress', 'output', 'log'], 'What the event reports.'),
     state: Type.Optional(
       literals(
-        ['running', 'cancelling'] as const,
+        ['running', 'cancelling'],
         'The state entered (kind "state"); awaiting_approval is entered by plan.submit itself, the initial and terminal states by task.accepted and task.result.',
       ),
     ),
@@ -94,29 +92,16 @@ export const TaskEventPayload = Type.Object(
       Label({ maxLength: 256, description: 'The stage the task is in (kind "progress"); "plan.holding" for a late plan reminder.' }),
     ),
     message: Type.Optional(Type.String({ maxLength: 65536, description: 'A human-readable message (kinds "progress" and "log").' })),
-    level: Type.Optional(literals(['debug', 'info', 'warn', 'error'] as const, 'Log level (kind "log").')),
+    level: Type.Optional(literals(['debug', 'info', 'warn', 'error'], 'Log level (kind "log").')),
     data: Type.Optional(JsonValue),
   },
-  {
-    $id: 'task.event.payload.schema.json',
-    title: 'TaskEventPayload',
-    description: 'Payload of task.event.',
-    allOf: [
-      kindIs('state', { state: { type: 'string' } }, ['state']),
-      {
-        if: { type: 'object', properties: { kind: { const: 'progress' } }, required: ['kind'] },
-        then: {
-          anyOf: [
-            { type: 'object', properties: { percent: { type: 'number' } }, required: ['percent'] },
-            { type: 'object', properties: { stage: { type: 'string' } }, required: ['stage'] },
-            { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] },
-          ],
-        },
-      },
-      kindIs('output', { data: {} }, ['data']),
-      kindIs('log', { message: { type: 'string' } }, ['message']),
-    ],
-  },
+  [
+    whenRequires('kind', 'state', { state: { type: 'string' } }),
+    whenRequiresOneOf('kind', 'progress', { percent: { type: 'number' }, stage: { type: 'string' }, message: { type: 'string' } }),
+    whenRequires('kind', 'output', { data: {} }),
+    whenRequires('kind', 'log', { message: { type: 'string' } }),
+  ],
+  { $id: 'task.event.payload.schema.json', title: 'TaskEventPayload', description: 'Payload of task.event.' },
 );
 
 export const TaskOutcome = {
@@ -192,7 +177,7 @@ export const TaskSnapshotPayload = Type.Object(
         {
           plan_id: Identifier,
           state: literals(
-            ['pending', 'holding', 'approved', 'executing', 'completed', 'rejected', 'needs_revision', 'withdrawn'] as const,
+            ['pending', 'holding', 'approved', 'executing', 'completed', 'rejected', 'needs_revision', 'withdrawn'],
             'The plan state.',
           ),
         },

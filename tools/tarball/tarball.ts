@@ -1,8 +1,9 @@
 /**
  * The tarball test: what users get is the packed package, not the repository. Packs it, installs
  * the tarball into an empty project from the local npm cache (--offline: no network), and from
- * there, with the installed package only, runs the bins, the type generators, the README's
- * library example (type-checked with tsc, then run), a plain .mjs consumer, and checks that no
+ * there, with the installed package only, runs the bins, the type generators, the two-way type check
+ * of the installed types and the generated ones (type-world.ts), the README's library example
+ * (type-checked with tsc, then run), a plain .mjs consumer, and checks that no
  * run-time import resolves outside `dependencies` and that nothing was written inside the package.
  * `prepareInstalled` leaves the project for the certify step; `npm run test:tarball` runs it alone.
  */
@@ -11,6 +12,7 @@ import { builtinModules } from 'node:module';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { typeWorldCheck } from './type-world.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 const MANIFEST = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
@@ -305,6 +307,41 @@ export function checks(inst: Installed): Check[] {
           counts.push(`${lang}: ${files.join(', ')}`);
         }
         return counts.join('; ');
+      },
+    ],
+    [
+      'the installed types and those of tapctl gen-types --lang ts are one type world, both ways',
+      async () => {
+        const dir = join(project, 'type-world');
+        ok(await run(bin('tapctl'), ['gen-types', '--lang', 'ts', '--out', dir], { cwd: project }), 'tapctl gen-types --lang ts');
+        const catalogue = JSON.parse(readFileSync(join(inst.pkg, 'schemas/v1/messages.json'), 'utf8')) as { messages: { type: string }[] };
+        const name = MANIFEST.name;
+        const imports = { main: name, core: `${name}/core`, client: `${name}/client`, generated: './tap-types.ts' };
+        writeFileSync(
+          join(dir, 'world.ts'),
+          typeWorldCheck(
+            imports,
+            catalogue.messages.map((m) => m.type),
+          ),
+        );
+        const tsconfig = {
+          compilerOptions: {
+            target: 'ES2022',
+            module: 'NodeNext',
+            moduleResolution: 'NodeNext',
+            strict: true,
+            noEmit: true,
+            allowImportingTsExtensions: true,
+            types: ['node'],
+            skipLibCheck: true,
+          },
+          files: ['world.ts'],
+        };
+        writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify(tsconfig, null, 2));
+        const tsc = join(project, 'node_modules/typescript/bin/tsc');
+        const r = await run(process.execPath, [tsc, '-p', '.'], { cwd: dir, timeoutMs: 300_000 });
+        if (r.code !== 0) throw new Error(`tsc -p type-world exited ${r.code}: ${r.stdout.trim().split('\n').slice(0, 6).join(' | ')}`);
+        return `${catalogue.messages.length} message types, both ways; tsc clean`;
       },
     ],
     [

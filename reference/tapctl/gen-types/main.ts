@@ -35,7 +35,7 @@ export const LANGS: readonly LangInfo[] = [
     name: 'TypeScript',
     file: 'tap-types.ts',
     summary:
-      '`Message`, the union of every message discriminated by `type` (a `switch (msg.type)` narrows it), one type per message, payload and shared schema, and `MessageOf<T>` / `PayloadOf<T>`.',
+      "`Message`, the union of every message discriminated by `type` (a `switch (msg.type)` narrows it), one type per message, payload and shared schema, task events a union discriminated by `kind`, and `MessageOf<T>` / `PayloadOf<T>`; each assigns to the library's type of the same name, and back.",
     needs: 'TypeScript 4.9 or later; no runtime dependency.',
     example: `import type { Message } from './tap-types.ts';
 

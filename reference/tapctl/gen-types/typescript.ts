@@ -7,7 +7,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SCHEMA_DIR } from './model.ts';
+import { pascal, SCHEMA_DIR } from './model.ts';
 
 const ROOT_NAME = 'TapSchemaIndex';
 
@@ -85,17 +85,95 @@ export function prepareForTs(node: unknown): unknown {
   return s;
 }
 
+/** An object schema split into a union by one member: the member, and what each of its values requires. */
+interface Split {
+  member: string;
+  /** Per value of the member, the sets of members that may complete it (one set: all required; several: any one of them). */
+  cases: Map<string, string[][]>;
+}
+
+const asSchema = (v: unknown): Schema => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Schema) : {});
+const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
+
+/** The string values a member schema allows: a const, an enum, or an anyOf of string consts; else null. */
+function stringValues(s: Schema): string[] | null {
+  if (typeof s.const === 'string') return [s.const];
+  if (isStrings(s.enum)) return s.enum;
+  const any = s.anyOf;
+  if (Array.isArray(any) && any.length > 0 && any.every((b) => typeof asSchema(b).const === 'string'))
+    return any.map((b) => asSchema(b).const as string);
+  return null;
+}
+
+/**
+ * How an object schema splits into a union discriminated by one member, or null. It splits when
+ * its allOf holds only if/then rules, each `if` requiring one member to hold one string const, all
+ * on the same required member of string values, and each `then` requiring members (`required`) or
+ * one of several sets of them (an `anyOf` of `required`): a type can say exactly that. Rules of
+ * any other shape (a `not`, an `enum` in the `if`, as task.result's have) leave the object whole.
+ */
+export function splitOf(s: Schema): Split | null {
+  const rules = s.allOf;
+  const props = asSchema(s.properties);
+  if (s.type !== 'object' || !Array.isArray(rules) || rules.length === 0) return null;
+  let member: string | undefined;
+  const cases = new Map<string, string[][]>();
+  for (const rule of rules.map(asSchema)) {
+    const cond = Object.entries(asSchema(asSchema(rule.if).properties));
+    const then = asSchema(rule.then);
+    if (Object.keys(rule).sort().join() !== 'if,then' || cond.length !== 1) return null;
+    const [name, test] = cond[0]!;
+    const value = asSchema(test).const;
+    if (typeof value !== 'string' || (member !== undefined && name !== member) || cases.has(value)) return null;
+    member = name;
+    const sets = Array.isArray(then.anyOf) ? then.anyOf.map((b) => asSchema(b).required) : [then.required];
+    const extra = Object.keys(then).filter((k) => !['type', 'properties', 'required', 'anyOf'].includes(k));
+    if (extra.length > 0 || !sets.every(isStrings) || (then.anyOf && then.required)) return null;
+    cases.set(value, sets as string[][]);
+  }
+  const values =
+    member !== undefined && isStrings(s.required) && s.required.includes(member) ? stringValues(asSchema(props[member])) : null;
+  if (!values || [...cases.keys()].some((v) => !values.includes(v))) return null;
+  for (const v of values) if (!cases.has(v)) cases.set(v, [[]]);
+  return { member: member!, cases: new Map(values.map((v) => [v, cases.get(v)!])) };
+}
+
+/**
+ * The union an object schema splits into (see `splitOf`): one titled variant per value of the
+ * member, holding every member of the object with the discriminator fixed to that value and the
+ * members the value requires required; a value that requires one of several sets of members is
+ * itself a union of one object per set.
+ */
+function splitSchema(s: Schema, split: Split): Schema {
+  const { allOf, properties, required, ...rest } = s;
+  const props = asSchema(properties);
+  const title = String(s.title);
+  const variants = [...split.cases].map(([value, sets]) => {
+    const object = (set: string[]): Schema => ({
+      type: 'object',
+      properties: { ...props, [split.member]: { description: asSchema(props[split.member]).description, const: value } },
+      required: [...new Set([...(required as string[]), ...set])],
+    });
+    const head = { title: `${title}${pascal(value)}`, description: `${title} whose ${split.member} is "${value}".` };
+    return sets.length === 1 ? { ...head, ...object(sets[0]!) } : { ...head, anyOf: sets.map(object) };
+  });
+  const { type, ...keep } = rest;
+  return { ...keep, anyOf: variants };
+}
+
 /**
  * Reads one schema file for the generator. The envelope's `payload` (any object) is typed
  * `object`: as an index signature it would widen every message's own payload type in the
  * `Envelope & { payload: … }` intersection, so that a misspelt member would type-check.
  */
 function prepareFile(path: string): unknown {
-  const s = prepareForTs(JSON.parse(readFileSync(path, 'utf8'))) as Schema;
+  let s = prepareForTs(JSON.parse(readFileSync(path, 'utf8'))) as Schema;
   if (path.endsWith('/envelope.schema.json')) {
     const props = s.properties as Record<string, Schema>;
     props.payload = { ...props.payload, tsType: 'object' };
   }
+  const split = splitOf(s);
+  if (split) s = splitSchema(s, split);
   return s;
 }
 
@@ -132,6 +210,8 @@ export async function generateTypeScript(dir: string = SCHEMA_DIR): Promise<Map<
     // The schemas are open (spec: envelope#extensibility): every object type keeps
     // `[k: string]: unknown`, so x- members, later minors' members and open details type-check.
     additionalProperties: true,
+    // minItems and maxItems stay validation, as patterns and lengths do: arrays are arrays, not tuples.
+    ignoreMinAndMaxItems: true,
     declareExternallyReferenced: true,
     unreachableDefinitions: false,
     format: true,
