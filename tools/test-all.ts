@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { notPerfect, type Report } from '../conformance/report/model.ts';
+import { allBlocks, recipesOf, runRecipe } from './tarball/recipes.ts';
 import { type Installed, prepareInstalled, runChecks } from './tarball/tarball.ts';
 
 interface StepResult {
@@ -131,6 +132,33 @@ const tarball: Step = {
 };
 
 /**
+ * The docs as tests: every recipe of README.md and the Getting Started page, run verbatim from the
+ * installed package (tools/tarball/docs.ts), one after another (they share the ports they name).
+ */
+const docs: Step = {
+  name: "docs: README's and Getting Started's commands, verbatim, from the installed package",
+  run: async () => {
+    if (!installed) return { passed: 0, failed: 1, note: 'no installed package (the tarball step failed or was skipped)' };
+    const lines: string[] = [];
+    let passed = 0;
+    let failed = 0;
+    try {
+      for (const recipe of recipesOf(allBlocks())) {
+        const r = await runRecipe(recipe, join(installed.dir, 'project'));
+        lines.push(`${r.ok ? 'ok  ' : 'FAIL'} recipe ${recipe.name}`, ...r.lines);
+        if (r.ok) passed++;
+        else failed++;
+      }
+    } catch (err) {
+      lines.push(`FAIL ${(err as Error).message}`);
+      failed++;
+    }
+    process.stdout.write(`\n── docs:\n${lines.join('\n')}\n`);
+    return { passed, failed };
+  },
+};
+
+/**
  * tap-conform's options for the certification, which runs beside vitest: --time-scale 2 stretches
  * the harness's waits, and --jobs 4 (half the default) keeps down the agent starts it adds.
  */
@@ -203,7 +231,7 @@ const statics = together(
 type Lane = Step | Step[];
 type Stage = Step | Lane[];
 
-export const FULL: Stage[] = [build, [vitest('vitest: every test file, on both cores'), statics, [tarball, certify]]];
+export const FULL: Stage[] = [build, [vitest('vitest: every test file, on both cores'), statics, [tarball, docs, certify]]];
 export const FAST: Stage[] = [
   build,
   [vitest('vitest: the fast tier (units and the in-memory conformance run)', { TAP_TIER: 'fast' }), statics],

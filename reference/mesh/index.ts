@@ -18,3 +18,5 @@ export type { TraceSpan, TraceView } from './trace-view.ts';
 export { recordingTransport } from './recording.ts';
 export { hostAgents, hostCard } from './agent-host.ts';
 export type { Host, HostOptions } from './agent-host.ts';
+export { openRegistry, REGISTRY_BUCKET } from './registry.ts';
+export type { OpenRegistryOptions, Registry, RegistryWatch } from './registry.ts';
