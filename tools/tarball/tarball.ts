@@ -3,14 +3,17 @@
  * the tarball into an empty project from the local npm cache (--offline: no network), and from
  * there, with the installed package only, runs the bins, the type generators, the README's
  * library example (type-checked with tsc, then run), a plain .mjs consumer, and checks that no
- * run-time import resolves outside `dependencies` and that nothing was written inside the package.
+ * run-time import resolves outside `dependencies` and that nothing was written inside the package;
+ * and the documents as an installed user has them: the README's links and imports, the shipped spec
+ * site, and the spec links of a tap-conform report (./doc-checks.ts).
  * `prepareInstalled` leaves the project for the certify step; `npm run test:tarball` runs it alone.
  */
-import { spawn } from 'node:child_process';
 import { builtinModules } from 'node:module';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { documentChecks } from './doc-checks.ts';
+import { type Check, ok, run, snapshot } from './run.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 const MANIFEST = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
@@ -18,41 +21,8 @@ const MANIFEST = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as
   version: string;
   dependencies: Record<string, string>;
   devDependencies: Record<string, string>;
+  repository?: unknown;
 };
-
-export interface RunResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs a command to its end (killed after `timeoutMs`), collecting its output. */
-export function run(cmd: string, args: string[], opts: { cwd: string; timeoutMs?: number; env?: NodeJS.ProcessEnv }): Promise<RunResult> {
-  return new Promise((resolve) => {
-    const child = spawn(cmd, args, { cwd: opts.cwd, env: { ...process.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => {
-      stderr += `\n(killed after ${opts.timeoutMs} ms)`;
-      child.kill('SIGKILL');
-    }, opts.timeoutMs ?? 120_000);
-    child.on('error', (err) => {
-      clearTimeout(timer);
-      resolve({ code: 127, stdout, stderr: `${stderr}${err.message}` });
-    });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-function ok(r: RunResult, what: string): RunResult {
-  if (r.code !== 0) throw new Error(`${what} exited ${r.code}: ${(r.stderr || r.stdout).trim().split('\n').slice(-6).join(' | ')}`);
-  return r;
-}
 
 /** What `npm pack` made. */
 export interface Packed {
@@ -180,21 +150,6 @@ export async function prepareInstalled(): Promise<Installed> {
   return { dir, pkg: join(project, 'node_modules', MANIFEST.name), bin: join(project, 'node_modules', '.bin'), packed };
 }
 
-/** Every file under `dir` with its size and modification time, for "nothing was written" checks. */
-export function snapshot(dir: string): Map<string, string> {
-  const out = new Map<string, string>();
-  const walk = (d: string): void => {
-    for (const name of readdirSync(d)) {
-      const p = join(d, name);
-      const st = statSync(p);
-      if (st.isDirectory()) walk(p);
-      else out.set(relative(dir, p), `${st.size}:${st.mtimeMs}`);
-    }
-  };
-  walk(dir);
-  return out;
-}
-
 /** The bare specifiers the package's compiled JavaScript imports, statically or dynamically, by file. */
 export function bareImports(distDir: string): Map<string, string[]> {
   const found = new Map<string, string[]>();
@@ -240,8 +195,6 @@ export function readmeExamples(): string[] {
   return [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!);
 }
 
-type Check = [name: string, run: () => Promise<string | undefined>];
-
 /** The checks against an installed project; each resolves with a note or throws with the reason. */
 export function checks(inst: Installed): Check[] {
   const project = join(inst.dir, 'project');
@@ -263,6 +216,9 @@ export function checks(inst: Installed): Check[] {
           'dist/bin/tap-reference-agent/main.js',
           'schemas/v1/message.schema.json',
           'spec/1.0/index.md',
+          'site/index.html',
+          'site/spec/tasks.html',
+          'site/assets/search-index.js',
         ])
           if (!files.includes(need)) throw new Error(`${need} is missing`);
         const stray = files.filter(
@@ -353,6 +309,7 @@ export function checks(inst: Installed): Check[] {
         return r.stdout.trim();
       },
     ],
+    ...documentChecks({ pkg: inst.pkg, project, bin, repository: MANIFEST.repository }),
     [
       'nothing was written inside the installed package',
       async () => {
