@@ -84,7 +84,7 @@ Options:
   --html <file>           write a self-contained HTML report
   --markdown <file>       write a Markdown report (summary table, then each failure) for an issue or pull request
   --spec-base-url <url>   where report links to spec sections and requirement ids point
-                          (default: the site built by npm run site, relative to the report file)
+                          (default: the spec site the package ships, relative to the report file)
   --badge <file>          write an SVG badge with the level reached ("partial" for a partial run)
   --expected-failures <file>  a JSON baseline [{ "id", "reason" }] of known failures
   --transcripts <dir>     write every case's wire transcript as NDJSON

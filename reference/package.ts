@@ -40,6 +40,12 @@ export function packagePath(relative: string): string {
   return resolve(PACKAGE_ROOT, relative);
 }
 
+/**
+ * The built spec site: site/ in the package, which ships it (a clone builds it with
+ * `npm run site`). Reports link into it by default; `tapctl site` copies it.
+ */
+export const SPEC_SITE_DIR = packagePath('site');
+
 /** The package's version, from its package.json. */
 export function packageVersion(): string {
   return readManifest(PACKAGE_ROOT)?.version ?? '0.0.0';

@@ -2,7 +2,8 @@
  * The spec site in a real browser: builds the site, serves it on 127.0.0.1, and drives Debian's
  * chromium (playwright-core) through the home page, a message page, the state diagram, the
  * navigation, the requirement index and search, failing on any console error, page error,
- * failed request or HTTP error. It also opens the site from file://. Screenshots go to
+ * failed request or HTTP error. It also opens the site from file:// and on a phone-sized screen
+ * (390 × 844), where the content must come first and the chapter list fold behind a button. Screenshots go to
  * test-output/screenshots/. Without /usr/bin/chromium the tests are skipped (CI installs it:
  * apt-get install -y chromium).
  */
@@ -181,6 +182,56 @@ describe.skipIf(!available)('the spec site in chromium', () => {
 
     await page.fill('#search-input', 'zzqqxx-nothing');
     await expect(page.locator('#search-results .empty').textContent()).resolves.toContain('No results');
+  });
+
+  it('on a 390 × 844 phone screen shows the content first, the chapter list folded behind a button that opens it', async () => {
+    const phone = await context.newPage();
+    try {
+      await phone.setViewportSize({ width: 390, height: 844 });
+      for (const path of ['spec/tasks.html', 'index.html']) {
+        await phone.goto(`${base}${path}`);
+        const heading = await phone.locator('main h1').boundingBox();
+        expect(heading, `${path}: main h1`).not.toBeNull();
+        expect(heading!.y + heading!.height, `${path}: the bottom of the first heading, in px from the top`).toBeLessThan(844);
+        await expect(phone.locator('.sidebar a[href$="errors.html"]').first().isVisible()).resolves.toBe(false);
+        await phone.screenshot({ path: join(SHOTS, `phone-${path.replace(/\//g, '-').replace(/\.html$/, '')}.png`) });
+      }
+      const toggle = phone.locator('.sidebar button.nav-toggle');
+      await expect(toggle.getAttribute('aria-expanded')).resolves.toBe('false');
+      await toggle.click();
+      await expect(toggle.getAttribute('aria-expanded')).resolves.toBe('true');
+      const errors = phone.locator('.sidebar a[href$="errors.html"]').first();
+      await expect(errors.isVisible()).resolves.toBe(true);
+      await phone.screenshot({ path: join(SHOTS, 'phone-navigation-open.png') });
+      await errors.click();
+      await phone.waitForURL(/errors\.html$/);
+      const heading = await phone.locator('main h1').boundingBox();
+      expect(heading!.y + heading!.height).toBeLessThan(844);
+      // A section link of the page's own contents closes the list, so the section is what shows.
+      await phone.goto(`${base}spec/tasks.html`);
+      await toggle.click();
+      const section = phone.locator('.sidebar .toc a').nth(1);
+      const anchor = (await section.getAttribute('href'))!;
+      await section.click();
+      await expect(toggle.getAttribute('aria-expanded')).resolves.toBe('false');
+      const target = await phone.locator(`[id="${anchor.slice(1)}"]`).boundingBox();
+      expect(target!.y).toBeGreaterThanOrEqual(0);
+      expect(target!.y).toBeLessThan(844);
+    } finally {
+      await phone.close();
+    }
+  });
+
+  it('keeps the desktop layout: the chapter list open beside the content, no toggle', async () => {
+    await page.goto(`${base}spec/tasks.html`);
+    await expect(page.locator('.sidebar button.nav-toggle').isVisible()).resolves.toBe(false);
+    const sidebar = (await page.locator('.sidebar').boundingBox())!;
+    const heading = (await page.locator('main h1').boundingBox())!;
+    expect(sidebar.x).toBe(0);
+    expect(sidebar.width).toBeGreaterThan(200);
+    expect(heading.x).toBeGreaterThan(sidebar.x + sidebar.width);
+    expect(heading.y).toBeLessThan(200);
+    await expect(page.locator('.sidebar a[href$="errors.html"]').first().isVisible()).resolves.toBe(true);
   });
 
   it('works from file:// as well: pages, styles and search', async () => {

@@ -150,12 +150,12 @@ describe('link check', () => {
     );
     writeFileSync(
       join(dir, 'b.html'),
-      '<p id="there"></p><a href="a.html#nowhere">bad anchor</a><a href="c.html">no file</a><script src="https://cdn.example/x.js"></script><svg><path marker-end="url(#gone)"/></svg>',
+      '<p id="there"></p><a href="a.html#nowhere">bad anchor</a><a href="c.html">no file</a><a href="../README.md">a repository file</a><script src="https://cdn.example/x.js"></script><svg><path marker-end="url(#gone)"/></svg>',
     );
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('finds missing files, missing anchors, external assets and broken search entries, and nothing else', () => {
+  it('finds missing files, missing anchors, links out of the site, external assets and broken search entries, and nothing else', () => {
     const report = checkSite(dir);
     expect(report.broken.map((b) => `${b.page} ${b.href}`).sort()).toEqual(
       [
@@ -163,6 +163,7 @@ describe('link check', () => {
         'b.html #gone',
         'b.html a.html#nowhere',
         'b.html c.html',
+        'b.html ../README.md',
         'b.html https://cdn.example/x.js',
       ].sort(),
     );
@@ -179,9 +180,10 @@ describe('the built site', () => {
   afterAll(() => rmSync(out, { recursive: true, force: true }));
   const read = (p: string) => readFileSync(join(out, p), 'utf8');
 
-  it('has no broken internal link or anchor and no external asset', () => {
+  it('has no broken internal link or anchor and no external asset, the getting-started page included', () => {
     expect(result.report.broken).toEqual([]);
     expect(result.report.pages).toBeGreaterThan(40);
+    expect(result.pages).toContain('getting-started.html');
   });
 
   it('has a page per message type with direction, replies, field tables and its fixtures', () => {

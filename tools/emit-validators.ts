@@ -11,8 +11,9 @@
  * (`<type>.body.schema.json`): the same schema without the `allOf` that repeats the envelope,
  * for messages whose envelope the decoder has already checked.
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import standaloneCode from 'ajv/dist/standalone/index.js';
@@ -138,6 +139,26 @@ export function emitValidators(): number {
     ].join(''),
   );
   return bytes;
+}
+
+/**
+ * Emits the validators when the module is missing or older than a schema of schemas/v1 or this
+ * emitter, and says whether it did. For scripts run from the sources of a clone (the site, which
+ * imports the conformance cases and through them the core's validation) before any `npm run build`.
+ */
+export function ensureValidators(): boolean {
+  const inputs = [
+    fileURLToPath(import.meta.url),
+    ...readdirSync(join(root, 'schemas/v1'))
+      .filter((f) => f.endsWith('.json'))
+      .map((f) => join(root, 'schemas/v1', f)),
+  ];
+  if (existsSync(VALIDATORS_JS) && existsSync(join(dirname(VALIDATORS_JS), MODULES_DIR))) {
+    const emitted = statSync(VALIDATORS_JS).mtimeMs;
+    if (inputs.every((f) => statSync(f).mtimeMs <= emitted)) return false;
+  }
+  emitValidators();
+  return true;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

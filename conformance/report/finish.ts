@@ -52,6 +52,12 @@ export async function finishRun(report: Report, f: Finish): Promise<0 | 1> {
     [cfg.badge, async () => (await import('./badge.ts')).renderBadge],
   ];
   for (const [file, load] of files) if (file) write(file, (await load())(report, file), f.usage);
+  const linked = [cfg.html, cfg.markdown].filter((file) => file !== undefined);
+  if (linked.length > 0 && cfg.specBaseUrl === undefined) {
+    const { missingSpecSite } = await import('./links.ts');
+    const missing = missingSpecSite();
+    if (missing) err.write(`tap-conform: note: ${linked.join(' and ')}: ${missing}\n`);
+  }
 
   const failures = unexpectedFailures(report.cases, cfg.level, baseline);
   const stale = baseline?.stale ?? [];

@@ -1,9 +1,12 @@
 /**
  * Links from a report to the spec site built by tools/site (spec/<chapter>.html#<anchor>,
- * requirements.html#<id>): relative to the built site by default, or under --spec-base-url.
+ * requirements.html#<id>): by default to the site the package ships in site/, relative to the
+ * report, or under --spec-base-url.
  */
-import { dirname, relative, resolve } from 'node:path';
-import { repoPath } from '../paths.ts';
+import { existsSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { SPEC_SITE_DIR } from '../../reference/package.ts';
 
 /** Turns spec anchors and requirement ids into URLs. */
 export interface SpecLinks {
@@ -28,10 +31,22 @@ export function specLinks(base: string): SpecLinks {
   };
 }
 
-/** The default base for a report written to `file`: the path from its folder to the built site (./site). */
+/**
+ * The default base for a report written to `file`: the path from its folder to the package's spec
+ * site (node_modules/tap-agent-protocol/site/ in a project that installed the package), or the
+ * site's file:// URL where no relative path leads there (another drive).
+ */
 export function defaultSpecBase(file: string): string {
-  const rel = relative(dirname(resolve(file)), repoPath('site'))
-    .split('\\')
-    .join('/');
-  return rel === '' ? './' : `${rel}/`;
+  const rel = relative(dirname(resolve(file)), SPEC_SITE_DIR);
+  if (isAbsolute(rel)) return `${pathToFileURL(SPEC_SITE_DIR).href}/`;
+  return rel === '' ? './' : `${rel.split(sep).map(encodeURIComponent).join('/')}/`;
+}
+
+/**
+ * Why the default links of a report would lead nowhere, or undefined: in a clone the site is
+ * built by `npm run site`, and a report written before that links to a folder not there yet.
+ */
+export function missingSpecSite(site: string = SPEC_SITE_DIR): string | undefined {
+  if (existsSync(join(site, 'index.html'))) return undefined;
+  return `its spec links point to ${site}, where no site is built: run \`npm run site\` in ${dirname(site)}, or pass --spec-base-url <url>`;
 }

@@ -8,6 +8,7 @@ import { renderHtml } from '../report/html.ts';
 import { renderJson } from '../report/json.ts';
 import { renderJunit } from '../report/junit.ts';
 import { hintsOf } from '../report/hints.ts';
+import { missingSpecSite } from '../report/links.ts';
 import { renderMarkdown } from '../report/markdown.ts';
 import { buildReport, count, notPerfect, profileVerdict } from '../report/model.ts';
 import { progressLine, renderSummary } from '../report/terminal.ts';
@@ -268,7 +269,7 @@ describe('reports people act on', () => {
     expect(html).toContain('1 PASS, 1 SKIPPED, 1 FAIL');
   });
 
-  it('links spec anchors and requirement ids, relative to the built site unless --spec-base-url says otherwise', () => {
+  it("links spec anchors and requirement ids, relative to the package's spec site unless --spec-base-url says otherwise", () => {
     const rel = renderHtml(r, { file: join(process.cwd(), 'reports', 'r.html') });
     expect(rel).toContain('href="../site/spec/handshake.html#init"');
     expect(rel).toContain('href="../site/requirements.html#TAP-HS-001"');
@@ -277,6 +278,15 @@ describe('reports people act on', () => {
     const md = renderMarkdown(r, { specBaseUrl: 'https://tap.example/1.0/' });
     expect(md).toContain('[TAP-HS-001](https://tap.example/1.0/requirements.html#TAP-HS-001)');
     expect(md).toContain('(https://tap.example/1.0/spec/handshake.html#init)');
+  });
+
+  it('says when the default links would lead to a spec site not built yet, and how to build it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tap-site-'));
+    expect(missingSpecSite(dir)).toBe(
+      `its spec links point to ${dir}, where no site is built: run \`npm run site\` in ${tmpdir()}, or pass --spec-base-url <url>`,
+    );
+    writeFileSync(join(dir, 'index.html'), '<!doctype html>');
+    expect(missingSpecSite(dir)).toBeUndefined();
   });
 
   it('escapes control bytes and folds long transcript lines in HTML', () => {

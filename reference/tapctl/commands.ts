@@ -4,5 +4,6 @@ import { workspaceCommand } from './workspace/index.ts';
 import { genTypesCommand } from './gen-types/command.ts';
 import { meshCommand } from './mesh/index.ts';
 import { natsCommand } from './nats/index.ts';
+import { siteCommand } from './site.ts';
 
-export const BUILTIN_COMMANDS: Command[] = [workspaceCommand, genTypesCommand, natsCommand, meshCommand];
+export const BUILTIN_COMMANDS: Command[] = [workspaceCommand, genTypesCommand, natsCommand, meshCommand, siteCommand];

@@ -1,6 +1,7 @@
 /**
- * Builds the TAP 1.0 spec site into site/ (git-ignored): a static site with relative links and
- * no external assets, so it works offline, from file:// and on any static host. Everything is
+ * Builds the TAP 1.0 spec site into site/ (git-ignored; `npm pack` builds it too, and the package
+ * ships it, for tap-conform's reports to link to): a static site with relative links and no
+ * external assets, so it works offline, from file:// and on any static host. Everything is
  * derived from spec/1.0, schemas/v1, fixtures/messages and the tap-conform cases; the link check
  * runs last and fails the build on any broken internal link or anchor.
  *

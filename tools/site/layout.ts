@@ -1,12 +1,15 @@
 /**
  * The page shell every site page shares: header with search, the left navigation (chapters
  * and reference pages, with the current chapter's sections), and the footer. All URLs are
- * relative, so the site works from file:// and from any static host.
+ * relative, so the site works from file:// and from any static host. On a narrow screen the
+ * navigation folds behind a "Contents" button naming the current page, so a page opens on its
+ * content; without JavaScript it stays open above the content.
  */
 import { readFileSync } from 'node:fs';
 import { esc, rel, rootOf } from './html.ts';
 
 export const SEARCH_JS = readFileSync(new URL('./assets/search.js', import.meta.url), 'utf8');
+export const NAV_JS = readFileSync(new URL('./assets/nav.js', import.meta.url), 'utf8');
 
 export interface NavItem {
   /** Site path, e.g. 'spec/tasks.html'. */
@@ -60,6 +63,7 @@ export function renderPage(page: Page, nav: Nav): string {
   const root = rootOf(page.path);
   const link = (to: string) => esc(rel(page.path, to));
   const current = page.current ?? page.path;
+  const here = [...nav.start, ...nav.chapters, ...nav.reference].find((item) => item.path === current)?.label ?? page.title;
   const top = (to: string, label: string) =>
     `<a href="${link(to)}"${current === to || (current.startsWith(to.replace(/index\.html$/, '')) && to !== 'index.html') ? ' aria-current="true"' : ''}>${label}</a>`;
   return `<!doctype html>
@@ -71,6 +75,7 @@ export function renderPage(page: Page, nav: Nav): string {
 <meta name="description" content="${esc(page.description ?? 'TAP 1.0: the task hand-off protocol for heterogeneous LLM agents.')}">
 <link rel="stylesheet" href="${root}assets/site.css">
 <link rel="icon" href="${root}assets/favicon.svg" type="image/svg+xml">
+<script>document.documentElement.classList.add('js');</script>
 </head>
 <body data-root="${root}">
 <header class="site-header">
@@ -88,12 +93,15 @@ export function renderPage(page: Page, nav: Nav): string {
 </header>
 <div class="layout">
 <nav class="sidebar" aria-label="Contents">
+  <button class="nav-toggle" type="button" aria-expanded="false" aria-controls="nav-lists">Contents <span class="nav-here">${esc(here)}</span></button>
+  <div class="nav-lists" id="nav-lists">
   <h2>Start</h2>
   ${navList(page, nav.start, false)}
   <h2>Specification</h2>
   ${navList(page, nav.chapters, true)}
   <h2>Reference</h2>
   ${navList(page, nav.reference, false)}
+  </div>
 </nav>
 <main>
 <article class="content${page.wide ? ' wide' : ''}">
@@ -103,7 +111,7 @@ ${page.body}
 </main>
 </div>
 <script>
-${SEARCH_JS}</script>${page.script ? `\n<script>\n${page.script}</script>` : ''}
+${SEARCH_JS}${NAV_JS}</script>${page.script ? `\n<script>\n${page.script}</script>` : ''}
 </body>
 </html>
 `;

@@ -52,7 +52,7 @@ ${codeBlock(l.example, lang)}`;
   });
   const body = `<h1 id="types">Generated types</h1>
 <p class="lead">Types for TAP messages in your language, generated from the <a href="${esc(rel(path, 'schemas/index.html'))}">JSON Schemas</a> in <code>schemas/v1</code> and nothing else. Every language keeps the message union tagged by <code>type</code>: one type per message and a dispatcher that picks it.</p>
-<p>Run the command from a clone of the repository (after <code>npm ci</code>); <code>npm run gen:types -- --lang &lt;lang&gt; --out &lt;dir&gt;</code> does the same.</p>
+<p>Run the command where the package is installed (<code>npm install tap-agent-protocol</code>); in a clone of the repository, <code>npm run gen:types -- --lang &lt;lang&gt; --out &lt;dir&gt;</code> does the same.</p>
 <div class="table-wrap"><table><thead><tr><th>Language</th><th>Command</th><th>File</th></tr></thead><tbody>
 ${LANGS.map((l) => `<tr><td><a href="#${l.lang}">${esc(l.name)}</a></td><td><code>${esc(commandFor(l.lang))}</code></td><td><code>${esc(l.file)}</code></td></tr>`).join('\n')}
 </tbody></table></div>

@@ -159,8 +159,17 @@ export function readSources(cases: CaseRef[]): Sources {
   };
 }
 
-/** The conformance cases of tap-conform, reduced to what the site links to. */
+/**
+ * The conformance cases of tap-conform, reduced to what the site links to. The cases import the
+ * core's validation, whose compiled validators are generated (by `npm run build`, or here when a
+ * fresh clone has none yet).
+ */
 export async function loadCases(): Promise<CaseRef[]> {
+  const { ensureValidators } = await import('../emit-validators.ts');
+  if (ensureValidators())
+    process.stderr.write(
+      'site: wrote reference/core/validators.generated.js (the conformance cases import it; npm run build writes it too)\n',
+    );
   const { ALL_CASES } = await import('../../conformance/cases/index.ts');
   return ALL_CASES.map(({ id, title, level, profile, spec, requirements }) => ({
     id,

@@ -1,243 +1,175 @@
 /**
- * The docs are tests: every fenced block of README.md and of the Getting Started page carries an
- * annotation, `<!-- test {...} -->` on the line before it, that either names the recipe it belongs
- * to or says why it is not run. A recipe's blocks run in document order, verbatim, in a fresh
- * folder where the packed package is installed — files written, shell blocks run with bash, one
- * process group each — as a user who follows the page would run them.
- *
- * Annotation members: `recipe` (its name), `file` (write the block to this file), `installs` (the
- * block installs the package: the harness has done it from the tarball), `expect` (text the
- * block's output must contain), `waitFor` (text to wait for in the output of what the block left
- * running in the background, before the next block: a person reads "ready" before going on),
- * `skip` (the reason the block is not run).
+ * The documents of the installed package, checked as a user meets them: every link of the
+ * README resolves to a file of the package or to a file of the repository (by its URL), or goes
+ * to a well-known site; every spec link of a tap-conform report leads to a page and id of the
+ * spec site the package ships; and the names the README says to import are exported.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { idsOf, linksOf } from '../site/check-links.ts';
 
-const ROOT = new URL('../..', import.meta.url).pathname;
+/** Sites a README may link to besides the repository: the standards and tools it names. */
+export const WELL_KNOWN_HOSTS = [
+  'nodejs.org',
+  'www.npmjs.com',
+  'docs.npmjs.com',
+  'json-schema.org',
+  'www.rfc-editor.org',
+  'datatracker.ietf.org',
+  'www.asyncapi.com',
+  'docs.github.com',
+  'nats.io',
+  'docs.nats.io',
+];
 
-/** The pages whose blocks are tests. */
-export const DOCS = ['README.md', 'tools/site/content/getting-started.md'];
-
-/** What an annotation says of its block. */
-export interface Annotation {
-  recipe?: string;
-  file?: string;
-  installs?: boolean;
-  expect?: string;
-  waitFor?: string;
-  skip?: string;
+/** Markdown without its fenced code blocks and code spans, where brackets are not links. */
+function withoutCode(text: string): string {
+  return text.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '').replace(/(`+)[\s\S]*?\1/g, '');
 }
 
-/** A fenced block with where it stands and its annotation. */
-export interface DocBlock {
-  doc: string;
-  line: number;
-  lang: string;
-  code: string;
-  test?: Annotation;
+/** The link targets of a Markdown text outside code: inline links and images, reference definitions, and HTML href and src. */
+export function markdownLinks(text: string): string[] {
+  const prose = withoutCode(text);
+  return [
+    ...[...prose.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)].map((m) => m[1]!),
+    ...[...prose.matchAll(/^ {0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)/gm)].map((m) => m[1]!),
+    ...[...prose.matchAll(/\s(?:href|src)="([^"]+)"/g)].map((m) => m[1]!),
+  ];
 }
 
-const ANNOTATION = /^<!-- test (\{.*\}) -->$/;
-const MEMBERS = new Set(['recipe', 'file', 'installs', 'expect', 'waitFor', 'skip']);
+/** GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens. */
+export function headingSlug(title: string): string {
+  return title
+    .trim()
+    .toLowerCase()
+    .replace(/`/g, '')
+    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+    .replace(/\s/g, '-');
+}
 
-/** The fenced blocks of a Markdown text, each with the annotation on the line before its fence. */
-export function docBlocks(doc: string, text: string): DocBlock[] {
-  const lines = text.split('\n');
-  const blocks: DocBlock[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    const open = /^```(\S*)/.exec(lines[i]!);
-    if (!open) continue;
-    const end = lines.findIndex((l, j) => j > i && l.startsWith('```'));
-    if (end < 0) throw new Error(`${doc}:${i + 1}: a code fence that never closes`);
-    const before = lines[i - 1] ?? '';
-    const m = ANNOTATION.exec(before.trim());
-    let test: Annotation | undefined;
-    if (m) {
+/** The anchors of a Markdown text: each heading's slug and explicit `{#id}`s. */
+export function markdownAnchors(text: string): Set<string> {
+  const anchors = new Set<string>();
+  for (const m of withoutCode(text).matchAll(/^#{1,6}\s+(.*?)\s*$/gm)) {
+    const explicit = /\{#([\w.-]+)\}\s*$/.exec(m[1]!);
+    if (explicit) anchors.add(explicit[1]!);
+    anchors.add(headingSlug(m[1]!.replace(/\{#[\w.-]+\}\s*$/, '')));
+  }
+  return anchors;
+}
+
+/** Whether `fragment` names a place in the file at `path` (Markdown headings, HTML ids; other files have none to check). */
+function hasAnchor(path: string, fragment: string): boolean {
+  if (path.endsWith('.md')) return markdownAnchors(readFileSync(path, 'utf8')).has(fragment);
+  if (path.endsWith('.html')) return idsOf(readFileSync(path, 'utf8')).has(fragment);
+  return true;
+}
+
+/** Whether git tracks `path` in `root` (so it is on the repository's site); a folder counts when it holds a tracked file. */
+function tracked(root: string, path: string): boolean {
+  const r = spawnSync('git', ['ls-files', '--', path], { cwd: root, encoding: 'utf8' });
+  if (r.status !== 0) return existsSync(join(root, path)); // not a git checkout: what is there is what ships
+  return r.stdout.trim() !== '';
+}
+
+export interface DocLinkRules {
+  /** The installed package's folder: relative links must resolve inside it. */
+  pkg: string;
+  /** The repository's web address, e.g. https://github.com/tap-protocol/tap (no trailing slash). */
+  repoUrl: string;
+  /** The repository's checkout, to check that `<repoUrl>/blob|tree/<branch>/<path>` names a tracked file or folder. */
+  repoRoot: string;
+}
+
+/** The web address of the repository named by package.json's `repository` ({ url: 'git+https://…/x.git' } or a string). */
+export function repositoryUrl(repository: unknown): string | undefined {
+  const url = typeof repository === 'string' ? repository : (repository as { url?: unknown } | undefined)?.url;
+  if (typeof url !== 'string') return undefined;
+  return url.replace(/^git\+/, '').replace(/\.git$/, '');
+}
+
+/** What is wrong with each link of the Markdown file `file`, one line each; empty when every link resolves. */
+export function brokenDocLinks(file: string, rules: DocLinkRules): string[] {
+  const text = readFileSync(file, 'utf8');
+  const where = relative(rules.pkg, file);
+  const broken: string[] = [];
+  for (const link of markdownLinks(text)) {
+    const hash = link.indexOf('#');
+    const target = hash === -1 ? link : link.slice(0, hash);
+    const fragment = hash === -1 ? '' : decodeURIComponent(link.slice(hash + 1));
+    if (target === '') {
+      if (!markdownAnchors(text).has(fragment)) broken.push(`${where}: ${link} — no heading of ${where} has this anchor`);
+      continue;
+    }
+    if (/^[a-z][a-z0-9+.-]*:/i.test(target)) {
+      if (target === rules.repoUrl || target.startsWith(`${rules.repoUrl}/`)) {
+        const path = new RegExp(`^${rules.repoUrl.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/(blob|tree)/[^/]+/(.+)$`).exec(target);
+        if (!path) continue; // the repository's home, issues, releases
+        const [, kind, inRepo] = path as unknown as [string, 'blob' | 'tree', string];
+        const local = join(rules.repoRoot, decodeURIComponent(inRepo));
+        if (!existsSync(local) || !tracked(rules.repoRoot, inRepo))
+          broken.push(`${where}: ${link} — ${inRepo} is not a file of the repository (not tracked by git in ${rules.repoRoot})`);
+        else if ((kind === 'tree') !== statSync(local).isDirectory())
+          broken.push(
+            `${where}: ${link} — ${inRepo} is a ${kind === 'tree' ? 'file: link it with /blob/' : 'folder: link it with /tree/'}`,
+          );
+        else if (fragment && !hasAnchor(local, fragment)) broken.push(`${where}: ${link} — ${inRepo} has no anchor "${fragment}"`);
+        continue;
+      }
+      let host = '';
       try {
-        test = JSON.parse(m[1]!) as Annotation;
-      } catch (err) {
-        throw new Error(`${doc}:${i}: the test annotation is not JSON: ${(err as Error).message}`);
-      }
-      const unknown = Object.keys(test).filter((k) => !MEMBERS.has(k));
-      if (unknown.length) throw new Error(`${doc}:${i}: unknown annotation members ${unknown.join(', ')}`);
+        host = new URL(target).host;
+      } catch {}
+      if (!/^https?:$/.test(target.slice(0, target.indexOf(':') + 1)) || !WELL_KNOWN_HOSTS.includes(host))
+        broken.push(`${where}: ${link} — neither the repository (${rules.repoUrl}) nor a well-known site (WELL_KNOWN_HOSTS)`);
+      continue;
     }
-    blocks.push({ doc, line: i + 1, lang: open[1] ?? '', code: `${lines.slice(i + 1, end).join('\n')}\n`, ...(test ? { test } : {}) });
-    i = end;
+    const local = resolve(dirname(file), decodeURIComponent(target));
+    if (local !== rules.pkg && !local.startsWith(rules.pkg + sep)) {
+      broken.push(`${where}: ${link} — leads outside the package`);
+      continue;
+    }
+    if (!existsSync(local)) {
+      broken.push(
+        `${where}: ${link} — the package has no ${relative(rules.pkg, local)} (ship it in package.json "files", or link the repository's copy)`,
+      );
+      continue;
+    }
+    if (fragment && statSync(local).isFile() && !hasAnchor(local, fragment))
+      broken.push(`${where}: ${link} — ${relative(rules.pkg, local)} has no anchor "${fragment}"`);
   }
-  return blocks;
-}
-
-/** The blocks of every page of DOCS. */
-export function allBlocks(root = ROOT): DocBlock[] {
-  return DOCS.flatMap((doc) => docBlocks(doc, readFileSync(join(root, doc), 'utf8')));
-}
-
-/** A recipe: its steps in order, from the first page that has it. */
-export interface Recipe {
-  name: string;
-  steps: DocBlock[];
+  return broken;
 }
 
 /**
- * The recipes of the blocks; throws naming every block without an annotation, with a recipe and a
- * skip at once, or a file it cannot write, and every recipe two pages give differently.
+ * The relative links of a report (HTML or Markdown) at `file`, each checked to lead to a file and,
+ * with a #fragment, an id of it; external and in-page links are left out.
  */
-export function recipesOf(blocks: DocBlock[]): Recipe[] {
-  const problems: string[] = [];
-  const byDoc = new Map<string, Map<string, DocBlock[]>>();
-  for (const b of blocks) {
-    const where = `${b.doc}:${b.line}`;
-    if (!b.test) problems.push(`${where}: a \`\`\`${b.lang} block without a test annotation (a recipe, or a skip with its reason)`);
-    else if (b.test.recipe && b.test.skip) problems.push(`${where}: a block is in a recipe or skipped, not both`);
-    else if (!b.test.recipe && !b.test.skip) problems.push(`${where}: the annotation names no recipe and gives no skip reason`);
-    else if (b.test.file && (b.test.file.includes('/') || b.test.file.startsWith('.'))) problems.push(`${where}: file ${b.test.file} is not a plain name`);
-    if (!b.test?.recipe) continue;
-    const recipes = byDoc.get(b.doc) ?? new Map<string, DocBlock[]>();
-    byDoc.set(b.doc, recipes);
-    recipes.set(b.test.recipe, [...(recipes.get(b.test.recipe) ?? []), b]);
+export function reportLinks(file: string): { links: string[]; broken: string[] } {
+  const text = readFileSync(file, 'utf8');
+  const hrefs = file.endsWith('.html') ? linksOf(text).map((l) => l.value) : markdownLinks(text);
+  const links = hrefs.filter((h) => !h.startsWith('#') && !/^[a-z][a-z0-9+.-]*:/i.test(h));
+  const broken: string[] = [];
+  for (const link of links) {
+    const hash = link.indexOf('#');
+    const local = resolve(dirname(file), decodeURIComponent(hash === -1 ? link : link.slice(0, hash)));
+    const fragment = hash === -1 ? '' : decodeURIComponent(link.slice(hash + 1));
+    if (!existsSync(local)) broken.push(`${link} — no file ${local}`);
+    else if (fragment && !hasAnchor(local, fragment)) broken.push(`${link} — ${local} has no id "${fragment}"`);
   }
-  const out = new Map<string, Recipe>();
-  const same = (a: DocBlock[], b: DocBlock[]) =>
-    a.length === b.length && a.every((x, i) => x.code === b[i]!.code && JSON.stringify(x.test) === JSON.stringify(b[i]!.test));
-  for (const recipes of byDoc.values()) {
-    for (const [name, steps] of recipes) {
-      const seen = out.get(name);
-      if (!seen) out.set(name, { name, steps });
-      else if (!same(seen.steps, steps))
-        problems.push(`recipe "${name}" differs between ${seen.steps[0]!.doc} and ${steps[0]!.doc}: give the same blocks in both`);
+  return { links, broken };
+}
+
+/** The names the README imports from the package: `import { a, b } from 'tap-agent-protocol/x'` in its code, and "`a(…)` from `tap-agent-protocol/x`" in its prose. */
+export function readmeImports(text: string): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  const add = (module: string, name: string) => out.set(module, (out.get(module) ?? new Set()).add(name));
+  for (const m of text.matchAll(/import\s*\{([^}]*)\}\s*from\s*['"](tap-agent-protocol(?:\/[\w.-]+)*)['"]/g))
+    for (const part of m[1]!.split(',')) {
+      const name = part.trim();
+      if (name && !name.startsWith('type ')) add(m[2]!, name.split(/\s+as\s+/)[0]!);
     }
-  }
-  if (problems.length) throw new Error(problems.join('\n'));
-  return [...out.values()];
-}
-
-/** The outcome of one recipe. */
-export interface RecipeRun {
-  ok: boolean;
-  /** The lines worth showing: each step, its time, and the level lines of certifications. */
-  lines: string[];
-}
-
-/** A running shell step: its process group, the output so far, and its exit. */
-interface Running {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
-function shell(script: string, cwd: string, env: NodeJS.ProcessEnv): Running {
-  // Its own process group (detached): what the block leaves running in the background is stopped with it.
-  const child = spawn('bash', ['-e', '-c', script], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  const exited = new Promise<number | null>((resolve) => {
-    child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
-    child.on('error', () => resolve(127));
-  });
-  return { child, output: () => output, exited };
-}
-
-function until(check: () => boolean, ms: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const started = Date.now();
-    const tick = setInterval(() => {
-      if (check() || Date.now() - started > ms) {
-        clearInterval(tick);
-        resolve(check());
-      }
-    }, 50);
-  });
-}
-
-/** Stops a step's process group: SIGTERM, then SIGKILL after `graceMs`. */
-async function stopGroup(r: Running, graceMs = 5000): Promise<void> {
-  const pid = r.child.pid;
-  if (pid === undefined) return;
-  const alive = (): boolean => {
-    try {
-      process.kill(-pid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  };
-  if (!alive()) return;
-  try {
-    process.kill(-pid, 'SIGTERM');
-  } catch {}
-  if (!(await until(() => !alive(), graceMs))) {
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {}
-  }
-}
-
-const STEP_TIMEOUT_MS = 300_000;
-const WAIT_FOR_MS = 60_000;
-
-/** The lines of a step's output that say what a certification reached. */
-const levelLines = (output: string): string[] => output.split('\n').filter((l) => /^(Level: |tap-conform: )/.test(l));
-
-/**
- * Runs a recipe in a fresh folder whose node_modules is the installed project's: files written,
- * shell steps run in turn (the environment a step exports carries to the next, as in one
- * terminal), everything stopped at the end.
- */
-export async function runRecipe(recipe: Recipe, project: string, log: (line: string) => void = () => {}): Promise<RecipeRun> {
-  const dir = mkdtempSync(join(tmpdir(), `tap-docs-${recipe.name}-`));
-  symlinkSync(join(project, 'node_modules'), join(dir, 'node_modules'));
-  const envFile = join(dir, '.env.sh');
-  writeFileSync(envFile, '');
-  // The user's environment, without anything of this run's own TAP_* settings.
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TAP_') && k !== 'NO_COLOR'));
-  const running: Running[] = [];
-  const lines: string[] = [];
-  let ok = true;
-  try {
-    for (const step of recipe.steps) {
-      const where = `${relative(ROOT, join(ROOT, step.doc))}:${step.line}`;
-      const t = step.test!;
-      if (t.installs) {
-        lines.push(`  ${where} installs the package: done from the tarball`);
-        continue;
-      }
-      if (t.file) {
-        writeFileSync(join(dir, t.file), step.code);
-        continue;
-      }
-      const started = Date.now();
-      log(`docs: recipe ${recipe.name}, ${where}`);
-      // As in one terminal: what the steps before exported is there; what this one exports goes on.
-      const r = shell(`source ${JSON.stringify(envFile)}\n${step.code}\nexport -p > ${JSON.stringify(envFile)}\n`, dir, env);
-      running.push(r);
-      const code = await Promise.race([r.exited, new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), STEP_TIMEOUT_MS).unref())]);
-      const took = `${((Date.now() - started) / 1000).toFixed(1)} s`;
-      const tail = () => r.output().trim().split('\n').slice(-12).join('\n      ');
-      if (code !== 0) {
-        lines.push(`  FAIL ${where}: ${code === 'timeout' ? `still running after ${STEP_TIMEOUT_MS / 1000} s` : `exit ${code}`} (${took})\n      ${tail()}`);
-        ok = false;
-        break;
-      }
-      if (t.waitFor && !(await until(() => r.output().includes(t.waitFor!), WAIT_FOR_MS))) {
-        lines.push(`  FAIL ${where}: "${t.waitFor}" never appeared in its output within ${WAIT_FOR_MS / 1000} s\n      ${tail()}`);
-        ok = false;
-        break;
-      }
-      if (t.expect && !r.output().includes(t.expect)) {
-        lines.push(`  FAIL ${where}: its output lacks "${t.expect}"\n      ${tail()}`);
-        ok = false;
-        break;
-      }
-      const levels = levelLines(r.output()).filter((l) => l.startsWith('Level: '));
-      lines.push(`  ok   ${where} (${took})${levels.length ? ` — ${levels.join('; ')}` : ''}`);
-    }
-  } finally {
-    await Promise.all(running.map((r) => stopGroup(r)));
-    rmSync(dir, { recursive: true, force: true });
-  }
-  return { ok, lines };
+  for (const m of text.matchAll(/`([A-Za-z_$][\w$]*)(?:\([^`]*\))?`\s+from\s+`(tap-agent-protocol(?:\/[\w.-]+)*)`/g)) add(m[2]!, m[1]!);
+  return out;
 }

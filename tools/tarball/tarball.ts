@@ -4,14 +4,18 @@
  * there, with the installed package only, runs the bins, the type generators, the two-way type check
  * of the installed types and the generated ones (type-world.ts), the README's library example
  * (type-checked with tsc, then run), a plain .mjs consumer, and checks that no
- * run-time import resolves outside `dependencies` and that nothing was written inside the package.
+ * run-time import resolves outside `dependencies` and that nothing was written inside the package;
+ * and the documents as an installed user has them: the README's links and imports, the shipped spec
+ * site, and the spec links of a tap-conform report (./doc-checks.ts).
  * `prepareInstalled` leaves the project for the certify step; `npm run test:tarball` runs it alone.
  */
-import { spawn } from 'node:child_process';
 import { builtinModules } from 'node:module';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { documentChecks } from './doc-checks.ts';
+import { allBlocks, recipesOf } from './recipes.ts';
+import { type Check, ok, run, snapshot } from './run.ts';
 import { typeWorldCheck } from './type-world.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -20,41 +24,8 @@ const MANIFEST = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as
   version: string;
   dependencies: Record<string, string>;
   devDependencies: Record<string, string>;
+  repository?: unknown;
 };
-
-export interface RunResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs a command to its end (killed after `timeoutMs`), collecting its output. */
-export function run(cmd: string, args: string[], opts: { cwd: string; timeoutMs?: number; env?: NodeJS.ProcessEnv }): Promise<RunResult> {
-  return new Promise((resolve) => {
-    const child = spawn(cmd, args, { cwd: opts.cwd, env: { ...process.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => {
-      stderr += `\n(killed after ${opts.timeoutMs} ms)`;
-      child.kill('SIGKILL');
-    }, opts.timeoutMs ?? 120_000);
-    child.on('error', (err) => {
-      clearTimeout(timer);
-      resolve({ code: 127, stdout, stderr: `${stderr}${err.message}` });
-    });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-function ok(r: RunResult, what: string): RunResult {
-  if (r.code !== 0) throw new Error(`${what} exited ${r.code}: ${(r.stderr || r.stdout).trim().split('\n').slice(-6).join(' | ')}`);
-  return r;
-}
 
 /** What `npm pack` made. */
 export interface Packed {
@@ -182,21 +153,6 @@ export async function prepareInstalled(): Promise<Installed> {
   return { dir, pkg: join(project, 'node_modules', MANIFEST.name), bin: join(project, 'node_modules', '.bin'), packed };
 }
 
-/** Every file under `dir` with its size and modification time, for "nothing was written" checks. */
-export function snapshot(dir: string): Map<string, string> {
-  const out = new Map<string, string>();
-  const walk = (d: string): void => {
-    for (const name of readdirSync(d)) {
-      const p = join(d, name);
-      const st = statSync(p);
-      if (st.isDirectory()) walk(p);
-      else out.set(relative(dir, p), `${st.size}:${st.mtimeMs}`);
-    }
-  };
-  walk(dir);
-  return out;
-}
-
 /** The bare specifiers the package's compiled JavaScript imports, statically or dynamically, by file. */
 export function bareImports(distDir: string): Map<string, string[]> {
   const found = new Map<string, string[]>();
@@ -234,22 +190,11 @@ export function importsOutsideDependencies(distDir: string): string[] {
     .map(([pkg, files]) => `${pkg} (imported by ${files.slice(0, 3).join(', ')}${files.length > 3 ? ', …' : ''})`);
 }
 
-/** The ```ts blocks of the README's "Build an agent on the reference library" section. */
-export function readmeExamples(): string[] {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const start = readme.indexOf('## Build an agent on the reference library');
-  const section = readme.slice(start, readme.indexOf('\n## ', start + 10));
-  return [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!);
-}
-
-type Check = [name: string, run: () => Promise<string | undefined>];
-
 /** The checks against an installed project; each resolves with a note or throws with the reason. */
 export function checks(inst: Installed): Check[] {
   const project = join(inst.dir, 'project');
   const bin = (name: string) => join(inst.bin, name);
   const before = snapshot(inst.pkg);
-  const content = join(ROOT, 'tools/site/content');
   return [
     [
       'the tarball ships what users need and nothing else',
@@ -265,6 +210,9 @@ export function checks(inst: Installed): Check[] {
           'dist/bin/tap-reference-agent/main.js',
           'schemas/v1/message.schema.json',
           'spec/1.0/index.md',
+          'site/index.html',
+          'site/spec/tasks.html',
+          'site/assets/search-index.js',
         ])
           if (!files.includes(need)) throw new Error(`${need} is missing`);
         const stray = files.filter(
@@ -354,32 +302,36 @@ export function checks(inst: Installed): Check[] {
       },
     ],
     [
-      "the README's library example type-checks against the package and runs one task",
+      'the files the README and Getting Started have users write type-check as TypeScript against the package',
       async () => {
-        const blocks = readmeExamples();
-        const files = ['word-count-agent.ts', 'word-count-requester.ts'].map((f) => readFileSync(join(content, f), 'utf8'));
-        if (blocks.length !== 2 || blocks[0] !== files[0] || blocks[1] !== files[1])
-          throw new Error('the README examples differ from tools/site/content/word-count-{agent,requester}.ts');
-        writeFileSync(join(project, 'agent.ts'), files[0]!);
-        writeFileSync(join(project, 'requester.ts'), files[1]!);
+        // The files of the docs' recipes (tools/tarball/recipes.ts runs them), each as a .ts file.
+        const files = recipesOf(allBlocks()).flatMap((r) => r.steps.filter((s) => s.test?.file !== undefined));
+        const dir = join(project, 'doc-files');
+        mkdirSync(dir);
+        const names = files.map((f) => {
+          const name = `${f.test!.recipe}-${f.test!.file!.replace(/\.m?js$/, '')}.ts`;
+          writeFileSync(join(dir, name), f.code);
+          return name;
+        });
         const tsconfig = {
           compilerOptions: {
             target: 'ES2022',
             module: 'NodeNext',
             moduleResolution: 'NodeNext',
             strict: true,
+            noEmit: true,
             types: ['node'],
             skipLibCheck: false,
           },
-          files: ['agent.ts', 'requester.ts'],
+          files: names,
         };
-        writeFileSync(join(project, 'tsconfig.json'), JSON.stringify(tsconfig, null, 2));
+        writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify(tsconfig, null, 2));
         const tsc = join(project, 'node_modules/typescript/bin/tsc');
-        // One compile: it type-checks the examples and the package's own declarations (skipLibCheck off), then emits.
-        ok(await run(process.execPath, [tsc, '-p', '.'], { cwd: project, timeoutMs: 300_000 }), 'tsc -p . (strict, skipLibCheck off)');
-        const r = ok(await run(process.execPath, ['requester.js'], { cwd: project, timeoutMs: 30_000 }), 'node requester.js');
-        if (r.stdout.trim() !== '{"words":3}') throw new Error(`the requester printed "${r.stdout.trim()}"`);
-        return 'tsc clean; the requester printed {"words":3}';
+        // skipLibCheck off: the package's own declarations are checked too.
+        const r = await run(process.execPath, [tsc, '-p', '.'], { cwd: dir, timeoutMs: 300_000 });
+        if (r.code !== 0)
+          throw new Error(`tsc (strict, skipLibCheck off) exited ${r.code}: ${r.stdout.trim().split('\n').slice(0, 6).join(' | ')}`);
+        return `${names.join(', ')}: tsc clean`;
       },
     ],
     [
@@ -390,6 +342,7 @@ export function checks(inst: Installed): Check[] {
         return r.stdout.trim();
       },
     ],
+    ...documentChecks({ pkg: inst.pkg, project, bin, repository: MANIFEST.repository }),
     [
       'nothing was written inside the installed package',
       async () => {
