@@ -4,6 +4,7 @@
  * Rust — and made to parse every valid fixture into the type of its message. A toolchain that is
  * not installed skips its test with the reason.
  */
+import { CARGO_REGISTRY, lacks, needing } from './system-tools.testkit.ts';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -325,9 +326,11 @@ describe('TypeScript and the library', () => {
 });
 
 describe('Python', () => {
-  const python = has('python3');
-  it.skipIf(!python)(
-    'imports, parses every valid fixture into its class and back losslessly, and refuses the invalid sample, NaN, Infinity and the I-JSON fixtures',
+  it.skipIf(lacks('python3'))(
+    needing(
+      'python3',
+      'imports, parses every valid fixture into its class and back losslessly, and refuses the invalid sample, NaN, Infinity and the I-JSON fixtures',
+    ),
     async () => {
       const dir = await generateInto('python');
       const sample = invalidSample();
@@ -391,14 +394,14 @@ sys.exit(1 if failures else 0)
     },
     120_000,
   );
-  if (!python) console.warn('gen-types: Python test skipped: python3 is not installed');
 });
 
 describe('Go', () => {
-  const go = has('go', ['version']);
-  if (!go) console.warn('gen-types: Go test skipped: go is not installed (Debian: apt-get install -y golang-go)');
-  it.skipIf(!go)(
-    'passes go vet and go build, and ParseMessage decodes every valid fixture into its struct and json.Marshal writes it back losslessly',
+  it.skipIf(lacks('go'))(
+    needing(
+      'go',
+      'passes go vet and go build, and ParseMessage decodes every valid fixture into its struct and json.Marshal writes it back losslessly',
+    ),
     async () => {
       const dir = await generateInto('go');
       const mod = join(scratch, 'gomod');
@@ -475,18 +478,6 @@ func main() {
 });
 
 describe('Rust', () => {
-  const registry = '/usr/share/cargo/registry';
-  const crates = existsSync(registry) ? readdirSync(registry) : [];
-  const hasCrate = (name: string) => crates.some((c) => c.startsWith(`${name}-`) && /^\d/.test(c.slice(name.length + 1)));
-  const missing = ['serde', 'serde_derive', 'serde_json'].filter((c) => !hasCrate(c));
-  const cargo = has('cargo');
-  const reason = !cargo
-    ? 'cargo is not installed'
-    : missing.length
-      ? `no offline serde crates in ${registry} (missing ${missing.join(', ')}; Debian: apt-get install -y librust-serde-dev librust-serde-json-dev librust-serde-derive-dev)`
-      : '';
-  if (reason) console.warn(`gen-types: Rust compile skipped: ${reason}`);
-
   it('generates a Message enum tagged by type with one variant per message, formatted as rustfmt writes it', async () => {
     const dir = await generateInto('rust');
     const text = readFileSync(join(dir, 'tap_types.rs'), 'utf8');
@@ -496,8 +487,11 @@ describe('Rust', () => {
     for (const m of buildModel().messages) expect(text).toContain(`#[serde(rename = "${m.type}")]`);
   });
 
-  it.skipIf(!!reason)(
-    'builds offline with serde (cargo, Debian crates), parses every valid fixture into its variant and writes it back losslessly',
+  it.skipIf(lacks('rust-serde'))(
+    needing(
+      'rust-serde',
+      'builds offline with serde (cargo, Debian crates), parses every valid fixture into its variant and writes it back losslessly',
+    ),
     async () => {
       const dir = await generateInto('rust');
       // One crate folder per checkout, kept between runs, whose files are written only when they
@@ -512,7 +506,7 @@ describe('Rust', () => {
       );
       writeIfChanged(
         join(crate, '.cargo', 'config.toml'),
-        `[source.crates-io]\nreplace-with = "debian"\n\n[source.debian]\ndirectory = "${registry}"\n\n[net]\noffline = true\n`,
+        `[source.crates-io]\nreplace-with = "debian"\n\n[source.debian]\ndirectory = "${CARGO_REGISTRY}"\n\n[net]\noffline = true\n`,
       );
       writeIfChanged(
         join(crate, 'src', 'main.rs'),

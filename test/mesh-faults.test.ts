@@ -16,6 +16,7 @@ import type { Mesh } from '../reference/mesh/mesh.ts';
 import type { TraceRecord } from '../reference/mesh/trace.ts';
 import { traces } from '../reference/mesh/trace-view.ts';
 import { natsServerInstalled, NO_NATS_SERVER, startNatsServer, type NatsServer } from '../reference/transports/nats/test-server.ts';
+import { lacks, needing } from './system-tools.testkit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
 
@@ -85,7 +86,7 @@ function journalCounts(stateRoot: string): Map<string, number> {
   return total;
 }
 
-describe.skipIf(!natsServerInstalled)('the mesh under faults (spec: mesh#moving, mesh#trace)', () => {
+describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the mesh under faults (spec: mesh#moving, mesh#trace)'), () => {
   let server: NatsServer | undefined;
   const hosts: HostProcess[] = [];
   let mesh: Mesh | undefined;

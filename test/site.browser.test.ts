@@ -7,6 +7,7 @@
  * test-output/screenshots/. Without /usr/bin/chromium the tests are skipped (CI installs it:
  * apt-get install -y chromium).
  */
+import { CHROMIUM, lacks, needing } from './system-tools.testkit.ts';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,7 +19,6 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildSite } from '../tools/site/build.ts';
 import { ROOT } from '../tools/site/sources.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ARGS = [
   '--headless',
   '--no-sandbox',
@@ -37,9 +37,6 @@ const TYPES: Record<string, string> = {
   '.json': 'application/json',
   '.svg': 'image/svg+xml',
 };
-
-const available = existsSync(CHROMIUM);
-if (!available) console.warn(`site browser test skipped: ${CHROMIUM} does not exist (install it with: apt-get install -y chromium)`);
 
 /** Serves a folder on 127.0.0.1 with an OS-chosen port. */
 function serve(dir: string): Promise<Server> {
@@ -60,7 +57,7 @@ function serve(dir: string): Promise<Server> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
-describe.skipIf(!available)('the spec site in chromium', () => {
+describe.skipIf(lacks('chromium'))(needing('chromium', 'the spec site in chromium'), () => {
   let out: string;
   let profile: string;
   let server: Server;

@@ -1,12 +1,15 @@
 /**
  * `npm test` and `npm run test:fast`: every check the project has, each reported as it finishes,
  * ending with one plain line "N passed, N failed" (N counts unit tests, tarball checks and
- * conformance cases as well as the whole-step checks). Exits non-zero on any failure.
+ * conformance cases as well as the whole-step checks), followed on the same line by
+ * ", N skipped (reasons)" when a test was skipped — for want of a system tool, named by its title
+ * (test/system-tools.testkit.ts), or by the test's own choice. Exits non-zero on any failure.
  *
  * - full (default): the build (when dist/ is stale), then every vitest file on both cores with the
  *   type-check, format and lint and drift checks beside it, the tarball test (pack, install offline
- *   into an empty project, run the bins and the library from there), and the certification of the
- *   reference agent over stdio and WebSocket with the installed package's own bins.
+ *   into an empty project, run the bins and the library from there), the recipes of the README and
+ *   the Getting Started page run verbatim from there (tools/tarball/recipes.ts), and the
+ *   certification of the reference agent over stdio and WebSocket with the installed package's own bins.
  * - `--fast`: the build, then the vitest files of the fast tier (TAP_TIER=fast: units and the
  *   in-memory conformance run; no process-heavy suites) with the same checks beside them.
  *
@@ -18,12 +21,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { notPerfect, type Report } from '../conformance/report/model.ts';
+import { lacks, missingReason, NEEDS, type SystemTool } from '../test/system-tools.testkit.ts';
+import { summaryLine } from './summary.ts';
 import { allBlocks, recipesOf, runRecipe } from './tarball/recipes.ts';
 import { type Installed, prepareInstalled, runChecks } from './tarball/tarball.ts';
 
 interface StepResult {
   passed: number;
   failed: number;
+  /** Tests skipped, by reason ("nats-server missing: apt-get install nats-server"). */
+  skipped?: Record<string, number>;
   note?: string;
 }
 
@@ -102,7 +109,16 @@ const vitest = (name: string, env: NodeJS.ProcessEnv = {}): Step => ({
       const slowest = [...report.testResults].sort((x, y) => took(y) - took(x)).slice(0, 8);
       console.log(`  slowest files: ${slowest.map((f) => `${f.name.replace(root, '')} ${(took(f) / 1000).toFixed(1)} s`).join(', ')}`);
       const failed = report.numFailedTests + (code !== 0 && report.numFailedTests === 0 ? 1 : 0);
-      return { passed: report.numPassedTests, failed, note: `${report.numTotalTests} tests` };
+      // A skip is never silent: each is counted under the tool its title names, or as the test's own.
+      const skipped: Record<string, number> = {};
+      for (const file of report.testResults)
+        for (const t of file.assertionResults) {
+          if (!['skipped', 'pending', 'todo'].includes(t.status)) continue;
+          const tool = NEEDS.exec(t.fullName)?.[1];
+          const reason = tool && lacks(tool as SystemTool) ? missingReason(tool) : 'skipped by the test itself; see the vitest output';
+          skipped[reason] = (skipped[reason] ?? 0) + 1;
+        }
+      return { passed: report.numPassedTests, failed, skipped, note: `${report.numTotalTests} tests` };
     } catch {
       return { passed: 0, failed: 1, note: 'vitest wrote no report' };
     } finally {
@@ -243,6 +259,7 @@ async function main(): Promise<number> {
   const started = Date.now();
   let passed = 0;
   let failed = 0;
+  const skipped: Record<string, number> = {};
   const lines: string[] = [];
   try {
     for (const stage of values.fast ? FAST : FULL) {
@@ -267,6 +284,7 @@ async function main(): Promise<number> {
       for (const { step, r, secs } of results) {
         passed += r.passed;
         failed += r.failed;
+        for (const [reason, n] of Object.entries(r.skipped ?? {})) skipped[reason] = (skipped[reason] ?? 0) + n;
         lines.push(
           `${r.failed === 0 ? 'ok  ' : 'FAIL'} ${step.name}: ${r.passed} passed, ${r.failed} failed${r.note ? ` (${r.note})` : ''} in ${secs} s`,
         );
@@ -276,7 +294,7 @@ async function main(): Promise<number> {
     if (installed) rmSync(installed.dir, { recursive: true, force: true });
   }
   console.log(`\n${lines.join('\n')}\nin ${((Date.now() - started) / 1000).toFixed(0)} s`);
-  console.log(`${passed} passed, ${failed} failed`);
+  console.log(summaryLine(passed, failed, skipped));
   return failed === 0 ? 0 : 1;
 }
 

@@ -12,6 +12,7 @@ import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer }
 import { natsDurableCases } from '../cases/nats-durable.ts';
 import { runConformance } from '../run.ts';
 import { startBrokenDurableAgent, type DurableFault } from './nats-durable-broken.ts';
+import { lacks, needing } from '../../test/system-tools.testkit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
 
@@ -21,7 +22,7 @@ const MAX_DELIVER = 3;
 const NO_RENEWAL_LEASE_MS = 2000;
 const DURABLE_IDS = natsDurableCases.map((c) => c.id);
 
-describe.skipIf(!natsServerInstalled)('tap-conform nats-durable (spec: bindings-nats#certification)', () => {
+describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-durable (spec: bindings-nats#certification)'), () => {
   const cleanups: Array<() => Promise<unknown>> = [];
   afterEach(async () => {
     for (const c of cleanups.splice(0).reverse()) await c().catch(() => {});

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../../reference/transports/nats/test-server.ts';
 import { runConformance } from '../run.ts';
 import { startBrokenNatsAgent, type NatsFault } from './nats-broken.ts';
+import { lacks, needing } from '../../test/system-tools.testkit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
 
@@ -25,7 +26,7 @@ async function within<T>(ms: number, what: string, p: Promise<T>): Promise<T> {
   }
 }
 
-describe.skipIf(!natsServerInstalled)('tap-conform nats://host:port/<agent_id> (spec: bindings-nats)', () => {
+describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats://host:port/<agent_id> (spec: bindings-nats)'), () => {
   let server: NatsServer;
   let agent: ChildProcess;
   let url: string;

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../../reference/transports/nats/test-server.ts';
 import { runConformance } from '../run.ts';
 import type { RegistryFault } from './registry-broken.ts';
+import { lacks, needing } from '../../test/system-tools.testkit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
 
@@ -26,7 +27,7 @@ const FAULTS: Array<[RegistryFault, string]> = [
   ['trace-dropped', 'registry.trace.carried'],
 ];
 
-describe.skipIf(!natsServerInstalled)('tap-conform --registry (spec: registry)', () => {
+describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform --registry (spec: registry)'), () => {
   let server: NatsServer;
   let reference: { child: ChildProcess; url: string };
   const broken = new Map<RegistryFault, { child: ChildProcess; url: string }>();

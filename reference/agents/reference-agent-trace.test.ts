@@ -14,12 +14,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectMesh } from '../mesh/connect.ts';
 import type { TraceRecord } from '../mesh/trace.ts';
 import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../transports/nats/test-server.ts';
+import { lacks, needing } from '../../test/system-tools.testkit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
 
 const BIN = fileURLToPath(new URL('../../bin/tap-reference-agent.mjs', import.meta.url));
 
-describe.skipIf(!natsServerInstalled)('tap-reference-agent --trace (spec: mesh#trace-records)', () => {
+describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-reference-agent --trace (spec: mesh#trace-records)'), () => {
   let server: NatsServer;
   let agent: ChildProcess;
   const dir = mkdtempSync(join(tmpdir(), 'tap-agent-trace-'));

@@ -3,6 +3,7 @@ import { createAgent, withConformanceCapabilities, type Agent } from '../agent/i
 import type { AgentCard } from '../../schemas/src/index.ts';
 import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../transports/nats/test-server.ts';
 import { connectNats, type TapClient, type WireEntry } from './index.ts';
+import { lacks, needing } from '../../test/system-tools.testkit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
 
@@ -19,7 +20,7 @@ afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn().catch(() => {});
 });
 
-describe.skipIf(!natsServerInstalled)('client ↔ reference agent over NATS (spec: bindings-nats)', () => {
+describe.skipIf(lacks('nats-server'))(needing('nats-server', 'client ↔ reference agent over NATS (spec: bindings-nats)'), () => {
   let server: NatsServer;
   beforeAll(async () => {
     server = await startNatsServer();

@@ -20,6 +20,7 @@ import type { TaskRecord } from '../workspace/record.ts';
 import { NO_NATS_SERVER, natsServerInstalled, startNatsCluster, type NatsCluster } from '../transports/nats/test-server.ts';
 import { DEFAULT_NAMES, ensureStreams } from './streams.ts';
 import { submitDurable } from './submit.ts';
+import { lacks, needing } from '../../test/system-tools.testkit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
 const AGENT = fileURLToPath(new URL('../../fixtures/agents/nats/durable-counter.mjs', import.meta.url));
@@ -84,7 +85,7 @@ async function allMessages(jsm: JetStreamManager, stream: string): Promise<Array
   return out;
 }
 
-describe.skipIf(!natsServerInstalled)('durable tasks on a three-node cluster with four agent processes', () => {
+describe.skipIf(lacks('nats-server'))(needing('nats-server', 'durable tasks on a three-node cluster with four agent processes'), () => {
   let cluster: NatsCluster | undefined;
   const agents: ChildProcess[] = [];
   const conns: NatsConnection[] = [];

@@ -7,12 +7,13 @@ import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer }
 import { startDurableRunner, type DurableRunner, type DurableRunnerOptions } from './runner.ts';
 import { DEFAULT_NAMES, deadSubject, ensureStreams, resultSubject } from './streams.ts';
 import { submitDurable } from './submit.ts';
+import { lacks, needing } from '../../test/system-tools.testkit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-describe.skipIf(!natsServerInstalled)('the durable runner on JetStream (spec: bindings-nats#task-queue)', () => {
+describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the durable runner on JetStream (spec: bindings-nats#task-queue)'), () => {
   let server: NatsServer;
   let nc: NatsConnection;
   const stops: Array<() => Promise<unknown>> = [];

@@ -6,6 +6,7 @@ import type { AgentCard } from '../../schemas/src/index.ts';
 import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../transports/nats/test-server.ts';
 import type { RegistryRecord } from './entry.ts';
 import { openRegistry, type Registry } from './registry.ts';
+import { lacks, needing } from '../../test/system-tools.testkit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
 
@@ -35,7 +36,7 @@ async function until<T>(read: () => Promise<T>, check: (v: T) => boolean, ms = 3
   }
 }
 
-describe.skipIf(!natsServerInstalled)('an agent in a mesh (spec: registry)', () => {
+describe.skipIf(lacks('nats-server'))(needing('nats-server', 'an agent in a mesh (spec: registry)'), () => {
   let server: NatsServer;
   let nc: NatsConnection;
   let registry: Registry;

@@ -4,6 +4,7 @@ import { natsServerInstalled, NO_NATS_SERVER, startNatsServer, type NatsServer }
 import { Mesh } from './mesh.ts';
 import { MemoryRegistry, startMeshAgent, testCapability as capability, type MeshTestAgent } from './testing.ts';
 import type { TraceRecord } from './trace.ts';
+import { lacks, needing } from '../../test/system-tools.testkit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
 
@@ -16,7 +17,7 @@ const slowEffect = {
   },
 };
 
-describe.skipIf(!natsServerInstalled)('the mesh requester (spec: mesh)', () => {
+describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the mesh requester (spec: mesh)'), () => {
   let server: NatsServer;
   const agents: MeshTestAgent[] = [];
   const meshes: Mesh[] = [];

@@ -5,6 +5,7 @@ import type { AgentCard, Capability } from '../../schemas/src/index.ts';
 import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../transports/nats/test-server.ts';
 import type { RegistryEntry } from './entry.ts';
 import { openRegistry, REGISTRY_BUCKET, type Registry, type RegistryChange } from './registry.ts';
+import { lacks, needing } from '../../test/system-tools.testkit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
 
@@ -54,7 +55,7 @@ async function until(check: () => boolean, ms = 10_000): Promise<void> {
   }
 }
 
-describe.skipIf(!natsServerInstalled)('the registry on NATS (spec: registry#nats)', () => {
+describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the registry on NATS (spec: registry#nats)'), () => {
   let server: NatsServer;
   let nc: NatsConnection;
   let buckets = 0;

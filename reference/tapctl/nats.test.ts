@@ -14,6 +14,7 @@ import { HERE } from '../workspace/testing.ts';
 import { runCli } from './cli.ts';
 import { BUILTIN_COMMANDS } from './commands.ts';
 import { findCommand, registerCommand } from './registry.ts';
+import { lacks, needing } from '../../test/system-tools.testkit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
 const BIN = resolve(HERE, '../../bin/tapctl.mjs');
@@ -56,7 +57,7 @@ describe('the NATS client library is loaded only by the nats commands', () => {
   });
 });
 
-describe.skipIf(!natsServerInstalled)('tapctl nats against a real nats-server', () => {
+describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tapctl nats against a real nats-server'), () => {
   let server: NatsServer;
   let nc: NatsConnection;
   const stops: Array<() => Promise<unknown>> = [];

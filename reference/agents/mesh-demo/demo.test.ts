@@ -3,12 +3,13 @@ import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { natsServerInstalled, NO_NATS_SERVER } from '../../transports/nats/test-server.ts';
+import { lacks, needing } from '../../../test/system-tools.testkit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 
-describe.skipIf(!natsServerInstalled)('the mesh demo', () => {
+describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the mesh demo'), () => {
   it('prints the fail-over of a killed coder and one trace across every hop', { timeout: 120_000 }, async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'reference/agents/mesh-demo/run.ts'], {
       cwd: ROOT,

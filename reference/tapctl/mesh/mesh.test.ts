@@ -8,6 +8,7 @@ import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer }
 import { runCli } from '../cli.ts';
 import { BUILTIN_COMMANDS } from '../commands.ts';
 import { findCommand, registerCommand } from '../registry.ts';
+import { lacks, needing } from '../../../test/system-tools.testkit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
 
@@ -53,7 +54,7 @@ function entry(agentId: string, version: string, over: Partial<RegistryEntry> = 
   };
 }
 
-describe.skipIf(!natsServerInstalled)('tapctl mesh (spec: registry)', () => {
+describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tapctl mesh (spec: registry)'), () => {
   let server: NatsServer;
   let nc: NatsConnection;
   beforeAll(async () => {

@@ -11,6 +11,7 @@ import { natsServerInstalled, NO_NATS_SERVER, startNatsServer, type NatsServer }
 import { runCli } from '../cli.ts';
 import { BUILTIN_COMMANDS } from '../commands.ts';
 import { findCommand, registerCommand } from '../registry.ts';
+import { lacks, needing } from '../../../test/system-tools.testkit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
 
@@ -21,7 +22,7 @@ async function tapctl(...argv: string[]): Promise<{ code: number; out: string; e
   return { code, out, err };
 }
 
-describe.skipIf(!natsServerInstalled)('tapctl mesh tasks and trace', () => {
+describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tapctl mesh tasks and trace'), () => {
   let server: NatsServer;
   const agents: MeshTestAgent[] = [];
   const dir = mkdtempSync(join(tmpdir(), 'tapctl-mesh-'));

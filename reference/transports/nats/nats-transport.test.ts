@@ -4,6 +4,7 @@ import { connectNatsTransport } from './connect.ts';
 import { createNatsListener, type TapNatsListener } from './listener.ts';
 import type { NatsTransport } from './nats-transport.ts';
 import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from './test-server.ts';
+import { lacks, needing } from '../../../test/system-tools.testkit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
 
@@ -39,7 +40,7 @@ function watch(t: NatsTransport) {
   return { frames, closed: () => closed, until };
 }
 
-describe.skipIf(!natsServerInstalled)('the NATS transport (spec: bindings-nats)', () => {
+describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the NATS transport (spec: bindings-nats)'), () => {
   let server: NatsServer;
   let listener: TapNatsListener;
   const accepted: NatsTransport[] = [];

@@ -9,10 +9,11 @@ import {
   type NatsCluster,
   type NatsServer,
 } from './test-server.ts';
+import { lacks, needing } from '../../../test/system-tools.testkit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
 
-describe.skipIf(!natsServerInstalled)('the nats-server the tests start', () => {
+describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the nats-server the tests start'), () => {
   let server: NatsServer;
   let nc: NatsConnection;
   beforeAll(async () => {
@@ -42,7 +43,7 @@ describe.skipIf(!natsServerInstalled)('the nats-server the tests start', () => {
   });
 });
 
-describe.skipIf(!natsServerInstalled)('a three-node cluster the tests start', () => {
+describe.skipIf(lacks('nats-server'))(needing('nats-server', 'a three-node cluster the tests start'), () => {
   let cluster: NatsCluster;
   beforeAll(async () => {
     cluster = await startNatsCluster(3);
