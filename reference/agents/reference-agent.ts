@@ -28,7 +28,8 @@ Options:
                       on stdout once ready (spec: bindings-nats)
   --durable           with --nats, also serve tap.test.echo, stream, sleep, fail and counter on
                       their durable JetStream queues (spec: bindings-nats#certification)
-  --lease-ms MS       with --durable, the lease (the consumers' ack_wait, default 30000)
+  --lease-ms MS       with --durable, the lease (the consumers' ack_wait, default 30000); a consumer
+                      left with another lease is set to this one, with a warning on stderr
   --max-deliver N     with --durable, deliveries before a dead letter (default 5)
   --mesh URL          join the mesh whose registry is on the NATS server at URL: keep an entry
                       with this agent's card, endpoint and load in the bucket TAP_REGISTRY, renewed
@@ -118,7 +119,16 @@ async function serveDurable(url: string, agentId: string, o: { leaseMs: number; 
       servers: address.servers,
       ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}),
     });
-    const runners = await serveDurableConformance({ nc, agentId, leaseMs: o.leaseMs, maxAttempts: o.maxDeliver });
+    const runners = await serveDurableConformance({
+      nc,
+      agentId,
+      leaseMs: o.leaseMs,
+      maxAttempts: o.maxDeliver,
+      // A consumer left with another lease, dead letters that could not move: said on stderr.
+      logger: (level, message) => {
+        if (level !== 'info') stderrLogger(level, message);
+      },
+    });
     return async () => {
       for (const r of runners) await r.stop().catch(() => {});
       await nc.close().catch(() => {});
