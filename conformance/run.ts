@@ -275,6 +275,7 @@ async function runTarget(cfg: Config, target: TargetSpec, cases: Case[], hooks: 
     debug: cfg.debug,
     shared: new Map(),
     ...(cfg.registry ? { registry: cfg.registry } : {}),
+    ...(hooks.log ? { log: hooks.log } : {}),
   };
   const found = await probe(base);
   if (found.problem) hooks.log?.(`tap-conform: the first handshake failed: ${found.problem}`);
