@@ -108,7 +108,7 @@ NATS agents (nats://host:port/<agent_id>):
   The nats-durable profile applies when the agent serves durable queues of the conformance
   capabilities on the server; otherwise it is UNIMPLEMENTED. Its lease case runs a task of 2.5
   leases (the queue consumer's ack_wait) and waits out leases up to ${LONGEST_LEASE_MS / 1000} s; a longer lease
-  leaves it NOT-TESTED.
+  leaves it NOT-TESTED. A run stops (exit 3) when two processes answer for the agent id.
 
 In the agent's command:
   {state}                 replaced by a fresh folder per case, for agents that keep state across
@@ -121,7 +121,8 @@ Environment given to a stdio agent (spec: conformance#key-provisioning):
                           WebSocket agent with the same three and pass them as --hmac-*
 
 Exit codes: 0 every required case passed; 1 the agent failed a case; 2 usage error;
-3 the harness could not run (the agent would not start, or the URL is unreachable).`;
+3 the harness could not run (the agent would not start, the URL is unreachable, or two processes
+answer for a NATS agent id).`;
 
 export type Parsed = { ok: true; config: Config } | { ok: false; error: string };
 
