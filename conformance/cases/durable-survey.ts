@@ -141,12 +141,10 @@ async function survey(ctx: CaseContext): Promise<Survey> {
   }
   try {
     const agentId = view.agentId;
-    let seen: Awaited<ReturnType<typeof sample>>;
-    try {
-      seen = await sample(view, ctx);
-    } catch {
+    const queueStream = await view.jsm.streams.info(S.tasks).catch(() => null);
+    if (!queueStream)
       return { stop: unimplemented(`the agent serves no durable queue: the NATS server has no stream ${S.tasks}`), findings };
-    }
+    const seen = await sample(view, ctx);
     await Promise.all(
       Object.keys(PROBES).map(async (capability) => {
         const takers = seen.consumers.filter((c) => takes(c, taskSubject(S, capability)));
@@ -158,7 +156,7 @@ async function survey(ctx: CaseContext): Promise<Survey> {
         const by = await runner(view, ctx, capability);
         const c = summary(live);
         ctx.note(
-          `${capability}: consumer ${c.name} (ack_wait ${c.ackWaitMs} ms, max_deliver ${c.maxDeliver}) is pulled from; ran by ${by ?? 'no answer within 5 s'}`,
+          `${capability}: consumer ${c.name} (ack_wait ${c.ackWaitMs} ms, max_deliver ${c.maxDeliver}) is pulled from; the probe record was run by ${by ?? 'no one within 5 s'}`,
         );
         findings.set(
           capability,
@@ -187,8 +185,9 @@ async function survey(ctx: CaseContext): Promise<Survey> {
       };
     }
     if (!all.some(([, f]) => f.kind === 'own')) {
+      const names = [...new Set(stale.map((s) => s.consumer.name))];
       const why = stale.length
-        ? `no one pulls from the ${count(stale.length, 'consumer')} of ${S.tasks} that take the conformance capabilities (${listOf(stale.map((s) => s.consumer.name))}: left by an agent that is gone)`
+        ? `no one pulls from the ${count(names.length, 'consumer')} of ${S.tasks} that take the conformance capabilities (${listOf(names)}: left by an agent that is gone)`
         : `no consumer of ${S.tasks} takes ${taskSubject(S, 'tap.test.*')}`;
       return { stop: unimplemented(`the agent serves no durable queue: ${why}`), findings };
     }
