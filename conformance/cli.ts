@@ -56,9 +56,14 @@ export async function main(
 async function certify(run: typeof import('./run.ts'), cfg: Config, out: NodeJS.WriteStream, err: NodeJS.WriteStream): Promise<number> {
   const { painter, progressLine } = await import('./report/terminal.ts');
   const paint = painter(cfg.color && err.isTTY === true);
+  // A line logged while the live progress line shows replaces it; the next update draws it again.
+  let live: ReturnType<typeof progressLine> | undefined;
   const { report, baseline } = await run.runConfigured(cfg, {
-    onProgress: () => progressLine(err, paint),
-    log: (line) => err.write(`${line}\n`),
+    onProgress: () => (live = progressLine(err, paint)),
+    log: (line) => {
+      live?.clear();
+      err.write(`${line}\n`);
+    },
   });
   const { finishRun } = await import('./report/finish.ts');
   return finishRun(report, { cfg, baseline, out, err, usage: (m) => new run.Exit(2, m) });

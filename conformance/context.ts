@@ -60,6 +60,8 @@ export interface RunEnv {
   shared: Map<string, Promise<unknown>>;
   /** The mesh registry the agent joined (spec: registry#nats), and the process the suite may stop. */
   registry?: { url: string; agentPid?: number };
+  /** Prints a line for the person running the suite (tap-conform: on stderr), if anyone listens. */
+  log?: (line: string) => void;
 }
 
 export interface ConnectOptions {
@@ -146,6 +148,11 @@ export class CaseContext {
   /** Adds a note to the transcript. */
   note(text: string): void {
     this.transcript.note(0, text);
+  }
+
+  /** Tells the person running the suite something now, as a line of its own on stderr; the report does not keep it. */
+  inform(text: string): void {
+    this.env.log?.(`tap-conform: ${text}`);
   }
 
   /** Opens a fresh connection (a new agent process over stdio) and returns its started peer. */

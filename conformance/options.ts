@@ -48,6 +48,11 @@ export interface Config {
 export const DEFAULT_SEED = 20250314;
 export const DEFAULT_RUNS = 20;
 export const DEFAULT_TIMEOUT_MS = 10_000;
+/**
+ * The longest lease (a durable queue's ack_wait) that the nats-durable lease case waits out: it runs
+ * a task of 2.5 leases; a longer lease leaves the case NOT-TESTED.
+ */
+export const LONGEST_LEASE_MS = 120_000;
 /** The harness's agent id in unsigned sessions; signed sessions use the key's peer id. */
 export const HARNESS_ID = 'tap-conform';
 /** The requester id the run's key is bound to over stdio. */
@@ -101,6 +106,12 @@ Options:
   --debug                 stack traces and harness internals
   --version, --help
 
+NATS agents (nats://host:port/<agent_id>):
+  The nats-durable profile applies when the agent serves durable queues of the conformance
+  capabilities on the server; otherwise it is UNIMPLEMENTED. Its lease case runs a task of 2.5
+  leases (the queue consumer's ack_wait) and waits out leases up to ${LONGEST_LEASE_MS / 1000} s; a longer lease
+  leaves it NOT-TESTED. A run stops (exit 3) when two processes answer for the agent id.
+
 In the agent's command:
   {state}                 replaced by a fresh folder per case, for agents that keep state across
                           a restart: tap-conform -- ./my-agent --state-dir {state}
@@ -117,7 +128,8 @@ Environment given to a stdio agent (spec: conformance#key-provisioning):
                           pass them as --hmac-*
 
 Exit codes: 0 every required case passed; 1 the agent failed a case; 2 usage error;
-3 the harness could not run (the agent would not start, or the URL is unreachable).`;
+3 the harness could not run (the agent would not start, the URL is unreachable, or two processes
+answer for a NATS agent id).`;
 
 export type Parsed = { ok: true; config: Config } | { ok: false; error: string };
 

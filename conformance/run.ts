@@ -275,9 +275,11 @@ async function runTarget(cfg: Config, target: TargetSpec, cases: Case[], hooks: 
     debug: cfg.debug,
     shared: new Map(),
     ...(cfg.registry ? { registry: cfg.registry } : {}),
+    ...(hooks.log ? { log: hooks.log } : {}),
   };
   const found = await probe(base);
   if (found.problem) hooks.log?.(`tap-conform: the first handshake failed: ${found.problem}`);
+  if (target.kind === 'nats') await oneProcess(target.url, base.stepTimeoutMs);
   // A fresh agent may take a while to start, more so when cases run in parallel: its first reply
   // may take three times the probe's start-up plus 2 s, and never less than 30 s.
   const startupMs = Math.max(base.stepTimeoutMs, ((found.startupMs ?? 0) * 3 + 2000) * cfg.timeScale, 30_000 * cfg.timeScale);
@@ -291,6 +293,13 @@ async function runTarget(cfg: Config, target: TargetSpec, cases: Case[], hooks: 
   progress?.clear();
   if (cfg.targets.length > 1) for (const r of results) r.binding = target.kind;
   return { target, results, card: found.card };
+}
+
+/** Stops a run when several processes answer for the agent id: the suite judges one (spec: bindings-nats#opening). */
+async function oneProcess(url: string, timeoutMs: number): Promise<void> {
+  const { answeringProcesses, severalProcesses } = await import('./nats-processes.ts');
+  const n = await answeringProcesses(url, timeoutMs).catch(() => undefined);
+  if (n !== undefined && n > 1) throw new CannotRun(severalProcesses(parseNatsUrl(url).agentId!, url, n));
 }
 
 function safeBaseline(file: string) {

@@ -1,220 +1,69 @@
 /**
  * The nats-durable profile: the durable task queue of an agent named by nats://host:port/<agent_id>,
  * driven from outside through the NATS server (spec: bindings-nats#certification). The harness
- * publishes records of the conformance capabilities to their queues and reads TAP_EVENTS,
- * TAP_RESULTS, TAP_DEAD and TAP_IDEMPOTENCY; it consumes nothing the agent consumes.
+ * publishes records of the conformance capabilities to the queues the survey found to be the
+ * agent's own, and reads TAP_EVENTS, TAP_RESULTS, TAP_DEAD and TAP_IDEMPOTENCY; it consumes
+ * nothing the agent consumes.
  */
-import { createHash } from 'node:crypto';
-import type { NatsConnection } from '@nats-io/transport-node';
-import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
-import { DEFAULT_NAMES as S, deadSubject, eventSubject, resultSubject, taskSubject } from '../../reference/jetstream/names.ts';
-import { parseNatsUrl } from '../../reference/transports/nats/url.ts';
+import { DEFAULT_NAMES as S, deadSubject, eventSubject, taskSubject } from '../../reference/jetstream/names.ts';
 import { recordFromDraft, type TaskRecord } from '../../reference/workspace/record.ts';
 import { validateAgainst } from '../../reference/core/validate.ts';
 import { defineCase, type Case } from '../case.ts';
 import type { CaseContext } from '../context.ts';
-import { fail, notTested, type Outcome } from '../verdict.ts';
-import { attempt, check, show, verdictOf } from './kit.ts';
+import { LONGEST_LEASE_MS } from '../options.ts';
+import { harnessError, notTested, type Outcome } from '../verdict.ts';
+import { DurableView, connectTarget, type Entry, type Queue } from './durable-view.ts';
+import { findingOutcome, seconds, surveyOf } from './durable-survey.ts';
+import { attempt, check, show, Stop, verdictOf } from './kit.ts';
 
 const P = 'nats-durable' as const;
 const NATS = { binding: 'nats' as const };
-/** The longest lease a case waits out; a longer one leaves the lease case not tested. */
-const LONGEST_LEASE_MS = 15_000;
 
-/** The NATS client libraries, loaded when a case of this profile runs, not when the suite loads. */
-const natsLibraries = async () => {
-  const [transport, js, kv] = await Promise.all([import('@nats-io/transport-node'), import('@nats-io/jetstream'), import('@nats-io/kv')]);
-  return {
-    connect: transport.connect,
-    headers: transport.headers,
-    jetstream: js.jetstream,
-    jetstreamManager: js.jetstreamManager,
-    DeliverAll: js.DeliverPolicy.All,
-    Kvm: kv.Kvm,
-  };
-};
-type NatsLibraries = Awaited<ReturnType<typeof natsLibraries>>;
+/** The agent's own queue for a capability, as the survey found it; stops the case when it has none. */
+type QueueOf = (capability: string) => Queue;
 
-/** Connects to the server the target URL names, with its credentials. */
-function connectTarget(ctx: CaseContext, lib: NatsLibraries): Promise<NatsConnection> {
-  const address = parseNatsUrl((ctx.env.target as { url: string }).url);
-  return lib.connect({ servers: address.servers, ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}) });
-}
-
-/** A capability's queue as the agent's consumer configures it. */
-interface Queue {
-  capability: string;
-  ackWaitMs: number;
-  maxDeliver: number;
-}
-
-/** A message of a task's stream in TAP_EVENTS with the headers the binding gives it. */
-interface Entry {
-  // biome-ignore lint/suspicious/noExplicitAny: a TAP message of either type, read by field
-  message: Record<string, any>;
-  attempt: string | undefined;
-  msgId: string | undefined;
-}
-
-class Stop extends Error {
-  constructor(readonly outcome: Outcome) {
-    super(outcome.detail);
-  }
-}
-
-/** The harness's own JetStream view of the server the target URL names. */
-class DurableView {
-  private constructor(
-    readonly lib: NatsLibraries,
-    readonly nc: NatsConnection,
-    readonly js: JetStreamClient,
-    readonly jsm: JetStreamManager,
-    readonly agentId: string,
-  ) {}
-
-  static async open(ctx: CaseContext): Promise<DurableView> {
-    const lib = await natsLibraries();
-    const nc = await connectTarget(ctx, lib);
-    try {
-      const jsm = await lib.jetstreamManager(nc, { timeout: ctx.scaled(5000) });
-      return new DurableView(lib, nc, lib.jetstream(nc), jsm, parseNatsUrl((ctx.env.target as { url: string }).url).agentId!);
-    } catch (err) {
-      await nc.close();
-      throw new Stop(notTested(`the NATS server has no JetStream the harness can reach (${(err as Error).message})`));
-    }
-  }
-
-  /** The agent's queue for `capability`: the consumer of TAP_TASKS filtering its subject; NOT-TESTED when none. */
-  async queue(capability: string): Promise<Queue> {
-    const subject = taskSubject(S, capability);
-    try {
-      for await (const c of this.jsm.consumers.list(S.tasks)) {
-        if (c.config.filter_subject !== subject && !(c.config.filter_subjects ?? []).includes(subject)) continue;
-        return { capability, ackWaitMs: Math.round((c.config.ack_wait ?? 30e9) / 1e6), maxDeliver: c.config.max_deliver ?? -1 };
-      }
-    } catch {
-      // No TAP_TASKS stream: no durable queue at all.
-    }
-    throw new Stop(notTested(`no durable queue serves ${capability}: no consumer of ${S.tasks} filters ${subject}`));
-  }
-
-  /** Publishes a record for `capability`; `msgId` defaults to the binding's id for the record or its key. */
-  async publish(
-    capability: string,
-    input: unknown,
-    o: { idempotency?: { principal: string; key: string }; msgId?: string } = {},
-  ): Promise<{ record: TaskRecord; seq: number; duplicate: boolean }> {
-    const record = recordFromDraft({ next_phase: capability, input }) as TaskRecord;
-    record.requirements.target_agent = this.agentId;
-    if (o.idempotency) record.metadata = { ...record.metadata, 'x-idempotency': o.idempotency };
-    const msgId = o.msgId ?? (o.idempotency ? `${o.idempotency.principal}:${capability}:${o.idempotency.key}` : `${record.task_id}:submit`);
-    const ack = await this.js.publish(taskSubject(S, capability), JSON.stringify(record), { msgID: msgId });
-    return { record, seq: ack.seq, duplicate: ack.duplicate };
-  }
-
-  /** Reads the task's stream from the start until `done(entries)` holds or `ms` pass; on a fresh NATS connection if `nc` is given. */
-  async stream(taskId: string, done: (entries: Entry[]) => boolean, ms: number, nc: NatsConnection = this.nc): Promise<Entry[]> {
-    const consumer = await this.lib
-      .jetstream(nc)
-      .consumers.get(S.events, { filter_subjects: eventSubject(S, taskId), deliver_policy: this.lib.DeliverAll })
-      .catch((err: Error) => {
-        throw new Stop(fail(`the agent's durable tasks have no stream to resume from: ${S.events} cannot be read (${err.message})`));
-      });
-    const entries: Entry[] = [];
-    if (done(entries)) return entries;
-    const messages = await consumer.consume({ max_messages: 64 });
-    const timer = setTimeout(() => void messages.close(), ms);
-    try {
-      for await (const m of messages) {
-        let message: Entry['message'];
-        try {
-          message = m.json();
-        } catch {
-          message = { unreadable: m.string().slice(0, 200) };
-        }
-        entries.push({ message, attempt: m.headers?.get('Tap-Attempt') || undefined, msgId: m.headers?.get('Nats-Msg-Id') || undefined });
-        if (done(entries)) break;
-      }
-    } finally {
-      clearTimeout(timer);
-      await messages.close();
-    }
-    return entries;
-  }
-
-  /** The task's finished record in TAP_RESULTS, waiting up to `ms`. */
-  finished(taskId: string, ms: number): Promise<TaskRecord | undefined> {
-    return this.poll(
-      async () => (await this.jsm.streams.getMessage(S.results, { last_by_subj: resultSubject(S, taskId) }))?.json<TaskRecord>(),
-      ms,
-    );
-  }
-
-  /** The last sequence of TAP_DEAD now (0 when it is empty or missing): dead letters after it are new. */
-  async deadMark(): Promise<number> {
-    return (await this.jsm.streams.info(S.dead).catch(() => null))?.state.last_seq ?? 0;
-  }
-
-  /** The task's dead letter in TAP_DEAD after sequence `after`, waiting up to `ms`. */
-  dead(capability: string, taskId: string, after: number, ms: number): Promise<TaskRecord | undefined> {
-    return this.poll(async () => {
-      // Dead letters of one capability share a subject: look through the new ones for this task.
-      const info = await this.jsm.streams.info(S.dead);
-      for (let seq = info.state.last_seq; seq > Math.max(after, info.state.first_seq - 1); seq--) {
-        const m = await this.jsm.streams.getMessage(S.dead, { seq }).catch(() => null);
-        if (m?.subject !== deadSubject(S, capability)) continue;
-        const r = m.json<TaskRecord>();
-        if (r.task_id === taskId) return r;
-      }
-      return undefined;
-    }, ms);
-  }
-
-  /** True while the queue still holds the message at stream sequence `seq`. */
-  async queued(seq: number): Promise<boolean> {
-    return (await this.jsm.streams.getMessage(S.tasks, { seq }).catch(() => null)) !== null;
-  }
-
-  /** Waits until the queue no longer holds `seq`; false if it still does after `ms`. */
-  async drained(seq: number, ms: number): Promise<boolean> {
-    return (await this.poll(async () => ((await this.queued(seq)) ? undefined : true), ms)) === true;
-  }
-
-  /** The task id that TAP_IDEMPOTENCY holds for an identity (spec: bindings-nats#idempotency). */
-  async holder(principal: string, capability: string, key: string): Promise<string | undefined> {
-    const kv = await new this.lib.Kvm(this.nc).open(S.idempotency);
-    const hash = createHash('sha256').update(`${principal}\0${capability}\0${key}`).digest('hex');
-    return (await kv.get(hash).catch(() => null))?.string() || undefined;
-  }
-
-  private async poll<T>(get: () => Promise<T | undefined>, ms: number): Promise<T | undefined> {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      const v = await get().catch(() => undefined);
-      if (v !== undefined || Date.now() > deadline) return v;
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  }
-
-  close(): Promise<void> {
-    return this.nc.close();
-  }
-}
-
-/** Runs a case body with a DurableView, closed afterwards; a Stop is the case's outcome. */
-function durable(body: (ctx: CaseContext, view: DurableView) => Promise<Outcome>): (ctx: CaseContext) => Promise<Outcome> {
+/**
+ * Runs a case body against the agent's own queues: the run's survey first (a profile that does not
+ * apply, or queues another agent serves, end every case alike), then a DurableView of its own.
+ */
+function durable(body: (ctx: CaseContext, view: DurableView, queue: QueueOf) => Promise<Outcome>): (ctx: CaseContext) => Promise<Outcome> {
   return attempt(async (ctx) => {
+    const survey = await surveyOf(ctx);
+    if (survey.stop) return survey.stop;
+    const queue: QueueOf = (capability) => {
+      const f = survey.findings.get(capability) ?? { kind: 'none' };
+      if (f.kind === 'own') return f.queue;
+      throw new Stop(findingOutcome(capability, f)!);
+    };
     let view: DurableView | undefined;
     try {
-      view = await DurableView.open(ctx);
-      return await body(ctx, view);
-    } catch (e) {
-      if (e instanceof Stop) return e.outcome;
-      throw e;
+      view = await DurableView.open(ctx).catch((err: Error) => {
+        throw new Stop(harnessError(`the harness could not reach JetStream on the server again (${err.message})`));
+      });
+      return await body(ctx, view, queue);
     } finally {
       await view?.close();
     }
   });
+}
+
+/** How often a long wait tells the person running the suite how far it is. */
+const PROGRESS_EVERY_MS = 15_000;
+
+/** Resolves with `p`; a wait of `expectedMs` or more says what it waits for, then how long it has waited, every 15 s. */
+async function waiting<T>(ctx: CaseContext, what: string, expectedMs: number, p: Promise<T>): Promise<T> {
+  if (expectedMs < PROGRESS_EVERY_MS) return p;
+  const t0 = Date.now();
+  ctx.inform(`${ctx.caseId}: ${what}; waiting about ${seconds(expectedMs)}`);
+  const timer = setInterval(
+    () => ctx.inform(`${ctx.caseId}: waited ${seconds(Date.now() - t0)} of about ${seconds(expectedMs)}`),
+    PROGRESS_EVERY_MS,
+  );
+  try {
+    return await p;
+  } finally {
+    clearInterval(timer);
+  }
 }
 
 const states = (entries: Entry[]): Entry[] => entries.filter((e) => e.message.type === 'task.event' && e.message.payload?.kind === 'state');
@@ -237,8 +86,8 @@ export const natsDurableCases: Case[] = [
     spec: 'bindings-nats#task-queue',
     requirements: ['TAP-NATS-016'],
     needs: { ...NATS, capabilities: ['tap.test.echo'] },
-    run: durable(async (_ctx, view) => {
-      await view.queue('tap.test.echo');
+    run: durable(async (_ctx, view, queue) => {
+      queue('tap.test.echo');
       const info = await view.jsm.streams.info(S.tasks);
       return verdictOf(
         'work-queue retention',
@@ -259,8 +108,8 @@ export const natsDurableCases: Case[] = [
     spec: 'bindings-nats#task-queue',
     requirements: ['TAP-NATS-019', 'TAP-NATS-020', 'TAP-NATS-032'],
     needs: { ...NATS, capabilities: ['tap.test.echo'] },
-    run: durable(async (ctx, view) => {
-      await view.queue('tap.test.echo');
+    run: durable(async (ctx, view, queue) => {
+      queue('tap.test.echo');
       const input = { conformance: randomKey() };
       const { record, seq } = await view.publish('tap.test.echo', input);
       const gone = await view.drained(seq, ctx.scaled(10_000));
@@ -311,19 +160,34 @@ export const natsDurableCases: Case[] = [
     spec: 'bindings-nats#task-queue',
     requirements: ['TAP-NATS-018'],
     needs: { ...NATS, capabilities: ['tap.test.sleep'] },
-    budgetMs: 60_000,
-    run: durable(async (ctx, view) => {
-      const q = await view.queue('tap.test.sleep');
+    // The longest wait: 2.5 leases of the longest lease this case waits out, then one more lease.
+    budgetMs: LONGEST_LEASE_MS * 3.5 + 20_000,
+    run: durable(async (ctx, view, queue) => {
+      const q = queue('tap.test.sleep');
       if (q.ackWaitMs > LONGEST_LEASE_MS)
-        return notTested(`the lease of tap.test.sleep is ${q.ackWaitMs} ms; this case waits out at most ${LONGEST_LEASE_MS} ms`);
+        return notTested(
+          `the lease of tap.test.sleep is ${seconds(q.ackWaitMs)} (the ack_wait of consumer ${q.consumer}), longer than the ${seconds(LONGEST_LEASE_MS)} this case waits out (a task of 2.5 leases; see tap-conform --help): start the agent with a shorter lease to test its renewal`,
+        );
       const ms = Math.round(q.ackWaitMs * 2.5);
       ctx.note(`ack_wait ${q.ackWaitMs} ms: a sleep of ${ms} ms outlives it twice`);
       const { record } = await view.publish('tap.test.sleep', { ms });
-      const entries = await view.stream(record.task_id, hasResult, ctx.scaled(ms + 3 * q.ackWaitMs + 5000));
+      // Ends at the result, or at a second delivery: a lease that was not renewed shows at once.
+      const entries = await waiting(
+        ctx,
+        `a task of ${seconds(ms)} outlives the lease of tap.test.sleep (ack_wait ${seconds(q.ackWaitMs)}) twice`,
+        ms,
+        view.stream(record.task_id, (e) => hasResult(e) || states(e).length > 1, ctx.scaled(ms + q.ackWaitMs + 5000)),
+      );
       const runs = states(entries);
       const done = await view.finished(record.task_id, ctx.scaled(2000));
       return verdictOf(
         `delivered once over ${ms} ms`,
+        check(
+          runs.length <= 1,
+          `the record was delivered ${runs.length} times while the agent ran it for ${ms} ms with ack_wait ${q.ackWaitMs} ms: the lease was not renewed`,
+          'one delivery (one running event)',
+          show(runs.map((e) => `attempt ${e.attempt}`)),
+        ),
         check(hasResult(entries), `the sleep of ${ms} ms did not finish`, 'a task.result', show(entries.map((e) => e.message.type))),
         check(
           runs.length === 1,
@@ -350,8 +214,8 @@ export const natsDurableCases: Case[] = [
     requirements: ['TAP-NATS-019', 'TAP-NATS-028', 'TAP-NATS-030', 'TAP-NATS-031'],
     needs: { ...NATS, capabilities: ['tap.test.fail'] },
     budgetMs: 40_000,
-    run: durable(async (ctx, view) => {
-      const q = await view.queue('tap.test.fail');
+    run: durable(async (ctx, view, queue) => {
+      const q = queue('tap.test.fail');
       if (q.maxDeliver < 2 || q.maxDeliver > 20)
         return notTested(`tap.test.fail's queue delivers a record ${q.maxDeliver} times; this case needs 2 to 20`);
       const { record } = await view.publish('tap.test.fail', { code: 'BUSY', retryable: true, message: 'retry me' });
@@ -403,8 +267,8 @@ export const natsDurableCases: Case[] = [
     requirements: ['TAP-NATS-021', 'TAP-NATS-029'],
     needs: { ...NATS, capabilities: ['tap.test.fail'] },
     budgetMs: 40_000,
-    run: durable(async (ctx, view) => {
-      const q = await view.queue('tap.test.fail');
+    run: durable(async (ctx, view, queue) => {
+      const q = queue('tap.test.fail');
       if (q.maxDeliver < 1 || q.maxDeliver > 20)
         return notTested(`tap.test.fail's queue delivers a record ${q.maxDeliver} times; this case needs 1 to 20`);
       const mark = await view.deadMark();
@@ -457,8 +321,8 @@ export const natsDurableCases: Case[] = [
     spec: 'bindings-nats#idempotency',
     requirements: ['TAP-NATS-024', 'TAP-NATS-033'],
     needs: { ...NATS, capabilities: ['tap.test.counter'] },
-    run: durable(async (ctx, view) => {
-      const q = await view.queue('tap.test.counter');
+    run: durable(async (ctx, view, queue) => {
+      const q = queue('tap.test.counter');
       const idempotency = { principal: 'tap-conform', key: randomKey() };
       const input = { key: idempotency.key };
       const first = await view.publish('tap.test.counter', input, { idempotency });
@@ -514,8 +378,8 @@ export const natsDurableCases: Case[] = [
     spec: 'bindings-nats#event-streams',
     requirements: ['TAP-NATS-035'],
     needs: { ...NATS, capabilities: ['tap.test.echo'] },
-    run: durable(async (ctx, view) => {
-      await view.queue('tap.test.echo');
+    run: durable(async (ctx, view, queue) => {
+      queue('tap.test.echo');
       const input = { conformance: randomKey() };
       const stored = { conformance: randomKey(), from: 'the stored task.result' };
       const record = recordFromDraft({ next_phase: 'tap.test.echo', input }) as TaskRecord;
@@ -587,8 +451,8 @@ export const natsDurableCases: Case[] = [
     spec: 'bindings-nats#event-streams',
     requirements: ['TAP-NATS-022', 'TAP-NATS-023', 'TAP-NATS-031', 'TAP-NATS-032'],
     needs: { ...NATS, capabilities: ['tap.test.stream'] },
-    run: durable(async (ctx, view) => {
-      await view.queue('tap.test.stream');
+    run: durable(async (ctx, view, queue) => {
+      queue('tap.test.stream');
       const count = 4;
       const { record } = await view.publish('tap.test.stream', { count, interval_ms: 50 });
       // A requester follows the stream on a connection of its own, and loses it after two messages.

@@ -168,6 +168,9 @@ export function count(n: number, singular: string, plural = `${singular}s`): str
   return `${n} ${n === 1 ? singular : plural}`;
 }
 
+/** How a profile that the agent does not offer is named in the level line, where its name alone says little. */
+const OFFERED: Record<string, string> = { 'nats-durable': 'nats-durable (durable queues)' };
+
 /**
  * What a certification did not cover: optional profiles the agent does not offer, other cases
  * it does not implement, and the bindings no target spoke.
@@ -177,7 +180,7 @@ function notCovered(profiles: Record<string, ProfileVerdict>, cases: readonly Re
   const idle = Object.entries(profiles)
     .filter(([, v]) => v === 'UNIMPLEMENTED')
     .map(([p]) => p);
-  if (idle.length) out.push(`${listOf(idle)} not offered`);
+  if (idle.length) out.push(`${listOf(idle.map((p) => OFFERED[p] ?? p))} not offered`);
   // Other cases that did not apply, one entry per reason: "2 cases UNIMPLEMENTED (the agent card …)".
   const reasons = new Map<string, number>();
   for (const c of cases)

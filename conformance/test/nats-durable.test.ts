@@ -1,7 +1,9 @@
 /**
  * tap-conform's nats-durable profile against a real nats-server: the reference agent with its
- * durable queues passes every case, and each broken durable agent fails the case of its rule
- * and no other.
+ * durable queues passes every case, with a short lease and with the default 30 s one; an agent
+ * that serves no durable queue leaves the profile UNIMPLEMENTED, also beside consumers that a
+ * killed agent left; queues another agent serves and a lease over the bound are said to be what
+ * they are, never FAILs; and each broken durable agent fails the case of its rule and no other.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -9,8 +11,11 @@ import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAgent, withConformanceCapabilities } from '../../reference/agent/index.ts';
 import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../../reference/transports/nats/test-server.ts';
+import { takesSubject } from '../cases/durable-survey.ts';
 import { natsDurableCases } from '../cases/nats-durable.ts';
+import { LONGEST_LEASE_MS } from '../options.ts';
 import { runConformance } from '../run.ts';
+import { AGENT, ROOT, tapConform } from './bins.ts';
 import { startBrokenDurableAgent, type DurableFault } from './nats-durable-broken.ts';
 import { lacks, needing } from '../../test/system-tools.testkit.ts';
 
@@ -21,6 +26,18 @@ const LEASE_MS = 400;
 const MAX_DELIVER = 3;
 const NO_RENEWAL_LEASE_MS = 2000;
 const DURABLE_IDS = natsDurableCases.map((c) => c.id);
+const CONSUMERS = ['echo', 'stream', 'sleep', 'fail', 'counter'].map((c) => `tap-tap_test_${c}`);
+
+describe('the subjects a consumer filter takes', () => {
+  it('matches tokens, * for one token and > for the rest', () => {
+    expect(takesSubject('tap.tasks.tap.test.echo', 'tap.tasks.tap.test.echo')).toBe(true);
+    expect(takesSubject('tap.tasks.>', 'tap.tasks.tap.test.echo')).toBe(true);
+    expect(takesSubject('tap.tasks.*.test.echo', 'tap.tasks.tap.test.echo')).toBe(true);
+    expect(takesSubject('tap.tasks.tap.test.sleep', 'tap.tasks.tap.test.echo')).toBe(false);
+    expect(takesSubject('tap.tasks.tap.test', 'tap.tasks.tap.test.echo')).toBe(false);
+    expect(takesSubject('tap.tasks.tap.test.echo.>', 'tap.tasks.tap.test.echo')).toBe(false);
+  });
+});
 
 describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-durable (spec: bindings-nats#certification)'), () => {
   const cleanups: Array<() => Promise<unknown>> = [];
@@ -34,45 +51,35 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
     return s;
   }
 
-  it('certifies tap-reference-agent --nats --durable: every nats-durable case passes', { timeout: 30_000 }, async () => {
-    const s = await server();
-    const agent: ChildProcess = spawn(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        'reference/agents/reference-agent.ts',
-        '--nats',
-        s.url,
-        '--durable',
-        '--lease-ms',
-        String(LEASE_MS),
-        '--max-deliver',
-        String(MAX_DELIVER),
-        '--grace-ms',
-        '1000',
-      ],
-      { stdio: ['ignore', 'pipe', 'ignore'] },
-    );
-    cleanups.push(async () => {
-      if (agent.exitCode === null) {
-        const exited = once(agent, 'exit');
-        agent.kill('SIGTERM');
-        await exited;
-      }
+  /** A reference agent process: its URL, its stderr so far, and a stop (SIGTERM, or SIGKILL as an agent that dies). */
+  async function reference(
+    url: string,
+    args: string[],
+    o: { bin?: boolean } = {},
+  ): Promise<{ url: string; stderr: () => string; kill: (signal?: NodeJS.Signals) => Promise<void> }> {
+    const program = o.bin ? [AGENT] : ['--import', 'tsx', 'reference/agents/reference-agent.ts'];
+    const agent: ChildProcess = spawn(process.execPath, [...program, '--nats', url, '--grace-ms', '1000', ...args], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const [url] = (await once(createInterface({ input: agent.stdout! }), 'line')) as [string];
-    const report = await runConformance({ target: url, profiles: ['nats-durable'], timeoutMs: 5000 });
-    expect(report.cases.map((c) => [c.id, c.verdict, c.verdict === 'PASS' ? '' : c.detail])).toEqual(
-      DURABLE_IDS.map((id) => [id, 'PASS', '']),
-    );
-  });
+    let stderr = '';
+    agent.stderr!.on('data', (d) => (stderr += d));
+    const kill = async (signal: NodeJS.Signals = 'SIGTERM') => {
+      if (agent.exitCode !== null || agent.signalCode !== null) return;
+      const exited = once(agent, 'exit');
+      agent.kill(signal);
+      await exited;
+    };
+    cleanups.push(kill);
+    const [line] = (await once(createInterface({ input: agent.stdout! }), 'line')) as [string];
+    return { url: line, stderr: () => stderr, kill };
+  }
 
-  it('leaves the cases not tested for an agent that serves no durable queue', { timeout: 20_000 }, async () => {
-    const s = await server();
+  /** An agent of the reference runtime over NATS without durable queues. */
+  async function sessionsOnly(url: string, agentId: string): Promise<string> {
     const agent = createAgent({
       card: {
-        agent_id: 'tap.sessions-only',
+        agent_id: agentId,
         name: 'sessions only',
         description: 'The reference runtime over NATS without durable queues.',
         capabilities: [],
@@ -81,13 +88,112 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
       capabilities: withConformanceCapabilities(),
       logger: () => {},
     });
-    const listener = await agent.listenNats({ url: s.url });
+    const listener = await agent.listenNats({ url });
     cleanups.push(async () => {
       await listener.close();
       await agent.shutdown();
     });
-    const report = await runConformance({ target: listener.url, profiles: ['nats-durable'], timeoutMs: 2000 });
-    expect(new Set(report.cases.map((c) => c.verdict))).toEqual(new Set(['NOT-TESTED']));
+    return listener.url;
+  }
+
+  const durableArgs = (leaseMs = LEASE_MS) => ['--durable', '--lease-ms', String(leaseMs), '--max-deliver', String(MAX_DELIVER)];
+
+  it('certifies tap-reference-agent --nats --durable: every nats-durable case passes', { timeout: 30_000 }, async () => {
+    const s = await server();
+    const agent = await reference(s.url, durableArgs());
+    const report = await runConformance({ target: agent.url, profiles: ['nats-durable'], timeoutMs: 5000 });
+    expect(report.cases.map((c) => [c.id, c.verdict, c.verdict === 'PASS' ? '' : c.detail])).toEqual(
+      DURABLE_IDS.map((id) => [id, 'PASS', '']),
+    );
+  });
+
+  it('certifies the README pair with --durable and the default 30 s lease: the lease case waits it out, saying so', {
+    timeout: 180_000,
+  }, async () => {
+    const s = await server();
+    const agent = await reference(s.url, ['--durable'], { bin: true });
+    const run = await tapConform([agent.url]);
+    const bad = run.report?.cases.filter((c) => c.verdict === 'FAIL' || c.verdict === 'ERROR' || c.verdict === 'NOT-TESTED');
+    expect(bad?.map((c) => `${c.id}: ${c.verdict} ${c.detail}`)).toEqual([]);
+    expect(run.code).toBe(0);
+    expect(run.report?.certified).toBe(true);
+    expect(run.report?.profiles['nats-durable']).toBe('PASS');
+    expect(run.report?.level).not.toContain('durable queues');
+    // 2.5 leases of 30 s, delivered once: the lease was renewed all the way, and the wait said how far it was.
+    expect(run.report?.cases.find((c) => c.id === 'nats-durable.lease.renewal')?.detail).toBe('delivered once over 75000 ms');
+    expect(run.stderr).toContain(
+      'tap-conform: nats-durable.lease.renewal: a task of 75 s outlives the lease of tap.test.sleep (ack_wait 30 s) twice; waiting about 75 s\n',
+    );
+    expect(run.stderr).toContain('tap-conform: nats-durable.lease.renewal: waited 15 s of about 75 s\n');
+  });
+
+  it('leaves nats-durable UNIMPLEMENTED for an agent that serves no durable queue', { timeout: 20_000 }, async () => {
+    const s = await server();
+    const url = await sessionsOnly(s.url, 'tap.sessions-only');
+    const report = await runConformance({ target: url, profiles: ['nats-durable'], timeoutMs: 2000 });
+    expect(new Set(report.cases.map((c) => c.verdict))).toEqual(new Set(['UNIMPLEMENTED']));
+    expect(report.profiles['nats-durable']).toBe('UNIMPLEMENTED');
+    expect(report.cases[0]?.detail).toBe('the agent serves no durable queue: the NATS server has no stream TAP_TASKS');
+  });
+
+  it('judges a fresh agent by none of the consumers a killed agent left: UNIMPLEMENTED, and they are named', {
+    timeout: 40_000,
+  }, async () => {
+    const s = await server();
+    const killed = await reference(s.url, durableArgs());
+    await killed.kill('SIGKILL');
+    const url = await sessionsOnly(s.url, 'tap.reference-agent');
+    const report = await runConformance({ target: url, profiles: ['nats-durable'], timeoutMs: 2000 });
+    expect(report.cases.map((c) => c.verdict)).toEqual(DURABLE_IDS.map(() => 'UNIMPLEMENTED'));
+    const detail = report.cases[0]!.detail;
+    expect(detail).toMatch(/^the agent serves no durable queue: no one pulls from the 5 consumers of TAP_TASKS/);
+    for (const name of CONSUMERS) expect(detail).toContain(name);
+    expect(detail).toContain('left by an agent that is gone');
+  });
+
+  it('sets the lease of a restarted agent on the consumers it left, says so, and certifies with it', { timeout: 40_000 }, async () => {
+    const s = await server();
+    const first = await reference(s.url, durableArgs(LEASE_MS));
+    await first.kill('SIGKILL');
+    const again = await reference(s.url, durableArgs(1000));
+    for (const name of CONSUMERS)
+      expect(again.stderr()).toContain(
+        `consumer ${name} of TAP_TASKS had ack_wait ${LEASE_MS} ms and max_deliver ${MAX_DELIVER} (left by an earlier runner); set to this runner's lease of 1000 ms`,
+      );
+    const report = await runConformance({ target: again.url, profiles: ['nats-durable'], timeoutMs: 5000 });
+    expect(report.cases.map((c) => [c.id, c.verdict, c.verdict === 'PASS' ? '' : c.detail])).toEqual(
+      DURABLE_IDS.map((id) => [id, 'PASS', '']),
+    );
+    expect(report.cases.find((c) => c.id === 'nats-durable.lease.renewal')?.detail).toBe('delivered once over 2500 ms');
+  });
+
+  it('says that another agent serves the queues (ERROR), never FAILs the agent under test', { timeout: 30_000 }, async () => {
+    const s = await server();
+    await reference(s.url, durableArgs());
+    const url = await sessionsOnly(s.url, 'tap.sessions-only');
+    const report = await runConformance({ target: url, profiles: ['nats-durable'], timeoutMs: 2000 });
+    expect(report.cases.map((c) => c.verdict)).toEqual(DURABLE_IDS.map(() => 'ERROR'));
+    expect(report.cases[0]!.detail).toMatch(
+      /^another agent serves the durable queues of this server: tap\.reference-agent ran the records tap-conform published to the queues of tap\.test\.echo, .*so these cases cannot judge tap\.sessions-only\. Stop tap\.reference-agent, or test tap\.sessions-only on a NATS server of its own$/,
+    );
+  });
+
+  it('leaves the lease case NOT-TESTED, with the reason, for a lease over the bound', { timeout: 30_000 }, async () => {
+    const s = await server();
+    const over = LONGEST_LEASE_MS + 1000;
+    const agent = await reference(s.url, ['--durable', '--lease-ms', String(over)]);
+    const report = await runConformance({
+      target: agent.url,
+      only: ['nats-durable.lease.renewal', 'nats-durable.result.before-ack'],
+      timeoutMs: 5000,
+    });
+    expect(report.cases.map((c) => [c.id, c.verdict])).toEqual([
+      ['nats-durable.result.before-ack', 'PASS'],
+      ['nats-durable.lease.renewal', 'NOT-TESTED'],
+    ]);
+    expect(report.cases[1]!.detail).toBe(
+      `the lease of tap.test.sleep is ${over / 1000} s (the ack_wait of consumer tap-tap_test_sleep), longer than the ${LONGEST_LEASE_MS / 1000} s this case waits out (a task of 2.5 leases; see tap-conform --help): start the agent with a shorter lease to test its renewal`,
+    );
   });
 
   it.each<[DurableFault, string, RegExp]>([

@@ -1,13 +1,17 @@
 /**
- * tap-conform over the NATS binding against a real nats-server: the reference agent process
- * passes the nats profile and the task cases, and each broken agent fails the case of its rule.
+ * tap-conform over the NATS binding against a real nats-server: the README's command pair
+ * certifies the reference agent (which serves no durable queue), the reference agent process
+ * passes the nats profile and the task cases, each broken agent fails the case of its rule, and
+ * two processes under one agent id stop the run with a message that says so.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../../reference/transports/nats/test-server.ts';
+import { answeringProcesses } from '../nats-processes.ts';
 import { runConformance } from '../run.ts';
+import { AGENT, tapConform } from './bins.ts';
 import { startBrokenNatsAgent, type NatsFault } from './nats-broken.ts';
 import { lacks, needing } from '../../test/system-tools.testkit.ts';
 
@@ -33,18 +37,29 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats:/
 
   beforeAll(async () => {
     server = await startNatsServer();
-    agent = spawn(
-      process.execPath,
-      ['--import', 'tsx', 'reference/agents/reference-agent.ts', '--nats', server.url, '--grace-ms', '2000'],
-      {
-        stdio: ['ignore', 'pipe', 'ignore'],
-      },
-    );
+    // The README's command: tap-reference-agent --nats URL.
+    agent = spawn(process.execPath, [AGENT, '--nats', server.url, '--grace-ms', '2000'], { stdio: ['ignore', 'pipe', 'ignore'] });
     [url] = (await once(createInterface({ input: agent.stdout! }), 'line')) as [string];
   });
   afterAll(async () => {
     if (agent && agent.exitCode === null) agent.kill('SIGKILL');
     await server?.stop();
+  });
+
+  it('certifies the README command pair: tap-conform nats://…/tap.reference-agent exits 0, durable queues not offered', {
+    timeout: 120_000,
+  }, async () => {
+    const run = await tapConform([url]);
+    expect(run.report?.cases.filter((c) => c.verdict === 'FAIL' || c.verdict === 'ERROR' || c.verdict === 'NOT-TESTED')).toEqual([]);
+    expect(run.code).toBe(0);
+    expect(run.report?.certified).toBe(true);
+    expect(run.report?.profiles['nats-durable']).toBe('UNIMPLEMENTED');
+    expect(run.report?.level).toMatch(/^TAP 1\.0 Certified over nats — nats-durable \(durable queues\) not offered; /);
+    const durable = run.report!.cases.filter((c) => c.profile === 'nats-durable');
+    expect(durable.length).toBeGreaterThanOrEqual(8);
+    expect(new Set(durable.map((c) => c.detail))).toEqual(
+      new Set(['the agent serves no durable queue: the NATS server has no stream TAP_TASKS']),
+    );
   });
 
   it('certifies the reference agent for the nats and tasks profiles', { timeout: 60_000 }, async () => {
@@ -74,6 +89,26 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats:/
     } finally {
       await within(10_000, `stopping the ${fault} agent`, stop());
     }
+  });
+
+  it('stops a run when two processes answer for the agent id, and says so (bindings-nats#opening)', { timeout: 90_000 }, async () => {
+    expect(await answeringProcesses(url, 5000)).toBe(1);
+    const second = spawn(process.execPath, [AGENT, '--nats', server.url, '--grace-ms', '1000'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    try {
+      await once(createInterface({ input: second.stdout! }), 'line');
+      expect(await answeringProcesses(url, 5000)).toBe(2);
+      const run = await tapConform([url]);
+      expect(run.code).toBe(3);
+      expect(run.report).toBeUndefined();
+      expect(run.stderr).toContain(`tap-conform: two processes answer for tap.reference-agent on ${server.url}:`);
+      expect(run.stderr).toContain('Stop all but one of them');
+    } finally {
+      const exited = once(second, 'exit');
+      second.kill('SIGTERM');
+      await exited;
+    }
+    // One process again: the run goes ahead.
+    expect(await answeringProcesses(url, 5000)).toBe(1);
   });
 
   it('tap-reference-agent --nats exits 0 on SIGTERM (shutdown#signals)', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { AckPolicy, jetstreamManager } from '@nats-io/jetstream';
 import { validateAgainst } from '../core/validate.ts';
 import type { TaskRecord } from '../workspace/record.ts';
 import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../transports/nats/test-server.ts';
@@ -192,5 +192,43 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the durable runner
     while (r.stats.repeats === 0 && Date.now() < deadline) await sleep(25);
     expect(r.stats.repeats).toBe(1);
     expect(runs).toEqual([first.record.task_id]);
+  });
+
+  it('sets a consumer an earlier runner left with a shorter lease to its own, says so, and runs a long phase once', async () => {
+    const first = await runner({ capability: 'work.relet', leaseMs: 300, handler: async () => 'first' });
+    await first.stop();
+    const said: string[] = [];
+    const attempts: number[] = [];
+    await runner({
+      capability: 'work.relet',
+      leaseMs: 1500,
+      logger: (level, message) => said.push(`${level}: ${message}`),
+      handler: async ({ attempts: a }) => {
+        attempts.push(a);
+        await sleep(1000);
+        return 'slow';
+      },
+    });
+    expect(said).toEqual([
+      "warn: consumer tap-work_relet of TAP_TASKS had ack_wait 300 ms and max_deliver 5 (left by an earlier runner); set to this runner's lease of 1500 ms and 5 deliveries",
+    ]);
+    const info = await (await jetstreamManager(nc)).consumers.info(DEFAULT_NAMES.tasks, 'tap-work_relet');
+    expect(info.config.ack_wait).toBe(1500 * 1_000_000);
+    // At the old 300 ms the server would redeliver long before the phase ends: renewing every 500 ms is not enough.
+    const { record } = await submitDurable(nc, { next_phase: 'work.relet', input: null });
+    expect((await resultOf(record.task_id)).state.attempts).toBe(0);
+    expect(attempts).toEqual([0]);
+  });
+
+  it('names the consumer in the way when the work queue already gives the subject to another', async () => {
+    const jsm = await jetstreamManager(nc);
+    await jsm.consumers.add(DEFAULT_NAMES.tasks, {
+      durable_name: 'someone-else',
+      ack_policy: AckPolicy.Explicit,
+      filter_subject: 'tap.tasks.work.taken',
+    });
+    await expect(runner({ capability: 'work.taken', handler: async () => null })).rejects.toThrow(
+      /^cannot create consumer tap-work_taken of TAP_TASKS for tap\.tasks\.work\.taken: .*\. Consumer someone-else already takes it; if no runner serves it any more, delete it \(nats consumer rm TAP_TASKS someone-else\)$/,
+    );
   });
 });

@@ -77,23 +77,66 @@ export function consumerName(capability: string): string {
 }
 
 const nanos = (ms: number): number => ms * 1_000_000;
+const ms = (n: number): number => Math.round(n / 1_000_000);
 
-/** Creates the capability's consumer when missing; ack_wait is the lease and max_deliver the attempts. */
-async function ensureConsumer(jsm: JetStreamManager, names: DurableNames, o: DurableRunnerOptions): Promise<string> {
+/**
+ * Creates the capability's consumer when missing; ack_wait is the lease and max_deliver the
+ * attempts. A consumer an earlier runner left with another lease or maximum is set to this
+ * runner's, with a warning; resolves with the consumer's name and the ack_wait it has.
+ */
+async function ensureConsumer(
+  jsm: JetStreamManager,
+  names: DurableNames,
+  o: DurableRunnerOptions,
+  log: NonNullable<DurableRunnerOptions['logger']>,
+): Promise<{ name: string; ackWaitMs: number }> {
   const name = consumerName(o.capability);
-  try {
-    await jsm.consumers.info(names.tasks, name);
-  } catch {
-    await jsm.consumers.add(names.tasks, {
-      durable_name: name,
-      ack_policy: AckPolicy.Explicit,
-      deliver_policy: DeliverPolicy.All,
-      ack_wait: nanos(o.leaseMs ?? 30_000),
-      max_deliver: o.maxAttempts ?? 5,
-      filter_subject: `${names.prefix}.tasks.${o.capability}`,
-    });
+  const want = { ack_wait: nanos(o.leaseMs ?? 30_000), max_deliver: o.maxAttempts ?? 5 };
+  const subject = `${names.prefix}.tasks.${o.capability}`;
+  const found = await jsm.consumers.info(names.tasks, name).catch(() => null);
+  if (!found) {
+    try {
+      await jsm.consumers.add(names.tasks, {
+        durable_name: name,
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+        ...want,
+        filter_subject: subject,
+      });
+    } catch (err) {
+      throw new Error(await refusedConsumer(jsm, names, name, subject, err as Error), { cause: err });
+    }
+    return { name, ackWaitMs: ms(want.ack_wait) };
   }
-  return name;
+  const had = { ack_wait: found.config.ack_wait ?? nanos(30_000), max_deliver: found.config.max_deliver ?? -1 };
+  if (had.ack_wait === want.ack_wait && had.max_deliver === want.max_deliver) return { name, ackWaitMs: ms(had.ack_wait) };
+  const was = `consumer ${name} of ${names.tasks} had ack_wait ${ms(had.ack_wait)} ms and max_deliver ${had.max_deliver}`;
+  try {
+    await jsm.consumers.update(names.tasks, name, want);
+    log(
+      'warn',
+      `${was} (left by an earlier runner); set to this runner's lease of ${ms(want.ack_wait)} ms and ${want.max_deliver} deliveries`,
+    );
+    return { name, ackWaitMs: ms(want.ack_wait) };
+  } catch (err) {
+    log(
+      'warn',
+      `${was}; the server refused this runner's lease of ${ms(want.ack_wait)} ms and ${want.max_deliver} deliveries (${(err as Error).message}), so the consumer keeps its own and the lease is renewed every ${Math.floor(ms(had.ack_wait) / 3)} ms. Delete the consumer (nats consumer rm ${names.tasks} ${name}) while no runner serves it to start afresh`,
+    );
+    return { name, ackWaitMs: ms(had.ack_wait) };
+  }
+}
+
+/** Why the server refused to create a capability's consumer, with the consumer in the way when there is one. */
+async function refusedConsumer(jsm: JetStreamManager, names: DurableNames, name: string, subject: string, err: Error): Promise<string> {
+  const why = `cannot create consumer ${name} of ${names.tasks} for ${subject}: ${err.message}`;
+  // A work queue gives each subject to one consumer: another that takes it is in the way.
+  for await (const c of jsm.consumers.list(names.tasks)) {
+    const filters = [c.config.filter_subject, ...(c.config.filter_subjects ?? [])].filter(Boolean);
+    if (c.name !== name && (filters.length === 0 || filters.includes(subject) || filters.includes(`${names.prefix}.tasks.>`)))
+      return `${why}. Consumer ${c.name} already takes it; if no runner serves it any more, delete it (nats consumer rm ${names.tasks} ${c.name})`;
+  }
+  return why;
 }
 
 /** The record a phase leaves: a history entry, the status, and next_phase null (one-phase tasks). */
@@ -135,9 +178,10 @@ function outcomeOfResult(payload: Record<string, unknown>): { output?: unknown; 
 export async function startDurableRunner(o: DurableRunnerOptions): Promise<DurableRunner> {
   const names = o.names ?? DEFAULT_NAMES;
   const log = o.logger ?? (() => {});
-  const leaseMs = o.leaseMs ?? 30_000;
   const { jsm, idempotency } = await ensureStreams(o.nc, { names, replicas: o.replicas });
-  const durable = await ensureConsumer(jsm, names, o);
+  const { name: durable, ackWaitMs } = await ensureConsumer(jsm, names, o, log);
+  // spec: bindings-nats#task-queue: the lease is the consumer's ack_wait, whatever this runner asked for.
+  const leaseMs = Math.min(o.leaseMs ?? 30_000, ackWaitMs);
   const js = jetstream(o.nc);
   const stats = { completed: 0, failed: 0, retried: 0, repeats: 0, deadLetters: 0, renewals: 0, fenced: 0 };
   const stopping = new AbortController();

@@ -56,7 +56,8 @@ export const SERVE_USAGE = `  --listen URL        serve WebSocket sessions at UR
                       on stdout once ready (spec: bindings-nats)
   --durable           with --nats, also serve the capabilities on their durable JetStream
                       queues (spec: bindings-nats#task-queue)
-  --lease-ms MS       with --durable, the lease (the consumers' ack_wait, default 30000)
+  --lease-ms MS       with --durable, the lease (the consumers' ack_wait, default 30000); a consumer
+                      left with another lease is set to this one, with a warning on stderr
   --max-deliver N     with --durable, deliveries before a dead letter (default 5)
   --mesh URL          join the mesh whose registry is on the NATS server at URL: keep an entry
                       with this agent's card, endpoint and load, renewed every heartbeat and

@@ -72,7 +72,10 @@ async function startDurable(served: Served, options: AgentOptions, serve: ServeO
       leaseMs: serve.durable.leaseMs,
       maxDeliver: serve.durable.maxDeliver,
       maxTaskSeconds: card.limits.max_task_seconds,
-      log: (level, message) => log(level, message),
+      // A consumer left with another lease, dead letters that could not move: said; the rest is routine.
+      log: (level, message) => {
+        if (level !== 'info') log(level, message);
+      },
     });
     served.closers.push(async () => {
       await stop();
