@@ -26,6 +26,7 @@ import { type CaseResult, defaultJobs, probe, runCases } from './runner.ts';
 import { profilesOf, selectCases } from './select.ts';
 import type { HmacKey } from './session-state.ts';
 import { CannotRun, checkCommand, type TargetSpec } from './target.ts';
+import { whenListening } from './wait-listening.ts';
 import { parseNatsUrl } from '../reference/transports/nats/url.ts';
 
 /** Thrown to end the program with an exit code and a one-line reason. */
@@ -277,6 +278,9 @@ async function runTarget(cfg: Config, target: TargetSpec, cases: Case[], hooks: 
     ...(cfg.registry ? { registry: cfg.registry } : {}),
     ...(hooks.log ? { log: hooks.log } : {}),
   };
+  await whenListening(target, cfg.timeScale, hooks.log ?? ((line) => process.stderr.write(`${line}\n`))).catch((err: Error) => {
+    throw new CannotRun(err.message);
+  });
   const found = await probe(base);
   if (found.problem) hooks.log?.(`tap-conform: the first handshake failed: ${found.problem}`);
   if (target.kind === 'nats') await oneProcess(target.url, base.stepTimeoutMs);
