@@ -46,6 +46,7 @@ const SLOW = [
   'test/mesh-faults.test.ts',
   'reference/agents/reference-agent-trace.test.ts',
   'reference/serve/run.test.ts',
+  'tools/action.test.ts',
 ];
 
 export default defineConfig({
