@@ -151,7 +151,7 @@ export interface ReportInput {
   allBindings?: readonly string[];
 }
 
-const BINDING_NAME: Record<string, string> = { stdio: 'stdio', websocket: 'WebSocket', workspace: 'the workspace binding' };
+const BINDING_NAME: Record<string, string> = { stdio: 'stdio', websocket: 'WebSocket', nats: 'NATS', workspace: 'the workspace binding' };
 
 /** A binding's name in a sentence. */
 export function bindingName(b: string): string {
