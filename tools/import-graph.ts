@@ -18,7 +18,7 @@ import ts from 'typescript';
 /** Layers bottom-up; a module's layer is the first entry whose prefix its path (under reference/) starts with. */
 export const LAYERS: readonly (readonly string[])[] = [
   ['core/', 'package.ts'],
-  ['transports/', 'crypto.ts'],
+  ['transports/', 'crypto.ts', 'trust.ts'],
   // The registry of a mesh, below the agent, which loads it (lazily) to join one.
   ['mesh/semver.ts', 'mesh/entry.ts', 'mesh/registry.ts', 'mesh/member.ts'],
   ['agent/', 'client/'],
