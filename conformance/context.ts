@@ -34,6 +34,11 @@ export interface Probe {
   agentId?: string;
   /** Why the probe handshake failed, if it did. */
   problem?: string;
+  /**
+   * A fault of the agent at its handshake that every case would meet (output that is not TAP,
+   * an invalid ack), in one sentence: the run stops after the case that shows it.
+   */
+  stop?: string;
 }
 
 /** Settings every case of a run shares. */

@@ -174,7 +174,7 @@ export class Peer {
     else {
       const issues = validateMessage(out);
       if (issues) {
-        const text = `the harness sent an invalid ${out.type}: ${describeIssues(issues)}`;
+        const text = `the harness sent an invalid ${out.type}: ${describeIssues(issues, 3, out)}`;
         flags.push(`harness fault: ${text}`);
         this.findings.violations.push({ by: 'harness', text, at: this.transcript.now() });
       }

@@ -22,7 +22,8 @@ import {
 import { type BaselineCheck, checkBaseline, readBaseline } from './report/baseline.ts';
 import { toolVersion } from './report/finish.ts';
 import { buildReport, count, type Report } from './report/model.ts';
-import { type CaseResult, defaultJobs, probe, runCases } from './runner.ts';
+import { probe } from './probe.ts';
+import { type CaseResult, defaultJobs, runCases } from './runner.ts';
 import { profilesOf, selectCases } from './select.ts';
 import type { HmacKey } from './session-state.ts';
 import { CannotRun, checkCommand, type TargetSpec } from './target.ts';
@@ -195,7 +196,12 @@ interface TargetRun {
   results: CaseResult[];
   card?: { agent_id?: string; name?: string };
   suiteCases: number;
+  /** Why the run of this target stopped early, if it did (the probe's `stop`). */
+  stopped?: string;
 }
+
+/** The case a stopped run still runs: the handshake, where the probe found the fault. */
+const STOP_CASE = 'core.handshake.complete';
 
 /** Runs the cases a parsed configuration selects, target by target, into one report. */
 export async function runConfigured(cfg: Config, hooks: RunHooks = {}): Promise<{ report: Report; baseline?: BaselineCheck }> {
@@ -237,6 +243,7 @@ export async function runConfigured(cfg: Config, hooks: RunHooks = {}): Promise<
     baseline = checkBaseline(cfg.expectedFailures!, baselineEntries, results, new Set(ALL_CASES.map((c) => c.id)), cfg.level);
   }
   const card = runs.find((r) => r.card)?.card;
+  const stopped = runs.filter((r) => r.stopped).map((r) => (runs.length > 1 ? `${r.target.kind}: ${r.stopped}` : r.stopped!));
   const all = [
     ...new Set(cfg.targets.flatMap((t) => profilesOf({ binding: t.kind, registry, profiles: [], level: 'may', only: [] }, PROFILES))),
   ];
@@ -256,6 +263,8 @@ export async function runConfigured(cfg: Config, hooks: RunHooks = {}): Promise<
     baseline,
     suiteCases: runs.reduce((n, r) => n + r.suiteCases, 0),
     filters: { profiles: cfg.profiles, level: cfg.level, only: cfg.only, skip: cfg.skip },
+    selectedCases: plans.reduce((n, p) => n + p.cases.length, 0),
+    ...(stopped.length ? { stopped: stopped.join('; ') } : {}),
   });
   return { report, baseline };
 }
@@ -277,20 +286,23 @@ async function runTarget(cfg: Config, target: TargetSpec, cases: Case[], hooks: 
     ...(cfg.registry ? { registry: cfg.registry } : {}),
   };
   const found = await probe(base);
-  if (found.problem) hooks.log?.(`tap-conform: the first handshake failed: ${found.problem}`);
+  // A fault every case would meet at its handshake is said once, and only the handshake case runs.
+  if (found.stop) hooks.log?.(`tap-conform: ${found.stop}. The run stops after the handshake case (${STOP_CASE}).`);
+  else if (found.problem) hooks.log?.(`tap-conform: the first handshake failed: ${found.problem}`);
+  const selected = found.stop ? cases.filter((c) => c.id === STOP_CASE) : cases;
   // A fresh agent may take a while to start, more so when cases run in parallel: its first reply
   // may take three times the probe's start-up plus 2 s, and never less than 30 s.
   const startupMs = Math.max(base.stepTimeoutMs, ((found.startupMs ?? 0) * 3 + 2000) * cfg.timeScale, 30_000 * cfg.timeScale);
   const env: RunEnv = { ...base, probe: found, startupMs };
   const progress = hooks.onProgress?.(target);
   const transcriptsDir = cfg.transcripts && cfg.targets.length > 1 ? join(cfg.transcripts, target.kind) : cfg.transcripts;
-  const results = await runCases(cases, env, cfg.jobs ?? defaultJobs(target.kind), cfg.repeat, {
+  const results = await runCases(selected, env, cfg.jobs ?? defaultJobs(target.kind), cfg.repeat, {
     onProgress: (done, total, running) => progress?.update(done, total, running),
     transcriptsDir,
   });
   progress?.clear();
   if (cfg.targets.length > 1) for (const r of results) r.binding = target.kind;
-  return { target, results, card: found.card };
+  return { target, results, card: found.card, ...(found.stop ? { stopped: found.stop } : {}) };
 }
 
 function safeBaseline(file: string) {

@@ -3,18 +3,16 @@
  * and turns what it observed into a verdict per case. Agent faults are values; only the
  * harness's own failures become ERROR (spec: conformance#running).
  */
-import { writeFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { writeFileSync, mkdirSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { meetsBinding, type Case } from './case.ts';
-import { CaseContext, type Probe, type RunEnv } from './context.ts';
+import { CaseContext, type RunEnv } from './context.ts';
 import { quoteOf } from './requirements.ts';
-import { handshake } from './steps.ts';
-import { Findings, Peer, type Received } from './peer.ts';
+import type { Received } from './peer.ts';
 import { judgeHistory } from './judge/history.ts';
-import { IdSource, SessionState } from './session-state.ts';
-import { CannotRun, keyEnv, openConnection } from './target.ts';
-import { Transcript, type WireEntry } from './transcript.ts';
+import type { SessionState } from './session-state.ts';
+import type { WireEntry } from './transcript.ts';
 import {
   applyLevel,
   capTiming,
@@ -72,81 +70,6 @@ export interface RunHooks {
  */
 export function defaultJobs(kind: 'stdio' | 'websocket' | 'nats'): number {
   return kind === 'stdio' && availableParallelism() < 2 ? 4 : 8;
-}
-
-/** A throwaway state folder for the probe's process. */
-function probeDir(): string {
-  return mkdtempSync(join(tmpdir(), 'tap-conform-probe-'));
-}
-
-/**
- * The first handshake of a run: proves the agent starts (or the URL answers) and reads its
- * card. Throws CannotRun when there is no agent to talk to at all.
- */
-export async function probe(env: Omit<RunEnv, 'probe' | 'startupMs'>): Promise<Probe> {
-  let conn;
-  const stderr: string[] = [];
-  const state = probeDir();
-  try {
-    conn = await openConnection(env.target, {
-      env: keyEnv(env.key),
-      onStderr: (l) => stderr.push(l),
-      closeGraceMs: Math.round(2000 * env.timeScale),
-      stateDir: state,
-    });
-  } catch (err) {
-    throw new CannotRun((err as Error).message.replace(/^could not start agent: /, 'could not start '));
-  }
-  const transcript = new Transcript();
-  const peer = new Peer({
-    transport: conn.transport,
-    binding: env.target.kind,
-    state: new SessionState(env.selfId),
-    transcript,
-    findings: new Findings(),
-    ids: new IdSource('probe'),
-    conn: 1,
-    stepTimeoutMs: env.stepTimeoutMs,
-    startupMs: 60_000 * env.timeScale,
-    timeScale: env.timeScale,
-    exited: conn.exited,
-  });
-  await peer.start();
-  const hs = await handshake(peer);
-  const result: Probe = {};
-  const ack = peer.received.find((r) => r.msg.type === 'handshake.ack');
-  if (ack) result.startupMs = ack.at - (transcript.entries.find((e) => e.dir === 'out')?.t ?? 0);
-  if (hs.ok) {
-    result.card = peer.state.card;
-    result.params = peer.state.params;
-    result.agentId = peer.state.agentId;
-  } else {
-    result.problem = hs.outcome.detail;
-    const ack = peer.received.find((r) => r.msg.type === 'handshake.ack');
-    if (ack) {
-      result.card = ack.msg.payload?.agent;
-      result.agentId = ack.msg.payload?.agent?.agent_id;
-    }
-  }
-  // Whether the agent went away by itself, before the harness ends the connection next.
-  const closedByAgent = peer.closed !== undefined;
-  // An agent that wrote anything at all, even lines that are not TAP, is judged by the cases instead.
-  const silent = peer.received.length === 0 && peer.nonProtocolLines.length === 0;
-  const timer = setTimeout(() => conn.kill?.('SIGKILL'), 2000);
-  await peer.close().catch(() => {});
-  clearTimeout(timer);
-  conn.reap?.();
-  rmSync(state, { recursive: true, force: true });
-  if (!hs.ok && silent) {
-    const exit = await peer.waitExit(200);
-    const how = exit ? (exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`) : 'closed the connection';
-    const tail = stderr.slice(-3).join(' | ');
-    const why = closedByAgent
-      ? `${env.target.display} ${how} before answering the handshake`
-      : `${env.target.display} hung: it sent nothing in answer to the handshake within ${Math.round(60_000 * env.timeScale)} ms and was killed`;
-    throw new CannotRun(`${why}${tail ? `; its stderr ends: ${tail}` : ''}`);
-  }
-  return result;
 }
 
 /** Decides a case without running it when a need is not met; null when it can run. */

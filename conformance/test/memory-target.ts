@@ -7,7 +7,7 @@ import { createMemoryPair } from '../../reference/transports/memory.ts';
 import type { RawTransport } from '../../reference/transports/transport.ts';
 import type { RunEnv } from '../context.ts';
 import { b64u, newKey } from '../mac.ts';
-import { probe } from '../runner.ts';
+import { probe } from '../probe.ts';
 import type { Connection, TargetSpec } from '../target.ts';
 
 /** The key the in-memory agent and the harness share, so that the integrity cases run. */
