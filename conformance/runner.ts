@@ -6,8 +6,9 @@
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { meetsBinding, type Case } from './case.ts';
-import { CaseContext, type RunEnv } from './context.ts';
+import { meetsBinding, tasksOf, type Case } from './case.ts';
+import { capacityOf, limitsOf, TaskGate, TaskLedger } from './load.ts';
+import { CaseContext, caseRun, type RunEnv } from './context.ts';
 import { quoteOf } from './requirements.ts';
 import type { Received } from './peer.ts';
 import { judgeHistory } from './judge/history.ts';
@@ -98,7 +99,30 @@ export async function unmetNeed(c: Case, env: RunEnv): Promise<Outcome | null> {
     return unimplemented(
       'no key was given: pass --hmac-key-id, --hmac-key and --hmac-peer (and start the agent with the same TAP_HMAC_* values)',
     );
-  return null;
+  return overLimits(c, env);
+}
+
+/**
+ * ERROR for a case that would hold more tasks at once than the agent allows (its card, or the
+ * per-session limit its probe's ack stated; a case keeps its tasks in one session): the suite
+ * does not load an agent past its limits (spec: limits#concurrency).
+ */
+function overLimits(c: Case, env: RunEnv): Outcome | null {
+  const need = tasksOf(c);
+  const { total, perPrincipal, perSession } = limitsOf(env.probe.card, env.probe.params);
+  if (c.fillsLimits) return null;
+  const which =
+    total !== undefined && total < need
+      ? `limits.max_concurrent_tasks ${total}`
+      : perPrincipal !== undefined && perPrincipal < need
+        ? `limits.max_tasks_per_principal ${perPrincipal}`
+        : perSession !== undefined && perSession < need
+          ? `${perSession} per session`
+          : undefined;
+  if (!which) return null;
+  return harnessError(
+    `the case holds up to ${need} tasks at once and the agent allows ${which}: the suite does not load an agent past its limits, so it cannot run this case; to certify, serve the conformance run with limits of at least ${need}`,
+  );
 }
 
 async function withBudget(p: Promise<Outcome>, ms: number, id: string): Promise<Outcome> {
@@ -121,12 +145,14 @@ async function withBudget(p: Promise<Outcome>, ms: number, id: string): Promise<
   }
 }
 
-/** Runs one case once; never throws. */
+/** Runs one case once; never throws. Over a shared agent it starts once its tasks fit the agent's limits (env.load.gate). */
 export async function runCase(c: Case, env: RunEnv): Promise<{ outcome: Outcome; ctx?: CaseContext; ms: number }> {
-  const started = Date.now();
   const need = await unmetNeed(c, env);
-  if (need) return { outcome: need, ms: Date.now() - started };
-  const ctx = new CaseContext(env, c.id);
+  if (need) return { outcome: need, ms: 0 };
+  const owner = caseRun(c.id);
+  await env.load?.gate?.enter(owner, tasksOf(c));
+  const started = Date.now();
+  const ctx = new CaseContext(env, c.id, { fillsLimits: c.fillsLimits === true, owner });
   let outcome: Outcome;
   try {
     outcome = await withBudget(
@@ -140,10 +166,11 @@ export async function runCase(c: Case, env: RunEnv): Promise<{ outcome: Outcome;
     );
   } finally {
     await ctx.dispose().catch(() => {});
+    env.load?.gate?.leave(owner);
   }
   const history = historyViolations(ctx.findings.received);
   for (const text of history) ctx.findings.violations.push({ by: 'agent', text, at: ctx.transcript.now() });
-  outcome = judge(c, outcome, ctx.findings.violations);
+  outcome = judge(c, outcome, ctx.findings.violations, ctx.findings.busyByLoad);
   return { outcome, ctx, ms: Date.now() - started };
 }
 
@@ -193,10 +220,19 @@ export function recovered(list: readonly Received[]): unknown[] {
 /**
  * The final verdict: the level rule (a missed SHOULD is NON-STRICT), then every violation seen on
  * the wire (harness faults are ERROR; agent faults FAIL a case that would otherwise pass), then
- * the timing cap.
+ * the timing cap. A case that failed after a BUSY the suite's own load may have drawn (`busy`)
+ * is ERROR: the fault may be the suite's (spec: conformance#verdicts, TAP-CONF-002).
  */
-export function judge(c: Case, o: Outcome, violations: readonly { by: 'agent' | 'harness'; text: string }[]): Outcome {
+export function judge(
+  c: Case,
+  o: Outcome,
+  violations: readonly { by: 'agent' | 'harness'; text: string }[],
+  busy: readonly string[] = [],
+): Outcome {
   let out = applyLevel(c.level, o);
+  if (busy.length > 0 && (out.verdict === 'FAIL' || out.verdict === 'NON-STRICT')) {
+    return harnessError(`${busy[0]} (the case then saw: ${out.detail}); rerun the case alone to judge the agent, or with fewer --jobs`);
+  }
   const harness = violations.filter((v) => v.by === 'harness');
   const agent = violations.filter((v) => v.by === 'agent');
   if (harness.length > 0 && out.verdict !== 'ERROR') {
@@ -222,17 +258,19 @@ export async function runCases(
 ): Promise<CaseResult[]> {
   const reps = Math.max(1, repeat);
   const runs: Run[][] = cases.map(() => []);
+  const isAlone = (c: Case) => c.exclusive === true || c.fillsLimits === true;
   // Long cases start first, so they overlap with the many short ones; repetitions follow one another.
   const order = cases
     .map((c, i) => ({ i, budget: c.budgetMs ?? 20_000 }))
-    .filter((x) => !cases[x.i]!.exclusive)
+    .filter((x) => !isAlone(cases[x.i]!))
     .sort((a, b) => b.budget - a.budget || a.i - b.i)
     .flatMap((x) => Array.from({ length: reps }, (_, rep) => ({ i: x.i, rep })));
-  // Exclusive cases follow the others, one at a time, in suite order.
+  // Exclusive cases, and those that fill the agent's limits, follow the others, one at a time, in suite order.
   const alone = cases
     .map((c, i) => ({ c, i }))
-    .filter((x) => x.c.exclusive)
+    .filter((x) => isAlone(x.c))
     .flatMap((x) => Array.from({ length: reps }, (_, rep) => ({ i: x.i, rep })));
+  const load = env.load ?? sharedLoad(env);
   // A scenario shared by the two halves of a timed rule is observed once per repetition.
   const shared = Array.from({ length: reps }, (_, rep) => (rep === 0 ? env.shared : new Map<string, Promise<unknown>>()));
   let next = 0;
@@ -246,7 +284,7 @@ export async function runCases(
       const c = cases[i]!;
       running.set(c.id, (running.get(c.id) ?? 0) + 1);
       hooks.onProgress?.(done, cases.length, names());
-      runs[i]![rep] = await runCase(c, { ...env, shared: shared[rep]! });
+      runs[i]![rep] = await runCase(c, { ...env, shared: shared[rep]!, ...(load ? { load } : {}) });
       const left = running.get(c.id)! - 1;
       if (left === 0) running.delete(c.id);
       else running.set(c.id, left);
@@ -261,6 +299,20 @@ export async function runCases(
 }
 
 type Run = { outcome: Outcome; ctx?: CaseContext; ms: number };
+
+/**
+ * The load of a run whose cases share one agent (WebSocket, NATS): a ledger of the tasks the suite
+ * holds there, and a gate that keeps them within the limits of the agent's card. Over stdio each
+ * case has its own agent process, and counts its own tasks.
+ */
+export function sharedLoad(env: RunEnv): RunEnv['load'] {
+  if (env.target.kind === 'stdio') return undefined;
+  const limits = limitsOf(env.probe.card);
+  const ledger = new TaskLedger(limits, env.timeScale);
+  const capacity = capacityOf(limits);
+  // Tasks left running by finished cases keep the next case waiting at most a few steps.
+  return Number.isFinite(capacity) ? { ledger, gate: new TaskGate(ledger, capacity, env.stepTimeoutMs * 3) } : { ledger };
+}
 
 /** One result from the runs of a case: the worst run, marked flaky when the verdicts differ. */
 function resultOf(c: Case, runs: readonly Run[], env: RunEnv, repeat: number, hooks: RunHooks): CaseResult {

@@ -86,6 +86,13 @@ export function initPayload(peer: Peer, o: HandshakeOptions): Record<string, unk
   return payload;
 }
 
+/** The principal a handshake authenticates, when sessions share it: by credentials, or by the run's key (spec: authorization#principals). */
+function principalOf(peer: Peer, o: HandshakeOptions): string | undefined {
+  if (o.credentials) return `credentials ${o.credentials.scheme} ${o.credentials.token ?? ''}`;
+  if (o.integrity && peer.state.integrity) return `key ${peer.state.integrity.keyId}`;
+  return undefined;
+}
+
 /** Why a handshake.ack fails its schema, for people (envelope and payload together); null when it is valid. */
 export function invalidAck(ack: Wire): string | null {
   const issues = validateMessage(ack) && (validateAgainst('handshake.ack.schema.json', ack) ?? validateMessage(ack));
@@ -98,7 +105,8 @@ export function invalidAck(ack: Wire): string | null {
  * peer's session state.
  */
 export async function handshake(peer: Peer, o: HandshakeOptions = {}): Promise<Got<Established>> {
-  const init = await peer.post('handshake.init', initPayload(peer, o), o.target ? { target: o.target } : {});
+  const proposal = initPayload(peer, o);
+  const init = await peer.post('handshake.init', proposal, o.target ? { target: o.target } : {});
   const ackR = await peer.reply(init);
   if (!ackR.ok) return ackR;
   const ack = ackR.value;
@@ -117,6 +125,11 @@ export async function handshake(peer: Peer, o: HandshakeOptions = {}): Promise<G
   s.version = typeof p.version === 'string' ? p.version : '1.0';
   s.params = p.params;
   s.card = p.agent;
+  const proposed = (proposal.params as Record<string, unknown>).max_concurrent_tasks;
+  s.proposedConcurrency = typeof proposed === 'number' ? proposed : undefined;
+  s.resumeWindowMs = typeof p.resume_window_ms === 'number' ? p.resume_window_ms : undefined;
+  // A resumed session keeps its principal (spec: authorization#principals).
+  if (!o.resume) s.principal = principalOf(peer, o);
   if (typeof p.agent?.agent_id === 'string') s.agentId = p.agent.agent_id;
   // From the ack on, every message of the session carries session_id (spec: envelope#session-id).
   s.bound = true;
