@@ -5,9 +5,10 @@
  * command line.
  */
 import { join } from 'node:path';
-import { type Case, PROFILES, type Profile } from './case.ts';
+import { type Case, PROFILES, type Profile, tasksOf } from './case.ts';
+import { capacityOf, limitsOf } from './load.ts';
 import { ALL_CASES } from './cases/index.ts';
-import type { RunEnv } from './context.ts';
+import type { Probe, RunEnv } from './context.ts';
 import { fromB64u, newKey } from './mac.ts';
 import {
   type Config,
@@ -290,19 +291,40 @@ async function runTarget(cfg: Config, target: TargetSpec, cases: Case[], hooks: 
   if (found.stop) hooks.log?.(`tap-conform: ${found.stop}. The run stops after the handshake case (${STOP_CASE}).`);
   else if (found.problem) hooks.log?.(`tap-conform: the first handshake failed: ${found.problem}`);
   const selected = found.stop ? cases.filter((c) => c.id === STOP_CASE) : cases;
+  const jobs = cfg.jobs ?? defaultJobs(target.kind);
+  const load = loadNote(target, found.card, selected, jobs);
+  if (load) hooks.log?.(load);
   // A fresh agent may take a while to start, more so when cases run in parallel: its first reply
   // may take three times the probe's start-up plus 2 s, and never less than 30 s.
   const startupMs = Math.max(base.stepTimeoutMs, ((found.startupMs ?? 0) * 3 + 2000) * cfg.timeScale, 30_000 * cfg.timeScale);
   const env: RunEnv = { ...base, probe: found, startupMs };
   const progress = hooks.onProgress?.(target);
   const transcriptsDir = cfg.transcripts && cfg.targets.length > 1 ? join(cfg.transcripts, target.kind) : cfg.transcripts;
-  const results = await runCases(selected, env, cfg.jobs ?? defaultJobs(target.kind), cfg.repeat, {
+  const results = await runCases(selected, env, jobs, cfg.repeat, {
     onProgress: (done, total, running) => progress?.update(done, total, running),
     transcriptsDir,
   });
   progress?.clear();
   if (cfg.targets.length > 1) for (const r of results) r.binding = target.kind;
   return { target, results, card: found.card, ...(found.stop ? { stopped: found.stop } : {}) };
+}
+
+/**
+ * The line that says, before a run over a shared agent, that the agent's task limits will hold
+ * the cases back (spec: limits#concurrency); undefined when they do not.
+ */
+export function loadNote(target: TargetSpec, card: Probe['card'], cases: readonly Case[], jobs: number): string | undefined {
+  if (target.kind === 'stdio') return undefined;
+  const limits = limitsOf(card);
+  const capacity = capacityOf(limits);
+  const most = cases
+    .map(tasksOf)
+    .sort((a, b) => b - a)
+    .slice(0, jobs)
+    .reduce((n, t) => n + t, 0);
+  if (!(capacity < most)) return undefined;
+  const which = capacity === limits.total ? 'limits.max_concurrent_tasks' : 'limits.max_tasks_per_principal';
+  return `tap-conform: the agent's card allows ${capacity} tasks at once (${which}); every case shares this agent, so a case starts only when its tasks fit beside those the suite holds there`;
 }
 
 function safeBaseline(file: string) {

@@ -67,7 +67,8 @@ export interface RunHooks {
 /**
  * Default concurrency: 8 cases at once. A stdio case starts its own agent process, and most of
  * its time is spent waiting on it (for replies, timeouts, the process's exit), so 8 suit a machine
- * of two cores or more; on one core, where those starts are the work, 4 over stdio.
+ * of two cores or more; on one core, where those starts are the work, 4 over stdio. Over a shared
+ * agent (WebSocket, NATS) the gate of `sharedLoad` holds cases back further, to the card's task limits.
  */
 export function defaultJobs(kind: 'stdio' | 'websocket' | 'nats'): number {
   return kind === 'stdio' && availableParallelism() < 2 ? 4 : 8;
