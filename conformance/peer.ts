@@ -527,14 +527,19 @@ export class Peer {
   }
 }
 
-/** The task.request a text holds, when it is one readable JSON object of that type. */
+/**
+ * The task.request a text holds, when it is one valid against the schemas (in whatever
+ * serialization); an invalid one is for the agent to refuse, often in an error it cannot tie to it.
+ */
 function parsedRequest(text: string): Wire | undefined {
+  let v: Wire;
   try {
-    const v = JSON.parse(text) as Wire;
-    return v !== null && typeof v === 'object' && v.type === 'task.request' && typeof v.message_id === 'string' ? v : undefined;
+    v = JSON.parse(text) as Wire;
   } catch {
     return undefined;
   }
+  if (v === null || typeof v !== 'object' || v.type !== 'task.request') return undefined;
+  return validateMessage(v) ? undefined : v;
 }
 
 /** Sleeps `ms` milliseconds. */
