@@ -206,7 +206,9 @@ export class TaskLedger {
       if (replyTo) this.refused(replyTo, task);
     } else if (msg.type === 'error' && replyTo) {
       this.refused(replyTo);
-      if (msg.payload?.code === 'BUSY') return this.busyByLoad(replyTo, state, deliberateFill);
+      const busy = msg.payload?.code === 'BUSY' ? this.busyByLoad(replyTo, state, deliberateFill) : undefined;
+      this.snapshots.delete(replyTo);
+      return busy;
     } else if (task && !this.held.has(task) && !this.ended.has(task) && STREAM.has(msg.type) && !this.endedSessions.has(state)) {
       // A task the harness did not count at its request (one sent on purpose invalid) runs after all.
       this.held.set(task, { owner, session: state, principal, taskId: msg.task_id!, since: this.now() });
@@ -248,12 +250,12 @@ export class TaskLedger {
     const own = state.params?.max_concurrent_tasks;
     const proposed = state.proposedConcurrency;
     let limit: string | undefined;
-    if (total !== undefined && heldAll >= total) limit = `${heldAll} at the agent, its limits.max_concurrent_tasks is ${total}`;
+    if (total !== undefined && heldAll >= total) limit = `${tasks(heldAll)} at the agent, whose limits.max_concurrent_tasks is ${total}`;
     else if (perPrincipal !== undefined && heldPrincipal >= perPrincipal)
-      limit = `${heldPrincipal} under one principal, its limits.max_tasks_per_principal is ${perPrincipal}`;
+      limit = `${tasks(heldPrincipal)} under one principal, and the agent's limits.max_tasks_per_principal is ${perPrincipal}`;
     // A session limit the agent set below the harness's proposal is the agent's own; one the case asked for is what it tests.
     else if (!deliberateFill && typeof own === 'number' && proposed !== undefined && own < proposed && s.session >= own)
-      limit = `${s.session} in the session, whose max_concurrent_tasks the agent set to ${own}`;
+      limit = `${tasks(s.session)} in a session whose max_concurrent_tasks the agent set to ${own}`;
     if (!limit) return undefined;
     return `the agent answered BUSY (correctly) while the suite held ${limit}: the suite's own load may have caused it, not the agent`;
   }
@@ -304,6 +306,11 @@ export class TaskLedger {
   private changed(): void {
     this.onRelease?.();
   }
+}
+
+/** "1 task", "8 tasks". */
+function tasks(n: number): string {
+  return `${n} task${n === 1 ? '' : 's'}`;
 }
 
 const STREAM = new Set(['task.accepted', 'task.event', 'plan.submit', 'task.handoff']);
@@ -370,10 +377,12 @@ export class TaskGate {
       this.running.set(head.owner, head.need);
       head.admit();
     }
-    if (this.queue.length === 0 || this.running.size > 0) return;
-    // Nothing runs: only tasks left by finished cases hold the line, and they end by a known time.
-    const next = Math.min(this.ledger.nextRelease() ?? Number.POSITIVE_INFINITY, (this.idleSince ?? this.now()) + this.maxWaitMs);
-    this.timer = setTimeout(() => this.pump(), Math.max(0, next - this.now()) + 5);
+    if (this.queue.length === 0) return;
+    // Look again when a task left by a finished case stops counting, and, when nothing runs, once
+    // the line has waited long enough.
+    let next = this.ledger.nextRelease() ?? Number.POSITIVE_INFINITY;
+    if (this.running.size === 0) next = Math.min(next, (this.idleSince ?? this.now()) + this.maxWaitMs);
+    if (Number.isFinite(next)) this.timer = setTimeout(() => this.pump(), Math.max(0, next - this.now()) + 5);
   }
 
   /** True when no case runs and the tasks left by finished cases have kept the line waiting long enough. */

@@ -123,7 +123,7 @@ describe('a BUSY the suite could have caused (TAP-CONF-002)', () => {
     const third = request('b');
     l.sent('case#1', s, third, false);
     expect(l.received('case#1', s, busy(third))).toMatch(
-      /answered BUSY \(correctly\) while the suite held 2 at the agent, its limits\.max_concurrent_tasks is 2/,
+      /answered BUSY \(correctly\) while the suite held 2 tasks at the agent, whose limits\.max_concurrent_tasks is 2/,
     );
   });
 
@@ -143,7 +143,7 @@ describe('a BUSY the suite could have caused (TAP-CONF-002)', () => {
     l.sent('a#1', one, request('a'), false);
     const b = request('b');
     l.sent('b#1', two, b, false);
-    expect(l.received('b#1', two, busy(b))).toMatch(/1 under one principal, its limits\.max_tasks_per_principal is 1/);
+    expect(l.received('b#1', two, busy(b))).toMatch(/1 task under one principal, and the agent's limits\.max_tasks_per_principal is 1/);
   });
 
   it('is one in a session whose limit the agent set below the proposal, not one the case asked for', () => {
@@ -154,7 +154,7 @@ describe('a BUSY the suite could have caused (TAP-CONF-002)', () => {
     l.sent('case#1', lowered, request('a'), false);
     const b = request('b');
     l.sent('case#1', lowered, b, false);
-    expect(l.received('case#1', lowered, busy(b))).toMatch(/1 in the session, whose max_concurrent_tasks the agent set to 1/);
+    expect(l.received('case#1', lowered, busy(b))).toMatch(/1 task in a session whose max_concurrent_tasks the agent set to 1/);
     const asked = new SessionState('tap-conform');
     asked.params = { max_concurrent_tasks: 1 };
     asked.proposedConcurrency = 1;
@@ -176,12 +176,12 @@ describe('a BUSY the suite could have caused (TAP-CONF-002)', () => {
     l.sent('left#1', new SessionState('tap-conform'), request('y'), false);
     const d = request('d');
     l.sent('flood#1', s, d, false);
-    expect(l.received('flood#1', s, busy(d), true)).toMatch(/held 2 at the agent/);
+    expect(l.received('flood#1', s, busy(d), true)).toMatch(/held 2 tasks at the agent/);
   });
 
   it('turns the FAIL of the case that met it into ERROR, and leaves a PASS alone', () => {
     const c = defineCase({ id: 'x.y', title: 't', level: 'MUST', profile: 'core', spec: 's#a', requirements: [], run: async () => pass() });
-    const why = 'the agent answered BUSY (correctly) while the suite held 8 at the agent, its limits.max_concurrent_tasks is 8';
+    const why = 'the agent answered BUSY (correctly) while the suite held 8 tasks at the agent, whose limits.max_concurrent_tasks is 8';
     const failed = judge(c, fail('the agent did not accept a tap.test.sleep task: error BUSY'), [], [why]);
     expect(failed.verdict).toBe('ERROR');
     expect(failed.detail).toContain(why);
