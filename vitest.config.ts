@@ -27,6 +27,8 @@ const SLOW = [
   'reference/agents/workspace-demo/demo.test.ts',
   'reference/jetstream/cluster.test.ts',
   'conformance/test/nats.test.ts',
+  // The whole suite against one agent process, over WebSocket and over NATS.
+  'conformance/test/shared-agent.test.ts',
   // Each starts nats-server, most of them agent processes too.
   'conformance/test/nats-durable.test.ts',
   'conformance/test/registry.test.ts',

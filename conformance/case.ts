@@ -62,6 +62,17 @@ export interface Case {
    * what other cases observe (the load of the agent) or end the agent (its shutdown).
    */
   exclusive?: boolean;
+  /**
+   * The most tasks the case holds at the agent at once (default: 1 when it needs a capability,
+   * else 0). Over a binding where every case shares one agent, a case starts only when these fit
+   * the agent's declared limits beside the tasks the suite already holds (spec: limits#concurrency).
+   */
+  tasks?: number;
+  /**
+   * Set on a case that fills the agent's task limits on purpose (a flood): it runs alone after
+   * the others, and a BUSY its own load draws is part of what it observes.
+   */
+  fillsLimits?: boolean;
   /** Time budget of the whole case in ms at time-scale 1 (default 20 000). */
   budgetMs?: number;
   run(ctx: CaseContext): Promise<Outcome>;
@@ -70,6 +81,11 @@ export interface Case {
 /** Defines a case; a function only so that case files read as lists of declarations. */
 export function defineCase(c: Case): Case {
   return c;
+}
+
+/** The most tasks a case holds at the agent at once (see Case.tasks). */
+export function tasksOf(c: Case): number {
+  return c.tasks ?? (c.needs?.capabilities?.length ? 1 : 0);
 }
 
 /** True if a run over binding `kind` meets a case's need for `binding` (spec: bindings-nats#nats). */

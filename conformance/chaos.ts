@@ -397,6 +397,8 @@ function chaosCase(
     spec: 'conformance#targets',
     requirements: ['TAP-TASK-007', 'TAP-EVT-004', ...requirements],
     needs: { capabilities: caps.map((c) => `tap.test.${c}`), ...(binding ? { binding } : {}) },
+    // The six tasks of the workload at once; the checks after it run one at a time.
+    tasks: 6,
     budgetMs: 60_000,
     run: (ctx) => chaosRun(ctx, plan),
   });

@@ -7,7 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Findings, Peer, sleep } from './peer.ts';
+import { limitsOf, TaskLedger, type TaskGate } from './load.ts';
+import { Findings, Peer, sleep, type TaskCount } from './peer.ts';
 import { IdSource, SessionState, type HmacKey } from './session-state.ts';
 import { handshake, type Established, type HandshakeOptions } from './steps.ts';
 import { keyEnv, openConnection, type Connection, type TargetSpec } from './target.ts';
@@ -34,6 +35,11 @@ export interface Probe {
   agentId?: string;
   /** Why the probe handshake failed, if it did. */
   problem?: string;
+  /**
+   * A fault of the agent at its handshake that every case would meet (output that is not TAP,
+   * an invalid ack), in one sentence: the run stops after the case that shows it.
+   */
+  stop?: string;
 }
 
 /** Settings every case of a run shares. */
@@ -62,6 +68,12 @@ export interface RunEnv {
   registry?: { url: string; agentPid?: number };
   /** Prints a line for the person running the suite (tap-conform: on stderr), if anyone listens. */
   log?: (line: string) => void;
+  /**
+   * The tasks the run holds at an agent every case shares (WebSocket, NATS), and the gate that
+   * starts cases within its limits; without it each case counts its own, as over stdio, where
+   * each case has its own agent process.
+   */
+  load?: { ledger: TaskLedger; gate?: TaskGate };
 }
 
 export interface ConnectOptions {
@@ -92,6 +104,17 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
+/** The findings of the case run that ran each shared scenario. */
+const scenarioFindings = new WeakMap<Promise<unknown>, Findings>();
+
+/** Numbers each case run, so that the tasks of two runs of one case are told apart. */
+let caseRuns = 0;
+
+/** A name for one run of a case, unique in the process: its tasks are counted under it. */
+export function caseRun(caseId: string): string {
+  return `${caseId}#${++caseRuns}`;
+}
+
 /** The context of one case run. */
 export class CaseContext {
   readonly transcript = new Transcript();
@@ -100,12 +123,21 @@ export class CaseContext {
   readonly random: () => number;
   readonly peers: Peer[] = [];
   readonly connections: Connection[] = [];
+  /** The tasks this run holds at the agent, counted in the run's ledger (or the case's own). */
+  readonly tasks: TaskCount;
   private connCount = 0;
 
+  /** `fillsLimits`: the case fills the agent's task limits on purpose (see Case.fillsLimits); `owner` names the run in the ledger. */
   constructor(
     readonly env: RunEnv,
     readonly caseId: string,
+    o: { fillsLimits?: boolean; owner?: string } = {},
   ) {
+    this.tasks = {
+      ledger: env.load?.ledger ?? new TaskLedger(limitsOf(env.probe.card), env.timeScale),
+      owner: o.owner ?? caseRun(caseId),
+      fillsLimits: o.fillsLimits === true,
+    };
     this.random = seededRandom(env.seed ^ hash(caseId));
     this.ids = new IdSource(
       Math.floor(this.random() * 36 ** 4)
@@ -198,6 +230,7 @@ export class CaseContext {
       startupMs: this.env.startupMs,
       timeScale: this.env.timeScale,
       exited: connection.exited,
+      tasks: this.tasks,
     });
     await peer.start();
     this.peers.push(peer);
@@ -229,9 +262,15 @@ export class CaseContext {
       this.note(
         `the observation is shared with the other half of this timed rule (scenario "${key}"); its transcript is in the case that ran it first`,
       );
-      return p;
+      // A BUSY the suite's load drew in the shared scenario explains this half's outcome too.
+      const origin = scenarioFindings.get(p);
+      return p.then((v) => {
+        for (const b of origin?.busyByLoad ?? []) if (!this.findings.busyByLoad.includes(b)) this.findings.busyByLoad.push(b);
+        return v;
+      });
     }
     p = scenario(this);
+    scenarioFindings.set(p, this.findings);
     this.env.shared.set(key, p);
     return p;
   }
@@ -256,6 +295,8 @@ export class CaseContext {
       }),
     );
     if (this.state) rmSync(this.state, { recursive: true, force: true });
+    // What the case left running at a shared agent keeps counting until it ends (see TaskLedger).
+    this.tasks.ledger.release(this.tasks.owner);
   }
 }
 

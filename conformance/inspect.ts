@@ -86,7 +86,7 @@ export function inspectFrame(frame: InboundFrame, state: SessionState, binding: 
   const issues = validateMessage(msg);
   if (issues) {
     out.issues = issues;
-    out.violations.push(`the agent's ${msg.type} is invalid against schemas/v1: ${describeIssues(issues)}`);
+    out.violations.push(`the agent's ${msg.type} is invalid against schemas/v1: ${describeIssues(issues, 3, msg)}`);
   }
   checkEnvelope(msg, text, state, out);
   return out;

@@ -83,7 +83,8 @@ Options:
   --repeat <n>            run each case n times; a case passes only if every run does (flaky ones are marked)
   --timeout <ms>          how long each step waits for a reply (default ${DEFAULT_TIMEOUT_MS})
   --time-scale <x>        stretch every timing tolerance by x (slow machines, CI)
-  --jobs <n>              cases run at once (default 8; 4 over stdio on one core)
+  --jobs <n>              cases run at once (default 8; 4 over stdio on one core); over WebSocket
+                          and NATS a case also waits until its tasks fit the agent card's limits
   --json <file>           write the JSON report
   --junit <file>          write a JUnit XML report
   --html <file>           write a self-contained HTML report

@@ -7,6 +7,7 @@
 import type { CloseInfo, InboundFrame, RawTransport } from '../reference/transports/transport.ts';
 import type { ChildExit } from '../reference/transports/stdio-child.ts';
 import { inspectFrame, type Inspected } from './inspect.ts';
+import type { TaskLedger } from './load.ts';
 import { collectUntilResult, handshake, request, type Established, type HandshakeOptions, type RequestOptions } from './steps.ts';
 import { signMessage } from './mac.ts';
 import { describeIssues, validateMessage } from './schemas.ts';
@@ -42,6 +43,16 @@ export class Findings {
   readonly received: Received[] = [];
   /** Agent frames that were not JSON at all. */
   nonProtocol = 0;
+  /** Why a BUSY the agent answered may have been the suite's own load (spec: limits#concurrency). */
+  readonly busyByLoad: string[] = [];
+}
+
+/** Where a peer counts the tasks it asks for: the run's ledger, under its case run. */
+export interface TaskCount {
+  ledger: TaskLedger;
+  owner: string;
+  /** The case fills the agent's limits on purpose: only other cases' load explains a BUSY. */
+  fillsLimits?: boolean;
 }
 
 export interface PeerOptions {
@@ -59,6 +70,8 @@ export interface PeerOptions {
   timeScale: number;
   /** For a spawned agent: resolves when the process exits. */
   exited?: Promise<ChildExit>;
+  /** Counts the tasks the harness holds at the agent. */
+  tasks?: TaskCount;
 }
 
 /** Options of one send. */
@@ -105,6 +118,7 @@ export class Peer {
   private readonly findings: Findings;
   private readonly exited?: Promise<ChildExit>;
   private readonly startupMs: number;
+  private readonly tasks?: TaskCount;
   /** Whether anything arrived on this connection yet. */
   private heard = false;
   /** Lines of this connection that were not TAP messages (a banner, a log line), as received. */
@@ -125,6 +139,7 @@ export class Peer {
     this.timeScale = o.timeScale;
     this.exited = o.exited;
     this.startupMs = o.startupMs ?? o.stepTimeoutMs;
+    this.tasks = o.tasks;
     this.exited?.then((exit) => {
       this.exit = exit;
       const how = exit.signal ? `killed by ${exit.signal}` : `exited with code ${exit.code}`;
@@ -174,12 +189,13 @@ export class Peer {
     else {
       const issues = validateMessage(out);
       if (issues) {
-        const text = `the harness sent an invalid ${out.type}: ${describeIssues(issues)}`;
+        const text = `the harness sent an invalid ${out.type}: ${describeIssues(issues, 3, out)}`;
         flags.push(`harness fault: ${text}`);
         this.findings.violations.push({ by: 'harness', text, at: this.transcript.now() });
       }
     }
     if (out.type === 'error') this.state.sentErrors.add(out.message_id);
+    this.tasks?.ledger.sent(this.tasks.owner, this.state, out, opts.deliberate !== undefined);
     this.transcript.add({
       conn: this.conn,
       dir: 'out',
@@ -197,9 +213,12 @@ export class Peer {
     return this.send(this.envelope(type, payload, extra), opts);
   }
 
-  /** Sends an arbitrary text as one frame, on purpose (malformed input). */
+  /** Sends an arbitrary text as one frame, on purpose (malformed input, another serialization). */
   async sendText(text: string, why: string): Promise<void> {
     this.transcript.add({ conn: this.conn, dir: 'out', text, bytes: Buffer.byteLength(text), flags: [`deliberate: ${why}`] });
+    // A task.request in another serialization may start a task like any other.
+    const msg = this.tasks ? parsedRequest(text) : undefined;
+    if (msg) this.tasks!.ledger.sent(this.tasks!.owner, this.state, msg, false);
     await this.transport.send(text);
   }
 
@@ -482,6 +501,11 @@ export class Peer {
       session: this.state,
     };
     this.findings.received.push(rec);
+    const busy = this.tasks?.ledger.received(this.tasks.owner, this.state, rec.msg, this.tasks.fillsLimits);
+    if (busy && !rec.resent) {
+      this.findings.busyByLoad.push(busy);
+      this.transcript.note(this.conn, busy);
+    }
     if (rec.msg.type === 'ping' && !rec.resent && this.answerPings) void this.answerPing(rec.msg);
     for (const w of [...this.waiters]) if (rec.index >= w.since && w.pred(rec)) w.resolve(rec);
   }
@@ -501,6 +525,21 @@ export class Peer {
     for (const w of [...this.waiters]) w.resolve(undefined);
     for (const c of this.closeWaiters.splice(0)) c();
   }
+}
+
+/**
+ * The task.request a text holds, when it is one valid against the schemas (in whatever
+ * serialization); an invalid one is for the agent to refuse, often in an error it cannot tie to it.
+ */
+function parsedRequest(text: string): Wire | undefined {
+  let v: Wire;
+  try {
+    v = JSON.parse(text) as Wire;
+  } catch {
+    return undefined;
+  }
+  if (v === null || typeof v !== 'object' || v.type !== 'task.request') return undefined;
+  return validateMessage(v) ? undefined : v;
 }
 
 /** Sleeps `ms` milliseconds. */

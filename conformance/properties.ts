@@ -26,6 +26,8 @@ export const lifecycleProperty = defineCase({
   spec: 'tasks#states',
   requirements: ['TAP-TASK-005', 'TAP-TASK-007', 'TAP-EVT-004', 'TAP-IDEM-001', 'TAP-IDEM-005', 'TAP-CAN-007', 'TAP-RES-002'],
   needs: { capabilities: ['tap.test.counter', 'tap.test.sleep'] },
+  // At most three sleeps running (the model's check) and a scheduled pair of counters.
+  tasks: 5,
   budgetMs: 70_000,
   run: async (ctx) => (await import('./property-runs.ts')).runLifecycleProperty(ctx),
 });

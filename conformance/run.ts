@@ -5,9 +5,10 @@
  * command line.
  */
 import { join } from 'node:path';
-import { type Case, PROFILES, type Profile } from './case.ts';
+import { type Case, PROFILES, type Profile, tasksOf } from './case.ts';
+import { capacityOf, limitsOf } from './load.ts';
 import { ALL_CASES } from './cases/index.ts';
-import type { RunEnv } from './context.ts';
+import type { Probe, RunEnv } from './context.ts';
 import { fromB64u, newKey } from './mac.ts';
 import {
   type Config,
@@ -22,7 +23,8 @@ import {
 import { type BaselineCheck, checkBaseline, readBaseline } from './report/baseline.ts';
 import { toolVersion } from './report/finish.ts';
 import { buildReport, count, type Report } from './report/model.ts';
-import { type CaseResult, defaultJobs, probe, runCases } from './runner.ts';
+import { probe } from './probe.ts';
+import { type CaseResult, defaultJobs, runCases } from './runner.ts';
 import { profilesOf, selectCases } from './select.ts';
 import type { HmacKey } from './session-state.ts';
 import { CannotRun, checkCommand, type TargetSpec } from './target.ts';
@@ -196,7 +198,12 @@ interface TargetRun {
   results: CaseResult[];
   card?: { agent_id?: string; name?: string };
   suiteCases: number;
+  /** Why the run of this target stopped early, if it did (the probe's `stop`). */
+  stopped?: string;
 }
+
+/** The case a stopped run still runs: the handshake, where the probe found the fault. */
+const STOP_CASE = 'core.handshake.complete';
 
 /** Runs the cases a parsed configuration selects, target by target, into one report. */
 export async function runConfigured(cfg: Config, hooks: RunHooks = {}): Promise<{ report: Report; baseline?: BaselineCheck }> {
@@ -238,6 +245,7 @@ export async function runConfigured(cfg: Config, hooks: RunHooks = {}): Promise<
     baseline = checkBaseline(cfg.expectedFailures!, baselineEntries, results, new Set(ALL_CASES.map((c) => c.id)), cfg.level);
   }
   const card = runs.find((r) => r.card)?.card;
+  const stopped = runs.filter((r) => r.stopped).map((r) => (runs.length > 1 ? `${r.target.kind}: ${r.stopped}` : r.stopped!));
   const all = [
     ...new Set(cfg.targets.flatMap((t) => profilesOf({ binding: t.kind, registry, profiles: [], level: 'may', only: [] }, PROFILES))),
   ];
@@ -257,6 +265,8 @@ export async function runConfigured(cfg: Config, hooks: RunHooks = {}): Promise<
     baseline,
     suiteCases: runs.reduce((n, r) => n + r.suiteCases, 0),
     filters: { profiles: cfg.profiles, level: cfg.level, only: cfg.only, skip: cfg.skip },
+    selectedCases: plans.reduce((n, p) => n + p.cases.length, 0),
+    ...(stopped.length ? { stopped: stopped.join('; ') } : {}),
   });
   return { report, baseline };
 }
@@ -282,21 +292,45 @@ async function runTarget(cfg: Config, target: TargetSpec, cases: Case[], hooks: 
     throw new CannotRun(err.message);
   });
   const found = await probe(base);
-  if (found.problem) hooks.log?.(`tap-conform: the first handshake failed: ${found.problem}`);
-  if (target.kind === 'nats') await oneProcess(target.url, base.stepTimeoutMs);
+  // A fault every case would meet at its handshake is said once, and only the handshake case runs.
+  if (found.stop) hooks.log?.(`tap-conform: ${found.stop}. The run stops after the handshake case (${STOP_CASE}).`);
+  else if (found.problem) hooks.log?.(`tap-conform: the first handshake failed: ${found.problem}`);
+  const selected = found.stop ? cases.filter((c) => c.id === STOP_CASE) : cases;
+  const jobs = cfg.jobs ?? defaultJobs(target.kind);
+  const load = loadNote(target, found.card, selected, jobs);
+  if (load) hooks.log?.(load);
+  if (target.kind === 'nats' && !found.stop) await oneProcess(target.url, base.stepTimeoutMs);
   // A fresh agent may take a while to start, more so when cases run in parallel: its first reply
   // may take three times the probe's start-up plus 2 s, and never less than 30 s.
   const startupMs = Math.max(base.stepTimeoutMs, ((found.startupMs ?? 0) * 3 + 2000) * cfg.timeScale, 30_000 * cfg.timeScale);
   const env: RunEnv = { ...base, probe: found, startupMs };
   const progress = hooks.onProgress?.(target);
   const transcriptsDir = cfg.transcripts && cfg.targets.length > 1 ? join(cfg.transcripts, target.kind) : cfg.transcripts;
-  const results = await runCases(cases, env, cfg.jobs ?? defaultJobs(target.kind), cfg.repeat, {
+  const results = await runCases(selected, env, jobs, cfg.repeat, {
     onProgress: (done, total, running) => progress?.update(done, total, running),
     transcriptsDir,
   });
   progress?.clear();
   if (cfg.targets.length > 1) for (const r of results) r.binding = target.kind;
-  return { target, results, card: found.card };
+  return { target, results, card: found.card, ...(found.stop ? { stopped: found.stop } : {}) };
+}
+
+/**
+ * The line that says, before a run over a shared agent, that the agent's task limits will hold
+ * the cases back (spec: limits#concurrency); undefined when they do not.
+ */
+export function loadNote(target: TargetSpec, card: Probe['card'], cases: readonly Case[], jobs: number): string | undefined {
+  if (target.kind === 'stdio') return undefined;
+  const limits = limitsOf(card);
+  const capacity = capacityOf(limits);
+  const most = cases
+    .map(tasksOf)
+    .sort((a, b) => b - a)
+    .slice(0, jobs)
+    .reduce((n, t) => n + t, 0);
+  if (!(capacity < most)) return undefined;
+  const which = capacity === limits.total ? 'limits.max_concurrent_tasks' : 'limits.max_tasks_per_principal';
+  return `tap-conform: the agent's card allows ${capacity} tasks at once (${which}); every case shares this agent, so a case starts only when its tasks fit beside those the suite holds there`;
 }
 
 /** Stops a run when several processes answer for the agent id: the suite judges one (spec: bindings-nats#opening). */

@@ -3,18 +3,17 @@
  * and turns what it observed into a verdict per case. Agent faults are values; only the
  * harness's own failures become ERROR (spec: conformance#running).
  */
-import { writeFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { writeFileSync, mkdirSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { meetsBinding, type Case } from './case.ts';
-import { CaseContext, type Probe, type RunEnv } from './context.ts';
+import { meetsBinding, tasksOf, type Case } from './case.ts';
+import { capacityOf, limitsOf, TaskGate, TaskLedger } from './load.ts';
+import { CaseContext, caseRun, type RunEnv } from './context.ts';
 import { quoteOf } from './requirements.ts';
-import { handshake } from './steps.ts';
-import { Findings, Peer, type Received } from './peer.ts';
+import type { Received } from './peer.ts';
 import { judgeHistory } from './judge/history.ts';
-import { IdSource, SessionState } from './session-state.ts';
-import { CannotRun, keyEnv, openConnection } from './target.ts';
-import { Transcript, type WireEntry } from './transcript.ts';
+import type { SessionState } from './session-state.ts';
+import type { WireEntry } from './transcript.ts';
 import {
   applyLevel,
   capTiming,
@@ -68,85 +67,11 @@ export interface RunHooks {
 /**
  * Default concurrency: 8 cases at once. A stdio case starts its own agent process, and most of
  * its time is spent waiting on it (for replies, timeouts, the process's exit), so 8 suit a machine
- * of two cores or more; on one core, where those starts are the work, 4 over stdio.
+ * of two cores or more; on one core, where those starts are the work, 4 over stdio. Over a shared
+ * agent (WebSocket, NATS) the gate of `sharedLoad` holds cases back further, to the card's task limits.
  */
 export function defaultJobs(kind: 'stdio' | 'websocket' | 'nats'): number {
   return kind === 'stdio' && availableParallelism() < 2 ? 4 : 8;
-}
-
-/** A throwaway state folder for the probe's process. */
-function probeDir(): string {
-  return mkdtempSync(join(tmpdir(), 'tap-conform-probe-'));
-}
-
-/**
- * The first handshake of a run: proves the agent starts (or the URL answers) and reads its
- * card. Throws CannotRun when there is no agent to talk to at all.
- */
-export async function probe(env: Omit<RunEnv, 'probe' | 'startupMs'>): Promise<Probe> {
-  let conn;
-  const stderr: string[] = [];
-  const state = probeDir();
-  try {
-    conn = await openConnection(env.target, {
-      env: keyEnv(env.key),
-      onStderr: (l) => stderr.push(l),
-      closeGraceMs: Math.round(2000 * env.timeScale),
-      stateDir: state,
-    });
-  } catch (err) {
-    throw new CannotRun((err as Error).message.replace(/^could not start agent: /, 'could not start '));
-  }
-  const transcript = new Transcript();
-  const peer = new Peer({
-    transport: conn.transport,
-    binding: env.target.kind,
-    state: new SessionState(env.selfId),
-    transcript,
-    findings: new Findings(),
-    ids: new IdSource('probe'),
-    conn: 1,
-    stepTimeoutMs: env.stepTimeoutMs,
-    startupMs: 60_000 * env.timeScale,
-    timeScale: env.timeScale,
-    exited: conn.exited,
-  });
-  await peer.start();
-  const hs = await handshake(peer);
-  const result: Probe = {};
-  const ack = peer.received.find((r) => r.msg.type === 'handshake.ack');
-  if (ack) result.startupMs = ack.at - (transcript.entries.find((e) => e.dir === 'out')?.t ?? 0);
-  if (hs.ok) {
-    result.card = peer.state.card;
-    result.params = peer.state.params;
-    result.agentId = peer.state.agentId;
-  } else {
-    result.problem = hs.outcome.detail;
-    const ack = peer.received.find((r) => r.msg.type === 'handshake.ack');
-    if (ack) {
-      result.card = ack.msg.payload?.agent;
-      result.agentId = ack.msg.payload?.agent?.agent_id;
-    }
-  }
-  // Whether the agent went away by itself, before the harness ends the connection next.
-  const closedByAgent = peer.closed !== undefined;
-  // An agent that wrote anything at all, even lines that are not TAP, is judged by the cases instead.
-  const silent = peer.received.length === 0 && peer.nonProtocolLines.length === 0;
-  const timer = setTimeout(() => conn.kill?.('SIGKILL'), 2000);
-  await peer.close().catch(() => {});
-  clearTimeout(timer);
-  conn.reap?.();
-  rmSync(state, { recursive: true, force: true });
-  if (!hs.ok && silent) {
-    const exit = await peer.waitExit(200);
-    const how = exit ? (exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`) : 'closed the connection';
-    const tail = stderr.slice(-3).join(' | ');
-    const why = closedByAgent
-      ? `${env.target.display} ${how} before answering the handshake`
-      : `${env.target.display} hung: it sent nothing in answer to the handshake within ${Math.round(60_000 * env.timeScale)} ms and was killed`;
-    throw new CannotRun(`${why}${tail ? `; its stderr ends: ${tail}` : ''}`);
-  }
-  return result;
 }
 
 /** Decides a case without running it when a need is not met; null when it can run. */
@@ -175,7 +100,30 @@ export async function unmetNeed(c: Case, env: RunEnv): Promise<Outcome | null> {
     return unimplemented(
       'no key was given: pass --hmac-key-id, --hmac-key and --hmac-peer (and start the agent with the same TAP_HMAC_* values)',
     );
-  return null;
+  return overLimits(c, env);
+}
+
+/**
+ * ERROR for a case that would hold more tasks at once than the agent allows (its card, or the
+ * per-session limit its probe's ack stated; a case keeps its tasks in one session): the suite
+ * does not load an agent past its limits (spec: limits#concurrency).
+ */
+function overLimits(c: Case, env: RunEnv): Outcome | null {
+  const need = tasksOf(c);
+  const { total, perPrincipal, perSession } = limitsOf(env.probe.card, env.probe.params);
+  if (c.fillsLimits) return null;
+  const which =
+    total !== undefined && total < need
+      ? `limits.max_concurrent_tasks ${total}`
+      : perPrincipal !== undefined && perPrincipal < need
+        ? `limits.max_tasks_per_principal ${perPrincipal}`
+        : perSession !== undefined && perSession < need
+          ? `${perSession} per session`
+          : undefined;
+  if (!which) return null;
+  return harnessError(
+    `the case holds up to ${need} tasks at once and the agent allows ${which}: the suite does not load an agent past its limits, so it cannot run this case; to certify, serve the conformance run with limits of at least ${need}`,
+  );
 }
 
 async function withBudget(p: Promise<Outcome>, ms: number, id: string): Promise<Outcome> {
@@ -198,12 +146,14 @@ async function withBudget(p: Promise<Outcome>, ms: number, id: string): Promise<
   }
 }
 
-/** Runs one case once; never throws. */
+/** Runs one case once; never throws. Over a shared agent it starts once its tasks fit the agent's limits (env.load.gate). */
 export async function runCase(c: Case, env: RunEnv): Promise<{ outcome: Outcome; ctx?: CaseContext; ms: number }> {
-  const started = Date.now();
   const need = await unmetNeed(c, env);
-  if (need) return { outcome: need, ms: Date.now() - started };
-  const ctx = new CaseContext(env, c.id);
+  if (need) return { outcome: need, ms: 0 };
+  const owner = caseRun(c.id);
+  await env.load?.gate?.enter(owner, tasksOf(c));
+  const started = Date.now();
+  const ctx = new CaseContext(env, c.id, { fillsLimits: c.fillsLimits === true, owner });
   let outcome: Outcome;
   try {
     outcome = await withBudget(
@@ -217,10 +167,11 @@ export async function runCase(c: Case, env: RunEnv): Promise<{ outcome: Outcome;
     );
   } finally {
     await ctx.dispose().catch(() => {});
+    env.load?.gate?.leave(owner);
   }
   const history = historyViolations(ctx.findings.received);
   for (const text of history) ctx.findings.violations.push({ by: 'agent', text, at: ctx.transcript.now() });
-  outcome = judge(c, outcome, ctx.findings.violations);
+  outcome = judge(c, outcome, ctx.findings.violations, ctx.findings.busyByLoad);
   return { outcome, ctx, ms: Date.now() - started };
 }
 
@@ -270,10 +221,19 @@ export function recovered(list: readonly Received[]): unknown[] {
 /**
  * The final verdict: the level rule (a missed SHOULD is NON-STRICT), then every violation seen on
  * the wire (harness faults are ERROR; agent faults FAIL a case that would otherwise pass), then
- * the timing cap.
+ * the timing cap. A case that failed after a BUSY the suite's own load may have drawn (`busy`)
+ * is ERROR: the fault may be the suite's (spec: conformance#verdicts, TAP-CONF-002).
  */
-export function judge(c: Case, o: Outcome, violations: readonly { by: 'agent' | 'harness'; text: string }[]): Outcome {
+export function judge(
+  c: Case,
+  o: Outcome,
+  violations: readonly { by: 'agent' | 'harness'; text: string }[],
+  busy: readonly string[] = [],
+): Outcome {
   let out = applyLevel(c.level, o);
+  if (busy.length > 0 && (out.verdict === 'FAIL' || out.verdict === 'NON-STRICT')) {
+    return harnessError(`${busy[0]} (the case then saw: ${out.detail}); rerun the case alone to judge the agent, or with fewer --jobs`);
+  }
   const harness = violations.filter((v) => v.by === 'harness');
   const agent = violations.filter((v) => v.by === 'agent');
   if (harness.length > 0 && out.verdict !== 'ERROR') {
@@ -299,17 +259,19 @@ export async function runCases(
 ): Promise<CaseResult[]> {
   const reps = Math.max(1, repeat);
   const runs: Run[][] = cases.map(() => []);
+  const isAlone = (c: Case) => c.exclusive === true || c.fillsLimits === true;
   // Long cases start first, so they overlap with the many short ones; repetitions follow one another.
   const order = cases
     .map((c, i) => ({ i, budget: c.budgetMs ?? 20_000 }))
-    .filter((x) => !cases[x.i]!.exclusive)
+    .filter((x) => !isAlone(cases[x.i]!))
     .sort((a, b) => b.budget - a.budget || a.i - b.i)
     .flatMap((x) => Array.from({ length: reps }, (_, rep) => ({ i: x.i, rep })));
-  // Exclusive cases follow the others, one at a time, in suite order.
+  // Exclusive cases, and those that fill the agent's limits, follow the others, one at a time, in suite order.
   const alone = cases
     .map((c, i) => ({ c, i }))
-    .filter((x) => x.c.exclusive)
+    .filter((x) => isAlone(x.c))
     .flatMap((x) => Array.from({ length: reps }, (_, rep) => ({ i: x.i, rep })));
+  const load = env.load ?? sharedLoad(env);
   // A scenario shared by the two halves of a timed rule is observed once per repetition.
   const shared = Array.from({ length: reps }, (_, rep) => (rep === 0 ? env.shared : new Map<string, Promise<unknown>>()));
   let next = 0;
@@ -323,7 +285,7 @@ export async function runCases(
       const c = cases[i]!;
       running.set(c.id, (running.get(c.id) ?? 0) + 1);
       hooks.onProgress?.(done, cases.length, names());
-      runs[i]![rep] = await runCase(c, { ...env, shared: shared[rep]! });
+      runs[i]![rep] = await runCase(c, { ...env, shared: shared[rep]!, ...(load ? { load } : {}) });
       const left = running.get(c.id)! - 1;
       if (left === 0) running.delete(c.id);
       else running.set(c.id, left);
@@ -338,6 +300,20 @@ export async function runCases(
 }
 
 type Run = { outcome: Outcome; ctx?: CaseContext; ms: number };
+
+/**
+ * The load of a run whose cases share one agent (WebSocket, NATS): a ledger of the tasks the suite
+ * holds there, and a gate that keeps them within the limits of the agent's card. Over stdio each
+ * case has its own agent process, and counts its own tasks.
+ */
+export function sharedLoad(env: RunEnv): RunEnv['load'] {
+  if (env.target.kind === 'stdio') return undefined;
+  const limits = limitsOf(env.probe.card);
+  const ledger = new TaskLedger(limits, env.timeScale);
+  const capacity = capacityOf(limits);
+  // Tasks left running by finished cases keep the next case waiting at most a few steps.
+  return Number.isFinite(capacity) ? { ledger, gate: new TaskGate(ledger, capacity, env.stepTimeoutMs * 3) } : { ledger };
+}
 
 /** One result from the runs of a case: the worst run, marked flaky when the verdicts differ. */
 function resultOf(c: Case, runs: readonly Run[], env: RunEnv, repeat: number, hooks: RunHooks): CaseResult {

@@ -115,9 +115,36 @@ export function validateMessage(value: unknown): Issue[] | null {
   return validateAgainst(`${type}.schema.json`, value);
 }
 
-/** Formats issues for a person: "/payload/status must be equal to one of the allowed values; …". */
-export function describeIssues(issues: readonly Issue[], max = 3): string {
-  const shown = issues.slice(0, max).map((i) => `${i.path} ${i.message}`);
-  if (issues.length > max) shown.push(`and ${issues.length - max} more`);
+/** The pattern of identifier.schema.json, which a person reads better as words. */
+const IDENTIFIER_PATTERN = readJson<{ pattern: string }>('identifier.schema.json').pattern;
+
+/** The member of `value` at a JSON pointer ("/payload/agent/agent_id"), if there is one. */
+function at(value: unknown, pointer: string): unknown {
+  let v = value;
+  for (const part of pointer.split('/').slice(1)) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<string, unknown>)[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+  }
+  return v;
+}
+
+/** One issue for a person; with the message it came from, a bad pattern match quotes the value. */
+function describeIssue(i: Issue, value: unknown): string {
+  if (i.keyword !== 'pattern' || value === undefined) return `${i.path} ${i.message}`;
+  const bad = JSON.stringify(at(value, i.path));
+  if (i.message === `must match pattern "${IDENTIFIER_PATTERN}"`)
+    return `${i.path} ${bad} is not an identifier (lowercase letters, digits, "_" and "-", in dot-separated segments)`;
+  return `${i.path} ${bad} ${i.message}`;
+}
+
+/**
+ * Formats issues for a person: "/payload/status must be equal to one of the allowed values; …".
+ * Repeats and the "must match "then"/"else" schema" lines of conditional schemas are left out;
+ * given the message, a value that fails a pattern is quoted.
+ */
+export function describeIssues(issues: readonly Issue[], max = 3, value?: unknown): string {
+  const lines = [...new Set(issues.filter((i) => i.keyword !== 'if').map((i) => describeIssue(i, value)))];
+  const shown = lines.slice(0, max);
+  if (lines.length > max) shown.push(`and ${lines.length - max} more`);
   return shown.join('; ');
 }

@@ -89,6 +89,16 @@ export class SessionState {
   readonly sentErrors = new Set<string>();
   /** True once the agent's session.farewell arrived: nothing may follow it (spec: shutdown#farewell). */
   agentFarewell = false;
+  /**
+   * The principal the handshake authenticated, shared by the sessions of one key or one set of
+   * credentials; undefined for a session that authenticated nobody, a principal of its own
+   * (spec: authorization#principals).
+   */
+  principal: string | undefined;
+  /** The max_concurrent_tasks the harness proposed, beside the final one in `params`. */
+  proposedConcurrency: number | undefined;
+  /** How long the agent keeps the session resumable once orphaned, from its ack (spec: resume#orphaned-sessions). */
+  resumeWindowMs: number | undefined;
 
   constructor(selfId: string, agentId?: string) {
     this.selfId = selfId;

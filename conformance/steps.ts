@@ -4,6 +4,7 @@
  * they did not come (spec: handshake, tasks).
  */
 import type { Peer, Received } from './peer.ts';
+import { describeIssues, validateAgainst, validateMessage } from './schemas.ts';
 import type { Wire } from './session-state.ts';
 import { fail, got, miss, type Got } from './verdict.ts';
 
@@ -85,18 +86,38 @@ export function initPayload(peer: Peer, o: HandshakeOptions): Record<string, unk
   return payload;
 }
 
+/** The principal a handshake authenticates, when sessions share it: by credentials, or by the run's key (spec: authorization#principals). */
+function principalOf(peer: Peer, o: HandshakeOptions): string | undefined {
+  if (o.credentials) return `credentials ${o.credentials.scheme} ${o.credentials.token ?? ''}`;
+  if (o.integrity && peer.state.integrity) return `key ${peer.state.integrity.keyId}`;
+  return undefined;
+}
+
+/** Why a handshake.ack fails its schema, for people (envelope and payload together); null when it is valid. */
+export function invalidAck(ack: Wire): string | null {
+  const issues = validateMessage(ack) && (validateAgainst('handshake.ack.schema.json', ack) ?? validateMessage(ack));
+  return issues ? `the agent's handshake.ack is invalid against schemas/v1: ${describeIssues(issues, 3, ack)}` : null;
+}
+
 /**
- * Runs the handshake: init → ack → ready → go. Fails (as a value) if the agent refuses or stays
- * silent; records the session id, agent id, version and params in the peer's session state.
+ * Runs the handshake: init → ack → ready → go. Fails (as a value) if the agent refuses, stays
+ * silent or sends an invalid ack; records the session id, agent id, version and params in the
+ * peer's session state.
  */
 export async function handshake(peer: Peer, o: HandshakeOptions = {}): Promise<Got<Established>> {
-  const init = await peer.post('handshake.init', initPayload(peer, o), o.target ? { target: o.target } : {});
+  const proposal = initPayload(peer, o);
+  const init = await peer.post('handshake.init', proposal, o.target ? { target: o.target } : {});
   const ackR = await peer.reply(init);
   if (!ackR.ok) return ackR;
   const ack = ackR.value;
   if (ack.msg.type !== 'handshake.ack') {
     return miss(fail(`the agent refused the handshake: ${describeMessage(ack.msg)}`, 'handshake.ack', describeMessage(ack.msg)));
   }
+  // An invalid ack ends the handshake at once: a ready would echo the agent's invalid values back
+  // as the harness's own, and the fault is the agent's (spec: conformance#verdicts, TAP-CONF-002).
+  const invalid = invalidAck(ack.msg);
+  if (invalid)
+    return miss(fail(`${invalid}; the handshake stops there`, 'a handshake.ack valid against its schema', 'an invalid handshake.ack'));
   const p = ack.msg.payload;
   const s = peer.state;
   s.sessionId = typeof p.session_id === 'string' ? p.session_id : undefined;
@@ -104,6 +125,11 @@ export async function handshake(peer: Peer, o: HandshakeOptions = {}): Promise<G
   s.version = typeof p.version === 'string' ? p.version : '1.0';
   s.params = p.params;
   s.card = p.agent;
+  const proposed = (proposal.params as Record<string, unknown>).max_concurrent_tasks;
+  s.proposedConcurrency = typeof proposed === 'number' ? proposed : undefined;
+  s.resumeWindowMs = typeof p.resume_window_ms === 'number' ? p.resume_window_ms : undefined;
+  // A resumed session keeps its principal (spec: authorization#principals).
+  if (!o.resume) s.principal = principalOf(peer, o);
   if (typeof p.agent?.agent_id === 'string') s.agentId = p.agent.agent_id;
   // From the ack on, every message of the session carries session_id (spec: envelope#session-id).
   s.bound = true;

@@ -15,6 +15,7 @@ import {
   runTask,
   show,
   statesOf,
+  Stop,
   verdictOf,
   wrongReply,
 } from './kit.ts';
@@ -64,7 +65,14 @@ async function cancelTimingScenario(ctx: CaseContext): Promise<{ at?: Observed; 
   const s = await ctx.session();
   if (!s.ok) return { problem: s.outcome };
   const peer = s.value;
-  const taskId = await runningSleep(peer);
+  let taskId: string;
+  try {
+    taskId = await runningSleep(peer);
+  } catch (e) {
+    // The sleep did not start: that is the outcome of both halves, not an error of the harness.
+    if (e instanceof Stop) return { problem: e.outcome };
+    throw e;
+  }
   const t0 = Date.now();
   const sent = await peer.post('task.cancel', {}, { task_id: taskId });
   const snap = await peer.reply(sent);

@@ -90,6 +90,8 @@ export const errorCases: Case[] = [
     level: 'MUST',
     profile: P,
     spec: 'errors#error-payload',
+    // A request the agent must refuse; until it does, it may have become a task.
+    tasks: 1,
     requirements: ['TAP-ERR-001'],
     run: attempt(async (ctx) => {
       const peer = need(await ctx.session());
@@ -133,6 +135,8 @@ export const errorCases: Case[] = [
     level: 'MUST',
     profile: P,
     spec: 'tasks#acceptance',
+    // A request the agent must refuse; until it does, it may have become a task.
+    tasks: 1,
     requirements: ['TAP-TASK-002', 'TAP-ERR-009'],
     run: attempt(async (ctx) => {
       const peer = need(await ctx.session());
@@ -338,6 +342,8 @@ export const errorCases: Case[] = [
     level: 'MUST',
     profile: P,
     spec: 'errors#order-of-checks',
+    // A request the agent must refuse; until it does, it may have become a task.
+    tasks: 1,
     requirements: ['TAP-ERR-010', 'TAP-TASK-002'],
     run: attempt(async (ctx) => {
       const peer = need(await ctx.session());

@@ -349,6 +349,8 @@ export const idempotencyCases: Case[] = [
     spec: 'idempotency#idempotency-keys',
     requirements: ['TAP-IDEM-001', 'TAP-IDEM-005'],
     needs: COUNTER,
+    // One keyed request sent four times and four retries under its key: five task ids at once.
+    tasks: 5,
     run: attempt(async (ctx) => {
       const peer = need(await ctx.session());
       const key = freshKey(peer);

@@ -333,7 +333,14 @@ export const limitCases: Case[] = [
 
 /** Order of checks: each case breaks two rules at once and expects the earlier check's error (spec: errors#order-of-checks). */
 function orderCases(): Case[] {
-  const one = (id: string, title: string, caps: string[], body: (ctx: CaseContext) => Promise<Outcome>, also: string[] = []): Case =>
+  const one = (
+    id: string,
+    title: string,
+    caps: string[],
+    body: (ctx: CaseContext) => Promise<Outcome>,
+    also: string[] = [],
+    tasks?: number,
+  ): Case =>
     defineCase({
       id: `core.order.${id}`,
       title,
@@ -342,6 +349,7 @@ function orderCases(): Case[] {
       spec: 'errors#order-of-checks',
       requirements: ['TAP-ERR-010', ...also],
       needs: caps.length ? { capabilities: caps } : undefined,
+      ...(tasks !== undefined ? { tasks } : {}),
       run: attempt(body),
     });
   const expectCode = (r: Received, code: string, why: string) => checkError(r.msg, { code }, why);
@@ -438,6 +446,8 @@ function orderCases(): Case[] {
         const { reply } = await request(peer, 'zz.not.offered', 1, { deadline: new Date(Date.now() - 60_000).toISOString() });
         return verdictOf('DEADLINE_EXCEEDED', expectCode(need(reply), 'DEADLINE_EXCEEDED', 'an unoffered capability past its deadline'));
       },
+      [],
+      1,
     ),
     one(
       'capability-before-authorization',
@@ -453,6 +463,8 @@ function orderCases(): Case[] {
           expectCode(need(reply), 'CAPABILITY_NOT_SUPPORTED', 'an unoffered capability with an expired grant'),
         );
       },
+      [],
+      1,
     ),
     one(
       'authorization-before-busy',
@@ -469,6 +481,7 @@ function orderCases(): Case[] {
         return verdictOf('PERMISSION_DENIED', expectCode(r, 'PERMISSION_DENIED', 'a guarded request without permission at the task limit'));
       },
       ['TAP-LIM-004'],
+      2,
     ),
     one(
       'expired-before-permission',

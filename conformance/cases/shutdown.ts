@@ -240,6 +240,8 @@ export const shutdownCases: Case[] = [
     spec: 'shutdown#shutdown-sequence',
     requirements: ['TAP-SHUT-005', 'TAP-SHUT-006'],
     needs: { capabilities: ['tap.test.sleep', 'tap.test.echo'] },
+    // The sleep being shut down, and the request that must be refused.
+    tasks: 2,
     run: attempt(async (ctx) => {
       const peer = need(await ctx.session());
       const t = need(await startTask(peer, 'tap.test.sleep', { ms: 600_000 }));
@@ -517,6 +519,8 @@ export const shutdownCases: Case[] = [
     spec: 'shutdown#farewell',
     requirements: ['TAP-SHUT-011', 'TAP-SHUT-008'],
     needs: SLEEP,
+    // Two sleeps ended by the shutdown.
+    tasks: 2,
     run: attempt(async (ctx) => {
       const peer = need(await ctx.session());
       const ids = [

@@ -139,8 +139,9 @@ export const tableLimitCases: Case[] = [
     profile: P,
     spec: 'limits#table-limits',
     requirements: ['TAP-LIM-019', 'TAP-LIM-020', 'TAP-IDEM-015', 'TAP-IDEM-005'],
-    // 4 200 tasks, each answered and ended, before the retry.
+    // 4 200 tasks, each answered and ended, before the retry; 50 at a time, refusals counted.
     budgetMs: 120_000,
+    fillsLimits: true,
     needs: { capabilities: ['tap.test.counter', 'tap.test.echo'], binding: 'websocket' },
     run: attempt(async (ctx) => {
       const victim = need(await ctx.session());

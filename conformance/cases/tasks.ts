@@ -219,6 +219,8 @@ export const taskCases: Case[] = [
     spec: 'tasks#result',
     requirements: ['TAP-TASK-007'],
     needs: cap('echo', 'stream', 'sleep'),
+    // Two echoes, a stream and a sleep, started back to back.
+    tasks: 4,
     run: attempt(async (ctx) => {
       const peer = need(await ctx.session());
       const started = [
@@ -485,6 +487,8 @@ export const taskCases: Case[] = [
     spec: 'tasks#deadlines',
     requirements: ['TAP-TASK-003'],
     needs: cap('echo'),
+    // Three echo tasks with different deadlines, which may all run at once.
+    tasks: 3,
     run: attempt(async (ctx) => {
       const peer = need(await ctx.session());
       const now = Date.now();
@@ -605,6 +609,8 @@ export const taskCases: Case[] = [
     spec: 'limits#concurrency',
     requirements: ['TAP-LIM-004'],
     needs: cap('sleep', 'echo'),
+    // One sleep, and the request the session limit refuses (or a broken agent runs).
+    tasks: 2,
     run: attempt(async (ctx) => {
       const peer = need(await ctx.session({ params: { max_concurrent_tasks: 1 } }));
       if (peer.state.params?.max_concurrent_tasks !== 1)

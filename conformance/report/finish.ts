@@ -59,6 +59,12 @@ export async function finishRun(report: Report, f: Finish): Promise<0 | 1> {
     if (missing) err.write(`tap-conform: note: ${linked.join(' and ')}: ${missing}\n`);
   }
 
+  if (report.stopped) {
+    err.write(
+      `tap-conform: ${report.level}: the run stopped after ${count(report.summary.total, 'case')} at a fault of the agent that every case would meet (see "stopped:" above) (exit 1)\n`,
+    );
+    return 1;
+  }
   const failures = unexpectedFailures(report.cases, cfg.level, baseline);
   const stale = baseline?.stale ?? [];
   if (failures.length === 0 && stale.length === 0) {

@@ -82,6 +82,11 @@ export interface Report {
   /** For a certification: what it did not cover ("plans not offered", "WebSocket not tested"). */
   not_covered?: string[];
   expected_failures?: BaselineCheck;
+  /**
+   * Set when the run stopped early at a fault of the agent that every case would meet (output
+   * that is not TAP, an invalid handshake.ack): why, and how many selected cases did not run.
+   */
+  stopped?: { reason: string; cases_not_run: number };
   cases: ReportCase[];
 }
 
@@ -149,6 +154,10 @@ export interface ReportInput {
   bindings?: readonly string[];
   /** Every binding the suite knows for this kind of agent (default stdio and websocket). */
   allBindings?: readonly string[];
+  /** Why the run stopped early, if it did: it then certifies nothing and is not called partial. */
+  stopped?: string;
+  /** How many cases the filters selected (default: as many as ran); those of a stopped run that did not run are counted. */
+  selectedCases?: number;
 }
 
 const BINDING_NAME: Record<string, string> = { stdio: 'stdio', websocket: 'WebSocket', nats: 'NATS', workspace: 'the workspace binding' };
@@ -223,22 +232,26 @@ export function buildReport(i: ReportInput): Report {
   for (const p of i.allProfiles) profiles[p] = profileVerdict(cases.filter((c) => c.profile === p));
   const bindings = [...(i.bindings ?? [i.transport])];
   const suiteCases = i.suiteCases ?? cases.length;
-  const partial = cases.length < suiteCases;
+  const filtered = (i.selectedCases ?? cases.length) < suiteCases;
+  const partial = i.stopped === undefined ? cases.length < suiteCases : filtered;
   const clean = cases.length > 0 && !cases.some(blocksCertified);
   // spec: conformance#verdicts — certified when every profile is PASS; certified, non-strict when
-  // some are NON-STRICT and none is worse. Only the whole suite certifies.
-  const certified = clean && !partial;
+  // some are NON-STRICT and none is worse. Only the whole suite certifies, and a stopped run never.
+  const certified = clean && !partial && i.stopped === undefined;
   const strict = certified && i.levelTarget !== 'must' && !cases.some(blocksStrict);
   const untested = (i.allBindings ?? ['stdio', 'websocket']).filter((b) => !bindings.includes(b));
   const gaps = certified ? notCovered(profiles, cases, untested) : [];
   const over = `over ${listOf(bindings.map(bindingName))}`;
-  const level = partial
-    ? `Partial run: ${cases.length} of ${count(suiteCases, 'case')} — not a certification`
-    : strict
-      ? `TAP ${SPEC_VERSION} Certified ${over}${gaps.length ? ` — ${gaps.join('; ')}` : ''}`
-      : certified
-        ? `TAP ${SPEC_VERSION} Certified, non-strict, ${over}${gaps.length ? ` — ${gaps.join('; ')}` : ''}`
-        : 'Not certified';
+  const level =
+    i.stopped !== undefined
+      ? 'Not certified'
+      : partial
+        ? `Partial run: ${cases.length} of ${count(suiteCases, 'case')} — not a certification`
+        : strict
+          ? `TAP ${SPEC_VERSION} Certified ${over}${gaps.length ? ` — ${gaps.join('; ')}` : ''}`
+          : certified
+            ? `TAP ${SPEC_VERSION} Certified, non-strict, ${over}${gaps.length ? ` — ${gaps.join('; ')}` : ''}`
+            : 'Not certified';
   const report: Report = {
     tool: TOOL,
     version: i.version,
@@ -259,7 +272,7 @@ export function buildReport(i: ReportInput): Report {
     cases,
   };
   if (partial) {
-    const scope: Scope = { cases: cases.length, of: suiteCases };
+    const scope: Scope = { cases: i.selectedCases ?? cases.length, of: suiteCases };
     if (i.filters?.profiles.length) scope.profiles = [...i.filters.profiles];
     if (i.filters && i.filters.level !== 'may') scope.level = i.filters.level;
     if (i.filters?.only.length) scope.only = [...i.filters.only];
@@ -267,6 +280,8 @@ export function buildReport(i: ReportInput): Report {
     report.scope = scope;
   }
   if (certified) report.not_covered = gaps;
+  if (i.stopped !== undefined)
+    report.stopped = { reason: i.stopped, cases_not_run: Math.max(0, (i.selectedCases ?? cases.length) - cases.length) };
   if (i.agent) report.agent = i.agent;
   if (i.baseline) report.expected_failures = i.baseline;
   return report;

@@ -129,6 +129,13 @@ export function renderSummary(report: Report, paint: Paint): string {
       paint,
     )}`,
   );
+  if (report.stopped)
+    out.push(
+      paint(
+        'red',
+        `stopped: ${report.stopped.reason}; ${count(report.stopped.cases_not_run, 'more case')} did not run. Fix this and run again.`,
+      ),
+    );
   for (const h of hintsOf(report)) out.push(paint('yellow', `hint: ${h.text}`));
   for (const e of report.expected_failures?.stale ?? []) out.push(paint('red', `stale expected failure ${e.id}: ${e.why}`));
   const levelStyle = report.partial ? 'yellow' : report.certified ? 'green' : 'red';

@@ -16,7 +16,8 @@ import { judgeHistory } from '../judge/history.ts';
 import { newKey } from '../mac.ts';
 import { repoPath } from '../paths.ts';
 import type { Received } from '../peer.ts';
-import { probe, recovered, runCase } from '../runner.ts';
+import { probe } from '../probe.ts';
+import { recovered, runCase } from '../runner.ts';
 import type { TargetSpec } from '../target.ts';
 
 type Msg = Record<string, unknown>;

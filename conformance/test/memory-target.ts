@@ -7,7 +7,7 @@ import { createMemoryPair } from '../../reference/transports/memory.ts';
 import type { RawTransport } from '../../reference/transports/transport.ts';
 import type { RunEnv } from '../context.ts';
 import { b64u, newKey } from '../mac.ts';
-import { probe } from '../runner.ts';
+import { probe } from '../probe.ts';
 import type { Connection, TargetSpec } from '../target.ts';
 
 /** The key the in-memory agent and the harness share, so that the integrity cases run. */
@@ -15,15 +15,22 @@ export const MEMORY_KEY = { keyId: 'mem-key', key: newKey(), peer: 'tap-conform.
 
 const agents: ReturnType<typeof createAgent>[] = [];
 
-/** A target whose connections reach one in-memory reference agent; `wrap` may break the agent's side. */
-export function memoryTarget(wrap: (t: RawTransport) => RawTransport = (t) => t, resumeWindowMs?: number): TargetSpec {
+/**
+ * A target whose connections reach one in-memory reference agent; `wrap` may break the agent's
+ * side, `limits` replaces the task limits of its card.
+ */
+export function memoryTarget(
+  wrap: (t: RawTransport) => RawTransport = (t) => t,
+  resumeWindowMs?: number,
+  limits: { max_concurrent_tasks: number; max_tasks_per_session?: number; max_tasks_per_principal?: number } = { max_concurrent_tasks: 64 },
+): TargetSpec {
   const agent = createAgent({
     card: {
       agent_id: 'mem.agent',
       name: 'in-memory reference',
       description: 'The reference agent on a memory pair.',
       capabilities: [],
-      limits: { max_concurrent_tasks: 64, max_task_seconds: 3600, max_message_bytes: 1048576 },
+      limits: { max_task_seconds: 3600, max_message_bytes: 1048576, ...limits },
     },
     capabilities: withConformanceCapabilities(),
     keys: [{ key_id: MEMORY_KEY.keyId, key: b64u(MEMORY_KEY.key), peer: MEMORY_KEY.peer }],

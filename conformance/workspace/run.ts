@@ -12,7 +12,8 @@ import { checkBaseline, readBaseline, type BaselineCheck } from '../report/basel
 import { buildReport, type Report } from '../report/model.ts';
 import { finishRun, toolVersion } from '../report/finish.ts';
 import { painter, progressLine } from '../report/terminal.ts';
-import { probe, runCases, type CaseResult } from '../runner.ts';
+import { probe } from '../probe.ts';
+import { runCases, type CaseResult } from '../runner.ts';
 import type { HmacKey } from '../session-state.ts';
 import { keyEnv, type Connection, type OpenOptions } from '../target.ts';
 import { WORKSPACE_CASES } from './cases/index.ts';
