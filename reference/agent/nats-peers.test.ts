@@ -184,6 +184,31 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the agent over NAT
     });
   });
 
+  describe('one requester that opens and abandons sessions (spec: limits#sources)', () => {
+    it('locks nobody out: with a table of 32, each of its 120 sessions gets in, and so does the next requester', async () => {
+      await serveOn(server.url, { maxSessions: 32 });
+      const nc = await natsClient(server.url);
+      let refused = 0;
+      for (let i = 0; i < 120; i++) {
+        const transport = await connectNatsTransport(`${server.url}/${AGENT}`, { nc });
+        const peer = new TestPeer(transport);
+        const init = peer.init();
+        const ack = await peer.reply(init.message_id);
+        if (ack.type !== 'handshake.ack') refused++;
+        else {
+          const ready = peer.send({ type: 'handshake.ready', session_id: ack.payload.session_id, payload: { params: ack.payload.params } });
+          await peer.reply(ready.message_id);
+        }
+        // Gone without a farewell: the session is orphaned, resumable for the resume window.
+        await transport.close({ code: 1000, reason: 'abandoned' });
+      }
+      expect(refused).toBe(0);
+      const victim = await connectNatsTransport(`${server.url}/${AGENT}`, { nc });
+      cleanups.push(() => victim.close());
+      expect((await new TestPeer(victim).handshake()).type).toBe('handshake.ack');
+    });
+  });
+
   describe('a NATS user that fills its share (spec: limits#sources)', () => {
     let accounts: NatsServer;
     const users = (name: string) => `nats://${name}:${name}-pw@127.0.0.1:${accounts.port}`;
