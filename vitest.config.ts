@@ -44,6 +44,7 @@ const SLOW = [
   'reference/tapctl/mesh/traces.test.ts',
   'reference/tapctl/nats.test.ts',
   'reference/transports/nats/nats-transport.test.ts',
+  'reference/agent/nats-peers.test.ts',
   'reference/transports/nats/test-server.test.ts',
   'test/mesh-faults.test.ts',
   'reference/agents/reference-agent-trace.test.ts',

@@ -10,6 +10,7 @@ import { idempotencyCases } from './idempotency.ts';
 import { integrityCases } from './integrity.ts';
 import { limitCases } from './limits.ts';
 import { tableLimitCases } from './table-limits.ts';
+import { sourceCases } from './sources.ts';
 import { livenessCases } from './liveness.ts';
 import { restartCases } from './restart.ts';
 import { planCases } from './plans.ts';
@@ -20,6 +21,7 @@ import { stdioCases } from './stdio.ts';
 import { taskCases } from './tasks.ts';
 import { websocketCases } from './websocket.ts';
 import { natsCases } from './nats.ts';
+import { natsBoundCases } from './nats-bounds.ts';
 import { natsDurableCases } from './nats-durable.ts';
 import { registryCases } from './registry.ts';
 import { chaosCases } from '../chaos.ts';
@@ -31,6 +33,7 @@ export const ALL_CASES: readonly Case[] = [
   ...errorCases,
   ...limitCases,
   ...tableLimitCases,
+  ...sourceCases,
   ...fixtureCases,
   ...taskCases,
   ...cancellationCases,
@@ -44,6 +47,7 @@ export const ALL_CASES: readonly Case[] = [
   ...stdioCases,
   ...websocketCases,
   ...natsCases,
+  ...natsBoundCases,
   ...natsDurableCases,
   ...registryCases,
   ...livenessCases,

@@ -3,23 +3,40 @@
  * profile: each serves the reference runtime through a listener with one fault.
  */
 import { connect, headers as natsHeaders, type Msg } from '@nats-io/transport-node';
-import { createAgent, withConformanceCapabilities } from '../../reference/agent/index.ts';
+import { createAgent, withConformanceCapabilities, type PeerKey } from '../../reference/agent/index.ts';
 import { Header, NatsTransport, isConnectionId, openSubject, subjectsOf } from '../../reference/transports/nats/index.ts';
+import { parseKeepalive } from '../../reference/transports/nats/nats-transport.ts';
 
 /** The rule each broken agent breaks. */
 export type NatsFault =
   /**
    * Answers the open request before it subscribes to the connection's inbound subject
-   * (TAP-NATS-003), from its second connection on: the first, the harness's probe, works.
+   * (TAP-NATS-003), from its third connection on: the first two, the harness's count of the
+   * processes that answer and its probe, work.
    */
   | 'late-subscribe'
   /** Accepts any connection id, even one already open or not a subject token (TAP-NATS-004). */
   | 'any-connection-id'
   /** Announces keepalives but never sends them (TAP-NATS-012). */
-  | 'no-keepalives';
+  | 'no-keepalives'
+  /** Accepts an open request whatever Tap-Keepalive-Ms it announces, 1e13 included (TAP-NATS-045). */
+  | 'any-keepalive'
+  /**
+   * Numbers every frame before it checks the signature, so that a forged frame carrying the next
+   * Tap-Seq takes the number of the requester's own next message (TAP-NATS-047).
+   */
+  | 'seq-before-signature';
 
-/** Starts a broken agent `agentId` on the NATS server at `url`; resolves with its stop function. */
-export async function startBrokenNatsAgent(url: string, agentId: string, fault: NatsFault): Promise<() => Promise<void>> {
+/**
+ * Starts a broken agent `agentId` on the NATS server at `url`, holding `keys` for integrity;
+ * resolves with its stop function.
+ */
+export async function startBrokenNatsAgent(
+  url: string,
+  agentId: string,
+  fault: NatsFault,
+  keys: PeerKey[] = [],
+): Promise<() => Promise<void>> {
   const agent = createAgent({
     card: {
       agent_id: agentId,
@@ -31,6 +48,8 @@ export async function startBrokenNatsAgent(url: string, agentId: string, fault: 
     capabilities: withConformanceCapabilities(),
     shutdownGraceMs: 1000,
     logger: () => {},
+    keys,
+    env: false,
   });
   const nc = await connect({ servers: url });
   const open = new Set<string>();
@@ -41,6 +60,13 @@ export async function startBrokenNatsAgent(url: string, agentId: string, fault: 
       const h = natsHeaders();
       h.set(Header.OPEN, '1008');
       msg.respond('bad connection id', { headers: h });
+      return;
+    }
+    const keepalive = msg.headers?.get(Header.KEEPALIVE_MS) ?? '';
+    if (fault !== 'any-keepalive' && keepalive !== '' && parseKeepalive(keepalive) === undefined) {
+      const h = natsHeaders();
+      h.set(Header.OPEN, '1008');
+      msg.respond('Tap-Keepalive-Ms out of range', { headers: h });
       return;
     }
     const ok = natsHeaders();
@@ -57,6 +83,8 @@ export async function startBrokenNatsAgent(url: string, agentId: string, fault: 
         keepaliveMs: fault === 'no-keepalives' ? 3_600_000 : 1000,
         connectionId: id,
       });
+      // The runtime's screen never reaches this transport: every frame is numbered as it comes.
+      if (fault === 'seq-before-signature') Object.defineProperty(t, 'screen', { get: () => undefined, set: () => {} });
       open.add(id);
       const onclose = t.onclose;
       t.onclose = (info) => {
@@ -65,7 +93,7 @@ export async function startBrokenNatsAgent(url: string, agentId: string, fault: 
       };
       agent.attach(t);
     };
-    if (fault === 'late-subscribe' && ++opened > 1) {
+    if (fault === 'late-subscribe' && ++opened > 2) {
       msg.respond(new Uint8Array(0), { headers: ok });
       setTimeout(serve, 300);
       return;

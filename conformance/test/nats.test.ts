@@ -5,6 +5,7 @@
  * two processes under one agent id stop the run with a message that says so.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -76,6 +77,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats:/
     ['late-subscribe', 'nats.open.first-frame'],
     ['any-connection-id', 'nats.open.connection-id'],
     ['no-keepalives', 'nats.liveness.keepalive'],
+    ['any-keepalive', 'nats.open.keepalive-range'],
   ])('fails an agent that breaks the rule (%s) in %s', { timeout: 90_000 }, async (fault, id) => {
     const agentId = `tap.broken-${fault}`;
     const stop = await within(15_000, `starting the ${fault} agent`, startBrokenNatsAgent(server.url, agentId, fault));
@@ -89,6 +91,44 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats:/
     } finally {
       await within(10_000, `stopping the ${fault} agent`, stop());
     }
+  });
+
+  describe('a frame forged into a signed session (bindings-nats#forged-frames)', () => {
+    const key = { keyId: 'nats-forged', key: randomBytes(32).toString('base64url'), peer: 'tap-conform.hmac' };
+    const only = ['integrity.nats.forged-frame'];
+
+    it('the reference agent, holding the run key, passes it', { timeout: 60_000 }, async () => {
+      const keyed = spawn(process.execPath, [AGENT, '--nats', server.url, '--agent-id', 'tap.keyed', '--grace-ms', '1000'], {
+        stdio: ['ignore', 'pipe', 'ignore'],
+        env: { ...process.env, TAP_HMAC_KEY_ID: key.keyId, TAP_HMAC_KEY: key.key, TAP_HMAC_PEER: key.peer },
+      });
+      try {
+        const [keyedUrl] = (await once(createInterface({ input: keyed.stdout! }), 'line')) as [string];
+        const report = await runConformance({ target: keyedUrl, only, timeoutMs: 5000, hmac: key });
+        expect(report.cases.map((c) => [c.id, c.verdict, c.detail])).toEqual([[only[0], 'PASS', expect.any(String)]]);
+      } finally {
+        keyed.kill('SIGKILL');
+      }
+    });
+
+    it('fails an agent that numbers a frame before it checks the signature (seq-before-signature)', { timeout: 90_000 }, async () => {
+      const agentId = 'tap.broken-seq-before-signature';
+      const stop = await within(
+        15_000,
+        'starting the seq-before-signature agent',
+        startBrokenNatsAgent(server.url, agentId, 'seq-before-signature', [{ key_id: key.keyId, key: key.key, peer: key.peer }]),
+      );
+      try {
+        const report = await within(
+          60_000,
+          `the run of ${only[0]}`,
+          runConformance({ target: `${server.url}/${agentId}`, only, timeoutMs: 2000, hmac: key }),
+        );
+        expect(report.cases.map((c) => [c.id, c.verdict, c.detail])).toEqual([[only[0], 'FAIL', expect.any(String)]]);
+      } finally {
+        await within(10_000, 'stopping the seq-before-signature agent', stop());
+      }
+    });
   });
 
   it('stops a run when two processes answer for the agent id, and says so (bindings-nats#opening)', { timeout: 90_000 }, async () => {

@@ -17,7 +17,7 @@ import { Journal } from './journal.ts';
 import type { AgentOptions } from './options.ts';
 import { compactedRecords, replayJournal, resumeAfterRestart } from './recovery.ts';
 import { Runtime } from './runtime.ts';
-import { Connection, type AttachOptions } from './session.ts';
+import { Connection, PRE_HANDSHAKE_MAX_BYTES, type AttachOptions } from './session.ts';
 import { shutdownAll } from './shutdown.ts';
 import { stopOnSignals } from './signals.ts';
 import { TaskRunner } from './task-runner.ts';
@@ -38,7 +38,10 @@ export interface AgentListener {
 }
 
 /** Where and how the agent listens over NATS: a nats:// URL or an open connection, and optional credentials. */
-export type AgentNatsOptions = Pick<NatsListenerOptions, 'url' | 'nc' | 'connectOptions' | 'prefix' | 'keepaliveMs'> & {
+export type AgentNatsOptions = Pick<
+  NatsListenerOptions,
+  'url' | 'nc' | 'connectOptions' | 'prefix' | 'keepaliveMs' | 'trustRequestInfo'
+> & {
   /** Sees each session's transport before the agent does and returns the one the agent serves (a trace recorder). */
   wrap?: (transport: Transport) => Transport;
 };
@@ -125,6 +128,16 @@ export function createAgent(options: AgentOptions): Agent {
   };
   rt.shutdownProcess = (reason) => void shutdown(reason);
 
+  // spec: limits#table-limits, limits#sources: connections are capped in all and per origin the binding can name.
+  const connectionRefusal = (origin: string | undefined): string | undefined => {
+    if (connections.size >= rt.settings.maxConnections) return 'too many connections; try again later';
+    if (origin === undefined) return undefined;
+    let mine = 0;
+    for (const c of connections) if (c.transport.origin === origin) mine++;
+    if (mine < rt.settings.maxConnectionsPerSource) return undefined;
+    return `${origin} holds ${mine} connections, its share of this agent's ${rt.settings.maxConnections}; close one or try again later`;
+  };
+
   const attach = (transport: Transport, attachOptions: AttachOptions = {}): AgentConnection => {
     const conn = new Connection(rt, runner, transport, attachOptions);
     connections.add(conn);
@@ -159,9 +172,11 @@ export function createAgent(options: AgentOptions): Agent {
         // Frames larger than this close the connection (1009) instead of being buffered (spec: limits#pre-handshake).
         maxPayload: Math.max(1024 * 1024, rt.card.limits.max_message_bytes * 2),
         onSession: (transport) => {
-          // spec: limits#table-limits: connections are capped; the one over the cap is told to come back later.
-          if (connections.size >= rt.settings.maxConnections) {
-            void transport.close({ code: 1013, reason: 'too many connections; try again later' });
+          // The connection over a cap is told to come back later.
+          const refusal = connectionRefusal(transport.origin);
+          if (refusal !== undefined) {
+            rt.log('info', `refused a WebSocket connection: ${refusal}`);
+            void transport.close({ code: 1013, reason: refusal });
             return;
           }
           attach(transport);
@@ -186,10 +201,11 @@ export function createAgent(options: AgentOptions): Agent {
       const listener = await createNatsListener({
         ...natsOptions,
         agentId: rt.card.agent_id,
-        maxFrameBytes: ceiling,
+        // Until the handshake fixes max_message_bytes a connection keeps at most the pre-handshake limit of a frame (spec: limits#pre-handshake).
+        maxFrameBytes: Math.min(PRE_HANDSHAKE_MAX_BYTES, rt.card.limits.max_message_bytes),
         ceilingBytes: ceiling,
-        // spec: limits#table-limits: the connection over the cap is refused with 1013.
-        admit: () => (connections.size >= rt.settings.maxConnections ? 'too many connections; try again later' : undefined),
+        // The connection over a cap is refused with 1013.
+        admit: connectionRefusal,
         onSession: (transport) => attach(wrap ? wrap(transport) : transport),
       });
       servers.add(listener);

@@ -3,6 +3,7 @@
  * its stack, its tables or its memory are answered, and other sessions go on (spec: limits).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -27,11 +28,12 @@ function peerOn(transport: ChildStdioTransport | Awaited<ReturnType<typeof conne
   return peer;
 }
 
-/** Starts the agent on WebSocket and resolves with its URL. */
-async function listening(args: string[] = []): Promise<{ child: ChildProcess; url: string }> {
+/** Starts the agent on WebSocket and resolves with its URL; `stderr` collects what it logs. */
+async function listening(args: string[] = [], stderr?: (text: string) => void): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, [BIN, '--listen', 'ws://127.0.0.1:0/tap', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   wsChildren.push(child);
-  child.stderr!.resume();
+  if (stderr) child.stderr!.on('data', (d: Buffer) => stderr(d.toString()));
+  else child.stderr!.resume();
   const url = await new Promise<string>((ok, fail) => {
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
@@ -80,4 +82,44 @@ describe('deep nesting (spec: limits#nesting)', () => {
     await late.handshake();
     expect(exited).toBeUndefined();
   }, 40_000);
+});
+
+/** The resident memory of a process now and at its peak, in KiB (Linux /proc). */
+function memoryOf(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1]);
+  return { rss: kib('VmRSS'), peak: kib('VmHWM') };
+}
+
+describe('a WebSocket peer that never reads (spec: limits#back-pressure)', () => {
+  it.skipIf(process.platform !== 'linux')(
+    'drops it once 16 MiB are unread: one line logged and a bounded peak, however much more it sends; others go on',
+    async () => {
+      let stderr = '';
+      const { child, url } = await listening([], (text) => (stderr += text));
+      const flooder = await connectWebSocket(url);
+      const peer = peerOn(flooder);
+      await peer.handshake();
+      const before = memoryOf(child.pid!);
+      // It stops reading, then sends 400 000 pings (about 100 MB): each would be answered with a pong it never takes.
+      flooder.socket.pause();
+      (flooder.socket as unknown as { _socket: { pause(): void } })._socket.pause();
+      const frame = (i: number) => JSON.stringify(peer.build({ type: 'ping', payload: { i } }));
+      for (let i = 0; i < 400_000 && flooder.socket.readyState === 1; i++) {
+        flooder.socket.send(frame(i));
+        if (i % 5000 === 4999) await new Promise((r) => setTimeout(r, 5));
+      }
+      await new Promise((r) => setTimeout(r, 2000));
+      const after = memoryOf(child.pid!);
+      expect(stderr.match(/bytes unread/g) ?? []).toHaveLength(1);
+      // Before the bound bounded, the agent read on and peaked at 300–400 MB; now what it holds
+      // is what 16 MiB of unsent pongs cost, whatever the flood.
+      expect(after.peak - before.rss).toBeLessThan(160 * 1024);
+      const other = peerOn(await connectWebSocket(url));
+      await other.handshake();
+      const ping = other.send({ type: 'ping' });
+      expect((await other.reply(ping.message_id)).type).toBe('pong');
+    },
+    60_000,
+  );
 });

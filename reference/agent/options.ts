@@ -112,10 +112,26 @@ export interface AgentOptions {
   maxTasksKeptPerPrincipal?: number;
   /** Bytes a connection may leave unread before it is closed as if lost (default 16 MiB; spec: limits#back-pressure). */
   maxUnsentBytes?: number;
-  /** WebSocket connections open at once; more are closed with 1013 (default 1 024). */
+  /** WebSocket and NATS connections open at once; more are refused with 1013 (default 1 024). */
   maxConnections?: number;
-  /** Sessions kept, orphaned ones included; a new one beyond is refused BUSY (default 4 096). */
+  /**
+   * Connections open at once from one origin the binding can name (a WebSocket address, a NATS
+   * user the server vouched for); more are refused with 1013 (default a quarter of maxConnections;
+   * spec: limits#sources).
+   */
+  maxConnectionsPerSource?: number;
+  /**
+   * Sessions kept, orphaned ones included; a new one beyond first ends the orphaned session with
+   * no unfinished task of the source holding the most sessions, else it is refused BUSY
+   * (default 4 096; spec: limits#sources).
+   */
   maxSessions?: number;
+  /**
+   * Sessions one source keeps: a principal, or the anonymous sessions of one origin (a WebSocket
+   * address, a NATS user). A new one beyond first ends that source's longest-orphaned session
+   * with no unfinished task, else it is refused BUSY (default a quarter of maxSessions; spec: limits#sources).
+   */
+  maxSessionsPerSource?: number;
   /** Tasks kept across all principals (default 16 384). */
   maxTasksKept?: number;
   /** Bytes of retained stream messages kept per principal (default 256 MiB). */
@@ -141,7 +157,9 @@ export interface Settings {
   maxRetainedBytesPerPrincipal: number;
   maxUnsentBytes: number;
   maxConnections: number;
+  maxConnectionsPerSource: number;
   maxSessions: number;
+  maxSessionsPerSource: number;
 }
 
 /** Applies the defaults to `options`. */
@@ -164,7 +182,9 @@ export function settingsOf(options: AgentOptions): Settings {
     maxRetainedBytesPerPrincipal: options.maxRetainedBytesPerPrincipal ?? 256 * 1024 * 1024,
     maxUnsentBytes: options.maxUnsentBytes ?? 16 * 1024 * 1024,
     maxConnections: options.maxConnections ?? 1024,
+    maxConnectionsPerSource: options.maxConnectionsPerSource ?? Math.max(1, Math.floor((options.maxConnections ?? 1024) / 4)),
     maxSessions: options.maxSessions ?? 4096,
+    maxSessionsPerSource: options.maxSessionsPerSource ?? Math.max(1, Math.floor((options.maxSessions ?? 4096) / 4)),
   };
 }
 

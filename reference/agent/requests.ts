@@ -13,6 +13,7 @@ import { journalProblem, persistOrRefuse } from './journal-limits.ts';
 import { applyDecision, checkDecision } from './plans.ts';
 import type { Replier } from './replier.ts';
 import type { Session } from './sessions.ts';
+import { describeSource, isOriginShare } from './shares.ts';
 import { fingerprint, snapshotOf, traceOf, type Authorization, type Task } from './tasks.ts';
 
 /** Handles a task or plan request of an established session. */
@@ -137,6 +138,7 @@ function onTaskRequest(conn: Replier, session: Session, msg: MessageOf<'task.req
   if (msg.deadline !== undefined) deadline = Math.min(deadline, Date.parse(msg.deadline));
   const task: Task = {
     principal: session.principal,
+    ...(session.share !== session.principal ? { share: session.share } : {}),
     taskId,
     sessionId: session.id,
     capability: p.capability,
@@ -197,21 +199,28 @@ function onTaskRequest(conn: Replier, session: Session, msg: MessageOf<'task.req
   conn.runner.start(task);
 }
 
-/** BUSY: the caps per session, per principal and per agent (spec: limits#concurrency). */
+/**
+ * BUSY: the caps per session, per principal and per agent; the anonymous sessions of one origin
+ * count as one principal (spec: limits#concurrency, limits#sources).
+ */
 function busyProblem(conn: Replier, session: Session): ErrorPayload | null {
   const rt = conn.rt;
   const limits = rt.card.limits;
-  const active = rt.tasks.activeCounts(session.id, session.principal);
+  const active = rt.tasks.activeCounts(session.id, session.share);
+  const whose = isOriginShare(session.share) ? ` of ${describeSource(session.share)}` : '';
   return (
     capProblem('session', active.session, session.params.max_concurrent_tasks) ??
-    capProblem('principal', active.principal, limits.max_tasks_per_principal) ??
+    capProblem('principal', active.principal, limits.max_tasks_per_principal, whose) ??
     capProblem('agent', active.all, limits.max_concurrent_tasks)
   );
 }
 
-function capProblem(scope: string, active: number, max: number | undefined): ErrorPayload | null {
+function capProblem(scope: string, active: number, max: number | undefined, whose = ''): ErrorPayload | null {
   if (max === undefined || active < max) return null;
-  return errorPayload('BUSY', `${active} unfinished tasks already use the ${scope} limit of ${max}; retry later`, { scope, limit: max });
+  return errorPayload('BUSY', `${active} unfinished tasks${whose} already use the ${scope} limit of ${max}; retry later`, {
+    scope,
+    limit: max,
+  });
 }
 
 type TaskMessage = MessageOf<'task.status'> | MessageOf<'task.cancel'> | MessageOf<'task.resume'> | MessageOf<'plan.decision'>;

@@ -21,6 +21,8 @@ import type { CloseInfo, InboundFrame } from '../core/frame.ts';
 import type { Transport } from '../transports/transport.ts';
 import { handshakeConfig, sessionEstablished, sessionPending } from './handshake.ts';
 import { envelopeProblem, messageProblem, type Envelope } from './inbound.ts';
+import { verifyIncoming } from './integrity.ts';
+import { admitSession, sourceOf } from './shares.ts';
 import { Liveness } from './liveness.ts';
 import type { TimerHandle } from '../core/platform.ts';
 import { DuplicateTable, replyText, type Remembered, type Reply } from './duplicates.ts';
@@ -66,6 +68,10 @@ export class Connection implements Replier {
   private openingInit?: string;
   /** The text of the frame being handled. */
   private frameText?: string;
+  /** The frame the transport's screen decoded last, so that the pipeline does not decode it again. */
+  private screened?: { frame: InboundFrame; decoded: ReturnType<typeof decodeFrame> };
+  /** The peer left too much unread: the connection was dropped and nothing more is read or sent. */
+  private cut = false;
   /** The source of the message being handled, to address replies before the peer is known. */
   private currentSource?: string;
   private closed = false;
@@ -108,17 +114,26 @@ export class Connection implements Replier {
   /** Sends one serialized message; a no-op once closed. */
   send(text: string): void {
     // Nothing follows the session's farewell, nor a fatal error or a deliberate close (spec: shutdown#farewell, errors#fatal-errors).
-    if (this.closed || this.deliberate || this.session?.ended) return;
-    // A peer that leaves this much unread is dropped like a lost one: its session stays resumable (spec: limits#back-pressure).
+    if (this.closed || this.cut || this.deliberate || this.session?.ended) return;
+    // A peer that leaves this much unread is dropped at once like a lost one, and nothing more of
+    // it is read; its session stays resumable (spec: limits#back-pressure).
     const unsent = this.transport.unsentBytes?.() ?? 0;
-    if (unsent > this.rt.settings.maxUnsentBytes) {
-      this.rt.log('warn', `the peer left ${unsent} bytes unread; closing the connection`);
-      this.stopTimers();
-      void this.transport.close({ code: 1008, reason: 'the peer does not read' }).catch(() => {});
-      return;
-    }
+    if (unsent > this.rt.settings.maxUnsentBytes) return this.cutOff(unsent);
     this.lastSend = this.transport.send(text);
     this.lastSend.catch((err: Error) => this.rt.log('warn', `send failed: ${err.message}`));
+  }
+
+  /** Drops a connection whose peer does not read: once, with one line in the log (spec: limits#back-pressure). */
+  private cutOff(unsent: number): void {
+    this.cut = true;
+    this.stopTimers();
+    const session = this.session ? `; session ${this.session.id} stays resumable` : '';
+    this.rt.log(
+      'warn',
+      `the peer left ${unsent} bytes unread, over the limit of ${this.rt.settings.maxUnsentBytes}: dropping the connection${session}`,
+    );
+    if (this.transport.abort) this.transport.abort('the peer does not read');
+    else void this.transport.close({ code: 1008, reason: 'the peer does not read' }).catch(() => {});
   }
 
   /** At once, unless more than maxUnsentBytes / 16 is unread; then when the last send was taken (spec: limits#back-pressure). */
@@ -202,9 +217,11 @@ export class Connection implements Replier {
 
   /** The inbound pipeline (spec: errors#order-of-checks). */
   private onFrame(frame: InboundFrame): void {
-    if (this.closed || this.session?.ended) return;
+    if (this.closed || this.cut || this.session?.ended) return;
     this.liveness?.heard();
-    const decoded = decodeFrame(frame, { maxMessageBytes: this.maxBytes(), rejectDuplicateMembers: true });
+    const screened = this.screened?.frame === frame ? this.screened.decoded : undefined;
+    this.screened = undefined;
+    const decoded = screened ?? decodeFrame(frame, { maxMessageBytes: this.maxBytes(), rejectDuplicateMembers: true });
     if (!decoded.ok) {
       // Only a top-level "type":"error" makes a broken frame an error, never answered (spec: errors#no-replies-to-errors).
       this.refuse(decoded.error, {
@@ -304,29 +321,30 @@ export class Connection implements Replier {
   /** handshake.init and handshake.ready, through the core state machine (spec: handshake). */
   private handshake(msg: TapMessage): void {
     const wasWaitingForInit = this.hs.phase === 'awaiting-init';
-    // spec: limits#table-limits: sessions, orphaned ones included, are capped; a resume needs no new one.
-    const resuming = msg.type === 'handshake.init' && (msg.payload as { resume?: unknown }).resume !== undefined;
-    if (wasWaitingForInit && msg.type === 'handshake.init' && !resuming && this.rt.sessions.size >= this.rt.settings.maxSessions) {
-      const busy = errorPayload('BUSY', `the agent holds ${this.rt.sessions.size} sessions, its limit; try again later`, {
-        scope: 'agent',
-      });
-      this.refuse(busy, { replyTo: msg.message_id, source: msg.source });
-      void this.close(1013, 'too many sessions');
-      return;
-    }
     const step = agentHandshake(this.hs, { kind: 'message', message: msg });
+    if (wasWaitingForInit && step.state.phase === 'awaiting-ready' && !step.state.pending.resumed) {
+      // spec: limits#sources: a new session (a declined resume too) needs room in its source's
+      // share and in the table; an orphaned session with no unfinished task gives way first.
+      const busy = admitSession(this.rt, this.runner, sourceOf(step.state.pending, this.transport.origin));
+      if (busy) {
+        this.refuse(busy, { replyTo: msg.message_id, source: msg.source });
+        void this.close(1013, 'too many sessions');
+        return;
+      }
+    }
     this.hs = step.state;
     if (wasWaitingForInit && this.hs.phase === 'awaiting-ready') {
       this.pending = this.hs.pending;
       this.openingInit = this.frameText;
-      sessionPending(this.rt, this.pending);
+      sessionPending(this.rt, this.pending, this.transport.origin);
       this.transport.setMaxFrameBytes?.(this.pending.params.max_message_bytes);
+      this.guardNumbering();
       this.armHandshakeTimer();
     }
     for (const m of step.send) this.reply(JSON.stringify(m));
     if (step.session) {
       this.stopHandshakeTimer();
-      this.session = sessionEstablished(this, step.session, this.early);
+      this.session = sessionEstablished(this, step.session, this.early, this.transport.origin);
       this.pending = undefined;
       const hb = this.session.params.heartbeat_ms;
       this.liveness = new Liveness(
@@ -337,6 +355,26 @@ export class Connection implements Replier {
       );
     }
     if (step.close) void this.close(closeCodeOf(step.error?.code), step.error?.code ?? 'handshake failed');
+  }
+
+  /**
+   * Under integrity, gives the transport the test of an authentic new message of the peer, so
+   * that a frame forged into the connection takes no number of it (spec: bindings-nats#forged-frames).
+   */
+  private guardNumbering(): void {
+    if (!this.pending?.integrity) return;
+    this.transport.screen = (frame) => {
+      const decoded = decodeFrame(frame, { maxMessageBytes: this.maxBytes(), rejectDuplicateMembers: true });
+      this.screened = { frame, decoded };
+      if (!decoded.ok) return false;
+      const msg = decoded.message as Envelope;
+      const key = this.session?.signing ?? this.pending?.integrity ?? undefined;
+      const peer = this.session?.peerId ?? this.pending?.peer.agent_id;
+      const sessionId = this.session?.id ?? this.pending?.sessionId;
+      if (!key || verifyIncoming(msg, key, this.rt.hmac) !== 'ok') return false;
+      if (msg.source !== peer || msg.target !== this.rt.agentId || msg.session_id !== sessionId) return false;
+      return this.seenReplies(msg, decoded.text) === undefined;
+    };
   }
 
   private armHandshakeTimer(): void {

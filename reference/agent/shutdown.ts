@@ -102,6 +102,7 @@ export function connectionClosed(conn: Replier, info: CloseInfo, eof: boolean): 
       false,
     );
   }
+  session.orphanedAt = rt.now();
   session.resumeTimer = rt.clock.setTimeout(() => {
     session.resumeTimer = undefined;
     void endSession(rt, conn.runner, session, 'SESSION_LOST', 'the session was not resumed within its resume window', false);

@@ -22,7 +22,8 @@ const OWN_USAGE = `  --agent-id ID       the agent id (default tap.reference-age
 `;
 
 const LIMITS = `
-Limits (spec: limits#nesting, limits#pre-handshake, limits#table-limits, limits#back-pressure):
+Limits (spec: limits#nesting, limits#pre-handshake, limits#table-limits, limits#sources,
+limits#back-pressure):
   nesting             at most 64 levels; deeper messages get MALFORMED_MESSAGE
   before the ack      frames of at most 65536 bytes; larger ones get MESSAGE_TOO_LARGE
   frames              max_message_bytes 1048576; a WebSocket frame over 2 MiB closes with 1009
@@ -31,10 +32,17 @@ Limits (spec: limits#nesting, limits#pre-handshake, limits#table-limits, limits#
   tasks kept          per principal 4096 and 256 MiB of retained messages, 16384 in all;
                       a finished task is kept at least the resume window, then forgotten only
                       to make room; when none can be made a new task gets BUSY
-  sessions            4096 kept, orphaned ones included; a new one beyond gets BUSY
-  connections         1024 WebSocket connections; more are closed with 1013
-  unread output       a peer that leaves 16 MiB unread is disconnected (its session stays
-                      resumable)
+  sessions            4096 kept, orphaned ones included; when full, an orphaned session with no
+                      unfinished task gives way (of the source holding the most), else a new
+                      one gets BUSY; one source keeps at most 1024 (a principal, or the
+                      anonymous sessions of one address or NATS user)
+  connections         1024 WebSocket and NATS connections, 256 per address or named NATS user;
+                      more are refused with 1013
+  anonymous tasks     the anonymous sessions of one origin share max_tasks_per_principal
+  unread output       a peer that leaves 16 MiB unread is dropped at once, and nothing more of
+                      it is read (its session stays resumable)
+  NATS keepalives     Tap-Keepalive-Ms from 100 to 60000 ms; an open request announcing another
+                      value is refused with 1008
   HTTP headers        an upgrade request must arrive within 10 s
   TAP_BREAK           (stdio only) break one rule on purpose: the name of a mutant of
                       the conformance suite's mutation score (tools/mutation.ts --list)
@@ -76,7 +84,8 @@ function card(o: Own): AgentCard {
       'and is good at proving what the protocol requires; it does no useful work of its own. ' +
       'Limits: nesting 64 levels; 65536-byte frames before the ack; per session 10000 remembered message ids ' +
       'and 4 MiB of remembered replies; per principal 4096 tasks kept and 256 MiB of retained messages, ' +
-      '16384 tasks in all, each kept at least the resume window; 4096 sessions; 1024 connections; ' +
+      '16384 tasks in all, each kept at least the resume window; 4096 sessions, 1024 per source; ' +
+      '1024 connections, 256 per address; the anonymous sessions of one address share the per-principal task limit; ' +
       '16 MiB of unread output per connection.',
     capabilities: [],
     limits: {

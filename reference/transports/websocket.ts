@@ -1,5 +1,5 @@
 import { createServer, STATUS_CODES, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { isIPv4, isIPv6, type AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer } from 'ws';
 import { DEFAULT_MAX_FRAME_BYTES, checkMaxFrameBytes } from './frame.ts';
@@ -55,6 +55,25 @@ export interface ConnectWebSocketOptions {
 const CLOSE_WAIT_MS = 2000;
 const HEADERS_TIMEOUT_MS = 10_000;
 const CLOSE_TIMEOUT_MS = 5000;
+
+/**
+ * The origin of a connection from `address` (spec: limits#sources): "websocket:" and the IPv4
+ * address, or the /64 prefix of an IPv6 one, which one host usually holds whole.
+ */
+export function addressOrigin(address: string | undefined): string | undefined {
+  if (address === undefined) return undefined;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return `websocket:${mapped[1]}`;
+  if (isIPv4(address)) return `websocket:${address}`;
+  if (!isIPv6(address)) return undefined;
+  const bare = address.split('%')[0]!;
+  const [head, tail = ''] = bare.split('::') as [string, string?];
+  const left = head === '' ? [] : head.split(':');
+  const right = bare.includes('::') && tail !== '' ? tail.split(':') : [];
+  const groups = bare.includes('::') ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right] : left;
+  const prefix = groups.slice(0, 4).map((g) => Number.parseInt(g, 16).toString(16));
+  return `websocket:${prefix.join(':')}::/64`;
+}
 
 /** Answers an upgrade request that cannot become a session with a plain HTTP error, then hangs up. */
 function refuseUpgrade(socket: Duplex, status: number, message: string): void {
@@ -118,7 +137,7 @@ export async function createWebSocketServer(options: WebSocketServerOptions): Pr
       return;
     }
     wss.handleUpgrade(request, socket, head, (ws) => {
-      const transport = new WebSocketTransport(ws, maxPayload);
+      const transport = new WebSocketTransport(ws, maxPayload, addressOrigin(request.socket.remoteAddress));
       sessions.add(transport);
       ws.once('close', () => sessions.delete(transport));
       try {

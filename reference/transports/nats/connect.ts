@@ -1,6 +1,6 @@
 import { connect, headers as natsHeaders, type ConnectionOptions, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import { DEFAULT_MAX_FRAME_BYTES, checkMaxFrameBytes } from '../frame.ts';
-import { DEFAULT_KEEPALIVE_MS, NatsTransport } from './nats-transport.ts';
+import { DEFAULT_KEEPALIVE_MS, MAX_KEEPALIVE_MS, MIN_KEEPALIVE_MS, NatsTransport, parseKeepalive } from './nats-transport.ts';
 import { DEFAULT_PREFIX, Header, checkAgentId, checkPrefix, newConnectionId, subjectsOf } from './subjects.ts';
 import { parseNatsUrl } from './url.ts';
 
@@ -35,6 +35,8 @@ export async function connectNatsTransport(url: string, options: ConnectNatsOpti
   const prefix = checkPrefix(options.prefix ?? DEFAULT_PREFIX);
   const maxFrameBytes = checkMaxFrameBytes(options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES);
   const keepaliveMs = options.keepaliveMs ?? DEFAULT_KEEPALIVE_MS;
+  if (parseKeepalive(String(keepaliveMs)) === undefined)
+    throw new RangeError(`keepaliveMs ${keepaliveMs} is outside ${MIN_KEEPALIVE_MS}–${MAX_KEEPALIVE_MS} ms (spec: bindings-nats#liveness)`);
   let nc = options.nc;
   if (!nc) {
     try {
@@ -83,8 +85,16 @@ export async function connectNatsTransport(url: string, options: ConnectNatsOpti
   }
   const verdict = reply.headers?.get(Header.OPEN) ?? '';
   if (verdict !== 'ok') return fail(`agent ${agentId} refused the connection (${verdict || 'no Tap-Open'}): ${reply.string()}`);
-  const peerKeepalive = Number(reply.headers?.get(Header.KEEPALIVE_MS));
-  if (Number.isSafeInteger(peerKeepalive) && peerKeepalive > 0) transport.expectKeepalivesEvery(peerKeepalive);
+  // spec: bindings-nats#liveness: an interval outside the range is not obeyed; the connection is closed.
+  const announced = reply.headers?.get(Header.KEEPALIVE_MS) ?? '';
+  const peerKeepalive = announced === '' ? DEFAULT_KEEPALIVE_MS : parseKeepalive(announced);
+  if (peerKeepalive === undefined) {
+    await transport.close({ code: 1008, reason: 'Tap-Keepalive-Ms out of range' });
+    return fail(
+      `agent ${agentId} announced Tap-Keepalive-Ms "${announced.slice(0, 32)}", not a whole number of milliseconds from ${MIN_KEEPALIVE_MS} to ${MAX_KEEPALIVE_MS}`,
+    );
+  }
+  transport.expectKeepalivesEvery(peerKeepalive);
   if (owned) void nc.closed().then(() => transport.connectionClosed('the NATS connection closed'));
   return transport;
 }
