@@ -55,12 +55,14 @@ export const AGENT_ORDER: readonly string[] = [
   'task-runner.ts',
   // ... requests, handshake and shutdown a Replier.
   'replier.ts',
+  'shutdown.ts',
+  'shares.ts',
   'requests.ts',
   'handshake.ts',
-  'shutdown.ts',
   'recovery.ts',
   // The connection, then the agent.
   'inbound.ts',
+  'forged-frames.ts',
   'session.ts',
   'conformance-capabilities.ts',
   'agent.ts',

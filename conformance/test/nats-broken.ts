@@ -5,7 +5,7 @@
 import { connect, headers as natsHeaders, type Msg } from '@nats-io/transport-node';
 import { createAgent, withConformanceCapabilities, type PeerKey } from '../../reference/agent/index.ts';
 import { Header, NatsTransport, isConnectionId, openSubject, subjectsOf } from '../../reference/transports/nats/index.ts';
-import { parseKeepalive } from '../../reference/transports/nats/nats-transport.ts';
+import { parseKeepalive } from '../../reference/transports/nats/keepalive.ts';
 
 /** The rule each broken agent breaks. */
 export type NatsFault =

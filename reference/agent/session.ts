@@ -6,7 +6,7 @@
  * errors#order-of-checks). Nothing ever answers an `error`; every request gets exactly one
  * direct reply, sent before its effects (spec: messages#requests-and-replies).
  */
-import type { MessageType, PayloadOf, TapMessage } from '../../schemas/src/index.ts';
+import type { MessageOf, MessageType, PayloadOf, TapMessage } from '../../schemas/src/index.ts';
 import {
   agentHandshake,
   decodeFrame,
@@ -21,17 +21,16 @@ import type { CloseInfo, InboundFrame } from '../core/frame.ts';
 import type { Transport } from '../transports/transport.ts';
 import { handshakeConfig, sessionEstablished, sessionPending } from './handshake.ts';
 import { envelopeProblem, messageProblem, type Envelope } from './inbound.ts';
-import { verifyIncoming } from './integrity.ts';
+import { authenticScreen } from './forged-frames.ts';
 import { admitSession, sourceOf } from './shares.ts';
-import { Liveness } from './liveness.ts';
-import type { TimerHandle } from '../core/platform.ts';
-import { DuplicateTable, replyText, type Remembered, type Reply } from './duplicates.ts';
+import { ConnectionTimers } from './liveness.ts';
+import { DuplicateTable, rememberedReplies, replyText, type Remembered, type Reply } from './duplicates.ts';
 import { buildMessage, BoundedMap, type Addressing } from './outbound.ts';
 import { handleRequest } from './requests.ts';
 import type { Runtime } from './runtime.ts';
-import type { Replier, RefusalTarget } from './replier.ts';
+import { fatalCloseCode, type Replier, type RefusalTarget } from './replier.ts';
 import type { Session } from './sessions.ts';
-import { connectionClosed, endSession, onFarewell, onShutdownRequest } from './shutdown.ts';
+import { connectionClosed, endSession, onFarewell, onPeerError, onShutdownRequest } from './shutdown.ts';
 import type { TaskRunner } from './task-runner.ts';
 
 const IDENTIFIER = /^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$/;
@@ -40,11 +39,6 @@ const PRE_HANDSHAKE_DUPLICATES = 64;
 const PRE_HANDSHAKE_DUPLICATE_BYTES = 256 * 1024;
 /** The largest frame taken before handshake.ack fixed max_message_bytes (spec: limits#pre-handshake). */
 export const PRE_HANDSHAKE_MAX_BYTES = 65_536;
-
-/** The close code after a fatal error: 1011 for INTERNAL_ERROR, else 1008 (spec: bindings-websocket#close-codes). */
-function closeCodeOf(code: string | undefined): number {
-  return code === 'INTERNAL_ERROR' ? 1011 : 1008;
-}
 
 /** How a transport is attached. */
 export interface AttachOptions {
@@ -80,8 +74,7 @@ export class Connection implements Replier {
   private closeSeen = false;
   /** Closed by this side on purpose (a resume elsewhere, an ended session): no loss handling. */
   deliberate = false;
-  private liveness?: Liveness;
-  private hsTimer?: TimerHandle;
+  private readonly timers: ConnectionTimers;
   readonly done: Promise<CloseInfo>;
   private resolveDone!: (info: CloseInfo) => void;
 
@@ -94,6 +87,7 @@ export class Connection implements Replier {
     this.stdio = options.stdio ?? false;
     this.hs = initialAgentHandshake(handshakeConfig(rt));
     this.early = new DuplicateTable(PRE_HANDSHAKE_DUPLICATES, PRE_HANDSHAKE_DUPLICATE_BYTES, 0);
+    this.timers = new ConnectionTimers(rt.clock);
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
   }
 
@@ -126,7 +120,7 @@ export class Connection implements Replier {
   /** Drops a connection whose peer does not read: once, with one line in the log (spec: limits#back-pressure). */
   private cutOff(unsent: number): void {
     this.cut = true;
-    this.stopTimers();
+    this.timers.stop();
     const session = this.session ? `; session ${this.session.id} stays resumable` : '';
     this.rt.log(
       'warn',
@@ -146,7 +140,7 @@ export class Connection implements Replier {
   /** Closes the transport on purpose. */
   async close(code: number, reason: string): Promise<void> {
     this.deliberate = true;
-    this.stopTimers();
+    this.timers.stop();
     if (this.closed) return;
     await this.transport.close({ code, reason }).catch(() => {});
   }
@@ -178,7 +172,7 @@ export class Connection implements Replier {
       if (key !== undefined) this.earlyRefusals.set(key, text);
     }
     this.reply(text);
-    if (isFatal(error)) void this.close(closeCodeOf(error.code), error.code);
+    if (isFatal(error)) void this.close(fatalCloseCode(error.code), error.code);
   }
 
   /** Where messages of this connection go: the session's peer, else the sender of the message at hand. */
@@ -218,7 +212,7 @@ export class Connection implements Replier {
   /** The inbound pipeline (spec: errors#order-of-checks). */
   private onFrame(frame: InboundFrame): void {
     if (this.closed || this.cut || this.session?.ended) return;
-    this.liveness?.heard();
+    this.timers.heard();
     const screened = this.screened?.frame === frame ? this.screened.decoded : undefined;
     this.screened = undefined;
     const decoded = screened ?? decodeFrame(frame, { maxMessageBytes: this.maxBytes(), rejectDuplicateMembers: true });
@@ -273,19 +267,10 @@ export class Connection implements Replier {
     }
   }
 
-  /**
-   * The remembered replies of a duplicate. A handshake.init that resumes a session on a new
-   * connection is looked up in that session's table too, so that a replayed resume is a duplicate
-   * of the one that took place and takes nothing over; only its byte-identical repeat counts
-   * (spec: idempotency#duplicate-messages, resume#replayed-resume).
-   */
+  /** The remembered replies of a duplicate (spec: idempotency#duplicate-messages, resume#replayed-resume). */
   private seenReplies(msg: { type: string; message_id: string; payload?: unknown }, text: string): Remembered | undefined {
-    const here = this.session?.seen.get(msg.message_id) ?? this.early.get(msg.message_id);
-    if (here || msg.type !== 'handshake.init' || this.session || this.pending) return here;
-    const resume = (msg.payload as { resume?: { session_id?: unknown } } | undefined)?.resume;
-    const resumed = typeof resume?.session_id === 'string' ? this.rt.sessions.get(resume.session_id) : undefined;
-    const there = resumed?.seen.get(msg.message_id);
-    return there?.request === text ? there : undefined;
+    const own = (id: string) => this.session?.seen.get(id) ?? this.early.get(id);
+    return rememberedReplies(own, (id) => this.rt.sessions.get(id)?.seen, msg, text, !this.session && !this.pending);
   }
 
   /** Type → handshake phase → payload schema → the message's own handling. */
@@ -293,7 +278,7 @@ export class Connection implements Replier {
     const problem = messageProblem(envelope, this.session?.established === true);
     if (problem) return this.refuse(problem, to);
     const msg = envelope as unknown as TapMessage;
-    if (msg.type === 'error') return this.peerError(msg);
+    if (msg.type === 'error') return onPeerError(this, msg as MessageOf<'error'>);
     switch (msg.type) {
       case 'handshake.init':
       case 'handshake.ready':
@@ -309,13 +294,6 @@ export class Connection implements Replier {
       default:
         return handleRequest(this, this.session!, msg);
     }
-  }
-
-  /** An `error` from the peer: never answered; a fatal one ends the connection (spec: errors#fatal-errors). */
-  private peerError(msg: TapMessage): void {
-    const payload = msg.payload as Partial<ErrorPayload>;
-    this.rt.log('info', `the requester sent error ${String(payload.code)}: ${String(payload.message)}`);
-    if (payload.fatal === true) void this.close(1000, 'fatal error from the requester');
   }
 
   /** handshake.init and handshake.ready, through the core state machine (spec: handshake). */
@@ -343,18 +321,16 @@ export class Connection implements Replier {
     }
     for (const m of step.send) this.reply(JSON.stringify(m));
     if (step.session) {
-      this.stopHandshakeTimer();
+      this.timers.stopStep();
       this.session = sessionEstablished(this, step.session, this.early, this.transport.origin);
       this.pending = undefined;
-      const hb = this.session.params.heartbeat_ms;
-      this.liveness = new Liveness(
-        this.rt.clock,
-        hb,
+      this.timers.live(
+        this.session.params.heartbeat_ms,
         () => this.session && this.send(this.session.message('ping', {})),
         () => this.peerGone(),
       );
     }
-    if (step.close) void this.close(closeCodeOf(step.error?.code), step.error?.code ?? 'handshake failed');
+    if (step.close) void this.close(fatalCloseCode(step.error?.code), step.error?.code ?? 'handshake failed');
   }
 
   /**
@@ -363,41 +339,27 @@ export class Connection implements Replier {
    */
   private guardNumbering(): void {
     if (!this.pending?.integrity) return;
-    this.transport.screen = (frame) => {
-      const decoded = decodeFrame(frame, { maxMessageBytes: this.maxBytes(), rejectDuplicateMembers: true });
-      this.screened = { frame, decoded };
-      if (!decoded.ok) return false;
-      const msg = decoded.message as Envelope;
-      const key = this.session?.signing ?? this.pending?.integrity ?? undefined;
-      const peer = this.session?.peerId ?? this.pending?.peer.agent_id;
-      const sessionId = this.session?.id ?? this.pending?.sessionId;
-      if (!key || verifyIncoming(msg, key, this.rt.hmac) !== 'ok') return false;
-      if (msg.source !== peer || msg.target !== this.rt.agentId || msg.session_id !== sessionId) return false;
-      return this.seenReplies(msg, decoded.text) === undefined;
-    };
+    this.transport.screen = authenticScreen({
+      maxBytes: () => this.maxBytes(),
+      key: () => this.session?.signing ?? this.pending?.integrity ?? undefined,
+      peer: () => this.session?.peerId ?? this.pending?.peer.agent_id,
+      sessionId: () => this.session?.id ?? this.pending?.sessionId,
+      agentId: this.rt.agentId,
+      hmac: this.rt.hmac,
+      seen: (msg, text) => this.seenReplies(msg, text) !== undefined,
+      keep: (frame, decoded) => (this.screened = { frame, decoded }),
+    });
   }
 
   private armHandshakeTimer(): void {
-    this.stopHandshakeTimer();
-    this.hsTimer = this.rt.clock.setTimeout(() => {
-      this.hsTimer = undefined;
+    this.timers.armStep(this.rt.settings.handshakeTimeoutMs, () => {
       const step = agentHandshake(this.hs, { kind: 'timeout' });
       this.hs = step.state;
       if (step.close) {
         this.rt.log('info', 'the handshake timed out; closing the transport');
         void this.close(1008, 'handshake timeout');
       }
-    }, this.rt.settings.handshakeTimeoutMs);
-  }
-
-  private stopHandshakeTimer(): void {
-    if (this.hsTimer !== undefined) this.rt.clock.clearTimeout(this.hsTimer);
-    this.hsTimer = undefined;
-  }
-
-  private stopTimers(): void {
-    this.stopHandshakeTimer();
-    this.liveness?.stop();
+    });
   }
 
   /** Three pings went unanswered: the transport counts as lost (spec: limits#heartbeats). */
@@ -418,7 +380,7 @@ export class Connection implements Replier {
   private onClose(info: CloseInfo): void {
     if (this.closeSeen) return;
     this.closeSeen = true;
-    this.stopTimers();
+    this.timers.stop();
     const eof = this.stdio && info.reason === 'eof' && !this.deliberate;
     if (!eof) this.closed = true;
     // A session acknowledged but never established leaves nothing to resume.

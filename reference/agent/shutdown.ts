@@ -68,6 +68,12 @@ export function onShutdownRequest(conn: Replier, msg: MessageOf<'shutdown.reques
   void endSession(conn.rt, conn.runner, session, 'SHUTTING_DOWN', reason, true, msg.payload.grace_ms);
 }
 
+/** An `error` from the peer: never answered; a fatal one ends the connection (spec: errors#fatal-errors). */
+export function onPeerError(conn: Replier, msg: MessageOf<'error'>): void {
+  conn.rt.log('info', `the requester sent error ${String(msg.payload.code)}: ${String(msg.payload.message)}`);
+  if (msg.payload.fatal === true) void conn.close(1000, 'fatal error from the requester');
+}
+
 /** The requester's farewell ends the session at once; the agent still ends its tasks and says its own farewell (spec: shutdown#farewell). */
 export function onFarewell(conn: Replier, _msg: MessageOf<'session.farewell'>): void {
   const session = conn.session!;

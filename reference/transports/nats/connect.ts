@@ -1,6 +1,7 @@
 import { connect, headers as natsHeaders, type ConnectionOptions, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import { DEFAULT_MAX_FRAME_BYTES, checkMaxFrameBytes } from '../frame.ts';
-import { DEFAULT_KEEPALIVE_MS, MAX_KEEPALIVE_MS, MIN_KEEPALIVE_MS, NatsTransport, parseKeepalive } from './nats-transport.ts';
+import { checkKeepalive, DEFAULT_KEEPALIVE_MS, MAX_KEEPALIVE_MS, MIN_KEEPALIVE_MS, parseKeepalive } from './keepalive.ts';
+import { NatsTransport } from './nats-transport.ts';
 import { DEFAULT_PREFIX, Header, checkAgentId, checkPrefix, newConnectionId, subjectsOf } from './subjects.ts';
 import { parseNatsUrl } from './url.ts';
 
@@ -35,8 +36,7 @@ export async function connectNatsTransport(url: string, options: ConnectNatsOpti
   const prefix = checkPrefix(options.prefix ?? DEFAULT_PREFIX);
   const maxFrameBytes = checkMaxFrameBytes(options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES);
   const keepaliveMs = options.keepaliveMs ?? DEFAULT_KEEPALIVE_MS;
-  if (parseKeepalive(String(keepaliveMs)) === undefined)
-    throw new RangeError(`keepaliveMs ${keepaliveMs} is outside ${MIN_KEEPALIVE_MS}–${MAX_KEEPALIVE_MS} ms (spec: bindings-nats#liveness)`);
+  checkKeepalive(keepaliveMs);
   let nc = options.nc;
   if (!nc) {
     try {

@@ -2,6 +2,8 @@ import { headers as natsHeaders, type Msg, type MsgHdrs, type NatsConnection, ty
 import type { CloseInfo, InboundFrame, RawSendOptions, RawTransport } from '../transport.ts';
 import { checkMaxFrameBytes } from '../frame.ts';
 import { Header } from './subjects.ts';
+import { clampKeepalive, DEFAULT_KEEPALIVE_MS, MISSED_KEEPALIVES } from './keepalive.ts';
+import { PeerNumbering } from './numbering.ts';
 
 /** The close codes of the binding: those of the WebSocket binding, carried in a close control (spec: bindings-nats#closing). */
 export const NatsCloseCode = Object.freeze({
@@ -18,36 +20,8 @@ export const NatsCloseCode = Object.freeze({
 /** Bytes of each NATS message kept free for the binding's headers (spec: bindings-nats#message-size). */
 export const HEADER_ALLOWANCE = 1024;
 
-/** How often each side sends a keepalive unless told otherwise, in ms (spec: bindings-nats#liveness). */
-export const DEFAULT_KEEPALIVE_MS = 1000;
-
-/** How many of the peer's keepalive intervals may pass in silence before the transport counts as lost. */
-export const MISSED_KEEPALIVES = 3;
-
-/** The range of `Tap-Keepalive-Ms` either side may announce, in ms (spec: bindings-nats#liveness). */
-export const MIN_KEEPALIVE_MS = 100;
-export const MAX_KEEPALIVE_MS = 60_000;
-
-/**
- * The keepalive interval a `Tap-Keepalive-Ms` header announces, or undefined when it is not a
- * whole number of milliseconds from MIN_KEEPALIVE_MS to MAX_KEEPALIVE_MS (spec: bindings-nats#liveness).
- */
-export function parseKeepalive(header: string | undefined): number | undefined {
-  if (header === undefined || !/^[0-9]{1,6}$/.test(header)) return undefined;
-  const ms = Number(header);
-  return ms >= MIN_KEEPALIVE_MS && ms <= MAX_KEEPALIVE_MS ? ms : undefined;
-}
-
-/** `ms` brought into the keepalive range, so that no timer derived from it can overflow. */
-function clampKeepalive(ms: number): number {
-  return Number.isFinite(ms) ? Math.min(MAX_KEEPALIVE_MS, Math.max(MIN_KEEPALIVE_MS, ms)) : DEFAULT_KEEPALIVE_MS;
-}
-
 /** Frames a connection holds before `start()`; a peer that sends more before it was accepted is dropped. */
 export const MAX_FRAMES_BEFORE_START = 16;
-
-/** How far above the last number taken the numbers of refused frames are remembered (spec: bindings-nats#forged-frames). */
-const MAX_UNPROVEN = 64;
 
 /** How long `close()` waits for the server to confirm the close control before it closes anyway, in ms. */
 export const CLOSE_FLUSH_MS = 2000;
@@ -116,9 +90,7 @@ export class NatsTransport implements RawTransport {
   private started = false;
   private pending: InboundFrame[] = [];
   private sentSeq = 0;
-  private heardSeq = 0;
-  /** Numbers above heardSeq that frames refused by the screen carried: a later number may skip them. */
-  private readonly unproven = new Set<number>();
+  private readonly numbering = new PeerNumbering();
   private lastHeard = Date.now();
   private parts: Uint8Array[] = [];
   private partBytes = 0;
@@ -318,7 +290,7 @@ export class NatsTransport implements RawTransport {
     if (this.screen && this.started && control === '' && !more && this.pieces === 0 && msg.data.byteLength <= this.ceiling) {
       const frame = this.whole(msg.data);
       if (!this.screen(frame)) {
-        if (Number.isSafeInteger(seq) && seq > this.heardSeq && seq <= this.heardSeq + MAX_UNPROVEN) this.unproven.add(seq);
+        this.numbering.refused(seq);
         this.onmessage?.(frame);
         return;
       }
@@ -346,15 +318,10 @@ export class NatsTransport implements RawTransport {
    * Any other counts the connection lost, and the message has no effect (spec: bindings-nats#frames).
    */
   private take(seq: number, header: string | null | undefined): boolean {
-    const skipped = seq - this.heardSeq - 1;
-    let follows = Number.isSafeInteger(seq) && skipped >= 0 && skipped <= this.unproven.size;
-    for (let n = this.heardSeq + 1; follows && n < seq; n++) follows = this.unproven.has(n);
-    if (!follows) {
-      this.lost(`message ${this.heardSeq + 1} of the peer never arrived (got ${header || 'one without Tap-Seq'})`);
+    if (!this.numbering.take(seq)) {
+      this.lost(`message ${this.numbering.last + 1} of the peer never arrived (got ${header || 'one without Tap-Seq'})`);
       return false;
     }
-    for (const n of this.unproven) if (n <= seq) this.unproven.delete(n);
-    this.heardSeq = seq;
     this.lastHeard = Date.now();
     this.log.messages++;
     return true;
