@@ -28,6 +28,8 @@ export interface Config {
   repeat: number;
   timeoutMs: number;
   timeScale: number;
+  /** How long to wait for a WebSocket or NATS agent to accept connections, in ms (default 20 000). */
+  listenWaitMs: number;
   jobs?: number;
   json?: string;
   junit?: string;
@@ -83,6 +85,8 @@ Options:
   --repeat <n>            run each case n times; a case passes only if every run does (flaky ones are marked)
   --timeout <ms>          how long each step waits for a reply (default ${DEFAULT_TIMEOUT_MS})
   --time-scale <x>        stretch every timing tolerance by x (slow machines, CI)
+  --wait <seconds>        how long to wait for a WebSocket or NATS agent started just before to
+                          accept connections (default 20; 0 fails at once)
   --jobs <n>              cases run at once (default 8; 4 over stdio on one core); over WebSocket
                           and NATS a case also waits until its tasks fit the agent card's limits
   --json <file>           write the JSON report
@@ -167,6 +171,7 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
         repeat: { type: 'string' },
         timeout: { type: 'string' },
         'time-scale': { type: 'string' },
+        wait: { type: 'string' },
         jobs: { type: 'string' },
         json: { type: 'string' },
         junit: { type: 'string' },
@@ -210,6 +215,7 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
     repeat: 1,
     timeoutMs: DEFAULT_TIMEOUT_MS,
     timeScale: 1,
+    listenWaitMs: 20_000,
     color: values['no-color'] !== true && !process.env.NO_COLOR,
     debug: values.debug === true,
   };
@@ -242,6 +248,11 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
     const x = Number(scale);
     if (!Number.isFinite(x) || x <= 0) return { ok: false, error: `--time-scale must be a positive number, not "${scale}"` };
     cfg.timeScale = x;
+  }
+  const wait = s('wait');
+  if (wait !== undefined) {
+    if (!/^\d+(\.\d+)?$/.test(wait)) return { ok: false, error: `--wait must be a number of seconds, not "${wait}"` };
+    cfg.listenWaitMs = Math.round(Number(wait) * 1000);
   }
   for (const k of ['path', 'json', 'junit', 'html', 'markdown', 'badge', 'transcripts'] as const) if (s(k) !== undefined) cfg[k] = s(k);
   if (s('spec-base-url') !== undefined) cfg.specBaseUrl = s('spec-base-url');

@@ -95,6 +95,8 @@ export interface ConformanceOptions {
   profiles?: Profile[];
   /** Cases up to this level (default "may": everything). */
   level?: LevelTarget;
+  /** How long to wait for a WebSocket or NATS agent to accept connections, in ms (default 20 000). */
+  listenWaitMs?: number;
   /** Case id globs (`*`, `?`); only matching cases run. */
   only?: string[];
   /** Case id globs left out; like `only`, they make the run partial. */
@@ -173,6 +175,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Repor
     repeat: options.repeat ?? 1,
     timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     timeScale: options.timeScale ?? 1,
+    listenWaitMs: options.listenWaitMs ?? 20_000,
     jobs: options.jobs,
     expectedFailures: options.expectedFailures,
     transcripts: options.transcriptsDir,
@@ -288,7 +291,7 @@ async function runTarget(cfg: Config, target: TargetSpec, cases: Case[], hooks: 
     ...(cfg.registry ? { registry: cfg.registry } : {}),
     ...(hooks.log ? { log: hooks.log } : {}),
   };
-  await whenListening(target, cfg.timeScale, hooks.log ?? ((line) => process.stderr.write(`${line}\n`))).catch((err: Error) => {
+  await whenListening(target, cfg.listenWaitMs, hooks.log ?? ((line) => process.stderr.write(`${line}\n`))).catch((err: Error) => {
     throw new CannotRun(err.message);
   });
   const found = await probe(base);

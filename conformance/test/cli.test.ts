@@ -62,9 +62,11 @@ describe('tap-conform exit codes', () => {
 
   it('exits 3 when the WebSocket URL is unreachable', async () => {
     const port = await closedPort();
-    const r = await run(`ws://127.0.0.1:${port}/tap`);
+    const r = await run('--wait', '1', `ws://127.0.0.1:${port}/tap`);
     expect(r.code).toBe(3);
-    expect(r.err).toMatch(/^tap-conform: could not connect to ws:\/\/127\.0\.0\.1:\d+\/tap: connection refused .*\(exit 3\)\n$/);
+    expect(r.err).toMatch(
+      /^tap-conform: waiting up to 1 s for ws:\/\/127\.0\.0\.1:\d+\/tap to accept connections\ntap-conform: could not connect to ws:\/\/127\.0\.0\.1:\d+\/tap: connection refused .*\(exit 3\)\n$/,
+    );
   });
 
   it('lists the cases with id, level, profile, spec anchor and title', async () => {
