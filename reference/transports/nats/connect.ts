@@ -2,7 +2,7 @@ import { connect, headers as natsHeaders, type ConnectionOptions, type Msg, type
 import { DEFAULT_MAX_FRAME_BYTES, checkMaxFrameBytes } from '../frame.ts';
 import { DEFAULT_KEEPALIVE_MS, NatsTransport } from './nats-transport.ts';
 import { DEFAULT_PREFIX, Header, checkAgentId, checkPrefix, newConnectionId, subjectsOf } from './subjects.ts';
-import { parseNatsUrl } from './url.ts';
+import { natsClientOptions, parseNatsUrl } from './url.ts';
 
 /** Options of `connectNatsTransport`. */
 export interface ConnectNatsOptions {
@@ -39,9 +39,9 @@ export async function connectNatsTransport(url: string, options: ConnectNatsOpti
   if (!nc) {
     try {
       nc = await connect({
-        servers: address.servers,
+        ...natsClientOptions(address),
         name: `tap requester of ${agentId}`,
-        ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}),
+
         ...options.connectOptions,
       });
     } catch (err) {

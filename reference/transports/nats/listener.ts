@@ -2,7 +2,7 @@ import { connect, headers as natsHeaders, type ConnectionOptions, type Msg, type
 import { DEFAULT_MAX_FRAME_BYTES, checkMaxFrameBytes } from '../frame.ts';
 import { DEFAULT_KEEPALIVE_MS, NatsCloseCode, NatsTransport } from './nats-transport.ts';
 import { DEFAULT_PREFIX, Header, checkAgentId, checkPrefix, isConnectionId, openSubject, subjectsOf } from './subjects.ts';
-import { parseNatsUrl } from './url.ts';
+import { natsClientOptions, parseNatsUrl } from './url.ts';
 
 /** Options of `createNatsListener`. */
 export interface NatsListenerOptions {
@@ -64,10 +64,9 @@ export async function createNatsListener(options: NatsListenerOptions): Promise<
     server = address.servers[0]!;
     try {
       nc = await connect({
-        servers: address.servers,
+        ...natsClientOptions(address),
         name: `tap agent ${agentId}`,
         maxReconnectAttempts: -1,
-        ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}),
         ...options.connectOptions,
       });
     } catch (err) {
