@@ -35,6 +35,7 @@ const SLOW = [
   'reference/jetstream/events.test.ts',
   'reference/jetstream/result-recovery.test.ts',
   'reference/jetstream/runner.test.ts',
+  'reference/jetstream/refusal.test.ts',
   'reference/mesh/member.test.ts',
   'reference/mesh/mesh.test.ts',
   'reference/mesh/registry.test.ts',
