@@ -42,6 +42,7 @@ const SLOW = [
   'reference/tapctl/mesh/mesh.test.ts',
   'reference/tapctl/mesh/traces.test.ts',
   'reference/tapctl/nats.test.ts',
+  'reference/tapctl/nats-permissions.test.ts',
   'reference/transports/nats/nats-transport.test.ts',
   'reference/transports/nats/test-server.test.ts',
   'test/mesh-faults.test.ts',

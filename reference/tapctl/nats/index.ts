@@ -217,8 +217,72 @@ ${SERVER_HELP}
   },
 };
 
+const permissionsCommand: Command = {
+  name: 'permissions',
+  summary: 'write the nats-server users and permissions, keys and trust file of a deployment',
+  help: `Usage: tapctl nats permissions --out <server.conf> [--agent <id>]… [--runner <id>]… [--requester <id>]…
+                             [--operator <id>]… [--keys-dir <dir>] [--url nats://host:port] [--json]
+
+Writes the nats-server configuration (an authorization block of static users, NATS Server 2.9)
+that gives each principal the permissions of its roles in the NATS binding's permission model
+(spec: bindings-nats#security):
+
+  agent      its own sessions (open, in, out of its id) and its own registry entry
+  runner     the durable queue: consumes TAP_TASKS, writes TAP_EVENTS, TAP_RESULTS, TAP_DEAD
+             and TAP_IDEMPOTENCY
+  requester  sessions with every --agent, submits to TAP_TASKS, reads results, task streams
+             and the registry; writes nothing else
+  operator   everything
+
+Each principal is one NATS user named by its id, with its own inbox prefix _INBOX_<id>. A principal
+with several roles (--agent a.b --runner a.b) gets them all. In --keys-dir (default: keys/ beside
+--out) it writes an Ed25519 key per principal (<id>.key.json), the trust file of all of them
+(trust.json) and each user's password (credentials.json); keys and passwords already there are
+kept. Files with secrets are readable by their owner only.
+
+Options:
+  --agent <id>         an agent; repeat for several
+  --runner <id>        a durable runner (usually an agent's id too); repeat for several
+  --requester <id>     a requester; repeat for several
+  --operator <id>      an operator; repeat for several
+  --out <file>         where the server configuration goes
+  --keys-dir <dir>     where the keys, trust file and passwords go (default: keys/ beside --out)
+  --url <url>          the server's nats://host:port: credentials.json then gives each principal's URL
+  --json               print what was written as JSON
+`,
+  async run(args, ctx) {
+    const { values, positionals: given } = parseOptions(args, {
+      agent: { type: 'string', multiple: true },
+      runner: { type: 'string', multiple: true },
+      requester: { type: 'string', multiple: true },
+      operator: { type: 'string', multiple: true },
+      out: { type: 'string' },
+      'keys-dir': { type: 'string' },
+      url: { type: 'string' },
+      json: { type: 'boolean' },
+    });
+    positionals(given, []);
+    const list = (v: unknown): string[] => (v as string[] | undefined) ?? [];
+    const deployment = {
+      agents: list(values.agent),
+      runners: list(values.runner),
+      requesters: list(values.requester),
+      operators: list(values.operator),
+    };
+    if (Object.values(deployment).every((ids) => ids.length === 0))
+      throw new CliError('no principals: give at least one --agent, --runner, --requester or --operator', { usage: true });
+    if (values.out === undefined)
+      throw new CliError('missing --out <file>: where the server configuration goes', {
+        usage: true,
+        hint: 'e.g. --out deploy/server.conf',
+      });
+    const { runGrant } = await import('./grant.ts');
+    return runGrant({ ...deployment, out: values.out, keysDir: values['keys-dir'], url: values.url, json: values.json ?? false }, ctx);
+  },
+};
+
 export const natsCommand = commandGroup(
   'nats',
   'Operate the durable tasks of the NATS binding: the JetStream queues, dead letters and results.',
-  [statusCommand, tasksCommand, deadLettersCommand, requeueCommand, submitCommand],
+  [statusCommand, tasksCommand, deadLettersCommand, requeueCommand, submitCommand, permissionsCommand],
 );

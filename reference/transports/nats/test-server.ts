@@ -45,6 +45,8 @@ export interface NatsServerOptions {
   readyTimeoutMs?: number;
   /** False starts the server without JetStream (default true). */
   jetstream?: boolean;
+  /** Configuration text the server also reads, e.g. the users and permissions `tapctl nats permissions` writes. */
+  config?: string;
 }
 
 /** A free TCP port on 127.0.0.1, as the kernel hands one out. */
@@ -132,9 +134,10 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
   const store = mkdtempSync(join(tmpdir(), 'tap-nats-'));
   const js = options.jetstream === false ? [] : ['-js', '-sd', store];
   const args = ['-a', '127.0.0.1', '-p', String(port), '-m', String(monitorPort), ...js, '-n', 'tap-test'];
-  if (options.maxPayload !== undefined) {
+  if (options.maxPayload !== undefined || options.config !== undefined) {
     const conf = join(store, 'server.conf');
-    writeFileSync(conf, `max_payload: ${options.maxPayload}\n`);
+    const lines = [options.maxPayload !== undefined ? `max_payload: ${options.maxPayload}` : '', options.config ?? ''];
+    writeFileSync(conf, `${lines.join('\n')}\n`);
     args.push('-c', conf);
   }
   const { server } = await launch({ name: 'tap-test', args, port, monitorPort, store, readyTimeoutMs: options.readyTimeoutMs ?? 10_000 });
