@@ -21,6 +21,7 @@ import { taskCases } from './tasks.ts';
 import { websocketCases } from './websocket.ts';
 import { natsCases } from './nats.ts';
 import { natsDurableCases } from './nats-durable.ts';
+import { natsDurableRecordCases } from './nats-durable-records.ts';
 import { registryCases } from './registry.ts';
 import { chaosCases } from '../chaos.ts';
 import { propertyCases } from '../properties.ts';
@@ -45,6 +46,7 @@ export const ALL_CASES: readonly Case[] = [
   ...websocketCases,
   ...natsCases,
   ...natsDurableCases,
+  ...natsDurableRecordCases,
   ...registryCases,
   ...livenessCases,
   ...restartCases,
