@@ -58,6 +58,52 @@ describe('tapctl nats permissions: the command', () => {
     const help = await tapctl('nats', 'permissions', '--help');
     expect(help.out).toContain('Usage: tapctl nats permissions');
   });
+
+  it("keeps the keys and passwords it wrote before when run again with one more principal, so that no one else's rotate", async () => {
+    for (const c of BUILTIN_COMMANDS) if (!findCommand(c.name)) registerCommand(c);
+    const dir = mkdtempSync(join(tmpdir(), 'tap-permissions-again-'));
+    try {
+      const out = join(dir, 'server.conf');
+      expect((await tapctl('nats', 'permissions', '--agent', 'a.b', '--runner', 'a.b', '--requester', 'alice', '--out', out)).code).toBe(0);
+      const before = readFileSync(join(dir, 'keys', 'credentials.json'), 'utf8');
+      const key = readFileSync(join(dir, 'keys', 'alice.key.json'), 'utf8');
+      const again = await tapctl(
+        'nats',
+        'permissions',
+        '--agent',
+        'a.b',
+        '--runner',
+        'a.b',
+        '--requester',
+        'alice',
+        '--requester',
+        'bob',
+        '--out',
+        out,
+        '--json',
+      );
+      expect(again.code, again.err).toBe(0);
+      const summary = JSON.parse(again.out) as { users: { user: string; new_key: boolean }[] };
+      expect(summary.users.map((u) => [u.user, u.new_key])).toEqual([
+        ['a.b', false],
+        ['alice', false],
+        ['bob', true],
+      ]);
+      expect(readFileSync(join(dir, 'keys', 'alice.key.json'), 'utf8')).toBe(key);
+      const passwords = (text: string) => JSON.parse(text).principals as Record<string, { password: string }>;
+      expect(passwords(readFileSync(join(dir, 'keys', 'credentials.json'), 'utf8')).alice).toEqual(passwords(before).alice);
+      expect(Object.keys(readTrustFile(join(dir, 'keys', 'trust.json')).principals)).toEqual(['a.b', 'alice', 'bob']);
+      // The requesters may open sessions with the agent of the deployment, and write nothing of the runners'.
+      const conf = readFileSync(out, 'utf8');
+      expect(conf).toContain('"tap.open.a.b", "tap.in.*.a.b"');
+      const block = (user: string): string => conf.slice(conf.indexOf(`# ${user}:`)).split('} }')[0]!;
+      expect(block('a.b')).toContain('"tap.events.>"');
+      expect(block('alice')).not.toContain('"tap.events.>"');
+      expect(block('alice')).not.toContain('$KV.TAP_IDEMPOTENCY');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe.skipIf(lacks('nats-server'))(
