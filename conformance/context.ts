@@ -14,6 +14,7 @@ import { handshake, type Established, type HandshakeOptions } from './steps.ts';
 import { keyEnv, openConnection, type Connection, type TargetSpec } from './target.ts';
 import { Transcript } from './transcript.ts';
 import type { RawTransport } from '../reference/transports/transport.ts';
+import type { SigningKey } from '../reference/trust.ts';
 import { fail, got, miss, type Got } from './verdict.ts';
 
 /**
@@ -66,6 +67,8 @@ export interface RunEnv {
   shared: Map<string, Promise<unknown>>;
   /** The mesh registry the agent joined (spec: registry#nats), and the process the suite may stop. */
   registry?: { url: string; agentPid?: number };
+  /** A key in the trust file of the agent's durable runners: the harness signs its records (spec: bindings-nats#signed-records). */
+  signingKey?: SigningKey;
   /** Prints a line for the person running the suite (tap-conform: on stderr), if anyone listens. */
   log?: (line: string) => void;
   /**

@@ -11,7 +11,7 @@
  */
 import { connect, headers as natsHeaders } from '@nats-io/transport-node';
 import { Header, newConnectionId, openSubject, subjectsOf } from '../reference/transports/nats/subjects.ts';
-import { parseNatsUrl } from '../reference/transports/nats/url.ts';
+import { natsClientOptions, parseNatsUrl } from '../reference/transports/nats/url.ts';
 
 /** Open requests after the first: two processes all of which the queue group hands to one are 2^-16 likely. */
 const TRIES = 16;
@@ -24,7 +24,7 @@ const TRIES = 16;
 export async function answeringProcesses(url: string, timeoutMs: number, prefix = 'tap'): Promise<number | undefined> {
   const address = parseNatsUrl(url);
   const agentId = address.agentId!;
-  const nc = await connect({ servers: address.servers, ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}) });
+  const nc = await connect(natsClientOptions(address));
   const id = newConnectionId();
   const answers: string[] = [];
   try {

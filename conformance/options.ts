@@ -45,6 +45,8 @@ export interface Config {
   hmac?: { keyId: string; key: string; peer: string };
   /** The mesh registry the agent joined (--registry), and the process the suite may stop (--agent-pid). */
   registry?: { url: string; agentPid?: number };
+  /** The file of an Ed25519 key in the trust file of the agent's durable runners (--signing-key). */
+  signingKey?: string;
 }
 
 export const DEFAULT_SEED = 20250314;
@@ -107,6 +109,10 @@ Options:
                           profile (its entry, heartbeats, load and withdrawal; spec: registry)
   --agent-pid <pid>       with --registry: the agent's process id; the last registry case sends it
                           SIGTERM and watches its entry go (without it that case is skipped)
+  --signing-key <file>    NATS agents whose durable runners hold a trust file: the Ed25519 key of a
+                          principal in it (tapctl nats permissions writes them). The harness signs
+                          the records it publishes, and the signed-records cases run
+                          (spec: bindings-nats#signed-records); without it they are UNIMPLEMENTED
   --no-color              plain output (also when NO_COLOR is set)
   --debug                 stack traces and harness internals
   --version, --help
@@ -186,6 +192,7 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
         'hmac-peer': { type: 'string' },
         registry: { type: 'string' },
         'agent-pid': { type: 'string' },
+        'signing-key': { type: 'string' },
         'no-color': { type: 'boolean' },
         debug: { type: 'boolean' },
         list: { type: 'boolean' },
@@ -277,6 +284,7 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
       cfg.registry.agentPid = pid;
     }
   } else if (s('agent-pid') !== undefined) return { ok: false, error: '--agent-pid belongs to --registry: give the registry too' };
+  if (s('signing-key') !== undefined) cfg.signingKey = s('signing-key');
   if (cfg.profiles.includes('registry') && registry === undefined && !cfg.list)
     return { ok: false, error: 'the registry profile needs the mesh registry the agent joined: add --registry nats://host:port' };
   if (cfg.help || cfg.version) return { ok: true, config: cfg };

@@ -30,6 +30,7 @@ import type { HmacKey } from './session-state.ts';
 import { CannotRun, checkCommand, type TargetSpec } from './target.ts';
 import { whenListening } from './wait-listening.ts';
 import { parseNatsUrl } from '../reference/transports/nats/url.ts';
+import { readSigningKey, type SigningKey } from '../reference/trust.ts';
 
 /** Thrown to end the program with an exit code and a one-line reason. */
 export class Exit extends Error {
@@ -71,6 +72,16 @@ function runKey(cfg: Config, target: TargetSpec): HmacKey | undefined {
   if (!/^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$/.test(cfg.hmac.keyId))
     throw new Exit(2, `--hmac-key-id "${cfg.hmac.keyId}" is not a valid key id (lowercase letters, digits, "_", "-", dots)`);
   return { keyId: cfg.hmac.keyId, key, peer: cfg.hmac.peer };
+}
+
+/** The key of --signing-key, read; a usage error naming the file when it cannot be used. */
+function durableKey(cfg: Config): SigningKey | undefined {
+  if (cfg.signingKey === undefined) return undefined;
+  try {
+    return readSigningKey(cfg.signingKey);
+  } catch (err) {
+    throw new Exit(2, `--signing-key: ${(err as Error).message}`);
+  }
 }
 
 /** The table `tap-conform --list` prints. */
@@ -124,6 +135,8 @@ export interface ConformanceOptions {
   registry?: string;
   /** The agent's process id: the registry profile may stop it with SIGTERM to see its entry withdrawn. */
   agentPid?: number;
+  /** The file of a key in the trust file of the agent's durable runners: the signed-records cases run (spec: bindings-nats#signed-records). */
+  signingKey?: string;
 }
 
 /** The target a string or argv names. */
@@ -183,6 +196,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Repor
     debug: false,
   };
   if (options.registry) cfg.registry = { url: options.registry, ...(options.agentPid !== undefined ? { agentPid: options.agentPid } : {}) };
+  if (options.signingKey !== undefined) cfg.signingKey = options.signingKey;
   if (options.hmac) cfg.hmac = { keyId: options.hmac.keyId, key: options.hmac.key, peer: options.hmac.peer ?? HARNESS_SIGNED_ID };
   return (
     await runConfigured(cfg, { onProgress: options.onProgress ? () => ({ update: options.onProgress!, clear: () => {} }) : undefined })
@@ -289,6 +303,7 @@ async function runTarget(cfg: Config, target: TargetSpec, cases: Case[], hooks: 
     debug: cfg.debug,
     shared: new Map(),
     ...(cfg.registry ? { registry: cfg.registry } : {}),
+    ...(target.kind === 'nats' && cfg.signingKey !== undefined ? { signingKey: durableKey(cfg) } : {}),
     ...(hooks.log ? { log: hooks.log } : {}),
   };
   await whenListening(target, cfg.listenWaitMs, hooks.log ?? ((line) => process.stderr.write(`${line}\n`))).catch((err: Error) => {

@@ -111,15 +111,16 @@ describe('asyncapi.yaml', () => {
   it('declares a NATS server whose subjects are those the reference uses (spec: bindings-nats#subjects)', () => {
     const nats = raw.servers.nats as { protocol: string; 'x-tap-subjects'?: Record<string, string> };
     expect(nats.protocol).toBe('nats');
-    const s = subjectsOf('tap', '{agent_id}', '{connection}');
+    const agent = { template: 'agent_id' };
+    const s = subjectsOf('tap', agent, { template: 'connection' });
     expect(nats['x-tap-subjects']).toMatchObject({
-      open: openSubject('tap', '{agent_id}'),
+      open: openSubject('tap', agent),
       toAgent: s.toAgent,
       toRequester: s.toRequester,
-      tasks: taskSubject(DEFAULT_NAMES, '{capability}'),
-      results: resultSubject(DEFAULT_NAMES, '{task_id}'),
-      events: eventSubject(DEFAULT_NAMES, '{task_id}'),
-      dead: deadSubject(DEFAULT_NAMES, '{capability}'),
+      tasks: taskSubject(DEFAULT_NAMES, { template: 'capability' }),
+      results: resultSubject(DEFAULT_NAMES, { template: 'task_id' }),
+      events: eventSubject(DEFAULT_NAMES, { template: 'task_id' }),
+      dead: deadSubject(DEFAULT_NAMES, { template: 'capability' }),
     });
   });
 

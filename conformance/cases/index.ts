@@ -23,6 +23,7 @@ import { websocketCases } from './websocket.ts';
 import { natsCases } from './nats.ts';
 import { natsBoundCases } from './nats-bounds.ts';
 import { natsDurableCases } from './nats-durable.ts';
+import { natsDurableRecordCases } from './nats-durable-records.ts';
 import { registryCases } from './registry.ts';
 import { chaosCases } from '../chaos.ts';
 import { propertyCases } from '../properties.ts';
@@ -49,6 +50,7 @@ export const ALL_CASES: readonly Case[] = [
   ...natsCases,
   ...natsBoundCases,
   ...natsDurableCases,
+  ...natsDurableRecordCases,
   ...registryCases,
   ...livenessCases,
   ...restartCases,

@@ -4,7 +4,14 @@
  * harness's own NATS transport (pieces, gaps, silence) and a NATS connection of its own.
  */
 import { connect, headers as natsHeaders } from '@nats-io/transport-node';
-import { Header, NatsTransport, newConnectionId, openSubject, parseNatsUrl } from '../../reference/transports/nats/index.ts';
+import {
+  Header,
+  NatsTransport,
+  natsClientOptions,
+  newConnectionId,
+  openSubject,
+  parseNatsUrl,
+} from '../../reference/transports/nats/index.ts';
 import { defineCase, type Case } from '../case.ts';
 import type { CaseContext } from '../context.ts';
 import type { Peer } from '../peer.ts';
@@ -26,7 +33,7 @@ function natsOf(ctx: CaseContext, peer: Peer): NatsTransport {
 async function openVerdicts(ctx: CaseContext, ids: string[]): Promise<string[]> {
   const target = ctx.env.target as { url: string };
   const address = parseNatsUrl(target.url);
-  const nc = await connect({ servers: address.servers, ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}) });
+  const nc = await connect(natsClientOptions(address));
   try {
     const out: string[] = [];
     for (const id of ids) {

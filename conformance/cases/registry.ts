@@ -8,7 +8,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Kvm, type KV, type KvEntry } from '@nats-io/kv';
 import { entryProblem, type RegistryEntry } from '../../reference/mesh/entry.ts';
 import { REGISTRY_BUCKET } from '../../reference/mesh/registry.ts';
-import { parseNatsUrl } from '../../reference/transports/nats/url.ts';
+import { natsClientOptions, parseNatsUrl } from '../../reference/transports/nats/url.ts';
 import { defineCase, type Case } from '../case.ts';
 import type { CaseContext } from '../context.ts';
 import { startTask, collectUntilResult } from '../steps.ts';
@@ -49,7 +49,7 @@ async function withBucket<T>(ctx: CaseContext, use: (kv: KV, agentId: string) =>
   const address = parseNatsUrl(url);
   let nc: NatsConnection;
   try {
-    nc = await connect({ servers: address.servers, ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}) });
+    nc = await connect(natsClientOptions(address));
   } catch (err) {
     throw new Stop(harnessError(`cannot reach the registry's NATS server at ${url}: ${(err as Error).message}`));
   }

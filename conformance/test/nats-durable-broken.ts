@@ -9,10 +9,14 @@ import { AckPolicy, DeliverPolicy, jetstream, type JsMsg } from '@nats-io/jetstr
 import { createAgent, withConformanceCapabilities } from '../../reference/agent/index.ts';
 import type { TapError } from '../../reference/core/errors.ts';
 import { durableConformanceHandlers } from '../../reference/jetstream/capabilities.ts';
-import { lastStoredMessage, TaskStreamWriter } from '../../reference/jetstream/events.ts';
+import { refusedLetter } from '../../reference/jetstream/dead-letters.ts';
+import { lastStoredMessage, TaskStreamWriter, type StoredStreamMessage } from '../../reference/jetstream/events.ts';
+import { takeIn } from '../../reference/jetstream/intake.ts';
 import { consumerName } from '../../reference/jetstream/runner.ts';
-import { DEFAULT_NAMES as N, deadSubject, ensureStreams, resultSubject } from '../../reference/jetstream/streams.ts';
+import { verifyStreamMessage } from '../../reference/jetstream/signatures.ts';
+import { DEFAULT_NAMES as N, deadSubject, ensureStreams, resultSubject, taskSubject } from '../../reference/jetstream/streams.ts';
 import { idempotencyKey } from '../../reference/jetstream/submit.ts';
+import type { SigningKey, TrustFile } from '../../reference/trust.ts';
 import type { TaskRecord } from '../../reference/workspace/record.ts';
 
 /** The rule each broken durable agent breaks. */
@@ -26,7 +30,22 @@ export type DurableFault =
   /** Ignores the max-deliveries advisory: a record that ran out of deliveries never reaches TAP_DEAD (TAP-NATS-021). */
   | 'no-dead-letters'
   /** Runs a delivery again whose task stream already ends with its task.result (TAP-NATS-035). */
-  | 'runs-again';
+  | 'runs-again'
+  /**
+   * Takes whatever is queued as a record and looks it up as it is: a task_id of ">" reads another
+   * task's stream and result, and what is not an object stays on the queue (TAP-NATS-037).
+   */
+  | 'no-record-check'
+  /** Holds a trust file but runs records without checking their signatures (TAP-NATS-038). */
+  | 'no-signature-check'
+  /** Checks records' signatures but takes any stored task.result as the outcome, whoever stored it (TAP-NATS-039). */
+  | 'trusts-stored-results';
+
+/** Signed mode: the trust file the runner holds and its agent's key (spec: bindings-nats#signed-records). */
+export interface BrokenSigning {
+  trust: TrustFile;
+  signingKey: SigningKey;
+}
 
 const nanos = (ms: number): number => ms * 1_000_000;
 
@@ -37,6 +56,7 @@ async function brokenRunner(
   fault: DurableFault,
   leaseMs: number,
   maxDeliver: number,
+  signing?: BrokenSigning,
 ): Promise<() => Promise<void>> {
   const { jsm, idempotency } = await ensureStreams(nc);
   const js = jetstream(nc);
@@ -50,10 +70,28 @@ async function brokenRunner(
       deliver_policy: DeliverPolicy.All,
       ack_wait: nanos(leaseMs),
       max_deliver: maxDeliver,
-      filter_subject: `${N.prefix}.tasks.${capability}`,
+      filter_subject: taskSubject(N, capability),
     });
+    // The fault of no-record-check: subjects written from the record's values as they are.
+    const raw = (kind: string, id: string): string => [N.prefix, kind, id].join('.');
+    const lastOf = async (taskId: string): Promise<StoredStreamMessage | null> => {
+      if (fault !== 'no-record-check') return lastStoredMessage(jsm, N, taskId);
+      const m = await jsm.streams.getMessage(N.events, { last_by_subj: raw('events', taskId) });
+      return m ? { message: m.json(), attempt: Number(m.header?.get('Tap-Attempt') || Number.NaN) || 0, streamSeq: m.seq } : null;
+    };
+    const intakeOptions = { capability, ...(signing && fault !== 'no-signature-check' ? { trust: signing.trust } : {}) };
     const work = async (m: JsMsg): Promise<void> => {
-      const record = m.json<TaskRecord>();
+      let record: TaskRecord;
+      if (fault === 'no-record-check') record = m.json<TaskRecord>();
+      else {
+        const intake = takeIn(m.data, intakeOptions);
+        if (!intake.ok) {
+          const letter = refusedLetter(m.data, intake, m.seq, m.info.deliveryCount, agentId);
+          await js.publish(deadSubject(N, capability), JSON.stringify(letter), { msgID: `${letter.task_id}:dead:${m.seq}` });
+          return void (await m.ackAck());
+        }
+        record = intake.record;
+      }
       const attempts = fault === 'attempt-zero' ? 0 : m.info.deliveryCount - 1;
       const idem = (record.metadata as { 'x-idempotency'?: { principal: string; key: string } })['x-idempotency'];
       if (idem && fault !== 'no-idempotency') {
@@ -64,14 +102,18 @@ async function brokenRunner(
         );
         if (owner !== record.task_id) return void (await m.ackAck());
       }
-      const last = await lastStoredMessage(jsm, N, record.task_id);
+      const last = await lastOf(record.task_id);
+      const trusted =
+        !signing ||
+        fault === 'trusts-stored-results' ||
+        (last !== null && verifyStreamMessage(last.message, last.attempt, last.signature, signing.trust, [agentId]));
       let result: { status?: unknown; output?: unknown; error?: unknown };
       let ran = attempts;
-      if (last?.message.type === 'task.result' && fault !== 'runs-again') {
+      if (last?.message.type === 'task.result' && trusted && fault !== 'runs-again') {
         result = last.message.payload;
         ran = last.attempt ?? attempts;
       } else {
-        const stream = new TaskStreamWriter(js, N, agentId, record.task_id, last?.message.sequence ?? 0, attempts);
+        const stream = new TaskStreamWriter(js, N, agentId, record.task_id, last?.message.sequence ?? 0, attempts, signing?.signingKey);
         await stream.publish('task.event', { kind: 'state', state: 'running' });
         const renew = fault === 'no-renewal' ? undefined : setInterval(() => m.working(), Math.floor(leaseMs / 3));
         let output: unknown;
@@ -104,7 +146,8 @@ async function brokenRunner(
       });
       Object.assign(done, { current_phase: capability, next_phase: null });
       Object.assign(done.state, { attempts: ran, processed_by: agentId, status });
-      await js.publish(resultSubject(N, record.task_id), JSON.stringify(done), { msgID: `${record.task_id}:result` });
+      const finishedSubject = fault === 'no-record-check' ? raw('results', record.task_id) : resultSubject(N, record.task_id);
+      await js.publish(finishedSubject, JSON.stringify(done), { msgID: `${record.task_id}:result` });
       await m.ackAck().catch(() => false);
     };
     const messages = await (await js.consumers.get(N.tasks, durable)).consume({ max_messages: 4, expires: 1000 });
@@ -150,7 +193,7 @@ export async function startBrokenDurableAgent(
   url: string,
   agentId: string,
   fault: DurableFault,
-  o: { leaseMs: number; maxDeliver: number },
+  o: { leaseMs: number; maxDeliver: number; signing?: BrokenSigning },
 ): Promise<() => Promise<void>> {
   const agent = createAgent({
     card: {
@@ -166,7 +209,7 @@ export async function startBrokenDurableAgent(
   });
   const listener = await agent.listenNats({ url });
   const nc = await connect({ servers: url });
-  const stopRunner = await brokenRunner(nc, agentId, fault, o.leaseMs, o.maxDeliver);
+  const stopRunner = await brokenRunner(nc, agentId, fault, o.leaseMs, o.maxDeliver, o.signing);
   return async () => {
     await stopRunner();
     await nc.close();

@@ -7,12 +7,17 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAgent, withConformanceCapabilities } from '../../reference/agent/index.ts';
 import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../../reference/transports/nats/test-server.ts';
 import { takesSubject } from '../cases/durable-survey.ts';
 import { natsDurableCases } from '../cases/nats-durable.ts';
+import { natsDurableRecordCases } from '../cases/nats-durable-records.ts';
+import { newSigningKey, trustOf } from '../../reference/trust.ts';
 import { LONGEST_LEASE_MS } from '../options.ts';
 import { runConformance } from '../run.ts';
 import { AGENT, ROOT, tapConform } from './bins.ts';
@@ -25,7 +30,11 @@ if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
 const LEASE_MS = 400;
 const MAX_DELIVER = 3;
 const NO_RENEWAL_LEASE_MS = 2000;
-const DURABLE_IDS = natsDurableCases.map((c) => c.id);
+const DURABLE_IDS = [...natsDurableCases, ...natsDurableRecordCases].map((c) => c.id);
+/** The cases of signed records: UNIMPLEMENTED in a run without --signing-key. */
+const SIGNED_IDS = ['nats-durable.signed.refused', 'nats-durable.signed.stored-result'];
+/** What a run without a signing key gives a case the agent passes. */
+const passed = (id: string): string => (SIGNED_IDS.includes(id) ? 'UNIMPLEMENTED' : 'PASS');
 const CONSUMERS = ['echo', 'stream', 'sleep', 'fail', 'counter'].map((c) => `tap-tap_test_${c}`);
 
 describe('the subjects a consumer filter takes', () => {
@@ -102,8 +111,8 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
     const s = await server();
     const agent = await reference(s.url, durableArgs());
     const report = await runConformance({ target: agent.url, profiles: ['nats-durable'], timeoutMs: 5000 });
-    expect(report.cases.map((c) => [c.id, c.verdict, c.verdict === 'PASS' ? '' : c.detail])).toEqual(
-      DURABLE_IDS.map((id) => [id, 'PASS', '']),
+    expect(report.cases.map((c) => [c.id, c.verdict, c.verdict === 'PASS' || SIGNED_IDS.includes(c.id) ? '' : c.detail])).toEqual(
+      DURABLE_IDS.map((id) => [id, passed(id), '']),
     );
   });
 
@@ -161,8 +170,8 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
         `consumer ${name} of TAP_TASKS had ack_wait ${LEASE_MS} ms and max_deliver ${MAX_DELIVER} (left by an earlier runner); set to this runner's lease of 1000 ms`,
       );
     const report = await runConformance({ target: again.url, profiles: ['nats-durable'], timeoutMs: 5000 });
-    expect(report.cases.map((c) => [c.id, c.verdict, c.verdict === 'PASS' ? '' : c.detail])).toEqual(
-      DURABLE_IDS.map((id) => [id, 'PASS', '']),
+    expect(report.cases.map((c) => [c.id, c.verdict, c.verdict === 'PASS' || SIGNED_IDS.includes(c.id) ? '' : c.detail])).toEqual(
+      DURABLE_IDS.map((id) => [id, passed(id), '']),
     );
     expect(report.cases.find((c) => c.id === 'nats-durable.lease.renewal')?.detail).toBe('delivered once over 2500 ms');
   });
@@ -202,6 +211,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
     ['no-idempotency', 'nats-durable.idempotency.repeat', /TAP_IDEMPOTENCY does not hold the first task/],
     ['no-dead-letters', 'nats-durable.dead-letter', /was not in TAP_DEAD after 3 failed deliveries/],
     ['runs-again', 'nats-durable.result.stored-result', /the phase ran again/],
+    ['no-record-check', 'nats-durable.record.invalid', /was finished: its task_id widened a lookup, or it ran/],
   ])('fails the broken durable agent %s in %s, and only there', { timeout: 60_000 }, async (fault, id, reason) => {
     const s = await server();
     const agentId = `tap.broken-durable-${fault}`;
@@ -211,7 +221,70 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
     cleanups.push(await startBrokenDurableAgent(s.url, agentId, fault, { leaseMs, maxDeliver: MAX_DELIVER }));
     const report = await runConformance({ target: `${s.url}/${agentId}`, profiles: ['nats-durable'], timeoutMs: 2000 });
     const verdicts = Object.fromEntries(report.cases.map((c) => [c.id, c.verdict]));
-    expect(verdicts).toEqual(Object.fromEntries(DURABLE_IDS.map((c) => [c, c === id ? 'FAIL' : 'PASS'])));
+    expect(verdicts).toEqual(Object.fromEntries(DURABLE_IDS.map((c) => [c, c === id ? 'FAIL' : passed(c)])));
+    expect(report.cases.find((c) => c.id === id)?.detail).toMatch(reason);
+  });
+
+  /** The keys of a signed deployment in a fresh folder: the agent's, the harness's, and the trust file of both. */
+  function signing(agentId: string) {
+    const dir = mkdtempSync(join(tmpdir(), 'tap-durable-keys-'));
+    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+    const agent = newSigningKey(agentId);
+    const harness = newSigningKey('tap-conform.signer');
+    const trust = trustOf([agent, harness]);
+    const files = { agentKey: join(dir, 'agent.key.json'), harnessKey: join(dir, 'harness.key.json'), trust: join(dir, 'trust.json') };
+    writeFileSync(files.agentKey, JSON.stringify(agent));
+    writeFileSync(files.harnessKey, JSON.stringify(harness));
+    writeFileSync(files.trust, JSON.stringify(trust));
+    return { ...files, signing: { trust, signingKey: agent } };
+  }
+  /** With a key, the case of an unsigned stored result does not apply: a runner with a trust file must not take it. */
+  const UNSIGNED_STORED = 'nats-durable.result.stored-result';
+  const passedSigned = (id: string): string => (id === UNSIGNED_STORED ? 'SKIPPED' : 'PASS');
+
+  it('certifies tap-reference-agent --durable with a trust file, run with --signing-key: every case passes, the unsigned stored result is skipped', {
+    timeout: 40_000,
+  }, async () => {
+    const s = await server();
+    const k = signing('tap.reference-agent');
+    const agent = await reference(s.url, [...durableArgs(), '--signing-key', k.agentKey, '--trust', k.trust]);
+    const report = await runConformance({ target: agent.url, profiles: ['nats-durable'], timeoutMs: 5000, signingKey: k.harnessKey });
+    expect(report.cases.map((c) => [c.id, c.verdict, c.verdict === 'PASS' || c.id === UNSIGNED_STORED ? '' : c.detail])).toEqual(
+      DURABLE_IDS.map((id) => [id, passedSigned(id), '']),
+    );
+    expect(report.cases.find((c) => c.id === UNSIGNED_STORED)?.detail).toContain('TAP-NATS-039');
+    expect(report.profiles['nats-durable']).toBe('PASS');
+  });
+
+  it('says what to pass when the agent takes only signed records and the run has no key: ERROR, never FAIL', {
+    timeout: 40_000,
+  }, async () => {
+    const s = await server();
+    const k = signing('tap.reference-agent');
+    const agent = await reference(s.url, [...durableArgs(), '--signing-key', k.agentKey, '--trust', k.trust]);
+    const report = await runConformance({ target: agent.url, profiles: ['nats-durable'], timeoutMs: 5000 });
+    expect(report.cases.map((c) => c.verdict)).toEqual(DURABLE_IDS.map(() => 'ERROR'));
+    expect(report.cases[0]!.detail).toMatch(
+      /^the agent's durable runners take only signed records: they dead-lettered tap-conform's unsigned probe of .* with INVALID_SIGNATURE\. Pass --signing-key with the key of a principal in their trust file$/,
+    );
+  });
+
+  it.each<[DurableFault, string, RegExp]>([
+    ['no-signature-check', 'nats-durable.signed.refused', /not dead-lettered with its reason: an unsigned record; a record altered/],
+    ['trusts-stored-results', 'nats-durable.signed.stored-result', /a task\.result no runner signed decided the outcome/],
+  ])('fails the broken signed durable agent %s in %s, and only there', { timeout: 60_000 }, async (fault, id, reason) => {
+    const s = await server();
+    const agentId = `tap.broken-durable-${fault}`;
+    const k = signing(agentId);
+    cleanups.push(await startBrokenDurableAgent(s.url, agentId, fault, { leaseMs: LEASE_MS, maxDeliver: MAX_DELIVER, signing: k.signing }));
+    const report = await runConformance({
+      target: `${s.url}/${agentId}`,
+      profiles: ['nats-durable'],
+      timeoutMs: 2000,
+      signingKey: k.harnessKey,
+    });
+    const verdicts = Object.fromEntries(report.cases.map((c) => [c.id, c.verdict]));
+    expect(verdicts).toEqual(Object.fromEntries(DURABLE_IDS.map((c) => [c, c === id ? 'FAIL' : passedSigned(c)])));
     expect(report.cases.find((c) => c.id === id)?.detail).toMatch(reason);
   });
 });

@@ -3,7 +3,7 @@
  * registry bucket opened (spec: registry#nats), and the Mesh on top. Closing the Mesh closes it.
  */
 import { connect } from '@nats-io/transport-node';
-import { parseNatsUrl } from '../transports/nats/url.ts';
+import { natsClientOptions, parseNatsUrl } from '../transports/nats/url.ts';
 import { Mesh, type MeshOptions } from './mesh.ts';
 import { viewOf } from './registry-view.ts';
 import { openRegistry, type OpenRegistryOptions } from './registry.ts';
@@ -18,9 +18,8 @@ export type ConnectMeshOptions = Omit<MeshOptions, 'registry' | 'connect'> & {
 export async function connectMesh(url: string, options: ConnectMeshOptions): Promise<Mesh> {
   const address = parseNatsUrl(url);
   const nc = await connect({
-    servers: address.servers,
+    ...natsClientOptions(address),
     name: `tap mesh requester ${options.agentId}`,
-    ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}),
   }).catch((err: Error) => {
     throw new Error(`could not connect to the mesh's NATS server at ${address.servers.join(',')}: ${err.message}`, { cause: err });
   });

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { AgentCard } from '../../schemas/src/index.ts';
-import { parseNatsUrl } from '../transports/nats/url.ts';
+import { natsClientOptions, parseNatsUrl } from '../transports/nats/url.ts';
 import { isLive, MIN_HEARTBEAT_MS, type RegistryEndpoint, type RegistryEntry } from './entry.ts';
 import { openRegistry, type OpenRegistryOptions, type Registry } from './registry.ts';
 
@@ -79,10 +79,9 @@ export async function joinMesh(options: MeshOptions, source: MemberSource): Prom
     const address = parseNatsUrl(options.url);
     try {
       nc = await connect({
-        servers: address.servers,
+        ...natsClientOptions(address),
         name: `tap registry member ${source.card.agent_id}`,
         maxReconnectAttempts: -1,
-        ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}),
       });
     } catch (err) {
       throw new Error(`could not connect to the mesh's NATS server at ${address.servers.join(',')}: ${(err as Error).message}`, {

@@ -38,6 +38,16 @@ describe('the command line of an agent process', () => {
     expect(values['agent-id']).toBe('a.b');
   });
 
+  it('reads the signing key and the trust file of signed durable records (spec: bindings-nats#signed-records)', () => {
+    expect(serve('--nats', 'nats://h:1', '--durable', '--signing-key', 'k.json', '--trust', 't.json')).toMatchObject({
+      signingKey: 'k.json',
+      trust: 't.json',
+    });
+    expect(refused('--nats', 'nats://h:1', '--durable', '--trust', 't.json')).toThrow(/--trust needs --signing-key/);
+    expect(refused('--nats', 'nats://h:1', '--signing-key', 'k.json', '--trust', 't.json')).toThrow(/give --durable too/);
+    expect(refused('--signing-key', 'k.json')).toThrow(/give --nats URL too/);
+  });
+
   it('refuses what it cannot serve with one sentence', () => {
     expect(refused('--bogus')).toThrow(UsageError);
     expect(refused('--listen', 'http://x')).toThrow(/needs a ws:\/\/ URL/);

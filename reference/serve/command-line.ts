@@ -22,6 +22,10 @@ export interface ServeOptions {
   mesh?: { url: string; heartbeatMs?: number; ttlMs?: number };
   /** Append a trace record per message of every NATS session to this file (spec: mesh#trace-records). */
   trace?: string;
+  /** This agent's Ed25519 signing key file (spec: bindings-nats#signed-records). */
+  signingKey?: string;
+  /** The trust file: the principals whose signed records a durable runner takes (spec: bindings-nats#signed-records). */
+  trust?: string;
   stateDir?: string;
   graceMs?: number;
   resumeWindowMs?: number;
@@ -40,6 +44,8 @@ const SERVE_OPTIONS = {
   'mesh-heartbeat-ms': { type: 'string' },
   'mesh-ttl-ms': { type: 'string' },
   trace: { type: 'string' },
+  'signing-key': { type: 'string' },
+  trust: { type: 'string' },
   'state-dir': { type: 'string' },
   'grace-ms': { type: 'string' },
   'resume-window-ms': { type: 'string' },
@@ -59,6 +65,11 @@ export const SERVE_USAGE = `  --listen URL        serve WebSocket sessions at UR
   --lease-ms MS       with --durable, the lease (the consumers' ack_wait, default 30000); a consumer
                       left with another lease is set to this one, with a warning on stderr
   --max-deliver N     with --durable, deliveries before a dead letter (default 5)
+  --signing-key FILE  this agent's Ed25519 key (tapctl nats permissions writes one); with --durable,
+                      every message the runners store in TAP_EVENTS carries its signature
+  --trust FILE        with --durable and --signing-key, the trust file: only task records signed by
+                      a principal in it run, and the others become dead letters; without it the
+                      runners trust every publisher on the server (spec: bindings-nats#signed-records)
   --mesh URL          join the mesh whose registry is on the NATS server at URL: keep an entry
                       with this agent's card, endpoint and load, renewed every heartbeat and
                       withdrawn on shutdown (spec: registry). Without --nats or --listen the
@@ -145,6 +156,14 @@ export function parseCommandLine<E extends NonNullable<ParseArgsConfig['options'
     throw new UsageError('--durable serves durable queues on a NATS server: give --nats URL too');
   if (!values.durable && (values['lease-ms'] !== undefined || values['max-deliver'] !== undefined))
     throw new UsageError('--lease-ms and --max-deliver belong to --durable; give --durable too');
+  const signingKey = text('signing-key');
+  const trust = text('trust');
+  if (trust !== undefined && !values.durable)
+    throw new UsageError('--trust tells the durable runners whose records to run: give --durable too');
+  if (trust !== undefined && signingKey === undefined)
+    throw new UsageError('--trust needs --signing-key: runners that verify signatures sign what they store too');
+  if (signingKey !== undefined && servedNats === undefined)
+    throw new UsageError('--signing-key signs what the agent stores on a NATS server: give --nats URL too');
   const trace = text('trace');
   if (trace !== undefined && servedNats === undefined)
     throw new UsageError('--trace records the sessions served through NATS: give --nats URL or --mesh URL too');
@@ -162,6 +181,8 @@ export function parseCommandLine<E extends NonNullable<ParseArgsConfig['options'
         ? { mesh: { url: mesh, heartbeatMs: optional('mesh-heartbeat-ms', 100), ttlMs: optional('mesh-ttl-ms', 200) } }
         : {}),
       ...(trace !== undefined ? { trace } : {}),
+      ...(signingKey !== undefined ? { signingKey } : {}),
+      ...(trust !== undefined ? { trust } : {}),
       ...(text('state-dir') !== undefined ? { stateDir: text('state-dir') } : {}),
       ...(values['grace-ms'] !== undefined ? { graceMs: wholeOption(values, 'grace-ms', 10_000, 0) } : {}),
       ...(values['resume-window-ms'] !== undefined ? { resumeWindowMs: wholeOption(values, 'resume-window-ms', 300_000, 1000) } : {}),

@@ -8,6 +8,7 @@ import { basename } from 'node:path';
 import { createAgent, type Agent, type AgentListener, type AgentOptions, stderrLogger } from '../agent/index.ts';
 import { stopOnSignals } from '../agent/signals.ts';
 import type { Transport } from '../transports/transport.ts';
+import type { SigningKey, TrustFile } from '../trust.ts';
 import { parseCommandLine, SERVE_USAGE, UsageError, type ServeOptions } from './command-line.ts';
 
 /** Options of `runAgent`: the agent's, and how its process is run. */
@@ -54,13 +55,27 @@ async function traceTo(file: string, agentId: string, program: string): Promise<
 /** Starts the durable runners of --durable on their own NATS connection. */
 async function startDurable(served: Served, options: AgentOptions, serve: ServeOptions): Promise<void> {
   if (!serve.durable || !serve.nats) return;
-  const [{ connect }, { parseNatsUrl }, { serveDurably }] = await Promise.all([
+  const [{ connect }, { natsClientOptions, parseNatsUrl }, { serveDurably }] = await Promise.all([
     import('@nats-io/transport-node'),
     import('../transports/nats/url.ts'),
     import('./durable.ts'),
   ]);
+  const { readSigningKey, readTrustFile } = await import('../trust.ts');
+  let keys: { signingKey?: SigningKey; trust?: TrustFile } = {};
+  try {
+    keys = {
+      ...(serve.signingKey !== undefined ? { signingKey: readSigningKey(serve.signingKey) } : {}),
+      ...(serve.trust !== undefined ? { trust: readTrustFile(serve.trust) } : {}),
+    };
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  if (keys.signingKey && keys.signingKey.principal !== served.agent.card.agent_id)
+    throw new UsageError(
+      `--signing-key ${serve.signingKey} is the key of ${keys.signingKey.principal}, not of this agent (${served.agent.card.agent_id})`,
+    );
   const address = parseNatsUrl(serve.nats);
-  const nc = await connect({ servers: address.servers, ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}) });
+  const nc = await connect(natsClientOptions(address));
   const card = served.agent.card;
   const log = options.logger ?? stderrLogger;
   try {
@@ -71,6 +86,7 @@ async function startDurable(served: Served, options: AgentOptions, serve: ServeO
       capabilities: options.capabilities,
       leaseMs: serve.durable.leaseMs,
       maxDeliver: serve.durable.maxDeliver,
+      ...keys,
       maxTaskSeconds: card.limits.max_task_seconds,
       // A consumer left with another lease, dead letters that could not move: said; the rest is routine.
       log: (level, message) => {

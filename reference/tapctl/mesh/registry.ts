@@ -19,7 +19,7 @@ export async function withRegistry<T>(url: string | undefined, use: (registry: R
   const server = url ?? process.env.TAP_NATS_URL ?? 'nats://127.0.0.1:4222';
   if (!/^(nats|tls):\/\//i.test(server))
     throw new CliError(`--nats ${server} is not a nats:// URL`, { usage: true, hint: 'Give one like nats://127.0.0.1:4222.' });
-  const [{ connect }, { openRegistry }, { parseNatsUrl }] = await Promise.all([
+  const [{ connect }, { openRegistry }, { natsClientOptions, parseNatsUrl }] = await Promise.all([
     import('@nats-io/transport-node'),
     import('../../mesh/registry.ts'),
     import('../../transports/nats/url.ts'),
@@ -28,9 +28,8 @@ export async function withRegistry<T>(url: string | undefined, use: (registry: R
   let nc: NatsConnection;
   try {
     nc = await connect({
-      servers: address.servers,
+      ...natsClientOptions(address),
       name: 'tapctl mesh',
-      ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}),
     });
   } catch (err) {
     throw new CliError(`cannot reach the NATS server at ${address.servers.join(',')}: ${(err as Error).message}`, {

@@ -6,7 +6,7 @@
  */
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager, type JetStreamManager, type StreamInfo } from '@nats-io/jetstream';
-import { parseNatsUrl } from '../../transports/nats/url.ts';
+import { natsClientOptions, parseNatsUrl } from '../../transports/nats/url.ts';
 import { DEFAULT_NAMES, type DurableNames } from '../../jetstream/streams.ts';
 import { CliError } from '../registry.ts';
 
@@ -36,11 +36,10 @@ export async function openNats(url: string, o: { timeoutMs?: number } = {}): Pro
   let nc: NatsConnection;
   try {
     nc = await connect({
-      servers: address.servers,
+      ...natsClientOptions(address),
       name: 'tapctl',
       timeout: o.timeoutMs ?? 3000,
       maxReconnectAttempts: 0,
-      ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}),
     });
   } catch (err) {
     throw new CliError(`cannot reach the NATS server: ${(err as Error).message}`, {

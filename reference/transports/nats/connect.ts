@@ -3,7 +3,7 @@ import { DEFAULT_MAX_FRAME_BYTES, checkMaxFrameBytes } from '../frame.ts';
 import { checkKeepalive, DEFAULT_KEEPALIVE_MS, MAX_KEEPALIVE_MS, MIN_KEEPALIVE_MS, parseKeepalive } from './keepalive.ts';
 import { NatsTransport } from './nats-transport.ts';
 import { DEFAULT_PREFIX, Header, checkAgentId, checkPrefix, newConnectionId, subjectsOf } from './subjects.ts';
-import { parseNatsUrl } from './url.ts';
+import { natsClientOptions, parseNatsUrl } from './url.ts';
 
 /** Options of `connectNatsTransport`. */
 export interface ConnectNatsOptions {
@@ -41,9 +41,9 @@ export async function connectNatsTransport(url: string, options: ConnectNatsOpti
   if (!nc) {
     try {
       nc = await connect({
-        servers: address.servers,
+        ...natsClientOptions(address),
         name: `tap requester of ${agentId}`,
-        ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}),
+
         ...options.connectOptions,
       });
     } catch (err) {

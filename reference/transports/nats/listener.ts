@@ -3,7 +3,7 @@ import { DEFAULT_MAX_FRAME_BYTES, checkMaxFrameBytes } from '../frame.ts';
 import { checkKeepalive, DEFAULT_KEEPALIVE_MS, MAX_KEEPALIVE_MS, MIN_KEEPALIVE_MS, parseKeepalive } from './keepalive.ts';
 import { NatsCloseCode, NatsTransport } from './nats-transport.ts';
 import { DEFAULT_PREFIX, Header, checkAgentId, checkPrefix, isConnectionId, openSubject, subjectsOf } from './subjects.ts';
-import { parseNatsUrl } from './url.ts';
+import { natsClientOptions, parseNatsUrl } from './url.ts';
 
 /** Options of `createNatsListener`. */
 export interface NatsListenerOptions {
@@ -89,10 +89,9 @@ export async function createNatsListener(options: NatsListenerOptions): Promise<
     server = address.servers[0]!;
     try {
       nc = await connect({
-        servers: address.servers,
+        ...natsClientOptions(address),
         name: `tap agent ${agentId}`,
         maxReconnectAttempts: -1,
-        ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}),
         ...options.connectOptions,
       });
     } catch (err) {

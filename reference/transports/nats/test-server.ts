@@ -45,7 +45,7 @@ export interface NatsServerOptions {
   readyTimeoutMs?: number;
   /** False starts the server without JetStream (default true). */
   jetstream?: boolean;
-  /** More server configuration, in the server's config syntax (accounts, users, imports). */
+  /** Configuration text the server also reads, e.g. the users and permissions `tapctl nats permissions` writes. */
   config?: string;
 }
 
@@ -136,8 +136,8 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
   const args = ['-a', '127.0.0.1', '-p', String(port), '-m', String(monitorPort), ...js, '-n', 'tap-test'];
   if (options.maxPayload !== undefined || options.config !== undefined) {
     const conf = join(store, 'server.conf');
-    const payload = options.maxPayload !== undefined ? `max_payload: ${options.maxPayload}\n` : '';
-    writeFileSync(conf, `${payload}${options.config ?? ''}\n`);
+    const lines = [options.maxPayload !== undefined ? `max_payload: ${options.maxPayload}` : '', options.config ?? ''];
+    writeFileSync(conf, `${lines.join('\n')}\n`);
     args.push('-c', conf);
   }
   const { server } = await launch({ name: 'tap-test', args, port, monitorPort, store, readyTimeoutMs: options.readyTimeoutMs ?? 10_000 });

@@ -2,7 +2,7 @@
  * NATS URLs as TAP names an agent on them: nats://[user:password@]host:port/<agent_id>
  * (spec: bindings-nats#addressing). Several servers of one cluster may be given comma-separated.
  */
-import { checkAgentId } from './subjects.ts';
+import { checkAgentId, inboxPrefixOf } from './subjects.ts';
 
 /** What a nats:// URL names. */
 export interface NatsAddress {
@@ -41,4 +41,22 @@ export function parseNatsUrl(url: string): NatsAddress {
   if (user !== undefined) out.user = user;
   if (pass !== undefined) out.pass = pass;
   return out;
+}
+
+/** What a NATS client connection to an address is given: the servers, the credentials, and the inbox prefix. */
+export interface NatsClientOptions {
+  servers: string[];
+  user?: string;
+  pass?: string;
+  inboxPrefix?: string;
+}
+
+/**
+ * The client options of an address: its servers and credentials, and for a user, the user's own
+ * inbox prefix `_INBOX_<user>` (spec: bindings-nats#security), so that a server whose permissions
+ * give each user its own inboxes lets the client read its replies and no one else's.
+ */
+export function natsClientOptions(address: NatsAddress): NatsClientOptions {
+  if (address.user === undefined) return { servers: address.servers };
+  return { servers: address.servers, user: address.user, pass: address.pass, inboxPrefix: inboxPrefixOf(address.user) };
 }
