@@ -42,6 +42,7 @@ export const AGENT_ORDER: readonly string[] = [
   'sessions.ts',
   'journal.ts',
   'options.ts',
+  'jwt.ts',
   'environment.ts',
   'signals.ts',
   'integrity.ts',
@@ -59,6 +60,7 @@ export const AGENT_ORDER: readonly string[] = [
   'handshake.ts',
   'shutdown.ts',
   'recovery.ts',
+  'credentials.ts',
   // The connection, then the agent.
   'inbound.ts',
   'session.ts',

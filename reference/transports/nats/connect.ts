@@ -2,7 +2,8 @@ import { connect, headers as natsHeaders, type ConnectionOptions, type Msg, type
 import { DEFAULT_MAX_FRAME_BYTES, checkMaxFrameBytes } from '../frame.ts';
 import { DEFAULT_KEEPALIVE_MS, NatsTransport } from './nats-transport.ts';
 import { DEFAULT_PREFIX, Header, checkAgentId, checkPrefix, newConnectionId, subjectsOf } from './subjects.ts';
-import { parseNatsUrl } from './url.ts';
+import type { TlsOptions } from '../tls.ts';
+import { natsTlsOption, parseNatsUrl } from './url.ts';
 
 /** Options of `connectNatsTransport`. */
 export interface ConnectNatsOptions {
@@ -12,6 +13,8 @@ export interface ConnectNatsOptions {
   nc?: NatsConnection;
   /** Extra options of an own NATS connection (authenticator, tls, name). */
   connectOptions?: Partial<ConnectionOptions>;
+  /** TLS of an own NATS connection: the authorities to trust for the server and this client's certificate and key (mutual TLS). */
+  tls?: TlsOptions;
   /** The subject prefix (default "tap"). */
   prefix?: string;
   /** The frame limit until the handshake lowers it (default 16 MiB). */
@@ -42,6 +45,7 @@ export async function connectNatsTransport(url: string, options: ConnectNatsOpti
         servers: address.servers,
         name: `tap requester of ${agentId}`,
         ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}),
+        ...natsTlsOption(address, options.tls),
         ...options.connectOptions,
       });
     } catch (err) {

@@ -2,7 +2,8 @@ import { connect, headers as natsHeaders, type ConnectionOptions, type Msg, type
 import { DEFAULT_MAX_FRAME_BYTES, checkMaxFrameBytes } from '../frame.ts';
 import { DEFAULT_KEEPALIVE_MS, NatsCloseCode, NatsTransport } from './nats-transport.ts';
 import { DEFAULT_PREFIX, Header, checkAgentId, checkPrefix, isConnectionId, openSubject, subjectsOf } from './subjects.ts';
-import { parseNatsUrl } from './url.ts';
+import type { TlsOptions } from '../tls.ts';
+import { natsTlsOption, parseNatsUrl } from './url.ts';
 
 /** Options of `createNatsListener`. */
 export interface NatsListenerOptions {
@@ -14,6 +15,8 @@ export interface NatsListenerOptions {
   nc?: NatsConnection;
   /** Extra options of the NATS connection (authenticator, tls, name). */
   connectOptions?: Partial<ConnectionOptions>;
+  /** TLS of the NATS connection: the authorities to trust for the server and this client's certificate and key (mutual TLS). */
+  tls?: TlsOptions;
   /** The subject prefix (default "tap"). */
   prefix?: string;
   /** Frames above this arrive as oversized prefixes until the handshake lowers it (default 16 MiB). */
@@ -68,6 +71,7 @@ export async function createNatsListener(options: NatsListenerOptions): Promise<
         name: `tap agent ${agentId}`,
         maxReconnectAttempts: -1,
         ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}),
+        ...natsTlsOption(address, options.tls),
         ...options.connectOptions,
       });
     } catch (err) {
