@@ -43,6 +43,9 @@ const SLOW = [
   'reference/tapctl/nats.test.ts',
   'reference/transports/nats/nats-transport.test.ts',
   'reference/transports/nats/test-server.test.ts',
+  // Each makes certificates with openssl; the NATS one starts nats-server with TLS too.
+  'reference/agent/mutual-tls.test.ts',
+  'reference/transports/nats/tls.test.ts',
   'test/mesh-faults.test.ts',
   'reference/agents/reference-agent-trace.test.ts',
   'reference/serve/run.test.ts',

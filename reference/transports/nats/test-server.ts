@@ -45,6 +45,8 @@ export interface NatsServerOptions {
   readyTimeoutMs?: number;
   /** False starts the server without JetStream (default true). */
   jetstream?: boolean;
+  /** More lines of the server's configuration file (a `tls { … }` block, `authorization { … }`). */
+  config?: string;
 }
 
 /** A free TCP port on 127.0.0.1, as the kernel hands one out. */
@@ -132,9 +134,13 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
   const store = mkdtempSync(join(tmpdir(), 'tap-nats-'));
   const js = options.jetstream === false ? [] : ['-js', '-sd', store];
   const args = ['-a', '127.0.0.1', '-p', String(port), '-m', String(monitorPort), ...js, '-n', 'tap-test'];
-  if (options.maxPayload !== undefined) {
+  if (options.maxPayload !== undefined || options.config !== undefined) {
     const conf = join(store, 'server.conf');
-    writeFileSync(conf, `max_payload: ${options.maxPayload}\n`);
+    const lines = [
+      ...(options.maxPayload !== undefined ? [`max_payload: ${options.maxPayload}`] : []),
+      ...(options.config ? [options.config] : []),
+    ];
+    writeFileSync(conf, `${lines.join('\n')}\n`);
     args.push('-c', conf);
   }
   const { server } = await launch({ name: 'tap-test', args, port, monitorPort, store, readyTimeoutMs: options.readyTimeoutMs ?? 10_000 });
