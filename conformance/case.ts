@@ -18,6 +18,7 @@ export const PROFILES = [
   'plans',
   'shutdown',
   'integrity',
+  'security',
   'stdio',
   'websocket',
   'nats',
@@ -43,6 +44,15 @@ export interface Needs {
   registry?: boolean;
   /** Leave to stop the agent's process (--agent-pid): SKIPPED without it. */
   agentPid?: boolean;
+  /**
+   * The material of the security profile (spec: security): a client certificate of a wss:// run,
+   * a second one (in a run without tokens), or the token issuer's key. UNIMPLEMENTED without it.
+   */
+  security?: 'client-certificate' | 'two-client-certificates' | 'tokens';
+  /** Two principals: NOT-TESTED in a run whose sessions all present one client certificate and no token. */
+  principals?: 'two';
+  /** Sessions that authenticate nobody: UNIMPLEMENTED in a run whose sessions all present a client certificate or a token. */
+  anonymous?: boolean;
 }
 
 export interface Case {

@@ -13,6 +13,7 @@ import { handshake } from './steps.ts';
 import { Findings, Peer, type Received } from './peer.ts';
 import { judgeHistory } from './judge/history.ts';
 import { IdSource, SessionState } from './session-state.ts';
+import { mintToken } from './tokens.ts';
 import { CannotRun, keyEnv, openConnection } from './target.ts';
 import { Transcript, type WireEntry } from './transcript.ts';
 import {
@@ -98,10 +99,13 @@ export async function probe(env: Omit<RunEnv, 'probe' | 'startupMs'>): Promise<P
     throw new CannotRun((err as Error).message.replace(/^could not start agent: /, 'could not start '));
   }
   const transcript = new Transcript();
+  const session = new SessionState(env.selfId);
+  if (env.security?.tokens)
+    session.credentials = { scheme: 'bearer', token: await mintToken(env.security.tokens, { sub: `${env.selfId}.probe` }) };
   const peer = new Peer({
     transport: conn.transport,
     binding: env.target.kind,
-    state: new SessionState(env.selfId),
+    state: session,
     transcript,
     findings: new Findings(),
     ids: new IdSource('probe'),
@@ -174,6 +178,36 @@ export async function unmetNeed(c: Case, env: RunEnv): Promise<Outcome | null> {
   if (n.integrity && !env.key)
     return unimplemented(
       'no key was given: pass --hmac-key-id, --hmac-key and --hmac-peer (and start the agent with the same TAP_HMAC_* values)',
+    );
+  return securityNeed(n, env);
+}
+
+/** The security profile's material and the principals a run can make (spec: security); null when the case can run. */
+function securityNeed(n: NonNullable<Case['needs']>, env: RunEnv): Outcome | null {
+  const sec = env.security;
+  const certificates = sec?.clients.length ?? 0;
+  if (n.security === 'tokens' && !sec?.tokens)
+    return unimplemented('no token issuer was given: pass --jwt-key, --jwt-issuer and --jwt-audience (the agent must trust that issuer)');
+  if (n.security === 'client-certificate' || n.security === 'two-client-certificates') {
+    const wss = env.target.kind === 'websocket' && /^wss:/i.test(env.target.url);
+    if (!wss || certificates === 0)
+      return unimplemented(
+        'no client certificate was given for a wss:// agent: pass its wss:// URL with --tls-ca, --tls-cert and --tls-key',
+      );
+    if (n.security === 'two-client-certificates' && certificates < 2)
+      return unimplemented('one client certificate was given: pass a second --tls-cert and --tls-key, of another identity');
+    if (n.security === 'two-client-certificates' && sec?.tokens)
+      return unimplemented("the run's tokens decide each session's principal: run the certificate cases without --jwt-*");
+  }
+  // A certificate run without tokens: every session proves the same certificate (spec: security#client-certificates).
+  const oneIdentity = certificates > 0 && env.target.kind === 'websocket' && !sec?.tokens;
+  if (n.principals === 'two' && oneIdentity && certificates < 2)
+    return notTested(
+      'every session of this run presents the same client certificate, so it is one principal: pass a second --tls-cert and --tls-key, of another identity, to test isolation between principals',
+    );
+  if (n.anonymous && ((certificates > 0 && env.target.kind === 'websocket') || sec?.tokens))
+    return unimplemented(
+      'every session of this run authenticates a principal (a client certificate or a token): none authenticates nobody',
     );
   return null;
 }

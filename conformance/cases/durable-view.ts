@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { DEFAULT_NAMES as S, deadSubject, eventSubject, resultSubject, taskSubject } from '../../reference/jetstream/names.ts';
-import { parseNatsUrl } from '../../reference/transports/nats/url.ts';
+import { natsTlsOption, parseNatsUrl } from '../../reference/transports/nats/url.ts';
 import { recordFromDraft, type TaskRecord } from '../../reference/workspace/record.ts';
 import type { CaseContext } from '../context.ts';
 import { fail } from '../verdict.ts';
@@ -37,7 +37,11 @@ export function targetOf(ctx: CaseContext): { url: string; agentId: string } {
 /** Connects to the server the target URL names, with its credentials. */
 export function connectTarget(ctx: CaseContext, lib: NatsLibraries): Promise<NatsConnection> {
   const address = parseNatsUrl(targetOf(ctx).url);
-  return lib.connect({ servers: address.servers, ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}) });
+  return lib.connect({
+    servers: address.servers,
+    ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}),
+    ...natsTlsOption(address, ctx.env.target.kind === 'nats' ? ctx.env.target.tls : undefined),
+  });
 }
 
 /** A capability's queue that the agent under test serves, as its consumer configures it. */

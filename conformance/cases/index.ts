@@ -8,6 +8,7 @@ import { fixtureCases } from './fixtures.ts';
 import { handshakeCases } from './handshake.ts';
 import { idempotencyCases } from './idempotency.ts';
 import { integrityCases } from './integrity.ts';
+import { securityCases } from './security.ts';
 import { limitCases } from './limits.ts';
 import { tableLimitCases } from './table-limits.ts';
 import { livenessCases } from './liveness.ts';
@@ -41,6 +42,7 @@ export const ALL_CASES: readonly Case[] = [
   ...planCases,
   ...shutdownCases,
   ...integrityCases,
+  ...securityCases,
   ...stdioCases,
   ...websocketCases,
   ...natsCases,

@@ -5,6 +5,7 @@
  */
 import { connect, headers as natsHeaders } from '@nats-io/transport-node';
 import { Header, NatsTransport, newConnectionId, openSubject, parseNatsUrl } from '../../reference/transports/nats/index.ts';
+import { natsTlsOption } from '../../reference/transports/nats/url.ts';
 import { defineCase, type Case } from '../case.ts';
 import type { CaseContext } from '../context.ts';
 import type { Peer } from '../peer.ts';
@@ -26,7 +27,11 @@ function natsOf(ctx: CaseContext, peer: Peer): NatsTransport {
 async function openVerdicts(ctx: CaseContext, ids: string[]): Promise<string[]> {
   const target = ctx.env.target as { url: string };
   const address = parseNatsUrl(target.url);
-  const nc = await connect({ servers: address.servers, ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}) });
+  const nc = await connect({
+    servers: address.servers,
+    ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}),
+    ...natsTlsOption(address, ctx.env.target.kind === 'nats' ? ctx.env.target.tls : undefined),
+  });
   try {
     const out: string[] = [];
     for (const id of ids) {

@@ -141,12 +141,15 @@ export const tableLimitCases: Case[] = [
     requirements: ['TAP-LIM-019', 'TAP-LIM-020', 'TAP-IDEM-015', 'TAP-IDEM-005'],
     // 4 200 tasks, each answered and ended, before the retry.
     budgetMs: 120_000,
-    needs: { capabilities: ['tap.test.counter', 'tap.test.echo'], binding: 'websocket' },
+    needs: { capabilities: ['tap.test.counter', 'tap.test.echo'], binding: 'websocket', principals: 'two' },
+    // The flood fills the flooder's table for the retention window: in a run whose sessions share a
+    // principal (a client certificate), no other case may be using it meanwhile.
+    exclusive: true,
     run: attempt(async (ctx) => {
       const victim = need(await ctx.session());
       const key = `flood-${victim.ids.task('k')}`;
       const first = need(await runTask(victim, 'tap.test.counter', { key }, { idempotencyKey: key }));
-      const flooder = need(await ctx.session());
+      const flooder = need(await ctx.session({ principal: 'another' }));
       let refused = 0;
       for (let batch = 0; batch < 84; batch++) {
         const sent: Wire[] = [];
