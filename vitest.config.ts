@@ -27,6 +27,7 @@ const SLOW = [
   'reference/agents/workspace-demo/demo.test.ts',
   'reference/jetstream/cluster.test.ts',
   'conformance/test/nats.test.ts',
+  'conformance/test/security.test.ts',
   // Each starts nats-server, most of them agent processes too.
   'conformance/test/nats-durable.test.ts',
   'conformance/test/registry.test.ts',
