@@ -4,7 +4,7 @@
  * profile, what it needs from the agent, and `run`, which returns an Outcome value
  * (spec: conformance#cases).
  */
-import type { CaseContext } from './context.ts';
+import type { CaseContext, RunEnv } from './context.ts';
 import type { Level, Outcome } from './verdict.ts';
 
 /** The profiles, in report order (spec: conformance#profiles). */
@@ -69,9 +69,10 @@ export interface Case {
   needs?: Needs;
   /**
    * Runs after every other case of the run, one at a time, in suite order: for cases that change
-   * what other cases observe (the load of the agent) or end the agent (its shutdown).
+   * what other cases observe (the load of the agent) or end the agent (its shutdown). A function
+   * decides per run.
    */
-  exclusive?: boolean;
+  exclusive?: boolean | ((env: RunEnv) => boolean);
   /** Time budget of the whole case in ms at time-scale 1 (default 20 000). */
   budgetMs?: number;
   run(ctx: CaseContext): Promise<Outcome>;

@@ -49,6 +49,14 @@ export interface Security {
   tokens?: TokenIssuer;
 }
 
+/**
+ * True when the run's connections present client certificates and its sessions no token: every
+ * session then proves a certificate's identity, the run's or the second one (spec: security#client-certificates).
+ */
+export function certificatePrincipals(env: Pick<RunEnv, 'security' | 'target'>): boolean {
+  return (env.security?.clients.length ?? 0) > 0 && env.target.kind === 'websocket' && !env.security?.tokens;
+}
+
 /** Settings every case of a run shares. */
 export interface RunEnv {
   target: TargetSpec;

@@ -7,7 +7,7 @@ import { writeFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { meetsBinding, type Case } from './case.ts';
-import { CaseContext, type Probe, type RunEnv } from './context.ts';
+import { CaseContext, certificatePrincipals, type Probe, type RunEnv } from './context.ts';
 import { quoteOf } from './requirements.ts';
 import { handshake } from './steps.ts';
 import { Findings, Peer, type Received } from './peer.ts';
@@ -200,8 +200,7 @@ function securityNeed(n: NonNullable<Case['needs']>, env: RunEnv): Outcome | nul
       return unimplemented("the run's tokens decide each session's principal: run the certificate cases without --jwt-*");
   }
   // A certificate run without tokens: every session proves the same certificate (spec: security#client-certificates).
-  const oneIdentity = certificates > 0 && env.target.kind === 'websocket' && !sec?.tokens;
-  if (n.principals === 'two' && oneIdentity && certificates < 2)
+  if (n.principals === 'two' && certificatePrincipals(env) && certificates < 2)
     return notTested(
       'every session of this run presents the same client certificate, so it is one principal: pass a second --tls-cert and --tls-key, of another identity, to test isolation between principals',
     );
@@ -333,16 +332,17 @@ export async function runCases(
 ): Promise<CaseResult[]> {
   const reps = Math.max(1, repeat);
   const runs: Run[][] = cases.map(() => []);
+  const isAlone = (c: Case): boolean => (typeof c.exclusive === 'function' ? c.exclusive(env) : c.exclusive === true);
   // Long cases start first, so they overlap with the many short ones; repetitions follow one another.
   const order = cases
     .map((c, i) => ({ i, budget: c.budgetMs ?? 20_000 }))
-    .filter((x) => !cases[x.i]!.exclusive)
+    .filter((x) => !isAlone(cases[x.i]!))
     .sort((a, b) => b.budget - a.budget || a.i - b.i)
     .flatMap((x) => Array.from({ length: reps }, (_, rep) => ({ i: x.i, rep })));
   // Exclusive cases follow the others, one at a time, in suite order.
   const alone = cases
     .map((c, i) => ({ c, i }))
-    .filter((x) => x.c.exclusive)
+    .filter((x) => isAlone(x.c))
     .flatMap((x) => Array.from({ length: reps }, (_, rep) => ({ i: x.i, rep })));
   // A scenario shared by the two halves of a timed rule is observed once per repetition.
   const shared = Array.from({ length: reps }, (_, rep) => (rep === 0 ? env.shared : new Map<string, Promise<unknown>>()));

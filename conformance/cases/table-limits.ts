@@ -4,6 +4,7 @@
  * (spec: limits#nesting, limits#pre-handshake, limits#table-limits).
  */
 import { defineCase, type Case } from '../case.ts';
+import { certificatePrincipals } from '../context.ts';
 import type { Peer, Received } from '../peer.ts';
 import type { Wire } from '../session-state.ts';
 import { describeMessage, handshake, request } from '../steps.ts';
@@ -144,7 +145,7 @@ export const tableLimitCases: Case[] = [
     needs: { capabilities: ['tap.test.counter', 'tap.test.echo'], binding: 'websocket', principals: 'two' },
     // The flood fills the flooder's table for the retention window: in a run whose sessions share a
     // principal (a client certificate), no other case may be using it meanwhile.
-    exclusive: true,
+    exclusive: certificatePrincipals,
     run: attempt(async (ctx) => {
       const victim = need(await ctx.session());
       const key = `flood-${victim.ids.task('k')}`;

@@ -13,6 +13,7 @@ import { exportJWK, generateKeyPair } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { makeCertificates, type CertificateKit, type Issued } from '../../test/certificates.testkit.ts';
 import { lacks, needing } from '../../test/system-tools.testkit.ts';
+import { startNatsServer } from '../../reference/transports/nats/test-server.ts';
 import { runConformance } from '../run.ts';
 import { AGENT, tapConform } from './bins.ts';
 import { startCertificateBroken, startTokenBroken, type CertificateFault, type TokenFault } from './security-broken.ts';
@@ -158,3 +159,54 @@ describe.skipIf(lacks('openssl'))(needing('openssl', 'tap-conform --profile secu
     }
   });
 });
+
+describe.skipIf(lacks('openssl') || lacks('nats-server'))(
+  needing('nats-server', needing('openssl', 'tap-conform tls://host:port/<agent_id> through a server that requires client certificates')),
+  () => {
+    it('certifies the reference agent for the nats and tasks profiles, every client with its own certificate and permissions', {
+      timeout: 120_000,
+    }, async () => {
+      const certs = makeCertificates();
+      const agentId = 'tap.reference-agent';
+      const agentCert = certs.ca.client(agentId);
+      const harness = certs.ca.client('tap-conform');
+      const tlsServer = certs.ca.server();
+      // Each certificate is a user (verify_and_map), with the permissions of bindings-nats#security.
+      const nats = await startNatsServer({
+        jetstream: false,
+        config: `tls { cert_file: "${tlsServer.certFile}", key_file: "${tlsServer.keyFile}", ca_file: "${certs.ca.certFile}", verify_and_map: true }
+authorization { users = [
+  { user: "CN=${agentId}", permissions: { publish: ["tap.out.*.${agentId}"], subscribe: ["tap.open.${agentId}", "tap.in.*.${agentId}"], allow_responses: true } }
+  { user: "CN=tap-conform", permissions: { publish: ["tap.open.${agentId}", "tap.in.*.${agentId}"], subscribe: ["tap.out.*.${agentId}", "_INBOX.>"] } }
+] }`,
+      });
+      try {
+        const tlsUrl = nats.url.replace(/^nats:/, 'tls:');
+        const url = await referenceAgent([
+          '--nats',
+          tlsUrl,
+          '--tls-ca',
+          certs.ca.certFile,
+          '--tls-cert',
+          agentCert.certFile,
+          '--tls-key',
+          agentCert.keyFile,
+        ]);
+        expect(url).toBe(`${tlsUrl}/${agentId}`);
+        const report = await runConformance({
+          target: url,
+          profiles: ['nats', 'tasks'],
+          timeoutMs: 5000,
+          tls: { ca: certs.ca.certFile, clients: [{ cert: harness.certFile, key: harness.keyFile }] },
+        });
+        const bad = report.cases.filter((c) => c.verdict !== 'PASS' && c.verdict !== 'SKIPPED');
+        expect(bad.map((c) => `${c.id}: ${c.verdict} ${c.detail}`)).toEqual([]);
+        expect(report.cases.filter((c) => c.id.startsWith('nats.') && c.verdict === 'PASS').length).toBeGreaterThanOrEqual(10);
+      } finally {
+        for (const a of agents.splice(0)) if (a.exitCode === null) a.kill('SIGKILL');
+        await nats.stop();
+        certs.remove();
+      }
+    });
+  },
+);
