@@ -132,7 +132,10 @@ async function listen(served: Served, options: AgentOptions, serve: ServeOptions
         host: at.hostname.replace(/^\[|\]$/g, ''),
         port: Number(at.port || (at.protocol === 'wss:' ? 443 : 80)),
         path: at.pathname === '/' ? undefined : at.pathname,
-        ...(at.protocol === 'wss:' ? { tls: { cert: served.tls?.cert, key: served.tls?.key, ca: served.tls?.ca } } : {}),
+        // The command line gave a certificate and key for a wss:// URL (parseCommandLine).
+        ...(at.protocol === 'wss:' && served.tls?.cert !== undefined && served.tls.key !== undefined
+          ? { tls: { cert: served.tls.cert, key: served.tls.key, ...(served.tls.ca !== undefined ? { ca: served.tls.ca } : {}) } }
+          : {}),
       })
       .catch((err: Error) => {
         throw new UsageError(`cannot listen on ${at.href}: ${err.message}`);

@@ -5,7 +5,7 @@ import type { Duplex } from 'node:stream';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
 import WebSocket, { WebSocketServer } from 'ws';
 import { DEFAULT_MAX_FRAME_BYTES, checkMaxFrameBytes } from './frame.ts';
-import { clientIdentity, type TlsOptions } from './tls.ts';
+import { clientIdentity, type Pem, type TlsOptions } from './tls.ts';
 import { CloseCode, TAP_SUBPROTOCOL, WebSocketTransport } from './websocket-transport.ts';
 
 export { CloseCode, TAP_SUBPROTOCOL, WebSocketTransport } from './websocket-transport.ts';
@@ -29,7 +29,7 @@ export interface WebSocketServerOptions {
    * certificate that `ca` verifies, and its principal comes with the session (spec:
    * security#client-certificates).
    */
-  tls?: TlsOptions & { cert: TlsOptions['cert']; key: TlsOptions['key']; principalOf?: (cert: PeerCertificate) => string | undefined };
+  tls?: { cert: Pem; key: Pem; ca?: Pem; principalOf?: (cert: PeerCertificate) => string | undefined };
   /**
    * Called once per accepted connection with its transport (not yet started), the HTTP request,
    * and the principal of the client's verified certificate when the server requires one.
