@@ -29,6 +29,7 @@ const SLOW = [
   'conformance/test/nats.test.ts',
   // The whole suite against one agent process, over WebSocket and over NATS.
   'conformance/test/shared-agent.test.ts',
+  'conformance/test/security.test.ts',
   // Each starts nats-server, most of them agent processes too.
   'conformance/test/nats-durable.test.ts',
   'conformance/test/registry.test.ts',
@@ -48,6 +49,9 @@ const SLOW = [
   'reference/transports/nats/nats-transport.test.ts',
   'reference/agent/nats-peers.test.ts',
   'reference/transports/nats/test-server.test.ts',
+  // Each makes certificates with openssl; the NATS one starts nats-server with TLS too.
+  'reference/agent/mutual-tls.test.ts',
+  'reference/transports/nats/tls.test.ts',
   'test/mesh-faults.test.ts',
   'reference/agents/reference-agent-trace.test.ts',
   'reference/serve/run.test.ts',

@@ -11,6 +11,7 @@
  */
 import { connect, headers as natsHeaders } from '@nats-io/transport-node';
 import { Header, newConnectionId, openSubject, subjectsOf } from '../reference/transports/nats/subjects.ts';
+import type { TlsOptions } from '../reference/transports/tls.ts';
 import { natsClientOptions, parseNatsUrl } from '../reference/transports/nats/url.ts';
 
 /** Open requests after the first: two processes all of which the queue group hands to one are 2^-16 likely. */
@@ -21,10 +22,10 @@ const TRIES = 16;
  * nothing: the agent refused the first request, or accepted every one (an agent that breaks
  * TAP-NATS-004, which the nats profile judges).
  */
-export async function answeringProcesses(url: string, timeoutMs: number, prefix = 'tap'): Promise<number | undefined> {
+export async function answeringProcesses(url: string, timeoutMs: number, prefix = 'tap', tls?: TlsOptions): Promise<number | undefined> {
   const address = parseNatsUrl(url);
   const agentId = address.agentId!;
-  const nc = await connect(natsClientOptions(address));
+  const nc = await connect(natsClientOptions(address, tls));
   const id = newConnectionId();
   const answers: string[] = [];
   try {

@@ -47,6 +47,14 @@ export interface Config {
   registry?: { url: string; agentPid?: number };
   /** The file of an Ed25519 key in the trust file of the agent's durable runners (--signing-key). */
   signingKey?: string;
+  /**
+   * TLS files of wss:// and NATS targets: the authorities to trust (--tls-ca) and client
+   * certificates with their keys (--tls-cert, --tls-key): the first is the run's, a second
+   * another principal's (spec: security#client-certificates).
+   */
+  tls?: { ca?: string; clients: { cert: string; key: string }[] };
+  /** Bearer tokens the run mints: the issuer's private key file, issuer, audience and scopes (spec: security#bearer-tokens). */
+  jwt?: { key: string; issuer: string; audience: string; scope: string };
 }
 
 export const DEFAULT_SEED = 20250314;
@@ -61,6 +69,8 @@ export const LONGEST_LEASE_MS = 120_000;
 export const HARNESS_ID = 'tap-conform';
 /** The requester id the run's key is bound to over stdio. */
 export const HARNESS_SIGNED_ID = 'tap-conform.hmac';
+/** The scopes of the tokens a run mints unless --jwt-scope says otherwise: the permission tap.test.guarded requires. */
+export const DEFAULT_JWT_SCOPE = 'tap.test.write';
 
 export const USAGE = `Usage:
   tap-conform [options] <agent-executable>          spawn the agent and speak TAP over stdio
@@ -113,6 +123,15 @@ Options:
                           principal in it (tapctl nats permissions writes them). The harness signs
                           the records it publishes, and the signed-records cases run
                           (spec: bindings-nats#signed-records); without it they are UNIMPLEMENTED
+  --tls-ca <file>         wss:// and NATS agents: the authorities (PEM) to trust for the agent's or
+                          the server's certificate
+  --tls-cert <file>       a client certificate (PEM) to present, with --tls-key <file> its key; every
+                          connection presents the first. Give a second pair for another principal:
+                          the cases that need two principals use it (spec: security#client-certificates)
+  --jwt-key <file>        the token issuer's private key (PEM or JWK): every session presents a
+                          bearer JWT signed with it, and the security profile's token cases run;
+                          with --jwt-issuer <iss> and --jwt-audience <aud> (the agent's)
+  --jwt-scope <scopes>    the scopes of those tokens, space-separated (default ${DEFAULT_JWT_SCOPE})
   --no-color              plain output (also when NO_COLOR is set)
   --debug                 stack traces and harness internals
   --version, --help
@@ -193,6 +212,13 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
         registry: { type: 'string' },
         'agent-pid': { type: 'string' },
         'signing-key': { type: 'string' },
+        'tls-ca': { type: 'string' },
+        'tls-cert': { type: 'string', multiple: true },
+        'tls-key': { type: 'string', multiple: true },
+        'jwt-key': { type: 'string' },
+        'jwt-issuer': { type: 'string' },
+        'jwt-audience': { type: 'string' },
+        'jwt-scope': { type: 'string' },
         'no-color': { type: 'boolean' },
         debug: { type: 'boolean' },
         list: { type: 'boolean' },
@@ -285,6 +311,9 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
     }
   } else if (s('agent-pid') !== undefined) return { ok: false, error: '--agent-pid belongs to --registry: give the registry too' };
   if (s('signing-key') !== undefined) cfg.signingKey = s('signing-key');
+  const security = securityOptions(values);
+  if (typeof security === 'string') return { ok: false, error: security };
+  Object.assign(cfg, security);
   if (cfg.profiles.includes('registry') && registry === undefined && !cfg.list)
     return { ok: false, error: 'the registry profile needs the mesh registry the agent joined: add --registry nats://host:port' };
   if (cfg.help || cfg.version) return { ok: true, config: cfg };
@@ -346,8 +375,35 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
           error: `the ${wrong} profile applies only to an agent reached over the ${wrong} binding`,
         };
   }
+  if (cfg.tls && cfg.targets.length > 0) {
+    const plain = cfg.targets.find((t) => t.kind === 'websocket' && !/^wss:/i.test(t.url));
+    if (plain)
+      return { ok: false, error: `the --tls-* options are for wss:// and NATS agents; "${plain.display}" is not TLS: give its wss:// URL` };
+    if (!has('websocket') && !has('nats'))
+      return { ok: false, error: 'the --tls-* options are for wss:// and NATS agents; over stdio there is no TLS' };
+  }
   if (cfg.path !== undefined && cfg.only.length === 0) return { ok: false, error: '--path replays one failure: give the case with --only' };
   return { ok: true, config: cfg };
+}
+
+/** --tls-* and --jwt-*: the run's security material, or a sentence when the options do not go together. */
+function securityOptions(values: Record<string, unknown>): Pick<Config, 'tls' | 'jwt'> | string {
+  const out: Pick<Config, 'tls' | 'jwt'> = {};
+  const certs = (values['tls-cert'] as string[] | undefined) ?? [];
+  const keys = (values['tls-key'] as string[] | undefined) ?? [];
+  if (certs.length !== keys.length)
+    return `give each --tls-cert its --tls-key (got ${certs.length} certificate(s) and ${keys.length} key(s)), in the same order`;
+  if (certs.length > 2) return "at most two client certificates: the run's, and another principal's";
+  const ca = values['tls-ca'] as string | undefined;
+  if (ca !== undefined || certs.length > 0)
+    out.tls = { ...(ca !== undefined ? { ca } : {}), clients: certs.map((cert, i) => ({ cert, key: keys[i]! })) };
+  const [key, issuer, audience] = (['jwt-key', 'jwt-issuer', 'jwt-audience'] as const).map((k) => values[k] as string | undefined);
+  if (key !== undefined || issuer !== undefined || audience !== undefined || values['jwt-scope'] !== undefined) {
+    if (key === undefined || issuer === undefined || audience === undefined)
+      return "--jwt-key, --jwt-issuer and --jwt-audience go together: the issuer's private key, its name, and the agent's audience";
+    out.jwt = { key, issuer, audience, scope: (values['jwt-scope'] as string | undefined) ?? DEFAULT_JWT_SCOPE };
+  }
+  return out;
 }
 
 /**

@@ -14,6 +14,7 @@ import {
   type Config,
   DEFAULT_RUNS,
   DEFAULT_SEED,
+  DEFAULT_JWT_SCOPE,
   DEFAULT_TIMEOUT_MS,
   HARNESS_ID,
   HARNESS_SIGNED_ID,
@@ -31,6 +32,9 @@ import { CannotRun, checkCommand, type TargetSpec } from './target.ts';
 import { whenListening } from './wait-listening.ts';
 import { parseNatsUrl } from '../reference/transports/nats/url.ts';
 import { readSigningKey, type SigningKey } from '../reference/trust.ts';
+import { readTlsFiles, type TlsOptions } from '../reference/transports/tls.ts';
+import type { Security } from './context.ts';
+import { readTokenIssuer } from './tokens.ts';
 
 /** Thrown to end the program with an exit code and a one-line reason. */
 export class Exit extends Error {
@@ -51,6 +55,19 @@ export function replayCommand(cfg: Config, id: string, extra = '', target: Targe
     parts.push(t.url);
     if (cfg.hmac)
       parts.push('--hmac-key-id', shellQuote(cfg.hmac.keyId), '--hmac-key="$TAP_HMAC_KEY"', '--hmac-peer', shellQuote(cfg.hmac.peer));
+    if (cfg.tls?.ca !== undefined) parts.push('--tls-ca', shellQuote(cfg.tls.ca));
+    for (const c of cfg.tls?.clients ?? []) parts.push('--tls-cert', shellQuote(c.cert), '--tls-key', shellQuote(c.key));
+  }
+  if (cfg.jwt) {
+    parts.push(
+      '--jwt-key',
+      shellQuote(cfg.jwt.key),
+      '--jwt-issuer',
+      shellQuote(cfg.jwt.issuer),
+      '--jwt-audience',
+      shellQuote(cfg.jwt.audience),
+    );
+    if (cfg.jwt.scope !== DEFAULT_JWT_SCOPE) parts.push('--jwt-scope', shellQuote(cfg.jwt.scope));
   }
   parts.push('--seed', String(cfg.seed));
   if (cfg.timeScale !== 1) parts.push('--time-scale', String(cfg.timeScale));
@@ -137,6 +154,10 @@ export interface ConformanceOptions {
   agentPid?: number;
   /** The file of a key in the trust file of the agent's durable runners: the signed-records cases run (spec: bindings-nats#signed-records). */
   signingKey?: string;
+  /** wss:// and NATS agents: the authorities to trust and up to two client certificates (PEM files), as --tls-ca, --tls-cert and --tls-key. */
+  tls?: Config['tls'];
+  /** Bearer tokens: the issuer's private key file, issuer, audience and scopes (default tap.test.write), as --jwt-*. */
+  jwt?: Omit<NonNullable<Config['jwt']>, 'scope'> & { scope?: string };
 }
 
 /** The target a string or argv names. */
@@ -198,6 +219,8 @@ export async function runConformance(options: ConformanceOptions): Promise<Repor
   if (options.registry) cfg.registry = { url: options.registry, ...(options.agentPid !== undefined ? { agentPid: options.agentPid } : {}) };
   if (options.signingKey !== undefined) cfg.signingKey = options.signingKey;
   if (options.hmac) cfg.hmac = { keyId: options.hmac.keyId, key: options.hmac.key, peer: options.hmac.peer ?? HARNESS_SIGNED_ID };
+  if (options.tls) cfg.tls = options.tls;
+  if (options.jwt) cfg.jwt = { ...options.jwt, scope: options.jwt.scope ?? DEFAULT_JWT_SCOPE };
   return (
     await runConfigured(cfg, { onProgress: options.onProgress ? () => ({ update: options.onProgress!, clear: () => {} }) : undefined })
   ).report;
@@ -288,10 +311,34 @@ export async function runConfigured(cfg: Config, hooks: RunHooks = {}): Promise<
   return { report, baseline };
 }
 
+/**
+ * The run's security material, read from its files: the TLS of a wss:// or NATS target (the first
+ * client certificate on every connection) and the token issuer (spec: security). Exit 2 for a file
+ * it cannot use.
+ */
+export function securityOf(cfg: Pick<Config, 'tls' | 'jwt'>, target: TargetSpec): { target: TargetSpec; security?: Security } {
+  try {
+    const security: Security = { clients: [] };
+    if (cfg.tls && target.kind !== 'stdio') {
+      const ca = cfg.tls.ca !== undefined ? readTlsFiles({ ca: cfg.tls.ca }).ca : undefined;
+      security.clients = cfg.tls.clients.map((c) => readTlsFiles(c) as { cert: string; key: string });
+      if (ca !== undefined) security.ca = String(ca);
+      const first = security.clients[0];
+      target = { ...target, tls: { ...(ca !== undefined ? { ca } : {}), ...(first ? { cert: first.cert, key: first.key } : {}) } };
+    }
+    if (cfg.jwt) security.tokens = readTokenIssuer(cfg.jwt.key, cfg.jwt);
+    return security.clients.length > 0 || security.ca !== undefined || security.tokens ? { target, security } : { target };
+  } catch (err) {
+    throw new Exit(2, (err as Error).message);
+  }
+}
+
 /** Probes one target and runs its cases. */
-async function runTarget(cfg: Config, target: TargetSpec, cases: Case[], hooks: RunHooks): Promise<Omit<TargetRun, 'suiteCases'>> {
+async function runTarget(cfg: Config, given: TargetSpec, cases: Case[], hooks: RunHooks): Promise<Omit<TargetRun, 'suiteCases'>> {
+  const { target, security } = securityOf(cfg, given);
   const base: Omit<RunEnv, 'probe' | 'startupMs'> = {
     target,
+    ...(security ? { security } : {}),
     selfId: HARNESS_ID,
     key: runKey(cfg, target),
     stepTimeoutMs: cfg.timeoutMs * cfg.timeScale,
@@ -317,7 +364,7 @@ async function runTarget(cfg: Config, target: TargetSpec, cases: Case[], hooks: 
   const jobs = cfg.jobs ?? defaultJobs(target.kind);
   const load = loadNote(target, found.card, selected, jobs);
   if (load) hooks.log?.(load);
-  if (target.kind === 'nats' && !found.stop) await oneProcess(target.url, base.stepTimeoutMs);
+  if (target.kind === 'nats' && !found.stop) await oneProcess(target.url, base.stepTimeoutMs, target.tls);
   // A fresh agent may take a while to start, more so when cases run in parallel: its first reply
   // may take three times the probe's start-up plus 2 s, and never less than 30 s.
   const startupMs = Math.max(base.stepTimeoutMs, ((found.startupMs ?? 0) * 3 + 2000) * cfg.timeScale, 30_000 * cfg.timeScale);
@@ -352,9 +399,9 @@ export function loadNote(target: TargetSpec, card: Probe['card'], cases: readonl
 }
 
 /** Stops a run when several processes answer for the agent id: the suite judges one (spec: bindings-nats#opening). */
-async function oneProcess(url: string, timeoutMs: number): Promise<void> {
+async function oneProcess(url: string, timeoutMs: number, tls?: TlsOptions): Promise<void> {
   const { answeringProcesses, severalProcesses } = await import('./nats-processes.ts');
-  const n = await answeringProcesses(url, timeoutMs).catch(() => undefined);
+  const n = await answeringProcesses(url, timeoutMs, 'tap', tls).catch(() => undefined);
   if (n !== undefined && n > 1) throw new CannotRun(severalProcesses(parseNatsUrl(url).agentId!, url, n));
 }
 

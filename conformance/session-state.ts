@@ -66,6 +66,8 @@ export class SessionState {
   card: Record<string, any> | undefined;
   /** Set once integrity is proposed (signing starts with handshake.init). */
   integrity: HmacKey | undefined;
+  /** What every handshake.init of the session presents (a bearer token of the run), unless a case gives its own. */
+  credentials: { scheme: string; token?: string } | undefined;
   /** True from handshake.ready on: the envelope carries session_id. */
   bound = false;
   /** True from handshake.go on. */

@@ -6,6 +6,7 @@ import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { connectWebSocket } from '../reference/transports/websocket.ts';
 import { spawnStdioTransport, type ChildExit } from '../reference/transports/stdio-child.ts';
+import type { TlsOptions } from '../reference/transports/tls.ts';
 import type { RawTransport } from '../reference/transports/transport.ts';
 import type { HmacKey } from './session-state.ts';
 import { forget, killMarked, MARKER_VAR, newMarker, track } from './leftovers.ts';
@@ -13,8 +14,8 @@ import { b64u } from './mac.ts';
 
 export type TargetSpec =
   | { kind: 'stdio'; command: string; args: string[]; display: string }
-  | { kind: 'websocket'; url: string; display: string }
-  | { kind: 'nats'; url: string; display: string };
+  | { kind: 'websocket'; url: string; display: string; tls?: TlsOptions }
+  | { kind: 'nats'; url: string; display: string; tls?: TlsOptions };
 
 /** An open connection to the agent, not yet started. */
 export interface Connection {
@@ -47,6 +48,8 @@ export interface OpenOptions {
   stateDir?: string;
   /** How long a spawned agent's pipes may stay open after it exited (default 2000 ms). */
   pipeGraceMs?: number;
+  /** TLS of this connection instead of the target's (another client certificate, or none). */
+  tls?: TlsOptions;
 }
 
 /** The placeholder a stdio command may carry for a per-case state folder, e.g. --state-dir {state}. */
@@ -106,12 +109,14 @@ export async function openConnection(target: TargetSpec, o: OpenOptions = {}): P
   // A target that opens its own connections: mailbox pairs of the workspace binding (conformance/workspace).
   if ('open' in target && typeof target.open === 'function') return (target.open as (o: OpenOptions) => Promise<Connection>)(o);
   if (target.kind === 'websocket') {
-    const transport = await connectWebSocket(target.url, { protocols: o.protocols, handshakeTimeout: 5000 });
+    const tls = o.tls ?? target.tls;
+    const transport = await connectWebSocket(target.url, { protocols: o.protocols, handshakeTimeout: 5000, ...(tls ? { tls } : {}) });
     return { transport };
   }
   if (target.kind === 'nats') {
     const { connectNatsTransport } = await import('../reference/transports/nats/connect.ts');
-    const transport = await connectNatsTransport(target.url, { timeoutMs: 5000 });
+    const tls = o.tls ?? target.tls;
+    const transport = await connectNatsTransport(target.url, { timeoutMs: 5000, ...(tls ? { tls } : {}) });
     return { transport };
   }
   const command = target.command.includes('/') ? resolve(target.command) : target.command;

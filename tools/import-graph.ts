@@ -42,6 +42,7 @@ export const AGENT_ORDER: readonly string[] = [
   'sessions.ts',
   'journal.ts',
   'options.ts',
+  'jwt.ts',
   'environment.ts',
   'signals.ts',
   'integrity.ts',
@@ -60,6 +61,7 @@ export const AGENT_ORDER: readonly string[] = [
   'requests.ts',
   'handshake.ts',
   'recovery.ts',
+  'credentials.ts',
   // The connection, then the agent.
   'inbound.ts',
   'forged-frames.ts',

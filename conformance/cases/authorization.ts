@@ -8,6 +8,8 @@ import { PLAN } from './plans.ts';
 const P = 'authorization' as const;
 const GUARDED = { capabilities: ['tap.test.guarded'] };
 const TWO_SESSIONS = { binding: 'websocket' as const };
+/** Two sessions of two principals: in a run whose sessions present a client certificate, the second presents another. */
+const TWO_PRINCIPALS = { ...TWO_SESSIONS, principals: 'two' as const };
 
 function expiredGrant(permissions: string[]): Record<string, unknown> {
   return { permissions, resources: [], expires_at: new Date(Date.now() - 60_000).toISOString() };
@@ -183,10 +185,10 @@ export const authorizationCases: Case[] = [
     profile: P,
     spec: 'authorization#task-visibility',
     requirements: ['TAP-AUTH-003', 'TAP-AUTH-002', 'TAP-TASK-013'],
-    needs: { capabilities: ['tap.test.sleep'], ...TWO_SESSIONS },
+    needs: { capabilities: ['tap.test.sleep'], ...TWO_PRINCIPALS },
     run: attempt(async (ctx) => {
       const a = need(await ctx.session());
-      const b = need(await ctx.session());
+      const b = need(await ctx.session({ principal: 'another' }));
       const t = need(await startTask(a, 'tap.test.sleep', { ms: 30_000 }));
       const ghost = `${t.taskId.slice(0, -1)}z`;
       const theirs = await statusOf(b, t.taskId);
@@ -226,10 +228,10 @@ export const authorizationCases: Case[] = [
     profile: P,
     spec: 'authorization#task-visibility',
     requirements: ['TAP-AUTH-004'],
-    needs: { capabilities: ['tap.test.echo'], ...TWO_SESSIONS },
+    needs: { capabilities: ['tap.test.echo'], ...TWO_PRINCIPALS },
     run: attempt(async (ctx) => {
       const a = need(await ctx.session());
-      const b = need(await ctx.session());
+      const b = need(await ctx.session({ principal: 'another' }));
       const first = need(await runTask(a, 'tap.test.echo', 'a'));
       const second = await request(b, 'tap.test.echo', 'b', { taskId: first.taskId });
       const m = need(second.reply).msg;
@@ -252,10 +254,10 @@ export const authorizationCases: Case[] = [
     profile: P,
     spec: 'authorization#principals',
     requirements: ['TAP-AUTH-002'],
-    needs: { capabilities: ['tap.test.counter'], ...TWO_SESSIONS },
+    needs: { capabilities: ['tap.test.counter'], ...TWO_PRINCIPALS },
     run: attempt(async (ctx) => {
       const a = need(await ctx.session());
-      const b = need(await ctx.session());
+      const b = need(await ctx.session({ principal: 'another' }));
       const key = `iso-${a.ids.task('k')}`;
       need(await runTask(a, 'tap.test.counter', { key }, { idempotencyKey: key }));
       const r = await request(b, 'tap.test.counter', { key }, { idempotencyKey: key });
@@ -279,7 +281,7 @@ export const authorizationCases: Case[] = [
     profile: P,
     spec: 'authorization#principals',
     requirements: ['TAP-AUTH-001', 'TAP-RES-006'],
-    needs: { capabilities: ['tap.test.stream'], ...TWO_SESSIONS },
+    needs: { capabilities: ['tap.test.stream'], ...TWO_SESSIONS, anonymous: true },
     run: attempt(async (ctx) => {
       const a = need(await ctx.session());
       const b = need(await ctx.session());

@@ -39,7 +39,7 @@ export function targetOf(ctx: CaseContext): { url: string; agentId: string } {
 /** Connects to the server the target URL names, with its credentials. */
 export function connectTarget(ctx: CaseContext, lib: NatsLibraries): Promise<NatsConnection> {
   const address = parseNatsUrl(targetOf(ctx).url);
-  return lib.connect(natsClientOptions(address));
+  return lib.connect(natsClientOptions(address, ctx.env.target.kind === 'nats' ? ctx.env.target.tls : undefined));
 }
 
 /** A capability's queue that the agent under test serves, as its consumer configures it. */

@@ -8,6 +8,7 @@ import { fixtureCases } from './fixtures.ts';
 import { handshakeCases } from './handshake.ts';
 import { idempotencyCases } from './idempotency.ts';
 import { integrityCases } from './integrity.ts';
+import { securityCases } from './security.ts';
 import { limitCases } from './limits.ts';
 import { tableLimitCases } from './table-limits.ts';
 import { sourceCases } from './sources.ts';
@@ -45,6 +46,7 @@ export const ALL_CASES: readonly Case[] = [
   ...planCases,
   ...shutdownCases,
   ...integrityCases,
+  ...securityCases,
   ...stdioCases,
   ...websocketCases,
   ...natsCases,

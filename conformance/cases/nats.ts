@@ -33,7 +33,7 @@ function natsOf(ctx: CaseContext, peer: Peer): NatsTransport {
 async function openVerdicts(ctx: CaseContext, ids: string[]): Promise<string[]> {
   const target = ctx.env.target as { url: string };
   const address = parseNatsUrl(target.url);
-  const nc = await connect(natsClientOptions(address));
+  const nc = await connect(natsClientOptions(address, ctx.env.target.kind === 'nats' ? ctx.env.target.tls : undefined));
   try {
     const out: string[] = [];
     for (const id of ids) {

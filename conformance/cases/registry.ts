@@ -49,7 +49,7 @@ async function withBucket<T>(ctx: CaseContext, use: (kv: KV, agentId: string) =>
   const address = parseNatsUrl(url);
   let nc: NatsConnection;
   try {
-    nc = await connect(natsClientOptions(address));
+    nc = await connect(natsClientOptions(address, ctx.env.target.kind === 'stdio' ? undefined : ctx.env.target.tls));
   } catch (err) {
     throw new Stop(harnessError(`cannot reach the registry's NATS server at ${url}: ${(err as Error).message}`));
   }
@@ -164,6 +164,7 @@ export const registryCases: Case[] = [
       withBucket(ctx, async (kv, agentId) => {
         const { entry } = await currentEntry(kv, agentId);
         const problems: (Outcome | null)[] = [];
+        const tls = ctx.env.target.kind === 'stdio' ? undefined : ctx.env.target.tls;
         for (const ep of entry.endpoints) {
           try {
             if (ep.binding === 'nats') {
@@ -172,11 +173,19 @@ export const registryCases: Case[] = [
                 check(path === agentId, `the NATS endpoint ${ep.url} does not name the agent id in its path`, agentId, show(path)),
               );
               const { connectNatsTransport } = await import('../../reference/transports/nats/connect.ts');
-              const t = await connectNatsTransport(ep.url, { timeoutMs: ctx.scaled(5000), ...(ep.prefix ? { prefix: ep.prefix } : {}) });
+              const t = await connectNatsTransport(ep.url, {
+                timeoutMs: ctx.scaled(5000),
+                ...(ep.prefix ? { prefix: ep.prefix } : {}),
+                ...(tls ? { tls } : {}),
+              });
               t.terminate();
             } else if (ep.binding === 'websocket') {
               const { connectWebSocket } = await import('../../reference/transports/websocket.ts');
-              const t = await connectWebSocket(ep.url, { protocols: ['tap.v1'], handshakeTimeout: ctx.scaled(5000) });
+              const t = await connectWebSocket(ep.url, {
+                protocols: ['tap.v1'],
+                handshakeTimeout: ctx.scaled(5000),
+                ...(tls ? { tls } : {}),
+              });
               await t.close({ code: 1000, reason: 'checked' });
             }
             ctx.note(`${ep.binding} endpoint ${ep.url} accepted a connection`);

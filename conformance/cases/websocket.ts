@@ -9,10 +9,13 @@ import { attempt, check, checkError, expectAlive, need, require, show, verdictOf
 
 const WS = { binding: 'websocket' as const };
 
-/** Connects without TAP's subprotocol; resolves with the HTTP status or the chosen protocol. */
-function rawConnect(url: string, protocols: string[]): Promise<{ status?: number; protocol?: string; error?: string }> {
+/** Connects without TAP's subprotocol, with the run's TLS; resolves with the HTTP status or the chosen protocol. */
+function rawConnect(ctx: CaseContext, protocols: string[]): Promise<{ status?: number; protocol?: string; error?: string }> {
+  const target = ctx.env.target;
+  const url = (target as { url: string }).url;
+  const tls: WebSocket.ClientOptions = target.kind === 'websocket' ? { ...target.tls } : {};
   return new Promise((resolve) => {
-    const ws = protocols.length ? new WebSocket(url, protocols) : new WebSocket(url);
+    const ws = protocols.length ? new WebSocket(url, protocols, tls) : new WebSocket(url, tls);
     const timer = setTimeout(() => {
       ws.terminate();
       resolve({ error: 'timeout' });
@@ -53,8 +56,7 @@ export const websocketCases: Case[] = [
     requirements: ['TAP-WS-002'],
     needs: WS,
     run: async (ctx) => {
-      const url = (ctx.env.target as { url: string }).url;
-      const r = await rawConnect(url, ['tap.v1', 'x-other']);
+      const r = await rawConnect(ctx, ['tap.v1', 'x-other']);
       return verdictOf(
         'tap.v1 selected',
         check(r.protocol === 'tap.v1', 'the agent did not select tap.v1', 'Sec-WebSocket-Protocol: tap.v1', show(r)),
@@ -70,9 +72,8 @@ export const websocketCases: Case[] = [
     requirements: ['TAP-WS-002'],
     needs: WS,
     run: async (ctx) => {
-      const url = (ctx.env.target as { url: string }).url;
-      const none = await rawConnect(url, []);
-      const other = await rawConnect(url, ['chat']);
+      const none = await rawConnect(ctx, []);
+      const other = await rawConnect(ctx, ['chat']);
       return verdictOf(
         'refused with 400',
         check(none.status === 400, 'an upgrade without subprotocol was not refused with 400', 'HTTP 400', show(none)),

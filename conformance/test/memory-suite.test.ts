@@ -1,8 +1,9 @@
 /**
  * Every case of the suite once against the reference agent in this process, on an in-memory
  * transport pair: the breadth of the suite without processes. Only what a memory pair cannot give
- * is left out — the binding profiles (stdio, WebSocket), the cases that need one binding, and the
- * crash-and-restart cases, which the certify step runs against real processes — and the reference
+ * is left out — the binding profiles (stdio, WebSocket), the cases that need one binding, the
+ * crash-and-restart cases, which the certify step runs against real processes, and the security
+ * profile's, which need certificates or a token issuer (conformance/test/security.test.ts) — and the reference
  * is held to every other case: no FAIL, no ERROR, no UNIMPLEMENTED, no NOT-TESTED
  * (spec: conformance#verdicts).
  * It runs with the default seed (the one certification uses) and one more, so that the random
@@ -25,7 +26,9 @@ const SEEDS = (process.env.TAP_MEMORY_SEEDS ?? (process.env.TAP_TIER === 'fast' 
   .split(',')
   .map(Number);
 const BINDING_PROFILES = new Set(['stdio', 'websocket']);
-const CASES = ALL_CASES.filter((c) => !BINDING_PROFILES.has(c.profile) && !c.needs?.restart && !c.needs?.binding && !c.needs?.registry);
+const CASES = ALL_CASES.filter(
+  (c) => !BINDING_PROFILES.has(c.profile) && !c.needs?.restart && !c.needs?.binding && !c.needs?.registry && !c.needs?.security,
+);
 
 // The seeds run side by side: most of a run is spent waiting out timed rules, not computing.
 describe.concurrent.each(SEEDS)('the in-memory reference agent passes every case with seed %i', (seed) => {

@@ -55,7 +55,9 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats:/
     expect(run.code).toBe(0);
     expect(run.report?.certified).toBe(true);
     expect(run.report?.profiles['nats-durable']).toBe('UNIMPLEMENTED');
-    expect(run.report?.level).toMatch(/^TAP 1\.0 Certified over NATS — nats-durable \(durable queues\) not offered; /);
+    expect(run.report?.level).toMatch(
+      /^TAP 1\.0 Certified over NATS — security \(client certificates and tokens\) and nats-durable \(durable queues\) not offered; /,
+    );
     const durable = run.report!.cases.filter((c) => c.profile === 'nats-durable');
     expect(durable.length).toBeGreaterThanOrEqual(8);
     expect(new Set(durable.map((c) => c.detail))).toEqual(

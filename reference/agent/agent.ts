@@ -10,7 +10,7 @@ import type { NatsListenerOptions } from '../transports/nats/listener.ts';
 import { SUPPORTED_VERSIONS } from '../core/catalogue.ts';
 import type { RegistryEndpoint } from '../mesh/entry.ts';
 import type { MeshOptions, Membership } from '../mesh/member.ts';
-import type { TapWebSocketServer } from '../transports/websocket.ts';
+import type { TapWebSocketServer, WebSocketServerOptions } from '../transports/websocket.ts';
 import { CONFORMANCE_CAPABILITIES } from './conformance-capabilities.ts';
 import { conformanceFromEnv, keysFromEnv, mergeKeys, processEnvironment } from './environment.ts';
 import { Journal } from './journal.ts';
@@ -30,6 +30,21 @@ export interface AgentConnection {
   close(): Promise<void>;
 }
 
+/** Where and how the agent listens over WebSocket. */
+export interface AgentListenOptions {
+  /** The interface (default 127.0.0.1). */
+  host?: string;
+  /** The port (default 0: any free one; read it from the listener's url). */
+  port?: number;
+  /** The only path that accepts sessions (default: any). */
+  path?: string;
+  /**
+   * Serve wss:// with this certificate and key; with `ca`, require of every client a certificate
+   * that `ca` verifies, whose identity is the session's principal (spec: security#client-certificates).
+   */
+  tls?: WebSocketServerOptions['tls'];
+}
+
 /** A listening WebSocket endpoint of the agent. */
 export interface AgentListener {
   /** Where requesters connect, e.g. ws://127.0.0.1:8787/tap. */
@@ -40,7 +55,7 @@ export interface AgentListener {
 /** Where and how the agent listens over NATS: a nats:// URL or an open connection, and optional credentials. */
 export type AgentNatsOptions = Pick<
   NatsListenerOptions,
-  'url' | 'nc' | 'connectOptions' | 'prefix' | 'keepaliveMs' | 'trustRequestInfo'
+  'url' | 'nc' | 'connectOptions' | 'tls' | 'prefix' | 'keepaliveMs' | 'trustRequestInfo'
 > & {
   /** Sees each session's transport before the agent does and returns the one the agent serves (a trace recorder). */
   wrap?: (transport: Transport) => Transport;
@@ -55,7 +70,7 @@ export interface Agent {
   /** Serves one session on this process's stdin and stdout; resolves when it is over (spec: bindings-stdio). */
   serveStdio(options?: StdioAgentOptions): Promise<void>;
   /** Accepts sessions over WebSocket, subprotocol tap.v1 (spec: bindings-websocket). */
-  listen(options?: { host?: string; port?: number; path?: string }): Promise<AgentListener>;
+  listen(options?: AgentListenOptions): Promise<AgentListener>;
   /** Accepts sessions over NATS under the card's agent id (spec: bindings-nats#opening). */
   listenNats(options: AgentNatsOptions): Promise<AgentListener>;
   /**
@@ -169,9 +184,10 @@ export function createAgent(options: AgentOptions): Agent {
         host: listenOptions.host,
         port: listenOptions.port,
         path: listenOptions.path,
+        ...(listenOptions.tls ? { tls: listenOptions.tls } : {}),
         // Frames larger than this close the connection (1009) instead of being buffered (spec: limits#pre-handshake).
         maxPayload: Math.max(1024 * 1024, rt.card.limits.max_message_bytes * 2),
-        onSession: (transport) => {
+        onSession: (transport, _request, principal) => {
           // The connection over a cap is told to come back later.
           const refusal = connectionRefusal(transport.origin);
           if (refusal !== undefined) {
@@ -179,7 +195,7 @@ export function createAgent(options: AgentOptions): Agent {
             void transport.close({ code: 1013, reason: refusal });
             return;
           }
-          attach(transport);
+          attach(transport, principal !== undefined ? { principal } : {});
         },
       });
       servers.add(server);

@@ -15,6 +15,24 @@ import type { DuplicateTable } from './duplicates.ts';
 const configs = new WeakMap<Runtime, AgentHandshakeConfig>();
 const encoder = new TextEncoder();
 
+/**
+ * The handshake machine's configuration for one connection: the agent's, with the connection's
+ * credentials check and the principal its binding authenticated (spec: authorization#principals).
+ */
+export function connectionHandshakeConfig(
+  rt: Runtime,
+  verifyCredentials: AgentHandshakeConfig['verifyCredentials'],
+  bindingPrincipal: string | undefined,
+): AgentHandshakeConfig {
+  const config = handshakeConfig(rt);
+  if (!rt.authenticate && bindingPrincipal === undefined) return config;
+  return {
+    ...config,
+    ...(rt.authenticate ? { verifyCredentials } : {}),
+    ...(bindingPrincipal !== undefined ? { bindingPrincipal } : {}),
+  };
+}
+
 /** The handshake machine's configuration for this agent. */
 export function handshakeConfig(rt: Runtime): AgentHandshakeConfig {
   let config = configs.get(rt);
@@ -33,7 +51,7 @@ export function handshakeConfig(rt: Runtime): AgentHandshakeConfig {
       resumeWindowMs: rt.settings.resumeWindowMs,
       maxRetainedMessages: rt.settings.maxRetainedMessages,
       keys: rt.keys.map(),
-      verifyCredentials: rt.authenticate,
+      requireCredentials: rt.requireCredentials,
       resume: (request) => {
         // spec: resume#reconnect: same principal, same requester, that session's token.
         const s = rt.sessions.get(request.session_id);
@@ -88,8 +106,11 @@ export function sessionEstablished(conn: Replier, est: EstablishedSession, early
     if (previous && previous !== conn) void previous.close(1000, 'the session was resumed on another connection');
     session.params = est.params;
     session.version = est.version;
+    // The credentials of the resuming handshake bound the session from now on.
+    session.authority = est.authority;
   } else {
     session = new Session(infoOf(est, origin), rt.out, rt.settings);
+    session.authority = est.authority;
     rt.sessions.set(session.id, session);
     session.link = conn;
   }

@@ -3,6 +3,7 @@
  * logger, with the defaults the runtime applies (spec: handshake#params, limits).
  */
 import type { AgentCard } from '../../schemas/src/index.ts';
+import type { AuthenticatedCredentials } from '../core/handshake.ts';
 import type { Clock, Hmac, Logger, RandomSource } from '../core/platform.ts';
 import type { CapabilityDefinition, Handler } from './handler.ts';
 import type { JournalOptions } from './journal.ts';
@@ -27,8 +28,22 @@ export interface PeerKey {
   peer: string;
 }
 
-/** Decides the principal of a session from its credentials; null refuses them (AUTH_REQUIRED). */
-export type Authenticator = (credentials: { scheme: string; token?: string }, peer: AgentCard) => string | null;
+/** Credentials an authenticator accepted: the principal, and the permissions and expiry they carry (a token's scopes and `exp`). */
+export type { AuthenticatedCredentials } from '../core/handshake.ts';
+
+/** What an authenticator answers: a principal (alone, or with what the credentials allow), or a refusal, with a reason for people. */
+export type AuthenticatorAnswer = string | AuthenticatedCredentials | null | { refused: string };
+
+/**
+ * Decides the principal of a session from the credentials of its handshake.init, at once or
+ * asynchronously (a token verified against a key set); null or `{ refused }` refuses them with
+ * AUTH_REQUIRED (spec: handshake#credentials). An asynchronous authenticator is asked before the
+ * init is checked in full, so `peer` is the card as sent.
+ */
+export type Authenticator = (
+  credentials: { scheme: string; token?: string },
+  peer: AgentCard,
+) => AuthenticatorAnswer | Promise<AuthenticatorAnswer>;
 
 /** Options of `createAgent`. */
 export interface AgentOptions {
@@ -65,6 +80,11 @@ export interface AgentOptions {
   signals?: boolean;
   /** Credential check for handshake.init.credentials: the principal they prove, or null to refuse them. Without it credentials are ignored. */
   authenticate?: Authenticator;
+  /**
+   * Refuse a handshake.init without credentials with AUTH_REQUIRED, unless the binding
+   * authenticated the connection (a client certificate) (spec: handshake#credentials). Needs `authenticate`.
+   */
+  requireCredentials?: boolean;
   /** Principals holding tap.admin.shutdown: their shutdown.request stops the whole process (spec: shutdown#scope). */
   adminPrincipals?: string[];
   clock?: Clock;

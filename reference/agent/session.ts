@@ -19,7 +19,8 @@ import {
 } from '../core/index.ts';
 import type { CloseInfo, InboundFrame } from '../core/frame.ts';
 import type { Transport } from '../transports/transport.ts';
-import { handshakeConfig, sessionEstablished, sessionPending } from './handshake.ts';
+import { CredentialCheck } from './credentials.ts';
+import { connectionHandshakeConfig, sessionEstablished, sessionPending } from './handshake.ts';
 import { envelopeProblem, messageProblem, type Envelope } from './inbound.ts';
 import { authenticScreen } from './forged-frames.ts';
 import { admitSession, sourceOf } from './shares.ts';
@@ -44,6 +45,8 @@ export const PRE_HANDSHAKE_MAX_BYTES = 65_536;
 export interface AttachOptions {
   /** The stdio binding: end of input is a shutdown, a lost peer is lost at once (spec: bindings-stdio). */
   stdio?: boolean;
+  /** The principal the binding authenticated, such as a verified client certificate's (spec: security#client-certificates). */
+  principal?: string;
 }
 
 /** One connection: the pipeline, the handshake and liveness of one transport. */
@@ -75,6 +78,7 @@ export class Connection implements Replier {
   /** Closed by this side on purpose (a resume elsewhere, an ended session): no loss handling. */
   deliberate = false;
   private readonly timers: ConnectionTimers;
+  private readonly credentials: CredentialCheck;
   readonly done: Promise<CloseInfo>;
   private resolveDone!: (info: CloseInfo) => void;
 
@@ -85,7 +89,8 @@ export class Connection implements Replier {
     options: AttachOptions = {},
   ) {
     this.stdio = options.stdio ?? false;
-    this.hs = initialAgentHandshake(handshakeConfig(rt));
+    this.credentials = new CredentialCheck(rt, this, () => !this.closed && !this.session && !this.pending);
+    this.hs = initialAgentHandshake(connectionHandshakeConfig(rt, this.credentials.verify, options.principal));
     this.early = new DuplicateTable(PRE_HANDSHAKE_DUPLICATES, PRE_HANDSHAKE_DUPLICATE_BYTES, 0);
     this.timers = new ConnectionTimers(rt.clock);
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
@@ -93,7 +98,7 @@ export class Connection implements Replier {
 
   /** Starts reading frames and the handshake timer (spec: handshake#timeouts). */
   async start(): Promise<void> {
-    this.transport.onmessage = (frame) => this.onFrameGuarded(frame);
+    this.transport.onmessage = this.credentials.gate((frame) => this.onFrameGuarded(frame));
     this.transport.onclose = (info) => this.onClose(info);
     this.transport.onerror = (err) => this.rt.log('warn', `transport: ${err.message}`);
     this.transport.setMaxFrameBytes?.(this.maxBytes());

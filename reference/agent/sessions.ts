@@ -4,6 +4,7 @@
  * sends to whichever connection is attached now (spec: sessions).
  */
 import type { MessageType, PayloadOf } from '../../schemas/src/index.ts';
+import type { CredentialAuthority } from '../core/handshake.ts';
 import type { SessionParams } from '../core/params.ts';
 import { DuplicateTable } from './duplicates.ts';
 import { buildMessage, type EnvelopeExtras, type OutboundContext, type SigningKey } from './outbound.ts';
@@ -56,6 +57,8 @@ export class Session {
   signing?: SigningKey;
   /** When the session lost its transport (ms since the epoch); undefined while one is attached. */
   orphanedAt?: number;
+  /** What the credentials of its last handshake allow, when they say: they bound every grant (spec: authorization#credential-permissions). */
+  authority?: CredentialAuthority;
   /** The connection carrying the session now, if any. */
   link?: Link;
   /** message_id → the replies it got, for duplicates, bounded by entries and bytes (spec: idempotency#duplicate-table). */

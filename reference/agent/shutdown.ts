@@ -63,8 +63,9 @@ export function onShutdownRequest(conn: Replier, msg: MessageOf<'shutdown.reques
   const session = conn.session!;
   conn.reply(session.message('shutdown.response', { approve: true }, { reply_to: msg.message_id }));
   const reason = msg.payload.reason.trim() === '' ? 'the requester asked to shut down' : msg.payload.reason;
-  // A principal holding tap.admin.shutdown stops the whole process (spec: shutdown#scope).
-  if (conn.rt.admins.has(session.principal)) conn.rt.shutdownProcess(reason);
+  // A principal holding tap.admin.shutdown, by configuration or by its credentials, stops the whole process (spec: shutdown#scope).
+  if (conn.rt.admins.has(session.principal) || session.authority?.permissions?.includes('tap.admin.shutdown'))
+    conn.rt.shutdownProcess(reason);
   void endSession(conn.rt, conn.runner, session, 'SHUTTING_DOWN', reason, true, msg.payload.grace_ms);
 }
 

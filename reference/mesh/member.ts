@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { AgentCard } from '../../schemas/src/index.ts';
+import type { TlsOptions } from '../transports/tls.ts';
 import { natsClientOptions, parseNatsUrl } from '../transports/nats/url.ts';
 import { isLive, MIN_HEARTBEAT_MS, type RegistryEndpoint, type RegistryEntry } from './entry.ts';
 import { openRegistry, type OpenRegistryOptions, type Registry } from './registry.ts';
@@ -20,6 +21,8 @@ export interface MeshOptions {
   url?: string;
   /** An open NATS connection to use instead of `url`; leaving does not close it. */
   nc?: NatsConnection;
+  /** TLS of the connection to `url`: the authorities to trust and this member's certificate and key. */
+  tls?: TlsOptions;
   /** How often the entry is renewed, in ms (default 5000, at least 100). */
   heartbeatMs?: number;
   /** How long the entry lives after its last write, in ms (default 3 × heartbeatMs). */
@@ -79,7 +82,7 @@ export async function joinMesh(options: MeshOptions, source: MemberSource): Prom
     const address = parseNatsUrl(options.url);
     try {
       nc = await connect({
-        ...natsClientOptions(address),
+        ...natsClientOptions(address, options.tls),
         name: `tap registry member ${source.card.agent_id}`,
         maxReconnectAttempts: -1,
       });

@@ -50,7 +50,7 @@ describe('the command line of an agent process', () => {
 
   it('refuses what it cannot serve with one sentence', () => {
     expect(refused('--bogus')).toThrow(UsageError);
-    expect(refused('--listen', 'http://x')).toThrow(/needs a ws:\/\/ URL/);
+    expect(refused('--listen', 'http://x')).toThrow(/needs a ws:\/\/ or wss:\/\/ URL/);
     expect(refused('--listen', 'ws://h:1', '--nats', 'nats://h:2')).toThrow(/give one of them/);
     expect(refused('--durable')).toThrow(/give --nats URL too/);
     expect(refused('--lease-ms', '100')).toThrow(/belong to --durable/);
@@ -58,5 +58,29 @@ describe('the command line of an agent process', () => {
     expect(refused('--mesh-ttl-ms', '100')).toThrow(/give --mesh URL too/);
     expect(refused('--trace', 'x.jsonl')).toThrow(/--nats URL or --mesh URL/);
     expect(refused('--grace-ms', '-1')).toThrow(UsageError);
+  });
+
+  it('reads TLS files for wss:// and NATS, and JWT settings, and refuses them where they cannot apply (spec: security#transport-security)', () => {
+    const tls = ['--tls-cert', 'agent.pem', '--tls-key', 'agent.key'];
+    expect(serve('--listen', 'wss://127.0.0.1:8443/tap', ...tls, '--tls-ca', 'ca.pem')).toMatchObject({
+      tls: { cert: 'agent.pem', key: 'agent.key', ca: 'ca.pem' },
+    });
+    expect(serve('--nats', 'tls://127.0.0.1:4222', ...tls, '--tls-ca', 'ca.pem').tls).toEqual({
+      cert: 'agent.pem',
+      key: 'agent.key',
+      ca: 'ca.pem',
+    });
+    expect(serve('--nats', 'tls://127.0.0.1:4222', '--tls-ca', 'ca.pem').tls).toEqual({ ca: 'ca.pem' });
+    expect(serve('--jwt-issuer', 'https://idp.test', '--jwt-audience', 'a.b', '--jwt-keys', 'jwks.json').jwt).toEqual({
+      issuer: 'https://idp.test',
+      audience: 'a.b',
+      keys: 'jwks.json',
+    });
+    expect(refused('--listen', 'wss://127.0.0.1:8443/tap')).toThrow(/--tls-cert FILE --tls-key FILE/);
+    expect(refused('--listen', 'wss://127.0.0.1:8443/tap', '--tls-cert', 'agent.pem')).toThrow(/--tls-cert FILE --tls-key FILE/);
+    expect(refused('--nats', 'tls://127.0.0.1:4222', '--tls-key', 'agent.key')).toThrow(/go together/);
+    expect(refused('--listen', 'ws://127.0.0.1:8787/tap', ...tls)).toThrow(/give --listen wss:\/\/127\.0\.0\.1:8787\/tap instead/);
+    expect(refused(...tls)).toThrow(/over stdio there is no TLS/);
+    expect(refused('--jwt-issuer', 'https://idp.test')).toThrow(/go together: give all three/);
   });
 });

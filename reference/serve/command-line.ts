@@ -4,6 +4,7 @@
  * and one usage text for every agent built on the library, tap-reference-agent included.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { TlsFiles } from '../transports/tls.ts';
 
 /** A command line that cannot be served: the process prints it with a pointer to --help and exits 2. */
 export class UsageError extends Error {
@@ -26,6 +27,14 @@ export interface ServeOptions {
   signingKey?: string;
   /** The trust file: the principals whose signed records a durable runner takes (spec: bindings-nats#signed-records). */
   trust?: string;
+  /**
+   * TLS files: with a wss:// --listen, the agent's certificate and key and the authorities of the
+   * client certificates it requires (mutual TLS); with --nats or --mesh, its client certificate
+   * and key and the authorities of the server's (spec: security#transport-security).
+   */
+  tls?: TlsFiles;
+  /** Verify bearer tokens as JWTs of this issuer, for this audience, against these keys, and require one of every session (spec: security#bearer-tokens). */
+  jwt?: { issuer: string; audience: string; keys: string };
   stateDir?: string;
   graceMs?: number;
   resumeWindowMs?: number;
@@ -46,6 +55,12 @@ const SERVE_OPTIONS = {
   trace: { type: 'string' },
   'signing-key': { type: 'string' },
   trust: { type: 'string' },
+  'tls-cert': { type: 'string' },
+  'tls-key': { type: 'string' },
+  'tls-ca': { type: 'string' },
+  'jwt-issuer': { type: 'string' },
+  'jwt-audience': { type: 'string' },
+  'jwt-keys': { type: 'string' },
   'state-dir': { type: 'string' },
   'grace-ms': { type: 'string' },
   'resume-window-ms': { type: 'string' },
@@ -53,8 +68,9 @@ const SERVE_OPTIONS = {
 } as const satisfies NonNullable<ParseArgsConfig['options']>;
 
 /** The usage lines of the options every agent process takes. */
-export const SERVE_USAGE = `  --listen URL        serve WebSocket sessions at URL, e.g. ws://127.0.0.1:8787/tap
-                      (port 0 picks a free port); prints the URL on stdout once ready.
+export const SERVE_USAGE = `  --listen URL        serve WebSocket sessions at URL, e.g. ws://127.0.0.1:8787/tap, or
+                      wss://… with --tls-cert and --tls-key (port 0 picks a free port);
+                      prints the URL on stdout once ready.
                       Without --listen, --nats or --mesh the agent serves one session on
                       stdin/stdout, and stdout carries only TAP messages.
   --nats URL          serve sessions through the NATS server at URL, e.g. nats://127.0.0.1:4222
@@ -79,6 +95,18 @@ export const SERVE_USAGE = `  --listen URL        serve WebSocket sessions at UR
   --mesh-ttl-ms MS    how long the entry lives after its last renewal (default 3 × the heartbeat)
   --trace FILE        with --nats or --mesh, append a trace record (one JSON line) per traced
                       message of every session to FILE (spec: mesh#trace-records)
+  --tls-cert FILE     the agent's certificate (PEM): served on a wss:// --listen URL, or
+                      presented to the NATS server of --nats and --mesh (mutual TLS)
+  --tls-key FILE      the private key of --tls-cert (PEM)
+  --tls-ca FILE       the authorities to trust (PEM): with wss://, every client must present a
+                      certificate they signed, and its identity is the session's principal;
+                      with NATS, those that signed the server's certificate
+  --jwt-issuer ISS    verify bearer tokens as JWTs (RFC 7519) issued by ISS and require one in
+                      every handshake (AUTH_REQUIRED otherwise); with --jwt-audience and --jwt-keys
+  --jwt-audience AUD  the audience the tokens must name (this agent)
+  --jwt-keys FILE     the issuer's public keys: a JWK Set (JSON) or a PEM public key. A token's
+                      principal is jwt:<iss>#<sub>, and its scopes bound the permissions of every
+                      grant (spec: security#bearer-tokens)
   --state-dir DIR     keep a journal in DIR: tasks survive a restart (durability "restart")
   --grace-ms MS       grace period on SIGTERM/SIGINT and at the end of input (default 10000)
   --resume-window-ms MS
@@ -138,7 +166,8 @@ export function parseCommandLine<E extends NonNullable<ParseArgsConfig['options'
     } catch {
       throw new UsageError(`--listen ${listenText} is not a URL; give one like ws://127.0.0.1:8787/tap`);
     }
-    if (listen.protocol !== 'ws:') throw new UsageError(`--listen needs a ws:// URL, not ${listen.protocol}//`);
+    if (listen.protocol !== 'ws:' && listen.protocol !== 'wss:')
+      throw new UsageError(`--listen needs a ws:// or wss:// URL, not ${listen.protocol}//`);
   }
   const nats = text('nats');
   const mesh = text('mesh');
@@ -167,6 +196,8 @@ export function parseCommandLine<E extends NonNullable<ParseArgsConfig['options'
   const trace = text('trace');
   if (trace !== undefined && servedNats === undefined)
     throw new UsageError('--trace records the sessions served through NATS: give --nats URL or --mesh URL too');
+  const tls = tlsFiles(text, listen, servedNats ?? mesh);
+  const jwt = jwtOptions(text);
   const optional = (name: string, min: number): number | undefined =>
     values[name] === undefined ? undefined : wholeOption(values, name, 0, min);
   return {
@@ -183,10 +214,39 @@ export function parseCommandLine<E extends NonNullable<ParseArgsConfig['options'
       ...(trace !== undefined ? { trace } : {}),
       ...(signingKey !== undefined ? { signingKey } : {}),
       ...(trust !== undefined ? { trust } : {}),
+      ...(tls ? { tls } : {}),
+      ...(jwt ? { jwt } : {}),
       ...(text('state-dir') !== undefined ? { stateDir: text('state-dir') } : {}),
       ...(values['grace-ms'] !== undefined ? { graceMs: wholeOption(values, 'grace-ms', 10_000, 0) } : {}),
       ...(values['resume-window-ms'] !== undefined ? { resumeWindowMs: wholeOption(values, 'resume-window-ms', 300_000, 1000) } : {}),
     },
     values,
   };
+}
+
+/** The TLS files of the command line, checked against the bindings it serves. */
+function tlsFiles(text: (name: string) => string | undefined, listen: URL | undefined, nats: string | undefined): TlsFiles | undefined {
+  const files: TlsFiles = {};
+  for (const name of ['cert', 'key', 'ca'] as const) {
+    const path = text(`tls-${name}`);
+    if (path !== undefined) files[name] = path;
+  }
+  const given = Object.keys(files).length > 0;
+  if (listen?.protocol === 'wss:' && (files.cert === undefined || files.key === undefined))
+    throw new UsageError(`--listen ${listen.href} serves TLS: give the agent's certificate and key with --tls-cert FILE --tls-key FILE`);
+  if ((files.cert === undefined) !== (files.key === undefined)) throw new UsageError('--tls-cert and --tls-key go together: give both');
+  if (given && listen?.protocol === 'ws:')
+    throw new UsageError(`the --tls-* options serve wss://: give --listen wss://${listen.host}${listen.pathname} instead of ws://`);
+  if (given && listen === undefined && nats === undefined)
+    throw new UsageError('the --tls-* options are for --listen wss://… and --nats/--mesh; over stdio there is no TLS');
+  return given ? files : undefined;
+}
+
+/** The JWT options of the command line: all three or none. */
+function jwtOptions(text: (name: string) => string | undefined): ServeOptions['jwt'] {
+  const [issuer, audience, keys] = ['jwt-issuer', 'jwt-audience', 'jwt-keys'].map(text);
+  if (issuer === undefined && audience === undefined && keys === undefined) return undefined;
+  if (issuer === undefined || audience === undefined || keys === undefined)
+    throw new UsageError('--jwt-issuer, --jwt-audience and --jwt-keys go together: give all three');
+  return { issuer, audience, keys };
 }

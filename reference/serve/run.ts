@@ -7,6 +7,7 @@
 import { basename } from 'node:path';
 import { createAgent, type Agent, type AgentListener, type AgentOptions, stderrLogger } from '../agent/index.ts';
 import { stopOnSignals } from '../agent/signals.ts';
+import { readTlsFiles, type TlsOptions } from '../transports/tls.ts';
 import type { Transport } from '../transports/transport.ts';
 import type { SigningKey, TrustFile } from '../trust.ts';
 import { parseCommandLine, SERVE_USAGE, UsageError, type ServeOptions } from './command-line.ts';
@@ -27,6 +28,8 @@ export interface RunAgentOptions extends AgentOptions {
 interface Served {
   agent: Agent;
   closers: (() => Promise<void>)[];
+  /** The TLS material of the command line, read. */
+  tls?: TlsOptions;
 }
 
 const programName = (): string => basename(process.argv[1] ?? 'agent');
@@ -75,7 +78,7 @@ async function startDurable(served: Served, options: AgentOptions, serve: ServeO
       `--signing-key ${serve.signingKey} is the key of ${keys.signingKey.principal}, not of this agent (${served.agent.card.agent_id})`,
     );
   const address = parseNatsUrl(serve.nats);
-  const nc = await connect(natsClientOptions(address));
+  const nc = await connect(natsClientOptions(address, served.tls));
   const card = served.agent.card;
   const log = options.logger ?? stderrLogger;
   try {
@@ -101,6 +104,13 @@ async function startDurable(served: Served, options: AgentOptions, serve: ServeO
     await nc.close().catch(() => undefined);
     throw err;
   }
+}
+
+/** With --jwt-*: an authenticator that verifies bearer tokens as JWTs, and a token required of every session (spec: security#bearer-tokens). */
+async function bearerTokens(jwt: NonNullable<ServeOptions['jwt']>): Promise<Pick<AgentOptions, 'authenticate' | 'requireCredentials'>> {
+  const { jwtAuthenticator, readJwtKeys } = await import('../agent/jwt.ts');
+  const authenticate = await jwtAuthenticator({ issuer: jwt.issuer, audience: jwt.audience, keys: readJwtKeys(jwt.keys) });
+  return { authenticate, requireCredentials: true };
 }
 
 /** How long an agent started beside its NATS server waits for the server to accept connections. */
@@ -132,8 +142,12 @@ async function listen(served: Served, options: AgentOptions, serve: ServeOptions
     listener = await agent
       .listen({
         host: at.hostname.replace(/^\[|\]$/g, ''),
-        port: Number(at.port || 80),
+        port: Number(at.port || (at.protocol === 'wss:' ? 443 : 80)),
         path: at.pathname === '/' ? undefined : at.pathname,
+        // The command line gave a certificate and key for a wss:// URL (parseCommandLine).
+        ...(at.protocol === 'wss:' && served.tls?.cert !== undefined && served.tls.key !== undefined
+          ? { tls: { cert: served.tls.cert, key: served.tls.key, ...(served.tls.ca !== undefined ? { ca: served.tls.ca } : {}) } }
+          : {}),
       })
       .catch((err: Error) => {
         throw new UsageError(`cannot listen on ${at.href}: ${err.message}`);
@@ -141,9 +155,12 @@ async function listen(served: Served, options: AgentOptions, serve: ServeOptions
   } else if (serve.nats) {
     const url = serve.nats;
     const wrap = serve.trace ? await traceTo(serve.trace, agent.card.agent_id, program) : undefined;
-    listener = await whileRefused(() => agent.listenNats({ url, ...(wrap ? { wrap } : {}) }), url, program).catch((err: Error) => {
-      throw new UsageError(`cannot serve through NATS at ${url}: ${err.message}`);
-    });
+    const tls = served.tls;
+    listener = await whileRefused(() => agent.listenNats({ url, ...(wrap ? { wrap } : {}), ...(tls ? { tls } : {}) }), url, program).catch(
+      (err: Error) => {
+        throw new UsageError(`cannot serve through NATS at ${url}: ${err.message}`);
+      },
+    );
     await startDurable(served, options, serve).catch((err: Error) => {
       throw new UsageError(`cannot serve durable queues through NATS at ${url}: ${err.message}`);
     });
@@ -151,7 +168,7 @@ async function listen(served: Served, options: AgentOptions, serve: ServeOptions
   if (!listener) return null;
   if (serve.mesh) {
     const { url, heartbeatMs, ttlMs } = serve.mesh;
-    await agent.joinMesh({ url, heartbeatMs, ttlMs }).catch((err: Error) => {
+    await agent.joinMesh({ url, heartbeatMs, ttlMs, ...(served.tls ? { tls: served.tls } : {}) }).catch((err: Error) => {
       throw new UsageError(`cannot join the mesh at ${url}: ${err.message}`);
     });
   }
@@ -171,9 +188,13 @@ async function stopAll(served: Served, reason: string): Promise<void> {
 export async function serveAgent(options: AgentOptions, serve: ServeOptions, program = programName()): Promise<number> {
   let served: Served;
   try {
+    const tls = serve.tls ? readTlsFiles(serve.tls) : undefined;
+    const tokens = serve.jwt ? await bearerTokens(serve.jwt) : {};
     served = {
+      ...(tls ? { tls } : {}),
       agent: createAgent({
         ...options,
+        ...tokens,
         ...(serve.stateDir !== undefined ? { stateDir: serve.stateDir } : {}),
         ...(serve.graceMs !== undefined ? { shutdownGraceMs: serve.graceMs } : {}),
         ...(serve.resumeWindowMs !== undefined ? { resumeWindowMs: serve.resumeWindowMs } : {}),

@@ -3,6 +3,7 @@ import { DEFAULT_MAX_FRAME_BYTES, checkMaxFrameBytes } from '../frame.ts';
 import { checkKeepalive, DEFAULT_KEEPALIVE_MS, MAX_KEEPALIVE_MS, MIN_KEEPALIVE_MS, parseKeepalive } from './keepalive.ts';
 import { NatsTransport } from './nats-transport.ts';
 import { DEFAULT_PREFIX, Header, checkAgentId, checkPrefix, newConnectionId, subjectsOf } from './subjects.ts';
+import type { TlsOptions } from '../tls.ts';
 import { natsClientOptions, parseNatsUrl } from './url.ts';
 
 /** Options of `connectNatsTransport`. */
@@ -13,6 +14,8 @@ export interface ConnectNatsOptions {
   nc?: NatsConnection;
   /** Extra options of an own NATS connection (authenticator, tls, name). */
   connectOptions?: Partial<ConnectionOptions>;
+  /** TLS of an own NATS connection: the authorities to trust for the server and this client's certificate and key (mutual TLS). */
+  tls?: TlsOptions;
   /** The subject prefix (default "tap"). */
   prefix?: string;
   /** The frame limit until the handshake lowers it (default 16 MiB). */
@@ -41,9 +44,8 @@ export async function connectNatsTransport(url: string, options: ConnectNatsOpti
   if (!nc) {
     try {
       nc = await connect({
-        ...natsClientOptions(address),
+        ...natsClientOptions(address, options.tls),
         name: `tap requester of ${agentId}`,
-
         ...options.connectOptions,
       });
     } catch (err) {

@@ -3,6 +3,7 @@ import { DEFAULT_MAX_FRAME_BYTES, checkMaxFrameBytes } from '../frame.ts';
 import { checkKeepalive, DEFAULT_KEEPALIVE_MS, MAX_KEEPALIVE_MS, MIN_KEEPALIVE_MS, parseKeepalive } from './keepalive.ts';
 import { NatsCloseCode, NatsTransport } from './nats-transport.ts';
 import { DEFAULT_PREFIX, Header, checkAgentId, checkPrefix, isConnectionId, openSubject, subjectsOf } from './subjects.ts';
+import type { TlsOptions } from '../tls.ts';
 import { natsClientOptions, parseNatsUrl } from './url.ts';
 
 /** Options of `createNatsListener`. */
@@ -15,6 +16,8 @@ export interface NatsListenerOptions {
   nc?: NatsConnection;
   /** Extra options of the NATS connection (authenticator, tls, name). */
   connectOptions?: Partial<ConnectionOptions>;
+  /** TLS of the NATS connection: the authorities to trust for the server and this client's certificate and key (mutual TLS). */
+  tls?: TlsOptions;
   /** The subject prefix (default "tap"). */
   prefix?: string;
   /** Frames above this arrive as oversized prefixes until the handshake lowers it (default 16 MiB). */
@@ -89,7 +92,7 @@ export async function createNatsListener(options: NatsListenerOptions): Promise<
     server = address.servers[0]!;
     try {
       nc = await connect({
-        ...natsClientOptions(address),
+        ...natsClientOptions(address, options.tls),
         name: `tap agent ${agentId}`,
         maxReconnectAttempts: -1,
         ...options.connectOptions,

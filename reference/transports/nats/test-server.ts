@@ -45,7 +45,7 @@ export interface NatsServerOptions {
   readyTimeoutMs?: number;
   /** False starts the server without JetStream (default true). */
   jetstream?: boolean;
-  /** Configuration text the server also reads, e.g. the users and permissions `tapctl nats permissions` writes. */
+  /** More lines of the server's configuration file (a `tls { … }` block, `authorization { … }`). */
   config?: string;
 }
 
@@ -136,7 +136,10 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
   const args = ['-a', '127.0.0.1', '-p', String(port), '-m', String(monitorPort), ...js, '-n', 'tap-test'];
   if (options.maxPayload !== undefined || options.config !== undefined) {
     const conf = join(store, 'server.conf');
-    const lines = [options.maxPayload !== undefined ? `max_payload: ${options.maxPayload}` : '', options.config ?? ''];
+    const lines = [
+      ...(options.maxPayload !== undefined ? [`max_payload: ${options.maxPayload}`] : []),
+      ...(options.config ? [options.config] : []),
+    ];
     writeFileSync(conf, `${lines.join('\n')}\n`);
     args.push('-c', conf);
   }
