@@ -6,6 +6,7 @@
  */
 import { connect, headers as natsHeaders } from '@nats-io/transport-node';
 import { Header, NatsTransport, newConnectionId, openSubject, parseNatsUrl, subjectsOf } from '../../reference/transports/nats/index.ts';
+import { natsClientOptions } from '../../reference/transports/nats/url.ts';
 import { defineCase, type Case } from '../case.ts';
 import type { CaseContext } from '../context.ts';
 import type { Peer } from '../peer.ts';
@@ -22,9 +23,10 @@ function natsOf(ctx: CaseContext, peer: Peer): NatsTransport {
 
 /** Sends one open request per `Tap-Keepalive-Ms` value (undefined: no header); resolves with each Tap-Open verdict. */
 async function keepaliveVerdicts(ctx: CaseContext, values: (string | undefined)[]): Promise<string[]> {
-  const target = ctx.env.target as { url: string };
+  const target = ctx.env.target;
+  if (target.kind !== 'nats') throw new Error('the case runs over NATS only');
   const address = parseNatsUrl(target.url);
-  const nc = await connect({ servers: address.servers, ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}) });
+  const nc = await connect(natsClientOptions(address, target.tls));
   const subject = openSubject('tap', address.agentId!);
   try {
     const out: string[] = [];

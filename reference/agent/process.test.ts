@@ -126,6 +126,6 @@ describe('tap-reference-agent', () => {
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
     expect(code).toBe(2);
-    expect(err).toMatch(/^tap-reference-agent: --listen needs a ws:\/\/ URL/);
+    expect(err).toMatch(/^tap-reference-agent: --listen needs a ws:\/\/ or wss:\/\/ URL/);
   }, 40_000);
 });
