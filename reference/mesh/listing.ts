@@ -1,0 +1,156 @@
+/**
+ * Reading the registry bucket: what one write of a key holds as a reader sees it (an entry, or a
+ * value refused and why), and a listing of the whole bucket that is bounded by a number of
+ * values and a time, reads every value once through one consumer instead of a get per key, and
+ * judges each entry's liveness when it reads it (spec: registry#bounds, registry#signatures).
+ */
+import type { KV, KvEntry } from '@nats-io/kv';
+import type { TrustFile } from '../trust.ts';
+import { entryProblem, MAX_ENTRY_BYTES, matches, type CompiledQuery, type RegistryEntry, type RegistryRecord } from './entry.ts';
+import { refusalOf, trusts } from './signature.ts';
+
+/** What one write of a key holds, as a reader sees it. */
+export type Reading =
+  | { kind: 'entry'; record: RegistryRecord }
+  /** A value the reader treats as absent: not a valid entry (TAP-REG-008), too large (TAP-REG-047), or not verified (TAP-REG-049, TAP-REG-050). */
+  | { kind: 'refused'; refusal: Refusal }
+  /** A delete or purge, or no write at all. */
+  | { kind: 'absent' };
+
+/** A value a reader refused: under which key, why, and the entry it claimed to be when it parsed as one. */
+export interface Refusal {
+  agentId: string;
+  reason: string;
+  revision: number;
+  writtenAt: Date;
+  entry?: RegistryEntry;
+}
+
+/** How far a listing reads (spec: registry#bounds, TAP-REG-047). */
+export interface ListingBounds {
+  /** The most values read (default 10 000, the max_values of a bucket created with the defaults). */
+  maxEntries?: number;
+  /** The most time spent reading, in ms (default 5000). */
+  budgetMs?: number;
+}
+
+/** The default bounds of a listing. */
+export const DEFAULT_LISTING_BOUNDS: Required<ListingBounds> = { maxEntries: 10_000, budgetMs: 5_000 };
+
+/** A bounded listing: the live matching entries, the values refused, and whether it stopped at a bound. */
+export interface Listing {
+  records: RegistryRecord[];
+  refused: Refusal[];
+  /** The values read, deletes included. */
+  read: number;
+  /** Why the listing stopped before the end of the bucket, when it did: the answer may then miss entries. */
+  truncated?: string;
+}
+
+const refused = (e: KvEntry, reason: string, entry?: RegistryEntry): Reading => ({
+  kind: 'refused',
+  refusal: { agentId: e.key, reason, revision: e.revision, writtenAt: e.created, ...(entry ? { entry } : {}) },
+});
+
+/**
+ * What a key-value entry holds for a reader with or without a trust file. A key the trust file
+ * has no key for is refused before its value is parsed, so a flood of forged keys costs a lookup each.
+ */
+export function readingOf(e: KvEntry, trust?: TrustFile): Reading {
+  if (e.operation !== 'PUT') return { kind: 'absent' };
+  if (trust && !trusts(trust, e.key)) return refused(e, `the trust file has no key for ${e.key}`);
+  if (e.length > MAX_ENTRY_BYTES) return refused(e, `the value is ${e.length} bytes, more than an entry may be (${MAX_ENTRY_BYTES})`);
+  let value: unknown;
+  try {
+    value = e.json();
+  } catch {
+    return refused(e, 'the value is not JSON text');
+  }
+  const problem = entryProblem(value);
+  if (problem) return refused(e, `not a valid entry: ${problem}`);
+  const entry = value as RegistryEntry;
+  // spec: registry#nats, TAP-REG-039: an entry under another key than its agent id is not valid.
+  if (entry.agent_id !== e.key) return refused(e, `the entry names agent ${entry.agent_id}, not its key`, entry);
+  // spec: registry#nats, TAP-REG-040: the write time is the server's stamp.
+  const record: RegistryRecord = { entry, revision: e.revision, writtenAt: e.created };
+  if (trust) {
+    const reason = refusalOf(entry, e.created, trust);
+    if (reason) return refused(e, reason, entry);
+  }
+  return { kind: 'entry', record };
+}
+
+/**
+ * Lists the bucket through one watch of its last values, stopping at the end of the bucket or at
+ * a bound, whichever comes first; each entry is judged live by the clock when it is read
+ * (TAP-REG-047). With a trust file, a listing cut short also reads the keys of the trust file
+ * it has not seen, so that no verified live agent is missed however many forged keys the bucket holds.
+ */
+export async function listBucket(kv: KV, compiled: CompiledQuery, bounds: ListingBounds = {}, trust?: TrustFile): Promise<Listing> {
+  const maxEntries = bounds.maxEntries ?? DEFAULT_LISTING_BOUNDS.maxEntries;
+  const budgetMs = bounds.budgetMs ?? DEFAULT_LISTING_BOUNDS.budgetMs;
+  const listing: Listing = { records: [], refused: [], read: 0 };
+  const seen = new Set<string>();
+  const take = (e: KvEntry): void => {
+    seen.add(e.key);
+    const reading = readingOf(e, trust);
+    if (reading.kind === 'entry' && matches(reading.record, compiled, Date.now())) listing.records.push(reading.record);
+    else if (reading.kind === 'refused') listing.refused.push(reading.refusal);
+  };
+  if ((await kv.status()).values > 0) {
+    const iterator = await kv.watch({ key: '>' });
+    const deadline = Date.now() + budgetMs;
+    let emptied = false;
+    const timer = setTimeout(() => {
+      listing.truncated ??= `the time budget of ${budgetMs} ms ran out`;
+      iterator.stop();
+    }, budgetMs);
+    // Values that age out after the count above never arrive: look again now and then.
+    const recheck = setInterval(() => {
+      void kv.status().then(
+        (s) => {
+          if (s.values === 0 && listing.read === 0) {
+            emptied = true;
+            iterator.stop();
+          }
+        },
+        () => {},
+      );
+    }, 250);
+    try {
+      for await (const e of iterator) {
+        listing.read++;
+        take(e);
+        if (e.delta === 0) break;
+        if (listing.read >= maxEntries) {
+          listing.truncated = `it read ${maxEntries} values, the most a listing reads`;
+          break;
+        }
+        if (Date.now() >= deadline) {
+          listing.truncated ??= `the time budget of ${budgetMs} ms ran out`;
+          break;
+        }
+      }
+    } finally {
+      clearTimeout(timer);
+      clearInterval(recheck);
+      iterator.stop();
+    }
+    if (emptied) delete listing.truncated;
+  }
+  if (listing.truncated && trust)
+    await readKeys(
+      kv,
+      Object.keys(trust.principals).filter((id) => !seen.has(id)),
+      take,
+    );
+  return listing;
+}
+
+/** Reads the given keys, a few at a time, passing each value found to `take`. */
+export async function readKeys(kv: KV, keys: readonly string[], take: (e: KvEntry) => void): Promise<void> {
+  for (let i = 0; i < keys.length; i += 16) {
+    const found = await Promise.all(keys.slice(i, i + 16).map((k) => kv.get(k).catch(() => null)));
+    for (const e of found) if (e) take(e);
+  }
+}
