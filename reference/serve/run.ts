@@ -8,6 +8,7 @@ import { basename } from 'node:path';
 import { createAgent, type Agent, type AgentListener, type AgentOptions, stderrLogger } from '../agent/index.ts';
 import { stopOnSignals } from '../agent/signals.ts';
 import type { Transport } from '../transports/transport.ts';
+import { readSigningKey, type SigningKey } from '../trust.ts';
 import { parseCommandLine, SERVE_USAGE, UsageError, type ServeOptions } from './command-line.ts';
 
 /** Options of `runAgent`: the agent's, and how its process is run. */
@@ -134,8 +135,14 @@ async function listen(served: Served, options: AgentOptions, serve: ServeOptions
   }
   if (!listener) return null;
   if (serve.mesh) {
-    const { url, heartbeatMs, ttlMs } = serve.mesh;
-    await agent.joinMesh({ url, heartbeatMs, ttlMs }).catch((err: Error) => {
+    const { url, heartbeatMs, ttlMs, keyFile } = serve.mesh;
+    let signingKey: SigningKey | undefined;
+    try {
+      signingKey = keyFile === undefined ? undefined : readSigningKey(keyFile);
+    } catch (err) {
+      throw new UsageError(`--mesh-key: ${(err as Error).message}`);
+    }
+    await agent.joinMesh({ url, heartbeatMs, ttlMs, ...(signingKey ? { signingKey } : {}) }).catch((err: Error) => {
       throw new UsageError(`cannot join the mesh at ${url}: ${err.message}`);
     });
   }
