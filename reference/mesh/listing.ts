@@ -52,13 +52,9 @@ const refused = (e: KvEntry, reason: string, entry?: RegistryEntry): Reading => 
   refusal: { agentId: e.key, reason, revision: e.revision, writtenAt: e.created, ...(entry ? { entry } : {}) },
 });
 
-/**
- * What a key-value entry holds for a reader with or without a trust file. A key the trust file
- * has no key for is refused before its value is parsed, so a flood of forged keys costs a lookup each.
- */
+/** What a key-value entry holds for a reader with or without a trust file. */
 export function readingOf(e: KvEntry, trust?: TrustFile): Reading {
   if (e.operation !== 'PUT') return { kind: 'absent' };
-  if (trust && !trusts(trust, e.key)) return refused(e, `the trust file has no key for ${e.key}`);
   if (e.length > MAX_ENTRY_BYTES) return refused(e, `the value is ${e.length} bytes, more than an entry may be (${MAX_ENTRY_BYTES})`);
   let value: unknown;
   try {
@@ -73,6 +69,7 @@ export function readingOf(e: KvEntry, trust?: TrustFile): Reading {
   if (entry.agent_id !== e.key) return refused(e, `the entry names agent ${entry.agent_id}, not its key`, entry);
   // spec: registry#nats, TAP-REG-040: the write time is the server's stamp.
   const record: RegistryRecord = { entry, revision: e.revision, writtenAt: e.created };
+  if (trust && !trusts(trust, e.key)) return refused(e, `the trust file has no key for ${e.key}`, entry);
   if (trust) {
     const reason = refusalOf(entry, e.created, trust);
     if (reason) return refused(e, reason, entry);
@@ -94,8 +91,14 @@ export async function listBucket(kv: KV, compiled: CompiledQuery, bounds: Listin
   const take = (e: KvEntry): void => {
     seen.add(e.key);
     const reading = readingOf(e, trust);
-    if (reading.kind === 'entry' && matches(reading.record, compiled, Date.now())) listing.records.push(reading.record);
-    else if (reading.kind === 'refused') listing.refused.push(reading.refusal);
+    const now = Date.now();
+    if (reading.kind === 'entry' && matches(reading.record, compiled, now)) listing.records.push(reading.record);
+    // A refused entry that would be stale anyway is no news: only the values a requester might have taken are told.
+    else if (
+      reading.kind === 'refused' &&
+      (!reading.refusal.entry || reading.refusal.writtenAt.getTime() + reading.refusal.entry.ttl_ms > now)
+    )
+      listing.refused.push(reading.refusal);
   };
   if ((await kv.status()).values > 0) {
     const iterator = await kv.watch({ key: '>' });

@@ -129,12 +129,13 @@ const REFUSALS_SHOWN = 20;
 /** The refused values, for people: a line each, the first few only (spec: registry#signatures). */
 export function refusedText(refused: readonly Refusal[], trust: boolean): string {
   if (refused.length === 0) return '';
-  const why = trust ? "not valid entries, or not signed by their agent's key in the trust file" : 'not valid entries';
+  const n = refused.length;
+  const why = trust ? "invalid, or not signed by the agent's key in the trust file" : 'not valid entries';
   const rows = refused
     .slice(0, REFUSALS_SHOWN)
     .map((r) => [r.agentId, r.entry ? `instance ${r.entry.instance}` : '', r.entry?.endpoints.map((p) => p.url).join(' ') || '', r.reason]);
   const more = refused.length > REFUSALS_SHOWN ? `  … and ${refused.length - REFUSALS_SHOWN} more\n` : '';
-  return `\n${refused.length} ${refused.length === 1 ? 'value was' : 'values were'} refused (${why}); no requester routes to them:\n${table(rows)}${more}`;
+  return `\n${n} ${n === 1 ? 'value' : 'values'} refused (${why}); requesters take ${n === 1 ? 'it' : 'them'} as absent:\n${table(rows)}${more}`;
 }
 
 /** Says on stderr that a listing stopped at a bound, and what to do. */
