@@ -44,6 +44,7 @@ const SLOW = [
   'reference/transports/nats/nats-transport.test.ts',
   'reference/transports/nats/test-server.test.ts',
   'test/mesh-faults.test.ts',
+  'test/registry-attacks.test.ts',
   'reference/agents/reference-agent-trace.test.ts',
   'reference/serve/run.test.ts',
   'tools/action.test.ts',

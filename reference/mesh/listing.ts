@@ -80,39 +80,46 @@ export function readingOf(e: KvEntry, trust?: TrustFile): Reading {
 /**
  * Lists the bucket through one watch of its last values, stopping at the end of the bucket or at
  * a bound, whichever comes first; each entry is judged live by the clock when it is read
- * (TAP-REG-047). With a trust file, a listing cut short also reads the keys of the trust file
- * it has not seen, so that no verified live agent is missed however many forged keys the bucket holds.
+ * (TAP-REG-047). With a trust file, a listing cut short also reads every key of the trust file
+ * directly, so that no verified live agent is missed however many forged keys the bucket holds.
  */
 export async function listBucket(kv: KV, compiled: CompiledQuery, bounds: ListingBounds = {}, trust?: TrustFile): Promise<Listing> {
   const maxEntries = bounds.maxEntries ?? DEFAULT_LISTING_BOUNDS.maxEntries;
   const budgetMs = bounds.budgetMs ?? DEFAULT_LISTING_BOUNDS.budgetMs;
   const listing: Listing = { records: [], refused: [], read: 0 };
-  const seen = new Set<string>();
+  // The last write read of each key: a key renewed while the listing runs arrives twice.
+  const latest = new Map<string, { revision: number; record?: RegistryRecord; refusal?: Refusal }>();
   const take = (e: KvEntry): void => {
-    seen.add(e.key);
+    if ((latest.get(e.key)?.revision ?? 0) >= e.revision) return;
     const reading = readingOf(e, trust);
     const now = Date.now();
-    if (reading.kind === 'entry' && matches(reading.record, compiled, now)) listing.records.push(reading.record);
+    if (reading.kind === 'entry' && matches(reading.record, compiled, now))
+      latest.set(e.key, { revision: e.revision, record: reading.record });
     // A refused entry that would be stale anyway is no news: only the values a requester might have taken are told.
     else if (
       reading.kind === 'refused' &&
       (!reading.refusal.entry || reading.refusal.writtenAt.getTime() + reading.refusal.entry.ttl_ms > now)
     )
-      listing.refused.push(reading.refusal);
+      latest.set(e.key, { revision: e.revision, refusal: reading.refusal });
+    else latest.set(e.key, { revision: e.revision });
   };
   if ((await kv.status()).values > 0) {
     const iterator = await kv.watch({ key: '>' });
+    // The end of the bucket as the watch began: it delivers the last value of every key in write
+    // order, so the listing has read them all once it meets this write or a later one, even when
+    // values age out meanwhile and the pending count the server gave never reaches 0.
+    const lastRevision = (await kv.status()).streamInfo.state.last_seq;
     const deadline = Date.now() + budgetMs;
     let emptied = false;
     const timer = setTimeout(() => {
       listing.truncated ??= `the time budget of ${budgetMs} ms ran out`;
       iterator.stop();
     }, budgetMs);
-    // Values that age out after the count above never arrive: look again now and then.
+    // Values that age out before the watch reaches them never arrive: look again now and then.
     const recheck = setInterval(() => {
       void kv.status().then(
         (s) => {
-          if (s.values === 0 && listing.read === 0) {
+          if (s.values === 0) {
             emptied = true;
             iterator.stop();
           }
@@ -124,7 +131,7 @@ export async function listBucket(kv: KV, compiled: CompiledQuery, bounds: Listin
       for await (const e of iterator) {
         listing.read++;
         take(e);
-        if (e.delta === 0) break;
+        if (e.delta === 0 || e.revision >= lastRevision) break;
         if (listing.read >= maxEntries) {
           listing.truncated = `it read ${maxEntries} values, the most a listing reads`;
           break;
@@ -141,12 +148,12 @@ export async function listBucket(kv: KV, compiled: CompiledQuery, bounds: Listin
     }
     if (emptied) delete listing.truncated;
   }
-  if (listing.truncated && trust)
-    await readKeys(
-      kv,
-      Object.keys(trust.principals).filter((id) => !seen.has(id)),
-      take,
-    );
+  // Every key of the trust file, met or not: one met early may have been written again since.
+  if (listing.truncated && trust) await readKeys(kv, Object.keys(trust.principals), take);
+  for (const { record, refusal } of latest.values()) {
+    if (record) listing.records.push(record);
+    if (refusal) listing.refused.push(refusal);
+  }
   return listing;
 }
 

@@ -248,9 +248,11 @@ class NatsRegistry implements Registry {
 
     let markReady!: () => void;
     const ready = new Promise<void>((resolve) => (markReady = resolve));
-    const initial = (await this.kv.status()).values;
     const iterator = await this.kv.watch({ key: '>' });
-    if (initial === 0) markReady();
+    const status = await this.kv.status();
+    // The last write as the watch began: once it or a later one arrives, every initial value has (TAP-REG-047).
+    const lastRevision = status.streamInfo.state.last_seq;
+    if (status.values === 0) markReady();
     // An initial value that aged out before the watch began never arrives: look again now and then.
     const recheck = setInterval(() => {
       void this.kv.status().then(
@@ -277,7 +279,7 @@ class NatsRegistry implements Registry {
       for await (const e of iterator) {
         if (stopped) break;
         seen(e);
-        if (e.delta === 0) {
+        if (e.delta === 0 || e.revision >= lastRevision) {
           initialDone = true;
           markReady();
         }

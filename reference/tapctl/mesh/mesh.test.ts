@@ -126,7 +126,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tapctl mesh (spec:
       expect(trusted.out).toMatch(/^1 agent in the mesh, each signed by its key in the trust file\n/);
       expect(trusted.out).toMatch(/signed\.one +2\/5 tasks/);
       expect(trusted.out).toMatch(
-        /\n\d+ values refused \(invalid, or not signed by the agent's key in the trust file\); requesters take them as absent:\n(.*\n)*  forger\.one +instance i-forger\.one +nats:\/\/127\.0\.0\.1:9\/forger\.one +the trust file has no key for forger\.one\n/,
+        /\n\d+ values refused \(invalid, or not signed by the agent's key in the trust file\); requesters take them as absent:\n(.*\n)* {2}forger\.one +instance i-forger\.one +nats:\/\/127\.0\.0\.1:9\/forger\.one +the trust file has no key for forger\.one\n/,
       );
       const json = await tapctl('mesh', 'agents', '--nats', server.url, '--trust', join(dir, 'trust.json'), '--json');
       expect(json.json().map((e: { agent_id: string }) => e.agent_id)).toEqual(['signed.one']);
