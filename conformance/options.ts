@@ -6,6 +6,7 @@ import { parseNatsUrl } from '../reference/transports/nats/url.ts';
 import { parseArgs } from 'node:util';
 import { PROFILES, type Profile } from './case.ts';
 import type { TargetSpec } from './target.ts';
+import type { TrustFile } from '../reference/trust.ts';
 
 export type LevelTarget = 'must' | 'should' | 'may';
 
@@ -41,8 +42,8 @@ export interface Config {
   color: boolean;
   debug: boolean;
   hmac?: { keyId: string; key: string; peer: string };
-  /** The mesh registry the agent joined (--registry), and the process the suite may stop (--agent-pid). */
-  registry?: { url: string; agentPid?: number };
+  /** The mesh registry the agent joined (--registry), the process the suite may stop (--agent-pid), and the trust file of its keys (--registry-trust; read when the run starts). */
+  registry?: { url: string; agentPid?: number; trustFile?: string; trust?: TrustFile };
 }
 
 export const DEFAULT_SEED = 20250314;
@@ -102,6 +103,9 @@ Options:
                           profile (its entry, heartbeats, load and withdrawal; spec: registry)
   --agent-pid <pid>       with --registry: the agent's process id; the last registry case sends it
                           SIGTERM and watches its entry go (without it that case is skipped)
+  --registry-trust <file> with --registry: the trust file that binds the agent id to its signing
+                          key ({"principals": {"<agent id>": {"public_key": "…"}}}); the agent's
+                          entry must then be signed (spec: registry#signatures)
   --no-color              plain output (also when NO_COLOR is set)
   --debug                 stack traces and harness internals
   --version, --help
@@ -180,6 +184,7 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
         'hmac-peer': { type: 'string' },
         registry: { type: 'string' },
         'agent-pid': { type: 'string' },
+        'registry-trust': { type: 'string' },
         'no-color': { type: 'boolean' },
         debug: { type: 'boolean' },
         list: { type: 'boolean' },
@@ -264,7 +269,9 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
       if (typeof pid === 'string') return { ok: false, error: pid };
       cfg.registry.agentPid = pid;
     }
+    if (s('registry-trust') !== undefined) cfg.registry.trustFile = s('registry-trust');
   } else if (s('agent-pid') !== undefined) return { ok: false, error: '--agent-pid belongs to --registry: give the registry too' };
+  else if (s('registry-trust') !== undefined) return { ok: false, error: '--registry-trust belongs to --registry: give the registry too' };
   if (cfg.profiles.includes('registry') && registry === undefined && !cfg.list)
     return { ok: false, error: 'the registry profile needs the mesh registry the agent joined: add --registry nats://host:port' };
   if (cfg.help || cfg.version) return { ok: true, config: cfg };

@@ -28,6 +28,7 @@ import type { HmacKey } from './session-state.ts';
 import { CannotRun, checkCommand, type TargetSpec } from './target.ts';
 import { whenListening } from './wait-listening.ts';
 import { parseNatsUrl } from '../reference/transports/nats/url.ts';
+import { readTrustFile, type TrustFile } from '../reference/trust.ts';
 
 /** Thrown to end the program with an exit code and a one-line reason. */
 export class Exit extends Error {
@@ -48,6 +49,10 @@ export function replayCommand(cfg: Config, id: string, extra = '', target: Targe
     parts.push(t.url);
     if (cfg.hmac)
       parts.push('--hmac-key-id', shellQuote(cfg.hmac.keyId), '--hmac-key="$TAP_HMAC_KEY"', '--hmac-peer', shellQuote(cfg.hmac.peer));
+  }
+  if (cfg.registry) {
+    parts.push('--registry', shellQuote(cfg.registry.url));
+    if (cfg.registry.trustFile !== undefined) parts.push('--registry-trust', shellQuote(cfg.registry.trustFile));
   }
   parts.push('--seed', String(cfg.seed));
   if (cfg.timeScale !== 1) parts.push('--time-scale', String(cfg.timeScale));
@@ -120,6 +125,8 @@ export interface ConformanceOptions {
   registry?: string;
   /** The agent's process id: the registry profile may stop it with SIGTERM to see its entry withdrawn. */
   agentPid?: number;
+  /** The trust file (or its path) that binds the agent id to its signing key: its registry entry must be signed (spec: registry#signatures). */
+  registryTrust?: TrustFile | string;
 }
 
 /** The target a string or argv names. */
@@ -177,7 +184,14 @@ export async function runConformance(options: ConformanceOptions): Promise<Repor
     color: false,
     debug: false,
   };
-  if (options.registry) cfg.registry = { url: options.registry, ...(options.agentPid !== undefined ? { agentPid: options.agentPid } : {}) };
+  if (options.registry) {
+    const trust = options.registryTrust;
+    cfg.registry = {
+      url: options.registry,
+      ...(options.agentPid !== undefined ? { agentPid: options.agentPid } : {}),
+      ...(typeof trust === 'string' ? { trustFile: trust } : trust ? { trust } : {}),
+    };
+  }
   if (options.hmac) cfg.hmac = { keyId: options.hmac.keyId, key: options.hmac.key, peer: options.hmac.peer ?? HARNESS_SIGNED_ID };
   return (
     await runConfigured(cfg, { onProgress: options.onProgress ? () => ({ update: options.onProgress!, clear: () => {} }) : undefined })
@@ -202,6 +216,13 @@ interface TargetRun {
 export async function runConfigured(cfg: Config, hooks: RunHooks = {}): Promise<{ report: Report; baseline?: BaselineCheck }> {
   const log = hooks.log ?? (() => {});
   const registry = cfg.registry !== undefined;
+  if (cfg.registry?.trustFile !== undefined && cfg.registry.trust === undefined) {
+    try {
+      cfg.registry.trust = readTrustFile(cfg.registry.trustFile);
+    } catch (err) {
+      throw new Exit(2, `--registry-trust: ${(err as Error).message}`);
+    }
+  }
   const sel = (binding: 'stdio' | 'websocket' | 'nats') => ({
     binding,
     registry,
@@ -275,7 +296,15 @@ async function runTarget(cfg: Config, target: TargetSpec, cases: Case[], hooks: 
     replay: (id, extra) => replayCommand(cfg, id, extra, target),
     debug: cfg.debug,
     shared: new Map(),
-    ...(cfg.registry ? { registry: cfg.registry } : {}),
+    ...(cfg.registry
+      ? {
+          registry: {
+            url: cfg.registry.url,
+            ...(cfg.registry.agentPid !== undefined ? { agentPid: cfg.registry.agentPid } : {}),
+            ...(cfg.registry.trust ? { trust: cfg.registry.trust } : {}),
+          },
+        }
+      : {}),
     ...(hooks.log ? { log: hooks.log } : {}),
   };
   await whenListening(target, cfg.timeScale, hooks.log ?? ((line) => process.stderr.write(`${line}\n`))).catch((err: Error) => {

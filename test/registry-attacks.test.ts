@@ -119,7 +119,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'a registry nobody 
     }
   }
 
-  it('registry-takeover: a forged write of a signed agent’s key is never routed to, and the agent keeps its entry (TAP-REG-018, TAP-REG-049)', async () => {
+  it('registry-takeover: a forged write of a signed agent’s key is never routed to, and the agent keeps its entry (TAP-REG-018, TAP-REG-053)', async () => {
     const mesh = await connectMesh(server.url, { agentId: 'attack.requester', trust });
     try {
       const own = (await registry.get('tap.victim'))!.entry;

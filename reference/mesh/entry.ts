@@ -51,7 +51,7 @@ export interface RegistryRecord {
 /** The smallest heartbeat an agent may announce (spec: registry#heartbeats, TAP-REG-014). */
 export const MIN_HEARTBEAT_MS = 100;
 
-/** The largest entry, as UTF-8 JSON text, an agent writes and a requester reads (spec: registry#bounds, TAP-REG-045). */
+/** The largest entry, as UTF-8 JSON text, an agent writes and a requester reads (spec: registry#bounds, TAP-REG-047). */
 export const MAX_ENTRY_BYTES = 65_536;
 
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;

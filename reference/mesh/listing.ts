@@ -12,7 +12,7 @@ import { refusalOf, trusts } from './signature.ts';
 /** What one write of a key holds, as a reader sees it. */
 export type Reading =
   | { kind: 'entry'; record: RegistryRecord }
-  /** A value the reader treats as absent: not a valid entry (TAP-REG-008), too large (TAP-REG-047), or not verified (TAP-REG-049, TAP-REG-050). */
+  /** A value the reader treats as absent: not a valid entry (TAP-REG-008), too large (TAP-REG-048), or not verified (TAP-REG-053, TAP-REG-054). */
   | { kind: 'refused'; refusal: Refusal }
   /** A delete or purge, or no write at all. */
   | { kind: 'absent' };
@@ -26,7 +26,7 @@ export interface Refusal {
   entry?: RegistryEntry;
 }
 
-/** How far a listing reads (spec: registry#bounds, TAP-REG-047). */
+/** How far a listing reads (spec: registry#bounds, TAP-REG-049). */
 export interface ListingBounds {
   /** The most values read (default 10 000, the max_values of a bucket created with the defaults). */
   maxEntries?: number;
@@ -80,8 +80,8 @@ export function readingOf(e: KvEntry, trust?: TrustFile): Reading {
 /**
  * Lists the bucket through one watch of its last values, stopping at the end of the bucket or at
  * a bound, whichever comes first; each entry is judged live by the clock when it is read
- * (TAP-REG-047). With a trust file, a listing cut short also reads every key of the trust file
- * directly, so that no verified live agent is missed however many forged keys the bucket holds.
+ * (TAP-REG-049, TAP-REG-050). With a trust file, a listing cut short also reads every key of the
+ * trust file directly (TAP-REG-056), so that no verified live agent is missed however many forged keys the bucket holds.
  */
 export async function listBucket(kv: KV, compiled: CompiledQuery, bounds: ListingBounds = {}, trust?: TrustFile): Promise<Listing> {
   const maxEntries = bounds.maxEntries ?? DEFAULT_LISTING_BOUNDS.maxEntries;

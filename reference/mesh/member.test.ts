@@ -177,7 +177,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'an agent in a mesh
     expect([ended, (await registry.get('mesh.kept'))?.entry.instance]).toEqual([false, joined.instance]);
   });
 
-  it('signs every write with its key, and refuses a key of another principal (TAP-REG-048)', async () => {
+  it('signs every write with its key, and refuses a key of another principal (TAP-REG-052)', async () => {
     const key = newSigningKey('mesh.signed');
     const trusted = await openRegistry(nc, { trust: trustOf([key]) });
     const agent = await serve('mesh.signed');
@@ -197,7 +197,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'an agent in a mesh
     expect(await misled.get('mesh.signed')).toBeUndefined();
   });
 
-  it('keeps its entry against a forgery, which a reader with the trust file never takes (TAP-REG-018, TAP-REG-049)', async () => {
+  it('keeps its entry against a forgery, which a reader with the trust file never takes (TAP-REG-018, TAP-REG-053)', async () => {
     const key = newSigningKey('mesh.target');
     const mallory = newSigningKey('mesh.mallory');
     const trusted = await openRegistry(nc, { trust: trustOf([key, mallory]) });
@@ -265,7 +265,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'an agent in a mesh
     expect(second.reasserted).toBe(0);
   });
 
-  it('joins over a live entry under its key that does not verify with it, when it signs (TAP-REG-052)', async () => {
+  it('joins over a live entry under its key that does not verify with it, when it signs (TAP-REG-045)', async () => {
     const key = newSigningKey('mesh.squatted');
     const agent = await serve('mesh.squatted');
     const now = new Date().toISOString();
@@ -286,7 +286,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'an agent in a mesh
     expect((await registry.get('mesh.squatted'))?.entry.instance).toBe(joined.instance);
   });
 
-  it('refuses to write an entry larger than 64 KiB (TAP-REG-045)', async () => {
+  it('refuses to write an entry larger than 64 KiB (TAP-REG-047)', async () => {
     // A card of many capabilities with long descriptions, each valid, together too large for an entry.
     const capability = (i: number) => ({
       name: `big.cap${i}`,

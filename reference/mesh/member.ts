@@ -53,7 +53,7 @@ export interface Membership {
   readonly registry: Registry;
   /** The entry as last written. */
   readonly entry: RegistryEntry;
-  /** Resolves with the reason when the membership ended: left, or another instance took over its stale entry (TAP-REG-018). */
+  /** Resolves with the reason when the membership ended: left, or another instance took over its stale entry (TAP-REG-046). */
   readonly ended: Promise<string>;
   /** How many times the agent wrote its entry again over another process's write (TAP-REG-018). */
   readonly reasserted: number;
@@ -161,10 +161,10 @@ async function startMembership(
       started_at: startedAt,
       updated_at: new Date().toISOString(),
     };
-    // spec: registry#signatures, TAP-REG-048: every write is signed.
+    // spec: registry#signatures, TAP-REG-052: every write is signed.
     return key ? signEntry(unsigned, key) : unsigned;
   };
-  /** Whether an entry another process wrote verifies as one of this agent id: signed with its key, and no replay (TAP-REG-049, TAP-REG-050). */
+  /** Whether an entry another process wrote verifies as one of this agent id: signed with its key, and no replay (TAP-REG-053, TAP-REG-054). */
   const verifiesAsOurs = (held: { entry?: RegistryEntry; writtenAt?: Date } | undefined): boolean =>
     own !== undefined &&
     held?.entry !== undefined &&
@@ -179,14 +179,14 @@ async function startMembership(
 
   let entry = entryNow();
   let revision: number;
-  // When the last write the store took was sent: the entry is live at least ttl_ms from then (TAP-REG-018).
+  // When the last write the store took was sent: the entry is live at least ttl_ms from then (TAP-REG-046).
   let landedSentAt = Date.now();
   try {
     revision = await registry.create(entry);
   } catch (err) {
     if (err instanceof RangeError || (err as Error).name === 'RegistryFullError') throw err;
     // The key holds a value: take it over only when it is stale (TAP-REG-010, TAP-REG-011, TAP-REG-012),
-    // or, for an agent that signs, when it does not verify with the agent's key (TAP-REG-052).
+    // or, for an agent that signs, when it does not verify with the agent's key (TAP-REG-045).
     const held = await registry.held(agentId);
     const live =
       held?.entry !== undefined && held.writtenAt !== undefined && isLive({ ...held, entry: held.entry, writtenAt: held.writtenAt });
@@ -228,7 +228,7 @@ async function startMembership(
     }
   };
 
-  // spec: registry#heartbeats, TAP-REG-018: another write came between. The agent leaves only
+  // spec: registry#heartbeats, TAP-REG-018, TAP-REG-046: another write came between. The agent leaves only
   // when another instance of its agent id (signed with its key, when it signs) took over an
   // entry that may have turned stale; over anything else it writes its entry again.
   const overwritten = async (noticedAt: number): Promise<void> => {

@@ -79,7 +79,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the registry on NA
     expect(created.maxAgeMs).toBe(60_000);
     const status = await (await new Kvm(nc).open(REGISTRY_BUCKET)).status();
     expect(status.history).toBe(1);
-    // spec: registry#bounds, TAP-REG-046: the bucket is bounded in value size, values and bytes.
+    // spec: registry#bounds, TAP-REG-057: the bucket is bounded in value size, values and bytes.
     const { config } = await (await jetstreamManager(nc)).streams.info(`KV_${REGISTRY_BUCKET}`);
     expect([config.max_msg_size, config.max_msgs, config.max_bytes]).toEqual([65_536, 10_000, 64 * 1024 * 1024]);
     expect(await created.limits()).toEqual(DEFAULT_BUCKET_LIMITS);
@@ -197,7 +197,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the registry on NA
     watch.stop();
   });
 
-  it('refuses a new key in a full bucket while the keys in it are renewed, and a value over 64 KiB (TAP-REG-045, TAP-REG-046)', async () => {
+  it('refuses a new key in a full bucket while the keys in it are renewed, and a value over 64 KiB (TAP-REG-047, TAP-REG-057)', async () => {
     const r = await openRegistry(nc, { bucket: 'TAP_REGISTRY_FULL', maxAgeMs: 5000, limits: { maxValues: 3 } });
     const revs = [];
     for (const id of ['a', 'b', 'c']) revs.push(await r.create(entry(id, [])));
@@ -208,7 +208,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the registry on NA
     await expect(kv.put('b', 'x'.repeat(70_000))).rejects.toThrow(/message size exceeds maximum/);
   });
 
-  it('takes, with a trust file, only entries their agent signed, and says why it refused the others (TAP-REG-049, TAP-REG-050)', async () => {
+  it('takes, with a trust file, only entries their agent signed, and says why it refused the others (TAP-REG-053, TAP-REG-054)', async () => {
     const r = await fresh();
     const one = newSigningKey('coder.one');
     const two = newSigningKey('coder.two');
@@ -248,7 +248,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the registry on NA
     ]);
   });
 
-  it('stops a listing at its bounds and says so, and with a trust file still finds the agent a flood hides (TAP-REG-047)', async () => {
+  it('stops a listing at its bounds and says so, and with a trust file still finds the agent a flood hides (TAP-REG-049)', async () => {
     const r = await openRegistry(nc, { bucket: 'TAP_REGISTRY_FLOOD', maxAgeMs: 60_000 });
     const kv = await new Kvm(nc).open(r.bucket);
     const key = newSigningKey('real.agent');
@@ -279,7 +279,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the registry on NA
     watch.stop();
   });
 
-  it('keeps, with a trust file, the verified entry through a refused write until its lifetime ends (TAP-REG-051)', async () => {
+  it('keeps, with a trust file, the verified entry through a refused write until its lifetime ends (TAP-REG-055)', async () => {
     const r = await fresh();
     const key = newSigningKey('signed.b');
     const trusted = await openRegistry(nc, { bucket: r.bucket, trust: trustOf([key]) });

@@ -29,7 +29,7 @@ export const REGISTRY_BUCKET = 'TAP_REGISTRY';
 /** The bucket's max_age when this module creates it (spec: registry#nats, TAP-REG-042). */
 export const DEFAULT_BUCKET_MAX_AGE_MS = 60_000;
 
-/** The bounds of a registry bucket: the largest value, the most values and the most bytes (spec: registry#bounds, TAP-REG-046). */
+/** The bounds of a registry bucket: the largest value, the most values and the most bytes (spec: registry#nats, TAP-REG-057). */
 export interface BucketLimits {
   maxValueSize: number;
   maxValues: number;
@@ -69,7 +69,7 @@ export type RegistryChange =
       /** The last live record seen. */
       record: RegistryRecord;
     }
-  /** A write the reader refused; with a trust file, the verified entry it replaced stays until its lifetime ends (TAP-REG-051). */
+  /** A write the reader refused; with a trust file, the verified entry it replaced stays until its lifetime ends (TAP-REG-055). */
   | { kind: 'refused'; agentId: string; refusal: Refusal };
 
 /** A running watch. */
@@ -134,7 +134,7 @@ export async function openRegistry(nc: NatsConnection, options: OpenRegistryOpti
   return new NatsRegistry(kv, bucket, maxAgeMs, options.trust, options.listing ?? {});
 }
 
-/** Creates the bucket with a history of 1, its max_age and its bounds (spec: registry#nats, TAP-REG-042, TAP-REG-046). */
+/** Creates the bucket with a history of 1, its max_age and its bounds (spec: registry#nats, TAP-REG-042, TAP-REG-057). */
 async function createBucket(nc: NatsConnection, kvm: Kvm, bucket: string, maxAgeMs: number, limits: BucketLimits): Promise<KV> {
   const kv = await kvm.create(bucket, { history: 1, ttl: maxAgeMs, max_bytes: limits.maxBytes, maxValueSize: limits.maxValueSize });
   // The key-value API has no count of values: the stream's max_msgs is set on the stream itself.
@@ -145,7 +145,7 @@ async function createBucket(nc: NatsConnection, kvm: Kvm, bucket: string, maxAge
 
 const toBytes = (text: string, agentId: string): Uint8Array => {
   const bytes = encoder.encode(text);
-  // spec: registry#bounds, TAP-REG-045: an entry is at most 64 KiB of JSON text.
+  // spec: registry#bounds, TAP-REG-047: an entry is at most 64 KiB of JSON text.
   if (bytes.length > MAX_ENTRY_BYTES)
     throw new RangeError(
       `the registry entry of ${agentId} is ${bytes.length} bytes of JSON, more than an entry may be (${MAX_ENTRY_BYTES}); shorten the card's descriptions or capabilities`,
@@ -224,7 +224,7 @@ class NatsRegistry implements Registry {
       const reading = readingOf(e, trust);
       if (reading.kind === 'refused') {
         onChange({ kind: 'refused', agentId, refusal: reading.refusal });
-        // spec: registry#signatures, TAP-REG-051: a refused write leaves the verified entry it replaced in place.
+        // spec: registry#signatures, TAP-REG-055: a refused write leaves the verified entry it replaced in place.
         if (trust) return;
       }
       const record = reading.kind === 'entry' ? reading.record : undefined;
@@ -250,7 +250,7 @@ class NatsRegistry implements Registry {
     const ready = new Promise<void>((resolve) => (markReady = resolve));
     const iterator = await this.kv.watch({ key: '>' });
     const status = await this.kv.status();
-    // The last write as the watch began: once it or a later one arrives, every initial value has (TAP-REG-047).
+    // The last write as the watch began: once it or a later one arrives, every initial value has (TAP-REG-049).
     const lastRevision = status.streamInfo.state.last_seq;
     if (status.values === 0) markReady();
     // An initial value that aged out before the watch began never arrives: look again now and then.
@@ -260,7 +260,7 @@ class NatsRegistry implements Registry {
         () => {},
       );
     }, 250).unref();
-    // spec: registry#bounds, TAP-REG-047: the first reading is bounded in time too; with a trust
+    // spec: registry#bounds, TAP-REG-049, TAP-REG-056: the first reading is bounded in time too; with a trust
     // file, the keys it names are then read directly, so that a flood cannot hide a verified agent.
     const budgetMs = this.bounds.budgetMs ?? DEFAULT_LISTING_BOUNDS.budgetMs;
     let initialDone = false;

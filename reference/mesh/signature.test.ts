@@ -29,7 +29,7 @@ describe('signed registry entries (spec: registry#signatures)', () => {
   const trust = trustOf([coder, mallory]);
   const at = new Date('2026-12-04T10:00:05.200Z');
 
-  it('verifies an entry its agent signed, the signature a valid member of the entry (TAP-REG-048, TAP-REG-049)', () => {
+  it('verifies an entry its agent signed, the signature a valid member of the entry (TAP-REG-052, TAP-REG-053)', () => {
     const signed = signEntry(entry('coder.one'), coder);
     expect(signed.signature).toMatch(/^[A-Za-z0-9_-]{86}$/);
     expect(entryProblem(signed)).toBeUndefined();
@@ -41,7 +41,7 @@ describe('signed registry entries (spec: registry#signatures)', () => {
     expect(refusalOf(reordered, at, trust)).toBeUndefined();
   });
 
-  it('refuses an entry changed after signing: another endpoint, load or instance (TAP-REG-049)', () => {
+  it('refuses an entry changed after signing: another endpoint, load or instance (TAP-REG-053)', () => {
     const signed = signEntry(entry('coder.one'), coder);
     for (const changed of [
       { ...signed, endpoints: [{ binding: 'nats' as const, url: 'nats://127.0.0.1:9/coder.one' }] },
@@ -51,14 +51,14 @@ describe('signed registry entries (spec: registry#signatures)', () => {
       expect(refusalOf(changed, at, trust)).toMatch(/does not verify with the key of coder\.one/);
   });
 
-  it('refuses an entry signed by another principal, one not signed, and one whose agent the trust file does not name (TAP-REG-049)', () => {
+  it('refuses an entry signed by another principal, one not signed, and one whose agent the trust file does not name (TAP-REG-053)', () => {
     expect(refusalOf(signEntry(entry('coder.one'), mallory), at, trust)).toMatch(/does not verify with the key of coder\.one/);
     expect(refusalOf(entry('coder.one'), at, trust)).toMatch(/not signed, and the trust file has a key for coder\.one/);
     expect(refusalOf(signEntry(entry('coder.two'), mallory), at, trust)).toMatch(/the trust file has no key for coder\.two/);
     expect(refusalOf({ ...entry('coder.one'), signature: 'not a signature' }, at, trust)).toMatch(/does not verify/);
   });
 
-  it('refuses a signed write replayed later than its own lifetime, by the store clock (TAP-REG-050)', () => {
+  it('refuses a signed write replayed later than its own lifetime, by the store clock (TAP-REG-054)', () => {
     const signed = signEntry(entry('coder.one'), coder);
     expect(refusalOf(signed, new Date('2026-12-04T10:00:08.000Z'), trust)).toBeUndefined();
     expect(refusalOf(signed, new Date('2026-12-04T10:00:08.001Z'), trust)).toMatch(

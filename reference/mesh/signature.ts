@@ -6,7 +6,7 @@
 import { signValue, verifyValue, type SigningKey, type TrustFile } from '../trust.ts';
 import type { RegistryEntry } from './entry.ts';
 
-/** The entry with its `signature`: the agent's over the entry's canonical form without it (TAP-REG-048). */
+/** The entry with its `signature`: the agent's over the entry's canonical form without it (TAP-REG-052). */
 export function signEntry(entry: RegistryEntry, key: SigningKey): RegistryEntry {
   const { signature: _old, ...unsigned } = entry;
   return { ...unsigned, signature: signValue(unsigned as unknown as Record<string, unknown>, key) };
@@ -19,8 +19,8 @@ export function trusts(trust: TrustFile, agentId: string): boolean {
 
 /**
  * Why a reader holding `trust` refuses an entry written at `writtenAt`, or undefined when it
- * verifies: signed by the key the trust file binds to its agent id (TAP-REG-049), and no older
- * than its own lifetime when it was written (TAP-REG-050).
+ * verifies: signed by the key the trust file binds to its agent id (TAP-REG-053), and no older
+ * than its own lifetime when it was written (TAP-REG-054).
  */
 export function refusalOf(entry: RegistryEntry, writtenAt: Date, trust: TrustFile): string | undefined {
   if (!trusts(trust, entry.agent_id)) return `the trust file has no key for ${entry.agent_id}`;
