@@ -44,10 +44,10 @@ function kvEntry(key: string, text: string, revision: number, created: Date, del
   } as KvEntry;
 }
 
-/** A bucket whose watch yields what `deliver` yields, when it yields it. */
-function bucket(values: number, deliver: () => AsyncGenerator<KvEntry>): KV {
+/** A bucket whose watch yields what `deliver` yields, when it yields it; its last write is `last()`. */
+function bucket(values: number, deliver: () => AsyncGenerator<KvEntry>, last: () => number = () => values): KV {
   return {
-    status: async () => ({ values, streamInfo: { state: { last_seq: values } } }),
+    status: async () => ({ values, streamInfo: { state: { last_seq: last() } } }),
     watch: async () => {
       const source = deliver();
       let stopped = false;
@@ -87,5 +87,24 @@ describe('a listing of the registry bucket (spec: registry#bounds)', () => {
       kind: 'refused',
       refusal: { agentId: 'big.one', reason: expect.stringMatching(/^the value is \d+ bytes, more than an entry may be \(65536\)$/) },
     });
+  });
+
+  it('reads a key written again while it runs, whose first value the watch skipped and the server did not count (TAP-REG-049)', async () => {
+    let lastSeq = 3;
+    const text = (id: string) => JSON.stringify(entry(id, 60_000));
+    const kv = bucket(
+      3,
+      async function* () {
+        yield kvEntry('a', text('a'), 1, new Date(), 1);
+        // "live" (revision 2) is written again as revision 4 before the watch reaches it: the watch
+        // skips revision 2, and the server's pending count says nothing is left after b.
+        lastSeq = 4;
+        yield kvEntry('b', text('b'), 3, new Date(), 0);
+        yield kvEntry('live', text('live'), 4, new Date(), 0);
+      },
+      () => lastSeq,
+    );
+    const listing = await listBucket(kv, compileQuery({}));
+    expect(listing.records.map((r) => r.entry.agent_id)).toEqual(['a', 'b', 'live']);
   });
 });

@@ -105,10 +105,7 @@ export async function listBucket(kv: KV, compiled: CompiledQuery, bounds: Listin
   };
   if ((await kv.status()).values > 0) {
     const iterator = await kv.watch({ key: '>' });
-    // The end of the bucket as the watch began: it delivers the last value of every key in write
-    // order, so the listing has read them all once it meets this write or a later one, even when
-    // values age out meanwhile and the pending count the server gave never reaches 0.
-    const lastRevision = (await kv.status()).streamInfo.state.last_seq;
+    const atEnd = await endOfBucket(kv);
     const deadline = Date.now() + budgetMs;
     let emptied = false;
     const timer = setTimeout(() => {
@@ -131,7 +128,7 @@ export async function listBucket(kv: KV, compiled: CompiledQuery, bounds: Listin
       for await (const e of iterator) {
         listing.read++;
         take(e);
-        if (e.delta === 0 || e.revision >= lastRevision) break;
+        if (await atEnd(e)) break;
         if (listing.read >= maxEntries) {
           listing.truncated = `it read ${maxEntries} values, the most a listing reads`;
           break;
@@ -155,6 +152,25 @@ export async function listBucket(kv: KV, compiled: CompiledQuery, bounds: Listin
     if (refusal) listing.refused.push(refusal);
   }
   return listing;
+}
+
+/**
+ * Tells, for each value a watch of the whole bucket delivers, whether every value written before
+ * now has been read. The watch sends the last value of each key in write order, then later
+ * writes; a key written again while the watch runs has its first value skipped and the new one
+ * sent after the others, and values that age out meanwhile leave the server's pending count above
+ * 0. So the end is the bucket's last write, read again from the server each time it is reached
+ * until nothing newer was written.
+ */
+export async function endOfBucket(kv: KV): Promise<(e: KvEntry) => Promise<boolean>> {
+  let end = (await kv.status()).streamInfo.state.last_seq;
+  let highest = 0;
+  return async (e) => {
+    highest = Math.max(highest, e.revision);
+    if (highest < end && e.delta !== 0) return false;
+    end = (await kv.status()).streamInfo.state.last_seq;
+    return end <= highest;
+  };
 }
 
 /** Reads the given keys, a few at a time, passing each value found to `take`. */

@@ -20,7 +20,16 @@ import {
   type RegistryEntry,
   type RegistryRecord,
 } from './entry.ts';
-import { DEFAULT_LISTING_BOUNDS, listBucket, readingOf, readKeys, type Listing, type ListingBounds, type Refusal } from './listing.ts';
+import {
+  DEFAULT_LISTING_BOUNDS,
+  endOfBucket,
+  listBucket,
+  readingOf,
+  readKeys,
+  type Listing,
+  type ListingBounds,
+  type Refusal,
+} from './listing.ts';
 
 export type { Listing, ListingBounds, Refusal } from './listing.ts';
 
@@ -249,10 +258,8 @@ class NatsRegistry implements Registry {
     let markReady!: () => void;
     const ready = new Promise<void>((resolve) => (markReady = resolve));
     const iterator = await this.kv.watch({ key: '>' });
-    const status = await this.kv.status();
-    // The last write as the watch began: once it or a later one arrives, every initial value has (TAP-REG-049).
-    const lastRevision = status.streamInfo.state.last_seq;
-    if (status.values === 0) markReady();
+    const atEnd = await endOfBucket(this.kv);
+    if ((await this.kv.status()).values === 0) markReady();
     // An initial value that aged out before the watch began never arrives: look again now and then.
     const recheck = setInterval(() => {
       void this.kv.status().then(
@@ -279,7 +286,7 @@ class NatsRegistry implements Registry {
       for await (const e of iterator) {
         if (stopped) break;
         seen(e);
-        if (e.delta === 0 || e.revision >= lastRevision) {
+        if (!initialDone && (await atEnd(e).catch(() => false))) {
           initialDone = true;
           markReady();
         }
