@@ -279,6 +279,7 @@ class NatsRegistry implements Registry {
         .finally(markReady);
     }, budgetMs).unref();
     void ready.then(() => {
+      initialDone = true;
       clearInterval(recheck);
       clearTimeout(budget);
     });
