@@ -259,14 +259,16 @@ async function startMembership(
     const what =
       held?.entry === undefined
         ? held === undefined
-          ? 'removed it'
-          : 'deleted it or wrote a value that is not an entry'
-        : `wrote instance ${held.entry.instance}${own && !verifiesAsOurs(held) ? ", which does not verify with this agent's key" : ''}`;
+          ? `removed the registry entry of ${agentId}`
+          : `deleted the registry entry of ${agentId}, or wrote a value that is not an entry`
+        : `wrote an entry of instance ${held.entry.instance} under the registry key of ${agentId}${
+            own && !verifiesAsOurs(held) ? ", which does not verify with this agent's key" : " while this agent's entry was live"
+          }`;
     unnoticed++;
     if (Date.now() - lastNotice >= 60_000) {
       source.log?.(
         'warn',
-        `mesh: another process ${what} under the registry key of ${agentId} while this agent's entry was live${unnoticed > 1 ? ` (${unnoticed} times since the last notice)` : ''}; this agent writes its own entry again`,
+        `mesh: another process ${what}${unnoticed > 1 ? ` (${unnoticed} times since the last notice)` : ''}; this agent writes its own entry again`,
       );
       lastNotice = Date.now();
       unnoticed = 0;
