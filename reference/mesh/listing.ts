@@ -28,7 +28,7 @@ export interface Refusal {
 
 /** How far a listing reads (spec: registry#bounds, TAP-REG-049). */
 export interface ListingBounds {
-  /** The most values read (default 10 000, the max_values of a bucket created with the defaults). */
+  /** The most keys read (default 10 000, the max_values of a bucket created with the defaults); a key renewed while the listing runs counts once. */
   maxEntries?: number;
   /** The most time spent reading, in ms (default 5000). */
   budgetMs?: number;
@@ -129,8 +129,8 @@ export async function listBucket(kv: KV, compiled: CompiledQuery, bounds: Listin
         listing.read++;
         take(e);
         if (await atEnd(e)) break;
-        if (listing.read >= maxEntries) {
-          listing.truncated = `it read ${maxEntries} values, the most a listing reads`;
+        if (latest.size >= maxEntries) {
+          listing.truncated = `it read ${maxEntries} keys, the most a listing reads`;
           break;
         }
         if (Date.now() >= deadline) {

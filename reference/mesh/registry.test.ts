@@ -262,13 +262,13 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the registry on NA
     const whole = await r.survey({}, { maxEntries: 5000 });
     expect([whole.read, whole.records.length, whole.truncated]).toEqual([1501, 1501, undefined]);
     const capped = await r.survey({}, { maxEntries: 200 });
-    expect([capped.read, capped.truncated]).toEqual([200, 'it read 200 values, the most a listing reads']);
+    expect([capped.read, capped.truncated]).toEqual([200, 'it read 200 keys, the most a listing reads']);
     expect(capped.records.some((x) => x.entry.agent_id === 'real.agent')).toBe(false);
     const hurried = await r.survey({}, { budgetMs: 0 });
     expect(hurried.read).toBeLessThan(1501);
     expect(hurried.truncated).toBe('the time budget of 0 ms ran out');
     const found = await trusted.survey({ capability: 'code.write' }, { maxEntries: 200 });
-    expect(found.truncated).toBe('it read 200 values, the most a listing reads');
+    expect(found.truncated).toBe('it read 200 keys, the most a listing reads');
     expect(found.records.map((x) => x.entry.agent_id)).toEqual(['real.agent']);
     expect(found.refused.length).toBe(200);
     // A watch's first reading is bounded too, and reads the trusted keys it has not met.

@@ -147,7 +147,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tapctl mesh (spec:
     expect([cut.code, cut.json().length]).toEqual([0, expect.any(Number)]);
     expect(cut.json().length).toBeLessThanOrEqual(50);
     expect(cut.err).toMatch(
-      /^tapctl: the listing was cut short after 50 values \(it read 50 values, the most a listing reads\): agents beyond them may be missing\. Raise --max-entries or --budget-ms, or give --trust FILE/m,
+      /^tapctl: the listing was cut short after \d+ values \(it read 50 keys, the most a listing reads\): agents beyond them may be missing\. Raise --max-entries or --budget-ms, or give --trust FILE/m,
     );
     const whole = await tapctl('mesh', 'agents', '--nats', server.url, '--json');
     expect(whole.err).toBe('');

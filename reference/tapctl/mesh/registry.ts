@@ -27,7 +27,7 @@ export const NATS_HELP = `  --nats URL   the NATS server of the mesh's registry 
                others as refused, with the reason (spec: registry#signatures); without it, every
                process that may write the registry bucket is trusted
   --max-entries N
-               read at most N values of the bucket (default 10000)
+               read at most N keys of the bucket (default 10000)
   --budget-ms MS
                spend at most MS reading the bucket (default 5000); a listing cut short by either
                bound says so on stderr`;
