@@ -107,4 +107,30 @@ describe('a listing of the registry bucket (spec: registry#bounds)', () => {
     const listing = await listBucket(kv, compileQuery({}));
     expect(listing.records.map((r) => r.entry.agent_id)).toEqual(['a', 'b', 'live']);
   });
+
+  it('counts a key renewed while it runs once, so that a listing of a full bucket is not cut short (TAP-REG-049)', async () => {
+    let lastSeq = 2;
+    const text = (id: string) => JSON.stringify(entry(id, 60_000));
+    const kv = bucket(
+      2,
+      async function* () {
+        yield kvEntry('a', text('a'), 1, new Date(), 1);
+        lastSeq = 3;
+        yield kvEntry('b', text('b'), 2, new Date(), 1);
+        yield kvEntry('a', text('a'), 3, new Date(), 0);
+      },
+      () => lastSeq,
+    );
+    const whole = await listBucket(kv, compileQuery({}), { maxEntries: 2 });
+    expect([whole.read, whole.truncated, whole.records.map((r) => [r.entry.agent_id, r.revision])]).toEqual([
+      3,
+      undefined,
+      [
+        ['a', 3],
+        ['b', 2],
+      ],
+    ]);
+    const cut = await listBucket(kv, compileQuery({}), { maxEntries: 1 });
+    expect([cut.read, cut.truncated]).toEqual([1, 'it read 1 keys, the most a listing reads']);
+  });
 });

@@ -126,13 +126,14 @@ export async function listBucket(kv: KV, compiled: CompiledQuery, bounds: Listin
     }, 250);
     try {
       for await (const e of iterator) {
-        listing.read++;
-        take(e);
-        if (await atEnd(e)) break;
-        if (latest.size >= maxEntries) {
+        // One key more than the bound ends the listing; later writes of keys already read do not.
+        if (!latest.has(e.key) && latest.size >= maxEntries) {
           listing.truncated = `it read ${maxEntries} keys, the most a listing reads`;
           break;
         }
+        listing.read++;
+        take(e);
+        if (await atEnd(e)) break;
         if (Date.now() >= deadline) {
           listing.truncated ??= `the time budget of ${budgetMs} ms ran out`;
           break;
