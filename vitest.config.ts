@@ -53,6 +53,7 @@ const SLOW = [
   'reference/agent/mutual-tls.test.ts',
   'reference/transports/nats/tls.test.ts',
   'test/mesh-faults.test.ts',
+  'test/registry-attacks.test.ts',
   'reference/agents/reference-agent-trace.test.ts',
   'reference/serve/run.test.ts',
   'tools/action.test.ts',

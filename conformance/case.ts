@@ -42,6 +42,8 @@ export interface Needs {
   binding?: 'stdio' | 'websocket' | 'nats';
   /** The mesh registry the agent joined (--registry): SKIPPED without one (spec: registry). */
   registry?: boolean;
+  /** The trust file of the agent's signing key (--registry-trust): SKIPPED without one (spec: registry#signatures). */
+  registryTrust?: boolean;
   /** Leave to stop the agent's process (--agent-pid): SKIPPED without it. */
   agentPid?: boolean;
   /**

@@ -3,6 +3,7 @@
  * stdio), sessions already through the handshake, a seeded random source, scaled sleeps, and the
  * transcript and findings every connection of the case writes to.
  */
+import type { TrustFile } from '../reference/trust.ts';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -88,8 +89,8 @@ export interface RunEnv {
   debug: boolean;
   /** Scenarios shared by the MUST and SHOULD halves of a timed rule: observed once per run. */
   shared: Map<string, Promise<unknown>>;
-  /** The mesh registry the agent joined (spec: registry#nats), and the process the suite may stop. */
-  registry?: { url: string; agentPid?: number };
+  /** The mesh registry the agent joined (spec: registry#nats), the process the suite may stop, and the trust file of its keys (spec: registry#signatures). */
+  registry?: { url: string; agentPid?: number; trust?: TrustFile };
   /** A key in the trust file of the agent's durable runners: the harness signs its records (spec: bindings-nats#signed-records). */
   signingKey?: SigningKey;
   /** Prints a line for the person running the suite (tap-conform: on stderr), if anyone listens. */

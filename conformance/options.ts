@@ -6,6 +6,7 @@ import { parseNatsUrl } from '../reference/transports/nats/url.ts';
 import { parseArgs } from 'node:util';
 import { PROFILES, type Profile } from './case.ts';
 import type { TargetSpec } from './target.ts';
+import type { TrustFile } from '../reference/trust.ts';
 
 export type LevelTarget = 'must' | 'should' | 'may';
 
@@ -43,8 +44,8 @@ export interface Config {
   color: boolean;
   debug: boolean;
   hmac?: { keyId: string; key: string; peer: string };
-  /** The mesh registry the agent joined (--registry), and the process the suite may stop (--agent-pid). */
-  registry?: { url: string; agentPid?: number };
+  /** The mesh registry the agent joined (--registry), the process the suite may stop (--agent-pid), and the trust file of its keys (--registry-trust; read when the run starts). */
+  registry?: { url: string; agentPid?: number; trustFile?: string; trust?: TrustFile };
   /** The file of an Ed25519 key in the trust file of the agent's durable runners (--signing-key). */
   signingKey?: string;
   /**
@@ -132,6 +133,9 @@ Options:
                           bearer JWT signed with it, and the security profile's token cases run;
                           with --jwt-issuer <iss> and --jwt-audience <aud> (the agent's)
   --jwt-scope <scopes>    the scopes of those tokens, space-separated (default ${DEFAULT_JWT_SCOPE})
+  --registry-trust <file> with --registry: the trust file that binds the agent id to its signing
+                          key ({"principals": {"<agent id>": {"public_key": "…"}}}); the agent's
+                          entry must then be signed (spec: registry#signatures)
   --no-color              plain output (also when NO_COLOR is set)
   --debug                 stack traces and harness internals
   --version, --help
@@ -219,6 +223,7 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
         'jwt-issuer': { type: 'string' },
         'jwt-audience': { type: 'string' },
         'jwt-scope': { type: 'string' },
+        'registry-trust': { type: 'string' },
         'no-color': { type: 'boolean' },
         debug: { type: 'boolean' },
         list: { type: 'boolean' },
@@ -309,7 +314,9 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
       if (typeof pid === 'string') return { ok: false, error: pid };
       cfg.registry.agentPid = pid;
     }
+    if (s('registry-trust') !== undefined) cfg.registry.trustFile = s('registry-trust');
   } else if (s('agent-pid') !== undefined) return { ok: false, error: '--agent-pid belongs to --registry: give the registry too' };
+  else if (s('registry-trust') !== undefined) return { ok: false, error: '--registry-trust belongs to --registry: give the registry too' };
   if (s('signing-key') !== undefined) cfg.signingKey = s('signing-key');
   const security = securityOptions(values);
   if (typeof security === 'string') return { ok: false, error: security };

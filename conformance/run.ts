@@ -31,7 +31,7 @@ import type { HmacKey } from './session-state.ts';
 import { CannotRun, checkCommand, type TargetSpec } from './target.ts';
 import { whenListening } from './wait-listening.ts';
 import { parseNatsUrl } from '../reference/transports/nats/url.ts';
-import { readSigningKey, type SigningKey } from '../reference/trust.ts';
+import { readSigningKey, readTrustFile, type SigningKey, type TrustFile } from '../reference/trust.ts';
 import { readTlsFiles, type TlsOptions } from '../reference/transports/tls.ts';
 import type { Security } from './context.ts';
 import { readTokenIssuer } from './tokens.ts';
@@ -68,6 +68,10 @@ export function replayCommand(cfg: Config, id: string, extra = '', target: Targe
       shellQuote(cfg.jwt.audience),
     );
     if (cfg.jwt.scope !== DEFAULT_JWT_SCOPE) parts.push('--jwt-scope', shellQuote(cfg.jwt.scope));
+  }
+  if (cfg.registry) {
+    parts.push('--registry', shellQuote(cfg.registry.url));
+    if (cfg.registry.trustFile !== undefined) parts.push('--registry-trust', shellQuote(cfg.registry.trustFile));
   }
   parts.push('--seed', String(cfg.seed));
   if (cfg.timeScale !== 1) parts.push('--time-scale', String(cfg.timeScale));
@@ -158,6 +162,8 @@ export interface ConformanceOptions {
   tls?: Config['tls'];
   /** Bearer tokens: the issuer's private key file, issuer, audience and scopes (default tap.test.write), as --jwt-*. */
   jwt?: Omit<NonNullable<Config['jwt']>, 'scope'> & { scope?: string };
+  /** The trust file (or its path) that binds the agent id to its signing key: its registry entry must be signed (spec: registry#signatures). */
+  registryTrust?: TrustFile | string;
 }
 
 /** The target a string or argv names. */
@@ -216,7 +222,14 @@ export async function runConformance(options: ConformanceOptions): Promise<Repor
     color: false,
     debug: false,
   };
-  if (options.registry) cfg.registry = { url: options.registry, ...(options.agentPid !== undefined ? { agentPid: options.agentPid } : {}) };
+  if (options.registry) {
+    const trust = options.registryTrust;
+    cfg.registry = {
+      url: options.registry,
+      ...(options.agentPid !== undefined ? { agentPid: options.agentPid } : {}),
+      ...(typeof trust === 'string' ? { trustFile: trust } : trust ? { trust } : {}),
+    };
+  }
   if (options.signingKey !== undefined) cfg.signingKey = options.signingKey;
   if (options.hmac) cfg.hmac = { keyId: options.hmac.keyId, key: options.hmac.key, peer: options.hmac.peer ?? HARNESS_SIGNED_ID };
   if (options.tls) cfg.tls = options.tls;
@@ -249,6 +262,13 @@ const STOP_CASE = 'core.handshake.complete';
 export async function runConfigured(cfg: Config, hooks: RunHooks = {}): Promise<{ report: Report; baseline?: BaselineCheck }> {
   const log = hooks.log ?? (() => {});
   const registry = cfg.registry !== undefined;
+  if (cfg.registry?.trustFile !== undefined && cfg.registry.trust === undefined) {
+    try {
+      cfg.registry.trust = readTrustFile(cfg.registry.trustFile);
+    } catch (err) {
+      throw new Exit(2, `--registry-trust: ${(err as Error).message}`);
+    }
+  }
   const sel = (binding: 'stdio' | 'websocket' | 'nats') => ({
     binding,
     registry,
@@ -349,7 +369,15 @@ async function runTarget(cfg: Config, given: TargetSpec, cases: Case[], hooks: R
     replay: (id, extra) => replayCommand(cfg, id, extra, target),
     debug: cfg.debug,
     shared: new Map(),
-    ...(cfg.registry ? { registry: cfg.registry } : {}),
+    ...(cfg.registry
+      ? {
+          registry: {
+            url: cfg.registry.url,
+            ...(cfg.registry.agentPid !== undefined ? { agentPid: cfg.registry.agentPid } : {}),
+            ...(cfg.registry.trust ? { trust: cfg.registry.trust } : {}),
+          },
+        }
+      : {}),
     ...(target.kind === 'nats' && cfg.signingKey !== undefined ? { signingKey: durableKey(cfg) } : {}),
     ...(hooks.log ? { log: hooks.log } : {}),
   };

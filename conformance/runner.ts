@@ -91,6 +91,10 @@ export async function unmetNeed(c: Case, env: RunEnv): Promise<Outcome | null> {
   }
   if (n.registry && !env.registry)
     return skipped('no registry was given: pass --registry nats://host:port, the server of the mesh the agent joined');
+  if (n.registryTrust && env.registry?.trust === undefined)
+    return skipped(
+      'no trust file was given: pass --registry-trust FILE, the trust file that binds the agent id to the key the agent signs its entry with',
+    );
   if (n.agentPid && env.registry?.agentPid === undefined)
     return skipped('the suite may not stop the agent: pass --agent-pid with the process id of the agent (it receives SIGTERM)');
   if (n.restart && env.probe.card?.durability !== 'restart') return unimplemented('the agent card does not declare durability "restart"');

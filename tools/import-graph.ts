@@ -20,7 +20,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['core/', 'package.ts'],
   ['transports/', 'crypto.ts', 'trust.ts'],
   // The registry of a mesh, below the agent, which loads it (lazily) to join one.
-  ['mesh/semver.ts', 'mesh/entry.ts', 'mesh/registry.ts', 'mesh/member.ts'],
+  ['mesh/semver.ts', 'mesh/entry.ts', 'mesh/signature.ts', 'mesh/listing.ts', 'mesh/registry.ts', 'mesh/member.ts'],
   ['agent/', 'client/'],
   ['workspace/', 'jetstream/', 'mesh/'],
   // An agent process: its command line, bindings, durable queues and signals.

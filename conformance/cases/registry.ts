@@ -1,13 +1,16 @@
 /**
  * The registry profile: agents that join a mesh (spec: registry). The harness reads the agent's
  * entry in the key-value bucket TAP_REGISTRY on the server given by --registry, compares it with
- * what the agent says in its handshake, watches its heartbeats and load figures, and, with
- * --agent-pid, stops the agent to see the entry withdrawn.
+ * what the agent says in its handshake, watches its heartbeats and load figures, verifies its
+ * signatures against --registry-trust, overwrites and deletes its entry as another writer of the
+ * bucket would to see the agent write it again, and, with --agent-pid, stops the agent to see the
+ * entry withdrawn.
  */
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Kvm, type KV, type KvEntry } from '@nats-io/kv';
-import { entryProblem, type RegistryEntry } from '../../reference/mesh/entry.ts';
+import { entryProblem, MAX_ENTRY_BYTES, type RegistryEntry } from '../../reference/mesh/entry.ts';
 import { REGISTRY_BUCKET } from '../../reference/mesh/registry.ts';
+import { refusalOf } from '../../reference/mesh/signature.ts';
 import { natsClientOptions, parseNatsUrl } from '../../reference/transports/nats/url.ts';
 import { defineCase, type Case } from '../case.ts';
 import type { CaseContext } from '../context.ts';
@@ -27,6 +30,8 @@ interface Write {
   /** When the harness received it. */
   seenAt: number;
   value?: unknown;
+  /** The length of the value, in bytes. */
+  bytes: number;
 }
 
 const writeOf = (e: KvEntry): Write => {
@@ -38,7 +43,7 @@ const writeOf = (e: KvEntry): Write => {
       value = e.string();
     }
   }
-  return { op: e.operation, revision: e.revision, at: e.created.getTime(), seenAt: Date.now(), value };
+  return { op: e.operation, revision: e.revision, at: e.created.getTime(), seenAt: Date.now(), value, bytes: e.length };
 };
 
 /** The registry bucket on the --registry server, for the length of `use`. */
@@ -121,11 +126,11 @@ export const registryCases: Case[] = [
     level: 'MUST',
     profile: P,
     spec: 'registry#entry',
-    requirements: ['TAP-REG-001', 'TAP-REG-002', 'TAP-REG-003', 'TAP-REG-005', 'TAP-REG-007', 'TAP-REG-039'],
+    requirements: ['TAP-REG-001', 'TAP-REG-002', 'TAP-REG-003', 'TAP-REG-005', 'TAP-REG-007', 'TAP-REG-039', 'TAP-REG-047'],
     needs: REG,
     run: attempt((ctx) =>
       withBucket(ctx, async (kv, agentId) => {
-        const { entry } = await currentEntry(kv, agentId);
+        const { entry, write } = await currentEntry(kv, agentId);
         const card = ctx.card;
         return verdictOf(
           'the entry is valid and carries the handshake card',
@@ -147,6 +152,12 @@ export const registryCases: Case[] = [
             'versions leaves out 1.0, the version the handshake chose',
             '["1.0"]',
             show(entry.versions),
+          ),
+          check(
+            write.bytes <= MAX_ENTRY_BYTES,
+            `the entry is ${write.bytes} bytes of JSON, more than an entry may be`,
+            `<= ${MAX_ENTRY_BYTES} bytes`,
+            `${write.bytes} bytes`,
           ),
         );
       }),
@@ -371,6 +382,113 @@ export const registryCases: Case[] = [
         ),
       );
     }),
+  }),
+  defineCase({
+    id: 'registry.signature.signed',
+    title: 'An agent started with a signing key signs every write of its entry with the key the trust file binds to its agent id',
+    level: 'MUST',
+    profile: P,
+    spec: 'registry#signatures',
+    requirements: ['TAP-REG-052'],
+    needs: { ...REG, registryTrust: true },
+    budgetMs: 45_000,
+    run: attempt((ctx) =>
+      withBucket(ctx, async (kv, agentId) => {
+        const trust = ctx.env.registry!.trust!;
+        if (!Object.hasOwn(trust.principals, agentId))
+          return harnessError(
+            `the trust file given with --registry-trust has no key for ${agentId}, the agent under test: give the trust file of its deployment`,
+          );
+        const { entry } = await currentEntry(kv, agentId);
+        const hb = entry.heartbeat_ms;
+        // The current write, then two heartbeats at most 20 s long: each write must verify.
+        const window = Math.min(2 * hb, 20_000) + allowance(ctx, hb);
+        const writes = (await watchKey(kv, agentId, window)).filter((w) => w.op === 'PUT');
+        ctx.note(`${writes.length} writes in ${window} ms`);
+        const problems = writes.map((w) => {
+          const e = w.value as RegistryEntry;
+          const why = entryProblem(e) ?? refusalOf(e, new Date(w.at), trust);
+          return check(
+            why === undefined,
+            e?.signature === undefined
+              ? 'a write of the entry carries no signature although the trust file binds a key to the agent id: was the agent given its key?'
+              : `a write of the entry does not verify: ${why}`,
+            `a signature by the key of ${agentId}`,
+            show(e?.signature ?? '(none)'),
+          );
+        });
+        return verdictOf(`${writes.length} writes, each signed by the key of ${agentId}`, ...problems);
+      }),
+    ),
+  }),
+  defineCase({
+    id: 'registry.overwrite.reasserts',
+    title: 'An agent whose live entry another writer overwrote or deleted writes its own entry again instead of leaving the mesh',
+    level: 'MUST',
+    profile: P,
+    spec: 'registry#heartbeats',
+    requirements: ['TAP-REG-018'],
+    needs: REG,
+    exclusive: true,
+    budgetMs: 60_000,
+    run: attempt((ctx) =>
+      withBucket(ctx, async (kv, agentId) => {
+        const { entry } = await currentEntry(kv, agentId);
+        const hb = entry.heartbeat_ms;
+        if (hb > 15_000) return harnessError(`heartbeat_ms ${hb} is too long for this case's budget (it waits two heartbeats twice)`);
+        // The agent finds the write at its next heartbeat at the latest, and writes its entry again then.
+        const limit = 2 * hb + allowance(ctx, hb);
+        const trust = ctx.env.registry?.trust;
+        const own = (w: Write): boolean => w.op === 'PUT' && (w.value as RegistryEntry | undefined)?.instance === entry.instance;
+        const { signature: _dropped, ...unsigned } = entry;
+        const forged = {
+          ...unsigned,
+          instance: 'tap-conform-forgery',
+          endpoints: [{ binding: 'nats', url: `nats://127.0.0.1:9/${agentId}` }],
+          updated_at: new Date().toISOString(),
+        };
+        const attacks: Array<[string, () => Promise<number>]> = [
+          [
+            `another writer put instance tap-conform-forgery, endpoint nats://127.0.0.1:9/${agentId}, under its key`,
+            () => kv.put(agentId, JSON.stringify(forged)),
+          ],
+          ['another writer deleted its key', async () => (await kv.delete(agentId), (await kv.get(agentId))?.revision ?? 0)],
+        ];
+        const problems: (Outcome | null)[] = [];
+        for (const [what, attack] of attacks) {
+          const after = await attack();
+          ctx.note(`${what} (revision ${after})`);
+          // A watch of the key begins with its last write, so a quick answer of the agent is not missed.
+          const writes = await watchKey(kv, agentId, limit, (ws) => ws.some((w) => w.revision > after && own(w)));
+          const back = writes.find((w) => w.revision > after && own(w));
+          if (!back) {
+            // Leave no forgery behind for the cases that follow.
+            if (what.includes('put')) await kv.delete(agentId).catch(() => {});
+            return fail(
+              `after ${what}, the agent did not write its own entry again within two heartbeats (${limit} ms): it left the mesh or stopped renewing, so one forged write removes it for good`,
+              `a write of instance ${entry.instance} after revision ${after}`,
+              'none',
+            );
+          }
+          const why = trust ? refusalOf(back.value as RegistryEntry, new Date(back.at), trust) : undefined;
+          problems.push(
+            check(why === undefined, `the entry the agent wrote again does not verify: ${why}`, 'a signed entry', show(back.value, 200)),
+          );
+        }
+        // It goes on renewing: another write of its own within a heartbeat and a half.
+        const last = (await kv.get(agentId))?.revision ?? 0;
+        const renewed = await watchKey(kv, agentId, limit, (ws) => ws.some((w) => w.revision > last && own(w)));
+        problems.push(
+          check(
+            renewed.some((w) => w.revision > last && own(w)),
+            'after writing its entry again the agent stopped renewing it',
+            `a heartbeat within ${limit} ms`,
+            'none',
+          ),
+        );
+        return verdictOf('the agent wrote its entry again after a forged write and a forged delete, and kept renewing it', ...problems);
+      }),
+    ),
   }),
   defineCase({
     id: 'registry.withdraw.shutdown',

@@ -7,6 +7,7 @@
 import { connect } from '@nats-io/transport-node';
 import { createAgent, withConformanceCapabilities } from '../../reference/agent/index.ts';
 import { SUPPORTED_VERSIONS } from '../../reference/core/catalogue.ts';
+import type { RegistryEntry } from '../../reference/mesh/entry.ts';
 import { joinMesh, type MemberSource } from '../../reference/mesh/member.ts';
 import { openRegistry } from '../../reference/mesh/registry.ts';
 import type { Transport } from '../../reference/transports/index.ts';
@@ -20,7 +21,11 @@ export type RegistryFault =
   /** Exits on SIGTERM without withdrawing its entry (TAP-REG-025). */
   | 'left-behind'
   /** Sends its tasks' messages without the request's trace_id and span_id (TAP-MESH-019). */
-  | 'trace-dropped';
+  | 'trace-dropped'
+  /** Has a key in the trust file but joins without it: its entry carries no signature (TAP-REG-052). */
+  | 'unsigned'
+  /** Stops writing its entry for good when another write replaces it, as TAP 1.0 before its errata said (TAP-REG-018). */
+  | 'leaves-when-overwritten';
 
 const [fault, url, agentId] = process.argv.slice(2) as [RegistryFault, string, string];
 
@@ -58,7 +63,33 @@ const source: MemberSource = {
 };
 const nc = await connect({ servers: url });
 let leave = async (): Promise<void> => {};
-if (fault === 'never-heartbeats') {
+if (fault === 'leaves-when-overwritten') {
+  const registry = await openRegistry(nc);
+  const started = new Date().toISOString();
+  const entry = (): RegistryEntry => ({
+    agent_id: agentId,
+    instance: 'leaves-when-overwritten',
+    card: agent.card,
+    versions: [...SUPPORTED_VERSIONS],
+    endpoints: source.endpoints(),
+    load: { running_tasks: agent.stats().activeTasks, max_concurrent_tasks: 16 },
+    heartbeat_ms: 200,
+    ttl_ms: 1000,
+    started_at: started,
+    updated_at: new Date().toISOString(),
+  });
+  let revision = await registry.create(entry());
+  const beat = setInterval(() => {
+    registry.update(entry(), revision).then(
+      (r) => (revision = r),
+      () => clearInterval(beat),
+    );
+  }, 200);
+  leave = async () => {
+    clearInterval(beat);
+    await registry.withdraw(agentId, revision).catch(() => {});
+  };
+} else if (fault === 'never-heartbeats') {
   const registry = await openRegistry(nc);
   const now = new Date().toISOString();
   const revision = await registry.create({

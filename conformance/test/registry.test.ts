@@ -7,6 +7,10 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../../reference/transports/nats/test-server.ts';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { newSigningKey, trustOf } from '../../reference/trust.ts';
 import { runConformance } from '../run.ts';
 import type { RegistryFault } from './registry-broken.ts';
 import { lacks, needing } from '../../test/system-tools.testkit.ts';
@@ -25,7 +29,15 @@ const FAULTS: Array<[RegistryFault, string]> = [
   ['load-stuck', 'registry.load.moves'],
   ['left-behind', 'registry.withdraw.shutdown'],
   ['trace-dropped', 'registry.trace.carried'],
+  ['unsigned', 'registry.signature.signed'],
+  ['leaves-when-overwritten', 'registry.overwrite.reasserts'],
 ];
+
+// The reference agent signs its entry; the trust file names its key and one for the agent that forgets its own.
+const referenceKey = newSigningKey('tap.reference-agent');
+const trust = trustOf([referenceKey, newSigningKey('tap.registry-unsigned')]);
+const keyDir = mkdtempSync(join(tmpdir(), 'tap-registry-keys-'));
+const keyFile = join(keyDir, 'reference.key.json');
 
 describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform --registry (spec: registry)'), () => {
   let server: NatsServer;
@@ -35,6 +47,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform --regi
 
   beforeAll(async () => {
     server = await startNatsServer();
+    writeFileSync(keyFile, JSON.stringify(referenceKey));
     // Every agent starts at once: each process takes a second or two to load.
     const started = await Promise.all([
       serving([
@@ -47,6 +60,8 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform --regi
         '1000',
         '--grace-ms',
         '2000',
+        '--mesh-key',
+        keyFile,
       ]),
       ...FAULTS.map(([fault]) => serving(['conformance/test/registry-broken.ts', fault, server.url, `tap.registry-${fault}`])),
     ]);
@@ -57,6 +72,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform --regi
   afterAll(async () => {
     for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
     await server?.stop();
+    rmSync(keyDir, { recursive: true, force: true });
   });
 
   it('certifies the reference agent in a mesh for the registry profile, and it exits 0 on SIGTERM', { timeout: 60_000 }, async () => {
@@ -67,6 +83,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform --regi
       target: url,
       profiles: ['registry'],
       registry: server.url,
+      registryTrust: trust,
       agentPid: child.pid,
       timeoutMs: 5000,
     });
@@ -77,6 +94,8 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform --regi
       'registry.heartbeat.margin: PASS',
       'registry.load.moves: PASS',
       'registry.trace.carried: PASS',
+      'registry.signature.signed: PASS',
+      'registry.overwrite.reasserts: PASS',
       'registry.withdraw.shutdown: PASS',
     ]);
     expect((await exited)[0]).toBe(0);
@@ -87,11 +106,22 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform --regi
     await expect(runConformance({ target: url, only: ['registry.*'], timeoutMs: 2000 })).rejects.toThrow(/no case matches --only registry/);
     const noPid = await runConformance({ target: url, only: ['registry.withdraw.*'], registry: server.url, timeoutMs: 2000 });
     expect(noPid.cases.map((c) => [c.id, c.verdict])).toEqual([['registry.withdraw.shutdown', 'SKIPPED']]);
+    const noTrust = await runConformance({ target: url, only: ['registry.signature.*'], registry: server.url, timeoutMs: 2000 });
+    expect(noTrust.cases.map((c) => [c.id, c.verdict, c.detail])).toEqual([
+      ['registry.signature.signed', 'SKIPPED', expect.stringMatching(/pass --registry-trust FILE/)],
+    ]);
   });
 
   it.each(FAULTS)('fails an agent that breaks the rule (%s) in %s', { timeout: 30_000 }, async (fault, id) => {
     const { child, url } = broken.get(fault)!;
-    const report = await runConformance({ target: url, only: [id], registry: server.url, agentPid: child.pid, timeoutMs: 2000 });
+    const report = await runConformance({
+      target: url,
+      only: [id],
+      registry: server.url,
+      registryTrust: trust,
+      agentPid: child.pid,
+      timeoutMs: 2000,
+    });
     expect(report.cases.map((c) => [c.id, c.verdict])).toEqual([[id, 'FAIL']]);
   });
 });

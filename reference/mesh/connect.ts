@@ -4,6 +4,7 @@
  */
 import { connect } from '@nats-io/transport-node';
 import { natsClientOptions, parseNatsUrl } from '../transports/nats/url.ts';
+import type { TrustFile } from '../trust.ts';
 import { Mesh, type MeshOptions } from './mesh.ts';
 import { viewOf } from './registry-view.ts';
 import { openRegistry, type OpenRegistryOptions } from './registry.ts';
@@ -11,6 +12,8 @@ import { openRegistry, type OpenRegistryOptions } from './registry.ts';
 /** Options of `connectMesh`: the Mesh's, without the registry and connection it makes itself. */
 export type ConnectMeshOptions = Omit<MeshOptions, 'registry' | 'connect'> & {
   registry?: OpenRegistryOptions;
+  /** Route only to agents whose entries their key signed, by this trust file (spec: registry#signatures). */
+  trust?: TrustFile;
   requestTimeoutMs?: number;
 };
 
@@ -24,9 +27,9 @@ export async function connectMesh(url: string, options: ConnectMeshOptions): Pro
     throw new Error(`could not connect to the mesh's NATS server at ${address.servers.join(',')}: ${err.message}`, { cause: err });
   });
   try {
-    const registry = await openRegistry(nc, options.registry);
+    const registry = await openRegistry(nc, { ...options.registry, ...(options.trust ? { trust: options.trust } : {}) });
     const view = await viewOf(registry);
-    const { registry: _r, requestTimeoutMs, ...rest } = options;
+    const { registry: _r, trust: _t, requestTimeoutMs, ...rest } = options;
     const mesh = new Mesh({
       ...rest,
       registry: view,

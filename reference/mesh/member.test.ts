@@ -4,8 +4,11 @@ import { createAgent, withConformanceCapabilities, type Agent } from '../agent/i
 import { connectNats } from '../client/index.ts';
 import type { AgentCard } from '../../schemas/src/index.ts';
 import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../transports/nats/test-server.ts';
+import { newSigningKey, trustOf } from '../trust.ts';
 import type { RegistryRecord } from './entry.ts';
+import { joinRegistry } from './member.ts';
 import { openRegistry, type Registry } from './registry.ts';
+import { signEntry } from './signature.ts';
 import { lacks, needing } from '../../test/system-tools.testkit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
@@ -33,6 +36,18 @@ async function until<T>(read: () => Promise<T>, check: (v: T) => boolean, ms = 3
     if (check(v)) return v;
     if (Date.now() > end) throw new Error(`the condition did not hold in time; last seen: ${JSON.stringify(v)?.slice(0, 300)}`);
     await sleep(20);
+  }
+}
+
+/** Runs a write against the key's last revision, again if the agent's own write came between. */
+async function between(registry: Registry, agentId: string, write: (revision: number) => Promise<unknown>): Promise<void> {
+  for (let i = 0; ; i++) {
+    try {
+      await write((await registry.lastRevision(agentId))!);
+      return;
+    } catch (err) {
+      if (i > 20 || !/wrong last sequence/.test((err as Error).message)) throw err;
+    }
   }
 }
 
@@ -133,15 +148,165 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'an agent in a mesh
     expect((await registry.get('mesh.twin'))?.entry.instance).toBe(joined.instance);
   });
 
-  it('leaves the mesh when another process overwrites its entry (TAP-REG-018)', async () => {
-    const agent = await serve('mesh.lost');
+  it('writes its entry again when another process overwrites or deletes it while it is live (TAP-REG-018)', async () => {
+    const agent = await serve('mesh.kept');
     const joined = await agent.joinMesh({ url: server.url, heartbeatMs: 100, ttlMs: 300 });
-    const held = (await registry.get('mesh.lost'))!;
-    const other = { ...held.entry, instance: 'someone-else', updated_at: new Date().toISOString() };
-    await registry.update(other, held.revision).catch(async () => registry.update(other, (await registry.lastRevision('mesh.lost'))!));
-    expect(await joined.ended).toBe('another process took the registry entry');
+    let ended = false;
+    void joined.ended.then(() => (ended = true));
+    const held = (await registry.get('mesh.kept'))!;
+    const forged = {
+      ...held.entry,
+      instance: 'someone-else',
+      endpoints: [{ binding: 'nats' as const, url: 'nats://127.0.0.1:9/mesh.kept' }],
+      updated_at: new Date().toISOString(),
+    };
+    await between(registry, 'mesh.kept', (revision) => registry.update(forged, revision));
+    const back = await until(
+      () => registry.get('mesh.kept'),
+      (x) => x?.entry.instance === joined.instance,
+    );
+    expect(back?.entry.endpoints).toEqual([{ binding: 'nats', url: `${server.url}/mesh.kept` }]);
+    // A delete by another process is no withdrawal of this agent's: it writes its entry again too.
+    await between(registry, 'mesh.kept', (revision) => registry.withdraw('mesh.kept', revision));
+    await until(
+      () => registry.get('mesh.kept'),
+      (x) => x?.entry.instance === joined.instance,
+    );
+    expect(joined.reasserted).toBeGreaterThanOrEqual(2);
+    await sleep(350);
+    expect([ended, (await registry.get('mesh.kept'))?.entry.instance]).toEqual([false, joined.instance]);
+  });
+
+  it('signs every write with its key, and refuses a key of another principal (TAP-REG-052)', async () => {
+    const key = newSigningKey('mesh.signed');
+    const trusted = await openRegistry(nc, { trust: trustOf([key]) });
+    const agent = await serve('mesh.signed');
+    await expect(
+      agent.joinMesh({ url: server.url, heartbeatMs: 100, ttlMs: 300, signingKey: newSigningKey('mesh.other') }),
+    ).rejects.toThrow(/belongs to mesh.other, not to agent mesh.signed/);
+    const joined = await agent.joinMesh({ url: server.url, heartbeatMs: 100, ttlMs: 300, signingKey: key });
+    const first = (await trusted.get('mesh.signed'))!;
+    expect(first.entry.instance).toBe(joined.instance);
+    const later = await until(
+      () => trusted.get('mesh.signed'),
+      (x) => x !== undefined && x.revision > first.revision,
+    );
+    expect(later!.entry.signature).not.toBe(first.entry.signature);
+    // A reader whose trust file binds another key to the agent id refuses the very same entry.
+    const misled = await openRegistry(nc, { trust: trustOf([{ ...newSigningKey('mesh.signed') }]) });
+    expect(await misled.get('mesh.signed')).toBeUndefined();
+  });
+
+  it('keeps its entry against a forgery, which a reader with the trust file never takes (TAP-REG-018, TAP-REG-053)', async () => {
+    const key = newSigningKey('mesh.target');
+    const mallory = newSigningKey('mesh.mallory');
+    const trusted = await openRegistry(nc, { trust: trustOf([key, mallory]) });
+    const agent = await serve('mesh.target');
+    const joined = await agent.joinMesh({ url: server.url, heartbeatMs: 100, ttlMs: 300, signingKey: key });
+    const held = (await registry.get('mesh.target'))!;
+    const evil = { binding: 'nats' as const, url: 'nats://127.0.0.1:9/mesh.target' };
+    // Signed by another principal, then not signed at all; each under the agent's key.
+    for (const forged of [
+      signEntry({ ...held.entry, instance: 'mallory', endpoints: [evil], updated_at: new Date().toISOString() }, mallory),
+      { ...held.entry, instance: 'mallory', endpoints: [evil], updated_at: new Date().toISOString(), signature: undefined },
+    ]) {
+      await between(registry, 'mesh.target', (revision) => registry.update(forged, revision));
+      // Until the agent writes again, the reader with the trust file sees no entry; never the forgery.
+      const readings: (string | undefined)[] = [];
+      const back = await until(
+        async () => {
+          const r = await trusted.get('mesh.target');
+          readings.push(r?.entry.instance);
+          return r;
+        },
+        (x) => x?.entry.instance === joined.instance,
+      );
+      expect(readings.filter((i) => i !== undefined && i !== joined.instance)).toEqual([]);
+      expect(back?.entry.endpoints).toEqual([{ binding: 'nats', url: `${server.url}/mesh.target` }]);
+    }
+    expect(joined.reasserted).toBe(2);
+  });
+
+  it('leaves when another process of its agent id, signed with its key, took over after its entry could have turned stale (TAP-REG-011, TAP-REG-018)', async () => {
+    const key = newSigningKey('mesh.paused');
+    const one = await serve('mesh.paused');
+    const two = await serve('mesh.paused');
+    const source = (agent: Agent) => ({
+      card: agent.card,
+      versions: ['1.0'],
+      endpoints: () => [{ binding: 'nats' as const, url: `${server.url}/mesh.paused` }],
+      runningTasks: () => agent.stats().activeTasks,
+    });
+    // The first process's writes stall, as if it were paused or cut off, until the gate opens.
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    let stalled = false;
+    const stalling = new Proxy(registry, {
+      get(target, name) {
+        if (name === 'update')
+          return async (...args: Parameters<Registry['update']>) => {
+            if (stalled) await gate;
+            return target.update(...args);
+          };
+        const value = Reflect.get(target, name) as unknown;
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const first = await joinRegistry(stalling, { heartbeatMs: 100, ttlMs: 300, signingKey: key }, source(one));
+    cleanups.push(() => first.leave());
+    stalled = true;
+    await sleep(450);
+    const second = await joinRegistry(registry, { heartbeatMs: 100, ttlMs: 300, signingKey: key }, source(two));
+    cleanups.push(() => second.leave());
+    open();
+    expect(await first.ended).toBe('another process took the registry entry');
     await sleep(250);
-    expect((await registry.get('mesh.lost', { includeStale: true }))?.entry.instance).toBe('someone-else');
+    expect((await registry.get('mesh.paused'))?.entry.instance).toBe(second.instance);
+    expect(second.reasserted).toBe(0);
+  });
+
+  it('joins over a live entry under its key that does not verify with it, when it signs (TAP-REG-045)', async () => {
+    const key = newSigningKey('mesh.squatted');
+    const agent = await serve('mesh.squatted');
+    const now = new Date().toISOString();
+    await registry.create({
+      agent_id: 'mesh.squatted',
+      instance: 'squatter',
+      card: agent.card,
+      versions: ['1.0'],
+      endpoints: [{ binding: 'nats', url: 'nats://127.0.0.1:9/mesh.squatted' }],
+      load: { running_tasks: 0, max_concurrent_tasks: 6 },
+      heartbeat_ms: 1000,
+      ttl_ms: 4000,
+      started_at: now,
+      updated_at: now,
+    });
+    await expect(agent.joinMesh({ url: server.url, heartbeatMs: 100, ttlMs: 300 })).rejects.toThrow(/is taken in the mesh/);
+    const joined = await agent.joinMesh({ url: server.url, heartbeatMs: 100, ttlMs: 300, signingKey: key });
+    expect((await registry.get('mesh.squatted'))?.entry.instance).toBe(joined.instance);
+  });
+
+  it('refuses to write an entry larger than 64 KiB (TAP-REG-047)', async () => {
+    // A card of many capabilities with long descriptions, each valid, together too large for an entry.
+    const capability = (i: number) => ({
+      name: `big.cap${i}`,
+      version: '1.0.0',
+      description: 'x'.repeat(4000),
+      input_formats: ['text'],
+      output_formats: ['text'],
+      streaming: false,
+      side_effects: false,
+    });
+    const source = {
+      card: { ...card('mesh.huge'), capabilities: Array.from({ length: 20 }, (_, i) => capability(i)) },
+      versions: ['1.0'],
+      endpoints: () => [{ binding: 'nats' as const, url: `${server.url}/mesh.huge` }],
+      runningTasks: () => 0,
+    };
+    await expect(joinRegistry(registry, { heartbeatMs: 100, ttlMs: 300 }, source)).rejects.toThrow(
+      /the registry entry of mesh.huge is \d+ bytes of JSON, more than an entry may be \(65536\)/,
+    );
+    expect(await registry.lastRevision('mesh.huge')).toBeUndefined();
   });
 
   it('refuses a heartbeat below 100 ms, a lifetime below two heartbeats, one above the bucket max_age, and an agent without listeners (TAP-REG-014, TAP-REG-041)', async () => {

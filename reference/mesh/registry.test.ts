@@ -3,8 +3,11 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Kvm } from '@nats-io/kv';
 import type { AgentCard, Capability } from '../../schemas/src/index.ts';
 import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../transports/nats/test-server.ts';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { newSigningKey, trustOf } from '../trust.ts';
 import type { RegistryEntry } from './entry.ts';
-import { openRegistry, REGISTRY_BUCKET, type Registry, type RegistryChange } from './registry.ts';
+import { DEFAULT_BUCKET_LIMITS, openRegistry, REGISTRY_BUCKET, type Registry, type RegistryChange } from './registry.ts';
+import { signEntry } from './signature.ts';
 import { lacks, needing } from '../../test/system-tools.testkit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
@@ -76,6 +79,10 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the registry on NA
     expect(created.maxAgeMs).toBe(60_000);
     const status = await (await new Kvm(nc).open(REGISTRY_BUCKET)).status();
     expect(status.history).toBe(1);
+    // spec: registry#bounds, TAP-REG-057: the bucket is bounded in value size, values and bytes.
+    const { config } = await (await jetstreamManager(nc)).streams.info(`KV_${REGISTRY_BUCKET}`);
+    expect([config.max_msg_size, config.max_msgs, config.max_bytes]).toEqual([65_536, 10_000, 64 * 1024 * 1024]);
+    expect(await created.limits()).toEqual(DEFAULT_BUCKET_LIMITS);
     const again = await openRegistry(nc, { maxAgeMs: 1234 });
     expect(again.maxAgeMs).toBe(60_000);
     await expect(openRegistry(nc, { bucket: 'TAP_REGISTRY_MISSING', create: false })).rejects.toThrow(/cannot open the registry bucket/);
@@ -186,6 +193,114 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the registry on NA
     const r = await fresh();
     const watch = await r.watch(() => {});
     await watch.ready;
+    expect(watch.current()).toEqual([]);
+    watch.stop();
+  });
+
+  it('refuses a new key in a full bucket while the keys in it are renewed, and a value over 64 KiB (TAP-REG-047, TAP-REG-057)', async () => {
+    const r = await openRegistry(nc, { bucket: 'TAP_REGISTRY_FULL', maxAgeMs: 5000, limits: { maxValues: 3 } });
+    const revs = [];
+    for (const id of ['a', 'b', 'c']) revs.push(await r.create(entry(id, [])));
+    await expect(r.create(entry('d', []))).rejects.toThrow(/the registry bucket TAP_REGISTRY_FULL is full \(maximum messages exceeded\)/);
+    await r.update(entry('a', [], { load: { running_tasks: 1, max_concurrent_tasks: 4 } }), revs[0]!);
+    expect((await r.get('a'))?.entry.load.running_tasks).toBe(1);
+    const kv = await new Kvm(nc).open('TAP_REGISTRY_FULL');
+    await expect(kv.put('b', 'x'.repeat(70_000))).rejects.toThrow(/message size exceeds maximum/);
+  });
+
+  it('takes, with a trust file, only entries their agent signed, and says why it refused the others (TAP-REG-053, TAP-REG-054)', async () => {
+    const r = await fresh();
+    const one = newSigningKey('coder.one');
+    const two = newSigningKey('coder.two');
+    const mallory = newSigningKey('mallory');
+    const trusted = await openRegistry(nc, { bucket: r.bucket, trust: trustOf([one, two, mallory]) });
+    const code = [capability('code.write', '1.4.0')];
+    await r.create(signEntry(entry('coder.one', code), one));
+    await r.create(signEntry(entry('coder.two', code), mallory));
+    await r.create(entry('coder.three', code));
+    await r.create(signEntry(entry('mallory', code), mallory));
+    await r.create(signEntry(entry('coder.old', code), mallory));
+    // A write of coder.one's, signed long before the store took it: replayed.
+    const kv = await new Kvm(nc).open(r.bucket);
+    await kv.put(
+      'coder.two',
+      JSON.stringify(signEntry(entry('coder.two', code, { updated_at: new Date(Date.now() - 5000).toISOString() }), two)),
+    );
+    const listing = await trusted.survey({ capability: 'code.write' });
+    expect(listing.records.map((x) => x.entry.agent_id).sort()).toEqual(['coder.one', 'mallory']);
+    expect(Object.fromEntries(listing.refused.map((x) => [x.agentId, x.reason]))).toEqual({
+      'coder.two': expect.stringMatching(
+        /^a replayed write: it was signed at .*, \d+ ms before the store took it, more than its ttl_ms \(1000\)$/,
+      ),
+      'coder.three': 'the trust file has no key for coder.three',
+      'coder.old': 'the trust file has no key for coder.old',
+    });
+    expect(listing.truncated).toBeUndefined();
+    expect(await trusted.get('coder.two')).toBeUndefined();
+    expect((await trusted.get('coder.one'))?.entry.agent_id).toBe('coder.one');
+    // Without a trust file the bucket's writers are trusted: every valid entry is taken.
+    expect((await r.list({ capability: 'code.write' })).map((x) => x.entry.agent_id).sort()).toEqual([
+      'coder.old',
+      'coder.one',
+      'coder.three',
+      'coder.two',
+      'mallory',
+    ]);
+  });
+
+  it('stops a listing at its bounds and says so, and with a trust file still finds the agent a flood hides (TAP-REG-049)', async () => {
+    const r = await openRegistry(nc, { bucket: 'TAP_REGISTRY_FLOOD', maxAgeMs: 60_000 });
+    const kv = await new Kvm(nc).open(r.bucket);
+    const key = newSigningKey('real.agent');
+    const trusted = await openRegistry(nc, { bucket: r.bucket, trust: trustOf([key]) });
+    const code = [capability('code.write', '1.4.0')];
+    const forged = JSON.stringify(entry('flood.x', code, { ttl_ms: 50_000 }));
+    for (let i = 0; i < 1500; i += 100)
+      await Promise.all(Array.from({ length: 100 }, (_, k) => kv.put(`flood.a${i + k}`, forged.replaceAll('flood.x', `flood.a${i + k}`))));
+    // The live agent writes last: a listing read in write order meets it at the very end.
+    await r.create(signEntry(entry('real.agent', code, { ttl_ms: 50_000 }), key));
+    const whole = await r.survey({}, { maxEntries: 5000 });
+    expect([whole.read, whole.records.length, whole.truncated]).toEqual([1501, 1501, undefined]);
+    const capped = await r.survey({}, { maxEntries: 200 });
+    expect([capped.read, capped.truncated]).toEqual([200, 'it read 200 keys, the most a listing reads']);
+    expect(capped.records.some((x) => x.entry.agent_id === 'real.agent')).toBe(false);
+    const hurried = await r.survey({}, { budgetMs: 0 });
+    expect(hurried.read).toBeLessThan(1501);
+    expect(hurried.truncated).toBe('the time budget of 0 ms ran out');
+    const found = await trusted.survey({ capability: 'code.write' }, { maxEntries: 200 });
+    expect(found.truncated).toBe('it read 200 keys, the most a listing reads');
+    expect(found.records.map((x) => x.entry.agent_id)).toEqual(['real.agent']);
+    expect(found.refused.length).toBe(200);
+    // A watch's first reading is bounded too, and reads the trusted keys it has not met.
+    const bounded = await openRegistry(nc, { bucket: r.bucket, trust: trustOf([key]), listing: { budgetMs: 0 } });
+    const watch = await bounded.watch(() => {});
+    await watch.ready;
+    expect(watch.current().map((x) => x.entry.agent_id)).toEqual(['real.agent']);
+    watch.stop();
+  });
+
+  it('keeps, with a trust file, the verified entry through a refused write until its lifetime ends (TAP-REG-055)', async () => {
+    const r = await fresh();
+    const key = newSigningKey('signed.b');
+    const trusted = await openRegistry(nc, { bucket: r.bucket, trust: trustOf([key]) });
+    const changes: RegistryChange[] = [];
+    const watch = await trusted.watch((c) => changes.push(c));
+    await watch.ready;
+    const said = () => changes.map((c) => `${c.kind} ${c.agentId}${c.kind === 'left' ? ` ${c.reason}` : ''}`);
+    const rev = await r.create(signEntry(entry('signed.b', [], { ttl_ms: 2000 }), key));
+    await until(() => changes.length === 1);
+    await r.update(
+      entry('signed.b', [], { instance: 'forger', endpoints: [{ binding: 'nats', url: 'nats://127.0.0.1:9/signed.b' }] }),
+      rev,
+    );
+    await until(() => changes.length === 2);
+    expect(said()).toEqual(['joined signed.b', 'refused signed.b']);
+    expect(watch.current().map((x) => [x.entry.instance, x.entry.endpoints[0]?.url])).toEqual([
+      ['i-signed.b', 'nats://127.0.0.1:4222/signed.b'],
+    ]);
+    // Not renewed by its agent, the verified entry goes when its own lifetime ends.
+    await until(() => changes.length === 3);
+    expect(said()[2]).toBe('left signed.b expired');
     expect(watch.current()).toEqual([]);
     watch.stop();
   });

@@ -31,6 +31,10 @@ describe('the command line of an agent process', () => {
     const ws = serve('--mesh', 'nats://127.0.0.1:4222', '--listen', 'ws://127.0.0.1:0');
     expect(ws.nats).toBeUndefined();
     expect(ws.mesh?.url).toBe('nats://127.0.0.1:4222');
+    expect(serve('--mesh', 'nats://127.0.0.1:4222', '--mesh-key', 'agent.key.json').mesh).toEqual({
+      url: 'nats://127.0.0.1:4222',
+      keyFile: 'agent.key.json',
+    });
   });
 
   it('takes the program’s own options beside its own', () => {
@@ -56,6 +60,7 @@ describe('the command line of an agent process', () => {
     expect(refused('--lease-ms', '100')).toThrow(/belong to --durable/);
     expect(refused('--nats', 'nats://h:1', '--durable', '--lease-ms', '5.5')).toThrow(/not a whole number/);
     expect(refused('--mesh-ttl-ms', '100')).toThrow(/give --mesh URL too/);
+    expect(refused('--mesh-key', 'agent.key.json')).toThrow(/give --mesh URL too/);
     expect(refused('--trace', 'x.jsonl')).toThrow(/--nats URL or --mesh URL/);
     expect(refused('--grace-ms', '-1')).toThrow(UsageError);
   });

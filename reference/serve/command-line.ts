@@ -19,8 +19,8 @@ export interface ServeOptions {
   nats?: string;
   /** With nats: also serve the capabilities on their durable JetStream queues (spec: bindings-nats#task-queue). */
   durable?: { leaseMs: number; maxDeliver: number };
-  /** Keep an entry in the registry of the mesh on this NATS server (spec: registry). */
-  mesh?: { url: string; heartbeatMs?: number; ttlMs?: number };
+  /** Keep an entry in the registry of the mesh on this NATS server, signed with the key in `keyFile` when given (spec: registry). */
+  mesh?: { url: string; heartbeatMs?: number; ttlMs?: number; keyFile?: string };
   /** Append a trace record per message of every NATS session to this file (spec: mesh#trace-records). */
   trace?: string;
   /** This agent's Ed25519 signing key file (spec: bindings-nats#signed-records). */
@@ -52,6 +52,7 @@ const SERVE_OPTIONS = {
   mesh: { type: 'string' },
   'mesh-heartbeat-ms': { type: 'string' },
   'mesh-ttl-ms': { type: 'string' },
+  'mesh-key': { type: 'string' },
   trace: { type: 'string' },
   'signing-key': { type: 'string' },
   trust: { type: 'string' },
@@ -93,6 +94,10 @@ export const SERVE_USAGE = `  --listen URL        serve WebSocket sessions at UR
   --mesh-heartbeat-ms MS
                       how often the registry entry is renewed (default 5000, at least 100)
   --mesh-ttl-ms MS    how long the entry lives after its last renewal (default 3 × the heartbeat)
+  --mesh-key FILE     sign every write of the registry entry with the Ed25519 key in FILE (JSON:
+                      principal, public_key, private_key), whose principal is this agent's id;
+                      readers holding the trust file then refuse entries forged under its id
+                      (spec: registry#signatures)
   --trace FILE        with --nats or --mesh, append a trace record (one JSON line) per traced
                       message of every session to FILE (spec: mesh#trace-records)
   --tls-cert FILE     the agent's certificate (PEM): served on a wss:// --listen URL, or
@@ -177,8 +182,11 @@ export function parseCommandLine<E extends NonNullable<ParseArgsConfig['options'
   }
   if (mesh !== undefined && !natsUrl(mesh))
     throw new UsageError(`--mesh needs the nats:// URL of the registry's server, e.g. nats://127.0.0.1:4222, not ${mesh}`);
-  if (mesh === undefined && (values['mesh-heartbeat-ms'] !== undefined || values['mesh-ttl-ms'] !== undefined))
-    throw new UsageError('--mesh-heartbeat-ms and --mesh-ttl-ms belong to --mesh; give --mesh URL too');
+  if (
+    mesh === undefined &&
+    (values['mesh-heartbeat-ms'] !== undefined || values['mesh-ttl-ms'] !== undefined || values['mesh-key'] !== undefined)
+  )
+    throw new UsageError('--mesh-heartbeat-ms, --mesh-ttl-ms and --mesh-key belong to --mesh; give --mesh URL too');
   // spec: registry#entry: a mesh agent must be reachable; without another binding it serves through the registry's server.
   const servedNats = nats ?? (mesh !== undefined && listen === undefined ? mesh : undefined);
   if (values.durable && servedNats === undefined)
@@ -209,7 +217,14 @@ export function parseCommandLine<E extends NonNullable<ParseArgsConfig['options'
         ? { durable: { leaseMs: wholeOption(values, 'lease-ms', 30_000, 100), maxDeliver: wholeOption(values, 'max-deliver', 5, 1) } }
         : {}),
       ...(mesh !== undefined
-        ? { mesh: { url: mesh, heartbeatMs: optional('mesh-heartbeat-ms', 100), ttlMs: optional('mesh-ttl-ms', 200) } }
+        ? {
+            mesh: {
+              url: mesh,
+              heartbeatMs: optional('mesh-heartbeat-ms', 100),
+              ttlMs: optional('mesh-ttl-ms', 200),
+              ...(text('mesh-key') !== undefined ? { keyFile: text('mesh-key') } : {}),
+            },
+          }
         : {}),
       ...(trace !== undefined ? { trace } : {}),
       ...(signingKey !== undefined ? { signingKey } : {}),

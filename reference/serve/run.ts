@@ -9,7 +9,7 @@ import { createAgent, type Agent, type AgentListener, type AgentOptions, stderrL
 import { stopOnSignals } from '../agent/signals.ts';
 import { readTlsFiles, type TlsOptions } from '../transports/tls.ts';
 import type { Transport } from '../transports/transport.ts';
-import type { SigningKey, TrustFile } from '../trust.ts';
+import { readSigningKey, type SigningKey, type TrustFile } from '../trust.ts';
 import { parseCommandLine, SERVE_USAGE, UsageError, type ServeOptions } from './command-line.ts';
 
 /** Options of `runAgent`: the agent's, and how its process is run. */
@@ -167,10 +167,18 @@ async function listen(served: Served, options: AgentOptions, serve: ServeOptions
   }
   if (!listener) return null;
   if (serve.mesh) {
-    const { url, heartbeatMs, ttlMs } = serve.mesh;
-    await agent.joinMesh({ url, heartbeatMs, ttlMs, ...(served.tls ? { tls: served.tls } : {}) }).catch((err: Error) => {
-      throw new UsageError(`cannot join the mesh at ${url}: ${err.message}`);
-    });
+    const { url, heartbeatMs, ttlMs, keyFile } = serve.mesh;
+    let signingKey: SigningKey | undefined;
+    try {
+      signingKey = keyFile === undefined ? undefined : readSigningKey(keyFile);
+    } catch (err) {
+      throw new UsageError(`--mesh-key: ${(err as Error).message}`);
+    }
+    await agent
+      .joinMesh({ url, heartbeatMs, ttlMs, ...(served.tls ? { tls: served.tls } : {}), ...(signingKey ? { signingKey } : {}) })
+      .catch((err: Error) => {
+        throw new UsageError(`cannot join the mesh at ${url}: ${err.message}`);
+      });
   }
   return listener.url;
 }

@@ -4,6 +4,12 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { AgentCard } from '../../../schemas/src/index.ts';
 import type { RegistryEntry } from '../../mesh/entry.ts';
 import { openRegistry } from '../../mesh/registry.ts';
+import { signEntry } from '../../mesh/signature.ts';
+import { newSigningKey, trustOf } from '../../trust.ts';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Kvm } from '@nats-io/kv';
 import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../../transports/nats/test-server.ts';
 import { runCli } from '../cli.ts';
 import { BUILTIN_COMMANDS } from '../commands.ts';
@@ -104,5 +110,49 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tapctl mesh (spec:
     const binding = await tapctl('mesh', 'discover', 'code.write', '--binding', 'stdio', '--nats', server.url);
     expect(binding.code).toBe(2);
     expect(binding.err).toMatch(/--binding stdio is not a binding with endpoints/);
+  });
+
+  it('with --trust lists only signed agents and the other values as refused, with the reason (spec: registry#signatures)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tapctl-trust-'));
+    try {
+      const key = newSigningKey('signed.one');
+      writeFileSync(join(dir, 'trust.json'), JSON.stringify(trustOf([key])));
+      writeFileSync(join(dir, 'broken.json'), '{"principals": {"signed.one": {}}}');
+      const registry = await openRegistry(nc);
+      await registry.create(signEntry(entry('signed.one', '1.4.0'), key));
+      await registry.create(entry('forger.one', '1.4.0', { endpoints: [{ binding: 'nats', url: 'nats://127.0.0.1:9/forger.one' }] }));
+      const trusted = await tapctl('mesh', 'agents', '--nats', server.url, '--trust', join(dir, 'trust.json'));
+      expect(trusted.code).toBe(0);
+      expect(trusted.out).toMatch(/^1 agent in the mesh, each signed by its key in the trust file\n/);
+      expect(trusted.out).toMatch(/signed\.one +2\/5 tasks/);
+      expect(trusted.out).toMatch(
+        /\n\d+ values refused \(invalid, or not signed by the agent's key in the trust file\); requesters take them as absent:\n(.*\n)* {2}forger\.one +instance i-forger\.one +nats:\/\/127\.0\.0\.1:9\/forger\.one +the trust file has no key for forger\.one\n/,
+      );
+      const json = await tapctl('mesh', 'agents', '--nats', server.url, '--trust', join(dir, 'trust.json'), '--json');
+      expect(json.json().map((e: { agent_id: string }) => e.agent_id)).toEqual(['signed.one']);
+      expect(json.err).toMatch(/forger\.one .*the trust file has no key for forger\.one/);
+      const found = await tapctl('mesh', 'discover', 'code.write', '--nats', server.url, '--trust', join(dir, 'trust.json'), '--json');
+      expect(found.json().map((e: { agent_id: string }) => e.agent_id)).toEqual(['signed.one']);
+      const broken = await tapctl('mesh', 'agents', '--nats', server.url, '--trust', join(dir, 'broken.json'));
+      expect([broken.code, broken.err]).toEqual([1, expect.stringMatching(/principal signed\.one has no Ed25519 public_key/)]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('prints within its bounds and says on stderr when the listing was cut short (spec: registry#bounds)', async () => {
+    const kv = await new Kvm(nc).open('TAP_REGISTRY');
+    await Promise.all(Array.from({ length: 300 }, (_, i) => kv.put(`flood.a${i}`, JSON.stringify(entry(`flood.a${i}`, '1.0.0')))));
+    const cut = await tapctl('mesh', 'agents', '--nats', server.url, '--max-entries', '50', '--json');
+    expect([cut.code, cut.json().length]).toEqual([0, expect.any(Number)]);
+    expect(cut.json().length).toBeLessThanOrEqual(50);
+    expect(cut.err).toMatch(
+      /^tapctl: the listing was cut short after \d+ values \(it read 50 keys, the most a listing reads\): agents beyond them may be missing\. Raise --max-entries or --budget-ms, or give --trust FILE/m,
+    );
+    const whole = await tapctl('mesh', 'agents', '--nats', server.url, '--json');
+    expect(whole.err).toBe('');
+    expect(whole.json().length).toBeGreaterThanOrEqual(300);
+    const bad = await tapctl('mesh', 'agents', '--nats', server.url, '--max-entries', '0');
+    expect([bad.code, bad.err]).toEqual([2, expect.stringMatching(/--max-entries 0 is not a whole number of at least 1/)]);
   });
 });
