@@ -7,7 +7,7 @@
  * reader holding a trust file takes only entries signed by their agent (spec: registry#signatures).
  */
 import type { NatsConnection } from '@nats-io/transport-node';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { DiscardPolicy, jetstreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import { Kvm, type KV, type KvEntry } from '@nats-io/kv';
 import type { TrustFile } from '../trust.ts';
 import {
@@ -143,13 +143,35 @@ export async function openRegistry(nc: NatsConnection, options: OpenRegistryOpti
   return new NatsRegistry(kv, bucket, maxAgeMs, options.trust, options.listing ?? {});
 }
 
-/** Creates the bucket with a history of 1, its max_age and its bounds (spec: registry#nats, TAP-REG-042, TAP-REG-057). */
+/**
+ * Creates the bucket with a history of 1, its max_age and its bounds, in one stream creation (spec:
+ * registry#nats, TAP-REG-042, TAP-REG-057). The key-value API has no count of values, so the stream
+ * is made here as the key-value library makes a bucket's, with max_msgs besides: a user the
+ * permission model lets create the bucket need not be let update it (spec: bindings-nats#security).
+ */
 async function createBucket(nc: NatsConnection, kvm: Kvm, bucket: string, maxAgeMs: number, limits: BucketLimits): Promise<KV> {
-  const kv = await kvm.create(bucket, { history: 1, ttl: maxAgeMs, max_bytes: limits.maxBytes, maxValueSize: limits.maxValueSize });
-  // The key-value API has no count of values: the stream's max_msgs is set on the stream itself.
   const jsm = await jetstreamManager(nc);
-  await jsm.streams.update(`KV_${bucket}`, { max_msgs: limits.maxValues });
-  return kv;
+  await jsm.streams
+    .add({
+      name: `KV_${bucket}`,
+      subjects: [`$KV.${bucket}.>`],
+      retention: RetentionPolicy.Limits,
+      storage: StorageType.File,
+      discard: DiscardPolicy.New,
+      max_msgs_per_subject: 1,
+      max_msgs: limits.maxValues,
+      max_bytes: limits.maxBytes,
+      max_msg_size: limits.maxValueSize,
+      max_age: maxAgeMs * 1_000_000,
+      allow_rollup_hdrs: true,
+      allow_direct: true,
+      num_replicas: 1,
+    })
+    .catch((err: Error) => {
+      // Another member created it meanwhile: open what is there.
+      if (!/already in use|already exists/i.test(err.message)) throw err;
+    });
+  return kvm.open(bucket);
 }
 
 const toBytes = (text: string, agentId: string): Uint8Array => {
