@@ -42,7 +42,7 @@ const SLOW = [
   'reference/tapctl/mesh/traces.test.ts',
   'reference/tapctl/nats.test.ts',
   'reference/transports/nats/nats-transport.test.ts',
-  'reference/transports/nats/test-server.test.ts',
+  'reference/transports/nats/nats-server.test.ts',
   'test/mesh-faults.test.ts',
   'reference/agents/reference-agent-trace.test.ts',
   'reference/serve/run.test.ts',

@@ -55,15 +55,15 @@ describe('the import graph of reference/', () => {
   it('refuses a shipped module that reaches into tools/, imports test support, or runs past 400 lines', () => {
     const root = tree({
       'tapctl/gen-types.ts': "export { main } from '../../tools/gen-types/main.ts';\n",
-      'core/testkit.ts': 'export const peer = 1;\n',
-      'core/ids.ts': "import { peer } from './testkit.ts';\nexport const id = peer;\n",
+      'core/samples.testkit.ts': 'export const peer = 1;\n',
+      'core/ids.ts': "import { peer } from './samples.testkit.ts';\nexport const id = peer;\n",
       'client/client.ts': 'export const x = 1;\n'.repeat(401),
       'core/ids.test.ts': "import { main } from '../../tools/gen-types/main.ts';\nexport const y = main;\n",
     });
     expect(violations(readGraph(root)).sort()).toEqual([
       'import out of reference/: reference/tapctl/gen-types.ts → reference/../tools/gen-types/main.ts; a shipped module must not reach into tools/',
       'reference/client/client.ts has 401 lines, more than 400: split it by spec noun',
-      'shipped module imports test support: reference/core/ids.ts → reference/core/testkit.ts',
+      'shipped module imports test support: reference/core/ids.ts → reference/core/samples.testkit.ts',
     ]);
   });
 

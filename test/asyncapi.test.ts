@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import catalogue from '../schemas/v1/messages.json' with { type: 'json' };
 import { Validator } from '@cfworker/json-schema';
 import { createAjv, validateWith } from '../tools/validate-fixtures.ts';
-import { ajvJudge, type Case, cfworkerJudge, pythonJudge, pythonMissing } from './validators.ts';
+import { ajvJudge, type Case, cfworkerJudge, pythonJudge, pythonMissing } from './validators.testkit.ts';
 import { openSubject, subjectsOf } from '../reference/transports/nats/subjects.ts';
 import { DEFAULT_NAMES, deadSubject, eventSubject, resultSubject, taskSubject } from '../reference/jetstream/streams.ts';
 

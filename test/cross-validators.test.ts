@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { SCHEMA_BUNDLE } from '../reference/core/schema-bundle.ts';
 import { toIssues, validateAgainst } from '../reference/core/validate.ts';
 import { catalogueTypes, invalidFixtures, transcriptFixtures, validFixtures, workspaceFixtures } from '../tools/validate-fixtures.ts';
-import { ajvJudge, type Case, cfworkerJudge, type Judge, type Loading, pythonMissing, pythonVerdicts } from './validators.ts';
+import { ajvJudge, type Case, cfworkerJudge, type Judge, type Loading, pythonMissing, pythonVerdicts } from './validators.testkit.ts';
 
 /** Every case with the verdict the fixtures demand: valid messages, invalid ones, transcript lines, workspace documents. */
 function casesWithVerdicts(): { cases: Case[]; want: boolean[] } {

@@ -15,7 +15,7 @@ import { connectMesh } from '../reference/mesh/connect.ts';
 import type { Mesh } from '../reference/mesh/mesh.ts';
 import type { TraceRecord } from '../reference/mesh/trace.ts';
 import { traces } from '../reference/mesh/trace-view.ts';
-import { natsServerInstalled, NO_NATS_SERVER, startNatsServer, type NatsServer } from '../reference/transports/nats/test-server.ts';
+import { natsServerInstalled, NO_NATS_SERVER, startNatsServer, type NatsServer } from '../reference/transports/nats/nats-server.testkit.ts';
 import { lacks, needing } from './system-tools.testkit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);

@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WORKSPACE_CASES } from '../conformance/workspace/cases/index.ts';
 import { skipReason } from '../conformance/workspace/protocol.ts';
-import { scratchBase } from '../reference/workspace/testing.ts';
+import { scratchBase } from '../reference/workspace/workspace.testkit.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CONFORM = join(ROOT, 'bin/tap-conform.mjs');

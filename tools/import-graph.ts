@@ -69,15 +69,15 @@ export const AGENT_ORDER: readonly string[] = [
 
 /** Modules of test support, used by tests and by the agents started for testing. */
 export const TESTKITS: readonly string[] = [
-  'core/testkit.ts',
+  'core/samples.testkit.ts',
   'core/handshake.testkit.ts',
-  'transports/testing.ts',
-  'agent/test-peer.ts',
-  'client/scripted-agent.ts',
-  'workspace/testing.ts',
-  'workspace/test-agent.ts',
-  'mesh/testing.ts',
-  'workspace/test-mailbox-peer.ts',
+  'transports/transport.testkit.ts',
+  'agent/peer.testkit.ts',
+  'client/scripted-agent.testkit.ts',
+  'workspace/workspace.testkit.ts',
+  'workspace/agent.testkit.ts',
+  'mesh/mesh.testkit.ts',
+  'workspace/mailbox-peer.testkit.ts',
 ];
 
 /** The most lines a shipped module of reference/ may have (STYLE.md: split before a file grows). */

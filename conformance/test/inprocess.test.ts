@@ -8,7 +8,7 @@ import type { RawTransport } from '../../reference/transports/transport.ts';
 import type { Case } from '../case.ts';
 import { ALL_CASES } from '../cases/index.ts';
 import { runCase } from '../runner.ts';
-import { memoryEnv as env, memoryTarget, stopMemoryAgents } from './memory-target.ts';
+import { memoryEnv as env, memoryTarget, stopMemoryAgents } from './memory-target.testkit.ts';
 
 afterAll(stopMemoryAgents);
 

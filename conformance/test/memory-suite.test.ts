@@ -14,7 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ALL_CASES } from '../cases/index.ts';
 import { DEFAULT_SEED } from '../options.ts';
 import { runCases } from '../runner.ts';
-import { memoryEnv, memoryTarget, stopMemoryAgents } from './memory-target.ts';
+import { memoryEnv, memoryTarget, stopMemoryAgents } from './memory-target.testkit.ts';
 
 afterAll(stopMemoryAgents);
 

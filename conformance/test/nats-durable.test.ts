@@ -10,13 +10,18 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAgent, withConformanceCapabilities } from '../../reference/agent/index.ts';
-import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../../reference/transports/nats/test-server.ts';
+import {
+  NO_NATS_SERVER,
+  natsServerInstalled,
+  startNatsServer,
+  type NatsServer,
+} from '../../reference/transports/nats/nats-server.testkit.ts';
 import { takesSubject } from '../cases/durable-survey.ts';
 import { natsDurableCases } from '../cases/nats-durable.ts';
 import { LONGEST_LEASE_MS } from '../options.ts';
 import { runConformance } from '../run.ts';
-import { AGENT, ROOT, tapConform } from './bins.ts';
-import { startBrokenDurableAgent, type DurableFault } from './nats-durable-broken.ts';
+import { AGENT, ROOT, tapConform } from './bins.testkit.ts';
+import { startBrokenDurableAgent, type DurableFault } from './nats-durable-broken.testkit.ts';
 import { lacks, needing } from '../../test/system-tools.testkit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);

@@ -8,11 +8,16 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../../reference/transports/nats/test-server.ts';
+import {
+  NO_NATS_SERVER,
+  natsServerInstalled,
+  startNatsServer,
+  type NatsServer,
+} from '../../reference/transports/nats/nats-server.testkit.ts';
 import { answeringProcesses } from '../nats-processes.ts';
 import { runConformance } from '../run.ts';
-import { AGENT, tapConform } from './bins.ts';
-import { startBrokenNatsAgent, type NatsFault } from './nats-broken.ts';
+import { AGENT, tapConform } from './bins.testkit.ts';
+import { startBrokenNatsAgent, type NatsFault } from './nats-broken.testkit.ts';
 import { lacks, needing } from '../../test/system-tools.testkit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);

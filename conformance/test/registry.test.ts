@@ -6,9 +6,14 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../../reference/transports/nats/test-server.ts';
+import {
+  NO_NATS_SERVER,
+  natsServerInstalled,
+  startNatsServer,
+  type NatsServer,
+} from '../../reference/transports/nats/nats-server.testkit.ts';
 import { runConformance } from '../run.ts';
-import type { RegistryFault } from './registry-broken.ts';
+import type { RegistryFault } from './registry-broken.testkit.ts';
 import { lacks, needing } from '../../test/system-tools.testkit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
@@ -48,7 +53,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform --regi
         '--grace-ms',
         '2000',
       ]),
-      ...FAULTS.map(([fault]) => serving(['conformance/test/registry-broken.ts', fault, server.url, `tap.registry-${fault}`])),
+      ...FAULTS.map(([fault]) => serving(['conformance/test/registry-broken.testkit.ts', fault, server.url, `tap.registry-${fault}`])),
     ]);
     children.push(...started.map((s) => s.child));
     reference = started[0]!;

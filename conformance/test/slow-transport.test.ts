@@ -9,7 +9,7 @@ import type { RawTransport } from '../../reference/transports/transport.ts';
 import type { Case } from '../case.ts';
 import { ALL_CASES } from '../cases/index.ts';
 import { runCases } from '../runner.ts';
-import { memoryEnv, memoryTarget, stopMemoryAgents } from './memory-target.ts';
+import { memoryEnv, memoryTarget, stopMemoryAgents } from './memory-target.testkit.ts';
 
 afterAll(stopMemoryAgents);
 

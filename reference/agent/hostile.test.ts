@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { connectWebSocket, spawnStdioTransport, type ChildStdioTransport } from '../transports/index.ts';
-import { TestPeer } from './test-peer.ts';
+import { TestPeer } from './peer.testkit.ts';
 
 const BIN = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../bin/tap-reference-agent.mjs');
 const AGENT = 'tap.reference-agent';

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { checkSignature } from '../core/index.ts';
 import { hmacSha256 } from '../crypto.ts';
 import { connectWebSocket, spawnStdioTransport, type ChildStdioTransport } from '../transports/index.ts';
-import { REQUESTER_ID, TEST_KEY, TEST_KEY_BYTES, TestPeer, expectCleanHistories } from './test-peer.ts';
+import { REQUESTER_ID, TEST_KEY, TEST_KEY_BYTES, TestPeer, expectCleanHistories } from './peer.testkit.ts';
 
 afterEach(expectCleanHistories);
 

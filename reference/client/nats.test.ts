@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, withConformanceCapabilities, type Agent } from '../agent/index.ts';
 import type { AgentCard } from '../../schemas/src/index.ts';
-import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../transports/nats/test-server.ts';
+import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../transports/nats/nats-server.testkit.ts';
 import { connectNats, type TapClient, type WireEntry } from './index.ts';
 import { lacks, needing } from '../../test/system-tools.testkit.ts';
 

@@ -17,7 +17,7 @@ import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { checkHistory } from '../core/history.ts';
 import type { TaskRecord } from '../workspace/record.ts';
-import { NO_NATS_SERVER, natsServerInstalled, startNatsCluster, type NatsCluster } from '../transports/nats/test-server.ts';
+import { NO_NATS_SERVER, natsServerInstalled, startNatsCluster, type NatsCluster } from '../transports/nats/nats-server.testkit.ts';
 import { DEFAULT_NAMES, ensureStreams } from './streams.ts';
 import { submitDurable } from './submit.ts';
 import { lacks, needing } from '../../test/system-tools.testkit.ts';

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type JetStreamClient } from '@nats-io/jetstream';
 import type { TaskRecord } from '../workspace/record.ts';
-import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../transports/nats/test-server.ts';
+import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../transports/nats/nats-server.testkit.ts';
 import { durableConformanceHandlers } from './capabilities.ts';
 import { lastStoredMessage, replayDurableTask, StreamFenced, TaskStreamWriter } from './events.ts';
 import { startDurableRunner, type DurableRunner, type DurableRunnerOptions } from './runner.ts';

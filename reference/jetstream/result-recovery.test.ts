@@ -11,7 +11,7 @@ import type { JetStreamManager } from '@nats-io/jetstream';
 import { TapError } from '../core/errors.ts';
 import { checkHistory } from '../core/history.ts';
 import type { TaskRecord } from '../workspace/record.ts';
-import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../transports/nats/test-server.ts';
+import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../transports/nats/nats-server.testkit.ts';
 import { replayDurableTask } from './events.ts';
 import { startDurableRunner, type DurableRunner, type DurableWork } from './runner.ts';
 import { DEFAULT_NAMES, ensureStreams, resultSubject } from './streams.ts';

@@ -3,7 +3,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { AckPolicy, jetstreamManager } from '@nats-io/jetstream';
 import { validateAgainst } from '../core/validate.ts';
 import type { TaskRecord } from '../workspace/record.ts';
-import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../transports/nats/test-server.ts';
+import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../transports/nats/nats-server.testkit.ts';
 import { startDurableRunner, type DurableRunner, type DurableRunnerOptions } from './runner.ts';
 import { DEFAULT_NAMES, deadSubject, ensureStreams, resultSubject } from './streams.ts';
 import { submitDurable } from './submit.ts';

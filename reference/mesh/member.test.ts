@@ -3,7 +3,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { createAgent, withConformanceCapabilities, type Agent } from '../agent/index.ts';
 import { connectNats } from '../client/index.ts';
 import type { AgentCard } from '../../schemas/src/index.ts';
-import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../transports/nats/test-server.ts';
+import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../transports/nats/nats-server.testkit.ts';
 import type { RegistryRecord } from './entry.ts';
 import { openRegistry, type Registry } from './registry.ts';
 import { lacks, needing } from '../../test/system-tools.testkit.ts';

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TaskContext } from '../agent/index.ts';
-import { natsServerInstalled, NO_NATS_SERVER, startNatsServer, type NatsServer } from '../transports/nats/test-server.ts';
+import { natsServerInstalled, NO_NATS_SERVER, startNatsServer, type NatsServer } from '../transports/nats/nats-server.testkit.ts';
 import { Mesh } from './mesh.ts';
-import { MemoryRegistry, startMeshAgent, testCapability as capability, type MeshTestAgent } from './testing.ts';
+import { MemoryRegistry, startMeshAgent, testCapability as capability, type MeshTestAgent } from './mesh.testkit.ts';
 import type { TraceRecord } from './trace.ts';
 import { lacks, needing } from '../../test/system-tools.testkit.ts';
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Kvm } from '@nats-io/kv';
 import type { AgentCard, Capability } from '../../schemas/src/index.ts';
-import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../transports/nats/test-server.ts';
+import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../transports/nats/nats-server.testkit.ts';
 import type { RegistryEntry } from './entry.ts';
 import { openRegistry, REGISTRY_BUCKET, type Registry, type RegistryChange } from './registry.ts';
 import { lacks, needing } from '../../test/system-tools.testkit.ts';

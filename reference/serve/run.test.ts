@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { connectWs } from '../client/index.ts';
 import { spawnStdioTransport, type ChildStdioTransport } from '../transports/index.ts';
-import { TestPeer } from '../agent/test-peer.ts';
+import { TestPeer } from '../agent/peer.testkit.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tap-run-agent-'));
 const AGENT = join(dir, 'agent.mjs');

@@ -24,9 +24,9 @@ import {
   type WorkspaceAgent,
 } from './index.ts';
 import { transitionNonce } from './transition.ts';
-import { HERE, runScript, scratchDir, stopChild, waitFor, type ScriptChild } from './testing.ts';
+import { HERE, runScript, scratchDir, stopChild, waitFor, type ScriptChild } from './workspace.testkit.ts';
 
-const AGENT = join(HERE, 'test-agent.ts');
+const AGENT = join(HERE, 'agent.testkit.ts');
 // The tests that start agent processes allow 120 s: more than the sum of their own bounded waits
 // (each names what did not happen), so on a loaded machine a failure says which step was late.
 const cleanups: Array<() => Promise<unknown>> = [];

@@ -7,9 +7,9 @@ import { connect } from '../client/index.ts';
 import type { AgentCard } from '../../schemas/src/index.ts';
 import { FileDedupStore, MailboxReader, MailboxWriter, createMailboxTransport, serveMailboxes } from './index.ts';
 import { mailboxFileName } from './mailbox-writer.ts';
-import { HERE, runScript, scratchDir, stopChild, waitFor, type ScriptChild } from './testing.ts';
+import { HERE, runScript, scratchDir, stopChild, waitFor, type ScriptChild } from './workspace.testkit.ts';
 
-const PEER = join(HERE, 'test-mailbox-peer.ts');
+const PEER = join(HERE, 'mailbox-peer.testkit.ts');
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn().catch(() => {});

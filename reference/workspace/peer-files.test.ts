@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { initWorkspace, submitTask } from './index.ts';
 import { MailboxReader, MailboxWriter } from './index.ts';
-import { HERE, runScript, scratchDir, stopChild, waitFor, type ScriptChild } from './testing.ts';
+import { HERE, runScript, scratchDir, stopChild, waitFor, type ScriptChild } from './workspace.testkit.ts';
 
-const AGENT = join(HERE, 'test-agent.ts');
+const AGENT = join(HERE, 'agent.testkit.ts');
 const TAPCTL = join(HERE, '..', '..', 'bin', 'tapctl.mjs');
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {

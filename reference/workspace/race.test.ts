@@ -7,9 +7,9 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { initWorkspace, listRecords, submitTask, type ClaimMode, type Workspace } from './index.ts';
 import { takeLock } from './lock.ts';
-import { HERE, runScript, scratchDir, stopChild, waitFor, type ScriptChild } from './testing.ts';
+import { HERE, runScript, scratchDir, stopChild, waitFor, type ScriptChild } from './workspace.testkit.ts';
 
-const AGENT = join(HERE, 'test-agent.ts');
+const AGENT = join(HERE, 'agent.testkit.ts');
 const children: ScriptChild[] = [];
 const dirs: string[] = [];
 

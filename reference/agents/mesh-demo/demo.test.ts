@@ -2,7 +2,7 @@
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { natsServerInstalled, NO_NATS_SERVER } from '../../transports/nats/test-server.ts';
+import { natsServerInstalled, NO_NATS_SERVER } from '../../transports/nats/nats-server.testkit.ts';
 import { lacks, needing } from '../../../test/system-tools.testkit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);

@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { HERE } from '../../workspace/testing.ts';
+import { HERE } from '../../workspace/workspace.testkit.ts';
 
 const DEMO = join(HERE, '../agents/workspace-demo/demo.ts');
 

@@ -4,7 +4,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { AgentCard } from '../../../schemas/src/index.ts';
 import type { RegistryEntry } from '../../mesh/entry.ts';
 import { openRegistry } from '../../mesh/registry.ts';
-import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../../transports/nats/test-server.ts';
+import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../../transports/nats/nats-server.testkit.ts';
 import { runCli } from '../cli.ts';
 import { BUILTIN_COMMANDS } from '../commands.ts';
 import { findCommand, registerCommand } from '../registry.ts';

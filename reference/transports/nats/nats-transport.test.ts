@@ -3,7 +3,7 @@ import type { CloseInfo, InboundFrame } from '../transport.ts';
 import { connectNatsTransport } from './connect.ts';
 import { createNatsListener, type TapNatsListener } from './listener.ts';
 import type { NatsTransport } from './nats-transport.ts';
-import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from './test-server.ts';
+import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from './nats-server.testkit.ts';
 import { lacks, needing } from '../../../test/system-tools.testkit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);

@@ -249,4 +249,4 @@ export function expectCleanHistories(): void {
   }
 }
 
-export { ManualClock, settle as flush } from '../core/testkit.ts';
+export { ManualClock, settle as flush } from '../core/samples.testkit.ts';

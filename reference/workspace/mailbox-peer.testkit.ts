@@ -114,6 +114,6 @@ if (positionals[0] === 'write') {
   };
   process.on('SIGTERM', () => void stop());
 } else {
-  process.stderr.write('usage: test-mailbox-peer.ts write|read ...\n');
+  process.stderr.write('usage: mailbox-peer.testkit.ts write|read ...\n');
   process.exit(2);
 }

@@ -6,7 +6,7 @@
  *   hang   never finish (to be killed)
  *   throw  fail with a retryable error
  *   block  block the event loop for --work-ms (no lease renewal meanwhile), then finish
- * Usage: test-agent.ts --workspace DIR --agent-id ID --phases a,b [--mode ok] [--work-ms N]
+ * Usage: agent.testkit.ts --workspace DIR --agent-id ID --phases a,b [--mode ok] [--work-ms N]
  *        [--effects FILE] [--no-reap] [--poll-ms N] [--concurrency N]
  */
 import { closeSync, fdatasyncSync, openSync, writeSync } from 'node:fs';

@@ -1,6 +1,6 @@
 /**
  * Agents that break one rule of the registry on purpose, for the self-test of the registry
- * profile. Run as a process: `registry-broken.ts <fault> <nats-url> <agent-id>`; it serves the
+ * profile. Run as a process: `registry-broken.testkit.ts <fault> <nats-url> <agent-id>`; it serves the
  * reference runtime over NATS, joins the mesh with its fault, prints its URL once ready, and
  * shuts down on SIGTERM.
  */

@@ -8,7 +8,7 @@ import {
   startNatsServer,
   type NatsCluster,
   type NatsServer,
-} from './test-server.ts';
+} from './nats-server.testkit.ts';
 import { lacks, needing } from '../../../test/system-tools.testkit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
