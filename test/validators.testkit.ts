@@ -2,7 +2,7 @@
  * Three JSON Schema validators that no one here wrote, each loading the TAP schemas offline
  * either as the separate files of schemas/v1 or as the single bundle.json: Ajv, @cfworker/json-schema
  * and Debian's python3-jsonschema (through tools/jsonschema-verdicts.py). Used by
- * test/cross-validators.test.ts to require identical verdicts.
+ * test/cross-validators.process.test.ts to require identical verdicts.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
