@@ -105,3 +105,12 @@ export function pythonVerdicts(loading: Loading, cases: readonly Case[]): Promis
     child.stdin.end(pythonRequest(loading, cases));
   });
 }
+
+/** The message examples of asyncapi.yaml (parsed), each as a case against the schema file its payload names. */
+export function exampleCases(doc: {
+  components: { messages: Record<string, { examples?: { name: string; payload: unknown }[] }> };
+}): Case[] {
+  return Object.entries(doc.components.messages).flatMap(([type, m]) =>
+    (m.examples ?? []).map((ex) => ({ label: `${type} example ${ex.name}`, schema: `${type}.schema.json`, instance: ex.payload })),
+  );
+}

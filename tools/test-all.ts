@@ -10,8 +10,9 @@
  *   into an empty project, run the bins and the library from there), the recipes of the README and
  *   the Getting Started page run verbatim from there (tools/tarball/recipes.ts), and the
  *   certification of the reference agent over stdio and WebSocket with the installed package's own bins.
- * - `--fast`: the build, then the vitest files of the fast tier (TAP_TIER=fast: units and the
- *   in-memory conformance run; no process-heavy suites) with the same checks beside them.
+ * - `--fast`: the build, then the vitest project `fast` (every `*.test.ts` that is not a
+ *   `*.process`, `*.server`, `*.browser` or `*.slow` test: units and the in-memory conformance run,
+ *   see vitest.config.ts) with the same checks beside them.
  *
  * `--skip <step>` leaves a step out (by the name printed before it).
  */
@@ -78,12 +79,12 @@ const together = (name: string, commands: [string, string[]][], capture = false)
 const tsx = (script: string, ...args: string[]): [string, string[]] => [process.execPath, ['--import', 'tsx', script, ...args]];
 
 /** Runs vitest with a JSON report and counts its tests. */
-const vitest = (name: string, env: NodeJS.ProcessEnv = {}): Step => ({
+const vitest = (name: string, args: string[] = []): Step => ({
   name,
   run: async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tap-vitest-'));
     const out = join(dir, 'report.json');
-    const code = await sh('npx', ['vitest', 'run', '--reporter=dot', '--reporter=json', `--outputFile.json=${out}`], env);
+    const code = await sh('npx', ['vitest', 'run', ...args, '--reporter=dot', '--reporter=json', `--outputFile.json=${out}`]);
     try {
       const report = JSON.parse(readFileSync(out, 'utf8')) as {
         numPassedTests: number;
@@ -250,7 +251,7 @@ type Stage = Step | Lane[];
 export const FULL: Stage[] = [build, [vitest('vitest: every test file, on both cores'), statics, [tarball, docs, certify]]];
 export const FAST: Stage[] = [
   build,
-  [vitest('vitest: the fast tier (units and the in-memory conformance run)', { TAP_TIER: 'fast' }), statics],
+  [vitest('vitest: the fast tier (units and the in-memory conformance run)', ['--project', 'fast']), statics],
 ];
 
 async function main(): Promise<number> {
