@@ -4,9 +4,8 @@
  * down, with no circle, and no shipped module over 400 lines. `npx tsx tools/import-graph.ts`
  * prints every violation and exits 1 when there is one.
  *
- * Rules. Below every layer stand the schemas (schemas/), which any module may import; the agents
- * started by the conformance suite (reference/agents/) may also import conformance/; nothing may
- * import tools/ or anything else outside reference/. A test file (`*.test.ts`) is exempt from every rule: it may import anything. A testkit
+ * Rules. Below every layer stand the schemas (schemas/), which any module may import; nothing may
+ * import tools/, conformance/ or anything else outside reference/. A test file (`*.test.ts`) is exempt from every rule: it may import anything. A testkit
  * (a module of test support named in TESTKITS) takes part in the circle check and may import any
  * layer, but no shipped module may import it. Every other module may import only its own layer or
  * a lower one, and inside reference/agent only a file declared lower in AGENT_ORDER.
@@ -19,8 +18,6 @@ import ts from 'typescript';
 export const LAYERS: readonly (readonly string[])[] = [
   ['core/', 'package.ts'],
   ['transports/', 'crypto.ts', 'trust.ts'],
-  // The registry of a mesh, below the agent, which loads it (lazily) to join one.
-  ['mesh/semver.ts', 'mesh/entry.ts', 'mesh/registry.ts', 'mesh/member.ts'],
   ['agent/', 'client/'],
   ['workspace/', 'jetstream/', 'mesh/'],
   // An agent process: its command line, bindings, durable queues and signals.
@@ -256,7 +253,7 @@ export function violations(graph: Graph): string[] {
       const arrow = `reference/${from} → reference/${to}${edge.typeOnly ? ' (types)' : ''}`;
       if (to.startsWith('../')) {
         const folder = to.split('/')[1] ?? '';
-        if (folder === 'schemas' || (folder === 'conformance' && from.startsWith('agents/'))) continue;
+        if (folder === 'schemas') continue;
         out.push(`import out of reference/: ${arrow}; a shipped module must not reach into ${folder}/`);
         continue;
       }

@@ -5,6 +5,7 @@ import { connectNats } from '../client/index.ts';
 import type { AgentCard } from '../../schemas/src/index.ts';
 import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../transports/nats/nats-server.testkit.ts';
 import type { RegistryRecord } from './entry.ts';
+import { joinMesh } from './join.ts';
 import { openRegistry, type Registry } from './registry.ts';
 import { lacks, needing } from '../../test/system-tools.testkit.ts';
 
@@ -59,7 +60,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'an agent in a mesh
 
   it('registers its handshake card, its NATS endpoint and its load, and renews them every heartbeat (TAP-REG-002, TAP-REG-004, TAP-REG-013)', async () => {
     const agent = await serve('mesh.one');
-    const joined = await agent.joinMesh({ url: server.url, heartbeatMs: 200, ttlMs: 1000 });
+    const joined = await joinMesh(agent, { url: server.url, heartbeatMs: 200, ttlMs: 1000 });
     const first = (await registry.get('mesh.one'))!;
     expect(first.entry.instance).toBe(joined.instance);
     expect(first.entry.versions).toEqual(['1.0']);
@@ -87,7 +88,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'an agent in a mesh
 
   it('moves its load figure as tasks start and end (TAP-REG-006, TAP-REG-019)', async () => {
     const agent = await serve('mesh.load');
-    await agent.joinMesh({ url: server.url, heartbeatMs: 1000, ttlMs: 3000 });
+    await joinMesh(agent, { url: server.url, heartbeatMs: 1000, ttlMs: 3000 });
     const c = await connectNats(`${server.url}/mesh.load`, { agentId: 'mesh.requester', nats: { keepaliveMs: 100 } });
     cleanups.push(() => c.close());
     const tasks = [0, 1, 2].map(() => c.submit('tap.test.sleep', { ms: 600 }));
@@ -107,7 +108,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'an agent in a mesh
 
   it('withdraws its entry with a delete as it shuts down, and writes it no more (TAP-REG-025, TAP-REG-028, TAP-REG-043)', async () => {
     const agent = await serve('mesh.bye');
-    const joined = await agent.joinMesh({ url: server.url, heartbeatMs: 100, ttlMs: 1000 });
+    const joined = await joinMesh(agent, { url: server.url, heartbeatMs: 100, ttlMs: 1000 });
     expect(await registry.get('mesh.bye')).toBeDefined();
     await agent.shutdown();
     expect(await joined.ended).toBe('left the mesh');
@@ -119,9 +120,9 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'an agent in a mesh
 
   it('refuses an agent id that a live entry of another process holds, and takes over a stale one (TAP-REG-010, TAP-REG-011)', async () => {
     const one = await serve('mesh.twin');
-    await one.joinMesh({ url: server.url, heartbeatMs: 100, ttlMs: 300 });
+    await joinMesh(one, { url: server.url, heartbeatMs: 100, ttlMs: 300 });
     const two = await serve('mesh.twin');
-    await expect(two.joinMesh({ url: server.url, heartbeatMs: 100, ttlMs: 300 })).rejects.toThrow(
+    await expect(joinMesh(two, { url: server.url, heartbeatMs: 100, ttlMs: 300 })).rejects.toThrow(
       /agent id mesh.twin is taken in the mesh/,
     );
     // The first one dies without withdrawing: its NATS connections go, its entry turns stale.
@@ -129,13 +130,13 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'an agent in a mesh
     await one.shutdown();
     await registry.create({ ...stale.entry, updated_at: new Date().toISOString() }).catch(() => {});
     await sleep(350);
-    const joined = await two.joinMesh({ url: server.url, heartbeatMs: 100, ttlMs: 300 });
+    const joined = await joinMesh(two, { url: server.url, heartbeatMs: 100, ttlMs: 300 });
     expect((await registry.get('mesh.twin'))?.entry.instance).toBe(joined.instance);
   });
 
   it('leaves the mesh when another process overwrites its entry (TAP-REG-018)', async () => {
     const agent = await serve('mesh.lost');
-    const joined = await agent.joinMesh({ url: server.url, heartbeatMs: 100, ttlMs: 300 });
+    const joined = await joinMesh(agent, { url: server.url, heartbeatMs: 100, ttlMs: 300 });
     const held = (await registry.get('mesh.lost'))!;
     const other = { ...held.entry, instance: 'someone-else', updated_at: new Date().toISOString() };
     await registry.update(other, held.revision).catch(async () => registry.update(other, (await registry.lastRevision('mesh.lost'))!));
@@ -146,11 +147,11 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'an agent in a mesh
 
   it('refuses a heartbeat below 100 ms, a lifetime below two heartbeats, one above the bucket max_age, and an agent without listeners (TAP-REG-014, TAP-REG-041)', async () => {
     const agent = await serve('mesh.bad');
-    await expect(agent.joinMesh({ url: server.url, heartbeatMs: 50 })).rejects.toThrow(/at least 100 ms/);
-    await expect(agent.joinMesh({ url: server.url, heartbeatMs: 200, ttlMs: 300 })).rejects.toThrow(/at least twice/);
-    await expect(agent.joinMesh({ url: server.url, heartbeatMs: 2000, ttlMs: 6000 })).rejects.toThrow(/max_age \(5000 ms\)/);
+    await expect(joinMesh(agent, { url: server.url, heartbeatMs: 50 })).rejects.toThrow(/at least 100 ms/);
+    await expect(joinMesh(agent, { url: server.url, heartbeatMs: 200, ttlMs: 300 })).rejects.toThrow(/at least twice/);
+    await expect(joinMesh(agent, { url: server.url, heartbeatMs: 2000, ttlMs: 6000 })).rejects.toThrow(/max_age \(5000 ms\)/);
     const quiet = createAgent({ card: card('mesh.quiet'), capabilities: withConformanceCapabilities(), logger: () => {} });
     cleanups.push(() => quiet.shutdown());
-    await expect(quiet.joinMesh({ url: server.url })).rejects.toThrow(/accepts no sessions/);
+    await expect(joinMesh(quiet, { url: server.url })).rejects.toThrow(/accepts no sessions/);
   });
 });

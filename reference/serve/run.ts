@@ -135,7 +135,9 @@ async function listen(served: Served, options: AgentOptions, serve: ServeOptions
   if (!listener) return null;
   if (serve.mesh) {
     const { url, heartbeatMs, ttlMs } = serve.mesh;
-    await agent.joinMesh({ url, heartbeatMs, ttlMs }).catch((err: Error) => {
+    // Loaded on first use: an agent outside a mesh never loads the registry.
+    const { joinMesh } = await import('../mesh/join.ts');
+    await joinMesh(agent, { url, heartbeatMs, ttlMs, log: options.logger ?? stderrLogger }).catch((err: Error) => {
       throw new UsageError(`cannot join the mesh at ${url}: ${err.message}`);
     });
   }
