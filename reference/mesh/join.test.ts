@@ -1,17 +1,7 @@
-import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { createAgent, withConformanceCapabilities } from '../agent/index.ts';
 import { sampleCard } from '../core/samples.testkit.ts';
 import { joinMesh, type MeshAgent } from './join.ts';
-
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
 
 /** An agent face with one endpoint whose shutdown hooks the test runs. */
 function face(): MeshAgent & { hooks: Set<() => Promise<void> | void>; stopping: boolean } {
@@ -49,7 +39,8 @@ describe('joinMesh(agent, options) over the agent face (spec: registry)', () => 
 
   it('refuses a second join while one is under way, and leaves no shutdown hook behind when the join fails', async () => {
     const agent = face();
-    const url = `nats://127.0.0.1:${await closedPort()}`;
+    // Port 1 of the loopback: nothing listens there, so the connection is refused at once.
+    const url = 'nats://127.0.0.1:1';
     const first = joinMesh(agent, { url });
     await expect(joinMesh(agent, { url })).rejects.toThrow(/in a mesh already/);
     expect(agent.hooks.size).toBe(1);

@@ -4,20 +4,11 @@
  */
 import { promises as fsp, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { HERE, runScript, scratchDir, stopChild, waitFor, type ScriptChild } from './workspace.testkit.ts';
+import { describe, expect, it } from 'vitest';
+import { HERE, runScript, stopChild, waitFor, type ScriptChild, cleanupAfterEach } from './workspace.testkit.ts';
 
 const PEER = join(HERE, 'mailbox-peer.testkit.ts');
-const cleanups: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn().catch(() => {});
-});
-
-async function root(): Promise<string> {
-  const dir = await scratchDir();
-  cleanups.push(() => fsp.rm(dir, { recursive: true, force: true }));
-  return dir;
-}
+const { cleanups, root } = cleanupAfterEach();
 
 function peer(args: string[]): ScriptChild {
   const c = runScript(PEER, args);

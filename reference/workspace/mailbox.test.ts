@@ -1,24 +1,15 @@
 /** Mailboxes: one file per message, claimed by rename, deduplicated durably, in order per sender (spec: bindings-workspace#mailboxes). */
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAgent, withConformanceCapabilities } from '../agent/index.ts';
 import { connect } from '../client/index.ts';
 import type { AgentCard } from '../../schemas/src/index.ts';
 import { FileDedupStore, MailboxReader, MailboxWriter, createMailboxTransport, serveMailboxes } from './index.ts';
 import { mailboxFileName } from './mailbox-writer.ts';
-import { scratchDir, waitFor } from './workspace.testkit.ts';
+import { waitFor, cleanupAfterEach } from './workspace.testkit.ts';
 
-const cleanups: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn().catch(() => {});
-});
-
-async function root(): Promise<string> {
-  const dir = await scratchDir();
-  cleanups.push(() => fsp.rm(dir, { recursive: true, force: true }));
-  return dir;
-}
+const { cleanups, root } = cleanupAfterEach();
 
 const decode = (bytes: Uint8Array) => JSON.parse(Buffer.from(bytes).toString('utf8')) as { payload: { n: number } };
 

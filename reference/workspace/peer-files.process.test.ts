@@ -2,23 +2,14 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { initWorkspace, submitTask } from './index.ts';
 import { MailboxReader, MailboxWriter } from './index.ts';
-import { HERE, runScript, scratchDir, stopChild, waitFor, type ScriptChild } from './workspace.testkit.ts';
+import { HERE, runScript, stopChild, waitFor, type ScriptChild, cleanupAfterEach } from './workspace.testkit.ts';
 
 const AGENT = join(HERE, 'agent.testkit.ts');
 const TAPCTL = join(HERE, '..', '..', 'bin', 'tapctl.mjs');
-const cleanups: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn().catch(() => {});
-});
-
-async function root(): Promise<string> {
-  const dir = await scratchDir();
-  cleanups.push(() => fsp.rm(dir, { recursive: true, force: true }));
-  return dir;
-}
+const { cleanups, root } = cleanupAfterEach();
 
 const mkfifo = (path: string): void => {
   execFileSync('mkfifo', [path]);

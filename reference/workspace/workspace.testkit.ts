@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { initWorkspace, type Workspace } from './workspace.ts';
+import { afterEach } from 'vitest';
 
 /** The directory of this module. */
 export const HERE = dirname(fileURLToPath(import.meta.url));
@@ -117,4 +118,21 @@ export async function stopChild(c: ScriptChild, graceMs = 5000): Promise<number 
   const code = await c.exited;
   clearTimeout(timer);
   return code;
+}
+
+/**
+ * Clean-ups run after each test of the calling file, newest first, and scratch roots that they
+ * remove: `const { cleanups, root } = cleanupAfterEach();` at the top of a test file.
+ */
+export function cleanupAfterEach(): { cleanups: Array<() => Promise<unknown>>; root: () => Promise<string> } {
+  const cleanups: Array<() => Promise<unknown>> = [];
+  afterEach(async () => {
+    for (const fn of cleanups.splice(0).reverse()) await fn().catch(() => {});
+  });
+  const root = async (): Promise<string> => {
+    const dir = await scratchDir();
+    cleanups.push(() => fsp.rm(dir, { recursive: true, force: true }));
+    return dir;
+  };
+  return { cleanups, root };
 }
