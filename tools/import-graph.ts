@@ -20,7 +20,7 @@ import ts from 'typescript';
 
 /** reference/ bottom-up; a module's layer is the first entry whose prefix its path (under the folder) starts with. */
 export const LAYERS: readonly (readonly string[])[] = [
-  ['core/', 'package.ts'],
+  ['core/', 'package.ts', 'peers.ts'],
   ['transports/', 'crypto.ts', 'trust.ts'],
   ['agent/', 'client/'],
   ['workspace/', 'jetstream/', 'mesh/'],

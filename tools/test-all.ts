@@ -128,23 +128,33 @@ const vitest = (name: string, args: string[] = []): Step => ({
   },
 });
 
+/** The package installed alone (the certification runs from it), and with its optional peers (the docs run from it). */
 let installed: Installed | undefined;
+let withPeers: Installed | undefined;
 
-/** Packs, installs into an empty project and runs the tarball checks there. */
+/** Packs, installs into an empty project alone and then with the optional peers, and runs the tarball checks of each. */
 const tarball: Step = {
-  name: 'tarball: the packed package installed into an empty project',
+  name: 'tarball: the packed package installed into an empty project, alone and with its optional peers',
   run: async () => {
     // Its lines are kept and printed together when it ends: vitest prints beside it.
     const lines: string[] = [];
     try {
       installed = await prepareInstalled();
+      withPeers = await prepareInstalled({ peers: true, packed: installed.packed });
     } catch (err) {
       console.error(`\n── tarball: FAIL ${(err as Error).message}`);
       return { passed: 0, failed: 1 };
     }
-    const r = await runChecks(installed, (line) => lines.push(line));
+    lines.push('  the package alone:');
+    const alone = await runChecks(installed, (line) => lines.push(line));
+    lines.push('  with its optional peers:');
+    const peers = await runChecks(withPeers, (line) => lines.push(line));
     process.stdout.write(`\n── tarball:\n${lines.join('\n')}\n`);
-    return { ...r, note: `${(installed.packed.size / 1024).toFixed(0)} KiB, ${installed.packed.files.length} files` };
+    return {
+      passed: alone.passed + peers.passed,
+      failed: alone.failed + peers.failed,
+      note: `${(installed.packed.size / 1024).toFixed(0)} KiB, ${installed.packed.files.length} files`,
+    };
   },
 };
 
@@ -153,15 +163,15 @@ const tarball: Step = {
  * installed package (tools/tarball/docs.ts), one after another (they share the ports they name).
  */
 const docs: Step = {
-  name: "docs: README's and Getting Started's commands, verbatim, from the installed package",
+  name: "docs: README's and Getting Started's commands, verbatim, from the installed package with its optional peers",
   run: async () => {
-    if (!installed) return { passed: 0, failed: 1, note: 'no installed package (the tarball step failed or was skipped)' };
+    if (!withPeers) return { passed: 0, failed: 1, note: 'no installed package (the tarball step failed or was skipped)' };
     const lines: string[] = [];
     let passed = 0;
     let failed = 0;
     try {
       for (const recipe of recipesOf(allBlocks())) {
-        const r = await runRecipe(recipe, join(installed.dir, 'project'));
+        const r = await runRecipe(recipe, join(withPeers.dir, 'project'));
         lines.push(`${r.ok ? 'ok  ' : 'FAIL'} recipe ${recipe.name}`, ...r.lines);
         if (r.ok) passed++;
         else failed++;
@@ -292,7 +302,7 @@ async function main(): Promise<number> {
       }
     }
   } finally {
-    if (installed) rmSync(installed.dir, { recursive: true, force: true });
+    for (const inst of [installed, withPeers]) if (inst) rmSync(inst.dir, { recursive: true, force: true });
   }
   console.log(`\n${lines.join('\n')}\nin ${((Date.now() - started) / 1000).toFixed(0)} s`);
   console.log(summaryLine(passed, failed, skipped));

@@ -4,8 +4,9 @@
  * what the agent says in its handshake, watches its heartbeats and load figures, and, with
  * --agent-pid, stops the agent to see the entry withdrawn.
  */
-import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { Kvm, type KV, type KvEntry } from '@nats-io/kv';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { KV, KvEntry } from '@nats-io/kv';
+import { connect, Kvm } from '../../reference/transports/nats/client.ts';
 import { entryProblem, type RegistryEntry } from '../../reference/mesh/entry.ts';
 import { REGISTRY_BUCKET } from '../../reference/mesh/registry.ts';
 import { parseNatsUrl } from '../../reference/transports/nats/url.ts';

@@ -4,8 +4,8 @@
  * a requester that lost its session resumes by reading the subject from `last_sequence`.
  */
 import type { NatsConnection } from '@nats-io/transport-node';
-import { headers as natsHeaders } from '@nats-io/transport-node';
-import { DeliverPolicy, jetstream, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import { headers as natsHeaders, DeliverPolicy, jetstream } from '../transports/nats/client.ts';
 import type { Envelope } from '../../schemas/src/index.ts';
 import { newMessageId } from '../core/ids.ts';
 import { DEFAULT_NAMES, eventSubject, type DurableNames } from './streams.ts';

@@ -8,7 +8,8 @@
  * into dead letters.
  */
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import { AckPolicy, DeliverPolicy, jetstream, type ConsumerMessages, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
+import type { ConsumerMessages, JetStreamManager, JsMsg } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy, jetstream } from '../transports/nats/client.ts';
 import { TapError, type ErrorPayload } from '../core/errors.ts';
 import type { TaskRecord } from '../workspace/record.ts';
 import { lastStoredMessage, StreamFenced, TaskStreamWriter } from './events.ts';

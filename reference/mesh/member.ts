@@ -5,7 +5,8 @@
  * registry#heartbeats, registry#load, registry#withdrawal).
  */
 import { randomBytes } from 'node:crypto';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { connect } from '../transports/nats/client.ts';
 import type { AgentCard } from '../../schemas/src/index.ts';
 import { parseNatsUrl } from '../transports/nats/url.ts';
 import { isLive, MIN_HEARTBEAT_MS, type RegistryEndpoint, type RegistryEntry } from './entry.ts';

@@ -5,7 +5,8 @@
  * entry's server write time and ttl_ms, never by the bucket's max_age (spec: registry#lifetime).
  */
 import type { NatsConnection } from '@nats-io/transport-node';
-import { Kvm, type KV, type KvEntry } from '@nats-io/kv';
+import type { KV, KvEntry } from '@nats-io/kv';
+import { Kvm } from '../transports/nats/client.ts';
 import {
   compileQuery,
   expiresAt,

@@ -55,7 +55,7 @@ async function traceTo(file: string, agentId: string, program: string): Promise<
 async function startDurable(served: Served, options: AgentOptions, serve: ServeOptions): Promise<void> {
   if (!serve.durable || !serve.nats) return;
   const [{ connect }, { parseNatsUrl }, { serveDurably }] = await Promise.all([
-    import('@nats-io/transport-node'),
+    import('../transports/nats/client.ts'),
     import('../transports/nats/url.ts'),
     import('./durable.ts'),
   ]);

@@ -3,6 +3,7 @@
  * client and the registry module loaded only when a mesh command runs (spec: registry#nats).
  */
 import type { NatsConnection } from '@nats-io/transport-node';
+import { MissingPeerError } from '../../peers.ts';
 import type { DiscoveryQuery, RegistryRecord } from '../../mesh/entry.ts';
 import type { Registry } from '../../mesh/registry.ts';
 import { CliError } from '../registry.ts';
@@ -20,7 +21,7 @@ export async function withRegistry<T>(url: string | undefined, use: (registry: R
   if (!/^(nats|tls):\/\//i.test(server))
     throw new CliError(`--nats ${server} is not a nats:// URL`, { usage: true, hint: 'Give one like nats://127.0.0.1:4222.' });
   const [{ connect }, { openRegistry }, { parseNatsUrl }] = await Promise.all([
-    import('@nats-io/transport-node'),
+    import('../../transports/nats/client.ts'),
     import('../../mesh/registry.ts'),
     import('../../transports/nats/url.ts'),
   ]);
@@ -33,6 +34,7 @@ export async function withRegistry<T>(url: string | undefined, use: (registry: R
       ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}),
     });
   } catch (err) {
+    if (err instanceof MissingPeerError) throw err;
     throw new CliError(`cannot reach the NATS server at ${address.servers.join(',')}: ${(err as Error).message}`, {
       code: 'UNREACHABLE',
       hint: 'Check the URL, or start the server (nats-server -js).',

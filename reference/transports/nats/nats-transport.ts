@@ -1,4 +1,5 @@
-import { headers as natsHeaders, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import type { Msg, MsgHdrs, NatsConnection, Subscription } from '@nats-io/transport-node';
+import { headers as natsHeaders } from './client.ts';
 import type { CloseInfo, InboundFrame, RawSendOptions, RawTransport } from '../transport.ts';
 import { checkMaxFrameBytes } from '../frame.ts';
 import { Header } from './subjects.ts';
