@@ -287,6 +287,7 @@ export function checks(inst: Installed): Check[] {
       'a plain .mjs consumer runs a task, reads a data table and runs conformance cases',
       async () => {
         copyFileSync(join(ROOT, 'tools/tarball/consumer.mjs'), join(project, 'consumer.mjs'));
+        copyFileSync(join(ROOT, 'tools/tarball/consumer-agent.mjs'), join(project, 'agent.js'));
         const r = ok(await run(process.execPath, ['consumer.mjs'], { cwd: project, timeoutMs: 120_000 }), 'node consumer.mjs');
         return r.stdout.trim();
       },
