@@ -233,7 +233,12 @@ export function checks(inst: Installed): Check[] {
         ])
           if (!files.includes(need)) throw new Error(`${need} is missing`);
         const stray = files.filter(
-          (f) => /^(test|bench|tools|\.ci|fixtures\/agents)\//.test(f) || (/\.ts$/.test(f) && !f.endsWith('.d.ts')),
+          (f) =>
+            /^(test|bench|tools|\.ci|fixtures\/agents)\//.test(f) ||
+            (/\.ts$/.test(f) && !f.endsWith('.d.ts')) ||
+            // Test support and the demos, which run from a clone (tsconfig.build.json leaves them out).
+            /\.testkit\./.test(f) ||
+            /^dist\/reference\/agents\/([a-z]+-)?demo\//.test(f),
         );
         if (stray.length) throw new Error(`ships ${stray.length} files users do not need: ${stray.slice(0, 5).join(', ')}`);
         if (!readFileSync(join(inst.pkg, 'LICENSE'), 'utf8').includes('Apache License'))
