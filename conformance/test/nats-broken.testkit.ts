@@ -65,7 +65,8 @@ export async function startBrokenNatsAgent(url: string, agentId: string, fault: 
       };
       agent.attach(t);
     };
-    if (fault === 'late-subscribe' && ++opened > 1) {
+    // Served right: the run's wait for the agent to listen (conformance/wait-listening.ts) and its probe; late: every case's connection.
+    if (fault === 'late-subscribe' && ++opened > 2) {
       msg.respond(new Uint8Array(0), { headers: ok });
       setTimeout(serve, 300);
       return;
