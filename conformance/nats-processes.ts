@@ -9,7 +9,7 @@
  * connection it has open. The harness opens a connection of its own and asks again for the same
  * id several times: the process that holds it refuses, and any other process accepts it once.
  */
-import { connect, headers as natsHeaders } from '@nats-io/transport-node';
+import { connect, headers as natsHeaders } from '../reference/transports/nats/client.ts';
 import { Header, newConnectionId, openSubject, subjectsOf } from '../reference/transports/nats/subjects.ts';
 import type { TlsOptions } from '../reference/transports/tls.ts';
 import { natsClientOptions, parseNatsUrl } from '../reference/transports/nats/url.ts';

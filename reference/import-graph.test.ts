@@ -2,11 +2,11 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readGraph, violations } from '../tools/import-graph.ts';
+import { houseViolations, readGraph, TREES, violations } from '../tools/import-graph.ts';
 
 const made: string[] = [];
 
-/** A throwaway reference/ folder holding the given modules. */
+/** A throwaway folder (read as reference/, tools/ or bench/) holding the given modules. */
 function tree(files: Record<string, string>): string {
   const root = mkdtempSync(join(tmpdir(), 'tap-import-graph-'));
   made.push(root);
@@ -21,9 +21,10 @@ afterEach(() => {
   for (const root of made.splice(0)) rmSync(root, { recursive: true, force: true });
 });
 
-describe('the import graph of reference/', () => {
-  it('has no circle, no upward import and no shipped module over 400 lines', () => {
-    const found = violations(readGraph(new URL('./', import.meta.url).pathname));
+describe('the import graph of the house', () => {
+  it('covers reference/, tools/ and bench/ and has no circle, no upward import and no module over 400 lines there', () => {
+    expect(TREES.map((t) => t.folder)).toEqual(expect.arrayContaining(['reference/', 'tools/', 'bench/']));
+    const found = houseViolations(new URL('../', import.meta.url).pathname);
     expect(found, found.join('\n')).toEqual([]);
   });
 
@@ -35,7 +36,7 @@ describe('the import graph of reference/', () => {
     });
     const found = violations(readGraph(root));
     expect(found).toHaveLength(1);
-    expect(found[0]).toContain('import circle among 3 files (core/a.ts, core/b.ts, core/c.ts)');
+    expect(found[0]).toContain('import circle among 3 files (reference/core/a.ts, reference/core/b.ts, reference/core/c.ts)');
     expect(found[0]).toContain('reference/core/a.ts → reference/core/b.ts → reference/core/c.ts → reference/core/a.ts');
   });
 
@@ -47,30 +48,65 @@ describe('the import graph of reference/', () => {
       'agent/runtime.ts': 'export type Runtime = number;\n',
     });
     expect(violations(readGraph(root)).sort()).toEqual([
-      'upward import inside reference/agent: reference/agent/tasks.ts → reference/agent/runtime.ts (types) (AGENT_ORDER puts runtime.ts at or above tasks.ts)',
-      'upward import: reference/core/decode.ts → reference/transports/transport.ts (types) (layer core/ package.ts imports layer transports/ crypto.ts trust.ts)',
+      'upward import inside reference/agent/: reference/agent/tasks.ts → reference/agent/runtime.ts (types) (the declared order puts runtime.ts at or above tasks.ts)',
+      'upward import: reference/core/decode.ts → reference/transports/transport.ts (types) (layer core/ package.ts peers.ts imports layer transports/ crypto.ts trust.ts)',
     ]);
   });
 
   it('refuses a shipped module that reaches into tools/, imports test support, or runs past 400 lines', () => {
     const root = tree({
       'tapctl/gen-types.ts': "export { main } from '../../tools/gen-types/main.ts';\n",
-      'core/testkit.ts': 'export const peer = 1;\n',
-      'core/ids.ts': "import { peer } from './testkit.ts';\nexport const id = peer;\n",
+      'core/samples.testkit.ts': 'export const peer = 1;\n',
+      'core/ids.ts': "import { peer } from './samples.testkit.ts';\nexport const id = peer;\n",
       'client/client.ts': 'export const x = 1;\n'.repeat(401),
       'core/ids.test.ts': "import { main } from '../../tools/gen-types/main.ts';\nexport const y = main;\n",
     });
     expect(violations(readGraph(root)).sort()).toEqual([
-      'import out of reference/: reference/tapctl/gen-types.ts → reference/../tools/gen-types/main.ts; a shipped module must not reach into tools/',
+      'import out of reference/: reference/tapctl/gen-types.ts → tools/gen-types/main.ts; a module of reference/ must not reach into tools/',
       'reference/client/client.ts has 401 lines, more than 400: split it by spec noun',
-      'shipped module imports test support: reference/core/ids.ts → reference/core/testkit.ts',
+      'shipped module imports test support: reference/core/ids.ts → reference/core/samples.testkit.ts',
     ]);
   });
 
   it('lets a file that is not declared in reference/agent be found', () => {
     const root = tree({ 'agent/helpers.ts': 'export const h = 1;\n' });
     expect(violations(readGraph(root))).toEqual([
-      'reference/agent/helpers.ts is not in AGENT_ORDER: declare where it stands in tools/import-graph.ts',
+      'reference/agent/helpers.ts is not in the declared order of reference/agent/: declare where it stands in tools/import-graph.ts',
+    ]);
+  });
+
+  it('checks tools/ and bench/ by their own layers: a library that imports a command, a bench scenario that imports tools/, a file in no layer', () => {
+    const tools = tree({
+      'requirements/chapter.ts': "import { main } from '../requirements.ts';\nexport const c = main;\n",
+      'requirements.ts': "import { c } from './requirements/chapter.ts';\nexport const main = c;\n",
+      'stray.ts': 'export const s = 1;\n',
+      'test-all.ts': "import { NEEDS } from '../test/system-tools.testkit.ts';\nexport const n = NEEDS;\n",
+    });
+    expect(violations(readGraph(tools, 'tools/')).sort()).toEqual([
+      'import circle among 2 files (tools/requirements.ts, tools/requirements/chapter.ts); one loop: tools/requirements.ts → tools/requirements/chapter.ts → tools/requirements.ts',
+      'tools/stray.ts is in no declared layer: add it to the layers of tools/ in tools/import-graph.ts',
+      expect.stringMatching(
+        /^upward import: tools\/requirements\/chapter\.ts → tools\/requirements\.ts \(layer emit-validators\.ts .* imports layer .*requirements\.ts/,
+      ),
+    ]);
+    const bench = tree({
+      'lib/stats.ts': "import { x } from '../../tools/summary.ts';\nexport const s = x;\n",
+      'scenarios/nats.ts':
+        "import { startNatsServer } from '../../reference/transports/nats/nats-server.testkit.ts';\nexport const n = startNatsServer;\n",
+    });
+    expect(violations(readGraph(bench, 'bench/'))).toEqual([
+      'import out of bench/: bench/lib/stats.ts → tools/summary.ts; a module of bench/ must not reach into tools/',
+    ]);
+  });
+
+  it('lets a demo, which is not shipped, use test support, and no other module of reference/agents', () => {
+    const root = tree({
+      'agents/mesh-demo/run.ts': "import { s } from '../../transports/nats/nats-server.testkit.ts';\nexport const r = s;\n",
+      'agents/reference-agent.ts': "import { s } from '../transports/nats/nats-server.testkit.ts';\nexport const r = s;\n",
+      'transports/nats/nats-server.testkit.ts': 'export const s = 1;\n',
+    });
+    expect(violations(readGraph(root))).toEqual([
+      'shipped module imports test support: reference/agents/reference-agent.ts → reference/transports/nats/nats-server.testkit.ts',
     ]);
   });
 });

@@ -5,7 +5,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
-import { NATS_SERVER_BIN, natsServerInstalled } from '../reference/transports/nats/test-server.ts';
+import { NATS_SERVER_BIN, natsServerInstalled } from '../reference/transports/nats/nats-server.testkit.ts';
 
 /** How to install each tool. */
 export const INSTALL = {

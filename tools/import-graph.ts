@@ -1,26 +1,27 @@
 /**
- * The import graph of reference/: every relative import of every non-test module, checked against
- * a declared order of layers (and, inside reference/agent, of files) so that every arrow points
- * down, with no circle, and no shipped module over 400 lines. `npx tsx tools/import-graph.ts`
- * prints every violation and exits 1 when there is one.
+ * The import graph of the house: every relative import of every non-test module of each checked
+ * folder (TREES: reference/, tools/ and bench/), checked against that folder's declared layers
+ * (and, inside a folder with a declared order such as reference/agent, its file order) so that
+ * every arrow points down, with no circle and no module over 400 lines. ARCHITECTURE.md says why;
+ * this file is the source of the layers and the orders, and reference/import-graph.test.ts checks
+ * the whole house. `npx tsx tools/import-graph.ts` prints every violation and exits 1 when there is one.
  *
- * Rules. Below every layer stand the schemas (schemas/), which any module may import; the agents
- * started by the conformance suite (reference/agents/) may also import conformance/; nothing may
- * import tools/ or anything else outside reference/. A test file (`*.test.ts`) is exempt from every rule: it may import anything. A testkit
- * (a module of test support named in TESTKITS) takes part in the circle check and may import any
- * layer, but no shipped module may import it. Every other module may import only its own layer or
- * a lower one, and inside reference/agent only a file declared lower in AGENT_ORDER.
+ * Rules. A test file (`*.test.ts`) is exempt from every rule: it may import anything. A testkit (a
+ * module of test support, named `*.testkit.ts`) takes part in the circle check and may import any
+ * layer, but no shipped module may import it; the modules of tools/ and bench/ and the demos of
+ * reference/agents are not shipped and may. Every other module may import only its own layer or a
+ * lower one of its folder, a file declared lower in its folder's order, and the folders its tree
+ * names as below it (reference/ stands on schemas/ alone; tools/ and bench/ stand on the whole
+ * package). A module in no declared layer, or missing from its folder's order, is reported.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, join, posix, relative, resolve } from 'node:path';
 import ts from 'typescript';
 
-/** Layers bottom-up; a module's layer is the first entry whose prefix its path (under reference/) starts with. */
+/** reference/ bottom-up; a module's layer is the first entry whose prefix its path (under the folder) starts with. */
 export const LAYERS: readonly (readonly string[])[] = [
-  ['core/', 'package.ts'],
+  ['core/', 'package.ts', 'peers.ts'],
   ['transports/', 'crypto.ts', 'trust.ts'],
-  // The registry of a mesh, below the agent, which loads it (lazily) to join one.
-  ['mesh/semver.ts', 'mesh/entry.ts', 'mesh/signature.ts', 'mesh/listing.ts', 'mesh/registry.ts', 'mesh/member.ts'],
   ['agent/', 'client/'],
   ['workspace/', 'jetstream/', 'mesh/'],
   // An agent process: its command line, bindings, durable queues and signals.
@@ -71,31 +72,92 @@ export const AGENT_ORDER: readonly string[] = [
   'index.ts',
 ];
 
-/** Modules of test support, used by tests and by the agents started for testing. */
-export const TESTKITS: readonly string[] = [
-  'core/testkit.ts',
-  'core/handshake.testkit.ts',
-  'transports/testing.ts',
-  'agent/test-peer.ts',
-  'client/scripted-agent.ts',
-  'workspace/testing.ts',
-  'workspace/test-agent.ts',
-  'mesh/testing.ts',
-  'workspace/test-mailbox-peer.ts',
+/**
+ * tools/ bottom-up: the libraries other tools use, the site and the build, the tarball test, and
+ * the commands (each run by an npm script or another tool).
+ */
+export const TOOLS_LAYERS: readonly (readonly string[])[] = [
+  ['emit-validators.ts', 'requirements/', 'fixtures/', 'soak/', 'gen-types/', 'summary.ts', 'listening-agent.ts'],
+  ['site/', 'build.ts'],
+  ['tarball/'],
+  [
+    'certify-reference.ts',
+    'check-coverage.ts',
+    'emit-schema-bundle.ts',
+    'emit-schemas.ts',
+    'import-graph.ts',
+    'mutation.ts',
+    'requirements.ts',
+    'soak.ts',
+    'test-all.ts',
+    'validate-fixtures.ts',
+    'vitest-build.ts',
+  ],
 ];
 
-/** The most lines a shipped module of reference/ may have (STYLE.md: split before a file grows). */
+/** bench/ bottom-up: the protocol pieces the peers share, the library, the peers and scenarios, the commands. */
+export const BENCH_LAYERS: readonly (readonly string[])[] = [
+  ['peers/bare-protocol.ts', 'peers/mcp-echo.ts'],
+  ['lib/'],
+  ['peers/', 'scenarios/'],
+  ['run.ts', 'profile.ts', 'profile-top.ts'],
+];
+
+/** One checked folder: its layers, the declared file orders inside it, and what stands below it. */
+export interface Tree {
+  /** The folder, from the repository root, ending in "/". */
+  folder: string;
+  layers: readonly (readonly string[])[];
+  /** Sub-folders (under `folder`, ending in "/") whose files import only files declared before them. */
+  orders: Readonly<Record<string, readonly string[]>>;
+  /** Folders outside it (from the repository root) that its modules may import. */
+  below: readonly string[];
+  /** Prefixes (under `folder`) of modules that are not shipped and may use test support; "" for the whole folder. */
+  unshipped: readonly string[];
+}
+
+/** The checked folders. conformance/ joins with a declared order of its own. */
+export const TREES: readonly Tree[] = [
+  {
+    folder: 'reference/',
+    layers: LAYERS,
+    orders: { 'agent/': AGENT_ORDER },
+    below: ['schemas/'],
+    // The demos run from a clone (npm run demo, demo:workspace, demo:mesh); tsconfig.build.json leaves them out.
+    unshipped: ['agents/demo/', 'agents/workspace-demo/', 'agents/mesh-demo/'],
+  },
+  {
+    folder: 'tools/',
+    layers: TOOLS_LAYERS,
+    orders: {},
+    below: ['reference/', 'conformance/', 'schemas/', 'test/', 'package.json'],
+    unshipped: [''],
+  },
+  {
+    folder: 'bench/',
+    layers: BENCH_LAYERS,
+    orders: {},
+    below: ['dist/', 'reference/', 'conformance/', 'schemas/'],
+    unshipped: [''],
+  },
+];
+
+/** A module of test support: named `*.testkit.ts`. */
+export const isTestkit = (path: string): boolean => path.endsWith('.testkit.ts');
+
+/** The most lines a module (not a test, not a testkit) may have (ARCHITECTURE.md: split before a file grows). */
 export const MAX_LINES = 400;
 
-/** One relative import: from a module to a module, both as paths under reference/. */
+/** One relative import: from a module to a module, both as paths from the repository root. */
 export interface Edge {
   from: string;
   to: string;
   typeOnly: boolean;
 }
 
-/** The parsed modules of reference/: each non-test module with its relative imports and its length. */
+/** The parsed modules of one folder: each non-test module (by its path from the repository root) with its relative imports and its length. */
 export interface Graph {
+  folder: string;
   modules: Map<string, { edges: Edge[]; lines: number }>;
 }
 
@@ -143,32 +205,54 @@ function importsOf(file: string, text: string): { spec: string; typeOnly: boolea
   return found.filter((i) => i.spec.startsWith('.'));
 }
 
-/** Reads every non-test module under `root` (the reference/ folder) and its relative imports. */
-export function readGraph(root: string): Graph {
+/** Folds a path from the repository root: "reference/../tools/x.ts" becomes "tools/x.ts". */
+function fold(path: string): string {
+  return posix.normalize(path.split('\\').join('/'));
+}
+
+/**
+ * Reads every non-test module under `root`, the folder `folder` of the repository (reference/ by
+ * default), and its relative imports; paths are from the repository root.
+ */
+export function readGraph(root: string, folder = 'reference/'): Graph {
   const modules = new Map<string, { edges: Edge[]; lines: number }>();
-  for (const from of listModules(root, root, [])) {
-    const text = readFileSync(join(root, from), 'utf8');
-    const edges = importsOf(from, text).map(({ spec, typeOnly }) => ({
+  for (const inside of listModules(root, root, [])) {
+    const text = readFileSync(join(root, inside), 'utf8');
+    const from = folder + inside;
+    const edges = importsOf(inside, text).map(({ spec, typeOnly }) => ({
       from,
-      to: relative(root, resolve(root, dirname(from), spec))
-        .split('\\')
-        .join('/'),
+      to: fold(folder + relative(root, resolve(root, dirname(inside), spec))),
       typeOnly,
     }));
     modules.set(from, { edges, lines: text.split('\n').length - (text.endsWith('\n') ? 1 : 0) });
   }
-  return { modules };
+  return { folder, modules };
 }
 
-/** The layer of a module (index into LAYERS), or -1 when its path is outside reference/ or undeclared. */
-export function layerOf(path: string): number {
-  return LAYERS.findIndex((prefixes) => prefixes.some((p) => (p.endsWith('/') ? path.startsWith(p) : path === p)));
+/** The tree a folder is checked as (reference/ for an unknown one). */
+export function treeOf(folder: string): Tree {
+  return TREES.find((t) => t.folder === folder) ?? (TREES[0] as Tree);
 }
 
-function agentRank(path: string): number | undefined {
-  if (!path.startsWith('agent/') || path.slice('agent/'.length).includes('/')) return undefined;
-  return AGENT_ORDER.indexOf(path.slice('agent/'.length));
+/** The layer of a module (path from the repository root) in its tree, or -1 when it is in none. */
+export function layerOf(path: string, tree: Tree = TREES[0] as Tree): number {
+  if (!path.startsWith(tree.folder)) return -1;
+  const inside = path.slice(tree.folder.length);
+  return tree.layers.findIndex((prefixes) => prefixes.some((p) => (p.endsWith('/') ? inside.startsWith(p) : inside === p)));
 }
+
+/** Where a module stands in its folder's declared order: undefined outside an ordered folder, -1 when undeclared. */
+function rankOf(path: string, tree: Tree): { folder: string; rank: number } | undefined {
+  for (const [folder, order] of Object.entries(tree.orders)) {
+    const prefix = tree.folder + folder;
+    if (!path.startsWith(prefix) || path.slice(prefix.length).includes('/')) continue;
+    return { folder, rank: order.indexOf(path.slice(prefix.length)) };
+  }
+  return undefined;
+}
+
+/** True for a module that is not shipped (tools/, bench/, the demos): it may use test support. */
+const unshipped = (path: string, tree: Tree): boolean => tree.unshipped.some((p) => path.startsWith(tree.folder + p));
 
 /** Every import circle: each set of modules that reach one another, with one loop through it to follow. */
 export function findCycles(graph: Graph): { members: string[]; loop: string[] }[] {
@@ -234,59 +318,66 @@ function shortestLoop(graph: Graph, component: string[]): string[] {
   return component;
 }
 
-/** Every rule broken in the graph, one line each, naming the files. */
+/** Every rule broken in the graph (of the folder it was read as), one line each, naming the files. */
 export function violations(graph: Graph): string[] {
+  const tree = treeOf(graph.folder);
   const out: string[] = [];
   for (const { members, loop } of findCycles(graph)) {
-    const path = [...loop, loop[0]].map((f) => `reference/${f}`).join(' → ');
-    out.push(`import circle among ${members.length} files (${members.join(', ')}); one loop: ${path}`);
+    out.push(`import circle among ${members.length} files (${members.join(', ')}); one loop: ${[...loop, loop[0]].join(' → ')}`);
   }
   for (const [from, { edges, lines }] of graph.modules) {
-    if (lines > MAX_LINES && !TESTKITS.includes(from)) {
-      out.push(`reference/${from} has ${lines} lines, more than ${MAX_LINES}: split it by spec noun`);
-    }
-    const fromLayer = layerOf(from);
-    if (fromLayer < 0) {
-      out.push(`reference/${from} is in no declared layer: add its folder to LAYERS in tools/import-graph.ts`);
+    const testkit = isTestkit(from);
+    if (lines > MAX_LINES && !testkit) out.push(`${from} has ${lines} lines, more than ${MAX_LINES}: split it by spec noun`);
+    const fromLayer = layerOf(from, tree);
+    if (fromLayer < 0 && !testkit) {
+      out.push(`${from} is in no declared layer: add it to the layers of ${tree.folder} in tools/import-graph.ts`);
       continue;
     }
-    const fromRank = agentRank(from);
-    if (fromRank === -1 && !TESTKITS.includes(from)) {
-      out.push(`reference/${from} is not in AGENT_ORDER: declare where it stands in tools/import-graph.ts`);
+    const fromRank = rankOf(from, tree);
+    if (fromRank?.rank === -1 && !testkit) {
+      out.push(
+        `${from} is not in the declared order of ${tree.folder}${fromRank.folder}: declare where it stands in tools/import-graph.ts`,
+      );
     }
-    const testkit = TESTKITS.includes(from);
     for (const edge of edges) {
       const to = edge.to;
-      const arrow = `reference/${from} → reference/${to}${edge.typeOnly ? ' (types)' : ''}`;
-      if (to.startsWith('../')) {
-        const folder = to.split('/')[1] ?? '';
-        if (folder === 'schemas' || (folder === 'conformance' && from.startsWith('agents/'))) continue;
-        out.push(`import out of reference/: ${arrow}; a shipped module must not reach into ${folder}/`);
+      const arrow = `${from} → ${to}${edge.typeOnly ? ' (types)' : ''}`;
+      if (isTestkit(to)) {
+        if (!testkit && !unshipped(from, tree)) out.push(`shipped module imports test support: ${arrow}`);
         continue;
       }
-      if (TESTKITS.includes(to) && !testkit) {
-        out.push(`shipped module imports test support: ${arrow}`);
+      if (!to.startsWith(tree.folder)) {
+        if (tree.below.some((b) => to.startsWith(b))) continue;
+        out.push(`import out of ${tree.folder}: ${arrow}; a module of ${tree.folder} must not reach into ${to.split('/')[0]}/`);
         continue;
       }
       if (testkit) continue;
-      const toLayer = layerOf(to);
+      const toLayer = layerOf(to, tree);
       if (toLayer > fromLayer) {
-        out.push(`upward import: ${arrow} (layer ${LAYERS[fromLayer]?.join(' ')} imports layer ${LAYERS[toLayer]?.join(' ')})`);
+        out.push(`upward import: ${arrow} (layer ${tree.layers[fromLayer]?.join(' ')} imports layer ${tree.layers[toLayer]?.join(' ')})`);
         continue;
       }
-      const toRank = agentRank(to);
-      if (fromRank !== undefined && fromRank >= 0 && toRank !== undefined && toRank >= fromRank) {
-        out.push(`upward import inside reference/agent: ${arrow} (AGENT_ORDER puts ${to.slice(6)} at or above ${from.slice(6)})`);
+      const toRank = rankOf(to, tree);
+      if (fromRank && toRank && fromRank.folder === toRank.folder && fromRank.rank >= 0 && toRank.rank >= fromRank.rank) {
+        const name = (p: string) => p.slice(tree.folder.length + fromRank.folder.length);
+        out.push(
+          `upward import inside ${tree.folder}${fromRank.folder}: ${arrow} (the declared order puts ${name(to)} at or above ${name(from)})`,
+        );
       }
     }
   }
   return out;
 }
 
+/** Every violation in the checked folders of the repository at `repoRoot`. */
+export function houseViolations(repoRoot: string): string[] {
+  return TREES.flatMap((tree) => violations(readGraph(join(repoRoot, tree.folder), tree.folder)));
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const root = new URL('../reference/', import.meta.url).pathname;
-  const found = violations(readGraph(root));
+  const found = houseViolations(new URL('../', import.meta.url).pathname);
   for (const line of found) console.log(line);
-  console.log(found.length === 0 ? 'import graph: every arrow points down' : `import graph: ${found.length} violations`);
+  const folders = TREES.map((t) => t.folder).join(', ');
+  console.log(found.length === 0 ? `import graph of ${folders}: every arrow points down` : `import graph: ${found.length} violations`);
   process.exit(found.length === 0 ? 0 : 1);
 }

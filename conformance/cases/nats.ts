@@ -3,7 +3,7 @@
  * codes, one session per connection (spec: bindings-nats). Fault injection goes through the
  * harness's own NATS transport (pieces, gaps, silence) and a NATS connection of its own.
  */
-import { connect, headers as natsHeaders } from '@nats-io/transport-node';
+import { connect, headers as natsHeaders } from '../../reference/transports/nats/client.ts';
 import {
   Header,
   NatsTransport,

@@ -6,8 +6,9 @@
  * bucket would to see the agent write it again, and, with --agent-pid, stops the agent to see the
  * entry withdrawn.
  */
-import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { Kvm, type KV, type KvEntry } from '@nats-io/kv';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { KV, KvEntry } from '@nats-io/kv';
+import { connect, Kvm } from '../../reference/transports/nats/client.ts';
 import { entryProblem, MAX_ENTRY_BYTES, type RegistryEntry } from '../../reference/mesh/entry.ts';
 import { REGISTRY_BUCKET } from '../../reference/mesh/registry.ts';
 import { refusalOf } from '../../reference/mesh/signature.ts';

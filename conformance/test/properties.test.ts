@@ -7,7 +7,7 @@ import { MUTANTS } from '../mutation/mutants.ts';
 import { lifecycleProperty } from '../properties.ts';
 import { runProperty } from '../property-runs.ts';
 import { runCases } from '../runner.ts';
-import { MEMORY_KEY, memoryEnv, memoryTarget, stopMemoryAgents } from './memory-target.ts';
+import { MEMORY_KEY, memoryEnv, memoryTarget, stopMemoryAgents } from './memory-target.testkit.ts';
 
 function ctx(path?: string): CaseContext {
   const env = {

@@ -7,9 +7,6 @@ import type { AgentCard } from '../../schemas/src/index.ts';
 import { createStdioAgentTransport, type StdioAgentOptions } from '../transports/stdio.ts';
 import type { CloseInfo, Transport } from '../transports/transport.ts';
 import type { NatsListenerOptions } from '../transports/nats/listener.ts';
-import { SUPPORTED_VERSIONS } from '../core/catalogue.ts';
-import type { RegistryEndpoint } from '../mesh/entry.ts';
-import type { MeshOptions, Membership } from '../mesh/member.ts';
 import type { TapWebSocketServer, WebSocketServerOptions } from '../transports/websocket.ts';
 import { CONFORMANCE_CAPABILITIES } from './conformance-capabilities.ts';
 import { conformanceFromEnv, keysFromEnv, mergeKeys, processEnvironment } from './environment.ts';
@@ -52,6 +49,14 @@ export interface AgentListener {
   close(): Promise<void>;
 }
 
+/** Where the agent accepts sessions over one binding: what a registry entry names (spec: registry#entry). */
+export interface AgentEndpoint {
+  binding: 'websocket' | 'nats';
+  url: string;
+  /** The NATS subject prefix when it is not "tap". */
+  prefix?: string;
+}
+
 /** Where and how the agent listens over NATS: a nats:// URL or an open connection, and optional credentials. */
 export type AgentNatsOptions = Pick<
   NatsListenerOptions,
@@ -73,12 +78,16 @@ export interface Agent {
   listen(options?: AgentListenOptions): Promise<AgentListener>;
   /** Accepts sessions over NATS under the card's agent id (spec: bindings-nats#opening). */
   listenNats(options: AgentNatsOptions): Promise<AgentListener>;
+  /** Where the agent accepts sessions now: one endpoint per open listener (listen, listenNats). */
+  endpoints(): AgentEndpoint[];
+  /** Its non-terminal tasks across all sessions now. */
+  runningTasks(): number;
   /**
-   * Joins a mesh: keeps an entry with this agent's card, listening endpoints and load in the
-   * registry, renewed every heartbeat, and withdraws it as the shutdown begins (spec: registry).
-   * Needs a listener (listen or listenNats) first, since an entry names where to reach the agent.
+   * Runs `hook` first when the shutdown begins, before any session ends (a mesh membership
+   * withdraws its entry there: spec: registry#withdrawal); returns the function that removes it.
+   * Throws once the shutdown has begun.
    */
-  joinMesh(options: MeshOptions): Promise<Membership>;
+  onShutdown(hook: () => Promise<void> | void): () => void;
   /**
    * Ends every session (hand-offs, results, farewells), refuses new ones and closes the
    * listeners; idempotent: a second call returns the first one's promise (spec: shutdown#signals).
@@ -110,9 +119,9 @@ export function createAgent(options: AgentOptions): Agent {
   const runner = new TaskRunner(rt);
   const connections = new Set<Connection>();
   const servers = new Set<Pick<TapWebSocketServer, 'close'>>();
-  // Where the agent accepts sessions now, for its registry entry (spec: registry#entry).
-  const endpoints = new Map<object, RegistryEndpoint>();
-  let membership: Membership | undefined;
+  // Where the agent accepts sessions now, for a registry entry (spec: registry#entry).
+  const endpoints = new Map<object, AgentEndpoint>();
+  const shutdownHooks = new Set<() => Promise<void> | void>();
   if (options.stateDir) {
     const { journal, records } = Journal.open(options.stateDir, { log: (m) => rt.log('warn', m), ...options.journal });
     rt.journal = journal;
@@ -131,8 +140,16 @@ export function createAgent(options: AgentOptions): Agent {
   };
   const shutdown = (reason = 'the agent is shutting down'): Promise<void> => {
     stopping ??= (async () => {
-      // spec: registry#withdrawal: the entry goes first, so that no requester picks this agent meanwhile.
-      if (membership) await membership.leave();
+      // spec: registry#withdrawal: the hooks go first (a mesh entry), so that no requester picks this agent meanwhile.
+      await Promise.all(
+        [...shutdownHooks].map(async (hook) => {
+          try {
+            await hook();
+          } catch (err) {
+            rt.log('warn', `a shutdown hook failed: ${(err as Error).message}`);
+          }
+        }),
+      );
       await shutdownAll(rt, runner, [...connections], reason);
       await Promise.all([...servers].map((s) => s.close()));
       rt.journal?.close();
@@ -239,25 +256,12 @@ export function createAgent(options: AgentOptions): Agent {
         },
       };
     },
-    async joinMesh(meshOptions) {
-      if (stopping) throw new Error('the agent is shutting down; it cannot join a mesh');
-      if (membership) throw new Error(`the agent is in a mesh already (instance ${membership.instance}); leave it first`);
-      if (endpoints.size === 0)
-        throw new Error('the agent accepts no sessions a requester could reach: call listen() or listenNats() before joinMesh()');
-      // Loaded on first use: an agent outside a mesh never loads the registry.
-      const { joinMesh } = await import('../mesh/member.ts');
-      const joined = await joinMesh(meshOptions, {
-        card: rt.card,
-        versions: SUPPORTED_VERSIONS,
-        endpoints: () => [...endpoints.values()],
-        runningTasks: () => rt.tasks.activeCount(),
-        log: (level, message) => rt.log(level, message),
-      });
-      membership = joined;
-      void joined.ended.then(() => {
-        if (membership === joined) membership = undefined;
-      });
-      return joined;
+    endpoints: () => [...endpoints.values()],
+    runningTasks: () => rt.tasks.activeCount(),
+    onShutdown(hook) {
+      if (stopping) throw new Error('the agent is shutting down');
+      shutdownHooks.add(hook);
+      return () => void shutdownHooks.delete(hook);
     },
     shutdown,
     stopped,

@@ -7,7 +7,7 @@ import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryPair } from '../transports/memory.ts';
 import { connectWebSocket, createWebSocketServer, type CloseInfo } from '../transports/index.ts';
-import { agentCard, testAgent, TestPeer, expectCleanHistories } from './test-peer.ts';
+import { agentCard, testAgent, TestPeer, expectCleanHistories } from './peer.testkit.ts';
 
 afterEach(expectCleanHistories);
 

@@ -3,7 +3,7 @@ import { exportJWK, generateKeyPair, type JWK, SignJWT, UnsecuredJWT } from 'jos
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock, type Clock } from './options.ts';
 import { jwtAuthenticator, scopesOf, type JwtAuthenticatorOptions } from './jwt.ts';
-import { expectCleanHistories, testAgent, TestPeer } from './test-peer.ts';
+import { expectCleanHistories, testAgent, TestPeer } from './peer.testkit.ts';
 
 afterEach(expectCleanHistories);
 

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Agent } from './agent.ts';
 import type { AgentOptions } from './options.ts';
 import { createMemoryPair } from '../transports/memory.ts';
-import { agentCard, requesterCard, TEST_KEY, TEST_KEY_BYTES, testAgent, TestPeer, expectCleanHistories, type Msg } from './test-peer.ts';
+import { agentCard, requesterCard, TEST_KEY, TEST_KEY_BYTES, testAgent, TestPeer, expectCleanHistories, type Msg } from './peer.testkit.ts';
 
 afterEach(expectCleanHistories);
 

@@ -4,8 +4,9 @@
  * a requester that lost its session resumes by reading the subject from `last_sequence`.
  */
 import type { NatsConnection } from '@nats-io/transport-node';
-import { headers as natsHeaders } from '@nats-io/transport-node';
-import { DeliverPolicy, jetstream, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import { headers as natsHeaders, DeliverPolicy, jetstream } from '../transports/nats/client.ts';
+import type { Envelope } from '../../schemas/src/index.ts';
 import { newMessageId } from '../core/ids.ts';
 import type { SigningKey, TrustFile } from '../trust.ts';
 import { signStreamMessage, STREAM_SIGNATURE_HEADER, verifyStreamMessage } from './signatures.ts';
@@ -14,18 +15,8 @@ import { DEFAULT_NAMES, eventSubject, type DurableNames } from './streams.ts';
 /** The NATS header that names the attempt (`state.attempts`) a stream message was published in. */
 export const ATTEMPT_HEADER = 'Tap-Attempt';
 
-/** A message of a durable task's stream: a TAP task.event or task.result without a session. */
-export interface DurableStreamMessage {
-  protocol: string;
-  message_id: string;
-  type: 'task.event' | 'task.result';
-  source: string;
-  target: string;
-  timestamp: string;
-  task_id: string;
-  sequence: number;
-  payload: Record<string, unknown>;
-}
+/** A message of a durable task's stream: a TAP task.event or task.result without a session (the envelope of schemas/src/envelope.ts). */
+export type DurableStreamMessage = Envelope & { type: 'task.event' | 'task.result'; task_id: string; sequence: number };
 
 /** A stored message with the attempt it was published in, its stream sequence and its runner's signature. */
 export interface StoredStreamMessage {

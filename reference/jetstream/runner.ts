@@ -9,7 +9,8 @@
  * max-deliveries advisories into dead letters.
  */
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import { jetstream, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
+import type { ConsumerMessages, JsMsg } from '@nats-io/jetstream';
+import { jetstream } from '../transports/nats/client.ts';
 import { TapError } from '../core/errors.ts';
 import type { SigningKey, TrustFile } from '../trust.ts';
 import { checkIdentifier } from '../transports/nats/subjects.ts';

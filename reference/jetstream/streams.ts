@@ -5,8 +5,9 @@
  * the key-value bucket TAP_IDEMPOTENCY.
  */
 import type { NatsConnection } from '@nats-io/transport-node';
-import { RetentionPolicy, StorageType, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
-import { Kvm, type KV } from '@nats-io/kv';
+import type { JetStreamManager } from '@nats-io/jetstream';
+import type { KV } from '@nats-io/kv';
+import { RetentionPolicy, StorageType, jetstreamManager, Kvm } from '../transports/nats/client.ts';
 import { Wildcard } from '../transports/nats/subjects.ts';
 import { checkNames, DEFAULT_NAMES, deadSubject, eventSubject, resultSubject, taskSubject, type DurableNames } from './names.ts';
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { jetstream } from '@nats-io/jetstream';
+import { jetstream } from '../transports/nats/client.ts';
 import { describeIssues, recordFromDraft, type TaskDraft, type TaskRecord } from '../workspace/record.ts';
 import { validateAgainst } from '../core/validate.ts';
 import type { SigningKey } from '../trust.ts';

@@ -12,7 +12,8 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { connect } from '../transports/nats/client.ts';
 import { createAgent, withConformanceCapabilities, type Agent, type CapabilityDefinition, type Handler } from '../agent/index.ts';
 import { natsClientOptions, parseNatsUrl } from '../transports/nats/url.ts';
 import { joinMesh, type Membership } from './member.ts';

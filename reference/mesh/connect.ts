@@ -2,7 +2,7 @@
  * A Mesh on a NATS server: one NATS connection for the registry's watch and every session, the
  * registry bucket opened (spec: registry#nats), and the Mesh on top. Closing the Mesh closes it.
  */
-import { connect } from '@nats-io/transport-node';
+import { connect } from '../transports/nats/client.ts';
 import { natsClientOptions, parseNatsUrl } from '../transports/nats/url.ts';
 import type { TrustFile } from '../trust.ts';
 import { Mesh, type MeshOptions } from './mesh.ts';

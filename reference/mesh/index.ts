@@ -31,5 +31,8 @@ export type { RegistryEntry, RegistryRecord } from './entry.ts';
 export { readTraceRecords, renderTrace, traces, traceView } from './trace-view.ts';
 export type { TraceSpan, TraceView } from './trace-view.ts';
 export { recordingTransport } from './recording.ts';
+export { joinMesh } from './join.ts';
+export type { JoinMeshOptions, MeshAgent } from './join.ts';
+export type { Membership } from './member.ts';
 export { hostAgents, hostCard } from './agent-host.ts';
 export type { Host, HostOptions } from './agent-host.ts';

@@ -7,7 +7,8 @@
  * registry#withdrawal).
  */
 import { randomBytes } from 'node:crypto';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { connect } from '../transports/nats/client.ts';
 import type { AgentCard } from '../../schemas/src/index.ts';
 import { canonicalize } from '../core/jcs.ts';
 import type { TlsOptions } from '../transports/tls.ts';

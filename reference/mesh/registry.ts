@@ -7,8 +7,8 @@
  * reader holding a trust file takes only entries signed by their agent (spec: registry#signatures).
  */
 import type { NatsConnection } from '@nats-io/transport-node';
-import { DiscardPolicy, jetstreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
-import { Kvm, type KV, type KvEntry } from '@nats-io/kv';
+import type { KV, KvEntry } from '@nats-io/kv';
+import { DiscardPolicy, jetstreamManager, Kvm, RetentionPolicy, StorageType } from '../transports/nats/client.ts';
 import type { TrustFile } from '../trust.ts';
 import {
   compileQuery,
@@ -149,7 +149,13 @@ export async function openRegistry(nc: NatsConnection, options: OpenRegistryOpti
  * is made here as the key-value library makes a bucket's, with max_msgs besides: a user the
  * permission model lets create the bucket need not be let update it (spec: bindings-nats#security).
  */
-async function createBucket(nc: NatsConnection, kvm: Kvm, bucket: string, maxAgeMs: number, limits: BucketLimits): Promise<KV> {
+async function createBucket(
+  nc: NatsConnection,
+  kvm: InstanceType<typeof Kvm>,
+  bucket: string,
+  maxAgeMs: number,
+  limits: BucketLimits,
+): Promise<KV> {
   const jsm = await jetstreamManager(nc);
   await jsm.streams
     .add({

@@ -59,7 +59,7 @@ async function traceTo(file: string, agentId: string, program: string): Promise<
 async function startDurable(served: Served, options: AgentOptions, serve: ServeOptions): Promise<void> {
   if (!serve.durable || !serve.nats) return;
   const [{ connect }, { natsClientOptions, parseNatsUrl }, { serveDurably }] = await Promise.all([
-    import('@nats-io/transport-node'),
+    import('../transports/nats/client.ts'),
     import('../transports/nats/url.ts'),
     import('./durable.ts'),
   ]);
@@ -174,11 +174,18 @@ async function listen(served: Served, options: AgentOptions, serve: ServeOptions
     } catch (err) {
       throw new UsageError(`--mesh-key: ${(err as Error).message}`);
     }
-    await agent
-      .joinMesh({ url, heartbeatMs, ttlMs, ...(served.tls ? { tls: served.tls } : {}), ...(signingKey ? { signingKey } : {}) })
-      .catch((err: Error) => {
-        throw new UsageError(`cannot join the mesh at ${url}: ${err.message}`);
-      });
+    // Loaded on first use: an agent outside a mesh never loads the registry.
+    const { joinMesh } = await import('../mesh/join.ts');
+    await joinMesh(agent, {
+      url,
+      heartbeatMs,
+      ttlMs,
+      log: options.logger ?? stderrLogger,
+      ...(served.tls ? { tls: served.tls } : {}),
+      ...(signingKey ? { signingKey } : {}),
+    }).catch((err: Error) => {
+      throw new UsageError(`cannot join the mesh at ${url}: ${err.message}`);
+    });
   }
   return listener.url;
 }

@@ -5,6 +5,7 @@
  * listing (spec: registry#bounds).
  */
 import type { NatsConnection } from '@nats-io/transport-node';
+import { MissingPeerError } from '../../peers.ts';
 import type { DiscoveryQuery, RegistryRecord } from '../../mesh/entry.ts';
 import type { Listing, ListingBounds, Refusal } from '../../mesh/listing.ts';
 import type { Registry } from '../../mesh/registry.ts';
@@ -76,7 +77,7 @@ export async function withRegistry<T>(
   if (!/^(nats|tls):\/\//i.test(server))
     throw new CliError(`--nats ${server} is not a nats:// URL`, { usage: true, hint: 'Give one like nats://127.0.0.1:4222.' });
   const [{ connect }, { openRegistry }, { natsClientOptions, parseNatsUrl }] = await Promise.all([
-    import('@nats-io/transport-node'),
+    import('../../transports/nats/client.ts'),
     import('../../mesh/registry.ts'),
     import('../../transports/nats/url.ts'),
   ]);
@@ -88,6 +89,7 @@ export async function withRegistry<T>(
       name: 'tapctl mesh',
     });
   } catch (err) {
+    if (err instanceof MissingPeerError) throw err;
     throw new CliError(`cannot reach the NATS server at ${address.servers.join(',')}: ${(err as Error).message}`, {
       code: 'UNREACHABLE',
       hint: 'Check the URL, or start the server (nats-server -js).',

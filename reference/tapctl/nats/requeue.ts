@@ -4,7 +4,7 @@
  * new message, so the server counts its deliveries from one again; only once the queue has
  * acknowledged it is the dead letter deleted.
  */
-import { jetstream } from '@nats-io/jetstream';
+import { jetstream } from '../../transports/nats/client.ts';
 import type { TaskRecord } from '../../workspace/record.ts';
 import { taskSubject } from '../../jetstream/streams.ts';
 import { CliError, type CommandContext } from '../registry.ts';

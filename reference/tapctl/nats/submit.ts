@@ -2,7 +2,7 @@
  * tapctl nats submit: queues a durable task for a capability and, with --wait, waits for its
  * finished record in TAP_RESULTS (spec: bindings-nats#task-queue, bindings-nats#idempotency).
  */
-import { Kvm } from '@nats-io/kv';
+import { Kvm } from '../../transports/nats/client.ts';
 import type { TaskRecord } from '../../workspace/record.ts';
 import { ensureStreams, resultSubject, taskSubject } from '../../jetstream/streams.ts';
 import { idempotencyKey, submitDurable } from '../../jetstream/submit.ts';

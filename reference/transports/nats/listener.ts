@@ -1,4 +1,5 @@
-import { connect, headers as natsHeaders, type ConnectionOptions, type Msg, type NatsConnection } from '@nats-io/transport-node';
+import type { ConnectionOptions, Msg, NatsConnection } from '@nats-io/transport-node';
+import { connect, headers as natsHeaders } from './client.ts';
 import { DEFAULT_MAX_FRAME_BYTES, checkMaxFrameBytes } from '../frame.ts';
 import { checkKeepalive, DEFAULT_KEEPALIVE_MS, MAX_KEEPALIVE_MS, MIN_KEEPALIVE_MS, parseKeepalive } from './keepalive.ts';
 import { NatsCloseCode, NatsTransport } from './nats-transport.ts';

@@ -1,9 +1,12 @@
-import { headers as natsHeaders, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import type { Msg, MsgHdrs, NatsConnection, Subscription } from '@nats-io/transport-node';
+import { headers as natsHeaders } from './client.ts';
 import type { CloseInfo, InboundFrame, RawSendOptions, RawTransport } from '../transport.ts';
 import { checkMaxFrameBytes } from '../frame.ts';
 import { Header } from './subjects.ts';
 import { clampKeepalive, DEFAULT_KEEPALIVE_MS, MISSED_KEEPALIVES } from './keepalive.ts';
-import { PeerNumbering } from './numbering.ts';
+import { PeerNumbering, type NatsInboundLog } from './numbering.ts';
+
+export type { NatsInboundLog } from './numbering.ts';
 
 /** The close codes of the binding: those of the WebSocket binding, carried in a close control (spec: bindings-nats#closing). */
 export const NatsCloseCode = Object.freeze({
@@ -48,18 +51,6 @@ export interface NatsTransportOptions {
   connectionId?: string;
   /** Where the connection comes from, as far as the binding can tell (see `Transport.origin`). */
   origin?: string;
-}
-
-/** What a transport saw of the peer's numbering and keepalives (spec: bindings-nats#frames, bindings-nats#liveness). */
-export interface NatsInboundLog {
-  /** The peer's messages received so far, frames and controls. */
-  messages: number;
-  /** The peer's keepalives received so far. */
-  keepalives: number;
-  /** When the newest keepalives arrived (ms since the epoch), at most the last 64. */
-  keepaliveTimes: number[];
-  /** Frames that arrived in more than one piece. */
-  joinedFrames: number;
 }
 
 const encoder = new TextEncoder();

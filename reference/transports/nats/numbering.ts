@@ -33,3 +33,15 @@ export class PeerNumbering {
     return true;
   }
 }
+
+/** What a transport saw of the peer's numbering and keepalives (spec: bindings-nats#frames, bindings-nats#liveness). */
+export interface NatsInboundLog {
+  /** The peer's messages received so far, frames and controls. */
+  messages: number;
+  /** The peer's keepalives received so far. */
+  keepalives: number;
+  /** When the newest keepalives arrived (ms since the epoch), at most the last 64. */
+  keepaliveTimes: number[];
+  /** Frames that arrived in more than one piece. */
+  joinedFrames: number;
+}
