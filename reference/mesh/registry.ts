@@ -9,6 +9,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { KV, KvEntry } from '@nats-io/kv';
 import { DiscardPolicy, jetstreamManager, Kvm, RetentionPolicy, StorageType } from '../transports/nats/client.ts';
+import { kvSubject, Wildcard } from '../transports/nats/subjects.ts';
 import type { TrustFile } from '../trust.ts';
 import {
   compileQuery,
@@ -160,7 +161,7 @@ async function createBucket(
   await jsm.streams
     .add({
       name: `KV_${bucket}`,
-      subjects: [`$KV.${bucket}.>`],
+      subjects: [kvSubject(bucket, Wildcard.TAIL)],
       retention: RetentionPolicy.Limits,
       storage: StorageType.File,
       discard: DiscardPolicy.New,
