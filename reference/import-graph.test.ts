@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { houseViolations, readGraph, TREES, violations } from '../tools/import-graph.ts';
+import { optionalPeerViolations } from '../tools/optional-peers.ts';
 
 const made: string[] = [];
 
@@ -26,6 +27,19 @@ describe('the import graph of the house', () => {
     expect(TREES.map((t) => t.folder)).toEqual(expect.arrayContaining(['reference/', 'tools/', 'bench/']));
     const found = houseViolations(new URL('../', import.meta.url).pathname);
     expect(found, found.join('\n')).toEqual([]);
+  });
+
+  it('lets only the NATS client loader import @nats-io/* for its values; a type import is free anywhere', () => {
+    const root = tree({
+      'reference/transports/nats/client.ts': "export const t = await import('@nats-io/transport-node');\n",
+      'reference/jetstream/consumer.ts': "import { AckPolicy } from '@nats-io/jetstream';\nexport const a = AckPolicy;\n",
+      'conformance/cases/view.ts': "export const load = () => import('@nats-io/kv');\n",
+      'conformance/cases/typed.ts': "import type { KV } from '@nats-io/kv';\nexport type K = KV;\n",
+    });
+    expect(optionalPeerViolations(root).sort()).toEqual([
+      'conformance/cases/view.ts: imports the optional peer @nats-io/kv for its values; take them from reference/transports/nats/client.ts',
+      'reference/jetstream/consumer.ts: imports the optional peer @nats-io/jetstream for its values; take them from reference/transports/nats/client.ts',
+    ]);
   });
 
   it('names every file of a circle, type imports included', () => {

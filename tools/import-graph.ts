@@ -14,9 +14,10 @@
  * names as below it (reference/ stands on schemas/ alone; tools/ and bench/ stand on the whole
  * package). A module in no declared layer, or missing from its folder's order, is reported.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join, posix, relative, resolve } from 'node:path';
-import ts from 'typescript';
+import { importsOf, listModules } from './module-imports.ts';
+import { optionalPeerViolations } from './optional-peers.ts';
 
 /** reference/ bottom-up; a module's layer is the first entry whose prefix its path (under the folder) starts with. */
 export const LAYERS: readonly (readonly string[])[] = [
@@ -77,7 +78,8 @@ export const AGENT_ORDER: readonly string[] = [
  * the commands (each run by an npm script or another tool).
  */
 export const TOOLS_LAYERS: readonly (readonly string[])[] = [
-  ['emit-validators.ts', 'requirements/', 'fixtures/', 'soak/', 'gen-types/', 'summary.ts', 'listening-agent.ts'],
+  ['emit-validators.ts', 'requirements/', 'fixtures/', 'soak/', 'gen-types/', 'summary.ts', 'listening-agent.ts', 'module-imports.ts'],
+  ['optional-peers.ts'],
   ['site/', 'build.ts'],
   ['tarball/'],
   [
@@ -159,50 +161,6 @@ export interface Edge {
 export interface Graph {
   folder: string;
   modules: Map<string, { edges: Edge[]; lines: number }>;
-}
-
-function listModules(dir: string, base: string, out: string[]): string[] {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) listModules(path, base, out);
-    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') && !entry.name.endsWith('.d.ts')) {
-      out.push(relative(base, path).split('\\').join('/'));
-    }
-  }
-  return out;
-}
-
-function importsOf(file: string, text: string): { spec: string; typeOnly: boolean }[] {
-  const source = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, false, ts.ScriptKind.TS);
-  const found: { spec: string; typeOnly: boolean }[] = [];
-  const visit = (node: ts.Node): void => {
-    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
-      const clause = node.importClause;
-      const typeOnly =
-        clause !== undefined &&
-        (clause.isTypeOnly ||
-          (clause.name === undefined &&
-            clause.namedBindings !== undefined &&
-            ts.isNamedImports(clause.namedBindings) &&
-            clause.namedBindings.elements.length > 0 &&
-            clause.namedBindings.elements.every((e) => e.isTypeOnly)));
-      found.push({ spec: node.moduleSpecifier.text, typeOnly });
-    } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
-      found.push({ spec: node.moduleSpecifier.text, typeOnly: node.isTypeOnly });
-    } else if (
-      ts.isCallExpression(node) &&
-      node.expression.kind === ts.SyntaxKind.ImportKeyword &&
-      node.arguments[0] !== undefined &&
-      ts.isStringLiteral(node.arguments[0])
-    ) {
-      found.push({ spec: node.arguments[0].text, typeOnly: false });
-    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
-      found.push({ spec: node.argument.literal.text, typeOnly: true });
-    }
-    ts.forEachChild(node, visit);
-  };
-  visit(source);
-  return found.filter((i) => i.spec.startsWith('.'));
 }
 
 /** Folds a path from the repository root: "reference/../tools/x.ts" becomes "tools/x.ts". */
@@ -371,7 +329,7 @@ export function violations(graph: Graph): string[] {
 
 /** Every violation in the checked folders of the repository at `repoRoot`. */
 export function houseViolations(repoRoot: string): string[] {
-  return TREES.flatMap((tree) => violations(readGraph(join(repoRoot, tree.folder), tree.folder)));
+  return [...TREES.flatMap((tree) => violations(readGraph(join(repoRoot, tree.folder), tree.folder))), ...optionalPeerViolations(repoRoot)];
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

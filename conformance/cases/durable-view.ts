@@ -10,23 +10,26 @@ import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { DEFAULT_NAMES as S, deadSubject, eventSubject, resultSubject, taskSubject } from '../../reference/jetstream/names.ts';
 import { RECORD_SIGNATURE, signRecord } from '../../reference/jetstream/signatures.ts';
 import type { SigningKey } from '../../reference/trust.ts';
+import {
+  connect,
+  DeliverPolicy,
+  headers,
+  jetstream,
+  jetstreamManager,
+  Kvm,
+  missingNatsClient,
+  natsClientInstalled,
+} from '../../reference/transports/nats/client.ts';
 import { natsClientOptions, parseNatsUrl } from '../../reference/transports/nats/url.ts';
 import { recordFromDraft, type TaskRecord } from '../../reference/workspace/record.ts';
 import type { CaseContext } from '../context.ts';
 import { fail } from '../verdict.ts';
 import { Stop } from './kit.ts';
 
-/** The NATS client libraries, loaded when a case of the profile runs, not when the suite loads. */
+/** The NATS client (an optional peer): its MissingPeerError names the npm command when it is absent. */
 export const natsLibraries = async () => {
-  const [transport, js, kv] = await Promise.all([import('@nats-io/transport-node'), import('@nats-io/jetstream'), import('@nats-io/kv')]);
-  return {
-    connect: transport.connect,
-    headers: transport.headers,
-    jetstream: js.jetstream,
-    jetstreamManager: js.jetstreamManager,
-    DeliverAll: js.DeliverPolicy.All,
-    Kvm: kv.Kvm,
-  };
+  if (!natsClientInstalled) throw missingNatsClient('the nats-durable profile');
+  return { connect, headers, jetstream, jetstreamManager, DeliverAll: DeliverPolicy.All, Kvm };
 };
 export type NatsLibraries = Awaited<ReturnType<typeof natsLibraries>>;
 

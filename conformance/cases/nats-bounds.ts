@@ -4,7 +4,7 @@
  * cutting the connection (integrity profile, over NATS) (spec: bindings-nats#liveness,
  * bindings-nats#forged-frames).
  */
-import { connect, headers as natsHeaders } from '@nats-io/transport-node';
+import { connect, headers as natsHeaders } from '../../reference/transports/nats/client.ts';
 import { Header, NatsTransport, newConnectionId, openSubject, parseNatsUrl, subjectsOf } from '../../reference/transports/nats/index.ts';
 import { natsClientOptions } from '../../reference/transports/nats/url.ts';
 import { defineCase, type Case } from '../case.ts';

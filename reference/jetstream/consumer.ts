@@ -3,7 +3,8 @@
  * missing, with the runner's lease as its ack_wait and its attempts as its max_deliver; one left
  * by an earlier runner with other settings is set to this runner's, or kept with a warning.
  */
-import { AckPolicy, DeliverPolicy, type JetStreamManager } from '@nats-io/jetstream';
+import type { JetStreamManager } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy } from '../transports/nats/client.ts';
 import { Wildcard } from '../transports/nats/subjects.ts';
 import { taskSubject, type DurableNames } from './names.ts';
 
