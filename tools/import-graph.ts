@@ -78,13 +78,14 @@ export const AGENT_ORDER: readonly string[] = [
  * the commands (each run by an npm script or another tool).
  */
 export const TOOLS_LAYERS: readonly (readonly string[])[] = [
-  ['emit-validators.ts', 'requirements/', 'fixtures/', 'soak/', 'gen-types/', 'summary.ts', 'listening-agent.ts', 'module-imports.ts'],
+  ['emit-validators.ts', 'requirements/', 'errata/', 'fixtures/', 'soak/', 'gen-types/', 'summary.ts', 'listening-agent.ts', 'module-imports.ts'],
   ['optional-peers.ts'],
   ['site/', 'build.ts'],
   ['tarball/'],
   [
     'certify-reference.ts',
     'check-coverage.ts',
+    'check-errata.ts',
     'emit-schema-bundle.ts',
     'emit-schemas.ts',
     'import-graph.ts',
