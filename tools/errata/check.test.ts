@@ -4,13 +4,21 @@ import type { ErrataFile, Erratum } from '../../conformance/errata.ts';
 import { repoPath } from '../../conformance/paths.ts';
 import { allCases } from '../check-coverage.ts';
 import { BEGIN, changelogProblems, changelogSection, END, withChangelogSection } from './changelog.ts';
-import { checkErrata, type ErrataSources, firstTextProblems, tallyErrata, withDerivedCases } from './check.ts';
+import { checkErrata, firstTextProblems, type Sentence, tallyErrata, withDerivedCases } from './check.ts';
 import { ErrataFileSchema, type FirstText, FirstTextSchema, schemaProblems } from './schema.ts';
 
 const json = <T>(file: string): T => JSON.parse(readFileSync(repoPath(file), 'utf8')) as T;
 
-/** A small world that agrees: A-001 of the first text changed by E1-a-changed, A-002 added by E1-a-added. */
-function world(): ErrataSources & { errata: Erratum[] } {
+/** The sources of the check, each one a list a test may change. */
+interface World {
+  errata: Erratum[];
+  firstText: Sentence[];
+  requirements: Sentence[];
+  cases: { id: string; requirements: string[] }[];
+}
+
+/** A small world that agrees: TAP-ENV-001 of the first text changed by E1-env-changed, TAP-ENV-002 added by E1-env-added. */
+function world(): World {
   const erratum = (over: Partial<Erratum> & Pick<Erratum, 'id' | 'requirements' | 'texts'>): Erratum => ({
     date: '2026-12-01',
     kind: 'added',
