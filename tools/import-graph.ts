@@ -78,7 +78,17 @@ export const AGENT_ORDER: readonly string[] = [
  * the commands (each run by an npm script or another tool).
  */
 export const TOOLS_LAYERS: readonly (readonly string[])[] = [
-  ['emit-validators.ts', 'requirements/', 'errata/', 'fixtures/', 'soak/', 'gen-types/', 'summary.ts', 'listening-agent.ts', 'module-imports.ts'],
+  [
+    'emit-validators.ts',
+    'requirements/',
+    'errata/',
+    'fixtures/',
+    'soak/',
+    'gen-types/',
+    'summary.ts',
+    'listening-agent.ts',
+    'module-imports.ts',
+  ],
   ['optional-peers.ts'],
   ['site/', 'build.ts'],
   ['tarball/'],
