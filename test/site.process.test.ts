@@ -1,7 +1,7 @@
 /**
  * The spec site: Markdown rendering (anchors, requirement badges, RFC 2119 keywords), the
  * requirement → case links, field tables that follow $refs, the state diagram layout, the link
- * check and a whole build (the getting-started agent is certified by the docs step from the tarball).
+ * check and a whole build, its errata page included (the getting-started agent is certified by the docs step from the tarball).
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +11,7 @@ import { buildSite, type BuildResult } from '../tools/site/build.ts';
 import { checkSite } from '../tools/site/check-links.ts';
 import { SiteContext } from '../tools/site/context.ts';
 import { fieldRows } from '../tools/site/fields.ts';
+import { errataPage } from '../tools/site/page-errata.ts';
 import { renderMarkdown, type RenderContext } from '../tools/site/markdown.ts';
 import { coverage, linkRequirements, type CaseRef } from '../tools/site/requirement-links.ts';
 import { readSources, ROOT } from '../tools/site/sources.ts';
@@ -223,6 +224,46 @@ describe('the built site', () => {
     expect(docs.some((d) => d.t === 'UNKNOWN_TASK')).toBe(true);
     expect(docs.some((d) => d.t === 'TAP-HS-001')).toBe(true);
     expect(read('assets/search-index.js')).toMatch(/^window\.TAP_SEARCH = \{/);
+  });
+
+  it('renders the errata page from errata.json, linked from the 1.0 index and from each requirement an erratum names', () => {
+    const errata = JSON.parse(readFileSync(join(ROOT, 'spec/1.0/errata.json'), 'utf8')).errata as Array<{
+      id: string;
+      requirements: string[];
+    }>;
+    const page = read('errata.html');
+    const index = read('requirements.html');
+    expect(read('index.html')).toMatch(/<a href="errata\.html">errata<\/a>/);
+    expect(page).toContain('<h2 id="first-text">');
+    for (const e of errata) {
+      expect(page).toContain(`<h2 id="${e.id}">`);
+      for (const r of e.requirements) {
+        const row = index.slice(index.indexOf(`<tr id="${r}"`)).split('</tr>')[0];
+        expect(row).toContain(`erratum <a href="errata.html#${e.id}">${e.id}</a>`);
+      }
+    }
+    // A requirement of the first text that an erratum changed shows what it read before.
+    const shut = page.slice(page.indexOf('<h2 id="E1-shut-plan-rejection">'));
+    expect(shut).toContain(
+      'Before (the first text): From the start of the sequence, the agent MUST answer with SHUTTING_DOWN, marked retryable, every task.request that would create a task and every plan.decision that passes',
+    );
+    // A case the site does not list is named, not linked; one it lists is linked.
+    const stray = (html: string) => html.slice(html.indexOf('<h2 id="E1-ver-stray-minor">')).split('</section>')[0]!;
+    expect(stray(page)).toContain('Checked by</strong> <code>core.version.after-ack</code>');
+    const listed: CaseRef = {
+      id: 'core.version.after-ack',
+      title: 'Stray minor',
+      level: 'MUST',
+      profile: 'core',
+      spec: 'versioning#stray-minor',
+      requirements: ['TAP-VER-040'],
+    };
+    const withCase = errataPage(new SiteContext(readSources([...FAKE_CASES, listed]))).body;
+    expect(stray(withCase)).toContain(
+      'Checked by</strong> <a class="case-link" href="cases.html#core.version.after-ack"><code>core.version.after-ack</code></a>',
+    );
+    // The list itself ships beside the page.
+    expect(read('spec/errata.json')).toBe(readFileSync(join(ROOT, 'spec/1.0/errata.json'), 'utf8'));
   });
 
   it('serves every schema file at the path of its $id, and the bundle and data tables beside them', () => {

@@ -81,6 +81,7 @@ export const TOOLS_LAYERS: readonly (readonly string[])[] = [
   [
     'emit-validators.ts',
     'requirements/',
+    'errata/',
     'fixtures/',
     'soak/',
     'gen-types/',
@@ -95,6 +96,7 @@ export const TOOLS_LAYERS: readonly (readonly string[])[] = [
   [
     'certify-reference.ts',
     'check-coverage.ts',
+    'check-errata.ts',
     'emit-schema-bundle.ts',
     'emit-schemas.ts',
     'import-graph.ts',

@@ -221,7 +221,7 @@ const build = together('build', [tsx('tools/build.ts')]);
  * each ends: they run beside vitest, whose files mostly wait on processes and sockets.
  */
 const statics = together(
-  'type-check, format and lint, drift: schemas, schema bundle, requirement index, requirement coverage',
+  'type-check, format and lint, drift: schemas, schema bundle, requirement index, requirement coverage, errata',
   [
     // Incremental: a second run in a clone checks only what changed (about 7 s instead of 25).
     ['npx', ['tsc', '--noEmit', '-p', 'tsconfig.json', '--incremental', '--tsBuildInfoFile', 'node_modules/.cache/tap/tsc.tsbuildinfo']],
@@ -230,6 +230,7 @@ const statics = together(
     tsx('tools/emit-schema-bundle.ts', '--check'),
     tsx('tools/requirements.ts', '--check'),
     tsx('tools/check-coverage.ts'),
+    tsx('tools/check-errata.ts'),
   ],
   true,
 );

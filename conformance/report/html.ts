@@ -3,6 +3,7 @@
  * opens offline. Per case that did not pass it shows the requirement, expected vs observed, the
  * replay command and the wire transcript.
  */
+import { failsErratum } from '../errata.ts';
 import type { WireEntry } from '../transcript.ts';
 import { hintsOf } from './hints.ts';
 import { CONTROL_CHARS, hexEscape } from './text.ts';
@@ -45,6 +46,7 @@ pre{background:#111827;color:#e5e7eb;padding:10px;overflow:auto;white-space:pre-
 .ctl{color:#f87171}.fold summary{cursor:pointer;list-style:none}.fold summary::after{content:' [more]';color:#9ca3af}.fold[open] summary::after{content:''}
 .banner{background:#fef3c7;color:#78350f;border:1px solid #f59e0b;padding:8px 12px;border-radius:4px;margin:10px 0}
 .hint{background:#eff6ff;border:1px solid #93c5fd;padding:6px 10px;border-radius:4px;margin:6px 0}
+.erratum{background:#fef3c7;border-left:3px solid #f59e0b;padding:2px 10px;margin:6px 0}
 .out{color:#93c5fd}.in{color:#86efac}.note{color:#9ca3af}.stderr{color:#fca5a5}.flag{color:#fbbf24}
 `;
 
@@ -83,6 +85,7 @@ function caseBlock(c: ReportCase, links: SpecLinks): string {
 <h3>${verdict(c.verdict)} <code>${esc(c.id)}</code> — ${esc(c.title)}</h3>
 <p><b>${esc(c.level)}</b> · profile ${esc(c.profile)} · spec ${specLink(c.spec, links)} · requirement ${requirementLinks(c.requirements, links)}</p>
 ${c.quote ? `<p class="quote">${esc(c.quote)}</p>` : ''}
+${(c.errata ?? []).map((e) => `<p class="erratum"><a href="${esc(links.erratum(e.id))}"><code>${esc(e.id)}</code></a> ${esc(failsErratum(e))}</p>`).join('\n')}
 <p>${esc(c.detail)}</p>
 ${c.expected !== undefined || c.observed !== undefined ? `<div class="grid"><div><b>Expected</b><br>${esc(c.expected ?? '—')}</div><div><b>Observed</b><br>${esc(c.observed ?? '—')}</div></div>` : ''}
 ${c.violations?.length ? `<p><b>Violations</b></p><ul>${c.violations.map((v) => `<li>${esc(v)}</li>`).join('')}</ul>` : ''}
@@ -139,6 +142,7 @@ ${report.not_covered?.length ? `<p>Not covered by this certification: ${esc(repo
 <h2>Summary</h2>
 <table><tr>${verdicts.map((v) => `<th>${verdict(v)}</th>`).join('')}<th>total</th></tr>
 <tr>${verdicts.map((v) => `<td>${s[v]}</td>`).join('')}<td>${s.total}</td></tr></table>
+${report.errata ? `<p class="hint"><b>Errata:</b> ${esc(report.errata.summary)} (<a href="${esc(links.errata())}">errata of 1.0</a>)</p>` : ''}
 ${hints.map((h) => `<p class="hint"><b>Hint:</b> ${esc(h.text)}</p>`).join('\n')}
 <h2>Profiles</h2>
 <table><tr><th>profile</th><th>verdict</th><th>cases</th></tr>${profileRows}</table>

@@ -1,6 +1,6 @@
 /**
  * Links from a report to the spec site built by tools/site (spec/<chapter>.html#<anchor>,
- * requirements.html#<id>): by default to the site the package ships in site/, relative to the
+ * requirements.html#<id>, errata.html#<erratum>): by default to the site the package ships in site/, relative to the
  * report, or under --spec-base-url.
  */
 import { existsSync } from 'node:fs';
@@ -14,6 +14,10 @@ export interface SpecLinks {
   anchor(cite: string): string;
   /** `TAP-HS-001` → its row in the requirement index. */
   requirement(id: string): string;
+  /** `E1-ver-stray-minor` → its section of the errata page. */
+  erratum(id: string): string;
+  /** The errata page. */
+  errata(): string;
 }
 
 /** Links under `base` (a URL or a path ending in "/"; one is added when missing). */
@@ -27,6 +31,12 @@ export function specLinks(base: string): SpecLinks {
     },
     requirement(id) {
       return `${root}requirements.html#${id}`;
+    },
+    erratum(id) {
+      return `${root}errata.html#${id}`;
+    },
+    errata() {
+      return `${root}errata.html`;
     },
   };
 }

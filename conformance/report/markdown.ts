@@ -3,6 +3,7 @@
  * per profile, hints, then each case that did not pass with its requirement, expected and
  * observed, and the command that replays it.
  */
+import { failsErratum } from '../errata.ts';
 import { hintsOf } from './hints.ts';
 import { defaultSpecBase, specLinks, type SpecLinks } from './links.ts';
 import { count, type Report, type ReportCase } from './model.ts';
@@ -38,6 +39,7 @@ function failure(c: ReportCase, links: SpecLinks): string {
     '',
     `- **Requirement** (${c.level}): ${reqs || '—'} in [${md(c.spec)}](${links.anchor(c.spec)})${c.quote ? `: “${md(c.quote)}”` : ''}`,
   ];
+  for (const e of c.errata ?? []) lines.push(`- **Erratum** [${md(e.id)}](${links.erratum(e.id)}): ${md(failsErratum(e))}`);
   if (c.expected !== undefined) lines.push(`- **Expected:** ${md(c.expected)}`);
   if (c.observed !== undefined) lines.push(`- **Observed:** ${md(c.observed)}`);
   lines.push('- **Replay:**', '', '  ```sh', `  ${visible(c.replay)}`, '  ```');
@@ -72,6 +74,7 @@ export function renderMarkdown(report: Report, o: MarkdownOptions = {}): string 
     out.push(`| ${md(p)} | ${v} | ${v === 'not run' ? '—' : verdictCounts(cases.map((c) => c.verdict))} |`);
   }
   out.push(`| **all** | | ${verdictCounts(report.cases.map((c) => c.verdict)) || 'none'} |`, '');
+  if (report.errata) out.push(`> **Errata:** ${md(report.errata.summary)} ([errata of 1.0](${links.errata()}))`, '');
   for (const h of hintsOf(report)) out.push(`> **Hint:** ${md(h.text)}`, '');
   const stale = report.expected_failures?.stale ?? [];
   if (stale.length) {

@@ -3,6 +3,7 @@
  * renders. Certification is decided here (spec: conformance#certification; see
  * conformance/INTERPRETING.md).
  */
+import { type Erratum, type ErratumRef, errataOf, errataSummary, loadErrata } from '../errata.ts';
 import type { LevelTarget } from '../options.ts';
 import type { CaseResult } from '../runner.ts';
 import type { WireEntry } from '../transcript.ts';
@@ -34,6 +35,18 @@ export interface ReportCase {
   violations?: string[];
   /** The wire transcript, kept for cases that did not pass. */
   transcript?: WireEntry[];
+  /** For a FAIL: the errata of 1.0 among its requirements, which an agent certified before them may not follow. */
+  errata?: ErratumRef[];
+}
+
+/** How many failures fall under errata of 1.0 since its first text, when any does. */
+export interface ErrataCount {
+  /** Cases that FAILed. */
+  failures: number;
+  /** Of them, those with a requirement an erratum added or changed. */
+  under_errata: number;
+  /** "3 of 11 failures are errata of 1.0 since its first text: …" */
+  summary: string;
 }
 
 /** What a partial run covered: the filters given and how many of the suite's cases they kept. */
@@ -87,6 +100,8 @@ export interface Report {
    * that is not TAP, an invalid handshake.ack): why, and how many selected cases did not run.
    */
   stopped?: { reason: string; cases_not_run: number };
+  /** Present when a FAIL falls under an erratum of 1.0: how many do (spec/1.0/errata.json). */
+  errata?: ErrataCount;
   cases: ReportCase[];
 }
 
@@ -158,6 +173,8 @@ export interface ReportInput {
   stopped?: string;
   /** How many cases the filters selected (default: as many as ran); those of a stopped run that did not run are counted. */
   selectedCases?: number;
+  /** The errata of 1.0 (default: spec/1.0/errata.json). */
+  errata?: readonly Erratum[];
 }
 
 const BINDING_NAME: Record<string, string> = { stdio: 'stdio', websocket: 'WebSocket', nats: 'NATS', workspace: 'the workspace binding' };
@@ -228,6 +245,10 @@ export function buildReport(i: ReportInput): Report {
       if (r.violations.length) c.violations = r.violations;
       c.transcript = r.transcript;
     }
+    if (r.verdict === 'FAIL') {
+      const errata = errataOf(r.requirements, i.errata ?? loadErrata());
+      if (errata.length) c.errata = errata;
+    }
     return c;
   });
   const counts = countVerdicts(cases.map((c) => c.verdict));
@@ -285,6 +306,10 @@ export function buildReport(i: ReportInput): Report {
   if (certified) report.not_covered = gaps;
   if (i.stopped !== undefined)
     report.stopped = { reason: i.stopped, cases_not_run: Math.max(0, (i.selectedCases ?? cases.length) - cases.length) };
+  const failures = cases.filter((c) => c.verdict === 'FAIL');
+  const underErrata = failures.filter((c) => c.errata).length;
+  const summary = errataSummary(underErrata, failures.length);
+  if (summary) report.errata = { failures: failures.length, under_errata: underErrata, summary };
   if (i.agent) report.agent = i.agent;
   if (i.baseline) report.expected_failures = i.baseline;
   return report;

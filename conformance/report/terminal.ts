@@ -1,7 +1,9 @@
 /**
  * Terminal output: a live progress line (TTY only) and the summary grouped by profile, with the
- * quoted requirement and the replay command of every case that did not pass.
+ * quoted requirement, the errata of 1.0 it fails and the replay command of every case that did
+ * not pass.
  */
+import { failsErratum } from '../errata.ts';
 import { VERDICTS, type Verdict } from '../verdict.ts';
 import { hintsOf } from './hints.ts';
 import { count, type Report, type ReportCase, type Scope } from './model.ts';
@@ -76,6 +78,7 @@ function problem(c: ReportCase, paint: Paint): string {
   lines.push(indent(c.detail));
   if (c.quote) lines.push(indent(paint('gray', `${c.requirements.join(', ')} (${c.spec}): “${c.quote}”`)));
   else lines.push(indent(paint('gray', `spec: ${c.spec}${c.requirements.length ? ` (${c.requirements.join(', ')})` : ''}`)));
+  for (const e of c.errata ?? []) lines.push(indent(paint('yellow', failsErratum(e))));
   if (c.expected !== undefined) lines.push(indent(`expected: ${c.expected}`));
   if (c.observed !== undefined) lines.push(indent(`observed: ${c.observed}`));
   lines.push(indent(paint('cyan', `replay: ${c.replay}`)));
@@ -129,6 +132,7 @@ export function renderSummary(report: Report, paint: Paint): string {
       paint,
     )}`,
   );
+  if (report.errata) out.push(paint('yellow', report.errata.summary));
   if (report.stopped)
     out.push(
       paint(

@@ -2,7 +2,7 @@
  * Builds the TAP 1.0 spec site into site/ (git-ignored; `npm pack` builds it too, and the package
  * ships it, for tap-conform's reports to link to): a static site with relative links and no
  * external assets, so it works offline, from file:// and on any static host. Everything is
- * derived from spec/1.0, schemas/v1, fixtures/messages and the tap-conform cases; the link check
+ * derived from spec/1.0 (its errata included), schemas/v1, fixtures/messages and the tap-conform cases; the link check
  * runs last and fails the build on any broken internal link or anchor.
  *
  *   npx tsx tools/site/build.ts [--out site]
@@ -14,6 +14,7 @@ import { parseArgs } from 'node:util';
 import { checkSite, formatReport, type LinkReport } from './check-links.ts';
 import { SiteContext } from './context.ts';
 import { renderPage, type Nav, type Page } from './layout.ts';
+import { errataPage } from './page-errata.ts';
 import { gettingStartedPage, typesPage } from './page-guides.ts';
 import { messagePages } from './page-messages.ts';
 import { casesPage, errorsPage, requirementsPage, schemasPage, statesPage } from './page-reference.ts';
@@ -84,6 +85,7 @@ export async function buildSite(options: { out?: string; cases?: CaseRef[] } = {
     errorsPage(ctx),
     states.page,
     requirementsPage(ctx),
+    errataPage(ctx),
     casesPage(ctx),
   ];
   const nav: Nav = {
@@ -99,6 +101,7 @@ export async function buildSite(options: { out?: string; cases?: CaseRef[] } = {
       { path: 'errors.html', label: 'Error codes' },
       { path: 'states.html', label: 'Task states' },
       { path: 'requirements.html', label: 'Requirement index' },
+      { path: 'errata.html', label: 'Errata' },
       { path: 'cases.html', label: 'Conformance cases' },
     ],
   };
@@ -121,7 +124,7 @@ export async function buildSite(options: { out?: string; cases?: CaseRef[] } = {
   copyDir(SCHEMA_DIR, join(out, 'schemas', 'v1'), (f) => f.endsWith('.json'));
   publishAtIds(out);
   copyDir(join(SPEC_DIR, 'examples'), join(out, 'spec', 'examples'), () => true);
-  copyFileSync(join(SPEC_DIR, 'requirements.json'), join(out, 'spec', 'requirements.json'));
+  for (const f of ['requirements.json', 'errata.json', 'first-text.json']) copyFileSync(join(SPEC_DIR, f), join(out, 'spec', f));
   // The AsyncAPI document refers to ./schemas/v1/*, which sit beside it on the site as in the repository.
   copyFileSync(join(ROOT, 'asyncapi.yaml'), join(out, 'asyncapi.yaml'));
   write(out, '.nojekyll', '');

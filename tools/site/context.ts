@@ -37,6 +37,8 @@ export class SiteContext {
   readonly messageTypes: Set<string>;
   readonly errorCodes: Set<string>;
   readonly requirementsById: Map<string, Sources['requirements'][number]>;
+  /** Requirement id → the errata that added or changed it, oldest first. */
+  readonly errataByRequirement = new Map<string, string[]>();
   readonly shared: string[];
   readonly search: SearchDoc[] = [];
 
@@ -46,6 +48,8 @@ export class SiteContext {
     this.errorCodes = new Set(sources.errors.map((e) => e.code));
     this.requirementsById = new Map(sources.requirements.map((r) => [r.id, r]));
     this.shared = sharedSchemaFiles(sources);
+    for (const e of sources.errata)
+      for (const r of e.requirements) this.errataByRequirement.set(r, [...(this.errataByRequirement.get(r) ?? []), e.id]);
   }
 
   /** The site path of a chapter. */
@@ -94,6 +98,8 @@ export class SiteContext {
     const chapter = /^spec\/1\.0\/([a-z0-9-]+)\.md$/.exec(resolved);
     if (chapter) return this.chapterPath(chapter[1]!) + fragment;
     if (resolved === 'spec/1.0/requirements.json') return `requirements.html${fragment}`;
+    if (resolved === 'spec/1.0/errata.json') return `errata.html${fragment}`;
+    if (resolved === 'spec/1.0/first-text.json') return 'errata.html#first-text';
     if (resolved.startsWith('spec/1.0/examples/')) return `spec/examples/${resolved.slice('spec/1.0/examples/'.length)}`;
     const schema = /^schemas\/v1\/?(.*)$/.exec(resolved);
     if (schema) {
@@ -131,6 +137,7 @@ export class SiteContext {
     if (code === 'error-codes.json') return 'errors.html';
     if (code === 'messages.json') return 'messages/index.html';
     if (code === 'requirements.json') return 'requirements.html';
+    if (code === 'errata.json') return 'errata.html';
     return null;
   }
 

@@ -112,6 +112,8 @@ export function requirementsPage(ctx: SiteContext): Page {
   const path = 'requirements.html';
   const cov = coverage(ctx.sources.requirements, ctx.links);
   const caseLink = (id: string) => `<a class="case-link" href="${esc(rel(path, `cases.html#${id}`))}"><code>${esc(id)}</code></a>`;
+  const errata = (id: string) =>
+    (ctx.errataByRequirement.get(id) ?? []).map((e) => ` · erratum <a href="${esc(rel(path, `errata.html#${e}`))}">${esc(e)}</a>`).join('');
   const chapters = ctx.sources.chapters.filter((c) => ctx.sources.requirements.some((r) => r.chapter === c.name));
   const sections = chapters.map((c) => {
     const reqs = ctx.sources.requirements.filter((r) => r.chapter === c.name);
@@ -128,7 +130,7 @@ export function requirementsPage(ctx: SiteContext): Page {
         return (
           `<tr id="${esc(r.id)}" data-level="${r.level}" data-checked="${checked.length > 0}"><td><a class="req-id req-${r.level.toLowerCase()}" href="${esc(rel(path, ctx.requirementSentence(r.id)))}" title="The sentence in its chapter">${esc(r.id)}</a></td>` +
           `<td><span class="level level-${r.level.toLowerCase()}">${r.level}</span></td>` +
-          `<td>${esc(r.text)}<div class="muted"><a href="${esc(rel(path, ctx.anchorPath(r.anchor)))}"><code>${esc(r.anchor)}</code></a></div></td><td>${cases}</td></tr>`
+          `<td>${esc(r.text)}<div class="muted"><a href="${esc(rel(path, ctx.anchorPath(r.anchor)))}"><code>${esc(r.anchor)}</code></a>${errata(r.id)}</div></td><td>${cases}</td></tr>`
         );
       })
       .join('\n');

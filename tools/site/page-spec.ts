@@ -94,6 +94,11 @@ export function homePage(ctx: SiteContext): Page {
       'Requirement index',
       `${requirements.length} requirements (${musts} MUST), each linked to the conformance cases that check it.`,
     ),
+    card(
+      'errata.html',
+      'Errata',
+      `${ctx.sources.errata.length} normative changes since the first text, each with why and the cases that check it.`,
+    ),
     card('states.html', 'Task states', 'The task state machine, drawn from <code>task-states.json</code>.'),
     card('errors.html', 'Error codes', `${errors.length} stable codes with category, retryability and fatality.`),
     card('cases.html', 'Conformance cases', `${cases.length} cases of <code>tap-conform</code>, by profile.`),

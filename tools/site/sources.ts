@@ -1,12 +1,15 @@
 /**
  * Everything the site is derived from, read once: the spec chapters (through the requirement
- * parser of tools/requirements.ts), the requirement index, the schemas and data tables of
- * schemas/v1, the valid fixtures, and the conformance cases. Nothing here restates them.
+ * parser of tools/requirements.ts), the requirement index, the errata and the first text, the
+ * schemas and data tables of schemas/v1, the valid fixtures, and the conformance cases. Nothing
+ * here restates them.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
+import type { ErrataFile, Erratum } from '../../conformance/errata.ts';
+import type { FirstText } from '../errata/schema.ts';
 import type { Chapter, Requirement } from '../requirements/chapter.ts';
 import { parseSpec } from '../requirements/spec.ts';
 import type { CaseRef } from './requirement-links.ts';
@@ -70,6 +73,10 @@ export interface Sources {
   cases: CaseRef[];
   /** Message type → the operations of asyncapi.yaml that carry it. */
   asyncapi: Map<string, AsyncApiUse[]>;
+  /** The errata of 1.0, oldest first (spec/1.0/errata.json). */
+  errata: Erratum[];
+  /** The first text of 1.0 (spec/1.0/first-text.json). */
+  firstText: FirstText;
 }
 
 function readJson<T>(path: string): T {
@@ -157,6 +164,8 @@ export function readSources(cases: CaseRef[]): Sources {
     fixtures,
     cases,
     asyncapi: asyncApiUses(readFileSync(join(ROOT, 'asyncapi.yaml'), 'utf8')),
+    errata: readJson<ErrataFile>(join(SPEC_DIR, 'errata.json')).errata,
+    firstText: readJson<FirstText>(join(SPEC_DIR, 'first-text.json')),
   };
 }
 

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { NatsConnection } from '@nats-io/transport-node';
 import WebSocket from 'ws';
-import { idempotencyKey, submitDurable } from '../../reference/jetstream/submit.ts';
+import { submitDurable } from '../../reference/jetstream/submit.ts';
 import { DEFAULT_NAMES as N, eventSubject, resultSubject, taskSubject } from '../../reference/jetstream/names.ts';
 import { signRecord } from '../../reference/jetstream/signatures.ts';
 import { openRegistry } from '../../reference/mesh/registry.ts';
