@@ -9,9 +9,7 @@ import { defineCase, type Case } from './case.ts';
 export const handshakeProperty = defineCase({
   id: 'core.property.handshake',
   title: 'Random sequences of handshake messages get exactly the replies the handshake rules give (property-based)',
-  level: 'MUST',
   profile: 'core',
-  spec: 'handshake#before-go',
   requirements: ['TAP-HS-014', 'TAP-HS-015', 'TAP-HS-009', 'TAP-HS-011', 'TAP-MSG-002'],
   budgetMs: 60_000,
   run: async (ctx) => (await import('./property-runs.ts')).runHandshakeProperty(ctx),
@@ -21,9 +19,7 @@ export const handshakeProperty = defineCase({
 export const lifecycleProperty = defineCase({
   id: 'tasks.property.lifecycle',
   title: 'Random submits, duplicates, keyed retries, cancels, status and resume requests keep every task rule (property-based)',
-  level: 'MUST',
   profile: 'tasks',
-  spec: 'tasks#states',
   requirements: ['TAP-TASK-005', 'TAP-TASK-007', 'TAP-EVT-004', 'TAP-IDEM-001', 'TAP-IDEM-005', 'TAP-CAN-007', 'TAP-RES-002'],
   needs: { capabilities: ['tap.test.counter', 'tap.test.sleep'] },
   // At most three sleeps running (the model's check) and a scheduled pair of counters.

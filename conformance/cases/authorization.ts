@@ -2,7 +2,7 @@
 import { defineCase, type Case } from '../case.ts';
 import type { Peer, Received } from '../peer.ts';
 import { collectUntilResult, describeMessage, grant, request, startTask, waitStream } from '../steps.ts';
-import { attempt, check, checkError, need, require, runTask, show, verdictOf } from './kit.ts';
+import { check, checkError, need, require, runTask, show, verdictOf } from './kit.ts';
 import { PLAN } from './plans.ts';
 
 const P = 'authorization' as const;
@@ -30,12 +30,10 @@ export const authorizationCases: Case[] = [
   defineCase({
     id: 'authorization.permission.missing-grant',
     title: 'A task.request without authorization for a capability requiring a permission gets PERMISSION_DENIED naming it',
-    level: 'MUST',
     profile: P,
-    spec: 'authorization#permission-checks',
     requirements: ['TAP-AUTH-008'],
     needs: GUARDED,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const { sent, reply } = await request(peer, 'tap.test.guarded', {});
       const m = need(reply).msg;
@@ -55,17 +53,15 @@ export const authorizationCases: Case[] = [
           show(m.payload.details),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'authorization.permission.lacking',
     title: 'A grant lacking the required permission gets PERMISSION_DENIED, not retryable',
-    level: 'MUST',
     profile: P,
-    spec: 'authorization#permission-checks',
     requirements: ['TAP-AUTH-008'],
     needs: GUARDED,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const { reply } = await request(peer, 'tap.test.guarded', {}, { authorization: grant(['tap.test.read', 'other.perm']) });
       const m = need(reply).msg;
@@ -79,17 +75,15 @@ export const authorizationCases: Case[] = [
           show(m.payload.details),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'authorization.permission.granted',
     title: 'A grant with the required permission lets the task run',
-    level: 'MUST',
     profile: P,
-    spec: 'authorization#permission-checks',
     requirements: ['TAP-AUTH-008'],
     needs: GUARDED,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const t = need(await runTask(peer, 'tap.test.guarded', {}, { authorization: grant(['tap.test.write']) }));
       return verdictOf(
@@ -101,17 +95,15 @@ export const authorizationCases: Case[] = [
           describeMessage(t.result.msg),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'authorization.expired.first',
     title: 'An expired grant gets AUTHORIZATION_EXPIRED before any other authorization check, whatever the capability',
-    level: 'MUST',
     profile: P,
-    spec: 'authorization#permission-checks',
     requirements: ['TAP-AUTH-007'],
     needs: { capabilities: ['tap.test.guarded', 'tap.test.echo'] },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const a = await request(peer, 'tap.test.guarded', {}, { authorization: expiredGrant(['other.perm']) });
       require(checkError(need(a.reply).msg, { code: 'AUTHORIZATION_EXPIRED' }, 'an expired grant that also lacks the permission'));
@@ -120,17 +112,15 @@ export const authorizationCases: Case[] = [
         'AUTHORIZATION_EXPIRED both times',
         checkError(need(b.reply).msg, { code: 'AUTHORIZATION_EXPIRED' }, 'an expired grant on a capability needing no permission'),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'authorization.expired.before-step',
     title: 'A side-effecting step is not started after the grant expired; the task ends failed AUTHORIZATION_EXPIRED',
-    level: 'SHOULD',
     profile: P,
-    spec: 'authorization#grants',
     requirements: ['TAP-AUTH-006'],
     needs: { capabilities: ['tap.test.plan'] },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const t = need(await startTask(peer, 'tap.test.plan', { plan: PLAN }, { authorization: grant([], 700) }));
       const submit = need(await waitStream(peer, t.taskId, (m) => m.type === 'plan.submit', 'plan.submit'));
@@ -153,17 +143,15 @@ export const authorizationCases: Case[] = [
           describeMessage(r.result.msg),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'authorization.auth-required.handshake-only',
     title: 'AUTH_REQUIRED is never used outside the handshake: task-level authorization failures use their own codes',
-    level: 'MUST',
     profile: P,
-    spec: 'authorization#permission-checks',
     requirements: ['TAP-AUTH-009'],
     needs: GUARDED,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       await request(peer, 'tap.test.guarded', {});
       await request(peer, 'tap.test.guarded', {}, { authorization: expiredGrant(['tap.test.write']) });
@@ -174,17 +162,15 @@ export const authorizationCases: Case[] = [
         'no AUTH_REQUIRED',
         check(!bad, 'AUTH_REQUIRED answered a task.request', 'PERMISSION_DENIED or AUTHORIZATION_EXPIRED', describeMessage(bad?.msg)),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'authorization.isolation.unknown-task',
     title: "Another principal's task is answered exactly like a task that does not exist (UNKNOWN_TASK)",
-    level: 'MUST',
     profile: P,
-    spec: 'authorization#task-visibility',
     requirements: ['TAP-AUTH-003', 'TAP-AUTH-002', 'TAP-TASK-013'],
     needs: { capabilities: ['tap.test.sleep'], ...TWO_SESSIONS },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const a = need(await ctx.session());
       const b = need(await ctx.session());
       const t = need(await startTask(a, 'tap.test.sleep', { ms: 30_000 }));
@@ -217,17 +203,15 @@ export const authorizationCases: Case[] = [
           describeMessage(still.msg),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'authorization.isolation.task-id',
     title: 'A task_id used by one principal does not keep another from using it',
-    level: 'MUST',
     profile: P,
-    spec: 'authorization#task-visibility',
     requirements: ['TAP-AUTH-004'],
     needs: { capabilities: ['tap.test.echo'], ...TWO_SESSIONS },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const a = need(await ctx.session());
       const b = need(await ctx.session());
       const first = need(await runTask(a, 'tap.test.echo', 'a'));
@@ -243,17 +227,15 @@ export const authorizationCases: Case[] = [
           describeMessage(m),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'authorization.isolation.idempotency',
     title: 'Idempotency records do not cross principals: the same key from another session creates a new task',
-    level: 'MUST',
     profile: P,
-    spec: 'authorization#principals',
     requirements: ['TAP-AUTH-002'],
     needs: { capabilities: ['tap.test.counter'], ...TWO_SESSIONS },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const a = need(await ctx.session());
       const b = need(await ctx.session());
       const key = `iso-${a.ids.task('k')}`;
@@ -270,17 +252,15 @@ export const authorizationCases: Case[] = [
           describeMessage(m),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'authorization.isolation.own-session',
     title: 'An unauthenticated session is a principal of its own: a second one cannot resume its stream',
-    level: 'MUST',
     profile: P,
-    spec: 'authorization#principals',
     requirements: ['TAP-AUTH-001', 'TAP-RES-006'],
     needs: { capabilities: ['tap.test.stream'], ...TWO_SESSIONS },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const a = need(await ctx.session());
       const b = need(await ctx.session());
       const t = need(await runTask(a, 'tap.test.stream', { count: 2 }));
@@ -299,7 +279,7 @@ export const authorizationCases: Case[] = [
           `${leaked.length}`,
         ),
       );
-    }),
+    },
   }),
 ];
 
@@ -307,12 +287,10 @@ authorizationCases.push(
   defineCase({
     id: 'authorization.input-cannot-widen',
     title: 'Nothing in the input, the metadata or the payload widens what the grant allows',
-    level: 'MUST',
     profile: P,
-    spec: 'security#authority',
     requirements: ['TAP-SEC-004', 'TAP-AUTH-008'],
     needs: GUARDED,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const claims = { authorization: grant(['tap.test.write']), permissions: ['tap.test.write'], requires_permission: null };
       const a = await request(peer, 'tap.test.guarded', claims, {
@@ -325,6 +303,6 @@ authorizationCases.push(
         'refused',
         checkError(m, { code: 'PERMISSION_DENIED' }, 'a guarded task whose input and metadata claim the permission'),
       );
-    }),
+    },
   }),
 );

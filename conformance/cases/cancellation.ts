@@ -4,21 +4,7 @@ import type { CaseContext } from '../context.ts';
 import type { Peer, Received } from '../peer.ts';
 import { collectUntilResult, describeMessage, startTask, waitStream } from '../steps.ts';
 import { between, judgeOccurrence, judgePunctuality, pass, timingWindow, type Observed, type Outcome } from '../verdict.ts';
-import {
-  attempt,
-  check,
-  checkError,
-  expectError,
-  need,
-  outputsOf,
-  require,
-  runTask,
-  show,
-  statesOf,
-  Stop,
-  verdictOf,
-  wrongReply,
-} from './kit.ts';
+import { check, checkError, expectError, need, outputsOf, require, runTask, show, statesOf, Stop, verdictOf, wrongReply } from './kit.ts';
 import { checkWalk } from './tasks.ts';
 
 const P = 'cancellation' as const;
@@ -88,12 +74,10 @@ export const cancellationCases: Case[] = [
   defineCase({
     id: 'cancellation.running',
     title: 'Cancelling a running task: snapshot (as before the cancel), state event cancelling, result cancelled',
-    level: 'MUST',
     profile: P,
-    spec: 'cancellation#task-cancel',
     requirements: ['TAP-CAN-002', 'TAP-CAN-003', 'TAP-TASK-011'],
     needs: cap('sleep'),
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const taskId = await runningSleep(peer);
       const before = peer.state.lastSequence(taskId);
@@ -124,17 +108,15 @@ export const cancellationCases: Case[] = [
         checkWalk(states, 'the cancelled task'),
         checkCancelled(r.result.msg),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'cancellation.accepted-or-running',
     title: 'Cancelling a task straight after acceptance ends it cancelled by a legal path',
-    level: 'MUST',
     profile: P,
-    spec: 'cancellation#task-cancel',
     requirements: ['TAP-CAN-001', 'TAP-CAN-002'],
     needs: cap('sleep'),
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const t = need(await startTask(peer, 'tap.test.sleep', { ms: 60_000 }));
       const { reply } = await cancel(peer, t.taskId);
@@ -161,17 +143,15 @@ export const cancellationCases: Case[] = [
         checkWalk(states, 'the cancelled task'),
         checkCancelled(r.result.msg),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'cancellation.stops-work',
     title: 'Once cancelling, the task starts no new step: no output event follows the cancelling event',
-    level: 'MUST',
     profile: P,
-    spec: 'cancellation#task-cancel',
     requirements: ['TAP-CAN-004'],
     needs: cap('stream'),
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const t = need(await startTask(peer, 'tap.test.stream', { count: 200, interval_ms: 30 }));
       need(
@@ -197,17 +177,15 @@ export const cancellationCases: Case[] = [
         ),
         checkCancelled(r.result.msg),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'cancellation.repeated',
     title: 'A second cancel while the first is in effect gets a snapshot and has no other effect',
-    level: 'MUST',
     profile: P,
-    spec: 'cancellation#repeated-cancels',
     requirements: ['TAP-CAN-005'],
     needs: cap('sleep'),
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const taskId = await runningSleep(peer);
       const a = await peer.post('task.cancel', {}, { task_id: taskId });
@@ -233,17 +211,15 @@ export const cancellationCases: Case[] = [
         check(cancellingEvents <= 1, 'the repeated cancel caused a second cancelling event', 'one cancelling event', `${cancellingEvents}`),
         checkCancelled(r.result.msg),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'cancellation.after-cancelled',
     title: 'A cancel of a task a cancel already ended gets a snapshot showing cancelled',
-    level: 'MUST',
     profile: P,
-    spec: 'cancellation#repeated-cancels',
     requirements: ['TAP-CAN-006'],
     needs: cap('sleep'),
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const taskId = await runningSleep(peer);
       await cancel(peer, taskId);
@@ -259,17 +235,15 @@ export const cancellationCases: Case[] = [
           show(reply.msg.payload),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'cancellation.terminal',
     title: 'A cancel of a task that ended otherwise (completed, failed, timed out) gets TASK_TERMINAL',
-    level: 'MUST',
     profile: P,
-    spec: 'cancellation#repeated-cancels',
     requirements: ['TAP-CAN-007'],
     needs: cap('echo', 'fail', 'sleep'),
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const done = need(await runTask(peer, 'tap.test.echo', 1));
       const failed = need(await runTask(peer, 'tap.test.fail', { code: 'INTERNAL_ERROR' }));
@@ -283,17 +257,15 @@ export const cancellationCases: Case[] = [
         require(await expectError(peer, sent, { code: 'TASK_TERMINAL', taskId: t.taskId }, `a cancel of a ${how} task`));
       }
       return pass('TASK_TERMINAL for each');
-    }),
+    },
   }),
   defineCase({
     id: 'cancellation.race-completion',
     title: 'A cancel racing completion gets one of the outcomes the commit-point order allows',
-    level: 'MUST',
     profile: P,
-    spec: 'tasks#commit-points',
     requirements: ['TAP-TASK-018', 'TAP-TASK-019'],
     needs: cap('sleep'),
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const outcomes: string[] = [];
       for (const ms of [5, 20, 40, 60, 80]) {
@@ -339,17 +311,18 @@ export const cancellationCases: Case[] = [
         } else return wrongReply('a racing cancel', 'task.snapshot or TASK_TERMINAL', reply.msg);
       }
       return pass(`outcomes: ${outcomes.join(', ')}`);
-    }),
+    },
   }),
   defineCase({
     id: 'cancellation.wins-over-deadline',
     title: 'A task cancelled near its deadline ends either timed_out (deadline first) or cancelled, never cancelling → timed_out',
-    level: 'MUST',
     profile: P,
     spec: 'cancellation#cancel-and-deadline',
+    reason:
+      "the race of a cancel with the deadline is set out in Cancel and deadline; the rules it checks are the task states' (TAP-TASK-005) and commit points'",
     requirements: ['TAP-TASK-005', 'TAP-TASK-018'],
     needs: cap('sleep'),
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const seen: string[] = [];
       for (const lead of [0, 20, 40]) {
@@ -375,14 +348,12 @@ export const cancellationCases: Case[] = [
         seen.push(states[states.length - 1]!);
       }
       return pass(`ended ${seen.join(', ')}`);
-    }),
+    },
   }),
   defineCase({
     id: 'cancellation.timely',
     title: 'After a cancel of a conformance task the result comes within the allowance',
-    level: 'MUST',
     profile: P,
-    spec: 'cancellation#timing',
     requirements: ['TAP-CAN-008'],
     needs: cap('sleep'),
     budgetMs: 10_000,
@@ -395,9 +366,7 @@ export const cancellationCases: Case[] = [
   defineCase({
     id: 'cancellation.prompt',
     title: 'A cancelled task ends as soon as it has released what it held',
-    level: 'SHOULD',
     profile: P,
-    spec: 'cancellation#timing',
     requirements: ['TAP-CAN-009'],
     needs: cap('sleep'),
     budgetMs: 10_000,
@@ -410,12 +379,12 @@ export const cancellationCases: Case[] = [
   defineCase({
     id: 'cancellation.keeps-task',
     title: 'A cancelled task is not deleted: its snapshot and stream stay available',
-    level: 'MUST',
     profile: P,
     spec: 'cancellation#task-cancel',
+    reason: 'the case cancels a task and looks at it after, which Task cancel describes; what it checks is retention (TAP-RES-001)',
     requirements: ['TAP-RES-001', 'TAP-CAN-003'],
     needs: cap('sleep'),
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const taskId = await runningSleep(peer);
       await cancel(peer, taskId);
@@ -431,6 +400,6 @@ export const cancellationCases: Case[] = [
         'still there',
         check(replay.text === r.result.text, 'the replayed result differs from the original', 'byte-identical', 'different'),
       );
-    }),
+    },
   }),
 ];

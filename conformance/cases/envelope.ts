@@ -4,20 +4,7 @@
  */
 import { defineCase, type Case } from '../case.ts';
 import { describeMessage } from '../steps.ts';
-import {
-  attempt,
-  check,
-  checkError,
-  expectAlive,
-  expectError,
-  expectNoTask,
-  jsonEqual,
-  need,
-  require,
-  runTask,
-  show,
-  verdictOf,
-} from './kit.ts';
+import { check, checkError, expectAlive, expectError, expectNoTask, jsonEqual, need, require, runTask, show, verdictOf } from './kit.ts';
 
 const P = 'core' as const;
 const ECHO = { capabilities: ['tap.test.echo'] };
@@ -26,12 +13,10 @@ export const envelopeCases: Case[] = [
   defineCase({
     id: 'core.envelope.unknown-members-ignored',
     title: 'Unknown envelope and payload members are ignored, not refused',
-    level: 'MUST',
     profile: P,
-    spec: 'envelope#extensibility',
     requirements: ['TAP-ENV-015', 'TAP-VER-004'],
     needs: ECHO,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const input = { a: 1 };
       const t = need(
@@ -59,16 +44,14 @@ export const envelopeCases: Case[] = [
           describeMessage(reply.msg),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'core.envelope.target-star-elsewhere',
     title: 'A target of "*" outside handshake.init is INVALID_MESSAGE',
-    level: 'MUST',
     profile: P,
-    spec: 'envelope#source-and-target',
     requirements: ['TAP-ENV-009'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const sent = await peer.post(
         'task.status',
@@ -78,17 +61,15 @@ export const envelopeCases: Case[] = [
       );
       require(await expectError(peer, sent, { code: 'INVALID_MESSAGE' }, 'task.status with target "*"'));
       return verdictOf('refused; the session goes on', await expectAlive(peer, 'INVALID_MESSAGE'));
-    }),
+    },
   }),
   defineCase({
     id: 'core.envelope.deadline-ignored-elsewhere',
     title: 'deadline and idempotency_key on a type other than task.request are ignored',
-    level: 'MUST',
     profile: P,
-    spec: 'envelope#deadline-and-idempotency-key',
     requirements: ['TAP-ENV-014'],
     needs: ECHO,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const t = need(await runTask(peer, 'tap.test.echo', 'x'));
       const past = new Date(Date.now() - 3600_000).toISOString();
@@ -103,17 +84,18 @@ export const envelopeCases: Case[] = [
           describeMessage(r.msg),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'core.envelope.metadata-no-effect',
     title: 'metadata (trace ids, attempt, extension members) does not change behaviour',
-    level: 'MUST',
     profile: P,
     spec: 'envelope#metadata',
+    reason:
+      'metadata is the envelope member under test, described in Metadata; the rule it checks is the one for unknown members (TAP-ENV-015)',
     requirements: ['TAP-ENV-015', 'TAP-VER-003'],
     needs: ECHO,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const t = need(
         await runTask(peer, 'tap.test.echo', [1], {
@@ -129,17 +111,15 @@ export const envelopeCases: Case[] = [
           describeMessage(t.result.msg),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'core.envelope.protocol-version',
     title: 'Every agent message after the ack carries "tap/" and the negotiated version',
-    level: 'MUST',
     profile: P,
-    spec: 'envelope#protocol',
     requirements: ['TAP-ENV-005', 'TAP-ENV-010'],
     needs: ECHO,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       need(await runTask(peer, 'tap.test.echo', {}));
       const bad = peer.received.find((r) => r.msg.type !== 'handshake.ack' && r.msg.protocol !== `tap/${peer.state.version}`);
@@ -147,16 +127,14 @@ export const envelopeCases: Case[] = [
         `every message says tap/${peer.state.version}`,
         check(!bad, `the agent's ${bad?.msg.type} says ${bad?.msg.protocol}`, `tap/${peer.state.version}`, String(bad?.msg.protocol)),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'core.message.unknown-type',
     title: 'An unknown message type gets UNKNOWN_MESSAGE_TYPE, has no effect, and the session goes on',
-    level: 'MUST',
     profile: P,
-    spec: 'messages#direction',
     requirements: ['TAP-MSG-002'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const sent = await peer.post(
         'task.frobnicate',
@@ -166,16 +144,14 @@ export const envelopeCases: Case[] = [
       );
       require(await expectError(peer, sent, { code: 'UNKNOWN_MESSAGE_TYPE' }, 'type "task.frobnicate"'));
       return verdictOf('refused; the session goes on', await expectAlive(peer, 'UNKNOWN_MESSAGE_TYPE'));
-    }),
+    },
   }),
   defineCase({
     id: 'core.message.wrong-direction',
     title: 'A message sent in the wrong direction (task.result from the requester) gets UNKNOWN_MESSAGE_TYPE',
-    level: 'MUST',
     profile: P,
-    spec: 'messages#direction',
     requirements: ['TAP-MSG-002', 'TAP-MSG-001'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const sent = await peer.post(
         'task.result',
@@ -192,17 +168,15 @@ export const envelopeCases: Case[] = [
       );
       require(await expectError(peer, ack, { code: 'UNKNOWN_MESSAGE_TYPE' }, 'handshake.go sent to the agent'));
       return verdictOf('refused; the session goes on', await expectAlive(peer, 'UNKNOWN_MESSAGE_TYPE'));
-    }),
+    },
   }),
   defineCase({
     id: 'core.message.one-reply-each',
     title: 'Every request gets exactly one direct reply carrying its message_id, and its task_id',
-    level: 'MUST',
     profile: P,
-    spec: 'messages#requests-and-replies',
     requirements: ['TAP-MSG-003', 'TAP-MSG-005'],
     needs: ECHO,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const t = need(await runTask(peer, 'tap.test.echo', 'one'));
       const sent = [
@@ -226,17 +200,15 @@ export const envelopeCases: Case[] = [
         'one reply each, with the task_id',
         check(problems.length === 0, problems.join('; '), 'exactly one reply per request, same task_id', problems.join('; ')),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'core.message.reply-before-effects',
     title: 'The direct reply comes before the messages the request causes',
-    level: 'MUST',
     profile: P,
-    spec: 'messages#requests-and-replies',
     requirements: ['TAP-MSG-004'],
     needs: { capabilities: ['tap.test.stream'] },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const t = need(await runTask(peer, 'tap.test.stream', { count: 3 }));
       const mark = peer.mark();
@@ -254,16 +226,14 @@ export const envelopeCases: Case[] = [
           describeMessage(first?.msg),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'core.message.invalid-payload',
     title: 'A payload failing its schema gets INVALID_MESSAGE with details.issues, and has no effect',
-    level: 'MUST',
     profile: P,
-    spec: 'messages#payload-validation',
     requirements: ['TAP-MSG-006', 'TAP-ERR-009'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const taskId = peer.ids.task();
       const sent = await peer.post(
@@ -290,7 +260,7 @@ export const envelopeCases: Case[] = [
         ),
       );
       return verdictOf('refused with issues, no task', await expectNoTask(peer, taskId, 'the invalid request was refused'));
-    }),
+    },
   }),
 ];
 
@@ -298,12 +268,13 @@ envelopeCases.push(
   defineCase({
     id: 'core.wire.agent-messages',
     title: 'Every message the agent sends is one valid JSON object naming the right peers, with fresh ids and no stray members',
-    level: 'MUST',
     profile: P,
     spec: 'envelope#fields',
+    reason:
+      'the case checks every field of every message the agent sends, so it cites the Fields section that lists them; its requirements span the envelope',
     requirements: ['TAP-ENV-003', 'TAP-ENV-006', 'TAP-ENV-007', 'TAP-ENV-010', 'TAP-ENV-013', 'TAP-MSG-001', 'TAP-WS-004', 'TAP-CONF-004'],
     needs: { capabilities: ['tap.test.stream', 'tap.test.fail', 'tap.test.echo'] },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       // Every frame of every case is checked this way; this case names the rules and gives them a
       // varied workload of their own.
       const peer = need(await ctx.session());
@@ -323,17 +294,15 @@ envelopeCases.push(
           String(stamps[0]?.msg.timestamp),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'core.security.no-secrets',
     title: 'The agent writes no key or resume token into its messages or logs',
-    level: 'MUST',
     profile: P,
-    spec: 'security#secrets',
     requirements: ['TAP-SEC-003'],
     needs: { capabilities: ['tap.test.fail'] },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const { peer, hs } = need(await ctx.sessionWith());
       const token = String(hs.ack.msg.payload.resume_token);
       need(await runTask(peer, 'tap.test.fail', { code: 'INTERNAL_ERROR' }));
@@ -352,6 +321,6 @@ envelopeCases.push(
           leaks[0]?.text.slice(0, 200),
         ),
       );
-    }),
+    },
   }),
 );

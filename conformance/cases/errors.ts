@@ -7,7 +7,6 @@ import type { Peer } from '../peer.ts';
 import { describeMessage, startTask } from '../steps.ts';
 import { fail, pass } from '../verdict.ts';
 import {
-  attempt,
   check,
   checkError,
   expectAlive,
@@ -40,25 +39,21 @@ export const errorCases: Case[] = [
   defineCase({
     id: 'core.errors.correlation',
     title: 'An error carries the reply_to and task_id of the message it answers',
-    level: 'MUST',
     profile: P,
-    spec: 'errors#correlation',
     requirements: ['TAP-ERR-003'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const taskId = peer.ids.task('absent');
       const sent = await peer.post('task.cancel', {}, { task_id: taskId });
       return verdictOf('correlated', await expectError(peer, sent, { code: 'UNKNOWN_TASK', taskId }, 'task.cancel of an unknown task'));
-    }),
+    },
   }),
   defineCase({
     id: 'core.errors.never-answered',
     title: 'An error message from the requester is never answered, not even a malformed one',
-    level: 'MUST',
     profile: P,
-    spec: 'errors#no-replies-to-errors',
     requirements: ['TAP-ERR-004'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const mark = peer.mark();
       const good = await peer.post('error', { code: 'INTERNAL_ERROR', message: 'the requester failed', retryable: true });
@@ -69,31 +64,27 @@ export const errorCases: Case[] = [
         await expectNothing(peer, mark, (r) => r.msg.reply_to !== undefined && ids.has(r.msg.reply_to), 'nothing may answer an error'),
       );
       return verdictOf('no reply; the session goes on', await expectAlive(peer, 'errors from the requester'));
-    }),
+    },
   }),
   defineCase({
     id: 'core.errors.unknown-code-accepted',
     title: 'An error with a code the agent does not know does not end the session',
-    level: 'MUST',
     profile: P,
-    spec: 'errors#registry',
     requirements: ['TAP-ERR-002', 'TAP-ERR-006'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       await peer.post('error', { code: 'A_CODE_FROM_TAP_1_9', message: 'future', retryable: true, fatal: false });
       return verdictOf('the session goes on', await expectAlive(peer, 'an error with an unknown code'));
-    }),
+    },
   }),
   defineCase({
     id: 'core.errors.registry-retryable',
     title: "Errors carry the registry's retryable value for their code",
-    level: 'MUST',
     profile: P,
-    spec: 'errors#error-payload',
     // A request the agent must refuse; until it does, it may have become a task.
     tasks: 1,
     requirements: ['TAP-ERR-001'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const probes = [
         await peer.post('task.status', {}, { task_id: peer.ids.task('absent') }),
@@ -105,16 +96,14 @@ export const errorCases: Case[] = [
         require(checkError(r.msg, { code: ['UNKNOWN_TASK', 'UNKNOWN_MESSAGE_TYPE', 'CAPABILITY_NOT_SUPPORTED'] }, `${s.type}`));
       }
       return pass('UNKNOWN_TASK, UNKNOWN_MESSAGE_TYPE and CAPABILITY_NOT_SUPPORTED carry their registry retryable');
-    }),
+    },
   }),
   defineCase({
     id: 'core.errors.fatal-flag',
     title: 'Non-fatal errors are not marked fatal and do not end the session',
-    level: 'MUST',
     profile: P,
-    spec: 'errors#fatal-errors',
     requirements: ['TAP-ERR-006', 'TAP-ERR-007'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const sent = await peer.post('task.status', {}, { task_id: peer.ids.task('absent') });
       const r = need(await peer.reply(sent));
@@ -127,33 +116,31 @@ export const errorCases: Case[] = [
         ),
       );
       return verdictOf('not fatal; the session goes on', await expectAlive(peer, 'a non-fatal error'));
-    }),
+    },
   }),
   defineCase({
     id: 'core.errors.no-effect',
     title: 'A refused task.request creates no task: CAPABILITY_NOT_SUPPORTED then UNKNOWN_TASK',
-    level: 'MUST',
     profile: P,
-    spec: 'tasks#acceptance',
     // A request the agent must refuse; until it does, it may have become a task.
     tasks: 1,
     requirements: ['TAP-TASK-002', 'TAP-ERR-009'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const taskId = peer.ids.task();
       const sent = await peer.post('task.request', { capability: 'zz.not.offered', input: 1 }, { task_id: taskId });
       require(await expectError(peer, sent, { code: 'CAPABILITY_NOT_SUPPORTED' }, 'a capability the agent does not offer'));
       return verdictOf('refused, no task', await expectNoTask(peer, taskId, 'the request was refused'));
-    }),
+    },
   }),
   defineCase({
     id: 'core.bad-input.malformed-json',
     title: 'A frame that is not JSON gets MALFORMED_MESSAGE and the session goes on',
-    level: 'MUST',
     profile: P,
     spec: 'errors#order-of-checks',
+    reason: "a malformed frame is the first step of the Order of checks; the rule it checks is the encoding's (TAP-ENV-001)",
     requirements: ['TAP-ENV-001', 'TAP-ERR-008'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       for (const [text, why] of [
         ['{"protocol":"tap/1.0",', 'truncated JSON'],
@@ -165,16 +152,14 @@ export const errorCases: Case[] = [
       ] as const)
         await expectMalformed(peer, text, why);
       return verdictOf('each refused; the session goes on', await expectAlive(peer, 'malformed frames'));
-    }),
+    },
   }),
   defineCase({
     id: 'core.bad-input.nested-error-type',
     title: 'A malformed frame with "type":"error" only inside its payload is still answered',
-    level: 'MUST',
     profile: P,
-    spec: 'errors#no-replies-to-errors',
     requirements: ['TAP-ERR-030'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const id = peer.ids.message();
       for (const [text, why] of [
@@ -187,16 +172,14 @@ export const errorCases: Case[] = [
       ] as const)
         await expectMalformed(peer, text, why);
       return verdictOf('each answered MALFORMED_MESSAGE; the session goes on', await expectAlive(peer, 'malformed frames'));
-    }),
+    },
   }),
   defineCase({
     id: 'core.bad-input.invalid-utf8',
     title: 'A frame with invalid UTF-8 or a byte order mark gets MALFORMED_MESSAGE',
-    level: 'MUST',
     profile: P,
-    spec: 'envelope#encoding',
     requirements: ['TAP-ENV-001'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const valid = enc.encode(JSON.stringify(peer.envelope('ping', {})));
       const bom = new Uint8Array([0xef, 0xbb, 0xbf, ...valid]);
@@ -210,17 +193,15 @@ export const errorCases: Case[] = [
       ] as const)
         await expectMalformed(peer, bytes, why);
       return verdictOf('each refused; the session goes on', await expectAlive(peer, 'invalid UTF-8'));
-    }),
+    },
   }),
   defineCase({
     id: 'core.bad-input.i-json',
     title: 'Integers beyond ±(2^53−1) and lone surrogates get INVALID_MESSAGE',
-    level: 'MUST',
     profile: P,
-    spec: 'envelope#encoding',
     requirements: ['TAP-ENV-002'],
     needs: ECHO,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const cases: [string, string][] = [];
       const base = (input: string) => {
@@ -248,16 +229,14 @@ export const errorCases: Case[] = [
           show(edge.result.msg.payload.output),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'core.bad-input.duplicate-members',
     title: 'A message with duplicate member names may be refused, and then only with MALFORMED_MESSAGE',
-    level: 'MAY',
     profile: P,
-    spec: 'envelope#encoding',
     requirements: ['TAP-ENV-004'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const m = peer.envelope('ping', {});
       const text = JSON.stringify(m).replace('"payload":{}', '"payload":{},"payload":{}');
@@ -266,16 +245,14 @@ export const errorCases: Case[] = [
       if (r.msg.type === 'pong')
         return { verdict: 'UNIMPLEMENTED', detail: 'the agent accepts duplicate member names (allowed without integrity)' };
       return verdictOf('refused with MALFORMED_MESSAGE', checkError(r.msg, { code: 'MALFORMED_MESSAGE' }, 'duplicate member names'));
-    }),
+    },
   }),
   defineCase({
     id: 'core.bad-input.robust',
     title: 'A burst of hostile input never crashes the agent or silences it',
-    level: 'MUST',
     profile: P,
-    spec: 'errors#robustness',
     requirements: ['TAP-ERR-008'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const hostile = [
         '{}',
@@ -294,16 +271,14 @@ export const errorCases: Case[] = [
       for (const [i, text] of hostile.entries()) await peer.sendText(text, `hostile input ${i + 1}`);
       await ctx.sleep(200);
       return verdictOf('still answering', await expectAlive(peer, 'hostile input'));
-    }),
+    },
   }),
   defineCase({
     id: 'core.bad-input.reply-to-readable',
     title: 'An error answering an invalid message carries its message_id when readable',
-    level: 'MUST',
     profile: P,
-    spec: 'errors#correlation',
     requirements: ['TAP-ERR-003'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const m = peer.envelope('task.cancel', { reason: 7 }, { task_id: peer.ids.task() });
       await peer.send(m, { deliberate: 'reason is a number' });
@@ -312,16 +287,14 @@ export const errorCases: Case[] = [
         'correlated',
         checkError(r.msg, { code: 'INVALID_MESSAGE', replyTo: m.message_id, taskId: m.task_id }, 'task.cancel with a numeric reason'),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'core.tasks.status-unknown',
     title: 'task.status, task.cancel, task.resume and plan.decision for an unknown task get UNKNOWN_TASK',
-    level: 'MUST',
     profile: P,
-    spec: 'tasks#status',
     requirements: ['TAP-TASK-013'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const id = peer.ids.task('never');
       for (const [type, payload] of [
@@ -334,32 +307,28 @@ export const errorCases: Case[] = [
         require(await expectError(peer, sent, { code: 'UNKNOWN_TASK', taskId: id }, `${type} for an unknown task`));
       }
       return pass('UNKNOWN_TASK for each');
-    }),
+    },
   }),
   defineCase({
     id: 'core.tasks.capability-unknown',
     title: 'A capability the agent does not offer gets CAPABILITY_NOT_SUPPORTED',
-    level: 'MUST',
     profile: P,
-    spec: 'errors#order-of-checks',
     // A request the agent must refuse; until it does, it may have become a task.
     tasks: 1,
     requirements: ['TAP-ERR-010', 'TAP-TASK-002'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const sent = await peer.post('task.request', { capability: 'zz.surely.not.offered', input: {} }, { task_id: peer.ids.task() });
       return verdictOf('refused', await expectError(peer, sent, { code: 'CAPABILITY_NOT_SUPPORTED' }, 'an unoffered capability'));
-    }),
+    },
   }),
   defineCase({
     id: 'core.tasks.accept-echo',
     title: 'A task.request is answered with task.accepted naming the capability and the effective deadline',
-    level: 'MUST',
     profile: P,
-    spec: 'tasks#acceptance',
     requirements: ['TAP-TASK-003', 'TAP-EVT-003'],
     needs: ECHO,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const t = need(await startTask(peer, 'tap.test.echo', { hello: 'world' }, { timeoutMs: 60_000 }));
       const p = t.accepted.msg.payload;
@@ -377,17 +346,15 @@ export const errorCases: Case[] = [
         ),
         check(t.accepted.msg.sequence === 1, 'task.accepted is not sequence 1', '1', show(t.accepted.msg.sequence)),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'core.tasks.status-snapshot',
     title: 'task.status returns a snapshot with state, capability, last_sequence, timestamps and the result once terminal',
-    level: 'MUST',
     profile: P,
-    spec: 'tasks#status',
     requirements: ['TAP-TASK-012', 'TAP-TASK-011'],
     needs: ECHO,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const t = need(await runTask(peer, 'tap.test.echo', 'snap'));
       const r = need(await status(peer, t.taskId));
@@ -411,16 +378,14 @@ export const errorCases: Case[] = [
         ),
         check(p.capability === 'tap.test.echo', 'the snapshot does not name the capability', 'tap.test.echo', show(p.capability)),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'core.errors.correlation-ill-formed',
     title: 'An error leaves out a reply_to or task_id that is not well-formed, and still answers',
-    level: 'MUST',
     profile: P,
-    spec: 'errors#correlation',
     requirements: ['TAP-ERR-040', 'TAP-ERR-003'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       // An ill-formed task_id: the envelope fails, the message_id is still echoed.
       const badTask = peer.envelope('task.status', {}, { task_id: 'Not A Task Id!' });
@@ -440,16 +405,14 @@ export const errorCases: Case[] = [
         'both refused, neither echoed',
         check(r2.msg.reply_to === undefined, 'the error echoes the ill-formed message_id', 'no reply_to', show(r2.msg.reply_to)),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'core.errors.target-before-session',
     title: "Before the ack an error is addressed to the offending message's source, or to unknown when it has none",
-    level: 'MUST',
     profile: P,
-    spec: 'errors#error-target',
     requirements: ['TAP-ERR-041'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.connect());
       let mark = peer.mark();
       await peer.sendText('this is not JSON', 'a frame with no source to read');
@@ -475,16 +438,14 @@ export const errorCases: Case[] = [
           show(r2.msg.target),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'core.envelope.signature-shape',
     title: 'A signature member of the wrong shape fails the envelope schema: INVALID_MESSAGE, not INVALID_SIGNATURE',
-    level: 'MUST',
     profile: P,
-    spec: 'integrity#verification',
     requirements: ['TAP-INT-040'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const sent = await peer.post(
         'ping',
@@ -494,6 +455,6 @@ export const errorCases: Case[] = [
       );
       require(await expectError(peer, sent, { code: 'INVALID_MESSAGE' }, 'a ping whose signature has the wrong shape'));
       return verdictOf('INVALID_MESSAGE; the session goes on', await expectAlive(peer, 'a malformed signature'));
-    }),
+    },
   }),
 ];

@@ -5,7 +5,7 @@ import type { Peer } from '../peer.ts';
 import { jcs } from '../mac.ts';
 import { handshake, harnessCard, initPayload, DEFAULT_PARAMS } from '../steps.ts';
 import { between, fail, judgeOccurrence, judgePunctuality, pass, timingWindow, type Observed, type Outcome } from '../verdict.ts';
-import { attempt, check, checkError, expectAlive, expectError, expectNoTask, need, require, show, verdictOf, wrongReply } from './kit.ts';
+import { check, checkError, expectAlive, expectError, expectNoTask, need, require, show, verdictOf, wrongReply } from './kit.ts';
 
 const P = 'core' as const;
 
@@ -42,11 +42,11 @@ export const handshakeCases: Case[] = [
   defineCase({
     id: 'core.handshake.complete',
     title: 'The agent completes the four-step handshake: init → ack → ready → go',
-    level: 'MUST',
     profile: P,
     spec: 'handshake#overview',
+    reason: 'the case walks the whole handshake of the Overview; the rules it checks are those of handshake.go and the session id',
     requirements: ['TAP-HS-012', 'TAP-ENV-012', 'TAP-ENV-011'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const { hs } = need(await ctx.sessionWith());
       const ack = hs.ack.msg;
       const p = ack.payload;
@@ -72,16 +72,14 @@ export const handshakeCases: Case[] = [
           `session_id ${ack.session_id}`,
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'core.handshake.ack-card',
     title: "The ack's card names the agent as its source and lists each capability once",
-    level: 'MUST',
     profile: P,
-    spec: 'handshake#agent-card',
     requirements: ['TAP-HS-018', 'TAP-HS-019'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const { hs } = need(await ctx.sessionWith());
       const card = hs.ack.msg.payload.agent;
       const names: string[] = (card?.capabilities ?? []).map((c: { name: string }) => c.name);
@@ -96,16 +94,14 @@ export const handshakeCases: Case[] = [
         ),
         check(dup === undefined, `the card lists capability ${dup} twice`, 'each capability once', `${dup} twice`),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'core.handshake.version-choice',
     title: 'The agent chooses the highest version it shares with the requester',
-    level: 'MUST',
     profile: P,
-    spec: 'handshake#version-negotiation',
     requirements: ['TAP-HS-004'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const supported = await supportedVersions(ctx);
       if (!Array.isArray(supported)) return supported;
       const ones = supported.filter((v) => v.startsWith('1.'));
@@ -120,16 +116,14 @@ export const handshakeCases: Case[] = [
         `chose ${chosen} from ${offered.join(', ')}`,
         check(chosen === best, `the agent chose ${chosen}, not the highest common version ${best}`, best, String(chosen)),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'core.handshake.version-unsupported',
     title: 'No common version: UNSUPPORTED_VERSION listing the supported ones, fatal, and the transport closes',
-    level: 'MUST',
     profile: P,
-    spec: 'handshake#version-negotiation',
     requirements: ['TAP-HS-005', 'TAP-ERR-005'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const { peer, sent, reply } = await initOnly(ctx, (p) => ({ ...initPayload(p, {}), versions: ['2.0', '3.1'] }));
       require(checkError(reply.msg, { code: 'UNSUPPORTED_VERSION', replyTo: sent.message_id, fatal: true }, 'versions ["2.0", "3.1"]'));
       const supported = reply.msg.payload.details?.supported;
@@ -151,32 +145,30 @@ export const handshakeCases: Case[] = [
           'still open after 5 s',
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'core.handshake.requester-lists-versions',
     title: 'A requester listing an older version too is served in the version they share',
-    level: 'MUST',
     profile: P,
     spec: 'handshake#init',
+    reason: "the case varies the versions of handshake.init (Init); the rule it checks is version negotiation's (TAP-HS-004)",
     requirements: ['TAP-HS-004', 'TAP-HS-002'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const s = need(await ctx.sessionWith({ versions: ['1.0', '1.1'] }));
       const v = s.hs.ack.msg.payload.version;
       return verdictOf(
         `chose ${v}`,
         check(v === '1.0' || v === '1.1', `the agent chose ${v}, which the requester did not offer`, '1.0 or 1.1', String(v)),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'core.handshake.identity-source',
     title: "A handshake.init whose source differs from its card's agent_id gets IDENTITY_MISMATCH and no session",
-    level: 'MUST',
     profile: P,
-    spec: 'handshake#init',
     requirements: ['TAP-HS-003', 'TAP-HS-021'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const { peer, sent, reply } = await initOnly(ctx, (p) => ({ ...initPayload(p, {}), agent: harnessCard('somebody-else') }));
       require(
         checkError(
@@ -193,45 +185,42 @@ export const handshakeCases: Case[] = [
           ? null
           : fail(`a correct handshake after the refused one failed: ${again.outcome.detail}`, 'a session', again.outcome.observed),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'core.handshake.identity-target',
     title: 'A handshake.init whose target is neither "*" nor the agent gets IDENTITY_MISMATCH',
-    level: 'MUST',
     profile: P,
-    spec: 'handshake#init',
     requirements: ['TAP-HS-003'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const { sent, reply } = await initOnly(ctx, undefined, { target: 'not-this-agent' });
       return verdictOf(
         'refused',
         checkError(reply.msg, { code: 'IDENTITY_MISMATCH', replyTo: sent.message_id }, 'init with target "not-this-agent"'),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'core.handshake.target-own-id',
     title: "A handshake.init may name the agent's own id as target",
-    level: 'MUST',
     profile: P,
     spec: 'envelope#source-and-target',
+    reason:
+      "the case proves that Source and target lets handshake.init name the agent's own id (TAP-ENV-008); the rule it checks first is handshake.init's (TAP-HS-003)",
     requirements: ['TAP-HS-003', 'TAP-ENV-008'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const id = ctx.env.probe.agentId;
       if (!id) return fail('the agent never told its id (the first handshake failed)', 'an agent id', 'none');
       need(await ctx.sessionWith({ target: id }));
       return pass(`target ${id} accepted`);
-    }),
+    },
   }),
   defineCase({
     id: 'core.handshake.session-id',
     title: 'Each session gets a fresh session_id of at least 128 bits and its own resume_token',
-    level: 'MUST',
     profile: P,
-    spec: 'handshake#ack',
     requirements: ['TAP-HS-006'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const a = need(await ctx.sessionWith()).hs.ack.msg.payload;
       const b = need(await ctx.sessionWith()).hs.ack.msg.payload;
       const short = [a.session_id, b.session_id].find((s: string) => typeof s !== 'string' || s.length < 22);
@@ -252,16 +241,14 @@ export const handshakeCases: Case[] = [
           show(a.resume_token),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'core.handshake.granted-missing',
     title: 'Every required capability is in exactly one of granted and missing, and the handshake completes anyway',
-    level: 'MUST',
     profile: P,
-    spec: 'handshake#ack',
     requirements: ['TAP-HS-007', 'TAP-HS-008'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const offered: string[] = (ctx.card?.capabilities ?? []).map((c: { name: string }) => c.name);
       const requires = [...offered.slice(0, 2), 'x-conformance.not-a-capability', 'zz.nothing.here'];
       const s = need(await ctx.sessionWith({ requires }));
@@ -283,16 +270,14 @@ export const handshakeCases: Case[] = [
           `granted ${show(granted)}, missing ${show(missing)}`,
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'core.handshake.params-limits',
     title: "Final max_message_bytes and max_concurrent_tasks are the smaller of proposed and the agent's own",
-    level: 'MUST',
     profile: P,
-    spec: 'handshake#params',
     requirements: ['TAP-HS-009'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const low = need(await ctx.sessionWith({ params: { max_message_bytes: 4096, max_concurrent_tasks: 1 } })).hs.ack.msg.payload;
       const high = need(await ctx.sessionWith({ params: { max_message_bytes: 2 ** 40, max_concurrent_tasks: 1_000_000 } })).hs.ack.msg
         .payload;
@@ -324,16 +309,14 @@ export const handshakeCases: Case[] = [
           show(high.params.max_concurrent_tasks),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'core.handshake.params-heartbeat',
     title: 'Final heartbeat_ms is the larger of both sides, clamped to [1000, 60000]',
-    level: 'MUST',
     profile: P,
-    spec: 'handshake#params',
     requirements: ['TAP-HS-009'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const low = need(await ctx.sessionWith({ params: { heartbeat_ms: 10 } })).hs.ack.msg.payload.params.heartbeat_ms;
       const high = need(await ctx.sessionWith({ params: { heartbeat_ms: 3_600_000 } })).hs.ack.msg.payload.params.heartbeat_ms;
       const mid = need(await ctx.sessionWith({ params: { heartbeat_ms: 59_000 } })).hs.ack.msg.payload.params.heartbeat_ms;
@@ -343,40 +326,34 @@ export const handshakeCases: Case[] = [
         check(high === 60000, 'a proposal of one hour was not clamped to 60000', '60000', show(high)),
         check(mid === 59000, 'a proposal of 59 000 ms (larger than any agent value within range) was not kept', '59000', show(mid)),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'core.handshake.params-request-timeout',
     title: "Final request_timeout_ms is the requester's proposal",
-    level: 'MUST',
     profile: P,
-    spec: 'handshake#params',
     requirements: ['TAP-HS-009'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const v = need(await ctx.sessionWith({ params: { request_timeout_ms: 12345 } })).hs.ack.msg.payload.params.request_timeout_ms;
       return verdictOf('kept', check(v === 12345, 'the proposed request_timeout_ms was changed', '12345', show(v)));
-    }),
+    },
   }),
   defineCase({
     id: 'core.handshake.params-streaming',
     title: 'A requester that proposes streaming: false gets streaming: false',
-    level: 'MUST',
     profile: P,
-    spec: 'handshake#params',
     requirements: ['TAP-HS-009'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const v = need(await ctx.sessionWith({ params: { streaming: false } })).hs.ack.msg.payload.params.streaming;
       return verdictOf('kept', check(v === false, 'streaming: false was not kept', 'false', show(v)));
-    }),
+    },
   }),
   defineCase({
     id: 'core.handshake.params-omitted',
     title: "Omitted proposals take the agent's values and still yield complete params",
-    level: 'MUST',
     profile: P,
-    spec: 'handshake#params',
     requirements: ['TAP-HS-009'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.connect());
       const payload = { ...initPayload(peer, {}), params: {} };
       const sent = await peer.post('handshake.init', payload);
@@ -393,16 +370,14 @@ export const handshakeCases: Case[] = [
           show(p.request_timeout_ms),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'core.handshake.ready-mismatch',
     title: 'handshake.ready with params other than the final ones: fatal PROTOCOL_VIOLATION and the transport closes',
-    level: 'MUST',
     profile: P,
-    spec: 'handshake#ready',
     requirements: ['TAP-HS-011', 'TAP-ERR-007'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.connect());
       const r = await handshake(peer, { readyParams: (p) => ({ ...p, max_concurrent_tasks: Number(p.max_concurrent_tasks) + 7 }) });
       if (r.ok)
@@ -415,16 +390,14 @@ export const handshakeCases: Case[] = [
       require(checkError(err?.msg, { code: 'PROTOCOL_VIOLATION', fatal: true }, 'handshake.ready with changed params'));
       const closed = await peer.waitClosed(ctx.scaled(5000));
       return verdictOf('refused and closed', check(closed, 'the transport stayed open after the fatal error', 'closed', 'open after 5 s'));
-    }),
+    },
   }),
   defineCase({
     id: 'core.handshake.ready-canonical',
     title: 'handshake.ready params are compared in canonical form: reordered members are equal',
-    level: 'MUST',
     profile: P,
-    spec: 'handshake#ready',
     requirements: ['TAP-HS-010', 'TAP-HS-012'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.connect());
       const r = await handshake(peer, {
         readyParams: (p) => Object.fromEntries(Object.entries(p).reverse()),
@@ -436,17 +409,15 @@ export const handshakeCases: Case[] = [
           r.outcome.observed,
         );
       return pass(`params ${jcs(peer.state.params)} accepted in reverse member order`);
-    }),
+    },
   }),
   defineCase({
     id: 'core.handshake.required-before-go',
     title: 'A task.request before the handshake gets HANDSHAKE_REQUIRED, has no effect, and the transport stays open',
-    level: 'MUST',
     profile: P,
-    spec: 'handshake#before-go',
     requirements: ['TAP-HS-014', 'TAP-ERR-009'],
     needs: { capabilities: ['tap.test.echo'] },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.connect());
       const taskId = peer.ids.task('early');
       const sent = await peer.post(
@@ -459,17 +430,15 @@ export const handshakeCases: Case[] = [
       require(await expectAlive(peer, 'HANDSHAKE_REQUIRED'));
       need(await handshake(peer));
       return verdictOf('refused, no task, session still possible', await expectNoTask(peer, taskId, 'the early request was refused'));
-    }),
+    },
   }),
   defineCase({
     id: 'core.handshake.required-after-ack',
     title: 'Between ack and go the session is not established: a task.request gets HANDSHAKE_REQUIRED',
-    level: 'MUST',
     profile: P,
-    spec: 'handshake#before-go',
     requirements: ['TAP-HS-014', 'TAP-HS-013'],
     needs: { capabilities: ['tap.test.echo'] },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.connect());
       need(await handshake(peer, { stopAfterAck: true }));
       const taskId = peer.ids.task('early');
@@ -485,30 +454,28 @@ export const handshakeCases: Case[] = [
       if (go.msg.type !== 'handshake.go') return wrongReply('handshake.ready after the refused request', 'handshake.go', go.msg);
       peer.state.established = true;
       return verdictOf('refused without effect', await expectNoTask(peer, taskId, 'the request before go was refused'));
-    }),
+    },
   }),
   defineCase({
     id: 'core.handshake.ping-before-init',
     title: 'A ping before the handshake is answered with pong',
-    level: 'MUST',
     profile: P,
     spec: 'handshake#before-go',
+    reason: "a ping is what may come Before go; the rules it checks are handshake.init's (TAP-HS-001) and the heartbeats' (TAP-LIM-008)",
     requirements: ['TAP-HS-001', 'TAP-LIM-008'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.connect());
       need(await peer.ping());
       need(await handshake(peer));
       return pass('pong before the handshake, then a normal session');
-    }),
+    },
   }),
   defineCase({
     id: 'core.handshake.ready-out-of-order',
     title: 'A handshake.ready before any ack gets PROTOCOL_VIOLATION',
-    level: 'MUST',
     profile: P,
-    spec: 'handshake#before-go',
     requirements: ['TAP-HS-015'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.connect());
       const sent = await peer.post(
         'handshake.ready',
@@ -521,16 +488,14 @@ export const handshakeCases: Case[] = [
       if (peer.closed) return pass('refused (and closed)');
       need(await handshake(peer));
       return pass('refused; a proper handshake followed');
-    }),
+    },
   }),
   defineCase({
     id: 'core.handshake.second-init',
     title: 'A second handshake.init on an established session gets PROTOCOL_VIOLATION and leaves the session as it was',
-    level: 'MUST',
     profile: P,
-    spec: 'handshake#before-go',
     requirements: ['TAP-HS-015'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const { peer } = need(await ctx.sessionWith());
       const sessionId = peer.state.sessionId;
       const sent = await peer.post('handshake.init', initPayload(peer, {}));
@@ -540,16 +505,14 @@ export const handshakeCases: Case[] = [
         'refused; the session goes on',
         check(peer.state.sessionId === sessionId, 'the session changed', sessionId!, String(peer.state.sessionId)),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'core.handshake.fresh-after-error',
     title: 'After a non-fatal error answering handshake.init the requester can start again on the same transport',
-    level: 'MUST',
     profile: P,
-    spec: 'handshake#failures',
     requirements: ['TAP-HS-021'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const { peer, reply } = await initOnly(ctx, (p) => ({ ...initPayload(p, {}), agent: harnessCard('somebody-else') }));
       if (reply.msg.type !== 'error') return wrongReply('init with a mismatched card', 'error IDENTITY_MISMATCH', reply.msg);
       if (reply.msg.payload.fatal === true) {
@@ -561,30 +524,26 @@ export const handshakeCases: Case[] = [
       }
       need(await handshake(peer));
       return pass('a new handshake.init succeeded after the error');
-    }),
+    },
   }),
   defineCase({
     id: 'core.handshake.ready-extra-member',
     title: 'handshake.ready params holding members the final params lack are not refused: unknown members are ignored',
-    level: 'MUST',
     profile: P,
-    spec: 'handshake#ready',
     requirements: ['TAP-HS-040', 'TAP-HS-010'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.connect());
       // A parameter of a later minor version and an extension member, beside the final params.
       need(await handshake(peer, { readyParams: (p) => ({ ...p, keepalive_policy: 'lazy', 'x-conform-note': { n: 1 } }) }));
       return verdictOf('handshake.go', await expectAlive(peer, 'a ready with extra params members'));
-    }),
+    },
   }),
   defineCase({
     id: 'core.handshake.later-init-star',
     title: 'A later handshake.init naming "*" and no session gets PROTOCOL_VIOLATION; one from a stranger gets IDENTITY_MISMATCH',
-    level: 'MUST',
     profile: P,
-    spec: 'handshake#later-init',
     requirements: ['TAP-HS-041'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const { session_id: _s, ...later } = peer.envelope('handshake.init', { ...initPayload(peer, {}), requires: ['x.other'] });
       const sent = await peer.send({ ...later, target: '*' });
@@ -594,16 +553,14 @@ export const handshakeCases: Case[] = [
       const stranger = await peer.send({ ...other, source: strangerId, target: '*' });
       require(await expectError(peer, stranger, { code: 'IDENTITY_MISMATCH' }, 'a later init from another source'));
       return verdictOf('refused; the session goes on', await expectAlive(peer, 'two later inits'));
-    }),
+    },
   }),
   defineCase({
     id: 'core.handshake.later-init-integrity',
     title: 'A later handshake.init proposing integrity gets PROTOCOL_VIOLATION, not fatal, and the session goes on',
-    level: 'MUST',
     profile: P,
-    spec: 'integrity#unsigned-errors',
     requirements: ['TAP-INT-041', 'TAP-HS-015'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const payload = initPayload(peer, { params: { integrity: { alg: 'hmac-sha256', key_id: 'tap-conform.no-such-key' } } });
       const sent = await peer.post('handshake.init', payload);
@@ -613,16 +570,14 @@ export const handshakeCases: Case[] = [
         check(r.msg.payload.fatal !== true, 'the PROTOCOL_VIOLATION is marked fatal', 'fatal absent or false', show(r.msg.payload.fatal)),
       );
       return verdictOf('refused; the session goes on', await expectAlive(peer, 'a later init proposing integrity'));
-    }),
+    },
   }),
   defineCase({
     id: 'core.handshake.heartbeat-stable',
     title: "The agent's own heartbeat_ms is the same in every session: the same proposal gets the same final value",
-    level: 'MUST',
     profile: P,
-    spec: 'limits#heartbeats',
     requirements: ['TAP-LIM-043', 'TAP-HS-009'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const finals: number[] = [];
       for (let i = 0; i < 2; i++) {
         const { peer, hs } = need(await ctx.sessionWith({ params: { heartbeat_ms: 1000 } }));
@@ -642,7 +597,7 @@ export const handshakeCases: Case[] = [
         ),
         check(exact === finals[0], `proposing ${finals[0]} ms gave ${exact} ms`, String(finals[0]), String(exact)),
       );
-    }),
+    },
   }),
 ];
 
@@ -680,9 +635,7 @@ function stallCases(afterAck: boolean): Case[] {
     defineCase({
       id: `core.handshake.timeout-${step}`,
       title: `A handshake stalled before ${afterAck ? 'handshake.ready' : 'handshake.init'} is closed after the 10 s step timeout, not before, without farewell`,
-      level: 'MUST',
       profile: P,
-      spec: 'handshake#timeouts',
       requirements: ['TAP-HS-016'],
       budgetMs: 40_000,
       run: async (ctx) => {
@@ -698,9 +651,7 @@ function stallCases(afterAck: boolean): Case[] {
     defineCase({
       id: `core.handshake.timeout-${step}-punctual`,
       title: `A handshake stalled before ${afterAck ? 'handshake.ready' : 'handshake.init'} is closed punctually after 10 s`,
-      level: 'SHOULD',
       profile: P,
-      spec: 'handshake#timeouts',
       requirements: ['TAP-HS-017'],
       budgetMs: 40_000,
       run: async (ctx) => {

@@ -2,7 +2,7 @@
 import { defineCase, type Case } from '../case.ts';
 import type { Peer } from '../peer.ts';
 import { collectUntilResult, describeMessage, grant, handshake, initPayload, request, startTask } from '../steps.ts';
-import { attempt, check, checkError, need, require, runTask, show, verdictOf, wrongReply } from './kit.ts';
+import { check, checkError, need, require, runTask, show, verdictOf, wrongReply } from './kit.ts';
 
 const P = 'idempotency' as const;
 const COUNTER = { capabilities: ['tap.test.counter'] };
@@ -22,12 +22,10 @@ export const idempotencyCases: Case[] = [
   defineCase({
     id: 'idempotency.duplicate.request',
     title: 'A task.request repeated with the same message_id gets the original reply byte for byte and runs once',
-    level: 'MUST',
     profile: P,
-    spec: 'idempotency#duplicate-messages',
     requirements: ['TAP-IDEM-001'],
     needs: COUNTER,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const key = freshKey(peer);
       const req = peer.envelope('task.request', { capability: 'tap.test.counter', input: { key } }, { task_id: peer.ids.task() });
@@ -50,16 +48,14 @@ export const idempotencyCases: Case[] = [
         ),
         check(n === 2, 'the counter shows the repeated message ran the work again', 'count 2 after one more distinct request', String(n)),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'idempotency.duplicate.handshake',
     title: 'Repeated handshake messages and pings get their original replies byte for byte',
-    level: 'MUST',
     profile: P,
-    spec: 'idempotency#duplicate-messages',
     requirements: ['TAP-IDEM-001', 'TAP-IDEM-016'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.connect());
       const hs = need(await handshake(peer));
       const ping = await peer.post('ping', {});
@@ -89,16 +85,14 @@ export const idempotencyCases: Case[] = [
         'original replies re-sent',
         check(problems.length === 0, problems.join('; '), 'the original ack, go and pong', problems.join('; ')),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'idempotency.duplicate.init-newer-minor',
     title: 'A repeat of an init written in a newer minor version gets the original ack, not UNSUPPORTED_VERSION',
-    level: 'MUST',
     profile: P,
-    spec: 'idempotency#repeated-init',
     requirements: ['TAP-IDEM-040', 'TAP-IDEM-016'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.connect());
       // A 1.1 requester writes tap/1.1 in its init and lists 1.0 too (spec: envelope#protocol).
       const init = peer.envelope('handshake.init', initPayload(peer, { versions: ['1.1', '1.0'] }), { protocol: 'tap/1.1' });
@@ -128,17 +122,15 @@ export const idempotencyCases: Case[] = [
         'the original ack; the handshake goes on',
         check(go.msg.type === 'handshake.go', 'the handshake did not complete after the repeat', 'handshake.go', describeMessage(go.msg)),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'idempotency.key.same-request',
     title: 'The same idempotency_key and request under a new task_id gets a snapshot of the original task, which runs once',
-    level: 'MUST',
     profile: P,
-    spec: 'idempotency#idempotency-keys',
     requirements: ['TAP-IDEM-005'],
     needs: COUNTER,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const key = freshKey(peer);
       const first = need(await runTask(peer, 'tap.test.counter', { key }, { idempotencyKey: key }));
@@ -158,17 +150,15 @@ export const idempotencyCases: Case[] = [
         ),
         check(n === 2, 'the counter shows the work ran again', 'count 2 after one more distinct request', String(n)),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'idempotency.key.canonical',
     title: 'Requests equal in RFC 8785 canonical form (member order, number spelling) are the same request',
-    level: 'MUST',
     profile: P,
-    spec: 'idempotency#idempotency-keys',
     requirements: ['TAP-IDEM-005'],
     needs: COUNTER,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const key = freshKey(peer);
       const a = need(await runTask(peer, 'tap.test.counter', { key, extra: { b: 1.0, a: [1e2, 'x'] } }, { idempotencyKey: key }));
@@ -189,17 +179,15 @@ export const idempotencyCases: Case[] = [
           describeMessage(r.msg),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'idempotency.key.conflict',
     title: 'The same idempotency_key with a different request gets IDEMPOTENCY_CONFLICT',
-    level: 'MUST',
     profile: P,
-    spec: 'idempotency#idempotency-keys',
     requirements: ['TAP-IDEM-006'],
     needs: COUNTER,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const key = freshKey(peer);
       need(await runTask(peer, 'tap.test.counter', { key }, { idempotencyKey: key }));
@@ -213,17 +201,15 @@ export const idempotencyCases: Case[] = [
           'a different input under a used key',
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'idempotency.key.authorization-rechecked',
     title: 'A repeated request is authorized again before its snapshot is returned',
-    level: 'MUST',
     profile: P,
-    spec: 'idempotency#idempotency-keys',
     requirements: ['TAP-IDEM-007'],
     needs: { capabilities: ['tap.test.guarded'] },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const key = freshKey(peer);
       need(await runTask(peer, 'tap.test.guarded', {}, { idempotencyKey: key, authorization: grant(['tap.test.write']) }));
@@ -232,17 +218,15 @@ export const idempotencyCases: Case[] = [
       require(checkError(need(a.reply).msg, { code: 'AUTHORIZATION_EXPIRED' }, 'a repeat whose grant has expired'));
       const b = await request(peer, 'tap.test.guarded', {}, { idempotencyKey: key });
       return verdictOf('re-authorized', checkError(need(b.reply).msg, { code: 'PERMISSION_DENIED' }, 'a repeat without the permission'));
-    }),
+    },
   }),
   defineCase({
     id: 'idempotency.task-id.same-request',
     title: 'Reusing a task_id for the same request gets a snapshot of that task and runs nothing again',
-    level: 'MUST',
     profile: P,
-    spec: 'idempotency#task-id-reuse',
     requirements: ['TAP-IDEM-008'],
     needs: COUNTER,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const key = freshKey(peer);
       const first = need(await runTask(peer, 'tap.test.counter', { key }));
@@ -251,17 +235,15 @@ export const idempotencyCases: Case[] = [
       if (r.msg.type !== 'task.snapshot') return wrongReply('the same request under the same task_id', 'task.snapshot', r.msg);
       const n = await countAfter(peer, key);
       return verdictOf('snapshot; one execution', check(n === 2, 'the counter shows the work ran again', 'count 2', String(n)));
-    }),
+    },
   }),
   defineCase({
     id: 'idempotency.task-id.different-request',
     title: 'Reusing a task_id for a different request gets TASK_EXISTS',
-    level: 'MUST',
     profile: P,
-    spec: 'idempotency#task-id-reuse',
     requirements: ['TAP-IDEM-009'],
     needs: { capabilities: ['tap.test.counter', 'tap.test.echo'] },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const first = need(await runTask(peer, 'tap.test.counter', { key: freshKey(peer) }));
       const a = await request(peer, 'tap.test.counter', { key: 'another' }, { taskId: first.taskId });
@@ -271,17 +253,15 @@ export const idempotencyCases: Case[] = [
         'TASK_EXISTS',
         checkError(need(b.reply).msg, { code: 'TASK_EXISTS', taskId: first.taskId }, 'the same task_id with another capability'),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'idempotency.retryable.releases-key',
     title: 'A task ended with a retryable error releases its key: a retry under a new task_id names it in previous_task_id',
-    level: 'MUST',
     profile: P,
-    spec: 'idempotency#retryable-endings',
     requirements: ['TAP-IDEM-010', 'TAP-IDEM-011'],
     needs: { capabilities: ['tap.test.fail'] },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const key = freshKey(peer);
       const input = { code: 'INTERNAL_ERROR', message: 'transient' };
@@ -313,17 +293,17 @@ export const idempotencyCases: Case[] = [
           describeMessage(o.msg),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'idempotency.non-retryable.keeps-key',
     title: 'A task ended with a non-retryable error keeps its key: a retry gets its snapshot',
-    level: 'MUST',
     profile: P,
     spec: 'idempotency#retryable-endings',
+    reason: 'a non-retryable ending is the subject of Retryable endings; the rule it checks is how long records are kept (TAP-IDEM-015)',
     requirements: ['TAP-IDEM-015', 'TAP-IDEM-010'],
     needs: { capabilities: ['tap.test.fail'] },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const key = freshKey(peer);
       const input = { code: 'INTERNAL_ERROR', retryable: false };
@@ -339,19 +319,20 @@ export const idempotencyCases: Case[] = [
           describeMessage(r.msg),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'idempotency.exactly-once.burst',
     title: 'A burst of duplicates and keyed retries still runs the side effect exactly once',
-    level: 'MUST',
     profile: P,
     spec: 'idempotency#idempotency-keys',
+    reason:
+      'the burst mixes keyed retries with duplicates, and keyed retries are the section it proves (Idempotency keys); duplicates come first among its requirements',
     requirements: ['TAP-IDEM-001', 'TAP-IDEM-005'],
     needs: COUNTER,
     // One keyed request sent four times and four retries under its key: five task ids at once.
     tasks: 5,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const key = freshKey(peer);
       const req = peer.envelope(
@@ -373,18 +354,16 @@ export const idempotencyCases: Case[] = [
         'one execution',
         check(n === 2, `the counter ran ${n - 1} times for one keyed request`, 'once (count 2 after one more request)', String(n)),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'idempotency.duplicate-table',
     title: 'The agent remembers at least the 1 024 most recent message ids of a session',
-    level: 'MUST',
     profile: P,
-    spec: 'idempotency#duplicate-table',
     requirements: ['TAP-IDEM-004'],
     needs: COUNTER,
     budgetMs: 40_000,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const key = freshKey(peer);
       const req = peer.envelope('task.request', { capability: 'tap.test.counter', input: { key } }, { task_id: peer.ids.task() });
@@ -403,6 +382,6 @@ export const idempotencyCases: Case[] = [
         'still remembered',
         check(again.text === first.text, 'the repeat was not answered with the original reply', first.msg.type, describeMessage(again.msg)),
       );
-    }),
+    },
   }),
 ];

@@ -9,7 +9,7 @@ import { jcs, signMessage } from '../mac.ts';
 import type { Wire } from '../session-state.ts';
 import { collectUntilResult, describeMessage, initPayload, startTask } from '../steps.ts';
 import { pass } from '../verdict.ts';
-import { attempt, check, checkError, expectAlive, expectError, expectNoTask, need, require, runTask, show, verdictOf } from './kit.ts';
+import { check, checkError, expectAlive, expectError, expectNoTask, need, require, runTask, show, verdictOf } from './kit.ts';
 
 const P = 'integrity' as const;
 const SIGNED = { integrity: true };
@@ -68,12 +68,10 @@ export const integrityCases: Case[] = [
   defineCase({
     id: 'integrity.session.signed',
     title: 'With integrity agreed, the ack repeats it exactly and every message in both directions is signed',
-    level: 'MUST',
     profile: P,
-    spec: 'integrity#negotiation',
     requirements: ['TAP-INT-004', 'TAP-INT-006', 'TAP-CONF-011', 'TAP-INT-009', 'TAP-RES-005'],
     needs: { ...SIGNED, capabilities: ['tap.test.stream'] },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const { peer, hs } = need(await ctx.sessionWith({ signed: true }));
       const key = peer.state.integrity!;
       const proposed = { alg: 'hmac-sha256', key_id: key.keyId };
@@ -92,31 +90,27 @@ export const integrityCases: Case[] = [
         ),
         check(!unsigned, `the agent's ${unsigned?.msg.type} is unsigned`, 'a signature on every message', 'an unsigned message'),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'integrity.signature.missing',
     title: 'Under integrity an unsigned message gets INVALID_SIGNATURE and has no effect',
-    level: 'MUST',
     profile: P,
-    spec: 'integrity#verification',
     requirements: ['TAP-INT-011'],
     needs: { ...SIGNED, capabilities: ['tap.test.echo'] },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = await signed(ctx);
       await refusedRequest(peer, ({ signature: _s, ...rest }) => rest as Wire, 'INVALID_SIGNATURE', 'an unsigned task.request');
       return verdictOf('refused', await expectAlive(peer, 'INVALID_SIGNATURE'));
-    }),
+    },
   }),
   defineCase({
     id: 'integrity.signature.wrong',
     title: 'A wrong MAC, or one made with another key_id, gets INVALID_SIGNATURE; one of the wrong shape INVALID_MESSAGE',
-    level: 'MUST',
     profile: P,
-    spec: 'integrity#verification',
     requirements: ['TAP-INT-011', 'TAP-INT-040'],
     needs: { ...SIGNED, capabilities: ['tap.test.echo'] },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = await signed(ctx);
       const flip = (v: string) => (v[0] === 'A' ? 'B' : 'A') + v.slice(1);
       await refusedRequest(
@@ -143,17 +137,15 @@ export const integrityCases: Case[] = [
         'a task.request with a malformed signature value (the envelope schema comes first)',
       );
       return verdictOf('refused each time', await expectAlive(peer, 'INVALID_SIGNATURE'));
-    }),
+    },
   }),
   defineCase({
     id: 'integrity.signature.covers-unknown',
     title: 'The MAC covers unknown members: adding one after signing breaks it, signing with it included is fine',
-    level: 'MUST',
     profile: P,
-    spec: 'integrity#verification',
     requirements: ['TAP-INT-010'],
     needs: { ...SIGNED, capabilities: ['tap.test.echo'] },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = await signed(ctx);
       await refusedRequest(peer, (m) => ({ ...m, x_added_later: true }), 'INVALID_SIGNATURE', 'an unknown member added after signing');
       const ok = need(await runTask(peer, 'tap.test.echo', 'x', { extra: { x_signed_member: { a: 1 } } as never }));
@@ -166,17 +158,18 @@ export const integrityCases: Case[] = [
           describeMessage(ok.result.msg),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'integrity.signature.any-serialization',
     title: 'The receiver canonicalizes what it parsed: a signed message in another member order and spacing verifies',
-    level: 'MUST',
     profile: P,
     spec: 'integrity#signing',
+    reason:
+      "the case signs a message in another serialization, which Signing describes; the rule it checks is verification's (TAP-INT-010)",
     requirements: ['TAP-INT-010', 'TAP-INT-009'],
     needs: { ...SIGNED, capabilities: ['tap.test.echo'] },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = await signed(ctx);
       const key = peer.state.integrity!;
       const m = signMessage(
@@ -201,17 +194,15 @@ export const integrityCases: Case[] = [
           describeMessage(r.msg),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'integrity.session-binding.signed',
     title: 'Under integrity a message with a wrong or missing session_id gets INVALID_SIGNATURE and has no effect',
-    level: 'MUST',
     profile: P,
-    spec: 'integrity#session-binding',
     requirements: ['TAP-INT-003'],
     needs: { ...SIGNED, capabilities: ['tap.test.echo'] },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = await signed(ctx);
       const key = peer.state.integrity!;
       const resign = (m: Wire) =>
@@ -232,17 +223,15 @@ export const integrityCases: Case[] = [
         'a signed task.request without session_id',
       );
       return pass('refused');
-    }),
+    },
   }),
   defineCase({
     id: 'integrity.skew.replay',
     title: 'Under integrity a first-seen message with a timestamp outside the skew window gets REPLAY_DETECTED and has no effect',
-    level: 'MUST',
     profile: P,
-    spec: 'integrity#skew',
     requirements: ['TAP-INT-014'],
     needs: { ...SIGNED, capabilities: ['tap.test.echo'] },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = await signed(ctx);
       const key = peer.state.integrity!;
       const old = new Date(Date.now() - 3600_000).toISOString();
@@ -270,17 +259,15 @@ export const integrityCases: Case[] = [
         'a signed task.request an hour in the future',
       );
       return verdictOf('refused', await expectAlive(peer, 'REPLAY_DETECTED'));
-    }),
+    },
   }),
   defineCase({
     id: 'integrity.skew.not-without-integrity',
     title: 'Without integrity timestamps are not checked for skew',
-    level: 'MUST',
     profile: P,
-    spec: 'integrity#skew',
     requirements: ['TAP-INT-015'],
     needs: { capabilities: ['tap.test.echo'] },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const t = need(await runTask(peer, 'tap.test.echo', 'old', { extra: { timestamp: new Date(Date.now() - 3600_000).toISOString() } }));
       return verdictOf(
@@ -292,17 +279,15 @@ export const integrityCases: Case[] = [
           describeMessage(t.result.msg),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'integrity.duplicate-members',
     title: 'Under integrity a message with duplicate member names gets MALFORMED_MESSAGE',
-    level: 'MUST',
     profile: P,
-    spec: 'integrity#verification',
     requirements: ['TAP-INT-012'],
     needs: SIGNED,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = await signed(ctx);
       const key = peer.state.integrity!;
       const m = signMessage(peer.envelope('ping', {}) as unknown as Record<string, unknown>, key.key, key.keyId);
@@ -310,78 +295,68 @@ export const integrityCases: Case[] = [
       await peer.sendText(text, 'duplicate member "payload" under integrity');
       const r = need(await peer.reply(m.message_id as string));
       return verdictOf('refused', checkError(r.msg, { code: 'MALFORMED_MESSAGE' }, 'duplicate member names under integrity'));
-    }),
+    },
   }),
   defineCase({
     id: 'integrity.handshake.unknown-key',
     title: 'A handshake.init proposing a key the agent does not hold gets AUTH_REQUIRED, unsigned and fatal, and the transport closes',
-    level: 'MUST',
     profile: P,
-    spec: 'integrity#negotiation',
     requirements: ['TAP-INT-004', 'TAP-INT-016'],
     needs: SIGNED,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const key = ctx.env.key!;
       const { peer, reply } = await initWith(ctx, (p) => integrityInit(p, 'no-such-key', key.key), key.peer);
       await unsignedFatal(ctx, peer, reply.msg, ['AUTH_REQUIRED'], 'integrity with an unknown key_id');
       return pass('refused, unsigned, fatal, closed');
-    }),
+    },
   }),
   defineCase({
     id: 'integrity.handshake.key-bound',
     title: 'A handshake.init signed with a key bound to another agent id gets AUTH_REQUIRED, unsigned and fatal',
-    level: 'MUST',
     profile: P,
-    spec: 'integrity#keys',
     requirements: ['TAP-INT-008', 'TAP-INT-016'],
     needs: SIGNED,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const key = ctx.env.key!;
       const { peer, reply } = await initWith(ctx, (p) => integrityInit(p, key.keyId, key.key), 'tap-conform.intruder');
       await unsignedFatal(ctx, peer, reply.msg, ['AUTH_REQUIRED'], `the key of ${key.peer} used by another agent id`);
       return pass('refused');
-    }),
+    },
   }),
   defineCase({
     id: 'integrity.handshake.no-downgrade',
     title: 'An agent holding a key for the requester refuses a handshake without integrity (AUTH_REQUIRED)',
-    level: 'MUST',
     profile: P,
-    spec: 'integrity#negotiation',
     requirements: ['TAP-INT-005'],
     needs: SIGNED,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const key = ctx.env.key!;
       const { peer, reply } = await initWith(ctx, (p) => p.envelope('handshake.init', initPayload(p, {})), key.peer);
       require(checkError(reply.msg, { code: 'AUTH_REQUIRED', fatal: true }, `integrity "none" from ${key.peer}, which holds a key`));
       const closed = await peer.waitClosed(ctx.scaled(5000));
       return verdictOf('refused and closed', check(closed, 'the transport stayed open after the fatal AUTH_REQUIRED', 'closed', 'open'));
-    }),
+    },
   }),
   defineCase({
     id: 'integrity.handshake.unsigned-init',
     title: 'A handshake.init proposing integrity without a signature is refused, with an unsigned fatal error',
-    level: 'MUST',
     profile: P,
-    spec: 'integrity#negotiation',
     requirements: ['TAP-INT-006', 'TAP-INT-016'],
     needs: SIGNED,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const key = ctx.env.key!;
       const { peer, reply } = await initWith(ctx, (p) => integrityInit(p, key.keyId), key.peer);
       await unsignedFatal(ctx, peer, reply.msg, ['INVALID_SIGNATURE', 'AUTH_REQUIRED'], 'an unsigned init proposing integrity');
       return pass('refused');
-    }),
+    },
   }),
   defineCase({
     id: 'integrity.identity.forged-source',
     title: 'A message whose source is not the bound requester gets IDENTITY_MISMATCH and has no effect',
-    level: 'MUST',
     profile: P,
-    spec: 'integrity#identity',
     requirements: ['TAP-INT-001'],
     needs: { capabilities: ['tap.test.echo'] },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const taskId = peer.ids.task();
       const sent = await peer.post('task.request', { capability: 'tap.test.echo', input: 1 }, { task_id: taskId, source: 'mallory' });
@@ -390,17 +365,15 @@ export const integrityCases: Case[] = [
       const t = await peer.post('task.status', {}, { task_id: taskId, target: 'someone-else' });
       require(await expectError(peer, t, { code: 'IDENTITY_MISMATCH' }, 'a task.status to target "someone-else"'));
       return pass('refused');
-    }),
+    },
   }),
   defineCase({
     id: 'integrity.identity.forged-farewell',
     title: 'A forged session.farewell or shutdown.request never ends the session',
-    level: 'MUST',
     profile: P,
-    spec: 'integrity#identity',
     requirements: ['TAP-INT-002'],
     needs: { capabilities: ['tap.test.sleep'] },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const t = need(await startTask(peer, 'tap.test.sleep', { ms: 30_000 }));
       const bye = await peer.post('session.farewell', { reason: 'forged' }, { source: 'mallory' });
@@ -419,17 +392,15 @@ export const integrityCases: Case[] = [
         check(s.msg.payload?.state === 'running', 'the task was affected by the forged messages', 'running', describeMessage(s.msg)),
         check(!farewell, 'the agent began a shutdown on a forged message', 'no hand-off, no farewell', describeMessage(farewell?.msg)),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'integrity.session-binding.unsigned',
     title: 'Without integrity a message with a wrong or missing session_id gets PROTOCOL_VIOLATION and has no effect',
-    level: 'MUST',
     profile: P,
-    spec: 'integrity#session-binding',
     requirements: ['TAP-INT-003'],
     needs: { capabilities: ['tap.test.echo'] },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const a = peer.ids.task();
       const wrong = await peer.post(
@@ -447,21 +418,19 @@ export const integrityCases: Case[] = [
         checkError(r.msg, { code: ['PROTOCOL_VIOLATION', 'INVALID_MESSAGE'], replyTo: m.message_id }, 'a task.status without session_id'),
       );
       return verdictOf('refused without effect', await expectNoTask(peer, a, 'the request for another session was refused'));
-    }),
+    },
   }),
   defineCase({
     id: 'integrity.order.signature-before-identity',
     title: 'A forged source with a bad signature gets INVALID_SIGNATURE: the signature is checked before identity',
-    level: 'MUST',
     profile: P,
-    spec: 'errors#order-of-checks',
     requirements: ['TAP-ERR-010'],
     needs: { ...SIGNED, capabilities: ['tap.test.echo'] },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = await signed(ctx);
       await refusedRequest(peer, (m) => ({ ...m, source: 'mallory' }), 'INVALID_SIGNATURE', 'a forged source whose MAC no longer matches');
       return pass('INVALID_SIGNATURE first');
-    }),
+    },
   }),
 ];
 
@@ -469,12 +438,10 @@ integrityCases.push(
   defineCase({
     id: 'integrity.key.too-short',
     title: 'A pre-shared key shorter than 32 bytes is never accepted',
-    level: 'MUST',
     profile: P,
-    spec: 'integrity#keys',
     requirements: ['TAP-INT-007'],
     needs: { binding: 'stdio', integrity: true },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const short = new Uint8Array(16).fill(7);
       const peerId = ctx.env.key!.peer;
       const c = await ctx.connect({
@@ -491,6 +458,6 @@ integrityCases.push(
         return exit && exit.code !== 0 ? pass(`the agent refused to run with a 16-byte key (exit ${exit.code})`) : r.outcome;
       }
       return verdictOf('refused', checkError(r.value.msg, { code: 'AUTH_REQUIRED', fatal: true }, 'a session signed with a 16-byte key'));
-    }),
+    },
   }),
 );

@@ -1,8 +1,3 @@
-/**
- * Small checks shared by the case files. Each returns null when the agent behaved, or the
- * FAIL outcome that says what was expected and what was observed.
- */
-import type { CaseContext } from '../context.ts';
 import type { Peer, Received } from '../peer.ts';
 import { errorEntry } from '../schemas.ts';
 import type { Wire } from '../session-state.ts';
@@ -174,33 +169,4 @@ export function wrongReply(context: string, expected: string, m: Wire): Outcome 
   return fail(`${context}: expected ${expected}, got ${describeMessage(m)}`, expected, describeMessage(m));
 }
 
-/** Unwraps a Got into a value or throws the outcome to the nearest `attempt` (keeps cases flat). */
-export class Stop {
-  constructor(readonly outcome: Outcome) {}
-}
-
-/** Returns the value, or stops the case with the outcome that explains its absence. */
-export function need<T>(g: Got<T>): T {
-  if (!g.ok) throw new Stop(g.outcome);
-  return g.value;
-}
-
-/** Stops the case with `o` when it is not null. */
-export function require(o: Outcome | null): void {
-  if (o) throw new Stop(o);
-}
-
-/**
- * Runs a case body written with `need` and `require`: a Stop carries the agent's fault as a
- * value; anything else thrown is a harness error (re-thrown for the runner).
- */
-export function attempt(body: (ctx: CaseContext) => Promise<Outcome>): (ctx: CaseContext) => Promise<Outcome> {
-  return async (ctx) => {
-    try {
-      return await body(ctx);
-    } catch (e) {
-      if (e instanceof Stop) return e.outcome;
-      throw e;
-    }
-  };
-}
+export { attempt, need, require, Stop } from '../case.ts';

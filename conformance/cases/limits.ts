@@ -7,7 +7,7 @@ import type { CaseContext } from '../context.ts';
 import type { Received } from '../peer.ts';
 import { describeMessage, grant, initPayload, request, startTask, collectUntilResult } from '../steps.ts';
 import { between, judgeOccurrence, judgePunctuality, pass, skipped, timingWindow, type Observed, type Outcome } from '../verdict.ts';
-import { attempt, check, checkError, expectAlive, expectNoTask, need, require, show, verdictOf } from './kit.ts';
+import { check, checkError, expectAlive, expectNoTask, need, require, show, verdictOf } from './kit.ts';
 
 const P = 'core' as const;
 const TEST_CAPABILITIES = [
@@ -50,12 +50,10 @@ export const limitCases: Case[] = [
   defineCase({
     id: 'core.limits.message-too-large',
     title: 'A message larger than max_message_bytes gets MESSAGE_TOO_LARGE, has no effect, and the session stays open',
-    level: 'MUST',
     profile: P,
-    spec: 'limits#message-size',
     requirements: ['TAP-LIM-001'],
     needs: { capabilities: ['tap.test.echo'] },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session({ params: { max_message_bytes: 4096 } }));
       const taskId = peer.ids.task();
       const m = peer.envelope('task.request', { capability: 'tap.test.echo', input: 'x'.repeat(5000) }, { task_id: taskId });
@@ -64,32 +62,28 @@ export const limitCases: Case[] = [
       require(checkError(r.msg, { code: 'MESSAGE_TOO_LARGE' }, 'a request over max_message_bytes'));
       require(await expectNoTask(peer, taskId, 'the oversized request was refused'));
       return verdictOf('refused; the session goes on', await expectAlive(peer, 'MESSAGE_TOO_LARGE'));
-    }),
+    },
   }),
   defineCase({
     id: 'core.limits.size-first',
     title: 'Size is checked first: an oversized frame that is not even JSON gets MESSAGE_TOO_LARGE',
-    level: 'MUST',
     profile: P,
-    spec: 'errors#order-of-checks',
     requirements: ['TAP-ERR-010', 'TAP-LIM-003'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session({ params: { max_message_bytes: 2048 } }));
       const mark = peer.mark();
       await peer.sendText('{' + 'not json '.repeat(1000), 'an oversized frame that is not JSON');
       const r = need(await peer.waitFor((x) => x.index >= mark && x.msg.type === 'error', 'an error for the oversized frame'));
       return verdictOf('MESSAGE_TOO_LARGE', checkError(r.msg, { code: 'MESSAGE_TOO_LARGE' }, 'an oversized non-JSON frame'));
-    }),
+    },
   }),
   defineCase({
     id: 'core.limits.agent-sizes',
     title: 'The agent never sends a message larger than max_message_bytes: large output is split across events',
-    level: 'MUST',
     profile: P,
-    spec: 'limits#message-size',
     requirements: ['TAP-LIM-002', 'TAP-LIM-040'],
     needs: { capabilities: ['tap.test.stream'] },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session({ params: { max_message_bytes: 4096 } }));
       const t = need(await startTask(peer, 'tap.test.stream', { count: 3, chunk: 'c'.repeat(1000) }));
       need(await collectUntilResult(peer, t.taskId));
@@ -104,14 +98,12 @@ export const limitCases: Case[] = [
           `${big ? Buffer.byteLength(big.text) : 0} bytes`,
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'core.limits.heartbeat-ping',
     title: 'Having heard nothing for heartbeat_ms, the agent pings, and not earlier',
-    level: 'MUST',
     profile: P,
-    spec: 'limits#heartbeats',
     requirements: ['TAP-LIM-006'],
     budgetMs: 70_000,
     run: async (ctx) => {
@@ -123,9 +115,7 @@ export const limitCases: Case[] = [
   defineCase({
     id: 'core.limits.heartbeat-punctual',
     title: 'The heartbeat ping comes punctually',
-    level: 'SHOULD',
     profile: P,
-    spec: 'limits#heartbeats',
     requirements: ['TAP-LIM-007'],
     budgetMs: 70_000,
     run: async (ctx) => {
@@ -137,11 +127,9 @@ export const limitCases: Case[] = [
   defineCase({
     id: 'core.limits.pong',
     title: 'The agent answers every ping with a pong carrying its message_id',
-    level: 'MUST',
     profile: P,
-    spec: 'limits#heartbeats',
     requirements: ['TAP-LIM-008'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const pings = [await peer.post('ping', {}), await peer.post('ping', {}), await peer.post('ping', {})];
       for (const p of pings) {
@@ -149,25 +137,21 @@ export const limitCases: Case[] = [
         require(check(r.msg.type === 'pong', `a ping was answered ${describeMessage(r.msg)}`, 'pong', describeMessage(r.msg)));
       }
       return pass('three pongs');
-    }),
+    },
   }),
   defineCase({
     id: 'core.limits.bad-input-tolerance',
     title: 'The agent does not end a session for bad input before refusing at least 32 messages',
-    level: 'MUST',
     profile: P,
-    spec: 'limits#repeated-bad-input',
     requirements: ['TAP-LIM-012'],
-    run: attempt(async (ctx) => verdictOf('the session survived 31 malformed messages', await refusedCount(ctx, 31))),
+    run: async (ctx) => verdictOf('the session survived 31 malformed messages', await refusedCount(ctx, 31)),
   }),
   defineCase({
     id: 'core.version.minor-accepted',
     title: 'A handshake.init in any minor of a major the agent speaks is accepted',
-    level: 'MUST',
     profile: P,
-    spec: 'versioning#version-check',
     requirements: ['TAP-VER-001'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.connect());
       const m = peer.envelope('handshake.init', { ...initPayload(peer, {}), versions: ['1.0', '1.7'] }, { protocol: 'tap/1.7' });
       await peer.send(m);
@@ -181,16 +165,14 @@ export const limitCases: Case[] = [
           describeMessage(r.msg),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'core.version.major-refused',
     title: 'A message of a major version the agent does not speak gets UNSUPPORTED_VERSION listing the supported versions, fatal',
-    level: 'MUST',
     profile: P,
-    spec: 'versioning#version-check',
     requirements: ['TAP-VER-002'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.connect());
       const m = peer.envelope('handshake.init', { ...initPayload(peer, {}), versions: ['2.0'] }, { protocol: 'tap/2.0' });
       await peer.send(m);
@@ -205,16 +187,14 @@ export const limitCases: Case[] = [
           show(r.msg.payload.details),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'core.version.after-ack',
     title: 'After the ack, a message in another minor version gets UNSUPPORTED_VERSION, not fatal, and the session goes on',
-    level: 'MUST',
     profile: P,
-    spec: 'versioning#stray-minor',
     requirements: ['TAP-VER-040', 'TAP-VER-002', 'TAP-ENV-005'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const m = peer.envelope('ping', {}, { protocol: 'tap/1.3' });
       await peer.send(m);
@@ -229,17 +209,18 @@ export const limitCases: Case[] = [
         ),
       );
       return verdictOf('refused; the session goes on', await expectAlive(peer, 'a message in tap/1.3'));
-    }),
+    },
   }),
   defineCase({
     id: 'core.version.major-after-ack',
     title: 'After the ack, a message of another major version gets a fatal UNSUPPORTED_VERSION, and nothing follows it',
-    level: 'MUST',
     profile: P,
     spec: 'errors#fatal-errors',
+    reason:
+      "the case checks that the UNSUPPORTED_VERSION after the ack is fatal (Fatal errors); the rule that calls for it is the version check's (TAP-VER-002)",
     requirements: ['TAP-VER-002', 'TAP-ERR-042'],
     needs: { capabilities: ['tap.test.sleep'] },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       // A running task: its hand-off, result or a farewell would be the messages that must not follow.
       need(await startTask(peer, 'tap.test.sleep', { ms: 600_000 }));
@@ -259,16 +240,14 @@ export const limitCases: Case[] = [
           describeMessage(after?.msg),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'core.limits.ack-size',
     title: "The handshake.ack fits the requester's card limit, or the init gets MESSAGE_TOO_LARGE and no session",
-    level: 'MUST',
     profile: P,
-    spec: 'limits#message-size',
     requirements: ['TAP-LIM-041', 'TAP-LIM-042'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.connect());
       const card = { ...(initPayload(peer, {}).agent as Record<string, unknown>) };
       card.limits = { max_concurrent_tasks: 1, max_task_seconds: 60, max_message_bytes: 1024 };
@@ -309,16 +288,14 @@ export const limitCases: Case[] = [
           describeMessage(ack.msg),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'core.version.reserved-names',
     title: 'The card declares no capability under tap. that the specification does not define',
-    level: 'MUST',
     profile: P,
-    spec: 'versioning#reserved-names',
     requirements: ['TAP-VER-005'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const { hs } = need(await ctx.sessionWith());
       const names: string[] = (hs.ack.msg.payload.agent?.capabilities ?? []).map((c: { name: string }) => c.name);
       const bad = names.filter((n) => n.startsWith('tap.') && !TEST_CAPABILITIES.includes(n));
@@ -326,7 +303,7 @@ export const limitCases: Case[] = [
         'none reserved',
         check(bad.length === 0, `the card declares reserved names ${bad.join(', ')}`, 'no undefined tap.* capability', bad.join(', ')),
       );
-    }),
+    },
   }),
   ...orderCases(),
 ];
@@ -344,13 +321,11 @@ function orderCases(): Case[] {
     defineCase({
       id: `core.order.${id}`,
       title,
-      level: 'MUST',
       profile: P,
-      spec: 'errors#order-of-checks',
       requirements: ['TAP-ERR-010', ...also],
       needs: caps.length ? { capabilities: caps } : undefined,
       ...(tasks !== undefined ? { tasks } : {}),
-      run: attempt(body),
+      run: body,
     });
   const expectCode = (r: Received, code: string, why: string) => checkError(r.msg, { code }, why);
   return [

@@ -113,9 +113,7 @@ export const livenessCases: Case[] = [
   defineCase({
     id: 'core.limits.peer-gone',
     title: 'A peer that leaves three pings in a row unanswered is considered gone, and not before',
-    level: 'MUST',
     profile: 'core',
-    spec: 'limits#heartbeats',
     requirements: ['TAP-LIM-009'],
     needs: { capabilities: ['tap.test.sleep'] },
     budgetMs: 140_000,
@@ -138,9 +136,7 @@ export const livenessCases: Case[] = [
     id: 'stdio.session-lost',
     title:
       'A stdio agent that loses its peer to missed heartbeats ends the session at once: its tasks end SESSION_LOST, with no resume window',
-    level: 'MUST',
     profile: 'stdio',
-    spec: 'bindings-stdio#session',
     requirements: ['TAP-STDIO-005', 'TAP-TASK-007'],
     needs: { capabilities: ['tap.test.sleep'], binding: 'stdio' },
     budgetMs: 140_000,
@@ -173,9 +169,7 @@ export const livenessCases: Case[] = [
   defineCase({
     id: 'resume.orphan.session-lost',
     title: 'When the resume window of an orphaned session passes, its tasks end cancelled with SESSION_LOST',
-    level: 'MUST',
     profile: 'streaming-resume',
-    spec: 'resume#orphans',
     requirements: ['TAP-RES-014', 'TAP-RES-013'],
     needs: { capabilities: ['tap.test.sleep'], binding: 'websocket', integrity: true },
     budgetMs: 70_000,
@@ -199,9 +193,7 @@ export const livenessCases: Case[] = [
   defineCase({
     id: 'stdio.session-lost.cancelling',
     title: 'A running task ended SESSION_LOST on stdio passes through cancelling, as every cancelled ending does',
-    level: 'MUST',
     profile: 'stdio',
-    spec: 'tasks#states',
     requirements: ['TAP-TASK-041'],
     needs: { capabilities: ['tap.test.sleep'], binding: 'stdio' },
     budgetMs: 140_000,

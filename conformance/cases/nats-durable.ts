@@ -81,9 +81,7 @@ export const natsDurableCases: Case[] = [
   defineCase({
     id: 'nats-durable.queue.work-queue',
     title: 'The stream TAP_TASKS has work-queue retention',
-    level: 'MUST',
     profile: P,
-    spec: 'bindings-nats#task-queue',
     requirements: ['TAP-NATS-016'],
     needs: { ...NATS, capabilities: ['tap.test.echo'] },
     run: durable(async (_ctx, view, queue) => {
@@ -103,9 +101,7 @@ export const natsDurableCases: Case[] = [
   defineCase({
     id: 'nats-durable.result.before-ack',
     title: 'A finished phase leaves the queue only after its finished record is stored, attempts 0, and its task.result before that',
-    level: 'MUST',
     profile: P,
-    spec: 'bindings-nats#task-queue',
     requirements: ['TAP-NATS-019', 'TAP-NATS-020', 'TAP-NATS-032'],
     needs: { ...NATS, capabilities: ['tap.test.echo'] },
     run: durable(async (ctx, view, queue) => {
@@ -155,9 +151,7 @@ export const natsDurableCases: Case[] = [
   defineCase({
     id: 'nats-durable.lease.renewal',
     title: 'A task that runs longer than ack_wait is delivered once: the agent renews its lease',
-    level: 'MUST',
     profile: P,
-    spec: 'bindings-nats#task-queue',
     requirements: ['TAP-NATS-018'],
     needs: { ...NATS, capabilities: ['tap.test.sleep'] },
     // The longest wait: 2.5 leases of the longest lease this case waits out, then one more lease.
@@ -208,9 +202,10 @@ export const natsDurableCases: Case[] = [
   defineCase({
     id: 'nats-durable.attempts.delivery-count',
     title: 'Each delivery of a record that keeps failing retryably runs with the attempt number of its delivery count',
-    level: 'MUST',
     profile: P,
     spec: 'bindings-nats#retries',
+    reason:
+      "the deliveries of a record that keeps failing are the subject of Retries; the rule it checks is the task queue's count (TAP-NATS-019)",
     requirements: ['TAP-NATS-019', 'TAP-NATS-028', 'TAP-NATS-030', 'TAP-NATS-031'],
     needs: { ...NATS, capabilities: ['tap.test.fail'] },
     budgetMs: 40_000,
@@ -261,9 +256,7 @@ export const natsDurableCases: Case[] = [
   defineCase({
     id: 'nats-durable.dead-letter',
     title: 'A record that ran out of deliveries is in TAP_DEAD, failed with MAX_ATTEMPTS and its delivery count, and off the queue',
-    level: 'MUST',
     profile: P,
-    spec: 'bindings-nats#dead-letters',
     requirements: ['TAP-NATS-021', 'TAP-NATS-029'],
     needs: { ...NATS, capabilities: ['tap.test.fail'] },
     budgetMs: 40_000,
@@ -316,9 +309,7 @@ export const natsDurableCases: Case[] = [
   defineCase({
     id: 'nats-durable.idempotency.repeat',
     title: "A repeat under the same idempotency key runs once, inside the server's window and past it (through TAP_IDEMPOTENCY)",
-    level: 'MUST',
     profile: P,
-    spec: 'bindings-nats#idempotency',
     requirements: ['TAP-NATS-024', 'TAP-NATS-033'],
     needs: { ...NATS, capabilities: ['tap.test.counter'] },
     run: durable(async (ctx, view, queue) => {
@@ -373,9 +364,7 @@ export const natsDurableCases: Case[] = [
   defineCase({
     id: 'nats-durable.result.stored-result',
     title: 'A delivery whose task stream already ends with a task.result stores that result as the finished record and does not run again',
-    level: 'MUST',
     profile: P,
-    spec: 'bindings-nats#event-streams',
     requirements: ['TAP-NATS-035'],
     needs: { ...NATS, capabilities: ['tap.test.echo'] },
     run: durable(async (ctx, view, queue) => {
@@ -446,9 +435,7 @@ export const natsDurableCases: Case[] = [
   defineCase({
     id: 'nats-durable.resume.replay',
     title: 'A requester that lost its connection resumes a durable task from last_sequence out of TAP_EVENTS',
-    level: 'MUST',
     profile: P,
-    spec: 'bindings-nats#event-streams',
     requirements: ['TAP-NATS-022', 'TAP-NATS-023', 'TAP-NATS-031', 'TAP-NATS-032'],
     needs: { ...NATS, capabilities: ['tap.test.stream'] },
     run: durable(async (ctx, view, queue) => {

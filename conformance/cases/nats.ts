@@ -10,7 +10,7 @@ import type { CaseContext } from '../context.ts';
 import type { Peer } from '../peer.ts';
 import { handshake, initPayload } from '../steps.ts';
 import { harnessError, judgeOccurrence, timingWindow, type Outcome } from '../verdict.ts';
-import { attempt, check, checkError, expectAlive, need, require, show, verdictOf } from './kit.ts';
+import { check, checkError, expectAlive, need, require, show, verdictOf } from './kit.ts';
 
 const NATS = { binding: 'nats' as const };
 const P = 'nats' as const;
@@ -57,26 +57,22 @@ export const natsCases: Case[] = [
   defineCase({
     id: 'nats.open.first-frame',
     title: 'A frame sent as soon as the open request is answered reaches the agent: the handshake completes',
-    level: 'MUST',
     profile: P,
-    spec: 'bindings-nats#opening',
     requirements: ['TAP-NATS-003', 'TAP-NATS-006'],
     needs: NATS,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       // The harness sends handshake.init right after Tap-Open: ok; a late subscription would lose it.
       const peer = need(await ctx.session());
       return verdictOf('the handshake completed', await expectAlive(peer, 'the handshake'));
-    }),
+    },
   }),
   defineCase({
     id: 'nats.open.connection-id',
     title: 'An open request whose connection id is not a token, or names an open connection, is refused with 1008',
-    level: 'MUST',
     profile: P,
-    spec: 'bindings-nats#opening',
     requirements: ['TAP-NATS-004'],
     needs: NATS,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const open = natsOf(ctx, peer).connectionId;
       if (!open) return harnessError('the harness transport has no connection id');
@@ -88,17 +84,15 @@ export const natsCases: Case[] = [
         check(fresh === 'ok', 'an open request with a fresh connection id was not accepted', 'ok', show(fresh)),
         await expectAlive(peer, 'the refused open requests'),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'nats.frames.pieces',
     title: 'A frame sent in pieces marked Tap-More is joined into one message',
-    level: 'MUST',
     profile: P,
-    spec: 'bindings-nats#message-size',
     requirements: ['TAP-NATS-008'],
     needs: { ...NATS, capabilities: ['tap.test.echo'] },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const text = 'piece '.repeat(2000);
       const m = peer.envelope('task.request', { capability: 'tap.test.echo', input: text }, { task_id: peer.ids.task() });
@@ -116,17 +110,15 @@ export const natsCases: Case[] = [
           show(r.msg.payload?.output, 80),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'nats.frames.oversized-pieces',
     title: 'A frame joined from pieces beyond max_message_bytes gets MESSAGE_TOO_LARGE and the session stays open',
-    level: 'MUST',
     profile: P,
-    spec: 'bindings-nats#message-size',
     requirements: ['TAP-NATS-009', 'TAP-NATS-010'],
     needs: { ...NATS, capabilities: ['tap.test.echo'] },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session({ params: { max_message_bytes: 4096 } }));
       const m = peer.envelope('task.request', { capability: 'tap.test.echo', input: 'x'.repeat(6000) }, { task_id: peer.ids.task() });
       ctx.note('sending a 6 KB task.request over a 4096-byte limit, in pieces of 1000 bytes');
@@ -134,17 +126,15 @@ export const natsCases: Case[] = [
       const r = need(await peer.waitFor((x) => x.msg.type === 'error', 'an error for the oversized message'));
       require(checkError(r.msg, { code: 'MESSAGE_TOO_LARGE' }, 'a request over max_message_bytes sent in pieces'));
       return verdictOf('refused; the session goes on', await expectAlive(peer, 'MESSAGE_TOO_LARGE'));
-    }),
+    },
   }),
   defineCase({
     id: 'nats.frames.gap',
     title: 'A message whose Tap-Seq skips a number has no effect and the agent counts the connection lost (1006)',
-    level: 'MUST',
     profile: P,
-    spec: 'bindings-nats#frames',
     requirements: ['TAP-NATS-007'],
     needs: NATS,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const t = natsOf(ctx, peer);
       t.skipSeq();
@@ -168,18 +158,16 @@ export const natsCases: Case[] = [
           show(peer.closed?.code),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'nats.liveness.keepalive',
     title: 'The agent sends keepalives at least as often as the Tap-Keepalive-Ms it announced',
-    level: 'MUST',
     profile: P,
-    spec: 'bindings-nats#liveness',
     requirements: ['TAP-NATS-012'],
     needs: NATS,
     budgetMs: 30_000,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const t = natsOf(ctx, peer);
       const every = t.peerKeepaliveMs;
@@ -205,18 +193,19 @@ export const natsCases: Case[] = [
           `${worst} ms`,
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'nats.liveness.silent-peer',
     title: 'A requester that sends nothing for three keepalive intervals is counted lost: the agent closes with 1006',
     level: 'SHOULD',
     profile: P,
-    spec: 'bindings-nats#liveness',
+    reason:
+      'the case judges the close with 1006, a SHOULD (TAP-NATS-015); counting the peer lost (TAP-NATS-013, MUST) is how it gets there',
     requirements: ['TAP-NATS-013', 'TAP-NATS-015'],
     needs: NATS,
     budgetMs: 30_000,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const t = natsOf(ctx, peer);
       // The harness announced 1000 ms keepalives: the agent counts it lost after 3000 ms of silence.
@@ -232,14 +221,12 @@ export const natsCases: Case[] = [
         judgeOccurrence(window, elapsed, 'the close of a silent connection'),
         check(peer.closed?.code === 1006, 'the agent closed a silent connection with the wrong code', '1006', show(peer.closed?.code)),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'nats.close.farewell-1000',
     title: 'After the farewell the agent closes the connection with code 1000',
-    level: 'MUST',
     profile: P,
-    spec: 'bindings-nats#closing',
     requirements: ['TAP-NATS-014'],
     needs: NATS,
     run: async (ctx) => {
@@ -253,9 +240,7 @@ export const natsCases: Case[] = [
   defineCase({
     id: 'nats.close.fatal-1008',
     title: 'After a fatal error the agent closes the connection with code 1008',
-    level: 'MUST',
     profile: P,
-    spec: 'bindings-nats#closing',
     requirements: ['TAP-NATS-014'],
     needs: NATS,
     run: async (ctx) => {
@@ -272,16 +257,14 @@ export const natsCases: Case[] = [
   defineCase({
     id: 'nats.one-session',
     title: 'A connection carries at most one session: a second handshake.init on it gets PROTOCOL_VIOLATION',
-    level: 'MUST',
     profile: P,
-    spec: 'bindings-nats#opening',
     requirements: ['TAP-NATS-005'],
     needs: NATS,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const sent = await peer.post('handshake.init', initPayload(peer, {}));
       const r = need(await peer.reply(sent));
       return verdictOf('refused', checkError(r.msg, { code: 'PROTOCOL_VIOLATION' }, 'a second handshake.init on the connection'));
-    }),
+    },
   }),
 ];

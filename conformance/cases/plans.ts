@@ -4,7 +4,7 @@ import type { CaseContext } from '../context.ts';
 import type { Peer, Received } from '../peer.ts';
 import { collectUntilResult, describeMessage, startTask, waitStream } from '../steps.ts';
 import { between, fail, judgeOccurrence, judgePunctuality, pass, skipped, timingWindow, type Observed, type Outcome } from '../verdict.ts';
-import { attempt, check, checkError, expectNothing, jsonEqual, need, outputsOf, show, status, verdictOf, wrongReply } from './kit.ts';
+import { check, checkError, expectNothing, jsonEqual, need, outputsOf, show, status, verdictOf, wrongReply } from './kit.ts';
 
 const P = 'plans' as const;
 const PLAN_CAP = { capabilities: ['tap.test.plan'] };
@@ -117,12 +117,10 @@ export const planCases: Case[] = [
   defineCase({
     id: 'plans.submit',
     title: 'tap.test.plan submits the plan with a plan_id while running; the task awaits approval with the plan pending',
-    level: 'MUST',
     profile: P,
-    spec: 'plans#submission',
     requirements: ['TAP-PLAN-002', 'TAP-PLAN-003'],
     needs: PLAN_CAP,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const { taskId, submit } = await submitted(peer);
       const plan = submit.msg.payload.plan;
@@ -147,17 +145,15 @@ export const planCases: Case[] = [
           show(snap.msg.payload.plan),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'plans.no-effect-before-approval',
     title: 'No side effect (no step output) happens before the plan is approved',
-    level: 'MUST',
     profile: P,
-    spec: 'plans#submission',
     requirements: ['TAP-PLAN-001'],
     needs: PLAN_CAP,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const { taskId, submit } = await submitted(peer);
       await ctx.sleep(300);
@@ -169,17 +165,15 @@ export const planCases: Case[] = [
         check(early.length === 0, `${early.length} step outputs before any decision`, 'none', `${early.length}`),
         check(outputsOf(r.stream).length === 0, 'steps ran although the plan was rejected', 'none', `${outputsOf(r.stream).length}`),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'plans.approve',
     title: 'On approval: a snapshot (before the decision), running, one output { step, action } per step, then { executed }',
-    level: 'MUST',
     profile: P,
-    spec: 'plans#decisions',
     requirements: ['TAP-PLAN-008', 'TAP-PLAN-011'],
     needs: PLAN_CAP,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const { taskId, submit } = await submitted(peer);
       const reply = await decide(peer, taskId, submit.msg.payload.plan?.plan_id, 'approved');
@@ -227,17 +221,15 @@ export const planCases: Case[] = [
           show(snapAfter.msg.payload?.plan),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'plans.reject',
     title: 'On rejection the task ends failed with PLAN_REJECTED and the plan is rejected',
-    level: 'MUST',
     profile: P,
-    spec: 'plans#decisions',
     requirements: ['TAP-PLAN-009'],
     needs: PLAN_CAP,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const { taskId, submit } = await submitted(peer);
       const reply = await decide(peer, taskId, submit.msg.payload.plan?.plan_id, 'rejected', 'too risky');
@@ -259,17 +251,15 @@ export const planCases: Case[] = [
           show(snap.msg.payload?.plan),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'plans.needs-revision',
     title: 'needs_revision brings a new plan: new plan_id, revision_of, feedback, at least one changed field, still awaiting approval',
-    level: 'MUST',
     profile: P,
-    spec: 'plans#decisions',
     requirements: ['TAP-PLAN-010', 'TAP-PLAN-006', 'TAP-PLAN-003'],
     needs: PLAN_CAP,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const { taskId, submit } = await submitted(peer);
       const first = submit.msg.payload.plan;
@@ -315,34 +305,30 @@ export const planCases: Case[] = [
         checkError(old.msg, { code: 'PROTOCOL_VIOLATION' }, 'a decision for the superseded plan'),
         check(ok.msg.type === 'task.snapshot', 'the decision for the revised plan was refused', 'task.snapshot', describeMessage(ok.msg)),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'plans.decision.wrong-plan',
     title: 'A decision naming a plan that is not the current one gets PROTOCOL_VIOLATION',
-    level: 'MUST',
     profile: P,
-    spec: 'plans#decisions',
     requirements: ['TAP-PLAN-006'],
     needs: PLAN_CAP,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const { taskId, submit } = await submitted(peer);
       const wrong = await decide(peer, taskId, 'not-the-plan', 'approved');
       await decide(peer, taskId, submit.msg.payload.plan?.plan_id, 'rejected');
       need(await collectUntilResult(peer, taskId));
       return verdictOf('refused', checkError(wrong.msg, { code: 'PROTOCOL_VIOLATION', taskId }, 'a decision for an unknown plan_id'));
-    }),
+    },
   }),
   defineCase({
     id: 'plans.decision.terminal-first',
     title: 'A decision for a terminal task gets TASK_TERMINAL before any check of the plan',
-    level: 'MUST',
     profile: P,
-    spec: 'plans#decisions',
     requirements: ['TAP-PLAN-005'],
     needs: PLAN_CAP,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const { taskId, submit } = await submitted(peer);
       await decide(peer, taskId, submit.msg.payload.plan?.plan_id, 'rejected');
@@ -354,17 +340,15 @@ export const planCases: Case[] = [
         checkError(same.msg, { code: 'TASK_TERMINAL' }, 'a decision for the plan of a task that ended'),
         checkError(other.msg, { code: 'TASK_TERMINAL' }, 'a decision with a wrong plan_id for a task that ended'),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'plans.withdrawn',
     title: 'Cancelling a task awaiting approval ends it cancelled and the pending plan becomes withdrawn',
-    level: 'MUST',
     profile: P,
-    spec: 'plans#plan-states',
     requirements: ['TAP-PLAN-004', 'TAP-CAN-002'],
     needs: PLAN_CAP,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const { taskId } = await submitted(peer);
       const c = await peer.post('task.cancel', {}, { task_id: taskId });
@@ -387,17 +371,15 @@ export const planCases: Case[] = [
           show(snap.msg.payload?.plan),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'plans.timeout-while-pending',
     title: 'A task whose deadline passes while awaiting approval ends timed_out and its plan becomes withdrawn',
-    level: 'MUST',
     profile: P,
-    spec: 'plans#plan-states',
     requirements: ['TAP-PLAN-004', 'TAP-TASK-015'],
     needs: PLAN_CAP,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const { taskId } = await submitted(peer, 400);
       const r = need(await collectUntilResult(peer, taskId, ctx.scaled(5000)));
@@ -419,17 +401,15 @@ export const planCases: Case[] = [
           show(snap.msg.payload?.plan),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'plans.deadline.before-step',
     title: 'No step of an approved plan starts after the effective deadline',
-    level: 'MUST',
     profile: P,
-    spec: 'plans#execution',
     requirements: ['TAP-PLAN-012'],
     needs: PLAN_CAP,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const t = need(await startTask(peer, 'tap.test.plan', { plan: PLAN }, { timeoutMs: 500 }));
       const deadline = Date.parse(t.accepted.msg.payload.deadline);
@@ -466,14 +446,12 @@ export const planCases: Case[] = [
           late.map((m) => m.timestamp).join(', '),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'plans.holding.first-reminder',
     title: 'A plan with no decision after request_timeout_ms becomes holding with a first plan.holding reminder, never earlier',
-    level: 'MUST',
     profile: P,
-    spec: 'plans#holding',
     requirements: ['TAP-PLAN-013'],
     needs: PLAN_CAP,
     budgetMs: 45_000,
@@ -486,9 +464,7 @@ export const planCases: Case[] = [
   defineCase({
     id: 'plans.holding.punctual',
     title: 'The first plan.holding reminder comes punctually',
-    level: 'SHOULD',
     profile: P,
-    spec: 'plans#holding',
     requirements: ['TAP-PLAN-014'],
     needs: PLAN_CAP,
     budgetMs: 45_000,
@@ -501,9 +477,7 @@ export const planCases: Case[] = [
   defineCase({
     id: 'plans.holding.repeat',
     title: 'The plan.holding reminder repeats every heartbeat_ms while the plan is holding',
-    level: 'SHOULD',
     profile: P,
-    spec: 'plans#holding',
     requirements: ['TAP-PLAN-015'],
     needs: PLAN_CAP,
     budgetMs: 45_000,
@@ -520,9 +494,7 @@ export const planCases: Case[] = [
   defineCase({
     id: 'plans.holding.never-decides',
     title: 'A late plan is never decided for the requester, and a decision for a holding plan is taken like one for a pending plan',
-    level: 'MUST',
     profile: P,
-    spec: 'plans#holding',
     requirements: ['TAP-PLAN-016', 'TAP-PLAN-007'],
     needs: PLAN_CAP,
     budgetMs: 45_000,
@@ -535,12 +507,10 @@ export const planCases: Case[] = [
   defineCase({
     id: 'plans.no-resubmit-rejected',
     title: 'A rejected plan is never submitted again',
-    level: 'MUST',
     profile: P,
-    spec: 'plans#decisions',
     requirements: ['TAP-PLAN-010'],
     needs: PLAN_CAP,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const { taskId, submit } = await submitted(peer);
       const mark = peer.mark();
@@ -550,6 +520,6 @@ export const planCases: Case[] = [
         'not resubmitted',
         await expectNothing(peer, mark, (m) => m.msg.type === 'plan.submit', 'a rejected plan must not come back'),
       );
-    }),
+    },
   }),
 ];

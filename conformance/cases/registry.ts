@@ -13,7 +13,7 @@ import { defineCase, type Case } from '../case.ts';
 import type { CaseContext } from '../context.ts';
 import { startTask, collectUntilResult } from '../steps.ts';
 import { fail, harnessError, type Outcome } from '../verdict.ts';
-import { attempt, check, jsonEqual, need, require, show, Stop, verdictOf } from './kit.ts';
+import { check, jsonEqual, need, require, show, Stop, verdictOf } from './kit.ts';
 
 const P = 'registry' as const;
 const REG = { registry: true };
@@ -118,12 +118,10 @@ export const registryCases: Case[] = [
   defineCase({
     id: 'registry.entry.card',
     title: 'The agent keeps a valid entry under its agent id whose card is its handshake card',
-    level: 'MUST',
     profile: P,
-    spec: 'registry#entry',
     requirements: ['TAP-REG-001', 'TAP-REG-002', 'TAP-REG-003', 'TAP-REG-005', 'TAP-REG-007', 'TAP-REG-039'],
     needs: REG,
-    run: attempt((ctx) =>
+    run: (ctx) =>
       withBucket(ctx, async (kv, agentId) => {
         const { entry } = await currentEntry(kv, agentId);
         const card = ctx.card;
@@ -150,17 +148,14 @@ export const registryCases: Case[] = [
           ),
         );
       }),
-    ),
   }),
   defineCase({
     id: 'registry.entry.endpoints',
     title: "Every endpoint of the entry accepts connections, and a NATS endpoint names the agent's id",
-    level: 'MUST',
     profile: P,
-    spec: 'registry#entry',
     requirements: ['TAP-REG-004', 'TAP-REG-044'],
     needs: REG,
-    run: attempt((ctx) =>
+    run: (ctx) =>
       withBucket(ctx, async (kv, agentId) => {
         const { entry } = await currentEntry(kv, agentId);
         const problems: (Outcome | null)[] = [];
@@ -188,18 +183,15 @@ export const registryCases: Case[] = [
         }
         return verdictOf(`${entry.endpoints.length} endpoint(s) accept connections`, ...problems);
       }),
-    ),
   }),
   defineCase({
     id: 'registry.heartbeat.renewed',
     title: 'The agent renews its entry at least every heartbeat_ms, with a lifetime of at least two heartbeats',
-    level: 'MUST',
     profile: P,
-    spec: 'registry#heartbeats',
     requirements: ['TAP-REG-013', 'TAP-REG-014', 'TAP-REG-016', 'TAP-REG-017', 'TAP-REG-041'],
     needs: REG,
     budgetMs: 45_000,
-    run: attempt((ctx) =>
+    run: (ctx) =>
       withBucket(ctx, async (kv, agentId) => {
         const { entry: first } = await currentEntry(kv, agentId);
         const hb = first.heartbeat_ms;
@@ -254,17 +246,14 @@ export const registryCases: Case[] = [
         }
         return verdictOf(`renewed ${writes.length} times in ${ended - started} ms`, ...problems);
       }),
-    ),
   }),
   defineCase({
     id: 'registry.heartbeat.margin',
     title: 'The entry lives at least three heartbeats, so that one late heartbeat does not drop it',
-    level: 'SHOULD',
     profile: P,
-    spec: 'registry#heartbeats',
     requirements: ['TAP-REG-015'],
     needs: REG,
-    run: attempt((ctx) =>
+    run: (ctx) =>
       withBucket(ctx, async (kv, agentId) => {
         const { entry } = await currentEntry(kv, agentId);
         return verdictOf(
@@ -277,19 +266,18 @@ export const registryCases: Case[] = [
           ),
         );
       }),
-    ),
   }),
   defineCase({
     id: 'registry.load.moves',
     title: 'The load figure follows the running tasks within a heartbeat, up as they start and down as they end',
-    level: 'MUST',
     profile: P,
     spec: 'registry#load',
+    reason: "the case watches the load figure of Load; the rule it checks is the entry's running_tasks (TAP-REG-006)",
     requirements: ['TAP-REG-006', 'TAP-REG-019'],
     needs: { ...REG, capabilities: ['tap.test.sleep'] },
     exclusive: true,
     budgetMs: 60_000,
-    run: attempt((ctx) =>
+    run: (ctx) =>
       withBucket(ctx, async (kv, agentId) => {
         const { entry } = await currentEntry(kv, agentId);
         const hb = entry.heartbeat_ms;
@@ -331,17 +319,14 @@ export const registryCases: Case[] = [
           ),
         );
       }),
-    ),
   }),
   defineCase({
     id: 'registry.trace.carried',
     title: "Every message of a traced task's stream carries the request's trace_id and span_id unchanged",
-    level: 'MUST',
     profile: P,
-    spec: 'mesh#trace',
     requirements: ['TAP-MESH-019'],
     needs: { ...REG, capabilities: ['tap.test.stream'] },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       // W3C-shaped ids, as a mesh requester sets them (TAP-MESH-016, TAP-MESH-017).
       const trace = { trace_id: '4bf92f3577b34da6a3ce929d0e0e4736', span_id: '00f067aa0ba902b7' };
@@ -361,19 +346,17 @@ export const registryCases: Case[] = [
           off.map((m) => `${m.msg.type}: ${show((m.msg as { metadata?: unknown }).metadata)}`).join('; '),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'registry.withdraw.shutdown',
     title: 'On SIGTERM the agent withdraws its entry with a delete before it exits, and writes it no more',
-    level: 'MUST',
     profile: P,
-    spec: 'registry#withdrawal',
     requirements: ['TAP-REG-025', 'TAP-REG-028', 'TAP-REG-043'],
     needs: { ...REG, agentPid: true },
     exclusive: true,
     budgetMs: 30_000,
-    run: attempt((ctx) =>
+    run: (ctx) =>
       withBucket(ctx, async (kv, agentId) => {
         const { entry } = await currentEntry(kv, agentId);
         const pid = ctx.env.registry!.agentPid!;
@@ -427,6 +410,5 @@ export const registryCases: Case[] = [
           clearInterval(poll);
         }
       }),
-    ),
   }),
 ];

@@ -4,18 +4,16 @@
  */
 import { defineCase, type Case } from '../case.ts';
 import { describeMessage, handshake, startTask, streamOf } from '../steps.ts';
-import { attempt, check, expectAlive, need, require, verdictOf } from './kit.ts';
+import { check, expectAlive, need, require, verdictOf } from './kit.ts';
 
 export const replayCases: Case[] = [
   defineCase({
     id: 'resume.replayed-resume',
     title: 'A captured signed resume (init and ready) replayed on another connection is a duplicate: the session stays where it is',
-    level: 'MUST',
     profile: 'streaming-resume',
-    spec: 'resume#replayed-resume',
     requirements: ['TAP-RES-016', 'TAP-IDEM-002'],
     needs: { capabilities: ['tap.test.stream'], binding: 'websocket', integrity: true },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const first = need(await ctx.session({ signed: true }));
       const t = need(await startTask(first, 'tap.test.stream', { count: 8, interval_ms: 250 }));
       await first.close({ code: 1000, reason: 'the requester reconnects' });
@@ -59,6 +57,6 @@ export const replayCases: Case[] = [
         check(stolen.length === 0, `the replayer received ${stolen.length} messages of the task's stream`, 'none', String(stolen.length)),
         await expectAlive(legit, 'the replayed resume'),
       );
-    }),
+    },
   }),
 ];

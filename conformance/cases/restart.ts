@@ -10,7 +10,7 @@ import type { CaseContext } from '../context.ts';
 import type { Peer, Received } from '../peer.ts';
 import { describeMessage, request, startTask, waitStream } from '../steps.ts';
 import { fail, type Outcome } from '../verdict.ts';
-import { attempt, check, need, runTask, show, status, verdictOf } from './kit.ts';
+import { check, need, runTask, show, status, verdictOf } from './kit.ts';
 
 const NEEDS = { capabilities: ['tap.test.counter', 'tap.test.sleep'], restart: true, integrity: true, binding: 'stdio' as const };
 
@@ -44,13 +44,11 @@ export const restartCases: Case[] = [
   defineCase({
     id: 'tasks.restart.knows-tasks',
     title: 'After a restart the agent knows every task it accepted, and its idempotency records still hold',
-    level: 'MUST',
     profile: 'tasks',
-    spec: 'tasks#durability',
     requirements: ['TAP-TASK-021', 'TAP-TASK-020'],
     needs: NEEDS,
     budgetMs: 60_000,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const r = await crashScenario(ctx);
       if ('verdict' in r) return r;
       const { after, counterSnap, sleeperSnap } = r;
@@ -84,18 +82,16 @@ export const restartCases: Case[] = [
           show(probe.result.msg.payload.output),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'tasks.restart.unfinished',
     title: 'A task unfinished at the crash is resumed, or, if a step was cut short, ends failed, not retryable, indeterminate',
-    level: 'MUST',
     profile: 'tasks',
-    spec: 'tasks#durability',
     requirements: ['TAP-TASK-021', 'TAP-TASK-022'],
     needs: NEEDS,
     budgetMs: 60_000,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const r = await crashScenario(ctx);
       if ('verdict' in r) return r;
       const snap = r.sleeperSnap.msg;
@@ -134,6 +130,6 @@ export const restartCases: Case[] = [
           describeMessage(last?.msg),
         ),
       );
-    }),
+    },
   }),
 ];

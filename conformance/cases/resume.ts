@@ -4,7 +4,7 @@ import type { CaseContext } from '../context.ts';
 import type { Peer, Received } from '../peer.ts';
 import { collectUntilResult, handshake, startTask, streamOf, waitStream } from '../steps.ts';
 import { fail, pass, skipped } from '../verdict.ts';
-import { attempt, check, checkError, expectNothing, need, require, show, verdictOf, wrongReply } from './kit.ts';
+import { check, checkError, expectNothing, need, require, show, verdictOf, wrongReply } from './kit.ts';
 
 const P = 'streaming-resume' as const;
 const STREAM = { capabilities: ['tap.test.stream'] };
@@ -51,12 +51,10 @@ export const resumeCases: Case[] = [
   defineCase({
     id: 'resume.task-resume.replay',
     title: 'task.resume: a snapshot, then every later message of the stream, byte for byte and in order',
-    level: 'MUST',
     profile: P,
-    spec: 'resume#task-resume',
     requirements: ['TAP-RES-002', 'TAP-RES-005'],
     needs: STREAM,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const t = need(await startTask(peer, 'tap.test.stream', { count: 5, chunk: 'c' }));
       const r = need(await collectUntilResult(peer, t.taskId));
@@ -71,17 +69,15 @@ export const resumeCases: Case[] = [
       );
       await peer.barrier();
       return verdictOf(`replayed 3..${last}`, checkReplay(peer, t.taskId, replaysSince(peer, t.taskId, mark), 3, last));
-    }),
+    },
   }),
   defineCase({
     id: 'resume.task-resume.from-zero',
     title: 'task.resume with last_sequence 0 replays the whole stream from task.accepted',
-    level: 'MUST',
     profile: P,
-    spec: 'resume#task-resume',
     requirements: ['TAP-RES-002'],
     needs: STREAM,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const t = need(await startTask(peer, 'tap.test.stream', { count: 2 }));
       const r = need(await collectUntilResult(peer, t.taskId));
@@ -90,17 +86,15 @@ export const resumeCases: Case[] = [
       need(await peer.waitFor((m) => m.index >= mark && m.msg.task_id === t.taskId && m.msg.sequence === last, 'the full replay'));
       await peer.barrier();
       return verdictOf(`replayed 1..${last}`, checkReplay(peer, t.taskId, replaysSince(peer, t.taskId, mark), 1, last));
-    }),
+    },
   }),
   defineCase({
     id: 'resume.task-resume.nothing-new',
     title: 'task.resume at the last sequence sent gets a snapshot and replays nothing',
-    level: 'MUST',
     profile: P,
-    spec: 'resume#task-resume',
     requirements: ['TAP-RES-002'],
     needs: STREAM,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const t = need(await startTask(peer, 'tap.test.stream', { count: 1 }));
       const r = need(await collectUntilResult(peer, t.taskId));
@@ -116,17 +110,15 @@ export const resumeCases: Case[] = [
           'a resume at or past the last sequence replays nothing',
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'resume.task-resume.live',
     title: 'task.resume mid-stream replays the missed messages before the next live one, then continues live without gaps',
-    level: 'MUST',
     profile: P,
-    spec: 'resume#task-resume',
     requirements: ['TAP-RES-003'],
     needs: STREAM,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const t = need(await startTask(peer, 'tap.test.stream', { count: 30, interval_ms: 40 }));
       need(await waitStream(peer, t.taskId, (m) => m.payload?.kind === 'output' && m.payload.data?.index >= 4, 'the fifth output event'));
@@ -156,31 +148,30 @@ export const resumeCases: Case[] = [
           `[${live.join(', ')}]`,
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'resume.retention.minimum',
     title: 'The agent offers max_retained_messages of at least 256',
     level: 'SHOULD',
     profile: P,
-    spec: 'resume#retention',
+    reason:
+      "the spec recommends a max_retained_messages of at least 256 (a SHOULD in Retention's prose), beside the MUST of TAP-RES-001 it cites",
     requirements: ['TAP-RES-001'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const { hs } = need(await ctx.sessionWith());
       const n = hs.ack.msg.payload.max_retained_messages;
       return verdictOf(`max_retained_messages ${n}`, check(n >= 256, 'max_retained_messages is below 256', '≥ 256', show(n)));
-    }),
+    },
   }),
   defineCase({
     id: 'resume.retention.unavailable',
     title: 'Asking for messages no longer retained gets RESUME_UNAVAILABLE with details.earliest_sequence, and no replay',
-    level: 'MUST',
     profile: P,
-    spec: 'resume#task-resume',
     requirements: ['TAP-RES-004', 'TAP-RES-001'],
     needs: STREAM,
     budgetMs: 40_000,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const { peer, hs } = need(await ctx.sessionWith());
       const keep = hs.ack.msg.payload.max_retained_messages as number;
       if (!(keep <= 5000))
@@ -225,17 +216,15 @@ export const resumeCases: Case[] = [
         ),
       );
       return pass(`RESUME_UNAVAILABLE (earliest ${earliest}); the retained ${last - earliest + 1} replayed`);
-    }),
+    },
   }),
   defineCase({
     id: 'resume.reconnect.replay',
     title: 'After a dropped connection, handshake.init with resume gets the same session and the missed messages, then live',
-    level: 'MUST',
     profile: P,
-    spec: 'resume#reconnect',
     requirements: ['TAP-RES-008', 'TAP-RES-009', 'TAP-RES-010', 'TAP-RES-013'],
     needs: { ...STREAM, binding: 'websocket' },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const old = need(await ctx.session());
       const t = need(await startTask(old, 'tap.test.stream', { count: 25, interval_ms: 40 }));
       need(await waitStream(old, t.taskId, (m) => m.payload?.kind === 'output' && m.payload.data?.index >= 3, 'the fourth output event'));
@@ -266,17 +255,15 @@ export const resumeCases: Case[] = [
           seqs.join(','),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'resume.reconnect.closes-old',
     title: 'A successful resume closes the transport the session used before',
-    level: 'MUST',
     profile: P,
-    spec: 'resume#reconnect',
     requirements: ['TAP-RES-011', 'TAP-WS-010'],
     needs: { binding: 'websocket' },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const old = need(await ctx.session());
       const { ack } = await reconnect(ctx, old, []);
       if (ack.msg.payload.resumed !== true)
@@ -286,16 +273,14 @@ export const resumeCases: Case[] = [
         'the old connection closed',
         check(closed, 'the previous connection stayed open after the resume', 'closed', 'open after 5 s'),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'resume.declined',
     title: 'A resume with a wrong token is declined: a new session_id, resumed false, and nothing revealed',
-    level: 'MUST',
     profile: P,
-    spec: 'resume#declined-resume',
     requirements: ['TAP-RES-012'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.connect());
       const fake = need(
         await handshake(peer, {
@@ -317,17 +302,15 @@ export const resumeCases: Case[] = [
           p.session_id,
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'resume.declined.indistinguishable',
     title: 'A declined resume looks the same whether the session exists with another token or does not exist',
-    level: 'MUST',
     profile: P,
-    spec: 'resume#declined-resume',
     requirements: ['TAP-RES-012', 'TAP-RES-008'],
     needs: { binding: 'websocket' },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const old = need(await ctx.session());
       const wrong = await reconnect(ctx, old, [], 'wrong-token-0123456789');
       const ghost = need(await ctx.connect());
@@ -348,17 +331,15 @@ export const resumeCases: Case[] = [
         'indistinguishable',
         check(shape(a) === shape(b), 'the declined acks differ in shape between an existing and a missing session', shape(b), shape(a)),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'resume.reconnect.unknown-task',
     title: 'A granted resume listing a task the principal does not have answers UNKNOWN_TASK for it',
-    level: 'MUST',
     profile: P,
-    spec: 'resume#reconnect',
     requirements: ['TAP-RES-010'],
     needs: { binding: 'websocket' },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const old = need(await ctx.session());
       const { peer, ack } = await reconnect(ctx, old, [{ task_id: 'never-created', last_sequence: 0 }]);
       if (ack.msg.payload.resumed !== true) return fail('the resume was declined', 'resumed: true', show(ack.msg.payload.resumed));
@@ -366,17 +347,15 @@ export const resumeCases: Case[] = [
         await peer.waitFor((m) => m.msg.type === 'error' && m.msg.task_id === 'never-created', 'UNKNOWN_TASK for the listed task'),
       );
       return verdictOf('UNKNOWN_TASK', checkError(e.msg, { code: 'UNKNOWN_TASK' }, 'a listed task that does not exist'));
-    }),
+    },
   }),
   defineCase({
     id: 'resume.duplicates-span-connections',
     title: 'Duplicate detection spans the connections of a session: a request repeated after a resume is answered with the original reply',
-    level: 'MUST',
     profile: P,
-    spec: 'idempotency#duplicate-messages',
     requirements: ['TAP-IDEM-002'],
     needs: { capabilities: ['tap.test.counter'], binding: 'websocket' },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const old = need(await ctx.session());
       const key = `dup-${old.ids.task()}`;
       const req = old.envelope('task.request', { capability: 'tap.test.counter', input: { key } }, { task_id: old.ids.task() });
@@ -404,7 +383,7 @@ export const resumeCases: Case[] = [
           show(r.result.msg.payload.output),
         ),
       );
-    }),
+    },
   }),
 ];
 
@@ -413,12 +392,10 @@ resumeCases.push(
     id: 'resume.attachment.same-principal',
     title:
       "A task's live stream goes only to the session that created it; a task.resume from another session of the same principal gets PROTOCOL_VIOLATION",
-    level: 'MUST',
     profile: P,
-    spec: 'resume#attachment',
     requirements: ['TAP-RES-006', 'TAP-RES-007'],
     needs: { ...STREAM, binding: 'websocket', integrity: true },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const a = need(await ctx.session({ signed: true }));
       const b = need(await ctx.session({ signed: true }));
       const t = need(await startTask(a, 'tap.test.stream', { count: 10, interval_ms: 40 }));
@@ -433,6 +410,6 @@ resumeCases.push(
         checkError(r.msg, { code: 'PROTOCOL_VIOLATION', taskId: t.taskId }, 'task.resume from another session of the same principal'),
         check(leaked.length === 0, `${leaked.length} stream messages of the task reached the other session`, 'none', `${leaked.length}`),
       );
-    }),
+    },
   }),
 );

@@ -15,7 +15,7 @@ import {
   type Observed,
   type Outcome,
 } from '../verdict.ts';
-import { attempt, check, checkError, need, runTask, show, verdictOf } from './kit.ts';
+import { check, checkError, need, runTask, show, verdictOf } from './kit.ts';
 import { PLAN } from './plans.ts';
 
 const P = 'shutdown' as const;
@@ -189,12 +189,12 @@ export const shutdownCases: Case[] = [
   defineCase({
     id: 'shutdown.request.sequence',
     title: 'An approved shutdown.request: hand-off of the unfinished task, cancelled SHUTTING_DOWN, farewell, transport closed',
-    level: 'MUST',
     profile: P,
     spec: 'shutdown#shutdown-sequence',
+    reason: 'the case follows the whole Shutdown sequence; its first requirement is the one that starts it (TAP-SHUT-002)',
     requirements: ['TAP-SHUT-002', 'TAP-SHUT-007', 'TAP-SHUT-008'],
     needs: SLEEP,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const t = need(await startTask(peer, 'tap.test.sleep', { ms: 600_000 }));
       need(await waitStream(peer, t.taskId, (m) => m.payload?.state === 'running', 'the running state event'));
@@ -212,17 +212,17 @@ export const shutdownCases: Case[] = [
         ),
         check(closed, 'the transport stayed open after the farewell', 'closed', 'open'),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'shutdown.request.finish-in-grace',
     title: 'A task that can finish within the grace period may finish with its ordinary result instead of a hand-off',
-    level: 'MUST',
     profile: P,
     spec: 'shutdown#shutdown-sequence',
+    reason: 'finishing within the grace period is one path of the Shutdown sequence; the rule it checks is in Rejection (TAP-SHUT-007)',
     requirements: ['TAP-SHUT-007'],
     needs: SLEEP,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const t = need(await startTask(peer, 'tap.test.sleep', { ms: 200 }));
       const r = await requestShutdown(peer, 5000);
@@ -230,19 +230,17 @@ export const shutdownCases: Case[] = [
       const { farewell } = await farewellAndClose(ctx, peer, ctx.scaled(5000 * 3 + 2000));
       const result = peer.received.find((m) => m.msg.type === 'task.result' && m.msg.task_id === t.taskId);
       return verdictOf(`ended ${describeMessage(result?.msg)}`, checkSequence(peer, [t.taskId], farewell));
-    }),
+    },
   }),
   defineCase({
     id: 'shutdown.refuses-new-work',
     title: 'From the start of the sequence a new task.request gets SHUTTING_DOWN (retryable), while status and ping are still answered',
-    level: 'MUST',
     profile: P,
-    spec: 'shutdown#shutdown-sequence',
     requirements: ['TAP-SHUT-005', 'TAP-SHUT-006'],
     needs: { capabilities: ['tap.test.sleep', 'tap.test.echo'] },
     // The sleep being shut down, and the request that must be refused.
     tasks: 2,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const t = need(await startTask(peer, 'tap.test.sleep', { ms: 600_000 }));
       const stop = await peer.post('shutdown.request', { reason: 'conformance test', grace_ms: 3000 });
@@ -273,17 +271,18 @@ export const shutdownCases: Case[] = [
         pr && check(pr.msg.type === 'pong', 'ping during shutdown was not answered', 'pong', describeMessage(pr.msg)),
         await nothingAfterFarewell(ctx, peer),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'shutdown.decision-refused',
     title: 'A plan decision arriving during shutdown gets SHUTTING_DOWN',
-    level: 'MUST',
     profile: P,
     spec: 'plans#decisions',
+    reason:
+      "a plan decision refused is the plans' part of shutdown (Decisions); the rule it checks is the shutdown sequence's (TAP-SHUT-005)",
     requirements: ['TAP-SHUT-005'],
     needs: { capabilities: ['tap.test.plan'] },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const started = await decisionDuringShutdown(ctx, 'approved', 'go');
       if ('outcome' in started) return started.outcome;
       const { peer, d } = started;
@@ -294,17 +293,15 @@ export const shutdownCases: Case[] = [
         dr && checkError(dr.msg, { code: ['SHUTTING_DOWN', 'TASK_TERMINAL'], replyTo: d.message_id }, 'a plan.decision during shutdown'),
         await nothingAfterFarewell(ctx, peer),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'shutdown.rejection-taken',
     title: 'A plan rejection arriving during shutdown is taken: a snapshot, then the task ends failed PLAN_REJECTED',
-    level: 'MUST',
     profile: P,
-    spec: 'shutdown#rejection',
     requirements: ['TAP-SHUT-041'],
     needs: { capabilities: ['tap.test.plan'] },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const started = await decisionDuringShutdown(ctx, 'rejected', 'no');
       if ('outcome' in started) return started.outcome;
       const { peer, t, d } = started;
@@ -334,17 +331,15 @@ export const shutdownCases: Case[] = [
         ),
         await nothingAfterFarewell(ctx, peer),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'shutdown.retry-snapshot',
     title: 'During shutdown a repeat of an existing task is still answered with its snapshot',
-    level: 'MUST',
     profile: P,
-    spec: 'errors#order-of-checks',
     requirements: ['TAP-ERR-010', 'TAP-SHUT-005'],
     needs: { capabilities: ['tap.test.sleep'] },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const key = `sd-${peer.ids.task('k')}`;
       const t = need(await startTask(peer, 'tap.test.sleep', { ms: 600_000 }, { idempotencyKey: key }));
@@ -369,14 +364,14 @@ export const shutdownCases: Case[] = [
           ),
         await nothingAfterFarewell(ctx, peer),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'shutdown.timing.occurrence',
     title: 'After shutdown.request the farewell and close come within the allowance of the grace period',
-    level: 'MUST',
     profile: P,
     spec: 'shutdown#shutdown-sequence',
+    reason: 'the timing of the farewell is a step of the Shutdown sequence; the rule it checks is in Rejection (TAP-SHUT-009)',
     requirements: ['TAP-SHUT-009'],
     needs: SLEEP,
     budgetMs: 15_000,
@@ -391,9 +386,9 @@ export const shutdownCases: Case[] = [
   defineCase({
     id: 'shutdown.timing.punctual',
     title: 'After shutdown.request the farewell and close come within the grace period',
-    level: 'SHOULD',
     profile: P,
     spec: 'shutdown#shutdown-sequence',
+    reason: 'the timing of the farewell is a step of the Shutdown sequence; the rule it checks is in Rejection (TAP-SHUT-010)',
     requirements: ['TAP-SHUT-010'],
     needs: SLEEP,
     budgetMs: 15_000,
@@ -406,12 +401,10 @@ export const shutdownCases: Case[] = [
   defineCase({
     id: 'shutdown.second-request',
     title: 'A second shutdown.request during shutdown is approved and starts no second sequence',
-    level: 'MUST',
     profile: P,
-    spec: 'shutdown#signals',
     requirements: ['TAP-SHUT-015'],
     needs: SLEEP,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const t = need(await startTask(peer, 'tap.test.sleep', { ms: 600_000 }));
       const a = await peer.post('shutdown.request', { reason: 'first', grace_ms: 1000 });
@@ -441,17 +434,15 @@ export const shutdownCases: Case[] = [
         ),
         checkSequence(peer, [t.taskId], farewell),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'shutdown.requester-farewell',
     title: "After the requester's farewell the agent ends its tasks (hand-offs, results) and says its own farewell",
-    level: 'MUST',
     profile: P,
-    spec: 'shutdown#requester-farewell',
     requirements: ['TAP-SHUT-013', 'TAP-SHUT-012'],
     needs: SLEEP,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const t = need(await startTask(peer, 'tap.test.sleep', { ms: 600_000 }));
       await peer.post('session.farewell', { reason: 'the requester is done' });
@@ -459,17 +450,15 @@ export const shutdownCases: Case[] = [
         await peer.waitFor((r) => r.msg.type === 'session.farewell', "the agent's own session.farewell", ctx.scaled(5000)),
       );
       return verdictOf('tasks ended, farewell said', checkSequence(peer, [t.taskId], farewell));
-    }),
+    },
   }),
   defineCase({
     id: 'shutdown.cancel-after',
     title: 'A task ended by the shutdown was not ended by a cancel: a later cancel gets TASK_TERMINAL',
-    level: 'MUST',
     profile: P,
-    spec: 'cancellation#repeated-cancels',
     requirements: ['TAP-CAN-007'],
     needs: SLEEP,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const t = need(await startTask(peer, 'tap.test.sleep', { ms: 600_000 }));
       const stop = await peer.post('shutdown.request', { reason: 'conformance test', grace_ms: 5000 });
@@ -485,17 +474,15 @@ export const shutdownCases: Case[] = [
       const r = await peer.reply(c, ctx.scaled(2000));
       if (!r.ok) return pass('the session ended before the cancel was handled');
       return verdictOf('TASK_TERMINAL', checkError(r.value.msg, { code: 'TASK_TERMINAL' }, 'a cancel of a task the shutdown ended'));
-    }),
+    },
   }),
   defineCase({
     id: 'shutdown.scope.one-session',
     title: 'A shutdown.request ends only the session that sent it; the process keeps serving others',
-    level: 'MUST',
     profile: P,
-    spec: 'shutdown#scope',
     requirements: ['TAP-SHUT-003', 'TAP-SHUT-004'],
     needs: { capabilities: ['tap.test.echo'], binding: 'websocket' },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const a = need(await ctx.session());
       const b = need(await ctx.session());
       const r = await requestShutdown(a, 500);
@@ -509,19 +496,17 @@ export const shutdownCases: Case[] = [
         check(t.result.msg.payload.status === 'completed', 'the other session stopped working', 'completed', describeMessage(t.result.msg)),
         check(!!c, 'no new session could be opened', 'a session', 'none'),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'shutdown.farewell-last',
     title: "Nothing follows a peer's session.farewell",
-    level: 'MUST',
     profile: P,
-    spec: 'shutdown#farewell',
     requirements: ['TAP-SHUT-011', 'TAP-SHUT-008'],
     needs: SLEEP,
     // Two sleeps ended by the shutdown.
     tasks: 2,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const ids = [
         need(await startTask(peer, 'tap.test.sleep', { ms: 600_000 })).taskId,
@@ -532,6 +517,6 @@ export const shutdownCases: Case[] = [
       const { farewell } = await farewellAndClose(ctx, peer, ctx.scaled(3000));
       await peer.waitClosed(ctx.scaled(2000));
       return verdictOf('nothing after the farewell', checkSequence(peer, ids, farewell));
-    }),
+    },
   }),
 ];

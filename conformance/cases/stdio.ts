@@ -6,7 +6,7 @@ import type { Peer } from '../peer.ts';
 import type { ChildStdioTransport } from '../../reference/transports/stdio-child.ts';
 import { describeMessage, initPayload, startTask } from '../steps.ts';
 import { fail, pass, timingWindow, type Outcome } from '../verdict.ts';
-import { attempt, check, checkError, expectAlive, need, require, runTask, verdictOf } from './kit.ts';
+import { check, checkError, expectAlive, need, require, runTask, verdictOf } from './kit.ts';
 import { checkSequence } from './shutdown.ts';
 import { launcherOf } from '../target.ts';
 
@@ -109,12 +109,10 @@ export const stdioCases: Case[] = [
   defineCase({
     id: 'stdio.stdout.protocol-only',
     title: 'The agent writes nothing but TAP messages on stdout while it works',
-    level: 'MUST',
     profile: 'stdio',
-    spec: 'bindings-stdio#streams',
     requirements: ['TAP-STDIO-003', 'TAP-STDIO-001'],
     needs: { capabilities: ['tap.test.stream', 'tap.test.fail'], ...STDIO },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       need(await runTask(peer, 'tap.test.stream', { count: 3 }));
       need(await runTask(peer, 'tap.test.fail', { code: 'INTERNAL_ERROR' }));
@@ -131,28 +129,24 @@ export const stdioCases: Case[] = [
           count(ctx.findings.nonProtocol, 'other line'),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'stdio.eof.orderly',
     title: 'At end of input the agent hands off its task, ends it SHUTTING_DOWN, says farewell and exits 0',
-    level: 'MUST',
     profile: 'stdio',
-    spec: 'shutdown#end-of-input',
     requirements: ['TAP-SHUT-016', 'TAP-STDIO-006', 'TAP-SHUT-040'],
     needs: { capabilities: ['tap.test.sleep'], ...STDIO },
     budgetMs: 45_000,
-    run: attempt((ctx) => orderlyExit(ctx, 'eof')),
+    run: (ctx) => orderlyExit(ctx, 'eof'),
   }),
   defineCase({
     id: 'stdio.eof.before-handshake',
     title: 'An agent whose input ends before any handshake exits with status 0',
-    level: 'MUST',
     profile: 'stdio',
-    spec: 'bindings-stdio#lifecycle',
     requirements: ['TAP-STDIO-006'],
     needs: STDIO,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.connect());
       endInput(ctx, peer);
       const exit = await peer.waitExit(timingWindow(10_000, ctx.env.timeScale).latestMs);
@@ -165,50 +159,42 @@ export const stdioCases: Case[] = [
           exit ? String(exit.signal ?? exit.code) : 'still running',
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'stdio.signal.sigterm',
     title: 'On SIGTERM the agent hands off, ends its task, says farewell and exits 0',
-    level: 'MUST',
     profile: 'stdio',
-    spec: 'shutdown#signals',
     requirements: ['TAP-SHUT-014'],
     needs: { capabilities: ['tap.test.sleep'], ...STDIO },
     budgetMs: 45_000,
-    run: attempt((ctx) => orderlyExit(ctx, 'SIGTERM')),
+    run: (ctx) => orderlyExit(ctx, 'SIGTERM'),
   }),
   defineCase({
     id: 'stdio.signal.sigint',
     title: 'On SIGINT the agent shuts down as on SIGTERM and exits 0',
-    level: 'MUST',
     profile: 'stdio',
-    spec: 'shutdown#signals',
     requirements: ['TAP-SHUT-014'],
     needs: { capabilities: ['tap.test.sleep'], ...STDIO },
     budgetMs: 45_000,
-    run: attempt((ctx) => orderlyExit(ctx, 'SIGINT')),
+    run: (ctx) => orderlyExit(ctx, 'SIGINT'),
   }),
   defineCase({
     id: 'stdio.signal.twice',
     title: 'A second SIGTERM during shutdown starts no second shutdown; the agent still exits 0',
-    level: 'MUST',
     profile: 'stdio',
-    spec: 'shutdown#signals',
     requirements: ['TAP-SHUT-015'],
     needs: { capabilities: ['tap.test.sleep'], ...STDIO },
     budgetMs: 45_000,
-    run: attempt((ctx) => orderlyExit(ctx, 'twice')),
+    run: (ctx) => orderlyExit(ctx, 'twice'),
   }),
   defineCase({
     id: 'stdio.shutdown-request.exit',
     title: 'After an approved shutdown.request a stdio agent exits with status 0',
-    level: 'MUST',
     profile: 'stdio',
-    spec: 'bindings-stdio#lifecycle',
     requirements: ['TAP-STDIO-006'],
     needs: STDIO,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const sent = await peer.post('shutdown.request', { reason: 'conformance test', grace_ms: 500 });
       const r = need(await peer.reply(sent));
@@ -224,34 +210,30 @@ export const stdioCases: Case[] = [
           exit ? String(exit.signal ?? exit.code) : 'still running',
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'stdio.framing.blank-lines',
     title: 'Lines holding only white space are ignored',
-    level: 'MUST',
     profile: 'stdio',
-    spec: 'bindings-stdio#framing',
     requirements: ['TAP-STDIO-002'],
     needs: STDIO,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const mark = peer.mark();
       writeStdin(ctx, peer, '\n   \n\t\n\r\n', 'blank lines');
       await peer.barrier();
       const err = peer.since(mark).find((r) => r.msg.type === 'error');
       return verdictOf('ignored', check(!err, 'a blank line was answered with an error', 'nothing', describeMessage(err?.msg)));
-    }),
+    },
   }),
   defineCase({
     id: 'stdio.framing.crlf',
     title: 'A carriage return before the line feed is stripped',
-    level: 'MUST',
     profile: 'stdio',
-    spec: 'bindings-stdio#framing',
     requirements: ['TAP-STDIO-002'],
     needs: STDIO,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const m = peer.envelope('ping', {});
       writeStdin(ctx, peer, `${JSON.stringify(m)}\r\n`, 'a line ending in CR LF');
@@ -260,17 +242,15 @@ export const stdioCases: Case[] = [
         'answered',
         check(r.msg.type === 'pong', 'a ping ending in CR LF was not answered with pong', 'pong', describeMessage(r.msg)),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'stdio.framing.split-and-joined',
     title: 'A message split across writes, and two messages in one write, are each read as one message',
-    level: 'MUST',
     profile: 'stdio',
-    spec: 'bindings-stdio#framing',
     requirements: ['TAP-STDIO-001'],
     needs: STDIO,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const a = JSON.stringify(peer.envelope('ping', {}));
       const ida = JSON.parse(a).message_id;
@@ -286,35 +266,31 @@ export const stdioCases: Case[] = [
       need(await peer.reply(b));
       need(await peer.reply(c));
       return pass('each read as one message');
-    }),
+    },
   }),
   defineCase({
     id: 'stdio.framing.oversized-line',
     title: 'A line longer than max_message_bytes gets MESSAGE_TOO_LARGE and the session goes on',
-    level: 'MUST',
     profile: 'stdio',
-    spec: 'limits#bounded-reading',
     requirements: ['TAP-LIM-003', 'TAP-LIM-001'],
     needs: STDIO,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session({ params: { max_message_bytes: 4096 } }));
       const m = peer.envelope('ping', { 'x-padding': 'p'.repeat(2_000_000) });
       await peer.send(m, { deliberate: 'a 2 MB line over a 4096-byte limit' });
       const r = need(await peer.waitFor((x) => x.msg.type === 'error', 'an error for the oversized line', ctx.scaled(10_000)));
       require(checkError(r.msg, { code: 'MESSAGE_TOO_LARGE' }, 'a 2 MB line'));
       return verdictOf('refused; the session goes on', await expectAlive(peer, 'MESSAGE_TOO_LARGE'));
-    }),
+    },
   }),
   defineCase({
     id: 'stdio.epipe',
     title: 'When nobody reads its stdout any more (EPIPE) the agent treats it as a lost transport and exits 0',
-    level: 'MUST',
     profile: 'stdio',
-    spec: 'shutdown#epipe',
     requirements: ['TAP-SHUT-017'],
     needs: { capabilities: ['tap.test.stream'], ...STDIO },
     budgetMs: 45_000,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       need(await startTask(peer, 'tap.test.stream', { count: 100000, interval_ms: 1 }));
       ctx.note("closing the read end of the agent's stdout");
@@ -331,38 +307,34 @@ export const stdioCases: Case[] = [
           exit ? String(exit.signal ?? exit.code) : 'still running',
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'stdio.exit.after-fatal',
     title: 'A stdio agent whose handshake ended with a fatal error exits with status 0',
-    level: 'MUST',
     profile: 'stdio',
-    spec: 'bindings-stdio#lifecycle',
     requirements: ['TAP-STDIO-040'],
     needs: STDIO,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.connect());
       const init = await peer.post('handshake.init', { ...initPayload(peer, {}), versions: ['999.0'] });
       const r = need(await peer.reply(init));
       require(checkError(r.msg, { code: 'UNSUPPORTED_VERSION', fatal: true }, 'an init offering only version 999.0'));
       const exit = await peer.waitExit(timingWindow(0, ctx.env.timeScale).latestMs + 5000);
       return exitedZero(exit, 'after its fatal UNSUPPORTED_VERSION');
-    }),
+    },
   }),
   defineCase({
     id: 'stdio.exit.handshake-timeout',
     title: 'A stdio agent whose handshake timed out exits with status 0',
-    level: 'MUST',
     profile: 'stdio',
-    spec: 'bindings-stdio#lifecycle',
     requirements: ['TAP-STDIO-040'],
     needs: STDIO,
     budgetMs: 45_000,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.connect());
       const exit = await peer.waitExit(timingWindow(10_000, ctx.env.timeScale).latestMs + 5000);
       return exitedZero(exit, 'after the handshake step timed out');
-    }),
+    },
   }),
 ];

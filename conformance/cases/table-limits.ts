@@ -7,7 +7,7 @@ import { defineCase, type Case } from '../case.ts';
 import type { Peer, Received } from '../peer.ts';
 import type { Wire } from '../session-state.ts';
 import { describeMessage, handshake, request } from '../steps.ts';
-import { attempt, check, checkError, expectAlive, need, require, runTask, show, verdictOf } from './kit.ts';
+import { check, checkError, expectAlive, need, require, runTask, show, verdictOf } from './kit.ts';
 
 const P = 'core' as const;
 /** The depth every receiver accepts and one level more (spec: limits#nesting). */
@@ -38,11 +38,9 @@ export const tableLimitCases: Case[] = [
   defineCase({
     id: 'core.limits.nesting',
     title: 'A message 64 levels deep is taken; one 65 or 5 000 levels deep gets MALFORMED_MESSAGE and the session goes on',
-    level: 'MUST',
     profile: P,
-    spec: 'limits#nesting',
     requirements: ['TAP-LIM-013', 'TAP-LIM-015'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       // ping (1) → payload (2) → deep: 62 levels of arrays, 64 in all.
       const ok = await peer.send(peer.envelope('ping', { deep: nested(MAX_DEPTH - 2) }), { deliberate: 'a ping 64 levels deep' });
@@ -57,16 +55,14 @@ export const tableLimitCases: Case[] = [
       const r5000 = need(await peer.waitFor((r) => r.index >= mark && r.msg.type === 'error', 'an error for a frame 5 000 levels deep'));
       require(checkError(r5000.msg, { code: 'MALFORMED_MESSAGE' }, 'a frame 5 000 levels deep'));
       return verdictOf('refused; the session goes on', await expectAlive(peer, 'a frame 5 000 levels deep'));
-    }),
+    },
   }),
   defineCase({
     id: 'core.limits.pre-handshake-size',
     title: 'Before handshake.ack, a 65 536-byte frame is taken and a larger one gets MESSAGE_TOO_LARGE; the handshake then succeeds',
-    level: 'MUST',
     profile: P,
-    spec: 'limits#pre-handshake',
     requirements: ['TAP-LIM-016'],
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.connect());
       const fits = await peer.send(sized(peer, 'task.status', PRE_HANDSHAKE_BYTES, { task_id: 'pre-handshake-fits' }), {
         deliberate: 'a 65 536-byte task.status before the handshake',
@@ -92,18 +88,16 @@ export const tableLimitCases: Case[] = [
         ),
         await expectAlive(peer, 'the refused frames'),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'core.limits.duplicate-table-hostile',
     title: '1 100 small task.status requests about a large result: the newest 1 024 are still answered byte for byte',
-    level: 'MUST',
     profile: P,
-    spec: 'limits#table-limits',
     requirements: ['TAP-LIM-018', 'TAP-IDEM-004'],
     budgetMs: 60_000,
     needs: { capabilities: ['tap.test.echo'] },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const big = need(await runTask(peer, 'tap.test.echo', 'r'.repeat(8000)));
       const statuses: Wire[] = [];
@@ -130,20 +124,18 @@ export const tableLimitCases: Case[] = [
         );
       }
       return verdictOf('the original replies, and the session goes on', ...outcomes, await expectAlive(peer, '1 100 status requests'));
-    }),
+    },
   }),
   defineCase({
     id: 'core.limits.retention-per-principal',
     title: "Another principal's flood of 4 200 tiny tasks does not erase an idempotency record: the retry runs nothing again",
-    level: 'MUST',
     profile: P,
-    spec: 'limits#table-limits',
     requirements: ['TAP-LIM-019', 'TAP-LIM-020', 'TAP-IDEM-015', 'TAP-IDEM-005'],
     // 4 200 tasks, each answered and ended, before the retry; 50 at a time, refusals counted.
     budgetMs: 120_000,
     fillsLimits: true,
     needs: { capabilities: ['tap.test.counter', 'tap.test.echo'], binding: 'websocket' },
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const victim = need(await ctx.session());
       const key = `flood-${victim.ids.task('k')}`;
       const first = need(await runTask(victim, 'tap.test.counter', { key }, { idempotencyKey: key }));
@@ -179,6 +171,6 @@ export const tableLimitCases: Case[] = [
           show(m.payload?.result?.output),
         ),
       );
-    }),
+    },
   }),
 ];

@@ -6,7 +6,6 @@ import { canTransition, isTerminal } from '../schemas.ts';
 import { collectUntilResult, describeMessage, request, startTask } from '../steps.ts';
 import { between, fail, judgeOccurrence, judgePunctuality, pass, skipped, timingWindow, type Observed, type Outcome } from '../verdict.ts';
 import {
-  attempt,
   check,
   checkError,
   expectNoTask,
@@ -173,12 +172,12 @@ export const taskCases: Case[] = [
   defineCase({
     id: 'tasks.lifecycle.echo',
     title: 'An echo task: accepted (sequence 1), running, completed with output = input',
-    level: 'MUST',
     profile: P,
     spec: 'tasks#overview',
+    reason: "an echo task is the lifecycle the Overview describes; its first requirement is the state table's (TAP-TASK-005)",
     requirements: ['TAP-TASK-005', 'TAP-EVT-001', 'TAP-EVT-003', 'TAP-EVT-004', 'TAP-CONF-009'],
     needs: cap('echo'),
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const input = { text: 'Café au lait, €3.50\n"to go"', n: [1, 2.5, -3], nested: { ok: true, none: null } };
       const t = need(await runTask(peer, 'tap.test.echo', input));
@@ -190,17 +189,15 @@ export const taskCases: Case[] = [
         check(jsonEqual(p.output, input), 'the echo output differs from the input', show(input), show(p.output)),
         check(p.error === undefined, 'a completed result carries an error', 'no error', show(p.error)),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'tasks.events.state-per-transition',
     title: 'Every transition but into accepted, awaiting_approval or a terminal state is announced by a state event',
-    level: 'MUST',
     profile: P,
-    spec: 'tasks#events',
     requirements: ['TAP-EVT-001', 'TAP-TASK-005'],
     needs: cap('sleep', 'fail', 'stream'),
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const runs = [
         need(await runTask(peer, 'tap.test.sleep', { ms: 50 })),
@@ -209,19 +206,17 @@ export const taskCases: Case[] = [
       ];
       for (const r of runs) require(checkWalk(statesOf(r.stream), r.sent.payload.capability));
       return pass('each walk was legal and fully announced');
-    }),
+    },
   }),
   defineCase({
     id: 'tasks.result.exactly-one',
     title: 'Concurrent tasks each get exactly one result, and nothing follows it',
-    level: 'MUST',
     profile: P,
-    spec: 'tasks#result',
     requirements: ['TAP-TASK-007'],
     needs: cap('echo', 'stream', 'sleep'),
     // Two echoes, a stream and a sleep, started back to back.
     tasks: 4,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const started = [
         need(await startTask(peer, 'tap.test.echo', 1)),
@@ -240,17 +235,15 @@ export const taskCases: Case[] = [
         'one result each',
         check(problems.length === 0, problems.join('; '), 'exactly one task.result per task', problems.join('; ')),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'tasks.stream.output-events',
     title: 'tap.test.stream sends count output events { index, chunk } in order, then output { count }',
-    level: 'MUST',
     profile: P,
-    spec: 'conformance#test-capabilities',
     requirements: ['TAP-CONF-009', 'TAP-EVT-005'],
     needs: cap('stream'),
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const t = need(await runTask(peer, 'tap.test.stream', { count: 4, interval_ms: 5, chunk: { c: 'x' } }));
       const data = outputsOf(t.stream).map((m) => m.payload.data);
@@ -265,17 +258,15 @@ export const taskCases: Case[] = [
           show(t.result.msg.payload.output),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'tasks.stream.no-chunk',
     title: 'tap.test.stream without chunk sends events { index } without a chunk member',
-    level: 'MUST',
     profile: P,
-    spec: 'conformance#test-capabilities',
     requirements: ['TAP-CONF-009'],
     needs: cap('stream'),
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const t = need(await runTask(peer, 'tap.test.stream', { count: 2 }));
       const data = outputsOf(t.stream).map((m) => m.payload.data);
@@ -288,17 +279,15 @@ export const taskCases: Case[] = [
           show(data),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'tasks.stream.streaming-false',
     title: 'With streaming: false negotiated, no output events are sent; the result still comes',
-    level: 'MUST',
     profile: P,
-    spec: 'tasks#events',
     requirements: ['TAP-EVT-002'],
     needs: cap('stream'),
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session({ params: { streaming: false } }));
       const t = need(await runTask(peer, 'tap.test.stream', { count: 3 }));
       const outs = outputsOf(t.stream);
@@ -312,17 +301,15 @@ export const taskCases: Case[] = [
         ),
         check(t.result.msg.payload.status === 'completed', 'the task did not complete', 'completed', describeMessage(t.result.msg)),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'tasks.stream.capability-not-streaming',
     title: 'No output events for a capability declaring streaming: false',
-    level: 'MUST',
     profile: P,
-    spec: 'tasks#events',
     requirements: ['TAP-EVT-002'],
     needs: cap('echo', 'sleep'),
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const declared = new Map<string, boolean>(
         (peer.state.card?.capabilities ?? []).map((c: { name: string; streaming: boolean }) => [c.name, c.streaming]),
@@ -337,17 +324,15 @@ export const taskCases: Case[] = [
           problems.push(`${name} declares streaming: false but sent output events`);
       }
       return verdictOf('none sent', check(problems.length === 0, problems.join('; '), 'no output events', problems.join('; ')));
-    }),
+    },
   }),
   defineCase({
     id: 'tasks.fail.error',
     title: 'tap.test.fail ends failed with the given code, message, and the registry retryable by default',
-    level: 'MUST',
     profile: P,
-    spec: 'conformance#test-capabilities',
     requirements: ['TAP-CONF-009'],
     needs: cap('fail'),
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const a = need(await runTask(peer, 'tap.test.fail', { code: 'INTERNAL_ERROR', message: 'boom' }));
       const b = need(await runTask(peer, 'tap.test.fail', { code: 'INTERNAL_ERROR', retryable: false }));
@@ -381,17 +366,15 @@ export const taskCases: Case[] = [
           describeMessage(c.result.msg),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'tasks.result.shape',
     title: 'Results carry output or error exactly as their status requires',
-    level: 'MUST',
     profile: P,
-    spec: 'tasks#result',
     requirements: ['TAP-TASK-008'],
     needs: cap('echo', 'fail'),
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const ok = need(await runTask(peer, 'tap.test.echo', null));
       const bad = need(await runTask(peer, 'tap.test.fail', { code: 'PLAN_REJECTED' }));
@@ -410,17 +393,15 @@ export const taskCases: Case[] = [
           show(bad.result.msg.payload),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'tasks.sleep.completes',
     title: 'tap.test.sleep waits and ends with { slept_ms }',
-    level: 'MUST',
     profile: P,
-    spec: 'conformance#test-capabilities',
     requirements: ['TAP-CONF-009'],
     needs: cap('sleep'),
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const t0 = Date.now();
       const t = need(await runTask(peer, 'tap.test.sleep', { ms: 150 }));
@@ -431,14 +412,12 @@ export const taskCases: Case[] = [
         check(typeof out?.slept_ms === 'number', 'the output has no slept_ms', '{ slept_ms: number }', show(out)),
         check(took >= 140, `the result came after ${took} ms, before the 150 ms sleep could end`, '≥ 150 ms', `${took} ms`),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'tasks.timeout.occurrence',
     title: 'A task past its timeout_ms ends timed_out with DEADLINE_EXCEEDED, never before the deadline',
-    level: 'MUST',
     profile: P,
-    spec: 'tasks#deadlines',
     requirements: ['TAP-TASK-015', 'TAP-TASK-010'],
     needs: cap('sleep'),
     budgetMs: 15_000,
@@ -451,9 +430,7 @@ export const taskCases: Case[] = [
   defineCase({
     id: 'tasks.timeout.punctual',
     title: 'A task past its timeout_ms ends timed_out punctually',
-    level: 'SHOULD',
     profile: P,
-    spec: 'tasks#deadlines',
     requirements: ['TAP-TASK-016'],
     needs: cap('sleep'),
     budgetMs: 15_000,
@@ -466,30 +443,28 @@ export const taskCases: Case[] = [
   defineCase({
     id: 'tasks.deadline.past',
     title: 'A task.request already past its deadline gets DEADLINE_EXCEEDED and creates no task',
-    level: 'MUST',
     profile: P,
-    spec: 'tasks#deadlines',
     requirements: ['TAP-TASK-014'],
     needs: cap('echo'),
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const taskId = peer.ids.task();
       const { sent, reply } = await request(peer, 'tap.test.echo', 1, { taskId, deadline: new Date(Date.now() - 600_000).toISOString() });
       require(checkError(need(reply).msg, { code: 'DEADLINE_EXCEEDED', replyTo: sent.message_id, taskId }, 'a deadline ten minutes past'));
       return verdictOf('refused, no task', await expectNoTask(peer, taskId, 'the late request was refused'));
-    }),
+    },
   }),
   defineCase({
     id: 'tasks.deadline.effective',
     title: 'The effective deadline is the earliest of the envelope deadline, receipt + timeout_ms and receipt + max_task_seconds',
-    level: 'MUST',
     profile: P,
     spec: 'tasks#deadlines',
+    reason: "the effective deadline is defined in Deadlines; the rule it checks is task.accepted's deadline member (TAP-TASK-003)",
     requirements: ['TAP-TASK-003'],
     needs: cap('echo'),
     // Three echo tasks with different deadlines, which may all run at once.
     tasks: 3,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const now = Date.now();
       const envelopeDeadline = new Date(now + 45_000).toISOString();
@@ -522,17 +497,15 @@ export const taskCases: Case[] = [
           show(c.accepted.msg.payload.deadline),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'tasks.request-timeout.no-end',
     title: "A requester's request_timeout_ms never ends a task",
-    level: 'MUST',
     profile: P,
-    spec: 'tasks#deadlines',
     requirements: ['TAP-TASK-017'],
     needs: cap('sleep'),
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session({ params: { request_timeout_ms: 200 } }));
       const t = need(await runTask(peer, 'tap.test.sleep', { ms: 900 }, { resultTimeoutMs: ctx.scaled(10_000) }));
       return verdictOf(
@@ -544,33 +517,29 @@ export const taskCases: Case[] = [
           describeMessage(t.result.msg),
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'tasks.result.too-large',
     title: 'A result that would exceed max_message_bytes ends failed with MESSAGE_TOO_LARGE instead',
-    level: 'MUST',
     profile: P,
-    spec: 'tasks#result',
     requirements: ['TAP-TASK-009'],
     needs: cap('echo'),
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const max = 8192;
       const peer = need(await ctx.session({ params: { max_message_bytes: max } }));
       if (peer.state.params?.max_message_bytes !== max)
         return fail('the agent did not accept max_message_bytes 8192', '8192', show(peer.state.params?.max_message_bytes));
       return tooLargeProbe(peer, max);
-    }),
+    },
   }),
   defineCase({
     id: 'tasks.snapshot.running',
     title: 'A snapshot of a running task shows it as it stands, with last_sequence the last sequence sent and no result',
-    level: 'MUST',
     profile: P,
-    spec: 'tasks#status',
     requirements: ['TAP-TASK-011', 'TAP-TASK-012'],
     needs: cap('sleep'),
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const t = need(await startTask(peer, 'tap.test.sleep', { ms: 30_000 }));
       need(
@@ -599,19 +568,17 @@ export const taskCases: Case[] = [
           `${p.created_at} / ${p.updated_at}`,
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'tasks.concurrency.busy',
     title: 'Beyond the negotiated max_concurrent_tasks a request gets BUSY (retryable)',
-    level: 'MUST',
     profile: P,
-    spec: 'limits#concurrency',
     requirements: ['TAP-LIM-004'],
     needs: cap('sleep', 'echo'),
     // One sleep, and the request the session limit refuses (or a broken agent runs).
     tasks: 2,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session({ params: { max_concurrent_tasks: 1 } }));
       if (peer.state.params?.max_concurrent_tasks !== 1)
         return fail('the agent did not accept max_concurrent_tasks 1', '1', show(peer.state.params?.max_concurrent_tasks));
@@ -630,17 +597,15 @@ export const taskCases: Case[] = [
       require(await expectNoTask(peer, taskId, 'the BUSY request was refused'));
       need(await runTask(peer, 'tap.test.echo', 'after'));
       return pass('BUSY at the limit; accepted again once the first task ended');
-    }),
+    },
   }),
   defineCase({
     id: 'tasks.input-schema',
     title: 'A conformance capability refuses input not of its documented form with INVALID_MESSAGE, creating no task',
-    level: 'MUST',
     profile: P,
-    spec: 'conformance#test-capabilities',
     requirements: ['TAP-CONF-010', 'TAP-TASK-004'],
     needs: cap('sleep', 'stream', 'fail', 'counter'),
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       for (const [name, input] of [
         ['tap.test.sleep', { ms: 'soon' }],
@@ -656,17 +621,15 @@ export const taskCases: Case[] = [
         require(await expectNoTask(peer, taskId, `the ${name} request was refused`));
       }
       return pass('each refused with INVALID_MESSAGE');
-    }),
+    },
   }),
   defineCase({
     id: 'tasks.after-terminal.quiet',
     title: 'Once terminal, a task gets no further stream messages, even after status and resume requests',
-    level: 'MUST',
     profile: P,
-    spec: 'tasks#states',
     requirements: ['TAP-TASK-006'],
     needs: cap('echo'),
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const t = need(await runTask(peer, 'tap.test.echo', 'done'));
       const mark = peer.mark();
@@ -680,33 +643,29 @@ export const taskCases: Case[] = [
           'a terminal task must add nothing to its stream',
         ),
       );
-    }),
+    },
   }),
   defineCase({
     id: 'tasks.result.snapshot-size',
     title: 'A result that fits in task.result but not in a snapshot ends failed MESSAGE_TOO_LARGE, so every snapshot fits',
-    level: 'MUST',
     profile: P,
-    spec: 'tasks#result-size',
     requirements: ['TAP-TASK-040'],
     needs: cap('echo'),
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const max = 8192;
       const peer = need(await ctx.session({ params: { max_message_bytes: max } }));
       if (peer.state.params?.max_message_bytes !== max)
         return fail('the agent did not accept max_message_bytes 8192', '8192', show(peer.state.params?.max_message_bytes));
       return snapshotSizeProbe(peer, max);
-    }),
+    },
   }),
   defineCase({
     id: 'tasks.input-forms',
     title: 'A conformance capability accepts every input of its documented form, bounds included, and refuses values out of range',
-    level: 'MUST',
     profile: P,
-    spec: 'conformance#input-forms',
     requirements: ['TAP-CONF-040', 'TAP-CONF-010'],
     needs: cap('echo', 'sleep', 'stream', 'fail', 'counter'),
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const accepted: [string, unknown][] = [
         ['tap.test.echo', null],
@@ -746,6 +705,6 @@ export const taskCases: Case[] = [
         require(checkError(m, { code: 'INVALID_MESSAGE', taskId }, `${name} with input ${show(input, 80)}`));
       }
       return pass(`${accepted.length} inputs at the bounds accepted, ${refused.length} outside them refused`);
-    }),
+    },
   }),
 ];

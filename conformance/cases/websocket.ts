@@ -5,7 +5,7 @@ import type { CaseContext } from '../context.ts';
 import type { Peer } from '../peer.ts';
 import { handshake, initPayload } from '../steps.ts';
 import { fail, judgeOccurrence, timingWindow, type Outcome } from '../verdict.ts';
-import { attempt, check, checkError, expectAlive, need, require, show, verdictOf } from './kit.ts';
+import { check, checkError, expectAlive, need, require, show, verdictOf } from './kit.ts';
 
 const WS = { binding: 'websocket' as const };
 
@@ -47,9 +47,7 @@ export const websocketCases: Case[] = [
   defineCase({
     id: 'websocket.subprotocol.selected',
     title: 'The agent selects the subprotocol tap.v1',
-    level: 'MUST',
     profile: 'websocket',
-    spec: 'bindings-websocket#opening',
     requirements: ['TAP-WS-002'],
     needs: WS,
     run: async (ctx) => {
@@ -64,9 +62,7 @@ export const websocketCases: Case[] = [
   defineCase({
     id: 'websocket.subprotocol.required',
     title: 'An upgrade that does not offer tap.v1 is refused with HTTP 400',
-    level: 'MUST',
     profile: 'websocket',
-    spec: 'bindings-websocket#opening',
     requirements: ['TAP-WS-002'],
     needs: WS,
     run: async (ctx) => {
@@ -83,29 +79,25 @@ export const websocketCases: Case[] = [
   defineCase({
     id: 'websocket.frames.binary',
     title: 'A binary message gets MALFORMED_MESSAGE, has no effect, and the connection stays open',
-    level: 'MUST',
     profile: 'websocket',
-    spec: 'bindings-websocket#frames',
     requirements: ['TAP-WS-005'],
     needs: WS,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const mark = peer.mark();
       await peer.sendRaw(new TextEncoder().encode(JSON.stringify(peer.envelope('ping', {}))), 'a ping in a binary frame', true);
       const r = need(await peer.waitFor((m) => m.index >= mark && m.msg.type !== 'pong', 'an error for the binary frame'));
       require(checkError(r.msg, { code: 'MALFORMED_MESSAGE' }, 'a binary frame'));
       return verdictOf('refused; still open', await expectAlive(peer, 'a binary frame'));
-    }),
+    },
   }),
   defineCase({
     id: 'websocket.frames.invalid-utf8',
     title: 'A text message that is not valid UTF-8 is answered MALFORMED_MESSAGE rather than closing with 1007',
-    level: 'SHOULD',
     profile: 'websocket',
-    spec: 'bindings-websocket#frames',
     requirements: ['TAP-WS-006'],
     needs: WS,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const mark = peer.mark();
       await peer.sendRaw(new Uint8Array([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xc3, 0x28, 0x22, 0x7d]), 'invalid UTF-8 in a text frame');
@@ -117,31 +109,27 @@ export const websocketCases: Case[] = [
           r.outcome.observed,
         );
       return verdictOf('MALFORMED_MESSAGE', checkError(r.value.msg, { code: 'MALFORMED_MESSAGE' }, 'invalid UTF-8'));
-    }),
+    },
   }),
   defineCase({
     id: 'websocket.size.oversized',
     title: 'A frame above max_message_bytes but within the hard ceiling gets MESSAGE_TOO_LARGE and the session survives',
-    level: 'MUST',
     profile: 'websocket',
-    spec: 'bindings-websocket#message-size',
     requirements: ['TAP-WS-007', 'TAP-LIM-001'],
     needs: WS,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session({ params: { max_message_bytes: 4096 } }));
       const m = peer.envelope('ping', { 'x-padding': 'p'.repeat(6000) });
       await peer.send(m, { deliberate: 'a 6 KB frame over a 4096-byte limit' });
       const r = need(await peer.waitFor((x) => x.msg.type === 'error', 'an error for the oversized frame'));
       require(checkError(r.msg, { code: 'MESSAGE_TOO_LARGE' }, 'a frame over max_message_bytes'));
       return verdictOf('refused; the session goes on', await expectAlive(peer, 'MESSAGE_TOO_LARGE'));
-    }),
+    },
   }),
   defineCase({
     id: 'websocket.close.farewell-1000',
     title: 'After the farewell the connection closes with code 1000',
-    level: 'MUST',
     profile: 'websocket',
-    spec: 'bindings-websocket#close-codes',
     requirements: ['TAP-WS-010'],
     needs: WS,
     run: async (ctx) => {
@@ -155,9 +143,7 @@ export const websocketCases: Case[] = [
   defineCase({
     id: 'websocket.close.fatal-1008',
     title: 'After a fatal error the connection closes with code 1008',
-    level: 'MUST',
     profile: 'websocket',
-    spec: 'bindings-websocket#close-codes',
     requirements: ['TAP-WS-011'],
     needs: WS,
     run: async (ctx) => {
@@ -174,9 +160,7 @@ export const websocketCases: Case[] = [
   defineCase({
     id: 'websocket.close.handshake-timeout-1008',
     title: 'After a handshake step timed out the connection closes with code 1008',
-    level: 'MUST',
     profile: 'websocket',
-    spec: 'bindings-websocket#close-codes',
     requirements: ['TAP-WS-011'],
     needs: WS,
     budgetMs: 40_000,
@@ -194,16 +178,14 @@ export const websocketCases: Case[] = [
   defineCase({
     id: 'websocket.one-session',
     title: 'A connection carries at most one session: a second handshake.init on it gets PROTOCOL_VIOLATION',
-    level: 'MUST',
     profile: 'websocket',
-    spec: 'bindings-websocket#one-session',
     requirements: ['TAP-WS-009'],
     needs: WS,
-    run: attempt(async (ctx) => {
+    run: async (ctx) => {
       const peer = need(await ctx.session());
       const sent = await peer.post('handshake.init', initPayload(peer, {}));
       const r = need(await peer.reply(sent));
       return verdictOf('refused', checkError(r.msg, { code: 'PROTOCOL_VIOLATION' }, 'a second handshake.init on the connection'));
-    }),
+    },
   }),
 ];
