@@ -2,7 +2,9 @@ import type { Peer, Received } from '../peer.ts';
 import { errorEntry } from '../schemas.ts';
 import type { Wire } from '../session-state.ts';
 import { describeMessage, startTask, collectUntilResult, type RequestOptions } from '../steps.ts';
-import { fail, got, pass, type Got, type Outcome } from '../verdict.ts';
+import { got, pass, type Got } from '../verdict.ts';
+import { fail, type Outcome } from '../verdict.ts';
+import { canTransition, isTerminal } from '../schemas.ts';
 
 /** FAIL unless `ok`. */
 export function check(ok: boolean, detail: string, expected?: string, observed?: string): Outcome | null {
@@ -168,5 +170,36 @@ export function outputsOf(stream: readonly Received[]): Wire[] {
 export function wrongReply(context: string, expected: string, m: Wire): Outcome {
   return fail(`${context}: expected ${expected}, got ${describeMessage(m)}`, expected, describeMessage(m));
 }
+
+/** Checks a list of announced states is a legal walk from accepted to a terminal state. */
+export function checkWalk(states: string[], context: string): Outcome | null {
+  if (states[0] !== 'accepted')
+    return fail(`${context}: the stream does not start with task.accepted`, 'accepted first', states.join(' → '));
+  for (let i = 1; i < states.length; i++) {
+    if (!canTransition(states[i - 1]!, states[i]!)) {
+      return fail(
+        `${context}: ${states[i - 1]} → ${states[i]} is not in the state table (or a state event is missing)`,
+        'only transitions listed in task-states.json, each announced',
+        states.join(' → '),
+      );
+    }
+  }
+  const last = states[states.length - 1]!;
+  if (!isTerminal(last))
+    return fail(`${context}: the stream does not end in a terminal state`, 'a terminal state last', states.join(' → '));
+  return null;
+}
+
+/** The plan the harness asks tap.test.plan to submit (a draft: no plan_id). */
+export const PLAN = {
+  intent: 'Write and publish two files for the conformance check.',
+  steps: [
+    { action: 'write', target: 'out/a.txt', expected_output: 'a file', reversible: true },
+    { action: 'publish', target: 'wiki://conformance/a', expected_output: 'a page revision', reversible: false },
+  ],
+  rollback: 'Delete the file and restore the previous page revision.',
+  estimated_cost: { tokens: 10, seconds: 1 },
+  risk_level: 'low',
+};
 
 export { attempt, need, require, Stop } from '../case.ts';

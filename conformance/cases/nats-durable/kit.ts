@@ -1,0 +1,53 @@
+/** Steps that several case files of the nats-durable profile share. */
+import { DurableView, type Entry, type Queue } from './durable-view.ts';
+import type { CaseContext } from '../../context.ts';
+import { harnessError, type Outcome } from '../../verdict.ts';
+import { attempt, check, show, Stop } from '../kit.ts';
+import { findingOutcome, surveyOf } from './durable-survey.ts';
+import { DEFAULT_NAMES as S } from '../../../reference/jetstream/names.ts';
+
+export const NATS = { binding: 'nats' as const };
+
+/** The agent's own queue for a capability, as the survey found it; stops the case when it has none. */
+export type QueueOf = (capability: string) => Queue;
+
+/**
+ * Runs a case body against the agent's own queues: the run's survey first (a profile that does not
+ * apply, or queues another agent serves, end every case alike), then a DurableView of its own.
+ */
+export function durable(
+  body: (ctx: CaseContext, view: DurableView, queue: QueueOf) => Promise<Outcome>,
+): (ctx: CaseContext) => Promise<Outcome> {
+  return attempt(async (ctx) => {
+    const survey = await surveyOf(ctx);
+    if (survey.stop) return survey.stop;
+    const queue: QueueOf = (capability) => {
+      const f = survey.findings.get(capability) ?? { kind: 'none' };
+      if (f.kind === 'own') return f.queue;
+      throw new Stop(findingOutcome(capability, f)!);
+    };
+    let view: DurableView | undefined;
+    try {
+      view = await DurableView.open(ctx).catch((err: Error) => {
+        throw new Stop(harnessError(`the harness could not reach JetStream on the server again (${err.message})`));
+      });
+      return await body(ctx, view, queue);
+    } finally {
+      await view?.close();
+    }
+  });
+}
+
+export const states = (entries: Entry[]): Entry[] =>
+  entries.filter((e) => e.message.type === 'task.event' && e.message.payload?.kind === 'state');
+
+export const hasResult = (entries: Entry[]): boolean => entries.some((e) => e.message.type === 'task.result');
+
+export const randomKey = (): string => `conformance-${Math.random().toString(36).slice(2, 12)}`;
+
+/** The numbering rule of TAP-NATS-031: sequences 1, 2, 3 … in stream order. */
+export function numbered(entries: Entry[], what: string): Outcome | null {
+  const seqs = entries.map((e) => e.message.sequence);
+  const bad = seqs.findIndex((s, i) => s !== i + 1);
+  return check(bad < 0, `${what}: the task's messages in ${S.events} are not numbered 1, 2, 3 … in order`, '1 … n', show(seqs));
+}

@@ -1,0 +1,77 @@
+/** nats profile, Opening a connection (spec: bindings-nats#opening). */
+import { connect, headers as natsHeaders } from '@nats-io/transport-node';
+import type { CaseContext } from '../../context.ts';
+import { Header, newConnectionId, openSubject, parseNatsUrl } from '../../../reference/transports/nats/index.ts';
+import { type Case, defineCase } from '../../case.ts';
+import { NATS, natsOf } from './kit.ts';
+import { check, checkError, expectAlive, need, show, verdictOf } from '../kit.ts';
+import { harnessError } from '../../verdict.ts';
+import { initPayload } from '../../steps.ts';
+
+/** Sends open requests of its own to the agent under test; resolves with each Tap-Open verdict. */
+async function openVerdicts(ctx: CaseContext, ids: string[]): Promise<string[]> {
+  const target = ctx.env.target as { url: string };
+  const address = parseNatsUrl(target.url);
+  const nc = await connect({ servers: address.servers, ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}) });
+  try {
+    const out: string[] = [];
+    for (const id of ids) {
+      const h = natsHeaders();
+      h.set(Header.CONNECTION, id);
+      h.set(Header.KEEPALIVE_MS, '1000');
+      const reply = await nc.request(openSubject('tap', address.agentId!), new Uint8Array(0), { headers: h, timeout: ctx.scaled(5000) });
+      out.push(reply.headers?.get(Header.OPEN) ?? '');
+    }
+    return out;
+  } finally {
+    await nc.close();
+  }
+}
+
+export const cases: Case[] = [
+  defineCase({
+    id: 'nats.open.first-frame',
+    title: 'A frame sent as soon as the open request is answered reaches the agent: the handshake completes',
+    profile: 'nats',
+    requirements: ['TAP-NATS-003', 'TAP-NATS-006'],
+    needs: NATS,
+    run: async (ctx) => {
+      // The harness sends handshake.init right after Tap-Open: ok; a late subscription would lose it.
+      const peer = need(await ctx.session());
+      return verdictOf('the handshake completed', await expectAlive(peer, 'the handshake'));
+    },
+  }),
+  defineCase({
+    id: 'nats.open.connection-id',
+    title: 'An open request whose connection id is not a token, or names an open connection, is refused with 1008',
+    profile: 'nats',
+    requirements: ['TAP-NATS-004'],
+    needs: NATS,
+    run: async (ctx) => {
+      const peer = need(await ctx.session());
+      const open = natsOf(ctx, peer).connectionId;
+      if (!open) return harnessError('the harness transport has no connection id');
+      const [bad, taken, fresh] = await openVerdicts(ctx, ['not.a.token', open, newConnectionId()]);
+      return verdictOf(
+        'refused with 1008; a fresh id is accepted',
+        check(bad === '1008', 'an open request with the connection id "not.a.token" was not refused with 1008', '1008', show(bad)),
+        check(taken === '1008', 'an open request naming a connection already open was not refused with 1008', '1008', show(taken)),
+        check(fresh === 'ok', 'an open request with a fresh connection id was not accepted', 'ok', show(fresh)),
+        await expectAlive(peer, 'the refused open requests'),
+      );
+    },
+  }),
+  defineCase({
+    id: 'nats.one-session',
+    title: 'A connection carries at most one session: a second handshake.init on it gets PROTOCOL_VIOLATION',
+    profile: 'nats',
+    requirements: ['TAP-NATS-005'],
+    needs: NATS,
+    run: async (ctx) => {
+      const peer = need(await ctx.session());
+      const sent = await peer.post('handshake.init', initPayload(peer, {}));
+      const r = need(await peer.reply(sent));
+      return verdictOf('refused', checkError(r.msg, { code: 'PROTOCOL_VIOLATION' }, 'a second handshake.init on the connection'));
+    },
+  }),
+];

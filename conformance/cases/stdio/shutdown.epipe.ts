@@ -1,0 +1,35 @@
+/** stdio profile, Broken output (spec: shutdown#epipe). */
+import { type Case, defineCase } from '../../case.ts';
+import { childOf, endInput, STDIO } from './kit.ts';
+import { check, need, verdictOf } from '../kit.ts';
+import { startTask } from '../../steps.ts';
+import { timingWindow } from '../../verdict.ts';
+
+export const cases: Case[] = [
+  defineCase({
+    id: 'stdio.epipe',
+    title: 'When nobody reads its stdout any more (EPIPE) the agent treats it as a lost transport and exits 0',
+    profile: 'stdio',
+    requirements: ['TAP-SHUT-017'],
+    needs: { capabilities: ['tap.test.stream'], ...STDIO },
+    budgetMs: 45_000,
+    run: async (ctx) => {
+      const peer = need(await ctx.session());
+      need(await startTask(peer, 'tap.test.stream', { count: 100000, interval_ms: 1 }));
+      ctx.note("closing the read end of the agent's stdout");
+      childOf(ctx, peer)?.stdout?.destroy();
+      await ctx.sleep(200);
+      endInput(ctx, peer);
+      const exit = await peer.waitExit(timingWindow(10_000, ctx.env.timeScale).latestMs);
+      return verdictOf(
+        'exit 0',
+        check(
+          exit?.code === 0,
+          'the agent did not exit 0 after its output broke',
+          'exit status 0',
+          exit ? String(exit.signal ?? exit.code) : 'still running',
+        ),
+      );
+    },
+  }),
+];
