@@ -80,20 +80,26 @@ export interface Case {
 }
 
 /**
- * A case as its file writes it: `level` and `spec` are left out, as they follow from the first
- * requirement; a case that must differ names them and says why in `reason`. `run` may end early
- * with `need` and `require` (a Stop carries the outcome).
+ * The level and anchor of a case that are not its first requirement's, with the reason why; a
+ * case that names neither takes both from its first requirement.
  */
-export type CaseDefinition = Omit<Case, 'level' | 'spec'> &
-  (
-    | { level?: undefined; spec?: undefined; reason?: undefined }
-    | {
-        level?: Level;
-        spec?: string;
-        /** Why the level or the anchor is not the first requirement's, as a sentence. */
-        reason: string;
-      }
-  );
+export type Override =
+  | { level?: undefined; spec?: undefined; reason?: undefined }
+  | {
+      level?: Level;
+      spec?: string;
+      /** Why the level or the anchor is not the first requirement's, as a sentence. */
+      reason: string;
+    };
+
+/**
+ * A case as its file writes it: `level` and `spec` are left out, as they follow from the first
+ * requirement (or an Override says why not). `run` may end early with `need` and `require`.
+ */
+export type CaseDefinition = Omit<Case, 'level' | 'spec'> & Override;
+
+/** What tells one case of a family from the others: its id, title and requirements (and an Override). */
+export type CaseHead = Pick<Case, 'id' | 'title' | 'requirements'> & Override;
 
 /**
  * Defines a case: its level and spec anchor are those of its first requirement (or the stated

@@ -1,3 +1,4 @@
+/** The farewell of a shutdown, checked the same way in the shutdown and stdio profiles (spec: shutdown#shutdown-sequence). */
 import type { Peer, Received } from '../peer.ts';
 import { fail, type Outcome } from '../verdict.ts';
 import { show } from './kit.ts';

@@ -1,10 +1,12 @@
+/**
+ * Small checks shared by the case files. Each returns null when the agent behaved, or the
+ * FAIL outcome that says what was expected and what was observed.
+ */
 import type { Peer, Received } from '../peer.ts';
-import { errorEntry } from '../schemas.ts';
+import { canTransition, errorEntry, isTerminal } from '../schemas.ts';
 import type { Wire } from '../session-state.ts';
 import { describeMessage, startTask, collectUntilResult, type RequestOptions } from '../steps.ts';
-import { got, pass, type Got } from '../verdict.ts';
-import { fail, type Outcome } from '../verdict.ts';
-import { canTransition, isTerminal } from '../schemas.ts';
+import { fail, got, pass, type Got, type Outcome } from '../verdict.ts';
 
 /** FAIL unless `ok`. */
 export function check(ok: boolean, detail: string, expected?: string, observed?: string): Outcome | null {

@@ -1,3 +1,8 @@
+/**
+ * Liveness and orphaned sessions, observed once and judged by cases of several profiles: a peer
+ * gone after three unanswered pings, and the end of an orphaned session's tasks when its resume
+ * window passes (spec: limits#heartbeats, bindings-stdio#session, resume#orphans).
+ */
 import { between, type Observed, type Outcome, skipped, timingWindow } from '../verdict.ts';
 import type { Received } from '../peer.ts';
 import type { CaseContext } from '../context.ts';

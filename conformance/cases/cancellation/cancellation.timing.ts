@@ -1,9 +1,10 @@
 /** cancellation profile, Timing (spec: cancellation#timing). */
 import type { CaseContext } from '../../context.ts';
-import { between, judgeOccurrence, judgePunctuality, type Observed, type Outcome, timingWindow } from '../../verdict.ts';
+import { between, type Observed, type Outcome, timingWindow } from '../../verdict.ts';
 import { cap, runningSleep } from './kit.ts';
 import { Stop } from '../kit.ts';
-import { type Case, defineCase } from '../../case.ts';
+import { type Case } from '../../case.ts';
+import { timedCases } from '../timing.ts';
 
 async function cancelTimingScenario(ctx: CaseContext): Promise<{ at?: Observed; problem?: Outcome }> {
   const s = await ctx.session();
@@ -29,30 +30,24 @@ async function cancelTimingScenario(ctx: CaseContext): Promise<{ at?: Observed; 
 }
 
 export const cases: Case[] = [
-  defineCase({
-    id: 'cancellation.timely',
-    title: 'After a cancel of a conformance task the result comes within the allowance',
+  ...timedCases({
     profile: 'cancellation',
-    requirements: ['TAP-CAN-008'],
     needs: cap('sleep'),
     budgetMs: 10_000,
-    run: async (ctx) => {
-      const r = await ctx.shared('cancel-timing', cancelTimingScenario);
-      if (r.problem) return r.problem;
-      return judgeOccurrence(timingWindow(0, ctx.env.timeScale), r.at, 'the result after a cancel');
+    key: 'cancel-timing',
+    observe: cancelTimingScenario,
+    nominalMs: 0,
+    at: (r) => r.at,
+    what: 'the result after a cancel',
+    occurrence: {
+      id: 'cancellation.timely',
+      title: 'After a cancel of a conformance task the result comes within the allowance',
+      requirements: ['TAP-CAN-008'],
     },
-  }),
-  defineCase({
-    id: 'cancellation.prompt',
-    title: 'A cancelled task ends as soon as it has released what it held',
-    profile: 'cancellation',
-    requirements: ['TAP-CAN-009'],
-    needs: cap('sleep'),
-    budgetMs: 10_000,
-    run: async (ctx) => {
-      const r = await ctx.shared('cancel-timing', cancelTimingScenario);
-      if (r.problem) return r.problem;
-      return judgePunctuality(timingWindow(0, ctx.env.timeScale), r.at, 'the result after a cancel');
+    punctuality: {
+      id: 'cancellation.prompt',
+      title: 'A cancelled task ends as soon as it has released what it held',
+      requirements: ['TAP-CAN-009'],
     },
   }),
 ];

@@ -1,7 +1,7 @@
 /** core profile, Failed handshakes (spec: handshake#failures). */
 import { type Case, defineCase } from '../../case.ts';
-import { initOnly } from './kit.ts';
-import { handshake, harnessCard, initPayload } from '../../steps.ts';
+import { initOnly, strangerInit } from './kit.ts';
+import { handshake } from '../../steps.ts';
 import { check, need, verdictOf, wrongReply } from '../kit.ts';
 import { pass } from '../../verdict.ts';
 
@@ -12,7 +12,7 @@ export const cases: Case[] = [
     profile: 'core',
     requirements: ['TAP-HS-021'],
     run: async (ctx) => {
-      const { peer, reply } = await initOnly(ctx, (p) => ({ ...initPayload(p, {}), agent: harnessCard('somebody-else') }));
+      const { peer, reply } = await initOnly(ctx, strangerInit);
       if (reply.msg.type !== 'error') return wrongReply('init with a mismatched card', 'error IDENTITY_MISMATCH', reply.msg);
       if (reply.msg.payload.fatal === true) {
         const closed = await peer.waitClosed(ctx.scaled(5000));

@@ -1,10 +1,9 @@
-/** Steps that several case files of the core profile share. */
+/** core profile, Step timeouts (spec: handshake#timeouts): a stalled handshake is closed after 10 s. */
 import type { CaseContext } from '../../context.ts';
-import { between, fail, judgeOccurrence, judgePunctuality, type Observed, type Outcome, timingWindow } from '../../verdict.ts';
+import { between, fail, type Observed, type Outcome, timingWindow } from '../../verdict.ts';
 import { handshake } from '../../steps.ts';
-import { type Case, defineCase } from '../../case.ts';
-
-const P = 'core' as const;
+import type { Case } from '../../case.ts';
+import { timedCases } from '../timing.ts';
 
 /** The handshake step timeout scenario: connect, send nothing, time the close (spec: handshake#timeouts). */
 async function stallScenario(ctx: CaseContext, afterAck: boolean): Promise<{ closedAt?: Observed; farewell: boolean; problem?: Outcome }> {
@@ -32,40 +31,32 @@ async function stallScenario(ctx: CaseContext, afterAck: boolean): Promise<{ clo
   return { closedAt: closed ? between(now - to, now - from) : undefined, farewell };
 }
 
-function stallCases(afterAck: boolean): Case[] {
-  const step = afterAck ? 'ready' : 'init';
-  const key = `handshake-stall-${step}`;
-  const what = afterAck ? 'the close after an ack with no handshake.ready' : 'the close of a transport that never sends handshake.init';
-  return [
-    defineCase({
+/** The timed rule of one handshake step: the close of a handshake stalled before `step`'s message. */
+function stallCases(step: 'init' | 'ready'): Case[] {
+  const afterAck = step === 'ready';
+  return timedCases({
+    profile: 'core',
+    budgetMs: 40_000,
+    key: `handshake-stall-${step}`,
+    observe: (ctx) => stallScenario(ctx, afterAck),
+    nominalMs: 10_000,
+    at: (r) => r.closedAt,
+    what: afterAck ? 'the close after an ack with no handshake.ready' : 'the close of a transport that never sends handshake.init',
+    occurrence: {
       id: `core.handshake.timeout-${step}`,
-      title: `A handshake stalled before ${afterAck ? 'handshake.ready' : 'handshake.init'} is closed after the 10 s step timeout, not before, without farewell`,
-      profile: P,
+      title: `A handshake stalled before handshake.${step} is closed after the 10 s step timeout, not before, without farewell`,
       requirements: ['TAP-HS-016'],
-      budgetMs: 40_000,
-      run: async (ctx) => {
-        const r = await ctx.shared(key, (c) => stallScenario(c, afterAck));
-        if (r.problem) return r.problem;
-        const o = judgeOccurrence(timingWindow(10_000, ctx.env.timeScale), r.closedAt, what);
-        if (o.verdict !== 'PASS') return o;
-        return r.farewell
+      also: (r) =>
+        r.farewell
           ? fail('the agent sent session.farewell when closing a stalled handshake', 'a close without farewell', 'session.farewell')
-          : o;
-      },
-    }),
-    defineCase({
+          : null,
+    },
+    punctuality: {
       id: `core.handshake.timeout-${step}-punctual`,
-      title: `A handshake stalled before ${afterAck ? 'handshake.ready' : 'handshake.init'} is closed punctually after 10 s`,
-      profile: P,
+      title: `A handshake stalled before handshake.${step} is closed punctually after 10 s`,
       requirements: ['TAP-HS-017'],
-      budgetMs: 40_000,
-      run: async (ctx) => {
-        const r = await ctx.shared(key, (c) => stallScenario(c, afterAck));
-        if (r.problem) return r.problem;
-        return judgePunctuality(timingWindow(10_000, ctx.env.timeScale), r.closedAt, what);
-      },
-    }),
-  ];
+    },
+  });
 }
 
-export const cases: Case[] = [...stallCases(false), ...stallCases(true)];
+export const cases: Case[] = [...stallCases('init'), ...stallCases('ready')];

@@ -42,7 +42,6 @@ import * as versioningReservedNames from './versioning.reserved-names.ts';
 import * as limitsNesting from './limits.nesting.ts';
 import * as limitsPreHandshake from './limits.pre-handshake.ts';
 import * as limitsTableLimits from './limits.table-limits.ts';
-import * as errorsOrderOfChecksFixtures from './errors.order-of-checks.fixtures.ts';
 import * as conformanceTargets from './conformance.targets.ts';
 import * as handshakeTimeouts from './handshake.timeouts.ts';
 
@@ -89,7 +88,7 @@ export const coreCases: readonly Case[] = [
   limitsNesting,
   limitsPreHandshake,
   limitsTableLimits,
-  errorsOrderOfChecksFixtures,
+
   conformanceTargets,
   handshakeTimeouts,
 ].flatMap((file) => file.cases);

@@ -2,7 +2,7 @@
 import type { CaseContext } from '../../context.ts';
 import type { Peer, Received } from '../../peer.ts';
 import { checkError, need, require } from '../kit.ts';
-import { initPayload } from '../../steps.ts';
+import { harnessCard, initPayload } from '../../steps.ts';
 import type { Wire } from '../../session-state.ts';
 
 /** Opens a connection and sends one handshake.init; returns the peer and the reply. */
@@ -27,4 +27,9 @@ export async function expectMalformed(peer: Peer, frame: string | Uint8Array, wh
 /** The error, if any, that answered `sent` (by reply_to), else the first error after `mark`. */
 export async function answerTo(peer: Peer, sent: Wire, mark: number, what: string): Promise<Received> {
   return need(await peer.waitFor((r) => r.index >= mark && (r.msg.reply_to === sent.message_id || r.msg.type === 'error'), what));
+}
+
+/** The payload of a handshake.init whose card names another agent than its source. */
+export function strangerInit(peer: Peer): Record<string, unknown> {
+  return { ...initPayload(peer, {}), agent: harnessCard('somebody-else') };
 }

@@ -1,7 +1,8 @@
 /** core profile, Heartbeats (spec: limits#heartbeats). */
 import type { CaseContext } from '../../context.ts';
-import { between, judgeOccurrence, judgePunctuality, type Observed, type Outcome, pass, skipped, timingWindow } from '../../verdict.ts';
+import { between, judgeOccurrence, type Observed, type Outcome, pass, skipped, timingWindow } from '../../verdict.ts';
 import { type Case, defineCase } from '../../case.ts';
+import { timedCases } from '../timing.ts';
 import { check, need, require, verdictOf } from '../kit.ts';
 import { describeMessage } from '../../steps.ts';
 import { goneScenario } from '../liveness.ts';
@@ -52,29 +53,20 @@ export const cases: Case[] = [
       );
     },
   }),
-  defineCase({
-    id: 'core.limits.heartbeat-ping',
-    title: 'Having heard nothing for heartbeat_ms, the agent pings, and not earlier',
+  ...timedCases({
     profile: 'core',
-    requirements: ['TAP-LIM-006'],
     budgetMs: 70_000,
-    run: async (ctx) => {
-      const r = await ctx.shared('heartbeat', heartbeatScenario);
-      if (r.problem) return r.problem;
-      return judgeOccurrence(timingWindow(r.nominal, ctx.env.timeScale), r.at, `the agent's ping after ${r.nominal} ms of silence`);
+    key: 'heartbeat',
+    observe: heartbeatScenario,
+    nominalMs: (r) => r.nominal,
+    at: (r) => r.at,
+    what: (r) => `the agent's ping after ${r.nominal} ms of silence`,
+    occurrence: {
+      id: 'core.limits.heartbeat-ping',
+      title: 'Having heard nothing for heartbeat_ms, the agent pings, and not earlier',
+      requirements: ['TAP-LIM-006'],
     },
-  }),
-  defineCase({
-    id: 'core.limits.heartbeat-punctual',
-    title: 'The heartbeat ping comes punctually',
-    profile: 'core',
-    requirements: ['TAP-LIM-007'],
-    budgetMs: 70_000,
-    run: async (ctx) => {
-      const r = await ctx.shared('heartbeat', heartbeatScenario);
-      if (r.problem) return r.problem;
-      return judgePunctuality(timingWindow(r.nominal, ctx.env.timeScale), r.at, `the agent's ping after ${r.nominal} ms of silence`);
-    },
+    punctuality: { id: 'core.limits.heartbeat-punctual', title: 'The heartbeat ping comes punctually', requirements: ['TAP-LIM-007'] },
   }),
   defineCase({
     id: 'core.limits.pong',

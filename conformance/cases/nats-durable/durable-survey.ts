@@ -1,4 +1,10 @@
-/** Steps that several case files of the nats-durable profile share. */
+/**
+ * Which durable queues are the agent's own (spec: bindings-nats#certification): the consumers of
+ * TAP_TASKS that take the conformance capabilities' subjects, whether anyone pulls from each, and
+ * which agent runs a record published to it. Observed once per run, before any case publishes,
+ * so that the cases judge the agent under test only: never a consumer that an agent now gone
+ * left behind, nor one whose records another agent runs.
+ */
 import type { ConsumerInfo } from '@nats-io/jetstream';
 import { DurableView, type Queue } from './durable-view.ts';
 import { harnessError, notTested, type Outcome, unimplemented } from '../../verdict.ts';

@@ -1,4 +1,9 @@
-/** Steps that several case files of the nats-durable profile share. */
+/**
+ * The harness's own JetStream view of the server a nats://host:port/<agent_id> target names, for
+ * the nats-durable profile (spec: bindings-nats#certification): it publishes records to the
+ * capability queues and reads TAP_EVENTS, TAP_RESULTS, TAP_DEAD and TAP_IDEMPOTENCY; it consumes
+ * nothing the agent consumes.
+ */
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { createHash } from 'node:crypto';

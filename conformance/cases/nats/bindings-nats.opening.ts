@@ -3,10 +3,10 @@ import { connect, headers as natsHeaders } from '@nats-io/transport-node';
 import type { CaseContext } from '../../context.ts';
 import { Header, newConnectionId, openSubject, parseNatsUrl } from '../../../reference/transports/nats/index.ts';
 import { type Case, defineCase } from '../../case.ts';
+import { oneSessionCase } from '../connection.ts';
 import { NATS, natsOf } from './kit.ts';
-import { check, checkError, expectAlive, need, show, verdictOf } from '../kit.ts';
+import { check, expectAlive, need, show, verdictOf } from '../kit.ts';
 import { harnessError } from '../../verdict.ts';
-import { initPayload } from '../../steps.ts';
 
 /** Sends open requests of its own to the agent under test; resolves with each Tap-Open verdict. */
 async function openVerdicts(ctx: CaseContext, ids: string[]): Promise<string[]> {
@@ -61,17 +61,12 @@ export const cases: Case[] = [
       );
     },
   }),
-  defineCase({
-    id: 'nats.one-session',
-    title: 'A connection carries at most one session: a second handshake.init on it gets PROTOCOL_VIOLATION',
-    profile: 'nats',
-    requirements: ['TAP-NATS-005'],
-    needs: NATS,
-    run: async (ctx) => {
-      const peer = need(await ctx.session());
-      const sent = await peer.post('handshake.init', initPayload(peer, {}));
-      const r = need(await peer.reply(sent));
-      return verdictOf('refused', checkError(r.msg, { code: 'PROTOCOL_VIOLATION' }, 'a second handshake.init on the connection'));
+  oneSessionCase(
+    { profile: 'nats', needs: NATS },
+    {
+      id: 'nats.one-session',
+      title: 'A connection carries at most one session: a second handshake.init on it gets PROTOCOL_VIOLATION',
+      requirements: ['TAP-NATS-005'],
     },
-  }),
+  ),
 ];

@@ -15,6 +15,7 @@ import { collectUntilResult, describeMessage, startTask, waitStream } from '../.
 import { PLAN, show, status, wrongReply } from '../kit.ts';
 import type { Received } from '../../peer.ts';
 import { type Case, defineCase } from '../../case.ts';
+import { timedCases } from '../timing.ts';
 import { PLAN_CAP } from './kit.ts';
 
 /** The late-decision scenario: when does the first plan.holding reminder come, and the second? */
@@ -96,30 +97,25 @@ async function holdingScenario(
 }
 
 export const cases: Case[] = [
-  defineCase({
-    id: 'plans.holding.first-reminder',
-    title: 'A plan with no decision after request_timeout_ms becomes holding with a first plan.holding reminder, never earlier',
+  ...timedCases({
     profile: 'plans',
-    requirements: ['TAP-PLAN-013'],
     needs: PLAN_CAP,
     budgetMs: 45_000,
-    run: async (ctx) => {
-      const r = await ctx.shared('plan-holding', holdingScenario);
-      if (r.problem) return r.problem;
-      return judgeOccurrence(timingWindow(1000, ctx.env.timeScale), r.first, 'the first plan.holding reminder (request_timeout_ms 1000)');
+    key: 'plan-holding',
+    observe: holdingScenario,
+    nominalMs: 1000,
+    at: (r) => r.first,
+    what: 'the first plan.holding reminder',
+    occurrence: {
+      id: 'plans.holding.first-reminder',
+      title: 'A plan with no decision after request_timeout_ms becomes holding with a first plan.holding reminder, never earlier',
+      requirements: ['TAP-PLAN-013'],
+      what: 'the first plan.holding reminder (request_timeout_ms 1000)',
     },
-  }),
-  defineCase({
-    id: 'plans.holding.punctual',
-    title: 'The first plan.holding reminder comes punctually',
-    profile: 'plans',
-    requirements: ['TAP-PLAN-014'],
-    needs: PLAN_CAP,
-    budgetMs: 45_000,
-    run: async (ctx) => {
-      const r = await ctx.shared('plan-holding', holdingScenario);
-      if (r.problem) return r.problem;
-      return judgePunctuality(timingWindow(1000, ctx.env.timeScale), r.first, 'the first plan.holding reminder');
+    punctuality: {
+      id: 'plans.holding.punctual',
+      title: 'The first plan.holding reminder comes punctually',
+      requirements: ['TAP-PLAN-014'],
     },
   }),
   defineCase({

@@ -1,9 +1,10 @@
 /** shutdown profile, The shutdown sequence (spec: shutdown#shutdown-sequence). */
 import type { CaseContext } from '../../context.ts';
-import { between, judgeOccurrence, judgePunctuality, type Observed, type Outcome, timingWindow, unimplemented } from '../../verdict.ts';
+import { between, type Observed, type Outcome, timingWindow, unimplemented } from '../../verdict.ts';
 import { describeMessage, startTask, waitStream } from '../../steps.ts';
 import { farewellAndClose, farewellFirst, nothingAfterFarewell, replyOrFarewell, requestShutdown, SLEEP } from './kit.ts';
 import { type Case, defineCase } from '../../case.ts';
+import { timedCases } from '../timing.ts';
 import { check, checkError, need, verdictOf } from '../kit.ts';
 import { checkSequence } from '../farewell.ts';
 
@@ -113,36 +114,30 @@ export const cases: Case[] = [
       );
     },
   }),
-  defineCase({
-    id: 'shutdown.timing.occurrence',
-    title: 'After shutdown.request the farewell and close come within the allowance of the grace period',
+  ...timedCases({
     profile: 'shutdown',
-    spec: 'shutdown#shutdown-sequence',
-    reason: 'the timing of the farewell is a step of the Shutdown sequence; the rule it checks is in Rejection (TAP-SHUT-009)',
-    requirements: ['TAP-SHUT-009'],
     needs: SLEEP,
     budgetMs: 15_000,
-    run: async (ctx) => {
-      const r = await ctx.shared('shutdown-grace', graceScenario);
-      if (r.problem) return r.problem;
-      const w = timingWindow(1000, ctx.env.timeScale);
+    key: 'shutdown-grace',
+    observe: graceScenario,
+    nominalMs: 1000,
+    at: (r) => r.at,
+    what: 'the close after shutdown.request (grace 1000 ms)',
+    occurrence: {
+      id: 'shutdown.timing.occurrence',
+      title: 'After shutdown.request the farewell and close come within the allowance of the grace period',
+      spec: 'shutdown#shutdown-sequence',
+      reason: 'the timing of the farewell is a step of the Shutdown sequence; the rule it checks is in Rejection (TAP-SHUT-009)',
+      requirements: ['TAP-SHUT-009'],
       // Closing before the grace period ends is allowed: the nominal time is an upper bound here.
-      return judgeOccurrence({ ...w, earliestMs: 0 }, r.at, 'the close after shutdown.request (grace 1000 ms)');
+      upperBound: true,
     },
-  }),
-  defineCase({
-    id: 'shutdown.timing.punctual',
-    title: 'After shutdown.request the farewell and close come within the grace period',
-    profile: 'shutdown',
-    spec: 'shutdown#shutdown-sequence',
-    reason: 'the timing of the farewell is a step of the Shutdown sequence; the rule it checks is in Rejection (TAP-SHUT-010)',
-    requirements: ['TAP-SHUT-010'],
-    needs: SLEEP,
-    budgetMs: 15_000,
-    run: async (ctx) => {
-      const r = await ctx.shared('shutdown-grace', graceScenario);
-      if (r.problem) return r.problem;
-      return judgePunctuality(timingWindow(1000, ctx.env.timeScale), r.at, 'the close after shutdown.request (grace 1000 ms)');
+    punctuality: {
+      id: 'shutdown.timing.punctual',
+      title: 'After shutdown.request the farewell and close come within the grace period',
+      spec: 'shutdown#shutdown-sequence',
+      reason: 'the timing of the farewell is a step of the Shutdown sequence; the rule it checks is in Rejection (TAP-SHUT-010)',
+      requirements: ['TAP-SHUT-010'],
     },
   }),
 ];

@@ -1,4 +1,5 @@
 /** Steps that several case files of the stdio profile share. */
+import { defineCase, type Case, type CaseHead } from '../../case.ts';
 import type { CaseContext } from '../../context.ts';
 import type { Peer } from '../../peer.ts';
 import type { ChildStdioTransport } from '../../../reference/transports/stdio-child.ts';
@@ -22,7 +23,6 @@ export function endInput(ctx: CaseContext, peer: Peer): void {
   childOf(ctx, peer)?.stdin?.end();
 }
 
-/** Ends the session by `how` and checks: hand-off and result for the task, farewell, exit 0. */
 /** When a signal killed a launcher (npx, a shell) rather than the agent, how to test the agent itself. */
 export function launcherHint(ctx: CaseContext, signal: string | null | undefined): string {
   const launcher = signal ? launcherOf(ctx.env.target) : null;
@@ -31,7 +31,11 @@ export function launcherHint(ctx: CaseContext, signal: string | null | undefined
     : '';
 }
 
-export async function orderlyExit(ctx: CaseContext, how: 'eof' | 'SIGTERM' | 'SIGINT' | 'twice'): Promise<Outcome> {
+/** How a case ends a stdio agent's session: end of input, SIGTERM, SIGINT, or SIGTERM twice. */
+export type Ending = 'eof' | 'SIGTERM' | 'SIGINT' | 'twice';
+
+/** Ends the session by `how` and checks: hand-off and result for the task, farewell, exit 0. */
+export async function orderlyExit(ctx: CaseContext, how: Ending): Promise<Outcome> {
   const peer = need(await ctx.session());
   const t = need(await startTask(peer, 'tap.test.sleep', { ms: 600_000 }));
   const conn = ctx.connectionOf(peer)!;
@@ -77,4 +81,15 @@ export async function orderlyExit(ctx: CaseContext, how: 'eof' | 'SIGTERM' | 'SI
         )
       : null,
   );
+}
+
+/** The case of an orderly end of a stdio agent by `how`, with a sleep task running (spec: shutdown#signals). */
+export function orderlyExitCase(how: Ending, head: CaseHead): Case {
+  return defineCase({
+    ...head,
+    profile: 'stdio',
+    needs: { capabilities: ['tap.test.sleep'], ...STDIO },
+    budgetMs: 45_000,
+    run: (ctx) => orderlyExit(ctx, how),
+  });
 }

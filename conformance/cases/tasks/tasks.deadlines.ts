@@ -1,9 +1,10 @@
 /** tasks profile, Deadlines (spec: tasks#deadlines). */
 import type { CaseContext } from '../../context.ts';
-import { between, fail, judgeOccurrence, judgePunctuality, type Observed, type Outcome, timingWindow } from '../../verdict.ts';
+import { between, fail, type Observed, type Outcome, timingWindow } from '../../verdict.ts';
 import { describeMessage, request, startTask } from '../../steps.ts';
 import { check, checkError, expectNoTask, need, require, runTask, show, verdictOf } from '../kit.ts';
 import { type Case, defineCase } from '../../case.ts';
+import { timedCases } from '../timing.ts';
 import { cap } from './kit.ts';
 
 /** The timeout scenario: a long sleep with timeout_ms; when did the timed_out result come? */
@@ -31,30 +32,24 @@ async function timeoutScenario(ctx: CaseContext, timeoutMs: number): Promise<{ a
 }
 
 export const cases: Case[] = [
-  defineCase({
-    id: 'tasks.timeout.occurrence',
-    title: 'A task past its timeout_ms ends timed_out with DEADLINE_EXCEEDED, never before the deadline',
+  ...timedCases({
     profile: 'tasks',
-    requirements: ['TAP-TASK-015', 'TAP-TASK-010'],
     needs: cap('sleep'),
     budgetMs: 15_000,
-    run: async (ctx) => {
-      const r = await ctx.shared('task-timeout', (c) => timeoutScenario(c, 600));
-      if (r.problem) return r.problem;
-      return judgeOccurrence(timingWindow(600, ctx.env.timeScale), r.at, 'the timed_out result of a task with timeout_ms 600');
+    key: 'task-timeout',
+    observe: (ctx) => timeoutScenario(ctx, 600),
+    nominalMs: 600,
+    at: (r) => r.at,
+    what: 'the timed_out result of a task with timeout_ms 600',
+    occurrence: {
+      id: 'tasks.timeout.occurrence',
+      title: 'A task past its timeout_ms ends timed_out with DEADLINE_EXCEEDED, never before the deadline',
+      requirements: ['TAP-TASK-015', 'TAP-TASK-010'],
     },
-  }),
-  defineCase({
-    id: 'tasks.timeout.punctual',
-    title: 'A task past its timeout_ms ends timed_out punctually',
-    profile: 'tasks',
-    requirements: ['TAP-TASK-016'],
-    needs: cap('sleep'),
-    budgetMs: 15_000,
-    run: async (ctx) => {
-      const r = await ctx.shared('task-timeout', (c) => timeoutScenario(c, 600));
-      if (r.problem) return r.problem;
-      return judgePunctuality(timingWindow(600, ctx.env.timeScale), r.at, 'the timed_out result of a task with timeout_ms 600');
+    punctuality: {
+      id: 'tasks.timeout.punctual',
+      title: 'A task past its timeout_ms ends timed_out punctually',
+      requirements: ['TAP-TASK-016'],
     },
   }),
   defineCase({

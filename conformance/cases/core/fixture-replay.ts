@@ -1,4 +1,9 @@
-/** core profile, Order of checks (spec: errors#order-of-checks). */
+/**
+ * Core profile: the invalid-message fixtures (fixtures/invalid/), replayed against the live agent.
+ * Each fixture is moved into the live session (fresh message_id, the session's identities, id and
+ * clock) except for the member that is its defect, and must get the error its .expect.json names
+ * (spec: errors#order-of-checks).
+ */
 import { join } from 'node:path';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { repoPath } from '../../paths.ts';
@@ -169,7 +174,7 @@ function verdict(problems: string[], n: number): Outcome {
   );
 }
 
-const REQUESTER_TYPES = [
+export const REQUESTER_TYPES = [
   'task.request',
   'task.cancel',
   'task.resume',
@@ -180,7 +185,13 @@ const REQUESTER_TYPES = [
   'error',
 ];
 
-function fixtureCase(id: string, title: string, folders: string[], mode: 'session' | 'fresh' | 'acked', requirements: string[]): Case {
+export function fixtureCase(
+  id: string,
+  title: string,
+  folders: string[],
+  mode: 'session' | 'fresh' | 'acked',
+  requirements: string[],
+): Case {
   return defineCase({
     id: `core.fixtures.${id}`,
     title,
@@ -202,32 +213,3 @@ function fixtureCase(id: string, title: string, folders: string[], mode: 'sessio
     },
   });
 }
-
-export const cases: Case[] = [
-  fixtureCase('malformed', 'Every malformed-frame fixture gets MALFORMED_MESSAGE in a live session', ['malformed'], 'session', [
-    'TAP-ENV-001',
-    'TAP-ERR-008',
-  ]),
-  fixtureCase('i-json', 'Every non-I-JSON fixture gets INVALID_MESSAGE in a live session', ['i-json'], 'session', ['TAP-ENV-002']),
-  fixtureCase('envelope', 'Every invalid-envelope fixture gets INVALID_MESSAGE in a live session', ['envelope'], 'session', [
-    'TAP-MSG-006',
-    'TAP-ENV-009',
-  ]),
-  fixtureCase(
-    'payloads',
-    'Every invalid requester payload fixture gets its error (and invalid errors get no answer)',
-    REQUESTER_TYPES,
-    'session',
-    ['TAP-MSG-006', 'TAP-ERR-004'],
-  ),
-  fixtureCase(
-    'handshake-init',
-    'Every invalid handshake.init fixture gets its error before a session exists',
-    ['handshake.init'],
-    'fresh',
-    ['TAP-MSG-006', 'TAP-HS-021'],
-  ),
-  fixtureCase('handshake-ready', 'Every invalid handshake.ready fixture gets its error after the ack', ['handshake.ready'], 'acked', [
-    'TAP-MSG-006',
-  ]),
-];
