@@ -3,7 +3,7 @@ import type { CaseContext } from '../../context.ts';
 import { between, type Observed, type Outcome, timingWindow } from '../../verdict.ts';
 import { cap, runningSleep } from './kit.ts';
 import { Stop } from '../kit.ts';
-import { type Case } from '../../case.ts';
+import type { Case } from '../../case.ts';
 import { timedCases } from '../timing.ts';
 
 async function cancelTimingScenario(ctx: CaseContext): Promise<{ at?: Observed; problem?: Outcome }> {
