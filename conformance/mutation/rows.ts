@@ -5,7 +5,7 @@
  * layer (conformance/mutation/layer.ts) for one connection, and what the Mutant says besides.
  */
 import { randomBytes } from 'node:crypto';
-import { Transform } from 'node:stream';
+import type { Transform } from 'node:stream';
 import type { Msg, Mutator, View } from './layer.ts';
 import { envelope, errorOf, inn, out, payload, recode, type Pred } from './operators.ts';
 
