@@ -10,6 +10,8 @@
  * (a module of test support named in TESTKITS) takes part in the circle check and may import any
  * layer, but no shipped module may import it. Every other module may import only its own layer or
  * a lower one, and inside reference/agent only a file declared lower in AGENT_ORDER.
+ *
+ * conformance/ is checked the same way against its own declared order, CONFORMANCE_ORDER.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -279,9 +281,127 @@ export function violations(graph: Graph): string[] {
   return out;
 }
 
+/**
+ * conformance/ bottom-up, as AGENT_ORDER is for reference/agent: an entry is a file or a folder
+ * (ending in "/"), a module's entry is the first that names it, and a module may import only
+ * modules of its own entry or an earlier one. Test support (the modules under test/) may import
+ * anything and no other module may import it; every other module may also import reference/
+ * (but not its test support) and schemas/, and nothing else outside conformance/.
+ */
+export const CONFORMANCE_ORDER: readonly string[] = [
+  // Values and tables: where files are, verdicts, the requirement index, schemas, keys, transcripts.
+  'paths.ts',
+  'verdict.ts',
+  'requirements.ts',
+  'schemas.ts',
+  'mac.ts',
+  'session-state.ts',
+  'transcript.ts',
+  'judge/',
+  'leftovers.ts',
+  // Reaching an agent, and what the harness saw of it: targets, frames, waits, silences, the peer.
+  'nats-processes.ts',
+  'workspace/mailbox-connection.ts',
+  'target.ts',
+  'wait-listening.ts',
+  'findings.ts',
+  'inspect.ts',
+  'load.ts',
+  'waits.ts',
+  'silence.ts',
+  'peer.ts',
+  'fault-layer.ts',
+  // What a case is written with: steps, its context, the case itself, the probe, the models of properties.
+  'steps.ts',
+  'context.ts',
+  'case.ts',
+  'probe.ts',
+  'models/',
+  // Mutants of the reference agent: the layer, its operators, the rows of each chapter.
+  'mutation/layer.ts',
+  'mutation/operators.ts',
+  'mutation/rows.ts',
+  'mutation/mutants/',
+  'mutation/mutants.ts',
+  'mutation/switch.ts',
+  // Running cases, and the engines some cases run on.
+  'options.ts',
+  'runner.ts',
+  'property-runs.ts',
+  'chaos.ts',
+  'select.ts',
+  'report/text.ts',
+  'report/links.ts',
+  'report/model.ts',
+  // The cases: cases/<profile>/<chapter>.<section>.ts, each profile's index, and cases/index.ts.
+  'cases/',
+  // Reports of a run, the workspace binding's own suite, the run and the command line.
+  'report/',
+  'workspace/',
+  'run.ts',
+  'index.ts',
+  'cli.ts',
+];
+
+/** The entry of CONFORMANCE_ORDER a module of conformance/ stands in (-1: none). */
+export function conformanceRank(path: string): number {
+  return CONFORMANCE_ORDER.findIndex((e) => (e.endsWith('/') ? path.startsWith(e) : path === e));
+}
+
+/** Whether a module of conformance/ is test support: it lives under conformance/test/. */
+export function isConformanceTestSupport(path: string): boolean {
+  return path.startsWith('test/');
+}
+
+/** Every rule broken in the graph of conformance/ (read with readGraph on the conformance/ folder), one line each. */
+export function conformanceViolations(graph: Graph): string[] {
+  const out: string[] = [];
+  const at = (f: string) => `conformance/${f}`;
+  for (const { members, loop } of findCycles(graph)) {
+    const path = [...loop, loop[0]].map((f) => at(f as string)).join(' → ');
+    out.push(`import circle among ${members.length} files (${members.join(', ')}); one loop: ${path}`);
+  }
+  for (const [from, { edges, lines }] of graph.modules) {
+    const support = isConformanceTestSupport(from);
+    if (lines > MAX_LINES && !support) out.push(`${at(from)} has ${lines} lines, more than ${MAX_LINES}: split it by spec noun`);
+    if (support) continue;
+    const fromRank = conformanceRank(from);
+    if (fromRank < 0) {
+      out.push(`${at(from)} is in no entry of CONFORMANCE_ORDER: declare where it stands in tools/import-graph.ts`);
+      continue;
+    }
+    for (const edge of edges) {
+      const arrow = `${at(from)} → ${at(edge.to)}${edge.typeOnly ? ' (types)' : ''}`;
+      if (edge.to.startsWith('../')) {
+        const inside = edge.to.slice(3);
+        const folder = inside.split('/')[0] ?? '';
+        if (folder === 'schemas') continue;
+        if (folder === 'reference' && !TESTKITS.includes(inside.slice('reference/'.length))) continue;
+        out.push(
+          folder === 'reference'
+            ? `shipped module imports test support: ${arrow}`
+            : `import out of conformance/: ${arrow}; tap-conform must not reach into ${folder}/`,
+        );
+        continue;
+      }
+      if (isConformanceTestSupport(edge.to)) {
+        out.push(`shipped module imports test support: ${arrow}`);
+        continue;
+      }
+      const toRank = conformanceRank(edge.to);
+      if (toRank > fromRank) {
+        out.push(
+          `upward import inside conformance/: ${arrow} (CONFORMANCE_ORDER puts ${CONFORMANCE_ORDER[toRank]} above ${CONFORMANCE_ORDER[fromRank]})`,
+        );
+      }
+    }
+  }
+  return out;
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   const root = new URL('../reference/', import.meta.url).pathname;
-  const found = violations(readGraph(root));
+  const found = [...violations(readGraph(root)), ...conformanceViolations(readGraph(new URL('../conformance/', import.meta.url).pathname))];
   for (const line of found) console.log(line);
   console.log(found.length === 0 ? 'import graph: every arrow points down' : `import graph: ${found.length} violations`);
   process.exit(found.length === 0 ? 0 : 1);

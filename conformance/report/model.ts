@@ -7,10 +7,24 @@ import type { LevelTarget } from '../options.ts';
 import type { CaseResult } from '../runner.ts';
 import type { WireEntry } from '../transcript.ts';
 import { countVerdicts, type Verdict } from '../verdict.ts';
-import type { BaselineCheck } from './baseline.ts';
 
 export const TOOL = 'tap-conform';
 export const SPEC_VERSION = '1.0';
+
+/** One entry of an expected-failures baseline (report/baseline.ts reads them). */
+export interface BaselineEntry {
+  id: string;
+  reason: string;
+}
+
+/** What a baseline check found: listed failures tolerated, and stale entries. */
+export interface BaselineCheck {
+  file: string;
+  /** Listed cases that still fail: tolerated. */
+  matched: string[];
+  /** Listed cases that no longer fail, or that no longer exist: the run fails until they are removed. */
+  stale: { id: string; why: string }[];
+}
 
 export interface ReportCase {
   id: string;
