@@ -13,7 +13,7 @@ import { describeIssues, validateMessage } from './schemas.ts';
 import type { IdSource, SessionState, Wire } from './session-state.ts';
 import type { Transcript } from './transcript.ts';
 import { got, type Got } from './verdict.ts';
-import { Findings, type Received } from './findings.ts';
+import type { Findings, Received } from './findings.ts';
 import { diagnoseSilence } from './silence.ts';
 import { Waits } from './waits.ts';
 

@@ -5,7 +5,7 @@
  */
 import { check, jsonEqual, show, verdictOf } from '../../cases/kit.ts';
 import { fail, type Outcome } from '../../verdict.ts';
-import { type TaskRecord } from '../../../reference/workspace/index.ts';
+import type { TaskRecord } from '../../../reference/workspace/index.ts';
 import { barrier, expectRecord, finishWithin, needPhases, stop, whereIs, wsCase } from '../kit.ts';
 import { claimFiles, inodeOf, poll, readOrNull, readRecordFile } from '../observe.ts';
 import { PHASES, UNSERVED, entry, publishRecord, record } from '../records.ts';
