@@ -5,15 +5,15 @@
 import { parseNatsUrl } from '../reference/transports/nats/url.ts';
 import { parseArgs } from 'node:util';
 import { PROFILES, type Profile } from './case.ts';
-import type { TargetSpec } from './target.ts';
+import type { BindingTarget } from './target.ts';
 
 export type LevelTarget = 'must' | 'should' | 'may';
 
 export interface Config {
   /** The first target (the only one, unless the run combines a stdio command and a ws:// URL). */
-  target?: TargetSpec;
+  target?: BindingTarget;
   /** Every target of the run: at most one per binding, all of the same agent. */
-  targets: TargetSpec[];
+  targets: BindingTarget[];
   list: boolean;
   help: boolean;
   version: boolean;

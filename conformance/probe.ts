@@ -11,7 +11,7 @@ import type { Probe, RunEnv } from './context.ts';
 import { Findings, Peer } from './peer.ts';
 import { IdSource, SessionState } from './session-state.ts';
 import { handshake, invalidAck } from './steps.ts';
-import { CannotRun, keyEnv, openConnection, type Connection, type TargetSpec } from './target.ts';
+import { bindingOf, CannotRun, keyEnv, openConnection, type Connection, type TargetSpec } from './target.ts';
 import { cut, Transcript } from './transcript.ts';
 
 /** A throwaway state folder for the probe's process. */
@@ -45,7 +45,7 @@ export async function probe(env: Omit<RunEnv, 'probe' | 'startupMs'>): Promise<P
   const transcript = new Transcript();
   const peer = new Peer({
     transport: conn.transport,
-    binding: env.target.kind,
+    binding: bindingOf(env.target),
     state: new SessionState(env.selfId),
     transcript,
     findings: new Findings(),

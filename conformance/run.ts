@@ -27,7 +27,7 @@ import { probe } from './probe.ts';
 import { type CaseResult, defaultJobs, runCases } from './runner.ts';
 import { profilesOf, selectCases } from './select.ts';
 import type { HmacKey } from './session-state.ts';
-import { CannotRun, checkCommand, type TargetSpec } from './target.ts';
+import { CannotRun, checkCommand, type BindingTarget } from './target.ts';
 import { whenListening } from './wait-listening.ts';
 import { parseNatsUrl } from '../reference/transports/nats/url.ts';
 
@@ -43,7 +43,7 @@ export class Exit extends Error {
 }
 
 /** The command line that replays one case. */
-export function replayCommand(cfg: Config, id: string, extra = '', target: TargetSpec = cfg.target!): string {
+export function replayCommand(cfg: Config, id: string, extra = '', target: BindingTarget = cfg.target!): string {
   const t = target;
   const parts = ['tap-conform'];
   if (t.kind === 'websocket' || t.kind === 'nats') {
@@ -62,7 +62,7 @@ export function replayCommand(cfg: Config, id: string, extra = '', target: Targe
   return parts.join(' ');
 }
 
-function runKey(cfg: Config, target: TargetSpec): HmacKey | undefined {
+function runKey(cfg: Config, target: BindingTarget): HmacKey | undefined {
   if (target.kind === 'stdio') return { keyId: 'tap-conform-key', key: newKey(), peer: HARNESS_SIGNED_ID };
   if (!cfg.hmac) return undefined;
   const key = fromB64u(cfg.hmac.key);
@@ -125,7 +125,7 @@ export interface ConformanceOptions {
 }
 
 /** The target a string or argv names. */
-export function targetOf(target: string | readonly string[]): TargetSpec {
+export function targetOf(target: string | readonly string[]): BindingTarget {
   if (typeof target !== 'string') {
     if (target.length === 0) throw new Exit(2, 'the target command is empty');
     return { kind: 'stdio', command: target[0]!, args: target.slice(1), display: target.map(shellQuote).join(' ') };
@@ -143,7 +143,7 @@ export function targetOf(target: string | readonly string[]): TargetSpec {
 }
 
 /** The target a nats:// URL names; the URL must end with the agent id (spec: bindings-nats#addressing). */
-export function natsTarget(url: string): TargetSpec {
+export function natsTarget(url: string): BindingTarget {
   let agentId: string | undefined;
   try {
     agentId = parseNatsUrl(url).agentId;
@@ -188,13 +188,13 @@ export async function runConformance(options: ConformanceOptions): Promise<Repor
 
 /** Hooks of a configured run: progress per target, and lines worth telling a person. */
 export interface RunHooks {
-  onProgress?: (target: TargetSpec) => { update: (done: number, total: number, running: string[]) => void; clear: () => void };
+  onProgress?: (target: BindingTarget) => { update: (done: number, total: number, running: string[]) => void; clear: () => void };
   log?: (line: string) => void;
 }
 
 /** One target's part of a run: its probe and its case results. */
 interface TargetRun {
-  target: TargetSpec;
+  target: BindingTarget;
   results: CaseResult[];
   card?: { agent_id?: string; name?: string };
   suiteCases: number;
@@ -272,7 +272,7 @@ export async function runConfigured(cfg: Config, hooks: RunHooks = {}): Promise<
 }
 
 /** Probes one target and runs its cases. */
-async function runTarget(cfg: Config, target: TargetSpec, cases: Case[], hooks: RunHooks): Promise<Omit<TargetRun, 'suiteCases'>> {
+async function runTarget(cfg: Config, target: BindingTarget, cases: Case[], hooks: RunHooks): Promise<Omit<TargetRun, 'suiteCases'>> {
   const base: Omit<RunEnv, 'probe' | 'startupMs'> = {
     target,
     selfId: HARNESS_ID,
@@ -319,7 +319,7 @@ async function runTarget(cfg: Config, target: TargetSpec, cases: Case[], hooks: 
  * The line that says, before a run over a shared agent, that the agent's task limits will hold
  * the cases back (spec: limits#concurrency); undefined when they do not.
  */
-export function loadNote(target: TargetSpec, card: Probe['card'], cases: readonly Case[], jobs: number): string | undefined {
+export function loadNote(target: BindingTarget, card: Probe['card'], cases: readonly Case[], jobs: number): string | undefined {
   if (target.kind === 'stdio') return undefined;
   const limits = limitsOf(card);
   const capacity = capacityOf(limits);

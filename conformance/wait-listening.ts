@@ -4,7 +4,7 @@
  * --time-scale) before its first handshake, and says once that it waits. A stdio agent is started
  * by the run itself, and any other failure to connect ends the run at once, as before.
  */
-import { openConnection, type TargetSpec } from './target.ts';
+import { openConnection, type BindingTarget } from './target.ts';
 
 /** How long a run waits for a WebSocket or NATS agent to accept connections. */
 export const LISTEN_WAIT_MS = 20_000;
@@ -13,7 +13,7 @@ export const LISTEN_WAIT_MS = 20_000;
 const NOT_YET = /connection refused|no agent \S+ listens there/i;
 
 /** Resolves once the target accepts a connection (closed again at once); rejects as openConnection does otherwise. */
-export async function whenListening(target: TargetSpec, timeScale: number, log?: (line: string) => void): Promise<void> {
+export async function whenListening(target: BindingTarget, timeScale: number, log?: (line: string) => void): Promise<void> {
   if (target.kind === 'stdio') return;
   const until = Date.now() + LISTEN_WAIT_MS * timeScale;
   for (let said = false; ; said = true) {

@@ -15,21 +15,13 @@ import { painter, progressLine } from '../report/terminal.ts';
 import { probe } from '../probe.ts';
 import { runCases, type CaseResult } from '../runner.ts';
 import type { HmacKey } from '../session-state.ts';
-import { keyEnv, type Connection, type OpenOptions } from '../target.ts';
+import { keyEnv, type TargetSpec } from '../target.ts';
 import { WORKSPACE_CASES } from './cases/index.ts';
 import { WORKSPACE_PROFILE, bindRun, type WorkspaceCase } from './kit.ts';
 import type { WorkspaceOptions } from './options.ts';
 import { MAILBOX_PROFILES, mailboxCases } from './protocol.ts';
 import { selectCases } from '../select.ts';
 import { WorkspaceRun } from './workspace-run.ts';
-
-/** A target whose connections are mailbox pairs; target.ts hands `open` every connection. */
-export interface WorkspaceTarget {
-  kind: 'websocket';
-  url: string;
-  display: string;
-  open(o: OpenOptions): Promise<Connection>;
-}
 
 /** A usage problem of the workspace options (exit 2). */
 export class WorkspaceUsage extends Error {}
@@ -97,7 +89,7 @@ export async function certifyWorkspace(
   let found;
   try {
     const display = `--workspace ${shellQuote(run.root)} -- ${target.display}`;
-    const wsTarget: WorkspaceTarget = { kind: 'websocket', url: `workspace:${run.root}`, display, open: (o) => run.open(o) };
+    const wsTarget: TargetSpec = { kind: 'workspace', display, open: (o) => run.open(o) };
     const base: Omit<RunEnv, 'probe' | 'startupMs'> = {
       target: wsTarget,
       selfId: HARNESS_ID,
