@@ -205,3 +205,8 @@ export const PLAN = {
 };
 
 export { attempt, need, require, Stop } from '../case.ts';
+
+/** FAIL unless the task's result is completed; `why` says what it means that it is not. */
+export function completed(result: Received, why: string): Outcome | null {
+  return check(result.msg.payload.status === 'completed', why, 'completed', describeMessage(result.msg));
+}

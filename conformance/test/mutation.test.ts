@@ -18,6 +18,8 @@ const SAMPLE = [
   'TAP-TASK-013:unknown-task-code',
   'TAP-EVT-005:out-of-order',
   'TAP-CAN-006:cancel-after-cancelled',
+  // The worked example of ARCHITECTURE.md ("How to add a mutant").
+  'TAP-ERR-003:no-reply-to',
 ];
 
 describe('the mutants', () => {

@@ -1,11 +1,23 @@
 /** authorization profile, Permission checks (spec: authorization#permission-checks). */
 import { type Case, defineCase } from '../../case.ts';
+import type { Wire } from '../../session-state.ts';
+import type { Outcome } from '../../verdict.ts';
 import { GUARDED } from './kit.ts';
 import { check, checkError, need, require, runTask, show, verdictOf } from '../kit.ts';
 import { describeMessage, grant, request } from '../../steps.ts';
 
 function expiredGrant(permissions: string[]): Record<string, unknown> {
   return { permissions, resources: [], expires_at: new Date(Date.now() - 60_000).toISOString() };
+}
+
+/** FAIL unless a PERMISSION_DENIED names the permission tap.test.guarded requires in details.required_permission. */
+function namesPermission(m: Wire): Outcome | null {
+  return check(
+    m.payload.details?.required_permission === 'tap.test.write',
+    'details.required_permission does not name the permission',
+    'tap.test.write',
+    show(m.payload.details),
+  );
 }
 
 export const cases: Case[] = [
@@ -26,15 +38,7 @@ export const cases: Case[] = [
           'tap.test.guarded without authorization',
         ),
       );
-      return verdictOf(
-        'refused',
-        check(
-          m.payload.details?.required_permission === 'tap.test.write',
-          'details.required_permission does not name the permission',
-          'tap.test.write',
-          show(m.payload.details),
-        ),
-      );
+      return verdictOf('refused', namesPermission(m));
     },
   }),
   defineCase({
@@ -48,15 +52,7 @@ export const cases: Case[] = [
       const { reply } = await request(peer, 'tap.test.guarded', {}, { authorization: grant(['tap.test.read', 'other.perm']) });
       const m = need(reply).msg;
       require(checkError(m, { code: 'PERMISSION_DENIED' }, 'a grant without tap.test.write'));
-      return verdictOf(
-        'refused',
-        check(
-          m.payload.details?.required_permission === 'tap.test.write',
-          'details.required_permission does not name the permission',
-          'tap.test.write',
-          show(m.payload.details),
-        ),
-      );
+      return verdictOf('refused', namesPermission(m));
     },
   }),
   defineCase({

@@ -1,8 +1,7 @@
 /** core profile, Metadata (spec: envelope#metadata). */
 import { type Case, defineCase } from '../../case.ts';
 import { ECHO } from './kit.ts';
-import { check, need, runTask, verdictOf } from '../kit.ts';
-import { describeMessage } from '../../steps.ts';
+import { completed, need, runTask, verdictOf } from '../kit.ts';
 
 export const cases: Case[] = [
   defineCase({
@@ -21,15 +20,7 @@ export const cases: Case[] = [
           extra: { metadata: { trace_id: '4bf92f3577b34da6a3ce929d0e0e4736', span_id: '00f067aa0ba902b7', attempt: 3, 'x-route': 'blue' } },
         }),
       );
-      return verdictOf(
-        'the task ran as without metadata',
-        check(
-          t.result.msg.payload.status === 'completed',
-          'a task with metadata did not complete',
-          'completed',
-          describeMessage(t.result.msg),
-        ),
-      );
+      return verdictOf('the task ran as without metadata', completed(t.result, 'a task with metadata did not complete'));
     },
   }),
 ];

@@ -1,8 +1,8 @@
 /** idempotency profile, Duplicate messages (spec: idempotency#duplicate-messages). */
 import { type Case, defineCase } from '../../case.ts';
-import { countAfter, COUNTER, freshKey } from './kit.ts';
+import { countAfter, COUNTER, countOnce } from './kit.ts';
 import { check, need, verdictOf } from '../kit.ts';
-import { collectUntilResult, describeMessage, handshake } from '../../steps.ts';
+import { describeMessage, handshake } from '../../steps.ts';
 
 export const cases: Case[] = [
   defineCase({
@@ -13,11 +13,7 @@ export const cases: Case[] = [
     needs: COUNTER,
     run: async (ctx) => {
       const peer = need(await ctx.session());
-      const key = freshKey(peer);
-      const req = peer.envelope('task.request', { capability: 'tap.test.counter', input: { key } }, { task_id: peer.ids.task() });
-      await peer.send(req);
-      const first = need(await peer.reply(req));
-      need(await collectUntilResult(peer, req.task_id!));
+      const { key, req, first } = await countOnce(peer);
       const mark = peer.mark();
       await peer.send(req);
       await peer.send(req);

@@ -1,8 +1,8 @@
 /** idempotency profile, Duplicate table (spec: idempotency#duplicate-table). */
 import { type Case, defineCase } from '../../case.ts';
-import { COUNTER, freshKey } from './kit.ts';
+import { COUNTER, countOnce } from './kit.ts';
 import { check, need, verdictOf } from '../kit.ts';
-import { collectUntilResult, describeMessage } from '../../steps.ts';
+import { describeMessage } from '../../steps.ts';
 
 export const cases: Case[] = [
   defineCase({
@@ -14,11 +14,7 @@ export const cases: Case[] = [
     budgetMs: 40_000,
     run: async (ctx) => {
       const peer = need(await ctx.session());
-      const key = freshKey(peer);
-      const req = peer.envelope('task.request', { capability: 'tap.test.counter', input: { key } }, { task_id: peer.ids.task() });
-      await peer.send(req);
-      const first = need(await peer.reply(req));
-      need(await collectUntilResult(peer, req.task_id!));
+      const { key, req, first } = await countOnce(peer);
       const pings = [];
       for (let i = 0; i < 1020; i++) pings.push(await peer.post('ping', {}));
       need(await peer.reply(pings[pings.length - 1]!, ctx.scaled(20_000)));

@@ -3,8 +3,7 @@ import { type Case, defineCase } from '../../case.ts';
 import { refusedRequest, signed, SIGNED } from './kit.ts';
 import { signMessage } from '../../mac.ts';
 import type { Wire } from '../../session-state.ts';
-import { check, expectAlive, need, runTask, verdictOf } from '../kit.ts';
-import { describeMessage } from '../../steps.ts';
+import { completed, expectAlive, need, runTask, verdictOf } from '../kit.ts';
 
 export const cases: Case[] = [
   defineCase({
@@ -52,15 +51,7 @@ export const cases: Case[] = [
     run: async (ctx) => {
       const peer = need(await ctx.session());
       const t = need(await runTask(peer, 'tap.test.echo', 'old', { extra: { timestamp: new Date(Date.now() - 3600_000).toISOString() } }));
-      return verdictOf(
-        'accepted',
-        check(
-          t.result.msg.payload.status === 'completed',
-          'an old timestamp was refused in an unsigned session',
-          'completed',
-          describeMessage(t.result.msg),
-        ),
-      );
+      return verdictOf('accepted', completed(t.result, 'an old timestamp was refused in an unsigned session'));
     },
   }),
 ];

@@ -2,9 +2,8 @@
 import { type Case, defineCase } from '../../case.ts';
 import { refusedRequest, signed, SIGNED } from './kit.ts';
 import type { Wire } from '../../session-state.ts';
-import { check, checkError, expectAlive, need, runTask, verdictOf } from '../kit.ts';
+import { checkError, completed, expectAlive, need, runTask, verdictOf } from '../kit.ts';
 import { signMessage } from '../../mac.ts';
-import { describeMessage } from '../../steps.ts';
 
 export const cases: Case[] = [
   defineCase({
@@ -64,15 +63,7 @@ export const cases: Case[] = [
       const peer = await signed(ctx);
       await refusedRequest(peer, (m) => ({ ...m, x_added_later: true }), 'INVALID_SIGNATURE', 'an unknown member added after signing');
       const ok = need(await runTask(peer, 'tap.test.echo', 'x', { extra: { x_signed_member: { a: 1 } } as never }));
-      return verdictOf(
-        'covered',
-        check(
-          ok.result.msg.payload.status === 'completed',
-          'a signed message with an unknown member was not accepted',
-          'completed',
-          describeMessage(ok.result.msg),
-        ),
-      );
+      return verdictOf('covered', completed(ok.result, 'a signed message with an unknown member was not accepted'));
     },
   }),
   defineCase({

@@ -1,8 +1,7 @@
 /** shutdown profile, Scope (spec: shutdown#scope). */
 import { type Case, defineCase } from '../../case.ts';
-import { check, need, runTask, verdictOf } from '../kit.ts';
+import { check, completed, need, runTask, verdictOf } from '../kit.ts';
 import { requestShutdown } from './kit.ts';
-import { describeMessage } from '../../steps.ts';
 
 export const cases: Case[] = [
   defineCase({
@@ -22,7 +21,7 @@ export const cases: Case[] = [
       const c = need(await ctx.session());
       return verdictOf(
         'the other session and new sessions go on',
-        check(t.result.msg.payload.status === 'completed', 'the other session stopped working', 'completed', describeMessage(t.result.msg)),
+        completed(t.result, 'the other session stopped working'),
         check(!!c, 'no new session could be opened', 'a session', 'none'),
       );
     },

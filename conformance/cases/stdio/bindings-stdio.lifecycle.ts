@@ -1,22 +1,9 @@
 /** stdio profile, Process lifecycle (spec: bindings-stdio#lifecycle). */
-import { type Outcome, timingWindow } from '../../verdict.ts';
-import { check, checkError, need, require, verdictOf } from '../kit.ts';
+import { timingWindow } from '../../verdict.ts';
+import { checkError, need, require } from '../kit.ts';
 import { type Case, defineCase } from '../../case.ts';
-import { endInput, STDIO } from './kit.ts';
+import { endInput, exitedZero, STDIO } from './kit.ts';
 import { initPayload } from '../../steps.ts';
-
-/** PASS when the agent exited with status 0; FAIL with what it did instead. */
-function exitedZero(exit: { code: number | null; signal?: string | null } | undefined, when: string): Outcome {
-  return verdictOf(
-    'exit 0',
-    check(
-      exit?.code === 0,
-      `the agent did not exit with status 0 ${when}`,
-      'exit status 0',
-      exit ? String(exit.signal ?? exit.code) : 'still running',
-    ),
-  );
-}
 
 export const cases: Case[] = [
   defineCase({
@@ -29,15 +16,7 @@ export const cases: Case[] = [
       const peer = need(await ctx.connect());
       endInput(ctx, peer);
       const exit = await peer.waitExit(timingWindow(10_000, ctx.env.timeScale).latestMs);
-      return verdictOf(
-        'exit 0',
-        check(
-          exit?.code === 0,
-          'the agent did not exit 0 at the end of its input',
-          'exit status 0',
-          exit ? String(exit.signal ?? exit.code) : 'still running',
-        ),
-      );
+      return exitedZero(exit, 'the agent did not exit 0 at the end of its input');
     },
   }),
   defineCase({
@@ -53,15 +32,7 @@ export const cases: Case[] = [
       if (r.msg.type === 'shutdown.response' && r.msg.payload.approve !== true)
         return { verdict: 'UNIMPLEMENTED', detail: 'the agent declined the shutdown, which it may do' };
       const exit = await peer.waitExit(timingWindow(500, ctx.env.timeScale).latestMs);
-      return verdictOf(
-        'exit 0',
-        check(
-          exit?.code === 0,
-          'the agent did not exit 0 after its session ended',
-          'exit status 0',
-          exit ? String(exit.signal ?? exit.code) : 'still running',
-        ),
-      );
+      return exitedZero(exit, 'the agent did not exit 0 after its session ended');
     },
   }),
   defineCase({
@@ -76,7 +47,7 @@ export const cases: Case[] = [
       const r = need(await peer.reply(init));
       require(checkError(r.msg, { code: 'UNSUPPORTED_VERSION', fatal: true }, 'an init offering only version 999.0'));
       const exit = await peer.waitExit(timingWindow(0, ctx.env.timeScale).latestMs + 5000);
-      return exitedZero(exit, 'after its fatal UNSUPPORTED_VERSION');
+      return exitedZero(exit, 'the agent did not exit with status 0 after its fatal UNSUPPORTED_VERSION');
     },
   }),
   defineCase({
@@ -89,7 +60,7 @@ export const cases: Case[] = [
     run: async (ctx) => {
       const peer = need(await ctx.connect());
       const exit = await peer.waitExit(timingWindow(10_000, ctx.env.timeScale).latestMs + 5000);
-      return exitedZero(exit, 'after the handshake step timed out');
+      return exitedZero(exit, 'the agent did not exit with status 0 after the handshake step timed out');
     },
   }),
 ];

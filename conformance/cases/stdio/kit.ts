@@ -93,3 +93,8 @@ export function orderlyExitCase(how: Ending, head: CaseHead): Case {
     run: (ctx) => orderlyExit(ctx, how),
   });
 }
+
+/** PASS when the agent exited with status 0; else FAIL with `failure` and what it did instead. */
+export function exitedZero(exit: { code: number | null; signal?: string | null } | undefined, failure: string): Outcome {
+  return verdictOf('exit 0', check(exit?.code === 0, failure, 'exit status 0', exit ? String(exit.signal ?? exit.code) : 'still running'));
+}

@@ -1,7 +1,7 @@
 /** stdio profile, Broken output (spec: shutdown#epipe). */
 import { type Case, defineCase } from '../../case.ts';
-import { childOf, endInput, STDIO } from './kit.ts';
-import { check, need, verdictOf } from '../kit.ts';
+import { childOf, endInput, exitedZero, STDIO } from './kit.ts';
+import { need } from '../kit.ts';
 import { startTask } from '../../steps.ts';
 import { timingWindow } from '../../verdict.ts';
 
@@ -21,15 +21,7 @@ export const cases: Case[] = [
       await ctx.sleep(200);
       endInput(ctx, peer);
       const exit = await peer.waitExit(timingWindow(10_000, ctx.env.timeScale).latestMs);
-      return verdictOf(
-        'exit 0',
-        check(
-          exit?.code === 0,
-          'the agent did not exit 0 after its output broke',
-          'exit status 0',
-          exit ? String(exit.signal ?? exit.code) : 'still running',
-        ),
-      );
+      return exitedZero(exit, 'the agent did not exit 0 after its output broke');
     },
   }),
 ];

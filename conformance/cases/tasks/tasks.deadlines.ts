@@ -2,7 +2,7 @@
 import type { CaseContext } from '../../context.ts';
 import { between, fail, type Observed, type Outcome, timingWindow } from '../../verdict.ts';
 import { describeMessage, request, startTask } from '../../steps.ts';
-import { check, checkError, expectNoTask, need, require, runTask, show, verdictOf } from '../kit.ts';
+import { check, checkError, completed, expectNoTask, need, require, runTask, show, verdictOf } from '../kit.ts';
 import { type Case, defineCase } from '../../case.ts';
 import { timedCases } from '../timing.ts';
 import { cap } from './kit.ts';
@@ -120,15 +120,7 @@ export const cases: Case[] = [
     run: async (ctx) => {
       const peer = need(await ctx.session({ params: { request_timeout_ms: 200 } }));
       const t = need(await runTask(peer, 'tap.test.sleep', { ms: 900 }, { resultTimeoutMs: ctx.scaled(10_000) }));
-      return verdictOf(
-        'completed after request_timeout_ms',
-        check(
-          t.result.msg.payload.status === 'completed',
-          'a task outliving request_timeout_ms did not complete',
-          'completed',
-          describeMessage(t.result.msg),
-        ),
-      );
+      return verdictOf('completed after request_timeout_ms', completed(t.result, 'a task outliving request_timeout_ms did not complete'));
     },
   }),
 ];

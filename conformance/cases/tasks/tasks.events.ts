@@ -1,9 +1,8 @@
 /** tasks profile, Events (spec: tasks#events). */
 import { type Case, defineCase } from '../../case.ts';
 import { cap } from './kit.ts';
-import { check, checkWalk, need, outputsOf, require, runTask, statesOf, verdictOf } from '../kit.ts';
+import { check, checkWalk, completed, need, outputsOf, require, runTask, statesOf, verdictOf } from '../kit.ts';
 import { pass } from '../../verdict.ts';
-import { describeMessage } from '../../steps.ts';
 
 export const cases: Case[] = [
   defineCase({
@@ -41,7 +40,7 @@ export const cases: Case[] = [
           'no output events',
           `${outs.length} output events`,
         ),
-        check(t.result.msg.payload.status === 'completed', 'the task did not complete', 'completed', describeMessage(t.result.msg)),
+        completed(t.result, 'the task did not complete'),
       );
     },
   }),

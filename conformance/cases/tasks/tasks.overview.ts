@@ -1,8 +1,7 @@
 /** tasks profile, Overview (spec: tasks#overview). */
 import { type Case, defineCase } from '../../case.ts';
 import { cap } from './kit.ts';
-import { check, checkWalk, jsonEqual, need, runTask, show, statesOf, verdictOf } from '../kit.ts';
-import { describeMessage } from '../../steps.ts';
+import { check, checkWalk, completed, jsonEqual, need, runTask, show, statesOf, verdictOf } from '../kit.ts';
 
 export const cases: Case[] = [
   defineCase({
@@ -21,7 +20,7 @@ export const cases: Case[] = [
       return verdictOf(
         'accepted → running → completed',
         checkWalk(statesOf(t.stream), 'echo'),
-        check(p.status === 'completed', 'the echo task did not complete', 'completed', describeMessage(t.result.msg)),
+        completed(t.result, 'the echo task did not complete'),
         check(jsonEqual(p.output, input), 'the echo output differs from the input', show(input), show(p.output)),
         check(p.error === undefined, 'a completed result carries an error', 'no error', show(p.error)),
       );
