@@ -14,7 +14,7 @@ export const cases: Case[] = [
     budgetMs: 40_000,
     run: async (ctx) => {
       const peer = need(await ctx.session());
-      const { key, req, first } = await countOnce(peer);
+      const { req, first } = await countOnce(peer);
       const pings = [];
       for (let i = 0; i < 1020; i++) pings.push(await peer.post('ping', {}));
       need(await peer.reply(pings[pings.length - 1]!, ctx.scaled(20_000)));
