@@ -59,7 +59,7 @@ describe('the mutants against the requirements (spec: conformance#traceability)'
     const missing = musts.filter((id) => cited.has(id) && !targeted.has(id) && !noMutant.has(id));
     expect(
       missing,
-      `MUSTs cited by a case that no mutant breaks: ${missing.join(', ')}; add a mutant to conformance/mutation/mutants.ts, or an entry { id, mutant: null, reason } to conformance/untestable.json`,
+      `MUSTs cited by a case that no mutant breaks: ${missing.join(', ')}; add a row to conformance/mutation/mutants/<chapter>.ts, or an entry { id, mutant: null, reason } to conformance/untestable.json`,
     ).toEqual([]);
   });
 
