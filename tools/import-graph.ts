@@ -301,7 +301,6 @@ export const CONFORMANCE_ORDER: readonly string[] = [
   'leftovers.ts',
   // Reaching an agent, and what the harness saw of it: targets, frames, waits, silences, the peer.
   'nats-processes.ts',
-  'workspace/mailbox-connection.ts',
   'target.ts',
   'wait-listening.ts',
   'findings.ts',
