@@ -2,7 +2,7 @@
 import { DurableView, type Entry, type Queue } from './durable-view.ts';
 import type { CaseContext } from '../../context.ts';
 import { harnessError, type Outcome } from '../../verdict.ts';
-import { attempt, check, show, Stop } from '../kit.ts';
+import { check, show, Stop } from '../kit.ts';
 import { findingOutcome, surveyOf } from './durable-survey.ts';
 import { DEFAULT_NAMES as S } from '../../../reference/jetstream/names.ts';
 
@@ -14,11 +14,12 @@ export type QueueOf = (capability: string) => Queue;
 /**
  * Runs a case body against the agent's own queues: the run's survey first (a profile that does not
  * apply, or queues another agent serves, end every case alike), then a DurableView of its own.
+ * A Stop it throws ends the case like one the body throws (defineCase runs it inside attempt).
  */
 export function durable(
   body: (ctx: CaseContext, view: DurableView, queue: QueueOf) => Promise<Outcome>,
 ): (ctx: CaseContext) => Promise<Outcome> {
-  return attempt(async (ctx) => {
+  return async (ctx) => {
     const survey = await surveyOf(ctx);
     if (survey.stop) return survey.stop;
     const queue: QueueOf = (capability) => {
@@ -35,7 +36,7 @@ export function durable(
     } finally {
       await view?.close();
     }
-  });
+  };
 }
 
 export const states = (entries: Entry[]): Entry[] =>
