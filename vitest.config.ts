@@ -1,60 +1,20 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * The test files that start many processes, servers or compilers, or wait out leases; TAP_TIER=fast
- * (npm run test:fast) leaves them out, for the inner loop. npm test runs everything.
+ * The test tiers, by file name (ARCHITECTURE.md, "Test tiers"). A test file that starts agent or
+ * bin processes, compilers or other programs is `*.process.test.ts`; one that needs nats-server is
+ * `*.server.test.ts`; one that drives Chromium is `*.browser.test.ts`; one that runs in this process
+ * but for a long time (the mutation sample, the slow transport) is `*.slow.test.ts`. Every other
+ * `*.test.ts` is fast: in this process, no system package, no real-time wait of seconds.
+ * `npx vitest run` runs both projects (npm test); `npx vitest run --project fast` the fast one
+ * (npm run test:fast).
  */
-const SLOW = [
-  'test/harness-selftest.test.ts',
-  'test/soak.test.ts',
-  'conformance/test/judge.test.ts',
-  'conformance/test/mutation.test.ts',
-  'conformance/test/processes.test.ts',
-  'conformance/test/launcher.test.ts',
-  'conformance/test/slow-transport.test.ts',
-  'reference/agent/hostile.test.ts',
-  'reference/agent/process.test.ts',
-  'reference/workspace/fencing.test.ts',
-  'reference/workspace/race.test.ts',
-  'test/workspace-conformance.test.ts',
-  'test/python-agent.test.ts',
-  'test/gen-types.test.ts',
-  'test/cross-validators.test.ts',
-  'test/site.test.ts',
-  'test/site.browser.test.ts',
-  'bench/bench.test.ts',
-  'reference/agents/demo/demo.test.ts',
-  'reference/agents/workspace-demo/demo.test.ts',
-  'reference/jetstream/cluster.test.ts',
-  'conformance/test/nats.test.ts',
-  // The whole suite against one agent process, over WebSocket and over NATS.
-  'conformance/test/shared-agent.test.ts',
-  // Each starts nats-server, most of them agent processes too.
-  'conformance/test/nats-durable.test.ts',
-  'conformance/test/registry.test.ts',
-  'reference/agents/mesh-demo/demo.test.ts',
-  'reference/client/nats.test.ts',
-  'reference/jetstream/events.test.ts',
-  'reference/jetstream/result-recovery.test.ts',
-  'reference/jetstream/runner.test.ts',
-  'reference/mesh/member.test.ts',
-  'reference/mesh/mesh.test.ts',
-  'reference/mesh/registry.test.ts',
-  'reference/tapctl/mesh/mesh.test.ts',
-  'reference/tapctl/mesh/traces.test.ts',
-  'reference/tapctl/nats.test.ts',
-  'reference/transports/nats/nats-transport.test.ts',
-  'reference/transports/nats/test-server.test.ts',
-  'test/mesh-faults.test.ts',
-  'reference/agents/reference-agent-trace.test.ts',
-  'reference/serve/run.test.ts',
-  'tools/action.test.ts',
-];
+export const SLOW_TIERS = ['**/*.process.test.ts', '**/*.server.test.ts', '**/*.browser.test.ts', '**/*.slow.test.ts'];
+
+const EXCLUDE = ['node_modules/**', 'site/**', 'dist/**'];
 
 export default defineConfig({
   test: {
-    include: ['**/*.test.ts'],
-    exclude: ['node_modules/**', 'site/**', 'dist/**', ...(process.env.TAP_TIER === 'fast' ? SLOW : [])],
     // Tests that start the bins need a current dist/: built here once when a source is newer.
     globalSetup: ['tools/vitest-build.ts'],
     testTimeout: 30_000,
@@ -66,5 +26,9 @@ export default defineConfig({
     isolate: false,
     // Both cores: most files wait on processes and sockets rather than compute.
     maxWorkers: 2,
+    projects: [
+      { extends: true, test: { name: 'fast', include: ['**/*.test.ts'], exclude: [...EXCLUDE, ...SLOW_TIERS] } },
+      { extends: true, test: { name: 'slow', include: SLOW_TIERS, exclude: EXCLUDE } },
+    ],
   },
 });

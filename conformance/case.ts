@@ -4,7 +4,7 @@
  * what it needs from the agent, and `run`, which returns an Outcome value
  * (spec: conformance#cases). Its level and spec anchor follow from its first requirement.
  */
-import type { CaseContext } from './context.ts';
+import type { CaseContext, RunEnv } from './context.ts';
 import { loadRequirements, REQUIREMENTS_FILE } from './requirements.ts';
 import type { Got, Level, Outcome } from './verdict.ts';
 
@@ -19,6 +19,7 @@ export const PROFILES = [
   'plans',
   'shutdown',
   'integrity',
+  'security',
   'stdio',
   'websocket',
   'nats',
@@ -42,8 +43,19 @@ export interface Needs {
   binding?: 'stdio' | 'websocket' | 'nats';
   /** The mesh registry the agent joined (--registry): SKIPPED without one (spec: registry). */
   registry?: boolean;
+  /** The trust file of the agent's signing key (--registry-trust): SKIPPED without one (spec: registry#signatures). */
+  registryTrust?: boolean;
   /** Leave to stop the agent's process (--agent-pid): SKIPPED without it. */
   agentPid?: boolean;
+  /**
+   * The material of the security profile (spec: security): a client certificate of a wss:// run,
+   * a second one (in a run without tokens), or the token issuer's key. UNIMPLEMENTED without it.
+   */
+  security?: 'client-certificate' | 'two-client-certificates' | 'tokens';
+  /** Two principals: NOT-TESTED in a run whose sessions all present one client certificate and no token. */
+  principals?: 'two';
+  /** Sessions that authenticate nobody: UNIMPLEMENTED in a run whose sessions all present a client certificate or a token. */
+  anonymous?: boolean;
 }
 
 export interface Case {
@@ -60,9 +72,10 @@ export interface Case {
   needs?: Needs;
   /**
    * Runs after every other case of the run, one at a time, in suite order: for cases that change
-   * what other cases observe (the load of the agent) or end the agent (its shutdown).
+   * what other cases observe (the load of the agent) or end the agent (its shutdown). A function
+   * decides per run.
    */
-  exclusive?: boolean;
+  exclusive?: boolean | ((env: RunEnv) => boolean);
   /**
    * The most tasks the case holds at the agent at once (default: 1 when it needs a capability,
    * else 0). Over a binding where every case shares one agent, a case starts only when these fit

@@ -3,6 +3,7 @@
  * stdio), sessions already through the handshake, a seeded random source, scaled sleeps, and the
  * transcript and findings every connection of the case writes to.
  */
+import type { TrustFile } from '../reference/trust.ts';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,7 +14,10 @@ import { IdSource, SessionState, type HmacKey } from './session-state.ts';
 import { handshake, type Established, type HandshakeOptions } from './steps.ts';
 import { bindingOf, keyEnv, openConnection, type Connection, type TargetSpec } from './target.ts';
 import { Transcript } from './transcript.ts';
+import type { TlsOptions } from '../reference/transports/tls.ts';
 import type { RawTransport } from '../reference/transports/transport.ts';
+import type { SigningKey } from '../reference/trust.ts';
+import { mintToken, type TokenIssuer } from './tokens.ts';
 import { fail, got, miss, type Got } from './verdict.ts';
 
 /**
@@ -42,6 +46,25 @@ export interface Probe {
   stop?: string;
 }
 
+/**
+ * The run's security material (spec: security): client certificates of a wss:// or NATS target
+ * (every connection presents the first; a second stands for another principal), the authorities
+ * to trust, and the issuer whose tokens every session presents.
+ */
+export interface Security {
+  clients: { cert: string; key: string }[];
+  ca?: string;
+  tokens?: TokenIssuer;
+}
+
+/**
+ * True when the run's connections present client certificates and its sessions no token: every
+ * session then proves a certificate's identity, the run's or the second one (spec: security#client-certificates).
+ */
+export function certificatePrincipals(env: Pick<RunEnv, 'security' | 'target'>): boolean {
+  return (env.security?.clients.length ?? 0) > 0 && env.target.kind === 'websocket' && !env.security?.tokens;
+}
+
 /** Settings every case of a run shares. */
 export interface RunEnv {
   target: TargetSpec;
@@ -50,6 +73,8 @@ export interface RunEnv {
   selfId: string;
   /** The run's HMAC key (bound to key.peer), if any. */
   key?: HmacKey;
+  /** Client certificates and the token issuer, when the run was given them (spec: security). */
+  security?: Security;
   stepTimeoutMs: number;
   /** How long a fresh connection may take to answer its first message (the agent starting up). */
   startupMs: number;
@@ -64,8 +89,10 @@ export interface RunEnv {
   debug: boolean;
   /** Scenarios shared by the MUST and SHOULD halves of a timed rule: observed once per run. */
   shared: Map<string, Promise<unknown>>;
-  /** The mesh registry the agent joined (spec: registry#nats), and the process the suite may stop. */
-  registry?: { url: string; agentPid?: number };
+  /** The mesh registry the agent joined (spec: registry#nats), the process the suite may stop, and the trust file of its keys (spec: registry#signatures). */
+  registry?: { url: string; agentPid?: number; trust?: TrustFile };
+  /** A key in the trust file of the agent's durable runners: the harness signs its records (spec: bindings-nats#signed-records). */
+  signingKey?: SigningKey;
   /** Prints a line for the person running the suite (tap-conform: on stderr), if anyone listens. */
   log?: (line: string) => void;
   /**
@@ -90,6 +117,18 @@ export interface ConnectOptions {
   stateDir?: string;
   /** Puts a layer (the chaos fault layer) between the peer and the transport. */
   wrap?: (transport: RawTransport, connection: Connection) => RawTransport;
+  /**
+   * A session of a principal other than the run's: with client certificates but no tokens, the
+   * second certificate (the case needs `principals: 'two'`); otherwise every session is its own
+   * principal anyway.
+   */
+  principal?: 'another';
+  /** This connection's TLS instead of the run's: another client certificate, or none. */
+  tls?: TlsOptions;
+  /** The session's credentials instead of a token of the run: given ones, or none at all. */
+  credentials?: { scheme: string; token?: string } | 'none';
+  /** The subject of the run's token for this session (default: one of its own, or the key's peer when signed). */
+  subject?: string;
 }
 
 /** A seeded pseudo-random source (mulberry32). */
@@ -193,6 +232,7 @@ export class CaseContext {
     const key = this.env.key;
     if (o.signed && !key) throw new Error('a signed connection needs the run key');
     let connection: Connection;
+    const tls = o.tls ?? this.tlsOf(o.principal);
     try {
       connection = await openConnection(this.env.target, {
         env: { ...keyEnv(key), ...(o.env ?? {}) },
@@ -200,6 +240,7 @@ export class CaseContext {
         protocols: o.protocols,
         stateDir: o.stateDir ?? this.stateDir(),
         onStderr: (line) => this.transcript.add({ conn, dir: 'stderr', text: line }),
+        ...(tls ? { tls } : {}),
       });
     } catch (err) {
       const why = (err as Error).message;
@@ -213,6 +254,7 @@ export class CaseContext {
     );
     const state = o.state ?? new SessionState(o.selfId ?? (o.signed ? key!.peer : this.env.selfId), this.env.probe.agentId);
     if (o.signed && !o.state) state.integrity = key;
+    if (!o.state) state.credentials = await this.credentialsOf(o, conn);
     if (o.state) {
       // A new connection of an existing session starts with a new handshake.
       state.bound = false;
@@ -235,6 +277,28 @@ export class CaseContext {
     await peer.start();
     this.peers.push(peer);
     return got(peer);
+  }
+
+  /** The TLS of a connection for `principal`: the second client certificate for another principal of a certificate run. */
+  private tlsOf(principal: ConnectOptions['principal']): TlsOptions | undefined {
+    const sec = this.env.security;
+    const other = sec?.clients[1];
+    if (principal !== 'another' || sec?.tokens || !other) return undefined;
+    return { ...(sec.ca !== undefined ? { ca: sec.ca } : {}), cert: other.cert, key: other.key };
+  }
+
+  /**
+   * The credentials a new session presents: the given ones, or a token of the run's issuer whose
+   * subject is the key's peer for a signed session (one principal, like the key's) and the
+   * session's own otherwise (spec: security#bearer-tokens).
+   */
+  private async credentialsOf(o: ConnectOptions, conn: number): Promise<{ scheme: string; token?: string } | undefined> {
+    if (o.credentials === 'none') return undefined;
+    if (o.credentials) return o.credentials;
+    const issuer = this.env.security?.tokens;
+    if (!issuer) return undefined;
+    const sub = o.subject ?? (o.signed ? this.env.key!.peer : `tap-conform.${RUN_NONCE}.${this.ids.task('s')}.${conn}`);
+    return { scheme: 'bearer', token: await mintToken(issuer, { sub }) };
   }
 
   /** Opens a connection and runs the whole handshake; signed sessions propose integrity. */

@@ -9,9 +9,10 @@
  * connection it has open. The harness opens a connection of its own and asks again for the same
  * id several times: the process that holds it refuses, and any other process accepts it once.
  */
-import { connect, headers as natsHeaders } from '@nats-io/transport-node';
+import { connect, headers as natsHeaders } from '../reference/transports/nats/client.ts';
 import { Header, newConnectionId, openSubject, subjectsOf } from '../reference/transports/nats/subjects.ts';
-import { parseNatsUrl } from '../reference/transports/nats/url.ts';
+import type { TlsOptions } from '../reference/transports/tls.ts';
+import { natsClientOptions, parseNatsUrl } from '../reference/transports/nats/url.ts';
 
 /** Open requests after the first: two processes all of which the queue group hands to one are 2^-16 likely. */
 const TRIES = 16;
@@ -21,10 +22,10 @@ const TRIES = 16;
  * nothing: the agent refused the first request, or accepted every one (an agent that breaks
  * TAP-NATS-004, which the nats profile judges).
  */
-export async function answeringProcesses(url: string, timeoutMs: number, prefix = 'tap'): Promise<number | undefined> {
+export async function answeringProcesses(url: string, timeoutMs: number, prefix = 'tap', tls?: TlsOptions): Promise<number | undefined> {
   const address = parseNatsUrl(url);
   const agentId = address.agentId!;
-  const nc = await connect({ servers: address.servers, ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}) });
+  const nc = await connect(natsClientOptions(address, tls));
   const id = newConnectionId();
   const answers: string[] = [];
   try {

@@ -6,6 +6,7 @@ import { parseNatsUrl } from '../reference/transports/nats/url.ts';
 import { parseArgs } from 'node:util';
 import { PROFILES, type Profile } from './case.ts';
 import type { BindingTarget } from './target.ts';
+import type { TrustFile } from '../reference/trust.ts';
 
 export type LevelTarget = 'must' | 'should' | 'may';
 
@@ -28,6 +29,8 @@ export interface Config {
   repeat: number;
   timeoutMs: number;
   timeScale: number;
+  /** How long to wait for a WebSocket or NATS agent to accept connections, in ms (default 20 000). */
+  listenWaitMs: number;
   jobs?: number;
   json?: string;
   junit?: string;
@@ -41,8 +44,18 @@ export interface Config {
   color: boolean;
   debug: boolean;
   hmac?: { keyId: string; key: string; peer: string };
-  /** The mesh registry the agent joined (--registry), and the process the suite may stop (--agent-pid). */
-  registry?: { url: string; agentPid?: number };
+  /** The mesh registry the agent joined (--registry), the process the suite may stop (--agent-pid), and the trust file of its keys (--registry-trust; read when the run starts). */
+  registry?: { url: string; agentPid?: number; trustFile?: string; trust?: TrustFile };
+  /** The file of an Ed25519 key in the trust file of the agent's durable runners (--signing-key). */
+  signingKey?: string;
+  /**
+   * TLS files of wss:// and NATS targets: the authorities to trust (--tls-ca) and client
+   * certificates with their keys (--tls-cert, --tls-key): the first is the run's, a second
+   * another principal's (spec: security#client-certificates).
+   */
+  tls?: { ca?: string; clients: { cert: string; key: string }[] };
+  /** Bearer tokens the run mints: the issuer's private key file, issuer, audience and scopes (spec: security#bearer-tokens). */
+  jwt?: { key: string; issuer: string; audience: string; scope: string };
 }
 
 export const DEFAULT_SEED = 20250314;
@@ -57,80 +70,8 @@ export const LONGEST_LEASE_MS = 120_000;
 export const HARNESS_ID = 'tap-conform';
 /** The requester id the run's key is bound to over stdio. */
 export const HARNESS_SIGNED_ID = 'tap-conform.hmac';
-
-export const USAGE = `Usage:
-  tap-conform [options] <agent-executable>          spawn the agent and speak TAP over stdio
-  tap-conform [options] -- <command> [args…]         spawn a command (e.g. -- python3 agent.py)
-  tap-conform [options] ws://host:port/path          connect over WebSocket
-  tap-conform [options] ws://host:port/path -- <command> [args…]
-  tap-conform [options] nats://host:port/<agent_id>  connect through a NATS server
-                                                     both bindings of one agent, one combined report
-  tap-conform [options] --workspace <dir> -- <command> [args…]
-                                                     the workspace binding (see below)
-  tap-conform --list [--profile p] [--only glob]     print the cases
-
-Only a run of the whole suite certifies; --profile, --level, --only and --skip make a partial run,
-reported as "partial run: N of M cases — not a certification".
-
-Options:
-  --profile <name>        run only this profile (repeatable): ${PROFILES.join(', ')}
-  --level must|should|may run cases up to this level (default may: everything, judged strictly)
-  --only <id-glob>        run only matching cases (repeatable; * and ? wildcards)
-  --skip <id-glob>        leave matching cases out (repeatable; * and ? wildcards)
-  --seed <n>              seed of the random choices (default ${DEFAULT_SEED})
-  --path <p>              replay path of a property or chaos failure (with --seed and --only)
-  --runs <n>              runs per property (default ${DEFAULT_RUNS})
-  --repeat <n>            run each case n times; a case passes only if every run does (flaky ones are marked)
-  --timeout <ms>          how long each step waits for a reply (default ${DEFAULT_TIMEOUT_MS})
-  --time-scale <x>        stretch every timing tolerance by x (slow machines, CI)
-  --jobs <n>              cases run at once (default 8; 4 over stdio on one core); over WebSocket
-                          and NATS a case also waits until its tasks fit the agent card's limits
-  --json <file>           write the JSON report
-  --junit <file>          write a JUnit XML report
-  --html <file>           write a self-contained HTML report
-  --markdown <file>       write a Markdown report (summary table, then each failure) for an issue or pull request
-  --spec-base-url <url>   where report links to spec sections and requirement ids point
-                          (default: the spec site the package ships, relative to the report file)
-  --badge <file>          write an SVG badge with the level reached ("partial" for a partial run)
-  --expected-failures <file>  a JSON baseline [{ "id", "reason" }] of known failures
-  --transcripts <dir>     write every case's wire transcript as NDJSON
-  --hmac-key-id <id>      WebSocket and NATS agents: the key id the agent was started with
-  --hmac-key <base64url>  WebSocket and NATS agents: the pre-shared key (at least 32 bytes)
-  --hmac-peer <id>        WebSocket and NATS agents: the requester id the key is bound to
-                          (default ${HARNESS_SIGNED_ID}); without these three options the key
-                          is read from TAP_HMAC_KEY_ID, TAP_HMAC_KEY and TAP_HMAC_PEER
-  --registry <nats-url>   the NATS server of the mesh registry the agent joined: adds the registry
-                          profile (its entry, heartbeats, load and withdrawal; spec: registry)
-  --agent-pid <pid>       with --registry: the agent's process id; the last registry case sends it
-                          SIGTERM and watches its entry go (without it that case is skipped)
-  --no-color              plain output (also when NO_COLOR is set)
-  --debug                 stack traces and harness internals
-  --version, --help
-
-NATS agents (nats://host:port/<agent_id>):
-  The nats-durable profile applies when the agent serves durable queues of the conformance
-  capabilities on the server; otherwise it is UNIMPLEMENTED. Its lease case runs a task of 2.5
-  leases (the queue consumer's ack_wait) and waits out leases up to ${LONGEST_LEASE_MS / 1000} s; a longer lease
-  leaves it NOT-TESTED. A run stops (exit 3) when two processes answer for the agent id.
-
-In the agent's command:
-  {state}                 replaced by a fresh folder per case, for agents that keep state across
-                          a restart: tap-conform -- ./my-agent --state-dir {state}
-
-Environment given to a stdio agent (spec: conformance#key-provisioning):
-  TAP_CONFORMANCE=1       offer the conformance capabilities tap.test.*; an agent built on
-                          tap-agent-protocol does so when it is set. Start a WebSocket or NATS
-                          agent with it yourself.
-  TAP_HMAC_KEY_ID, TAP_HMAC_KEY, TAP_HMAC_PEER
-                          a fresh pre-shared key (base64url, 32 bytes) for the integrity cases,
-                          bound to the requester id TAP_HMAC_PEER (${HARNESS_SIGNED_ID}). Start a
-                          WebSocket or NATS agent with three of your own (the peer
-                          ${HARNESS_SIGNED_ID}) and run tap-conform with the same three set, or
-                          pass them as --hmac-*
-
-Exit codes: 0 every required case passed; 1 the agent failed a case; 2 usage error;
-3 the harness could not run (the agent would not start, the URL is unreachable, or two processes
-answer for a NATS agent id).`;
+/** The scopes of the tokens a run mints unless --jwt-scope says otherwise: the permission tap.test.guarded requires. */
+export const DEFAULT_JWT_SCOPE = 'tap.test.write';
 
 export type Parsed = { ok: true; config: Config } | { ok: false; error: string };
 
@@ -167,6 +108,7 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
         repeat: { type: 'string' },
         timeout: { type: 'string' },
         'time-scale': { type: 'string' },
+        wait: { type: 'string' },
         jobs: { type: 'string' },
         json: { type: 'string' },
         junit: { type: 'string' },
@@ -181,6 +123,15 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
         'hmac-peer': { type: 'string' },
         registry: { type: 'string' },
         'agent-pid': { type: 'string' },
+        'signing-key': { type: 'string' },
+        'tls-ca': { type: 'string' },
+        'tls-cert': { type: 'string', multiple: true },
+        'tls-key': { type: 'string', multiple: true },
+        'jwt-key': { type: 'string' },
+        'jwt-issuer': { type: 'string' },
+        'jwt-audience': { type: 'string' },
+        'jwt-scope': { type: 'string' },
+        'registry-trust': { type: 'string' },
         'no-color': { type: 'boolean' },
         debug: { type: 'boolean' },
         list: { type: 'boolean' },
@@ -210,6 +161,7 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
     repeat: 1,
     timeoutMs: DEFAULT_TIMEOUT_MS,
     timeScale: 1,
+    listenWaitMs: 20_000,
     color: values['no-color'] !== true && !process.env.NO_COLOR,
     debug: values.debug === true,
   };
@@ -243,6 +195,11 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
     if (!Number.isFinite(x) || x <= 0) return { ok: false, error: `--time-scale must be a positive number, not "${scale}"` };
     cfg.timeScale = x;
   }
+  const wait = s('wait');
+  if (wait !== undefined) {
+    if (!/^\d+(\.\d+)?$/.test(wait)) return { ok: false, error: `--wait must be a number of seconds, not "${wait}"` };
+    cfg.listenWaitMs = Math.round(Number(wait) * 1000);
+  }
   for (const k of ['path', 'json', 'junit', 'html', 'markdown', 'badge', 'transcripts'] as const) if (s(k) !== undefined) cfg[k] = s(k);
   if (s('spec-base-url') !== undefined) cfg.specBaseUrl = s('spec-base-url');
   if (s('expected-failures') !== undefined) cfg.expectedFailures = s('expected-failures');
@@ -265,7 +222,13 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
       if (typeof pid === 'string') return { ok: false, error: pid };
       cfg.registry.agentPid = pid;
     }
+    if (s('registry-trust') !== undefined) cfg.registry.trustFile = s('registry-trust');
   } else if (s('agent-pid') !== undefined) return { ok: false, error: '--agent-pid belongs to --registry: give the registry too' };
+  else if (s('registry-trust') !== undefined) return { ok: false, error: '--registry-trust belongs to --registry: give the registry too' };
+  if (s('signing-key') !== undefined) cfg.signingKey = s('signing-key');
+  const security = securityOptions(values);
+  if (typeof security === 'string') return { ok: false, error: security };
+  Object.assign(cfg, security);
   if (cfg.profiles.includes('registry') && registry === undefined && !cfg.list)
     return { ok: false, error: 'the registry profile needs the mesh registry the agent joined: add --registry nats://host:port' };
   if (cfg.help || cfg.version) return { ok: true, config: cfg };
@@ -327,8 +290,35 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
           error: `the ${wrong} profile applies only to an agent reached over the ${wrong} binding`,
         };
   }
+  if (cfg.tls && cfg.targets.length > 0) {
+    const plain = cfg.targets.find((t) => t.kind === 'websocket' && !/^wss:/i.test(t.url));
+    if (plain)
+      return { ok: false, error: `the --tls-* options are for wss:// and NATS agents; "${plain.display}" is not TLS: give its wss:// URL` };
+    if (!has('websocket') && !has('nats'))
+      return { ok: false, error: 'the --tls-* options are for wss:// and NATS agents; over stdio there is no TLS' };
+  }
   if (cfg.path !== undefined && cfg.only.length === 0) return { ok: false, error: '--path replays one failure: give the case with --only' };
   return { ok: true, config: cfg };
+}
+
+/** --tls-* and --jwt-*: the run's security material, or a sentence when the options do not go together. */
+function securityOptions(values: Record<string, unknown>): Pick<Config, 'tls' | 'jwt'> | string {
+  const out: Pick<Config, 'tls' | 'jwt'> = {};
+  const certs = (values['tls-cert'] as string[] | undefined) ?? [];
+  const keys = (values['tls-key'] as string[] | undefined) ?? [];
+  if (certs.length !== keys.length)
+    return `give each --tls-cert its --tls-key (got ${certs.length} certificate(s) and ${keys.length} key(s)), in the same order`;
+  if (certs.length > 2) return "at most two client certificates: the run's, and another principal's";
+  const ca = values['tls-ca'] as string | undefined;
+  if (ca !== undefined || certs.length > 0)
+    out.tls = { ...(ca !== undefined ? { ca } : {}), clients: certs.map((cert, i) => ({ cert, key: keys[i]! })) };
+  const [key, issuer, audience] = (['jwt-key', 'jwt-issuer', 'jwt-audience'] as const).map((k) => values[k] as string | undefined);
+  if (key !== undefined || issuer !== undefined || audience !== undefined || values['jwt-scope'] !== undefined) {
+    if (key === undefined || issuer === undefined || audience === undefined)
+      return "--jwt-key, --jwt-issuer and --jwt-audience go together: the issuer's private key, its name, and the agent's audience";
+    out.jwt = { key, issuer, audience, scope: (values['jwt-scope'] as string | undefined) ?? DEFAULT_JWT_SCOPE };
+  }
+  return out;
 }
 
 /**

@@ -13,6 +13,7 @@ import { IdSource, SessionState } from './session-state.ts';
 import { handshake, invalidAck } from './steps.ts';
 import { bindingOf, CannotRun, keyEnv, openConnection, type Connection, type TargetSpec } from './target.ts';
 import { cut, Transcript } from './transcript.ts';
+import { mintToken } from './tokens.ts';
 
 /** A throwaway state folder for the probe's process. */
 function probeDir(): string {
@@ -43,10 +44,13 @@ export async function probe(env: Omit<RunEnv, 'probe' | 'startupMs'>): Promise<P
     throw new CannotRun((err as Error).message.replace(/^could not start agent: /, 'could not start '));
   }
   const transcript = new Transcript();
+  const session = new SessionState(env.selfId);
+  if (env.security?.tokens)
+    session.credentials = { scheme: 'bearer', token: await mintToken(env.security.tokens, { sub: `${env.selfId}.probe` }) };
   const peer = new Peer({
     transport: conn.transport,
     binding: bindingOf(env.target),
-    state: new SessionState(env.selfId),
+    state: session,
     transcript,
     findings: new Findings(),
     ids: new IdSource('probe'),

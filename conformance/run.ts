@@ -9,11 +9,11 @@ import { type Case, PROFILES, type Profile, tasksOf } from './case.ts';
 import { capacityOf, limitsOf } from './load.ts';
 import { ALL_CASES } from './cases/index.ts';
 import type { Probe, RunEnv } from './context.ts';
-import { fromB64u, newKey } from './mac.ts';
 import {
   type Config,
   DEFAULT_RUNS,
   DEFAULT_SEED,
+  DEFAULT_JWT_SCOPE,
   DEFAULT_TIMEOUT_MS,
   HARNESS_ID,
   HARNESS_SIGNED_ID,
@@ -26,21 +26,14 @@ import { buildReport, count, type Report } from './report/model.ts';
 import { probe } from './probe.ts';
 import { type CaseResult, defaultJobs, runCases } from './runner.ts';
 import { profilesOf, selectCases } from './select.ts';
-import type { HmacKey } from './session-state.ts';
 import { CannotRun, checkCommand, type BindingTarget } from './target.ts';
 import { whenListening } from './wait-listening.ts';
 import { parseNatsUrl } from '../reference/transports/nats/url.ts';
+import { readTrustFile, type TrustFile } from '../reference/trust.ts';
+import type { TlsOptions } from '../reference/transports/tls.ts';
+import { durableKey, Exit, runKey, securityOf } from './credentials.ts';
 
-/** Thrown to end the program with an exit code and a one-line reason. */
-export class Exit extends Error {
-  override name = 'Exit';
-  constructor(
-    readonly code: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+export { Exit } from './credentials.ts';
 
 /** The command line that replays one case. */
 export function replayCommand(cfg: Config, id: string, extra = '', target: BindingTarget = cfg.target!): string {
@@ -50,6 +43,23 @@ export function replayCommand(cfg: Config, id: string, extra = '', target: Bindi
     parts.push(t.url);
     if (cfg.hmac)
       parts.push('--hmac-key-id', shellQuote(cfg.hmac.keyId), '--hmac-key="$TAP_HMAC_KEY"', '--hmac-peer', shellQuote(cfg.hmac.peer));
+    if (cfg.tls?.ca !== undefined) parts.push('--tls-ca', shellQuote(cfg.tls.ca));
+    for (const c of cfg.tls?.clients ?? []) parts.push('--tls-cert', shellQuote(c.cert), '--tls-key', shellQuote(c.key));
+  }
+  if (cfg.jwt) {
+    parts.push(
+      '--jwt-key',
+      shellQuote(cfg.jwt.key),
+      '--jwt-issuer',
+      shellQuote(cfg.jwt.issuer),
+      '--jwt-audience',
+      shellQuote(cfg.jwt.audience),
+    );
+    if (cfg.jwt.scope !== DEFAULT_JWT_SCOPE) parts.push('--jwt-scope', shellQuote(cfg.jwt.scope));
+  }
+  if (cfg.registry) {
+    parts.push('--registry', shellQuote(cfg.registry.url));
+    if (cfg.registry.trustFile !== undefined) parts.push('--registry-trust', shellQuote(cfg.registry.trustFile));
   }
   parts.push('--seed', String(cfg.seed));
   if (cfg.timeScale !== 1) parts.push('--time-scale', String(cfg.timeScale));
@@ -60,17 +70,6 @@ export function replayCommand(cfg: Config, id: string, extra = '', target: Bindi
     else parts.push('--', t.display);
   }
   return parts.join(' ');
-}
-
-function runKey(cfg: Config, target: BindingTarget): HmacKey | undefined {
-  if (target.kind === 'stdio') return { keyId: 'tap-conform-key', key: newKey(), peer: HARNESS_SIGNED_ID };
-  if (!cfg.hmac) return undefined;
-  const key = fromB64u(cfg.hmac.key);
-  if (!key) throw new Exit(2, '--hmac-key is not base64url');
-  if (key.length < 32) throw new Exit(2, `--hmac-key holds ${key.length} bytes; a pre-shared key has at least 32`);
-  if (!/^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$/.test(cfg.hmac.keyId))
-    throw new Exit(2, `--hmac-key-id "${cfg.hmac.keyId}" is not a valid key id (lowercase letters, digits, "_", "-", dots)`);
-  return { keyId: cfg.hmac.keyId, key, peer: cfg.hmac.peer };
 }
 
 /** The table `tap-conform --list` prints. */
@@ -95,6 +94,8 @@ export interface ConformanceOptions {
   profiles?: Profile[];
   /** Cases up to this level (default "may": everything). */
   level?: LevelTarget;
+  /** How long to wait for a WebSocket or NATS agent to accept connections, in ms (default 20 000). */
+  listenWaitMs?: number;
   /** Case id globs (`*`, `?`); only matching cases run. */
   only?: string[];
   /** Case id globs left out; like `only`, they make the run partial. */
@@ -122,6 +123,14 @@ export interface ConformanceOptions {
   registry?: string;
   /** The agent's process id: the registry profile may stop it with SIGTERM to see its entry withdrawn. */
   agentPid?: number;
+  /** The file of a key in the trust file of the agent's durable runners: the signed-records cases run (spec: bindings-nats#signed-records). */
+  signingKey?: string;
+  /** wss:// and NATS agents: the authorities to trust and up to two client certificates (PEM files), as --tls-ca, --tls-cert and --tls-key. */
+  tls?: Config['tls'];
+  /** Bearer tokens: the issuer's private key file, issuer, audience and scopes (default tap.test.write), as --jwt-*. */
+  jwt?: Omit<NonNullable<Config['jwt']>, 'scope'> & { scope?: string };
+  /** The trust file (or its path) that binds the agent id to its signing key: its registry entry must be signed (spec: registry#signatures). */
+  registryTrust?: TrustFile | string;
 }
 
 /** The target a string or argv names. */
@@ -173,14 +182,25 @@ export async function runConformance(options: ConformanceOptions): Promise<Repor
     repeat: options.repeat ?? 1,
     timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     timeScale: options.timeScale ?? 1,
+    listenWaitMs: options.listenWaitMs ?? 20_000,
     jobs: options.jobs,
     expectedFailures: options.expectedFailures,
     transcripts: options.transcriptsDir,
     color: false,
     debug: false,
   };
-  if (options.registry) cfg.registry = { url: options.registry, ...(options.agentPid !== undefined ? { agentPid: options.agentPid } : {}) };
+  if (options.registry) {
+    const trust = options.registryTrust;
+    cfg.registry = {
+      url: options.registry,
+      ...(options.agentPid !== undefined ? { agentPid: options.agentPid } : {}),
+      ...(typeof trust === 'string' ? { trustFile: trust } : trust ? { trust } : {}),
+    };
+  }
+  if (options.signingKey !== undefined) cfg.signingKey = options.signingKey;
   if (options.hmac) cfg.hmac = { keyId: options.hmac.keyId, key: options.hmac.key, peer: options.hmac.peer ?? HARNESS_SIGNED_ID };
+  if (options.tls) cfg.tls = options.tls;
+  if (options.jwt) cfg.jwt = { ...options.jwt, scope: options.jwt.scope ?? DEFAULT_JWT_SCOPE };
   return (
     await runConfigured(cfg, { onProgress: options.onProgress ? () => ({ update: options.onProgress!, clear: () => {} }) : undefined })
   ).report;
@@ -209,6 +229,13 @@ const STOP_CASE = 'core.handshake.complete';
 export async function runConfigured(cfg: Config, hooks: RunHooks = {}): Promise<{ report: Report; baseline?: BaselineCheck }> {
   const log = hooks.log ?? (() => {});
   const registry = cfg.registry !== undefined;
+  if (cfg.registry?.trustFile !== undefined && cfg.registry.trust === undefined) {
+    try {
+      cfg.registry.trust = readTrustFile(cfg.registry.trustFile);
+    } catch (err) {
+      throw new Exit(2, `--registry-trust: ${(err as Error).message}`);
+    }
+  }
   const sel = (binding: 'stdio' | 'websocket' | 'nats') => ({
     binding,
     registry,
@@ -272,9 +299,11 @@ export async function runConfigured(cfg: Config, hooks: RunHooks = {}): Promise<
 }
 
 /** Probes one target and runs its cases. */
-async function runTarget(cfg: Config, target: BindingTarget, cases: Case[], hooks: RunHooks): Promise<Omit<TargetRun, 'suiteCases'>> {
+async function runTarget(cfg: Config, given: BindingTarget, cases: Case[], hooks: RunHooks): Promise<Omit<TargetRun, 'suiteCases'>> {
+  const { target, security } = securityOf(cfg, given);
   const base: Omit<RunEnv, 'probe' | 'startupMs'> = {
     target,
+    ...(security ? { security } : {}),
     selfId: HARNESS_ID,
     key: runKey(cfg, target),
     stepTimeoutMs: cfg.timeoutMs * cfg.timeScale,
@@ -285,10 +314,19 @@ async function runTarget(cfg: Config, target: BindingTarget, cases: Case[], hook
     replay: (id, extra) => replayCommand(cfg, id, extra, target),
     debug: cfg.debug,
     shared: new Map(),
-    ...(cfg.registry ? { registry: cfg.registry } : {}),
+    ...(cfg.registry
+      ? {
+          registry: {
+            url: cfg.registry.url,
+            ...(cfg.registry.agentPid !== undefined ? { agentPid: cfg.registry.agentPid } : {}),
+            ...(cfg.registry.trust ? { trust: cfg.registry.trust } : {}),
+          },
+        }
+      : {}),
+    ...(target.kind === 'nats' && cfg.signingKey !== undefined ? { signingKey: durableKey(cfg) } : {}),
     ...(hooks.log ? { log: hooks.log } : {}),
   };
-  await whenListening(target, cfg.timeScale, hooks.log ?? ((line) => process.stderr.write(`${line}\n`))).catch((err: Error) => {
+  await whenListening(target, cfg.listenWaitMs, hooks.log ?? ((line) => process.stderr.write(`${line}\n`))).catch((err: Error) => {
     throw new CannotRun(err.message);
   });
   const found = await probe(base);
@@ -299,7 +337,7 @@ async function runTarget(cfg: Config, target: BindingTarget, cases: Case[], hook
   const jobs = cfg.jobs ?? defaultJobs(target.kind);
   const load = loadNote(target, found.card, selected, jobs);
   if (load) hooks.log?.(load);
-  if (target.kind === 'nats' && !found.stop) await oneProcess(target.url, base.stepTimeoutMs);
+  if (target.kind === 'nats' && !found.stop) await oneProcess(target.url, base.stepTimeoutMs, target.tls);
   // A fresh agent may take a while to start, more so when cases run in parallel: its first reply
   // may take three times the probe's start-up plus 2 s, and never less than 30 s.
   const startupMs = Math.max(base.stepTimeoutMs, ((found.startupMs ?? 0) * 3 + 2000) * cfg.timeScale, 30_000 * cfg.timeScale);
@@ -334,9 +372,9 @@ export function loadNote(target: BindingTarget, card: Probe['card'], cases: read
 }
 
 /** Stops a run when several processes answer for the agent id: the suite judges one (spec: bindings-nats#opening). */
-async function oneProcess(url: string, timeoutMs: number): Promise<void> {
+async function oneProcess(url: string, timeoutMs: number, tls?: TlsOptions): Promise<void> {
   const { answeringProcesses, severalProcesses } = await import('./nats-processes.ts');
-  const n = await answeringProcesses(url, timeoutMs).catch(() => undefined);
+  const n = await answeringProcesses(url, timeoutMs, 'tap', tls).catch(() => undefined);
   if (n !== undefined && n > 1) throw new CannotRun(severalProcesses(parseNatsUrl(url).agentId!, url, n));
 }
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { meetsBinding, tasksOf, type Case } from './case.ts';
 import { capacityOf, limitsOf, TaskGate, TaskLedger } from './load.ts';
 import { bindingOf } from './target.ts';
-import { CaseContext, caseRun, type RunEnv } from './context.ts';
+import { CaseContext, caseRun, certificatePrincipals, type RunEnv } from './context.ts';
 import { quoteOf } from './requirements.ts';
 import type { Received } from './peer.ts';
 import { judgeHistory } from './judge/history.ts';
@@ -92,6 +92,10 @@ export async function unmetNeed(c: Case, env: RunEnv): Promise<Outcome | null> {
   }
   if (n.registry && !env.registry)
     return skipped('no registry was given: pass --registry nats://host:port, the server of the mesh the agent joined');
+  if (n.registryTrust && env.registry?.trust === undefined)
+    return skipped(
+      'no trust file was given: pass --registry-trust FILE, the trust file that binds the agent id to the key the agent signs its entry with',
+    );
   if (n.agentPid && env.registry?.agentPid === undefined)
     return skipped('the suite may not stop the agent: pass --agent-pid with the process id of the agent (it receives SIGTERM)');
   if (n.restart && env.probe.card?.durability !== 'restart') return unimplemented('the agent card does not declare durability "restart"');
@@ -101,7 +105,7 @@ export async function unmetNeed(c: Case, env: RunEnv): Promise<Outcome | null> {
     return unimplemented(
       'no key was given: pass --hmac-key-id, --hmac-key and --hmac-peer (and start the agent with the same TAP_HMAC_* values)',
     );
-  return overLimits(c, env);
+  return securityNeed(n, env) ?? overLimits(c, env);
 }
 
 /**
@@ -125,6 +129,35 @@ function overLimits(c: Case, env: RunEnv): Outcome | null {
   return harnessError(
     `the case holds up to ${need} tasks at once and the agent allows ${which}: the suite does not load an agent past its limits, so it cannot run this case; to certify, serve the conformance run with limits of at least ${need}`,
   );
+}
+
+/** The security profile's material and the principals a run can make (spec: security); null when the case can run. */
+function securityNeed(n: NonNullable<Case['needs']>, env: RunEnv): Outcome | null {
+  const sec = env.security;
+  const certificates = sec?.clients.length ?? 0;
+  if (n.security === 'tokens' && !sec?.tokens)
+    return unimplemented('no token issuer was given: pass --jwt-key, --jwt-issuer and --jwt-audience (the agent must trust that issuer)');
+  if (n.security === 'client-certificate' || n.security === 'two-client-certificates') {
+    const wss = env.target.kind === 'websocket' && /^wss:/i.test(env.target.url);
+    if (!wss || certificates === 0)
+      return unimplemented(
+        'no client certificate was given for a wss:// agent: pass its wss:// URL with --tls-ca, --tls-cert and --tls-key',
+      );
+    if (n.security === 'two-client-certificates' && certificates < 2)
+      return unimplemented('one client certificate was given: pass a second --tls-cert and --tls-key, of another identity');
+    if (n.security === 'two-client-certificates' && sec?.tokens)
+      return unimplemented("the run's tokens decide each session's principal: run the certificate cases without --jwt-*");
+  }
+  // A certificate run without tokens: every session proves the same certificate (spec: security#client-certificates).
+  if (n.principals === 'two' && certificatePrincipals(env) && certificates < 2)
+    return notTested(
+      'every session of this run presents the same client certificate, so it is one principal: pass a second --tls-cert and --tls-key, of another identity, to test isolation between principals',
+    );
+  if (n.anonymous && ((certificates > 0 && env.target.kind === 'websocket') || sec?.tokens))
+    return unimplemented(
+      'every session of this run authenticates a principal (a client certificate or a token): none authenticates nobody',
+    );
+  return null;
 }
 
 async function withBudget(p: Promise<Outcome>, ms: number, id: string): Promise<Outcome> {
@@ -260,7 +293,8 @@ export async function runCases(
 ): Promise<CaseResult[]> {
   const reps = Math.max(1, repeat);
   const runs: Run[][] = cases.map(() => []);
-  const isAlone = (c: Case) => c.exclusive === true || c.fillsLimits === true;
+  const isAlone = (c: Case): boolean =>
+    (typeof c.exclusive === 'function' ? c.exclusive(env) : c.exclusive === true) || c.fillsLimits === true;
   // Long cases start first, so they overlap with the many short ones; repetitions follow one another.
   const order = cases
     .map((c, i) => ({ i, budget: c.budgetMs ?? 20_000 }))

@@ -3,28 +3,17 @@
  * (a resume opens a new connection to the same session): identities, negotiated params, the
  * integrity key, and the per-task streams used to check sequences and re-sends.
  */
+import type { Envelope } from '../schemas/src/index.ts';
 
-/** A message as it travels: the envelope members and a payload. */
-export interface Wire {
-  protocol: string;
-  message_id: string;
-  type: string;
-  source: string;
-  target: string;
-  timestamp: string;
-  session_id?: string;
-  task_id?: string;
-  reply_to?: string;
-  sequence?: number;
-  deadline?: string;
-  idempotency_key?: string;
+/** A message as it travels: the envelope (schemas/src/envelope.ts) with its payload read by field, and any member an agent adds. */
+export type Wire = Omit<Envelope, 'payload' | 'metadata'> & {
+  /** Open: trace members and extensions ("x-…"). */
   metadata?: Record<string, unknown>;
-  signature?: { alg: string; key_id: string; value: string };
   // Agent data is untrusted and shaped by schemas checked at run time.
   // biome-ignore lint/suspicious/noExplicitAny: a message of any type, read by field after the schema validated it
   payload: Record<string, any>;
   [extra: string]: unknown;
-}
+};
 
 /** The pre-shared key a signed session uses. */
 export interface HmacKey {
@@ -66,6 +55,8 @@ export class SessionState {
   card: Record<string, any> | undefined;
   /** Set once integrity is proposed (signing starts with handshake.init). */
   integrity: HmacKey | undefined;
+  /** What every handshake.init of the session presents (a bearer token of the run), unless a case gives its own. */
+  credentials: { scheme: string; token?: string } | undefined;
   /** True from handshake.ready on: the envelope carries session_id. */
   bound = false;
   /** True from handshake.go on. */

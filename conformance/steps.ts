@@ -81,7 +81,8 @@ export function initPayload(peer: Peer, o: HandshakeOptions): Record<string, unk
     requires: o.requires ?? [],
     params,
   };
-  if (o.credentials) payload.credentials = o.credentials;
+  const credentials = o.credentials ?? peer.state.credentials;
+  if (credentials) payload.credentials = credentials;
   if (o.resume) payload.resume = o.resume;
   return payload;
 }

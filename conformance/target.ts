@@ -8,6 +8,7 @@ import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { connectWebSocket } from '../reference/transports/websocket.ts';
 import { spawnStdioTransport, type ChildExit } from '../reference/transports/stdio-child.ts';
+import type { TlsOptions } from '../reference/transports/tls.ts';
 import type { RawTransport } from '../reference/transports/transport.ts';
 import type { HmacKey } from './session-state.ts';
 import { forget, killMarked, MARKER_VAR, newMarker, track } from './leftovers.ts';
@@ -19,8 +20,8 @@ export type Binding = 'stdio' | 'websocket' | 'nats';
 /** An agent the command line names, reached over one of TAP's bindings. */
 export type BindingTarget =
   | { kind: 'stdio'; command: string; args: string[]; display: string }
-  | { kind: 'websocket'; url: string; display: string }
-  | { kind: 'nats'; url: string; display: string };
+  | { kind: 'websocket'; url: string; display: string; tls?: TlsOptions }
+  | { kind: 'nats'; url: string; display: string; tls?: TlsOptions };
 
 /**
  * A target that opens its own connections: `memory`, an agent in this process on memory pairs
@@ -44,6 +45,11 @@ export type TargetSpec = BindingTarget | OpeningTarget;
  */
 export function bindingOf(target: TargetSpec): Binding {
   return target.kind === 'memory' || target.kind === 'workspace' ? 'websocket' : target.kind;
+}
+
+/** The TLS material a target's connections present: a WebSocket or NATS target's, none for the others. */
+export function targetTls(target: TargetSpec): TlsOptions | undefined {
+  return target.kind === 'websocket' || target.kind === 'nats' ? target.tls : undefined;
 }
 
 /** An open connection to the agent, not yet started. */
@@ -77,6 +83,8 @@ export interface OpenOptions {
   stateDir?: string;
   /** How long a spawned agent's pipes may stay open after it exited (default 2000 ms). */
   pipeGraceMs?: number;
+  /** TLS of this connection instead of the target's (another client certificate, or none). */
+  tls?: TlsOptions;
 }
 
 /** The placeholder a stdio command may carry for a per-case state folder, e.g. --state-dir {state}. */
@@ -135,12 +143,14 @@ export function launcherOf(target: TargetSpec): string | null {
 export async function openConnection(target: TargetSpec, o: OpenOptions = {}): Promise<Connection> {
   if (target.kind === 'memory' || target.kind === 'workspace') return target.open(o);
   if (target.kind === 'websocket') {
-    const transport = await connectWebSocket(target.url, { protocols: o.protocols, handshakeTimeout: 5000 });
+    const tls = o.tls ?? target.tls;
+    const transport = await connectWebSocket(target.url, { protocols: o.protocols, handshakeTimeout: 5000, ...(tls ? { tls } : {}) });
     return { transport };
   }
   if (target.kind === 'nats') {
     const { connectNatsTransport } = await import('../reference/transports/nats/connect.ts');
-    const transport = await connectNatsTransport(target.url, { timeoutMs: 5000 });
+    const tls = o.tls ?? target.tls;
+    const transport = await connectNatsTransport(target.url, { timeoutMs: 5000, ...(tls ? { tls } : {}) });
     return { transport };
   }
   const command = target.command.includes('/') ? resolve(target.command) : target.command;

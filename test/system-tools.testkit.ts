@@ -5,13 +5,14 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
-import { NATS_SERVER_BIN, natsServerInstalled } from '../reference/transports/nats/test-server.ts';
+import { NATS_SERVER_BIN, natsServerInstalled } from '../reference/transports/nats/nats-server.testkit.ts';
 
 /** How to install each tool. */
 export const INSTALL = {
   'nats-server': 'apt-get install nats-server (or set TAP_NATS_SERVER)',
   chromium: 'apt-get install chromium',
   python3: 'apt-get install python3',
+  openssl: 'apt-get install openssl',
   go: 'apt-get install golang-go',
   'rust-serde': 'apt-get install cargo librust-serde-dev librust-serde-json-dev librust-serde-derive-dev',
 } as const;
@@ -30,6 +31,7 @@ const PRESENT: Record<SystemTool, () => boolean> = {
   'nats-server': () => natsServerInstalled,
   chromium: () => existsSync(CHROMIUM),
   python3: () => runs('python3', ['--version']),
+  openssl: () => runs('openssl', ['version']),
   go: () => runs('go', ['version']),
   'rust-serde': () =>
     runs('cargo', ['--version']) &&

@@ -1,28 +1,32 @@
 /**
- * The import graph of reference/: every relative import of every non-test module, checked against
- * a declared order of layers (and, inside reference/agent, of files) so that every arrow points
- * down, with no circle, and no shipped module over 400 lines. `npx tsx tools/import-graph.ts`
- * prints every violation and exits 1 when there is one.
+ * The import graph of the house: every relative import of every non-test module of each checked
+ * folder (TREES: reference/, conformance/, tools/ and bench/), checked against that folder's
+ * declared layers (and, inside a folder with a declared order such as reference/agent, its file
+ * order) so that every arrow points down, with no circle and no module over 400 lines.
+ * ARCHITECTURE.md says why; this file is the source of the layers and the orders, and
+ * reference/import-graph.test.ts checks the whole house. `npx tsx tools/import-graph.ts` prints
+ * every violation and exits 1 when there is one.
  *
- * Rules. Below every layer stand the schemas (schemas/), which any module may import; the agents
- * started by the conformance suite (reference/agents/) may also import conformance/; nothing may
- * import tools/ or anything else outside reference/. A test file (`*.test.ts`) is exempt from every rule: it may import anything. A testkit
- * (a module of test support named in TESTKITS) takes part in the circle check and may import any
- * layer, but no shipped module may import it. Every other module may import only its own layer or
- * a lower one, and inside reference/agent only a file declared lower in AGENT_ORDER.
- *
- * conformance/ is checked the same way against its own declared order, CONFORMANCE_ORDER.
+ * Rules. A test file (`*.test.ts`) is exempt from every rule: it may import anything. A testkit (a
+ * module of test support, named `*.testkit.ts`) takes part in the circle check and may import any
+ * layer, but no shipped module may import it; the modules of tools/ and bench/ and the demos of
+ * reference/agents are not shipped and may. Every other module may import only its own layer or a
+ * lower one of its folder, a file declared lower in its folder's order, and the folders its tree
+ * names as below it (reference/ stands on schemas/ alone; conformance/ on reference/ and schemas/;
+ * tools/ and bench/ on the whole package). A module in no declared layer, or missing from its
+ * folder's order, is reported. Only the loader of an optional peer imports it for its values
+ * (tools/optional-peers.ts).
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
-import ts from 'typescript';
+import { readFileSync } from 'node:fs';
+import { dirname, join, posix, relative, resolve } from 'node:path';
+import { type Edge, findCycles, type Graph } from './import-cycles.ts';
+import { importsOf, listModules } from './module-imports.ts';
+import { optionalPeerViolations } from './optional-peers.ts';
 
-/** Layers bottom-up; a module's layer is the first entry whose prefix its path (under reference/) starts with. */
+/** reference/ bottom-up; a module's layer is the first entry whose prefix its path (under the folder) starts with. */
 export const LAYERS: readonly (readonly string[])[] = [
-  ['core/', 'package.ts'],
+  ['core/', 'package.ts', 'peers.ts'],
   ['transports/', 'crypto.ts', 'trust.ts'],
-  // The registry of a mesh, below the agent, which loads it (lazily) to join one.
-  ['mesh/semver.ts', 'mesh/entry.ts', 'mesh/registry.ts', 'mesh/member.ts'],
   ['agent/', 'client/'],
   ['workspace/', 'jetstream/', 'mesh/'],
   // An agent process: its command line, bindings, durable queues and signals.
@@ -44,6 +48,7 @@ export const AGENT_ORDER: readonly string[] = [
   'sessions.ts',
   'journal.ts',
   'options.ts',
+  'jwt.ts',
   'environment.ts',
   'signals.ts',
   'integrity.ts',
@@ -57,244 +62,69 @@ export const AGENT_ORDER: readonly string[] = [
   'task-runner.ts',
   // ... requests, handshake and shutdown a Replier.
   'replier.ts',
+  'shutdown.ts',
+  'shares.ts',
   'requests.ts',
   'handshake.ts',
-  'shutdown.ts',
   'recovery.ts',
+  'credentials.ts',
   // The connection, then the agent.
   'inbound.ts',
+  'forged-frames.ts',
   'session.ts',
   'conformance-capabilities.ts',
   'agent.ts',
   'index.ts',
 ];
 
-/** Modules of test support, used by tests and by the agents started for testing. */
-export const TESTKITS: readonly string[] = [
-  'core/testkit.ts',
-  'core/handshake.testkit.ts',
-  'transports/testing.ts',
-  'agent/test-peer.ts',
-  'client/scripted-agent.ts',
-  'workspace/testing.ts',
-  'workspace/test-agent.ts',
-  'mesh/testing.ts',
-  'workspace/test-mailbox-peer.ts',
+/**
+ * tools/ bottom-up: the libraries other tools use, the site and the build, the tarball test, and
+ * the commands (each run by an npm script or another tool).
+ */
+export const TOOLS_LAYERS: readonly (readonly string[])[] = [
+  [
+    'emit-validators.ts',
+    'requirements/',
+    'fixtures/',
+    'soak/',
+    'gen-types/',
+    'summary.ts',
+    'listening-agent.ts',
+    'module-imports.ts',
+    'import-cycles.ts',
+  ],
+  ['optional-peers.ts'],
+  ['site/', 'build.ts'],
+  ['tarball/'],
+  [
+    'certify-reference.ts',
+    'check-coverage.ts',
+    'emit-schema-bundle.ts',
+    'emit-schemas.ts',
+    'import-graph.ts',
+    'mutation.ts',
+    'requirements.ts',
+    'soak.ts',
+    'test-all.ts',
+    'validate-fixtures.ts',
+    'vitest-build.ts',
+  ],
 ];
 
-/** The most lines a shipped module of reference/ may have (STYLE.md: split before a file grows). */
-export const MAX_LINES = 400;
-
-/** One relative import: from a module to a module, both as paths under reference/. */
-export interface Edge {
-  from: string;
-  to: string;
-  typeOnly: boolean;
-}
-
-/** The parsed modules of reference/: each non-test module with its relative imports and its length. */
-export interface Graph {
-  modules: Map<string, { edges: Edge[]; lines: number }>;
-}
-
-function listModules(dir: string, base: string, out: string[]): string[] {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) listModules(path, base, out);
-    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') && !entry.name.endsWith('.d.ts')) {
-      out.push(relative(base, path).split('\\').join('/'));
-    }
-  }
-  return out;
-}
-
-function importsOf(file: string, text: string): { spec: string; typeOnly: boolean }[] {
-  const source = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, false, ts.ScriptKind.TS);
-  const found: { spec: string; typeOnly: boolean }[] = [];
-  const visit = (node: ts.Node): void => {
-    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
-      const clause = node.importClause;
-      const typeOnly =
-        clause !== undefined &&
-        (clause.isTypeOnly ||
-          (clause.name === undefined &&
-            clause.namedBindings !== undefined &&
-            ts.isNamedImports(clause.namedBindings) &&
-            clause.namedBindings.elements.length > 0 &&
-            clause.namedBindings.elements.every((e) => e.isTypeOnly)));
-      found.push({ spec: node.moduleSpecifier.text, typeOnly });
-    } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
-      found.push({ spec: node.moduleSpecifier.text, typeOnly: node.isTypeOnly });
-    } else if (
-      ts.isCallExpression(node) &&
-      node.expression.kind === ts.SyntaxKind.ImportKeyword &&
-      node.arguments[0] !== undefined &&
-      ts.isStringLiteral(node.arguments[0])
-    ) {
-      found.push({ spec: node.arguments[0].text, typeOnly: false });
-    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
-      found.push({ spec: node.argument.literal.text, typeOnly: true });
-    }
-    ts.forEachChild(node, visit);
-  };
-  visit(source);
-  return found.filter((i) => i.spec.startsWith('.'));
-}
-
-/** Reads every non-test module under `root` (the reference/ folder) and its relative imports. */
-export function readGraph(root: string): Graph {
-  const modules = new Map<string, { edges: Edge[]; lines: number }>();
-  for (const from of listModules(root, root, [])) {
-    const text = readFileSync(join(root, from), 'utf8');
-    const edges = importsOf(from, text).map(({ spec, typeOnly }) => ({
-      from,
-      to: relative(root, resolve(root, dirname(from), spec))
-        .split('\\')
-        .join('/'),
-      typeOnly,
-    }));
-    modules.set(from, { edges, lines: text.split('\n').length - (text.endsWith('\n') ? 1 : 0) });
-  }
-  return { modules };
-}
-
-/** The layer of a module (index into LAYERS), or -1 when its path is outside reference/ or undeclared. */
-export function layerOf(path: string): number {
-  return LAYERS.findIndex((prefixes) => prefixes.some((p) => (p.endsWith('/') ? path.startsWith(p) : path === p)));
-}
-
-function agentRank(path: string): number | undefined {
-  if (!path.startsWith('agent/') || path.slice('agent/'.length).includes('/')) return undefined;
-  return AGENT_ORDER.indexOf(path.slice('agent/'.length));
-}
-
-/** Every import circle: each set of modules that reach one another, with one loop through it to follow. */
-export function findCycles(graph: Graph): { members: string[]; loop: string[] }[] {
-  // Tarjan's strongly connected components; every component of two or more is a circle.
-  let index = 0;
-  const indices = new Map<string, number>();
-  const low = new Map<string, number>();
-  const stack: string[] = [];
-  const onStack = new Set<string>();
-  const components: string[][] = [];
-  const strong = (v: string): void => {
-    indices.set(v, index);
-    low.set(v, index);
-    index++;
-    stack.push(v);
-    onStack.add(v);
-    for (const { to } of graph.modules.get(v)?.edges ?? []) {
-      if (!graph.modules.has(to)) continue;
-      if (!indices.has(to)) {
-        strong(to);
-        low.set(v, Math.min(low.get(v) as number, low.get(to) as number));
-      } else if (onStack.has(to)) {
-        low.set(v, Math.min(low.get(v) as number, indices.get(to) as number));
-      }
-    }
-    if (low.get(v) === indices.get(v)) {
-      const component: string[] = [];
-      let w: string;
-      do {
-        w = stack.pop() as string;
-        onStack.delete(w);
-        component.push(w);
-      } while (w !== v);
-      const self = graph.modules.get(v)?.edges.some((e) => e.to === v);
-      if (component.length > 1 || self) components.push(component.sort());
-    }
-  };
-  for (const v of [...graph.modules.keys()].sort()) if (!indices.has(v)) strong(v);
-  return components.map((members) => ({ members, loop: shortestLoop(graph, members) }));
-}
-
-/** One loop through a strongly connected component, as the path a reader can follow. */
-function shortestLoop(graph: Graph, component: string[]): string[] {
-  const members = new Set(component);
-  const start = component[0] as string;
-  const previous = new Map<string, string>();
-  const queue = [start];
-  while (queue.length > 0) {
-    const v = queue.shift() as string;
-    for (const { to } of graph.modules.get(v)?.edges ?? []) {
-      if (!members.has(to)) continue;
-      if (to === start) {
-        const loop = [v];
-        while (loop[0] !== start) loop.unshift(previous.get(loop[0] as string) as string);
-        return loop;
-      }
-      if (!previous.has(to) && to !== start) {
-        previous.set(to, v);
-        queue.push(to);
-      }
-    }
-  }
-  return component;
-}
-
-/** Every rule broken in the graph, one line each, naming the files. */
-export function violations(graph: Graph): string[] {
-  const out: string[] = [];
-  for (const { members, loop } of findCycles(graph)) {
-    const path = [...loop, loop[0]].map((f) => `reference/${f}`).join(' → ');
-    out.push(`import circle among ${members.length} files (${members.join(', ')}); one loop: ${path}`);
-  }
-  for (const [from, { edges, lines }] of graph.modules) {
-    if (lines > MAX_LINES && !TESTKITS.includes(from)) {
-      out.push(`reference/${from} has ${lines} lines, more than ${MAX_LINES}: split it by spec noun`);
-    }
-    const fromLayer = layerOf(from);
-    if (fromLayer < 0) {
-      out.push(`reference/${from} is in no declared layer: add its folder to LAYERS in tools/import-graph.ts`);
-      continue;
-    }
-    const fromRank = agentRank(from);
-    if (fromRank === -1 && !TESTKITS.includes(from)) {
-      out.push(`reference/${from} is not in AGENT_ORDER: declare where it stands in tools/import-graph.ts`);
-    }
-    const testkit = TESTKITS.includes(from);
-    for (const edge of edges) {
-      const to = edge.to;
-      const arrow = `reference/${from} → reference/${to}${edge.typeOnly ? ' (types)' : ''}`;
-      if (to.startsWith('../')) {
-        const folder = to.split('/')[1] ?? '';
-        if (folder === 'schemas' || (folder === 'conformance' && from.startsWith('agents/'))) continue;
-        out.push(`import out of reference/: ${arrow}; a shipped module must not reach into ${folder}/`);
-        continue;
-      }
-      if (TESTKITS.includes(to) && !testkit) {
-        out.push(`shipped module imports test support: ${arrow}`);
-        continue;
-      }
-      if (testkit) continue;
-      const toLayer = layerOf(to);
-      if (toLayer > fromLayer) {
-        out.push(`upward import: ${arrow} (layer ${LAYERS[fromLayer]?.join(' ')} imports layer ${LAYERS[toLayer]?.join(' ')})`);
-        continue;
-      }
-      const toRank = agentRank(to);
-      if (fromRank !== undefined && fromRank >= 0 && toRank !== undefined && toRank >= fromRank) {
-        out.push(`upward import inside reference/agent: ${arrow} (AGENT_ORDER puts ${to.slice(6)} at or above ${from.slice(6)})`);
-      }
-    }
-  }
-  return out;
-}
-
 /**
- * conformance/ bottom-up, as AGENT_ORDER is for reference/agent: an entry is a file or a folder
- * (ending in "/"), a module's entry is the first that names it, and a module may import only
- * modules of its own entry or an earlier one. Test support (the modules under test/) may import
- * anything and no other module may import it; every other module may also import reference/
- * (but not its test support) and schemas/, and nothing else outside conformance/.
+ * conformance/ bottom-up, one entry a layer: an entry is a file or a folder (ending in "/"), a
+ * module's entry is the first that names it, and a module may import only modules of its own entry
+ * or an earlier one (a case file, what cases/ holds).
  */
 export const CONFORMANCE_ORDER: readonly string[] = [
-  // Values and tables: where files are, verdicts, the requirement index, schemas, keys, transcripts.
+  // Values and tables: where files are, verdicts, the requirement index, schemas, keys, tokens, transcripts.
   'paths.ts',
   'verdict.ts',
   'requirements.ts',
   'schemas.ts',
   'mac.ts',
+  'tokens.ts',
+  'x509.ts',
   'session-state.ts',
   'transcript.ts',
   'judge/',
@@ -316,15 +146,17 @@ export const CONFORMANCE_ORDER: readonly string[] = [
   'case.ts',
   'probe.ts',
   'models/',
-  // Mutants of the reference agent: the layer, its operators, the rows of each chapter.
+  // Mutants of the reference agent: the layer, its operators, the rows of each chapter, the broken agent of tools/mutation.ts.
   'mutation/layer.ts',
   'mutation/operators.ts',
   'mutation/rows.ts',
   'mutation/mutants/',
   'mutation/mutants.ts',
-  'mutation/switch.ts',
-  // Running cases, and the engines some cases run on.
+  'mutation/broken-agent.ts',
+  // The command line and the run's credentials, running cases, and the engines some cases run on.
   'options.ts',
+  'usage.ts',
+  'credentials.ts',
   'runner.ts',
   'property-runs.ts',
   'chaos.ts',
@@ -342,55 +174,160 @@ export const CONFORMANCE_ORDER: readonly string[] = [
   'cli.ts',
 ];
 
-/** The entry of CONFORMANCE_ORDER a module of conformance/ stands in (-1: none). */
-export function conformanceRank(path: string): number {
-  return CONFORMANCE_ORDER.findIndex((e) => (e.endsWith('/') ? path.startsWith(e) : path === e));
+/** bench/ bottom-up: the protocol pieces the peers share, the library, the peers and scenarios, the commands. */
+export const BENCH_LAYERS: readonly (readonly string[])[] = [
+  ['peers/bare-protocol.ts', 'peers/mcp-echo.ts'],
+  ['lib/'],
+  ['peers/', 'scenarios/'],
+  ['run.ts', 'profile.ts', 'profile-top.ts'],
+];
+
+/** One checked folder: its layers, the declared file orders inside it, and what stands below it. */
+export interface Tree {
+  /** The folder, from the repository root, ending in "/". */
+  folder: string;
+  layers: readonly (readonly string[])[];
+  /** Sub-folders (under `folder`, ending in "/") whose files import only files declared before them. */
+  orders: Readonly<Record<string, readonly string[]>>;
+  /** Folders outside it (from the repository root) that its modules may import. */
+  below: readonly string[];
+  /** Prefixes (under `folder`) of modules that are not shipped and may use test support; "" for the whole folder. */
+  unshipped: readonly string[];
 }
 
-/** Whether a module of conformance/ is test support: it lives under conformance/test/. */
-export function isConformanceTestSupport(path: string): boolean {
-  return path.startsWith('test/');
+/** The checked folders. */
+export const TREES: readonly Tree[] = [
+  {
+    folder: 'reference/',
+    layers: LAYERS,
+    orders: { 'agent/': AGENT_ORDER },
+    below: ['schemas/'],
+    // The demos run from a clone (npm run demo, demo:workspace, demo:mesh); tsconfig.build.json leaves them out.
+    unshipped: ['agents/demo/', 'agents/workspace-demo/', 'agents/mesh-demo/'],
+  },
+  {
+    folder: 'conformance/',
+    layers: CONFORMANCE_ORDER.map((entry) => [entry]),
+    orders: {},
+    // tap-conform drives the reference library's transports and reads the schemas; it never reaches into tools/.
+    below: ['reference/', 'schemas/'],
+    unshipped: [],
+  },
+  {
+    folder: 'tools/',
+    layers: TOOLS_LAYERS,
+    orders: {},
+    below: ['reference/', 'conformance/', 'schemas/', 'test/', 'package.json'],
+    unshipped: [''],
+  },
+  {
+    folder: 'bench/',
+    layers: BENCH_LAYERS,
+    orders: {},
+    below: ['dist/', 'reference/', 'conformance/', 'schemas/'],
+    unshipped: [''],
+  },
+];
+
+/** A module of test support: named `*.testkit.ts`. */
+export const isTestkit = (path: string): boolean => path.endsWith('.testkit.ts');
+
+/** The most lines a module (not a test, not a testkit) may have (ARCHITECTURE.md: split before a file grows). */
+export const MAX_LINES = 400;
+
+/** Folds a path from the repository root: "reference/../tools/x.ts" becomes "tools/x.ts". */
+function fold(path: string): string {
+  return posix.normalize(path.split('\\').join('/'));
 }
 
-/** Every rule broken in the graph of conformance/ (read with readGraph on the conformance/ folder), one line each. */
-export function conformanceViolations(graph: Graph): string[] {
+/**
+ * Reads every non-test module under `root`, the folder `folder` of the repository (reference/ by
+ * default), and its relative imports; paths are from the repository root.
+ */
+export function readGraph(root: string, folder = 'reference/'): Graph {
+  const modules = new Map<string, { edges: Edge[]; lines: number }>();
+  for (const inside of listModules(root, root, [])) {
+    const text = readFileSync(join(root, inside), 'utf8');
+    const from = folder + inside;
+    const edges = importsOf(inside, text).map(({ spec, typeOnly }) => ({
+      from,
+      to: fold(folder + relative(root, resolve(root, dirname(inside), spec))),
+      typeOnly,
+    }));
+    modules.set(from, { edges, lines: text.split('\n').length - (text.endsWith('\n') ? 1 : 0) });
+  }
+  return { folder, modules };
+}
+
+/** The tree a folder is checked as (reference/ for an unknown one). */
+export function treeOf(folder: string): Tree {
+  return TREES.find((t) => t.folder === folder) ?? (TREES[0] as Tree);
+}
+
+/** The layer of a module (path from the repository root) in its tree, or -1 when it is in none. */
+export function layerOf(path: string, tree: Tree = TREES[0] as Tree): number {
+  if (!path.startsWith(tree.folder)) return -1;
+  const inside = path.slice(tree.folder.length);
+  return tree.layers.findIndex((prefixes) => prefixes.some((p) => (p.endsWith('/') ? inside.startsWith(p) : inside === p)));
+}
+
+/** Where a module stands in its folder's declared order: undefined outside an ordered folder, -1 when undeclared. */
+function rankOf(path: string, tree: Tree): { folder: string; rank: number } | undefined {
+  for (const [folder, order] of Object.entries(tree.orders)) {
+    const prefix = tree.folder + folder;
+    if (!path.startsWith(prefix) || path.slice(prefix.length).includes('/')) continue;
+    return { folder, rank: order.indexOf(path.slice(prefix.length)) };
+  }
+  return undefined;
+}
+
+/** True for a module that is not shipped (tools/, bench/, the demos): it may use test support. */
+const unshipped = (path: string, tree: Tree): boolean => tree.unshipped.some((p) => path.startsWith(tree.folder + p));
+
+/** Every rule broken in the graph (of the folder it was read as), one line each, naming the files. */
+export function violations(graph: Graph): string[] {
+  const tree = treeOf(graph.folder);
   const out: string[] = [];
-  const at = (f: string) => `conformance/${f}`;
   for (const { members, loop } of findCycles(graph)) {
-    const path = [...loop, loop[0]].map((f) => at(f as string)).join(' → ');
-    out.push(`import circle among ${members.length} files (${members.join(', ')}); one loop: ${path}`);
+    out.push(`import circle among ${members.length} files (${members.join(', ')}); one loop: ${[...loop, loop[0]].join(' → ')}`);
   }
   for (const [from, { edges, lines }] of graph.modules) {
-    const support = isConformanceTestSupport(from);
-    if (lines > MAX_LINES && !support) out.push(`${at(from)} has ${lines} lines, more than ${MAX_LINES}: split it by spec noun`);
-    if (support) continue;
-    const fromRank = conformanceRank(from);
-    if (fromRank < 0) {
-      out.push(`${at(from)} is in no entry of CONFORMANCE_ORDER: declare where it stands in tools/import-graph.ts`);
+    const testkit = isTestkit(from);
+    if (lines > MAX_LINES && !testkit) out.push(`${from} has ${lines} lines, more than ${MAX_LINES}: split it by spec noun`);
+    const fromLayer = layerOf(from, tree);
+    if (fromLayer < 0 && !testkit) {
+      out.push(`${from} is in no declared layer: add it to the layers of ${tree.folder} in tools/import-graph.ts`);
       continue;
     }
+    const fromRank = rankOf(from, tree);
+    if (fromRank?.rank === -1 && !testkit) {
+      out.push(
+        `${from} is not in the declared order of ${tree.folder}${fromRank.folder}: declare where it stands in tools/import-graph.ts`,
+      );
+    }
     for (const edge of edges) {
-      const arrow = `${at(from)} → ${at(edge.to)}${edge.typeOnly ? ' (types)' : ''}`;
-      if (edge.to.startsWith('../')) {
-        const inside = edge.to.slice(3);
-        const folder = inside.split('/')[0] ?? '';
-        if (folder === 'schemas') continue;
-        if (folder === 'reference' && !TESTKITS.includes(inside.slice('reference/'.length))) continue;
-        out.push(
-          folder === 'reference'
-            ? `shipped module imports test support: ${arrow}`
-            : `import out of conformance/: ${arrow}; tap-conform must not reach into ${folder}/`,
-        );
+      const to = edge.to;
+      const arrow = `${from} → ${to}${edge.typeOnly ? ' (types)' : ''}`;
+      if (isTestkit(to)) {
+        if (!testkit && !unshipped(from, tree)) out.push(`shipped module imports test support: ${arrow}`);
         continue;
       }
-      if (isConformanceTestSupport(edge.to)) {
-        out.push(`shipped module imports test support: ${arrow}`);
+      if (!to.startsWith(tree.folder)) {
+        if (tree.below.some((b) => to.startsWith(b))) continue;
+        out.push(`import out of ${tree.folder}: ${arrow}; a module of ${tree.folder} must not reach into ${to.split('/')[0]}/`);
         continue;
       }
-      const toRank = conformanceRank(edge.to);
-      if (toRank > fromRank) {
+      if (testkit) continue;
+      const toLayer = layerOf(to, tree);
+      if (toLayer > fromLayer) {
+        out.push(`upward import: ${arrow} (layer ${tree.layers[fromLayer]?.join(' ')} imports layer ${tree.layers[toLayer]?.join(' ')})`);
+        continue;
+      }
+      const toRank = rankOf(to, tree);
+      if (fromRank && toRank && fromRank.folder === toRank.folder && fromRank.rank >= 0 && toRank.rank >= fromRank.rank) {
+        const name = (p: string) => p.slice(tree.folder.length + fromRank.folder.length);
         out.push(
-          `upward import inside conformance/: ${arrow} (CONFORMANCE_ORDER puts ${CONFORMANCE_ORDER[toRank]} above ${CONFORMANCE_ORDER[fromRank]})`,
+          `upward import inside ${tree.folder}${fromRank.folder}: ${arrow} (the declared order puts ${name(to)} at or above ${name(from)})`,
         );
       }
     }
@@ -398,10 +335,15 @@ export function conformanceViolations(graph: Graph): string[] {
   return out;
 }
 
+/** Every violation in the checked folders of the repository at `repoRoot`. */
+export function houseViolations(repoRoot: string): string[] {
+  return [...TREES.flatMap((tree) => violations(readGraph(join(repoRoot, tree.folder), tree.folder))), ...optionalPeerViolations(repoRoot)];
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const root = new URL('../reference/', import.meta.url).pathname;
-  const found = [...violations(readGraph(root)), ...conformanceViolations(readGraph(new URL('../conformance/', import.meta.url).pathname))];
+  const found = houseViolations(new URL('../', import.meta.url).pathname);
   for (const line of found) console.log(line);
-  console.log(found.length === 0 ? 'import graph: every arrow points down' : `import graph: ${found.length} violations`);
+  const folders = TREES.map((t) => t.folder).join(', ');
+  console.log(found.length === 0 ? `import graph of ${folders}: every arrow points down` : `import graph: ${found.length} violations`);
   process.exit(found.length === 0 ? 0 : 1);
 }

@@ -4,7 +4,7 @@
  * and reports how many it catches, and how many a case that cites the broken requirement catches.
  *
  * Each mutant runs in this process on an in-memory transport pair (those of the stdio binding as
- * tap-reference-agent processes with TAP_BREAK set); the cases run against it are
+ * processes of conformance/mutation/broken-agent.ts, compiled in dist/); the cases run against it are
  * those that cite its requirement and the other cases of their profiles (--scope citing: only the
  * citing ones). A case that fails against the unbroken agent is left out of every verdict. Two
  * mutants run at a time (--jobs). Writes a table to stdout and JSON to --json (default
@@ -43,7 +43,7 @@ export interface MutantResult {
   ran_citing: string[];
   caught: boolean;
   caught_by_citing: boolean;
-  /** How many messages the mutation changed (in memory only; null over stdio, where it runs in the agent's process). */
+  /** How many messages the mutation changed (in memory only; null over stdio, where it runs in the broken agent's process). */
   fired: number | null;
   ms: number;
 }
@@ -77,6 +77,9 @@ export interface MutationOptions {
 
 const KEY = { keyId: 'mutation-key', key: newKey(), peer: 'tap-conform.hmac' };
 
+/** The compiled entry of conformance/mutation/broken-agent.ts (npm run mutation builds dist/ first). */
+const BROKEN_AGENT = repoPath('dist/conformance/mutation/broken-agent.js');
+
 /** A target that opens in-memory connections to a fresh reference agent, each behind the mutant's layer. */
 function memoryTarget(mutant: Mutant | undefined) {
   const agent = createAgent({
@@ -103,16 +106,10 @@ function memoryTarget(mutant: Mutant | undefined) {
   return { target, stop: () => agent.shutdown() };
 }
 
-/** The reference agent as a process over stdio, with TAP_BREAK naming the mutant. */
+/** The broken agent (the reference agent behind the mutant's layer; unbroken without one) as a process over stdio. */
 function stdioTarget(mutant: Mutant | undefined) {
-  const args = ['bin/tap-reference-agent.mjs', '--state-dir', STATE_PLACEHOLDER];
-  const env = mutant ? [`TAP_BREAK=${mutant.id}`] : [];
-  const target: TargetSpec = {
-    kind: 'stdio',
-    command: 'env',
-    args: [...env, 'node', ...args],
-    display: `tap-reference-agent ${env.join(' ')}`,
-  };
+  const args = [BROKEN_AGENT, ...(mutant ? [mutant.id] : []), '--state-dir', STATE_PLACEHOLDER];
+  const target: TargetSpec = { kind: 'stdio', command: process.execPath, args, display: `broken-agent ${mutant?.id ?? '(unbroken)'}` };
   return { target, stop: async () => {} };
 }
 

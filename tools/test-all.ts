@@ -10,8 +10,9 @@
  *   into an empty project, run the bins and the library from there), the recipes of the README and
  *   the Getting Started page run verbatim from there (tools/tarball/recipes.ts), and the
  *   certification of the reference agent over stdio and WebSocket with the installed package's own bins.
- * - `--fast`: the build, then the vitest files of the fast tier (TAP_TIER=fast: units and the
- *   in-memory conformance run; no process-heavy suites) with the same checks beside them.
+ * - `--fast`: the build, then the vitest project `fast` (every `*.test.ts` that is not a
+ *   `*.process`, `*.server`, `*.browser` or `*.slow` test: units and the in-memory conformance run,
+ *   see vitest.config.ts) with the same checks beside them.
  *
  * `--skip <step>` leaves a step out (by the name printed before it).
  */
@@ -78,12 +79,12 @@ const together = (name: string, commands: [string, string[]][], capture = false)
 const tsx = (script: string, ...args: string[]): [string, string[]] => [process.execPath, ['--import', 'tsx', script, ...args]];
 
 /** Runs vitest with a JSON report and counts its tests. */
-const vitest = (name: string, env: NodeJS.ProcessEnv = {}): Step => ({
+const vitest = (name: string, args: string[] = []): Step => ({
   name,
   run: async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tap-vitest-'));
     const out = join(dir, 'report.json');
-    const code = await sh('npx', ['vitest', 'run', '--reporter=dot', '--reporter=json', `--outputFile.json=${out}`], env);
+    const code = await sh('npx', ['vitest', 'run', ...args, '--reporter=dot', '--reporter=json', `--outputFile.json=${out}`]);
     try {
       const report = JSON.parse(readFileSync(out, 'utf8')) as {
         numPassedTests: number;
@@ -127,23 +128,33 @@ const vitest = (name: string, env: NodeJS.ProcessEnv = {}): Step => ({
   },
 });
 
+/** The package installed alone (the certification runs from it), and with its optional peers (the docs run from it). */
 let installed: Installed | undefined;
+let withPeers: Installed | undefined;
 
-/** Packs, installs into an empty project and runs the tarball checks there. */
+/** Packs, installs into an empty project alone and then with the optional peers, and runs the tarball checks of each. */
 const tarball: Step = {
-  name: 'tarball: the packed package installed into an empty project',
+  name: 'tarball: the packed package installed into an empty project, alone and with its optional peers',
   run: async () => {
     // Its lines are kept and printed together when it ends: vitest prints beside it.
     const lines: string[] = [];
     try {
       installed = await prepareInstalled();
+      withPeers = await prepareInstalled({ peers: true, packed: installed.packed });
     } catch (err) {
       console.error(`\n── tarball: FAIL ${(err as Error).message}`);
       return { passed: 0, failed: 1 };
     }
-    const r = await runChecks(installed, (line) => lines.push(line));
+    lines.push('  the package alone:');
+    const alone = await runChecks(installed, (line) => lines.push(line));
+    lines.push('  with its optional peers:');
+    const peers = await runChecks(withPeers, (line) => lines.push(line));
     process.stdout.write(`\n── tarball:\n${lines.join('\n')}\n`);
-    return { ...r, note: `${(installed.packed.size / 1024).toFixed(0)} KiB, ${installed.packed.files.length} files` };
+    return {
+      passed: alone.passed + peers.passed,
+      failed: alone.failed + peers.failed,
+      note: `${(installed.packed.size / 1024).toFixed(0)} KiB, ${installed.packed.files.length} files`,
+    };
   },
 };
 
@@ -152,15 +163,15 @@ const tarball: Step = {
  * installed package (tools/tarball/docs.ts), one after another (they share the ports they name).
  */
 const docs: Step = {
-  name: "docs: README's and Getting Started's commands, verbatim, from the installed package",
+  name: "docs: README's and Getting Started's commands, verbatim, from the installed package with its optional peers",
   run: async () => {
-    if (!installed) return { passed: 0, failed: 1, note: 'no installed package (the tarball step failed or was skipped)' };
+    if (!withPeers) return { passed: 0, failed: 1, note: 'no installed package (the tarball step failed or was skipped)' };
     const lines: string[] = [];
     let passed = 0;
     let failed = 0;
     try {
       for (const recipe of recipesOf(allBlocks())) {
-        const r = await runRecipe(recipe, join(installed.dir, 'project'));
+        const r = await runRecipe(recipe, join(withPeers.dir, 'project'));
         lines.push(`${r.ok ? 'ok  ' : 'FAIL'} recipe ${recipe.name}`, ...r.lines);
         if (r.ok) passed++;
         else failed++;
@@ -250,7 +261,7 @@ type Stage = Step | Lane[];
 export const FULL: Stage[] = [build, [vitest('vitest: every test file, on both cores'), statics, [tarball, docs, certify]]];
 export const FAST: Stage[] = [
   build,
-  [vitest('vitest: the fast tier (units and the in-memory conformance run)', { TAP_TIER: 'fast' }), statics],
+  [vitest('vitest: the fast tier (units and the in-memory conformance run)', ['--project', 'fast']), statics],
 ];
 
 async function main(): Promise<number> {
@@ -291,7 +302,7 @@ async function main(): Promise<number> {
       }
     }
   } finally {
-    if (installed) rmSync(installed.dir, { recursive: true, force: true });
+    for (const inst of [installed, withPeers]) if (inst) rmSync(inst.dir, { recursive: true, force: true });
   }
   console.log(`\n${lines.join('\n')}\nin ${((Date.now() - started) / 1000).toFixed(0)} s`);
   console.log(summaryLine(passed, failed, skipped));

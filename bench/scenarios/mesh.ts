@@ -50,7 +50,7 @@ async function startAll(children: LineChild[], what: string): Promise<void> {
 }
 
 export async function mesh(budget: Budget, selected: (id: string) => boolean, log: (line: string) => void): Promise<Row[]> {
-  const { natsServerInstalled, startNatsServer } = await import('../../reference/transports/nats/test-server.ts');
+  const { natsServerInstalled, startNatsServer } = await import('../../reference/transports/nats/nats-server.testkit.ts');
   // The stated target is for 20 agents; a smaller fleet (the tiny run) is measured but not judged.
   const fleet = budget.meshAgents;
   const base = (id: string, title: string, unit: string, better: 'higher' | 'lower', method: string) => ({

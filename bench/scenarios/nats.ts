@@ -8,7 +8,7 @@
  */
 import { connect as natsConnect, type NatsConnection } from '@nats-io/transport-node';
 import { AckPolicy, jetstream, RetentionPolicy, StorageType } from '@nats-io/jetstream';
-import { natsServerInstalled, startNatsServer, type NatsServer } from '../../dist/reference/transports/nats/test-server.js';
+import { natsServerInstalled, startNatsServer, type NatsServer } from '../../reference/transports/nats/nats-server.testkit.ts';
 import { delay, spawnScript, type LineChild } from '../lib/children.ts';
 import { inflight, sequential, warmUp, type Call } from '../lib/measure.ts';
 import type { Budget } from '../lib/options.ts';

@@ -2,7 +2,8 @@
  * Cases every binding with connections has, written once and given to each binding's profile:
  * one session per connection, and the close codes after a farewell and after a fatal error
  * (spec: bindings-websocket#one-session, bindings-websocket#close-codes, bindings-nats#opening,
- * bindings-nats#closing).
+ * bindings-nats#closing); and the harness's own NATS transport of a session, for the profiles
+ * that inject faults over NATS.
  */
 import { defineCase, type Case, type CaseHead, type Needs, type Profile } from '../case.ts';
 import type { CaseContext } from '../context.ts';
@@ -10,6 +11,14 @@ import type { Peer } from '../peer.ts';
 import { handshake, initPayload } from '../steps.ts';
 import type { Outcome } from '../verdict.ts';
 import { check, checkError, need, show, verdictOf } from './kit.ts';
+import { NatsTransport } from '../../reference/transports/nats/index.ts';
+
+/** The harness's NATS transport of a peer, for fault injection. */
+export function natsOf(ctx: CaseContext, peer: Peer): NatsTransport {
+  const t = ctx.connectionOf(peer)?.transport;
+  if (!(t instanceof NatsTransport)) throw new Error('the connection is not a NATS transport');
+  return t;
+}
 
 /** A binding's profile and the need that keeps its cases to runs over it. */
 export interface ConnectionBinding {

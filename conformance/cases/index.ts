@@ -12,6 +12,7 @@ import { authorizationCases } from './authorization/index.ts';
 import { plansCases } from './plans/index.ts';
 import { shutdownCases } from './shutdown/index.ts';
 import { integrityCases } from './integrity/index.ts';
+import { securityCases } from './security/index.ts';
 import { stdioCases } from './stdio/index.ts';
 import { websocketCases } from './websocket/index.ts';
 import { natsCases } from './nats/index.ts';
@@ -28,6 +29,7 @@ export const ALL_CASES: readonly Case[] = [
   ...plansCases,
   ...shutdownCases,
   ...integrityCases,
+  ...securityCases,
   ...stdioCases,
   ...websocketCases,
   ...natsCases,

@@ -173,7 +173,10 @@ export function count(n: number, singular: string, plural = `${singular}s`): str
 }
 
 /** How a profile that the agent does not offer is named in the level line, where its name alone says little. */
-const OFFERED: Record<string, string> = { 'nats-durable': 'nats-durable (durable queues)' };
+const OFFERED: Record<string, string> = {
+  'nats-durable': 'nats-durable (durable queues)',
+  security: 'security (client certificates and tokens)',
+};
 
 /**
  * What a certification did not cover: optional profiles the agent does not offer, other cases

@@ -60,11 +60,13 @@ describe('tap-conform exit codes', () => {
     expect(r.err).toMatch(/^tap-conform: could not start .*no-such-command-tc.*no such file \(exit 3\)\n$/);
   });
 
-  it('exits 3 when the WebSocket URL is unreachable', async () => {
+  it('exits 3 when the WebSocket URL is unreachable, after waiting for it (stretched short by --time-scale)', async () => {
     const port = await closedPort();
-    const r = await run(`ws://127.0.0.1:${port}/tap`);
+    const r = await run('--wait', '1', `ws://127.0.0.1:${port}/tap`);
     expect(r.code).toBe(3);
-    expect(r.err).toMatch(/^tap-conform: could not connect to ws:\/\/127\.0\.0\.1:\d+\/tap: connection refused .*\(exit 3\)\n$/);
+    expect(r.err).toMatch(
+      /^tap-conform: waiting up to 1 s for ws:\/\/127\.0\.0\.1:\d+\/tap to accept connections\ntap-conform: could not connect to ws:\/\/127\.0\.0\.1:\d+\/tap: connection refused .*\(exit 3\)\n$/,
+    );
   });
 
   it('lists the cases with id, level, profile, spec anchor and title', async () => {

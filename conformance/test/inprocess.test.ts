@@ -3,12 +3,12 @@
  * in-memory transport pair. A deliberately broken wrapper shows that the harness fails what it
  * should; memory-suite.test.ts runs the suite's breadth (cases, property models, chaos layer).
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { RawTransport } from '../../reference/transports/transport.ts';
 import type { Case } from '../case.ts';
 import { ALL_CASES } from '../cases/index.ts';
 import { runCase } from '../runner.ts';
-import { memoryEnv as env, memoryTarget, stopMemoryAgents } from './memory-target.ts';
+import { memoryEnv as env, memoryTarget, stopMemoryAgents } from './memory-target.testkit.ts';
 
 afterAll(stopMemoryAgents);
 
@@ -49,9 +49,23 @@ describe('a broken agent is failed by the case that targets its rule', () => {
 
   it('no result: the agent is diagnosed as ignoring the task', { timeout: 30_000 }, async () => {
     const e = await env(memoryTarget(dropResults));
-    const r = await runCase(byId('tasks.lifecycle.echo'), e);
-    expect(r.outcome.verdict).toBe('FAIL');
-    expect(r.outcome.silence).toBe('ignoring');
+    // The case waits out its step timeout (3 s) for the result, then for a pong: on a fake clock,
+    // moved to the next timer only once the agent and the harness have nothing left to do.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+    try {
+      const running = runCase(byId('tasks.lifecycle.echo'), e);
+      let done = false;
+      void running.finally(() => (done = true));
+      while (!done) {
+        for (let i = 0; i < 20 && !done; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+        if (!done) vi.advanceTimersToNextTimer();
+      }
+      const r = await running;
+      expect(r.outcome.verdict).toBe('FAIL');
+      expect(r.outcome.silence).toBe('ignoring');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('a sequence gap fails the case on the wire check, naming the gap', { timeout: 30_000 }, async () => {

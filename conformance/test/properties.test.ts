@@ -7,7 +7,7 @@ import { MUTANTS } from '../mutation/mutants.ts';
 import { ALL_CASES } from '../cases/index.ts';
 import { runProperty } from '../property-runs.ts';
 import { runCases } from '../runner.ts';
-import { MEMORY_KEY, memoryEnv, memoryTarget, stopMemoryAgents } from './memory-target.ts';
+import { MEMORY_KEY, memoryEnv, memoryTarget, stopMemoryAgents } from './memory-target.testkit.ts';
 
 const lifecycleProperty = ALL_CASES.find((c) => c.id === 'tasks.property.lifecycle')!;
 

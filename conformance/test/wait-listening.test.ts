@@ -29,7 +29,7 @@ describe('a run waits for a WebSocket agent started just before it', () => {
     const said: string[] = [];
     const started = setTimeout(() => void agent.listen({ host: '127.0.0.1', port, path: '/tap' }), 700);
     try {
-      await whenListening({ kind: 'websocket', url, display: url }, 1, (line) => said.push(line));
+      await whenListening({ kind: 'websocket', url, display: url }, 20_000, (line) => said.push(line));
       expect(said).toEqual([`tap-conform: waiting up to 20 s for ${url} to accept connections`]);
     } finally {
       clearTimeout(started);
@@ -40,6 +40,6 @@ describe('a run waits for a WebSocket agent started just before it', () => {
   it('gives up with the connection error once the wait is over', async () => {
     const port = await freePort();
     const url = `ws://127.0.0.1:${port}/tap`;
-    await expect(whenListening({ kind: 'websocket', url, display: url }, 0.01)).rejects.toThrow(/connection refused/);
+    await expect(whenListening({ kind: 'websocket', url, display: url }, 200)).rejects.toThrow(/connection refused/);
   });
 });

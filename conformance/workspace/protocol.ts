@@ -10,8 +10,12 @@ import { selectCases } from '../select.ts';
 import type { LevelTarget } from '../options.ts';
 import { skipped } from '../verdict.ts';
 
-/** Not over mailboxes: the other bindings' own profiles, and the registry profile, which needs a mesh (--registry). */
-const NOT_OVER_MAILBOXES: readonly Profile[] = ['stdio', 'websocket', 'nats', 'nats-durable', 'registry'];
+/**
+ * Not over mailboxes: the other bindings' own profiles, the registry profile, which needs a mesh
+ * (--registry), and the security profile, whose certificates and tokens are those of a network
+ * connection (a workspace's principals are its mailboxes' owners, spec: bindings-workspace).
+ */
+const NOT_OVER_MAILBOXES: readonly Profile[] = ['stdio', 'websocket', 'nats', 'nats-durable', 'registry', 'security'];
 /** The profiles of the message protocol that apply over mailboxes. */
 export const MAILBOX_PROFILES: readonly Profile[] = PROFILES.filter((p) => !NOT_OVER_MAILBOXES.includes(p));
 
@@ -23,6 +27,8 @@ export const MAILBOX_SKIPS: Readonly<Record<string, string>> = {
     'the agent closes the earlier connection of a resumed session without a message, and a mailbox has no close to observe',
   'core.limits.peer-gone': 'the agent ends the transport of a silent peer without a message, and a mailbox has no close to observe',
   'resume.orphan.session-lost': 'the case orphans a session by closing its connection, and a mailbox has no close for the agent to notice',
+  'core.limits.anonymous-origin-tasks':
+    'the case counts the anonymous sessions of one network origin, and a mailbox has no network origin (its owner is its principal)',
 };
 
 /** Why case `id` is skipped over mailboxes, or undefined when it runs. */

@@ -7,17 +7,14 @@ import type { AgentCard } from '../../schemas/src/index.ts';
 import { createStdioAgentTransport, type StdioAgentOptions } from '../transports/stdio.ts';
 import type { CloseInfo, Transport } from '../transports/transport.ts';
 import type { NatsListenerOptions } from '../transports/nats/listener.ts';
-import { SUPPORTED_VERSIONS } from '../core/catalogue.ts';
-import type { RegistryEndpoint } from '../mesh/entry.ts';
-import type { MeshOptions, Membership } from '../mesh/member.ts';
-import type { TapWebSocketServer } from '../transports/websocket.ts';
+import type { TapWebSocketServer, WebSocketServerOptions } from '../transports/websocket.ts';
 import { CONFORMANCE_CAPABILITIES } from './conformance-capabilities.ts';
 import { conformanceFromEnv, keysFromEnv, mergeKeys, processEnvironment } from './environment.ts';
 import { Journal } from './journal.ts';
 import type { AgentOptions } from './options.ts';
 import { compactedRecords, replayJournal, resumeAfterRestart } from './recovery.ts';
 import { Runtime } from './runtime.ts';
-import { Connection, type AttachOptions } from './session.ts';
+import { Connection, PRE_HANDSHAKE_MAX_BYTES, type AttachOptions } from './session.ts';
 import { shutdownAll } from './shutdown.ts';
 import { stopOnSignals } from './signals.ts';
 import { TaskRunner } from './task-runner.ts';
@@ -30,6 +27,21 @@ export interface AgentConnection {
   close(): Promise<void>;
 }
 
+/** Where and how the agent listens over WebSocket. */
+export interface AgentListenOptions {
+  /** The interface (default 127.0.0.1). */
+  host?: string;
+  /** The port (default 0: any free one; read it from the listener's url). */
+  port?: number;
+  /** The only path that accepts sessions (default: any). */
+  path?: string;
+  /**
+   * Serve wss:// with this certificate and key; with `ca`, require of every client a certificate
+   * that `ca` verifies, whose identity is the session's principal (spec: security#client-certificates).
+   */
+  tls?: WebSocketServerOptions['tls'];
+}
+
 /** A listening WebSocket endpoint of the agent. */
 export interface AgentListener {
   /** Where requesters connect, e.g. ws://127.0.0.1:8787/tap. */
@@ -37,8 +49,19 @@ export interface AgentListener {
   close(): Promise<void>;
 }
 
+/** Where the agent accepts sessions over one binding: what a registry entry names (spec: registry#entry). */
+export interface AgentEndpoint {
+  binding: 'websocket' | 'nats';
+  url: string;
+  /** The NATS subject prefix when it is not "tap". */
+  prefix?: string;
+}
+
 /** Where and how the agent listens over NATS: a nats:// URL or an open connection, and optional credentials. */
-export type AgentNatsOptions = Pick<NatsListenerOptions, 'url' | 'nc' | 'connectOptions' | 'prefix' | 'keepaliveMs'> & {
+export type AgentNatsOptions = Pick<
+  NatsListenerOptions,
+  'url' | 'nc' | 'connectOptions' | 'tls' | 'prefix' | 'keepaliveMs' | 'trustRequestInfo'
+> & {
   /** Sees each session's transport before the agent does and returns the one the agent serves (a trace recorder). */
   wrap?: (transport: Transport) => Transport;
 };
@@ -52,15 +75,19 @@ export interface Agent {
   /** Serves one session on this process's stdin and stdout; resolves when it is over (spec: bindings-stdio). */
   serveStdio(options?: StdioAgentOptions): Promise<void>;
   /** Accepts sessions over WebSocket, subprotocol tap.v1 (spec: bindings-websocket). */
-  listen(options?: { host?: string; port?: number; path?: string }): Promise<AgentListener>;
+  listen(options?: AgentListenOptions): Promise<AgentListener>;
   /** Accepts sessions over NATS under the card's agent id (spec: bindings-nats#opening). */
   listenNats(options: AgentNatsOptions): Promise<AgentListener>;
+  /** Where the agent accepts sessions now: one endpoint per open listener (listen, listenNats). */
+  endpoints(): AgentEndpoint[];
+  /** Its non-terminal tasks across all sessions now. */
+  runningTasks(): number;
   /**
-   * Joins a mesh: keeps an entry with this agent's card, listening endpoints and load in the
-   * registry, renewed every heartbeat, and withdraws it as the shutdown begins (spec: registry).
-   * Needs a listener (listen or listenNats) first, since an entry names where to reach the agent.
+   * Runs `hook` first when the shutdown begins, before any session ends (a mesh membership
+   * withdraws its entry there: spec: registry#withdrawal); returns the function that removes it.
+   * Throws once the shutdown has begun.
    */
-  joinMesh(options: MeshOptions): Promise<Membership>;
+  onShutdown(hook: () => Promise<void> | void): () => void;
   /**
    * Ends every session (hand-offs, results, farewells), refuses new ones and closes the
    * listeners; idempotent: a second call returns the first one's promise (spec: shutdown#signals).
@@ -92,9 +119,9 @@ export function createAgent(options: AgentOptions): Agent {
   const runner = new TaskRunner(rt);
   const connections = new Set<Connection>();
   const servers = new Set<Pick<TapWebSocketServer, 'close'>>();
-  // Where the agent accepts sessions now, for its registry entry (spec: registry#entry).
-  const endpoints = new Map<object, RegistryEndpoint>();
-  let membership: Membership | undefined;
+  // Where the agent accepts sessions now, for a registry entry (spec: registry#entry).
+  const endpoints = new Map<object, AgentEndpoint>();
+  const shutdownHooks = new Set<() => Promise<void> | void>();
   if (options.stateDir) {
     const { journal, records } = Journal.open(options.stateDir, { log: (m) => rt.log('warn', m), ...options.journal });
     rt.journal = journal;
@@ -113,8 +140,16 @@ export function createAgent(options: AgentOptions): Agent {
   };
   const shutdown = (reason = 'the agent is shutting down'): Promise<void> => {
     stopping ??= (async () => {
-      // spec: registry#withdrawal: the entry goes first, so that no requester picks this agent meanwhile.
-      if (membership) await membership.leave();
+      // spec: registry#withdrawal: the hooks go first (a mesh entry), so that no requester picks this agent meanwhile.
+      await Promise.all(
+        [...shutdownHooks].map(async (hook) => {
+          try {
+            await hook();
+          } catch (err) {
+            rt.log('warn', `a shutdown hook failed: ${(err as Error).message}`);
+          }
+        }),
+      );
       await shutdownAll(rt, runner, [...connections], reason);
       await Promise.all([...servers].map((s) => s.close()));
       rt.journal?.close();
@@ -124,6 +159,16 @@ export function createAgent(options: AgentOptions): Agent {
     return stopping;
   };
   rt.shutdownProcess = (reason) => void shutdown(reason);
+
+  // spec: limits#table-limits, limits#sources: connections are capped in all and per origin the binding can name.
+  const connectionRefusal = (origin: string | undefined): string | undefined => {
+    if (connections.size >= rt.settings.maxConnections) return 'too many connections; try again later';
+    if (origin === undefined) return undefined;
+    let mine = 0;
+    for (const c of connections) if (c.transport.origin === origin) mine++;
+    if (mine < rt.settings.maxConnectionsPerSource) return undefined;
+    return `${origin} holds ${mine} connections, its share of this agent's ${rt.settings.maxConnections}; close one or try again later`;
+  };
 
   const attach = (transport: Transport, attachOptions: AttachOptions = {}): AgentConnection => {
     const conn = new Connection(rt, runner, transport, attachOptions);
@@ -156,15 +201,18 @@ export function createAgent(options: AgentOptions): Agent {
         host: listenOptions.host,
         port: listenOptions.port,
         path: listenOptions.path,
+        ...(listenOptions.tls ? { tls: listenOptions.tls } : {}),
         // Frames larger than this close the connection (1009) instead of being buffered (spec: limits#pre-handshake).
         maxPayload: Math.max(1024 * 1024, rt.card.limits.max_message_bytes * 2),
-        onSession: (transport) => {
-          // spec: limits#table-limits: connections are capped; the one over the cap is told to come back later.
-          if (connections.size >= rt.settings.maxConnections) {
-            void transport.close({ code: 1013, reason: 'too many connections; try again later' });
+        onSession: (transport, _request, principal) => {
+          // The connection over a cap is told to come back later.
+          const refusal = connectionRefusal(transport.origin);
+          if (refusal !== undefined) {
+            rt.log('info', `refused a WebSocket connection: ${refusal}`);
+            void transport.close({ code: 1013, reason: refusal });
             return;
           }
-          attach(transport);
+          attach(transport, principal !== undefined ? { principal } : {});
         },
       });
       servers.add(server);
@@ -186,10 +234,11 @@ export function createAgent(options: AgentOptions): Agent {
       const listener = await createNatsListener({
         ...natsOptions,
         agentId: rt.card.agent_id,
-        maxFrameBytes: ceiling,
+        // Until the handshake fixes max_message_bytes a connection keeps at most the pre-handshake limit of a frame (spec: limits#pre-handshake).
+        maxFrameBytes: Math.min(PRE_HANDSHAKE_MAX_BYTES, rt.card.limits.max_message_bytes),
         ceilingBytes: ceiling,
-        // spec: limits#table-limits: the connection over the cap is refused with 1013.
-        admit: () => (connections.size >= rt.settings.maxConnections ? 'too many connections; try again later' : undefined),
+        // The connection over a cap is refused with 1013.
+        admit: connectionRefusal,
         onSession: (transport) => attach(wrap ? wrap(transport) : transport),
       });
       servers.add(listener);
@@ -207,25 +256,12 @@ export function createAgent(options: AgentOptions): Agent {
         },
       };
     },
-    async joinMesh(meshOptions) {
-      if (stopping) throw new Error('the agent is shutting down; it cannot join a mesh');
-      if (membership) throw new Error(`the agent is in a mesh already (instance ${membership.instance}); leave it first`);
-      if (endpoints.size === 0)
-        throw new Error('the agent accepts no sessions a requester could reach: call listen() or listenNats() before joinMesh()');
-      // Loaded on first use: an agent outside a mesh never loads the registry.
-      const { joinMesh } = await import('../mesh/member.ts');
-      const joined = await joinMesh(meshOptions, {
-        card: rt.card,
-        versions: SUPPORTED_VERSIONS,
-        endpoints: () => [...endpoints.values()],
-        runningTasks: () => rt.tasks.activeCount(),
-        log: (level, message) => rt.log(level, message),
-      });
-      membership = joined;
-      void joined.ended.then(() => {
-        if (membership === joined) membership = undefined;
-      });
-      return joined;
+    endpoints: () => [...endpoints.values()],
+    runningTasks: () => rt.tasks.activeCount(),
+    onShutdown(hook) {
+      if (stopping) throw new Error('the agent is shutting down');
+      shutdownHooks.add(hook);
+      return () => void shutdownHooks.delete(hook);
     },
     shutdown,
     stopped,

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createAgent } from './agent.ts';
 import type { TaskContext } from './handler.ts';
 import { withConformanceCapabilities } from './conformance-capabilities.ts';
-import { agentCard, testAgent, TestPeer, expectCleanHistories } from './test-peer.ts';
+import { agentCard, testAgent, TestPeer, expectCleanHistories } from './peer.testkit.ts';
 
 afterEach(expectCleanHistories);
 

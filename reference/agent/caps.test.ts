@@ -6,8 +6,8 @@
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryPair } from '../transports/memory.ts';
-import { connectWebSocket, createWebSocketServer } from '../transports/index.ts';
-import { agentCard, testAgent, TestPeer, expectCleanHistories } from './test-peer.ts';
+import { connectWebSocket, createWebSocketServer, type CloseInfo } from '../transports/index.ts';
+import { agentCard, testAgent, TestPeer, expectCleanHistories } from './peer.testkit.ts';
 
 afterEach(expectCleanHistories);
 
@@ -60,6 +60,22 @@ describe('sessions and connections (spec: limits#table-limits)', () => {
     const ping = first.send({ type: 'ping' });
     expect((await first.reply(ping.message_id)).type).toBe('pong');
   });
+
+  it("closes a WebSocket connection over its address's share with 1013, naming the address (spec: limits#sources)", async () => {
+    const agent = testAgent({ maxConnections: 10, maxConnectionsPerSource: 1 });
+    const listener = await agent.listen({ port: 0 });
+    stops.push(() => agent.shutdown());
+    const first = new TestPeer(await connectWebSocket(listener.url));
+    await first.handshake();
+    const extra = await connectWebSocket(listener.url);
+    const closed = new Promise<CloseInfo>((resolve) => (extra.onclose = resolve));
+    await extra.start();
+    const info = await closed;
+    expect(info.code).toBe(1013);
+    expect(info.reason).toContain('websocket:127.0.0.1 holds 1 connections');
+    const ping = first.send({ type: 'ping' });
+    expect((await first.reply(ping.message_id)).type).toBe('pong');
+  });
 });
 
 describe('back-pressure (spec: limits#back-pressure)', () => {
@@ -76,6 +92,53 @@ describe('back-pressure (spec: limits#back-pressure)', () => {
     await peer.until(() => peer.closed);
     expect(agent.stats().sessions).toBe(1);
     const back = new TestPeer(agent);
+    const resume = back.init({ resume: { session_id: peer.sessionId!, resume_token: peer.resumeToken!, tasks: [] } });
+    expect((await back.reply(resume.message_id)).payload).toMatchObject({ resumed: true });
+  });
+});
+
+describe('a WebSocket peer that never reads (spec: limits#back-pressure)', () => {
+  it('drops it at once past maxUnsentBytes, reads none of its later frames, logs one line, and keeps its session resumable', async () => {
+    const lines: string[] = [];
+    const agent = testAgent({ maxUnsentBytes: 256 * 1024, logger: (level, message) => lines.push(`${level}: ${message}`) });
+    let handled = 0;
+    let handledAtCut = -1;
+    const server = await createWebSocketServer({
+      onSession: (transport) => {
+        agent.attach(transport);
+        // Counts the frames that reach the session, behind the transport.
+        const deliver = transport.onmessage!;
+        transport.onmessage = (frame) => {
+          handled++;
+          deliver(frame);
+        };
+      },
+    });
+    stops.push(() => server.close());
+    stops.push(() => agent.shutdown());
+    const client = await connectWebSocket(server.url);
+    const peer = new TestPeer(client);
+    await peer.handshake();
+    // The client stops reading; its pings are answered with pongs nobody takes.
+    client.socket.pause();
+    (client.socket as unknown as { _socket: { pause(): void } })._socket.pause();
+    const ping = (i: number) => JSON.stringify(peer.build({ type: 'ping', payload: { pad: 'p'.repeat(2000), i } }));
+    let sent = 0;
+    const logged = () => lines.filter((l) => l.includes('bytes unread')).length;
+    while (logged() === 0 && sent < 100_000) {
+      for (let i = 0; i < 200; i++) client.socket.send(ping(sent++));
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    handledAtCut = handled;
+    // What the client sends after the cut never reaches the session.
+    for (let i = 0; i < 2000; i++) if (client.socket.readyState === 1) client.socket.send(ping(sent++));
+    await peer.until(() => agent.stats().connections === 0, 10_000);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(logged()).toBe(1);
+    expect(handled).toBe(handledAtCut);
+    expect(handled).toBeLessThan(sent);
+    expect(agent.stats().sessions).toBe(1);
+    const back = new TestPeer(await connectWebSocket(server.url));
     const resume = back.init({ resume: { session_id: peer.sessionId!, resume_token: peer.resumeToken!, tasks: [] } });
     expect((await back.reply(resume.message_id)).payload).toMatchObject({ resumed: true });
   });

@@ -1,7 +1,7 @@
 /** The open tasks' deadlines behind one timer (spec: tasks#deadlines). */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../core/testkit.ts';
+import { ManualClock } from '../core/samples.testkit.ts';
 import { Deadlines, type Deadlined } from './deadlines.ts';
 
 type T = Deadlined & { id: number };

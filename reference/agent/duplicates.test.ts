@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DuplicateTable } from './duplicates.ts';
-import { REQUESTER_ID, TEST_KEY, TEST_KEY_BYTES, testAgent, TestPeer, expectCleanHistories } from './test-peer.ts';
+import { REQUESTER_ID, TEST_KEY, TEST_KEY_BYTES, testAgent, TestPeer, expectCleanHistories } from './peer.testkit.ts';
 
 afterEach(expectCleanHistories);
 

@@ -86,3 +86,24 @@ export class DuplicateTable {
     this.total -= old.bytes;
   }
 }
+
+/**
+ * The remembered replies of a message, from `own` (the connection's tables). A handshake.init that
+ * resumes a session on a new connection, while this one carries none (`mayResume`), is looked up
+ * in that session's table too, so that a replayed resume is a duplicate of the one that took
+ * place and takes nothing over; only its byte-identical repeat counts (spec:
+ * idempotency#duplicate-messages, resume#replayed-resume).
+ */
+export function rememberedReplies(
+  own: (messageId: string) => Remembered | undefined,
+  sessionTable: (sessionId: string) => DuplicateTable | undefined,
+  msg: { type: string; message_id: string; payload?: unknown },
+  text: string,
+  mayResume: boolean,
+): Remembered | undefined {
+  const here = own(msg.message_id);
+  if (here || msg.type !== 'handshake.init' || !mayResume) return here;
+  const resume = (msg.payload as { resume?: { session_id?: unknown } } | undefined)?.resume;
+  const there = typeof resume?.session_id === 'string' ? sessionTable(resume.session_id)?.get(msg.message_id) : undefined;
+  return there?.request === text ? there : undefined;
+}

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { AGENT_ID, REQUESTER_ID, requesterCard, testAgent, TestPeer, ManualClock, flush, expectCleanHistories } from './test-peer.ts';
+import { AGENT_ID, REQUESTER_ID, requesterCard, testAgent, TestPeer, ManualClock, flush, expectCleanHistories } from './peer.testkit.ts';
 
 afterEach(expectCleanHistories);
 

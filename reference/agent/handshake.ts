@@ -9,10 +9,29 @@ import { replayTask } from './requests.ts';
 import type { Runtime } from './runtime.ts';
 import type { Replier } from './replier.ts';
 import { Session, type SessionInfo } from './sessions.ts';
+import { sourceOf } from './shares.ts';
 import type { DuplicateTable } from './duplicates.ts';
 
 const configs = new WeakMap<Runtime, AgentHandshakeConfig>();
 const encoder = new TextEncoder();
+
+/**
+ * The handshake machine's configuration for one connection: the agent's, with the connection's
+ * credentials check and the principal its binding authenticated (spec: authorization#principals).
+ */
+export function connectionHandshakeConfig(
+  rt: Runtime,
+  verifyCredentials: AgentHandshakeConfig['verifyCredentials'],
+  bindingPrincipal: string | undefined,
+): AgentHandshakeConfig {
+  const config = handshakeConfig(rt);
+  if (!rt.authenticate && bindingPrincipal === undefined) return config;
+  return {
+    ...config,
+    ...(rt.authenticate ? { verifyCredentials } : {}),
+    ...(bindingPrincipal !== undefined ? { bindingPrincipal } : {}),
+  };
+}
 
 /** The handshake machine's configuration for this agent. */
 export function handshakeConfig(rt: Runtime): AgentHandshakeConfig {
@@ -32,7 +51,7 @@ export function handshakeConfig(rt: Runtime): AgentHandshakeConfig {
       resumeWindowMs: rt.settings.resumeWindowMs,
       maxRetainedMessages: rt.settings.maxRetainedMessages,
       keys: rt.keys.map(),
-      verifyCredentials: rt.authenticate,
+      requireCredentials: rt.requireCredentials,
       resume: (request) => {
         // spec: resume#reconnect: same principal, same requester, that session's token.
         const s = rt.sessions.get(request.session_id);
@@ -51,7 +70,7 @@ export function handshakeConfig(rt: Runtime): AgentHandshakeConfig {
   return config;
 }
 
-function infoOf(est: EstablishedSession): SessionInfo {
+function infoOf(est: EstablishedSession, origin: string | undefined): SessionInfo {
   const info: SessionInfo = {
     id: est.sessionId,
     resumeToken: est.resumeToken,
@@ -61,31 +80,37 @@ function infoOf(est: EstablishedSession): SessionInfo {
     params: est.params,
   };
   if (est.integrity) info.keyId = est.integrity.keyId;
+  const share = sourceOf(est, origin);
+  if (share !== info.principal) info.share = share;
   return info;
 }
 
 /** Journals the session before handshake.ack is sent, so that it can be resumed after a restart (spec: tasks#durability). */
-export function sessionPending(rt: Runtime, est: EstablishedSession): void {
-  rt.persist({ t: 'session', info: infoOf(est) });
+export function sessionPending(rt: Runtime, est: EstablishedSession, origin: string | undefined): void {
+  rt.persist({ t: 'session', info: infoOf(est, origin) });
 }
 
 /**
  * The session handshake.go established: a new one, or the resumed one moved to this connection,
  * whose previous connection is closed and whose listed tasks are replayed (spec: resume#reconnect).
  */
-export function sessionEstablished(conn: Replier, est: EstablishedSession, early: DuplicateTable): Session {
+export function sessionEstablished(conn: Replier, est: EstablishedSession, early: DuplicateTable, origin: string | undefined): Session {
   const rt = conn.rt;
   let session = est.resumed ? rt.sessions.get(est.sessionId) : undefined;
   if (session && !session.ended) {
     if (session.resumeTimer !== undefined) rt.clock.clearTimeout(session.resumeTimer);
     session.resumeTimer = undefined;
+    session.orphanedAt = undefined;
     const previous = session.link;
     session.link = conn;
     if (previous && previous !== conn) void previous.close(1000, 'the session was resumed on another connection');
     session.params = est.params;
     session.version = est.version;
+    // The credentials of the resuming handshake bound the session from now on.
+    session.authority = est.authority;
   } else {
-    session = new Session(infoOf(est), rt.out, rt.settings);
+    session = new Session(infoOf(est, origin), rt.out, rt.settings);
+    session.authority = est.authority;
     rt.sessions.set(session.id, session);
     session.link = conn;
   }

@@ -15,14 +15,15 @@ import {
   validateDecoded,
   type ErrorPayload,
 } from '../core/index.ts';
+import type { DecodedEnvelope } from '../../schemas/src/index.ts';
 import type { Hmac } from '../core/platform.ts';
 import { outsideSkew, verifyIncoming } from './integrity.ts';
 import type { SigningKey } from './outbound.ts';
 
 const SUPPORTED_MAJORS = new Set(SUPPORTED_VERSIONS.map((v) => parseVersion(v)!.major));
 
-/** A decoded message as the envelope checks read it. */
-export type Envelope = Record<string, unknown> & { type: string; message_id: string; source: string; target: string };
+/** A decoded message as the envelope checks read it (schemas/src/envelope.ts). */
+export type Envelope = DecodedEnvelope;
 
 /** What the connection knows when a message arrives. */
 export interface EnvelopeState {

@@ -1,11 +1,22 @@
 /** The TAP agent runtime: createAgent, the handler context, and the conformance capabilities. */
 export { createAgent } from './agent.ts';
-export type { Agent, AgentConnection, AgentListener, AgentNatsOptions } from './agent.ts';
+export type { Agent, AgentConnection, AgentEndpoint, AgentListener, AgentListenOptions, AgentNatsOptions } from './agent.ts';
 export { TaskAborted } from './handler.ts';
 export type { AbortKind, AgentStore, CapabilityDefinition, Handler, TaskContext } from './handler.ts';
 export type { PlanDecision, PlanDraft } from './model.ts';
 export { stderrLogger, systemClock } from './options.ts';
-export type { AgentOptions, Authenticator, Clock, Logger, PeerKey, TimerHandle } from './options.ts';
+export type {
+  AgentOptions,
+  AuthenticatedCredentials,
+  Authenticator,
+  AuthenticatorAnswer,
+  Clock,
+  Logger,
+  PeerKey,
+  TimerHandle,
+} from './options.ts';
+export { DEFAULT_CLOCK_TOLERANCE_SEC, jwtAuthenticator, readJwtKeys, scopesOf } from './jwt.ts';
+export type { JwtAuthenticatorOptions } from './jwt.ts';
 export { iso } from './outbound.ts';
 export type { AttachOptions } from './session.ts';
 export { CONFORMANCE_CAPABILITIES, withConformanceCapabilities } from './conformance-capabilities.ts';

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkSignature } from '../core/index.ts';
 import { hmacSha256 } from '../crypto.ts';
-import { ManualClock, REQUESTER_ID, TEST_KEY, TEST_KEY_BYTES, testAgent, TestPeer, expectCleanHistories } from './test-peer.ts';
+import { ManualClock, REQUESTER_ID, TEST_KEY, TEST_KEY_BYTES, testAgent, TestPeer, expectCleanHistories } from './peer.testkit.ts';
 
 afterEach(expectCleanHistories);
 

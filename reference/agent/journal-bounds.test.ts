@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createAgent } from './agent.ts';
 import { JOURNAL_FILE, type JournalIo, type JournalOptions } from './journal.ts';
 import { withConformanceCapabilities } from './conformance-capabilities.ts';
-import { agentCard, expectCleanHistories, TestPeer } from './test-peer.ts';
+import { agentCard, expectCleanHistories, TestPeer } from './peer.testkit.ts';
 
 afterEach(expectCleanHistories);
 

@@ -7,7 +7,7 @@ import type { TaskContext } from './handler.ts';
 import { JOURNAL_FILE } from './journal.ts';
 import type { AgentOptions } from './options.ts';
 import { withConformanceCapabilities } from './conformance-capabilities.ts';
-import { agentCard, TestPeer, type Msg, expectCleanHistories } from './test-peer.ts';
+import { agentCard, TestPeer, type Msg, expectCleanHistories } from './peer.testkit.ts';
 
 afterEach(expectCleanHistories);
 

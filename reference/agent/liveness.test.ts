@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { flush, ManualClock, testAgent, TestPeer, expectCleanHistories } from './test-peer.ts';
+import { flush, ManualClock, testAgent, TestPeer, expectCleanHistories } from './peer.testkit.ts';
 
 afterEach(expectCleanHistories);
 

@@ -54,3 +54,40 @@ export class Liveness {
     this.arm();
   }
 }
+
+/** A connection's timers: each handshake step's timeout, then the heartbeats of its session (spec: handshake#timeouts). */
+export class ConnectionTimers {
+  private step?: TimerHandle;
+  private liveness?: Liveness;
+
+  constructor(private readonly clock: Clock) {}
+
+  /** (Re)starts the timeout of a handshake step. */
+  armStep(ms: number, onTimeout: () => void): void {
+    this.stopStep();
+    this.step = this.clock.setTimeout(() => {
+      this.step = undefined;
+      onTimeout();
+    }, ms);
+  }
+
+  stopStep(): void {
+    if (this.step !== undefined) this.clock.clearTimeout(this.step);
+    this.step = undefined;
+  }
+
+  /** The session is established: heartbeats from now on. */
+  live(intervalMs: number, ping: () => void, gone: () => void): void {
+    this.liveness = new Liveness(this.clock, intervalMs, ping, gone);
+  }
+
+  /** Something arrived from the peer. */
+  heard(): void {
+    this.liveness?.heard();
+  }
+
+  stop(): void {
+    this.stopStep();
+    this.liveness?.stop();
+  }
+}

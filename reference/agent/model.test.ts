@@ -8,7 +8,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkHistory } from '../core/history.ts';
-import { testAgent, TestPeer, type Msg } from './test-peer.ts';
+import { testAgent, TestPeer, type Msg } from './peer.testkit.ts';
 
 type Action =
   | { kind: 'submit'; cap: 'echo' | 'sleep' | 'counter'; ms: number; key: string; idem?: string }

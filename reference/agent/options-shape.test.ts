@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createAgent } from './agent.ts';
 import type { AgentOptions } from './options.ts';
-import { agentCard } from './test-peer.ts';
+import { agentCard } from './peer.testkit.ts';
 
 describe('createAgent with options a plain JavaScript caller got wrong', () => {
   it('says what is missing instead of failing further in', () => {

@@ -3,6 +3,7 @@
  * logger, with the defaults the runtime applies (spec: handshake#params, limits).
  */
 import type { AgentCard } from '../../schemas/src/index.ts';
+import type { AuthenticatedCredentials } from '../core/handshake.ts';
 import type { Clock, Hmac, Logger, RandomSource } from '../core/platform.ts';
 import type { CapabilityDefinition, Handler } from './handler.ts';
 import type { JournalOptions } from './journal.ts';
@@ -27,8 +28,22 @@ export interface PeerKey {
   peer: string;
 }
 
-/** Decides the principal of a session from its credentials; null refuses them (AUTH_REQUIRED). */
-export type Authenticator = (credentials: { scheme: string; token?: string }, peer: AgentCard) => string | null;
+/** Credentials an authenticator accepted: the principal, and the permissions and expiry they carry (a token's scopes and `exp`). */
+export type { AuthenticatedCredentials } from '../core/handshake.ts';
+
+/** What an authenticator answers: a principal (alone, or with what the credentials allow), or a refusal, with a reason for people. */
+export type AuthenticatorAnswer = string | AuthenticatedCredentials | null | { refused: string };
+
+/**
+ * Decides the principal of a session from the credentials of its handshake.init, at once or
+ * asynchronously (a token verified against a key set); null or `{ refused }` refuses them with
+ * AUTH_REQUIRED (spec: handshake#credentials). An asynchronous authenticator is asked before the
+ * init is checked in full, so `peer` is the card as sent.
+ */
+export type Authenticator = (
+  credentials: { scheme: string; token?: string },
+  peer: AgentCard,
+) => AuthenticatorAnswer | Promise<AuthenticatorAnswer>;
 
 /** Options of `createAgent`. */
 export interface AgentOptions {
@@ -65,6 +80,11 @@ export interface AgentOptions {
   signals?: boolean;
   /** Credential check for handshake.init.credentials: the principal they prove, or null to refuse them. Without it credentials are ignored. */
   authenticate?: Authenticator;
+  /**
+   * Refuse a handshake.init without credentials with AUTH_REQUIRED, unless the binding
+   * authenticated the connection (a client certificate) (spec: handshake#credentials). Needs `authenticate`.
+   */
+  requireCredentials?: boolean;
   /** Principals holding tap.admin.shutdown: their shutdown.request stops the whole process (spec: shutdown#scope). */
   adminPrincipals?: string[];
   clock?: Clock;
@@ -112,10 +132,26 @@ export interface AgentOptions {
   maxTasksKeptPerPrincipal?: number;
   /** Bytes a connection may leave unread before it is closed as if lost (default 16 MiB; spec: limits#back-pressure). */
   maxUnsentBytes?: number;
-  /** WebSocket connections open at once; more are closed with 1013 (default 1 024). */
+  /** WebSocket and NATS connections open at once; more are refused with 1013 (default 1 024). */
   maxConnections?: number;
-  /** Sessions kept, orphaned ones included; a new one beyond is refused BUSY (default 4 096). */
+  /**
+   * Connections open at once from one origin the binding can name (a WebSocket address, a NATS
+   * user the server vouched for); more are refused with 1013 (default a quarter of maxConnections;
+   * spec: limits#sources).
+   */
+  maxConnectionsPerSource?: number;
+  /**
+   * Sessions kept, orphaned ones included; a new one beyond first ends the orphaned session with
+   * no unfinished task of the source holding the most sessions, else it is refused BUSY
+   * (default 4 096; spec: limits#sources).
+   */
   maxSessions?: number;
+  /**
+   * Sessions one source keeps: a principal, or the anonymous sessions of one origin (a WebSocket
+   * address, a NATS user). A new one beyond first ends that source's longest-orphaned session
+   * with no unfinished task, else it is refused BUSY (default a quarter of maxSessions; spec: limits#sources).
+   */
+  maxSessionsPerSource?: number;
   /** Tasks kept across all principals (default 16 384). */
   maxTasksKept?: number;
   /** Bytes of retained stream messages kept per principal (default 256 MiB). */
@@ -141,7 +177,9 @@ export interface Settings {
   maxRetainedBytesPerPrincipal: number;
   maxUnsentBytes: number;
   maxConnections: number;
+  maxConnectionsPerSource: number;
   maxSessions: number;
+  maxSessionsPerSource: number;
 }
 
 /** Applies the defaults to `options`. */
@@ -164,7 +202,9 @@ export function settingsOf(options: AgentOptions): Settings {
     maxRetainedBytesPerPrincipal: options.maxRetainedBytesPerPrincipal ?? 256 * 1024 * 1024,
     maxUnsentBytes: options.maxUnsentBytes ?? 16 * 1024 * 1024,
     maxConnections: options.maxConnections ?? 1024,
+    maxConnectionsPerSource: options.maxConnectionsPerSource ?? Math.max(1, Math.floor((options.maxConnections ?? 1024) / 4)),
     maxSessions: options.maxSessions ?? 4096,
+    maxSessionsPerSource: options.maxSessionsPerSource ?? Math.max(1, Math.floor((options.maxSessions ?? 4096) / 4)),
   };
 }
 

@@ -143,7 +143,12 @@ export function replayJournal(rt: Runtime, records: Iterable<JournalRecord>): vo
     session.established = true;
     rt.sessions.set(info.id, session);
   }
-  for (const task of tasks.values()) rt.tasks.add(task);
+  for (const task of tasks.values()) {
+    // A task of an anonymous session draws on its origin's share again (spec: limits#sources).
+    const share = infos.get(task.sessionId)?.share;
+    if (share !== undefined) task.share = share;
+    rt.tasks.add(task);
+  }
 }
 
 /**
@@ -156,6 +161,7 @@ export function resumeAfterRestart(rt: Runtime, runner: TaskRunner): void {
   // Compaction may fail on a full disk; the journal then stays as it is and the agent still starts.
   rt.journal?.compact();
   for (const session of rt.sessions.values()) {
+    session.orphanedAt = rt.now();
     session.resumeTimer = rt.clock.setTimeout(() => {
       session.resumeTimer = undefined;
       void endSession(rt, runner, session, 'SESSION_LOST', 'the session was not resumed within its resume window after a restart', false);

@@ -31,3 +31,8 @@ export interface Replier extends Link {
   /** Answers an offending message with `error`; closes after a fatal one (spec: errors#fatal-errors). */
   refuse(error: ErrorPayload, to?: RefusalTarget): void;
 }
+
+/** The close code after a fatal error: 1011 for INTERNAL_ERROR, else 1008 (spec: bindings-websocket#close-codes). */
+export function fatalCloseCode(code: string | undefined): number {
+  return code === 'INTERNAL_ERROR' ? 1011 : 1008;
+}

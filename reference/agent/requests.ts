@@ -13,6 +13,7 @@ import { journalProblem, persistOrRefuse } from './journal-limits.ts';
 import { applyDecision, checkDecision } from './plans.ts';
 import type { Replier } from './replier.ts';
 import type { Session } from './sessions.ts';
+import { describeSource, isOriginShare } from './shares.ts';
 import { fingerprint, snapshotOf, traceOf, type Authorization, type Task } from './tasks.ts';
 
 /** Handles a task or plan request of an established session. */
@@ -44,20 +45,48 @@ function replySnapshot(conn: Replier, session: Session, task: Task, replyTo: str
 const SNAPSHOT_RECIPE_BYTES = 512;
 
 /**
- * The authorization checks of a capability: an expired grant first (AUTHORIZATION_EXPIRED),
- * then a missing grant or permission (PERMISSION_DENIED) (spec: authorization#permission-checks).
+ * The grant a task of `session` holds: the request's, bounded by the session's credentials when
+ * they carry permissions (only those both hold) or an expiry (it ends no later) (spec:
+ * authorization#credential-permissions).
+ */
+export function grantOf(session: Pick<Session, 'authority'>, auth: Authorization | undefined): Authorization | undefined {
+  const bound = session.authority;
+  if (!auth || !bound) return auth;
+  const held = bound.permissions;
+  const permissions = held ? auth.permissions.filter((p) => held.includes(p)) : auth.permissions;
+  const ends = bound.expiresAt !== undefined && bound.expiresAt < Date.parse(auth.expires_at) ? iso(bound.expiresAt) : auth.expires_at;
+  return { ...auth, permissions, expires_at: ends };
+}
+
+/**
+ * The authorization checks of a capability: expired credentials or an expired grant first
+ * (AUTHORIZATION_EXPIRED), then a missing grant or permission (PERMISSION_DENIED) (spec:
+ * authorization#permission-checks, authorization#credential-permissions).
  */
 export function authorizationProblem(
   capability: Capability | undefined,
-  auth: Authorization | undefined,
+  requested: Authorization | undefined,
   now: number,
+  session: Pick<Session, 'authority'> = {},
 ): ErrorPayload | null {
+  const expiry = session.authority?.expiresAt;
+  if (expiry !== undefined && !(expiry > now)) {
+    const when = iso(expiry);
+    return errorPayload('AUTHORIZATION_EXPIRED', `the credentials of this session expired at ${when}; open a new session with fresh ones`, {
+      expires_at: when,
+    });
+  }
+  const auth = grantOf(session, requested);
   if (auth && !(Date.parse(auth.expires_at) > now)) {
     return errorPayload('AUTHORIZATION_EXPIRED', `the grant expired at ${auth.expires_at}`, { expires_at: auth.expires_at });
   }
   const needed = capability?.requires_permission;
   if (needed !== undefined && !auth?.permissions.includes(needed)) {
-    const why = auth ? `the grant lacks ${needed}` : `the task carries no authorization; ${capability!.name} requires ${needed}`;
+    const why = !auth
+      ? `the task carries no authorization; ${capability!.name} requires ${needed}`
+      : requested?.permissions.includes(needed)
+        ? `the credentials of this session do not hold ${needed}, which the grant lists`
+        : `the grant lacks ${needed}`;
     return errorPayload('PERMISSION_DENIED', why, { required_permission: needed });
   }
   return null;
@@ -75,7 +104,7 @@ function onTaskRequest(conn: Replier, session: Session, msg: MessageOf<'task.req
 
   // A repeated request gets the original task's snapshot, once its authorization still holds (spec: idempotency#retries).
   const retry = (original: Task): void => {
-    const problem = authorizationProblem(entry?.capability, p.authorization, now);
+    const problem = authorizationProblem(entry?.capability, p.authorization, now, session);
     if (problem) return refuse(problem);
     replySnapshot(conn, session, original, msg.message_id);
   };
@@ -115,7 +144,7 @@ function onTaskRequest(conn: Replier, session: Session, msg: MessageOf<'task.req
     const issues = inputIssues.map((i) => ({ ...i, path: `/payload/input${i.path}` }));
     return refuse(errorPayload('INVALID_MESSAGE', `the input does not match the input_schema of ${p.capability}`, { issues }));
   }
-  const problem = authorizationProblem(entry.capability, p.authorization, now);
+  const problem = authorizationProblem(entry.capability, p.authorization, now, session);
   if (problem) return refuse(problem);
   const busy = busyProblem(conn, session) ?? journalProblem(rt, session.principal);
   if (busy) return refuse(busy);
@@ -137,11 +166,12 @@ function onTaskRequest(conn: Replier, session: Session, msg: MessageOf<'task.req
   if (msg.deadline !== undefined) deadline = Math.min(deadline, Date.parse(msg.deadline));
   const task: Task = {
     principal: session.principal,
+    ...(session.share !== session.principal ? { share: session.share } : {}),
     taskId,
     sessionId: session.id,
     capability: p.capability,
     input: p.input,
-    authorization: p.authorization,
+    authorization: grantOf(session, p.authorization),
     fingerprint: fp,
     idempotencyKey: msg.idempotency_key,
     previousTaskId,
@@ -197,21 +227,28 @@ function onTaskRequest(conn: Replier, session: Session, msg: MessageOf<'task.req
   conn.runner.start(task);
 }
 
-/** BUSY: the caps per session, per principal and per agent (spec: limits#concurrency). */
+/**
+ * BUSY: the caps per session, per principal and per agent; the anonymous sessions of one origin
+ * count as one principal (spec: limits#concurrency, limits#sources).
+ */
 function busyProblem(conn: Replier, session: Session): ErrorPayload | null {
   const rt = conn.rt;
   const limits = rt.card.limits;
-  const active = rt.tasks.activeCounts(session.id, session.principal);
+  const active = rt.tasks.activeCounts(session.id, session.share);
+  const whose = isOriginShare(session.share) ? ` of ${describeSource(session.share)}` : '';
   return (
     capProblem('session', active.session, session.params.max_concurrent_tasks) ??
-    capProblem('principal', active.principal, limits.max_tasks_per_principal) ??
+    capProblem('principal', active.principal, limits.max_tasks_per_principal, whose) ??
     capProblem('agent', active.all, limits.max_concurrent_tasks)
   );
 }
 
-function capProblem(scope: string, active: number, max: number | undefined): ErrorPayload | null {
+function capProblem(scope: string, active: number, max: number | undefined, whose = ''): ErrorPayload | null {
   if (max === undefined || active < max) return null;
-  return errorPayload('BUSY', `${active} unfinished tasks already use the ${scope} limit of ${max}; retry later`, { scope, limit: max });
+  return errorPayload('BUSY', `${active} unfinished tasks${whose} already use the ${scope} limit of ${max}; retry later`, {
+    scope,
+    limit: max,
+  });
 }
 
 type TaskMessage = MessageOf<'task.status'> | MessageOf<'task.cancel'> | MessageOf<'task.resume'> | MessageOf<'plan.decision'>;

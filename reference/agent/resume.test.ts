@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkHistory } from '../core/history.ts';
-import { flush, ManualClock, testAgent, TestPeer, type Msg, expectCleanHistories } from './test-peer.ts';
+import { flush, ManualClock, testAgent, TestPeer, type Msg, expectCleanHistories } from './peer.testkit.ts';
 
 afterEach(expectCleanHistories);
 

@@ -4,7 +4,7 @@
  * limits#table-limits).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { ManualClock, testAgent, TestPeer, expectCleanHistories } from './test-peer.ts';
+import { ManualClock, testAgent, TestPeer, expectCleanHistories } from './peer.testkit.ts';
 
 afterEach(expectCleanHistories);
 

@@ -46,6 +46,8 @@ export class Runtime {
   readonly log: Logger;
   readonly keys: KeyRing;
   readonly authenticate?: Authenticator;
+  /** Refuse a handshake without credentials unless the binding authenticated it (spec: handshake#credentials). */
+  readonly requireCredentials: boolean;
   readonly out: OutboundContext;
   readonly sessions = new Map<string, Session>();
   readonly tasks: TaskTable;
@@ -69,6 +71,8 @@ export class Runtime {
     this.log = options.logger ?? stderrLogger;
     this.keys = new KeyRing(options.keys ?? []);
     this.authenticate = options.authenticate;
+    this.requireCredentials = options.requireCredentials === true;
+    if (this.requireCredentials && !this.authenticate) throw new TypeError('requireCredentials needs an authenticate function');
     this.admins = new Set(options.adminPrincipals ?? []);
     this.tasks = new TaskTable(
       {

@@ -6,7 +6,7 @@
  * errors#order-of-checks). Nothing ever answers an `error`; every request gets exactly one
  * direct reply, sent before its effects (spec: messages#requests-and-replies).
  */
-import type { MessageType, PayloadOf, TapMessage } from '../../schemas/src/index.ts';
+import type { MessageOf, MessageType, PayloadOf, TapMessage } from '../../schemas/src/index.ts';
 import {
   agentHandshake,
   decodeFrame,
@@ -19,17 +19,19 @@ import {
 } from '../core/index.ts';
 import type { CloseInfo, InboundFrame } from '../core/frame.ts';
 import type { Transport } from '../transports/transport.ts';
-import { handshakeConfig, sessionEstablished, sessionPending } from './handshake.ts';
+import { CredentialCheck } from './credentials.ts';
+import { connectionHandshakeConfig, sessionEstablished, sessionPending } from './handshake.ts';
 import { envelopeProblem, messageProblem, type Envelope } from './inbound.ts';
-import { Liveness } from './liveness.ts';
-import type { TimerHandle } from '../core/platform.ts';
-import { DuplicateTable, replyText, type Remembered, type Reply } from './duplicates.ts';
+import { authenticScreen } from './forged-frames.ts';
+import { admitSession, sourceOf } from './shares.ts';
+import { ConnectionTimers } from './liveness.ts';
+import { DuplicateTable, rememberedReplies, replyText, type Remembered, type Reply } from './duplicates.ts';
 import { buildMessage, BoundedMap, type Addressing } from './outbound.ts';
 import { handleRequest } from './requests.ts';
 import type { Runtime } from './runtime.ts';
-import type { Replier, RefusalTarget } from './replier.ts';
+import { fatalCloseCode, type Replier, type RefusalTarget } from './replier.ts';
 import type { Session } from './sessions.ts';
-import { connectionClosed, endSession, onFarewell, onShutdownRequest } from './shutdown.ts';
+import { connectionClosed, endSession, onFarewell, onPeerError, onShutdownRequest } from './shutdown.ts';
 import type { TaskRunner } from './task-runner.ts';
 
 const IDENTIFIER = /^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$/;
@@ -39,15 +41,12 @@ const PRE_HANDSHAKE_DUPLICATE_BYTES = 256 * 1024;
 /** The largest frame taken before handshake.ack fixed max_message_bytes (spec: limits#pre-handshake). */
 export const PRE_HANDSHAKE_MAX_BYTES = 65_536;
 
-/** The close code after a fatal error: 1011 for INTERNAL_ERROR, else 1008 (spec: bindings-websocket#close-codes). */
-function closeCodeOf(code: string | undefined): number {
-  return code === 'INTERNAL_ERROR' ? 1011 : 1008;
-}
-
 /** How a transport is attached. */
 export interface AttachOptions {
   /** The stdio binding: end of input is a shutdown, a lost peer is lost at once (spec: bindings-stdio). */
   stdio?: boolean;
+  /** The principal the binding authenticated, such as a verified client certificate's (spec: security#client-certificates). */
+  principal?: string;
 }
 
 /** One connection: the pipeline, the handshake and liveness of one transport. */
@@ -66,6 +65,10 @@ export class Connection implements Replier {
   private openingInit?: string;
   /** The text of the frame being handled. */
   private frameText?: string;
+  /** The frame the transport's screen decoded last, so that the pipeline does not decode it again. */
+  private screened?: { frame: InboundFrame; decoded: ReturnType<typeof decodeFrame> };
+  /** The peer left too much unread: the connection was dropped and nothing more is read or sent. */
+  private cut = false;
   /** The source of the message being handled, to address replies before the peer is known. */
   private currentSource?: string;
   private closed = false;
@@ -74,8 +77,8 @@ export class Connection implements Replier {
   private closeSeen = false;
   /** Closed by this side on purpose (a resume elsewhere, an ended session): no loss handling. */
   deliberate = false;
-  private liveness?: Liveness;
-  private hsTimer?: TimerHandle;
+  private readonly timers: ConnectionTimers;
+  private readonly credentials: CredentialCheck;
   readonly done: Promise<CloseInfo>;
   private resolveDone!: (info: CloseInfo) => void;
 
@@ -86,14 +89,16 @@ export class Connection implements Replier {
     options: AttachOptions = {},
   ) {
     this.stdio = options.stdio ?? false;
-    this.hs = initialAgentHandshake(handshakeConfig(rt));
+    this.credentials = new CredentialCheck(rt, this, () => !this.closed && !this.session && !this.pending);
+    this.hs = initialAgentHandshake(connectionHandshakeConfig(rt, this.credentials.verify, options.principal));
     this.early = new DuplicateTable(PRE_HANDSHAKE_DUPLICATES, PRE_HANDSHAKE_DUPLICATE_BYTES, 0);
+    this.timers = new ConnectionTimers(rt.clock);
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
   }
 
   /** Starts reading frames and the handshake timer (spec: handshake#timeouts). */
   async start(): Promise<void> {
-    this.transport.onmessage = (frame) => this.onFrameGuarded(frame);
+    this.transport.onmessage = this.credentials.gate((frame) => this.onFrameGuarded(frame));
     this.transport.onclose = (info) => this.onClose(info);
     this.transport.onerror = (err) => this.rt.log('warn', `transport: ${err.message}`);
     this.transport.setMaxFrameBytes?.(this.maxBytes());
@@ -108,17 +113,26 @@ export class Connection implements Replier {
   /** Sends one serialized message; a no-op once closed. */
   send(text: string): void {
     // Nothing follows the session's farewell, nor a fatal error or a deliberate close (spec: shutdown#farewell, errors#fatal-errors).
-    if (this.closed || this.deliberate || this.session?.ended) return;
-    // A peer that leaves this much unread is dropped like a lost one: its session stays resumable (spec: limits#back-pressure).
+    if (this.closed || this.cut || this.deliberate || this.session?.ended) return;
+    // A peer that leaves this much unread is dropped at once like a lost one, and nothing more of
+    // it is read; its session stays resumable (spec: limits#back-pressure).
     const unsent = this.transport.unsentBytes?.() ?? 0;
-    if (unsent > this.rt.settings.maxUnsentBytes) {
-      this.rt.log('warn', `the peer left ${unsent} bytes unread; closing the connection`);
-      this.stopTimers();
-      void this.transport.close({ code: 1008, reason: 'the peer does not read' }).catch(() => {});
-      return;
-    }
+    if (unsent > this.rt.settings.maxUnsentBytes) return this.cutOff(unsent);
     this.lastSend = this.transport.send(text);
     this.lastSend.catch((err: Error) => this.rt.log('warn', `send failed: ${err.message}`));
+  }
+
+  /** Drops a connection whose peer does not read: once, with one line in the log (spec: limits#back-pressure). */
+  private cutOff(unsent: number): void {
+    this.cut = true;
+    this.timers.stop();
+    const session = this.session ? `; session ${this.session.id} stays resumable` : '';
+    this.rt.log(
+      'warn',
+      `the peer left ${unsent} bytes unread, over the limit of ${this.rt.settings.maxUnsentBytes}: dropping the connection${session}`,
+    );
+    if (this.transport.abort) this.transport.abort('the peer does not read');
+    else void this.transport.close({ code: 1008, reason: 'the peer does not read' }).catch(() => {});
   }
 
   /** At once, unless more than maxUnsentBytes / 16 is unread; then when the last send was taken (spec: limits#back-pressure). */
@@ -131,7 +145,7 @@ export class Connection implements Replier {
   /** Closes the transport on purpose. */
   async close(code: number, reason: string): Promise<void> {
     this.deliberate = true;
-    this.stopTimers();
+    this.timers.stop();
     if (this.closed) return;
     await this.transport.close({ code, reason }).catch(() => {});
   }
@@ -163,7 +177,7 @@ export class Connection implements Replier {
       if (key !== undefined) this.earlyRefusals.set(key, text);
     }
     this.reply(text);
-    if (isFatal(error)) void this.close(closeCodeOf(error.code), error.code);
+    if (isFatal(error)) void this.close(fatalCloseCode(error.code), error.code);
   }
 
   /** Where messages of this connection go: the session's peer, else the sender of the message at hand. */
@@ -202,9 +216,11 @@ export class Connection implements Replier {
 
   /** The inbound pipeline (spec: errors#order-of-checks). */
   private onFrame(frame: InboundFrame): void {
-    if (this.closed || this.session?.ended) return;
-    this.liveness?.heard();
-    const decoded = decodeFrame(frame, { maxMessageBytes: this.maxBytes(), rejectDuplicateMembers: true });
+    if (this.closed || this.cut || this.session?.ended) return;
+    this.timers.heard();
+    const screened = this.screened?.frame === frame ? this.screened.decoded : undefined;
+    this.screened = undefined;
+    const decoded = screened ?? decodeFrame(frame, { maxMessageBytes: this.maxBytes(), rejectDuplicateMembers: true });
     if (!decoded.ok) {
       // Only a top-level "type":"error" makes a broken frame an error, never answered (spec: errors#no-replies-to-errors).
       this.refuse(decoded.error, {
@@ -256,19 +272,10 @@ export class Connection implements Replier {
     }
   }
 
-  /**
-   * The remembered replies of a duplicate. A handshake.init that resumes a session on a new
-   * connection is looked up in that session's table too, so that a replayed resume is a duplicate
-   * of the one that took place and takes nothing over; only its byte-identical repeat counts
-   * (spec: idempotency#duplicate-messages, resume#replayed-resume).
-   */
+  /** The remembered replies of a duplicate (spec: idempotency#duplicate-messages, resume#replayed-resume). */
   private seenReplies(msg: { type: string; message_id: string; payload?: unknown }, text: string): Remembered | undefined {
-    const here = this.session?.seen.get(msg.message_id) ?? this.early.get(msg.message_id);
-    if (here || msg.type !== 'handshake.init' || this.session || this.pending) return here;
-    const resume = (msg.payload as { resume?: { session_id?: unknown } } | undefined)?.resume;
-    const resumed = typeof resume?.session_id === 'string' ? this.rt.sessions.get(resume.session_id) : undefined;
-    const there = resumed?.seen.get(msg.message_id);
-    return there?.request === text ? there : undefined;
+    const own = (id: string) => this.session?.seen.get(id) ?? this.early.get(id);
+    return rememberedReplies(own, (id) => this.rt.sessions.get(id)?.seen, msg, text, !this.session && !this.pending);
   }
 
   /** Type → handshake phase → payload schema → the message's own handling. */
@@ -276,7 +283,7 @@ export class Connection implements Replier {
     const problem = messageProblem(envelope, this.session?.established === true);
     if (problem) return this.refuse(problem, to);
     const msg = envelope as unknown as TapMessage;
-    if (msg.type === 'error') return this.peerError(msg);
+    if (msg.type === 'error') return onPeerError(this, msg as MessageOf<'error'>);
     switch (msg.type) {
       case 'handshake.init':
       case 'handshake.ready':
@@ -294,72 +301,70 @@ export class Connection implements Replier {
     }
   }
 
-  /** An `error` from the peer: never answered; a fatal one ends the connection (spec: errors#fatal-errors). */
-  private peerError(msg: TapMessage): void {
-    const payload = msg.payload as Partial<ErrorPayload>;
-    this.rt.log('info', `the requester sent error ${String(payload.code)}: ${String(payload.message)}`);
-    if (payload.fatal === true) void this.close(1000, 'fatal error from the requester');
-  }
-
   /** handshake.init and handshake.ready, through the core state machine (spec: handshake). */
   private handshake(msg: TapMessage): void {
     const wasWaitingForInit = this.hs.phase === 'awaiting-init';
-    // spec: limits#table-limits: sessions, orphaned ones included, are capped; a resume needs no new one.
-    const resuming = msg.type === 'handshake.init' && (msg.payload as { resume?: unknown }).resume !== undefined;
-    if (wasWaitingForInit && msg.type === 'handshake.init' && !resuming && this.rt.sessions.size >= this.rt.settings.maxSessions) {
-      const busy = errorPayload('BUSY', `the agent holds ${this.rt.sessions.size} sessions, its limit; try again later`, {
-        scope: 'agent',
-      });
-      this.refuse(busy, { replyTo: msg.message_id, source: msg.source });
-      void this.close(1013, 'too many sessions');
-      return;
-    }
     const step = agentHandshake(this.hs, { kind: 'message', message: msg });
+    if (wasWaitingForInit && step.state.phase === 'awaiting-ready' && !step.state.pending.resumed) {
+      // spec: limits#sources: a new session (a declined resume too) needs room in its source's
+      // share and in the table; an orphaned session with no unfinished task gives way first.
+      const busy = admitSession(this.rt, this.runner, sourceOf(step.state.pending, this.transport.origin));
+      if (busy) {
+        this.refuse(busy, { replyTo: msg.message_id, source: msg.source });
+        void this.close(1013, 'too many sessions');
+        return;
+      }
+    }
     this.hs = step.state;
     if (wasWaitingForInit && this.hs.phase === 'awaiting-ready') {
       this.pending = this.hs.pending;
       this.openingInit = this.frameText;
-      sessionPending(this.rt, this.pending);
+      sessionPending(this.rt, this.pending, this.transport.origin);
       this.transport.setMaxFrameBytes?.(this.pending.params.max_message_bytes);
+      this.guardNumbering();
       this.armHandshakeTimer();
     }
     for (const m of step.send) this.reply(JSON.stringify(m));
     if (step.session) {
-      this.stopHandshakeTimer();
-      this.session = sessionEstablished(this, step.session, this.early);
+      this.timers.stopStep();
+      this.session = sessionEstablished(this, step.session, this.early, this.transport.origin);
       this.pending = undefined;
-      const hb = this.session.params.heartbeat_ms;
-      this.liveness = new Liveness(
-        this.rt.clock,
-        hb,
+      this.timers.live(
+        this.session.params.heartbeat_ms,
         () => this.session && this.send(this.session.message('ping', {})),
         () => this.peerGone(),
       );
     }
-    if (step.close) void this.close(closeCodeOf(step.error?.code), step.error?.code ?? 'handshake failed');
+    if (step.close) void this.close(fatalCloseCode(step.error?.code), step.error?.code ?? 'handshake failed');
+  }
+
+  /**
+   * Under integrity, gives the transport the test of an authentic new message of the peer, so
+   * that a frame forged into the connection takes no number of it (spec: bindings-nats#forged-frames).
+   */
+  private guardNumbering(): void {
+    if (!this.pending?.integrity) return;
+    this.transport.screen = authenticScreen({
+      maxBytes: () => this.maxBytes(),
+      key: () => this.session?.signing ?? this.pending?.integrity ?? undefined,
+      peer: () => this.session?.peerId ?? this.pending?.peer.agent_id,
+      sessionId: () => this.session?.id ?? this.pending?.sessionId,
+      agentId: this.rt.agentId,
+      hmac: this.rt.hmac,
+      seen: (msg, text) => this.seenReplies(msg, text) !== undefined,
+      keep: (frame, decoded) => (this.screened = { frame, decoded }),
+    });
   }
 
   private armHandshakeTimer(): void {
-    this.stopHandshakeTimer();
-    this.hsTimer = this.rt.clock.setTimeout(() => {
-      this.hsTimer = undefined;
+    this.timers.armStep(this.rt.settings.handshakeTimeoutMs, () => {
       const step = agentHandshake(this.hs, { kind: 'timeout' });
       this.hs = step.state;
       if (step.close) {
         this.rt.log('info', 'the handshake timed out; closing the transport');
         void this.close(1008, 'handshake timeout');
       }
-    }, this.rt.settings.handshakeTimeoutMs);
-  }
-
-  private stopHandshakeTimer(): void {
-    if (this.hsTimer !== undefined) this.rt.clock.clearTimeout(this.hsTimer);
-    this.hsTimer = undefined;
-  }
-
-  private stopTimers(): void {
-    this.stopHandshakeTimer();
-    this.liveness?.stop();
+    });
   }
 
   /** Three pings went unanswered: the transport counts as lost (spec: limits#heartbeats). */
@@ -380,7 +385,7 @@ export class Connection implements Replier {
   private onClose(info: CloseInfo): void {
     if (this.closeSeen) return;
     this.closeSeen = true;
-    this.stopTimers();
+    this.timers.stop();
     const eof = this.stdio && info.reason === 'eof' && !this.deliberate;
     if (!eof) this.closed = true;
     // A session acknowledged but never established leaves nothing to resume.

@@ -4,6 +4,7 @@
  * sends to whichever connection is attached now (spec: sessions).
  */
 import type { MessageType, PayloadOf } from '../../schemas/src/index.ts';
+import type { CredentialAuthority } from '../core/handshake.ts';
 import type { SessionParams } from '../core/params.ts';
 import { DuplicateTable } from './duplicates.ts';
 import { buildMessage, type EnvelopeExtras, type OutboundContext, type SigningKey } from './outbound.ts';
@@ -36,6 +37,11 @@ export interface SessionInfo {
   version: string;
   params: SessionParams;
   keyId?: string;
+  /**
+   * Whose share of the caps the session draws on, when not its principal: for an anonymous
+   * session, "origin:" and the origin of the connection that opened it (spec: limits#sources).
+   */
+  share?: string;
 }
 
 /** One logical session (spec: sessions). */
@@ -44,9 +50,15 @@ export class Session {
   readonly resumeToken: string;
   readonly principal: string;
   readonly peerId: string;
+  /** The source whose share of the caps the session draws on: its principal, or the origin of an anonymous one (spec: limits#sources). */
+  readonly share: string;
   version: string;
   params: SessionParams;
   signing?: SigningKey;
+  /** When the session lost its transport (ms since the epoch); undefined while one is attached. */
+  orphanedAt?: number;
+  /** What the credentials of its last handshake allow, when they say: they bound every grant (spec: authorization#credential-permissions). */
+  authority?: CredentialAuthority;
   /** The connection carrying the session now, if any. */
   link?: Link;
   /** message_id → the replies it got, for duplicates, bounded by entries and bytes (spec: idempotency#duplicate-table). */
@@ -75,6 +87,7 @@ export class Session {
     this.resumeToken = info.resumeToken;
     this.principal = info.principal;
     this.peerId = info.peerId;
+    this.share = info.share ?? info.principal;
     this.version = info.version;
     this.params = info.params;
     this.seen = new DuplicateTable(limits.maxDuplicateEntries, limits.maxDuplicateBytes, MIN_DUPLICATE_ENTRIES);
@@ -92,6 +105,7 @@ export class Session {
       params: this.params,
     };
     if (this.signing) info.keyId = this.signing.keyId;
+    if (this.share !== this.principal) info.share = this.share;
     return info;
   }
 

@@ -3,7 +3,7 @@ import { checkHistory } from '../core/history.ts';
 import { createAgent } from './agent.ts';
 import type { TaskContext } from './handler.ts';
 import { withConformanceCapabilities } from './conformance-capabilities.ts';
-import { agentCard, REQUESTER_ID, TEST_KEY, TEST_KEY_BYTES, testAgent, TestPeer, type Msg, expectCleanHistories } from './test-peer.ts';
+import { agentCard, REQUESTER_ID, TEST_KEY, TEST_KEY_BYTES, testAgent, TestPeer, type Msg, expectCleanHistories } from './peer.testkit.ts';
 
 afterEach(expectCleanHistories);
 

@@ -63,9 +63,16 @@ export function onShutdownRequest(conn: Replier, msg: MessageOf<'shutdown.reques
   const session = conn.session!;
   conn.reply(session.message('shutdown.response', { approve: true }, { reply_to: msg.message_id }));
   const reason = msg.payload.reason.trim() === '' ? 'the requester asked to shut down' : msg.payload.reason;
-  // A principal holding tap.admin.shutdown stops the whole process (spec: shutdown#scope).
-  if (conn.rt.admins.has(session.principal)) conn.rt.shutdownProcess(reason);
+  // A principal holding tap.admin.shutdown, by configuration or by its credentials, stops the whole process (spec: shutdown#scope).
+  if (conn.rt.admins.has(session.principal) || session.authority?.permissions?.includes('tap.admin.shutdown'))
+    conn.rt.shutdownProcess(reason);
   void endSession(conn.rt, conn.runner, session, 'SHUTTING_DOWN', reason, true, msg.payload.grace_ms);
+}
+
+/** An `error` from the peer: never answered; a fatal one ends the connection (spec: errors#fatal-errors). */
+export function onPeerError(conn: Replier, msg: MessageOf<'error'>): void {
+  conn.rt.log('info', `the requester sent error ${String(msg.payload.code)}: ${String(msg.payload.message)}`);
+  if (msg.payload.fatal === true) void conn.close(1000, 'fatal error from the requester');
 }
 
 /** The requester's farewell ends the session at once; the agent still ends its tasks and says its own farewell (spec: shutdown#farewell). */
@@ -102,6 +109,7 @@ export function connectionClosed(conn: Replier, info: CloseInfo, eof: boolean): 
       false,
     );
   }
+  session.orphanedAt = rt.now();
   session.resumeTimer = rt.clock.setTimeout(() => {
     session.resumeTimer = undefined;
     void endSession(rt, conn.runner, session, 'SESSION_LOST', 'the session was not resumed within its resume window', false);

@@ -1,7 +1,7 @@
 import { PassThrough, Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CloseInfo, InboundFrame, Transport } from '../transports/index.ts';
-import { testAgent, TestPeer, expectCleanHistories } from './test-peer.ts';
+import { testAgent, TestPeer, expectCleanHistories } from './peer.testkit.ts';
 
 afterEach(expectCleanHistories);
 

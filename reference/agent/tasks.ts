@@ -45,6 +45,11 @@ export function traceOf(metadata: { trace_id?: string; span_id?: string } | unde
 /** One task of one principal. */
 export interface Task {
   principal: string;
+  /**
+   * Whose share of the caps the task draws on: its principal, or for a task of an anonymous
+   * session the origin that session came from (spec: limits#sources). Unset means the principal.
+   */
+  share?: string;
   taskId: string;
   /** The session whose connection carries the task's stream. */
   sessionId: string;
@@ -83,6 +88,11 @@ export interface Task {
   restored?: Checkpoint | { state: Record<string, unknown> };
   /** Resolves once the handler settled (or at once for a task restored terminal). */
   settled?: Promise<void>;
+}
+
+/** The share a task draws on: its session's source, else its principal (spec: limits#sources). */
+export function shareOf(task: Task): string {
+  return task.share ?? task.principal;
 }
 
 /** The key of a task in a table. */
@@ -165,7 +175,9 @@ class EndedQueue {
  * stream and idempotency record, is kept at least `retentionMs` after it ended; past that it is
  * forgotten only to make room, and only when it is needed: one principal's traffic never
  * forgets another's task within its retention, and when no room can be made the new task is
- * refused BUSY instead (spec: idempotency#keeping-records, limits#table-limits).
+ * refused BUSY instead (spec: idempotency#keeping-records, limits#table-limits). Unfinished
+ * tasks are also counted per share: a principal, or the anonymous sessions of one origin
+ * together (spec: limits#sources).
  */
 export class TaskTable {
   private readonly byKey = new Map<string, Task>();
@@ -266,18 +278,25 @@ export class TaskTable {
     return { ...this.countOf(principal) };
   }
 
-  /** Non-terminal tasks, optionally only those of one session or one principal. */
+  /** Non-terminal tasks, optionally only those of one session or one share. */
   activeCount(filter: { sessionId?: string; principal?: string } = {}): number {
     const counts = this.activeCounts(filter.sessionId ?? '', filter.principal ?? '');
     return filter.sessionId !== undefined ? counts.session : filter.principal !== undefined ? counts.principal : counts.all;
   }
 
+  /** The sessions that carry a task not yet terminal: those an agent may not end to make room (spec: limits#sources). */
+  sessionsWithUnfinishedTasks(): Set<string> {
+    const ids = new Set<string>();
+    for (const t of this.active) if (!isTerminal(t.state)) ids.add(t.sessionId);
+    return ids;
+  }
+
   /**
-   * Non-terminal tasks of one session, of one principal, and in all, counted in one pass: what the
-   * BUSY checks of every request ask (spec: limits#concurrency). A session or principal of ''
-   * counts nothing.
+   * Non-terminal tasks of one session, of one share (a principal, or an origin's anonymous
+   * sessions), and in all, counted in one pass: what the BUSY checks of every request ask
+   * (spec: limits#concurrency, limits#sources). A session or share of '' counts nothing.
    */
-  activeCounts(sessionId: string, principal: string): { session: number; principal: number; all: number } {
+  activeCounts(sessionId: string, share: string): { session: number; principal: number; all: number } {
     let ofSession = 0;
     let ofPrincipal = 0;
     let all = 0;
@@ -288,7 +307,7 @@ export class TaskTable {
       }
       all++;
       if (t.sessionId === sessionId) ofSession++;
-      if (t.principal === principal) ofPrincipal++;
+      if (shareOf(t) === share) ofPrincipal++;
     }
     return { session: ofSession, principal: ofPrincipal, all };
   }

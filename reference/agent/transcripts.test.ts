@@ -15,7 +15,7 @@ import { checkHistory } from '../core/history.ts';
 import { createAgent } from './agent.ts';
 import type { Agent } from './agent.ts';
 import { withConformanceCapabilities } from './conformance-capabilities.ts';
-import { agentCard, expectCleanHistories, TestPeer, type Msg } from './test-peer.ts';
+import { agentCard, expectCleanHistories, TestPeer, type Msg } from './peer.testkit.ts';
 
 afterEach(expectCleanHistories);
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { TapMessage } from '../../schemas/src/index.ts';
 import { createMemoryPair } from '../transports/index.ts';
 import { connect, type ConnectOptions } from './index.ts';
-import { ScriptedAgent, type Script } from './scripted-agent.ts';
+import { ScriptedAgent, type Script } from './scripted-agent.testkit.ts';
 
 const base: ConnectOptions = { agentId: 'test-requester', requires: ['demo.echo'] };
 

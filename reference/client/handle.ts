@@ -18,18 +18,10 @@ import {
   type Ending,
 } from './attempt.ts';
 import { Feed, HANDLE_LOG_LIMIT } from './feed.ts';
+import { FollowedTask } from './followed.ts';
 import type { TaskHost } from './task-host.ts';
 import type { TaskStream } from './stream.ts';
-import type {
-  Authorization,
-  HandoffPayload,
-  KnownState,
-  PlanDecision,
-  PlanSubmitPayload,
-  ResultPayload,
-  SnapshotPayload,
-  StreamMessage,
-} from './types.ts';
+import type { Authorization, PlanDecision, PlanSubmitPayload, ResultPayload, SnapshotPayload, StreamMessage } from './types.ts';
 
 export type { Accepted } from './attempt.ts';
 
@@ -54,14 +46,11 @@ export interface SubmitOptions {
 }
 
 /** A task submitted through a client. */
-export class TaskHandle {
+export class TaskHandle extends FollowedTask {
   /** Resolves when the agent has accepted the task (or answered a retry with the original's snapshot). */
   readonly accepted: Promise<Accepted>;
   /** Resolves with the final task.result payload, whatever its status; rejects when no result can come. */
   readonly result: Promise<ResultPayload>;
-  /** Every task id tried, in order. */
-  readonly attempts: string[] = [];
-  private readonly feed = new Feed<StreamMessage>(HANDLE_LOG_LIMIT);
 
   private stream?: TaskStream;
   private unsubscribe?: () => void;
@@ -70,7 +59,6 @@ export class TaskHandle {
   private resolveResult!: (r: ResultPayload) => void;
   private rejectResult!: (e: Error) => void;
   private isAccepted = false;
-  private done = false;
   private failure?: Error;
   private cancelRequested = false;
   private attempt = 0;
@@ -84,6 +72,7 @@ export class TaskHandle {
     readonly input: unknown,
     private readonly options: SubmitOptions = {},
   ) {
+    super(new Feed<StreamMessage>(HANDLE_LOG_LIMIT));
     this.accepted = quiet(
       new Promise<Accepted>((resolve, reject) => {
         this.resolveAccepted = resolve;
@@ -111,49 +100,8 @@ export class TaskHandle {
     return typeof m.span_id === 'string' ? { trace_id: m.trace_id, span_id: m.span_id } : { trace_id: m.trace_id };
   }
 
-  /** The current task id (it changes on a retry, or when a retry lands on the original task). */
-  get taskId(): string {
-    return this.stream?.taskId ?? this.attempts[this.attempts.length - 1] ?? '';
-  }
-
-  /** The state the stream last reported ('requested' until accepted). */
-  get state(): KnownState {
-    return this.stream?.state ?? 'requested';
-  }
-
-  /** The last sequence received for the current task. */
-  get lastSequence(): number {
-    return this.stream?.lastSequence ?? 0;
-  }
-
-  /** The hand-off the agent sent for the task at shutdown, if any. */
-  get handoff(): HandoffPayload | undefined {
-    return this.stream?.handoff;
-  }
-
-  /** The current plan and its state, as far as the client knows. */
-  get plan(): { plan_id: string; state: string } | undefined {
-    return this.stream?.plan;
-  }
-
-  /** True once the result arrived or the handle failed. */
-  get settled(): boolean {
-    return this.done;
-  }
-
-  /** The messages of the task's stream so far, in order (at least the newest 1,024), without the results of attempts that were retried. */
-  get log(): readonly StreamMessage[] {
-    return this.feed.items;
-  }
-
-  /** The task.event messages of the task, in order; ends after the result, throws if the handle fails. */
-  get events(): AsyncIterable<MessageOf<'task.event'>> {
-    return this.feed.iterate((m): m is MessageOf<'task.event'> => m.type === 'task.event');
-  }
-
-  /** Every message of the task's stream (accepted, events, plans, hand-off, result), in order. */
-  get messages(): AsyncIterable<StreamMessage> {
-    return this.feed.iterate((_m): _m is StreamMessage => true);
+  protected followed(): TaskStream | undefined {
+    return this.stream;
   }
 
   /** Asks the agent to cancel the task; resolves with its snapshot (the result follows on the stream). */

@@ -3,7 +3,7 @@
  * version → signature → identity → duplicate → type → handshake phase → payload schema
  * (spec: errors#order-of-checks). Pure and synchronous: one frame in, one verdict out.
  */
-import type { TapMessage } from '../../schemas/src/index.ts';
+import type { DecodedEnvelope, TapMessage } from '../../schemas/src/index.ts';
 import {
   allowedBeforeHandshake,
   checkSignature,
@@ -84,7 +84,7 @@ export function checkInbound(frame: InboundFrame, ctx: InboundContext): Inbound 
       ...(peek.source !== undefined ? { source: peek.source } : {}),
     });
   }
-  const msg = decoded.message as Record<string, unknown> & { type: string; message_id: string; source: string; target: string };
+  const msg = decoded.message as DecodedEnvelope;
 
   if (!isCompatibleProtocol(String(msg.protocol), ctx.version)) {
     return refuseMessage(
@@ -144,11 +144,7 @@ export function checkInbound(frame: InboundFrame, ctx: InboundContext): Inbound 
 type Where = { answer: boolean; replyTo?: string; taskId?: string; source?: string; text?: string };
 
 /** The checks after identity: duplicate, type, handshake phase, payload schema. */
-function afterIdentity(
-  msg: Record<string, unknown> & { type: string; message_id: string; source: string },
-  text: string,
-  ctx: InboundContext,
-): Inbound {
+function afterIdentity(msg: DecodedEnvelope, text: string, ctx: InboundContext): Inbound {
   if (ctx.seen(msg.message_id)) return { kind: 'duplicate', message: msg as unknown as TapMessage, text };
 
   if (!mayReceive('requester', msg.type)) {
@@ -169,11 +165,7 @@ function afterIdentity(
 }
 
 /** Refuses a decoded message, answered where its own ids say (built only when one is refused). */
-function refuseMessage(
-  error: ErrorPayload,
-  msg: Record<string, unknown> & { type: string; message_id: string; source: string },
-  text: string,
-): Inbound {
+function refuseMessage(error: ErrorPayload, msg: DecodedEnvelope, text: string): Inbound {
   const where: Where = { replyTo: msg.message_id, source: msg.source, text, answer: msg.type !== 'error' };
   if (typeof msg.task_id === 'string') where.taskId = msg.task_id;
   return reject(error, where);

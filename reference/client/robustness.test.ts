@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { composeMessage } from '../core/index.ts';
 import { createMemoryPair, type Transport } from '../transports/index.ts';
 import { connect, connectWith, type ClientProblem, type ConnectOptions } from './index.ts';
-import { ScriptedAgent, type Script } from './scripted-agent.ts';
-import { ManualClock, settle } from '../core/testkit.ts';
+import { ScriptedAgent, type Script } from './scripted-agent.testkit.ts';
+import { ManualClock, settle } from '../core/samples.testkit.ts';
 
 const base: ConnectOptions = { agentId: 'test-requester' };
 

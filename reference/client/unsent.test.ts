@@ -4,10 +4,10 @@
  * (spec: mesh#moving, TAP-MESH-023).
  */
 import { describe, expect, it } from 'vitest';
-import { settle } from '../core/testkit.ts';
+import { settle } from '../core/samples.testkit.ts';
 import { createMemoryPair, type Transport } from '../transports/index.ts';
 import { connectWith, type TapClient } from './index.ts';
-import { ScriptedAgent } from './scripted-agent.ts';
+import { ScriptedAgent } from './scripted-agent.testkit.ts';
 
 /** A client whose first transport works and whose reconnects wait until the test lets them fail. */
 async function droppable() {

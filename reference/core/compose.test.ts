@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { composeError, composeMessage, timestamp } from './compose.ts';
 import { errorPayload } from './errors.ts';
-import { counterRandom, FIXED_NOW } from './testkit.ts';
+import { counterRandom, FIXED_NOW } from './samples.testkit.ts';
 import { validateMessage } from './validate.ts';
 
 const ctx = { random: counterRandom(), now: () => FIXED_NOW };

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeFrame, decodeText, encodeMessage, fitsUtf8, utf8ByteLength, type DecodeResult, type Refused } from './decode.ts';
 import { MAX_NESTING_DEPTH, nestedDeeperThan } from './ijson.ts';
-import { frameOf, samplePing } from './testkit.ts';
+import { frameOf, samplePing } from './samples.testkit.ts';
 
 const MAX = 1024;
 const decode = (content: string | Uint8Array, extra = {}, rejectDuplicateMembers = false) =>

@@ -1,53 +1,18 @@
 /**
- * The error registry, read from schemas/v1/error-codes.json, and the one error shape built from
- * it (spec: errors#registry).
+ * The error registry, the table schemas/v1/error-codes.json is emitted from, and the one error
+ * shape built from it (spec: errors#registry).
  */
 import type { ErrorCodeEntry, PayloadOf } from '../../schemas/src/index.ts';
-import registry from '../../schemas/v1/error-codes.json' with { type: 'json' };
+import { ERROR_CODES, type ErrorCodeName } from '../../schemas/src/tables.ts';
 
-/**
- * Every code of error-codes.json, in registry order; errors.test.ts checks that the two agree, so
- * ErrorCode below is derived from the registry and a misspelt code does not compile.
- */
-export const ERROR_CODE_NAMES = [
-  'MALFORMED_MESSAGE',
-  'INVALID_MESSAGE',
-  'UNSUPPORTED_VERSION',
-  'UNKNOWN_MESSAGE_TYPE',
-  'HANDSHAKE_REQUIRED',
-  'MESSAGE_TOO_LARGE',
-  'IDENTITY_MISMATCH',
-  'INVALID_SIGNATURE',
-  'AUTH_REQUIRED',
-  'UNKNOWN_TASK',
-  'TASK_EXISTS',
-  'TASK_TERMINAL',
-  'INVALID_TRANSITION',
-  'CAPABILITY_NOT_SUPPORTED',
-  'PERMISSION_DENIED',
-  'AUTHORIZATION_EXPIRED',
-  'IDEMPOTENCY_CONFLICT',
-  'DEADLINE_EXCEEDED',
-  'BUSY',
-  'RATE_LIMITED',
-  'SHUTTING_DOWN',
-  'PLAN_REJECTED',
-  'INTERNAL_ERROR',
-  'PROTOCOL_VIOLATION',
-  'REPLAY_DETECTED',
-  'RESUME_UNAVAILABLE',
-  'SESSION_LOST',
-  'MAX_ATTEMPTS',
-] as const;
-
-/** A code of the TAP 1.0 error registry (spec: errors#registry). */
-export type ErrorCode = (typeof ERROR_CODE_NAMES)[number];
+/** A code of the TAP 1.0 error registry, derived from the registry's literal table (spec: errors#registry): a misspelt code does not compile. */
+export type ErrorCode = ErrorCodeName;
 
 /** The payload of an `error` message, and the error of a failed task (spec: errors#error-payload). */
 export type ErrorPayload = PayloadOf<'error'>;
 
-/** Every registered code, in registry order. */
-export const ERROR_REGISTRY: readonly ErrorCodeEntry[] = registry.codes as ErrorCodeEntry[];
+/** Every registered code, in registry order: the table that error-codes.json is emitted from. */
+export const ERROR_REGISTRY: readonly ErrorCodeEntry[] = ERROR_CODES;
 
 const byCode = new Map<string, ErrorCodeEntry>(ERROR_REGISTRY.map((e) => [e.code, e]));
 

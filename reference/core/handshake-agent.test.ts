@@ -6,7 +6,7 @@ import { agentHandshake, initialAgentHandshake, type AgentHandshakeConfig, type 
 import { initialRequesterHandshake, requesterHandshake, type RequesterHandshakeConfig } from './handshake-requester.ts';
 import { AGENT, agentConfig, KEY_ID, keyed, REQUESTER, requesterConfig, runHandshake, toAgent } from './handshake.testkit.ts';
 import { sign, verify } from './signing.ts';
-import { counterRandom, FIXED_NOW, SAMPLE_KEY } from './testkit.ts';
+import { counterRandom, FIXED_NOW, SAMPLE_KEY } from './samples.testkit.ts';
 
 const agentCfg = (extra: Partial<AgentHandshakeConfig> = {}) => agentConfig({ hmac: hmacSha256, ...extra });
 const requesterCfg = (extra: Partial<RequesterHandshakeConfig> = {}) => requesterConfig({ hmac: hmacSha256, ...extra });

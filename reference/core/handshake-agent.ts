@@ -14,6 +14,8 @@ import {
   seal,
   signatureProblem,
   skewProblem,
+  type AuthenticatedCredentials,
+  type CredentialAuthority,
   type EstablishedSession,
   type HandshakeEvent,
   type HandshakeStep,
@@ -42,8 +44,16 @@ export interface AgentHandshakeConfig extends MachineContext {
   keys?: ReadonlyMap<string, KeyEntry>;
   /** Refuse a handshake without valid credentials (AUTH_REQUIRED) (spec: handshake#credentials). */
   requireCredentials?: boolean;
-  /** Authenticates credentials: the principal they prove, or null to refuse them. */
-  verifyCredentials?: (credentials: Credentials, peer: AgentCard) => string | null;
+  /**
+   * Authenticates credentials: the principal they prove, or null (or `{ refused }`, saying why)
+   * to refuse them with AUTH_REQUIRED.
+   */
+  verifyCredentials?: (credentials: Credentials, peer: AgentCard) => string | AuthenticatedCredentials | null | { refused: string };
+  /**
+   * The principal the binding authenticated for this connection (a verified client certificate);
+   * credentials, when given, take its place (spec: authorization#principals).
+   */
+  bindingPrincipal?: string;
   /**
    * Decides a resume: true only when that session exists and has not ended, belongs to
    * `principal`, and has that resume_token (spec: resume#reconnect).
@@ -219,13 +229,20 @@ function onInit(state: Extract<AgentHandshakeState, { phase: 'awaiting-init' }>,
     return fail('IDENTITY_MISMATCH', `target ${init.target} is not this agent (${self})`, undefined, false);
 
   let principal: string | undefined;
+  let authority: CredentialAuthority | undefined;
   if (p.credentials && config.verifyCredentials) {
     const who = config.verifyCredentials(p.credentials, p.agent);
     if (who === null) return fail('AUTH_REQUIRED', `the ${p.credentials.scheme} credentials were refused`);
-    principal = who;
-  } else if (config.requireCredentials) {
+    if (typeof who === 'object' && 'refused' in who)
+      return fail('AUTH_REQUIRED', `the ${p.credentials.scheme} credentials were refused: ${who.refused}`);
+    if (typeof who === 'string') principal = who;
+    else {
+      ({ principal, ...authority } = who);
+    }
+  } else if (config.requireCredentials && config.bindingPrincipal === undefined) {
     return fail('AUTH_REQUIRED', 'this agent requires credentials');
   }
+  principal ??= config.bindingPrincipal;
   let integrity: EstablishedSession['integrity'] = null;
   if (signed) {
     if (!entry) return fail('AUTH_REQUIRED', `this agent holds no key ${proposed.key_id}`, { key_id: proposed.key_id });
@@ -305,6 +322,7 @@ function onInit(state: Extract<AgentHandshakeState, { phase: 'awaiting-init' }>,
     local: config.card,
     peer: p.agent,
     principal: principal ?? `session:${sessionId}`,
+    ...(authority ? { authority } : {}),
     integrity,
     granted,
     missing,

@@ -23,7 +23,7 @@ import {
   wire,
 } from './handshake.testkit.ts';
 import { sign, verify } from './signing.ts';
-import { counterRandom, FIXED_NOW, SAMPLE_KEY } from './testkit.ts';
+import { counterRandom, FIXED_NOW, SAMPLE_KEY } from './samples.testkit.ts';
 import { validateMessage } from './validate.ts';
 
 const agentCfg = (extra: Partial<AgentHandshakeConfig> = {}) => agentConfig({ hmac: hmacSha256, ...extra });

@@ -13,7 +13,7 @@ import {
   type RequesterHandshakeState,
 } from './handshake-requester.ts';
 import type { HandshakeStep } from './handshake.ts';
-import { counterRandom, FIXED_NOW, SAMPLE_KEY, sampleCard } from './testkit.ts';
+import { counterRandom, FIXED_NOW, SAMPLE_KEY, sampleCard } from './samples.testkit.ts';
 import { validateMessage } from './validate.ts';
 
 export const AGENT = 'acme.summarizer';

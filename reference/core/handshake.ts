@@ -26,8 +26,14 @@ export interface EstablishedSession {
   params: SessionParams;
   local: AgentCard;
   peer: AgentCard;
-  /** Agent side: who the requester is — the credentials' principal, the key's ("agent:<peer>" by default), or "session:<session_id>" for nobody (spec: authorization#principals). */
+  /**
+   * Agent side: who the requester is — the credentials' principal, the binding's (a client
+   * certificate), the key's ("agent:<peer>" by default), or "session:<session_id>" for nobody
+   * (spec: authorization#principals).
+   */
   principal?: string;
+  /** Agent side: what the credentials that authenticated the principal allow, when they say (spec: authorization#credential-permissions). */
+  authority?: CredentialAuthority;
   /** The key every message is signed with, or null without integrity (spec: integrity#negotiation). */
   integrity: SessionKey;
   granted: string[];
@@ -36,6 +42,19 @@ export interface EstablishedSession {
   maxRetainedMessages: number;
   /** Agent side, on a granted resume: where each task's replay starts (spec: resume#reconnect). */
   resumeTasks?: { task_id: string; last_sequence: number }[];
+}
+
+/** What a session's credentials allow: the permissions they hold (a token's scopes) and when they expire. */
+export interface CredentialAuthority {
+  /** The permissions the credentials hold; a grant holds no permission beyond them. Absent: the grants alone decide. */
+  permissions?: readonly string[];
+  /** When the credentials expire, in ms since the epoch. */
+  expiresAt?: number;
+}
+
+/** Credentials an authenticator accepted: the principal they prove and what they allow. */
+export interface AuthenticatedCredentials extends CredentialAuthority {
+  principal: string;
 }
 
 /** One transition of a handshake machine. */

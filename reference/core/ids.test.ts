@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { newMessageId, newResumeToken, newSessionId, pooled, webRandom } from './ids.ts';
-import { counterRandom } from './testkit.ts';
+import { counterRandom } from './samples.testkit.ts';
 
 describe('ids', () => {
   it('makes session ids of 128 random bits in 22 base64url characters (spec: handshake#ack)', () => {

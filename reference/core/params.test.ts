@@ -10,7 +10,7 @@ import {
   type AgentParamDefaults,
   type ProposedParams,
 } from './params.ts';
-import { sampleCard } from './testkit.ts';
+import { sampleCard } from './samples.testkit.ts';
 import { validateAgainst } from './validate.ts';
 
 const agent: AgentParamDefaults = {

@@ -3,7 +3,7 @@ import example from '../../spec/1.0/examples/signing-example.json' with { type: 
 import { hmacSha256, randomBytes } from '../crypto.ts';
 import { base64urlEncode } from './base64url.ts';
 import { assertKey, checkSignature, constantTimeEqual, parseKey, sign, signingInput, verify } from './signing.ts';
-import { samplePing } from './testkit.ts';
+import { samplePing } from './samples.testkit.ts';
 
 const hex = (b: Uint8Array) => Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
 const key = parseKey(example.key_b64url);

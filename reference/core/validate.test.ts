@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { samplePing, sampleCard } from './testkit.ts';
+import { samplePing, sampleCard } from './samples.testkit.ts';
 import {
   toIssues,
   validateAgainst,

@@ -4,32 +4,45 @@
  * a requester that lost its session resumes by reading the subject from `last_sequence`.
  */
 import type { NatsConnection } from '@nats-io/transport-node';
-import { headers as natsHeaders } from '@nats-io/transport-node';
-import { DeliverPolicy, jetstream, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import { headers as natsHeaders, DeliverPolicy, jetstream } from '../transports/nats/client.ts';
+import type { Envelope } from '../../schemas/src/index.ts';
 import { newMessageId } from '../core/ids.ts';
+import type { SigningKey, TrustFile } from '../trust.ts';
+import { signStreamMessage, STREAM_SIGNATURE_HEADER, verifyStreamMessage } from './signatures.ts';
 import { DEFAULT_NAMES, eventSubject, type DurableNames } from './streams.ts';
 
 /** The NATS header that names the attempt (`state.attempts`) a stream message was published in. */
 export const ATTEMPT_HEADER = 'Tap-Attempt';
 
-/** A message of a durable task's stream: a TAP task.event or task.result without a session. */
-export interface DurableStreamMessage {
-  protocol: string;
-  message_id: string;
-  type: 'task.event' | 'task.result';
-  source: string;
-  target: string;
-  timestamp: string;
-  task_id: string;
-  sequence: number;
-  payload: Record<string, unknown>;
-}
+/** A message of a durable task's stream: a TAP task.event or task.result without a session (the envelope of schemas/src/envelope.ts). */
+export type DurableStreamMessage = Envelope & { type: 'task.event' | 'task.result'; task_id: string; sequence: number };
 
-/** A stored message with the attempt it was published in and its stream sequence. */
+/** A stored message with the attempt it was published in, its stream sequence and its runner's signature. */
 export interface StoredStreamMessage {
   message: DurableStreamMessage;
   attempt: number | undefined;
   streamSeq: number;
+  /** The `Tap-Signature` header, when the runner that published it signs (spec: bindings-nats#signed-records). */
+  signature?: string;
+}
+
+/** A stored message's body and headers as a StoredStreamMessage; a body that is not a JSON object reads as an empty one. */
+function storedMessage(body: () => unknown, header: { get(name: string): string } | undefined, streamSeq: number): StoredStreamMessage {
+  let message: unknown;
+  try {
+    message = body();
+  } catch {
+    message = undefined;
+  }
+  const attempt = Number(header?.get(ATTEMPT_HEADER) || Number.NaN);
+  const signature = header?.get(STREAM_SIGNATURE_HEADER) || undefined;
+  return {
+    message: (typeof message === 'object' && message !== null && !Array.isArray(message) ? message : {}) as DurableStreamMessage,
+    attempt: Number.isInteger(attempt) ? attempt : undefined,
+    streamSeq,
+    ...(signature ? { signature } : {}),
+  };
 }
 
 /** The `Nats-Msg-Id` of a stream message: `<task_id>:<sequence>` (spec: bindings-nats#event-streams). */
@@ -40,8 +53,7 @@ export async function lastStoredMessage(jsm: JetStreamManager, names: DurableNam
   // getMessage resolves null when the subject has no message; any other failure is thrown, never read as none.
   const stored = await jsm.streams.getMessage(names.events, { last_by_subj: eventSubject(names, taskId) });
   if (!stored) return null;
-  const attempt = Number(stored.header?.get(ATTEMPT_HEADER));
-  return { message: stored.json<DurableStreamMessage>(), attempt: Number.isInteger(attempt) ? attempt : undefined, streamSeq: stored.seq };
+  return storedMessage(() => stored.json(), stored.header, stored.seq);
 }
 
 /** The highest TAP sequence stored for a task, 0 when none (spec: bindings-nats#event-streams). */
@@ -72,6 +84,8 @@ export class TaskStreamWriter {
     /** The last sequence already stored for the task: a redelivery numbers on from it. */
     lastSequence: number,
     private readonly attempt: number,
+    /** The runner's key: each message then carries its `Tap-Signature` (spec: bindings-nats#signed-records). */
+    private readonly signingKey?: SigningKey,
   ) {
     this.next = lastSequence + 1;
   }
@@ -96,6 +110,7 @@ export class TaskStreamWriter {
     };
     const h = natsHeaders();
     h.set(ATTEMPT_HEADER, String(this.attempt));
+    if (this.signingKey) h.set(STREAM_SIGNATURE_HEADER, signStreamMessage(message, this.attempt, this.signingKey));
     const ack = await this.js.publish(eventSubject(this.names, this.taskId), JSON.stringify(message), {
       msgID: eventMsgId(this.taskId, this.next),
       headers: h,
@@ -125,6 +140,11 @@ export interface ReplayOptions {
   untilResult?: boolean;
   /** How long to wait for the task.result, in ms (default 30 000). */
   timeoutMs?: number;
+  /**
+   * Only messages signed by one of `runners` by the trust file are returned: a message anyone else
+   * stored is left out (spec: bindings-nats#signed-records).
+   */
+  signedBy?: { trust: TrustFile; runners: readonly string[] };
 }
 
 /**
@@ -149,10 +169,11 @@ export async function replayDurableTask(nc: NatsConnection, o: ReplayOptions): P
   if (!untilResult) idle = setTimeout(() => void messages.close(), 500);
   try {
     for await (const m of messages) {
-      const message = m.json<DurableStreamMessage>();
-      const attempt = Number(m.headers?.get(ATTEMPT_HEADER));
-      if (message.sequence > after) out.push({ message, attempt: Number.isInteger(attempt) ? attempt : undefined, streamSeq: m.seq });
-      if (message.type === 'task.result') break;
+      const stored = storedMessage(() => m.json(), m.headers, m.seq);
+      const { message } = stored;
+      const trusted = !o.signedBy || verifyStreamMessage(message, stored.attempt, stored.signature, o.signedBy.trust, o.signedBy.runners);
+      if (trusted && message.sequence > after) out.push(stored);
+      if (trusted && message.type === 'task.result') break;
       if (!untilResult && m.info.pending === 0) break;
       if (idle) {
         clearTimeout(idle);

@@ -1,25 +1,39 @@
 /**
  * The durable runner of the NATS binding (spec: bindings-nats#task-queue): it consumes one
  * capability's queue on TAP_TASKS through a durable pull consumer whose ack_wait is the lease,
- * renews the lease with in-progress acknowledgements, takes the attempt number from the
- * delivery count, publishes the finished record before it acknowledges, keeps idempotency in
- * TAP_IDEMPOTENCY beyond the de-duplication window, publishes each task's messages to
- * TAP_EVENTS, hands retryable failures back to the server, and turns max-deliveries advisories
- * into dead letters.
+ * checks each message before it looks anything up with it (and, given a trust file, its
+ * submitter's signature), renews the lease with in-progress acknowledgements, takes the attempt
+ * number from the delivery count, publishes the finished record before it acknowledges, keeps
+ * idempotency in TAP_IDEMPOTENCY beyond the de-duplication window, publishes each task's messages
+ * to TAP_EVENTS, hands retryable failures back to the server, and turns refused messages and
+ * max-deliveries advisories into dead letters.
  */
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import { AckPolicy, DeliverPolicy, jetstream, type ConsumerMessages, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
-import { TapError, type ErrorPayload } from '../core/errors.ts';
+import type { ConsumerMessages, JsMsg } from '@nats-io/jetstream';
+import { jetstream } from '../transports/nats/client.ts';
+import { TapError } from '../core/errors.ts';
+import type { SigningKey, TrustFile } from '../trust.ts';
+import { checkIdentifier } from '../transports/nats/subjects.ts';
 import type { TaskRecord } from '../workspace/record.ts';
-import { lastStoredMessage, StreamFenced, TaskStreamWriter } from './events.ts';
-import { DEFAULT_NAMES, deadSubject, ensureStreams, resultSubject, type DurableNames } from './streams.ts';
+import { ensureConsumer } from './consumer.ts';
+import { publishDeadLetter, refusedLetter, watchMaxDeliveries, type DeadLetterBox } from './dead-letters.ts';
+import { lastStoredMessage, StreamFenced, TaskStreamWriter, type StoredStreamMessage } from './events.ts';
+import { takeIn } from './intake.ts';
+import { checkNames } from './names.ts';
+import { finished, outcomeOfResult, resultPayload, type Outcome } from './outcome.ts';
+import { verifyStreamMessage } from './signatures.ts';
+import { DEFAULT_NAMES, ensureStreams, resultSubject, type DurableNames } from './streams.ts';
 import { idempotencyKey } from './submit.ts';
+
+export { consumerName } from './consumer.ts';
 
 /** What a phase handler gets: the record (attempts set from the delivery count) and a stop signal. */
 export interface DurableWork {
   record: TaskRecord;
   /** The attempt: the delivery count less one (spec: bindings-nats#task-queue). */
   attempts: number;
+  /** The principal whose signature the record carries, when the runner verifies signatures (spec: bindings-nats#signed-records). */
+  principal?: string;
   /** Aborted when the lease is lost (the server refused an acknowledgement) or the runner stops. */
   signal: AbortSignal;
   /** Publishes an output event `{ kind: "output", data }` to the task's stream in TAP_EVENTS (spec: bindings-nats#event-streams). */
@@ -51,6 +65,17 @@ export interface DurableRunnerOptions {
   pullExpiresMs?: number;
   names?: DurableNames;
   replicas?: number;
+  /**
+   * The trust file (spec: bindings-nats#signed-records): only records signed by a principal in it
+   * run, the signer is the record's principal, and a stored task.result counts only when one of
+   * `runners` signed it. Without it the runner trusts every publisher on the server: whoever can
+   * publish to the queue names any principal, and whoever can publish to TAP_EVENTS decides outcomes.
+   */
+  trust?: TrustFile;
+  /** This agent's key (principal `agentId`): every message it stores in TAP_EVENTS carries its signature. Needed with `trust`. */
+  signingKey?: SigningKey;
+  /** The agents whose signed task.results this runner takes as a task's outcome (default: this agent only). */
+  runners?: readonly string[];
   logger?: (level: 'info' | 'warn' | 'error', message: string) => void;
 }
 
@@ -63,6 +88,8 @@ export interface DurableRunner {
     retried: number;
     repeats: number;
     deadLetters: number;
+    /** Queue messages dead-lettered at once: not a record this runner may run (TAP-NATS-037, TAP-NATS-038). */
+    refused: number;
     renewals: number;
     /** Deliveries stopped because another delivery of the same record was writing its task's stream. */
     fenced: number;
@@ -71,121 +98,34 @@ export interface DurableRunner {
   stop(): Promise<void>;
 }
 
-/** The durable consumer's name for a capability: dots are not allowed in consumer names. */
-export function consumerName(capability: string): string {
-  return `tap-${capability.replace(/[^A-Za-z0-9_-]/g, '_')}`;
-}
-
-const nanos = (ms: number): number => ms * 1_000_000;
-const ms = (n: number): number => Math.round(n / 1_000_000);
-
-/**
- * Creates the capability's consumer when missing; ack_wait is the lease and max_deliver the
- * attempts. A consumer an earlier runner left with another lease or maximum is set to this
- * runner's, with a warning; resolves with the consumer's name and the ack_wait it has.
- */
-async function ensureConsumer(
-  jsm: JetStreamManager,
-  names: DurableNames,
-  o: DurableRunnerOptions,
-  log: NonNullable<DurableRunnerOptions['logger']>,
-): Promise<{ name: string; ackWaitMs: number }> {
-  const name = consumerName(o.capability);
-  const want = { ack_wait: nanos(o.leaseMs ?? 30_000), max_deliver: o.maxAttempts ?? 5 };
-  const subject = `${names.prefix}.tasks.${o.capability}`;
-  const found = await jsm.consumers.info(names.tasks, name).catch(() => null);
-  if (!found) {
-    try {
-      await jsm.consumers.add(names.tasks, {
-        durable_name: name,
-        ack_policy: AckPolicy.Explicit,
-        deliver_policy: DeliverPolicy.All,
-        ...want,
-        filter_subject: subject,
-      });
-    } catch (err) {
-      throw new Error(await refusedConsumer(jsm, names, name, subject, err as Error), { cause: err });
-    }
-    return { name, ackWaitMs: ms(want.ack_wait) };
-  }
-  const had = { ack_wait: found.config.ack_wait ?? nanos(30_000), max_deliver: found.config.max_deliver ?? -1 };
-  if (had.ack_wait === want.ack_wait && had.max_deliver === want.max_deliver) return { name, ackWaitMs: ms(had.ack_wait) };
-  const was = `consumer ${name} of ${names.tasks} had ack_wait ${ms(had.ack_wait)} ms and max_deliver ${had.max_deliver}`;
-  try {
-    await jsm.consumers.update(names.tasks, name, want);
-    log(
-      'warn',
-      `${was} (left by an earlier runner); set to this runner's lease of ${ms(want.ack_wait)} ms and ${want.max_deliver} deliveries`,
+/** Throws for options a runner cannot start with: a capability or agent id that cannot be in a subject, a trust file without a key. */
+function checkOptions(o: DurableRunnerOptions): void {
+  checkIdentifier(o.capability, 'capability');
+  checkIdentifier(o.agentId, 'agent id');
+  checkNames(o.names ?? DEFAULT_NAMES);
+  if (o.signingKey && o.signingKey.principal !== o.agentId)
+    throw new TypeError(`the runner's signing key is ${o.signingKey.principal}'s, not agent ${o.agentId}'s`);
+  if (o.trust && !o.signingKey)
+    throw new TypeError(
+      'a runner that verifies signatures (trust) signs its own stream messages too: give signingKey, the key of its agent id',
     );
-    return { name, ackWaitMs: ms(want.ack_wait) };
-  } catch (err) {
-    log(
-      'warn',
-      `${was}; the server refused this runner's lease of ${ms(want.ack_wait)} ms and ${want.max_deliver} deliveries (${(err as Error).message}), so the consumer keeps its own and the lease is renewed every ${Math.floor(ms(had.ack_wait) / 3)} ms. Delete the consumer (nats consumer rm ${names.tasks} ${name}) while no runner serves it to start afresh`,
-    );
-    return { name, ackWaitMs: ms(had.ack_wait) };
-  }
-}
-
-/** Why the server refused to create a capability's consumer, with the consumer in the way when there is one. */
-async function refusedConsumer(jsm: JetStreamManager, names: DurableNames, name: string, subject: string, err: Error): Promise<string> {
-  const why = `cannot create consumer ${name} of ${names.tasks} for ${subject}: ${err.message}`;
-  // A work queue gives each subject to one consumer: another that takes it is in the way.
-  for await (const c of jsm.consumers.list(names.tasks)) {
-    const filters = [c.config.filter_subject, ...(c.config.filter_subjects ?? [])].filter(Boolean);
-    if (c.name !== name && (filters.length === 0 || filters.includes(subject) || filters.includes(`${names.prefix}.tasks.>`)))
-      return `${why}. Consumer ${c.name} already takes it; if no runner serves it any more, delete it (nats consumer rm ${names.tasks} ${c.name})`;
-  }
-  return why;
-}
-
-/** The record a phase leaves: a history entry, the status, and next_phase null (one-phase tasks). */
-function finished(record: TaskRecord, agentId: string, attempts: number, outcome: { output?: unknown; error?: Error }): TaskRecord {
-  const now = new Date().toISOString();
-  const next = structuredClone(record);
-  next.context.history.push({
-    agent: agentId,
-    phase: record.next_phase ?? '',
-    timestamp: now,
-    input: record.context.current_input,
-    output: outcome.error ? null : (outcome.output ?? null),
-    artifacts: [],
-  });
-  next.current_phase = record.next_phase;
-  next.next_phase = null;
-  next.state.attempts = attempts;
-  next.state.processed_by = agentId;
-  next.state.status = outcome.error ? 'failed' : 'completed';
-  const code = outcome.error instanceof TapError ? outcome.error.payload.code : 'EXECUTION_FAILED';
-  next.state.last_error = outcome.error ? { code, message: outcome.error.message.slice(0, 8192), at: now } : null;
-  return next;
-}
-
-/** The payload of the task.result that ends a durable task's stream. */
-function resultPayload(outcome: { output?: unknown; error?: Error }): Record<string, unknown> {
-  if (!outcome.error) return { status: 'completed', output: outcome.output ?? null };
-  if (outcome.error instanceof TapError) return { status: 'failed', error: outcome.error.payload };
-  return { status: 'failed', error: { code: 'INTERNAL_ERROR', message: outcome.error.message.slice(0, 8192), retryable: false } };
-}
-
-/** The outcome a stored task.result states: its output, or its error (spec: bindings-nats#event-streams). */
-function outcomeOfResult(payload: Record<string, unknown>): { output?: unknown; error?: Error } {
-  if (payload.status === 'completed') return { output: payload.output ?? null };
-  return { error: new TapError(payload.error as ErrorPayload) };
 }
 
 /** Starts consuming a capability's queue (spec: bindings-nats#task-queue). */
 export async function startDurableRunner(o: DurableRunnerOptions): Promise<DurableRunner> {
+  checkOptions(o);
   const names = o.names ?? DEFAULT_NAMES;
   const log = o.logger ?? (() => {});
+  const runners = o.runners ?? [o.agentId];
   const { jsm, idempotency } = await ensureStreams(o.nc, { names, replicas: o.replicas });
   const { name: durable, ackWaitMs } = await ensureConsumer(jsm, names, o, log);
   // spec: bindings-nats#task-queue: the lease is the consumer's ack_wait, whatever this runner asked for.
   const leaseMs = Math.min(o.leaseMs ?? 30_000, ackWaitMs);
   const js = jetstream(o.nc);
-  const stats = { completed: 0, failed: 0, retried: 0, repeats: 0, deadLetters: 0, renewals: 0, fenced: 0 };
+  const stats = { completed: 0, failed: 0, retried: 0, repeats: 0, deadLetters: 0, refused: 0, renewals: 0, fenced: 0 };
   const stopping = new AbortController();
   const running = new Set<Promise<void>>();
+  const box: DeadLetterBox = { js, jsm, names, agentId: o.agentId, intake: { capability: o.capability, trust: o.trust } };
 
   /** spec: bindings-nats#idempotency: the first task to create the key owns it, whatever the window. */
   const claimKey = async (record: TaskRecord): Promise<'first' | 'repeat'> => {
@@ -207,15 +147,31 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
     return stored !== null;
   };
 
+  /** Whether a stored task.result may decide the task's outcome: this task's, and with a trust file, signed by a runner. */
+  const trustedResult = (last: StoredStreamMessage, record: TaskRecord): boolean => {
+    if (last.message.type !== 'task.result' || last.message.task_id !== record.task_id) return false;
+    if (!o.trust) return true;
+    if (verifyStreamMessage(last.message, last.attempt, last.signature, o.trust, runners)) return true;
+    log(
+      'warn',
+      `task ${record.task_id}: its stream ends with a task.result that no trusted runner signed; it is ignored and the phase runs`,
+    );
+    return false;
+  };
+
+  /** spec: bindings-nats#task-queue (TAP-NATS-037, TAP-NATS-038): a message this runner may not run is a dead letter at once. */
+  const refuse = async (m: JsMsg, refused: Extract<ReturnType<typeof takeIn>, { ok: false }>): Promise<void> => {
+    const letter = refusedLetter(m.data, refused, m.seq, m.info.deliveryCount, o.agentId);
+    log('warn', `${names.tasks} sequence ${m.seq} on ${m.subject} is a dead letter: ${refused.problem.code}: ${refused.problem.message}`);
+    await publishDeadLetter(box, letter, m.seq);
+    // Acknowledged, the message leaves the work queue.
+    await m.ackAck();
+    stats.refused++;
+  };
+
   const work = async (m: JsMsg): Promise<void> => {
-    let record: TaskRecord;
-    try {
-      record = m.json<TaskRecord>();
-    } catch (err) {
-      log('warn', `a message on ${m.subject} is not a task record (${(err as Error).message}); terminating it`);
-      m.term();
-      return;
-    }
+    const intake = takeIn(m.data, box.intake);
+    if (!intake.ok) return refuse(m, intake);
     const attempts = m.info.deliveryCount - 1;
     // spec: bindings-nats#task-queue: renew at least every ack_wait / 3, from the delivery's arrival until it is settled.
     const renew = setInterval(
@@ -226,7 +182,7 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
       Math.max(10, Math.floor(leaseMs / 3)),
     );
     try {
-      await settle(m, record, attempts);
+      await settle(m, intake.record, attempts, intake.principal);
     } finally {
       clearInterval(renew);
     }
@@ -237,9 +193,9 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
    * publish fails. spec: bindings-nats#event-streams (TAP-NATS-036): a delivery that finds another
    * writing its task's stream stops there, unacknowledged; the other one finishes the task.
    */
-  const settle = async (m: JsMsg, record: TaskRecord, attempts: number): Promise<void> => {
+  const settle = async (m: JsMsg, record: TaskRecord, attempts: number, principal: string | undefined): Promise<void> => {
     try {
-      await run(m, record, attempts);
+      await run(m, record, attempts, principal);
     } catch (err) {
       if (!(err instanceof StreamFenced)) throw err;
       stats.fenced++;
@@ -247,9 +203,9 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
     }
   };
 
-  const run = async (m: JsMsg, record: TaskRecord, attempts: number): Promise<void> => {
-    // A redelivery of a task whose finished record is stored (its acknowledgement was lost) only needs the acknowledgement.
-    if (attempts > 0 && (await storedResult(record.task_id))) {
+  const run = async (m: JsMsg, record: TaskRecord, attempts: number, principal: string | undefined): Promise<void> => {
+    // A task whose finished record is stored (its acknowledgement was lost, or the record was published again) only needs the acknowledgement.
+    if (await storedResult(record.task_id)) {
       stats.repeats++;
       await m.ackAck();
       return;
@@ -264,16 +220,17 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
     const last = await lastStoredMessage(jsm, names, record.task_id);
     // A stream that ends with the task.result is a phase that finished in an earlier delivery whose
     // finished record was not stored: it is stored from that result, and the phase is not run again.
-    if (last?.message.type === 'task.result') {
+    if (last && trustedResult(last, record)) {
       await finish(m, record, last.attempt ?? attempts, outcomeOfResult(last.message.payload));
       return;
     }
-    const stream = new TaskStreamWriter(js, names, o.agentId, record.task_id, last?.message.sequence ?? 0, attempts);
+    const lastSequence = Number.isSafeInteger(last?.message.sequence) ? last!.message.sequence : 0;
+    const stream = new TaskStreamWriter(js, names, o.agentId, record.task_id, lastSequence, attempts, o.signingKey);
     await stream.publish('task.event', { kind: 'state', state: 'running' });
     const lost = new AbortController();
     const onStop = () => lost.abort();
     stopping.signal.addEventListener('abort', onStop);
-    let outcome: { output?: unknown; error?: Error };
+    let outcome: Outcome;
     let fenced: StreamFenced | undefined;
     try {
       const emit = async (data: unknown): Promise<void> => {
@@ -288,9 +245,8 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
           throw err;
         }
       };
-      outcome = {
-        output: await o.handler({ record: { ...record, state: { ...record.state, attempts } }, attempts, signal: lost.signal, emit }),
-      };
+      const given = { ...record, state: { ...record.state, attempts } };
+      outcome = { output: await o.handler({ record: given, attempts, ...(principal ? { principal } : {}), signal: lost.signal, emit }) };
     } catch (err) {
       outcome = { error: err instanceof Error ? err : new Error(String(err)) };
     } finally {
@@ -315,7 +271,7 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
   };
 
   /** Stores the finished record of a phase's outcome in TAP_RESULTS, then acknowledges the delivery. */
-  const finish = async (m: JsMsg, record: TaskRecord, attempts: number, outcome: { output?: unknown; error?: Error }): Promise<void> => {
+  const finish = async (m: JsMsg, record: TaskRecord, attempts: number, outcome: Outcome): Promise<void> => {
     const next = finished(record, o.agentId, attempts, outcome);
     // spec: bindings-nats#task-queue: the finished record is stored before the delivery is acknowledged;
     // one message id per task, so that the server keeps the first finished record only.
@@ -329,33 +285,7 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
   };
 
   // spec: bindings-nats#dead-letters: a record that ran out of deliveries goes to TAP_DEAD, then leaves the queue.
-  const advisory: Subscription = o.nc.subscribe(`$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.${names.tasks}.${durable}`, {
-    callback: (err, msg) => {
-      if (err) return;
-      const { stream_seq: seq, deliveries } = msg.json<{ stream_seq: number; deliveries: number }>();
-      void (async () => {
-        try {
-          const stored = await jsm.streams.getMessage(names.tasks, { seq });
-          if (!stored) return;
-          const record = stored.json<TaskRecord>();
-          const now = new Date().toISOString();
-          record.state.attempts = deliveries;
-          record.state.status = 'failed';
-          record.state.last_error = {
-            code: 'MAX_ATTEMPTS',
-            message: `the phase was delivered ${deliveries} times without finishing`,
-            at: now,
-          };
-          // One message id per queue message: a requeued record that dies again is a new dead letter.
-          await js.publish(deadSubject(names, o.capability), JSON.stringify(record), { msgID: `${record.task_id}:dead:${seq}` });
-          await jsm.streams.deleteMessage(names.tasks, seq);
-          stats.deadLetters++;
-        } catch (e) {
-          log('error', `could not move the dead letter at ${names.tasks} sequence ${seq}: ${(e as Error).message}`);
-        }
-      })();
-    },
-  });
+  const advisory: Subscription = watchMaxDeliveries(o.nc, box, durable, { onMoved: () => stats.deadLetters++, log });
 
   const consumer = await js.consumers.get(names.tasks, durable);
   const messages: ConsumerMessages = await consumer.consume({

@@ -5,11 +5,13 @@
  * the key-value bucket TAP_IDEMPOTENCY.
  */
 import type { NatsConnection } from '@nats-io/transport-node';
-import { RetentionPolicy, StorageType, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
-import { Kvm, type KV } from '@nats-io/kv';
-import { DEFAULT_NAMES, type DurableNames } from './names.ts';
+import type { JetStreamManager } from '@nats-io/jetstream';
+import type { KV } from '@nats-io/kv';
+import { RetentionPolicy, StorageType, jetstreamManager, Kvm } from '../transports/nats/client.ts';
+import { Wildcard } from '../transports/nats/subjects.ts';
+import { checkNames, DEFAULT_NAMES, deadSubject, eventSubject, resultSubject, taskSubject, type DurableNames } from './names.ts';
 
-export { DEFAULT_NAMES, deadSubject, eventSubject, resultSubject, taskSubject, type DurableNames } from './names.ts';
+export { checkNames, DEFAULT_NAMES, deadSubject, eventSubject, resultSubject, taskSubject, type DurableNames } from './names.ts';
 
 /** Options of `ensureStreams`. */
 export interface EnsureOptions {
@@ -24,26 +26,26 @@ const nanos = (ms: number): number => ms * 1_000_000;
 
 /** Creates the streams and the bucket when missing; resolves with the manager and the bucket. */
 export async function ensureStreams(nc: NatsConnection, o: EnsureOptions = {}): Promise<{ jsm: JetStreamManager; idempotency: KV }> {
-  const n = o.names ?? DEFAULT_NAMES;
+  const n = checkNames(o.names ?? DEFAULT_NAMES);
   const replicas = o.replicas ?? 1;
   const jsm = await jetstreamManager(nc);
   const want = [
     // spec: bindings-nats#task-queue: the queue has work-queue retention.
     {
       name: n.tasks,
-      subjects: [`${n.prefix}.tasks.>`],
+      subjects: [taskSubject(n, Wildcard.TAIL)],
       retention: RetentionPolicy.Workqueue,
       duplicate_window: nanos(o.duplicateWindowMs ?? 120_000),
     },
-    { name: n.results, subjects: [`${n.prefix}.results.>`], retention: RetentionPolicy.Limits },
+    { name: n.results, subjects: [resultSubject(n, Wildcard.TAIL)], retention: RetentionPolicy.Limits },
     // spec: bindings-nats#event-streams: one subject per task, de-duplicated by <task_id>:<sequence>.
     {
       name: n.events,
-      subjects: [`${n.prefix}.events.>`],
+      subjects: [eventSubject(n, Wildcard.TAIL)],
       retention: RetentionPolicy.Limits,
       duplicate_window: nanos(o.duplicateWindowMs ?? 120_000),
     },
-    { name: n.dead, subjects: [`${n.prefix}.dead.>`], retention: RetentionPolicy.Limits },
+    { name: n.dead, subjects: [deadSubject(n, Wildcard.TAIL)], retention: RetentionPolicy.Limits },
   ];
   for (const s of want) {
     try {

@@ -12,9 +12,10 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { connect } from '../transports/nats/client.ts';
 import { createAgent, withConformanceCapabilities, type Agent, type CapabilityDefinition, type Handler } from '../agent/index.ts';
-import { parseNatsUrl } from '../transports/nats/url.ts';
+import { natsClientOptions, parseNatsUrl } from '../transports/nats/url.ts';
 import { joinMesh, type Membership } from './member.ts';
 import { recordSessionsToFile } from './recording.ts';
 import type { AgentCard } from '../../schemas/src/index.ts';
@@ -60,7 +61,7 @@ export interface Host {
 /** Starts the agents, each listening and joined to the mesh. */
 export async function hostAgents(options: HostOptions): Promise<Host> {
   const address = parseNatsUrl(options.url);
-  const nc = await connect({ servers: address.servers, name: `tap mesh host ${options.ids[0]}`, maxReconnectAttempts: -1 });
+  const nc = await connect({ ...natsClientOptions(address), name: `tap mesh host ${options.ids[0]}`, maxReconnectAttempts: -1 });
   const agents = new Map<string, { agent: Agent; membership: Membership }>();
   await Promise.all(
     options.ids.map(async (id) => {

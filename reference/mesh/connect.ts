@@ -2,8 +2,9 @@
  * A Mesh on a NATS server: one NATS connection for the registry's watch and every session, the
  * registry bucket opened (spec: registry#nats), and the Mesh on top. Closing the Mesh closes it.
  */
-import { connect } from '@nats-io/transport-node';
-import { parseNatsUrl } from '../transports/nats/url.ts';
+import { connect } from '../transports/nats/client.ts';
+import { natsClientOptions, parseNatsUrl } from '../transports/nats/url.ts';
+import type { TrustFile } from '../trust.ts';
 import { Mesh, type MeshOptions } from './mesh.ts';
 import { viewOf } from './registry-view.ts';
 import { openRegistry, type OpenRegistryOptions } from './registry.ts';
@@ -11,6 +12,8 @@ import { openRegistry, type OpenRegistryOptions } from './registry.ts';
 /** Options of `connectMesh`: the Mesh's, without the registry and connection it makes itself. */
 export type ConnectMeshOptions = Omit<MeshOptions, 'registry' | 'connect'> & {
   registry?: OpenRegistryOptions;
+  /** Route only to agents whose entries their key signed, by this trust file (spec: registry#signatures). */
+  trust?: TrustFile;
   requestTimeoutMs?: number;
 };
 
@@ -18,16 +21,15 @@ export type ConnectMeshOptions = Omit<MeshOptions, 'registry' | 'connect'> & {
 export async function connectMesh(url: string, options: ConnectMeshOptions): Promise<Mesh> {
   const address = parseNatsUrl(url);
   const nc = await connect({
-    servers: address.servers,
+    ...natsClientOptions(address),
     name: `tap mesh requester ${options.agentId}`,
-    ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}),
   }).catch((err: Error) => {
     throw new Error(`could not connect to the mesh's NATS server at ${address.servers.join(',')}: ${err.message}`, { cause: err });
   });
   try {
-    const registry = await openRegistry(nc, options.registry);
+    const registry = await openRegistry(nc, { ...options.registry, ...(options.trust ? { trust: options.trust } : {}) });
     const view = await viewOf(registry);
-    const { registry: _r, requestTimeoutMs, ...rest } = options;
+    const { registry: _r, trust: _t, requestTimeoutMs, ...rest } = options;
     const mesh = new Mesh({
       ...rest,
       registry: view,

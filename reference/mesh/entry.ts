@@ -35,6 +35,8 @@ export interface RegistryEntry {
   ttl_ms: number;
   started_at: string;
   updated_at: string;
+  /** The agent's Ed25519 signature of the entry, when it signs (spec: registry#signatures). */
+  signature?: string;
 }
 
 /** An entry as read from the store: with its revision and the store's write time. */
@@ -48,6 +50,9 @@ export interface RegistryRecord {
 
 /** The smallest heartbeat an agent may announce (spec: registry#heartbeats, TAP-REG-014). */
 export const MIN_HEARTBEAT_MS = 100;
+
+/** The largest entry, as UTF-8 JSON text, an agent writes and a requester reads (spec: registry#bounds, TAP-REG-047). */
+export const MAX_ENTRY_BYTES = 65_536;
 
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 const IDENTIFIER = /^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$/;
@@ -75,6 +80,7 @@ export function entryProblem(value: unknown): string | undefined {
   if (!isWhole(e.heartbeat_ms, 1) || !isWhole(e.ttl_ms, 1)) return 'heartbeat_ms or ttl_ms is not a positive whole number';
   if (!isText(e.started_at) || !DATE_TIME.test(e.started_at)) return 'started_at is not an RFC 3339 UTC date-time';
   if (!isText(e.updated_at) || !DATE_TIME.test(e.updated_at)) return 'updated_at is not an RFC 3339 UTC date-time';
+  if (e.signature !== undefined && !isText(e.signature)) return 'signature is not a string';
   return undefined;
 }
 

@@ -13,11 +13,26 @@ export type { Span, TraceParent, TraceRecord, TraceSink } from './trace.ts';
 export { connectMesh } from './connect.ts';
 export type { ConnectMeshOptions } from './connect.ts';
 export { viewOf } from './registry-view.ts';
-export { openRegistry, REGISTRY_BUCKET } from './registry.ts';
-export type { OpenRegistryOptions, Registry, RegistryChange as RegistryWatchChange, RegistryWatch } from './registry.ts';
+export { DEFAULT_BUCKET_LIMITS, openRegistry, REGISTRY_BUCKET } from './registry.ts';
+export type {
+  BucketLimits,
+  Listing,
+  ListingBounds,
+  OpenRegistryOptions,
+  Refusal,
+  Registry,
+  RegistryChange as RegistryWatchChange,
+  RegistryWatch,
+} from './registry.ts';
+export { refusalOf, signEntry } from './signature.ts';
+export { newSigningKey, readSigningKey, readTrustFile, trustOf } from '../trust.ts';
+export type { SigningKey, TrustFile } from '../trust.ts';
 export type { RegistryEntry, RegistryRecord } from './entry.ts';
 export { readTraceRecords, renderTrace, traces, traceView } from './trace-view.ts';
 export type { TraceSpan, TraceView } from './trace-view.ts';
 export { recordingTransport } from './recording.ts';
+export { joinMesh } from './join.ts';
+export type { JoinMeshOptions, MeshAgent } from './join.ts';
+export type { Membership } from './member.ts';
 export { hostAgents, hostCard } from './agent-host.ts';
 export type { Host, HostOptions } from './agent-host.ts';

@@ -29,6 +29,8 @@ export async function viewOf(registry: Registry): Promise<MeshRegistry & { stop(
   const compiled = new Map<string, CompiledQuery>();
   const watch = await registry.watch((change) => {
     let out: RegistryChange | undefined;
+    // A refused write changes nothing the mesh routes by (spec: registry#signatures).
+    if (change.kind === 'refused') return;
     if (change.kind === 'joined' || change.kind === 'updated') out = { kind: 'live', entry: change.record.entry };
     else if (change.reason === 'withdrawn') out = { kind: 'withdrawn', agentId: change.agentId, instance: change.record.entry.instance };
     // A new instance under the key: the old instance's sessions are gone with it (spec: registry#instances).

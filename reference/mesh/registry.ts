@@ -3,24 +3,53 @@
  * entry's JSON text (spec: registry#nats). Agents create, update and withdraw their own entry
  * against the revision they last wrote; requesters get, list and watch, judging liveness by each
  * entry's server write time and ttl_ms, never by the bucket's max_age (spec: registry#lifetime).
+ * The bucket is created with bounds, listings stop at theirs (spec: registry#bounds), and a
+ * reader holding a trust file takes only entries signed by their agent (spec: registry#signatures).
  */
 import type { NatsConnection } from '@nats-io/transport-node';
-import { Kvm, type KV, type KvEntry } from '@nats-io/kv';
+import type { KV, KvEntry } from '@nats-io/kv';
+import { DiscardPolicy, jetstreamManager, Kvm, RetentionPolicy, StorageType } from '../transports/nats/client.ts';
+import { kvSubject, Wildcard } from '../transports/nats/subjects.ts';
+import type { TrustFile } from '../trust.ts';
 import {
   compileQuery,
   expiresAt,
   isLive,
+  MAX_ENTRY_BYTES,
   matches,
-  parseEntry,
   type DiscoveryQuery,
   type RegistryEntry,
   type RegistryRecord,
 } from './entry.ts';
+import {
+  DEFAULT_LISTING_BOUNDS,
+  endOfBucket,
+  listBucket,
+  readingOf,
+  readKeys,
+  type Listing,
+  type ListingBounds,
+  type Refusal,
+} from './listing.ts';
+
+export type { Listing, ListingBounds, Refusal } from './listing.ts';
 
 /** The bucket's name (spec: registry#nats, TAP-REG-039). */
 export const REGISTRY_BUCKET = 'TAP_REGISTRY';
 /** The bucket's max_age when this module creates it (spec: registry#nats, TAP-REG-042). */
 export const DEFAULT_BUCKET_MAX_AGE_MS = 60_000;
+
+/** The bounds of a registry bucket: the largest value, the most values and the most bytes (spec: registry#nats, TAP-REG-057). */
+export interface BucketLimits {
+  maxValueSize: number;
+  maxValues: number;
+  maxBytes: number;
+}
+
+const encoder = new TextEncoder();
+
+/** The bounds of a bucket created here unless told otherwise (spec: registry#bounds). */
+export const DEFAULT_BUCKET_LIMITS: BucketLimits = { maxValueSize: MAX_ENTRY_BYTES, maxValues: 10_000, maxBytes: 64 * 1024 * 1024 };
 
 /** Options of `openRegistry`. */
 export interface OpenRegistryOptions {
@@ -30,6 +59,12 @@ export interface OpenRegistryOptions {
   create?: boolean;
   /** The max_age of a bucket created here, in ms (default 60 000). */
   maxAgeMs?: number;
+  /** The bounds of a bucket created here (default DEFAULT_BUCKET_LIMITS). */
+  limits?: Partial<BucketLimits>;
+  /** Take only entries signed by the key this trust file binds to their agent id (spec: registry#signatures). */
+  trust?: TrustFile;
+  /** How far a listing, and a watch's first reading, go (default DEFAULT_LISTING_BOUNDS). */
+  listing?: ListingBounds;
 }
 
 /** A change seen by a watch (spec: registry#lifetime). */
@@ -43,11 +78,13 @@ export type RegistryChange =
       reason: 'withdrawn' | 'expired' | 'restarted' | 'unmatched';
       /** The last live record seen. */
       record: RegistryRecord;
-    };
+    }
+  /** A write the reader refused; with a trust file, the verified entry it replaced stays until its lifetime ends (TAP-REG-055). */
+  | { kind: 'refused'; agentId: string; refusal: Refusal };
 
 /** A running watch. */
 export interface RegistryWatch {
-  /** Resolves once the entries that were live when the watch began have been reported. */
+  /** Resolves once the entries that were live when the watch began have been reported, or the listing budget ran out. */
   readonly ready: Promise<void>;
   /** The live matching records as the watch sees them now. */
   current(): RegistryRecord[];
@@ -59,10 +96,18 @@ export interface Registry {
   readonly bucket: string;
   /** The bucket's max_age in ms (0: none); an agent's ttl_ms may not exceed it (TAP-REG-041). */
   readonly maxAgeMs: number;
-  /** One agent's record, or undefined when absent, invalid or (unless includeStale) stale. */
+  /** The trust file the reads verify against, if any. */
+  readonly trust: TrustFile | undefined;
+  /** One agent's record, or undefined when absent, invalid, refused or (unless includeStale) stale. */
   get(agentId: string, options?: { includeStale?: boolean }): Promise<RegistryRecord | undefined>;
-  /** Every live record matching the query (spec: registry#discovery); throws on an unreadable range. */
-  list(query?: DiscoveryQuery): Promise<RegistryRecord[]>;
+  /** The key's last write as it is, whatever the trust file says: its revision and the entry it holds, if it holds one. */
+  held(agentId: string): Promise<{ revision: number; entry?: RegistryEntry; writtenAt?: Date } | undefined>;
+  /** The live records matching the query, within the listing bounds (spec: registry#discovery); throws on an unreadable range. */
+  list(query?: DiscoveryQuery, bounds?: ListingBounds): Promise<RegistryRecord[]>;
+  /** A bounded listing with what it refused and whether it was cut short (spec: registry#bounds). */
+  survey(query?: DiscoveryQuery, bounds?: ListingBounds): Promise<Listing>;
+  /** The bucket's bounds as the server has them (0 or less: none). */
+  limits(): Promise<BucketLimits>;
   /** Reports live matching records as they join, change and leave, expiry included (TAP-REG-023). */
   watch(onChange: (change: RegistryChange) => void, query?: DiscoveryQuery): Promise<RegistryWatch>;
   /** The revision of the key's last write, whatever it holds (a value, an invalid one, a delete); undefined when none. */
@@ -75,22 +120,10 @@ export interface Registry {
   withdraw(agentId: string, revision: number): Promise<void>;
 }
 
-const encoder = new TextEncoder();
-
 /** A record from a key-value entry, or undefined for a delete or an invalid value (TAP-REG-008). */
 export function recordOf(e: KvEntry): RegistryRecord | undefined {
-  if (e.operation !== 'PUT') return undefined;
-  let value: unknown;
-  try {
-    value = e.json();
-  } catch {
-    return undefined;
-  }
-  const entry = parseEntry(value);
-  // spec: registry#nats, TAP-REG-039: an entry under another key than its agent id is not valid.
-  if (!entry || entry.agent_id !== e.key) return undefined;
-  // spec: registry#nats, TAP-REG-040: the write time is the server's stamp.
-  return { entry, revision: e.revision, writtenAt: e.created };
+  const reading = readingOf(e);
+  return reading.kind === 'entry' ? reading.record : undefined;
 }
 
 /** Opens (and unless told otherwise creates) the registry bucket on a NATS connection (spec: registry#nats). */
@@ -106,36 +139,100 @@ export async function openRegistry(nc: NatsConnection, options: OpenRegistryOpti
     if (options.create === false || !/not found/i.test((err as Error).message))
       throw new Error(`cannot open the registry bucket ${bucket}: ${(err as Error).message}`, { cause: err });
     maxAgeMs = options.maxAgeMs ?? DEFAULT_BUCKET_MAX_AGE_MS;
-    kv = await kvm.create(bucket, { history: 1, ttl: maxAgeMs });
+    kv = await createBucket(nc, kvm, bucket, maxAgeMs, { ...DEFAULT_BUCKET_LIMITS, ...options.limits });
   }
-  return new NatsRegistry(kv, bucket, maxAgeMs);
+  return new NatsRegistry(kv, bucket, maxAgeMs, options.trust, options.listing ?? {});
 }
+
+/**
+ * Creates the bucket with a history of 1, its max_age and its bounds, in one stream creation (spec:
+ * registry#nats, TAP-REG-042, TAP-REG-057). The key-value API has no count of values, so the stream
+ * is made here as the key-value library makes a bucket's, with max_msgs besides: a user the
+ * permission model lets create the bucket need not be let update it (spec: bindings-nats#security).
+ */
+async function createBucket(
+  nc: NatsConnection,
+  kvm: InstanceType<typeof Kvm>,
+  bucket: string,
+  maxAgeMs: number,
+  limits: BucketLimits,
+): Promise<KV> {
+  const jsm = await jetstreamManager(nc);
+  await jsm.streams
+    .add({
+      name: `KV_${bucket}`,
+      subjects: [kvSubject(bucket, Wildcard.TAIL)],
+      retention: RetentionPolicy.Limits,
+      storage: StorageType.File,
+      discard: DiscardPolicy.New,
+      max_msgs_per_subject: 1,
+      max_msgs: limits.maxValues,
+      max_bytes: limits.maxBytes,
+      max_msg_size: limits.maxValueSize,
+      max_age: maxAgeMs * 1_000_000,
+      allow_rollup_hdrs: true,
+      allow_direct: true,
+      num_replicas: 1,
+    })
+    .catch((err: Error) => {
+      // Another member created it meanwhile: open what is there.
+      if (!/already in use|already exists/i.test(err.message)) throw err;
+    });
+  return kvm.open(bucket);
+}
+
+const toBytes = (text: string, agentId: string): Uint8Array => {
+  const bytes = encoder.encode(text);
+  // spec: registry#bounds, TAP-REG-047: an entry is at most 64 KiB of JSON text.
+  if (bytes.length > MAX_ENTRY_BYTES)
+    throw new RangeError(
+      `the registry entry of ${agentId} is ${bytes.length} bytes of JSON, more than an entry may be (${MAX_ENTRY_BYTES}); shorten the card's descriptions or capabilities`,
+    );
+  return bytes;
+};
 
 class NatsRegistry implements Registry {
   constructor(
     private readonly kv: KV,
     readonly bucket: string,
     readonly maxAgeMs: number,
+    readonly trust: TrustFile | undefined,
+    private readonly bounds: ListingBounds,
   ) {}
 
   async get(agentId: string, options: { includeStale?: boolean } = {}): Promise<RegistryRecord | undefined> {
     const e = await this.kv.get(agentId);
-    const record = e ? recordOf(e) : undefined;
-    if (!record) return undefined;
-    return options.includeStale || isLive(record) ? record : undefined;
+    const reading = e ? readingOf(e, this.trust) : undefined;
+    if (reading?.kind !== 'entry') return undefined;
+    return options.includeStale || isLive(reading.record) ? reading.record : undefined;
   }
 
-  async list(query: DiscoveryQuery = {}): Promise<RegistryRecord[]> {
-    const compiled = compileQuery(query);
-    const keys: string[] = [];
-    for await (const k of await this.kv.keys()) keys.push(k);
-    const records = await Promise.all(keys.map((k) => this.kv.get(k).then((e) => (e ? recordOf(e) : undefined))));
-    const now = Date.now();
-    return records.filter((r): r is RegistryRecord => r !== undefined && matches(r, compiled, now));
+  async held(agentId: string): Promise<{ revision: number; entry?: RegistryEntry; writtenAt?: Date } | undefined> {
+    const e = await this.kv.get(agentId);
+    if (!e) return undefined;
+    const reading = readingOf(e);
+    if (reading.kind === 'entry') return { revision: e.revision, entry: reading.record.entry, writtenAt: e.created };
+    if (reading.kind === 'refused' && reading.refusal.entry)
+      return { revision: e.revision, entry: reading.refusal.entry, writtenAt: e.created };
+    return { revision: e.revision };
+  }
+
+  async list(query: DiscoveryQuery = {}, bounds?: ListingBounds): Promise<RegistryRecord[]> {
+    return (await this.survey(query, bounds)).records;
+  }
+
+  survey(query: DiscoveryQuery = {}, bounds?: ListingBounds): Promise<Listing> {
+    return listBucket(this.kv, compileQuery(query), { ...this.bounds, ...bounds }, this.trust);
+  }
+
+  async limits(): Promise<BucketLimits> {
+    const { config } = (await this.kv.status()).streamInfo;
+    return { maxValueSize: config.max_msg_size ?? -1, maxValues: config.max_msgs ?? -1, maxBytes: config.max_bytes ?? -1 };
   }
 
   async watch(onChange: (change: RegistryChange) => void, query: DiscoveryQuery = {}): Promise<RegistryWatch> {
     const compiled = compileQuery(query);
+    const trust = this.trust;
     const known = new Map<string, { record: RegistryRecord; timer: NodeJS.Timeout }>();
     let stopped = false;
     const forget = (agentId: string): RegistryRecord | undefined => {
@@ -156,11 +253,21 @@ class NatsRegistry implements Registry {
         },
         Math.max(0, expiresAt(record) - Date.now()),
       ).unref();
+    // The last revision seen per key, so that a direct read and the watch may deliver one write twice, in either order.
+    const revisions = new Map<string, number>();
     const seen = (e: KvEntry): void => {
       const agentId = e.key;
-      const record = recordOf(e);
+      if ((revisions.get(agentId) ?? 0) >= e.revision) return;
+      revisions.set(agentId, e.revision);
+      const reading = readingOf(e, trust);
+      if (reading.kind === 'refused') {
+        onChange({ kind: 'refused', agentId, refusal: reading.refusal });
+        // spec: registry#signatures, TAP-REG-055: a refused write leaves the verified entry it replaced in place.
+        if (trust) return;
+      }
+      const record = reading.kind === 'entry' ? reading.record : undefined;
       const before = known.get(agentId)?.record;
-      if (!record || !matches(record, compiled)) {
+      if (!record || !matches(record, compiled, Date.now())) {
         const last = forget(agentId);
         if (last) {
           onChange({ kind: 'left', agentId, reason: e.operation === 'PUT' ? 'unmatched' : 'withdrawn', record: last });
@@ -179,9 +286,9 @@ class NatsRegistry implements Registry {
 
     let markReady!: () => void;
     const ready = new Promise<void>((resolve) => (markReady = resolve));
-    const initial = (await this.kv.status()).values;
     const iterator = await this.kv.watch({ key: '>' });
-    if (initial === 0) markReady();
+    const atEnd = await endOfBucket(this.kv);
+    if ((await this.kv.status()).values === 0) markReady();
     // An initial value that aged out before the watch began never arrives: look again now and then.
     const recheck = setInterval(() => {
       void this.kv.status().then(
@@ -189,12 +296,30 @@ class NatsRegistry implements Registry {
         () => {},
       );
     }, 250).unref();
-    void ready.then(() => clearInterval(recheck));
+    // spec: registry#bounds, TAP-REG-049, TAP-REG-056: the first reading is bounded in time too; with a trust
+    // file, the keys it names are then read directly, so that a flood cannot hide a verified agent.
+    const budgetMs = this.bounds.budgetMs ?? DEFAULT_LISTING_BOUNDS.budgetMs;
+    let initialDone = false;
+    const budget = setTimeout(() => {
+      if (initialDone || stopped) return;
+      const missing = trust ? Object.keys(trust.principals).filter((id) => !revisions.has(id)) : [];
+      void readKeys(this.kv, missing, (e) => !stopped && seen(e))
+        .catch(() => {})
+        .finally(markReady);
+    }, budgetMs).unref();
+    void ready.then(() => {
+      initialDone = true;
+      clearInterval(recheck);
+      clearTimeout(budget);
+    });
     void (async () => {
       for await (const e of iterator) {
         if (stopped) break;
         seen(e);
-        if (e.delta === 0) markReady();
+        if (!initialDone && (await atEnd(e).catch(() => false))) {
+          initialDone = true;
+          markReady();
+        }
       }
     })().catch(() => {});
     return {
@@ -203,6 +328,7 @@ class NatsRegistry implements Registry {
       stop: () => {
         stopped = true;
         clearInterval(recheck);
+        clearTimeout(budget);
         for (const id of [...known.keys()]) forget(id);
         iterator.stop();
         markReady();
@@ -215,14 +341,29 @@ class NatsRegistry implements Registry {
   }
 
   create(entry: RegistryEntry): Promise<number> {
-    return this.kv.create(entry.agent_id, encoder.encode(JSON.stringify(entry)));
+    return this.kv.create(entry.agent_id, toBytes(JSON.stringify(entry), entry.agent_id)).catch((err: Error) => {
+      throw fullBucket(err, this.bucket);
+    });
   }
 
   update(entry: RegistryEntry, revision: number): Promise<number> {
-    return this.kv.update(entry.agent_id, encoder.encode(JSON.stringify(entry)), revision);
+    return this.kv.update(entry.agent_id, toBytes(JSON.stringify(entry), entry.agent_id), revision).catch((err: Error) => {
+      throw fullBucket(err, this.bucket);
+    });
   }
 
   async withdraw(agentId: string, revision: number): Promise<void> {
     await this.kv.delete(agentId, { previousSeq: revision });
   }
+}
+
+/** The server's refusal of a write to a full bucket, said for people; any other error as it is. */
+function fullBucket(err: Error, bucket: string): Error {
+  if (!/maximum (messages|bytes) exceeded/i.test(err.message)) return err;
+  const full = new Error(
+    `the registry bucket ${bucket} is full (${err.message}): no new agent can join until entries age out; find who writes so many keys (tapctl mesh agents lists them)`,
+    { cause: err },
+  );
+  full.name = 'RegistryFullError';
+  return full;
 }

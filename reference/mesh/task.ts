@@ -5,11 +5,11 @@
  * key, a new task id, the next metadata.attempt and a new span (spec: mesh#moving, mesh#trace).
  */
 import { Feed } from '../client/feed.ts';
+import { FollowedTask } from '../client/followed.ts';
 import { quiet } from '../client/errors.ts';
 import {
   TapClientError,
   type Accepted,
-  type KnownState,
   type PlanDecision,
   type PlanSubmitPayload,
   type ResultPayload,
@@ -18,7 +18,6 @@ import {
   type TapClient,
   type TaskHandle,
 } from '../client/index.ts';
-import type { MessageOf } from '../../schemas/src/index.ts';
 import type { MeshEntry } from './registry-view.ts';
 import { newSpanId, type Span } from './trace.ts';
 
@@ -64,21 +63,17 @@ export interface CopyOptions {
 const LOSS_CODES = new Set(['SESSION_LOST', 'CLOSED', 'REQUEST_TIMEOUT', 'RESUME_UNAVAILABLE', 'UNKNOWN_TASK']);
 
 /** A copy of a submission, followed across agents. */
-export class MeshTask {
+export class MeshTask extends FollowedTask {
   readonly accepted: Promise<Accepted>;
   readonly result: Promise<ResultPayload>;
-  /** Every task id tried, in order, on whichever agent. */
-  readonly attempts: string[] = [];
   /** Every attempt with its agent, span and outcome. */
   readonly hops: Hop[] = [];
-  private readonly feed = new Feed<StreamMessage>();
   private current?: TaskHandle;
   private resolveAccepted!: (a: Accepted) => void;
   private rejectAccepted!: (e: Error) => void;
   private resolveResult!: (r: ResultPayload) => void;
   private rejectResult!: (e: Error) => void;
   private isAccepted = false;
-  private done = false;
   private cancelRequested = false;
   private nextAttempt = 1;
 
@@ -88,6 +83,7 @@ export class MeshTask {
     readonly input: unknown,
     private readonly options: CopyOptions,
   ) {
+    super(new Feed<StreamMessage>());
     this.accepted = quiet(
       new Promise<Accepted>((resolve, reject) => {
         this.resolveAccepted = resolve;
@@ -118,41 +114,8 @@ export class MeshTask {
     return this.hops[this.hops.length - 1]?.agentId;
   }
 
-  get taskId(): string {
-    return this.current?.taskId ?? this.attempts[this.attempts.length - 1] ?? '';
-  }
-
-  get state(): KnownState {
-    return this.current?.state ?? 'requested';
-  }
-
-  get lastSequence(): number {
-    return this.current?.lastSequence ?? 0;
-  }
-
-  get handoff(): TaskHandle['handoff'] {
-    return this.current?.handoff;
-  }
-
-  get plan(): TaskHandle['plan'] {
-    return this.current?.plan;
-  }
-
-  get settled(): boolean {
-    return this.done;
-  }
-
-  /** The stream so far: every attempt's messages but the results of attempts that moved. */
-  get log(): readonly StreamMessage[] {
-    return this.feed.items;
-  }
-
-  get events(): AsyncIterable<MessageOf<'task.event'>> {
-    return this.feed.iterate((m): m is MessageOf<'task.event'> => m.type === 'task.event');
-  }
-
-  get messages(): AsyncIterable<StreamMessage> {
-    return this.feed.iterate((_m): _m is StreamMessage => true);
+  protected followed(): TaskHandle | undefined {
+    return this.current;
   }
 
   /** Cancels the current attempt; the copy then moves no more. */

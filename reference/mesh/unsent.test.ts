@@ -5,11 +5,11 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { connectWith, type TapClient } from '../client/index.ts';
-import { ScriptedAgent, scriptedCard } from '../client/scripted-agent.ts';
+import { ScriptedAgent, scriptedCard } from '../client/scripted-agent.testkit.ts';
 import { createMemoryPair, type Transport } from '../transports/index.ts';
 import { Mesh } from './mesh.ts';
 import type { MeshEntry } from './registry-view.ts';
-import { MemoryRegistry } from './testing.ts';
+import { MemoryRegistry } from './mesh.testkit.ts';
 import type { TraceRecord } from './trace.ts';
 
 /** An agent played by a script: it accepts each task.request and, unless told to hold them, completes it. */

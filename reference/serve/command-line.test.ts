@@ -31,6 +31,10 @@ describe('the command line of an agent process', () => {
     const ws = serve('--mesh', 'nats://127.0.0.1:4222', '--listen', 'ws://127.0.0.1:0');
     expect(ws.nats).toBeUndefined();
     expect(ws.mesh?.url).toBe('nats://127.0.0.1:4222');
+    expect(serve('--mesh', 'nats://127.0.0.1:4222', '--mesh-key', 'agent.key.json').mesh).toEqual({
+      url: 'nats://127.0.0.1:4222',
+      keyFile: 'agent.key.json',
+    });
   });
 
   it('takes the program’s own options beside its own', () => {
@@ -38,15 +42,50 @@ describe('the command line of an agent process', () => {
     expect(values['agent-id']).toBe('a.b');
   });
 
+  it('reads the signing key and the trust file of signed durable records (spec: bindings-nats#signed-records)', () => {
+    expect(serve('--nats', 'nats://h:1', '--durable', '--signing-key', 'k.json', '--trust', 't.json')).toMatchObject({
+      signingKey: 'k.json',
+      trust: 't.json',
+    });
+    expect(refused('--nats', 'nats://h:1', '--durable', '--trust', 't.json')).toThrow(/--trust needs --signing-key/);
+    expect(refused('--nats', 'nats://h:1', '--signing-key', 'k.json', '--trust', 't.json')).toThrow(/give --durable too/);
+    expect(refused('--signing-key', 'k.json')).toThrow(/give --nats URL too/);
+  });
+
   it('refuses what it cannot serve with one sentence', () => {
     expect(refused('--bogus')).toThrow(UsageError);
-    expect(refused('--listen', 'http://x')).toThrow(/needs a ws:\/\/ URL/);
+    expect(refused('--listen', 'http://x')).toThrow(/needs a ws:\/\/ or wss:\/\/ URL/);
     expect(refused('--listen', 'ws://h:1', '--nats', 'nats://h:2')).toThrow(/give one of them/);
     expect(refused('--durable')).toThrow(/give --nats URL too/);
     expect(refused('--lease-ms', '100')).toThrow(/belong to --durable/);
     expect(refused('--nats', 'nats://h:1', '--durable', '--lease-ms', '5.5')).toThrow(/not a whole number/);
     expect(refused('--mesh-ttl-ms', '100')).toThrow(/give --mesh URL too/);
+    expect(refused('--mesh-key', 'agent.key.json')).toThrow(/give --mesh URL too/);
     expect(refused('--trace', 'x.jsonl')).toThrow(/--nats URL or --mesh URL/);
     expect(refused('--grace-ms', '-1')).toThrow(UsageError);
+  });
+
+  it('reads TLS files for wss:// and NATS, and JWT settings, and refuses them where they cannot apply (spec: security#transport-security)', () => {
+    const tls = ['--tls-cert', 'agent.pem', '--tls-key', 'agent.key'];
+    expect(serve('--listen', 'wss://127.0.0.1:8443/tap', ...tls, '--tls-ca', 'ca.pem')).toMatchObject({
+      tls: { cert: 'agent.pem', key: 'agent.key', ca: 'ca.pem' },
+    });
+    expect(serve('--nats', 'tls://127.0.0.1:4222', ...tls, '--tls-ca', 'ca.pem').tls).toEqual({
+      cert: 'agent.pem',
+      key: 'agent.key',
+      ca: 'ca.pem',
+    });
+    expect(serve('--nats', 'tls://127.0.0.1:4222', '--tls-ca', 'ca.pem').tls).toEqual({ ca: 'ca.pem' });
+    expect(serve('--jwt-issuer', 'https://idp.test', '--jwt-audience', 'a.b', '--jwt-keys', 'jwks.json').jwt).toEqual({
+      issuer: 'https://idp.test',
+      audience: 'a.b',
+      keys: 'jwks.json',
+    });
+    expect(refused('--listen', 'wss://127.0.0.1:8443/tap')).toThrow(/--tls-cert FILE --tls-key FILE/);
+    expect(refused('--listen', 'wss://127.0.0.1:8443/tap', '--tls-cert', 'agent.pem')).toThrow(/--tls-cert FILE --tls-key FILE/);
+    expect(refused('--nats', 'tls://127.0.0.1:4222', '--tls-key', 'agent.key')).toThrow(/go together/);
+    expect(refused('--listen', 'ws://127.0.0.1:8787/tap', ...tls)).toThrow(/give --listen wss:\/\/127\.0\.0\.1:8787\/tap instead/);
+    expect(refused(...tls)).toThrow(/over stdio there is no TLS/);
+    expect(refused('--jwt-issuer', 'https://idp.test')).toThrow(/go together: give all three/);
   });
 });

@@ -4,6 +4,7 @@
  * and one usage text for every agent built on the library, tap-reference-agent included.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { TlsFiles } from '../transports/tls.ts';
 
 /** A command line that cannot be served: the process prints it with a pointer to --help and exits 2. */
 export class UsageError extends Error {
@@ -18,10 +19,22 @@ export interface ServeOptions {
   nats?: string;
   /** With nats: also serve the capabilities on their durable JetStream queues (spec: bindings-nats#task-queue). */
   durable?: { leaseMs: number; maxDeliver: number };
-  /** Keep an entry in the registry of the mesh on this NATS server (spec: registry). */
-  mesh?: { url: string; heartbeatMs?: number; ttlMs?: number };
+  /** Keep an entry in the registry of the mesh on this NATS server, signed with the key in `keyFile` when given (spec: registry). */
+  mesh?: { url: string; heartbeatMs?: number; ttlMs?: number; keyFile?: string };
   /** Append a trace record per message of every NATS session to this file (spec: mesh#trace-records). */
   trace?: string;
+  /** This agent's Ed25519 signing key file (spec: bindings-nats#signed-records). */
+  signingKey?: string;
+  /** The trust file: the principals whose signed records a durable runner takes (spec: bindings-nats#signed-records). */
+  trust?: string;
+  /**
+   * TLS files: with a wss:// --listen, the agent's certificate and key and the authorities of the
+   * client certificates it requires (mutual TLS); with --nats or --mesh, its client certificate
+   * and key and the authorities of the server's (spec: security#transport-security).
+   */
+  tls?: TlsFiles;
+  /** Verify bearer tokens as JWTs of this issuer, for this audience, against these keys, and require one of every session (spec: security#bearer-tokens). */
+  jwt?: { issuer: string; audience: string; keys: string };
   stateDir?: string;
   graceMs?: number;
   resumeWindowMs?: number;
@@ -39,7 +52,16 @@ const SERVE_OPTIONS = {
   mesh: { type: 'string' },
   'mesh-heartbeat-ms': { type: 'string' },
   'mesh-ttl-ms': { type: 'string' },
+  'mesh-key': { type: 'string' },
   trace: { type: 'string' },
+  'signing-key': { type: 'string' },
+  trust: { type: 'string' },
+  'tls-cert': { type: 'string' },
+  'tls-key': { type: 'string' },
+  'tls-ca': { type: 'string' },
+  'jwt-issuer': { type: 'string' },
+  'jwt-audience': { type: 'string' },
+  'jwt-keys': { type: 'string' },
   'state-dir': { type: 'string' },
   'grace-ms': { type: 'string' },
   'resume-window-ms': { type: 'string' },
@@ -47,8 +69,9 @@ const SERVE_OPTIONS = {
 } as const satisfies NonNullable<ParseArgsConfig['options']>;
 
 /** The usage lines of the options every agent process takes. */
-export const SERVE_USAGE = `  --listen URL        serve WebSocket sessions at URL, e.g. ws://127.0.0.1:8787/tap
-                      (port 0 picks a free port); prints the URL on stdout once ready.
+export const SERVE_USAGE = `  --listen URL        serve WebSocket sessions at URL, e.g. ws://127.0.0.1:8787/tap, or
+                      wss://… with --tls-cert and --tls-key (port 0 picks a free port);
+                      prints the URL on stdout once ready.
                       Without --listen, --nats or --mesh the agent serves one session on
                       stdin/stdout, and stdout carries only TAP messages.
   --nats URL          serve sessions through the NATS server at URL, e.g. nats://127.0.0.1:4222
@@ -59,6 +82,11 @@ export const SERVE_USAGE = `  --listen URL        serve WebSocket sessions at UR
   --lease-ms MS       with --durable, the lease (the consumers' ack_wait, default 30000); a consumer
                       left with another lease is set to this one, with a warning on stderr
   --max-deliver N     with --durable, deliveries before a dead letter (default 5)
+  --signing-key FILE  this agent's Ed25519 key (tapctl nats permissions writes one); with --durable,
+                      every message the runners store in TAP_EVENTS carries its signature
+  --trust FILE        with --durable and --signing-key, the trust file: only task records signed by
+                      a principal in it run, and the others become dead letters; without it the
+                      runners trust every publisher on the server (spec: bindings-nats#signed-records)
   --mesh URL          join the mesh whose registry is on the NATS server at URL: keep an entry
                       with this agent's card, endpoint and load, renewed every heartbeat and
                       withdrawn on shutdown (spec: registry). Without --nats or --listen the
@@ -66,8 +94,24 @@ export const SERVE_USAGE = `  --listen URL        serve WebSocket sessions at UR
   --mesh-heartbeat-ms MS
                       how often the registry entry is renewed (default 5000, at least 100)
   --mesh-ttl-ms MS    how long the entry lives after its last renewal (default 3 × the heartbeat)
+  --mesh-key FILE     sign every write of the registry entry with the Ed25519 key in FILE (JSON:
+                      principal, public_key, private_key), whose principal is this agent's id;
+                      readers holding the trust file then refuse entries forged under its id
+                      (spec: registry#signatures)
   --trace FILE        with --nats or --mesh, append a trace record (one JSON line) per traced
                       message of every session to FILE (spec: mesh#trace-records)
+  --tls-cert FILE     the agent's certificate (PEM): served on a wss:// --listen URL, or
+                      presented to the NATS server of --nats and --mesh (mutual TLS)
+  --tls-key FILE      the private key of --tls-cert (PEM)
+  --tls-ca FILE       the authorities to trust (PEM): with wss://, every client must present a
+                      certificate they signed, and its identity is the session's principal;
+                      with NATS, those that signed the server's certificate
+  --jwt-issuer ISS    verify bearer tokens as JWTs (RFC 7519) issued by ISS and require one in
+                      every handshake (AUTH_REQUIRED otherwise); with --jwt-audience and --jwt-keys
+  --jwt-audience AUD  the audience the tokens must name (this agent)
+  --jwt-keys FILE     the issuer's public keys: a JWK Set (JSON) or a PEM public key. A token's
+                      principal is jwt:<iss>#<sub>, and its scopes bound the permissions of every
+                      grant (spec: security#bearer-tokens)
   --state-dir DIR     keep a journal in DIR: tasks survive a restart (durability "restart")
   --grace-ms MS       grace period on SIGTERM/SIGINT and at the end of input (default 10000)
   --resume-window-ms MS
@@ -127,7 +171,8 @@ export function parseCommandLine<E extends NonNullable<ParseArgsConfig['options'
     } catch {
       throw new UsageError(`--listen ${listenText} is not a URL; give one like ws://127.0.0.1:8787/tap`);
     }
-    if (listen.protocol !== 'ws:') throw new UsageError(`--listen needs a ws:// URL, not ${listen.protocol}//`);
+    if (listen.protocol !== 'ws:' && listen.protocol !== 'wss:')
+      throw new UsageError(`--listen needs a ws:// or wss:// URL, not ${listen.protocol}//`);
   }
   const nats = text('nats');
   const mesh = text('mesh');
@@ -137,17 +182,30 @@ export function parseCommandLine<E extends NonNullable<ParseArgsConfig['options'
   }
   if (mesh !== undefined && !natsUrl(mesh))
     throw new UsageError(`--mesh needs the nats:// URL of the registry's server, e.g. nats://127.0.0.1:4222, not ${mesh}`);
-  if (mesh === undefined && (values['mesh-heartbeat-ms'] !== undefined || values['mesh-ttl-ms'] !== undefined))
-    throw new UsageError('--mesh-heartbeat-ms and --mesh-ttl-ms belong to --mesh; give --mesh URL too');
+  if (
+    mesh === undefined &&
+    (values['mesh-heartbeat-ms'] !== undefined || values['mesh-ttl-ms'] !== undefined || values['mesh-key'] !== undefined)
+  )
+    throw new UsageError('--mesh-heartbeat-ms, --mesh-ttl-ms and --mesh-key belong to --mesh; give --mesh URL too');
   // spec: registry#entry: a mesh agent must be reachable; without another binding it serves through the registry's server.
   const servedNats = nats ?? (mesh !== undefined && listen === undefined ? mesh : undefined);
   if (values.durable && servedNats === undefined)
     throw new UsageError('--durable serves durable queues on a NATS server: give --nats URL too');
   if (!values.durable && (values['lease-ms'] !== undefined || values['max-deliver'] !== undefined))
     throw new UsageError('--lease-ms and --max-deliver belong to --durable; give --durable too');
+  const signingKey = text('signing-key');
+  const trust = text('trust');
+  if (trust !== undefined && !values.durable)
+    throw new UsageError('--trust tells the durable runners whose records to run: give --durable too');
+  if (trust !== undefined && signingKey === undefined)
+    throw new UsageError('--trust needs --signing-key: runners that verify signatures sign what they store too');
+  if (signingKey !== undefined && servedNats === undefined)
+    throw new UsageError('--signing-key signs what the agent stores on a NATS server: give --nats URL too');
   const trace = text('trace');
   if (trace !== undefined && servedNats === undefined)
     throw new UsageError('--trace records the sessions served through NATS: give --nats URL or --mesh URL too');
+  const tls = tlsFiles(text, listen, servedNats ?? mesh);
+  const jwt = jwtOptions(text);
   const optional = (name: string, min: number): number | undefined =>
     values[name] === undefined ? undefined : wholeOption(values, name, 0, min);
   return {
@@ -159,13 +217,51 @@ export function parseCommandLine<E extends NonNullable<ParseArgsConfig['options'
         ? { durable: { leaseMs: wholeOption(values, 'lease-ms', 30_000, 100), maxDeliver: wholeOption(values, 'max-deliver', 5, 1) } }
         : {}),
       ...(mesh !== undefined
-        ? { mesh: { url: mesh, heartbeatMs: optional('mesh-heartbeat-ms', 100), ttlMs: optional('mesh-ttl-ms', 200) } }
+        ? {
+            mesh: {
+              url: mesh,
+              heartbeatMs: optional('mesh-heartbeat-ms', 100),
+              ttlMs: optional('mesh-ttl-ms', 200),
+              ...(text('mesh-key') !== undefined ? { keyFile: text('mesh-key') } : {}),
+            },
+          }
         : {}),
       ...(trace !== undefined ? { trace } : {}),
+      ...(signingKey !== undefined ? { signingKey } : {}),
+      ...(trust !== undefined ? { trust } : {}),
+      ...(tls ? { tls } : {}),
+      ...(jwt ? { jwt } : {}),
       ...(text('state-dir') !== undefined ? { stateDir: text('state-dir') } : {}),
       ...(values['grace-ms'] !== undefined ? { graceMs: wholeOption(values, 'grace-ms', 10_000, 0) } : {}),
       ...(values['resume-window-ms'] !== undefined ? { resumeWindowMs: wholeOption(values, 'resume-window-ms', 300_000, 1000) } : {}),
     },
     values,
   };
+}
+
+/** The TLS files of the command line, checked against the bindings it serves. */
+function tlsFiles(text: (name: string) => string | undefined, listen: URL | undefined, nats: string | undefined): TlsFiles | undefined {
+  const files: TlsFiles = {};
+  for (const name of ['cert', 'key', 'ca'] as const) {
+    const path = text(`tls-${name}`);
+    if (path !== undefined) files[name] = path;
+  }
+  const given = Object.keys(files).length > 0;
+  if (listen?.protocol === 'wss:' && (files.cert === undefined || files.key === undefined))
+    throw new UsageError(`--listen ${listen.href} serves TLS: give the agent's certificate and key with --tls-cert FILE --tls-key FILE`);
+  if ((files.cert === undefined) !== (files.key === undefined)) throw new UsageError('--tls-cert and --tls-key go together: give both');
+  if (given && listen?.protocol === 'ws:')
+    throw new UsageError(`the --tls-* options serve wss://: give --listen wss://${listen.host}${listen.pathname} instead of ws://`);
+  if (given && listen === undefined && nats === undefined)
+    throw new UsageError('the --tls-* options are for --listen wss://… and --nats/--mesh; over stdio there is no TLS');
+  return given ? files : undefined;
+}
+
+/** The JWT options of the command line: all three or none. */
+function jwtOptions(text: (name: string) => string | undefined): ServeOptions['jwt'] {
+  const [issuer, audience, keys] = ['jwt-issuer', 'jwt-audience', 'jwt-keys'].map(text);
+  if (issuer === undefined && audience === undefined && keys === undefined) return undefined;
+  if (issuer === undefined || audience === undefined || keys === undefined)
+    throw new UsageError('--jwt-issuer, --jwt-audience and --jwt-keys go together: give all three');
+  return { issuer, audience, keys };
 }

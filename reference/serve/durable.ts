@@ -9,6 +9,7 @@ import { inputValidator } from '../agent/input-schemas.ts';
 import { errorPayload, TapError } from '../core/errors.ts';
 import { durableConformanceHandlers, type DurableHandler } from '../jetstream/capabilities.ts';
 import { startDurableRunner, type DurableRunner, type DurableWork } from '../jetstream/runner.ts';
+import type { SigningKey, TrustFile } from '../trust.ts';
 
 /** What `serveDurably` needs of the agent it serves for. */
 export interface DurableServeOptions {
@@ -20,6 +21,10 @@ export interface DurableServeOptions {
   capabilities: Readonly<Record<string, Handler | CapabilityDefinition>>;
   leaseMs: number;
   maxDeliver: number;
+  /** This agent's key: its runners sign what they store in TAP_EVENTS (spec: bindings-nats#signed-records). */
+  signingKey?: SigningKey;
+  /** The trust file: only records signed by a principal in it run. */
+  trust?: TrustFile;
   /** The card's max_task_seconds: a durable task's deadline, counted from its delivery. */
   maxTaskSeconds: number;
   log: (level: 'info' | 'warn' | 'error', message: string) => void;
@@ -45,7 +50,9 @@ function durableContext(work: DurableWork, capability: string, o: DurableServeOp
   return {
     taskId: work.record.task_id,
     capability,
-    principal: String((work.record.metadata['x-idempotency'] as { principal?: unknown } | undefined)?.principal ?? 'durable'),
+    // The signer when the runner verifies signatures; otherwise what the record says, unverified.
+    principal:
+      work.principal ?? String((work.record.metadata['x-idempotency'] as { principal?: unknown } | undefined)?.principal ?? 'durable'),
     sessionId: '',
     deadline: new Date(started + o.maxTaskSeconds * 1000),
     attempt: work.attempts + 1,
@@ -104,6 +111,8 @@ export async function serveDurably(o: DurableServeOptions): Promise<() => Promis
           handler,
           leaseMs: o.leaseMs,
           maxAttempts: o.maxDeliver,
+          ...(o.signingKey ? { signingKey: o.signingKey } : {}),
+          ...(o.trust ? { trust: o.trust } : {}),
           logger: o.log,
         }),
       );

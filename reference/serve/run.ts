@@ -7,7 +7,9 @@
 import { basename } from 'node:path';
 import { createAgent, type Agent, type AgentListener, type AgentOptions, stderrLogger } from '../agent/index.ts';
 import { stopOnSignals } from '../agent/signals.ts';
+import { readTlsFiles, type TlsOptions } from '../transports/tls.ts';
 import type { Transport } from '../transports/transport.ts';
+import { readSigningKey, type SigningKey, type TrustFile } from '../trust.ts';
 import { parseCommandLine, SERVE_USAGE, UsageError, type ServeOptions } from './command-line.ts';
 
 /** Options of `runAgent`: the agent's, and how its process is run. */
@@ -26,6 +28,8 @@ export interface RunAgentOptions extends AgentOptions {
 interface Served {
   agent: Agent;
   closers: (() => Promise<void>)[];
+  /** The TLS material of the command line, read. */
+  tls?: TlsOptions;
 }
 
 const programName = (): string => basename(process.argv[1] ?? 'agent');
@@ -54,13 +58,27 @@ async function traceTo(file: string, agentId: string, program: string): Promise<
 /** Starts the durable runners of --durable on their own NATS connection. */
 async function startDurable(served: Served, options: AgentOptions, serve: ServeOptions): Promise<void> {
   if (!serve.durable || !serve.nats) return;
-  const [{ connect }, { parseNatsUrl }, { serveDurably }] = await Promise.all([
-    import('@nats-io/transport-node'),
+  const [{ connect }, { natsClientOptions, parseNatsUrl }, { serveDurably }] = await Promise.all([
+    import('../transports/nats/client.ts'),
     import('../transports/nats/url.ts'),
     import('./durable.ts'),
   ]);
+  const { readSigningKey, readTrustFile } = await import('../trust.ts');
+  let keys: { signingKey?: SigningKey; trust?: TrustFile } = {};
+  try {
+    keys = {
+      ...(serve.signingKey !== undefined ? { signingKey: readSigningKey(serve.signingKey) } : {}),
+      ...(serve.trust !== undefined ? { trust: readTrustFile(serve.trust) } : {}),
+    };
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  if (keys.signingKey && keys.signingKey.principal !== served.agent.card.agent_id)
+    throw new UsageError(
+      `--signing-key ${serve.signingKey} is the key of ${keys.signingKey.principal}, not of this agent (${served.agent.card.agent_id})`,
+    );
   const address = parseNatsUrl(serve.nats);
-  const nc = await connect({ servers: address.servers, ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}) });
+  const nc = await connect(natsClientOptions(address, served.tls));
   const card = served.agent.card;
   const log = options.logger ?? stderrLogger;
   try {
@@ -71,6 +89,7 @@ async function startDurable(served: Served, options: AgentOptions, serve: ServeO
       capabilities: options.capabilities,
       leaseMs: serve.durable.leaseMs,
       maxDeliver: serve.durable.maxDeliver,
+      ...keys,
       maxTaskSeconds: card.limits.max_task_seconds,
       // A consumer left with another lease, dead letters that could not move: said; the rest is routine.
       log: (level, message) => {
@@ -85,6 +104,13 @@ async function startDurable(served: Served, options: AgentOptions, serve: ServeO
     await nc.close().catch(() => undefined);
     throw err;
   }
+}
+
+/** With --jwt-*: an authenticator that verifies bearer tokens as JWTs, and a token required of every session (spec: security#bearer-tokens). */
+async function bearerTokens(jwt: NonNullable<ServeOptions['jwt']>): Promise<Pick<AgentOptions, 'authenticate' | 'requireCredentials'>> {
+  const { jwtAuthenticator, readJwtKeys } = await import('../agent/jwt.ts');
+  const authenticate = await jwtAuthenticator({ issuer: jwt.issuer, audience: jwt.audience, keys: readJwtKeys(jwt.keys) });
+  return { authenticate, requireCredentials: true };
 }
 
 /** How long an agent started beside its NATS server waits for the server to accept connections. */
@@ -116,8 +142,12 @@ async function listen(served: Served, options: AgentOptions, serve: ServeOptions
     listener = await agent
       .listen({
         host: at.hostname.replace(/^\[|\]$/g, ''),
-        port: Number(at.port || 80),
+        port: Number(at.port || (at.protocol === 'wss:' ? 443 : 80)),
         path: at.pathname === '/' ? undefined : at.pathname,
+        // The command line gave a certificate and key for a wss:// URL (parseCommandLine).
+        ...(at.protocol === 'wss:' && served.tls?.cert !== undefined && served.tls.key !== undefined
+          ? { tls: { cert: served.tls.cert, key: served.tls.key, ...(served.tls.ca !== undefined ? { ca: served.tls.ca } : {}) } }
+          : {}),
       })
       .catch((err: Error) => {
         throw new UsageError(`cannot listen on ${at.href}: ${err.message}`);
@@ -125,17 +155,35 @@ async function listen(served: Served, options: AgentOptions, serve: ServeOptions
   } else if (serve.nats) {
     const url = serve.nats;
     const wrap = serve.trace ? await traceTo(serve.trace, agent.card.agent_id, program) : undefined;
-    listener = await whileRefused(() => agent.listenNats({ url, ...(wrap ? { wrap } : {}) }), url, program).catch((err: Error) => {
-      throw new UsageError(`cannot serve through NATS at ${url}: ${err.message}`);
-    });
+    const tls = served.tls;
+    listener = await whileRefused(() => agent.listenNats({ url, ...(wrap ? { wrap } : {}), ...(tls ? { tls } : {}) }), url, program).catch(
+      (err: Error) => {
+        throw new UsageError(`cannot serve through NATS at ${url}: ${err.message}`);
+      },
+    );
     await startDurable(served, options, serve).catch((err: Error) => {
       throw new UsageError(`cannot serve durable queues through NATS at ${url}: ${err.message}`);
     });
   }
   if (!listener) return null;
   if (serve.mesh) {
-    const { url, heartbeatMs, ttlMs } = serve.mesh;
-    await agent.joinMesh({ url, heartbeatMs, ttlMs }).catch((err: Error) => {
+    const { url, heartbeatMs, ttlMs, keyFile } = serve.mesh;
+    let signingKey: SigningKey | undefined;
+    try {
+      signingKey = keyFile === undefined ? undefined : readSigningKey(keyFile);
+    } catch (err) {
+      throw new UsageError(`--mesh-key: ${(err as Error).message}`);
+    }
+    // Loaded on first use: an agent outside a mesh never loads the registry.
+    const { joinMesh } = await import('../mesh/join.ts');
+    await joinMesh(agent, {
+      url,
+      heartbeatMs,
+      ttlMs,
+      log: options.logger ?? stderrLogger,
+      ...(served.tls ? { tls: served.tls } : {}),
+      ...(signingKey ? { signingKey } : {}),
+    }).catch((err: Error) => {
       throw new UsageError(`cannot join the mesh at ${url}: ${err.message}`);
     });
   }
@@ -155,9 +203,13 @@ async function stopAll(served: Served, reason: string): Promise<void> {
 export async function serveAgent(options: AgentOptions, serve: ServeOptions, program = programName()): Promise<number> {
   let served: Served;
   try {
+    const tls = serve.tls ? readTlsFiles(serve.tls) : undefined;
+    const tokens = serve.jwt ? await bearerTokens(serve.jwt) : {};
     served = {
+      ...(tls ? { tls } : {}),
       agent: createAgent({
         ...options,
+        ...tokens,
         ...(serve.stateDir !== undefined ? { stateDir: serve.stateDir } : {}),
         ...(serve.graceMs !== undefined ? { shutdownGraceMs: serve.graceMs } : {}),
         ...(serve.resumeWindowMs !== undefined ? { resumeWindowMs: serve.resumeWindowMs } : {}),

@@ -3,6 +3,7 @@
  * what was wrong, where, what to do next; a stack trace only with --debug.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { MissingPeerError } from '../peers.ts';
 import { WorkspaceError } from '../workspace/errors.ts';
 import { CliError, findCommand, listCommands, type CommandContext, type Io } from './registry.ts';
 
@@ -61,7 +62,7 @@ function report(err: unknown, ctx: CommandContext, json: boolean, command: strin
   if (e.hint) lines.push(`  ${e.hint}`);
   const helpOf = e.helpCommand ?? (command && findCommand(command) ? command : undefined);
   if (e.usage) lines.push(`  Run ${ctx.program}${helpOf ? ` ${helpOf}` : ''} --help for usage.`);
-  if (!(err instanceof CliError) && !(err instanceof WorkspaceError)) {
+  if (!(err instanceof CliError) && !(err instanceof WorkspaceError) && !(err instanceof MissingPeerError)) {
     lines.push(ctx.debug && err instanceof Error && err.stack ? err.stack : '  (run with --debug to see the stack trace)');
   }
   ctx.io.err(lines.join('\n') + '\n');
@@ -80,6 +81,7 @@ function report(err: unknown, ctx: CommandContext, json: boolean, command: strin
 export function asCliError(err: unknown): CliError {
   if (err instanceof CliError) return err;
   if (err instanceof WorkspaceError) return new CliError(err.message, { where: err.path, hint: err.hint, code: err.code });
+  if (err instanceof MissingPeerError) return new CliError(err.message, { code: 'MISSING_PEER' });
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS')) return new CliError((err as Error).message, { usage: true });
   if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) {

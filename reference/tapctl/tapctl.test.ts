@@ -14,7 +14,7 @@ import {
   writeLease,
   type Plan,
 } from '../workspace/index.ts';
-import { HERE, scratchDir, waitFor } from '../workspace/testing.ts';
+import { HERE, scratchDir, waitFor } from '../workspace/workspace.testkit.ts';
 import { runCli } from './cli.ts';
 import { BUILTIN_COMMANDS } from './commands.ts';
 import { findCommand, registerCommand } from './registry.ts';

@@ -1,4 +1,4 @@
-/** The TAP transports: the Transport contract, an in-memory pair, stdio and WebSocket bindings. */
+/** The TAP transports: the Transport contract, an in-memory pair, stdio, WebSocket (with TLS) and NATS bindings. */
 export type { CloseInfo, InboundFrame, RawSendOptions, RawSender, RawTransport, Transport } from './transport.ts';
 export { DEFAULT_MAX_FRAME_BYTES, checkMaxFrameBytes, frameOf } from './frame.ts';
 export { LineReader, checkOneLine } from './lines.ts';
@@ -23,6 +23,8 @@ export {
   createWebSocketServer,
 } from './websocket.ts';
 export type { ConnectWebSocketOptions, TapWebSocketServer, WebSocketServerOptions } from './websocket.ts';
+export { certificatePrincipal, readTlsFiles } from './tls.ts';
+export type { Pem, TlsFiles, TlsOptions } from './tls.ts';
 export {
   NatsCloseCode,
   NatsTransport,

@@ -18,6 +18,23 @@ export interface Transport {
   setMaxFrameBytes?(n: number): void;
   /** Bytes handed to `send` that the peer has not taken yet (spec: limits#back-pressure). */
   unsentBytes?(): number;
+  /**
+   * Drops the connection at once, without a closing handshake, and reads no further frame from
+   * it; `onclose` fires with 1006 (spec: limits#back-pressure).
+   */
+  abort?(reason: string): void;
+  /**
+   * Where the connection comes from, as far as the binding can tell: the remote address of a
+   * WebSocket connection, the NATS user the server vouched for; undefined where the binding
+   * cannot tell peers apart (spec: limits#sources).
+   */
+  readonly origin?: string;
+  /**
+   * Set by the session once a key is agreed: true for a frame that is an authentic new message
+   * of the peer. A binding that numbers its messages gives a frame that fails it no number
+   * (spec: bindings-nats#forged-frames).
+   */
+  screen?: (frame: InboundFrame) => boolean;
   /** Receives each inbound frame in arrival order. */
   onmessage?: (frame: InboundFrame) => void;
   /** Fires once when the transport has closed, whichever side closed it. */

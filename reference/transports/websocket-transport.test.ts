@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { CloseInfo, InboundFrame } from './transport.ts';
 import type { WebSocketTransport } from './websocket.ts';
-import { Cleanup, sleep, text, waitFor } from './testing.ts';
+import { Cleanup, sleep, text, waitFor } from './transport.testkit.ts';
 
 const cleanup = new Cleanup();
 afterEach(() => cleanup.run());

@@ -66,19 +66,26 @@ export class WebSocketTransport implements RawTransport {
 
   private max: number;
   private started = false;
+  /** Aborted: frames still in the socket's buffers are dropped unread. */
+  private cut = false;
   private pending: InboundFrame[] = [];
   private lastError?: Error;
   private localClose?: CloseInfo;
   private closeInfo?: CloseInfo;
   private readonly closeWaiters: Array<() => void> = [];
 
-  /** Wraps an open socket; frames are held (and the socket paused) until `start()`. */
+  /**
+   * Wraps an open socket; frames are held (and the socket paused) until `start()`. `origin` is
+   * where the connection comes from, for an accepted one (spec: limits#sources).
+   */
   constructor(
     readonly socket: WebSocket,
     maxFrameBytes: number,
+    readonly origin?: string,
   ) {
     this.max = checkMaxFrameBytes(maxFrameBytes);
     socket.on('message', (data, isBinary) => {
+      if (this.cut) return;
       const frame = frameOf(toBytes(data), this.max, isBinary ? true : undefined);
       if (this.started) this.onmessage?.(frame);
       else this.pending.push(frame);
@@ -137,6 +144,15 @@ export class WebSocketTransport implements RawTransport {
 
   /** Forces the connection shut without a close handshake. */
   terminate(): void {
+    this.socket.terminate();
+  }
+
+  /** Drops the connection at once; frames the socket still holds are not read (spec: limits#back-pressure). */
+  abort(reason: string): void {
+    if (this.cut || this.closeInfo !== undefined) return;
+    this.cut = true;
+    this.pending = [];
+    this.localClose ??= { code: CloseCode.ABNORMAL, reason };
     this.socket.terminate();
   }
 

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
 import type { CloseInfo, InboundFrame } from './transport.ts';
 import { connectWebSocket, createWebSocketServer, type WebSocketTransport } from './websocket.ts';
-import { Cleanup, text, waitFor } from './testing.ts';
+import { Cleanup, text, waitFor } from './transport.testkit.ts';
 
 const cleanup = new Cleanup();
 afterEach(() => cleanup.run());

@@ -1,8 +1,11 @@
-import { createServer, STATUS_CODES, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, STATUS_CODES, type IncomingMessage, type RequestListener } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
+import { isIPv4, isIPv6, type AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { PeerCertificate, TLSSocket } from 'node:tls';
 import WebSocket, { WebSocketServer } from 'ws';
 import { DEFAULT_MAX_FRAME_BYTES, checkMaxFrameBytes } from './frame.ts';
+import { clientIdentity, type Pem, type TlsOptions } from './tls.ts';
 import { CloseCode, TAP_SUBPROTOCOL, WebSocketTransport } from './websocket-transport.ts';
 
 export { CloseCode, TAP_SUBPROTOCOL, WebSocketTransport } from './websocket-transport.ts';
@@ -21,8 +24,17 @@ export interface WebSocketServerOptions {
   headersTimeoutMs?: number;
   /** How long a close waits for the peer's close frame before dropping the connection, in ms (default 5 000). */
   closeTimeout?: number;
-  /** Called once per accepted connection with its transport (not yet started) and the HTTP request. */
-  onSession: (transport: WebSocketTransport, request: IncomingMessage) => void;
+  /**
+   * Serve wss:// with this certificate and key; with `ca` too, every client must present a
+   * certificate that `ca` verifies, and its principal comes with the session (spec:
+   * security#client-certificates).
+   */
+  tls?: { cert: Pem; key: Pem; ca?: Pem; principalOf?: (cert: PeerCertificate) => string | undefined };
+  /**
+   * Called once per accepted connection with its transport (not yet started), the HTTP request,
+   * and the principal of the client's verified certificate when the server requires one.
+   */
+  onSession: (transport: WebSocketTransport, request: IncomingMessage, principal?: string) => void;
 }
 
 /** A listening TAP WebSocket endpoint. */
@@ -48,6 +60,8 @@ export interface ConnectWebSocketOptions {
   handshakeTimeout?: number;
   /** How long a close waits for the peer's close frame before dropping the connection, in ms (default 5 000). */
   closeTimeout?: number;
+  /** For wss://: the authorities to trust for the agent's certificate, and this client's own certificate and key (mutual TLS). */
+  tls?: TlsOptions;
   /** The WebSocket class to use (default: ws). */
   WebSocketImpl?: typeof WebSocket;
 }
@@ -55,6 +69,25 @@ export interface ConnectWebSocketOptions {
 const CLOSE_WAIT_MS = 2000;
 const HEADERS_TIMEOUT_MS = 10_000;
 const CLOSE_TIMEOUT_MS = 5000;
+
+/**
+ * The origin of a connection from `address` (spec: limits#sources): "websocket:" and the IPv4
+ * address, or the /64 prefix of an IPv6 one, which one host usually holds whole.
+ */
+export function addressOrigin(address: string | undefined): string | undefined {
+  if (address === undefined) return undefined;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return `websocket:${mapped[1]}`;
+  if (isIPv4(address)) return `websocket:${address}`;
+  if (!isIPv6(address)) return undefined;
+  const bare = address.split('%')[0]!;
+  const [head, tail = ''] = bare.split('::') as [string, string?];
+  const left = head === '' ? [] : head.split(':');
+  const right = bare.includes('::') && tail !== '' ? tail.split(':') : [];
+  const groups = bare.includes('::') ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right] : left;
+  const prefix = groups.slice(0, 4).map((g) => Number.parseInt(g, 16).toString(16));
+  return `websocket:${prefix.join(':')}::/64`;
+}
 
 /** Answers an upgrade request that cannot become a session with a plain HTTP error, then hangs up. */
 function refuseUpgrade(socket: Duplex, status: number, message: string): void {
@@ -99,15 +132,41 @@ export async function createWebSocketServer(options: WebSocketServerOptions): Pr
   });
   // A peer that trickles its HTTP headers is cut off after headersTimeoutMs (spec: bindings-websocket#opening).
   const headersTimeout = options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
-  const server = createServer(
-    { headersTimeout, requestTimeout: headersTimeout, connectionsCheckingInterval: Math.min(1000, headersTimeout) },
-    (_request, response) => {
-      response.writeHead(426, { 'Content-Type': 'text/plain; charset=utf-8', Upgrade: 'websocket' });
-      response.end(`This is a TAP endpoint: connect with WebSocket, subprotocol ${TAP_SUBPROTOCOL}.\n`);
-    },
-  );
+  const timeouts = { headersTimeout, requestTimeout: headersTimeout, connectionsCheckingInterval: Math.min(1000, headersTimeout) };
+  const notAnUpgrade: RequestListener = (_request, response) => {
+    response.writeHead(426, { 'Content-Type': 'text/plain; charset=utf-8', Upgrade: 'websocket' });
+    response.end(`This is a TAP endpoint: connect with WebSocket, subprotocol ${TAP_SUBPROTOCOL}.\n`);
+  };
+  const tls = options.tls;
+  const mutual = tls?.ca !== undefined;
+  // With a ca, a client certificate is asked for and judged at the upgrade, so that a refusal says why (spec: security#client-certificates).
+  const server = tls
+    ? createTlsServer(
+        {
+          ...timeouts,
+          cert: tls.cert,
+          key: tls.key,
+          ca: tls.ca,
+          requestCert: mutual,
+          rejectUnauthorized: false,
+          handshakeTimeout: headersTimeout,
+        },
+        notAnUpgrade,
+      )
+    : createServer(timeouts, notAnUpgrade);
+  // A client that fails the TLS handshake is dropped by the server; nothing to report.
+  server.on('tlsClientError', () => {});
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
+    let principal: string | undefined;
+    if (mutual) {
+      const identity = clientIdentity(request.socket as TLSSocket, tls!.principalOf);
+      if ('refused' in identity) {
+        refuseUpgrade(socket, identity.refused, `${identity.reason}.`);
+        return;
+      }
+      principal = identity.principal;
+    }
     const path = new URL(request.url ?? '/', 'http://localhost').pathname;
     if (options.path !== undefined && path !== options.path) {
       refuseUpgrade(socket, 404, `No TAP endpoint at ${path}; try ${options.path}.`);
@@ -118,11 +177,11 @@ export async function createWebSocketServer(options: WebSocketServerOptions): Pr
       return;
     }
     wss.handleUpgrade(request, socket, head, (ws) => {
-      const transport = new WebSocketTransport(ws, maxPayload);
+      const transport = new WebSocketTransport(ws, maxPayload, addressOrigin(request.socket.remoteAddress));
       sessions.add(transport);
       ws.once('close', () => sessions.delete(transport));
       try {
-        options.onSession(transport, request);
+        options.onSession(transport, request, principal);
       } catch (err) {
         void transport.close({ code: CloseCode.INTERNAL_ERROR, reason: 'session setup failed' });
         transport.onerror?.(err instanceof Error ? err : new Error(String(err)));
@@ -141,7 +200,7 @@ export async function createWebSocketServer(options: WebSocketServerOptions): Pr
   const hostInUrl = host.includes(':') ? `[${host}]` : host;
   let closing: Promise<void> | undefined;
   return {
-    url: `ws://${hostInUrl}:${port}${options.path ?? '/'}`,
+    url: `${tls ? 'wss' : 'ws'}://${hostInUrl}:${port}${options.path ?? '/'}`,
     port,
     sessions,
     close() {
@@ -171,6 +230,10 @@ function connectFailure(url: string, err: Error): Error {
   else if (/no subprotocol|invalid subprotocol/i.test(err.message)) {
     what = `the server did not accept the subprotocol ${TAP_SUBPROTOCOL}`;
   } else if (/handshake has timed out/i.test(err.message)) what = 'the WebSocket handshake timed out';
+  else if (/certificate required/i.test(err.message)) what = 'the agent requires a client certificate (give one with its key)';
+  else if (/CERT|SSL|TLS|self[- ]signed/i.test(`${code ?? ''} ${err.message}`)) {
+    what = `TLS failed: ${err.message} (check the certificate authority you trust and the certificate you present)`;
+  }
   const error = new Error(`could not connect to ${url}: ${what}`, { cause: err });
   if (code !== undefined) (error as NodeJS.ErrnoException).code = code;
   return error;
@@ -191,6 +254,7 @@ export function connectWebSocket(url: string, options: ConnectWebSocketOptions =
         ...({ closeTimeout: options.closeTimeout ?? CLOSE_TIMEOUT_MS } as object),
         maxPayload,
         headers: options.headers,
+        ...(options.tls ? { ca: options.tls.ca, cert: options.tls.cert, key: options.tls.key } : {}),
         handshakeTimeout: options.handshakeTimeout ?? 10_000,
         perMessageDeflate: false,
         skipUTF8Validation: true,

@@ -21,7 +21,7 @@ import {
   type WorkspaceAgent,
 } from './index.ts';
 import { writeAtomic } from './fsio.ts';
-import { scratchWorkspace, waitFor } from './testing.ts';
+import { scratchWorkspace, waitFor } from './workspace.testkit.ts';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {

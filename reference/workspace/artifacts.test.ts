@@ -11,7 +11,7 @@ import {
   writeArtifact,
   type Workspace,
 } from './index.ts';
-import { scratchDir } from './testing.ts';
+import { scratchDir } from './workspace.testkit.ts';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {

@@ -1,31 +1,15 @@
 /** Mailboxes: one file per message, claimed by rename, deduplicated durably, in order per sender (spec: bindings-workspace#mailboxes). */
-import { promises as fsp, readFileSync } from 'node:fs';
+import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAgent, withConformanceCapabilities } from '../agent/index.ts';
 import { connect } from '../client/index.ts';
 import type { AgentCard } from '../../schemas/src/index.ts';
 import { FileDedupStore, MailboxReader, MailboxWriter, createMailboxTransport, serveMailboxes } from './index.ts';
 import { mailboxFileName } from './mailbox-writer.ts';
-import { HERE, runScript, scratchDir, stopChild, waitFor, type ScriptChild } from './testing.ts';
+import { waitFor, cleanupAfterEach } from './workspace.testkit.ts';
 
-const PEER = join(HERE, 'test-mailbox-peer.ts');
-const cleanups: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn().catch(() => {});
-});
-
-async function root(): Promise<string> {
-  const dir = await scratchDir();
-  cleanups.push(() => fsp.rm(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-function peer(args: string[]): ScriptChild {
-  const c = runScript(PEER, args);
-  cleanups.push(() => stopChild(c, 1000));
-  return c;
-}
+const { cleanups, root } = cleanupAfterEach();
 
 const decode = (bytes: Uint8Array) => JSON.parse(Buffer.from(bytes).toString('utf8')) as { payload: { n: number } };
 
@@ -108,57 +92,6 @@ describe('mailbox writer and reader (spec: bindings-workspace#mailboxes)', () =>
     cleanups.push(() => reader.stop());
     await waitFor(() => tries === 2, 5000, 'a second try');
   });
-
-  it('loses nothing and applies nothing twice, in order per sender, with concurrent writers and a reader killed and restarted mid-stream', async () => {
-    const dir = await root();
-    const effects = join(dir, 'effects.jsonl');
-    const senders = ['w1', 'w2', 'w3'];
-    const count = 120;
-    const writers = senders.map((from) =>
-      peer(['write', '--root', dir, '--from', from, '--to', 'sink', '--count', String(count), '--delay-ms', '3']),
-    );
-    const lines = () => {
-      try {
-        return readFileSync(effects, 'utf8')
-          .split('\n')
-          .filter((l) => l.trim() !== '').length;
-      } catch {
-        return 0;
-      }
-    };
-    const readerArgs = ['read', '--root', dir, '--to', 'sink', '--from', senders.join(','), '--effects', effects];
-    const kills: number[] = [];
-    for (const threshold of [40, 130, 220]) {
-      const reader = peer(readerArgs);
-      await reader.line((l) => l.event === 'ready');
-      await waitFor(() => lines() >= threshold, 30_000, `${threshold} effects`);
-      reader.child.kill('SIGKILL');
-      await reader.exited;
-      kills.push(lines());
-    }
-    const last = peer(readerArgs);
-    await Promise.all(writers.map((w) => w.line((l) => l.event === 'done', 30_000)));
-    await waitFor(() => lines() >= senders.length * count, 30_000, 'every effect');
-    await stopChild(last);
-
-    const applied = readFileSync(effects, 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as { from: string; n: number; redelivered: boolean });
-    expect(applied).toHaveLength(senders.length * count);
-    for (const from of senders) {
-      expect(
-        applied.filter((a) => a.from === from).map((a) => a.n),
-        from,
-      ).toEqual(Array.from({ length: count }, (_, i) => i + 1));
-    }
-    expect(kills.every((k) => k < senders.length * count)).toBe(true);
-    for (const from of senders) {
-      const box = join(dir, 'mailboxes', 'sink', from);
-      expect((await fsp.readdir(box)).filter((n) => n.endsWith('.tap.json'))).toEqual([]);
-      expect(await fsp.readdir(join(box, '.inflight'))).toEqual([]);
-    }
-  }, 60_000);
 });
 
 const agentCard: AgentCard = {

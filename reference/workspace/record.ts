@@ -16,7 +16,14 @@ export const MAX_RECORD_BYTES = 8 * 1024 * 1024;
 
 /** Why a record file cannot be run: a registry code and a sentence for people. */
 export interface RecordProblem {
-  code: 'MALFORMED_MESSAGE' | 'INVALID_MESSAGE' | 'UNSUPPORTED_VERSION' | 'MESSAGE_TOO_LARGE' | 'PERMISSION_DENIED';
+  code:
+    | 'MALFORMED_MESSAGE'
+    | 'INVALID_MESSAGE'
+    | 'UNSUPPORTED_VERSION'
+    | 'MESSAGE_TOO_LARGE'
+    | 'PERMISSION_DENIED'
+    | 'INVALID_SIGNATURE'
+    | 'IDENTITY_MISMATCH';
   message: string;
   issues?: Issue[];
 }
@@ -39,23 +46,25 @@ function epochOf(value: unknown): number | null {
 }
 
 /**
- * Checks a record file's bytes: UTF-8 JSON object (MALFORMED_MESSAGE), a protocol major this
- * library speaks (UNSUPPORTED_VERSION), task-record.schema.json and a `task_id` equal to the one
- * in the file name (INVALID_MESSAGE) (spec: bindings-workspace#task-record).
+ * Checks a record's bytes wherever they come from (a file, a queue message): UTF-8 JSON object
+ * (MALFORMED_MESSAGE), a protocol major this library speaks (UNSUPPORTED_VERSION) and
+ * task-record.schema.json, whose identifier grammar keeps wildcards and spaces out of `task_id`
+ * and the phases (INVALID_MESSAGE) (spec: bindings-workspace#task-record, bindings-nats#task-queue).
+ * `what` names the bytes in the messages ("the record file", "the queue message").
  */
-export function checkRecordBytes(bytes: Uint8Array, fileTaskId: string, oversized = false): RecordCheck {
+export function checkRecord(bytes: Uint8Array, oversized = false, what = 'the record file'): RecordCheck {
   if (oversized) {
-    return { ok: false, epoch: null, code: 'MESSAGE_TOO_LARGE', message: `the record file is larger than ${MAX_RECORD_BYTES} bytes` };
+    return { ok: false, epoch: null, code: 'MESSAGE_TOO_LARGE', message: `${what} is larger than ${MAX_RECORD_BYTES} bytes` };
   }
   let value: unknown;
   try {
     if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) throw new Error('it starts with a byte order mark');
     value = JSON.parse(decoder.decode(bytes));
   } catch (err) {
-    return { ok: false, epoch: null, code: 'MALFORMED_MESSAGE', message: `the record file is not UTF-8 JSON: ${(err as Error).message}` };
+    return { ok: false, epoch: null, code: 'MALFORMED_MESSAGE', message: `${what} is not UTF-8 JSON: ${(err as Error).message}` };
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return { ok: false, epoch: null, code: 'MALFORMED_MESSAGE', message: 'the record file must hold one JSON object' };
+    return { ok: false, epoch: null, code: 'MALFORMED_MESSAGE', message: `${what} must hold one JSON object` };
   }
   const epoch = epochOf(value);
   const protocol = (value as { protocol?: unknown }).protocol;
@@ -75,16 +84,22 @@ export function checkRecordBytes(bytes: Uint8Array, fileTaskId: string, oversize
       issues,
     };
   }
-  const record = value as TaskRecord;
-  if (record.task_id !== fileTaskId) {
-    return {
-      ok: false,
-      epoch,
-      code: 'INVALID_MESSAGE',
-      message: `the record's task_id "${record.task_id}" differs from the task id "${fileTaskId}" in its file name`,
-    };
-  }
-  return { ok: true, record };
+  return { ok: true, record: value as TaskRecord };
+}
+
+/**
+ * Checks a record file's bytes as `checkRecord` does, and that its `task_id` is the one in the
+ * file name (INVALID_MESSAGE) (spec: bindings-workspace#task-record).
+ */
+export function checkRecordBytes(bytes: Uint8Array, fileTaskId: string, oversized = false): RecordCheck {
+  const checked = checkRecord(bytes, oversized);
+  if (!checked.ok || checked.record.task_id === fileTaskId) return checked;
+  return {
+    ok: false,
+    epoch: checked.record.state.epoch,
+    code: 'INVALID_MESSAGE',
+    message: `the record's task_id "${checked.record.task_id}" differs from the task id "${fileTaskId}" in its file name`,
+  };
 }
 
 /** A draft a requester submits: anything a record has, with `next_phase` and an `input` at least. */

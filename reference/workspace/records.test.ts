@@ -21,7 +21,7 @@ import {
   type TaskRecord,
   type Workspace,
 } from './index.ts';
-import { scratchDir, scratchWorkspace, waitFor } from './testing.ts';
+import { scratchDir, scratchWorkspace, waitFor } from './workspace.testkit.ts';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {

@@ -6,7 +6,7 @@ import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runWorkspaceAgent, submitTask, type Workspace } from './index.ts';
-import { scratchWorkspace, waitFor } from './testing.ts';
+import { scratchWorkspace, waitFor } from './workspace.testkit.ts';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {

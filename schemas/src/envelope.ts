@@ -66,3 +66,9 @@ export const Envelope = Type.Object(
   },
 );
 export type Envelope = Static<typeof Envelope>;
+
+/**
+ * A decoded message as the envelope checks read it, before its schema is checked: the members
+ * every check needs, typed as the envelope has them, and anything else unread.
+ */
+export type DecodedEnvelope = Pick<Envelope, 'type' | 'message_id' | 'source' | 'target'> & Record<string, unknown>;

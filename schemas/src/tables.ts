@@ -50,8 +50,11 @@ export interface ErrorCodeEntry {
   meaning: string;
 }
 
-/** The error registry (spec: errors#registry). */
-export const ERROR_CODES: readonly ErrorCodeEntry[] = [
+/**
+ * The error registry (spec: errors#registry): a literal, so that its codes are a type
+ * (`ErrorCodeName` below, the reference's ErrorCode) with no second list to keep in step.
+ */
+export const ERROR_CODES = [
   {
     code: 'MALFORMED_MESSAGE',
     category: 'message',
@@ -242,7 +245,10 @@ export const ERROR_CODES: readonly ErrorCodeEntry[] = [
     fatal: 'never',
     meaning: 'A workspace task was claimed max_attempts times without finishing; it is a dead letter.',
   },
-];
+] as const satisfies readonly ErrorCodeEntry[];
+
+/** A code of the error registry. */
+export type ErrorCodeName = (typeof ERROR_CODES)[number]['code'];
 
 export type Direction = 'requester_to_agent' | 'agent_to_requester' | 'both';
 

@@ -3,7 +3,7 @@
  * ids it proves and the spec anchor it tests; this module turns those into the two maps the
  * requirement index shows (spec: conventions#requirement-ids).
  */
-import type { Requirement } from '../requirements.ts';
+import type { Requirement } from '../requirements/chapter.ts';
 
 /** What the site needs of a conformance case (a subset of conformance/case.ts Case). */
 export interface CaseRef {

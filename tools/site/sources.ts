@@ -7,7 +7,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
-import { parseSpec, type Chapter, type Requirement } from '../requirements.ts';
+import type { Chapter, Requirement } from '../requirements/chapter.ts';
+import { parseSpec } from '../requirements/spec.ts';
 import type { CaseRef } from './requirement-links.ts';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');

@@ -1,6 +1,6 @@
 // A plain JavaScript consumer of the installed package: one task round trip in memory through the
 // main entry, the client and the transports; a data table from ./schemas/*; and a short
-// conformance run of the example agent (agent.js beside this file) through ./conformance.
+// conformance run of the example agent (consumer-agent.mjs, copied beside this file as agent.js) through ./conformance.
 import { execFileSync } from 'node:child_process';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -14,15 +14,15 @@ import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { documentChecks } from './doc-checks.ts';
-import { allBlocks, recipesOf } from './recipes.ts';
 import { type Check, ok, run, snapshot } from './run.ts';
-import { typeWorldCheck } from './type-world.ts';
+import { missingPeerChecks, peerChecks } from './peers.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 const MANIFEST = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   name: string;
   version: string;
   dependencies: Record<string, string>;
+  peerDependencies: Record<string, string>;
   devDependencies: Record<string, string>;
   repository?: unknown;
 };
@@ -36,12 +36,18 @@ export interface Packed {
   files: string[];
 }
 
-/** The installed project: its folder, the package's folder inside it, and the bins' folder. */
+/** The installed project: its folder, the package's folder inside it, the bins' folder, and whether the optional peers are in. */
 export interface Installed {
   dir: string;
   pkg: string;
   bin: string;
   packed: Packed;
+  peers: boolean;
+}
+
+/** The optional peer dependencies (package.json peerDependenciesMeta), at the versions this repository tests. */
+export function optionalPeers(): Record<string, string> {
+  return Object.fromEntries(Object.keys(MANIFEST.peerDependencies).map((name) => [name, MANIFEST.devDependencies[name]!]));
 }
 
 /** Packs the package (prepack builds dist/ when it is stale) into `dest`. */
@@ -120,6 +126,8 @@ export function consumerLock(tarball: string, integrity: string, extra: Record<s
         integrity,
         license: own.license,
         dependencies: MANIFEST.dependencies,
+        peerDependencies: own.peerDependencies,
+        peerDependenciesMeta: own.peerDependenciesMeta,
         bin: own.bin,
         engines: own.engines,
       },
@@ -128,14 +136,17 @@ export function consumerLock(tarball: string, integrity: string, extra: Record<s
   };
 }
 
-/** Packs and installs the package into a fresh project, with the TypeScript the consumer test compiles with. */
-export async function prepareInstalled(): Promise<Installed> {
+/**
+ * Packs (or takes `packed`) and installs the package into a fresh project, with the TypeScript the
+ * consumer test compiles with; `peers` installs the optional peers beside it (NATS, TypeScript types).
+ */
+export async function prepareInstalled(o: { peers?: boolean; packed?: Packed } = {}): Promise<Installed> {
   const dir = mkdtempSync(join(tmpdir(), 'tap-tarball-'));
-  const packed = await pack(dir);
+  const packed = o.packed ?? (await pack(dir));
   const project = join(dir, 'project');
   mkdirSync(project);
   const dev = MANIFEST.devDependencies;
-  const extra = { typescript: dev.typescript!, '@types/node': dev['@types/node']! };
+  const extra = { typescript: dev.typescript!, '@types/node': dev['@types/node']!, ...(o.peers ? optionalPeers() : {}) };
   const manifest = {
     name: 'tap-consumer',
     private: true,
@@ -150,7 +161,13 @@ export async function prepareInstalled(): Promise<Installed> {
     await run('npm', ['install', '--offline', '--no-audit', '--no-fund'], { cwd: project, timeoutMs: 300_000 }),
     'npm install --offline of the tarball',
   );
-  return { dir, pkg: join(project, 'node_modules', MANIFEST.name), bin: join(project, 'node_modules', '.bin'), packed };
+  return {
+    dir,
+    pkg: join(project, 'node_modules', MANIFEST.name),
+    bin: join(project, 'node_modules', '.bin'),
+    packed,
+    peers: o.peers === true,
+  };
 }
 
 /** The bare specifiers the package's compiled JavaScript imports, statically or dynamically, by file. */
@@ -181,10 +198,10 @@ export function bareImports(distDir: string): Map<string, string[]> {
   return found;
 }
 
-/** The bare imports that are neither Node built-ins nor run-time dependencies: each would crash an installed package. */
+/** The bare imports that are neither Node built-ins nor run-time or optional peer dependencies: each would crash an installed package. */
 export function importsOutsideDependencies(distDir: string): string[] {
   const builtins = new Set(builtinModules);
-  const deps = new Set(Object.keys(MANIFEST.dependencies));
+  const deps = new Set([...Object.keys(MANIFEST.dependencies), ...Object.keys(MANIFEST.peerDependencies)]);
   return [...bareImports(distDir)]
     .filter(([pkg]) => !pkg.startsWith('node:') && !builtins.has(pkg) && !deps.has(pkg) && pkg !== MANIFEST.name)
     .map(([pkg, files]) => `${pkg} (imported by ${files.slice(0, 3).join(', ')}${files.length > 3 ? ', …' : ''})`);
@@ -216,7 +233,12 @@ export function checks(inst: Installed): Check[] {
         ])
           if (!files.includes(need)) throw new Error(`${need} is missing`);
         const stray = files.filter(
-          (f) => /^(test|bench|tools|\.ci|fixtures\/agents)\//.test(f) || (/\.ts$/.test(f) && !f.endsWith('.d.ts')),
+          (f) =>
+            /^(test|bench|tools|\.ci|fixtures\/agents)\//.test(f) ||
+            (/\.ts$/.test(f) && !f.endsWith('.d.ts')) ||
+            // Test support and the demos, which run from a clone (tsconfig.build.json leaves them out).
+            /\.testkit\./.test(f) ||
+            /^dist\/reference\/agents\/([a-z]+-)?demo\//.test(f),
         );
         if (stray.length) throw new Error(`ships ${stray.length} files users do not need: ${stray.slice(0, 5).join(', ')}`);
         if (!readFileSync(join(inst.pkg, 'LICENSE'), 'utf8').includes('Apache License'))
@@ -225,7 +247,7 @@ export function checks(inst: Installed): Check[] {
       },
     ],
     [
-      'every run-time import resolves to a dependency or a Node built-in',
+      'every run-time import resolves to a dependency, an optional peer or a Node built-in',
       async () => {
         const outside = importsOutsideDependencies(join(inst.pkg, 'dist'));
         if (outside.length) throw new Error(`imports outside dependencies: ${outside.join('; ')}`);
@@ -244,10 +266,10 @@ export function checks(inst: Installed): Check[] {
       },
     ],
     [
-      'tapctl gen-types writes TypeScript, Python, Go and Rust types',
+      'tapctl gen-types writes Python, Go and Rust types (TypeScript needs its optional peer: ./peers.ts)',
       async () => {
         const counts: string[] = [];
-        for (const lang of ['ts', 'python', 'go', 'rust']) {
+        for (const lang of ['python', 'go', 'rust']) {
           const out = join(project, `types-${lang}`);
           ok(await run(bin('tapctl'), ['gen-types', '--lang', lang, '--out', out], { cwd: project }), `tapctl gen-types --lang ${lang}`);
           const files = readdirSync(out);
@@ -255,41 +277,6 @@ export function checks(inst: Installed): Check[] {
           counts.push(`${lang}: ${files.join(', ')}`);
         }
         return counts.join('; ');
-      },
-    ],
-    [
-      'the installed types and those of tapctl gen-types --lang ts are one type world, both ways',
-      async () => {
-        const dir = join(project, 'type-world');
-        ok(await run(bin('tapctl'), ['gen-types', '--lang', 'ts', '--out', dir], { cwd: project }), 'tapctl gen-types --lang ts');
-        const catalogue = JSON.parse(readFileSync(join(inst.pkg, 'schemas/v1/messages.json'), 'utf8')) as { messages: { type: string }[] };
-        const name = MANIFEST.name;
-        const imports = { main: name, core: `${name}/core`, client: `${name}/client`, generated: './tap-types.ts' };
-        writeFileSync(
-          join(dir, 'world.ts'),
-          typeWorldCheck(
-            imports,
-            catalogue.messages.map((m) => m.type),
-          ),
-        );
-        const tsconfig = {
-          compilerOptions: {
-            target: 'ES2022',
-            module: 'NodeNext',
-            moduleResolution: 'NodeNext',
-            strict: true,
-            noEmit: true,
-            allowImportingTsExtensions: true,
-            types: ['node'],
-            skipLibCheck: true,
-          },
-          files: ['world.ts'],
-        };
-        writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify(tsconfig, null, 2));
-        const tsc = join(project, 'node_modules/typescript/bin/tsc');
-        const r = await run(process.execPath, [tsc, '-p', '.'], { cwd: dir, timeoutMs: 300_000 });
-        if (r.code !== 0) throw new Error(`tsc -p type-world exited ${r.code}: ${r.stdout.trim().split('\n').slice(0, 6).join(' | ')}`);
-        return `${catalogue.messages.length} message types, both ways; tsc clean`;
       },
     ],
     [
@@ -302,42 +289,10 @@ export function checks(inst: Installed): Check[] {
       },
     ],
     [
-      'the files the README and Getting Started have users write type-check as TypeScript against the package',
-      async () => {
-        // The files of the docs' recipes (tools/tarball/recipes.ts runs them), each as a .ts file.
-        const files = recipesOf(allBlocks()).flatMap((r) => r.steps.filter((s) => s.test?.file !== undefined));
-        const dir = join(project, 'doc-files');
-        mkdirSync(dir);
-        const names = files.map((f) => {
-          const name = `${f.test!.recipe}-${f.test!.file!.replace(/\.m?js$/, '')}.ts`;
-          writeFileSync(join(dir, name), f.code);
-          return name;
-        });
-        const tsconfig = {
-          compilerOptions: {
-            target: 'ES2022',
-            module: 'NodeNext',
-            moduleResolution: 'NodeNext',
-            strict: true,
-            noEmit: true,
-            types: ['node'],
-            skipLibCheck: false,
-          },
-          files: names,
-        };
-        writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify(tsconfig, null, 2));
-        const tsc = join(project, 'node_modules/typescript/bin/tsc');
-        // skipLibCheck off: the package's own declarations are checked too.
-        const r = await run(process.execPath, [tsc, '-p', '.'], { cwd: dir, timeoutMs: 300_000 });
-        if (r.code !== 0)
-          throw new Error(`tsc (strict, skipLibCheck off) exited ${r.code}: ${r.stdout.trim().split('\n').slice(0, 6).join(' | ')}`);
-        return `${names.join(', ')}: tsc clean`;
-      },
-    ],
-    [
       'a plain .mjs consumer runs a task, reads a data table and runs conformance cases',
       async () => {
         copyFileSync(join(ROOT, 'tools/tarball/consumer.mjs'), join(project, 'consumer.mjs'));
+        copyFileSync(join(ROOT, 'tools/tarball/consumer-agent.mjs'), join(project, 'agent.js'));
         const r = ok(await run(process.execPath, ['consumer.mjs'], { cwd: project, timeoutMs: 120_000 }), 'node consumer.mjs');
         return r.stdout.trim();
       },
@@ -360,7 +315,7 @@ export function checks(inst: Installed): Check[] {
 export async function runChecks(inst: Installed, print: (line: string) => void = console.log): Promise<{ passed: number; failed: number }> {
   let passed = 0;
   let failed = 0;
-  for (const [name, check] of checks(inst)) {
+  for (const [name, check] of inst.peers ? peerChecks(inst) : [...checks(inst), ...missingPeerChecks(inst)]) {
     const t0 = Date.now();
     try {
       const note = await check();
@@ -376,16 +331,23 @@ export async function runChecks(inst: Installed, print: (line: string) => void =
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const t0 = Date.now();
-  let inst: Installed | undefined;
+  const made: Installed[] = [];
   let result = { passed: 0, failed: 1 };
   try {
-    inst = await prepareInstalled();
-    console.log(`tarball: installed ${relative(inst.dir, inst.packed.tarball)} into ${join(inst.dir, 'project')}`);
-    result = await runChecks(inst);
+    // The ways a user installs: the package alone (stdio, WebSocket, tap-conform), then with its optional peers.
+    const alone = await prepareInstalled();
+    made.push(alone);
+    console.log(`tarball: installed ${relative(alone.dir, alone.packed.tarball)} alone into ${join(alone.dir, 'project')}`);
+    result = await runChecks(alone);
+    const withPeers = await prepareInstalled({ peers: true, packed: alone.packed });
+    made.push(withPeers);
+    console.log(`tarball: installed it with its optional peers into ${join(withPeers.dir, 'project')}`);
+    const more = await runChecks(withPeers);
+    result = { passed: result.passed + more.passed, failed: result.failed + more.failed };
   } catch (err) {
     console.error(`tarball: ${(err as Error).message}`);
   } finally {
-    if (inst && process.env.TAP_KEEP_TARBALL !== '1') rmSync(inst.dir, { recursive: true, force: true });
+    if (process.env.TAP_KEEP_TARBALL !== '1') for (const inst of made) rmSync(inst.dir, { recursive: true, force: true });
   }
   console.log(`tarball: ${result.passed} passed, ${result.failed} failed in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
   process.exit(result.failed === 0 ? 0 : 1);

@@ -6,7 +6,7 @@
  * their literal unions, an event of each kind needs the members its kind requires, and a value of
  * one type is not a value of another. tsc must compile it clean; a type widened back to
  * string or unknown leaves an expect-error unused, which tsc reports. Compiled against the built
- * dist/ by test/gen-types.test.ts and against the installed package by the tarball test.
+ * dist/ by test/gen-types.process.test.ts and against the installed package by the tarball test.
  */
 
 /** Where the check imports from: the package's entries and the generated file. */

@@ -1,6 +1,6 @@
 /** authorization profile, Principals (spec: authorization#principals). */
 import { type Case, defineCase } from '../../case.ts';
-import { TWO_SESSIONS } from './kit.ts';
+import { TWO_PRINCIPALS, TWO_SESSIONS } from './kit.ts';
 import { check, checkError, need, runTask, verdictOf } from '../kit.ts';
 import { collectUntilResult, describeMessage, request } from '../../steps.ts';
 
@@ -10,10 +10,10 @@ export const cases: Case[] = [
     title: 'Idempotency records do not cross principals: the same key from another session creates a new task',
     profile: 'authorization',
     requirements: ['TAP-AUTH-002'],
-    needs: { capabilities: ['tap.test.counter'], ...TWO_SESSIONS },
+    needs: { capabilities: ['tap.test.counter'], ...TWO_PRINCIPALS },
     run: async (ctx) => {
       const a = need(await ctx.session());
-      const b = need(await ctx.session());
+      const b = need(await ctx.session({ principal: 'another' }));
       const key = `iso-${a.ids.task('k')}`;
       need(await runTask(a, 'tap.test.counter', { key }, { idempotencyKey: key }));
       const r = await request(b, 'tap.test.counter', { key }, { idempotencyKey: key });
@@ -35,7 +35,7 @@ export const cases: Case[] = [
     title: 'An unauthenticated session is a principal of its own: a second one cannot resume its stream',
     profile: 'authorization',
     requirements: ['TAP-AUTH-001', 'TAP-RES-006'],
-    needs: { capabilities: ['tap.test.stream'], ...TWO_SESSIONS },
+    needs: { capabilities: ['tap.test.stream'], ...TWO_SESSIONS, anonymous: true },
     run: async (ctx) => {
       const a = need(await ctx.session());
       const b = need(await ctx.session());

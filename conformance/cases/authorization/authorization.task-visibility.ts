@@ -2,7 +2,7 @@
 import type { Peer, Received } from '../../peer.ts';
 import { check, checkError, need, require, runTask, verdictOf } from '../kit.ts';
 import { type Case, defineCase } from '../../case.ts';
-import { TWO_SESSIONS } from './kit.ts';
+import { TWO_PRINCIPALS } from './kit.ts';
 import { collectUntilResult, describeMessage, request, startTask } from '../../steps.ts';
 
 /** The error a request naming `taskId` gets, with the task id masked so two answers compare. */
@@ -24,10 +24,10 @@ export const cases: Case[] = [
     title: "Another principal's task is answered exactly like a task that does not exist (UNKNOWN_TASK)",
     profile: 'authorization',
     requirements: ['TAP-AUTH-003', 'TAP-AUTH-002', 'TAP-TASK-013'],
-    needs: { capabilities: ['tap.test.sleep'], ...TWO_SESSIONS },
+    needs: { capabilities: ['tap.test.sleep'], ...TWO_PRINCIPALS },
     run: async (ctx) => {
       const a = need(await ctx.session());
-      const b = need(await ctx.session());
+      const b = need(await ctx.session({ principal: 'another' }));
       const t = need(await startTask(a, 'tap.test.sleep', { ms: 30_000 }));
       const ghost = `${t.taskId.slice(0, -1)}z`;
       const theirs = await statusOf(b, t.taskId);
@@ -65,10 +65,10 @@ export const cases: Case[] = [
     title: 'A task_id used by one principal does not keep another from using it',
     profile: 'authorization',
     requirements: ['TAP-AUTH-004'],
-    needs: { capabilities: ['tap.test.echo'], ...TWO_SESSIONS },
+    needs: { capabilities: ['tap.test.echo'], ...TWO_PRINCIPALS },
     run: async (ctx) => {
       const a = need(await ctx.session());
-      const b = need(await ctx.session());
+      const b = need(await ctx.session({ principal: 'another' }));
       const first = need(await runTask(a, 'tap.test.echo', 'a'));
       const second = await request(b, 'tap.test.echo', 'b', { taskId: first.taskId });
       const m = need(second.reply).msg;

@@ -42,6 +42,7 @@ import * as versioningReservedNames from './versioning.reserved-names.ts';
 import * as limitsNesting from './limits.nesting.ts';
 import * as limitsPreHandshake from './limits.pre-handshake.ts';
 import * as limitsTableLimits from './limits.table-limits.ts';
+import * as limitsSources from './limits.sources.ts';
 import * as conformanceTargets from './conformance.targets.ts';
 import * as handshakeTimeouts from './handshake.timeouts.ts';
 
@@ -88,6 +89,7 @@ export const coreCases: readonly Case[] = [
   limitsNesting,
   limitsPreHandshake,
   limitsTableLimits,
+  limitsSources,
 
   conformanceTargets,
   handshakeTimeouts,

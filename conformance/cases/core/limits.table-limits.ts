@@ -1,5 +1,6 @@
 /** core profile, Table limits (spec: limits#table-limits). */
 import { type Case, defineCase } from '../../case.ts';
+import { certificatePrincipals } from '../../context.ts';
 import { check, expectAlive, need, runTask, show, verdictOf } from '../kit.ts';
 import type { Wire } from '../../session-state.ts';
 import { describeMessage, request } from '../../steps.ts';
@@ -49,12 +50,15 @@ export const cases: Case[] = [
     // 4 200 tasks, each answered and ended, before the retry; 50 at a time, refusals counted.
     budgetMs: 120_000,
     fillsLimits: true,
-    needs: { capabilities: ['tap.test.counter', 'tap.test.echo'], binding: 'websocket' },
+    needs: { capabilities: ['tap.test.counter', 'tap.test.echo'], binding: 'websocket', principals: 'two' },
+    // The flood fills the flooder's table for the retention window: in a run whose sessions share a
+    // principal (a client certificate), no other case may be using it meanwhile.
+    exclusive: certificatePrincipals,
     run: async (ctx) => {
       const victim = need(await ctx.session());
       const key = `flood-${victim.ids.task('k')}`;
       const first = need(await runTask(victim, 'tap.test.counter', { key }, { idempotencyKey: key }));
-      const flooder = need(await ctx.session());
+      const flooder = need(await ctx.session({ principal: 'another' }));
       let refused = 0;
       for (let batch = 0; batch < 84; batch++) {
         const sent: Wire[] = [];

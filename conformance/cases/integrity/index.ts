@@ -9,6 +9,7 @@ import * as integrityKeys from './integrity.keys.ts';
 import * as integrityIdentity from './integrity.identity.ts';
 import * as errorsOrderOfChecks from './errors.order-of-checks.ts';
 import * as conformanceTargets from './conformance.targets.ts';
+import * as bindingsNatsForgedFrames from './bindings-nats.forged-frames.ts';
 
 export const integrityCases: readonly Case[] = [
   integrityNegotiation,
@@ -20,4 +21,5 @@ export const integrityCases: readonly Case[] = [
   integrityIdentity,
   errorsOrderOfChecks,
   conformanceTargets,
+  bindingsNatsForgedFrames,
 ].flatMap((file) => file.cases);

@@ -2,12 +2,19 @@
 import type { CaseContext } from '../../context.ts';
 import { seconds } from './durable-survey.ts';
 import { type Case, defineCase } from '../../case.ts';
-import { durable, hasResult, NATS, randomKey, states } from './kit.ts';
-import { DEFAULT_NAMES as S } from '../../../reference/jetstream/names.ts';
+import { deadLetters, durable, hasResult, NATS, randomKey, states } from './kit.ts';
+import { DEFAULT_NAMES as S, deadSubject, taskSubject } from '../../../reference/jetstream/names.ts';
+import type { TaskRecord } from '../../../reference/workspace/record.ts';
 import { check, show, verdictOf } from '../kit.ts';
 import { validateAgainst } from '../../../reference/core/validate.ts';
 import { LONGEST_LEASE_MS } from '../../options.ts';
 import { notTested } from '../../verdict.ts';
+
+/** True when a subject holds a wildcard token: a record's value made it a lookup of many subjects. */
+const widened = (subject: string): boolean => subject.split('.').some((t) => t === '*' || t === '>');
+
+/** The codes of a dead letter that was never a task record of its queue. */
+const REFUSED = ['MALFORMED_MESSAGE', 'INVALID_MESSAGE', 'MESSAGE_TOO_LARGE'];
 
 /** How often a long wait tells the person running the suite how far it is. */
 const PROGRESS_EVERY_MS = 15_000;
@@ -147,6 +154,90 @@ export const cases: Case[] = [
             'state.attempts 0',
             show(done.state.attempts),
           ),
+      );
+    }),
+  }),
+  defineCase({
+    id: 'nats-durable.record.invalid',
+    title:
+      "A queue message that is not a task record of the queue (a wildcard task_id, null, an array, another capability's record) is a dead letter at once, never run and never finished with another task's result",
+    profile: 'nats-durable',
+    requirements: ['TAP-NATS-037'],
+    needs: { ...NATS, capabilities: ['tap.test.echo'] },
+    run: durable(async (ctx, view, queue) => {
+      queue('tap.test.echo');
+      // A task whose finished record and stream are stored: a lookup widened by a wildcard finds them.
+      const victim = await view.publish('tap.test.echo', { conformance: randomKey(), victim: 'its output' });
+      if (!(await view.finished(victim.record.task_id, ctx.scaled(10_000))))
+        return verdictOf('', check(false, 'the agent did not finish an echo task', 'a finished record', 'none'));
+      // No other case of the profile makes dead letters on tap.test.echo's queue: every new one is this case's.
+      const mark = await view.deadMark();
+      const resultsMark = (await view.jsm.streams.info(S.results)).state.last_seq;
+      const marker = randomKey();
+      const copy = (taskId: string): string =>
+        JSON.stringify({
+          ...victim.record,
+          task_id: taskId,
+          context: { ...victim.record.context, current_input: { marker, task_id: taskId } },
+        });
+      const bad: Array<[string, string | null]> = [
+        ['a record whose task_id is ">"', copy('>')],
+        ['a record whose task_id is "*"', copy('*')],
+        ['a record whose task_id is "a.*"', copy('a.*')],
+        ['null', 'null'],
+        ['an array', '[]'],
+        ['a string', '"x"'],
+        ["a record of tap.test.counter on tap.test.echo's queue", null],
+      ];
+      const seqs: number[] = [];
+      for (const [i, [, bytes]] of bad.entries()) {
+        if (bytes === null) {
+          const other = await view.publish('tap.test.echo', { marker }, { record: (r) => ({ ...r, next_phase: 'tap.test.counter' }) });
+          seqs.push(other.seq);
+        } else {
+          const ack = await view.js.publish(taskSubject(S, 'tap.test.echo'), bytes, { msgID: `${marker}:${i}` });
+          seqs.push(ack.seq);
+        }
+      }
+      const dead = await deadLetters(view, ctx, 'tap.test.echo', mark, bad.length, ctx.scaled(10_000));
+      const codes = dead.map((d) => d.state?.last_error?.code);
+      const queued: number[] = [];
+      for (const seq of seqs) if (await view.queued(seq)) queued.push(seq);
+      // No finished record under a widened subject, and none of these inputs finished at all.
+      const forged: string[] = [];
+      const info = await view.jsm.streams.info(S.results);
+      for (let seq = resultsMark + 1; seq <= info.state.last_seq; seq++) {
+        const m = await view.jsm.streams.getMessage(S.results, { seq }).catch(() => null);
+        if (!m) continue;
+        let input: unknown;
+        try {
+          input = m.json<TaskRecord>().context?.current_input;
+        } catch {
+          input = undefined;
+        }
+        if (widened(m.subject) || (input as { marker?: unknown } | null)?.marker === marker) forged.push(m.subject);
+      }
+      return verdictOf(
+        `${bad.length} dead letters`,
+        check(
+          forged.length === 0,
+          'a message that is not a task record of the queue was finished: its task_id widened a lookup, or it ran',
+          'no finished record for any of them',
+          show(forged),
+        ),
+        check(
+          dead.length >= bad.length,
+          `only ${dead.length} of the ${bad.length} messages became dead letters within ${Math.round(ctx.scaled(10_000) / 1000)} s: ${bad.map(([what]) => what).join(', ')}`,
+          `${bad.length} dead letters on ${deadSubject(S, 'tap.test.echo')}`,
+          show(codes),
+        ),
+        check(
+          codes.every((c) => REFUSED.includes(String(c))),
+          'a dead letter does not give why the message is not a task record of the queue: it was run, or delivered until it ran out of deliveries',
+          REFUSED.join(' or '),
+          show(codes),
+        ),
+        check(queued.length === 0, `${queued.length} of the messages are still on ${S.tasks}`, 'none left', show(queued)),
       );
     }),
   }),

@@ -6,11 +6,12 @@
  * left behind, nor one whose records another agent runs.
  */
 import type { ConsumerInfo } from '@nats-io/jetstream';
-import { DurableView, type Queue } from './durable-view.ts';
-import { harnessError, notTested, type Outcome, unimplemented } from '../../verdict.ts';
 import { DEFAULT_NAMES as S, taskSubject } from '../../../reference/jetstream/names.ts';
-import { count, listOf } from '../../report/model.ts';
+import { buildSubject, Wildcard } from '../../../reference/transports/nats/subjects.ts';
 import type { CaseContext } from '../../context.ts';
+import { count, listOf } from '../../report/model.ts';
+import { harnessError, notTested, unimplemented, type Outcome } from '../../verdict.ts';
+import { DurableView, type Queue } from './durable-view.ts';
 
 /** A record per conformance capability that the agent runs at once: it tells who serves the queue. */
 export const PROBES: Record<string, () => unknown> = {
@@ -114,15 +115,21 @@ export async function sample(view: DurableView, ctx: CaseContext): Promise<{ con
   return { consumers, live };
 }
 
-/** Publishes a record to the capability's queue and resolves with the `source` of its first stream message. */
-export async function runner(view: DurableView, ctx: CaseContext, capability: string): Promise<string | undefined> {
+/**
+ * Publishes a record to the capability's queue and resolves with the `source` of its first stream
+ * message, or, when none comes, with the code of the dead letter the probe became at once.
+ */
+export async function runner(view: DurableView, ctx: CaseContext, capability: string): Promise<{ source?: string; refused?: string }> {
   try {
+    const mark = await view.deadMark();
     const { record } = await view.publish(capability, PROBES[capability]!());
     const entries = await view.stream(record.task_id, (e) => e.length > 0, ctx.scaled(5000));
     const source = entries[0]?.message.source;
-    return typeof source === 'string' ? source : undefined;
+    if (typeof source === 'string') return { source };
+    const dead = await view.dead(capability, record.task_id, mark, 0);
+    return dead?.state.last_error ? { refused: dead.state.last_error.code } : {};
   } catch {
-    return undefined;
+    return {};
   }
 }
 
@@ -145,6 +152,7 @@ export async function survey(ctx: CaseContext): Promise<Survey> {
     if (!queueStream)
       return { stop: unimplemented(`the agent serves no durable queue: the NATS server has no stream ${S.tasks}`), findings };
     const seen = await sample(view, ctx);
+    const signedOnly: string[] = [];
     await Promise.all(
       Object.keys(PROBES).map(async (capability) => {
         const takers = seen.consumers.filter((c) => takes(c, taskSubject(S, capability)));
@@ -153,11 +161,12 @@ export async function survey(ctx: CaseContext): Promise<Survey> {
           findings.set(capability, takers[0] ? { kind: 'stale', consumer: summary(takers[0]) } : { kind: 'none' });
           return;
         }
-        const by = await runner(view, ctx, capability);
+        const { source: by, refused } = await runner(view, ctx, capability);
         const c = summary(live);
         ctx.note(
-          `${capability}: consumer ${c.name} (ack_wait ${c.ackWaitMs} ms, max_deliver ${c.maxDeliver}) is pulled from; the probe record was run by ${by ?? 'no one within 5 s'}`,
+          `${capability}: consumer ${c.name} (ack_wait ${c.ackWaitMs} ms, max_deliver ${c.maxDeliver}) is pulled from; the probe record was run by ${by ?? (refused ? `no one: it became a dead letter with ${refused}` : 'no one within 5 s')}`,
         );
+        if (refused === 'INVALID_SIGNATURE') signedOnly.push(capability);
         findings.set(
           capability,
           by === undefined || by === agentId
@@ -173,6 +182,14 @@ export async function survey(ctx: CaseContext): Promise<Survey> {
       ctx.note(line);
       ctx.inform(line);
     }
+    // spec: bindings-nats#signed-records: runners with a trust file take only records signed by a principal in it.
+    if (signedOnly.length > 0)
+      return {
+        stop: harnessError(
+          `the agent's durable runners take only signed records: they dead-lettered tap-conform's ${view.signingKey ? 'signed' : 'unsigned'} probe of ${listOf(signedOnly)} with INVALID_SIGNATURE. ${view.signingKey ? `Add the public key of ${view.signingKey.principal} to their trust file` : 'Pass --signing-key with the key of a principal in their trust file'}`,
+        ),
+        findings,
+      };
     const foreign = all.flatMap(([capability, f]) => (f.kind === 'foreign' ? [{ capability, ...f }] : []));
     if (foreign.length > 0) {
       const agents = [...new Set(foreign.map((f) => f.agent))];
@@ -188,7 +205,7 @@ export async function survey(ctx: CaseContext): Promise<Survey> {
       const names = [...new Set(stale.map((s) => s.consumer.name))];
       const why = stale.length
         ? `no one pulls from the ${count(names.length, 'consumer')} of ${S.tasks} that take the conformance capabilities (${listOf(names)}: left by an agent that is gone)`
-        : `no consumer of ${S.tasks} takes ${taskSubject(S, 'tap.test.*')}`;
+        : `no consumer of ${S.tasks} takes ${buildSubject(taskSubject(S, 'tap.test'), Wildcard.TOKEN)}`;
       return { stop: unimplemented(`the agent serves no durable queue: ${why}`), findings };
     }
     return { findings };

@@ -4,29 +4,33 @@
  * capability queues and reads TAP_EVENTS, TAP_RESULTS, TAP_DEAD and TAP_IDEMPOTENCY; it consumes
  * nothing the agent consumes.
  */
+import { createHash } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
-import { createHash } from 'node:crypto';
-import type { CaseContext } from '../../context.ts';
-import { parseNatsUrl } from '../../../reference/transports/nats/url.ts';
+import { DEFAULT_NAMES as S, deadSubject, eventSubject, resultSubject, taskSubject } from '../../../reference/jetstream/names.ts';
+import { RECORD_SIGNATURE, signRecord } from '../../../reference/jetstream/signatures.ts';
+import type { SigningKey } from '../../../reference/trust.ts';
+import {
+  connect,
+  DeliverPolicy,
+  headers,
+  jetstream,
+  jetstreamManager,
+  Kvm,
+  missingNatsClient,
+  natsClientInstalled,
+} from '../../../reference/transports/nats/client.ts';
+import { natsClientOptions, parseNatsUrl } from '../../../reference/transports/nats/url.ts';
 import { recordFromDraft, type TaskRecord } from '../../../reference/workspace/record.ts';
-import { deadSubject, DEFAULT_NAMES as S, eventSubject, resultSubject, taskSubject } from '../../../reference/jetstream/names.ts';
-import { Stop } from '../kit.ts';
+import type { CaseContext } from '../../context.ts';
 import { fail } from '../../verdict.ts';
+import { Stop } from '../kit.ts';
 
-/** The NATS client libraries, loaded when a case of the profile runs, not when the suite loads. */
+/** The NATS client (an optional peer): its MissingPeerError names the npm command when it is absent. */
 export const natsLibraries = async () => {
-  const [transport, js, kv] = await Promise.all([import('@nats-io/transport-node'), import('@nats-io/jetstream'), import('@nats-io/kv')]);
-  return {
-    connect: transport.connect,
-    headers: transport.headers,
-    jetstream: js.jetstream,
-    jetstreamManager: js.jetstreamManager,
-    DeliverAll: js.DeliverPolicy.All,
-    Kvm: kv.Kvm,
-  };
+  if (!natsClientInstalled) throw missingNatsClient('the nats-durable profile');
+  return { connect, headers, jetstream, jetstreamManager, DeliverAll: DeliverPolicy.All, Kvm };
 };
-
 export type NatsLibraries = Awaited<ReturnType<typeof natsLibraries>>;
 
 /** The target's URL and agent id. */
@@ -38,7 +42,7 @@ export function targetOf(ctx: CaseContext): { url: string; agentId: string } {
 /** Connects to the server the target URL names, with its credentials. */
 export function connectTarget(ctx: CaseContext, lib: NatsLibraries): Promise<NatsConnection> {
   const address = parseNatsUrl(targetOf(ctx).url);
-  return lib.connect({ servers: address.servers, ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}) });
+  return lib.connect(natsClientOptions(address, ctx.env.target.kind === 'nats' ? ctx.env.target.tls : undefined));
 }
 
 /** A capability's queue that the agent under test serves, as its consumer configures it. */
@@ -67,7 +71,14 @@ export class DurableView {
     readonly js: JetStreamClient,
     readonly jsm: JetStreamManager,
     readonly agentId: string,
+    /** The run's key in the agent's trust file (--signing-key): every record the view publishes is signed with it. */
+    readonly signingKey?: SigningKey,
   ) {}
+
+  /** The principal of the view's idempotency keys: the signer's, or the harness's own id. */
+  get principal(): string {
+    return this.signingKey?.principal ?? 'tap-conform';
+  }
 
   /** Connects; rejects with the reason when the server has no JetStream the harness can reach. */
   static async open(ctx: CaseContext): Promise<DurableView> {
@@ -75,23 +86,44 @@ export class DurableView {
     const nc = await connectTarget(ctx, lib);
     try {
       const jsm = await lib.jetstreamManager(nc, { timeout: ctx.scaled(5000) });
-      return new DurableView(lib, nc, lib.jetstream(nc), jsm, targetOf(ctx).agentId);
+      return new DurableView(lib, nc, lib.jetstream(nc), jsm, targetOf(ctx).agentId, ctx.env.signingKey);
     } catch (err) {
       await nc.close();
       throw err;
     }
   }
 
-  /** Publishes a record for `capability`; `msgId` defaults to the binding's id for the record or its key. */
+  /**
+   * Publishes a record for `capability`, signed with the run's key when it has one; `msgId`
+   * defaults to the binding's id for the record or its key (spec: bindings-nats#idempotency,
+   * TAP-NATS-040 for a signed record). `unsigned` publishes it without a signature all the same.
+   */
   async publish(
     capability: string,
     input: unknown,
-    o: { idempotency?: { principal: string; key: string }; msgId?: string } = {},
+    o: {
+      idempotency?: { principal: string; key: string };
+      msgId?: string;
+      /** Publish it without a signature even when the run has a key. */
+      unsigned?: boolean;
+      /** Sign with this key instead of the run's. */
+      key?: SigningKey;
+      /** Changes the record before it is signed. */
+      record?: (r: TaskRecord) => TaskRecord;
+      /** Changes the record after it is signed. */
+      tamper?: (r: TaskRecord) => TaskRecord;
+    } = {},
   ): Promise<{ record: TaskRecord; seq: number; duplicate: boolean }> {
-    const record = recordFromDraft({ next_phase: capability, input }) as TaskRecord;
+    let record = recordFromDraft({ next_phase: capability, input }) as TaskRecord;
     record.requirements.target_agent = this.agentId;
     if (o.idempotency) record.metadata = { ...record.metadata, 'x-idempotency': o.idempotency };
-    const msgId = o.msgId ?? (o.idempotency ? `${o.idempotency.principal}:${capability}:${o.idempotency.key}` : `${record.task_id}:submit`);
+    if (o.record) record = o.record(record);
+    const key = o.key ?? this.signingKey;
+    if (key && !o.unsigned) record = signRecord(record, key);
+    if (o.tamper) record = o.tamper(record);
+    let msgId = o.msgId ?? (o.idempotency ? `${o.idempotency.principal}:${capability}:${o.idempotency.key}` : `${record.task_id}:submit`);
+    const signature = (record.metadata[RECORD_SIGNATURE] as { value?: string } | undefined)?.value;
+    if (o.msgId === undefined && signature) msgId += `:${createHash('sha256').update(signature).digest('hex').slice(0, 32)}`;
     const ack = await this.js.publish(taskSubject(S, capability), JSON.stringify(record), { msgID: msgId });
     return { record, seq: ack.seq, duplicate: ack.duplicate };
   }
@@ -132,6 +164,23 @@ export class DurableView {
       async () => (await this.jsm.streams.getMessage(S.results, { last_by_subj: resultSubject(S, taskId) }))?.json<TaskRecord>(),
       ms,
     );
+  }
+
+  /** The dead letters of `capability` in TAP_DEAD after sequence `after`, oldest first. */
+  async deadAfter(capability: string, after: number): Promise<TaskRecord[]> {
+    const info = await this.jsm.streams.info(S.dead).catch(() => null);
+    const out: TaskRecord[] = [];
+    if (!info) return out;
+    for (let seq = Math.max(after + 1, info.state.first_seq); seq <= info.state.last_seq; seq++) {
+      const m = await this.jsm.streams.getMessage(S.dead, { seq }).catch(() => null);
+      if (m?.subject !== deadSubject(S, capability)) continue;
+      try {
+        out.push(m.json<TaskRecord>());
+      } catch {
+        // Not a record: no dead letter of the binding.
+      }
+    }
+    return out;
   }
 
   /** The last sequence of TAP_DEAD now (0 when it is empty or missing): dead letters after it are new. */

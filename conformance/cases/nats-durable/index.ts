@@ -5,6 +5,7 @@ import * as bindingsNatsRetries from './bindings-nats.retries.ts';
 import * as bindingsNatsDeadLetters from './bindings-nats.dead-letters.ts';
 import * as bindingsNatsIdempotency from './bindings-nats.idempotency.ts';
 import * as bindingsNatsEventStreams from './bindings-nats.event-streams.ts';
+import * as bindingsNatsSignedRecords from './bindings-nats.signed-records.ts';
 
 export const natsDurableCases: readonly Case[] = [
   bindingsNatsTaskQueue,
@@ -12,4 +13,5 @@ export const natsDurableCases: readonly Case[] = [
   bindingsNatsDeadLetters,
   bindingsNatsIdempotency,
   bindingsNatsEventStreams,
+  bindingsNatsSignedRecords,
 ].flatMap((file) => file.cases);

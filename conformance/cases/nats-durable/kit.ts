@@ -1,10 +1,11 @@
 /** Steps that several case files of the nats-durable profile share. */
 import { DurableView, type Entry, type Queue } from './durable-view.ts';
+import type { TaskRecord } from '../../../reference/workspace/record.ts';
 import type { CaseContext } from '../../context.ts';
 import { harnessError, type Outcome } from '../../verdict.ts';
 import { check, show, Stop } from '../kit.ts';
 import { findingOutcome, surveyOf } from './durable-survey.ts';
-import { DEFAULT_NAMES as S } from '../../../reference/jetstream/names.ts';
+import { DEFAULT_NAMES as S, eventSubject } from '../../../reference/jetstream/names.ts';
 
 export const NATS = { binding: 'nats' as const };
 
@@ -51,4 +52,47 @@ export function numbered(entries: Entry[], what: string): Outcome | null {
   const seqs = entries.map((e) => e.message.sequence);
   const bad = seqs.findIndex((s, i) => s !== i + 1);
   return check(bad < 0, `${what}: the task's messages in ${S.events} are not numbered 1, 2, 3 … in order`, '1 … n', show(seqs));
+}
+
+/**
+ * Stores messages in a task's stream of TAP_EVENTS as an earlier delivery by the agent would have
+ * (its source, Tap-Attempt 0, sequences 1, 2, 3 …), before the record is queued.
+ */
+export async function plantEvents(
+  view: DurableView,
+  taskId: string,
+  messages: readonly { type: string; payload: unknown }[],
+): Promise<void> {
+  for (const [i, m] of messages.entries()) {
+    const message = {
+      protocol: 'tap/1.0',
+      message_id: randomKey(),
+      source: view.agentId,
+      target: '*',
+      timestamp: new Date().toISOString(),
+      task_id: taskId,
+      sequence: i + 1,
+      ...m,
+    };
+    const h = view.lib.headers();
+    h.set('Tap-Attempt', '0');
+    await view.js.publish(eventSubject(S, taskId), JSON.stringify(message), { msgID: `${taskId}:${i + 1}`, headers: h });
+  }
+}
+
+/** Waits until `capability` has at least `n` dead letters after `mark`, or `ms` pass; resolves with those there are. */
+export async function deadLetters(
+  view: DurableView,
+  ctx: CaseContext,
+  capability: string,
+  mark: number,
+  n: number,
+  ms: number,
+): Promise<TaskRecord[]> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const found = await view.deadAfter(capability, mark);
+    if (found.length >= n || Date.now() > deadline) return found;
+    await ctx.sleep(50);
+  }
 }

@@ -1,6 +1,7 @@
 /** nats profile, Frames (spec: bindings-nats#frames). */
 import { type Case, defineCase } from '../../case.ts';
-import { NATS, natsOf } from './kit.ts';
+import { natsOf } from '../connection.ts';
+import { NATS } from './kit.ts';
 import { check, need, show, verdictOf } from '../kit.ts';
 
 export const cases: Case[] = [

@@ -1,6 +1,8 @@
 /** nats profile, Liveness (spec: bindings-nats#liveness). */
 import { type Case, defineCase } from '../../case.ts';
-import { NATS, natsOf } from './kit.ts';
+import { natsOf } from '../connection.ts';
+import { NATS, openVerdicts } from './kit.ts';
+import { newConnectionId } from '../../../reference/transports/nats/index.ts';
 import { check, need, show, verdictOf } from '../kit.ts';
 import { judgeOccurrence, timingWindow } from '../../verdict.ts';
 
@@ -65,6 +67,41 @@ export const cases: Case[] = [
         'lost after the missed keepalives',
         judgeOccurrence(window, elapsed, 'the close of a silent connection'),
         check(peer.closed?.code === 1006, 'the agent closed a silent connection with the wrong code', '1006', show(peer.closed?.code)),
+      );
+    },
+  }),
+  defineCase({
+    id: 'nats.open.keepalive-range',
+    title: 'An open request announcing Tap-Keepalive-Ms 1e13, 0 or 60001 is refused with 1008; 100, 60000 and none are taken',
+    profile: 'nats',
+    requirements: ['TAP-NATS-045'],
+    needs: NATS,
+    run: async (ctx) => {
+      const bad = ['1e13', '0', '60001', '99', '1.5'];
+      const good = ['100', '60000', undefined];
+      const verdicts = await openVerdicts(
+        ctx,
+        [...bad, ...good].map((keepaliveMs) => ({ connection: newConnectionId(), keepaliveMs })),
+        true,
+      );
+      return verdictOf(
+        'refused outside 100–60 000 ms, taken within',
+        ...bad.map((value, i) =>
+          check(
+            verdicts[i] === '1008',
+            `an open request announcing Tap-Keepalive-Ms ${value} was not refused with 1008`,
+            '1008',
+            show(verdicts[i]),
+          ),
+        ),
+        ...good.map((value, i) =>
+          check(
+            verdicts[bad.length + i] === 'ok',
+            `an open request ${value === undefined ? 'without Tap-Keepalive-Ms' : `announcing Tap-Keepalive-Ms ${value}`} was not accepted`,
+            'ok',
+            show(verdicts[bad.length + i]),
+          ),
+        ),
       );
     },
   }),

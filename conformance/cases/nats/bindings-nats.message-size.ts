@@ -1,6 +1,7 @@
 /** nats profile, Message size (spec: bindings-nats#message-size). */
 import { type Case, defineCase } from '../../case.ts';
-import { NATS, natsOf } from './kit.ts';
+import { natsOf } from '../connection.ts';
+import { NATS } from './kit.ts';
 import { check, checkError, expectAlive, need, require, show, verdictOf } from '../kit.ts';
 
 const encoder = new TextEncoder();

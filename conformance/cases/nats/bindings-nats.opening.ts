@@ -1,32 +1,10 @@
 /** nats profile, Opening a connection (spec: bindings-nats#opening). */
-import { connect, headers as natsHeaders } from '@nats-io/transport-node';
-import type { CaseContext } from '../../context.ts';
-import { Header, newConnectionId, openSubject, parseNatsUrl } from '../../../reference/transports/nats/index.ts';
+import { newConnectionId } from '../../../reference/transports/nats/index.ts';
 import { type Case, defineCase } from '../../case.ts';
-import { oneSessionCase } from '../connection.ts';
-import { NATS, natsOf } from './kit.ts';
+import { natsOf, oneSessionCase } from '../connection.ts';
+import { NATS, openVerdicts } from './kit.ts';
 import { check, expectAlive, need, show, verdictOf } from '../kit.ts';
 import { harnessError } from '../../verdict.ts';
-
-/** Sends open requests of its own to the agent under test; resolves with each Tap-Open verdict. */
-async function openVerdicts(ctx: CaseContext, ids: string[]): Promise<string[]> {
-  const target = ctx.env.target as { url: string };
-  const address = parseNatsUrl(target.url);
-  const nc = await connect({ servers: address.servers, ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}) });
-  try {
-    const out: string[] = [];
-    for (const id of ids) {
-      const h = natsHeaders();
-      h.set(Header.CONNECTION, id);
-      h.set(Header.KEEPALIVE_MS, '1000');
-      const reply = await nc.request(openSubject('tap', address.agentId!), new Uint8Array(0), { headers: h, timeout: ctx.scaled(5000) });
-      out.push(reply.headers?.get(Header.OPEN) ?? '');
-    }
-    return out;
-  } finally {
-    await nc.close();
-  }
-}
 
 export const cases: Case[] = [
   defineCase({
@@ -51,7 +29,10 @@ export const cases: Case[] = [
       const peer = need(await ctx.session());
       const open = natsOf(ctx, peer).connectionId;
       if (!open) return harnessError('the harness transport has no connection id');
-      const [bad, taken, fresh] = await openVerdicts(ctx, ['not.a.token', open, newConnectionId()]);
+      const [bad, taken, fresh] = await openVerdicts(
+        ctx,
+        ['not.a.token', open, newConnectionId()].map((connection) => ({ connection, keepaliveMs: '1000' })),
+      );
       return verdictOf(
         'refused with 1008; a fresh id is accepted',
         check(bad === '1008', 'an open request with the connection id "not.a.token" was not refused with 1008', '1008', show(bad)),

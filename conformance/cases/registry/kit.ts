@@ -1,10 +1,12 @@
 /** Steps that several case files of the registry profile share. */
-import { type KV, type KvEntry, Kvm } from '@nats-io/kv';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { KV, KvEntry } from '@nats-io/kv';
+import type { NatsConnection } from '@nats-io/transport-node';
 import type { CaseContext } from '../../context.ts';
 import { show, Stop } from '../kit.ts';
 import { fail, harnessError } from '../../verdict.ts';
-import { parseNatsUrl } from '../../../reference/transports/nats/url.ts';
+import { targetTls } from '../../target.ts';
+import { connect, Kvm } from '../../../reference/transports/nats/client.ts';
+import { natsClientOptions, parseNatsUrl } from '../../../reference/transports/nats/url.ts';
 import { REGISTRY_BUCKET } from '../../../reference/mesh/registry.ts';
 import { entryProblem, type RegistryEntry } from '../../../reference/mesh/entry.ts';
 
@@ -19,6 +21,8 @@ export interface Write {
   /** When the harness received it. */
   seenAt: number;
   value?: unknown;
+  /** The length of the value, in bytes. */
+  bytes: number;
 }
 
 export const writeOf = (e: KvEntry): Write => {
@@ -30,7 +34,7 @@ export const writeOf = (e: KvEntry): Write => {
       value = e.string();
     }
   }
-  return { op: e.operation, revision: e.revision, at: e.created.getTime(), seenAt: Date.now(), value };
+  return { op: e.operation, revision: e.revision, at: e.created.getTime(), seenAt: Date.now(), value, bytes: e.length };
 };
 
 /** The registry bucket on the --registry server, for the length of `use`. */
@@ -41,7 +45,7 @@ export async function withBucket<T>(ctx: CaseContext, use: (kv: KV, agentId: str
   const address = parseNatsUrl(url);
   let nc: NatsConnection;
   try {
-    nc = await connect({ servers: address.servers, ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}) });
+    nc = await connect(natsClientOptions(address, targetTls(ctx.env.target)));
   } catch (err) {
     throw new Stop(harnessError(`cannot reach the registry's NATS server at ${url}: ${(err as Error).message}`));
   }

@@ -3,6 +3,8 @@ import { type Case, defineCase } from '../../case.ts';
 import { currentEntry, REG, withBucket } from './kit.ts';
 import { check, jsonEqual, show, verdictOf } from '../kit.ts';
 import { fail, type Outcome } from '../../verdict.ts';
+import { targetTls } from '../../target.ts';
+import { MAX_ENTRY_BYTES } from '../../../reference/mesh/entry.ts';
 import { parseNatsUrl } from '../../../reference/transports/nats/url.ts';
 
 export const cases: Case[] = [
@@ -10,11 +12,11 @@ export const cases: Case[] = [
     id: 'registry.entry.card',
     title: 'The agent keeps a valid entry under its agent id whose card is its handshake card',
     profile: 'registry',
-    requirements: ['TAP-REG-001', 'TAP-REG-002', 'TAP-REG-003', 'TAP-REG-005', 'TAP-REG-007', 'TAP-REG-039'],
+    requirements: ['TAP-REG-001', 'TAP-REG-002', 'TAP-REG-003', 'TAP-REG-005', 'TAP-REG-007', 'TAP-REG-039', 'TAP-REG-047'],
     needs: REG,
     run: (ctx) =>
       withBucket(ctx, async (kv, agentId) => {
-        const { entry } = await currentEntry(kv, agentId);
+        const { entry, write } = await currentEntry(kv, agentId);
         const card = ctx.card;
         return verdictOf(
           'the entry is valid and carries the handshake card',
@@ -37,6 +39,12 @@ export const cases: Case[] = [
             '["1.0"]',
             show(entry.versions),
           ),
+          check(
+            write.bytes <= MAX_ENTRY_BYTES,
+            `the entry is ${write.bytes} bytes of JSON, more than an entry may be`,
+            `<= ${MAX_ENTRY_BYTES} bytes`,
+            `${write.bytes} bytes`,
+          ),
         );
       }),
   }),
@@ -50,6 +58,7 @@ export const cases: Case[] = [
       withBucket(ctx, async (kv, agentId) => {
         const { entry } = await currentEntry(kv, agentId);
         const problems: (Outcome | null)[] = [];
+        const tls = targetTls(ctx.env.target);
         for (const ep of entry.endpoints) {
           try {
             if (ep.binding === 'nats') {
@@ -58,11 +67,19 @@ export const cases: Case[] = [
                 check(path === agentId, `the NATS endpoint ${ep.url} does not name the agent id in its path`, agentId, show(path)),
               );
               const { connectNatsTransport } = await import('../../../reference/transports/nats/connect.ts');
-              const t = await connectNatsTransport(ep.url, { timeoutMs: ctx.scaled(5000), ...(ep.prefix ? { prefix: ep.prefix } : {}) });
+              const t = await connectNatsTransport(ep.url, {
+                timeoutMs: ctx.scaled(5000),
+                ...(ep.prefix ? { prefix: ep.prefix } : {}),
+                ...(tls ? { tls } : {}),
+              });
               t.terminate();
             } else if (ep.binding === 'websocket') {
               const { connectWebSocket } = await import('../../../reference/transports/websocket.ts');
-              const t = await connectWebSocket(ep.url, { protocols: ['tap.v1'], handshakeTimeout: ctx.scaled(5000) });
+              const t = await connectWebSocket(ep.url, {
+                protocols: ['tap.v1'],
+                handshakeTimeout: ctx.scaled(5000),
+                ...(tls ? { tls } : {}),
+              });
               await t.close({ code: 1000, reason: 'checked' });
             }
             ctx.note(`${ep.binding} endpoint ${ep.url} accepted a connection`);

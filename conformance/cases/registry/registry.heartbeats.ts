@@ -1,9 +1,10 @@
 /** registry profile, Heartbeats (spec: registry#heartbeats). */
 import { type Case, defineCase } from '../../case.ts';
-import { allowance, currentEntry, REG, watchKey, withBucket } from './kit.ts';
+import { allowance, currentEntry, REG, watchKey, withBucket, type Write } from './kit.ts';
 import { check, require, show, verdictOf } from '../kit.ts';
-import type { Outcome } from '../../verdict.ts';
+import { fail, harnessError, type Outcome } from '../../verdict.ts';
 import type { RegistryEntry } from '../../../reference/mesh/entry.ts';
+import { refusalOf } from '../../../reference/mesh/signature.ts';
 
 export const cases: Case[] = [
   defineCase({
@@ -87,6 +88,72 @@ export const cases: Case[] = [
             String(entry.ttl_ms),
           ),
         );
+      }),
+  }),
+  defineCase({
+    id: 'registry.overwrite.reasserts',
+    title: 'An agent whose live entry another writer overwrote or deleted writes its own entry again instead of leaving the mesh',
+    profile: 'registry',
+    requirements: ['TAP-REG-018'],
+    needs: REG,
+    exclusive: true,
+    budgetMs: 60_000,
+    run: (ctx) =>
+      withBucket(ctx, async (kv, agentId) => {
+        const { entry } = await currentEntry(kv, agentId);
+        const hb = entry.heartbeat_ms;
+        if (hb > 15_000) return harnessError(`heartbeat_ms ${hb} is too long for this case's budget (it waits two heartbeats twice)`);
+        // The agent finds the write at its next heartbeat at the latest, and writes its entry again then.
+        const limit = 2 * hb + allowance(ctx, hb);
+        const trust = ctx.env.registry?.trust;
+        const own = (w: Write): boolean => w.op === 'PUT' && (w.value as RegistryEntry | undefined)?.instance === entry.instance;
+        const { signature: _dropped, ...unsigned } = entry;
+        const forged = {
+          ...unsigned,
+          instance: 'tap-conform-forgery',
+          endpoints: [{ binding: 'nats', url: `nats://127.0.0.1:9/${agentId}` }],
+          updated_at: new Date().toISOString(),
+        };
+        const attacks: Array<[string, () => Promise<number>]> = [
+          [
+            `another writer put instance tap-conform-forgery, endpoint nats://127.0.0.1:9/${agentId}, under its key`,
+            () => kv.put(agentId, JSON.stringify(forged)),
+          ],
+          ['another writer deleted its key', async () => (await kv.delete(agentId), (await kv.get(agentId))?.revision ?? 0)],
+        ];
+        const problems: (Outcome | null)[] = [];
+        for (const [what, attack] of attacks) {
+          const after = await attack();
+          ctx.note(`${what} (revision ${after})`);
+          // A watch of the key begins with its last write, so a quick answer of the agent is not missed.
+          const writes = await watchKey(kv, agentId, limit, (ws) => ws.some((w) => w.revision > after && own(w)));
+          const back = writes.find((w) => w.revision > after && own(w));
+          if (!back) {
+            // Leave no forgery behind for the cases that follow.
+            if (what.includes('put')) await kv.delete(agentId).catch(() => {});
+            return fail(
+              `after ${what}, the agent did not write its own entry again within two heartbeats (${limit} ms): it left the mesh or stopped renewing, so one forged write removes it for good`,
+              `a write of instance ${entry.instance} after revision ${after}`,
+              'none',
+            );
+          }
+          const why = trust ? refusalOf(back.value as RegistryEntry, new Date(back.at), trust) : undefined;
+          problems.push(
+            check(why === undefined, `the entry the agent wrote again does not verify: ${why}`, 'a signed entry', show(back.value, 200)),
+          );
+        }
+        // It goes on renewing: another write of its own within a heartbeat and a half.
+        const last = (await kv.get(agentId))?.revision ?? 0;
+        const renewed = await watchKey(kv, agentId, limit, (ws) => ws.some((w) => w.revision > last && own(w)));
+        problems.push(
+          check(
+            renewed.some((w) => w.revision > last && own(w)),
+            'after writing its entry again the agent stopped renewing it',
+            `a heartbeat within ${limit} ms`,
+            'none',
+          ),
+        );
+        return verdictOf('the agent wrote its entry again after a forged write and a forged delete, and kept renewing it', ...problems);
       }),
   }),
 ];

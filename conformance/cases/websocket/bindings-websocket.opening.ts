@@ -1,13 +1,17 @@
 /** websocket profile, Opening (spec: bindings-websocket#opening). */
 import WebSocket from 'ws';
 import { type Case, defineCase } from '../../case.ts';
+import type { CaseContext } from '../../context.ts';
+import { targetTls } from '../../target.ts';
 import { WS } from './kit.ts';
 import { check, show, verdictOf } from '../kit.ts';
 
-/** Connects without TAP's subprotocol; resolves with the HTTP status or the chosen protocol. */
-function rawConnect(url: string, protocols: string[]): Promise<{ status?: number; protocol?: string; error?: string }> {
+/** Connects without TAP's subprotocol, with the run's TLS; resolves with the HTTP status or the chosen protocol. */
+function rawConnect(ctx: CaseContext, protocols: string[]): Promise<{ status?: number; protocol?: string; error?: string }> {
+  const url = (ctx.env.target as { url: string }).url;
+  const tls: WebSocket.ClientOptions = { ...targetTls(ctx.env.target) };
   return new Promise((resolve) => {
-    const ws = protocols.length ? new WebSocket(url, protocols) : new WebSocket(url);
+    const ws = protocols.length ? new WebSocket(url, protocols, tls) : new WebSocket(url, tls);
     const timer = setTimeout(() => {
       ws.terminate();
       resolve({ error: 'timeout' });
@@ -37,8 +41,7 @@ export const cases: Case[] = [
     requirements: ['TAP-WS-002'],
     needs: WS,
     run: async (ctx) => {
-      const url = (ctx.env.target as { url: string }).url;
-      const r = await rawConnect(url, ['tap.v1', 'x-other']);
+      const r = await rawConnect(ctx, ['tap.v1', 'x-other']);
       return verdictOf(
         'tap.v1 selected',
         check(r.protocol === 'tap.v1', 'the agent did not select tap.v1', 'Sec-WebSocket-Protocol: tap.v1', show(r)),
@@ -52,9 +55,8 @@ export const cases: Case[] = [
     requirements: ['TAP-WS-002'],
     needs: WS,
     run: async (ctx) => {
-      const url = (ctx.env.target as { url: string }).url;
-      const none = await rawConnect(url, []);
-      const other = await rawConnect(url, ['chat']);
+      const none = await rawConnect(ctx, []);
+      const other = await rawConnect(ctx, ['chat']);
       return verdictOf(
         'refused with 400',
         check(none.status === 400, 'an upgrade without subprotocol was not refused with 400', 'HTTP 400', show(none)),

@@ -19,7 +19,7 @@ import { connectMesh } from '../../mesh/connect.ts';
 import type { MeshTask } from '../../mesh/task.ts';
 import { jsonLines, type TraceRecord } from '../../mesh/trace.ts';
 import { readTraceRecords, renderTrace, traceView } from '../../mesh/trace-view.ts';
-import { natsServerInstalled, NO_NATS_SERVER, startNatsServer } from '../../transports/nats/test-server.ts';
+import { natsServerInstalled, NO_NATS_SERVER, startNatsServer } from '../../transports/nats/nats-server.testkit.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, '../../..');

@@ -7,6 +7,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { MissingPeerError, optionalImport, TYPESCRIPT_GENERATOR_PEER } from '../../peers.ts';
 import { pascal, SCHEMA_DIR } from './model.ts';
 
 const ROOT_NAME = 'TapSchemaIndex';
@@ -202,8 +203,10 @@ export async function generateTypeScript(dir: string = SCHEMA_DIR): Promise<Map<
     ]),
     additionalProperties: true,
   };
-  // The compiler is loaded only when TypeScript types are generated.
-  const { compile } = await import('json-schema-to-typescript');
+  // The compiler, an optional peer dependency, is loaded only when TypeScript types are generated.
+  const generator = await optionalImport(() => import('json-schema-to-typescript'));
+  if (!generator) throw new MissingPeerError('tapctl gen-types --lang ts', [TYPESCRIPT_GENERATOR_PEER]);
+  const { compile } = generator;
   const raw = await compile(root as never, ROOT_NAME, {
     cwd: dir,
     bannerComment: '',

@@ -3,14 +3,15 @@ import type { EndpointBinding } from '../../mesh/entry.ts';
 import { CliError, type Command } from '../registry.ts';
 import { parseOptions, positionals } from '../cli.ts';
 import { printJson, table } from '../workspace/format.ts';
-import { NATS_HELP, NATS_OPTION, listMatching, recordJson, recordRow, withRegistry } from './registry.ts';
+import { NATS_HELP, NATS_OPTION, listingOptions, listMatching, recordJson, recordRow, warnTruncated, withRegistry } from './registry.ts';
 
 const BINDINGS: readonly EndpointBinding[] = ['nats', 'websocket'];
 
 export const discoverCommand: Command = {
   name: 'discover',
   summary: 'find the agents that offer a capability, by version range, permissions and binding',
-  help: `Usage: tapctl mesh discover <capability> [--version RANGE] [--permission P]... [--binding B] [--not-full] [--nats URL] [--json]
+  help: `Usage: tapctl mesh discover <capability> [--version RANGE] [--permission P]... [--binding B] [--not-full]
+       [--nats URL] [--trust FILE] [--max-entries N] [--budget-ms MS] [--json]
 
 Finds the live entries of the mesh's registry whose card offers <capability> in a version that
 satisfies RANGE (npm-style: ^1.2, ~1.2.3, >=1 <2, 1.x, a - b, ||), that a requester holding the
@@ -39,15 +40,21 @@ ${NATS_HELP}
     if (binding !== undefined && !BINDINGS.includes(binding))
       throw new CliError(`--binding ${binding} is not a binding with endpoints`, { usage: true, hint: 'Give nats or websocket.' });
     const permissions = values.permission as unknown as string[] | undefined;
-    const records = await withRegistry(values.nats, (registry) =>
-      listMatching(registry, {
-        capability,
-        version: values.version,
-        ...(permissions ? { permissions } : {}),
-        ...(binding ? { binding } : {}),
-        notFull: values['not-full'] === true,
-      }),
+    const listing = listingOptions(values);
+    const found = await withRegistry(
+      values.nats,
+      (registry) =>
+        listMatching(registry, {
+          capability,
+          version: values.version,
+          ...(permissions ? { permissions } : {}),
+          ...(binding ? { binding } : {}),
+          notFull: values['not-full'] === true,
+        }),
+      listing,
     );
+    warnTruncated(ctx.io, found, listing.trust !== undefined);
+    const { records } = found;
     const now = Date.now();
     if (values.json) {
       printJson(

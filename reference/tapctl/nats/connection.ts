@@ -4,10 +4,12 @@
  * records a stream holds without consuming them (spec: bindings-nats#task-queue).
  * Loaded only when a nats command runs, since it imports the NATS client library.
  */
-import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { jetstreamManager, type JetStreamManager, type StreamInfo } from '@nats-io/jetstream';
-import { parseNatsUrl } from '../../transports/nats/url.ts';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { JetStreamManager, StreamInfo } from '@nats-io/jetstream';
+import { connect, jetstreamManager } from '../../transports/nats/client.ts';
+import { natsClientOptions, parseNatsUrl } from '../../transports/nats/url.ts';
 import { DEFAULT_NAMES, type DurableNames } from '../../jetstream/streams.ts';
+import { MissingPeerError } from '../../peers.ts';
 import { CliError } from '../registry.ts';
 
 /** An open operator connection: the client, its JetStream manager and the names of the TAP streams. */
@@ -36,13 +38,13 @@ export async function openNats(url: string, o: { timeoutMs?: number } = {}): Pro
   let nc: NatsConnection;
   try {
     nc = await connect({
-      servers: address.servers,
+      ...natsClientOptions(address),
       name: 'tapctl',
       timeout: o.timeoutMs ?? 3000,
       maxReconnectAttempts: 0,
-      ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}),
     });
   } catch (err) {
+    if (err instanceof MissingPeerError) throw err;
     throw new CliError(`cannot reach the NATS server: ${(err as Error).message}`, {
       where: url,
       hint: 'Is nats-server running there (nats-server -js)? Give another server with --server or NATS_URL.',

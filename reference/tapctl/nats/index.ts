@@ -4,6 +4,7 @@
  * runs: every other tapctl command starts without it.
  */
 import { intOption, parseOptions, positionals } from '../cli.ts';
+import { checkIdentifier } from '../../transports/nats/subjects.ts';
 import { CliError, commandGroup, type Command } from '../registry.ts';
 
 const SERVER_HELP = `  -s, --server <url>  the NATS server (default: $NATS_URL, else nats://127.0.0.1:4222);
@@ -11,6 +12,16 @@ const SERVER_HELP = `  -s, --server <url>  the NATS server (default: $NATS_URL, 
   --json              print JSON for scripts (errors too, as { "error": … })`;
 
 const common = { server: { type: 'string', short: 's' }, json: { type: 'boolean' } } as const;
+
+/** The --capability option, checked: a TAP identifier, which a subject can hold (spec: bindings-nats#subjects). */
+function capabilityOption(value: string | undefined): string | undefined {
+  if (value === undefined) return value;
+  try {
+    return checkIdentifier(value, 'capability');
+  } catch (err) {
+    throw new CliError(`--capability: ${(err as Error).message}`, { usage: true, hint: 'Give one capability, e.g. tap.test.echo.' });
+  }
+}
 
 /** The server URL the options give, resolved lazily with the environment. */
 async function server(value: string | undefined): Promise<string> {
@@ -65,7 +76,7 @@ ${SERVER_HELP}
       {
         server: await server(values.server),
         json: values.json ?? false,
-        capability: values.capability,
+        capability: capabilityOption(values.capability),
         limit: intOption(values.limit, 'limit', 1) ?? 100,
       },
       ctx,
@@ -79,8 +90,9 @@ const deadLettersCommand: Command = {
   help: `Usage: tapctl nats dead-letters [--capability <name>] [--limit <n>] [--server <url>] [--json]
 
 Lists the records on TAP_DEAD, oldest first: records whose deliveries reached the consumer's
-maximum without an acknowledgement (last_error MAX_ATTEMPTS), with their capability, the number
-of deliveries and the reason recorded.
+maximum without an acknowledgement (last_error MAX_ATTEMPTS) and queue messages a runner refused
+at once (not a task record for the queue, or not signed by a principal it trusts), with their
+capability, the number of deliveries and the reason recorded.
 
 Options:
   -c, --capability <name>  only this capability's dead letters
@@ -95,7 +107,7 @@ ${SERVER_HELP}
       {
         server: await server(values.server),
         json: values.json ?? false,
-        capability: values.capability,
+        capability: capabilityOption(values.capability),
         limit: intOption(values.limit, 'limit', 1) ?? 100,
       },
       ctx,
@@ -111,7 +123,8 @@ const requeueCommand: Command = {
 Publishes each dead letter again to its capability's queue as a new message, with attempts 0,
 status "pending" and the old error kept under metadata["x-requeued"], so the server counts its
 deliveries from one again (a new attempt series); once the queue has acknowledged it, the dead
-letter is deleted from TAP_DEAD. An id that is not a dead letter fails before anything moves.
+letter is deleted from TAP_DEAD. An id that is not a dead letter fails before anything moves, and
+so does a dead letter that stands for a message that was not a task record (--all leaves those).
 
 Options:
   --all                    requeue every dead letter (of --capability, if given)
@@ -129,7 +142,12 @@ ${SERVER_HELP}
     if (values.capability && !values.all) throw new CliError('--capability goes with --all', { usage: true });
     const { runRequeue } = await import('./requeue.ts');
     return runRequeue(
-      { server: await server(values.server), json: values.json ?? false, ids: values.all ? 'all' : ids, capability: values.capability },
+      {
+        server: await server(values.server),
+        json: values.json ?? false,
+        ids: values.all ? 'all' : ids,
+        capability: capabilityOption(values.capability),
+      },
       ctx,
     );
   },
@@ -138,17 +156,20 @@ ${SERVER_HELP}
 const submitCommand: Command = {
   name: 'submit',
   summary: 'queue a durable task and optionally wait for its result',
-  help: `Usage: tapctl nats submit <capability> <input-json> [--idempotency-key <key>] [--wait] [options]
+  help: `Usage: tapctl nats submit <capability> <input-json> [--idempotency-key <key>] [--signing-key <file>] [--wait] [options]
 
 Queues a task record for <capability> on TAP_TASKS with <input-json> as its input, checked
 against task-record.schema.json. With --idempotency-key the submit carries the key (and
 --principal): within the stream's de-duplication window the server drops a repeat, past it the
-runner's TAP_IDEMPOTENCY bucket does; a repeat reports the task that holds the key. With --wait
+runner's TAP_IDEMPOTENCY bucket does; a repeat reports the task that holds the key. With
+--signing-key the record carries the signature of the key's principal, who is then the principal
+of its idempotency key; runners started with a trust file run only signed records. With --wait
 it waits for the finished record in TAP_RESULTS and exits 0 if the task completed, 1 if not.
 
 Options:
   --idempotency-key <key>  the TAP idempotency key of this submit
-  --principal <name>       whose key it is (default "tapctl")
+  --principal <name>       whose key it is (default: the signing key's principal, else "tapctl")
+  --signing-key <file>     sign the record with this Ed25519 key (tapctl nats permissions writes them)
   --wait                   wait for the result
   --timeout <ms>           how long --wait waits (default 60000)
   --create-streams         create the TAP streams when missing (else a missing stream is an error)
@@ -160,6 +181,7 @@ ${SERVER_HELP}
       ...common,
       'idempotency-key': { type: 'string' },
       principal: { type: 'string' },
+      'signing-key': { type: 'string' },
       wait: { type: 'boolean' },
       timeout: { type: 'string' },
       'create-streams': { type: 'boolean' },
@@ -183,7 +205,8 @@ ${SERVER_HELP}
         capability: capability!,
         input,
         idempotencyKey: values['idempotency-key'],
-        principal: values.principal ?? 'tapctl',
+        principal: values.principal,
+        signingKey: values['signing-key'],
         wait: values.wait ?? false,
         timeoutMs: intOption(values.timeout, 'timeout', 1) ?? 60_000,
         createStreams: values['create-streams'] ?? false,
@@ -194,8 +217,72 @@ ${SERVER_HELP}
   },
 };
 
+const permissionsCommand: Command = {
+  name: 'permissions',
+  summary: 'write the nats-server users and permissions, keys and trust file of a deployment',
+  help: `Usage: tapctl nats permissions --out <server.conf> [--agent <id>]… [--runner <id>]… [--requester <id>]…
+                             [--operator <id>]… [--keys-dir <dir>] [--url nats://host:port] [--json]
+
+Writes the nats-server configuration (an authorization block of static users, NATS Server 2.9)
+that gives each principal the permissions of its roles in the NATS binding's permission model
+(spec: bindings-nats#security):
+
+  agent      its own sessions (open, in, out of its id) and its own registry entry
+  runner     the durable queue: consumes TAP_TASKS, writes TAP_EVENTS, TAP_RESULTS, TAP_DEAD
+             and TAP_IDEMPOTENCY
+  requester  sessions with every --agent, submits to TAP_TASKS, reads results, task streams
+             and the registry; writes nothing else
+  operator   everything
+
+Each principal is one NATS user named by its id, with its own inbox prefix _INBOX_<id>. A principal
+with several roles (--agent a.b --runner a.b) gets them all. In --keys-dir (default: keys/ beside
+--out) it writes an Ed25519 key per principal (<id>.key.json), the trust file of all of them
+(trust.json) and each user's password (credentials.json); keys and passwords already there are
+kept. Files with secrets are readable by their owner only.
+
+Options:
+  --agent <id>         an agent; repeat for several
+  --runner <id>        a durable runner (usually an agent's id too); repeat for several
+  --requester <id>     a requester; repeat for several
+  --operator <id>      an operator; repeat for several
+  --out <file>         where the server configuration goes
+  --keys-dir <dir>     where the keys, trust file and passwords go (default: keys/ beside --out)
+  --url <url>          the server's nats://host:port: credentials.json then gives each principal's URL
+  --json               print what was written as JSON
+`,
+  async run(args, ctx) {
+    const { values, positionals: given } = parseOptions(args, {
+      agent: { type: 'string', multiple: true },
+      runner: { type: 'string', multiple: true },
+      requester: { type: 'string', multiple: true },
+      operator: { type: 'string', multiple: true },
+      out: { type: 'string' },
+      'keys-dir': { type: 'string' },
+      url: { type: 'string' },
+      json: { type: 'boolean' },
+    });
+    positionals(given, []);
+    const list = (v: unknown): string[] => (v as string[] | undefined) ?? [];
+    const deployment = {
+      agents: list(values.agent),
+      runners: list(values.runner),
+      requesters: list(values.requester),
+      operators: list(values.operator),
+    };
+    if (Object.values(deployment).every((ids) => ids.length === 0))
+      throw new CliError('no principals: give at least one --agent, --runner, --requester or --operator', { usage: true });
+    if (values.out === undefined)
+      throw new CliError('missing --out <file>: where the server configuration goes', {
+        usage: true,
+        hint: 'e.g. --out deploy/server.conf',
+      });
+    const { runGrant } = await import('./grant.ts');
+    return runGrant({ ...deployment, out: values.out, keysDir: values['keys-dir'], url: values.url, json: values.json ?? false }, ctx);
+  },
+};
+
 export const natsCommand = commandGroup(
   'nats',
   'Operate the durable tasks of the NATS binding: the JetStream queues, dead letters and results.',
-  [statusCommand, tasksCommand, deadLettersCommand, requeueCommand, submitCommand],
+  [statusCommand, tasksCommand, deadLettersCommand, requeueCommand, submitCommand, permissionsCommand],
 );

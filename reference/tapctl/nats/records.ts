@@ -3,6 +3,8 @@
  * the dead-letter stream, read without consuming them (spec: bindings-nats#task-queue,
  * bindings-nats#dead-letters).
  */
+import { deadSubject, taskSubject } from '../../jetstream/names.ts';
+import { Wildcard } from '../../transports/nats/subjects.ts';
 import type { TaskRecord } from '../../workspace/record.ts';
 import type { CommandContext } from '../registry.ts';
 import { excerpt, printJson, table } from '../workspace/format.ts';
@@ -33,6 +35,8 @@ export interface DeadLetter {
   attempts: number | null;
   reason: TaskRecord['state']['last_error'];
   dead_since: string;
+  /** True for a queue message that was not a task record: the runner kept an excerpt, and it cannot be requeued. */
+  rejected?: boolean;
   problem?: string;
 }
 
@@ -49,8 +53,8 @@ async function deliveredUpTo(s: NatsSession): Promise<Map<string, number>> {
 
 /** The records on TAP_TASKS, oldest first, optionally of one capability. */
 export async function queuedTasks(s: NatsSession, capability: string | undefined, limit: number): Promise<QueuedTask[]> {
-  const head = `${s.names.prefix}.tasks.`;
-  const records = await readStream<TaskRecord>(s, s.names.tasks, capability ? `${head}${capability}` : `${head}>`, limit);
+  const head = taskSubject(s.names, Wildcard.TAIL).slice(0, -1);
+  const records = await readStream<TaskRecord>(s, s.names.tasks, taskSubject(s.names, capability ?? Wildcard.TAIL), limit);
   const delivered = await deliveredUpTo(s);
   return records.map((r: StoredRecord<TaskRecord>) => ({
     seq: r.seq,
@@ -66,8 +70,8 @@ export async function queuedTasks(s: NatsSession, capability: string | undefined
 
 /** The records on TAP_DEAD, oldest first, optionally of one capability. */
 export async function deadLetters(s: NatsSession, capability: string | undefined, limit: number): Promise<DeadLetter[]> {
-  const head = `${s.names.prefix}.dead.`;
-  const records = await readStream<TaskRecord>(s, s.names.dead, capability ? `${head}${capability}` : `${head}>`, limit);
+  const head = deadSubject(s.names, Wildcard.TAIL).slice(0, -1);
+  const records = await readStream<TaskRecord>(s, s.names.dead, deadSubject(s.names, capability ?? Wildcard.TAIL), limit);
   return records.map((r) => ({
     seq: r.seq,
     capability: tail(r.subject, head),
@@ -75,6 +79,7 @@ export async function deadLetters(s: NatsSession, capability: string | undefined
     attempts: r.value?.state?.attempts ?? null,
     reason: r.value?.state?.last_error ?? null,
     dead_since: r.time,
+    ...(r.value?.metadata && Object.hasOwn(r.value.metadata, 'x-rejected-record') ? { rejected: true } : {}),
     ...(r.unreadable ? { problem: `not a task record: ${r.unreadable}` } : {}),
   }));
 }

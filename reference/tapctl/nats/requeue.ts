@@ -4,13 +4,13 @@
  * new message, so the server counts its deliveries from one again; only once the queue has
  * acknowledged it is the dead letter deleted.
  */
-import { jetstream } from '@nats-io/jetstream';
+import { jetstream } from '../../transports/nats/client.ts';
 import type { TaskRecord } from '../../workspace/record.ts';
 import { taskSubject } from '../../jetstream/streams.ts';
 import { CliError, type CommandContext } from '../registry.ts';
 import { printJson } from '../workspace/format.ts';
 import { openNats, requireStream, type NatsSession } from './connection.ts';
-import { deadLetters } from './records.ts';
+import { deadLetters, type DeadLetter } from './records.ts';
 
 /** What happened to one dead letter. */
 export interface Requeued {
@@ -40,7 +40,7 @@ export function requeuedRecord(dead: TaskRecord, deadSeq: number, now = new Date
 export async function requeue(s: NatsSession, ids: string[] | 'all', capability?: string): Promise<Requeued[]> {
   await requireStream(s, s.names.tasks);
   const dead = await deadLetters(s, capability, Number.MAX_SAFE_INTEGER);
-  const chosen = ids === 'all' ? dead : ids.map((id) => dead.find((d) => d.task_id === id) ?? id);
+  const chosen = ids === 'all' ? dead.filter((d) => !d.rejected) : ids.map((id) => dead.find((d) => d.task_id === id) ?? id);
   const unknown = chosen.filter((d): d is string => typeof d === 'string');
   if (unknown.length > 0)
     throw new CliError(`no dead letter with task id ${unknown.join(', ')} in ${s.names.dead}`, {
@@ -48,6 +48,17 @@ export async function requeue(s: NatsSession, ids: string[] | 'all', capability?
       hint: 'tapctl nats dead-letters lists the dead letters and their task ids.',
       code: 'UNKNOWN_TASK',
     });
+  // spec: bindings-nats#task-queue: a message that was not a task record has nothing to run again.
+  const rejected = chosen.filter((d): d is DeadLetter => typeof d !== 'string' && d.rejected === true);
+  if (rejected.length > 0)
+    throw new CliError(
+      `${rejected.map((d) => d.task_id).join(', ')} ${rejected.length === 1 ? 'was' : 'were'} not a task record and cannot be requeued`,
+      {
+        where: s.url,
+        hint: 'The dead letter keeps an excerpt of the message in metadata["x-rejected-record"]; submit a corrected record with tapctl nats submit.',
+        code: 'NOT_A_RECORD',
+      },
+    );
   const js = jetstream(s.nc);
   const out: Requeued[] = [];
   for (const d of chosen as Exclude<(typeof chosen)[number], string>[]) {

@@ -1,5 +1,7 @@
 /** tapctl nats status: the server, JetStream, and the TAP streams with their message and consumer counts. */
 import type { ConsumerInfo } from '@nats-io/jetstream';
+import { deadSubject, taskSubject } from '../../jetstream/names.ts';
+import { Wildcard } from '../../transports/nats/subjects.ts';
 import type { CommandContext } from '../registry.ts';
 import { duration, printJson, table } from '../workspace/format.ts';
 import { openNats, streamInfo, type NatsSession } from './connection.ts';
@@ -48,9 +50,9 @@ export async function natsStatus(s: NatsSession): Promise<NatsStatus> {
   const account = await s.jsm.getAccountInfo();
   const n = s.names;
   const roles: Array<[string, string, string | undefined]> = [
-    [n.tasks, 'task queue', `${n.prefix}.tasks.>`],
+    [n.tasks, 'task queue', taskSubject(n, Wildcard.TAIL)],
     [n.results, 'finished records', undefined],
-    [n.dead, 'dead letters', `${n.prefix}.dead.>`],
+    [n.dead, 'dead letters', deadSubject(n, Wildcard.TAIL)],
     [n.events, 'durable task streams', undefined],
     [`KV_${n.idempotency}`, 'idempotency keys', undefined],
   ];
@@ -132,12 +134,12 @@ export async function runStatus(o: { server: string; json: boolean }, ctx: Comma
     const perSubject = Object.entries(queue.subjects ?? {});
     if (perSubject.length > 0) {
       text += '\nQueued records per capability\n';
-      text += table(perSubject.map(([subject, count]) => [subject.slice(`${s.names.prefix}.tasks.`.length), String(count)]));
+      text += table(perSubject.map(([subject, count]) => [subject.slice(taskSubject(s.names, Wildcard.TAIL).length - 1), String(count)]));
     }
     const dead = Object.entries(st.streams[2]!.subjects ?? {});
     if (dead.length > 0) {
       text += '\nDead letters per capability\n';
-      text += table(dead.map(([subject, count]) => [subject.slice(`${s.names.prefix}.dead.`.length), String(count)]));
+      text += table(dead.map(([subject, count]) => [subject.slice(deadSubject(s.names, Wildcard.TAIL).length - 1), String(count)]));
     }
     if (st.consumers.length > 0) {
       text += "\nRunners' consumers on the queue\n";

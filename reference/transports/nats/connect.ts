@@ -1,8 +1,11 @@
-import { connect, headers as natsHeaders, type ConnectionOptions, type Msg, type NatsConnection } from '@nats-io/transport-node';
+import type { ConnectionOptions, Msg, NatsConnection } from '@nats-io/transport-node';
+import { connect, headers as natsHeaders } from './client.ts';
 import { DEFAULT_MAX_FRAME_BYTES, checkMaxFrameBytes } from '../frame.ts';
-import { DEFAULT_KEEPALIVE_MS, NatsTransport } from './nats-transport.ts';
+import { checkKeepalive, DEFAULT_KEEPALIVE_MS, MAX_KEEPALIVE_MS, MIN_KEEPALIVE_MS, parseKeepalive } from './keepalive.ts';
+import { NatsTransport } from './nats-transport.ts';
 import { DEFAULT_PREFIX, Header, checkAgentId, checkPrefix, newConnectionId, subjectsOf } from './subjects.ts';
-import { parseNatsUrl } from './url.ts';
+import type { TlsOptions } from '../tls.ts';
+import { natsClientOptions, parseNatsUrl } from './url.ts';
 
 /** Options of `connectNatsTransport`. */
 export interface ConnectNatsOptions {
@@ -12,6 +15,8 @@ export interface ConnectNatsOptions {
   nc?: NatsConnection;
   /** Extra options of an own NATS connection (authenticator, tls, name). */
   connectOptions?: Partial<ConnectionOptions>;
+  /** TLS of an own NATS connection: the authorities to trust for the server and this client's certificate and key (mutual TLS). */
+  tls?: TlsOptions;
   /** The subject prefix (default "tap"). */
   prefix?: string;
   /** The frame limit until the handshake lowers it (default 16 MiB). */
@@ -35,13 +40,13 @@ export async function connectNatsTransport(url: string, options: ConnectNatsOpti
   const prefix = checkPrefix(options.prefix ?? DEFAULT_PREFIX);
   const maxFrameBytes = checkMaxFrameBytes(options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES);
   const keepaliveMs = options.keepaliveMs ?? DEFAULT_KEEPALIVE_MS;
+  checkKeepalive(keepaliveMs);
   let nc = options.nc;
   if (!nc) {
     try {
       nc = await connect({
-        servers: address.servers,
+        ...natsClientOptions(address, options.tls),
         name: `tap requester of ${agentId}`,
-        ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}),
         ...options.connectOptions,
       });
     } catch (err) {
@@ -83,8 +88,16 @@ export async function connectNatsTransport(url: string, options: ConnectNatsOpti
   }
   const verdict = reply.headers?.get(Header.OPEN) ?? '';
   if (verdict !== 'ok') return fail(`agent ${agentId} refused the connection (${verdict || 'no Tap-Open'}): ${reply.string()}`);
-  const peerKeepalive = Number(reply.headers?.get(Header.KEEPALIVE_MS));
-  if (Number.isSafeInteger(peerKeepalive) && peerKeepalive > 0) transport.expectKeepalivesEvery(peerKeepalive);
+  // spec: bindings-nats#liveness: an interval outside the range is not obeyed; the connection is closed.
+  const announced = reply.headers?.get(Header.KEEPALIVE_MS) ?? '';
+  const peerKeepalive = announced === '' ? DEFAULT_KEEPALIVE_MS : parseKeepalive(announced);
+  if (peerKeepalive === undefined) {
+    await transport.close({ code: 1008, reason: 'Tap-Keepalive-Ms out of range' });
+    return fail(
+      `agent ${agentId} announced Tap-Keepalive-Ms "${announced.slice(0, 32)}", not a whole number of milliseconds from ${MIN_KEEPALIVE_MS} to ${MAX_KEEPALIVE_MS}`,
+    );
+  }
+  transport.expectKeepalivesEvery(peerKeepalive);
   if (owned) void nc.closed().then(() => transport.connectionClosed('the NATS connection closed'));
   return transport;
 }

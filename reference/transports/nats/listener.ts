@@ -1,8 +1,11 @@
-import { connect, headers as natsHeaders, type ConnectionOptions, type Msg, type NatsConnection } from '@nats-io/transport-node';
+import type { ConnectionOptions, Msg, NatsConnection } from '@nats-io/transport-node';
+import { connect, headers as natsHeaders } from './client.ts';
 import { DEFAULT_MAX_FRAME_BYTES, checkMaxFrameBytes } from '../frame.ts';
-import { DEFAULT_KEEPALIVE_MS, NatsCloseCode, NatsTransport } from './nats-transport.ts';
+import { checkKeepalive, DEFAULT_KEEPALIVE_MS, MAX_KEEPALIVE_MS, MIN_KEEPALIVE_MS, parseKeepalive } from './keepalive.ts';
+import { NatsCloseCode, NatsTransport } from './nats-transport.ts';
 import { DEFAULT_PREFIX, Header, checkAgentId, checkPrefix, isConnectionId, openSubject, subjectsOf } from './subjects.ts';
-import { parseNatsUrl } from './url.ts';
+import type { TlsOptions } from '../tls.ts';
+import { natsClientOptions, parseNatsUrl } from './url.ts';
 
 /** Options of `createNatsListener`. */
 export interface NatsListenerOptions {
@@ -14,6 +17,8 @@ export interface NatsListenerOptions {
   nc?: NatsConnection;
   /** Extra options of the NATS connection (authenticator, tls, name). */
   connectOptions?: Partial<ConnectionOptions>;
+  /** TLS of the NATS connection: the authorities to trust for the server and this client's certificate and key (mutual TLS). */
+  tls?: TlsOptions;
   /** The subject prefix (default "tap"). */
   prefix?: string;
   /** Frames above this arrive as oversized prefixes until the handshake lowers it (default 16 MiB). */
@@ -22,8 +27,15 @@ export interface NatsListenerOptions {
   ceilingBytes?: number;
   /** How often the agent sends keepalives on each connection, in ms (default 1000). */
   keepaliveMs?: number;
-  /** Refuses a new connection with 1013 when this returns a reason. */
-  admit?: () => string | undefined;
+  /**
+   * The open requests come through a service import that shares the requester's client
+   * information, so the NATS server writes the `Nats-Request-Info` header itself: its account
+   * and user become each connection's origin. Without it every connection has the shared origin
+   * "nats", since anything else on an open request is the requester's own choice (spec: limits#sources).
+   */
+  trustRequestInfo?: boolean;
+  /** Refuses a new connection with 1013 when this returns a reason; `origin` is given for a user the server named. */
+  admit?: (origin?: string) => string | undefined;
   /** Called once per accepted connection with its transport, not yet started. */
   onSession: (transport: NatsTransport, connection: string) => void;
 }
@@ -36,6 +48,22 @@ export interface TapNatsListener {
   readonly transports: ReadonlySet<NatsTransport>;
   /** Closes every connection with 1001, stops accepting, and closes its own NATS connection. */
   close(): Promise<void>;
+}
+
+/** The origin of every NATS connection whose requester the server did not name (spec: limits#sources). */
+export const SHARED_NATS_ORIGIN = 'nats';
+
+/** The origin the server's `Nats-Request-Info` header names: "nats:<account>/<user>", or undefined. */
+export function requestInfoOrigin(header: string | undefined): string | undefined {
+  if (header === undefined || header === '') return undefined;
+  try {
+    const info = JSON.parse(header) as { acc?: unknown; user?: unknown; nkey?: unknown };
+    const user = typeof info.user === 'string' && info.user !== '' ? info.user : typeof info.nkey === 'string' ? info.nkey : '';
+    if (typeof info.acc !== 'string' || info.acc === '') return undefined;
+    return `nats:${info.acc}/${user}`;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Answers an open request with a refusal: the close code in Tap-Open, the reason as the body. */
@@ -56,6 +84,7 @@ export async function createNatsListener(options: NatsListenerOptions): Promise<
   const prefix = checkPrefix(options.prefix ?? DEFAULT_PREFIX);
   const maxFrameBytes = checkMaxFrameBytes(options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES);
   const keepaliveMs = options.keepaliveMs ?? DEFAULT_KEEPALIVE_MS;
+  checkKeepalive(keepaliveMs);
   let nc = options.nc;
   let server = '';
   if (!nc) {
@@ -64,10 +93,9 @@ export async function createNatsListener(options: NatsListenerOptions): Promise<
     server = address.servers[0]!;
     try {
       nc = await connect({
-        servers: address.servers,
+        ...natsClientOptions(address, options.tls),
         name: `tap agent ${agentId}`,
         maxReconnectAttempts: -1,
-        ...(address.user !== undefined ? { user: address.user, pass: address.pass } : {}),
         ...options.connectOptions,
       });
     } catch (err) {
@@ -84,9 +112,19 @@ export async function createNatsListener(options: NatsListenerOptions): Promise<
     const id = msg.headers?.get(Header.CONNECTION) ?? '';
     if (!isConnectionId(id)) return refuse(msg, NatsCloseCode.POLICY_VIOLATION, `Tap-Connection "${id}" is not a connection id`);
     if (byId.has(id)) return refuse(msg, NatsCloseCode.POLICY_VIOLATION, `connection ${id} is already open`);
-    const busy = options.admit?.();
+    // spec: bindings-nats#liveness: an announced interval outside the range is refused, not obeyed.
+    const announced = msg.headers?.get(Header.KEEPALIVE_MS) ?? '';
+    const peerKeepalive = announced === '' ? DEFAULT_KEEPALIVE_MS : parseKeepalive(announced);
+    if (peerKeepalive === undefined) {
+      return refuse(
+        msg,
+        NatsCloseCode.POLICY_VIOLATION,
+        `Tap-Keepalive-Ms "${announced.slice(0, 32)}" is not a whole number of milliseconds from ${MIN_KEEPALIVE_MS} to ${MAX_KEEPALIVE_MS}`,
+      );
+    }
+    const named = options.trustRequestInfo ? requestInfoOrigin(msg.headers?.get('Nats-Request-Info')) : undefined;
+    const busy = options.admit?.(named);
     if (busy !== undefined) return refuse(msg, NatsCloseCode.TRY_AGAIN_LATER, busy);
-    const peerKeepalive = Number(msg.headers?.get(Header.KEEPALIVE_MS));
     const subjects = subjectsOf(prefix, agentId, id);
     const transport = new NatsTransport({
       nc: conn,
@@ -96,7 +134,8 @@ export async function createNatsListener(options: NatsListenerOptions): Promise<
       ceilingBytes: options.ceilingBytes,
       keepaliveMs,
       connectionId: id,
-      peerKeepaliveMs: Number.isSafeInteger(peerKeepalive) && peerKeepalive > 0 ? peerKeepalive : DEFAULT_KEEPALIVE_MS,
+      origin: named ?? SHARED_NATS_ORIGIN,
+      peerKeepaliveMs: peerKeepalive,
     });
     transports.add(transport);
     byId.set(id, transport);

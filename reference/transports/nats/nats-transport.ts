@@ -1,7 +1,12 @@
-import { headers as natsHeaders, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import type { Msg, MsgHdrs, NatsConnection, Subscription } from '@nats-io/transport-node';
+import { headers as natsHeaders } from './client.ts';
 import type { CloseInfo, InboundFrame, RawSendOptions, RawTransport } from '../transport.ts';
 import { checkMaxFrameBytes } from '../frame.ts';
 import { Header } from './subjects.ts';
+import { clampKeepalive, DEFAULT_KEEPALIVE_MS, MISSED_KEEPALIVES } from './keepalive.ts';
+import { PeerNumbering, type NatsInboundLog } from './numbering.ts';
+
+export type { NatsInboundLog } from './numbering.ts';
 
 /** The close codes of the binding: those of the WebSocket binding, carried in a close control (spec: bindings-nats#closing). */
 export const NatsCloseCode = Object.freeze({
@@ -18,11 +23,8 @@ export const NatsCloseCode = Object.freeze({
 /** Bytes of each NATS message kept free for the binding's headers (spec: bindings-nats#message-size). */
 export const HEADER_ALLOWANCE = 1024;
 
-/** How often each side sends a keepalive unless told otherwise, in ms (spec: bindings-nats#liveness). */
-export const DEFAULT_KEEPALIVE_MS = 1000;
-
-/** How many of the peer's keepalive intervals may pass in silence before the transport counts as lost. */
-export const MISSED_KEEPALIVES = 3;
+/** Frames a connection holds before `start()`; a peer that sends more before it was accepted is dropped. */
+export const MAX_FRAMES_BEFORE_START = 16;
 
 /** How long `close()` waits for the server to confirm the close control before it closes anyway, in ms. */
 export const CLOSE_FLUSH_MS = 2000;
@@ -47,18 +49,8 @@ export interface NatsTransportOptions {
   ownsConnection?: boolean;
   /** The connection id, for logs and for fault injection. */
   connectionId?: string;
-}
-
-/** What a transport saw of the peer's numbering and keepalives (spec: bindings-nats#frames, bindings-nats#liveness). */
-export interface NatsInboundLog {
-  /** The peer's messages received so far, frames and controls. */
-  messages: number;
-  /** The peer's keepalives received so far. */
-  keepalives: number;
-  /** When the newest keepalives arrived (ms since the epoch), at most the last 64. */
-  keepaliveTimes: number[];
-  /** Frames that arrived in more than one piece. */
-  joinedFrames: number;
+  /** Where the connection comes from, as far as the binding can tell (see `Transport.origin`). */
+  origin?: string;
 }
 
 const encoder = new TextEncoder();
@@ -76,13 +68,20 @@ export class NatsTransport implements RawTransport {
   onclose?: (info: CloseInfo) => void;
   onerror?: (err: Error) => void;
 
+  /**
+   * Under integrity, tells a frame that authenticates under the session's key from one that does
+   * not: a frame that arrives whole and fails it is handed up to be refused, but takes no Tap-Seq
+   * number, so that a frame forged into the connection cannot cut it (spec: bindings-nats#forged-frames).
+   */
+  screen?: (frame: InboundFrame) => boolean;
+
   private max: number;
   private readonly ceiling: number;
   private readonly sub: Subscription;
   private started = false;
   private pending: InboundFrame[] = [];
   private sentSeq = 0;
-  private heardSeq = 0;
+  private readonly numbering = new PeerNumbering();
   private lastHeard = Date.now();
   private parts: Uint8Array[] = [];
   private partBytes = 0;
@@ -112,7 +111,8 @@ export class NatsTransport implements RawTransport {
     this.pending = [];
     for (const frame of held) this.onmessage?.(frame);
     const every = this.o.keepaliveMs ?? DEFAULT_KEEPALIVE_MS;
-    const silence = MISSED_KEEPALIVES * (this.o.peerKeepaliveMs ?? DEFAULT_KEEPALIVE_MS);
+    // Clamped, whatever the peer announced: a timer of 1e13 ms would overflow into one of 1 ms.
+    const silence = MISSED_KEEPALIVES * clampKeepalive(this.o.peerKeepaliveMs ?? DEFAULT_KEEPALIVE_MS);
     this.lastHeard = Date.now();
     const keepalive = setInterval(() => this.control('keepalive'), every);
     const watchdog = setInterval(
@@ -161,6 +161,11 @@ export class NatsTransport implements RawTransport {
     void this.finish({ code: NatsCloseCode.LOST, reason: 'terminated' });
   }
 
+  /** Counts the connection lost at once: a close control with 1006, and nothing more is read. */
+  abort(reason: string): void {
+    this.lost(reason);
+  }
+
   /** Sets the negotiated `max_message_bytes`; the ceiling stays. */
   setMaxFrameBytes(n: number): void {
     this.max = checkMaxFrameBytes(n);
@@ -176,6 +181,11 @@ export class NatsTransport implements RawTransport {
     return this.o.connectionId;
   }
 
+  /** Where the connection comes from: the NATS user the server vouched for, or the binding's shared origin. */
+  get origin(): string | undefined {
+    return this.o.origin;
+  }
+
   /** How often the peer said it sends keepalives, in ms. */
   get peerKeepaliveMs(): number {
     return this.o.peerKeepaliveMs ?? DEFAULT_KEEPALIVE_MS;
@@ -189,6 +199,18 @@ export class NatsTransport implements RawTransport {
   /** Fault injection: skips `n` numbers of Tap-Seq, so the peer sees a gap. */
   skipSeq(n = 1): void {
     this.sentSeq += n;
+  }
+
+  /**
+   * Fault injection: publishes `data` as one frame numbered like the next message, as a third
+   * client forging a frame into this connection would, without taking the number: the next
+   * message carries the same Tap-Seq.
+   */
+  forge(data: Uint8Array): void {
+    if (this.closeInfo || this.o.nc.isClosed()) return;
+    const h = natsHeaders();
+    h.set(Header.SEQ, String(this.sentSeq + 1));
+    this.o.nc.publish(this.o.publishTo, data, { headers: h });
   }
 
   /** Fault injection: stops sending keepalives and never closes on a silent peer, but still receives. */
@@ -250,15 +272,24 @@ export class NatsTransport implements RawTransport {
 
   private receive(msg: Msg): void {
     if (this.closeInfo) return;
-    this.lastHeard = Date.now();
-    const seq = Number(msg.headers?.get(Header.SEQ));
-    if (seq !== this.heardSeq + 1) {
-      this.lost(`message ${this.heardSeq + 1} of the peer never arrived (got ${msg.headers?.get(Header.SEQ) || 'one without Tap-Seq'})`);
+    const header = msg.headers?.get(Header.SEQ);
+    const seq = Number(header);
+    const control = msg.headers?.get(Header.CONTROL) ?? '';
+    const more = msg.headers?.get(Header.MORE) === '1';
+    // Under integrity a whole frame is authenticated before its number counts: one that fails is
+    // refused by the session and takes no number (spec: bindings-nats#forged-frames).
+    if (this.screen && this.started && control === '' && !more && this.pieces === 0 && msg.data.byteLength <= this.ceiling) {
+      const frame = this.whole(msg.data);
+      if (!this.screen(frame)) {
+        this.numbering.refused(seq);
+        this.onmessage?.(frame);
+        return;
+      }
+      if (!this.take(seq, header)) return;
+      this.onmessage?.(frame);
       return;
     }
-    this.heardSeq = seq;
-    this.log.messages++;
-    const control = msg.headers?.get(Header.CONTROL) ?? '';
+    if (!this.take(seq, header)) return;
     if (control === 'keepalive') {
       this.log.keepalives++;
       this.log.keepaliveTimes.push(Date.now());
@@ -270,7 +301,27 @@ export class NatsTransport implements RawTransport {
       void this.finish({ code, reason: decoder.decode(msg.data) });
       return;
     }
-    this.piece(msg.data, msg.headers?.get(Header.MORE) === '1');
+    this.piece(msg.data, more);
+  }
+
+  /**
+   * Takes the number of a message: the next one, or one that skips only numbers of refused frames.
+   * Any other counts the connection lost, and the message has no effect (spec: bindings-nats#frames).
+   */
+  private take(seq: number, header: string | null | undefined): boolean {
+    if (!this.numbering.take(seq)) {
+      this.lost(`message ${this.numbering.last + 1} of the peer never arrived (got ${header || 'one without Tap-Seq'})`);
+      return false;
+    }
+    this.lastHeard = Date.now();
+    this.log.messages++;
+    return true;
+  }
+
+  /** One whole frame, of which at most max + 1 bytes are kept (spec: limits#bounded-reading). */
+  private whole(data: Uint8Array): InboundFrame {
+    const oversized = data.byteLength > this.max;
+    return { bytes: oversized ? data.slice(0, this.max + 1) : data, oversized, byteLength: data.byteLength };
   }
 
   /** Adds one piece of a frame, keeping at most max + 1 bytes of it (spec: limits#bounded-reading). */
@@ -282,8 +333,11 @@ export class NatsTransport implements RawTransport {
       return;
     }
     const keep = Math.min(data.byteLength, this.max + 1 - this.partBytes);
+    const whole = this.pieces === 0 && !more;
     if (keep > 0) {
-      this.parts.push(keep === data.byteLength ? data : data.subarray(0, keep));
+      // A piece held while more arrive, or a part of a message, is copied: a view would pin the
+      // whole buffer the client read it from, megabytes per connection.
+      this.parts.push(whole && keep === data.byteLength ? data : data.slice(0, keep));
       this.partBytes += keep;
     }
     this.pieces++;
@@ -296,7 +350,8 @@ export class NatsTransport implements RawTransport {
     this.partBytes = 0;
     this.partTotal = 0;
     if (this.started) this.onmessage?.(frame);
-    else this.pending.push(frame);
+    else if (this.pending.length < MAX_FRAMES_BEFORE_START) this.pending.push(whole ? { ...frame, bytes: bytes.slice() } : frame);
+    else this.lost(`the peer sent more than ${MAX_FRAMES_BEFORE_START} frames before the connection was accepted`);
   }
 
   private lost(reason: string): void {

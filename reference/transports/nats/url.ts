@@ -2,7 +2,8 @@
  * NATS URLs as TAP names an agent on them: nats://[user:password@]host:port/<agent_id>
  * (spec: bindings-nats#addressing). Several servers of one cluster may be given comma-separated.
  */
-import { checkAgentId } from './subjects.ts';
+import type { TlsOptions } from '../tls.ts';
+import { checkAgentId, inboxPrefixOf } from './subjects.ts';
 
 /** What a nats:// URL names. */
 export interface NatsAddress {
@@ -13,6 +14,8 @@ export interface NatsAddress {
   /** Credentials from the URL's user part. */
   user?: string;
   pass?: string;
+  /** A tls:// URL: the connection must use TLS (spec: bindings-nats#addressing). */
+  tls?: boolean;
 }
 
 /** Parses nats://host:port[,host:port…][/agent_id]; throws a TypeError that says what is wrong. */
@@ -40,5 +43,48 @@ export function parseNatsUrl(url: string): NatsAddress {
   if (path !== '') out.agentId = checkAgentId(path);
   if (user !== undefined) out.user = user;
   if (pass !== undefined) out.pass = pass;
+  if (scheme === 'tls') out.tls = true;
   return out;
+}
+
+/** What a NATS client connection to an address is given: the servers, the credentials, the inbox prefix and TLS. */
+export interface NatsClientOptions {
+  servers: string[];
+  user?: string;
+  pass?: string;
+  inboxPrefix?: string;
+  tls?: NatsClientTls;
+}
+
+/**
+ * The client options of an address: its servers and credentials; for a user, the user's own
+ * inbox prefix `_INBOX_<user>` (spec: bindings-nats#security), so that a server whose permissions
+ * give each user its own inboxes lets the client read its replies and no one else's; and TLS for a
+ * tls:// URL or when TLS material is given (natsTlsOption).
+ */
+export function natsClientOptions(address: NatsAddress, tls?: TlsOptions): NatsClientOptions {
+  const secure = natsTlsOption(address, tls);
+  if (address.user === undefined) return { servers: address.servers, ...secure };
+  return { servers: address.servers, user: address.user, pass: address.pass, inboxPrefix: inboxPrefixOf(address.user), ...secure };
+}
+
+/** The TLS options of a NATS client connection: the authorities and certificate given, as the client takes them. */
+export interface NatsClientTls {
+  ca?: string;
+  cert?: string;
+  key?: string;
+}
+
+/**
+ * The `tls` connection option for `address`, to spread into a NATS client's options: set (so
+ * that the client refuses a server without TLS) for a tls:// URL or when TLS material is given,
+ * with the authorities to trust and this client's certificate and key; empty for a nats:// URL
+ * without material (spec: bindings-nats#addressing).
+ */
+export function natsTlsOption(address: NatsAddress, tls?: TlsOptions): { tls?: NatsClientTls } {
+  const given = tls !== undefined && (tls.ca !== undefined || tls.cert !== undefined || tls.key !== undefined);
+  if (!address.tls && !given) return {};
+  const out: NatsClientTls = {};
+  for (const name of ['ca', 'cert', 'key'] as const) if (tls?.[name] !== undefined) out[name] = String(tls[name]);
+  return { tls: out };
 }

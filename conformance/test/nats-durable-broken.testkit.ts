@@ -1,0 +1,219 @@
+/**
+ * Durable agents that break one rule of the NATS binding's task queue on purpose, for the
+ * self-test of the nats-durable profile: each serves the reference runtime's sessions through
+ * a NATS listener and the conformance capabilities through a small runner of its own with one
+ * fault, sharing the reference's streams, stream writer and handlers.
+ */
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { AckPolicy, DeliverPolicy, jetstream, type JsMsg } from '@nats-io/jetstream';
+import { createAgent, withConformanceCapabilities } from '../../reference/agent/index.ts';
+import type { TapError } from '../../reference/core/errors.ts';
+import { durableConformanceHandlers } from '../../reference/jetstream/capabilities.ts';
+import { refusedLetter } from '../../reference/jetstream/dead-letters.ts';
+import { lastStoredMessage, TaskStreamWriter, type StoredStreamMessage } from '../../reference/jetstream/events.ts';
+import { takeIn } from '../../reference/jetstream/intake.ts';
+import { consumerName } from '../../reference/jetstream/runner.ts';
+import { verifyStreamMessage } from '../../reference/jetstream/signatures.ts';
+import { DEFAULT_NAMES as N, deadSubject, ensureStreams, resultSubject, taskSubject } from '../../reference/jetstream/streams.ts';
+import { idempotencyKey } from '../../reference/jetstream/submit.ts';
+import type { SigningKey, TrustFile } from '../../reference/trust.ts';
+import type { TaskRecord } from '../../reference/workspace/record.ts';
+
+/** The rule each broken durable agent breaks. */
+export type DurableFault =
+  /** Never sends an in-progress acknowledgement: a long task is redelivered (TAP-NATS-018). */
+  | 'no-renewal'
+  /** Runs and labels every delivery as attempt 0, whatever the delivery count (TAP-NATS-019). */
+  | 'attempt-zero'
+  /** Never consults TAP_IDEMPOTENCY: a repeat past the server's window runs again (TAP-NATS-024). */
+  | 'no-idempotency'
+  /** Ignores the max-deliveries advisory: a record that ran out of deliveries never reaches TAP_DEAD (TAP-NATS-021). */
+  | 'no-dead-letters'
+  /** Runs a delivery again whose task stream already ends with its task.result (TAP-NATS-035). */
+  | 'runs-again'
+  /**
+   * Takes whatever is queued as a record and looks it up as it is: a task_id of ">" reads another
+   * task's stream and result, and what is not an object stays on the queue (TAP-NATS-037).
+   */
+  | 'no-record-check'
+  /** Holds a trust file but runs records without checking their signatures (TAP-NATS-038). */
+  | 'no-signature-check'
+  /** Checks records' signatures but takes any stored task.result as the outcome, whoever stored it (TAP-NATS-039). */
+  | 'trusts-stored-results';
+
+/** Signed mode: the trust file the runner holds and its agent's key (spec: bindings-nats#signed-records). */
+export interface BrokenSigning {
+  trust: TrustFile;
+  signingKey: SigningKey;
+}
+
+const nanos = (ms: number): number => ms * 1_000_000;
+
+/** Serves every conformance capability's queue with `fault`; resolves with the stop function. */
+async function brokenRunner(
+  nc: NatsConnection,
+  agentId: string,
+  fault: DurableFault,
+  leaseMs: number,
+  maxDeliver: number,
+  signing?: BrokenSigning,
+): Promise<() => Promise<void>> {
+  const { jsm, idempotency } = await ensureStreams(nc);
+  const js = jetstream(nc);
+  const closers: Array<() => Promise<void>> = [];
+  const running = new Set<Promise<void>>();
+  for (const [capability, handler] of Object.entries(durableConformanceHandlers())) {
+    const durable = consumerName(capability);
+    await jsm.consumers.add(N.tasks, {
+      durable_name: durable,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      ack_wait: nanos(leaseMs),
+      max_deliver: maxDeliver,
+      filter_subject: taskSubject(N, capability),
+    });
+    // The fault of no-record-check: subjects written from the record's values as they are.
+    const raw = (kind: string, id: string): string => [N.prefix, kind, id].join('.');
+    const lastOf = async (taskId: string): Promise<StoredStreamMessage | null> => {
+      if (fault !== 'no-record-check') return lastStoredMessage(jsm, N, taskId);
+      const m = await jsm.streams.getMessage(N.events, { last_by_subj: raw('events', taskId) });
+      return m ? { message: m.json(), attempt: Number(m.header?.get('Tap-Attempt') || Number.NaN) || 0, streamSeq: m.seq } : null;
+    };
+    const intakeOptions = { capability, ...(signing && fault !== 'no-signature-check' ? { trust: signing.trust } : {}) };
+    const work = async (m: JsMsg): Promise<void> => {
+      let record: TaskRecord;
+      if (fault === 'no-record-check') record = m.json<TaskRecord>();
+      else {
+        const intake = takeIn(m.data, intakeOptions);
+        if (!intake.ok) {
+          const letter = refusedLetter(m.data, intake, m.seq, m.info.deliveryCount, agentId);
+          await js.publish(deadSubject(N, capability), JSON.stringify(letter), { msgID: `${letter.task_id}:dead:${m.seq}` });
+          return void (await m.ackAck());
+        }
+        record = intake.record;
+      }
+      const attempts = fault === 'attempt-zero' ? 0 : m.info.deliveryCount - 1;
+      const idem = (record.metadata as { 'x-idempotency'?: { principal: string; key: string } })['x-idempotency'];
+      if (idem && fault !== 'no-idempotency') {
+        const key = idempotencyKey(idem.principal, capability, idem.key);
+        const owner = await idempotency.create(key, record.task_id).then(
+          () => record.task_id,
+          async () => (await idempotency.get(key))?.string(),
+        );
+        if (owner !== record.task_id) return void (await m.ackAck());
+      }
+      const last = await lastOf(record.task_id);
+      const trusted =
+        !signing ||
+        fault === 'trusts-stored-results' ||
+        (last !== null && verifyStreamMessage(last.message, last.attempt, last.signature, signing.trust, [agentId]));
+      let result: { status?: unknown; output?: unknown; error?: unknown };
+      let ran = attempts;
+      if (last?.message.type === 'task.result' && trusted && fault !== 'runs-again') {
+        result = last.message.payload;
+        ran = last.attempt ?? attempts;
+      } else {
+        const stream = new TaskStreamWriter(js, N, agentId, record.task_id, last?.message.sequence ?? 0, attempts, signing?.signingKey);
+        await stream.publish('task.event', { kind: 'state', state: 'running' });
+        const renew = fault === 'no-renewal' ? undefined : setInterval(() => m.working(), Math.floor(leaseMs / 3));
+        let output: unknown;
+        let error: TapError | undefined;
+        try {
+          output = await handler({
+            record: { ...record, state: { ...record.state, attempts } },
+            attempts,
+            signal: new AbortController().signal,
+            emit: async (data) => void (await stream.publish('task.event', { kind: 'output', data })),
+          });
+        } catch (err) {
+          error = err as TapError;
+        } finally {
+          clearInterval(renew);
+        }
+        if (error?.payload?.retryable) return m.nak();
+        result = error ? { status: 'failed', error: error.payload } : { status: 'completed', output };
+        await stream.publish('task.result', result);
+      }
+      const status = result.status === 'completed' ? 'completed' : 'failed';
+      const done = structuredClone(record);
+      done.context.history.push({
+        agent: agentId,
+        phase: capability,
+        timestamp: new Date().toISOString(),
+        input: record.context.current_input,
+        output: status === 'completed' ? (result.output ?? null) : null,
+        artifacts: [],
+      });
+      Object.assign(done, { current_phase: capability, next_phase: null });
+      Object.assign(done.state, { attempts: ran, processed_by: agentId, status });
+      const finishedSubject = fault === 'no-record-check' ? raw('results', record.task_id) : resultSubject(N, record.task_id);
+      await js.publish(finishedSubject, JSON.stringify(done), { msgID: `${record.task_id}:result` });
+      await m.ackAck().catch(() => false);
+    };
+    const messages = await (await js.consumers.get(N.tasks, durable)).consume({ max_messages: 4, expires: 1000 });
+    void (async () => {
+      for await (const m of messages) {
+        const p = work(m).catch(() => {});
+        running.add(p);
+        void p.finally(() => running.delete(p));
+      }
+    })();
+    closers.push(async () => void (await messages.close()));
+    if (fault === 'no-dead-letters') continue;
+    const advisory = nc.subscribe(`$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.${N.tasks}.${durable}`, {
+      callback: (err, msg) => {
+        if (err) return;
+        const { stream_seq: seq, deliveries } = msg.json<{ stream_seq: number; deliveries: number }>();
+        void (async () => {
+          const stored = await jsm.streams.getMessage(N.tasks, { seq });
+          if (!stored) return;
+          const record = stored.json<TaskRecord>();
+          record.state.attempts = deliveries;
+          record.state.status = 'failed';
+          record.state.last_error = {
+            code: 'MAX_ATTEMPTS',
+            message: `delivered ${deliveries} times without finishing`,
+            at: new Date().toISOString(),
+          };
+          await js.publish(deadSubject(N, capability), JSON.stringify(record), { msgID: `${record.task_id}:dead` });
+          await jsm.streams.deleteMessage(N.tasks, seq);
+        })().catch(() => {});
+      },
+    });
+    closers.push(async () => advisory.unsubscribe());
+  }
+  return async () => {
+    for (const c of closers) await c();
+    await Promise.all(running);
+  };
+}
+
+/** Starts a broken durable agent `agentId` on the NATS server at `url`; resolves with its stop function. */
+export async function startBrokenDurableAgent(
+  url: string,
+  agentId: string,
+  fault: DurableFault,
+  o: { leaseMs: number; maxDeliver: number; signing?: BrokenSigning },
+): Promise<() => Promise<void>> {
+  const agent = createAgent({
+    card: {
+      agent_id: agentId,
+      name: `broken durable (${fault})`,
+      description: `The reference runtime with a durable queue that breaks one rule: ${fault}.`,
+      capabilities: [],
+      limits: { max_concurrent_tasks: 16, max_task_seconds: 60, max_message_bytes: 1048576 },
+    },
+    capabilities: withConformanceCapabilities(),
+    shutdownGraceMs: 1000,
+    logger: () => {},
+  });
+  const listener = await agent.listenNats({ url });
+  const nc = await connect({ servers: url });
+  const stopRunner = await brokenRunner(nc, agentId, fault, o.leaseMs, o.maxDeliver, o.signing);
+  return async () => {
+    await stopRunner();
+    await nc.close();
+    await listener.close?.();
+    await agent.shutdown();
+  };
+}

@@ -1,0 +1,131 @@
+/**
+ * tap-conform against one agent process that serves every case (WebSocket, NATS), whose card
+ * allows 8 tasks at once, the value of the README's example: the suite keeps its own load within
+ * that limit, so the agent, which answers BUSY beyond it as it must, certifies
+ * (spec: limits#concurrency, conformance#verdicts TAP-CONF-002). Each run is the bin, with the
+ * reference agent's bin behind it.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { b64u, newKey } from '../mac.ts';
+import { NO_NATS_SERVER, natsServerInstalled, startNatsServer } from '../../reference/transports/nats/nats-server.testkit.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const CONFORM = join(ROOT, 'bin/tap-conform.mjs');
+const AGENT = join(ROOT, 'bin/tap-reference-agent.mjs');
+const KEY = { TAP_HMAC_KEY_ID: 'shared-key', TAP_HMAC_KEY: b64u(newKey()), TAP_HMAC_PEER: 'tap-conform.hmac' };
+const work = mkdtempSync(join(tmpdir(), 'tap-shared-agent-'));
+const started = new Set<ChildProcess>();
+
+afterAll(async () => {
+  for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  rmSync(work, { recursive: true, force: true });
+});
+
+if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
+
+/** Starts the reference agent with `args` and resolves with the URL it prints once ready. */
+async function agent(args: string[]): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, [AGENT, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...KEY },
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  started.add(child);
+  const [url] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
+  return { url, child };
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  await exited;
+  clearTimeout(timer);
+  started.delete(child);
+}
+
+interface Run {
+  code: number | null;
+  stderr: string;
+  // biome-ignore lint/suspicious/noExplicitAny: the JSON report, read by field
+  report: any;
+  /** Per case id: how many times the agent answered BUSY. */
+  busy: Map<string, number>;
+}
+
+/** Runs the whole suite against `url` with the run's key, a JSON report and every transcript. */
+function conform(name: string, url: string): Promise<Run> {
+  const json = join(work, `${name}.json`);
+  const transcripts = join(work, `${name}-transcripts`);
+  const args = [CONFORM, url, '--no-color', '--json', json, '--transcripts', transcripts];
+  args.push('--hmac-key-id', KEY.TAP_HMAC_KEY_ID, `--hmac-key=${KEY.TAP_HMAC_KEY}`, '--hmac-peer', KEY.TAP_HMAC_PEER);
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    started.add(child);
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (code) => {
+      started.delete(child);
+      const busy = new Map<string, number>();
+      for (const file of readdirSync(transcripts)) {
+        const answered = readFileSync(join(transcripts, file), 'utf8')
+          .split('\n')
+          .filter((l) => l.includes('"dir":"in"') && l.includes('\\"type\\":\\"error\\"') && l.includes('\\"code\\":\\"BUSY\\"')).length;
+        if (answered > 0) busy.set(file.replace(/\.ndjson$/, ''), answered);
+      }
+      resolve({ code, stderr, report: JSON.parse(readFileSync(json, 'utf8')), busy });
+    });
+  });
+}
+
+/** No case failed or errored; the agent answered BUSY only where a case fills a limit on purpose. */
+function expectWithinLimits(run: Run): void {
+  const bad = run.report.cases.filter((c: { verdict: string }) => c.verdict === 'FAIL' || c.verdict === 'ERROR');
+  expect(bad.map((c: { id: string; verdict: string; detail: string }) => `${c.verdict} ${c.id}: ${c.detail}`)).toEqual([]);
+  expect(run.stderr).toContain(
+    "tap-conform: the agent's card allows 8 tasks at once (limits.max_concurrent_tasks); every case shares this agent, so a case starts only when its tasks fit beside those the suite holds there",
+  );
+  // tasks.concurrency.busy asks for a session limit of 1 and goes past it; the retention case floods the agent alone.
+  const elsewhere = [...run.busy.keys()].filter((id) => id !== 'tasks.concurrency.busy' && id !== 'core.limits.retention-per-principal');
+  expect(elsewhere).toEqual([]);
+  expect(run.busy.get('tasks.concurrency.busy')).toBe(1);
+}
+
+describe('an agent whose card allows 8 tasks at once, serving every case from one process', () => {
+  it('over WebSocket, certifies', { timeout: 600_000 }, async () => {
+    const { url, child } = await agent(['--listen', 'ws://127.0.0.1:0', '--max-concurrent-tasks', '8']);
+    try {
+      const run = await conform('websocket', url);
+      expectWithinLimits(run);
+      expect(run.report.certified, run.report.level).toBe(true);
+      expect(run.code).toBe(0);
+    } finally {
+      await stop(child);
+    }
+  });
+
+  it.skipIf(!natsServerInstalled)('over NATS, certifies', { timeout: 600_000 }, async () => {
+    const server = await startNatsServer();
+    try {
+      const { url, child } = await agent(['--nats', server.url, '--durable', '--lease-ms', '3000', '--max-concurrent-tasks', '8']);
+      try {
+        const run = await conform('nats', url);
+        expectWithinLimits(run);
+        expect(run.report.certified, run.report.level).toBe(true);
+        expect(run.code).toBe(0);
+      } finally {
+        await stop(child);
+      }
+    } finally {
+      await server.stop();
+    }
+  });
+});

@@ -1,0 +1,82 @@
+/**
+ * What makes the reference agent what it is: its own command-line options, its card and its agent
+ * options (the conformance capabilities, the heartbeat floor, the logger). Shared by
+ * tap-reference-agent (reference-agent.ts) and the mutation score's broken agent
+ * (conformance/mutation/broken-agent.ts), which serves the same agent behind a mutation.
+ */
+import { stderrLogger, withConformanceCapabilities, type AgentOptions } from '../agent/index.ts';
+import type { AgentCard } from '../../schemas/src/index.ts';
+import { UsageError, wholeOption } from '../serve/command-line.ts';
+
+/** The usage lines of the reference agent's own options. */
+export const OWN_USAGE = `  --agent-id ID       the agent id (default tap.reference-agent)
+  --max-concurrent-tasks N, --max-tasks-per-session N, --max-tasks-per-principal N
+                      the card's task limits (defaults 64, 32 and 32); more are refused with BUSY
+`;
+
+/** The reference agent's own options, for parseCommandLine. */
+export const OWN_OPTIONS = {
+  'agent-id': { type: 'string' },
+  'max-concurrent-tasks': { type: 'string' },
+  'max-tasks-per-session': { type: 'string' },
+  'max-tasks-per-principal': { type: 'string' },
+} as const;
+
+/** The values of the reference agent's own options. */
+export interface Own {
+  agentId: string;
+  maxConcurrentTasks: number;
+  maxTasksPerSession: number;
+  maxTasksPerPrincipal: number;
+}
+
+/** Reads the own options from parsed values; throws a UsageError naming a bad one. */
+export function ownOptions(values: Record<string, unknown>): Own {
+  const agentId = typeof values['agent-id'] === 'string' ? values['agent-id'] : 'tap.reference-agent';
+  if (!/^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$/.test(agentId) || agentId.length > 128) {
+    throw new UsageError(`--agent-id ${agentId} is not an identifier: lowercase letters, digits, "_" and "-", in dot-separated segments`);
+  }
+  return {
+    agentId,
+    maxConcurrentTasks: wholeOption(values, 'max-concurrent-tasks', 64, 1),
+    maxTasksPerSession: wholeOption(values, 'max-tasks-per-session', 32, 1),
+    maxTasksPerPrincipal: wholeOption(values, 'max-tasks-per-principal', 32, 1),
+  };
+}
+
+/** The reference agent's card. */
+export function referenceCard(o: Own): AgentCard {
+  return {
+    agent_id: o.agentId,
+    name: 'TAP reference agent',
+    description:
+      'The reference implementation of a TAP 1.0 agent. It offers the conformance capabilities tap.test.* ' +
+      'and is good at proving what the protocol requires; it does no useful work of its own. ' +
+      'Limits: nesting 64 levels; 65536-byte frames before the ack; per session 10000 remembered message ids ' +
+      'and 4 MiB of remembered replies; per principal 4096 tasks kept and 256 MiB of retained messages, ' +
+      '16384 tasks in all, each kept at least the resume window; 4096 sessions, 1024 per source; ' +
+      '1024 connections, 256 per address; the anonymous sessions of one address share the per-principal task limit; ' +
+      '16 MiB of unread output per connection.',
+    capabilities: [],
+    limits: {
+      max_concurrent_tasks: o.maxConcurrentTasks,
+      max_task_seconds: 3600,
+      max_message_bytes: 1048576,
+      max_tasks_per_session: o.maxTasksPerSession,
+      max_tasks_per_principal: o.maxTasksPerPrincipal,
+    },
+  };
+}
+
+/** The reference agent's options: its card, the conformance capabilities, the heartbeat floor. */
+export function referenceAgentOptions(o: Own): AgentOptions {
+  return {
+    card: referenceCard(o),
+    capabilities: withConformanceCapabilities(),
+    // The floor of the range (spec: limits#heartbeats): the final heartbeat_ms is the larger of the
+    // proposal and this, so a requester gets what it proposes (1000 ms when it proposes none), and
+    // the suite's liveness and late-plan cases wait about a second per heartbeat instead of ten.
+    heartbeatMs: 1_000,
+    logger: stderrLogger,
+  };
+}

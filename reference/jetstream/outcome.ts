@@ -1,0 +1,51 @@
+/**
+ * A phase's outcome on the durable queue (spec: bindings-nats#task-queue, bindings-nats#event-streams):
+ * the finished record it leaves in TAP_RESULTS, the task.result that ends its stream, and the
+ * outcome a stored task.result states.
+ */
+import { TapError, type ErrorPayload } from '../core/errors.ts';
+import type { TaskRecord } from '../workspace/record.ts';
+
+/** What a phase came to: its output, or the error it failed with. */
+export interface Outcome {
+  output?: unknown;
+  error?: Error;
+}
+
+/** The record a phase leaves: a history entry, the status, and next_phase null (one-phase tasks). */
+export function finished(record: TaskRecord, agentId: string, attempts: number, outcome: Outcome): TaskRecord {
+  const now = new Date().toISOString();
+  const next = structuredClone(record);
+  next.context.history.push({
+    agent: agentId,
+    phase: record.next_phase ?? '',
+    timestamp: now,
+    input: record.context.current_input,
+    output: outcome.error ? null : (outcome.output ?? null),
+    artifacts: [],
+  });
+  next.current_phase = record.next_phase;
+  next.next_phase = null;
+  next.state.attempts = attempts;
+  next.state.processed_by = agentId;
+  next.state.status = outcome.error ? 'failed' : 'completed';
+  const code = outcome.error instanceof TapError ? outcome.error.payload.code : 'EXECUTION_FAILED';
+  next.state.last_error = outcome.error ? { code, message: outcome.error.message.slice(0, 8192), at: now } : null;
+  return next;
+}
+
+/** The payload of the task.result that ends a durable task's stream. */
+export function resultPayload(outcome: Outcome): Record<string, unknown> {
+  if (!outcome.error) return { status: 'completed', output: outcome.output ?? null };
+  if (outcome.error instanceof TapError) return { status: 'failed', error: outcome.error.payload };
+  return { status: 'failed', error: { code: 'INTERNAL_ERROR', message: outcome.error.message.slice(0, 8192), retryable: false } };
+}
+
+/** The outcome a stored task.result states: its output, or its error (spec: bindings-nats#event-streams). */
+export function outcomeOfResult(payload: Record<string, unknown>): Outcome {
+  if (payload.status === 'completed') return { output: payload.output ?? null };
+  const e = payload.error as Partial<ErrorPayload> | undefined;
+  if (typeof e === 'object' && e !== null && typeof e.code === 'string' && typeof e.message === 'string')
+    return { error: new TapError(e as ErrorPayload) };
+  return { error: new TapError('INTERNAL_ERROR', 'the stored task.result states a failure without an error') };
+}

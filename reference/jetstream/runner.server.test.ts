@@ -1,0 +1,234 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { AckPolicy, jetstreamManager } from '@nats-io/jetstream';
+import { validateAgainst } from '../core/validate.ts';
+import type { TaskRecord } from '../workspace/record.ts';
+import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../transports/nats/nats-server.testkit.ts';
+import { startDurableRunner, type DurableRunner, type DurableRunnerOptions } from './runner.ts';
+import { DEFAULT_NAMES, deadSubject, ensureStreams, resultSubject } from './streams.ts';
+import { submitDurable } from './submit.ts';
+import { lacks, needing } from '../../test/system-tools.testkit.ts';
+
+if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the durable runner on JetStream (spec: bindings-nats#task-queue)'), () => {
+  let server: NatsServer;
+  let nc: NatsConnection;
+  const stops: Array<() => Promise<unknown>> = [];
+
+  beforeAll(async () => {
+    server = await startNatsServer();
+    nc = await connect({ servers: server.url });
+    // A short de-duplication window, so that a test can outlive it.
+    await ensureStreams(nc, { duplicateWindowMs: 1000 });
+  });
+  afterEach(async () => {
+    for (const s of stops.splice(0).reverse()) await s().catch(() => {});
+  });
+  afterAll(async () => {
+    await nc?.close();
+    await server?.stop();
+  });
+
+  async function runner(
+    o: Partial<DurableRunnerOptions> & Pick<DurableRunnerOptions, 'capability' | 'handler'>,
+    conn = nc,
+  ): Promise<DurableRunner> {
+    const r = await startDurableRunner({ nc: conn, agentId: 'tap.durable-test', leaseMs: 300, ...o });
+    stops.push(() => r.stop());
+    return r;
+  }
+
+  /** The finished record of a task in TAP_RESULTS, once there. */
+  async function resultOf(taskId: string, ms = 5000): Promise<TaskRecord> {
+    const jsm = await jetstreamManager(nc);
+    const deadline = Date.now() + ms;
+    while (Date.now() < deadline) {
+      const m = await jsm.streams
+        .getMessage(DEFAULT_NAMES.results, { last_by_subj: resultSubject(DEFAULT_NAMES, taskId) })
+        .catch(() => null);
+      if (m) return m.json<TaskRecord>();
+      await sleep(25);
+    }
+    throw new Error(`no result for ${taskId} within ${ms} ms`);
+  }
+
+  async function queued(capability: string): Promise<number> {
+    const jsm = await jetstreamManager(nc);
+    const info = await jsm.streams.info(DEFAULT_NAMES.tasks, { subjects_filter: `tap.tasks.${capability}` });
+    return info.state.subjects?.[`tap.tasks.${capability}`] ?? 0;
+  }
+
+  it('runs a queued record and publishes the finished record, valid against task-record.schema.json, before acknowledging', async () => {
+    await runner({ capability: 'work.echo', handler: async ({ record }) => ({ echoed: record.context.current_input }) });
+    const { record } = await submitDurable(nc, { next_phase: 'work.echo', input: { n: 1 } });
+    const done = await resultOf(record.task_id);
+    expect(validateAgainst('task-record.schema.json', done)).toBeNull();
+    expect(done.state).toMatchObject({ status: 'completed', attempts: 0, processed_by: 'tap.durable-test' });
+    expect(done.context.history.at(-1)?.output).toEqual({ echoed: { n: 1 } });
+    await sleep(100);
+    expect(await queued('work.echo')).toBe(0);
+  });
+
+  it('renews the lease while a phase runs longer than ack_wait: the record is delivered once', async () => {
+    const attempts: number[] = [];
+    const r = await runner({
+      capability: 'work.slow',
+      handler: async ({ attempts: a }) => {
+        attempts.push(a);
+        await sleep(1200);
+        return 'slow';
+      },
+    });
+    const { record } = await submitDurable(nc, { next_phase: 'work.slow', input: null });
+    expect((await resultOf(record.task_id)).state.status).toBe('completed');
+    expect(attempts).toEqual([0]);
+    expect(r.stats.renewals).toBeGreaterThanOrEqual(3);
+  });
+
+  it('redelivers the record of a runner that vanished, with the attempt number from the delivery count', async () => {
+    const lost = await connect({ servers: server.url });
+    let release!: () => void;
+    const hung = new Promise<void>((r) => (release = r));
+    const started = new Promise<void>((resolve) =>
+      runner(
+        {
+          capability: 'work.crash',
+          handler: async () => {
+            resolve();
+            await hung;
+          },
+        },
+        lost,
+      ),
+    );
+    const { record } = await submitDurable(nc, { next_phase: 'work.crash', input: 'once' });
+    await started;
+    // The process dies: its connection goes, and with it the renewals.
+    await lost.close();
+    stops.splice(0);
+    const seen: number[] = [];
+    await runner({
+      capability: 'work.crash',
+      handler: async ({ attempts, record: r }) => {
+        seen.push(attempts);
+        return r.state.attempts;
+      },
+    });
+    const done = await resultOf(record.task_id);
+    release();
+    expect(seen).toEqual([1]);
+    expect(done.state.attempts).toBe(1);
+    expect(done.context.history.at(-1)?.output).toBe(1);
+  });
+
+  /** Starts a runner on a connection of its own and makes its process "crash" once it holds a delivery. */
+  async function crashOnDelivery(capability: string, maxAttempts: number, hung: Promise<void>): Promise<void> {
+    const conn = await connect({ servers: server.url });
+    let started!: () => void;
+    const holding = new Promise<void>((r) => (started = r));
+    await startDurableRunner({
+      nc: conn,
+      agentId: 'tap.durable-crash',
+      capability,
+      leaseMs: 300,
+      maxAttempts,
+      handler: async () => {
+        started();
+        await hung;
+      },
+    });
+    await holding;
+    await conn.close();
+  }
+
+  it('moves a record that ran out of deliveries to TAP_DEAD with MAX_ATTEMPTS, and off the queue (bindings-nats#dead-letters)', async () => {
+    let release!: () => void;
+    const hung = new Promise<void>((r) => (release = r));
+    const submitted = submitDurable(nc, { next_phase: 'work.poison', input: 'poison' });
+    // Two processes crash on the record in turn; a third watches the advisories.
+    await crashOnDelivery('work.poison', 2, hung);
+    await crashOnDelivery('work.poison', 2, hung);
+    const watcher = await runner({ capability: 'work.poison', maxAttempts: 2, handler: async () => 'never delivered' });
+    const { record } = await submitted;
+    const jsm = await jetstreamManager(nc);
+    let dead: TaskRecord | undefined;
+    const deadline = Date.now() + 5000;
+    while (!dead && Date.now() < deadline) {
+      const m = await jsm.streams
+        .getMessage(DEFAULT_NAMES.dead, { last_by_subj: deadSubject(DEFAULT_NAMES, 'work.poison') })
+        .catch(() => null);
+      if (m) dead = m.json<TaskRecord>();
+      else await sleep(50);
+    }
+    release();
+    expect(dead?.task_id).toBe(record.task_id);
+    expect(dead?.state.last_error?.code).toBe('MAX_ATTEMPTS');
+    expect(dead?.state.attempts).toBe(2);
+    expect(watcher.stats).toMatchObject({ completed: 0, deadLetters: 1 });
+    expect(await queued('work.poison')).toBe(0);
+  });
+
+  it('runs a task with an idempotency key once: the server drops a repeat within its window, the bucket past it (bindings-nats#idempotency)', async () => {
+    const runs: string[] = [];
+    const r = await runner({
+      capability: 'work.once',
+      handler: async ({ record }) => {
+        runs.push(record.task_id);
+        return 'effect';
+      },
+    });
+    const idempotency = { principal: 'alice', key: 'order-7' };
+    const first = await submitDurable(nc, { next_phase: 'work.once', input: 1 }, { idempotency });
+    const within = await submitDurable(nc, { next_phase: 'work.once', input: 1 }, { idempotency });
+    expect(within.duplicate).toBe(true);
+    await resultOf(first.record.task_id);
+    await sleep(1100);
+    const past = await submitDurable(nc, { next_phase: 'work.once', input: 1 }, { idempotency });
+    expect(past.duplicate).toBe(false);
+    const deadline = Date.now() + 5000;
+    while (r.stats.repeats === 0 && Date.now() < deadline) await sleep(25);
+    expect(r.stats.repeats).toBe(1);
+    expect(runs).toEqual([first.record.task_id]);
+  });
+
+  it('sets a consumer an earlier runner left with a shorter lease to its own, says so, and runs a long phase once', async () => {
+    const first = await runner({ capability: 'work.relet', leaseMs: 300, handler: async () => 'first' });
+    await first.stop();
+    const said: string[] = [];
+    const attempts: number[] = [];
+    await runner({
+      capability: 'work.relet',
+      leaseMs: 1500,
+      logger: (level, message) => said.push(`${level}: ${message}`),
+      handler: async ({ attempts: a }) => {
+        attempts.push(a);
+        await sleep(1000);
+        return 'slow';
+      },
+    });
+    expect(said).toEqual([
+      "warn: consumer tap-work_relet of TAP_TASKS had ack_wait 300 ms and max_deliver 5 (left by an earlier runner); set to this runner's lease of 1500 ms and 5 deliveries",
+    ]);
+    const info = await (await jetstreamManager(nc)).consumers.info(DEFAULT_NAMES.tasks, 'tap-work_relet');
+    expect(info.config.ack_wait).toBe(1500 * 1_000_000);
+    // At the old 300 ms the server would redeliver long before the phase ends: renewing every 500 ms is not enough.
+    const { record } = await submitDurable(nc, { next_phase: 'work.relet', input: null });
+    expect((await resultOf(record.task_id)).state.attempts).toBe(0);
+    expect(attempts).toEqual([0]);
+  });
+
+  it('names the consumer in the way when the work queue already gives the subject to another', async () => {
+    const jsm = await jetstreamManager(nc);
+    await jsm.consumers.add(DEFAULT_NAMES.tasks, {
+      durable_name: 'someone-else',
+      ack_policy: AckPolicy.Explicit,
+      filter_subject: 'tap.tasks.work.taken',
+    });
+    await expect(runner({ capability: 'work.taken', handler: async () => null })).rejects.toThrow(
+      /^cannot create consumer tap-work_taken of TAP_TASKS for tap\.tasks\.work\.taken: .*\. Consumer someone-else already takes it; if no runner serves it any more, delete it \(nats consumer rm TAP_TASKS someone-else\)$/,
+    );
+  });
+});

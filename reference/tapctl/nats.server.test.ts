@@ -1,0 +1,270 @@
+/**
+ * tapctl nats status|tasks|dead-letters|requeue|submit against a real nats-server, for people
+ * and with --json; the errors for an unreachable server, a server without JetStream, a missing
+ * stream and an unknown id; the commands from dist/, and the other commands without the NATS client.
+ */
+import { execFile } from 'node:child_process';
+import { resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { startDurableRunner, type DurableRunnerOptions } from '../jetstream/runner.ts';
+import { freePort, NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../transports/nats/nats-server.testkit.ts';
+import { HERE } from '../workspace/workspace.testkit.ts';
+import { runCli } from './cli.ts';
+import { BUILTIN_COMMANDS } from './commands.ts';
+import { findCommand, registerCommand } from './registry.ts';
+import { lacks, needing } from '../../test/system-tools.testkit.ts';
+
+if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
+const BIN = resolve(HERE, '../../bin/tapctl.mjs');
+const run = promisify(execFile);
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+// biome-ignore lint/suspicious/noExplicitAny: the JSON documents are checked member by member
+async function tapctl(...argv: string[]): Promise<{ code: number; out: string; err: string; json: () => any }> {
+  let out = '';
+  let err = '';
+  const code = await runCli(argv, { io: { out: (t) => void (out += t), err: (t) => void (err += t) } });
+  return { code, out, err, json: () => JSON.parse(out) };
+}
+
+async function until<T>(what: () => Promise<T | undefined>, ms = 5000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await what();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`not reached within ${ms} ms`);
+    await sleep(50);
+  }
+}
+
+describe('the NATS client library is loaded only by the nats commands', () => {
+  it('runs tapctl from dist/ with the NATS client made unloadable: other commands and nats --help still work', async () => {
+    const hook = `export async function resolve(s, c, next) { if (s.startsWith('@nats-io/')) throw new Error('loaded ' + s); return next(s, c); }`;
+    const register = `import { register } from 'node:module'; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hook)}`)});`;
+    const args = ['--import', `data:text/javascript,${encodeURIComponent(register)}`, BIN];
+    const [help, nats, status] = await Promise.all([
+      run(process.execPath, [...args, 'workspace', '--help']),
+      run(process.execPath, [...args, 'nats', '--help']),
+      // The hook does bite: a nats command that connects needs the library.
+      run(process.execPath, [...args, 'nats', 'status']).catch((e: { code: number; stderr: string }) => e),
+    ]);
+    expect(help.stdout).toContain('Usage: tapctl workspace');
+    expect(nats.stdout).toContain('Usage: tapctl nats');
+    expect(nats.stdout).toContain('dead-letters');
+    expect((status as { stderr: string }).stderr).toContain('loaded @nats-io/');
+  });
+});
+
+describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tapctl nats against a real nats-server'), () => {
+  let server: NatsServer;
+  let nc: NatsConnection;
+  const stops: Array<() => Promise<unknown>> = [];
+  beforeAll(async () => {
+    for (const c of BUILTIN_COMMANDS) if (!findCommand(c.name)) registerCommand(c);
+    server = await startNatsServer();
+    nc = await connect({ servers: server.url });
+  });
+  afterEach(async () => {
+    for (const s of stops.splice(0).reverse()) await s().catch(() => {});
+  });
+  afterAll(async () => {
+    await nc?.close();
+    await server?.stop();
+  });
+  const runner = async (o: Partial<DurableRunnerOptions> & Pick<DurableRunnerOptions, 'capability' | 'handler'>, conn = nc) => {
+    const r = await startDurableRunner({ nc: conn, agentId: 'tap.ops-test', leaseMs: 400, ...o });
+    stops.push(() => r.stop());
+    return r;
+  };
+
+  it('says which stream is missing before any runner made them, and status lists them as missing', async () => {
+    const tasks = await tapctl('nats', 'tasks', '--server', server.url);
+    expect(tasks.code).toBe(1);
+    expect(tasks.err).toContain('stream TAP_TASKS does not exist on this server');
+    expect(tasks.err).toContain(`where: ${server.url}`);
+    const json = await tapctl('nats', 'dead-letters', '--json', '-s', server.url);
+    expect(json.json().error.code).toBe('STREAM_MISSING');
+    const status = await tapctl('nats', 'status', '--json', '--server', server.url);
+    expect(status.code).toBe(0);
+    expect(status.json().server).toMatchObject({ url: server.url, name: 'tap-test' });
+    expect(status.json().streams.map((s: { name: string; exists: boolean }) => [s.name, s.exists])).toEqual([
+      ['TAP_TASKS', false],
+      ['TAP_RESULTS', false],
+      ['TAP_DEAD', false],
+      ['TAP_EVENTS', false],
+      ['KV_TAP_IDEMPOTENCY', false],
+    ]);
+    const submit = await tapctl('nats', 'submit', 'work.x', '{}', '--server', server.url);
+    expect(submit.code).toBe(1);
+    expect(submit.err).toContain('--create-streams');
+  });
+
+  it('submits a task, waits for its result, and reports it for people and as JSON', async () => {
+    await runner({ capability: 'ops.echo', handler: async ({ record }) => ({ echoed: record.context.current_input }) });
+    const human = await tapctl('nats', 'submit', 'ops.echo', '{"n":1}', '--wait', '--server', server.url);
+    expect(human.code).toBe(0);
+    expect(human.err).toMatch(/Queued task-\d{8}-[0-9a-f]{12} for ops\.echo/);
+    expect(human.out).toMatch(/completed by tap\.ops-test at attempt 1: \{"echoed":\{"n":1\}\}/);
+    const json = await tapctl('nats', 'submit', 'ops.echo', '"text"', '--wait', '--json', '--server', server.url);
+    expect(json.json()).toMatchObject({ status: 'completed', attempts: 0, output: { echoed: 'text' }, duplicate: false });
+    const bad = await tapctl('nats', 'submit', 'ops.echo', '{oops', '--server', server.url);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain('<input-json> is not JSON');
+  });
+
+  it('submits once per idempotency key: a repeat queues nothing and waits for the task that holds the key', async () => {
+    let runs = 0;
+    await runner({
+      capability: 'ops.once',
+      handler: async () => {
+        runs++;
+        return { run: runs };
+      },
+    });
+    const first = await tapctl('nats', 'submit', 'ops.once', '1', '--idempotency-key', 'order-7', '--wait', '--json', '-s', server.url);
+    const again = await tapctl('nats', 'submit', 'ops.once', '1', '--idempotency-key', 'order-7', '--wait', '--json', '-s', server.url);
+    expect(first.json()).toMatchObject({ duplicate: false, status: 'completed', output: { run: 1 } });
+    expect(again.json()).toMatchObject({ duplicate: true, task_id: first.json().task_id, output: { run: 1 } });
+    expect(runs).toBe(1);
+    const human = await tapctl('nats', 'submit', 'ops.once', '1', '--idempotency-key', 'order-7', '-s', server.url);
+    expect(human.out).toContain(`nothing new was queued; the task is ${first.json().task_id}`);
+  });
+
+  it('lists the queued records per capability with their attempt, and status counts them', async () => {
+    const ids: string[] = [];
+    for (const [cap, input] of [
+      ['ops.parked', { a: 1 }],
+      ['ops.parked', { a: 2 }],
+      ['ops.other', 'x'],
+    ] as const) {
+      const r = await tapctl('nats', 'submit', cap, JSON.stringify(input), '--json', '-s', server.url);
+      ids.push(r.json().task_id);
+    }
+    const all = (await tapctl('nats', 'tasks', '--json', '-s', server.url)).json();
+    expect(all.tasks.map((t: { task_id: string }) => t.task_id)).toEqual(ids);
+    expect(all.tasks[0]).toMatchObject({ capability: 'ops.parked', attempts: 0, delivery: 'waiting', input: { a: 1 } });
+    const one = (await tapctl('nats', 'tasks', '--capability', 'ops.other', '--json', '-s', server.url)).json();
+    expect(one.tasks.map((t: { task_id: string }) => t.task_id)).toEqual([ids[2]]);
+    const human = await tapctl('nats', 'tasks', '-s', server.url);
+    expect(human.out).toContain('3 of 3 records on TAP_TASKS');
+    expect(human.out).toMatch(new RegExp(`${ids[1]}\\s+attempt 1\\s+waiting for a runner\\s+\\{"a":2\\}`));
+    const status = await tapctl('nats', 'status', '-s', server.url);
+    expect(status.out).toMatch(/TAP_TASKS\s+task queue\s+3 messages/);
+    expect(status.out).toMatch(/ops\.parked\s+2\n/);
+    expect(status.out).toMatch(/tap-ops_echo\s+tap\.tasks\.ops\.echo\s+0 waiting\s+0 in flight/);
+  });
+
+  /** A runner in a "process" that holds its delivery and then vanishes: the record is never acknowledged. */
+  async function crashWhileHolding(capability: string): Promise<void> {
+    const conn = await connect({ servers: server.url });
+    let holding!: () => void;
+    const held = new Promise<void>((r) => (holding = r));
+    await startDurableRunner({
+      nc: conn,
+      agentId: 'tap.ops-crash',
+      capability,
+      leaseMs: 400,
+      maxAttempts: 1,
+      handler: () => {
+        holding();
+        return new Promise(() => {});
+      },
+    });
+    await held;
+    await conn.close();
+  }
+
+  async function deadIds(): Promise<string[]> {
+    return (await tapctl('nats', 'dead-letters', '--json', '-s', server.url))
+      .json()
+      .dead_letters.map((d: { task_id: string }) => d.task_id);
+  }
+
+  it('lists a dead letter with its reason and requeues it as a new attempt series, which can die again', async () => {
+    const submitted = (await tapctl('nats', 'submit', 'ops.poison', '"p"', '--json', '-s', server.url)).json();
+    await crashWhileHolding('ops.poison');
+    let watcher = await runner({ capability: 'ops.poison', maxAttempts: 1, handler: async () => 'never' });
+    await until(async () => ((await deadIds()).includes(submitted.task_id) ? true : undefined));
+    const dead = (await tapctl('nats', 'dead-letters', '--json', '-s', server.url)).json().dead_letters;
+    expect(dead).toEqual([
+      expect.objectContaining({
+        task_id: submitted.task_id,
+        capability: 'ops.poison',
+        attempts: 1,
+        reason: expect.objectContaining({ code: 'MAX_ATTEMPTS' }),
+      }),
+    ]);
+    const human = await tapctl('nats', 'dead-letters', '-s', server.url);
+    expect(human.out).toMatch(
+      new RegExp(`${submitted.task_id}\\s+ops\\.poison\\s+1 deliveries\\s+MAX_ATTEMPTS: the phase was delivered 1 times`),
+    );
+
+    // Requeued while no runner serves it, it dies a second time: a second dead letter, not a duplicate dropped.
+    await watcher.stop();
+    stops.splice(0);
+    const crash = crashWhileHolding('ops.poison');
+    const requeued = await tapctl('nats', 'requeue', submitted.task_id, '-s', server.url);
+    expect(requeued.code).toBe(0);
+    expect(requeued.out).toMatch(
+      new RegExp(
+        `Requeued ${submitted.task_id} to tap\\.tasks\\.ops\\.poison \\(queue sequence \\d+\\) after 1 deliveries \\(MAX_ATTEMPTS\\); a new attempt series starts at attempt 1; dead letter #\\d+ removed`,
+      ),
+    );
+    expect(await deadIds()).toEqual([]);
+    await crash;
+    watcher = await runner({ capability: 'ops.poison', maxAttempts: 1, handler: async () => 'never' });
+    await until(async () => ((await deadIds()).includes(submitted.task_id) ? true : undefined));
+    const again = (await tapctl('nats', 'dead-letters', '--json', '-s', server.url)).json().dead_letters[0];
+    expect(again.attempts).toBe(1);
+
+    // Requeued with a runner that finishes it: the result comes at attempt 0 of the new series.
+    await watcher.stop();
+    stops.splice(0);
+    await runner({ capability: 'ops.poison', maxAttempts: 1, handler: async ({ attempts }) => ({ attempts }) });
+    const all = (await tapctl('nats', 'requeue', '--all', '--json', '-s', server.url)).json();
+    expect(all.requeued).toEqual([expect.objectContaining({ task_id: submitted.task_id, previous_attempts: 1 })]);
+    const result = await until(async () => {
+      const m = await (await import('@nats-io/jetstream'))
+        .jetstreamManager(nc)
+        .then((jsm) => jsm.streams.getMessage('TAP_RESULTS', { last_by_subj: `tap.results.${submitted.task_id}` }));
+      return m?.json<{ state: { status: string; attempts: number } }>();
+    });
+    expect(result.state).toMatchObject({ status: 'completed', attempts: 0 });
+    expect((await tapctl('nats', 'requeue', '--all', '-s', server.url)).out).toContain('nothing to requeue');
+  });
+
+  it('refuses an unknown id without moving anything, and says how to list the dead letters', async () => {
+    const r = await tapctl('nats', 'requeue', 'task-20260101-000000000000', '-s', server.url);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('no dead letter with task id task-20260101-000000000000 in TAP_DEAD');
+    expect(r.err).toContain('tapctl nats dead-letters lists');
+    expect((await tapctl('nats', 'requeue', '-s', server.url)).code).toBe(2);
+  });
+
+  it('says that a server is unreachable, and that JetStream is off', async () => {
+    const nobody = `nats://127.0.0.1:${await freePort()}`;
+    const down = await tapctl('nats', 'status', '--server', nobody);
+    expect(down.code).toBe(1);
+    expect(down.err).toContain('cannot reach the NATS server');
+    expect(down.err).toContain(`where: ${nobody}`);
+    expect(down.err).toContain('Is nats-server running there');
+    const plain = await startNatsServer({ jetstream: false });
+    try {
+      const off = await tapctl('nats', 'tasks', '--json', '--server', plain.url);
+      expect(off.code).toBe(1);
+      expect(off.json().error.code).toBe('JETSTREAM_OFF');
+      expect(off.err).toContain('start nats-server with -js');
+    } finally {
+      await plain.stop();
+    }
+  });
+
+  it('works from dist/ as the shipped tapctl', async () => {
+    const { stdout } = await run(process.execPath, [BIN, 'nats', 'status', '--json', '--server', server.url]);
+    const st = JSON.parse(stdout);
+    expect(st.streams.find((s: { name: string }) => s.name === 'TAP_TASKS')).toMatchObject({ exists: true, replicas: 1 });
+    expect(st.consumers.map((c: { name: string }) => c.name)).toContain('tap-ops_poison');
+  });
+});
