@@ -5,6 +5,7 @@
 import { parseNatsUrl } from '../reference/transports/nats/url.ts';
 import { parseArgs } from 'node:util';
 import { PROFILES, type Profile } from './case.ts';
+import type { Probe, RunEnv } from './context.ts';
 import type { BindingTarget } from './target.ts';
 import type { TrustFile } from '../reference/trust.ts';
 
@@ -72,6 +73,32 @@ export const HARNESS_ID = 'tap-conform';
 export const HARNESS_SIGNED_ID = 'tap-conform.hmac';
 /** The scopes of the tokens a run mints unless --jwt-scope says otherwise: the permission tap.test.guarded requires. */
 export const DEFAULT_JWT_SCOPE = 'tap.test.write';
+
+/** What a run's environment takes from its command line, whatever its target (the rest of RunEnv is the target's). */
+export function runSettings(
+  cfg: Config,
+): Pick<RunEnv, 'selfId' | 'stepTimeoutMs' | 'timeScale' | 'seed' | 'runs' | 'path' | 'debug' | 'shared'> {
+  return {
+    selfId: HARNESS_ID,
+    stepTimeoutMs: cfg.timeoutMs * cfg.timeScale,
+    timeScale: cfg.timeScale,
+    seed: cfg.seed,
+    runs: cfg.runs,
+    path: cfg.path,
+    debug: cfg.debug,
+    shared: new Map(),
+  };
+}
+
+/**
+ * The environment of a run once its probe is done. A fresh agent may take a while to start, more
+ * so when cases run in parallel: its first reply may take three times the probe's start-up plus
+ * 2 s, and never less than 30 s.
+ */
+export function probedEnv(cfg: Pick<Config, 'timeScale'>, base: Omit<RunEnv, 'probe' | 'startupMs'>, found: Probe): RunEnv {
+  const startupMs = Math.max(base.stepTimeoutMs, ((found.startupMs ?? 0) * 3 + 2000) * cfg.timeScale, 30_000 * cfg.timeScale);
+  return { ...base, probe: found, startupMs };
+}
 
 export type Parsed = { ok: true; config: Config } | { ok: false; error: string };
 

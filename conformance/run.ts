@@ -15,9 +15,10 @@ import {
   DEFAULT_SEED,
   DEFAULT_JWT_SCOPE,
   DEFAULT_TIMEOUT_MS,
-  HARNESS_ID,
   HARNESS_SIGNED_ID,
   type LevelTarget,
+  probedEnv,
+  runSettings,
   shellQuote,
 } from './options.ts';
 import { type BaselineCheck, checkBaseline, readBaseline } from './report/baseline.ts';
@@ -304,16 +305,9 @@ async function runTarget(cfg: Config, given: BindingTarget, cases: Case[], hooks
   const base: Omit<RunEnv, 'probe' | 'startupMs'> = {
     target,
     ...(security ? { security } : {}),
-    selfId: HARNESS_ID,
+    ...runSettings(cfg),
     key: runKey(cfg, target),
-    stepTimeoutMs: cfg.timeoutMs * cfg.timeScale,
-    timeScale: cfg.timeScale,
-    seed: cfg.seed,
-    runs: cfg.runs,
-    path: cfg.path,
     replay: (id, extra) => replayCommand(cfg, id, extra, target),
-    debug: cfg.debug,
-    shared: new Map(),
     ...(cfg.registry
       ? {
           registry: {
@@ -338,10 +332,7 @@ async function runTarget(cfg: Config, given: BindingTarget, cases: Case[], hooks
   const load = loadNote(target, found.card, selected, jobs);
   if (load) hooks.log?.(load);
   if (target.kind === 'nats' && !found.stop) await oneProcess(target.url, base.stepTimeoutMs, target.tls);
-  // A fresh agent may take a while to start, more so when cases run in parallel: its first reply
-  // may take three times the probe's start-up plus 2 s, and never less than 30 s.
-  const startupMs = Math.max(base.stepTimeoutMs, ((found.startupMs ?? 0) * 3 + 2000) * cfg.timeScale, 30_000 * cfg.timeScale);
-  const env: RunEnv = { ...base, probe: found, startupMs };
+  const env = probedEnv(cfg, base, found);
   const progress = hooks.onProgress?.(target);
   const transcriptsDir = cfg.transcripts && cfg.targets.length > 1 ? join(cfg.transcripts, target.kind) : cfg.transcripts;
   const results = await runCases(selected, env, jobs, cfg.repeat, {

@@ -7,7 +7,7 @@
 import type { Case } from '../case.ts';
 import type { RunEnv } from '../context.ts';
 import { newKey } from '../mac.ts';
-import { HARNESS_ID, HARNESS_SIGNED_ID, shellQuote, type Config } from '../options.ts';
+import { HARNESS_ID, HARNESS_SIGNED_ID, probedEnv, runSettings, shellQuote, type Config } from '../options.ts';
 import { checkBaseline, readBaseline, type BaselineCheck } from '../report/baseline.ts';
 import { buildReport, type Report } from '../report/model.ts';
 import { finishRun, toolVersion } from '../report/finish.ts';
@@ -91,22 +91,14 @@ export async function certifyWorkspace(
     const display = `--workspace ${shellQuote(run.root)} -- ${target.display}`;
     const wsTarget: TargetSpec = { kind: 'workspace', display, open: (o) => run.open(o) };
     const base: Omit<RunEnv, 'probe' | 'startupMs'> = {
+      ...runSettings(cfg),
       target: wsTarget,
-      selfId: HARNESS_ID,
       key,
-      stepTimeoutMs: cfg.timeoutMs * cfg.timeScale,
-      timeScale: cfg.timeScale,
-      seed: cfg.seed,
-      runs: cfg.runs,
-      path: cfg.path,
       replay: (id, extra) => workspaceReplay(cfg, wo, id, extra),
-      debug: cfg.debug,
-      shared: new Map(),
     };
     found = await probe(base);
     if (found.problem && cfg.debug) err.write(`tap-conform: the first handshake over mailboxes failed: ${found.problem}\n`);
-    const startupMs = Math.max(base.stepTimeoutMs, ((found.startupMs ?? 0) * 3 + 2000) * cfg.timeScale, 30_000 * cfg.timeScale);
-    const env: RunEnv = { ...base, probe: found, startupMs };
+    const env = probedEnv(cfg, base, found);
     const progress = progressLine(err, paint);
     const hooks = {
       onProgress: (done: number, total: number, running: string[]) => progress.update(done, total, running),

@@ -1,24 +1,20 @@
 /** nats-durable profile, Dead letters (spec: bindings-nats#dead-letters). */
-import { type Case, defineCase } from '../../case.ts';
-import { durable, NATS, states } from './kit.ts';
-import { notTested } from '../../verdict.ts';
+import type { Case } from '../../case.ts';
+import { deliveriesOf, durableCase, FAIL_RETRYABLY, states } from './kit.ts';
 import { check, show, verdictOf } from '../kit.ts';
 import { deadSubject, DEFAULT_NAMES as S } from '../../../reference/jetstream/names.ts';
 
 export const cases: Case[] = [
-  defineCase({
+  durableCase({
     id: 'nats-durable.dead-letter',
     title: 'A record that ran out of deliveries is in TAP_DEAD, failed with MAX_ATTEMPTS and its delivery count, and off the queue',
-    profile: 'nats-durable',
     requirements: ['TAP-NATS-021', 'TAP-NATS-029'],
-    needs: { ...NATS, capabilities: ['tap.test.fail'] },
+    capability: 'tap.test.fail',
     budgetMs: 40_000,
-    run: durable(async (ctx, view, queue) => {
-      const q = queue('tap.test.fail');
-      if (q.maxDeliver < 1 || q.maxDeliver > 20)
-        return notTested(`tap.test.fail's queue delivers a record ${q.maxDeliver} times; this case needs 1 to 20`);
+    run: async (ctx, view, q) => {
+      deliveriesOf(q, 1);
       const mark = await view.deadMark();
-      const { record, seq } = await view.publish('tap.test.fail', { code: 'BUSY', retryable: true, message: 'retry me' });
+      const { record, seq } = await view.publish('tap.test.fail', FAIL_RETRYABLY);
       // The deliveries first (each failing at once), then the advisory's dead letter within moments.
       await view.stream(record.task_id, (e) => states(e).length >= q.maxDeliver, ctx.scaled(q.maxDeliver * q.ackWaitMs + 10_000));
       const dead = await view.dead('tap.test.fail', record.task_id, mark, ctx.scaled(q.ackWaitMs + 2000));
@@ -57,6 +53,6 @@ export const cases: Case[] = [
         ),
         check(off, `the dead letter is still on ${S.tasks}`, 'deleted from the queue', 'still queued'),
       );
-    }),
+    },
   }),
 ];

@@ -1,6 +1,6 @@
 /** nats-durable profile, Event streams (spec: bindings-nats#event-streams). */
-import { type Case, defineCase } from '../../case.ts';
-import { durable, hasResult, NATS, numbered, plantEvents, randomKey } from './kit.ts';
+import type { Case } from '../../case.ts';
+import { durableCase, hasResult, numbered, plantEvents, randomKey } from './kit.ts';
 import { recordFromDraft, type TaskRecord } from '../../../reference/workspace/record.ts';
 import { DEFAULT_NAMES as S, taskSubject } from '../../../reference/jetstream/names.ts';
 import { check, show, Stop, verdictOf } from '../kit.ts';
@@ -8,14 +8,12 @@ import { notTested, skipped } from '../../verdict.ts';
 import { connectTarget, type Entry } from './durable-view.ts';
 
 export const cases: Case[] = [
-  defineCase({
+  durableCase({
     id: 'nats-durable.result.stored-result',
     title: 'A delivery whose task stream already ends with a task.result stores that result as the finished record and does not run again',
-    profile: 'nats-durable',
     requirements: ['TAP-NATS-035'],
-    needs: { ...NATS, capabilities: ['tap.test.echo'] },
-    run: durable(async (ctx, view, queue) => {
-      queue('tap.test.echo');
+    capability: 'tap.test.echo',
+    run: async (ctx, view) => {
       if (view.signingKey)
         return skipped(
           "with --signing-key the agent's runners hold a trust file and take a stored task.result only when a runner signed it (TAP-NATS-039), which the harness cannot: nats-durable.signed.stored-result checks that instead",
@@ -66,16 +64,14 @@ export const cases: Case[] = [
           show(entries.map((e) => e.message.type)),
         ),
       );
-    }),
+    },
   }),
-  defineCase({
+  durableCase({
     id: 'nats-durable.resume.replay',
     title: 'A requester that lost its connection resumes a durable task from last_sequence out of TAP_EVENTS',
-    profile: 'nats-durable',
     requirements: ['TAP-NATS-022', 'TAP-NATS-023', 'TAP-NATS-031', 'TAP-NATS-032'],
-    needs: { ...NATS, capabilities: ['tap.test.stream'] },
-    run: durable(async (ctx, view, queue) => {
-      queue('tap.test.stream');
+    capability: 'tap.test.stream',
+    run: async (ctx, view) => {
       const count = 4;
       const { record } = await view.publish('tap.test.stream', { count, interval_ms: 50 });
       // A requester follows the stream on a connection of its own, and loses it after two messages.
@@ -139,6 +135,6 @@ export const cases: Case[] = [
             show(result.message.payload),
           ),
       );
-    }),
+    },
   }),
 ];

@@ -1,18 +1,16 @@
 /** nats-durable profile, Idempotency over redelivery (spec: bindings-nats#idempotency). */
-import { type Case, defineCase } from '../../case.ts';
-import { durable, NATS, randomKey } from './kit.ts';
+import type { Case } from '../../case.ts';
+import { durableCase, randomKey } from './kit.ts';
 import { check, show, verdictOf } from '../kit.ts';
 import { DEFAULT_NAMES as S } from '../../../reference/jetstream/names.ts';
 
 export const cases: Case[] = [
-  defineCase({
+  durableCase({
     id: 'nats-durable.idempotency.repeat',
     title: "A repeat under the same idempotency key runs once, inside the server's window and past it (through TAP_IDEMPOTENCY)",
-    profile: 'nats-durable',
     requirements: ['TAP-NATS-024', 'TAP-NATS-033'],
-    needs: { ...NATS, capabilities: ['tap.test.counter'] },
-    run: durable(async (ctx, view, queue) => {
-      const q = queue('tap.test.counter');
+    capability: 'tap.test.counter',
+    run: async (ctx, view, q) => {
       const idempotency = { principal: view.principal, key: randomKey() };
       const input = { key: idempotency.key };
       const first = await view.publish('tap.test.counter', input, { idempotency });
@@ -62,6 +60,6 @@ export const cases: Case[] = [
           show(repeatStream.map((e) => e.message.type)),
         ),
       );
-    }),
+    },
   }),
 ];

@@ -1,25 +1,21 @@
 /** nats-durable profile, Retries (spec: bindings-nats#retries). */
-import { type Case, defineCase } from '../../case.ts';
-import { durable, hasResult, NATS, numbered, states } from './kit.ts';
-import { notTested } from '../../verdict.ts';
+import type { Case } from '../../case.ts';
+import { deliveriesOf, durableCase, FAIL_RETRYABLY, hasResult, numbered, states } from './kit.ts';
 import { check, show, verdictOf } from '../kit.ts';
 
 export const cases: Case[] = [
-  defineCase({
+  durableCase({
     id: 'nats-durable.attempts.delivery-count',
     title: 'Each delivery of a record that keeps failing retryably runs with the attempt number of its delivery count',
-    profile: 'nats-durable',
     spec: 'bindings-nats#retries',
     reason:
       "the deliveries of a record that keeps failing are the subject of Retries; the rule it checks is the task queue's count (TAP-NATS-019)",
     requirements: ['TAP-NATS-019', 'TAP-NATS-028', 'TAP-NATS-030', 'TAP-NATS-031'],
-    needs: { ...NATS, capabilities: ['tap.test.fail'] },
+    capability: 'tap.test.fail',
     budgetMs: 40_000,
-    run: durable(async (ctx, view, queue) => {
-      const q = queue('tap.test.fail');
-      if (q.maxDeliver < 2 || q.maxDeliver > 20)
-        return notTested(`tap.test.fail's queue delivers a record ${q.maxDeliver} times; this case needs 2 to 20`);
-      const { record } = await view.publish('tap.test.fail', { code: 'BUSY', retryable: true, message: 'retry me' });
+    run: async (ctx, view, q) => {
+      deliveriesOf(q, 2);
+      const { record } = await view.publish('tap.test.fail', FAIL_RETRYABLY);
       const entries = await view.stream(
         record.task_id,
         (e) => states(e).length >= q.maxDeliver || hasResult(e),
@@ -57,6 +53,6 @@ export const cases: Case[] = [
         ),
         numbered(entries, 'over the redeliveries'),
       );
-    }),
+    },
   }),
 ];

@@ -3,10 +3,10 @@
  * unsigned or forged record is a dead letter, and a task.result no runner signed does not decide a
  * task's outcome.
  */
-import { type Case, defineCase } from '../../case.ts';
+import type { Case } from '../../case.ts';
 import { unimplemented } from '../../verdict.ts';
 import { check, show, verdictOf } from '../kit.ts';
-import { deadLetters, durable, hasResult, NATS, plantEvents, randomKey } from './kit.ts';
+import { deadLetters, durableCase, type DurableCase, hasResult, plantEvents, randomKey } from './kit.ts';
 import { newSigningKey } from '../../../reference/trust.ts';
 import type { TaskRecord } from '../../../reference/workspace/record.ts';
 
@@ -19,18 +19,19 @@ const NO_KEY = unimplemented(
   'no signing key was given: for an agent whose durable runners hold a trust file, pass --signing-key with the key of a principal in it',
 );
 
+/** A case of signed records: with the run's signing key it runs, without it is UNIMPLEMENTED. */
+const signedCase = (d: DurableCase): Case =>
+  durableCase({ ...d, run: async (ctx, view, queue) => (view.signingKey ? d.run(ctx, view, queue) : NO_KEY) });
+
 export const cases: Case[] = [
-  defineCase({
+  signedCase({
     id: 'nats-durable.signed.refused',
     title:
       "With a trust file, an unsigned record, one altered after signing, one signed by a stranger and one that claims another principal's idempotency key are dead letters, never run; a signed record runs",
-    profile: 'nats-durable',
     requirements: ['TAP-NATS-038'],
-    needs: { ...NATS, capabilities: ['tap.test.counter'] },
-    run: durable(async (ctx, view, queue) => {
-      // tap.test.counter's queue: no other case of the profile makes dead letters there.
-      queue('tap.test.counter');
-      if (!view.signingKey) return NO_KEY;
+    // tap.test.counter's queue: no other case of the profile makes dead letters there.
+    capability: 'tap.test.counter',
+    run: async (ctx, view) => {
       const mark = await view.deadMark();
       const marker = randomKey();
       const stranger = newSigningKey('tap-conform.stranger');
@@ -83,17 +84,14 @@ export const cases: Case[] = [
           show(done?.state),
         ),
       );
-    }),
+    },
   }),
-  defineCase({
+  signedCase({
     id: 'nats-durable.signed.stored-result',
     title: 'With a trust file, a task.result that no runner signed, stored in the stream before the task ran, does not decide its outcome',
-    profile: 'nats-durable',
     requirements: ['TAP-NATS-039'],
-    needs: { ...NATS, capabilities: ['tap.test.echo'] },
-    run: durable(async (ctx, view, queue) => {
-      queue('tap.test.echo');
-      if (!view.signingKey) return NO_KEY;
+    capability: 'tap.test.echo',
+    run: async (ctx, view) => {
       const input = { conformance: randomKey(), from: 'the record' };
       const planted = { conformance: randomKey(), from: 'a planted task.result' };
       // Before the record is queued, its task's stream gets a task.result that names the agent as its source, unsigned.
@@ -123,6 +121,6 @@ export const cases: Case[] = [
           show(entries.map((e) => e.message.type)),
         ),
       );
-    }),
+    },
   }),
 ];

@@ -1,8 +1,8 @@
 /** nats-durable profile, The durable task queue (spec: bindings-nats#task-queue). */
 import type { CaseContext } from '../../context.ts';
 import { seconds } from './durable-survey.ts';
-import { type Case, defineCase } from '../../case.ts';
-import { deadLetters, durable, hasResult, NATS, randomKey, states } from './kit.ts';
+import type { Case } from '../../case.ts';
+import { deadLetters, durableCase, hasResult, randomKey, states } from './kit.ts';
 import { DEFAULT_NAMES as S, deadSubject, taskSubject } from '../../../reference/jetstream/names.ts';
 import type { TaskRecord } from '../../../reference/workspace/record.ts';
 import { check, show, verdictOf } from '../kit.ts';
@@ -36,14 +36,12 @@ async function waiting<T>(ctx: CaseContext, what: string, expectedMs: number, p:
 }
 
 export const cases: Case[] = [
-  defineCase({
+  durableCase({
     id: 'nats-durable.queue.work-queue',
     title: 'The stream TAP_TASKS has work-queue retention',
-    profile: 'nats-durable',
     requirements: ['TAP-NATS-016'],
-    needs: { ...NATS, capabilities: ['tap.test.echo'] },
-    run: durable(async (_ctx, view, queue) => {
-      queue('tap.test.echo');
+    capability: 'tap.test.echo',
+    run: async (_ctx, view) => {
       const info = await view.jsm.streams.info(S.tasks);
       return verdictOf(
         'work-queue retention',
@@ -54,16 +52,14 @@ export const cases: Case[] = [
           show(info.config.retention),
         ),
       );
-    }),
+    },
   }),
-  defineCase({
+  durableCase({
     id: 'nats-durable.result.before-ack',
     title: 'A finished phase leaves the queue only after its finished record is stored, attempts 0, and its task.result before that',
-    profile: 'nats-durable',
     requirements: ['TAP-NATS-019', 'TAP-NATS-020', 'TAP-NATS-032'],
-    needs: { ...NATS, capabilities: ['tap.test.echo'] },
-    run: durable(async (ctx, view, queue) => {
-      queue('tap.test.echo');
+    capability: 'tap.test.echo',
+    run: async (ctx, view) => {
       const input = { conformance: randomKey() };
       const { record, seq } = await view.publish('tap.test.echo', input);
       const gone = await view.drained(seq, ctx.scaled(10_000));
@@ -104,18 +100,16 @@ export const cases: Case[] = [
             show(result.message.payload),
           ),
       );
-    }),
+    },
   }),
-  defineCase({
+  durableCase({
     id: 'nats-durable.lease.renewal',
     title: 'A task that runs longer than ack_wait is delivered once: the agent renews its lease',
-    profile: 'nats-durable',
     requirements: ['TAP-NATS-018'],
-    needs: { ...NATS, capabilities: ['tap.test.sleep'] },
+    capability: 'tap.test.sleep',
     // The longest wait: 2.5 leases of the longest lease this case waits out, then one more lease.
     budgetMs: LONGEST_LEASE_MS * 3.5 + 20_000,
-    run: durable(async (ctx, view, queue) => {
-      const q = queue('tap.test.sleep');
+    run: async (ctx, view, q) => {
       if (q.ackWaitMs > LONGEST_LEASE_MS)
         return notTested(
           `the lease of tap.test.sleep is ${seconds(q.ackWaitMs)} (the ack_wait of consumer ${q.consumer}), longer than the ${seconds(LONGEST_LEASE_MS)} this case waits out (a task of 2.5 leases; see tap-conform --help): start the agent with a shorter lease to test its renewal`,
@@ -155,17 +149,15 @@ export const cases: Case[] = [
             show(done.state.attempts),
           ),
       );
-    }),
+    },
   }),
-  defineCase({
+  durableCase({
     id: 'nats-durable.record.invalid',
     title:
       "A queue message that is not a task record of the queue (a wildcard task_id, null, an array, another capability's record) is a dead letter at once, never run and never finished with another task's result",
-    profile: 'nats-durable',
     requirements: ['TAP-NATS-037'],
-    needs: { ...NATS, capabilities: ['tap.test.echo'] },
-    run: durable(async (ctx, view, queue) => {
-      queue('tap.test.echo');
+    capability: 'tap.test.echo',
+    run: async (ctx, view) => {
       // A task whose finished record and stream are stored: a lookup widened by a wildcard finds them.
       const victim = await view.publish('tap.test.echo', { conformance: randomKey(), victim: 'its output' });
       if (!(await view.finished(victim.record.task_id, ctx.scaled(10_000))))
@@ -239,6 +231,6 @@ export const cases: Case[] = [
         ),
         check(queued.length === 0, `${queued.length} of the messages are still on ${S.tasks}`, 'none left', show(queued)),
       );
-    }),
+    },
   }),
 ];

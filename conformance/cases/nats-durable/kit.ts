@@ -1,43 +1,49 @@
 /** Steps that several case files of the nats-durable profile share. */
+import { defineCase, type Case, type Override } from '../../case.ts';
 import { DurableView, type Entry, type Queue } from './durable-view.ts';
 import type { TaskRecord } from '../../../reference/workspace/record.ts';
 import type { CaseContext } from '../../context.ts';
-import { harnessError, type Outcome } from '../../verdict.ts';
+import { harnessError, notTested, type Outcome } from '../../verdict.ts';
 import { check, show, Stop } from '../kit.ts';
 import { findingOutcome, surveyOf } from './durable-survey.ts';
 import { DEFAULT_NAMES as S, eventSubject } from '../../../reference/jetstream/names.ts';
 
-export const NATS = { binding: 'nats' as const };
-
-/** The agent's own queue for a capability, as the survey found it; stops the case when it has none. */
-export type QueueOf = (capability: string) => Queue;
+/** A case of the profile, as its file writes it: the one capability whose queue it uses stands for its needs. */
+export type DurableCase = Omit<Case, 'level' | 'spec' | 'profile' | 'needs' | 'run'> &
+  Override & {
+    /** The conformance capability whose queue the case publishes to: it needs that capability, over NATS. */
+    capability: string;
+    /** The body, given the harness's view of the agent's streams and the capability's queue as the survey found it. */
+    run: (ctx: CaseContext, view: DurableView, queue: Queue) => Promise<Outcome>;
+  };
 
 /**
- * Runs a case body against the agent's own queues: the run's survey first (a profile that does not
- * apply, or queues another agent serves, end every case alike), then a DurableView of its own.
- * A Stop it throws ends the case like one the body throws (defineCase runs it inside attempt).
+ * Defines a case against the agent's own queue of one capability: the run's survey first (a
+ * profile that does not apply, or queues another agent serves, end every case alike; a capability
+ * whose queue is not the agent's ends this one), then a DurableView of its own. A Stop ends the
+ * case with its outcome, as in any case (defineCase runs the body inside attempt).
  */
-export function durable(
-  body: (ctx: CaseContext, view: DurableView, queue: QueueOf) => Promise<Outcome>,
-): (ctx: CaseContext) => Promise<Outcome> {
-  return async (ctx) => {
-    const survey = await surveyOf(ctx);
-    if (survey.stop) return survey.stop;
-    const queue: QueueOf = (capability) => {
-      const f = survey.findings.get(capability) ?? { kind: 'none' };
-      if (f.kind === 'own') return f.queue;
-      throw new Stop(findingOutcome(capability, f)!);
-    };
-    let view: DurableView | undefined;
-    try {
-      view = await DurableView.open(ctx).catch((err: Error) => {
-        throw new Stop(harnessError(`the harness could not reach JetStream on the server again (${err.message})`));
-      });
-      return await body(ctx, view, queue);
-    } finally {
-      await view?.close();
-    }
-  };
+export function durableCase({ capability, run, ...head }: DurableCase): Case {
+  return defineCase({
+    ...head,
+    profile: 'nats-durable',
+    needs: { binding: 'nats', capabilities: [capability] },
+    run: async (ctx) => {
+      const survey = await surveyOf(ctx);
+      if (survey.stop) return survey.stop;
+      let view: DurableView | undefined;
+      try {
+        view = await DurableView.open(ctx).catch((err: Error) => {
+          throw new Stop(harnessError(`the harness could not reach JetStream on the server again (${err.message})`));
+        });
+        const f = survey.findings.get(capability) ?? { kind: 'none' };
+        if (f.kind !== 'own') throw new Stop(findingOutcome(capability, f)!);
+        return await run(ctx, view, f.queue);
+      } finally {
+        await view?.close();
+      }
+    },
+  });
 }
 
 export const states = (entries: Entry[]): Entry[] =>
@@ -95,4 +101,17 @@ export async function deadLetters(
     if (found.length >= n || Date.now() > deadline) return found;
     await ctx.sleep(50);
   }
+}
+
+/** The input of tap.test.fail that fails each delivery of its record retryably, so that the queue delivers it again. */
+export const FAIL_RETRYABLY = { code: 'BUSY', retryable: true, message: 'retry me' };
+
+/**
+ * The deliveries of a record on `q`: a case that waits for each of them stops NOT-TESTED unless the
+ * queue delivers a record `fewest` to 20 times.
+ */
+export function deliveriesOf(q: Queue, fewest: number): number {
+  if (q.maxDeliver < fewest || q.maxDeliver > 20)
+    throw new Stop(notTested(`${q.capability}'s queue delivers a record ${q.maxDeliver} times; this case needs ${fewest} to 20`));
+  return q.maxDeliver;
 }

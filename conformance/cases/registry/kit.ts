@@ -85,6 +85,17 @@ export async function currentEntry(kv: KV, agentId: string): Promise<{ entry: Re
   return { entry: write.value as RegistryEntry, write };
 }
 
+/**
+ * The agent's current entry and its heartbeat_ms, which a case that waits out several heartbeats
+ * needs within 15 s: a longer one stops it with a harness error that says why (`waits`).
+ */
+export async function entryWithHeartbeat(kv: KV, agentId: string, waits: string): Promise<{ entry: RegistryEntry; hb: number }> {
+  const { entry } = await currentEntry(kv, agentId);
+  const hb = entry.heartbeat_ms;
+  if (hb > 15_000) throw new Stop(harnessError(`heartbeat_ms ${hb} is too long for this case's budget (${waits})`));
+  return { entry, hb };
+}
+
 /** Collects the key's writes (the current one first) until `done` holds (checked as writes come and every 20 ms) or `ms` pass. */
 export async function watchKey(kv: KV, agentId: string, ms: number, done: (writes: Write[]) => boolean = () => false): Promise<Write[]> {
   const writes: Write[] = [];

@@ -1,8 +1,8 @@
 /** registry profile, Heartbeats (spec: registry#heartbeats). */
 import { type Case, defineCase } from '../../case.ts';
-import { allowance, currentEntry, REG, watchKey, withBucket, type Write } from './kit.ts';
+import { allowance, currentEntry, entryWithHeartbeat, REG, watchKey, withBucket, type Write } from './kit.ts';
 import { check, require, show, verdictOf } from '../kit.ts';
-import { fail, harnessError, type Outcome } from '../../verdict.ts';
+import { fail, type Outcome } from '../../verdict.ts';
 import type { RegistryEntry } from '../../../reference/mesh/entry.ts';
 import { refusalOf } from '../../../reference/mesh/signature.ts';
 
@@ -100,9 +100,7 @@ export const cases: Case[] = [
     budgetMs: 60_000,
     run: (ctx) =>
       withBucket(ctx, async (kv, agentId) => {
-        const { entry } = await currentEntry(kv, agentId);
-        const hb = entry.heartbeat_ms;
-        if (hb > 15_000) return harnessError(`heartbeat_ms ${hb} is too long for this case's budget (it waits two heartbeats twice)`);
+        const { entry, hb } = await entryWithHeartbeat(kv, agentId, 'it waits two heartbeats twice');
         // The agent finds the write at its next heartbeat at the latest, and writes its entry again then.
         const limit = 2 * hb + allowance(ctx, hb);
         const trust = ctx.env.registry?.trust;

@@ -1,8 +1,7 @@
 /** registry profile, Load (spec: registry#load). */
-import { allowance, currentEntry, REG, watchKey, withBucket, type Write } from './kit.ts';
+import { allowance, entryWithHeartbeat, REG, watchKey, withBucket, type Write } from './kit.ts';
 import type { RegistryEntry } from '../../../reference/mesh/entry.ts';
 import { type Case, defineCase } from '../../case.ts';
-import { harnessError } from '../../verdict.ts';
 import { check, need, require, show, verdictOf } from '../kit.ts';
 import { collectUntilResult, startTask } from '../../steps.ts';
 
@@ -21,9 +20,7 @@ export const cases: Case[] = [
     budgetMs: 60_000,
     run: (ctx) =>
       withBucket(ctx, async (kv, agentId) => {
-        const { entry } = await currentEntry(kv, agentId);
-        const hb = entry.heartbeat_ms;
-        if (hb > 15_000) return harnessError(`heartbeat_ms ${hb} is too long for this case's budget (tasks would sleep over 30 s)`);
+        const { entry, hb } = await entryWithHeartbeat(kv, agentId, 'tasks would sleep over 30 s');
         const base = entry.load.running_tasks;
         const limit = hb + allowance(ctx, hb);
         const peer = need(await ctx.session());
