@@ -72,8 +72,10 @@ function extensions(names: CertificateNames): Buffer {
 /** A self-signed client certificate and its key, both PEM, valid from an hour ago for a day. */
 export function selfSignedClientCertificate(names: CertificateNames): { cert: string; key: string } {
   const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+  // A positive INTEGER in its minimal DER form: the first byte neither sets the sign bit nor is 0
+  // (a 0 before a byte below 0x80 is the padding DER forbids, and TLS libraries refuse it).
   const serial = randomBytes(8);
-  serial[0] = serial[0]! & 0x7f;
+  serial[0] = (serial[0]! & 0x3f) | 0x40;
   const name = seq(der(0x31, seq(oid('2.5.4.3'), utf8(names.cn ?? 'tap-conform untrusted client'))));
   const now = Date.now();
   const tbs = seq(

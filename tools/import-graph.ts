@@ -92,6 +92,7 @@ export const TOOLS_LAYERS: readonly (readonly string[])[] = [
     'listening-agent.ts',
     'module-imports.ts',
     'import-cycles.ts',
+    'certify-judge.ts',
   ],
   ['optional-peers.ts'],
   ['site/', 'build.ts'],
