@@ -1,11 +1,12 @@
 /**
- * A conformance case is data plus a run function: a stable id, the spec anchor, the requirement
- * ids it proves (their sentences are read from spec/1.0/requirements.json), its level and
- * profile, what it needs from the agent, and `run`, which returns an Outcome value
- * (spec: conformance#cases).
+ * A conformance case is data plus a run function: a stable id, the requirement ids it proves
+ * (their sentences, levels and anchors are read from spec/1.0/requirements.json), its profile,
+ * what it needs from the agent, and `run`, which returns an Outcome value
+ * (spec: conformance#cases). Its level and spec anchor follow from its first requirement.
  */
 import type { CaseContext, RunEnv } from './context.ts';
-import type { Level, Outcome } from './verdict.ts';
+import { loadRequirements, REQUIREMENTS_FILE } from './requirements.ts';
+import type { Got, Level, Outcome } from './verdict.ts';
 
 /** The profiles, in report order (spec: conformance#profiles). */
 export const PROFILES = [
@@ -91,9 +92,77 @@ export interface Case {
   run(ctx: CaseContext): Promise<Outcome>;
 }
 
-/** Defines a case; a function only so that case files read as lists of declarations. */
-export function defineCase(c: Case): Case {
-  return c;
+/**
+ * The level and anchor of a case that are not its first requirement's, with the reason why; a
+ * case that names neither takes both from its first requirement.
+ */
+export type Override =
+  | { level?: undefined; spec?: undefined; reason?: undefined }
+  | {
+      level?: Level;
+      spec?: string;
+      /** Why the level or the anchor is not the first requirement's, as a sentence. */
+      reason: string;
+    };
+
+/**
+ * A case as its file writes it: `level` and `spec` are left out, as they follow from the first
+ * requirement (or an Override says why not). `run` may end early with `need` and `require`.
+ */
+export type CaseDefinition = Omit<Case, 'level' | 'spec'> & Override;
+
+/** What tells one case of a family from the others: its id, title and requirements (and an Override). */
+export type CaseHead = Pick<Case, 'id' | 'title' | 'requirements'> & Override;
+
+/**
+ * Defines a case: its level and spec anchor are those of its first requirement (or the stated
+ * override), and its body runs inside `attempt`. Throws, naming the case, when a requirement id is
+ * not in the index or an override states nothing new.
+ */
+export function defineCase(d: CaseDefinition): Case {
+  const { level, spec, reason, run, ...rest } = d;
+  const index = loadRequirements();
+  if (!index) throw new Error(`case ${d.id}: ${REQUIREMENTS_FILE} is missing; run npm run requirements to build it`);
+  const first = index.get(d.requirements[0] ?? '');
+  if (!first)
+    throw new Error(`case ${d.id} cites ${d.requirements[0] ?? 'no requirement'} first, which ${REQUIREMENTS_FILE} does not list`);
+  if (reason !== undefined && (level ?? first.level) === first.level && (spec ?? first.anchor) === first.anchor) {
+    throw new Error(
+      `case ${d.id} gives a reason, but its level and spec are those of ${first.id} (${first.level}, ${first.anchor}): drop level, spec and reason`,
+    );
+  }
+  return { ...rest, level: level ?? first.level, spec: spec ?? first.anchor, run: attempt(run) };
+}
+
+/** Ends a case early with the outcome that explains why (thrown by `need` and `require`, caught by `attempt`). */
+export class Stop {
+  constructor(readonly outcome: Outcome) {}
+}
+
+/** Returns the value, or stops the case with the outcome that explains its absence. */
+export function need<T>(g: Got<T>): T {
+  if (!g.ok) throw new Stop(g.outcome);
+  return g.value;
+}
+
+/** Stops the case with `o` when it is not null. */
+export function require(o: Outcome | null): void {
+  if (o) throw new Stop(o);
+}
+
+/**
+ * Runs a case body written with `need` and `require`: a Stop carries the agent's fault as a
+ * value; anything else thrown is a harness error (re-thrown for the runner).
+ */
+export function attempt<A extends unknown[]>(body: (...args: A) => Promise<Outcome>): (...args: A) => Promise<Outcome> {
+  return async (...args) => {
+    try {
+      return await body(...args);
+    } catch (e) {
+      if (e instanceof Stop) return e.outcome;
+      throw e;
+    }
+  };
 }
 
 /** The most tasks a case holds at the agent at once (see Case.tasks). */

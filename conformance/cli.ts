@@ -3,7 +3,8 @@
  * passed, 1 the agent failed a case, 2 usage error, 3 the harness could not run.
  */
 import { packageVersion } from '../reference/package.ts';
-import { type Config, parseCli, USAGE } from './options.ts';
+import { type Config, parseCli } from './options.ts';
+import { USAGE } from './usage.ts';
 import { WORKSPACE_USAGE, wantsWorkspace } from './workspace/options.ts';
 
 /** Runs the program; resolves with the exit code. Output goes to the given streams. */

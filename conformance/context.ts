@@ -12,7 +12,7 @@ import { limitsOf, TaskLedger, type TaskGate } from './load.ts';
 import { Findings, Peer, sleep, type TaskCount } from './peer.ts';
 import { IdSource, SessionState, type HmacKey } from './session-state.ts';
 import { handshake, type Established, type HandshakeOptions } from './steps.ts';
-import { keyEnv, openConnection, type Connection, type TargetSpec } from './target.ts';
+import { bindingOf, keyEnv, openConnection, type Connection, type TargetSpec } from './target.ts';
 import { Transcript } from './transcript.ts';
 import type { TlsOptions } from '../reference/transports/tls.ts';
 import type { RawTransport } from '../reference/transports/transport.ts';
@@ -186,7 +186,7 @@ export class CaseContext {
   }
 
   get binding(): 'stdio' | 'websocket' | 'nats' {
-    return this.env.target.kind;
+    return bindingOf(this.env.target);
   }
 
   /** The agent card the probe saw. */

@@ -8,44 +8,16 @@ import type { CloseInfo, InboundFrame, RawTransport } from '../reference/transpo
 import type { ChildExit } from '../reference/transports/stdio-child.ts';
 import { inspectFrame, type Inspected } from './inspect.ts';
 import type { TaskLedger } from './load.ts';
-import { collectUntilResult, handshake, request, type Established, type HandshakeOptions, type RequestOptions } from './steps.ts';
 import { signMessage } from './mac.ts';
 import { describeIssues, validateMessage } from './schemas.ts';
 import type { IdSource, SessionState, Wire } from './session-state.ts';
-import { cut, type Transcript } from './transcript.ts';
-import { fail, got, miss, type Got, type Outcome } from './verdict.ts';
+import type { Transcript } from './transcript.ts';
+import { got, type Got } from './verdict.ts';
+import type { Findings, Received } from './findings.ts';
+import { diagnoseSilence } from './silence.ts';
+import { Waits } from './waits.ts';
 
-/** One message received from the agent. */
-export interface Received {
-  /** Position among everything this case received, across connections. */
-  index: number;
-  /** Milliseconds since the case started. */
-  at: number;
-  conn: number;
-  text: string;
-  msg: Wire;
-  /** True if it repeats, byte for byte, a message received before. */
-  resent: boolean;
-  /** The session the connection belongs to. */
-  session: SessionState;
-}
-
-/** A spec violation seen during a case, and who committed it. */
-export interface Violation {
-  by: 'agent' | 'harness';
-  text: string;
-  at: number;
-}
-
-/** Everything a case observed, shared by all its connections. */
-export class Findings {
-  readonly violations: Violation[] = [];
-  readonly received: Received[] = [];
-  /** Agent frames that were not JSON at all. */
-  nonProtocol = 0;
-  /** Why a BUSY the agent answered may have been the suite's own load (spec: limits#concurrency). */
-  readonly busyByLoad: string[] = [];
-}
+export { Findings, none, type Received, type Violation } from './findings.ts';
 
 /** Where a peer counts the tasks it asks for: the run's ledger, under its case run. */
 export interface TaskCount {
@@ -82,19 +54,6 @@ export interface SendOptions {
   deliberate?: string;
 }
 
-type Waiter = {
-  pred: (r: Received) => boolean;
-  since: number;
-  resolve: (r: Received | undefined) => void;
-  /** Restarts the wait with its own timeout, once the agent has been heard from. */
-  rearm?: () => void;
-};
-
-/** "no <what>" without a doubled article: "a reply to ping x" becomes "no reply to ping x". */
-export function none(what: string): string {
-  return `no ${what.replace(/^(?:a|an|the) /, '')}`;
-}
-
 /** Milliseconds as a wall clock reading in RFC 3339 UTC. */
 export function rfc3339(ms: number = Date.now()): string {
   return new Date(ms).toISOString();
@@ -117,14 +76,10 @@ export class Peer {
   private readonly transcript: Transcript;
   private readonly findings: Findings;
   private readonly exited?: Promise<ChildExit>;
-  private readonly startupMs: number;
   private readonly tasks?: TaskCount;
-  /** Whether anything arrived on this connection yet. */
-  private heard = false;
   /** Lines of this connection that were not TAP messages (a banner, a log line), as received. */
   readonly nonProtocolLines: string[] = [];
-  private waiters: Waiter[] = [];
-  private closeWaiters: Array<() => void> = [];
+  private readonly waits: Waits;
   private exit?: ChildExit;
 
   constructor(o: PeerOptions) {
@@ -138,7 +93,7 @@ export class Peer {
     this.stepTimeoutMs = o.stepTimeoutMs;
     this.timeScale = o.timeScale;
     this.exited = o.exited;
-    this.startupMs = o.startupMs ?? o.stepTimeoutMs;
+    this.waits = new Waits(this.findings.received, o.startupMs ?? o.stepTimeoutMs);
     this.tasks = o.tasks;
     this.exited?.then((exit) => {
       this.exit = exit;
@@ -254,21 +209,6 @@ export class Peer {
     return this.waitFor(predicate, 'the expected message', timeoutMs);
   }
 
-  /** Runs the four-step handshake (see steps.ts). */
-  handshake(o: HandshakeOptions = {}): Promise<Got<Established>> {
-    return handshake(this, o);
-  }
-
-  /** Sends a task.request and returns it with the direct reply (see steps.ts). */
-  request(capability: string, input: unknown, o: RequestOptions = {}): Promise<{ sent: Wire; reply: Got<Received> }> {
-    return request(this, capability, input, o);
-  }
-
-  /** Waits for a task's result and returns its whole stream (see steps.ts). */
-  collectUntilResult(taskId: string, timeoutMs = this.stepTimeoutMs): Promise<Got<{ stream: Received[]; result: Received }>> {
-    return collectUntilResult(this, taskId, timeoutMs);
-  }
-
   /** Waits like `waitFor` but returns undefined instead of diagnosing. */
   async poll(pred: (r: Received) => boolean, timeoutMs: number, since = 0): Promise<Received | undefined> {
     const found = this.findings.received.find((r) => r.index >= since && pred(r));
@@ -315,15 +255,8 @@ export class Peer {
   }
 
   /** Resolves when the connection has closed, or after `timeoutMs` with false. */
-  async waitClosed(timeoutMs: number): Promise<boolean> {
-    if (this.closed) return true;
-    return new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => resolve(false), timeoutMs);
-      this.closeWaiters.push(() => {
-        clearTimeout(timer);
-        resolve(true);
-      });
-    });
+  waitClosed(timeoutMs: number): Promise<boolean> {
+    return this.waits.closed(this.closed !== undefined, timeoutMs);
   }
 
   /** Resolves with the process exit (stdio), or undefined after `timeoutMs`. */
@@ -340,133 +273,33 @@ export class Peer {
     await this.transport.close(info);
   }
 
-  /**
-   * Explains a missing reply: the connection closed (crashed), the agent does not answer a ping
-   * either (hung), or it answers pings but not this (ignoring).
-   */
-  async diagnose(what: string, waitedMs: number, pred?: (r: Received) => boolean): Promise<Got<Received>> {
-    const waited = `${Math.round(waitedMs)} ms`;
-    if (this.closed) {
-      const exit = this.exit ?? (await this.waitExit(200));
-      const how = exit
-        ? exit.signal
-          ? `the agent process was killed by ${exit.signal}`
-          : `the agent process exited with code ${exit.code}`
-        : `the agent closed the connection (code ${this.closed.code ?? 'none'}${this.closed.reason ? `, "${this.closed.reason}"` : ''})`;
-      return miss({ ...fail(`${none(what)}: ${how} (crashed)`, what, how), silence: 'crashed' });
-    }
-    // Without the agent's id there is no valid ping to tell a hang from ignoring; an agent that
-    // wrote nothing but non-protocol lines is failed for them at once.
-    const spokeTap = this.findings.received.some((r) => r.conn === this.conn);
-    if (!spokeTap && this.nonProtocolLines.length > 0) return miss(this.unclassified(what, waited));
-    if (this.state.agentId === undefined) {
-      // As long as a ping would be out, the awaited message may still come: then it was only slow.
-      const late = pred ? await this.wait(pred, this.stepTimeoutMs, 0) : undefined;
-      if (late) {
-        this.transcript.note(this.conn, `${what} came late, after ${waited}`);
-        return got(late);
-      }
-      if (this.closed) return this.diagnose(what, waitedMs);
-      return miss(this.unclassified(what, waited));
-    }
-    const sent = await this.post('ping', {});
-    const isPong = (r: Received) => r.msg.type === 'pong' && r.msg.reply_to === sent.message_id;
-    // The awaited message may still come while the ping is out: then it was only slow.
-    const r = await this.wait((m) => isPong(m) || pred?.(m) === true, this.stepTimeoutMs, 0);
-    const late = pred ? this.findings.received.find((m) => pred(m)) : undefined;
-    if (late) {
-      this.transcript.note(this.conn, `${what} came late, after ${waited}`);
-      return got(late);
-    }
-    if (r) {
-      return miss({
-        ...fail(
-          `${none(what)} within ${waited}; the agent answers pings, so it is ignoring the message${this.nonProtocolNote()}`,
-          what,
-          'nothing (pings still answered)',
-        ),
-        silence: 'ignoring',
-      });
-    }
-    if (this.closed) return this.diagnose(what, waitedMs);
-    return miss({
-      ...fail(
-        `${none(what)} within ${waited}, and no answer to a ping either: the agent hung${this.nonProtocolNote()}`,
-        what,
-        'nothing (not even a pong)',
-      ),
-      silence: 'hung',
-    });
-  }
-
-  /**
-   * The outcome of a wait that ran out where a ping cannot classify the silence: the agent's id
-   * is not known yet, or the agent wrote only non-protocol lines, which are quoted
-   * (spec: conformance#verdicts, TAP-CONF-004).
-   */
-  private unclassified(what: string, waited: string): Outcome {
-    const lines = this.nonProtocolLines;
-    if (lines.length === 0) return fail(`${none(what)} within ${waited}: the agent sent nothing the harness could read`, what, 'nothing');
-    const noun = lines.length === 1 ? 'a line that is not a TAP message' : `${lines.length} lines that are not TAP messages`;
-    return fail(
-      `${none(what)} within ${waited}; instead the agent wrote ${noun} to its output: ${this.quotedLines()} (TAP-CONF-004: stdout carries only TAP messages; logs go to stderr)`,
+  /** Explains a missing reply: crashed, hung or ignoring (see silence.ts). */
+  diagnose(what: string, waitedMs: number, pred?: (r: Received) => boolean): Promise<Got<Received>> {
+    return diagnoseSilence(
+      {
+        closed: () => this.closed,
+        exit: async () => this.exit ?? (await this.waitExit(200)),
+        spokeTap: () => this.findings.received.some((r) => r.conn === this.conn),
+        nonProtocolLines: this.nonProtocolLines,
+        agentKnown: () => this.state.agentId !== undefined,
+        ping: () => this.post('ping', {}),
+        wait: (p, timeoutMs) => this.wait(p, timeoutMs, 0),
+        received: this.findings.received,
+        stepTimeoutMs: this.stepTimeoutMs,
+        note: (text) => this.transcript.note(this.conn, text),
+      },
       what,
-      `${lines.length === 1 ? 'the line' : 'the lines'} ${this.quotedLines()}`,
+      waitedMs,
+      pred,
     );
   }
 
-  /** Up to three non-protocol lines of this connection, quoted. */
-  private quotedLines(): string {
-    const lines = this.nonProtocolLines;
-    const quoted = lines
-      .slice(0, 3)
-      .map((l) => JSON.stringify(cut(l, 200)))
-      .join(', ');
-    return lines.length > 3 ? `${quoted} and ${lines.length - 3} more` : quoted;
-  }
-
-  /** "; it also wrote … not TAP messages: …", or nothing when every line was a TAP message. */
-  private nonProtocolNote(): string {
-    const n = this.nonProtocolLines.length;
-    if (n === 0) return '';
-    return `; it also wrote ${n === 1 ? 'a line' : `${n} lines`} that ${n === 1 ? 'is' : 'are'} not a TAP message: ${this.quotedLines()} (TAP-CONF-004)`;
-  }
-
   private wait(pred: (r: Received) => boolean, timeoutMs: number, since: number): Promise<Received | undefined> {
-    const already = this.findings.received.find((r) => r.index >= since && pred(r));
-    if (already) return Promise.resolve(already);
-    if (this.closed) return Promise.resolve(undefined);
-    // Until the agent has said anything on this connection, it may still be starting up; once it
-    // has, the wait restarts with the step's own timeout.
-    const own = timeoutMs;
-    if (!this.heard) timeoutMs = Math.max(timeoutMs, this.startupMs);
-    return new Promise((resolve) => {
-      const waiter: Waiter = {
-        pred,
-        since,
-        resolve: (r) => {
-          clearTimeout(timer);
-          this.waiters = this.waiters.filter((w) => w !== waiter);
-          resolve(r);
-        },
-        rearm: () => {
-          const left = started + timeoutMs - Date.now();
-          if (own >= left) return;
-          clearTimeout(timer);
-          timer = setTimeout(() => waiter.resolve(undefined), own);
-        },
-      };
-      const started = Date.now();
-      let timer = setTimeout(() => waiter.resolve(undefined), timeoutMs);
-      this.waiters.push(waiter);
-    });
+    return this.waits.message(pred, timeoutMs, since, this.closed !== undefined);
   }
 
   private onFrame(frame: InboundFrame): void {
-    if (!this.heard) {
-      this.heard = true;
-      for (const w of this.waiters) w.rearm?.();
-    }
+    this.waits.heard();
     let result: Inspected;
     try {
       result = inspectFrame(frame, this.state, this.binding);
@@ -507,7 +340,7 @@ export class Peer {
       this.transcript.note(this.conn, busy);
     }
     if (rec.msg.type === 'ping' && !rec.resent && this.answerPings) void this.answerPing(rec.msg);
-    for (const w of [...this.waiters]) if (rec.index >= w.since && w.pred(rec)) w.resolve(rec);
+    this.waits.arrived(rec);
   }
 
   private async answerPing(ping: Wire): Promise<void> {
@@ -522,8 +355,7 @@ export class Peer {
   private onClose(info: CloseInfo): void {
     this.closed = { ...info, at: this.transcript.now() };
     this.transcript.note(this.conn, `connection closed (code ${info.code ?? 'none'}${info.reason ? `, ${info.reason}` : ''})`);
-    for (const w of [...this.waiters]) w.resolve(undefined);
-    for (const c of this.closeWaiters.splice(0)) c();
+    this.waits.ended();
   }
 }
 

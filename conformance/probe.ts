@@ -11,7 +11,7 @@ import type { Probe, RunEnv } from './context.ts';
 import { Findings, Peer } from './peer.ts';
 import { IdSource, SessionState } from './session-state.ts';
 import { handshake, invalidAck } from './steps.ts';
-import { CannotRun, keyEnv, openConnection, type Connection, type TargetSpec } from './target.ts';
+import { bindingOf, CannotRun, keyEnv, openConnection, type Connection, type TargetSpec } from './target.ts';
 import { cut, Transcript } from './transcript.ts';
 import { mintToken } from './tokens.ts';
 
@@ -49,7 +49,7 @@ export async function probe(env: Omit<RunEnv, 'probe' | 'startupMs'>): Promise<P
     session.credentials = { scheme: 'bearer', token: await mintToken(env.security.tokens, { sub: `${env.selfId}.probe` }) };
   const peer = new Peer({
     transport: conn.transport,
-    binding: env.target.kind,
+    binding: bindingOf(env.target),
     state: session,
     transcript,
     findings: new Findings(),

@@ -9,16 +9,16 @@ import { type Case, PROFILES, type Profile, tasksOf } from './case.ts';
 import { capacityOf, limitsOf } from './load.ts';
 import { ALL_CASES } from './cases/index.ts';
 import type { Probe, RunEnv } from './context.ts';
-import { fromB64u, newKey } from './mac.ts';
 import {
   type Config,
   DEFAULT_RUNS,
   DEFAULT_SEED,
   DEFAULT_JWT_SCOPE,
   DEFAULT_TIMEOUT_MS,
-  HARNESS_ID,
   HARNESS_SIGNED_ID,
   type LevelTarget,
+  probedEnv,
+  runSettings,
   shellQuote,
 } from './options.ts';
 import { type BaselineCheck, checkBaseline, readBaseline } from './report/baseline.ts';
@@ -27,28 +27,17 @@ import { buildReport, count, type Report } from './report/model.ts';
 import { probe } from './probe.ts';
 import { type CaseResult, defaultJobs, runCases } from './runner.ts';
 import { profilesOf, selectCases } from './select.ts';
-import type { HmacKey } from './session-state.ts';
-import { CannotRun, checkCommand, type TargetSpec } from './target.ts';
+import { CannotRun, checkCommand, type BindingTarget } from './target.ts';
 import { whenListening } from './wait-listening.ts';
 import { parseNatsUrl } from '../reference/transports/nats/url.ts';
-import { readSigningKey, readTrustFile, type SigningKey, type TrustFile } from '../reference/trust.ts';
-import { readTlsFiles, type TlsOptions } from '../reference/transports/tls.ts';
-import type { Security } from './context.ts';
-import { readTokenIssuer } from './tokens.ts';
+import { readTrustFile, type TrustFile } from '../reference/trust.ts';
+import type { TlsOptions } from '../reference/transports/tls.ts';
+import { durableKey, Exit, runKey, securityOf } from './credentials.ts';
 
-/** Thrown to end the program with an exit code and a one-line reason. */
-export class Exit extends Error {
-  override name = 'Exit';
-  constructor(
-    readonly code: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+export { Exit } from './credentials.ts';
 
 /** The command line that replays one case. */
-export function replayCommand(cfg: Config, id: string, extra = '', target: TargetSpec = cfg.target!): string {
+export function replayCommand(cfg: Config, id: string, extra = '', target: BindingTarget = cfg.target!): string {
   const t = target;
   const parts = ['tap-conform'];
   if (t.kind === 'websocket' || t.kind === 'nats') {
@@ -82,27 +71,6 @@ export function replayCommand(cfg: Config, id: string, extra = '', target: Targe
     else parts.push('--', t.display);
   }
   return parts.join(' ');
-}
-
-function runKey(cfg: Config, target: TargetSpec): HmacKey | undefined {
-  if (target.kind === 'stdio') return { keyId: 'tap-conform-key', key: newKey(), peer: HARNESS_SIGNED_ID };
-  if (!cfg.hmac) return undefined;
-  const key = fromB64u(cfg.hmac.key);
-  if (!key) throw new Exit(2, '--hmac-key is not base64url');
-  if (key.length < 32) throw new Exit(2, `--hmac-key holds ${key.length} bytes; a pre-shared key has at least 32`);
-  if (!/^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$/.test(cfg.hmac.keyId))
-    throw new Exit(2, `--hmac-key-id "${cfg.hmac.keyId}" is not a valid key id (lowercase letters, digits, "_", "-", dots)`);
-  return { keyId: cfg.hmac.keyId, key, peer: cfg.hmac.peer };
-}
-
-/** The key of --signing-key, read; a usage error naming the file when it cannot be used. */
-function durableKey(cfg: Config): SigningKey | undefined {
-  if (cfg.signingKey === undefined) return undefined;
-  try {
-    return readSigningKey(cfg.signingKey);
-  } catch (err) {
-    throw new Exit(2, `--signing-key: ${(err as Error).message}`);
-  }
 }
 
 /** The table `tap-conform --list` prints. */
@@ -167,7 +135,7 @@ export interface ConformanceOptions {
 }
 
 /** The target a string or argv names. */
-export function targetOf(target: string | readonly string[]): TargetSpec {
+export function targetOf(target: string | readonly string[]): BindingTarget {
   if (typeof target !== 'string') {
     if (target.length === 0) throw new Exit(2, 'the target command is empty');
     return { kind: 'stdio', command: target[0]!, args: target.slice(1), display: target.map(shellQuote).join(' ') };
@@ -185,7 +153,7 @@ export function targetOf(target: string | readonly string[]): TargetSpec {
 }
 
 /** The target a nats:// URL names; the URL must end with the agent id (spec: bindings-nats#addressing). */
-export function natsTarget(url: string): TargetSpec {
+export function natsTarget(url: string): BindingTarget {
   let agentId: string | undefined;
   try {
     agentId = parseNatsUrl(url).agentId;
@@ -241,13 +209,13 @@ export async function runConformance(options: ConformanceOptions): Promise<Repor
 
 /** Hooks of a configured run: progress per target, and lines worth telling a person. */
 export interface RunHooks {
-  onProgress?: (target: TargetSpec) => { update: (done: number, total: number, running: string[]) => void; clear: () => void };
+  onProgress?: (target: BindingTarget) => { update: (done: number, total: number, running: string[]) => void; clear: () => void };
   log?: (line: string) => void;
 }
 
 /** One target's part of a run: its probe and its case results. */
 interface TargetRun {
-  target: TargetSpec;
+  target: BindingTarget;
   results: CaseResult[];
   card?: { agent_id?: string; name?: string };
   suiteCases: number;
@@ -331,44 +299,15 @@ export async function runConfigured(cfg: Config, hooks: RunHooks = {}): Promise<
   return { report, baseline };
 }
 
-/**
- * The run's security material, read from its files: the TLS of a wss:// or NATS target (the first
- * client certificate on every connection) and the token issuer (spec: security). Exit 2 for a file
- * it cannot use.
- */
-export function securityOf(cfg: Pick<Config, 'tls' | 'jwt'>, target: TargetSpec): { target: TargetSpec; security?: Security } {
-  try {
-    const security: Security = { clients: [] };
-    if (cfg.tls && target.kind !== 'stdio') {
-      const ca = cfg.tls.ca !== undefined ? readTlsFiles({ ca: cfg.tls.ca }).ca : undefined;
-      security.clients = cfg.tls.clients.map((c) => readTlsFiles(c) as { cert: string; key: string });
-      if (ca !== undefined) security.ca = String(ca);
-      const first = security.clients[0];
-      target = { ...target, tls: { ...(ca !== undefined ? { ca } : {}), ...(first ? { cert: first.cert, key: first.key } : {}) } };
-    }
-    if (cfg.jwt) security.tokens = readTokenIssuer(cfg.jwt.key, cfg.jwt);
-    return security.clients.length > 0 || security.ca !== undefined || security.tokens ? { target, security } : { target };
-  } catch (err) {
-    throw new Exit(2, (err as Error).message);
-  }
-}
-
 /** Probes one target and runs its cases. */
-async function runTarget(cfg: Config, given: TargetSpec, cases: Case[], hooks: RunHooks): Promise<Omit<TargetRun, 'suiteCases'>> {
+async function runTarget(cfg: Config, given: BindingTarget, cases: Case[], hooks: RunHooks): Promise<Omit<TargetRun, 'suiteCases'>> {
   const { target, security } = securityOf(cfg, given);
   const base: Omit<RunEnv, 'probe' | 'startupMs'> = {
     target,
     ...(security ? { security } : {}),
-    selfId: HARNESS_ID,
+    ...runSettings(cfg),
     key: runKey(cfg, target),
-    stepTimeoutMs: cfg.timeoutMs * cfg.timeScale,
-    timeScale: cfg.timeScale,
-    seed: cfg.seed,
-    runs: cfg.runs,
-    path: cfg.path,
     replay: (id, extra) => replayCommand(cfg, id, extra, target),
-    debug: cfg.debug,
-    shared: new Map(),
     ...(cfg.registry
       ? {
           registry: {
@@ -393,10 +332,7 @@ async function runTarget(cfg: Config, given: TargetSpec, cases: Case[], hooks: R
   const load = loadNote(target, found.card, selected, jobs);
   if (load) hooks.log?.(load);
   if (target.kind === 'nats' && !found.stop) await oneProcess(target.url, base.stepTimeoutMs, target.tls);
-  // A fresh agent may take a while to start, more so when cases run in parallel: its first reply
-  // may take three times the probe's start-up plus 2 s, and never less than 30 s.
-  const startupMs = Math.max(base.stepTimeoutMs, ((found.startupMs ?? 0) * 3 + 2000) * cfg.timeScale, 30_000 * cfg.timeScale);
-  const env: RunEnv = { ...base, probe: found, startupMs };
+  const env = probedEnv(cfg, base, found);
   const progress = hooks.onProgress?.(target);
   const transcriptsDir = cfg.transcripts && cfg.targets.length > 1 ? join(cfg.transcripts, target.kind) : cfg.transcripts;
   const results = await runCases(selected, env, jobs, cfg.repeat, {
@@ -412,7 +348,7 @@ async function runTarget(cfg: Config, given: TargetSpec, cases: Case[], hooks: R
  * The line that says, before a run over a shared agent, that the agent's task limits will hold
  * the cases back (spec: limits#concurrency); undefined when they do not.
  */
-export function loadNote(target: TargetSpec, card: Probe['card'], cases: readonly Case[], jobs: number): string | undefined {
+export function loadNote(target: BindingTarget, card: Probe['card'], cases: readonly Case[], jobs: number): string | undefined {
   if (target.kind === 'stdio') return undefined;
   const limits = limitsOf(card);
   const capacity = capacityOf(limits);

@@ -8,6 +8,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { meetsBinding, tasksOf, type Case } from './case.ts';
 import { capacityOf, limitsOf, TaskGate, TaskLedger } from './load.ts';
+import { bindingOf } from './target.ts';
 import { CaseContext, caseRun, certificatePrincipals, type RunEnv } from './context.ts';
 import { quoteOf } from './requirements.ts';
 import type { Received } from './peer.ts';
@@ -78,7 +79,7 @@ export function defaultJobs(kind: 'stdio' | 'websocket' | 'nats'): number {
 export async function unmetNeed(c: Case, env: RunEnv): Promise<Outcome | null> {
   const n = c.needs;
   if (!n) return null;
-  if (n.binding && !meetsBinding(n.binding, env.target.kind)) return skipped(`applies to the ${n.binding} binding only`);
+  if (n.binding && !meetsBinding(n.binding, bindingOf(env.target))) return skipped(`applies to the ${n.binding} binding only`);
   const declared = new Set<string>((env.probe.card?.capabilities ?? []).map((cap: { name?: string }) => cap.name));
   for (const cap of n.capabilities ?? []) {
     if (declared.has(cap)) continue;

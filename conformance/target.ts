@@ -1,6 +1,8 @@
 /**
  * The agent under test: a command spawned per connection (stdio), a WebSocket URL connected
- * to per connection, or an agent id behind a NATS server, opened per connection. Opening never speaks TAP; it only yields a Transport.
+ * to per connection, or an agent id behind a NATS server, opened per connection; or a target that
+ * opens its own connections (an agent in this process, the mailbox pairs of the workspace
+ * binding). Opening never speaks TAP; it only yields a Transport.
  */
 import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
@@ -12,10 +14,43 @@ import type { HmacKey } from './session-state.ts';
 import { forget, killMarked, MARKER_VAR, newMarker, track } from './leftovers.ts';
 import { b64u } from './mac.ts';
 
-export type TargetSpec =
+/** The bindings a command-line target speaks: the rules its connections follow. */
+export type Binding = 'stdio' | 'websocket' | 'nats';
+
+/** An agent the command line names, reached over one of TAP's bindings. */
+export type BindingTarget =
   | { kind: 'stdio'; command: string; args: string[]; display: string }
   | { kind: 'websocket'; url: string; display: string; tls?: TlsOptions }
   | { kind: 'nats'; url: string; display: string; tls?: TlsOptions };
+
+/**
+ * A target that opens its own connections: `memory`, an agent in this process on memory pairs
+ * (the harness's own tests); `workspace`, the mailbox pairs of the workspace binding
+ * (conformance/workspace).
+ */
+export type OpeningTarget = ({ kind: 'memory' } & Opening) | ({ kind: 'workspace' } & Opening);
+
+/** What an opening target has besides its kind. */
+interface Opening {
+  display: string;
+  open(o: OpenOptions): Promise<Connection>;
+}
+
+export type TargetSpec = BindingTarget | OpeningTarget;
+
+/**
+ * The binding whose rules a target's connections follow. Memory pairs and mailbox pairs carry
+ * whole messages, one per frame, and give each session a connection of its own that can be
+ * dropped and resumed: the cases treat them as WebSocket connections.
+ */
+export function bindingOf(target: TargetSpec): Binding {
+  return target.kind === 'memory' || target.kind === 'workspace' ? 'websocket' : target.kind;
+}
+
+/** The TLS material a target's connections present: a WebSocket or NATS target's, none for the others. */
+export function targetTls(target: TargetSpec): TlsOptions | undefined {
+  return target.kind === 'websocket' || target.kind === 'nats' ? target.tls : undefined;
+}
 
 /** An open connection to the agent, not yet started. */
 export interface Connection {
@@ -106,8 +141,7 @@ export function launcherOf(target: TargetSpec): string | null {
 
 /** Opens one connection to the target. Rejects with a one-line reason when it cannot. */
 export async function openConnection(target: TargetSpec, o: OpenOptions = {}): Promise<Connection> {
-  // A target that opens its own connections: mailbox pairs of the workspace binding (conformance/workspace).
-  if ('open' in target && typeof target.open === 'function') return (target.open as (o: OpenOptions) => Promise<Connection>)(o);
+  if (target.kind === 'memory' || target.kind === 'workspace') return target.open(o);
   if (target.kind === 'websocket') {
     const tls = o.tls ?? target.tls;
     const transport = await connectWebSocket(target.url, { protocols: o.protocols, handshakeTimeout: 5000, ...(tls ? { tls } : {}) });

@@ -4,13 +4,13 @@
  * first handshake, and says once that it waits. A stdio agent is started by the run itself, and
  * any other failure to connect ends the run at once, as before.
  */
-import { openConnection, type TargetSpec } from './target.ts';
+import { openConnection, type BindingTarget } from './target.ts';
 
 /** Failures that mean "not listening yet": nobody on the port, or no agent behind the subject yet. */
 const NOT_YET = /connection refused|no agent \S+ listens there/i;
 
 /** Resolves once the target accepts a connection (closed again at once); rejects as openConnection does otherwise. */
-export async function whenListening(target: TargetSpec, waitMs: number, log?: (line: string) => void): Promise<void> {
+export async function whenListening(target: BindingTarget, waitMs: number, log?: (line: string) => void): Promise<void> {
   if (target.kind === 'stdio') return;
   const until = Date.now() + waitMs;
   for (let said = false; ; said = true) {

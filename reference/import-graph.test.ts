@@ -7,7 +7,7 @@ import { optionalPeerViolations } from '../tools/optional-peers.ts';
 
 const made: string[] = [];
 
-/** A throwaway folder (read as reference/, tools/ or bench/) holding the given modules. */
+/** A throwaway folder (read as reference/, conformance/, tools/ or bench/) holding the given modules. */
 function tree(files: Record<string, string>): string {
   const root = mkdtempSync(join(tmpdir(), 'tap-import-graph-'));
   made.push(root);
@@ -23,8 +23,8 @@ afterEach(() => {
 });
 
 describe('the import graph of the house', () => {
-  it('covers reference/, tools/ and bench/ and has no circle, no upward import and no module over 400 lines there', () => {
-    expect(TREES.map((t) => t.folder)).toEqual(expect.arrayContaining(['reference/', 'tools/', 'bench/']));
+  it('covers reference/, conformance/, tools/ and bench/ and has no circle, no upward import and no module over 400 lines there', () => {
+    expect(TREES.map((t) => t.folder)).toEqual(expect.arrayContaining(['reference/', 'conformance/', 'tools/', 'bench/']));
     const found = houseViolations(new URL('../', import.meta.url).pathname);
     expect(found, found.join('\n')).toEqual([]);
   });
@@ -110,6 +110,49 @@ describe('the import graph of the house', () => {
     });
     expect(violations(readGraph(bench, 'bench/'))).toEqual([
       'import out of bench/: bench/lib/stats.ts → tools/summary.ts; a module of bench/ must not reach into tools/',
+    ]);
+  });
+
+  it('checks conformance/ by CONFORMANCE_ORDER: an upward import, a circle, a module of no entry', () => {
+    const root = tree({
+      'verdict.ts': "import type { Peer } from './peer.ts';\nexport type V = Peer;\n",
+      'peer.ts': 'export type Peer = number;\n',
+      'steps.ts': "import type { C } from './context.ts';\nexport type S = C;\n",
+      'context.ts': "import type { S } from './steps.ts';\nexport type C = S;\n",
+      'helpers.ts': 'export const h = 1;\n',
+    });
+    expect(violations(readGraph(root, 'conformance/')).sort()).toEqual([
+      'conformance/helpers.ts is in no declared layer: add it to the layers of conformance/ in tools/import-graph.ts',
+      'import circle among 2 files (conformance/context.ts, conformance/steps.ts); one loop: conformance/context.ts → conformance/steps.ts → conformance/context.ts',
+      'upward import: conformance/steps.ts → conformance/context.ts (types) (layer steps.ts imports layer context.ts)',
+      'upward import: conformance/verdict.ts → conformance/peer.ts (types) (layer verdict.ts imports layer peer.ts)',
+    ]);
+  });
+
+  it('lets a case file of conformance/ import what cases/ holds, and its test support import any layer', () => {
+    const root = tree({
+      'cases/core/kit.ts': 'export const k = 1;\n',
+      'cases/core/handshake.params.ts': "import { k } from './kit.ts';\nexport const cases = [k];\n",
+      'test/bins.testkit.ts':
+        "import { cases } from '../cases/core/handshake.params.ts';\nimport { peer } from '../../reference/core/samples.testkit.ts';\nexport const b = [cases, peer];\n",
+    });
+    expect(violations(readGraph(root, 'conformance/'))).toEqual([]);
+  });
+
+  it('refuses a module of conformance/ that reaches into tools/, imports test support, or runs past 400 lines', () => {
+    const root = tree({
+      'run.ts': "import { main } from '../tools/mutation.ts';\nexport const r = main;\n",
+      'runner.ts': "import { agent } from './test/memory-target.testkit.ts';\nexport const x = agent;\n",
+      'cli.ts': 'export const x = 1;\n'.repeat(401),
+      'probe.ts':
+        "import { peer } from '../reference/core/samples.testkit.ts';\nimport { a } from '../reference/agent/index.ts';\nexport const p = [peer, a];\n",
+      'test/memory-target.testkit.ts': 'export const agent = 1;\n',
+    });
+    expect(violations(readGraph(root, 'conformance/')).sort()).toEqual([
+      'conformance/cli.ts has 401 lines, more than 400: split it by spec noun',
+      'import out of conformance/: conformance/run.ts → tools/mutation.ts; a module of conformance/ must not reach into tools/',
+      'shipped module imports test support: conformance/probe.ts → reference/core/samples.testkit.ts',
+      'shipped module imports test support: conformance/runner.ts → conformance/test/memory-target.testkit.ts',
     ]);
   });
 

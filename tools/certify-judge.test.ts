@@ -64,7 +64,10 @@ describe("judging the reference's certification runs", () => {
     expect(judgeRuns(uncertified, { stdio: ['stdio'] })).toMatchObject({ failed: 1, lines: ['stdio: no report stdio.json'] });
     // A focused run of the security profile is partial, never a certification: only the first must certify.
     const focused = reports({ websocket: [['a', 'PASS']] });
-    writeFileSync(join(focused, 'websocket-tokens.json'), JSON.stringify({ certified: false, cases: [{ id: 'b', verdict: 'PASS', detail: '' }] }));
+    writeFileSync(
+      join(focused, 'websocket-tokens.json'),
+      JSON.stringify({ certified: false, cases: [{ id: 'b', verdict: 'PASS', detail: '' }] }),
+    );
     expect(judgeRuns(focused, WS)).toEqual({ passed: 2, failed: 0, lines: [] });
   });
 });

@@ -1,21 +1,25 @@
 /**
  * The import graph of the house: every relative import of every non-test module of each checked
- * folder (TREES: reference/, tools/ and bench/), checked against that folder's declared layers
- * (and, inside a folder with a declared order such as reference/agent, its file order) so that
- * every arrow points down, with no circle and no module over 400 lines. ARCHITECTURE.md says why;
- * this file is the source of the layers and the orders, and reference/import-graph.test.ts checks
- * the whole house. `npx tsx tools/import-graph.ts` prints every violation and exits 1 when there is one.
+ * folder (TREES: reference/, conformance/, tools/ and bench/), checked against that folder's
+ * declared layers (and, inside a folder with a declared order such as reference/agent, its file
+ * order) so that every arrow points down, with no circle and no module over 400 lines.
+ * ARCHITECTURE.md says why; this file is the source of the layers and the orders, and
+ * reference/import-graph.test.ts checks the whole house. `npx tsx tools/import-graph.ts` prints
+ * every violation and exits 1 when there is one.
  *
  * Rules. A test file (`*.test.ts`) is exempt from every rule: it may import anything. A testkit (a
  * module of test support, named `*.testkit.ts`) takes part in the circle check and may import any
  * layer, but no shipped module may import it; the modules of tools/ and bench/ and the demos of
  * reference/agents are not shipped and may. Every other module may import only its own layer or a
  * lower one of its folder, a file declared lower in its folder's order, and the folders its tree
- * names as below it (reference/ stands on schemas/ alone; tools/ and bench/ stand on the whole
- * package). A module in no declared layer, or missing from its folder's order, is reported.
+ * names as below it (reference/ stands on schemas/ alone; conformance/ on reference/ and schemas/;
+ * tools/ and bench/ on the whole package). A module in no declared layer, or missing from its
+ * folder's order, is reported. Only the loader of an optional peer imports it for its values
+ * (tools/optional-peers.ts).
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join, posix, relative, resolve } from 'node:path';
+import { type Edge, findCycles, type Graph } from './import-cycles.ts';
 import { importsOf, listModules } from './module-imports.ts';
 import { optionalPeerViolations } from './optional-peers.ts';
 
@@ -88,6 +92,7 @@ export const TOOLS_LAYERS: readonly (readonly string[])[] = [
     'summary.ts',
     'listening-agent.ts',
     'module-imports.ts',
+    'import-cycles.ts',
     'certify-judge.ts',
   ],
   ['optional-peers.ts'],
@@ -107,6 +112,70 @@ export const TOOLS_LAYERS: readonly (readonly string[])[] = [
     'validate-fixtures.ts',
     'vitest-build.ts',
   ],
+];
+
+/**
+ * conformance/ bottom-up, one entry a layer: an entry is a file or a folder (ending in "/"), a
+ * module's entry is the first that names it, and a module may import only modules of its own entry
+ * or an earlier one (a case file, what cases/ holds).
+ */
+export const CONFORMANCE_ORDER: readonly string[] = [
+  // Values and tables: where files are, verdicts, the requirement index, schemas, keys, tokens, transcripts.
+  'paths.ts',
+  'verdict.ts',
+  'requirements.ts',
+  'errata.ts',
+  'schemas.ts',
+  'mac.ts',
+  'tokens.ts',
+  'x509.ts',
+  'session-state.ts',
+  'transcript.ts',
+  'judge/',
+  'leftovers.ts',
+  // Reaching an agent, and what the harness saw of it: targets, frames, waits, silences, the peer.
+  'nats-processes.ts',
+  'target.ts',
+  'wait-listening.ts',
+  'findings.ts',
+  'inspect.ts',
+  'load.ts',
+  'waits.ts',
+  'silence.ts',
+  'peer.ts',
+  'fault-layer.ts',
+  // What a case is written with: steps, its context, the case itself, the probe, the models of properties.
+  'steps.ts',
+  'context.ts',
+  'case.ts',
+  'probe.ts',
+  'models/',
+  // Mutants of the reference agent: the layer, its operators, the rows of each chapter, the broken agent of tools/mutation.ts.
+  'mutation/layer.ts',
+  'mutation/operators.ts',
+  'mutation/rows.ts',
+  'mutation/mutants/',
+  'mutation/mutants.ts',
+  'mutation/broken-agent.ts',
+  // The command line and the run's credentials, running cases, and the engines some cases run on.
+  'options.ts',
+  'usage.ts',
+  'credentials.ts',
+  'runner.ts',
+  'property-runs.ts',
+  'chaos.ts',
+  'select.ts',
+  'report/text.ts',
+  'report/links.ts',
+  'report/model.ts',
+  // The cases: cases/<profile>/<chapter>.<section>.ts, each profile's index, and cases/index.ts.
+  'cases/',
+  // Reports of a run, the workspace binding's own suite, the run and the command line.
+  'report/',
+  'workspace/',
+  'run.ts',
+  'index.ts',
+  'cli.ts',
 ];
 
 /** bench/ bottom-up: the protocol pieces the peers share, the library, the peers and scenarios, the commands. */
@@ -130,7 +199,7 @@ export interface Tree {
   unshipped: readonly string[];
 }
 
-/** The checked folders. conformance/ joins with a declared order of its own. */
+/** The checked folders. */
 export const TREES: readonly Tree[] = [
   {
     folder: 'reference/',
@@ -139,6 +208,14 @@ export const TREES: readonly Tree[] = [
     below: ['schemas/'],
     // The demos run from a clone (npm run demo, demo:workspace, demo:mesh); tsconfig.build.json leaves them out.
     unshipped: ['agents/demo/', 'agents/workspace-demo/', 'agents/mesh-demo/'],
+  },
+  {
+    folder: 'conformance/',
+    layers: CONFORMANCE_ORDER.map((entry) => [entry]),
+    orders: {},
+    // tap-conform drives the reference library's transports and reads the schemas; it never reaches into tools/.
+    below: ['reference/', 'schemas/'],
+    unshipped: [],
   },
   {
     folder: 'tools/',
@@ -161,19 +238,6 @@ export const isTestkit = (path: string): boolean => path.endsWith('.testkit.ts')
 
 /** The most lines a module (not a test, not a testkit) may have (ARCHITECTURE.md: split before a file grows). */
 export const MAX_LINES = 400;
-
-/** One relative import: from a module to a module, both as paths from the repository root. */
-export interface Edge {
-  from: string;
-  to: string;
-  typeOnly: boolean;
-}
-
-/** The parsed modules of one folder: each non-test module (by its path from the repository root) with its relative imports and its length. */
-export interface Graph {
-  folder: string;
-  modules: Map<string, { edges: Edge[]; lines: number }>;
-}
 
 /** Folds a path from the repository root: "reference/../tools/x.ts" becomes "tools/x.ts". */
 function fold(path: string): string {
@@ -223,70 +287,6 @@ function rankOf(path: string, tree: Tree): { folder: string; rank: number } | un
 
 /** True for a module that is not shipped (tools/, bench/, the demos): it may use test support. */
 const unshipped = (path: string, tree: Tree): boolean => tree.unshipped.some((p) => path.startsWith(tree.folder + p));
-
-/** Every import circle: each set of modules that reach one another, with one loop through it to follow. */
-export function findCycles(graph: Graph): { members: string[]; loop: string[] }[] {
-  // Tarjan's strongly connected components; every component of two or more is a circle.
-  let index = 0;
-  const indices = new Map<string, number>();
-  const low = new Map<string, number>();
-  const stack: string[] = [];
-  const onStack = new Set<string>();
-  const components: string[][] = [];
-  const strong = (v: string): void => {
-    indices.set(v, index);
-    low.set(v, index);
-    index++;
-    stack.push(v);
-    onStack.add(v);
-    for (const { to } of graph.modules.get(v)?.edges ?? []) {
-      if (!graph.modules.has(to)) continue;
-      if (!indices.has(to)) {
-        strong(to);
-        low.set(v, Math.min(low.get(v) as number, low.get(to) as number));
-      } else if (onStack.has(to)) {
-        low.set(v, Math.min(low.get(v) as number, indices.get(to) as number));
-      }
-    }
-    if (low.get(v) === indices.get(v)) {
-      const component: string[] = [];
-      let w: string;
-      do {
-        w = stack.pop() as string;
-        onStack.delete(w);
-        component.push(w);
-      } while (w !== v);
-      const self = graph.modules.get(v)?.edges.some((e) => e.to === v);
-      if (component.length > 1 || self) components.push(component.sort());
-    }
-  };
-  for (const v of [...graph.modules.keys()].sort()) if (!indices.has(v)) strong(v);
-  return components.map((members) => ({ members, loop: shortestLoop(graph, members) }));
-}
-
-/** One loop through a strongly connected component, as the path a reader can follow. */
-function shortestLoop(graph: Graph, component: string[]): string[] {
-  const members = new Set(component);
-  const start = component[0] as string;
-  const previous = new Map<string, string>();
-  const queue = [start];
-  while (queue.length > 0) {
-    const v = queue.shift() as string;
-    for (const { to } of graph.modules.get(v)?.edges ?? []) {
-      if (!members.has(to)) continue;
-      if (to === start) {
-        const loop = [v];
-        while (loop[0] !== start) loop.unshift(previous.get(loop[0] as string) as string);
-        return loop;
-      }
-      if (!previous.has(to) && to !== start) {
-        previous.set(to, v);
-        queue.push(to);
-      }
-    }
-  }
-  return component;
-}
 
 /** Every rule broken in the graph (of the folder it was read as), one line each, naming the files. */
 export function violations(graph: Graph): string[] {

@@ -102,7 +102,7 @@ function memoryTarget(mutant: Mutant | undefined) {
     agent.attach(mutant ? mutateTransport(far, mutant.make(), KEY, mutant.id) : far);
     return { transport: harness };
   };
-  const target = { kind: 'websocket', url: 'memory://reference', display: `memory://${mutant?.id ?? 'reference'}`, open } as TargetSpec;
+  const target: TargetSpec = { kind: 'memory', display: `memory://${mutant?.id ?? 'reference'}`, open };
   return { target, stop: () => agent.shutdown() };
 }
 

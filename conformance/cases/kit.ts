@@ -2,9 +2,8 @@
  * Small checks shared by the case files. Each returns null when the agent behaved, or the
  * FAIL outcome that says what was expected and what was observed.
  */
-import type { CaseContext } from '../context.ts';
 import type { Peer, Received } from '../peer.ts';
-import { errorEntry } from '../schemas.ts';
+import { canTransition, errorEntry, isTerminal } from '../schemas.ts';
 import type { Wire } from '../session-state.ts';
 import { describeMessage, startTask, collectUntilResult, type RequestOptions } from '../steps.ts';
 import { fail, got, pass, type Got, type Outcome } from '../verdict.ts';
@@ -174,33 +173,40 @@ export function wrongReply(context: string, expected: string, m: Wire): Outcome 
   return fail(`${context}: expected ${expected}, got ${describeMessage(m)}`, expected, describeMessage(m));
 }
 
-/** Unwraps a Got into a value or throws the outcome to the nearest `attempt` (keeps cases flat). */
-export class Stop {
-  constructor(readonly outcome: Outcome) {}
-}
-
-/** Returns the value, or stops the case with the outcome that explains its absence. */
-export function need<T>(g: Got<T>): T {
-  if (!g.ok) throw new Stop(g.outcome);
-  return g.value;
-}
-
-/** Stops the case with `o` when it is not null. */
-export function require(o: Outcome | null): void {
-  if (o) throw new Stop(o);
-}
-
-/**
- * Runs a case body written with `need` and `require`: a Stop carries the agent's fault as a
- * value; anything else thrown is a harness error (re-thrown for the runner).
- */
-export function attempt(body: (ctx: CaseContext) => Promise<Outcome>): (ctx: CaseContext) => Promise<Outcome> {
-  return async (ctx) => {
-    try {
-      return await body(ctx);
-    } catch (e) {
-      if (e instanceof Stop) return e.outcome;
-      throw e;
+/** Checks a list of announced states is a legal walk from accepted to a terminal state. */
+export function checkWalk(states: string[], context: string): Outcome | null {
+  if (states[0] !== 'accepted')
+    return fail(`${context}: the stream does not start with task.accepted`, 'accepted first', states.join(' → '));
+  for (let i = 1; i < states.length; i++) {
+    if (!canTransition(states[i - 1]!, states[i]!)) {
+      return fail(
+        `${context}: ${states[i - 1]} → ${states[i]} is not in the state table (or a state event is missing)`,
+        'only transitions listed in task-states.json, each announced',
+        states.join(' → '),
+      );
     }
-  };
+  }
+  const last = states[states.length - 1]!;
+  if (!isTerminal(last))
+    return fail(`${context}: the stream does not end in a terminal state`, 'a terminal state last', states.join(' → '));
+  return null;
+}
+
+/** The plan the harness asks tap.test.plan to submit (a draft: no plan_id). */
+export const PLAN = {
+  intent: 'Write and publish two files for the conformance check.',
+  steps: [
+    { action: 'write', target: 'out/a.txt', expected_output: 'a file', reversible: true },
+    { action: 'publish', target: 'wiki://conformance/a', expected_output: 'a page revision', reversible: false },
+  ],
+  rollback: 'Delete the file and restore the previous page revision.',
+  estimated_cost: { tokens: 10, seconds: 1 },
+  risk_level: 'low',
+};
+
+export { attempt, need, require, Stop } from '../case.ts';
+
+/** FAIL unless the task's result is completed; `why` says what it means that it is not. */
+export function completed(result: Received, why: string): Outcome | null {
+  return check(result.msg.payload.status === 'completed', why, 'completed', describeMessage(result.msg));
 }

@@ -6,20 +6,9 @@
 import { readFileSync } from 'node:fs';
 import type { LevelTarget } from '../options.ts';
 import type { Verdict } from '../verdict.ts';
-import { required } from './model.ts';
+import { required, type BaselineCheck, type BaselineEntry } from './model.ts';
 
-export interface BaselineEntry {
-  id: string;
-  reason: string;
-}
-
-export interface BaselineCheck {
-  file: string;
-  /** Listed cases that still fail: tolerated. */
-  matched: string[];
-  /** Listed cases that no longer fail, or that no longer exist: the run fails until they are removed. */
-  stale: { id: string; why: string }[];
-}
+export type { BaselineCheck, BaselineEntry } from './model.ts';
 
 /** Reads and checks a baseline file; throws an Error with a one-line reason when it is unusable. */
 export function readBaseline(file: string): BaselineEntry[] {

@@ -6,19 +6,14 @@
 import { failsErratum } from '../errata.ts';
 import type { WireEntry } from '../transcript.ts';
 import { hintsOf } from './hints.ts';
-import { CONTROL_CHARS, hexEscape } from './text.ts';
+import { CONTROL_CHARS, escapeMarkup, hexEscape } from './text.ts';
 import { defaultSpecBase, specLinks, type SpecLinks } from './links.ts';
 import { count, type ProfileVerdict, type Report, type ReportCase } from './model.ts';
 import { verdictCounts, scopeLine } from './terminal.ts';
 
 /** Escapes text for HTML; control characters other than tab and line feed are shown as \xNN. */
 export function esc(text: string): string {
-  return text
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;')
+  return escapeMarkup(text)
     .replace(CONTROL_CHARS, (ch) => `<span class="ctl">${hexEscape(ch)}</span>`)
     .replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
 }

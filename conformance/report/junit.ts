@@ -4,17 +4,11 @@
  * NON-STRICT passes with a note in <system-out>.
  */
 import type { Report, ReportCase } from './model.ts';
-import { plainTranscript } from './text.ts';
+import { escapeMarkup, plainTranscript } from './text.ts';
 
 /** Escapes text for XML character data and attribute values; drops characters XML 1.0 forbids. */
 export function xmlEscape(text: string): string {
-  return text
-    .replace(/[^\x09\x0a\x0d\x20-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]/gu, '\ufffd')
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&apos;');
+  return escapeMarkup(text.replace(/[^\x09\x0a\x0d\x20-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]/gu, '\ufffd'));
 }
 
 function body(c: ReportCase): string {

@@ -6,38 +6,35 @@
 import { type Erratum, type ErratumRef, errataOf, errataSummary, loadErrata } from '../errata.ts';
 import type { LevelTarget } from '../options.ts';
 import type { CaseResult } from '../runner.ts';
-import type { WireEntry } from '../transcript.ts';
 import { countVerdicts, type Verdict } from '../verdict.ts';
-import type { BaselineCheck } from './baseline.ts';
 
 export const TOOL = 'tap-conform';
 export const SPEC_VERSION = '1.0';
 
-export interface ReportCase {
+/** One entry of an expected-failures baseline (report/baseline.ts reads them). */
+export interface BaselineEntry {
   id: string;
-  title: string;
-  level: string;
-  profile: string;
-  spec: string;
-  requirement: string;
-  requirements: string[];
-  quote: string;
-  verdict: Verdict;
-  detail: string;
-  expected?: string;
-  observed?: string;
-  silence?: string;
-  duration_ms: number;
-  repeats?: Verdict[];
-  /** The binding the case ran over, in a combined run. */
-  binding?: string;
-  replay: string;
-  violations?: string[];
-  /** The wire transcript, kept for cases that did not pass. */
-  transcript?: WireEntry[];
-  /** For a FAIL: the errata of 1.0 among its requirements, which an agent certified before them may not follow. */
-  errata?: ErratumRef[];
+  reason: string;
 }
+
+/** What a baseline check found: listed failures tolerated, and stale entries. */
+export interface BaselineCheck {
+  file: string;
+  /** Listed cases that still fail: tolerated. */
+  matched: string[];
+  /** Listed cases that no longer fail, or that no longer exist: the run fails until they are removed. */
+  stale: { id: string; why: string }[];
+}
+
+/**
+ * One case as the report shows it: its result (runner.ts's CaseResult), with the violations and
+ * the wire transcript kept only for a case that did not pass or apply.
+ */
+export type ReportCase = Omit<CaseResult, 'violations' | 'transcript'> &
+  Partial<Pick<CaseResult, 'violations' | 'transcript'>> & {
+    /** For a FAIL: the errata of 1.0 among its requirements, which an agent certified before them may not follow. */
+    errata?: ErratumRef[];
+  };
 
 /** How many failures fall under errata of 1.0 since its first text, when any does. */
 export interface ErrataCount {
@@ -221,32 +218,14 @@ function notCovered(profiles: Record<string, ProfileVerdict>, cases: readonly Re
 
 /** Builds the report value. */
 export function buildReport(i: ReportInput): Report {
-  const cases: ReportCase[] = i.results.map((r) => {
-    const c: ReportCase = {
-      id: r.id,
-      title: r.title,
-      level: r.level,
-      profile: r.profile,
-      spec: r.spec,
-      requirement: r.requirement,
-      requirements: r.requirements,
-      quote: r.quote,
-      verdict: r.verdict,
-      detail: r.detail,
-      duration_ms: r.duration_ms,
-      replay: r.replay,
-    };
-    if (r.expected !== undefined) c.expected = r.expected;
-    if (r.observed !== undefined) c.observed = r.observed;
-    if (r.silence !== undefined) c.silence = r.silence;
-    if (r.repeats) c.repeats = r.repeats;
-    if (r.binding) c.binding = r.binding;
-    if (r.verdict !== 'PASS' && r.verdict !== 'SKIPPED' && r.verdict !== 'UNIMPLEMENTED') {
-      if (r.violations.length) c.violations = r.violations;
-      c.transcript = r.transcript;
+  const cases: ReportCase[] = i.results.map(({ violations, transcript, ...result }) => {
+    const c: ReportCase = { ...result };
+    if (c.verdict !== 'PASS' && c.verdict !== 'SKIPPED' && c.verdict !== 'UNIMPLEMENTED') {
+      if (violations.length) c.violations = violations;
+      c.transcript = transcript;
     }
-    if (r.verdict === 'FAIL') {
-      const errata = errataOf(r.requirements, i.errata ?? loadErrata());
+    if (c.verdict === 'FAIL') {
+      const errata = errataOf(c.requirements, i.errata ?? loadErrata());
       if (errata.length) c.errata = errata;
     }
     return c;

@@ -10,6 +10,13 @@ export function hexEscape(ch: string): string {
   return `\\x${ch.charCodeAt(0).toString(16).padStart(2, '0')}`;
 }
 
+const MARKUP: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+/** Text as character data or an attribute value of HTML or XML: & < > " and ' become references. */
+export function escapeMarkup(text: string): string {
+  return text.replace(/[&<>"']/g, (ch) => MARKUP[ch]!);
+}
+
 const ARROW = { out: '→', in: '←', note: '•', stderr: '!' } as const;
 
 /** A transcript as plain lines: time, connection, direction, frame, and any flags. */

@@ -5,7 +5,7 @@
  * conformance#verdicts TAP-CONF-002).
  */
 import { describe, expect, it } from 'vitest';
-import { defineCase } from '../case.ts';
+import type { Case } from '../case.ts';
 import { capacityOf, limitsOf, TaskGate, TaskLedger } from '../load.ts';
 import { judge } from '../runner.ts';
 import { SessionState, type Wire } from '../session-state.ts';
@@ -180,7 +180,7 @@ describe('a BUSY the suite could have caused (TAP-CONF-002)', () => {
   });
 
   it('turns the FAIL of the case that met it into ERROR, and leaves a PASS alone', () => {
-    const c = defineCase({ id: 'x.y', title: 't', level: 'MUST', profile: 'core', spec: 's#a', requirements: [], run: async () => pass() });
+    const c: Case = { id: 'x.y', title: 't', level: 'MUST', profile: 'core', spec: 's#a', requirements: [], run: async () => pass() };
     const why = 'the agent answered BUSY (correctly) while the suite held 8 tasks at the agent, whose limits.max_concurrent_tasks is 8';
     const failed = judge(c, fail('the agent did not accept a tap.test.sleep task: error BUSY'), [], [why]);
     expect(failed.verdict).toBe('ERROR');

@@ -46,7 +46,7 @@ export function memoryTarget(
     return { transport: harness };
   };
   // A target that opens its own connections (conformance/target.ts).
-  return { kind: 'websocket', url: 'memory://reference', display: 'memory://reference', open } as TargetSpec;
+  return { kind: 'memory', display: 'memory://reference', open } satisfies TargetSpec;
 }
 
 /** Shuts down every agent memoryTarget started. */

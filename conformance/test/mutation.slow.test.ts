@@ -18,6 +18,8 @@ const SAMPLE = [
   'TAP-TASK-013:unknown-task-code',
   'TAP-EVT-005:out-of-order',
   'TAP-CAN-006:cancel-after-cancelled',
+  // The worked example of ARCHITECTURE.md ("How to add a mutant").
+  'TAP-ERR-003:no-reply-to',
 ];
 
 describe('the mutants', () => {
@@ -57,7 +59,7 @@ describe('the mutants against the requirements (spec: conformance#traceability)'
     const missing = musts.filter((id) => cited.has(id) && !targeted.has(id) && !noMutant.has(id));
     expect(
       missing,
-      `MUSTs cited by a case that no mutant breaks: ${missing.join(', ')}; add a mutant to conformance/mutation/mutants.ts, or an entry { id, mutant: null, reason } to conformance/untestable.json`,
+      `MUSTs cited by a case that no mutant breaks: ${missing.join(', ')}; add a row to conformance/mutation/mutants/<chapter>.ts, or an entry { id, mutant: null, reason } to conformance/untestable.json`,
     ).toEqual([]);
   });
 

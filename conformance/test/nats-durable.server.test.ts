@@ -19,9 +19,8 @@ import {
   startNatsServer,
   type NatsServer,
 } from '../../reference/transports/nats/nats-server.testkit.ts';
-import { takesSubject } from '../cases/durable-survey.ts';
-import { natsDurableCases } from '../cases/nats-durable.ts';
-import { natsDurableRecordCases } from '../cases/nats-durable-records.ts';
+import { takesSubject } from '../cases/nats-durable/durable-survey.ts';
+import { natsDurableCases } from '../cases/nats-durable/index.ts';
 import { newSigningKey, trustOf } from '../../reference/trust.ts';
 import { LONGEST_LEASE_MS } from '../options.ts';
 import { runConformance } from '../run.ts';
@@ -35,7 +34,7 @@ if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
 const LEASE_MS = 400;
 const MAX_DELIVER = 3;
 const NO_RENEWAL_LEASE_MS = 2000;
-const DURABLE_IDS = [...natsDurableCases, ...natsDurableRecordCases].map((c) => c.id);
+const DURABLE_IDS = natsDurableCases.map((c) => c.id);
 /** The cases of signed records: UNIMPLEMENTED in a run without --signing-key. */
 const SIGNED_IDS = ['nats-durable.signed.refused', 'nats-durable.signed.stored-result'];
 /** What a run without a signing key gives a case the agent passes. */

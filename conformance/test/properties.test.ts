@@ -4,10 +4,12 @@ import { CaseContext, type RunEnv } from '../context.ts';
 import { Broken } from '../models/common.ts';
 import { mutateTransport } from '../mutation/layer.ts';
 import { MUTANTS } from '../mutation/mutants.ts';
-import { lifecycleProperty } from '../properties.ts';
+import { ALL_CASES } from '../cases/index.ts';
 import { runProperty } from '../property-runs.ts';
 import { runCases } from '../runner.ts';
 import { MEMORY_KEY, memoryEnv, memoryTarget, stopMemoryAgents } from './memory-target.testkit.ts';
+
+const lifecycleProperty = ALL_CASES.find((c) => c.id === 'tasks.property.lifecycle')!;
 
 function ctx(path?: string): CaseContext {
   const env = {

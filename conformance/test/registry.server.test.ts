@@ -97,10 +97,10 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform --regi
       'registry.entry.endpoints: PASS',
       'registry.heartbeat.renewed: PASS',
       'registry.heartbeat.margin: PASS',
+      'registry.overwrite.reasserts: PASS',
       'registry.load.moves: PASS',
       'registry.trace.carried: PASS',
       'registry.signature.signed: PASS',
-      'registry.overwrite.reasserts: PASS',
       'registry.withdraw.shutdown: PASS',
     ]);
     expect((await exited)[0]).toBe(0);

@@ -16,7 +16,7 @@ import { lacks, needing } from '../../test/system-tools.testkit.ts';
 import { startNatsServer } from '../../reference/transports/nats/nats-server.testkit.ts';
 import { runConformance } from '../run.ts';
 import { AGENT, tapConform } from './bins.testkit.ts';
-import { startCertificateBroken, startTokenBroken, type CertificateFault, type TokenFault } from './security-broken.ts';
+import { startCertificateBroken, startTokenBroken, type CertificateFault, type TokenFault } from './security-broken.testkit.ts';
 
 const ISSUER = 'https://issuer.tap.test';
 const AUDIENCE = 'tap.reference-agent';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkSequence } from '../cases/shutdown.ts';
+import { checkSequence } from '../cases/farewell.ts';
 import type { Peer, Received } from '../peer.ts';
 
 /** The messages of one handed-off task and the farewell, as a peer would have received them. */

@@ -4,7 +4,8 @@
  * workspace binding. Exit codes as tap-conform's: 0 certified, 1 a case failed, 2 usage, 3 the
  * harness could not run.
  */
-import { parseCli, USAGE } from '../options.ts';
+import { parseCli } from '../options.ts';
+import { USAGE } from '../usage.ts';
 import { CannotRun } from '../target.ts';
 import { WORKSPACE_USAGE, splitWorkspaceArgs } from './options.ts';
 import { WorkspaceUsage, certifyWorkspace, workspaceSelection } from './run.ts';

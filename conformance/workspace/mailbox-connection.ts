@@ -1,7 +1,7 @@
 /**
  * The harness's side of a session over mailboxes (spec: bindings-workspace#mailboxes): a
  * Transport that writes `mailboxes/<agent>/<self>/` and reads `mailboxes/<self>/<agent>/`, one
- * file per frame, built on the reference mailbox writer and reader. Each connection of a run
+ * file per frame: the reference mailbox transport. Each connection of a run
  * writes under a sender id of its own, so that sessions running at once never share a mailbox.
  *
  * A mailbox has no close of its own: a session ends with the agent's `session.farewell` or a
@@ -9,8 +9,8 @@
  * mailbox holds after it belongs to a new session), and the exit of the agent process as every
  * connection closing.
  */
-import { MailboxReader, MailboxWriter } from '../../reference/workspace/index.ts';
-import type { CloseInfo, InboundFrame, RawSendOptions, RawTransport } from '../../reference/transports/transport.ts';
+import { MailboxTransport, type MailboxDelivery } from '../../reference/workspace/index.ts';
+import type { CloseInfo, InboundFrame } from '../../reference/transports/transport.ts';
 
 /** What the harness saw of the agent's writing into one mailbox. */
 export interface InboundLog {
@@ -20,80 +20,23 @@ export interface InboundLog {
   redelivered: number;
 }
 
-/** The harness side of one mailbox session. */
-export class HarnessMailbox implements RawTransport {
-  onmessage?: (frame: InboundFrame) => void;
-  onclose?: (info: CloseInfo) => void;
-  onerror?: (err: Error) => void;
-
+/** The harness side of one mailbox session: the reference mailbox transport, which also ends at the agent's end of the session. */
+export class HarnessMailbox extends MailboxTransport {
   readonly log: InboundLog = { seqs: [], redelivered: 0 };
-  private readonly writer: MailboxWriter;
-  private readonly reader: MailboxReader;
-  private closed = false;
 
   constructor(
     readonly root: string,
     readonly self: string,
     readonly agent: string,
-    private readonly options: { pollMs?: number; onClosed?: (t: HarnessMailbox) => void } = {},
+    private readonly onClosed?: (t: HarnessMailbox) => void,
   ) {
-    this.writer = new MailboxWriter(root, agent, self);
-    this.reader = new MailboxReader({
-      root,
-      to: self,
-      from: agent,
-      pollMs: options.pollMs ?? 50,
-      deliver: (frame, info) => this.deliver(frame, info.seq, info.redelivered),
-      onerror: (err) => this.onerror?.(err),
-    });
+    super({ root, self, peer: agent, pollMs: 50 });
   }
 
-  async start(): Promise<void> {
-    await this.writer.open();
-    await this.reader.start();
-  }
-
-  async send(text: string): Promise<void> {
+  protected override deliver(frame: InboundFrame, info: MailboxDelivery): void {
     if (this.closed) return;
-    await this.writer.send(text);
-  }
-
-  async sendRaw(data: Uint8Array, _options: RawSendOptions = {}): Promise<void> {
-    if (this.closed) return;
-    await this.writer.send(data);
-  }
-
-  setMaxFrameBytes(n: number): void {
-    this.reader.setMaxFrameBytes(n);
-  }
-
-  /** Stops reading; `onclose` fires once. */
-  async close(info: CloseInfo = { code: 1000 }): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    await this.finish(info);
-  }
-
-  private async finish(info: CloseInfo): Promise<void> {
-    await this.reader.stop();
-    this.options.onClosed?.(this);
-    this.onclose?.(info);
-  }
-
-  /** Reads what is in the inbound mailbox now. */
-  kick(): void {
-    this.reader.kick();
-  }
-
-  /** The sequence number of the last file this side wrote. */
-  get lastSent(): number {
-    return this.writer.lastSeq;
-  }
-
-  private deliver(frame: InboundFrame, seq: number, redelivered: boolean): void {
-    if (this.closed) return;
-    this.log.seqs.push(seq);
-    if (redelivered) this.log.redelivered += 1;
+    this.log.seqs.push(info.seq);
+    if (info.redelivered) this.log.redelivered += 1;
     this.onmessage?.(frame);
     const end = endsSession(frame);
     if (end) {
@@ -101,6 +44,11 @@ export class HarnessMailbox implements RawTransport {
       this.closed = true;
       setImmediate(() => void this.finish({ code: 1000, reason: `the agent ended the session with ${end}` }));
     }
+  }
+
+  protected override async finish(info: CloseInfo): Promise<void> {
+    this.onClosed?.(this);
+    await super.finish(info);
   }
 }
 
@@ -139,7 +87,7 @@ export class MailboxConnections {
 
   /** Opens (does not start) a connection under a fresh sender id. */
   connect(): HarnessMailbox {
-    const t = new HarnessMailbox(this.root, this.nextSender(), this.agentId, { onClosed: (c) => this.open.delete(c) });
+    const t = new HarnessMailbox(this.root, this.nextSender(), this.agentId, (c) => this.open.delete(c));
     this.open.add(t);
     return t;
   }

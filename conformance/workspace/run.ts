@@ -7,7 +7,7 @@
 import type { Case } from '../case.ts';
 import type { RunEnv } from '../context.ts';
 import { newKey } from '../mac.ts';
-import { HARNESS_ID, HARNESS_SIGNED_ID, shellQuote, type Config } from '../options.ts';
+import { HARNESS_ID, HARNESS_SIGNED_ID, probedEnv, runSettings, shellQuote, type Config } from '../options.ts';
 import { checkBaseline, readBaseline, type BaselineCheck } from '../report/baseline.ts';
 import { buildReport, type Report } from '../report/model.ts';
 import { finishRun, toolVersion } from '../report/finish.ts';
@@ -15,21 +15,13 @@ import { painter, progressLine } from '../report/terminal.ts';
 import { probe } from '../probe.ts';
 import { runCases, type CaseResult } from '../runner.ts';
 import type { HmacKey } from '../session-state.ts';
-import { keyEnv, type Connection, type OpenOptions } from '../target.ts';
+import { keyEnv, type TargetSpec } from '../target.ts';
 import { WORKSPACE_CASES } from './cases/index.ts';
 import { WORKSPACE_PROFILE, bindRun, type WorkspaceCase } from './kit.ts';
 import type { WorkspaceOptions } from './options.ts';
 import { MAILBOX_PROFILES, mailboxCases } from './protocol.ts';
 import { selectCases } from '../select.ts';
 import { WorkspaceRun } from './workspace-run.ts';
-
-/** A target whose connections are mailbox pairs; target.ts hands `open` every connection. */
-export interface WorkspaceTarget {
-  kind: 'websocket';
-  url: string;
-  display: string;
-  open(o: OpenOptions): Promise<Connection>;
-}
 
 /** A usage problem of the workspace options (exit 2). */
 export class WorkspaceUsage extends Error {}
@@ -97,24 +89,16 @@ export async function certifyWorkspace(
   let found;
   try {
     const display = `--workspace ${shellQuote(run.root)} -- ${target.display}`;
-    const wsTarget: WorkspaceTarget = { kind: 'websocket', url: `workspace:${run.root}`, display, open: (o) => run.open(o) };
+    const wsTarget: TargetSpec = { kind: 'workspace', display, open: (o) => run.open(o) };
     const base: Omit<RunEnv, 'probe' | 'startupMs'> = {
+      ...runSettings(cfg),
       target: wsTarget,
-      selfId: HARNESS_ID,
       key,
-      stepTimeoutMs: cfg.timeoutMs * cfg.timeScale,
-      timeScale: cfg.timeScale,
-      seed: cfg.seed,
-      runs: cfg.runs,
-      path: cfg.path,
       replay: (id, extra) => workspaceReplay(cfg, wo, id, extra),
-      debug: cfg.debug,
-      shared: new Map(),
     };
     found = await probe(base);
     if (found.problem && cfg.debug) err.write(`tap-conform: the first handshake over mailboxes failed: ${found.problem}\n`);
-    const startupMs = Math.max(base.stepTimeoutMs, ((found.startupMs ?? 0) * 3 + 2000) * cfg.timeScale, 30_000 * cfg.timeScale);
-    const env: RunEnv = { ...base, probe: found, startupMs };
+    const env = probedEnv(cfg, base, found);
     const progress = progressLine(err, paint);
     const hooks = {
       onProgress: (done: number, total: number, running: string[]) => progress.update(done, total, running),

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { CloseInfo, InboundFrame, RawSendOptions, RawTransport, Transport } from '../transports/transport.ts';
 import { ensureDir, listNames } from './fsio.ts';
 import { isIdentifier } from './layout.ts';
-import { MailboxReader, type DedupStore } from './mailbox-reader.ts';
+import { MailboxReader, type DedupStore, type MailboxDelivery } from './mailbox-reader.ts';
 import { MailboxWriter, parseMailboxName } from './mailbox-writer.ts';
 
 /** Options of a mailbox transport. */
@@ -36,7 +36,8 @@ export class MailboxTransport implements RawTransport {
 
   private readonly writer: MailboxWriter;
   private readonly reader: MailboxReader;
-  private closed = false;
+  /** Set once the transport closed, or a subclass ended it: nothing more is sent or delivered. */
+  protected closed = false;
 
   constructor(readonly options: MailboxTransportOptions) {
     this.writer = new MailboxWriter(options.root, options.peer, options.self);
@@ -47,9 +48,7 @@ export class MailboxTransport implements RawTransport {
       pollMs: options.pollMs,
       maxFrameBytes: options.maxFrameBytes,
       dedup: options.dedup,
-      deliver: (frame) => {
-        if (!this.closed) this.onmessage?.(frame);
-      },
+      deliver: (frame, info) => this.deliver(frame, info),
       onerror: (err) => this.onerror?.(err),
     });
   }
@@ -76,12 +75,32 @@ export class MailboxTransport implements RawTransport {
   async close(info: CloseInfo = { code: 1000 }): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.reader.stop();
-    this.onclose?.(info);
+    await this.finish(info);
   }
 
   setMaxFrameBytes(n: number): void {
     this.reader.setMaxFrameBytes(n);
+  }
+
+  /** Reads what the inbound mailbox holds now, without waiting for the next rescan. */
+  kick(): void {
+    this.reader.kick();
+  }
+
+  /** The sequence number of the last file this side wrote. */
+  get lastSent(): number {
+    return this.writer.lastSeq;
+  }
+
+  /** Hands one inbound file to `onmessage` (a subclass may watch the deliveries: which file, read again or not). */
+  protected deliver(frame: InboundFrame, _info: MailboxDelivery): void {
+    if (!this.closed) this.onmessage?.(frame);
+  }
+
+  /** Stops reading and fires `onclose`. */
+  protected async finish(info: CloseInfo): Promise<void> {
+    await this.reader.stop();
+    this.onclose?.(info);
   }
 }
 

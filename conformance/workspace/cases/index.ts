@@ -8,13 +8,14 @@ import { mailboxCases } from './mailbox.ts';
 import { planCases } from './plans.ts';
 import { reaperCases } from './reaper.ts';
 import { refusedCases } from './refused.ts';
+import { phaseCases } from './phases.ts';
 import { taskCases } from './tasks.ts';
 
 export const WORKSPACE_CASES: readonly WorkspaceCase[] = [
   ...agentCases.filter((c) => !c.last),
-  ...taskCases.slice(0, 4),
+  ...taskCases,
   ...claimCases,
-  ...taskCases.slice(4),
+  ...phaseCases,
   ...historyCases,
   ...planCases,
   ...reaperCases,

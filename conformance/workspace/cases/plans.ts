@@ -7,8 +7,7 @@
 import { join } from 'node:path';
 import { validateAgainst } from '../../../reference/core/validate.ts';
 import type { TaskRecord } from '../../../reference/workspace/index.ts';
-import { check, show, verdictOf } from '../../cases/kit.ts';
-import { PLAN } from '../../cases/plans.ts';
+import { PLAN, check, show, verdictOf } from '../../cases/kit.ts';
 import type { CaseContext } from '../../context.ts';
 import { describeIssues } from '../../schemas.ts';
 import { fail } from '../../verdict.ts';

@@ -1,0 +1,140 @@
+/** nats-durable profile, Event streams (spec: bindings-nats#event-streams). */
+import type { Case } from '../../case.ts';
+import { durableCase, hasResult, numbered, plantEvents, randomKey } from './kit.ts';
+import { recordFromDraft, type TaskRecord } from '../../../reference/workspace/record.ts';
+import { DEFAULT_NAMES as S, taskSubject } from '../../../reference/jetstream/names.ts';
+import { check, show, Stop, verdictOf } from '../kit.ts';
+import { notTested, skipped } from '../../verdict.ts';
+import { connectTarget, type Entry } from './durable-view.ts';
+
+export const cases: Case[] = [
+  durableCase({
+    id: 'nats-durable.result.stored-result',
+    title: 'A delivery whose task stream already ends with a task.result stores that result as the finished record and does not run again',
+    requirements: ['TAP-NATS-035'],
+    capability: 'tap.test.echo',
+    run: async (ctx, view) => {
+      if (view.signingKey)
+        return skipped(
+          "with --signing-key the agent's runners hold a trust file and take a stored task.result only when a runner signed it (TAP-NATS-039), which the harness cannot: nats-durable.signed.stored-result checks that instead",
+        );
+      const input = { conformance: randomKey() };
+      const stored = { conformance: randomKey(), from: 'the stored task.result' };
+      const record = recordFromDraft({ next_phase: 'tap.test.echo', input }) as TaskRecord;
+      record.requirements.target_agent = view.agentId;
+      // An earlier delivery that stored its running event and its task.result, then was lost before its finished record.
+      const earlier = [
+        { type: 'task.event', payload: { kind: 'state', state: 'running' } },
+        { type: 'task.result', payload: { status: 'completed', output: stored } },
+      ];
+      await plantEvents(view, record.task_id, earlier).catch((err: Error) => {
+        throw new Stop(notTested(`the harness cannot store an earlier delivery's messages in ${S.events} (${err.message})`));
+      });
+      const ack = await view.js.publish(taskSubject(S, 'tap.test.echo'), JSON.stringify(record), { msgID: `${record.task_id}:submit` });
+      const gone = await view.drained(ack.seq, ctx.scaled(10_000));
+      const done = await view.finished(record.task_id, ctx.scaled(2000));
+      const entries = await view.stream(record.task_id, (e) => e.length > earlier.length, ctx.scaled(1000));
+      return verdictOf(
+        'stored from the task.result, not run again',
+        check(gone, 'the agent did not take the record off its queue', 'acknowledged', 'still queued'),
+        check(
+          done !== undefined,
+          `no finished record in ${S.results} for a task whose stream ends with its task.result`,
+          'a finished record',
+          'none',
+        ),
+        done &&
+          check(
+            done.state.status === 'completed' && JSON.stringify(done.context.history.at(-1)?.output) === JSON.stringify(stored),
+            'the finished record is not the one the stored task.result states: the phase ran again',
+            `completed with ${show(stored)}`,
+            show({ status: done.state.status, output: done.context.history.at(-1)?.output }),
+          ),
+        done &&
+          check(
+            done.state.attempts === 0,
+            "the finished record's state.attempts is not the stored result's Tap-Attempt",
+            '0',
+            show(done.state.attempts),
+          ),
+        check(
+          entries.length === earlier.length,
+          `the agent published to a task stream in ${S.events} that already ended with its task.result`,
+          show(earlier.map((m) => m.type)),
+          show(entries.map((e) => e.message.type)),
+        ),
+      );
+    },
+  }),
+  durableCase({
+    id: 'nats-durable.resume.replay',
+    title: 'A requester that lost its connection resumes a durable task from last_sequence out of TAP_EVENTS',
+    requirements: ['TAP-NATS-022', 'TAP-NATS-023', 'TAP-NATS-031', 'TAP-NATS-032'],
+    capability: 'tap.test.stream',
+    run: async (ctx, view) => {
+      const count = 4;
+      const { record } = await view.publish('tap.test.stream', { count, interval_ms: 50 });
+      // A requester follows the stream on a connection of its own, and loses it after two messages.
+      const lost = await connectTarget(ctx, view.lib);
+      const seen = await view.stream(record.task_id, (e) => e.length >= 2, ctx.scaled(10_000), lost);
+      await lost.close();
+      if (seen.length < 2)
+        return verdictOf(
+          '',
+          check(false, `the task's stream in ${S.events} got fewer than two messages`, `${count + 2} messages`, show(seen.length)),
+        );
+      const last = seen.at(-1)!.message.sequence as number;
+      const again = await connectTarget(ctx, view.lib);
+      let rest: Entry[];
+      try {
+        rest = (await view.stream(record.task_id, hasResult, ctx.scaled(10_000), again)).filter((e) => e.message.sequence > last);
+      } finally {
+        await again.close();
+      }
+      const all = [...seen, ...rest];
+      const result = all.find((e) => e.message.type === 'task.result');
+      const done = await view.finished(record.task_id, ctx.scaled(2000));
+      const ids = all.filter((e) => e.msgId !== `${record.task_id}:${e.message.sequence}`);
+      const foreign = all.filter(
+        (e) => e.message.task_id !== record.task_id || e.message.source !== view.agentId || 'session_id' in e.message,
+      );
+      return verdictOf(
+        `replayed ${rest.length} messages after sequence ${last}`,
+        check(result !== undefined, 'the resumed stream has no task.result', 'a task.result last', show(all.map((e) => e.message.type))),
+        check(
+          all.at(-1)?.message.type === 'task.result',
+          'the task.result is not the last message of the stream',
+          'task.result last',
+          show(all.map((e) => e.message.type)),
+        ),
+        numbered(all, 'before and after the lost connection'),
+        check(
+          all.length === count + 2,
+          `the stream of ${count} outputs does not hold running, each output and the result`,
+          String(count + 2),
+          show(all.length),
+        ),
+        check(
+          ids.length === 0,
+          'a message of the stream lacks the Nats-Msg-Id <task_id>:<sequence>',
+          `${record.task_id}:<sequence>`,
+          show(ids.map((e) => e.msgId)),
+        ),
+        check(
+          foreign.length === 0,
+          'a message of the stream names another task or source, or carries a session_id',
+          `task ${record.task_id} from ${view.agentId}, no session_id`,
+          show(foreign.map((e) => e.message)),
+        ),
+        result &&
+          done &&
+          check(
+            JSON.stringify(result.message.payload?.output) === JSON.stringify(done.context.history.at(-1)?.output),
+            'the replayed task.result differs from the finished record',
+            show(done.context.history.at(-1)?.output),
+            show(result.message.payload),
+          ),
+      );
+    },
+  }),
+];

@@ -1,0 +1,236 @@
+/** nats-durable profile, The durable task queue (spec: bindings-nats#task-queue). */
+import type { CaseContext } from '../../context.ts';
+import { seconds } from './durable-survey.ts';
+import type { Case } from '../../case.ts';
+import { deadLetters, durableCase, hasResult, randomKey, states } from './kit.ts';
+import { DEFAULT_NAMES as S, deadSubject, taskSubject } from '../../../reference/jetstream/names.ts';
+import type { TaskRecord } from '../../../reference/workspace/record.ts';
+import { check, show, verdictOf } from '../kit.ts';
+import { validateAgainst } from '../../../reference/core/validate.ts';
+import { LONGEST_LEASE_MS } from '../../options.ts';
+import { notTested } from '../../verdict.ts';
+
+/** True when a subject holds a wildcard token: a record's value made it a lookup of many subjects. */
+const widened = (subject: string): boolean => subject.split('.').some((t) => t === '*' || t === '>');
+
+/** The codes of a dead letter that was never a task record of its queue. */
+const REFUSED = ['MALFORMED_MESSAGE', 'INVALID_MESSAGE', 'MESSAGE_TOO_LARGE'];
+
+/** How often a long wait tells the person running the suite how far it is. */
+const PROGRESS_EVERY_MS = 15_000;
+
+/** Resolves with `p`; a wait of `expectedMs` or more says what it waits for, then how long it has waited, every 15 s. */
+async function waiting<T>(ctx: CaseContext, what: string, expectedMs: number, p: Promise<T>): Promise<T> {
+  if (expectedMs < PROGRESS_EVERY_MS) return p;
+  const t0 = Date.now();
+  ctx.inform(`${ctx.caseId}: ${what}; waiting about ${seconds(expectedMs)}`);
+  const timer = setInterval(
+    () => ctx.inform(`${ctx.caseId}: waited ${seconds(Date.now() - t0)} of about ${seconds(expectedMs)}`),
+    PROGRESS_EVERY_MS,
+  );
+  try {
+    return await p;
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+export const cases: Case[] = [
+  durableCase({
+    id: 'nats-durable.queue.work-queue',
+    title: 'The stream TAP_TASKS has work-queue retention',
+    requirements: ['TAP-NATS-016'],
+    capability: 'tap.test.echo',
+    run: async (_ctx, view) => {
+      const info = await view.jsm.streams.info(S.tasks);
+      return verdictOf(
+        'work-queue retention',
+        check(
+          info.config.retention === 'workqueue',
+          `${S.tasks} does not have work-queue retention`,
+          'workqueue',
+          show(info.config.retention),
+        ),
+      );
+    },
+  }),
+  durableCase({
+    id: 'nats-durable.result.before-ack',
+    title: 'A finished phase leaves the queue only after its finished record is stored, attempts 0, and its task.result before that',
+    requirements: ['TAP-NATS-019', 'TAP-NATS-020', 'TAP-NATS-032'],
+    capability: 'tap.test.echo',
+    run: async (ctx, view) => {
+      const input = { conformance: randomKey() };
+      const { record, seq } = await view.publish('tap.test.echo', input);
+      const gone = await view.drained(seq, ctx.scaled(10_000));
+      if (!gone) return verdictOf('', check(false, 'the agent did not take the record off its queue', 'acknowledged', 'still queued'));
+      // Acknowledged: the finished record must be stored already, and the stream's task.result before it.
+      const done = await view.finished(record.task_id, 0);
+      const entries = done ? await view.stream(record.task_id, (e) => hasResult(e), ctx.scaled(2000)) : [];
+      const result = entries.find((e) => e.message.type === 'task.result');
+      return verdictOf(
+        'stored, then acknowledged',
+        check(
+          done !== undefined,
+          'the delivery was acknowledged before its finished record was in TAP_RESULTS',
+          'a finished record',
+          'none',
+        ),
+        done &&
+          check(
+            validateAgainst('task-record.schema.json', done) === null,
+            'the finished record does not match task-record.schema.json',
+            'valid',
+            show(done),
+          ),
+        done && check(done.state.status === 'completed', 'the echo did not finish completed', 'completed', show(done.state.status)),
+        done &&
+          check(done.state.attempts === 0, 'a first delivery finished with state.attempts other than 0', '0', show(done.state.attempts)),
+        check(
+          result !== undefined,
+          `the finished record was stored but the task's stream in ${S.events} has no task.result`,
+          'a task.result',
+          show(entries.map((e) => e.message.type)),
+        ),
+        result &&
+          check(
+            result.message.payload?.status === 'completed' && JSON.stringify(result.message.payload?.output) === JSON.stringify(input),
+            'the task.result in the stream differs from the finished record',
+            `completed with ${show(input)}`,
+            show(result.message.payload),
+          ),
+      );
+    },
+  }),
+  durableCase({
+    id: 'nats-durable.lease.renewal',
+    title: 'A task that runs longer than ack_wait is delivered once: the agent renews its lease',
+    requirements: ['TAP-NATS-018'],
+    capability: 'tap.test.sleep',
+    // The longest wait: 2.5 leases of the longest lease this case waits out, then one more lease.
+    budgetMs: LONGEST_LEASE_MS * 3.5 + 20_000,
+    run: async (ctx, view, q) => {
+      if (q.ackWaitMs > LONGEST_LEASE_MS)
+        return notTested(
+          `the lease of tap.test.sleep is ${seconds(q.ackWaitMs)} (the ack_wait of consumer ${q.consumer}), longer than the ${seconds(LONGEST_LEASE_MS)} this case waits out (a task of 2.5 leases; see tap-conform --help): start the agent with a shorter lease to test its renewal`,
+        );
+      const ms = Math.round(q.ackWaitMs * 2.5);
+      ctx.note(`ack_wait ${q.ackWaitMs} ms: a sleep of ${ms} ms outlives it twice`);
+      const { record } = await view.publish('tap.test.sleep', { ms });
+      // Ends at the result, or at a second delivery: a lease that was not renewed shows at once.
+      const entries = await waiting(
+        ctx,
+        `a task of ${seconds(ms)} outlives the lease of tap.test.sleep (ack_wait ${seconds(q.ackWaitMs)}) twice`,
+        ms,
+        view.stream(record.task_id, (e) => hasResult(e) || states(e).length > 1, ctx.scaled(ms + q.ackWaitMs + 5000)),
+      );
+      const runs = states(entries);
+      const done = await view.finished(record.task_id, ctx.scaled(2000));
+      return verdictOf(
+        `delivered once over ${ms} ms`,
+        check(
+          runs.length <= 1,
+          `the record was delivered ${runs.length} times while the agent ran it for ${ms} ms with ack_wait ${q.ackWaitMs} ms: the lease was not renewed`,
+          'one delivery (one running event)',
+          show(runs.map((e) => `attempt ${e.attempt}`)),
+        ),
+        check(hasResult(entries), `the sleep of ${ms} ms did not finish`, 'a task.result', show(entries.map((e) => e.message.type))),
+        check(
+          runs.length === 1,
+          `the record was delivered ${runs.length} times while the agent ran it for ${ms} ms with ack_wait ${q.ackWaitMs} ms: the lease was not renewed`,
+          'one delivery (one running event)',
+          show(runs.map((e) => `attempt ${e.attempt}`)),
+        ),
+        done &&
+          check(
+            done.state.attempts === 0,
+            'the task finished on a later delivery than the first',
+            'state.attempts 0',
+            show(done.state.attempts),
+          ),
+      );
+    },
+  }),
+  durableCase({
+    id: 'nats-durable.record.invalid',
+    title:
+      "A queue message that is not a task record of the queue (a wildcard task_id, null, an array, another capability's record) is a dead letter at once, never run and never finished with another task's result",
+    requirements: ['TAP-NATS-037'],
+    capability: 'tap.test.echo',
+    run: async (ctx, view) => {
+      // A task whose finished record and stream are stored: a lookup widened by a wildcard finds them.
+      const victim = await view.publish('tap.test.echo', { conformance: randomKey(), victim: 'its output' });
+      if (!(await view.finished(victim.record.task_id, ctx.scaled(10_000))))
+        return verdictOf('', check(false, 'the agent did not finish an echo task', 'a finished record', 'none'));
+      // No other case of the profile makes dead letters on tap.test.echo's queue: every new one is this case's.
+      const mark = await view.deadMark();
+      const resultsMark = (await view.jsm.streams.info(S.results)).state.last_seq;
+      const marker = randomKey();
+      const copy = (taskId: string): string =>
+        JSON.stringify({
+          ...victim.record,
+          task_id: taskId,
+          context: { ...victim.record.context, current_input: { marker, task_id: taskId } },
+        });
+      const bad: Array<[string, string | null]> = [
+        ['a record whose task_id is ">"', copy('>')],
+        ['a record whose task_id is "*"', copy('*')],
+        ['a record whose task_id is "a.*"', copy('a.*')],
+        ['null', 'null'],
+        ['an array', '[]'],
+        ['a string', '"x"'],
+        ["a record of tap.test.counter on tap.test.echo's queue", null],
+      ];
+      const seqs: number[] = [];
+      for (const [i, [, bytes]] of bad.entries()) {
+        if (bytes === null) {
+          const other = await view.publish('tap.test.echo', { marker }, { record: (r) => ({ ...r, next_phase: 'tap.test.counter' }) });
+          seqs.push(other.seq);
+        } else {
+          const ack = await view.js.publish(taskSubject(S, 'tap.test.echo'), bytes, { msgID: `${marker}:${i}` });
+          seqs.push(ack.seq);
+        }
+      }
+      const dead = await deadLetters(view, ctx, 'tap.test.echo', mark, bad.length, ctx.scaled(10_000));
+      const codes = dead.map((d) => d.state?.last_error?.code);
+      const queued: number[] = [];
+      for (const seq of seqs) if (await view.queued(seq)) queued.push(seq);
+      // No finished record under a widened subject, and none of these inputs finished at all.
+      const forged: string[] = [];
+      const info = await view.jsm.streams.info(S.results);
+      for (let seq = resultsMark + 1; seq <= info.state.last_seq; seq++) {
+        const m = await view.jsm.streams.getMessage(S.results, { seq }).catch(() => null);
+        if (!m) continue;
+        let input: unknown;
+        try {
+          input = m.json<TaskRecord>().context?.current_input;
+        } catch {
+          input = undefined;
+        }
+        if (widened(m.subject) || (input as { marker?: unknown } | null)?.marker === marker) forged.push(m.subject);
+      }
+      return verdictOf(
+        `${bad.length} dead letters`,
+        check(
+          forged.length === 0,
+          'a message that is not a task record of the queue was finished: its task_id widened a lookup, or it ran',
+          'no finished record for any of them',
+          show(forged),
+        ),
+        check(
+          dead.length >= bad.length,
+          `only ${dead.length} of the ${bad.length} messages became dead letters within ${Math.round(ctx.scaled(10_000) / 1000)} s: ${bad.map(([what]) => what).join(', ')}`,
+          `${bad.length} dead letters on ${deadSubject(S, 'tap.test.echo')}`,
+          show(codes),
+        ),
+        check(
+          codes.every((c) => REFUSED.includes(String(c))),
+          'a dead letter does not give why the message is not a task record of the queue: it was run, or delivered until it ran out of deliveries',
+          REFUSED.join(' or '),
+          show(codes),
+        ),
+        check(queued.length === 0, `${queued.length} of the messages are still on ${S.tasks}`, 'none left', show(queued)),
+      );
+    },
+  }),
+];

@@ -1,0 +1,53 @@
+/** nats profile, Opening a connection (spec: bindings-nats#opening). */
+import { newConnectionId } from '../../../reference/transports/nats/index.ts';
+import { type Case, defineCase } from '../../case.ts';
+import { natsOf, oneSessionCase } from '../connection.ts';
+import { NATS, openVerdicts } from './kit.ts';
+import { check, expectAlive, need, show, verdictOf } from '../kit.ts';
+import { harnessError } from '../../verdict.ts';
+
+export const cases: Case[] = [
+  defineCase({
+    id: 'nats.open.first-frame',
+    title: 'A frame sent as soon as the open request is answered reaches the agent: the handshake completes',
+    profile: 'nats',
+    requirements: ['TAP-NATS-003', 'TAP-NATS-006'],
+    needs: NATS,
+    run: async (ctx) => {
+      // The harness sends handshake.init right after Tap-Open: ok; a late subscription would lose it.
+      const peer = need(await ctx.session());
+      return verdictOf('the handshake completed', await expectAlive(peer, 'the handshake'));
+    },
+  }),
+  defineCase({
+    id: 'nats.open.connection-id',
+    title: 'An open request whose connection id is not a token, or names an open connection, is refused with 1008',
+    profile: 'nats',
+    requirements: ['TAP-NATS-004'],
+    needs: NATS,
+    run: async (ctx) => {
+      const peer = need(await ctx.session());
+      const open = natsOf(ctx, peer).connectionId;
+      if (!open) return harnessError('the harness transport has no connection id');
+      const [bad, taken, fresh] = await openVerdicts(
+        ctx,
+        ['not.a.token', open, newConnectionId()].map((connection) => ({ connection, keepaliveMs: '1000' })),
+      );
+      return verdictOf(
+        'refused with 1008; a fresh id is accepted',
+        check(bad === '1008', 'an open request with the connection id "not.a.token" was not refused with 1008', '1008', show(bad)),
+        check(taken === '1008', 'an open request naming a connection already open was not refused with 1008', '1008', show(taken)),
+        check(fresh === 'ok', 'an open request with a fresh connection id was not accepted', 'ok', show(fresh)),
+        await expectAlive(peer, 'the refused open requests'),
+      );
+    },
+  }),
+  oneSessionCase(
+    { profile: 'nats', needs: NATS },
+    {
+      id: 'nats.one-session',
+      title: 'A connection carries at most one session: a second handshake.init on it gets PROTOCOL_VIOLATION',
+      requirements: ['TAP-NATS-005'],
+    },
+  ),
+];

@@ -1,0 +1,120 @@
+/** Steps that several case files of the registry profile share. */
+import type { KV, KvEntry } from '@nats-io/kv';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { CaseContext } from '../../context.ts';
+import { show, Stop } from '../kit.ts';
+import { fail, harnessError } from '../../verdict.ts';
+import { targetTls } from '../../target.ts';
+import { connect, Kvm } from '../../../reference/transports/nats/client.ts';
+import { natsClientOptions, parseNatsUrl } from '../../../reference/transports/nats/url.ts';
+import { REGISTRY_BUCKET } from '../../../reference/mesh/registry.ts';
+import { entryProblem, type RegistryEntry } from '../../../reference/mesh/entry.ts';
+
+export const REG = { registry: true };
+
+/** One write of the key as the harness saw it. */
+export interface Write {
+  op: 'PUT' | 'DEL' | 'PURGE';
+  revision: number;
+  /** The server's time of the write (spec: registry#nats, TAP-REG-040). */
+  at: number;
+  /** When the harness received it. */
+  seenAt: number;
+  value?: unknown;
+  /** The length of the value, in bytes. */
+  bytes: number;
+}
+
+export const writeOf = (e: KvEntry): Write => {
+  let value: unknown;
+  if (e.operation === 'PUT') {
+    try {
+      value = e.json();
+    } catch {
+      value = e.string();
+    }
+  }
+  return { op: e.operation, revision: e.revision, at: e.created.getTime(), seenAt: Date.now(), value, bytes: e.length };
+};
+
+/** The registry bucket on the --registry server, for the length of `use`. */
+export async function withBucket<T>(ctx: CaseContext, use: (kv: KV, agentId: string) => Promise<T>): Promise<T> {
+  const url = ctx.env.registry!.url;
+  const agentId = ctx.env.probe.agentId;
+  if (!agentId) throw new Stop(harnessError('the probe handshake named no agent id, so there is no registry key to read'));
+  const address = parseNatsUrl(url);
+  let nc: NatsConnection;
+  try {
+    nc = await connect(natsClientOptions(address, targetTls(ctx.env.target)));
+  } catch (err) {
+    throw new Stop(harnessError(`cannot reach the registry's NATS server at ${url}: ${(err as Error).message}`));
+  }
+  try {
+    let kv: KV;
+    try {
+      kv = await new Kvm(nc).open(REGISTRY_BUCKET);
+      await kv.status();
+    } catch (err) {
+      throw new Stop(
+        fail(
+          `there is no key-value bucket ${REGISTRY_BUCKET} on ${url}: the agent did not register (${(err as Error).message})`,
+          `the bucket ${REGISTRY_BUCKET}`,
+          'none',
+        ),
+      );
+    }
+    return await use(kv, agentId);
+  } finally {
+    await nc.close().catch(() => {});
+  }
+}
+
+/** The agent's current entry, parsed and valid, or a FAIL that says what is wrong with it. */
+export async function currentEntry(kv: KV, agentId: string): Promise<{ entry: RegistryEntry; write: Write }> {
+  const e = await kv.get(agentId);
+  if (e?.operation !== 'PUT')
+    throw new Stop(fail(`${REGISTRY_BUCKET} holds no entry under the key ${agentId}, the agent id of the handshake`, 'an entry', 'none'));
+  const write = writeOf(e);
+  if (typeof write.value === 'string')
+    throw new Stop(fail(`the value under ${agentId} is not JSON text`, 'the entry as UTF-8 JSON', show(write.value, 120)));
+  const problem = entryProblem(write.value);
+  if (problem)
+    throw new Stop(
+      fail(`the entry under ${agentId} is not a valid entry: ${problem}`, 'every member of registry#entry', show(write.value, 200)),
+    );
+  return { entry: write.value as RegistryEntry, write };
+}
+
+/**
+ * The agent's current entry and its heartbeat_ms, which a case that waits out several heartbeats
+ * needs within 15 s: a longer one stops it with a harness error that says why (`waits`).
+ */
+export async function entryWithHeartbeat(kv: KV, agentId: string, waits: string): Promise<{ entry: RegistryEntry; hb: number }> {
+  const { entry } = await currentEntry(kv, agentId);
+  const hb = entry.heartbeat_ms;
+  if (hb > 15_000) throw new Stop(harnessError(`heartbeat_ms ${hb} is too long for this case's budget (${waits})`));
+  return { entry, hb };
+}
+
+/** Collects the key's writes (the current one first) until `done` holds (checked as writes come and every 20 ms) or `ms` pass. */
+export async function watchKey(kv: KV, agentId: string, ms: number, done: (writes: Write[]) => boolean = () => false): Promise<Write[]> {
+  const writes: Write[] = [];
+  const iterator = await kv.watch({ key: agentId });
+  const end = Date.now() + ms;
+  const ticker = setInterval(() => {
+    if (Date.now() >= end || done(writes)) iterator.stop();
+  }, 20);
+  try {
+    for await (const e of iterator) {
+      writes.push(writeOf(e));
+      if (done(writes)) break;
+    }
+  } finally {
+    clearInterval(ticker);
+    iterator.stop();
+  }
+  return writes;
+}
+
+/** The allowance on a heartbeat interval: a quarter of it, at least 250 ms, stretched by the time scale. */
+export const allowance = (ctx: CaseContext, heartbeatMs: number): number => ctx.scaled(Math.max(250, heartbeatMs / 4));

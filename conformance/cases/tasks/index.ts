@@ -1,0 +1,29 @@
+/** The tasks profile's cases, in report order: each file holds the cases of one spec anchor. */
+import type { Case } from '../../case.ts';
+import * as tasksOverview from './tasks.overview.ts';
+import * as tasksEvents from './tasks.events.ts';
+import * as tasksResult from './tasks.result.ts';
+import * as conformanceTestCapabilities from './conformance.test-capabilities.ts';
+import * as tasksDeadlines from './tasks.deadlines.ts';
+import * as tasksStatus from './tasks.status.ts';
+import * as limitsConcurrency from './limits.concurrency.ts';
+import * as tasksStates from './tasks.states.ts';
+import * as tasksResultSize from './tasks.result-size.ts';
+import * as conformanceInputForms from './conformance.input-forms.ts';
+import * as tasksDurability from './tasks.durability.ts';
+import * as conformanceTargets from './conformance.targets.ts';
+
+export const tasksCases: readonly Case[] = [
+  tasksOverview,
+  tasksEvents,
+  tasksResult,
+  conformanceTestCapabilities,
+  tasksDeadlines,
+  tasksStatus,
+  limitsConcurrency,
+  tasksStates,
+  tasksResultSize,
+  conformanceInputForms,
+  tasksDurability,
+  conformanceTargets,
+].flatMap((file) => file.cases);

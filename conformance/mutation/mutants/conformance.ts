@@ -1,0 +1,38 @@
+/** Mutants that break the rules of spec/1.0/conformance.md (spec: conformance). */
+import { answerInstead, both, errorOf, out, payload, recode, requestFor, resultOf } from '../operators.ts';
+import type { Row } from '../rows.ts';
+
+export const rows: Row[] = [
+  [
+    'TAP-CONF-009:echo-changes-input',
+    'tap.test.echo returns something else than its input',
+    () =>
+      out(
+        both(resultOf('completed'), (m) => m.payload?.output !== undefined),
+        payload({ output: { changed: true } }),
+      ),
+  ],
+  [
+    'TAP-CONF-010:bad-input-accepted',
+    'a tap.test.* task with an ill-formed input is run',
+    () => recode(errorOf('INVALID_MESSAGE', 'task.request'), 'INTERNAL_ERROR'),
+  ],
+  [
+    'TAP-CONF-011:key-not-held',
+    'the provisioned key is refused',
+    () =>
+      answerInstead(
+        (m) => m.type === 'handshake.init' && typeof (m.payload?.params as { integrity?: unknown } | undefined)?.integrity === 'object',
+        (m, v) => v.error(m, 'AUTH_REQUIRED', { fatal: true }),
+      ),
+  ],
+  [
+    'TAP-CONF-040:bound-refused',
+    'tap.test.sleep refuses the bound ms 0 of its input form',
+    () =>
+      answerInstead(
+        (m, v) => requestFor('tap.test.sleep')(m, v) && (m.payload?.input as { ms?: unknown } | undefined)?.ms === 0,
+        (m, v) => v.error(m, 'INVALID_MESSAGE'),
+      ),
+  ],
+];

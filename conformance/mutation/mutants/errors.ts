@@ -1,0 +1,161 @@
+/** Mutants that break the rules of spec/1.0/errors.md (spec: errors). */
+import { both, envelope, errorOf, inn, is, out, payload, replyTo } from '../operators.ts';
+import { type Row, wrongCode } from '../rows.ts';
+
+/** An identifier (identifier.schema.json) and a message_id (envelope.schema.json). */
+const IDENTIFIER = /^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$/;
+
+const MESSAGE_ID = /^[A-Za-z0-9_-]{1,128}$/;
+
+export const rows: Row[] = [
+  [
+    'TAP-ERR-001:retryable-flipped',
+    'errors carry the wrong retryable',
+    () =>
+      out(
+        is('error'),
+        payload((p) => ({ ...p, retryable: !p.retryable })),
+      ),
+  ],
+  [
+    'TAP-ERR-002:unknown-code-refused',
+    'an error with an unknown code is answered',
+    () =>
+      inn(
+        (m) => m.type === 'error',
+        (m, v, answer) => {
+          answer(
+            v.make(
+              'error',
+              { code: 'INVALID_MESSAGE', message: 'unknown code', retryable: false, fatal: false },
+              { reply_to: m.message_id },
+            ),
+          );
+          return null;
+        },
+      ),
+  ],
+  ['TAP-ERR-003:no-reply-to', 'errors do not carry reply_to', () => out(is('error'), envelope({ reply_to: undefined }))],
+  [
+    'TAP-ERR-003:no-task-id',
+    'errors do not carry task_id',
+    () => out((m) => m.type === 'error' && m.task_id !== undefined, envelope({ task_id: undefined })),
+  ],
+  [
+    'TAP-ERR-004:error-answered',
+    'an error from the requester is answered with an error',
+    () =>
+      inn(is('error'), (m, v, answer) => {
+        answer(
+          v.make('error', { code: 'PROTOCOL_VIOLATION', message: 'an error', retryable: false, fatal: false }, { reply_to: m.message_id }),
+        );
+        return null;
+      }),
+  ],
+  [
+    'TAP-ERR-005:fatal-not-fatal',
+    'an always-fatal error is marked fatal: false and the session stays',
+    () => ({
+      out: (m) => (m.type === 'error' && m.payload?.fatal === true ? payload({ fatal: false })(m) : undefined),
+      close: async () => {},
+    }),
+  ],
+  [
+    'TAP-ERR-006:non-fatal-closes',
+    'the session ends after a non-fatal error: a farewell, then silence',
+    () => {
+      let over = false;
+      return {
+        out: (m, v, send) => {
+          if (over) return null;
+          if (m.type === 'error' && m.payload?.fatal !== true && v.established) {
+            over = true;
+            send(v.make('session.farewell', { reason: 'closing' }));
+          }
+          return undefined;
+        },
+        in: () => (over ? null : undefined),
+      };
+    },
+  ],
+  [
+    'TAP-ERR-007:fatal-flag-lies',
+    'non-fatal errors are marked fatal: true',
+    () => out((m) => m.type === 'error' && m.payload?.fatal !== true, payload({ fatal: true })),
+  ],
+  [
+    'TAP-ERR-008:stops-answering',
+    'after a malformed frame the agent stops answering',
+    () => {
+      let mute = false;
+      return {
+        in: (_m) => (mute ? null : undefined),
+        out: (m) => {
+          if (m.type === 'error' && m.payload?.code === 'MALFORMED_MESSAGE') mute = true;
+          return mute && m.type !== 'error' ? null : undefined;
+        },
+      };
+    },
+  ],
+  [
+    'TAP-ERR-009:refused-has-effect',
+    'a refused task.request is accepted as well',
+    () =>
+      out(both(is('error'), replyTo('task.request')), (m, v, send) => {
+        const to = v.answers(m)!;
+        if (typeof to.task_id === 'string' && m.payload?.code !== 'TASK_EXISTS' && m.payload?.code !== 'IDEMPOTENCY_CONFLICT')
+          send(
+            v.make(
+              'task.accepted',
+              { capability: to.payload?.capability ?? 'x', deadline: new Date(Date.now() + 3.6e6).toISOString() },
+              { task_id: `${to.task_id}`, sequence: 1 },
+            ),
+          );
+        return undefined;
+      }),
+  ],
+  [
+    'TAP-ERR-010:order-swapped',
+    'CAPABILITY_NOT_SUPPORTED is reported as INVALID_MESSAGE',
+    wrongCode('CAPABILITY_NOT_SUPPORTED', 'task.request'),
+  ],
+  [
+    'TAP-ERR-030:nested-error-unanswered',
+    'a malformed frame that says "type":"error" anywhere is left unanswered, as if it were an error',
+    () => out(errorOf('MALFORMED_MESSAGE'), (_m, v) => (/\\?"type\\?":\s*\\?"error/.test(v.lastUndecoded ?? '') ? null : undefined)),
+  ],
+  [
+    'TAP-ERR-040:ill-formed-echoed',
+    'an error echoes an ill-formed task_id or message_id',
+    () => {
+      const bad: { taskId?: string; messageId?: string } = {};
+      return {
+        in: (m) => {
+          if (typeof m.task_id === 'string' && !IDENTIFIER.test(m.task_id)) bad.taskId = m.task_id;
+          if (typeof m.message_id === 'string' && !MESSAGE_ID.test(m.message_id)) bad.messageId = m.message_id;
+          return undefined;
+        },
+        out: (m) => {
+          if (m.type !== 'error' || m.payload?.code !== 'INVALID_MESSAGE') return undefined;
+          if (m.task_id === undefined && bad.taskId !== undefined) return envelope({ task_id: bad.taskId })(m);
+          if (m.reply_to === undefined && bad.messageId !== undefined) return envelope({ reply_to: bad.messageId })(m);
+          return undefined;
+        },
+      };
+    },
+  ],
+  [
+    'TAP-ERR-041:target-always-unknown',
+    'every error before the ack is addressed to unknown, even when the source could be read',
+    () => out((m, v) => m.type === 'error' && v.agent === undefined && m.target !== 'unknown', envelope({ target: 'unknown' })),
+  ],
+  [
+    'TAP-ERR-042:farewell-after-fatal',
+    'a session.farewell follows a fatal error',
+    () =>
+      out(
+        (m, v) => m.type === 'error' && m.payload?.fatal === true && v.established,
+        (m, v) => [m, v.make('session.farewell', { reason: 'a fatal error' })],
+      ),
+  ],
+];

@@ -1,0 +1,313 @@
+/** Mutants that break the rules of spec/1.0/tasks.md (spec: tasks). */
+import { randomBytes } from 'node:crypto';
+import { type Msg, STREAM } from '../layer.ts';
+import {
+  dropFromStream,
+  dropOut,
+  envelope,
+  errorOf,
+  inn,
+  is,
+  next,
+  out,
+  payload,
+  replyTo,
+  requestFor,
+  resultOf,
+  stateEvent,
+} from '../operators.ts';
+import { any, completedInstead, fakeAccepted, fakeSnapshot, repairIn, type Row, wrongCode } from '../rows.ts';
+
+export const rows: Row[] = [
+  ['TAP-EVT-001:no-running-event', 'the state event into running is not sent', () => dropFromStream(stateEvent('running'))],
+  [
+    'TAP-EVT-002:output-when-not-streaming',
+    'an output event precedes the result although streaming is false',
+    () =>
+      out(
+        (m, v) => m.type === 'task.result' && v.memo.get('streaming') === false,
+        (m, v) => [
+          v.make('task.event', { kind: 'output', data: 'extra' }, { task_id: m.task_id, sequence: m.sequence }),
+          { ...m, sequence: (m.sequence as number) + 1 },
+        ],
+      ),
+  ],
+  [
+    'TAP-EVT-003:accepted-sequence-0',
+    'task.accepted carries sequence 0',
+    () => {
+      return out(
+        (m) => STREAM.has(m.type) && typeof m.sequence === 'number',
+        (m) => ({ ...m, sequence: (m.sequence as number) - 1 }),
+      );
+    },
+  ],
+  [
+    'TAP-EVT-004:sequence-gap',
+    'every stream skips sequence 2',
+    () =>
+      out(
+        (m) => STREAM.has(m.type) && typeof m.sequence === 'number' && (m.sequence as number) >= 2,
+        (m) => ({ ...m, sequence: (m.sequence as number) + 1 }),
+      ),
+  ],
+  [
+    'TAP-EVT-004:sequence-repeat',
+    'the second event repeats the sequence of the first',
+    () =>
+      out(
+        (m) => STREAM.has(m.type) && typeof m.sequence === 'number' && (m.sequence as number) >= 3,
+        (m) => ({ ...m, sequence: (m.sequence as number) - 1 }),
+      ),
+  ],
+  [
+    'TAP-EVT-005:out-of-order',
+    'output events are sent two at a time, swapped',
+    () => {
+      let held: Msg | undefined;
+      return out(any, (m) => {
+        if (m.type === 'task.event' && m.payload?.kind === 'output' && !held) {
+          held = m;
+          return null;
+        }
+        if (held && m.task_id === held.task_id) {
+          const h = held;
+          held = undefined;
+          return [m, h];
+        }
+        return undefined;
+      });
+    },
+  ],
+  [
+    'TAP-TASK-002:refusal-as-snapshot',
+    'a task.request for an unknown capability is answered with a snapshot',
+    () => out(errorOf('CAPABILITY_NOT_SUPPORTED', 'task.request'), (m, v) => fakeSnapshot(v, v.answers(m)!, 'failed')),
+  ],
+  [
+    'TAP-TASK-002:refusal-as-accepted',
+    'a task.request for an unknown capability is answered with task.accepted',
+    () => out(errorOf('CAPABILITY_NOT_SUPPORTED', 'task.request'), (m, v) => fakeAccepted(v, v.answers(m)!)),
+  ],
+  [
+    'TAP-TASK-003:no-deadline',
+    'task.accepted gives no deadline',
+    () =>
+      out(
+        is('task.accepted'),
+        payload((p) => ({ ...p, deadline: undefined })),
+      ),
+  ],
+  [
+    'TAP-TASK-003:wrong-capability',
+    'task.accepted names another capability',
+    () => out(is('task.accepted'), payload({ capability: 'tap.test.other' })),
+  ],
+  ['TAP-TASK-005:accepted-to-completed', 'a task goes from accepted straight to completed', () => dropFromStream(stateEvent('running'))],
+  [
+    'TAP-TASK-005:cancelling-timed-out',
+    'a task in cancelling ends timed_out',
+    () => ({
+      out: (m, v) => {
+        if (m.type === 'task.event' && m.payload?.state === 'cancelling') v.memo.set(`c:${m.task_id}`, true);
+        if (m.type === 'task.result' && m.payload?.status === 'cancelled' && v.memo.get(`c:${m.task_id}`) === true)
+          return payload({ status: 'timed_out', error: { code: 'DEADLINE_EXCEEDED', message: 'late', retryable: false } })(m);
+        return undefined;
+      },
+    }),
+  ],
+  [
+    'TAP-TASK-006:event-after-result',
+    'a log event follows the result',
+    () => out(is('task.result'), (m, v) => [m, next(m, v, 'task.event', { kind: 'log', level: 'info', message: 'done' })]),
+  ],
+  ['TAP-TASK-007:no-result', 'completed tasks get no task.result', () => dropOut(resultOf('completed'))],
+  [
+    'TAP-TASK-007:two-results',
+    'every task.result is sent twice',
+    () => out(is('task.result'), (m, v) => [m, { ...next(m, v, 'task.result', m.payload ?? {}) }]),
+  ],
+  [
+    'TAP-TASK-008:output-and-error',
+    'a completed result carries an error too',
+    () =>
+      out(
+        resultOf('completed'),
+        payload((p) => ({ ...p, error: { code: 'INTERNAL_ERROR', message: 'x', retryable: false } })),
+      ),
+  ],
+  [
+    'TAP-TASK-008:failed-without-error',
+    'a failed result carries no error',
+    () =>
+      out(
+        resultOf('failed'),
+        payload((p) => ({ ...p, error: undefined })),
+      ),
+  ],
+  ['TAP-TASK-009:too-large-sent', 'a result too large is truncated and completed', completedInstead('MESSAGE_TOO_LARGE', 'truncated')],
+  [
+    'TAP-TASK-010:timeout-wrong-code',
+    'a timed_out result carries INTERNAL_ERROR',
+    () =>
+      out(
+        resultOf('timed_out'),
+        payload((p) => ({ ...p, error: { ...(p.error as object), code: 'INTERNAL_ERROR' } })),
+      ),
+  ],
+  [
+    'TAP-TASK-011:stale-snapshot',
+    'snapshots report last_sequence one behind',
+    () =>
+      out(
+        replyTo('task.status', 'task.snapshot'),
+        payload((p) => ({ ...p, last_sequence: Math.max(0, Number(p.last_sequence) - 1) })),
+      ),
+  ],
+  [
+    'TAP-TASK-011:snapshot-after-effects',
+    'a cancel is answered with a snapshot already in cancelling',
+    () =>
+      out(
+        replyTo('task.cancel', 'task.snapshot'),
+        payload((p) => (p.state === 'running' ? { ...p, state: 'cancelling' } : p)),
+      ),
+  ],
+  [
+    'TAP-TASK-012:result-missing-in-snapshot',
+    'a terminal snapshot carries no result',
+    () =>
+      out(
+        (m) => m.type === 'task.snapshot' && m.payload?.result !== undefined,
+        payload((p) => ({ ...p, result: undefined })),
+      ),
+  ],
+  ['TAP-TASK-013:unknown-task-code', 'a status for an unknown task is answered INVALID_MESSAGE', wrongCode('UNKNOWN_TASK', 'task.status')],
+  [
+    'TAP-TASK-014:late-request-run',
+    'a task.request past its deadline is run',
+    repairIn(
+      (m) => m.type === 'task.request' && typeof m.deadline === 'string' && Date.parse(m.deadline) < Date.now(),
+      (m) => ({ ...m, deadline: undefined }),
+    ),
+  ],
+  [
+    'TAP-TASK-015:deadline-ignored',
+    'a task whose deadline passed ends failed',
+    () => out(resultOf('timed_out'), payload({ status: 'failed' })),
+  ],
+  [
+    'TAP-TASK-019:late-terminal',
+    'a cancel after the result was queued is answered as if the task still ran',
+    () => out(errorOf('TASK_TERMINAL', 'task.cancel'), (m, v) => fakeSnapshot(v, v.answers(m)!, 'running')),
+  ],
+  [
+    'TAP-TASK-021:forgets-after-restart',
+    'after a restart, tasks of the earlier process are unknown',
+    () => {
+      const mine = new Set<string>();
+      return out(any, (m, v) => {
+        if (m.type === 'task.accepted') mine.add(m.task_id as string);
+        const to = v.answers(m);
+        if (m.type === 'task.snapshot' && to?.type === 'task.status' && !mine.has(m.task_id as string)) return v.error(to, 'UNKNOWN_TASK');
+        return undefined;
+      });
+    },
+    undefined,
+    { binding: 'stdio' },
+  ],
+  [
+    'TAP-TASK-022:not-indeterminate',
+    'a task interrupted by a crash ends failed without details.indeterminate',
+    () =>
+      out(
+        (m) => m.type === 'task.result' && m.payload?.status === 'failed',
+        payload((p) => ({ ...p, error: { ...(p.error as object), details: {} } })),
+      ),
+    undefined,
+    { binding: 'stdio' },
+  ],
+  [
+    'TAP-TASK-017:request-timeout-ends',
+    "a task is cancelled once the requester's request_timeout_ms has passed",
+    () => {
+      const injected = new Set<string>();
+      return {
+        in: (m, v) => {
+          const wait = Number(v.memo.get('request_timeout_ms'));
+          if (m.type === 'task.request' && v.established && typeof m.task_id === 'string' && Number.isFinite(wait)) {
+            const cancel = v.makeIn('task.cancel', {}, { task_id: m.task_id });
+            injected.add(cancel.message_id as string);
+            setTimeout(() => v.inject(cancel), wait).unref?.();
+          }
+          return undefined;
+        },
+        out: (m) => (typeof m.reply_to === 'string' && injected.has(m.reply_to) ? null : undefined),
+      };
+    },
+  ],
+  [
+    'TAP-TASK-018:cancel-unseen',
+    'a task whose cancel was answered cancelling ends completed, as if the completion had not seen the cancel',
+    () => {
+      const cancelling = new Set<string>();
+      return out(any, (m, v) => {
+        if (m.type === 'task.snapshot' && v.answers(m)?.type === 'task.cancel' && m.payload?.state === 'cancelling')
+          cancelling.add(m.task_id as string);
+        if (m.type === 'task.event' && m.payload?.state === 'cancelling') cancelling.add(m.task_id as string);
+        if (m.type === 'task.result' && m.payload?.status === 'cancelled' && cancelling.has(m.task_id as string))
+          return payload({ status: 'completed', error: undefined, output: null })(m);
+        return undefined;
+      });
+    },
+  ],
+  [
+    'TAP-TASK-020:journal-after-effect',
+    'idempotency records are not kept across a restart: a keyed retry after it runs again',
+    () => {
+      const fresh = new Map<string, string>();
+      return inn(
+        (m) => m.type === 'task.request' && typeof m.idempotency_key === 'string',
+        (m) => {
+          const key = m.idempotency_key as string;
+          if (!fresh.has(key)) fresh.set(key, `${key}-${randomBytes(4).toString('hex')}`);
+          return envelope({ idempotency_key: fresh.get(key) })(m);
+        },
+      );
+    },
+    undefined,
+    { binding: 'stdio' },
+  ],
+  [
+    'TAP-TASK-040:snapshot-size-ignored',
+    'a result that fits in task.result but not in a snapshot ends completed, and its snapshots carry it',
+    () => {
+      const inputs = new Map<string, unknown>();
+      const kept = new Map<string, Record<string, unknown>>();
+      return {
+        in: (m, v) => {
+          if (requestFor('tap.test.echo')(m, v) && typeof m.task_id === 'string') inputs.set(m.task_id, m.payload?.input);
+          return undefined;
+        },
+        out: (m, v) => {
+          const id = m.task_id as string;
+          const result = kept.get(id);
+          if (m.type === 'task.snapshot' && result) return payload({ state: 'completed', result })(m);
+          const code = (m.payload?.error as { code?: string } | undefined)?.code;
+          if (m.type !== 'task.result' || code !== 'MESSAGE_TOO_LARGE' || !inputs.has(id)) return undefined;
+          const done = payload({ status: 'completed', error: undefined, output: inputs.get(id) })(m);
+          if (Buffer.byteLength(JSON.stringify(done)) > Number(v.memo.get('max_message_bytes') ?? 1_048_576)) return undefined;
+          kept.set(id, done.payload ?? {});
+          return done;
+        },
+      };
+    },
+  ],
+  [
+    'TAP-TASK-041:lost-without-cancelling',
+    'a running task ended SESSION_LOST on stdio skips cancelling',
+    () => dropFromStream(stateEvent('cancelling')),
+    undefined,
+    { binding: 'stdio' },
+  ],
+];

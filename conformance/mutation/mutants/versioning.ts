@@ -1,0 +1,51 @@
+/** Mutants that break the rules of spec/1.0/versioning.md (spec: versioning). */
+import { errorOf, is, out, payload, refuse } from '../operators.ts';
+import { type Row, wrongCode } from '../rows.ts';
+
+export const rows: Row[] = [
+  [
+    'TAP-VER-001:minor-refused',
+    'a message in a later 1.x minor before the ack is refused',
+    () =>
+      refuse((m, v) => !v.established && /^tap\/1\.[1-9]/.test(String(m.protocol)) && m.type === 'handshake.init', 'UNSUPPORTED_VERSION', {
+        fatal: true,
+        details: { supported: ['1.0'] },
+      }),
+  ],
+  [
+    'TAP-VER-002:major-accepted',
+    'a message in another major version is refused with INVALID_MESSAGE',
+    wrongCode('UNSUPPORTED_VERSION', undefined, 'INVALID_MESSAGE'),
+  ],
+  [
+    'TAP-VER-003:extension-members',
+    'the agent adds an extension member without the x- prefix',
+    () =>
+      out(
+        is('task.result'),
+        payload((p) => ({ ...p, vendor_trace: 'abc' })),
+      ),
+  ],
+  [
+    'TAP-VER-004:metadata-changes-meaning',
+    'metadata changes how the agent behaves',
+    () => refuse((m) => m.type === 'task.request' && m.metadata !== undefined, 'INVALID_MESSAGE'),
+  ],
+  [
+    'TAP-VER-005:reserved-name',
+    'the card declares a tap.* capability the spec does not define',
+    () =>
+      out(
+        is('handshake.ack'),
+        payload((p) => {
+          const card = p.agent as { capabilities: Array<Record<string, unknown>> };
+          return { ...p, agent: { ...card, capabilities: [...card.capabilities, { ...card.capabilities[0], name: 'tap.custom.thing' }] } };
+        }),
+      ),
+  ],
+  [
+    'TAP-VER-040:stray-minor-fatal',
+    'a message in another minor version after the ack gets a fatal UNSUPPORTED_VERSION',
+    () => out((m, v) => errorOf('UNSUPPORTED_VERSION')(m, v) && v.established && m.payload?.fatal !== true, payload({ fatal: true })),
+  ],
+];
