@@ -50,8 +50,8 @@ function run(cmd: string, args: string[]): Promise<{ code: number | null; out: s
   });
 }
 
-/** Starts the reference agent with `args`; resolves once it printed its URL, with what it writes on stderr. */
-async function startAgent(args: string[]): Promise<{ child: ChildProcess; stderr: () => string }> {
+/** Starts the reference agent with `args`; resolves once it printed its first line (its URL), with that line and what it writes on stderr. */
+async function startAgent(args: string[]): Promise<{ child: ChildProcess; line: string; stderr: () => string }> {
   const child = spawn(process.execPath, [AGENT, ...args], { env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err += d));
@@ -59,8 +59,8 @@ async function startAgent(args: string[]): Promise<{ child: ChildProcess; stderr
   const exited = once(child, 'exit').then(() => {
     throw new Error(`the agent exited: ${err.trim().split('\n').slice(-3).join(' | ')}`);
   });
-  await Promise.race([ready, exited]);
-  return { child, stderr: () => err };
+  const [line] = (await Promise.race([ready, exited])) as [string];
+  return { child, line: line.trim(), stderr: () => err };
 }
 
 async function stopAgent(child: ChildProcess): Promise<void> {
@@ -170,9 +170,8 @@ async function sessionAttacks(mallory: NatsConnection, alice: NatsConnection, ab
 
 /** A WebSocket peer that never reads: one warning line, then dropped; the agent's memory bounded (spec: limits#back-pressure). */
 async function unreadPeer(pings: number): Promise<void> {
-  const { child, stderr } = await startAgent(['--listen', 'ws://127.0.0.1:0/tap']);
+  const { child, line: url, stderr } = await startAgent(['--listen', 'ws://127.0.0.1:0/tap']);
   try {
-    const url = await new Promise<string>((resolve) => child.stdout!.once('data', (d: Buffer) => resolve(d.toString().trim())));
     const ws = new WebSocket(url, ['tap.v1']);
     await once(ws, 'open');
     const message = (type: string, payload: unknown, extra: Record<string, unknown> = {}) =>
@@ -219,6 +218,9 @@ async function unreadPeer(pings: number): Promise<void> {
   }
 }
 
+/** A line on stderr as each part of the step starts, so a long run shows where it is. */
+const progress = (what: string) => console.error(`soak: shared server: ${what}…`);
+
 /** The step: the server, the agent, the attacks, the figures. */
 export async function sharedServer(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'tap-soak-shared-'));
@@ -228,6 +230,7 @@ export async function sharedServer(): Promise<void> {
   let agent: ChildProcess | undefined;
   const conns: NatsConnection[] = [];
   try {
+    progress('the permission model and the server');
     const made = await run(process.execPath, [
       TAPCTL,
       ...['nats', 'permissions', '--agent', AGENT_ID, '--runner', AGENT_ID, '--agent', 'tap.other-agent'],
@@ -243,13 +246,17 @@ export async function sharedServer(): Promise<void> {
       return nc;
     };
     const key = join(keys, `${AGENT_ID}.key.json`);
+    progress('the agent');
     ({ child: agent } = await startAgent([
       ...['--nats', url(AGENT_ID), '--mesh', url(AGENT_ID), '--mesh-key', key, '--mesh-heartbeat-ms', '500'],
       ...['--durable', '--lease-ms', '2000', '--max-deliver', '2', '--signing-key', key, '--trust', join(keys, 'trust.json')],
     ]));
     const [mallory, alice, ops, other] = await Promise.all(['mallory', 'alice', 'ops', 'tap.other-agent'].map(as));
+    progress('forged durable records');
     await durableAttacks(mallory!, alice!, ops!, keys);
+    progress('registry takeover and flood');
     await registryAttacks(mallory!, other!, alice!, keys, settings.short ? 200 : 2000);
+    progress('abandoned sessions and an absurd keepalive');
     await sessionAttacks(mallory!, alice!, settings.short ? 300 : 1100);
     figures.peak_rss_kb = Math.max(figures.peak_rss_kb, rssKb(agent.pid));
   } finally {
@@ -258,5 +265,6 @@ export async function sharedServer(): Promise<void> {
     await server?.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+  progress('a WebSocket peer that never reads');
   await unreadPeer(settings.short ? 50_000 : 300_000);
 }
