@@ -24,8 +24,10 @@ export default defineConfig({
     // reference/ and conformance/), which halves the CPU a run spends loading them. A file that
     // changes a module's state undoes it in its own afterAll.
     isolate: false,
-    // Both cores: most files wait on processes and sockets rather than compute.
-    maxWorkers: 2,
+    // Three workers on two cores: most slow files wait on processes, sockets and leases rather than
+    // compute (a full run keeps the cores about two-thirds busy with two), and the harness's timed
+    // cases scale their waits to the machine's load.
+    maxWorkers: 3,
     projects: [
       { extends: true, test: { name: 'fast', include: ['**/*.test.ts'], exclude: [...EXCLUDE, ...SLOW_TIERS] } },
       { extends: true, test: { name: 'slow', include: SLOW_TIERS, exclude: EXCLUDE } },

@@ -5,7 +5,7 @@
  * ", N skipped (reasons)" when a test was skipped — for want of a system tool, named by its title
  * (test/system-tools.testkit.ts), or by the test's own choice. Exits non-zero on any failure.
  *
- * - full (default): the build (when dist/ is stale), then every vitest file on both cores with the
+ * - full (default): the build (when dist/ is stale), then every vitest file, three at a time, with the
  *   type-check, format and lint and drift checks beside it, the tarball test (pack, install offline
  *   into an empty project, run the bins and the library from there), the recipes of the README and
  *   the Getting Started page run verbatim from there (tools/tarball/recipes.ts), and the
@@ -244,7 +244,7 @@ const statics = together(
 type Lane = Step | Step[];
 type Stage = Step | Lane[];
 
-export const FULL: Stage[] = [build, [vitest('vitest: every test file, on both cores'), statics, [tarball, docs, certify]]];
+export const FULL: Stage[] = [build, [vitest('vitest: every test file, three at a time'), statics, [tarball, docs, certify]]];
 export const FAST: Stage[] = [
   build,
   [vitest('vitest: the fast tier (units and the in-memory conformance run)', ['--project', 'fast']), statics],
