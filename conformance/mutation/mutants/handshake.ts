@@ -146,6 +146,15 @@ export const rows: Row[] = [
       ),
   ],
   [
+    'TAP-HS-015:ready-schema-first',
+    'a handshake.ready before any ack and without session_id is refused INVALID_MESSAGE, its payload read before its phase',
+    () =>
+      recode(
+        both(errorOf('PROTOCOL_VIOLATION', 'handshake.ready'), (m, v) => v.agent === undefined && v.answers(m)?.session_id === undefined),
+        'INVALID_MESSAGE',
+      ),
+  ],
+  [
     'TAP-HS-018:card-id-differs',
     "the ack's card names another agent_id than its source",
     () =>
