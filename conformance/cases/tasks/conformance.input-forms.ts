@@ -32,6 +32,24 @@ export const cases: Case[] = [
         );
         need(await collectUntilResult(peer, m.task_id!));
       }
+      // Inputs at the upper bounds run for an hour or more: each must be accepted, and is then cancelled.
+      const long: [string, unknown][] = [
+        ['tap.test.sleep', { ms: 3_600_000 }],
+        ['tap.test.sleep', { ms: Number.MAX_SAFE_INTEGER }],
+        ['tap.test.stream', { count: 100_000, interval_ms: 3_600_000 }],
+      ];
+      for (const [name, input] of long) {
+        const taskId = peer.ids.task();
+        const { reply } = await request(peer, name, input, { taskId });
+        const m = need(reply).msg;
+        if (m.type === 'task.accepted') {
+          await peer.post('task.cancel', {}, { task_id: taskId });
+          need(await collectUntilResult(peer, taskId));
+        }
+        require(
+          check(m.type === 'task.accepted', `${name} refused the valid input ${show(input, 80)}`, 'task.accepted', describeMessage(m)),
+        );
+      }
       const refused: [string, unknown][] = [
         ['tap.test.stream', { count: 100001 }],
         ['tap.test.stream', { count: 1.5 }],
@@ -51,7 +69,7 @@ export const cases: Case[] = [
         if (m.type === 'task.accepted') await peer.post('task.cancel', {}, { task_id: taskId });
         require(checkError(m, { code: 'INVALID_MESSAGE', taskId }, `${name} with input ${show(input, 80)}`));
       }
-      return pass(`${accepted.length} inputs at the bounds accepted, ${refused.length} outside them refused`);
+      return pass(`${accepted.length + long.length} inputs at the bounds accepted, ${refused.length} outside them refused`);
     },
   }),
   defineCase({

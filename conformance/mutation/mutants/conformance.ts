@@ -45,4 +45,13 @@ export const rows: Row[] = [
         (m) => ({ ...m }),
       ),
   ],
+  [
+    'TAP-CONF-040:long-sleep-refused',
+    'tap.test.sleep refuses ms over one minute, though its form allows up to 2^53-1',
+    () =>
+      answerInstead(
+        (m, v) => requestFor('tap.test.sleep')(m, v) && Number((m.payload?.input as { ms?: unknown } | undefined)?.ms) > 60_000,
+        (m, v) => v.error(m, 'INVALID_MESSAGE'),
+      ),
+  ],
 ];
