@@ -100,15 +100,27 @@ export function envelopeProblem(msg: Envelope, state: EnvelopeState): ErrorPaylo
   return null;
 }
 
-/** Type → handshake phase → payload schema, for a message past the duplicate check (spec: errors#order-of-checks). */
-export function messageProblem(msg: Envelope, established: boolean): ErrorPayload | null {
+/** Where the connection's handshake stands when a message arrives (the core machine's phase). */
+export type HandshakePhase = 'awaiting-init' | 'awaiting-ready' | 'established' | 'failed';
+
+/**
+ * Type → handshake phase → payload schema, for a message past the duplicate check: a handshake
+ * message out of order is refused before its payload is read, so a handshake.ready before any
+ * ack gets PROTOCOL_VIOLATION even without a session_id (spec: errors#order-of-checks, handshake#before-go).
+ */
+export function messageProblem(msg: Envelope, phase: HandshakePhase): ErrorPayload | null {
   const type = msg.type;
   if (!isKnownType(type) || !isRequesterToAgent(type)) {
     return errorPayload('UNKNOWN_MESSAGE_TYPE', `an agent does not accept ${type}; the message had no effect`);
   }
   if (type === 'error') return null;
-  if (!established && !allowedBeforeHandshake(type)) {
+  if (phase !== 'established' && !allowedBeforeHandshake(type)) {
     return errorPayload('HANDSHAKE_REQUIRED', `${type} arrived before handshake.go; it had no effect`);
+  }
+  const awaited = phase === 'awaiting-init' ? 'handshake.init' : phase === 'awaiting-ready' ? 'handshake.ready' : undefined;
+  if ((type === 'handshake.init' || type === 'handshake.ready') && phase !== 'failed' && type !== awaited) {
+    const when = awaited === undefined ? 'on an established session' : `while the handshake waits for ${awaited}`;
+    return errorPayload('PROTOCOL_VIOLATION', `${type} arrived ${when}; it had no effect`, undefined, { fatal: false });
   }
   const issues = validateDecoded(msg);
   if (issues) {

@@ -8,9 +8,17 @@ import { createRequire } from 'node:module';
 import type { Ajv2020 } from 'ajv/dist/2020.js';
 import { hasValidator, SCHEMA_BASE, toIssues, validatorFor, type Issue } from '../core/validate.ts';
 import type { SchemaFile } from '../core/schema-bundle.ts';
+import { isIntegerText, numberTextAt } from '../core/number-forms.ts';
 
-/** The check of one input: null when valid, else its issues. */
-export type InputValidator = (input: unknown) => Issue[] | null;
+/**
+ * The check of one input: null when valid, else its issues. `text`, the task.request as it came,
+ * lets a conformance capability's input be checked for integers written with a fraction or an
+ * exponent, which the parsed value no longer shows (spec: conformance#input-forms).
+ */
+export type InputValidator = (input: unknown, text?: string) => Issue[] | null;
+
+/** The published input forms of the conformance capabilities, whose integers have no fraction or exponent (spec: conformance#input-forms). */
+const CONFORMANCE_INPUT = /^tap\.test\.[a-z]+\.input\.schema\.json$/;
 
 let compiler: Ajv2020 | undefined;
 
@@ -29,8 +37,10 @@ function ajv(): Ajv2020 {
 /** The validator of a capability's input schema; throws, naming the capability, when the schema does not compile. */
 export function inputValidator(capability: string, schema: Record<string, unknown>): InputValidator {
   const id = typeof schema.$id === 'string' ? schema.$id : '';
-  if (id.startsWith(SCHEMA_BASE) && hasValidator(id.slice(SCHEMA_BASE.length))) {
-    return validatorFor(id.slice(SCHEMA_BASE.length) as SchemaFile);
+  const file = id.startsWith(SCHEMA_BASE) ? id.slice(SCHEMA_BASE.length) : '';
+  if (hasValidator(file)) {
+    const validate = validatorFor(file as SchemaFile);
+    return CONFORMANCE_INPUT.test(file) ? integerForms(validate, integerMembers(schema)) : validate;
   }
   try {
     const fn = ajv().compile(schema);
@@ -38,4 +48,29 @@ export function inputValidator(capability: string, schema: Record<string, unknow
   } catch (err) {
     throw new Error(`the input schema of capability ${capability} does not compile: ${(err as Error).message}`);
   }
+}
+
+/** The top-level members a schema types as integers. */
+function integerMembers(schema: Record<string, unknown>): string[] {
+  const properties = (schema.properties ?? {}) as Record<string, { type?: unknown }>;
+  return Object.keys(properties).filter((name) => properties[name]?.type === 'integer');
+}
+
+/** `validate`, then: each of `members` written as a number with a fraction or an exponent is refused (spec: conformance#input-forms). */
+function integerForms(validate: InputValidator, members: string[]): InputValidator {
+  if (members.length === 0) return validate;
+  return (input, text) => {
+    const issues = validate(input);
+    if (issues || text === undefined || typeof input !== 'object' || input === null) return issues;
+    for (const name of members) {
+      if (typeof (input as Record<string, unknown>)[name] !== 'number') continue;
+      const written = numberTextAt(text, ['payload', 'input', name]);
+      if (written !== undefined && !isIntegerText(written)) {
+        return [
+          { path: `/${name}`, keyword: 'type', message: `must be an integer written without a fraction or exponent, not ${written}` },
+        ];
+      }
+    }
+    return null;
+  };
 }

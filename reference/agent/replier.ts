@@ -26,6 +26,8 @@ export interface Replier extends Link {
   readonly session?: Session;
   /** Closed by this side on purpose (a resume elsewhere, an ended session): no loss handling. */
   readonly deliberate: boolean;
+  /** The text of the message being handled, as it came (spec: conformance#input-forms). */
+  readonly frameText?: string;
   /** Sends the direct reply to the message being handled and remembers it for duplicates (spec: idempotency#duplicate-table). */
   reply(text: string, rebuild?: { rebuild: () => string; bytes: number }): void;
   /** Answers an offending message with `error`; closes after a fatal one (spec: errors#fatal-errors). */

@@ -139,7 +139,7 @@ function onTaskRequest(conn: Replier, session: Session, msg: MessageOf<'task.req
   }
   if (!entry)
     return refuse(errorPayload('CAPABILITY_NOT_SUPPORTED', `this agent has no capability ${p.capability}`, { capability: p.capability }));
-  const inputIssues = entry.validateInput?.(p.input);
+  const inputIssues = entry.validateInput?.(p.input, conn.frameText);
   if (inputIssues) {
     const issues = inputIssues.map((i) => ({ ...i, path: `/payload/input${i.path}` }));
     return refuse(errorPayload('INVALID_MESSAGE', `the input does not match the input_schema of ${p.capability}`, { issues }));

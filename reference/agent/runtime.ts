@@ -31,7 +31,7 @@ import { IdempotencyTable, TaskTable, type Task } from './tasks.ts';
 export interface CapabilityEntry {
   capability: Capability;
   handler: Handler;
-  validateInput?: (input: unknown) => Issue[] | null;
+  validateInput?: (input: unknown, text?: string) => Issue[] | null;
 }
 
 /** The runtime state of one agent. */

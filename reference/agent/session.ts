@@ -64,7 +64,7 @@ export class Connection implements Replier {
   /** The text of the handshake.init that this connection's ack answered, to recognise its repeat. */
   private openingInit?: string;
   /** The text of the frame being handled. */
-  private frameText?: string;
+  frameText?: string;
   /** The frame the transport's screen decoded last, so that the pipeline does not decode it again. */
   private screened?: { frame: InboundFrame; decoded: ReturnType<typeof decodeFrame> };
   /** The peer left too much unread: the connection was dropped and nothing more is read or sent. */
@@ -280,7 +280,7 @@ export class Connection implements Replier {
 
   /** Type → handshake phase → payload schema → the message's own handling. */
   private dispatch(envelope: Envelope, to: RefusalTarget): void {
-    const problem = messageProblem(envelope, this.session?.established === true);
+    const problem = messageProblem(envelope, this.session?.established === true ? 'established' : this.hs.phase);
     if (problem) return this.refuse(problem, to);
     const msg = envelope as unknown as TapMessage;
     if (msg.type === 'error') return onPeerError(this, msg as MessageOf<'error'>);

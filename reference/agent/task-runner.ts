@@ -11,6 +11,7 @@ import { Deadlines } from './deadlines.ts';
 import { TaskAborted, type AbortKind } from './handler.ts';
 import { iso } from './outbound.ts';
 import { fitsUtf8 } from '../core/decode.ts';
+import { MAX_NESTING_DEPTH, nestedDeeperThan } from '../core/ijson.ts';
 import { withdrawPlan, markPlan } from './plans.ts';
 import type { Runtime } from './runtime.ts';
 import type { TaskHost } from './task-host.ts';
@@ -181,10 +182,16 @@ export class TaskRunner implements TaskHost {
       // A result that fits SNAPSHOT_EXTRA_BYTES under the limit fits every snapshot; only nearer to it is the snapshot built to be measured.
       const max = session.params.max_message_bytes;
       const snapshot = () => session.message('task.snapshot', snapshotOf(task, iso), { task_id: task.taskId, reply_to: LONGEST_REPLY_TO });
-      if (!fitsUtf8(text, max - SNAPSHOT_EXTRA_BYTES) && (!fitsUtf8(text, max) || !fitsUtf8(snapshot(), max))) {
+      // The snapshot holds the result one level deeper than task.result (spec: tasks#result-size, limits#nesting).
+      const tooDeep = nestedDeeperThan(text, MAX_NESTING_DEPTH - 1) && nestedDeeperThan(snapshot(), MAX_NESTING_DEPTH);
+      if (tooDeep || (!fitsUtf8(text, max - SNAPSHOT_EXTRA_BYTES) && (!fitsUtf8(text, max) || !fitsUtf8(snapshot(), max)))) {
         result = {
           status: 'failed',
-          error: errorPayload('MESSAGE_TOO_LARGE', `the result is larger than max_message_bytes (${session.params.max_message_bytes})`),
+          error: tooDeep
+            ? errorPayload('MESSAGE_TOO_LARGE', `the result's snapshot would nest deeper than ${MAX_NESTING_DEPTH} levels`, {
+                reason: 'nesting',
+              })
+            : errorPayload('MESSAGE_TOO_LARGE', `the result is larger than max_message_bytes (${session.params.max_message_bytes})`),
         };
         task.state = 'failed';
         task.result = result;

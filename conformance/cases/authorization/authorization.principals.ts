@@ -1,7 +1,7 @@
 /** authorization profile, Principals (spec: authorization#principals). */
 import { type Case, defineCase } from '../../case.ts';
 import { TWO_PRINCIPALS, TWO_SESSIONS } from './kit.ts';
-import { check, checkError, need, runTask, verdictOf } from '../kit.ts';
+import { check, checkError, need, require, runTask, verdictOf } from '../kit.ts';
 import { collectUntilResult, describeMessage, request } from '../../steps.ts';
 
 export const cases: Case[] = [
@@ -26,6 +26,39 @@ export const cases: Case[] = [
           "another principal's idempotency record answered this session",
           'task.accepted',
           describeMessage(m),
+        ),
+      );
+    },
+  }),
+  defineCase({
+    id: 'authorization.isolation.idempotency-capability',
+    title: 'Idempotency records are keyed by capability too: one key used for a second capability starts a new task of it',
+    profile: 'authorization',
+    requirements: ['TAP-AUTH-002'],
+    needs: { capabilities: ['tap.test.counter', 'tap.test.echo'] },
+    run: async (ctx) => {
+      const peer = need(await ctx.session());
+      const key = `cap-${peer.ids.task('k')}`;
+      need(await runTask(peer, 'tap.test.counter', { key }, { idempotencyKey: key }));
+      const taskId = peer.ids.task('other-capability');
+      const r = await request(peer, 'tap.test.echo', { echoed: key }, { idempotencyKey: key, taskId });
+      const m = need(r.reply).msg;
+      require(
+        check(
+          m.type === 'task.accepted' && m.task_id === taskId,
+          "a request for another capability under the same idempotency_key was answered from the first capability's record",
+          `task.accepted of the new task ${taskId}`,
+          describeMessage(m),
+        ),
+      );
+      const done = need(await collectUntilResult(peer, taskId)).result.msg.payload;
+      return verdictOf(
+        'a new task of the second capability',
+        check(
+          done.status === 'completed' && JSON.stringify(done.output) === JSON.stringify({ echoed: key }),
+          'the task of the second capability did not run as its own',
+          `completed with output ${JSON.stringify({ echoed: key })}`,
+          `${String(done.status)} with output ${JSON.stringify(done.output)}`,
         ),
       );
     },

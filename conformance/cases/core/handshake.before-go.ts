@@ -85,6 +85,26 @@ export const cases: Case[] = [
     },
   }),
   defineCase({
+    id: 'core.handshake.ready-out-of-order-no-session',
+    title: 'A handshake.ready before any ack and without session_id gets PROTOCOL_VIOLATION: the phase is checked before the payload',
+    profile: 'core',
+    requirements: ['TAP-HS-015', 'TAP-ERR-010'],
+    run: async (ctx) => {
+      const peer = need(await ctx.connect());
+      // No session exists yet, so the ready names none; the payload schema it fails is step 11, the phase step 10.
+      const sent = await peer.post(
+        'handshake.ready',
+        { params: { ...DEFAULT_PARAMS, integrity: 'none' } },
+        {},
+        { deliberate: 'a handshake.ready before any handshake.init, with no session_id' },
+      );
+      require(await expectError(peer, sent, { code: 'PROTOCOL_VIOLATION' }, 'handshake.ready with no handshake.init and no session_id'));
+      if (peer.closed) return pass('refused (and closed)');
+      need(await handshake(peer));
+      return pass('refused before its payload was read; a proper handshake followed');
+    },
+  }),
+  defineCase({
     id: 'core.handshake.second-init',
     title: 'A second handshake.init on an established session gets PROTOCOL_VIOLATION and leaves the session as it was',
     profile: 'core',

@@ -26,6 +26,7 @@ import * as errorsCorrelation from './errors.correlation.ts';
 import * as errorsNoRepliesToErrors from './errors.no-replies-to-errors.ts';
 import * as errorsRegistry from './errors.registry.ts';
 import * as errorsErrorPayload from './errors.error-payload.ts';
+import * as errorsDetails from './errors.details.ts';
 import * as errorsFatalErrors from './errors.fatal-errors.ts';
 import * as tasksAcceptance from './tasks.acceptance.ts';
 import * as errorsOrderOfChecks from './errors.order-of-checks.ts';
@@ -73,6 +74,7 @@ export const coreCases: readonly Case[] = [
   errorsNoRepliesToErrors,
   errorsRegistry,
   errorsErrorPayload,
+  errorsDetails,
   errorsFatalErrors,
   tasksAcceptance,
   errorsOrderOfChecks,

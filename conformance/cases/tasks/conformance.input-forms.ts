@@ -32,6 +32,24 @@ export const cases: Case[] = [
         );
         need(await collectUntilResult(peer, m.task_id!));
       }
+      // Inputs at the upper bounds run for an hour or more: each must be accepted, and is then cancelled.
+      const long: [string, unknown][] = [
+        ['tap.test.sleep', { ms: 3_600_000 }],
+        ['tap.test.sleep', { ms: Number.MAX_SAFE_INTEGER }],
+        ['tap.test.stream', { count: 100_000, interval_ms: 3_600_000 }],
+      ];
+      for (const [name, input] of long) {
+        const taskId = peer.ids.task();
+        const { reply } = await request(peer, name, input, { taskId });
+        const m = need(reply).msg;
+        if (m.type === 'task.accepted') {
+          await peer.post('task.cancel', {}, { task_id: taskId });
+          need(await collectUntilResult(peer, taskId));
+        }
+        require(
+          check(m.type === 'task.accepted', `${name} refused the valid input ${show(input, 80)}`, 'task.accepted', describeMessage(m)),
+        );
+      }
       const refused: [string, unknown][] = [
         ['tap.test.stream', { count: 100001 }],
         ['tap.test.stream', { count: 1.5 }],
@@ -51,7 +69,35 @@ export const cases: Case[] = [
         if (m.type === 'task.accepted') await peer.post('task.cancel', {}, { task_id: taskId });
         require(checkError(m, { code: 'INVALID_MESSAGE', taskId }, `${name} with input ${show(input, 80)}`));
       }
-      return pass(`${accepted.length} inputs at the bounds accepted, ${refused.length} outside them refused`);
+      return pass(`${accepted.length + long.length} inputs at the bounds accepted, ${refused.length} outside them refused`);
+    },
+  }),
+  defineCase({
+    id: 'tasks.input-forms.integer-text',
+    title: 'An integer of an input form written with a fraction or an exponent (ms 5.0, 5e0; count 1.0) is refused INVALID_MESSAGE',
+    profile: 'tasks',
+    requirements: ['TAP-CONF-040', 'TAP-CONF-010'],
+    needs: cap('sleep', 'stream'),
+    run: async (ctx) => {
+      const peer = need(await ctx.session());
+      // JSON.stringify writes 5.0 as 5, so each request is sent as text with its number rewritten.
+      const written: [string, string, number, string][] = [
+        ['tap.test.sleep', 'ms', 5, '5.0'],
+        ['tap.test.sleep', 'ms', 5, '5e0'],
+        ['tap.test.stream', 'count', 1, '1.0'],
+      ];
+      for (const [name, member, value, text] of written) {
+        const taskId = peer.ids.task();
+        const msg = peer.envelope('task.request', { capability: name, input: { [member]: value } }, { task_id: taskId });
+        const plain = JSON.stringify(msg);
+        const frame = plain.replace(`"${member}":${value}}`, `"${member}":${text}}`);
+        require(check(frame !== plain, `the harness could not write ${member} as ${text}`, text, plain));
+        await peer.sendText(frame, `${name} with ${member} written ${text}, an integer with a fraction or exponent`);
+        const m = need(await peer.reply(msg.message_id)).msg;
+        if (m.type === 'task.accepted') await peer.post('task.cancel', {}, { task_id: taskId });
+        require(checkError(m, { code: 'INVALID_MESSAGE', taskId }, `${name} with input {"${member}": ${text}}`));
+      }
+      return pass(`${written.length} integers written with a fraction or exponent refused`);
     },
   }),
 ];

@@ -1,10 +1,11 @@
 /** tasks profile, Result size (spec: tasks#result-size). */
 import type { Peer } from '../../peer.ts';
 import { fail, type Outcome, pass, skipped } from '../../verdict.ts';
-import { check, need, runTask, show, verdictOf } from '../kit.ts';
+import { check, need, require, runTask, show, verdictOf } from '../kit.ts';
 import { collectUntilResult, describeMessage } from '../../steps.ts';
 import { type Case, defineCase } from '../../case.ts';
 import { cap } from './kit.ts';
+import { MAX_NESTING_DEPTH, nestedDeeperThan } from '../../../reference/core/ijson.ts';
 
 /** A message_id of the longest allowed length, 128 characters, unique to this peer. */
 function longestMessageId(peer: Peer): string {
@@ -76,6 +77,43 @@ export const cases: Case[] = [
       if (peer.state.params?.max_message_bytes !== max)
         return fail('the agent did not accept max_message_bytes 8192', '8192', show(peer.state.params?.max_message_bytes));
       return snapshotSizeProbe(peer, max);
+    },
+  }),
+  defineCase({
+    id: 'tasks.result.snapshot-depth',
+    title:
+      'An echo of a 62-level input, whose task.result is 64 levels deep, ends failed MESSAGE_TOO_LARGE or leaves no snapshot deeper than 64',
+    profile: 'tasks',
+    requirements: ['TAP-TASK-042', 'TAP-LIM-014'],
+    needs: cap('echo'),
+    run: async (ctx) => {
+      const peer = need(await ctx.session());
+      // The request is 64 levels deep (envelope, payload, then the input's 62), at the limit every agent accepts.
+      let input: unknown = [];
+      for (let depth = 1; depth < MAX_NESTING_DEPTH - 2; depth++) input = [input];
+      const r = need(await runTask(peer, 'tap.test.echo', input, { taskId: peer.ids.task('deep') }));
+      const p = r.result.msg.payload;
+      require(
+        check(
+          !nestedDeeperThan(r.result.text, MAX_NESTING_DEPTH),
+          'the task.result nests deeper than 64 levels',
+          'at most 64 levels',
+          'deeper',
+        ),
+      );
+      if (p.status === 'failed' && p.error?.code === 'MESSAGE_TOO_LARGE')
+        return pass('the snapshot would be too deep: failed MESSAGE_TOO_LARGE');
+      const ask = await peer.post('task.status', {}, { task_id: r.taskId });
+      const snap = need(await peer.reply(ask));
+      return verdictOf(
+        `the ${describeMessage(r.result.msg)}, and its snapshot within 64 levels`,
+        check(
+          !nestedDeeperThan(snap.text, MAX_NESTING_DEPTH),
+          `the agent finished the task ${String(p.status)} and sent a snapshot nested deeper than ${MAX_NESTING_DEPTH} levels`,
+          `task.result failed MESSAGE_TOO_LARGE (details.reason nesting), or a snapshot of at most ${MAX_NESTING_DEPTH} levels`,
+          `${describeMessage(snap.msg)} deeper than ${MAX_NESTING_DEPTH} levels`,
+        ),
+      );
     },
   }),
 ];

@@ -106,4 +106,24 @@ export const rows: Row[] = [
     'PERMISSION_DENIED is sent as AUTH_REQUIRED',
     wrongCode('PERMISSION_DENIED', 'task.request', 'AUTH_REQUIRED'),
   ],
+  [
+    'TAP-AUTH-002:key-across-capabilities',
+    'idempotency records are keyed by principal and key only: a key used for a second capability answers with the first task',
+    () => {
+      const first = new Map<string, Record<string, unknown>>();
+      // The layer hands the agent the first request's payload again, so that the agent's own record answers it.
+      return inn(
+        (m) => m.type === 'task.request' && typeof m.idempotency_key === 'string',
+        (m) => {
+          const key = m.idempotency_key as string;
+          const earlier = first.get(key);
+          if (!earlier) {
+            first.set(key, m.payload ?? {});
+            return undefined;
+          }
+          return earlier.capability === m.payload?.capability ? undefined : { ...m, payload: earlier };
+        },
+      );
+    },
+  ],
 ];

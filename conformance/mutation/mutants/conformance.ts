@@ -1,5 +1,5 @@
 /** Mutants that break the rules of spec/1.0/conformance.md (spec: conformance). */
-import { answerInstead, both, errorOf, out, payload, recode, requestFor, resultOf } from '../operators.ts';
+import { answerInstead, both, errorOf, inn, out, payload, recode, requestFor, resultOf } from '../operators.ts';
 import type { Row } from '../rows.ts';
 
 export const rows: Row[] = [
@@ -32,6 +32,25 @@ export const rows: Row[] = [
     () =>
       answerInstead(
         (m, v) => requestFor('tap.test.sleep')(m, v) && (m.payload?.input as { ms?: unknown } | undefined)?.ms === 0,
+        (m, v) => v.error(m, 'INVALID_MESSAGE'),
+      ),
+  ],
+  [
+    'TAP-CONF-040:fraction-accepted',
+    'an integer of an input form written with a fraction or an exponent (ms 5.0) is accepted: only the parsed value is read',
+    // Serialized again, 5.0 reaches the agent as 5.
+    () =>
+      inn(
+        (m, v) => requestFor('tap.test.sleep')(m, v) || requestFor('tap.test.stream')(m, v),
+        (m) => ({ ...m }),
+      ),
+  ],
+  [
+    'TAP-CONF-040:long-sleep-refused',
+    'tap.test.sleep refuses ms over one minute, though its form allows up to 2^53-1',
+    () =>
+      answerInstead(
+        (m, v) => requestFor('tap.test.sleep')(m, v) && Number((m.payload?.input as { ms?: unknown } | undefined)?.ms) > 60_000,
         (m, v) => v.error(m, 'INVALID_MESSAGE'),
       ),
   ],

@@ -158,4 +158,13 @@ export const rows: Row[] = [
         (m, v) => [m, v.make('session.farewell', { reason: 'a fatal error' })],
       ),
   ],
+  [
+    'TAP-ERR-044:details-other-task',
+    'TASK_EXISTS names another task than the existing one in details.task_id',
+    () =>
+      out(
+        errorOf('TASK_EXISTS'),
+        payload((p) => ({ ...p, details: { ...(p.details as object), task_id: 'another-task' } })),
+      ),
+  ],
 ];

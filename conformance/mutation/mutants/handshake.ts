@@ -1,4 +1,5 @@
 /** Mutants that break the rules of spec/1.0/handshake.md (spec: handshake). */
+import { randomBytes } from 'node:crypto';
 import { answerInstead, both, dropOut, errorOf, inn, is, out, payload, recode, swallow } from '../operators.ts';
 import { fakeAccepted, refuseOnceSeen, repairIn, type Row } from '../rows.ts';
 
@@ -67,6 +68,16 @@ export const rows: Row[] = [
     },
   ],
   [
+    'TAP-HS-006:few-random-bits',
+    'session ids are 22 characters long but hold 32 random bits (12 zero bytes and 4 random ones)',
+    () =>
+      out(is('handshake.ack'), (m, v) => {
+        const id = Buffer.concat([Buffer.alloc(12), randomBytes(4)]).toString('base64url');
+        v.sessionId = id;
+        return payload({ session_id: id })(m);
+      }),
+  ],
+  [
     'TAP-HS-007:missing-dropped',
     'a required capability the agent lacks is left out of missing',
     () =>
@@ -93,6 +104,18 @@ export const rows: Row[] = [
       out(
         is('handshake.ack'),
         payload((p) => ({ ...p, params: { ...(p.params as object), heartbeat_ms: 1234 } })),
+      ),
+  ],
+  [
+    'TAP-HS-009:heartbeat-out-of-range-refused',
+    'a heartbeat_ms proposal outside [1000, 60000] is refused with INVALID_MESSAGE instead of clamped',
+    () =>
+      answerInstead(
+        (m) => {
+          const hb = (m.payload?.params as { heartbeat_ms?: unknown } | undefined)?.heartbeat_ms;
+          return m.type === 'handshake.init' && typeof hb === 'number' && (hb < 1000 || hb > 60_000);
+        },
+        (m, v) => v.error(m, 'INVALID_MESSAGE', { fatal: true, message: 'heartbeat_ms must lie in [1000, 60000]' }),
       ),
   ],
   [
@@ -143,6 +166,15 @@ export const rows: Row[] = [
       recode(
         both(errorOf('PROTOCOL_VIOLATION'), (m, v) => String(v.answers(m)?.type).startsWith('handshake.')),
         'HANDSHAKE_REQUIRED',
+      ),
+  ],
+  [
+    'TAP-HS-015:ready-schema-first',
+    'a handshake.ready before any ack and without session_id is refused INVALID_MESSAGE, its payload read before its phase',
+    () =>
+      recode(
+        both(errorOf('PROTOCOL_VIOLATION', 'handshake.ready'), (m, v) => v.agent === undefined && v.answers(m)?.session_id === undefined),
+        'INVALID_MESSAGE',
       ),
   ],
   [

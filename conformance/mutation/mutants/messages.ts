@@ -1,7 +1,7 @@
 /** Mutants that break the rules of spec/1.0/messages.md (spec: messages). */
 import { type Msg, STREAM } from '../layer.ts';
 import { envelope, errorOf, is, out, recode, replyTo } from '../operators.ts';
-import { any, type Row, wrongCode } from '../rows.ts';
+import { any, repairIn, type Row, wrongCode } from '../rows.ts';
 
 export const rows: Row[] = [
   [
@@ -51,5 +51,13 @@ export const rows: Row[] = [
     'TAP-MSG-006:schema-not-checked',
     'an ill-formed payload is refused with MALFORMED_MESSAGE',
     wrongCode('INVALID_MESSAGE', undefined, 'MALFORMED_MESSAGE'),
+  ],
+  [
+    'TAP-MSG-006:lowercase-timestamp',
+    'a timestamp with a lowercase "t" or "z" is accepted, as RFC 3339 allows and the envelope schema does not',
+    repairIn(
+      (m) => typeof m.timestamp === 'string' && /[tz]/.test(m.timestamp),
+      (m) => ({ ...m, timestamp: String(m.timestamp).toUpperCase() }),
+    ),
   ],
 ];

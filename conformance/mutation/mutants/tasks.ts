@@ -1,6 +1,6 @@
 /** Mutants that break the rules of spec/1.0/tasks.md (spec: tasks). */
 import { randomBytes } from 'node:crypto';
-import { type Msg, STREAM } from '../layer.ts';
+import { type Msg, type Mutator, STREAM } from '../layer.ts';
 import {
   dropFromStream,
   dropOut,
@@ -281,27 +281,12 @@ export const rows: Row[] = [
   [
     'TAP-TASK-040:snapshot-size-ignored',
     'a result that fits in task.result but not in a snapshot ends completed, and its snapshots carry it',
-    () => {
-      const inputs = new Map<string, unknown>();
-      const kept = new Map<string, Record<string, unknown>>();
-      return {
-        in: (m, v) => {
-          if (requestFor('tap.test.echo')(m, v) && typeof m.task_id === 'string') inputs.set(m.task_id, m.payload?.input);
-          return undefined;
-        },
-        out: (m, v) => {
-          const id = m.task_id as string;
-          const result = kept.get(id);
-          if (m.type === 'task.snapshot' && result) return payload({ state: 'completed', result })(m);
-          const code = (m.payload?.error as { code?: string } | undefined)?.code;
-          if (m.type !== 'task.result' || code !== 'MESSAGE_TOO_LARGE' || !inputs.has(id)) return undefined;
-          const done = payload({ status: 'completed', error: undefined, output: inputs.get(id) })(m);
-          if (Buffer.byteLength(JSON.stringify(done)) > Number(v.memo.get('max_message_bytes') ?? 1_048_576)) return undefined;
-          kept.set(id, done.payload ?? {});
-          return done;
-        },
-      };
-    },
+    () => echoKeptDespite((reason) => reason !== 'nesting'),
+  ],
+  [
+    'TAP-TASK-042:snapshot-depth-ignored',
+    'a result whose snapshot would nest deeper than 64 levels ends completed, and its snapshots carry it',
+    () => echoKeptDespite((reason) => reason === 'nesting'),
   ],
   [
     'TAP-TASK-041:lost-without-cancelling',
@@ -311,3 +296,30 @@ export const rows: Row[] = [
     { binding: 'stdio' },
   ],
 ];
+
+/**
+ * An echo that ended failed MESSAGE_TOO_LARGE (of a `details.reason` that `which` picks) is
+ * reported completed with its input as output, and its snapshots carry that result.
+ */
+function echoKeptDespite(which: (reason: unknown) => boolean): Mutator {
+  const inputs = new Map<string, unknown>();
+  const kept = new Map<string, Record<string, unknown>>();
+  return {
+    in: (m, v) => {
+      if (requestFor('tap.test.echo')(m, v) && typeof m.task_id === 'string') inputs.set(m.task_id, m.payload?.input);
+      return undefined;
+    },
+    out: (m, v) => {
+      const id = m.task_id as string;
+      const result = kept.get(id);
+      if (m.type === 'task.snapshot' && result) return payload({ state: 'completed', result })(m);
+      const error = m.payload?.error as { code?: string; details?: { reason?: unknown } } | undefined;
+      if (m.type !== 'task.result' || error?.code !== 'MESSAGE_TOO_LARGE' || !which(error.details?.reason) || !inputs.has(id))
+        return undefined;
+      const done = payload({ status: 'completed', error: undefined, output: inputs.get(id) })(m);
+      if (Buffer.byteLength(JSON.stringify(done)) > Number(v.memo.get('max_message_bytes') ?? 1_048_576)) return undefined;
+      kept.set(id, done.payload ?? {});
+      return done;
+    },
+  };
+}

@@ -1,5 +1,5 @@
 /** Mutants that break the rules of spec/1.0/versioning.md (spec: versioning). */
-import { errorOf, is, out, payload, refuse } from '../operators.ts';
+import { both, errorOf, is, out, payload, refuse } from '../operators.ts';
 import { type Row, wrongCode } from '../rows.ts';
 
 export const rows: Row[] = [
@@ -47,5 +47,14 @@ export const rows: Row[] = [
     'TAP-VER-040:stray-minor-fatal',
     'a message in another minor version after the ack gets a fatal UNSUPPORTED_VERSION',
     () => out((m, v) => errorOf('UNSUPPORTED_VERSION')(m, v) && v.established && m.payload?.fatal !== true, payload({ fatal: true })),
+  ],
+  [
+    'TAP-VER-041:unprefixed-details',
+    'an error adds a details member of its own without the x- prefix',
+    () =>
+      out(
+        both(is('error'), (m) => m.payload?.code === 'UNKNOWN_TASK'),
+        payload((p) => ({ ...p, details: { ...(p.details as object), hint: 'check the task id' } })),
+      ),
   ],
 ];
