@@ -19,6 +19,9 @@ import { shutdownAll } from './shutdown.ts';
 import { stopOnSignals } from './signals.ts';
 import { TaskRunner } from './task-runner.ts';
 
+/** How long a new connection has to begin its session before a full table may close it for another (a handshake takes milliseconds). */
+const UNBEGUN_GRACE_MS = 250;
+
 /** One attached transport. */
 export interface AgentConnection {
   /** Resolves when the connection is over (for stdio: after the farewell on end of input). */
@@ -162,7 +165,7 @@ export function createAgent(options: AgentOptions): Agent {
 
   // spec: limits#table-limits, limits#sources: connections are capped in all and per origin the binding can name.
   const connectionRefusal = (origin: string | undefined): string | undefined => {
-    if (connections.size >= rt.settings.maxConnections) return 'too many connections; try again later';
+    if (connections.size >= rt.settings.maxConnections && !makeRoom()) return 'too many connections; try again later';
     if (origin === undefined) return undefined;
     let mine = 0;
     for (const c of connections) if (c.transport.origin === origin) mine++;
@@ -170,9 +173,25 @@ export function createAgent(options: AgentOptions): Agent {
     return `${origin} holds ${mine} connections, its share of this agent's ${rt.settings.maxConnections}; close one or try again later`;
   };
 
+  // A full table makes room by closing its oldest connection that carries no session a moment
+  // after it opened: it serves nobody, as an orphan without tasks does (spec: limits#sources).
+  const openedAt = new WeakMap<Connection, number>();
+  const makeRoom = (): boolean => {
+    const now = rt.clock.now();
+    for (const c of connections) {
+      if (c.session !== undefined || now - (openedAt.get(c) ?? now) < UNBEGUN_GRACE_MS) continue;
+      connections.delete(c);
+      rt.log('info', 'the connection table is full: closing the oldest connection that began no session, to admit a new one');
+      void c.close(1013, 'the agent needed the room for a new connection, and this one began no session');
+      return true;
+    }
+    return false;
+  };
+
   const attach = (transport: Transport, attachOptions: AttachOptions = {}): AgentConnection => {
     const conn = new Connection(rt, runner, transport, attachOptions);
     connections.add(conn);
+    openedAt.set(conn, rt.clock.now());
     void conn.done.then(() => connections.delete(conn));
     conn.start().catch((err: Error) => {
       rt.log('error', `could not start a connection: ${err.message}`);

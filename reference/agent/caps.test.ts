@@ -7,7 +7,7 @@ import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryPair } from '../transports/memory.ts';
 import { connectWebSocket, createWebSocketServer, type CloseInfo } from '../transports/index.ts';
-import { agentCard, testAgent, TestPeer, expectCleanHistories } from './peer.testkit.ts';
+import { agentCard, testAgent, TestPeer, expectCleanHistories, ManualClock } from './peer.testkit.ts';
 
 afterEach(expectCleanHistories);
 
@@ -59,6 +59,36 @@ describe('sessions and connections (spec: limits#table-limits)', () => {
     expect(await closed).toBe(1013);
     const ping = first.send({ type: 'ping' });
     expect((await first.reply(ping.message_id)).type).toBe('pong');
+  });
+
+  it('makes room in a full table by closing the oldest connection that began no session 250 ms after it opened, never a younger one (spec: limits#sources)', async () => {
+    const clock = new ManualClock();
+    const agent = testAgent({ maxConnections: 1, clock });
+    const listener = await agent.listen({ port: 0 });
+    // The shutdown's grace runs on the manual clock too.
+    stops.push(async () => {
+      const stopped = agent.shutdown();
+      await clock.advance(60_000);
+      await stopped;
+    });
+    const idle = await connectWebSocket(listener.url);
+    const idleClosed = new Promise<CloseInfo>((resolve) => (idle.onclose = resolve));
+    await idle.start();
+    // 100 ms old: a new connection is refused, the idle one kept.
+    await clock.advance(100);
+    const early = await connectWebSocket(listener.url);
+    const earlyClosed = new Promise<number | undefined>((resolve) => (early.onclose = (info) => resolve(info.code)));
+    await early.start();
+    expect(await earlyClosed).toBe(1013);
+    // 300 ms old and still no session: it gives way to the next connection, which completes its handshake.
+    await clock.advance(200);
+    const next = new TestPeer(await connectWebSocket(listener.url));
+    const info = await idleClosed;
+    expect(info.code).toBe(1013);
+    expect(info.reason).toContain('began no session');
+    await next.handshake();
+    const ping = next.send({ type: 'ping' });
+    expect((await next.reply(ping.message_id)).type).toBe('pong');
   });
 
   it("closes a WebSocket connection over its address's share with 1013, naming the address (spec: limits#sources)", async () => {
