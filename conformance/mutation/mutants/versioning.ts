@@ -1,5 +1,5 @@
 /** Mutants that break the rules of spec/1.0/versioning.md (spec: versioning). */
-import { errorOf, is, out, payload, refuse } from '../operators.ts';
+import { envelope, errorOf, is, out, payload, refuse } from '../operators.ts';
 import { type Row, wrongCode } from '../rows.ts';
 
 export const rows: Row[] = [
@@ -47,5 +47,20 @@ export const rows: Row[] = [
     'TAP-VER-040:stray-minor-fatal',
     'a message in another minor version after the ack gets a fatal UNSUPPORTED_VERSION',
     () => out((m, v) => errorOf('UNSUPPORTED_VERSION')(m, v) && v.established && m.payload?.fatal !== true, payload({ fatal: true })),
+  ],
+  [
+    'TAP-VER-101:refuses-1-0',
+    'an agent of 1.1 refuses a requester that offers only 1.0',
+    () =>
+      refuse(
+        (m) => m.type === 'handshake.init' && Array.isArray(m.payload?.versions) && !(m.payload.versions as unknown[]).includes('1.1'),
+        'UNSUPPORTED_VERSION',
+        { fatal: true, details: { supported: ['1.1'] } },
+      ),
+  ],
+  [
+    'TAP-VER-102:stamps-1-1-in-1-0',
+    'in a session that negotiated 1.0, the agent writes tap/1.1 on its messages',
+    () => out((m, v) => v.version === '1.0' && m.type !== 'handshake.ack' && m.session_id !== undefined, envelope({ protocol: 'tap/1.1' })),
   ],
 ];
