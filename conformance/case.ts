@@ -52,6 +52,12 @@ export interface Needs {
    * a second one (in a run without tokens), or the token issuer's key. UNIMPLEMENTED without it.
    */
   security?: 'client-certificate' | 'two-client-certificates' | 'tokens';
+  /**
+   * The protocol version the case's rules belong to: a case of "1.1" runs only against an agent
+   * whose first handshake negotiated 1.1, and is SKIPPED against a 1.0 agent. Set by defineCase
+   * from the case's first requirement (spec: conformance#verdicts, versioning#tap-1-1).
+   */
+  version?: '1.1';
   /** Two principals: NOT-TESTED in a run whose sessions all present one client certificate and no token. */
   principals?: 'two';
   /** Sessions that authenticate nobody: UNIMPLEMENTED in a run whose sessions all present a client certificate or a token. */
@@ -131,7 +137,8 @@ export function defineCase(d: CaseDefinition): Case {
       `case ${d.id} gives a reason, but its level and spec are those of ${first.id} (${first.level}, ${first.anchor}): drop level, spec and reason`,
     );
   }
-  return { ...rest, level: level ?? first.level, spec: spec ?? first.anchor, run: attempt(run) };
+  const needs = first.since === '1.1' ? { ...rest.needs, version: '1.1' as const } : rest.needs;
+  return { ...rest, ...(needs ? { needs } : {}), level: level ?? first.level, spec: spec ?? first.anchor, run: attempt(run) };
 }
 
 /** Ends a case early with the outcome that explains why (thrown by `need` and `require`, caught by `attempt`). */
@@ -168,6 +175,11 @@ export function attempt<A extends unknown[]>(body: (...args: A) => Promise<Outco
 /** The most tasks a case holds at the agent at once (see Case.tasks). */
 export function tasksOf(c: Case): number {
   return c.tasks ?? (c.needs?.capabilities?.length ? 1 : 0);
+}
+
+/** Why a case of `version` does not run against an agent that negotiated `negotiated` (spec: conformance#verdicts, versioning#tap-1-1). */
+export function versionSkip(version: string, negotiated: string | undefined): string {
+  return `a case of TAP ${version}: the agent negotiated ${negotiated ?? 'no version'}, and is certified at that version`;
 }
 
 /** True if a run over binding `kind` meets a case's need for `binding` (spec: bindings-nats#nats). */

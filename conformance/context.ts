@@ -37,6 +37,8 @@ export interface Probe {
   // biome-ignore lint/suspicious/noExplicitAny: a message of any type, read by field after the schema validated it
   params?: Record<string, any>;
   agentId?: string;
+  /** The version the first handshake negotiated: the version the run certifies (spec: conformance#verdicts). */
+  version?: string;
   /** Why the probe handshake failed, if it did. */
   problem?: string;
   /**

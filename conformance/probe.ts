@@ -69,6 +69,7 @@ export async function probe(env: Omit<RunEnv, 'probe' | 'startupMs'>): Promise<P
     result.card = peer.state.card;
     result.params = peer.state.params;
     result.agentId = peer.state.agentId;
+    if (peer.state.version !== undefined) result.version = peer.state.version;
   } else {
     result.problem = hs.outcome.detail;
     // What an invalid ack says is kept for the report, but no case addresses the agent by an id

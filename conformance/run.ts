@@ -23,7 +23,8 @@ import {
 } from './options.ts';
 import { type BaselineCheck, checkBaseline, readBaseline } from './report/baseline.ts';
 import { toolVersion } from './report/finish.ts';
-import { buildReport, count, type Report } from './report/model.ts';
+import { buildReport, count, SPEC_VERSION, type Report } from './report/model.ts';
+import { lowestVersion } from '../reference/core/versions.ts';
 import { probe } from './probe.ts';
 import { type CaseResult, defaultJobs, runCases } from './runner.ts';
 import { profilesOf, selectCases } from './select.ts';
@@ -221,6 +222,8 @@ interface TargetRun {
   suiteCases: number;
   /** Why the run of this target stopped early, if it did (the probe's `stop`). */
   stopped?: string;
+  /** The version the target's first handshake negotiated. */
+  version?: string;
 }
 
 /** The case a stopped run still runs: the handshake, where the probe found the fault. */
@@ -295,8 +298,17 @@ export async function runConfigured(cfg: Config, hooks: RunHooks = {}): Promise<
     filters: { profiles: cfg.profiles, level: cfg.level, only: cfg.only, skip: cfg.skip },
     selectedCases: plans.reduce((n, p) => n + p.cases.length, 0),
     ...(stopped.length ? { stopped: stopped.join('; ') } : {}),
+    specVersion: runVersion(runs.map((r) => r.version)),
   });
   return { report, baseline };
+}
+
+/**
+ * The version a run certifies: the lowest its targets negotiated, so that a combined run names
+ * one every target met; 1.0 when no target got that far (spec: conformance#verdicts).
+ */
+export function runVersion(versions: readonly (string | undefined)[]): string {
+  return lowestVersion(versions.filter((v): v is string => v !== undefined)) ?? SPEC_VERSION;
 }
 
 /** Probes one target and runs its cases. */
@@ -341,7 +353,13 @@ async function runTarget(cfg: Config, given: BindingTarget, cases: Case[], hooks
   });
   progress?.clear();
   if (cfg.targets.length > 1) for (const r of results) r.binding = target.kind;
-  return { target, results, card: found.card, ...(found.stop ? { stopped: found.stop } : {}) };
+  return {
+    target,
+    results,
+    card: found.card,
+    ...(found.stop ? { stopped: found.stop } : {}),
+    ...(found.version ? { version: found.version } : {}),
+  };
 }
 
 /**

@@ -6,7 +6,7 @@
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { meetsBinding, tasksOf, type Case } from './case.ts';
+import { meetsBinding, tasksOf, versionSkip, type Case } from './case.ts';
 import { capacityOf, limitsOf, TaskGate, TaskLedger } from './load.ts';
 import { bindingOf } from './target.ts';
 import { CaseContext, caseRun, certificatePrincipals, type RunEnv } from './context.ts';
@@ -66,10 +66,9 @@ export interface RunHooks {
 }
 
 /**
- * Default concurrency: 8 cases at once. A stdio case starts its own agent process, and most of
- * its time is spent waiting on it (for replies, timeouts, the process's exit), so 8 suit a machine
- * of two cores or more; on one core, where those starts are the work, 4 over stdio. Over a shared
- * agent (WebSocket, NATS) the gate of `sharedLoad` holds cases back further, to the card's task limits.
+ * Default concurrency: 8 cases at once. A stdio case starts its own agent process and mostly waits on it, so 8 suit a
+ * machine of two cores or more; on one core, where those starts are the work, 4 over stdio. Over a shared agent
+ * (WebSocket, NATS) the gate of `sharedLoad` holds cases back further, to the card's task limits.
  */
 export function defaultJobs(kind: 'stdio' | 'websocket' | 'nats'): number {
   return kind === 'stdio' && availableParallelism() < 2 ? 4 : 8;
@@ -80,6 +79,7 @@ export async function unmetNeed(c: Case, env: RunEnv): Promise<Outcome | null> {
   const n = c.needs;
   if (!n) return null;
   if (n.binding && !meetsBinding(n.binding, bindingOf(env.target))) return skipped(`applies to the ${n.binding} binding only`);
+  if (n.version && n.version !== env.probe.version) return skipped(versionSkip(n.version, env.probe.version));
   const declared = new Set<string>((env.probe.card?.capabilities ?? []).map((cap: { name?: string }) => cap.name));
   for (const cap of n.capabilities ?? []) {
     if (declared.has(cap)) continue;

@@ -13,11 +13,15 @@ export function harnessCard(agentId: string): Record<string, unknown> {
   return {
     agent_id: agentId,
     name: 'tap-conform',
-    description: 'The TAP 1.0 conformance harness: a requester that checks an agent against the specification. It performs no tasks.',
+    description:
+      'The TAP 1.1 and 1.0 conformance harness: a requester that checks an agent against the specification. It performs no tasks.',
     capabilities: [],
     limits: { max_concurrent_tasks: 64, max_task_seconds: 3600, max_message_bytes: 1048576 },
   };
 }
+
+/** The versions the harness speaks and offers unless a case says otherwise (spec: versioning#tap-1-1). */
+export const HARNESS_VERSIONS: readonly string[] = ['1.1', '1.0'];
 
 /** Session params the harness proposes unless a case says otherwise. */
 export const DEFAULT_PARAMS = {
@@ -76,7 +80,7 @@ export function initPayload(peer: Peer, o: HandshakeOptions): Record<string, unk
   if (o.integrity && peer.state.integrity) params.integrity = { alg: 'hmac-sha256', key_id: peer.state.integrity.keyId };
   else if (params.integrity === undefined) params.integrity = 'none';
   const payload: Record<string, unknown> = {
-    versions: o.versions ?? ['1.0'],
+    versions: o.versions ?? [...HARNESS_VERSIONS],
     agent: o.card ?? harnessCard(peer.state.selfId),
     requires: o.requires ?? [],
     params,

@@ -73,8 +73,10 @@ export function coverage(requirements: readonly Requirement[], cases: readonly C
 
 async function main(): Promise<number> {
   const { values } = parseArgs({ options: { verbose: { type: 'boolean', short: 'v' } } });
-  const requirements = (JSON.parse(readFileSync(repoPath('spec/1.0/requirements.json'), 'utf8')) as { requirements: Requirement[] })
-    .requirements;
+  // 1.0's requirements and those 1.1 adds (spec: versioning#tap-1-1).
+  const requirements = ['spec/1.0/requirements.json', 'spec/1.1/requirements.json']
+    .filter((file) => existsSync(repoPath(file)))
+    .flatMap((file) => (JSON.parse(readFileSync(repoPath(file), 'utf8')) as { requirements: Requirement[] }).requirements);
   const untestableFile = repoPath('conformance/untestable.json');
   const untestable = existsSync(untestableFile) ? (JSON.parse(readFileSync(untestableFile, 'utf8')) as Untestable[]) : [];
   const r = coverage(requirements, await allCases(), untestable);
@@ -88,9 +90,10 @@ async function main(): Promise<number> {
     }
   }
   for (const u of r.uncovered) out.push(`uncovered MUST ${u.id} (${u.anchor}): ${u.text}`);
-  for (const u of r.unknownInCases) out.push(`case ${u.case} names ${u.id}, which spec/1.0/requirements.json does not define`);
+  for (const u of r.unknownInCases)
+    out.push(`case ${u.case} names ${u.id}, which neither spec/1.0/requirements.json nor spec/1.1/requirements.json defines`);
   for (const id of r.unknownUntestable)
-    out.push(`conformance/untestable.json names ${id}, which spec/1.0/requirements.json does not define`);
+    out.push(`conformance/untestable.json names ${id}, which neither spec/1.0/requirements.json nor spec/1.1/requirements.json defines`);
   for (const id of r.emptyReasons) out.push(`conformance/untestable.json gives no real reason for ${id}`);
   const bad = r.uncovered.length + r.unknownInCases.length + r.unknownUntestable.length + r.emptyReasons.length;
   out.push(

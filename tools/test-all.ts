@@ -229,6 +229,7 @@ const statics = together(
     tsx('tools/emit-schemas.ts', '--check'),
     tsx('tools/emit-schema-bundle.ts', '--check'),
     tsx('tools/requirements.ts', '--check'),
+    tsx('tools/spec-1-1.ts', '--check'),
     tsx('tools/check-coverage.ts'),
     tsx('tools/check-errata.ts'),
   ],

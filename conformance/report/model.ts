@@ -172,6 +172,8 @@ export interface ReportInput {
   selectedCases?: number;
   /** The errata of 1.0 (default: spec/1.0/errata.json). */
   errata?: readonly Erratum[];
+  /** The version the run certifies, the one the agent negotiated (default SPEC_VERSION). */
+  specVersion?: string;
 }
 
 const BINDING_NAME: Record<string, string> = { stdio: 'stdio', websocket: 'WebSocket', nats: 'NATS', workspace: 'the workspace binding' };
@@ -245,20 +247,21 @@ export function buildReport(i: ReportInput): Report {
   const untested = (i.allBindings ?? ['stdio', 'websocket']).filter((b) => !bindings.includes(b));
   const gaps = certified ? notCovered(profiles, cases, untested) : [];
   const over = `over ${listOf(bindings.map(bindingName))}`;
+  const specVersion = i.specVersion ?? SPEC_VERSION;
   const level =
     i.stopped !== undefined
       ? 'Not certified'
       : partial
         ? `Partial run: ${cases.length} of ${count(suiteCases, 'case')} — not a certification`
         : strict
-          ? `TAP ${SPEC_VERSION} Certified ${over}${gaps.length ? ` — ${gaps.join('; ')}` : ''}`
+          ? `TAP ${specVersion} Certified ${over}${gaps.length ? ` — ${gaps.join('; ')}` : ''}`
           : certified
-            ? `TAP ${SPEC_VERSION} Certified, non-strict, ${over}${gaps.length ? ` — ${gaps.join('; ')}` : ''}`
+            ? `TAP ${specVersion} Certified, non-strict, ${over}${gaps.length ? ` — ${gaps.join('; ')}` : ''}`
             : 'Not certified';
   const report: Report = {
     tool: TOOL,
     version: i.version,
-    spec_version: SPEC_VERSION,
+    spec_version: specVersion,
     target: i.target,
     transport: i.transport,
     bindings,

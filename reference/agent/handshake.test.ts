@@ -44,12 +44,30 @@ describe('handshake', () => {
     const init = peer.init({ versions: ['2.0'] }, { protocol: 'tap/2.0' });
     const err = await peer.reply(init.message_id);
     expect(err.type).toBe('error');
-    expect(err.payload).toMatchObject({ code: 'UNSUPPORTED_VERSION', fatal: true, details: { supported: ['1.0'] } });
+    expect(err.payload).toMatchObject({ code: 'UNSUPPORTED_VERSION', fatal: true, details: { supported: ['1.1', '1.0'] } });
     await peer.until(() => peer.closed);
   });
 
+  it('speaks 1.1 to a requester of 1.1 and 1.0 to one of 1.0, and resumes a session only in its own version (spec: versioning#tap-1-1, resume#resume-version)', async () => {
+    const agent = testAgent();
+    const newer = new TestPeer(agent);
+    const ack = await newer.handshake({ versions: ['1.1', '1.0'] });
+    expect(ack.payload.version).toBe('1.1');
+    const pong = await newer.reply(newer.send({ type: 'ping' }).message_id);
+    expect(pong.protocol).toBe('tap/1.1');
+    const older = new TestPeer(agent);
+    const init = older.init({
+      versions: ['1.0'],
+      resume: { session_id: ack.payload.session_id, resume_token: ack.payload.resume_token, tasks: [] },
+    });
+    const declined = await older.reply(init.message_id);
+    expect(declined.protocol).toBe('tap/1.0');
+    expect(declined.payload).toMatchObject({ version: '1.0', resumed: false });
+    expect(declined.payload.session_id).not.toBe(ack.payload.session_id);
+  });
+
   it('answers a repeat of a tap/1.1 init with the original ack, though the session speaks 1.0 (spec: idempotency#repeated-init)', async () => {
-    const peer = new TestPeer(testAgent());
+    const peer = new TestPeer(testAgent({ versions: ['1.0'] }));
     const init = peer.init({ versions: ['1.1', '1.0'] }, { protocol: 'tap/1.1' });
     const ack = await peer.reply(init.message_id);
     expect(ack.payload.version).toBe('1.0');

@@ -52,11 +52,14 @@ export function handshakeConfig(rt: Runtime): AgentHandshakeConfig {
       maxRetainedMessages: rt.settings.maxRetainedMessages,
       keys: rt.keys.map(),
       requireCredentials: rt.requireCredentials,
+      supportedVersions: rt.settings.versions,
       resume: (request) => {
-        // spec: resume#reconnect: same principal, same requester, that session's token.
+        // spec: resume#reconnect: same principal, same requester, that session's token; and the
+        // version the session was opened in (spec: versioning#tap-1-1).
         const s = rt.sessions.get(request.session_id);
         return (
           !!s &&
+          s.version === request.version &&
           !s.ended &&
           !s.ending &&
           s.principal === request.principal &&

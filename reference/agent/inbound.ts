@@ -29,6 +29,8 @@ export type Envelope = DecodedEnvelope;
 export interface EnvelopeState {
   /** The negotiated version; undefined before handshake.ack and for a repeat of the opening init. */
   version?: string;
+  /** The versions this agent speaks (default SUPPORTED_VERSIONS). */
+  supported?: readonly string[];
   /** The agreed signing key, once there is one. */
   key?: SigningKey;
   /** The requester this session is with, once known. */
@@ -49,24 +51,24 @@ export interface EnvelopeState {
  * of the negotiated major is refused without ending the session; another major ends it
  * (spec: versioning#version-check, versioning#stray-minor, idempotency#repeated-init).
  */
-function versionProblem(msg: Envelope, version: string | undefined): ErrorPayload | null {
+function versionProblem(msg: Envelope, version: string | undefined, supported = SUPPORTED_VERSIONS): ErrorPayload | null {
   const v = protocolVersion(msg.protocol as string);
   const major = v ? parseVersion(v)?.major : undefined;
   const versionOk = version !== undefined ? v === version : major !== undefined && SUPPORTED_MAJORS.has(major);
   if (versionOk) return null;
-  const why = version !== undefined ? `the session speaks tap/${version}` : `this agent speaks ${SUPPORTED_VERSIONS.join(', ')}`;
+  const why = version !== undefined ? `the session speaks tap/${version}` : `this agent speaks ${supported.join(', ')}`;
   const sameMajor = version !== undefined && major !== undefined && major === parseVersion(version)?.major;
   return errorPayload(
     'UNSUPPORTED_VERSION',
     `protocol ${String(msg.protocol)} is not spoken here; ${why}${sameMajor ? '; the message had no effect' : ''}`,
-    { supported: [...SUPPORTED_VERSIONS] },
+    { supported: [...supported] },
     { fatal: !sameMajor },
   );
 }
 
 /** The checks before the duplicate stage; a message that fails them is not remembered (spec: errors#order-of-checks). */
 export function envelopeProblem(msg: Envelope, state: EnvelopeState): ErrorPayload | null {
-  const versionError = versionProblem(msg, state.version);
+  const versionError = versionProblem(msg, state.version, state.supported);
   if (versionError) return versionError;
 
   // Signature and skew, once a key is agreed (spec: integrity#verification, integrity#skew).

@@ -7,6 +7,7 @@ import type { AuthenticatedCredentials } from '../core/handshake.ts';
 import type { Clock, Hmac, Logger, RandomSource } from '../core/platform.ts';
 import type { CapabilityDefinition, Handler } from './handler.ts';
 import type { JournalOptions } from './journal.ts';
+import { SUPPORTED_VERSIONS } from '../core/catalogue.ts';
 
 export type { Clock, Logger, TimerHandle } from '../core/platform.ts';
 export type { CapabilityDefinition } from './handler.ts';
@@ -97,6 +98,11 @@ export interface AgentOptions {
    * environment turns it on).
    */
   validateOutbound?: boolean;
+  /**
+   * The protocol versions the agent speaks, highest first (default ["1.1", "1.0"]); ["1.0"] makes
+   * a 1.0 agent (spec: handshake#version-negotiation, versioning#tap-1-1).
+   */
+  versions?: readonly string[];
   /** Heartbeat the agent proposes in negotiation (default 15 000 ms). */
   heartbeatMs?: number;
   /** request_timeout_ms used when the requester proposes none (default 30 000 ms). */
@@ -160,6 +166,7 @@ export interface AgentOptions {
 
 /** The options with every default applied. */
 export interface Settings {
+  versions: readonly string[];
   heartbeatMs: number;
   requestTimeoutMs: number;
   streaming: boolean;
@@ -185,6 +192,7 @@ export interface Settings {
 /** Applies the defaults to `options`. */
 export function settingsOf(options: AgentOptions): Settings {
   return {
+    versions: options.versions ?? SUPPORTED_VERSIONS,
     heartbeatMs: options.heartbeatMs ?? 15_000,
     requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
     streaming: options.streaming ?? true,

@@ -37,6 +37,8 @@ export interface OutboundContext {
 /** Where one message goes. */
 export interface Addressing {
   target: string;
+  /** The envelope protocol: the session's negotiated version; PROTOCOL before there is one (spec: versioning#tap-1-1). */
+  protocol?: string;
   sessionId?: string;
   signing?: SigningKey;
 }
@@ -66,7 +68,7 @@ export function buildMessage<T extends MessageType>(
   extras: EnvelopeExtras = {},
 ): string {
   const msg: Record<string, unknown> = {
-    protocol: PROTOCOL,
+    protocol: to.protocol ?? PROTOCOL,
     message_id: extras.rebuild?.message_id ?? (out.nextId ? out.nextId() : newMessageId(out.random)),
     type,
     source: out.agentId,

@@ -58,6 +58,8 @@ export class TestPeer {
   readonly received: Msg[] = [];
   readonly raw: string[] = [];
   sessionId?: string;
+  /** The version the session negotiated; the envelope's protocol (1.0 before the ack). */
+  version = '1.0';
   resumeToken?: string;
   key?: { keyId: string; key: Uint8Array };
   source = REQUESTER_ID;
@@ -119,7 +121,7 @@ export class TestPeer {
   /** Builds a message: envelope defaults, then `fields`, signed when a key is set. */
   build(fields: Msg): Msg {
     let msg: Msg = {
-      protocol: 'tap/1.0',
+      protocol: `tap/${this.version}`,
       message_id: this.id(),
       source: this.source,
       target: this.target,
@@ -203,6 +205,7 @@ export class TestPeer {
     const ack = await this.reply(init.message_id);
     if (ack.type !== 'handshake.ack') throw new Error(`handshake refused: ${JSON.stringify(ack.payload)}`);
     this.sessionId = ack.payload.session_id;
+    this.version = ack.payload.version;
     this.resumeToken = ack.payload.resume_token;
     const ready = this.send({ type: 'handshake.ready', payload: { params: ack.payload.params } });
     const go = await this.reply(ready.message_id);

@@ -35,7 +35,7 @@ export function handleRequest(conn: Replier, session: Session, msg: TapMessage):
 function replySnapshot(conn: Replier, session: Session, task: Task, replyTo: string): void {
   // The snapshot shares the task's result; its duplicate is rebuilt from it, not kept as a second copy (spec: limits#table-limits).
   const payload = snapshotOf(task, iso);
-  const to = { target: session.peerId, sessionId: session.id, signing: session.signing };
+  const to = session.addressing();
   const rebuild = { message_id: conn.rt.out.nextId?.() ?? newMessageId(conn.rt.random), timestamp: iso(conn.rt.now()) };
   const build = () => buildMessage(conn.rt.out, to, 'task.snapshot', payload, { task_id: task.taskId, reply_to: replyTo, rebuild });
   conn.reply(build(), { rebuild: build, bytes: SNAPSHOT_RECIPE_BYTES });

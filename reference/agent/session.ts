@@ -30,7 +30,7 @@ import { buildMessage, BoundedMap, type Addressing } from './outbound.ts';
 import { handleRequest } from './requests.ts';
 import type { Runtime } from './runtime.ts';
 import { fatalCloseCode, type Replier, type RefusalTarget } from './replier.ts';
-import type { Session } from './sessions.ts';
+import { pendingAddressing, type Session } from './sessions.ts';
 import { connectionClosed, endSession, onFarewell, onPeerError, onShutdownRequest } from './shutdown.ts';
 import type { TaskRunner } from './task-runner.ts';
 
@@ -182,10 +182,8 @@ export class Connection implements Replier {
 
   /** Where messages of this connection go: the session's peer, else the sender of the message at hand. */
   addressing(source: string | undefined = this.currentSource): Addressing {
-    if (this.session) return { target: this.session.peerId, sessionId: this.session.id, signing: this.session.signing };
-    if (this.pending) {
-      return { target: this.pending.peer.agent_id, sessionId: this.pending.sessionId, signing: this.pending.integrity ?? undefined };
-    }
+    if (this.session) return this.session.addressing();
+    if (this.pending) return pendingAddressing(this.pending);
     return { target: source !== undefined && IDENTIFIER.test(source) ? source : 'unknown' };
   }
 
@@ -240,6 +238,7 @@ export class Connection implements Replier {
     const seen = this.seenReplies(msg, decoded.text);
     const problem = envelopeProblem(msg, {
       version: openingRepeat ? undefined : (this.session?.version ?? this.pending?.version),
+      supported: this.rt.settings.versions,
       key: this.session?.signing ?? this.pending?.integrity ?? undefined,
       peer: this.session?.peerId ?? this.pending?.peer.agent_id,
       self: this.rt.agentId,

@@ -4,10 +4,11 @@
  * sends to whichever connection is attached now (spec: sessions).
  */
 import type { MessageType, PayloadOf } from '../../schemas/src/index.ts';
-import type { CredentialAuthority } from '../core/handshake.ts';
+import type { CredentialAuthority, EstablishedSession } from '../core/handshake.ts';
 import type { SessionParams } from '../core/params.ts';
 import { DuplicateTable } from './duplicates.ts';
-import { buildMessage, type EnvelopeExtras, type OutboundContext, type SigningKey } from './outbound.ts';
+import { protocolOf } from '../core/versions.ts';
+import { buildMessage, type Addressing, type EnvelopeExtras, type OutboundContext, type SigningKey } from './outbound.ts';
 import type { TimerHandle } from '../core/platform.ts';
 
 /** The message ids every session remembers at least, whatever their replies weigh (spec: idempotency#duplicate-table). */
@@ -109,9 +110,14 @@ export class Session {
     return info;
   }
 
+  /** Where this session's messages go, in its negotiated version (spec: versioning#tap-1-1). */
+  addressing(): Addressing {
+    return { target: this.peerId, protocol: protocolOf(this.version), sessionId: this.id, signing: this.signing };
+  }
+
   /** Serializes a message of this session (session_id set, signed under integrity). */
   message<T extends MessageType>(type: T, payload: PayloadOf<T>, extras: EnvelopeExtras = {}): string {
-    return buildMessage(this.out, { target: this.peerId, sessionId: this.id, signing: this.signing }, type, payload, extras);
+    return buildMessage(this.out, this.addressing(), type, payload, extras);
   }
 
   /** Sends a serialized message on the current connection, if one is attached. */
@@ -130,4 +136,9 @@ export class Session {
     this.ended = true;
     this.resolveDone();
   }
+}
+
+/** Where the messages of a session go between its handshake.ack and handshake.go (spec: versioning#tap-1-1). */
+export function pendingAddressing(p: EstablishedSession): Addressing {
+  return { target: p.peer.agent_id, protocol: protocolOf(p.version), sessionId: p.sessionId, signing: p.integrity ?? undefined };
 }

@@ -4,6 +4,7 @@
  * resumes a lost session without losing or repeating a message (spec: tasks, resume, shutdown).
  * The state it keeps and its handling of incoming messages are in client-base.ts.
  */
+import { SUPPORTED_VERSIONS } from '../core/catalogue.ts';
 import { hmacSha256 } from '../crypto.ts';
 import type { Transport } from '../transports/index.ts';
 import { snapshotPayload } from './attempt.ts';
@@ -139,7 +140,7 @@ export class TapClient extends ClientBase {
       transport,
       {
         card: this.card,
-        versions: o.versions ?? ['1.0'],
+        versions: o.versions ?? [...SUPPORTED_VERSIONS],
         requires: o.requires ?? [],
         params,
         hmac: hmacSha256,

@@ -11,7 +11,7 @@ export interface ConnectOptions {
   agentId: string;
   /** This requester's card (default: a card with no capabilities). */
   card?: AgentCard;
-  /** Every version the requester speaks (default ['1.0']). */
+  /** Every version the requester speaks (default ["1.1", "1.0"]; spec: versioning#tap-1-1). */
   versions?: string[];
   /** Capabilities the requester needs from the agent. */
   requires?: string[];

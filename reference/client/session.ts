@@ -11,6 +11,7 @@ import {
   errorPayload,
   initialRequesterHandshake,
   messageIds,
+  lowestVersion,
   protocolOf,
   requesterHandshake,
   seal,
@@ -226,7 +227,7 @@ export class RequesterSession {
 
   /** What composeMessage needs, made again only when the version it speaks changes (at the ack). */
   private composeContext(): ComposeContext {
-    const version = this.established?.version ?? this.config.versions[0] ?? '1.0';
+    const version = this.established?.version ?? lowestVersion(this.config.versions) ?? '1.0';
     if (this.compose?.version !== version)
       this.compose = { version, ctx: { nextId: this.nextId, now: this.now, protocol: protocolOf(version) } };
     return this.compose.ctx;

@@ -17,7 +17,7 @@ import {
 describe('catalogue', () => {
   it('speaks tap/1.0 (spec: envelope#protocol)', () => {
     expect(PROTOCOL).toBe('tap/1.0');
-    expect(SUPPORTED_VERSIONS).toEqual(['1.0']);
+    expect(SUPPORTED_VERSIONS).toEqual(['1.1', '1.0']);
   });
 
   it('has one entry per message type the schemas define (spec: messages#catalogue)', () => {

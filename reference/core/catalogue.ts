@@ -5,11 +5,14 @@
 import type { MessageEntry, MessageType } from '../../schemas/src/index.ts';
 import catalogue from '../../schemas/v1/messages.json' with { type: 'json' };
 
-/** The protocol string this library writes in every envelope (spec: envelope#protocol). */
+/**
+ * The protocol string of a message that belongs to no negotiated version yet: an answer before
+ * handshake.ack. Every 1.x peer accepts it (spec: envelope#protocol, versioning#version-check).
+ */
 export const PROTOCOL = 'tap/1.0';
 
-/** The versions this library speaks, highest first (spec: handshake#version-negotiation). */
-export const SUPPORTED_VERSIONS: readonly string[] = ['1.0'];
+/** The versions this library speaks, highest first (spec: handshake#version-negotiation, versioning#tap-1-1). */
+export const SUPPORTED_VERSIONS: readonly string[] = ['1.1', '1.0'];
 
 /** Every catalogue entry, in catalogue order. */
 export const MESSAGE_CATALOGUE: readonly MessageEntry[] = catalogue.messages as MessageEntry[];

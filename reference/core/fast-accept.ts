@@ -124,7 +124,13 @@ function isMetadata(v: unknown): boolean {
  * means only "ask the validator".
  */
 export function surelyValidEnvelope(m: Record<string, unknown>): boolean {
-  if (m.protocol !== 'tap/1.0' || typeof m.type !== 'string' || m.type === 'handshake.init' || !isKnownType(m.type)) return false;
+  if (
+    (m.protocol !== 'tap/1.0' && m.protocol !== 'tap/1.1') ||
+    typeof m.type !== 'string' ||
+    m.type === 'handshake.init' ||
+    !isKnownType(m.type)
+  )
+    return false;
   if (!isMessageId(m.message_id) || !isIdentifier(m.source) || !isIdentifier(m.target)) return false;
   if (!isTimestamp(m.timestamp) || !isObject(m.payload) || m.signature !== undefined) return false;
   if (m.session_id !== undefined && !isSessionId(m.session_id)) return false;

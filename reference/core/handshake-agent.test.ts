@@ -69,7 +69,7 @@ describe('agent handshake', () => {
       session_id: ack.payload.session_id,
     });
     expect(ack.payload).toMatchObject({
-      version: '1.0',
+      version: '1.1',
       resumed: false,
       granted: ['text.summarize'],
       missing: ['image.draw'],
@@ -95,8 +95,11 @@ describe('agent handshake', () => {
     expect(first).not.toBe(second);
   });
 
-  it('chooses 1.0 for a requester that speaks 1.1 and 1.0 (spec: handshake#version-negotiation)', () => {
-    expect(awaitingReady(agentCfg(), requesterCfg({ versions: ['1.1', '1.0'] })).ack.payload.version).toBe('1.0');
+  it('chooses 1.1 for a requester that speaks 1.1 and 1.0, and 1.0 for one of 1.0 (spec: handshake#version-negotiation)', () => {
+    expect(awaitingReady(agentCfg(), requesterCfg({ versions: ['1.1', '1.0'] })).ack.payload.version).toBe('1.1');
+    const old = awaitingReady(agentCfg(), requesterCfg({ versions: ['1.0'] })).ack;
+    expect([old.payload.version, old.protocol]).toEqual(['1.0', 'tap/1.0']);
+    expect(awaitingReady(agentCfg({ supportedVersions: ['1.0'] }), requesterCfg()).ack.payload.version).toBe('1.0');
   });
 
   it('clamps the heartbeat into [1000, 60000] and shows the final value (spec: handshake#params)', () => {
@@ -112,8 +115,8 @@ describe('agent handshake', () => {
     expect(go).toMatchObject({ type: 'handshake.go', source: AGENT, target: REQUESTER });
     expect(agentStep!.session).toMatchObject({
       role: 'agent',
-      version: '1.0',
-      protocol: 'tap/1.0',
+      version: '1.1',
+      protocol: 'tap/1.1',
       resumed: false,
       integrity: null,
       granted: ['text.summarize'],
@@ -139,7 +142,7 @@ describe('agent handshake', () => {
     const init = initOf(requesterCfg({ versions: ['2.0'] }));
     const step = toAgent(initialAgentHandshake(agentCfg()), init);
     expectRefusal(step, 'UNSUPPORTED_VERSION', init.message_id);
-    expect(step.error).toMatchObject({ fatal: true, details: { supported: ['1.0'] } });
+    expect(step.error).toMatchObject({ fatal: true, details: { supported: ['1.1', '1.0'] } });
     expect(step.close).toBe(true);
     expect(step.state.phase).toBe('failed');
   });
@@ -281,7 +284,7 @@ describe('agent handshake', () => {
     it('grants a resume with the same session id and token, after asking with the principal (spec: resume#reconnect)', () => {
       const asked: unknown[] = [];
       const { ack, agentStep } = runHandshake(agentCfg({ resume: (r) => (asked.push(r), true) }), requesterCfg({ resume }));
-      expect(asked).toEqual([{ ...resume, principal: `session:${resume.session_id}`, peer: REQUESTER }]);
+      expect(asked).toEqual([{ ...resume, principal: `session:${resume.session_id}`, peer: REQUESTER, version: '1.1' }]);
       expect(ack!.payload).toMatchObject({ session_id: resume.session_id, resume_token: resume.resume_token, resumed: true });
       expect(agentStep!.session).toMatchObject({ resumed: true, resumeTasks: resume.tasks, principal: `session:${resume.session_id}` });
     });

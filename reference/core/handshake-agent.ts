@@ -58,7 +58,7 @@ export interface AgentHandshakeConfig extends MachineContext {
    * Decides a resume: true only when that session exists and has not ended, belongs to
    * `principal`, and has that resume_token (spec: resume#reconnect).
    */
-  resume?: (request: ResumeRequest & { principal: string; peer: string }) => boolean;
+  resume?: (request: ResumeRequest & { principal: string; peer: string; version: string }) => boolean;
 }
 
 /** The agent machine's state; start from initialAgentHandshake(config). */
@@ -261,7 +261,7 @@ function onInit(state: Extract<AgentHandshakeState, { phase: 'awaiting-init' }>,
   let sessionId = newSessionId(random);
   let resumeToken = newResumeToken(random);
   let resumed = false;
-  if (p.resume && config.resume?.({ ...p.resume, principal: principal ?? `session:${p.resume.session_id}`, peer: peerId })) {
+  if (p.resume && config.resume?.({ ...p.resume, principal: principal ?? `session:${p.resume.session_id}`, peer: peerId, version })) {
     sessionId = p.resume.session_id;
     resumeToken = p.resume.resume_token;
     resumed = true;

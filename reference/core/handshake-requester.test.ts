@@ -158,7 +158,7 @@ describe('requester handshake', () => {
         toRequester(
           state,
           editAck(ack, (m) => {
-            m.payload.version = '1.1';
+            m.payload.version = '1.7';
           }),
         ),
         'UNSUPPORTED_VERSION',

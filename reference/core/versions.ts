@@ -61,6 +61,19 @@ export function chooseVersion(requested: readonly string[], supported: readonly 
 }
 
 /**
+ * The lowest well-formed version of a list, or null: the version a requester writes before the
+ * ack, which every agent of that major reads (spec: versioning#tap-1-1).
+ */
+export function lowestVersion(versions: readonly string[]): string | null {
+  let low: string | null = null;
+  for (const v of versions) {
+    const p = parseVersion(v);
+    if (p && (low === null || compareVersions(p, parseVersion(low)!) < 0)) low = v;
+  }
+  return low;
+}
+
+/**
  * True when a message's `protocol` may be processed in a session of `negotiated`: the same major;
  * a later minor only adds optional members and types (spec: versioning#version-check).
  */

@@ -48,6 +48,8 @@ export interface ErrorCodeEntry {
   /** always: the sender closes the session after it; never: the session goes on; may: the sender decides. */
   fatal: 'always' | 'never' | 'may';
   meaning: string;
+  /** The version that added the code, when later than 1.0: used only in a session of that version (spec: versioning#tap-1-1). */
+  since?: string;
 }
 
 /**
@@ -268,6 +270,8 @@ export interface MessageEntry {
   /** session_id: required from handshake.ready on; optional on what may flow before the session exists. */
   session_id: 'required' | 'optional';
   description: string;
+  /** The version that added the type, when later than 1.0: sent only in a session of that version (spec: versioning#tap-1-1). */
+  since?: string;
 }
 
 /** The message catalogue of TAP 1.0 (spec: messages#catalogue). */

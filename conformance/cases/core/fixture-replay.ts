@@ -69,6 +69,8 @@ function patch(peer: Peer, m: Record<string, unknown>, e: Expect): Wire {
   set('source', peer.state.selfId);
   if (out.target !== '*' || out.type === 'handshake.init') set('target', out.type === 'handshake.init' ? '*' : peer.state.agentId);
   set('session_id', peer.state.sessionId);
+  // Fixtures are written in tap/1.0; in a session of another version they speak its version.
+  if (out.protocol === 'tap/1.0' && peer.state.version) set('protocol', `tap/${peer.state.version}`);
   set('timestamp', new Date().toISOString());
   return out as unknown as Wire;
 }

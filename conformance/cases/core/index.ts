@@ -39,6 +39,7 @@ import * as limitsMessageSize from './limits.message-size.ts';
 import * as limitsRepeatedBadInput from './limits.repeated-bad-input.ts';
 import * as versioningVersionCheck from './versioning.version-check.ts';
 import * as versioningStrayMinor from './versioning.stray-minor.ts';
+import * as versioningTap11 from './versioning.tap-1-1.ts';
 import * as versioningReservedNames from './versioning.reserved-names.ts';
 import * as limitsNesting from './limits.nesting.ts';
 import * as limitsPreHandshake from './limits.pre-handshake.ts';
@@ -87,6 +88,7 @@ export const coreCases: readonly Case[] = [
   limitsRepeatedBadInput,
   versioningVersionCheck,
   versioningStrayMinor,
+  versioningTap11,
   versioningReservedNames,
   limitsNesting,
   limitsPreHandshake,

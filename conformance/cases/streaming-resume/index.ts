@@ -4,6 +4,7 @@ import * as resumeTaskResume from './resume.task-resume.ts';
 import * as resumeRetention from './resume.retention.ts';
 import * as resumeReconnect from './resume.reconnect.ts';
 import * as resumeDeclinedResume from './resume.declined-resume.ts';
+import * as resumeResumeVersion from './resume.resume-version.ts';
 import * as idempotencyDuplicateMessages from './idempotency.duplicate-messages.ts';
 import * as resumeAttachment from './resume.attachment.ts';
 import * as resumeReplayedResume from './resume.replayed-resume.ts';
@@ -15,6 +16,7 @@ export const streamingResumeCases: readonly Case[] = [
   resumeRetention,
   resumeReconnect,
   resumeDeclinedResume,
+  resumeResumeVersion,
   idempotencyDuplicateMessages,
   resumeAttachment,
   resumeReplayedResume,

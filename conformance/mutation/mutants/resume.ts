@@ -1,6 +1,6 @@
 /** Mutants that break the rules of spec/1.0/resume.md (spec: resume). */
 import { type Msg, STREAM } from '../layer.ts';
-import { envelope, errorOf, inn, out, payload, refuse } from '../operators.ts';
+import { envelope, errorOf, inn, join, out, payload, refuse } from '../operators.ts';
 import { completedInstead, forgetDuplicates, type Row, wrongCode } from '../rows.ts';
 
 export const rows: Row[] = [
@@ -170,5 +170,25 @@ export const rows: Row[] = [
     'TAP-RES-016:replayed-resume-moves',
     'a replayed resuming handshake.init on another connection is taken as a new resume',
     forgetDuplicates((m) => m.type === 'handshake.init' || m.type === 'handshake.ready', { acrossConnections: true }),
+  ],
+  [
+    'TAP-RES-101:resumes-in-another-version',
+    'a resume offered in 1.0 of a session opened in 1.1 is granted, in 1.1',
+    // The agent is shown an offer of 1.1 and resumes in it; the requester is told 1.0.
+    () =>
+      join(
+        out(
+          (m) => m.type === 'handshake.ack' && m.payload?.resumed === true && m.payload?.version === '1.1',
+          (m) => ({ ...m, protocol: 'tap/1.0', payload: { ...m.payload, version: '1.0' } }),
+        ),
+        inn(
+          (m) =>
+            m.type === 'handshake.init' &&
+            m.payload?.resume !== undefined &&
+            Array.isArray(m.payload?.versions) &&
+            !(m.payload.versions as unknown[]).includes('1.1'),
+          (m) => ({ ...m, payload: { ...m.payload, versions: ['1.1', '1.0'] } }),
+        ),
+      ),
   ],
 ];

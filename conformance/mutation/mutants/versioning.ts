@@ -1,5 +1,5 @@
 /** Mutants that break the rules of spec/1.0/versioning.md (spec: versioning). */
-import { both, errorOf, is, out, payload, refuse } from '../operators.ts';
+import { both, envelope, errorOf, is, out, payload, refuse } from '../operators.ts';
 import { type Row, wrongCode } from '../rows.ts';
 
 export const rows: Row[] = [
@@ -56,5 +56,20 @@ export const rows: Row[] = [
         both(is('error'), (m) => m.payload?.code === 'UNKNOWN_TASK'),
         payload((p) => ({ ...p, details: { ...(p.details as object), hint: 'check the task id' } })),
       ),
+  ],
+  [
+    'TAP-VER-101:refuses-1-0',
+    'an agent of 1.1 refuses a requester that offers only 1.0',
+    () =>
+      refuse(
+        (m) => m.type === 'handshake.init' && Array.isArray(m.payload?.versions) && !(m.payload.versions as unknown[]).includes('1.1'),
+        'UNSUPPORTED_VERSION',
+        { fatal: true, details: { supported: ['1.1'] } },
+      ),
+  ],
+  [
+    'TAP-VER-102:stamps-1-1-in-1-0',
+    'in a session that negotiated 1.0, the agent writes tap/1.1 on its messages',
+    () => out((m, v) => v.version === '1.0' && m.type !== 'handshake.ack' && m.session_id !== undefined, envelope({ protocol: 'tap/1.1' })),
   ],
 ];
