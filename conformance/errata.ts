@@ -56,6 +56,15 @@ export function loadErrata(path = repoPath(ERRATA_FILE)): readonly Erratum[] {
   return errata;
 }
 
+/**
+ * True when an erratum added or changed every one of these requirements: a case that checks only
+ * them holds an agent to 1.0 as amended since its first text, not to the first text itself.
+ */
+export function sinceFirstText(requirements: readonly string[], errata: readonly Erratum[] = loadErrata()): boolean {
+  const amended = new Set(errata.filter((e) => e.kind !== 'clarified').flatMap((e) => e.requirements));
+  return requirements.length > 0 && requirements.every((r) => amended.has(r));
+}
+
 /** The errata that added or changed any of these requirements, oldest first. */
 export function errataOf(requirements: readonly string[], errata: readonly Erratum[] = loadErrata()): ErratumRef[] {
   const wanted = new Set(requirements);

@@ -3,7 +3,7 @@
  * renders. Certification is decided here (spec: conformance#certification; see
  * conformance/INTERPRETING.md).
  */
-import { type Erratum, type ErratumRef, errataOf, errataSummary, loadErrata } from '../errata.ts';
+import { type Erratum, type ErratumRef, errataOf, errataSummary, loadErrata, sinceFirstText } from '../errata.ts';
 import type { LevelTarget } from '../options.ts';
 import type { CaseResult } from '../runner.ts';
 import { countVerdicts, type Verdict } from '../verdict.ts';
@@ -97,6 +97,11 @@ export interface Report {
    * that is not TAP, an invalid handshake.ack): why, and how many selected cases did not run.
    */
   stopped?: { reason: string; cases_not_run: number };
+  /**
+   * For a 1.0 run that certifies to the first text of 1.0 only: the failing cases, each of rules
+   * that errata added or changed since (they do not keep it from certifying; the level names them).
+   */
+  first_text_only?: string[];
   /** Present when a FAIL falls under an erratum of 1.0: how many do (spec/1.0/errata.json). */
   errata?: ErrataCount;
   cases: ReportCase[];
@@ -239,15 +244,24 @@ export function buildReport(i: ReportInput): Report {
   const suiteCases = i.suiteCases ?? cases.length;
   const filtered = (i.selectedCases ?? cases.length) < suiteCases;
   const partial = i.stopped === undefined ? cases.length < suiteCases : filtered;
-  const clean = cases.length > 0 && !cases.some(blocksCertified);
+  const specVersion = i.specVersion ?? SPEC_VERSION;
+  // A 1.0 agent that fails only cases of rules its errata added or changed since the first text
+  // certifies to that first text, and the level names the errata it fails (spec/1.0/errata.json).
+  const errata = i.errata ?? loadErrata();
+  // A case is of the rule of its first requirement (its level and anchor come from it).
+  const amended = (c: ReportCase) => c.verdict === 'FAIL' && specVersion === '1.0' && sinceFirstText(c.requirements.slice(0, 1), errata);
+  const firstTextOnly = cases.filter(amended);
+  const clean = cases.length > 0 && !cases.some((c) => blocksCertified(c) && !amended(c));
   // spec: conformance#verdicts — certified when every profile is PASS; certified, non-strict when
   // some are NON-STRICT and none is worse. Only the whole suite certifies, and a stopped run never.
   const certified = clean && !partial && i.stopped === undefined;
-  const strict = certified && i.levelTarget !== 'must' && !cases.some(blocksStrict);
+  const strict = certified && i.levelTarget !== 'must' && !cases.some((c) => blocksStrict(c) && !amended(c));
   const untested = (i.allBindings ?? ['stdio', 'websocket']).filter((b) => !bindings.includes(b));
   const gaps = certified ? notCovered(profiles, cases, untested) : [];
-  const over = `over ${listOf(bindings.map(bindingName))}`;
-  const specVersion = i.specVersion ?? SPEC_VERSION;
+  const failedErrata = [...new Set(firstTextOnly.flatMap((c) => (c.errata ?? []).map((e) => e.id)))];
+  if (certified && failedErrata.length > 0)
+    gaps.unshift(`fails ${count(failedErrata.length, 'erratum', 'errata')} of 1.0 since its first text (${failedErrata.join(', ')})`);
+  const over = `${firstTextOnly.length > 0 && certified ? 'to its first text, ' : ''}over ${listOf(bindings.map(bindingName))}`;
   const level =
     i.stopped !== undefined
       ? 'Not certified'
@@ -286,6 +300,7 @@ export function buildReport(i: ReportInput): Report {
     report.scope = scope;
   }
   if (certified) report.not_covered = gaps;
+  if (certified && firstTextOnly.length > 0) report.first_text_only = firstTextOnly.map((c) => c.id);
   if (i.stopped !== undefined)
     report.stopped = { reason: i.stopped, cases_not_run: Math.max(0, (i.selectedCases ?? cases.length) - cases.length) };
   const failures = cases.filter((c) => c.verdict === 'FAIL');

@@ -15,7 +15,7 @@ import { renderJson } from '../report/json.ts';
 import { md, renderMarkdown } from '../report/markdown.ts';
 import { buildReport, type Report } from '../report/model.ts';
 import { renderSummary } from '../report/terminal.ts';
-import { runCases } from '../runner.ts';
+import { type CaseResult, runCases } from '../runner.ts';
 import { memoryEnv, memoryTarget, stopMemoryAgents } from './memory-target.testkit.ts';
 
 afterAll(stopMemoryAgents);
@@ -113,5 +113,52 @@ describe('errata in the reports of tap-conform (spec: conformance#traceability)'
       '3 of 11 failures are errata of 1.0 since its first text: an agent certified before them may fail here',
     );
     expect(errataSummary(1, 1)).toBe('1 failure is an erratum of 1.0 since its first text: an agent certified before it may fail here');
+  });
+});
+
+describe('certification to the first text of 1.0 (spec/1.0/errata.json)', () => {
+  const result = (id: string, verdict: 'PASS' | 'FAIL', requirements: string[]): CaseResult => ({
+    id,
+    title: id,
+    level: 'MUST',
+    profile: 'core',
+    spec: 'limits#nesting',
+    requirement: requirements[0]!,
+    requirements,
+    quote: '',
+    verdict,
+    detail: verdict === 'FAIL' ? 'broke' : 'ok',
+    duration_ms: 1,
+    violations: [],
+    transcript: [],
+    replay: '',
+  });
+  const report = (results: CaseResult[], specVersion?: string) =>
+    buildReport({
+      version: '0.0.0',
+      target: 'python3 agent.py',
+      transport: 'stdio',
+      seed: 1,
+      startedAt: new Date('2026-12-05T00:00:00Z'),
+      durationMs: 10,
+      levelTarget: 'may',
+      profiles: ['core'],
+      allProfiles: ['core'],
+      allBindings: ['stdio'],
+      results,
+      ...(specVersion ? { specVersion } : {}),
+    });
+
+  it('certifies an agent that fails only cases of rules errata added, to the first text, naming those errata', () => {
+    const r = report([result('a', 'PASS', ['TAP-HS-001']), result('core.limits.nesting', 'FAIL', ['TAP-LIM-013', 'TAP-LIM-015'])]);
+    expect(r.certified).toBe(true);
+    expect(r.first_text_only).toEqual(['core.limits.nesting']);
+    expect(r.level).toBe('TAP 1.0 Certified to its first text, over stdio — fails 1 erratum of 1.0 since its first text (E1-lim-nesting)');
+  });
+
+  it('certifies nobody who fails a rule of the first text, nor a 1.1 agent that fails an erratum (1.1 includes them)', () => {
+    expect(report([result('core.handshake.init', 'FAIL', ['TAP-HS-001'])]).level).toBe('Not certified');
+    const amendedIn11 = report([result('core.limits.nesting', 'FAIL', ['TAP-LIM-013'])], '1.1');
+    expect([amendedIn11.certified, amendedIn11.first_text_only]).toEqual([false, undefined]);
   });
 });
