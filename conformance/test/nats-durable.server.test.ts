@@ -282,7 +282,11 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
     const s = await server();
     const agentId = `tap.broken-durable-${fault}`;
     const k = signing(agentId);
-    cleanups.push(await startBrokenDurableAgent(s.url, agentId, fault, { leaseMs: LEASE_MS, maxDeliver: MAX_DELIVER, signing: k.signing }));
+    // The lease of the agent that never renews (see above): on a loaded machine a 1 s lease can lapse
+    // while the broken agent, which renews it, waits for the CPU, and this test is about signatures.
+    cleanups.push(
+      await startBrokenDurableAgent(s.url, agentId, fault, { leaseMs: NO_RENEWAL_LEASE_MS, maxDeliver: MAX_DELIVER, signing: k.signing }),
+    );
     const report = await runConformance({
       target: `${s.url}/${agentId}`,
       profiles: ['nats-durable'],

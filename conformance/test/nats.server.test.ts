@@ -61,7 +61,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats:/
     expect(run.report?.certified).toBe(true);
     expect(run.report?.profiles['nats-durable']).toBe('UNIMPLEMENTED');
     expect(run.report?.level).toMatch(
-      /^TAP 1\.0 Certified over NATS — security \(client certificates and tokens\) and nats-durable \(durable queues\) not offered; /,
+      /^TAP 1\.1 Certified over NATS — security \(client certificates and tokens\) and nats-durable \(durable queues\) not offered; /,
     );
     const durable = run.report!.cases.filter((c) => c.profile === 'nats-durable');
     expect(durable.length).toBeGreaterThanOrEqual(8);

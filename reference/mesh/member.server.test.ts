@@ -78,7 +78,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'an agent in a mesh
     const joined = await joinMesh(agent, { url: server.url, heartbeatMs: 200, ttlMs: 1000 });
     const first = (await registry.get('mesh.one'))!;
     expect(first.entry.instance).toBe(joined.instance);
-    expect(first.entry.versions).toEqual(['1.0']);
+    expect(first.entry.versions).toEqual(['1.1', '1.0']);
     expect(first.entry.endpoints).toEqual([{ binding: 'nats', url: `${server.url}/mesh.one` }]);
     expect(first.entry.load).toEqual({ running_tasks: 0, max_concurrent_tasks: 6 });
     expect([first.entry.heartbeat_ms, first.entry.ttl_ms]).toEqual([200, 1000]);

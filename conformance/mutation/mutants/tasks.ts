@@ -289,6 +289,11 @@ export const rows: Row[] = [
     () => echoKeptDespite((reason) => reason === 'nesting'),
   ],
   [
+    'TAP-LIM-014:deeper-than-64',
+    'the agent sends a task.event snapshot nested deeper than 64 levels (the echo of a 62-level input)',
+    () => echoKeptDespite((reason) => reason === 'nesting'),
+  ],
+  [
     'TAP-TASK-041:lost-without-cancelling',
     'a running task ended SESSION_LOST on stdio skips cancelling',
     () => dropFromStream(stateEvent('cancelling')),
