@@ -148,7 +148,9 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
     const report = await runConformance({ target: url, profiles: ['nats-durable'], timeoutMs: 2000 });
     expect(new Set(report.cases.map((c) => c.verdict))).toEqual(new Set(['UNIMPLEMENTED']));
     expect(report.profiles['nats-durable']).toBe('UNIMPLEMENTED');
-    expect(report.cases[0]?.detail).toBe('the agent serves no durable queue: the NATS server has no stream TAP_TASKS');
+    expect(report.cases[0]?.detail).toBe(
+      'the agent serves no durable queue: the NATS server has no stream TAP_TASKS (an agent built on runAgent, such as tap-reference-agent, serves its capabilities on durable queues when started with --durable)',
+    );
   });
 
   it('judges a fresh agent by none of the consumers a killed agent left: UNIMPLEMENTED, and they are named', {

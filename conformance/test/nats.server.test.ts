@@ -66,7 +66,9 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats:/
     const durable = run.report!.cases.filter((c) => c.profile === 'nats-durable');
     expect(durable.length).toBeGreaterThanOrEqual(8);
     expect(new Set(durable.map((c) => c.detail))).toEqual(
-      new Set(['the agent serves no durable queue: the NATS server has no stream TAP_TASKS']),
+      new Set([
+        'the agent serves no durable queue: the NATS server has no stream TAP_TASKS (an agent built on runAgent, such as tap-reference-agent, serves its capabilities on durable queues when started with --durable)',
+      ]),
     );
   });
 

@@ -150,7 +150,12 @@ export async function survey(ctx: CaseContext): Promise<Survey> {
     const agentId = view.agentId;
     const queueStream = await view.jsm.streams.info(S.tasks).catch(() => null);
     if (!queueStream)
-      return { stop: unimplemented(`the agent serves no durable queue: the NATS server has no stream ${S.tasks}`), findings };
+      return {
+        stop: unimplemented(
+          `the agent serves no durable queue: the NATS server has no stream ${S.tasks} (an agent built on runAgent, such as tap-reference-agent, serves its capabilities on durable queues when started with --durable)`,
+        ),
+        findings,
+      };
     const seen = await sample(view, ctx);
     const signedOnly: string[] = [];
     await Promise.all(
