@@ -10,7 +10,7 @@ import { createAgent, withConformanceCapabilities } from '../../reference/agent/
 import type { TapError } from '../../reference/core/errors.ts';
 import { durableConformanceHandlers } from '../../reference/jetstream/capabilities.ts';
 import { refusedLetter } from '../../reference/jetstream/dead-letters.ts';
-import { lastStoredMessage, TaskStreamWriter, type StoredStreamMessage } from '../../reference/jetstream/events.ts';
+import { lastStoredMessage, TaskStreamWriter, traceOfRecord, type StoredStreamMessage } from '../../reference/jetstream/events.ts';
 import { takeIn } from '../../reference/jetstream/intake.ts';
 import { consumerName } from '../../reference/jetstream/runner.ts';
 import { verifyStreamMessage } from '../../reference/jetstream/signatures.ts';
@@ -39,7 +39,9 @@ export type DurableFault =
   /** Holds a trust file but runs records without checking their signatures (TAP-NATS-038). */
   | 'no-signature-check'
   /** Checks records' signatures but takes any stored task.result as the outcome, whoever stored it (TAP-NATS-039). */
-  | 'trusts-stored-results';
+  | 'trusts-stored-results'
+  /** Leaves the trace_id and span_id of the record's metadata off the task's stream (TAP-NATS-051). */
+  | 'no-trace';
 
 /** Signed mode: the trust file the runner holds and its agent's key (spec: bindings-nats#signed-records). */
 export interface BrokenSigning {
@@ -113,7 +115,16 @@ async function brokenRunner(
         result = last.message.payload;
         ran = last.attempt ?? attempts;
       } else {
-        const stream = new TaskStreamWriter(js, N, agentId, record.task_id, last?.message.sequence ?? 0, attempts, signing?.signingKey);
+        const stream = new TaskStreamWriter(
+          js,
+          N,
+          agentId,
+          record.task_id,
+          last?.message.sequence ?? 0,
+          attempts,
+          signing?.signingKey,
+          fault === 'no-trace' ? undefined : traceOfRecord(record.metadata),
+        );
         await stream.publish('task.event', { kind: 'state', state: 'running' });
         const renew = fault === 'no-renewal' ? undefined : setInterval(() => m.working(), Math.floor(leaseMs / 3));
         let output: unknown;

@@ -216,6 +216,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
     ['no-dead-letters', 'nats-durable.dead-letter', /was not in TAP_DEAD after 3 failed deliveries/],
     ['runs-again', 'nats-durable.result.stored-result', /the phase ran again/],
     ['no-record-check', 'nats-durable.record.invalid', /was finished: its task_id widened a lookup, or it ran/],
+    ['no-trace', 'nats-durable.stream.trace', /do not carry the trace_id and span_id of the record's metadata/],
   ])('fails the broken durable agent %s in %s, and only there', { timeout: 60_000 }, async (fault, id, reason) => {
     const s = await server();
     const agentId = `tap.broken-durable-${fault}`;

@@ -85,6 +85,9 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats:/
     ['any-connection-id', 'nats.open.connection-id'],
     ['no-keepalives', 'nats.liveness.keepalive'],
     ['any-keepalive', 'nats.open.keepalive-range'],
+    ['no-queue-group', 'nats.open.queue-group'],
+    ['seq-counts-open', 'nats.open.first-seq'],
+    ['no-default-keepalive', 'nats.liveness.default-keepalive'],
   ])('fails an agent that breaks the rule (%s) in %s', { timeout: 90_000 }, async (fault, id) => {
     const agentId = `tap.broken-${fault}`;
     const stop = await within(15_000, `starting the ${fault} agent`, startBrokenNatsAgent(server.url, agentId, fault));

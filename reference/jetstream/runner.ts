@@ -17,7 +17,7 @@ import { checkIdentifier } from '../transports/nats/subjects.ts';
 import type { TaskRecord } from '../workspace/record.ts';
 import { ensureConsumer } from './consumer.ts';
 import { publishDeadLetter, refusedLetter, watchMaxDeliveries, type DeadLetterBox } from './dead-letters.ts';
-import { lastStoredMessage, StreamFenced, TaskStreamWriter, type StoredStreamMessage } from './events.ts';
+import { lastStoredMessage, StreamFenced, TaskStreamWriter, traceOfRecord, type StoredStreamMessage } from './events.ts';
 import { takeIn } from './intake.ts';
 import { checkNames } from './names.ts';
 import { finished, outcomeOfResult, resultPayload, type Outcome } from './outcome.ts';
@@ -225,7 +225,16 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
       return;
     }
     const lastSequence = Number.isSafeInteger(last?.message.sequence) ? last!.message.sequence : 0;
-    const stream = new TaskStreamWriter(js, names, o.agentId, record.task_id, lastSequence, attempts, o.signingKey);
+    const stream = new TaskStreamWriter(
+      js,
+      names,
+      o.agentId,
+      record.task_id,
+      lastSequence,
+      attempts,
+      o.signingKey,
+      traceOfRecord(record.metadata),
+    );
     await stream.publish('task.event', { kind: 'state', state: 'running' });
     const lost = new AbortController();
     const onStop = () => lost.abort();

@@ -137,4 +137,45 @@ export const cases: Case[] = [
       );
     },
   }),
+  durableCase({
+    id: 'nats-durable.stream.trace',
+    title: "Each message of a durable task's stream carries the trace_id and span_id of the task record's metadata",
+    requirements: ['TAP-NATS-051'],
+    capability: 'tap.test.stream',
+    run: async (ctx, view) => {
+      const trace = {
+        trace_id: randomKey()
+          .replace(/[^a-z0-9]/g, '')
+          .padEnd(32, '0')
+          .slice(0, 32),
+        span_id: randomKey(),
+      };
+      const { record } = await view.publish(
+        'tap.test.stream',
+        { count: 2, interval_ms: 10 },
+        {
+          record: (r) => ({ ...r, metadata: { ...r.metadata, ...trace } }),
+        },
+      );
+      const entries = await view.stream(record.task_id, hasResult, ctx.scaled(10_000));
+      const untraced = entries.filter(
+        (e) => e.message.metadata?.trace_id !== trace.trace_id || e.message.metadata?.span_id !== trace.span_id,
+      );
+      return verdictOf(
+        `${entries.length} messages carry the record's trace`,
+        check(
+          hasResult(entries),
+          `the task's stream in ${S.events} has no task.result`,
+          'a task.result',
+          show(entries.map((e) => e.message.type)),
+        ),
+        check(
+          untraced.length === 0,
+          `${untraced.length} of the ${entries.length} messages of the task's stream do not carry the trace_id and span_id of the record's metadata`,
+          show(trace),
+          show(untraced[0]?.message.metadata ?? null),
+        ),
+      );
+    },
+  }),
 ];

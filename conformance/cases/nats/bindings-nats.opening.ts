@@ -1,8 +1,9 @@
 /** nats profile, Opening a connection (spec: bindings-nats#opening). */
 import { newConnectionId } from '../../../reference/transports/nats/index.ts';
+import { sleep } from '../../peer.ts';
 import { type Case, defineCase } from '../../case.ts';
 import { natsOf, oneSessionCase } from '../connection.ts';
-import { NATS, openVerdicts } from './kit.ts';
+import { NATS, OPEN_QUEUE_GROUP, openRaw, openVerdicts, queueGroupCount } from './kit.ts';
 import { check, expectAlive, need, show, verdictOf } from '../kit.ts';
 import { harnessError } from '../../verdict.ts';
 
@@ -40,6 +41,71 @@ export const cases: Case[] = [
         check(fresh === 'ok', 'an open request with a fresh connection id was not accepted', 'ok', show(fresh)),
         await expectAlive(peer, 'the refused open requests'),
       );
+    },
+  }),
+  defineCase({
+    id: 'nats.open.queue-group',
+    title: 'The agent takes open requests in the queue group tap-agents: each request reaches it or another member, never both',
+    profile: 'nats',
+    requirements: ['TAP-NATS-048'],
+    needs: NATS,
+    // Its member of the queue group would take the open requests of cases running beside it.
+    exclusive: true,
+    run: async (ctx) => {
+      const n = 16;
+      const count = await queueGroupCount(ctx, n);
+      return verdictOf(
+        `each of ${n} open requests reached one member of ${OPEN_QUEUE_GROUP}`,
+        check(
+          count.member + count.agent === n,
+          `of ${n} open requests, ${count.member} reached the harness's member of the queue group ${OPEN_QUEUE_GROUP} and the agent answered ${count.agent}: ` +
+            (count.member + count.agent > n
+              ? `the agent is not in the group ${OPEN_QUEUE_GROUP}, so every process of its id in that group would get a copy of its requests as well`
+              : 'some requests reached no one'),
+          `${n} in all`,
+          `${count.member + count.agent}`,
+        ),
+      );
+    },
+  }),
+  defineCase({
+    id: 'nats.open.first-seq',
+    title: "The open request and reply take no Tap-Seq: the agent's first message is numbered 1 and it takes the requester's 1",
+    profile: 'nats',
+    requirements: ['TAP-NATS-049'],
+    needs: NATS,
+    budgetMs: 20_000,
+    run: async (ctx) => {
+      const raw = await openRaw(ctx, '1000');
+      let seq = 0;
+      try {
+        if (raw.verdict !== 'ok') return verdictOf('', check(false, 'the agent refused a plain open request', 'ok', show(raw.verdict)));
+        // The requester's first message: a keepalive numbered 1. An agent that counted the open request expects 2 and sees a gap.
+        // Keepalives every 700 ms keep within the 1000 ms announced, for 2.5 of the agent's intervals.
+        const every = Number(raw.announced) || 1000;
+        const started = Date.now();
+        while (Date.now() - started < Math.min(2.5 * every, 20_000)) {
+          await raw.control('keepalive', ++seq);
+          await sleep(700);
+        }
+        const first = raw.seen[0];
+        const lost = raw.seen.find((m) => m.control === 'close');
+        const later = raw.seen.filter((m) => m.at > started + every).length;
+        return verdictOf(
+          "the agent's first message is Tap-Seq 1 and it took the requester's 1",
+          check(first !== undefined, 'the agent published nothing on the connection', 'a keepalive', 'nothing'),
+          check(first === undefined || first.seq === '1', "the agent's first message on the connection", 'Tap-Seq 1', show(first?.seq)),
+          check(
+            lost === undefined,
+            "the agent closed the connection after the requester's first message, numbered 1 (an agent that counts the open request takes it for a gap)",
+            'no close',
+            `close ${lost?.code ?? ''}`,
+          ),
+          check(later > 0, "the agent stopped publishing after the requester's first message, numbered 1", 'keepalives go on', 'none'),
+        );
+      } finally {
+        await raw.end(seq + 1);
+      }
     },
   }),
   oneSessionCase(
