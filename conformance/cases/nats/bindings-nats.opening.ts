@@ -1,9 +1,8 @@
 /** nats profile, Opening a connection (spec: bindings-nats#opening). */
 import { newConnectionId } from '../../../reference/transports/nats/index.ts';
-import { sleep } from '../../peer.ts';
 import { type Case, defineCase } from '../../case.ts';
 import { natsOf, oneSessionCase } from '../connection.ts';
-import { NATS, OPEN_QUEUE_GROUP, openRaw, openVerdicts, queueGroupCount } from './kit.ts';
+import { NATS, OPEN_QUEUE_GROUP, openVerdicts, queueGroupCount } from './kit.ts';
 import { check, expectAlive, need, show, verdictOf } from '../kit.ts';
 import { harnessError } from '../../verdict.ts';
 
@@ -66,46 +65,6 @@ export const cases: Case[] = [
           `${count.member + count.agent}`,
         ),
       );
-    },
-  }),
-  defineCase({
-    id: 'nats.open.first-seq',
-    title: "The open request and reply take no Tap-Seq: the agent's first message is numbered 1 and it takes the requester's 1",
-    profile: 'nats',
-    requirements: ['TAP-NATS-049'],
-    needs: NATS,
-    budgetMs: 20_000,
-    run: async (ctx) => {
-      const raw = await openRaw(ctx, '1000');
-      let seq = 0;
-      try {
-        if (raw.verdict !== 'ok') return verdictOf('', check(false, 'the agent refused a plain open request', 'ok', show(raw.verdict)));
-        // The requester's first message: a keepalive numbered 1. An agent that counted the open request expects 2 and sees a gap.
-        // Keepalives every 700 ms keep within the 1000 ms announced, for 2.5 of the agent's intervals.
-        const every = Number(raw.announced) || 1000;
-        const started = Date.now();
-        while (Date.now() - started < Math.min(2.5 * every, 20_000)) {
-          await raw.control('keepalive', ++seq);
-          await sleep(700);
-        }
-        const first = raw.seen[0];
-        const lost = raw.seen.find((m) => m.control === 'close');
-        const later = raw.seen.filter((m) => m.at > started + every).length;
-        return verdictOf(
-          "the agent's first message is Tap-Seq 1 and it took the requester's 1",
-          check(first !== undefined, 'the agent published nothing on the connection', 'a keepalive', 'nothing'),
-          check(first === undefined || first.seq === '1', "the agent's first message on the connection", 'Tap-Seq 1', show(first?.seq)),
-          check(
-            lost === undefined,
-            "the agent closed the connection after the requester's first message, numbered 1 (an agent that counts the open request takes it for a gap)",
-            'no close',
-            `close ${lost?.code ?? ''}`,
-          ),
-          check(later > 0, "the agent stopped publishing after the requester's first message, numbered 1", 'keepalives go on', 'none'),
-        );
-      } finally {
-        await raw.end(seq + 1);
-      }
     },
   }),
   oneSessionCase(
