@@ -6,6 +6,7 @@
  */
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { AckPolicy, DeliverPolicy, jetstream, type JsMsg } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
 import { createAgent, withConformanceCapabilities } from '../../reference/agent/index.ts';
 import type { TapError } from '../../reference/core/errors.ts';
 import { durableConformanceHandlers } from '../../reference/jetstream/capabilities.ts';
@@ -41,7 +42,15 @@ export type DurableFault =
   /** Checks records' signatures but takes any stored task.result as the outcome, whoever stored it (TAP-NATS-039). */
   | 'trusts-stored-results'
   /** Leaves the trace_id and span_id of the record's metadata off the task's stream (TAP-NATS-051). */
-  | 'no-trace';
+  | 'no-trace'
+  /** Creates TAP_IDEMPOTENCY with a max_age of an hour, so a key ages out (TAP-NATS-052). */
+  | 'idempotency-expires'
+  /** Consumes each capability through a consumer of its own naming, not tap-<capability> (TAP-NATS-053). */
+  | 'other-consumer-name'
+  /** Finishes a record with state.attempts 0, as the workspace binding's transition does (TAP-NATS-054). */
+  | 'attempts-reset'
+  /** Stores the task_id in TAP_IDEMPOTENCY as a JSON string, quotes and all (TAP-NATS-024). */
+  | 'json-idempotency-value';
 
 /** Signed mode: the trust file the runner holds and its agent's key (spec: bindings-nats#signed-records). */
 export interface BrokenSigning {
@@ -60,12 +69,18 @@ async function brokenRunner(
   maxDeliver: number,
   signing?: BrokenSigning,
 ): Promise<() => Promise<void>> {
-  const { jsm, idempotency } = await ensureStreams(nc);
+  const ensured = await ensureStreams(nc);
+  const jsm = ensured.jsm;
+  let idempotency = ensured.idempotency;
+  if (fault === 'idempotency-expires') {
+    await jsm.streams.delete(`KV_${N.idempotency}`);
+    idempotency = await new Kvm(nc).create(N.idempotency, { ttl: 3_600_000 });
+  }
   const js = jetstream(nc);
   const closers: Array<() => Promise<void>> = [];
   const running = new Set<Promise<void>>();
   for (const [capability, handler] of Object.entries(durableConformanceHandlers())) {
-    const durable = consumerName(capability);
+    const durable = fault === 'other-consumer-name' ? `runner-${capability.replace(/\./g, '-')}` : consumerName(capability);
     await jsm.consumers.add(N.tasks, {
       durable_name: durable,
       ack_policy: AckPolicy.Explicit,
@@ -98,9 +113,13 @@ async function brokenRunner(
       const idem = (record.metadata as { 'x-idempotency'?: { principal: string; key: string } })['x-idempotency'];
       if (idem && fault !== 'no-idempotency') {
         const key = idempotencyKey(idem.principal, capability, idem.key);
-        const owner = await idempotency.create(key, record.task_id).then(
+        const json = fault === 'json-idempotency-value';
+        const owner = await idempotency.create(key, json ? JSON.stringify(record.task_id) : record.task_id).then(
           () => record.task_id,
-          async () => (await idempotency.get(key))?.string(),
+          async () => {
+            const held = (await idempotency.get(key))?.string();
+            return json && held ? JSON.parse(held) : held;
+          },
         );
         if (owner !== record.task_id) return void (await m.ackAck());
       }
@@ -156,7 +175,7 @@ async function brokenRunner(
         artifacts: [],
       });
       Object.assign(done, { current_phase: capability, next_phase: null });
-      Object.assign(done.state, { attempts: ran, processed_by: agentId, status });
+      Object.assign(done.state, { attempts: fault === 'attempts-reset' ? 0 : ran, processed_by: agentId, status });
       const finishedSubject = fault === 'no-record-check' ? raw('results', record.task_id) : resultSubject(N, record.task_id);
       await js.publish(finishedSubject, JSON.stringify(done), { msgID: `${record.task_id}:result` });
       await m.ackAck().catch(() => false);

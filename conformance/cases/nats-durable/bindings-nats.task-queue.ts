@@ -2,13 +2,14 @@
 import type { CaseContext } from '../../context.ts';
 import { seconds } from './durable-survey.ts';
 import type { Case } from '../../case.ts';
-import { deadLetters, durableCase, hasResult, randomKey, states } from './kit.ts';
+import { deadLetters, durableCase, hasResult, plantEvents, randomKey, states } from './kit.ts';
+import { recordFromDraft } from '../../../reference/workspace/record.ts';
 import { DEFAULT_NAMES as S, deadSubject, taskSubject } from '../../../reference/jetstream/names.ts';
 import type { TaskRecord } from '../../../reference/workspace/record.ts';
-import { check, show, verdictOf } from '../kit.ts';
+import { check, show, Stop, verdictOf } from '../kit.ts';
 import { validateAgainst } from '../../../reference/core/validate.ts';
 import { LONGEST_LEASE_MS } from '../../options.ts';
-import { notTested } from '../../verdict.ts';
+import { notTested, skipped } from '../../verdict.ts';
 
 /** True when a subject holds a wildcard token: a record's value made it a lookup of many subjects. */
 const widened = (subject: string): boolean => subject.split('.').some((t) => t === '*' || t === '>');
@@ -35,7 +36,97 @@ async function waiting<T>(ctx: CaseContext, what: string, expectedMs: number, p:
   }
 }
 
+/** What TAP-NATS-052 asks of each stream: its subjects, retention and de-duplication window (0: the server's). */
+const STREAMS: readonly { name: string; subjects: string[]; retention: string; dedupMs: number }[] = [
+  { name: S.tasks, subjects: [`${S.prefix}.tasks.>`], retention: 'workqueue', dedupMs: 120_000 },
+  { name: S.results, subjects: [`${S.prefix}.results.>`], retention: 'limits', dedupMs: 0 },
+  { name: S.events, subjects: [`${S.prefix}.events.>`], retention: 'limits', dedupMs: 120_000 },
+  { name: S.dead, subjects: [`${S.prefix}.dead.>`], retention: 'limits', dedupMs: 120_000 },
+];
+
+/** The name of a capability's consumer (TAP-NATS-053). */
+const consumerOf = (capability: string): string => `tap-${capability.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+
 export const cases: Case[] = [
+  durableCase({
+    id: 'nats-durable.queue.streams',
+    title: 'The durable streams and the bucket TAP_IDEMPOTENCY have the subjects, retention, windows and history of the binding',
+    requirements: ['TAP-NATS-052'],
+    capability: 'tap.test.echo',
+    run: async (_ctx, view) => {
+      const problems: string[] = [];
+      for (const want of STREAMS) {
+        const info = await view.jsm.streams.info(want.name).catch(() => null);
+        if (!info) {
+          problems.push(`there is no stream ${want.name}`);
+          continue;
+        }
+        const c = info.config;
+        if (JSON.stringify(c.subjects ?? []) !== JSON.stringify(want.subjects))
+          problems.push(`${want.name} has the subjects ${show(c.subjects ?? [])}, not ${show(want.subjects)}`);
+        if (c.retention !== want.retention) problems.push(`${want.name} has ${c.retention} retention, not ${want.retention}`);
+        const window = Math.round((c.duplicate_window ?? 0) / 1_000_000);
+        if (window < want.dedupMs)
+          problems.push(`${want.name} de-duplicates for ${window} ms, less than the ${want.dedupMs} ms a redelivery's publishes need`);
+      }
+      const bucket = `KV_${S.idempotency}`;
+      const kv = await view.jsm.streams.info(bucket).catch(() => null);
+      if (!kv) problems.push(`there is no bucket ${S.idempotency} (stream ${bucket})`);
+      else {
+        if (kv.config.max_age !== 0)
+          problems.push(
+            `${S.idempotency} removes keys after ${Math.round(kv.config.max_age / 1_000_000)} ms (max_age): a repeat of an idempotency key would run again once its key aged out`,
+          );
+        if (kv.config.max_msgs_per_subject !== 1)
+          problems.push(`${S.idempotency} keeps a history of ${kv.config.max_msgs_per_subject}, not 1`);
+      }
+      return verdictOf(
+        'every stream and the bucket as the binding sets them',
+        check(problems.length === 0, problems.join('; '), 'the settings of bindings-nats#task-queue', `${problems.length} differences`),
+      );
+    },
+  }),
+  durableCase({
+    id: 'nats-durable.queue.consumer',
+    title:
+      "The capability's queue is consumed through the durable pull consumer tap-<capability>, explicitly acknowledged, filtered to its subject",
+    requirements: ['TAP-NATS-053'],
+    capability: 'tap.test.echo',
+    run: async (_ctx, view, q) => {
+      const want = consumerOf(q.capability);
+      const info = await view.jsm.consumers.info(S.tasks, q.consumer);
+      const c = info.config;
+      const filters = [c.filter_subject, ...(c.filter_subjects ?? [])].filter(Boolean);
+      return verdictOf(
+        `consumer ${want}`,
+        check(
+          q.consumer === want,
+          `the agent serves ${q.capability} through the consumer ${q.consumer}: a runner of another implementation would make ${want} and the work queue would refuse it, or both would take the subject`,
+          want,
+          q.consumer,
+        ),
+        check(c.durable_name === q.consumer, `the consumer ${q.consumer} is not durable`, 'durable', show(c.durable_name ?? 'ephemeral')),
+        check(
+          !c.deliver_subject,
+          `the consumer ${q.consumer} pushes to ${c.deliver_subject}; the binding's runners pull`,
+          'a pull consumer',
+          'push',
+        ),
+        check(
+          c.ack_policy === 'explicit',
+          `the consumer ${q.consumer} does not take explicit acknowledgements`,
+          'explicit',
+          show(c.ack_policy),
+        ),
+        check(
+          filters.length === 1 && filters[0] === taskSubject(S, q.capability),
+          `the consumer ${q.consumer} filters ${show(filters)}, not the capability's subject alone`,
+          taskSubject(S, q.capability),
+          show(filters),
+        ),
+      );
+    },
+  }),
   durableCase({
     id: 'nats-durable.queue.work-queue',
     title: 'The stream TAP_TASKS has work-queue retention',
@@ -230,6 +321,47 @@ export const cases: Case[] = [
           show(codes),
         ),
         check(queued.length === 0, `${queued.length} of the messages are still on ${S.tasks}`, 'none left', show(queued)),
+      );
+    },
+  }),
+  durableCase({
+    id: 'nats-durable.result.attempts',
+    title:
+      'A finished record keeps the attempts of the delivery that finished its phase: a stored task.result of attempt 2 is finished with state.attempts 2',
+    requirements: ['TAP-NATS-054', 'TAP-NATS-035'],
+    capability: 'tap.test.echo',
+    run: async (ctx, view) => {
+      if (view.signingKey)
+        return skipped(
+          "with --signing-key the agent's runners take a stored task.result only when a runner signed it (TAP-NATS-039), which the harness cannot",
+        );
+      const output = { conformance: randomKey() };
+      const record = recordFromDraft({ next_phase: 'tap.test.echo', input: { conformance: randomKey() } }) as TaskRecord;
+      record.requirements.target_agent = view.agentId;
+      // The third delivery of the record (attempt 2) finished the phase and was lost before its finished record.
+      await plantEvents(
+        view,
+        record.task_id,
+        [
+          { type: 'task.event', payload: { kind: 'state', state: 'running' } },
+          { type: 'task.result', payload: { status: 'completed', output } },
+        ],
+        2,
+      ).catch((err: Error) => {
+        throw new Stop(notTested(`the harness cannot store an earlier delivery's messages in ${S.events} (${err.message})`));
+      });
+      await view.js.publish(taskSubject(S, 'tap.test.echo'), JSON.stringify(record), { msgID: `${record.task_id}:submit` });
+      const done = await view.finished(record.task_id, ctx.scaled(10_000));
+      return verdictOf(
+        'state.attempts 2, as the stored task.result',
+        check(done !== undefined, `no finished record in ${S.results}`, 'a finished record', 'none'),
+        done &&
+          check(
+            done.state.attempts === 2,
+            "the finished record's state.attempts is not the attempts of the delivery that finished the phase (the stored task.result's Tap-Attempt 2)",
+            '2',
+            show(done.state.attempts),
+          ),
       );
     },
   }),

@@ -62,12 +62,13 @@ export function numbered(entries: Entry[], what: string): Outcome | null {
 
 /**
  * Stores messages in a task's stream of TAP_EVENTS as an earlier delivery by the agent would have
- * (its source, Tap-Attempt 0, sequences 1, 2, 3 …), before the record is queued.
+ * (its source, Tap-Attempt `attempt`, sequences 1, 2, 3 …), before the record is queued.
  */
 export async function plantEvents(
   view: DurableView,
   taskId: string,
   messages: readonly { type: string; payload: unknown }[],
+  attempt = 0,
 ): Promise<void> {
   for (const [i, m] of messages.entries()) {
     const message = {
@@ -81,7 +82,7 @@ export async function plantEvents(
       ...m,
     };
     const h = view.lib.headers();
-    h.set('Tap-Attempt', '0');
+    h.set('Tap-Attempt', String(attempt));
     await view.js.publish(eventSubject(S, taskId), JSON.stringify(message), { msgID: `${taskId}:${i + 1}`, headers: h });
   }
 }
