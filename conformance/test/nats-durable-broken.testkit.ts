@@ -50,7 +50,13 @@ export type DurableFault =
   /** Finishes a record with state.attempts 0, as the workspace binding's transition does (TAP-NATS-054). */
   | 'attempts-reset'
   /** Stores the task_id in TAP_IDEMPOTENCY as a JSON string, quotes and all (TAP-NATS-024). */
-  | 'json-idempotency-value';
+  | 'json-idempotency-value'
+  /** Runs a record whatever its requirements.target_agent names (TAP-NATS-055). */
+  | 'runs-any-target'
+  /** Publishes a dead letter with the message id <task_id>:dead, the same for every queue message of a task (TAP-NATS-056). */
+  | 'dead-msg-id'
+  /** Begins a task's stream with a task.accepted, as a session's task does (TAP-NATS-057). */
+  | 'accepted-first';
 
 /** Signed mode: the trust file the runner holds and its agent's key (spec: bindings-nats#signed-records). */
 export interface BrokenSigning {
@@ -104,11 +110,14 @@ async function brokenRunner(
         const intake = takeIn(m.data, intakeOptions);
         if (!intake.ok) {
           const letter = refusedLetter(m.data, intake, m.seq, m.info.deliveryCount, agentId);
-          await js.publish(deadSubject(N, capability), JSON.stringify(letter), { msgID: `${letter.task_id}:dead:${m.seq}` });
+          const msgID = fault === 'dead-msg-id' ? `${letter.task_id}:dead` : `${letter.task_id}:dead:${m.seq}`;
+          await js.publish(deadSubject(N, capability), JSON.stringify(letter), { msgID });
           return void (await m.ackAck());
         }
         record = intake.record;
       }
+      const target = record.requirements?.target_agent;
+      if (fault !== 'runs-any-target' && target && target !== agentId) return m.nak(100);
       const attempts = fault === 'attempt-zero' ? 0 : m.info.deliveryCount - 1;
       const idem = (record.metadata as { 'x-idempotency'?: { principal: string; key: string } })['x-idempotency'];
       if (idem && fault !== 'no-idempotency') {
@@ -144,6 +153,8 @@ async function brokenRunner(
           signing?.signingKey,
           fault === 'no-trace' ? undefined : traceOfRecord(record.metadata),
         );
+        if (fault === 'accepted-first' && stream.nextSequence === 1)
+          await stream.publish('task.accepted' as 'task.event', { status: 'accepted' });
         await stream.publish('task.event', { kind: 'state', state: 'running' });
         const renew = fault === 'no-renewal' ? undefined : setInterval(() => m.working(), Math.floor(leaseMs / 3));
         let output: unknown;
@@ -205,7 +216,8 @@ async function brokenRunner(
             message: `delivered ${deliveries} times without finishing`,
             at: new Date().toISOString(),
           };
-          await js.publish(deadSubject(N, capability), JSON.stringify(record), { msgID: `${record.task_id}:dead` });
+          const msgID = fault === 'dead-msg-id' ? `${record.task_id}:dead` : `${record.task_id}:dead:${seq}`;
+          await js.publish(deadSubject(N, capability), JSON.stringify(record), { msgID });
           await jsm.streams.deleteMessage(N.tasks, seq);
         })().catch(() => {});
       },

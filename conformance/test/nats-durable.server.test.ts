@@ -222,6 +222,10 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
     ['other-consumer-name', 'nats-durable.queue.consumer', /through the consumer runner-tap-test-echo/],
     ['attempts-reset', 'nats-durable.result.attempts', /not the attempts of the delivery that finished the phase/],
     ['json-idempotency-value', 'nats-durable.idempotency.repeat', /TAP_IDEMPOTENCY does not hold the first task/],
+    ['runs-any-target', 'nats-durable.queue.target-agent', /ran a record whose requirements.target_agent is/],
+    ['dead-msg-id', 'nats-durable.dead-letter.msg-id', /Nats-Msg-Id is not <task_id>:dead:<its stream sequence/],
+    // A task.accepted first also makes the replayed stream one message longer than running, outputs and result.
+    ['accepted-first', 'nats-durable.stream.no-accepted', /holds a task.accepted/, ['nats-durable.resume.replay']],
   ])('fails the broken durable agent %s in %s, and only there', { timeout: 60_000 }, async (fault, id, reason, also = []) => {
     const s = await server();
     const agentId = `tap.broken-durable-${fault}`;

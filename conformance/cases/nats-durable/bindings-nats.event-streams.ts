@@ -1,6 +1,6 @@
 /** nats-durable profile, Event streams (spec: bindings-nats#event-streams). */
 import type { Case } from '../../case.ts';
-import { durableCase, hasResult, numbered, plantEvents, randomKey } from './kit.ts';
+import { durableCase, hasResult, numbered, plantEvents, randomKey, states } from './kit.ts';
 import { recordFromDraft, type TaskRecord } from '../../../reference/workspace/record.ts';
 import { DEFAULT_NAMES as S, taskSubject } from '../../../reference/jetstream/names.ts';
 import { check, show, Stop, verdictOf } from '../kit.ts';
@@ -174,6 +174,46 @@ export const cases: Case[] = [
           `${untraced.length} of the ${entries.length} messages of the task's stream do not carry the trace_id and span_id of the record's metadata`,
           show(trace),
           show(untraced[0]?.message.metadata ?? null),
+        ),
+      );
+    },
+  }),
+  durableCase({
+    id: 'nats-durable.stream.no-accepted',
+    title: "A durable task's stream holds no task.accepted and no state but running: sequence 1 is the first delivery's running event",
+    requirements: ['TAP-NATS-057'],
+    capability: 'tap.test.stream',
+    run: async (ctx, view) => {
+      const { record } = await view.publish('tap.test.stream', { count: 2, interval_ms: 10 });
+      const entries = await view.stream(record.task_id, hasResult, ctx.scaled(10_000));
+      const accepted = entries.filter((e) => e.message.type === 'task.accepted');
+      const otherStates = states(entries).filter((e) => e.message.payload?.state !== 'running');
+      const first = entries[0]?.message;
+      return verdictOf(
+        'running first, no task.accepted',
+        check(
+          hasResult(entries),
+          `the task's stream in ${S.events} has no task.result`,
+          'a task.result',
+          show(entries.map((e) => e.message.type)),
+        ),
+        check(
+          accepted.length === 0,
+          "the task's stream holds a task.accepted: a durable task's record was accepted when the server stored it",
+          'no task.accepted',
+          `${accepted.length} at sequence ${show(accepted.map((e) => e.message.sequence))}`,
+        ),
+        check(
+          otherStates.length === 0,
+          "the task's stream holds a state event other than the running one that begins a delivery",
+          'running only',
+          show(otherStates.map((e) => e.message.payload?.state)),
+        ),
+        check(
+          first?.type === 'task.event' && first.payload?.kind === 'state' && first.payload?.state === 'running' && first.sequence === 1,
+          "the task's stream does not begin with the first delivery's running event at sequence 1",
+          'task.event running, sequence 1',
+          show(first ? { type: first.type, sequence: first.sequence, payload: first.payload } : null),
         ),
       );
     },

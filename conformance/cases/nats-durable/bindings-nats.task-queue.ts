@@ -365,4 +365,43 @@ export const cases: Case[] = [
       );
     },
   }),
+  durableCase({
+    id: 'nats-durable.queue.target-agent',
+    title: 'A record whose target_agent names another agent is handed back, never run: nothing in its stream, no finished record',
+    requirements: ['TAP-NATS-055'],
+    capability: 'tap.test.sleep',
+    run: async (ctx, view) => {
+      const other = `${view.agentId}.not-this-one`;
+      const { record, seq } = await view.publish(
+        'tap.test.sleep',
+        { ms: 1 },
+        {
+          record: (r) => ({ ...r, requirements: { ...r.requirements, target_agent: other } }),
+        },
+      );
+      try {
+        // Time for a few deliveries: each is handed back at once.
+        const entries = await view.stream(record.task_id, (e) => e.length > 0, ctx.scaled(2000));
+        const done = await view.finished(record.task_id, ctx.scaled(200));
+        return verdictOf(
+          'handed back, not run',
+          check(
+            entries.length === 0,
+            `the agent ran a record whose requirements.target_agent is ${other}: its stream in ${S.events} holds ${show(entries.map((e) => e.message.type))}`,
+            'an empty stream',
+            `${entries.length} messages`,
+          ),
+          check(
+            done === undefined,
+            `the agent finished a record for ${other} in ${S.results}`,
+            'no finished record',
+            show(done?.state.status),
+          ),
+        );
+      } finally {
+        // The record would go round until max_deliver: the harness takes it off the queue.
+        await view.jsm.streams.deleteMessage(S.tasks, seq).catch(() => false);
+      }
+    },
+  }),
 ];
