@@ -11,7 +11,13 @@ import { createAgent, withConformanceCapabilities } from '../../reference/agent/
 import type { TapError } from '../../reference/core/errors.ts';
 import { durableConformanceHandlers } from '../../reference/jetstream/capabilities.ts';
 import { refusedLetter } from '../../reference/jetstream/dead-letters.ts';
-import { lastStoredMessage, TaskStreamWriter, traceOfRecord, type StoredStreamMessage } from '../../reference/jetstream/events.ts';
+import {
+  lastStoredMessage,
+  StreamFenced,
+  TaskStreamWriter,
+  traceOfRecord,
+  type StoredStreamMessage,
+} from '../../reference/jetstream/events.ts';
 import { takeIn } from '../../reference/jetstream/intake.ts';
 import { consumerName } from '../../reference/jetstream/runner.ts';
 import { verifyStreamMessage } from '../../reference/jetstream/signatures.ts';
@@ -56,7 +62,11 @@ export type DurableFault =
   /** Publishes a dead letter with the message id <task_id>:dead, the same for every queue message of a task (TAP-NATS-056). */
   | 'dead-msg-id'
   /** Begins a task's stream with a task.accepted, as a session's task does (TAP-NATS-057). */
-  | 'accepted-first';
+  | 'accepted-first'
+  /** Takes a duplicate acknowledgement of its publish to the task's stream as its own and goes on (TAP-NATS-036). */
+  | 'no-fence'
+  /** Acknowledges a delivery first and publishes its finished record right after (TAP-NATS-020). */
+  | 'ack-then-publish';
 
 /** Signed mode: the trust file the runner holds and its agent's key (spec: bindings-nats#signed-records). */
 export interface BrokenSigning {
@@ -173,7 +183,9 @@ async function brokenRunner(
         }
         if (error?.payload?.retryable) return m.nak();
         result = error ? { status: 'failed', error: error.payload } : { status: 'completed', output };
-        await stream.publish('task.result', result);
+        await stream.publish('task.result', result).catch((err: Error) => {
+          if (!(fault === 'no-fence' && err instanceof StreamFenced)) throw err;
+        });
       }
       const status = result.status === 'completed' ? 'completed' : 'failed';
       const done = structuredClone(record);
@@ -188,8 +200,9 @@ async function brokenRunner(
       Object.assign(done, { current_phase: capability, next_phase: null });
       Object.assign(done.state, { attempts: fault === 'attempts-reset' ? 0 : ran, processed_by: agentId, status });
       const finishedSubject = fault === 'no-record-check' ? raw('results', record.task_id) : resultSubject(N, record.task_id);
+      if (fault === 'ack-then-publish') await m.ackAck().catch(() => false);
       await js.publish(finishedSubject, JSON.stringify(done), { msgID: `${record.task_id}:result` });
-      await m.ackAck().catch(() => false);
+      if (fault !== 'ack-then-publish') await m.ackAck().catch(() => false);
     };
     const messages = await (await js.consumers.get(N.tasks, durable)).consume({ max_messages: 4, expires: 1000 });
     void (async () => {

@@ -226,6 +226,8 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
     ['dead-msg-id', 'nats-durable.dead-letter.msg-id', /Nats-Msg-Id is not <task_id>:dead:<its stream sequence/],
     // A task.accepted first also makes the replayed stream one message longer than running, outputs and result.
     ['accepted-first', 'nats-durable.stream.no-accepted', /holds a task.accepted/, ['nats-durable.resume.replay']],
+    ['no-fence', 'nats-durable.stream.fence', /the fenced delivery went on and finished the task with its own output/],
+    ['ack-then-publish', 'nats-durable.result.before-ack', /acknowledged the delivery before it published the finished record/],
   ])('fails the broken durable agent %s in %s, and only there', { timeout: 60_000 }, async (fault, id, reason, also = []) => {
     const s = await server();
     const agentId = `tap.broken-durable-${fault}`;
@@ -253,7 +255,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
     return { ...files, signing: { trust, signingKey: agent } };
   }
   /** With a key, the cases of an unsigned stored result do not apply: a runner with a trust file must not take it. */
-  const UNSIGNED_STORED = ['nats-durable.result.stored-result', 'nats-durable.result.attempts'];
+  const UNSIGNED_STORED = ['nats-durable.result.stored-result', 'nats-durable.result.attempts', 'nats-durable.stream.fence'];
   const passedSigned = (id: string): string => (UNSIGNED_STORED.includes(id) ? 'SKIPPED' : 'PASS');
 
   it('certifies tap-reference-agent --durable with a trust file, run with --signing-key: every case passes, the unsigned stored result is skipped', {
