@@ -2,9 +2,11 @@
 import type { Case } from '../../case.ts';
 import { durableCase, hasResult, numbered, plantEvents, randomKey, states } from './kit.ts';
 import { recordFromDraft, type TaskRecord } from '../../../reference/workspace/record.ts';
-import { DEFAULT_NAMES as S, taskSubject } from '../../../reference/jetstream/names.ts';
+import { DEFAULT_NAMES as S, eventSubject, taskSubject } from '../../../reference/jetstream/names.ts';
 import { check, show, Stop, verdictOf } from '../kit.ts';
 import { notTested, skipped } from '../../verdict.ts';
+import { LONGEST_LEASE_MS } from '../../options.ts';
+import { seconds } from './durable-survey.ts';
 import { connectTarget, type Entry } from './durable-view.ts';
 
 export const cases: Case[] = [
@@ -214,6 +216,63 @@ export const cases: Case[] = [
           "the task's stream does not begin with the first delivery's running event at sequence 1",
           'task.event running, sequence 1',
           show(first ? { type: first.type, sequence: first.sequence, payload: first.payload } : null),
+        ),
+      );
+    },
+  }),
+  durableCase({
+    id: 'nats-durable.stream.fence',
+    title:
+      "A delivery whose publish to the task's stream is a duplicate of another delivery's message stops: it stores nothing more, and a later delivery finishes the task from the other's task.result",
+    requirements: ['TAP-NATS-036'],
+    capability: 'tap.test.sleep',
+    budgetMs: LONGEST_LEASE_MS * 2 + 30_000,
+    run: async (ctx, view, q) => {
+      if (view.signingKey)
+        return skipped(
+          "with --signing-key the agent's runners take a stored task.result only when a runner signed it (TAP-NATS-039), which the harness cannot",
+        );
+      if (q.ackWaitMs > LONGEST_LEASE_MS)
+        return notTested(
+          `the lease of tap.test.sleep is ${seconds(q.ackWaitMs)} (the ack_wait of consumer ${q.consumer}), longer than the ${seconds(LONGEST_LEASE_MS)} this case waits for a fenced delivery to come again: start the agent with a shorter lease to test the fence`,
+        );
+      const ms = Math.round(ctx.scaled(1500));
+      const { record } = await view.publish('tap.test.sleep', { ms });
+      const running = await view.stream(record.task_id, (e) => e.length >= 1, ctx.scaled(10_000));
+      if (running.length === 0) return verdictOf('', check(false, "the agent did not begin the task's stream", 'a running event', 'none'));
+      // Another delivery of the same record (a lease that ran out under it) stored sequence 2 first: its task.result.
+      const planted = { conformance: randomKey(), from: 'the other delivery' };
+      const h = view.lib.headers();
+      h.set('Tap-Attempt', '1');
+      const other = {
+        protocol: 'tap/1.0',
+        message_id: randomKey(),
+        type: 'task.result',
+        source: view.agentId,
+        target: '*',
+        timestamp: new Date().toISOString(),
+        task_id: record.task_id,
+        sequence: 2,
+        payload: { status: 'completed', output: planted },
+      };
+      await view.js.publish(eventSubject(S, record.task_id), JSON.stringify(other), { msgID: `${record.task_id}:2`, headers: h });
+      const done = await view.finished(record.task_id, ctx.scaled(ms + 2 * q.ackWaitMs + 10_000));
+      const entries = await view.stream(record.task_id, (e) => e.length > 2, ctx.scaled(500));
+      return verdictOf(
+        "finished from the other delivery's task.result",
+        check(done !== undefined, `no finished record in ${S.results}`, 'a finished record', 'none'),
+        done &&
+          check(
+            JSON.stringify(done.context.history.at(-1)?.output) === JSON.stringify(planted),
+            "the fenced delivery went on and finished the task with its own output: its publish of sequence 2 was acknowledged as a duplicate of another delivery's message, which it did not check",
+            show(planted),
+            show(done.context.history.at(-1)?.output),
+          ),
+        check(
+          entries.length === 2,
+          "the task's stream got messages after the other delivery's task.result",
+          'running, then the task.result',
+          show(entries.map((e) => `${e.message.sequence} ${e.message.type}`)),
         ),
       );
     },
