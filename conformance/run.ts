@@ -325,9 +325,18 @@ async function runTarget(cfg: Config, given: BindingTarget, cases: Case[], hooks
   });
   const found = await probe(base);
   // A fault every case would meet at its handshake is said once, and only the handshake case runs.
-  if (found.stop) hooks.log?.(`tap-conform: ${found.stop}. The run stops after the handshake case (${STOP_CASE}).`);
+  const stopCase = found.stopCase ?? STOP_CASE;
+  if (found.stop)
+    hooks.log?.(
+      `tap-conform: ${found.stop}. The run stops after ${found.stopCase ? `the case that checks it (${stopCase})` : `the handshake case (${stopCase})`}.`,
+    );
   else if (found.problem) hooks.log?.(`tap-conform: the first handshake failed: ${found.problem}`);
-  const selected = found.stop ? cases.filter((c) => c.id === STOP_CASE) : cases;
+  // A binding fault is judged by its own case, run even when the selection left it out.
+  const selected = found.stop
+    ? found.stopCase
+      ? ALL_CASES.filter((c) => c.id === stopCase)
+      : cases.filter((c) => c.id === STOP_CASE)
+    : cases;
   const jobs = cfg.jobs ?? defaultJobs(target.kind);
   const load = loadNote(target, found.card, selected, jobs);
   if (load) hooks.log?.(load);

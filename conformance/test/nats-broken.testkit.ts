@@ -31,7 +31,9 @@ export type NatsFault =
   /** Counts the open reply as its first message: its first message on the connection is Tap-Seq 2 (TAP-NATS-049). */
   | 'seq-counts-open'
   /** Takes an open request without Tap-Keepalive-Ms as announcing no keepalives: a silent requester is never lost (TAP-NATS-050). */
-  | 'no-default-keepalive';
+  | 'no-default-keepalive'
+  /** Publishes a connection's messages on <prefix>.out.<agent_id>.<connection>, the tokens swapped (TAP-NATS-006). */
+  | 'wrong-out-subject';
 
 /**
  * Starts a broken agent `agentId` on the NATS server at `url`, holding `keys` for integrity;
@@ -60,7 +62,6 @@ export async function startBrokenNatsAgent(
   const nc = await connect({ servers: url });
   const open = new Set<string>();
   let opened = 0;
-  let numbered = 0;
   const accept = (msg: Msg): void => {
     const id = msg.headers?.get(Header.CONNECTION) ?? '';
     if (fault !== 'any-connection-id' && (!isConnectionId(id) || open.has(id))) {
@@ -83,7 +84,7 @@ export async function startBrokenNatsAgent(
       const subjects = subjectsOf('tap', agentId, id.replace(/[^A-Za-z0-9_-]/g, '_'));
       const t = new NatsTransport({
         nc,
-        publishTo: subjects.toRequester,
+        publishTo: fault === 'wrong-out-subject' ? `tap.out.${agentId}.${id}` : subjects.toRequester,
         subscribeTo: subjects.toAgent,
         maxFrameBytes: 2 * 1048576,
         // The reply announces 1000 ms; the no-keepalives agent sends none within any test's life.
@@ -91,7 +92,7 @@ export async function startBrokenNatsAgent(
         connectionId: id,
         ...(fault === 'no-default-keepalive' && keepalive === '' ? { peerKeepaliveMs: 3_600_000 } : {}),
       });
-      if (fault === 'seq-counts-open' && ++numbered > 2) t.skipSeq(1);
+      if (fault === 'seq-counts-open') t.skipSeq(1);
       // The runtime's screen never reaches this transport: every frame is numbered as it comes.
       if (fault === 'seq-before-signature') Object.defineProperty(t, 'screen', { get: () => undefined, set: () => {} });
       open.add(id);

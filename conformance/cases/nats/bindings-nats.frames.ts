@@ -78,4 +78,44 @@ export const cases: Case[] = [
       }
     },
   }),
+  defineCase({
+    id: 'nats.frames.out-subject',
+    title: "The agent publishes a connection's messages on <prefix>.out.<connection>.<agent_id>, numbered 1, 2, 3 … without gaps",
+    profile: 'nats',
+    requirements: ['TAP-NATS-006'],
+    needs: NATS,
+    budgetMs: 20_000,
+    run: async (ctx) => {
+      const raw = await openRaw(ctx, '1000');
+      let seq = 0;
+      try {
+        if (raw.verdict !== 'ok') return verdictOf('', check(false, 'the agent refused a plain open request', 'ok', show(raw.verdict)));
+        const every = Number(raw.announced) || 1000;
+        const started = Date.now();
+        while (Date.now() - started < Math.min(2.5 * every, 15_000)) {
+          await raw.control('keepalive', ++seq);
+          await sleep(700);
+        }
+        const seqs = raw.seen.map((m) => m.seq);
+        const gap = seqs.findIndex((x, i) => x !== String(i + 1));
+        return verdictOf(
+          `${seqs.length} messages on the out subject, numbered from 1`,
+          check(
+            seqs.length > 0,
+            `the agent published nothing on the connection's out subject in ${Math.round(2.5 * every)} ms, not even a keepalive: it publishes elsewhere, or not at all`,
+            'keepalives',
+            'nothing',
+          ),
+          check(
+            gap < 0,
+            "the agent's messages on the connection are not numbered 1, 2, 3 … without gaps",
+            '1, 2, 3 …',
+            show(seqs.slice(0, 8)),
+          ),
+        );
+      } finally {
+        await raw.end(seq + 1);
+      }
+    },
+  }),
 ];
