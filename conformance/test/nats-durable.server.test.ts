@@ -214,9 +214,20 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
     ['attempt-zero', 'nats-durable.attempts.delivery-count', /delivery 2 ran with Tap-Attempt 0/],
     ['no-idempotency', 'nats-durable.idempotency.repeat', /TAP_IDEMPOTENCY does not hold the first task/],
     ['no-dead-letters', 'nats-durable.dead-letter', /was not in TAP_DEAD after 3 failed deliveries/],
-    // A phase run again finishes with its own attempt, not the stored result's: the attempts case fails too.
-    ['runs-again', 'nats-durable.result.stored-result', /the phase ran again/, ['nats-durable.result.attempts']],
-    ['no-record-check', 'nats-durable.record.invalid', /was finished: its task_id widened a lookup, or it ran/],
+    // A phase run again finishes with its own attempt and output, not the stored result's: the attempts and fence cases fail too.
+    [
+      'runs-again',
+      'nats-durable.result.stored-result',
+      /the phase ran again/,
+      ['nats-durable.result.attempts', 'nats-durable.stream.fence'],
+    ],
+    // Another phase's record on the queue is run, not dead-lettered: there is no dead letter to name.
+    [
+      'no-record-check',
+      'nats-durable.record.invalid',
+      /was finished: its task_id widened a lookup, or it ran/,
+      ['nats-durable.dead-letter.msg-id'],
+    ],
     ['no-trace', 'nats-durable.stream.trace', /do not carry the trace_id and span_id of the record's metadata/],
     ['idempotency-expires', 'nats-durable.queue.streams', /TAP_IDEMPOTENCY removes keys after 3600000 ms/],
     ['other-consumer-name', 'nats-durable.queue.consumer', /through the consumer runner-tap-test-echo/],
@@ -224,8 +235,13 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
     ['json-idempotency-value', 'nats-durable.idempotency.repeat', /TAP_IDEMPOTENCY does not hold the first task/],
     ['runs-any-target', 'nats-durable.queue.target-agent', /ran a record whose requirements.target_agent is/],
     ['dead-msg-id', 'nats-durable.dead-letter.msg-id', /Nats-Msg-Id is not <task_id>:dead:<its stream sequence/],
-    // A task.accepted first also makes the replayed stream one message longer than running, outputs and result.
-    ['accepted-first', 'nats-durable.stream.no-accepted', /holds a task.accepted/, ['nats-durable.resume.replay']],
+    // A task.accepted first also makes the replayed stream one message longer, and takes the sequence the fence case plants.
+    [
+      'accepted-first',
+      'nats-durable.stream.no-accepted',
+      /holds a task.accepted/,
+      ['nats-durable.resume.replay', 'nats-durable.stream.fence'],
+    ],
     ['no-fence', 'nats-durable.stream.fence', /the fenced delivery went on and finished the task with its own output/],
     ['ack-then-publish', 'nats-durable.result.before-ack', /acknowledged the delivery before it published the finished record/],
   ])('fails the broken durable agent %s in %s, and only there', { timeout: 60_000 }, async (fault, id, reason, also = []) => {
