@@ -6,7 +6,7 @@
  * instead of saying it could not run.
  */
 import { connect, headers as natsHeaders } from '../reference/transports/nats/client.ts';
-import { Header, newConnectionId, openSubject, subjectsOf } from '../reference/transports/nats/subjects.ts';
+import { buildSubject, Header, newConnectionId, openSubject, subjectsOf, Wildcard } from '../reference/transports/nats/subjects.ts';
 import type { TlsOptions } from '../reference/transports/tls.ts';
 import { natsClientOptions, parseNatsUrl } from '../reference/transports/nats/url.ts';
 
@@ -49,7 +49,7 @@ export async function natsBindingFault(
     });
     // Anything else that carries the connection id: an out subject of another shape. A server that
     // denies the harness this subscription leaves the set empty.
-    nc.subscribe(`${prefix}.>`, {
+    nc.subscribe(buildSubject(prefix, Wildcard.TAIL), {
       callback: (err, m) => {
         if (err || m.subject === subjects.toRequester || m.subject === subjects.toAgent) return;
         if (m.subject.split('.').includes(id)) elsewhere.add(m.subject);

@@ -6,7 +6,8 @@ import type { CaseContext } from '../../context.ts';
 import { harnessError, notTested, type Outcome } from '../../verdict.ts';
 import { check, show, Stop } from '../kit.ts';
 import { findingOutcome, seconds, surveyOf } from './durable-survey.ts';
-import { DEFAULT_NAMES as S, eventSubject } from '../../../reference/jetstream/names.ts';
+import { DEFAULT_NAMES as S, deadSubject, eventSubject, resultSubject, taskSubject } from '../../../reference/jetstream/names.ts';
+import { Wildcard } from '../../../reference/transports/nats/subjects.ts';
 
 /** A case of the profile, as its file writes it: the one capability whose queue it uses stands for its needs. */
 export type DurableCase = Omit<Case, 'level' | 'spec' | 'profile' | 'needs' | 'run'> &
@@ -138,10 +139,10 @@ export async function waiting<T>(ctx: CaseContext, what: string, expectedMs: num
 
 /** What TAP-NATS-052 asks of each stream: its subjects, retention and de-duplication window (0: the server's). */
 export const STREAMS: readonly { name: string; subjects: string[]; retention: string; dedupMs: number }[] = [
-  { name: S.tasks, subjects: [`${S.prefix}.tasks.>`], retention: 'workqueue', dedupMs: 120_000 },
-  { name: S.results, subjects: [`${S.prefix}.results.>`], retention: 'limits', dedupMs: 0 },
-  { name: S.events, subjects: [`${S.prefix}.events.>`], retention: 'limits', dedupMs: 120_000 },
-  { name: S.dead, subjects: [`${S.prefix}.dead.>`], retention: 'limits', dedupMs: 120_000 },
+  { name: S.tasks, subjects: [taskSubject(S, Wildcard.TAIL)], retention: 'workqueue', dedupMs: 120_000 },
+  { name: S.results, subjects: [resultSubject(S, Wildcard.TAIL)], retention: 'limits', dedupMs: 0 },
+  { name: S.events, subjects: [eventSubject(S, Wildcard.TAIL)], retention: 'limits', dedupMs: 120_000 },
+  { name: S.dead, subjects: [deadSubject(S, Wildcard.TAIL)], retention: 'limits', dedupMs: 120_000 },
 ];
 
 /** The name of a capability's consumer (TAP-NATS-053). */
@@ -164,7 +165,7 @@ export async function watchOrder(view: DurableView): Promise<{ seen: string[]; s
         if (at > 0 && (body === '' || body === '+ACK')) seen.push(`ack ${tokens[at + 3]}`);
       },
     }),
-    view.nc.subscribe(`${S.prefix}.results.>`, {
+    view.nc.subscribe(resultSubject(S, Wildcard.TAIL), {
       callback: (err, m) => {
         if (!err) seen.push(`result ${m.subject.slice(S.prefix.length + '.results.'.length)}`);
       },

@@ -3,6 +3,7 @@ import type { CaseContext } from '../../context.ts';
 import { targetTls } from '../../target.ts';
 import { connect, headers as natsHeaders } from '../../../reference/transports/nats/client.ts';
 import { Header, newConnectionId, openSubject, parseNatsUrl, subjectsOf } from '../../../reference/transports/nats/index.ts';
+import { buildSubject, Wildcard } from '../../../reference/transports/nats/subjects.ts';
 import { natsClientOptions } from '../../../reference/transports/nats/url.ts';
 import { sleep } from '../../peer.ts';
 
@@ -166,8 +167,9 @@ export async function queueGroupCount(ctx: CaseContext, n: number): Promise<Queu
     });
     await nc.flush();
     const granted: string[] = [];
-    const replies = `${options.inboxPrefix ?? '_INBOX'}.tap-conform.${newConnectionId()}`;
-    nc.subscribe(`${replies}.*`, {
+    const inbox = options.inboxPrefix ?? '_INBOX';
+    const replies = buildSubject(inbox, 'tap-conform', { token: newConnectionId(), what: 'reply token' });
+    nc.subscribe(buildSubject(inbox, 'tap-conform', Wildcard.TOKEN), {
       callback: (err, reply) => {
         if (err || reply.headers?.get(MARK)) return;
         agent++;
@@ -180,7 +182,10 @@ export async function queueGroupCount(ctx: CaseContext, n: number): Promise<Queu
       const h = natsHeaders();
       h.set(Header.CONNECTION, id);
       h.set(Header.KEEPALIVE_MS, '60000');
-      nc.publish(openSubject('tap', agentId), new Uint8Array(0), { headers: h, reply: `${replies}.${id}` });
+      nc.publish(openSubject('tap', agentId), new Uint8Array(0), {
+        headers: h,
+        reply: buildSubject(replies, { token: id, what: 'connection id' }),
+      });
     }
     await nc.flush();
     // Every request answered once, then a while for second copies; or the bound.

@@ -7,6 +7,7 @@ import { fail, harnessError } from '../../verdict.ts';
 import { targetTls } from '../../target.ts';
 import { connect, Kvm } from '../../../reference/transports/nats/client.ts';
 import { natsClientOptions, parseNatsUrl } from '../../../reference/transports/nats/url.ts';
+import { kvSubject } from '../../../reference/transports/nats/subjects.ts';
 import { REGISTRY_BUCKET } from '../../../reference/mesh/registry.ts';
 import { entryProblem, type RegistryEntry } from '../../../reference/mesh/entry.ts';
 
@@ -135,7 +136,7 @@ export interface Publish {
  */
 export async function watchPublishes(nc: NatsConnection, agentId: string): Promise<{ seen: Publish[]; stop(): void }> {
   const seen: Publish[] = [];
-  const sub = nc.subscribe(`$KV.${REGISTRY_BUCKET}.${agentId}`, {
+  const sub = nc.subscribe(kvSubject(REGISTRY_BUCKET, agentId), {
     callback: (err, m) => {
       if (err) return;
       const expected = m.headers?.get('Nats-Expected-Last-Subject-Sequence');
