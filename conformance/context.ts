@@ -46,6 +46,8 @@ export interface Probe {
    * an invalid ack), in one sentence: the run stops after the case that shows it.
    */
   stop?: string;
+  /** The case that judges the fault of `stop` (default: the handshake case). */
+  stopCase?: string;
 }
 
 /**

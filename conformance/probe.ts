@@ -13,6 +13,7 @@ import { IdSource, SessionState } from './session-state.ts';
 import { handshake, invalidAck } from './steps.ts';
 import { bindingOf, CannotRun, keyEnv, openConnection, type Connection, type TargetSpec } from './target.ts';
 import { cut, Transcript } from './transcript.ts';
+import { natsBindingFault } from './nats-binding-check.ts';
 import { mintToken } from './tokens.ts';
 
 /** A throwaway state folder for the probe's process. */
@@ -89,6 +90,11 @@ export async function probe(env: Omit<RunEnv, 'probe' | 'startupMs'>): Promise<P
   clearTimeout(timer);
   conn.reap?.();
   rmSync(state, { recursive: true, force: true });
+  if (!hs.ok && silent && env.target.kind === 'nats') {
+    // spec: bindings-nats#frames: a binding fault every connection meets is named, with the case that judges it.
+    const fault = await natsBindingFault(env.target.url, env.stepTimeoutMs, env.target.tls).catch(() => undefined);
+    if (fault) return { ...result, stop: fault.sentence, stopCase: fault.caseId };
+  }
   if (!hs.ok && silent) {
     const exit = await peer.waitExit(200);
     const how = exit ? (exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`) : 'closed the connection';

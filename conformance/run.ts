@@ -337,9 +337,12 @@ async function runTarget(cfg: Config, given: BindingTarget, cases: Case[], hooks
   });
   const found = await probe(base);
   // A fault every case would meet at its handshake is said once, and only the handshake case runs.
-  if (found.stop) hooks.log?.(`tap-conform: ${found.stop}. The run stops after the handshake case (${STOP_CASE}).`);
+  // A binding fault is judged by its own case, run even when the selection left it out.
+  const after = found.stopCase ? `the case that checks it (${found.stopCase})` : `the handshake case (${STOP_CASE})`;
+  if (found.stop) hooks.log?.(`tap-conform: ${found.stop}. The run stops after ${after}.`);
   else if (found.problem) hooks.log?.(`tap-conform: the first handshake failed: ${found.problem}`);
-  const selected = found.stop ? cases.filter((c) => c.id === STOP_CASE) : cases;
+  const stopCases = found.stopCase ? ALL_CASES.filter((c) => c.id === found.stopCase) : cases.filter((c) => c.id === STOP_CASE);
+  const selected = found.stop ? stopCases : cases;
   const jobs = cfg.jobs ?? defaultJobs(target.kind);
   const load = loadNote(target, found.card, selected, jobs);
   if (load) hooks.log?.(load);

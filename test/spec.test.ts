@@ -107,8 +107,8 @@ describe('spec/1.0', () => {
   it('keeps its requirement count in the intended range, with every level used', () => {
     const n = index.requirements.length;
     expect(n).toBeGreaterThanOrEqual(180);
-    // 1.0 with its four bindings, the registry and the mesh chapters.
-    expect(n).toBeLessThanOrEqual(450);
+    // 1.0 with its four bindings, the registry and the mesh chapters, and the errata that settle them.
+    expect(n).toBeLessThanOrEqual(500);
     for (const level of ['MUST', 'SHOULD', 'MAY']) expect(index.requirements.some((r) => r.level === level)).toBe(true);
   });
 

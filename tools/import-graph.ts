@@ -137,6 +137,7 @@ export const CONFORMANCE_ORDER: readonly string[] = [
   'leftovers.ts',
   // Reaching an agent, and what the harness saw of it: targets, frames, waits, silences, the peer.
   'nats-processes.ts',
+  'nats-binding-check.ts',
   'target.ts',
   'wait-listening.ts',
   'findings.ts',

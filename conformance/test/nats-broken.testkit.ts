@@ -25,7 +25,15 @@ export type NatsFault =
    * Numbers every frame before it checks the signature, so that a forged frame carrying the next
    * Tap-Seq takes the number of the requester's own next message (TAP-NATS-047).
    */
-  | 'seq-before-signature';
+  | 'seq-before-signature'
+  /** Subscribes to its open subject outside the queue group tap-agents (TAP-NATS-048). */
+  | 'no-queue-group'
+  /** Counts the open reply as its first message: its first message on the connection is Tap-Seq 2 (TAP-NATS-049). */
+  | 'seq-counts-open'
+  /** Takes an open request without Tap-Keepalive-Ms as announcing no keepalives: a silent requester is never lost (TAP-NATS-050). */
+  | 'no-default-keepalive'
+  /** Publishes a connection's messages on <prefix>.out.<agent_id>.<connection>, the tokens swapped (TAP-NATS-006). */
+  | 'wrong-out-subject';
 
 /**
  * Starts a broken agent `agentId` on the NATS server at `url`, holding `keys` for integrity;
@@ -76,13 +84,15 @@ export async function startBrokenNatsAgent(
       const subjects = subjectsOf('tap', agentId, id.replace(/[^A-Za-z0-9_-]/g, '_'));
       const t = new NatsTransport({
         nc,
-        publishTo: subjects.toRequester,
+        publishTo: fault === 'wrong-out-subject' ? `tap.out.${agentId}.${id}` : subjects.toRequester,
         subscribeTo: subjects.toAgent,
         maxFrameBytes: 2 * 1048576,
         // The reply announces 1000 ms; the no-keepalives agent sends none within any test's life.
         keepaliveMs: fault === 'no-keepalives' ? 3_600_000 : 1000,
         connectionId: id,
+        ...(fault === 'no-default-keepalive' && keepalive === '' ? { peerKeepaliveMs: 3_600_000 } : {}),
       });
+      if (fault === 'seq-counts-open') t.skipSeq(1);
       // The runtime's screen never reaches this transport: every frame is numbered as it comes.
       if (fault === 'seq-before-signature') Object.defineProperty(t, 'screen', { get: () => undefined, set: () => {} });
       open.add(id);
@@ -102,7 +112,10 @@ export async function startBrokenNatsAgent(
     serve();
     void nc.flush().then(() => msg.respond(new Uint8Array(0), { headers: ok }));
   };
-  nc.subscribe(openSubject('tap', agentId), { callback: (err, msg) => (err ? undefined : accept(msg)) });
+  nc.subscribe(openSubject('tap', agentId), {
+    ...(fault === 'no-queue-group' ? {} : { queue: 'tap-agents' }),
+    callback: (err, msg) => (err ? undefined : accept(msg)),
+  });
   await nc.flush();
   return async () => {
     await agent.shutdown();

@@ -6,11 +6,18 @@
  */
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { AckPolicy, DeliverPolicy, jetstream, type JsMsg } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
 import { createAgent, withConformanceCapabilities } from '../../reference/agent/index.ts';
 import type { TapError } from '../../reference/core/errors.ts';
 import { durableConformanceHandlers } from '../../reference/jetstream/capabilities.ts';
 import { refusedLetter } from '../../reference/jetstream/dead-letters.ts';
-import { lastStoredMessage, TaskStreamWriter, type StoredStreamMessage } from '../../reference/jetstream/events.ts';
+import {
+  lastStoredMessage,
+  StreamFenced,
+  TaskStreamWriter,
+  traceOfRecord,
+  type StoredStreamMessage,
+} from '../../reference/jetstream/events.ts';
 import { takeIn } from '../../reference/jetstream/intake.ts';
 import { consumerName } from '../../reference/jetstream/runner.ts';
 import { verifyStreamMessage } from '../../reference/jetstream/signatures.ts';
@@ -39,7 +46,27 @@ export type DurableFault =
   /** Holds a trust file but runs records without checking their signatures (TAP-NATS-038). */
   | 'no-signature-check'
   /** Checks records' signatures but takes any stored task.result as the outcome, whoever stored it (TAP-NATS-039). */
-  | 'trusts-stored-results';
+  | 'trusts-stored-results'
+  /** Leaves the trace_id and span_id of the record's metadata off the task's stream (TAP-NATS-051). */
+  | 'no-trace'
+  /** Creates TAP_IDEMPOTENCY with a max_age of an hour, so a key ages out (TAP-NATS-052). */
+  | 'idempotency-expires'
+  /** Consumes each capability through a consumer of its own naming, not tap-<capability> (TAP-NATS-053). */
+  | 'other-consumer-name'
+  /** Finishes a record with state.attempts 0, as the workspace binding's transition does (TAP-NATS-054). */
+  | 'attempts-reset'
+  /** Stores the task_id in TAP_IDEMPOTENCY as a JSON string, quotes and all (TAP-NATS-024). */
+  | 'json-idempotency-value'
+  /** Runs a record whatever its requirements.target_agent names (TAP-NATS-055). */
+  | 'runs-any-target'
+  /** Publishes a dead letter with the message id <task_id>:dead, the same for every queue message of a task (TAP-NATS-056). */
+  | 'dead-msg-id'
+  /** Begins a task's stream with a task.accepted, as a session's task does (TAP-NATS-057). */
+  | 'accepted-first'
+  /** Takes a duplicate acknowledgement of its publish to the task's stream as its own and goes on (TAP-NATS-036). */
+  | 'no-fence'
+  /** Acknowledges a delivery first and publishes its finished record right after (TAP-NATS-020). */
+  | 'ack-then-publish';
 
 /** Signed mode: the trust file the runner holds and its agent's key (spec: bindings-nats#signed-records). */
 export interface BrokenSigning {
@@ -58,12 +85,18 @@ async function brokenRunner(
   maxDeliver: number,
   signing?: BrokenSigning,
 ): Promise<() => Promise<void>> {
-  const { jsm, idempotency } = await ensureStreams(nc);
+  const ensured = await ensureStreams(nc);
+  const jsm = ensured.jsm;
+  let idempotency = ensured.idempotency;
+  if (fault === 'idempotency-expires') {
+    await jsm.streams.delete(`KV_${N.idempotency}`);
+    idempotency = await new Kvm(nc).create(N.idempotency, { ttl: 3_600_000 });
+  }
   const js = jetstream(nc);
   const closers: Array<() => Promise<void>> = [];
   const running = new Set<Promise<void>>();
   for (const [capability, handler] of Object.entries(durableConformanceHandlers())) {
-    const durable = consumerName(capability);
+    const durable = fault === 'other-consumer-name' ? `runner-${capability.replace(/\./g, '-')}` : consumerName(capability);
     await jsm.consumers.add(N.tasks, {
       durable_name: durable,
       ack_policy: AckPolicy.Explicit,
@@ -87,18 +120,25 @@ async function brokenRunner(
         const intake = takeIn(m.data, intakeOptions);
         if (!intake.ok) {
           const letter = refusedLetter(m.data, intake, m.seq, m.info.deliveryCount, agentId);
-          await js.publish(deadSubject(N, capability), JSON.stringify(letter), { msgID: `${letter.task_id}:dead:${m.seq}` });
+          const msgID = fault === 'dead-msg-id' ? `${letter.task_id}:dead` : `${letter.task_id}:dead:${m.seq}`;
+          await js.publish(deadSubject(N, capability), JSON.stringify(letter), { msgID });
           return void (await m.ackAck());
         }
         record = intake.record;
       }
+      const target = record.requirements?.target_agent;
+      if (fault !== 'runs-any-target' && target && target !== agentId) return m.nak(100);
       const attempts = fault === 'attempt-zero' ? 0 : m.info.deliveryCount - 1;
       const idem = (record.metadata as { 'x-idempotency'?: { principal: string; key: string } })['x-idempotency'];
       if (idem && fault !== 'no-idempotency') {
         const key = idempotencyKey(idem.principal, capability, idem.key);
-        const owner = await idempotency.create(key, record.task_id).then(
+        const json = fault === 'json-idempotency-value';
+        const owner = await idempotency.create(key, json ? JSON.stringify(record.task_id) : record.task_id).then(
           () => record.task_id,
-          async () => (await idempotency.get(key))?.string(),
+          async () => {
+            const held = (await idempotency.get(key))?.string();
+            return json && held ? JSON.parse(held) : held;
+          },
         );
         if (owner !== record.task_id) return void (await m.ackAck());
       }
@@ -113,7 +153,18 @@ async function brokenRunner(
         result = last.message.payload;
         ran = last.attempt ?? attempts;
       } else {
-        const stream = new TaskStreamWriter(js, N, agentId, record.task_id, last?.message.sequence ?? 0, attempts, signing?.signingKey);
+        const stream = new TaskStreamWriter(
+          js,
+          N,
+          agentId,
+          record.task_id,
+          last?.message.sequence ?? 0,
+          attempts,
+          signing?.signingKey,
+          fault === 'no-trace' ? undefined : traceOfRecord(record.metadata),
+        );
+        if (fault === 'accepted-first' && stream.nextSequence === 1)
+          await stream.publish('task.accepted' as 'task.event', { status: 'accepted' });
         await stream.publish('task.event', { kind: 'state', state: 'running' });
         const renew = fault === 'no-renewal' ? undefined : setInterval(() => m.working(), Math.floor(leaseMs / 3));
         let output: unknown;
@@ -132,7 +183,9 @@ async function brokenRunner(
         }
         if (error?.payload?.retryable) return m.nak();
         result = error ? { status: 'failed', error: error.payload } : { status: 'completed', output };
-        await stream.publish('task.result', result);
+        await stream.publish('task.result', result).catch((err: Error) => {
+          if (!(fault === 'no-fence' && err instanceof StreamFenced)) throw err;
+        });
       }
       const status = result.status === 'completed' ? 'completed' : 'failed';
       const done = structuredClone(record);
@@ -145,10 +198,11 @@ async function brokenRunner(
         artifacts: [],
       });
       Object.assign(done, { current_phase: capability, next_phase: null });
-      Object.assign(done.state, { attempts: ran, processed_by: agentId, status });
+      Object.assign(done.state, { attempts: fault === 'attempts-reset' ? 0 : ran, processed_by: agentId, status });
       const finishedSubject = fault === 'no-record-check' ? raw('results', record.task_id) : resultSubject(N, record.task_id);
+      if (fault === 'ack-then-publish') await m.ackAck().catch(() => false);
       await js.publish(finishedSubject, JSON.stringify(done), { msgID: `${record.task_id}:result` });
-      await m.ackAck().catch(() => false);
+      if (fault !== 'ack-then-publish') await m.ackAck().catch(() => false);
     };
     const messages = await (await js.consumers.get(N.tasks, durable)).consume({ max_messages: 4, expires: 1000 });
     void (async () => {
@@ -175,7 +229,8 @@ async function brokenRunner(
             message: `delivered ${deliveries} times without finishing`,
             at: new Date().toISOString(),
           };
-          await js.publish(deadSubject(N, capability), JSON.stringify(record), { msgID: `${record.task_id}:dead` });
+          const msgID = fault === 'dead-msg-id' ? `${record.task_id}:dead` : `${record.task_id}:dead:${seq}`;
+          await js.publish(deadSubject(N, capability), JSON.stringify(record), { msgID });
           await jsm.streams.deleteMessage(N.tasks, seq);
         })().catch(() => {});
       },

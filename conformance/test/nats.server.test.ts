@@ -87,6 +87,11 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats:/
     ['any-connection-id', 'nats.open.connection-id'],
     ['no-keepalives', 'nats.liveness.keepalive'],
     ['any-keepalive', 'nats.open.keepalive-range'],
+    ['no-queue-group', 'nats.open.queue-group'],
+    ['no-default-keepalive', 'nats.liveness.default-keepalive'],
+    // Every connection of these two meets the fault: the probe names it, and the run stops after its case (FAIL), not with exit 3.
+    ['seq-counts-open', 'nats.open.first-seq'],
+    ['wrong-out-subject', 'nats.frames.out-subject'],
   ])('fails an agent that breaks the rule (%s) in %s', { timeout: 90_000 }, async (fault, id) => {
     const agentId = `tap.broken-${fault}`;
     const stop = await within(15_000, `starting the ${fault} agent`, startBrokenNatsAgent(server.url, agentId, fault));
@@ -101,6 +106,29 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats:/
       await within(10_000, `stopping the ${fault} agent`, stop());
     }
   });
+
+  it.each<[NatsFault, string, string]>([
+    ['seq-counts-open', 'nats.open.first-seq', 'TAP-NATS-049'],
+    ['wrong-out-subject', 'nats.frames.out-subject', 'TAP-NATS-006'],
+  ])(
+    'a whole run against an agent whose every connection breaks a rule (%s) FAILs %s, naming %s, and exits 1, not 3',
+    {
+      timeout: 90_000,
+    },
+    async (fault, id, requirement) => {
+      const agentId = `tap.broken-run-${fault}`;
+      const stop = await within(15_000, `starting the ${fault} agent`, startBrokenNatsAgent(server.url, agentId, fault));
+      try {
+        const run = await within(60_000, `the run against ${fault}`, tapConform([`${server.url}/${agentId}`]));
+        expect(run.code).toBe(1);
+        expect(run.report?.cases.map((c) => [c.id, c.verdict])).toEqual([[id, 'FAIL']]);
+        expect(run.stderr).toContain(requirement);
+        expect(run.stderr).toContain(`the case that checks it (${id})`);
+      } finally {
+        await within(10_000, `stopping the ${fault} agent`, stop());
+      }
+    },
+  );
 
   describe('a frame forged into a signed session (bindings-nats#forged-frames)', () => {
     const key = { keyId: 'nats-forged', key: randomBytes(32).toString('base64url'), peer: 'tap-conform.hmac' };

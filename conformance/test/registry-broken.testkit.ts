@@ -4,12 +4,14 @@
  * reference runtime over NATS, joins the mesh with its fault, prints its URL once ready, and
  * shuts down on SIGTERM.
  */
+import { randomBytes } from 'node:crypto';
+import { Kvm } from '@nats-io/kv';
 import { connect } from '@nats-io/transport-node';
 import { createAgent, withConformanceCapabilities } from '../../reference/agent/index.ts';
 import { SUPPORTED_VERSIONS } from '../../reference/core/catalogue.ts';
 import type { RegistryEntry } from '../../reference/mesh/entry.ts';
 import { joinMesh, type MemberSource } from '../../reference/mesh/member.ts';
-import { openRegistry } from '../../reference/mesh/registry.ts';
+import { openRegistry, REGISTRY_BUCKET } from '../../reference/mesh/registry.ts';
 import type { Transport } from '../../reference/transports/index.ts';
 
 /** The rule each broken agent breaks. */
@@ -25,7 +27,13 @@ export type RegistryFault =
   /** Has a key in the trust file but joins without it: its entry carries no signature (TAP-REG-052). */
   | 'unsigned'
   /** Stops writing its entry for good when another write replaces it, as TAP 1.0 before its errata said (TAP-REG-018). */
-  | 'leaves-when-overwritten';
+  | 'leaves-when-overwritten'
+  /** Joins with an instance of 8 hex digits, 32 bits (TAP-REG-009). */
+  | 'short-instance'
+  /** Renews its entry with a blind put instead of an update against the last revision (TAP-REG-012). */
+  | 'blind-writes'
+  /** Withdraws its entry with a delete that does not require the key's last write to be its own (TAP-REG-027). */
+  | 'blind-withdraw';
 
 const [fault, url, agentId] = process.argv.slice(2) as [RegistryFault, string, string];
 
@@ -88,6 +96,36 @@ if (fault === 'leaves-when-overwritten') {
   leave = async () => {
     clearInterval(beat);
     await registry.withdraw(agentId, revision).catch(() => {});
+  };
+} else if (fault === 'short-instance' || fault === 'blind-writes' || fault === 'blind-withdraw') {
+  const registry = await openRegistry(nc);
+  const kv = await new Kvm(nc).open(REGISTRY_BUCKET);
+  const started = new Date().toISOString();
+  const instance = fault === 'short-instance' ? randomBytes(4).toString('hex') : randomBytes(12).toString('base64url');
+  const entry = (): RegistryEntry => ({
+    agent_id: agentId,
+    instance,
+    card: agent.card,
+    versions: [...SUPPORTED_VERSIONS],
+    endpoints: source.endpoints(),
+    load: { running_tasks: agent.stats().activeTasks, max_concurrent_tasks: 16 },
+    heartbeat_ms: 200,
+    ttl_ms: 1000,
+    started_at: started,
+    updated_at: new Date().toISOString(),
+  });
+  let revision = await registry.create(entry());
+  const beat = setInterval(() => {
+    const write = fault === 'blind-writes' ? kv.put(agentId, JSON.stringify(entry())) : registry.update(entry(), revision);
+    write.then(
+      (r) => (revision = r),
+      () => {},
+    );
+  }, 200);
+  leave = async () => {
+    clearInterval(beat);
+    if (fault === 'blind-withdraw') await kv.delete(agentId);
+    else await registry.withdraw(agentId, revision).catch(() => {});
   };
 } else if (fault === 'never-heartbeats') {
   const registry = await openRegistry(nc);

@@ -36,6 +36,9 @@ const FAULTS: Array<[RegistryFault, string]> = [
   ['trace-dropped', 'registry.trace.carried'],
   ['unsigned', 'registry.signature.signed'],
   ['leaves-when-overwritten', 'registry.overwrite.reasserts'],
+  ['short-instance', 'registry.instance.random'],
+  ['blind-writes', 'registry.instance.conditional-writes'],
+  ['blind-withdraw', 'registry.withdraw.shutdown'],
 ];
 
 // The reference agent signs its entry; the trust file names its key and one for the agent that forgets its own.
@@ -95,6 +98,8 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform --regi
     expect(report.cases.map((c) => `${c.id}: ${c.verdict}${c.verdict === 'PASS' ? '' : ` ${c.detail}`}`)).toEqual([
       'registry.entry.card: PASS',
       'registry.entry.endpoints: PASS',
+      'registry.instance.random: PASS',
+      'registry.instance.conditional-writes: PASS',
       'registry.heartbeat.renewed: PASS',
       'registry.heartbeat.margin: PASS',
       'registry.overwrite.reasserts: PASS',

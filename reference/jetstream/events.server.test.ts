@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type JetStreamClient } from '@nats-io/jetstream';
 import type { TaskRecord } from '../workspace/record.ts';
@@ -130,7 +130,8 @@ describe.skipIf(lacks('nats-server'))(
       expect(done.state).toMatchObject({ status: 'completed', attempts: 1 });
       // The phase ran once here: the redelivery found the task.result and only stored the record.
       expect(runs).toEqual([0]);
-      expect(r.stats).toMatchObject({ fenced: 1, completed: 1 });
+      // The count follows the acknowledgement, which comes just after the finished record is stored.
+      await vi.waitFor(() => expect(r.stats).toMatchObject({ fenced: 1, completed: 1 }), { timeout: 5000 });
       const all = await replayDurableTask(nc, { taskId: record.task_id, untilResult: false });
       expect(all.filter((s) => s.message.type === 'task.result')).toHaveLength(1);
       expect(all.map((s) => s.message.sequence)).toEqual([1, 2, 3]);

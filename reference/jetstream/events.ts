@@ -72,6 +72,27 @@ export class StreamFenced extends Error {
   override readonly name = 'StreamFenced';
 }
 
+/** The trace members of a durable task's stream messages: none, or those of its record's metadata. */
+export interface StreamTrace {
+  trace_id?: string;
+  span_id?: string;
+}
+
+const TRACE_MEMBER = /^[^\u0000-\u001f\u007f-\u009f\u2028\u2029]{1,128}$/u;
+
+/**
+ * The trace a durable task's stream carries: the `trace_id` and `span_id` of its record's
+ * metadata, each when it is a one-line string of 1 to 128 characters (spec: bindings-nats#event-streams, TAP-NATS-051).
+ */
+export function traceOfRecord(metadata: Record<string, unknown> | undefined): StreamTrace | undefined {
+  const trace: StreamTrace = {};
+  for (const k of ['trace_id', 'span_id'] as const) {
+    const v = metadata?.[k];
+    if (typeof v === 'string' && TRACE_MEMBER.test(v)) trace[k] = v;
+  }
+  return Object.keys(trace).length > 0 ? trace : undefined;
+}
+
 /** Publishes a task's messages in order, each acknowledged by the server before the next (spec: bindings-nats#event-streams). */
 export class TaskStreamWriter {
   private next: number;
@@ -86,6 +107,8 @@ export class TaskStreamWriter {
     private readonly attempt: number,
     /** The runner's key: each message then carries its `Tap-Signature` (spec: bindings-nats#signed-records). */
     private readonly signingKey?: SigningKey,
+    /** The trace of the task's record, carried in every message's metadata (TAP-NATS-051). */
+    private readonly trace?: StreamTrace,
   ) {
     this.next = lastSequence + 1;
   }
@@ -106,6 +129,7 @@ export class TaskStreamWriter {
       timestamp: new Date().toISOString(),
       task_id: this.taskId,
       sequence: this.next,
+      ...(this.trace ? { metadata: { ...this.trace } } : {}),
       payload,
     };
     const h = natsHeaders();

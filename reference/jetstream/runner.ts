@@ -17,7 +17,7 @@ import { checkIdentifier } from '../transports/nats/subjects.ts';
 import type { TaskRecord } from '../workspace/record.ts';
 import { ensureConsumer } from './consumer.ts';
 import { publishDeadLetter, refusedLetter, watchMaxDeliveries, type DeadLetterBox } from './dead-letters.ts';
-import { lastStoredMessage, StreamFenced, TaskStreamWriter, type StoredStreamMessage } from './events.ts';
+import { lastStoredMessage, StreamFenced, TaskStreamWriter, traceOfRecord, type StoredStreamMessage } from './events.ts';
 import { takeIn } from './intake.ts';
 import { checkNames } from './names.ts';
 import { finished, outcomeOfResult, resultPayload, type Outcome } from './outcome.ts';
@@ -93,10 +93,15 @@ export interface DurableRunner {
     renewals: number;
     /** Deliveries stopped because another delivery of the same record was writing its task's stream. */
     fenced: number;
+    /** Deliveries handed back (-NAK) because their record names another target agent (TAP-NATS-055). */
+    handedBack: number;
   };
   /** Stops taking deliveries and waits for the running ones to settle. */
   stop(): Promise<void>;
 }
+
+/** How long the server waits before it delivers again a record handed back for another target agent. */
+const HAND_BACK_DELAY_MS = 100;
 
 /** Throws for options a runner cannot start with: a capability or agent id that cannot be in a subject, a trust file without a key. */
 function checkOptions(o: DurableRunnerOptions): void {
@@ -122,7 +127,7 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
   // spec: bindings-nats#task-queue: the lease is the consumer's ack_wait, whatever this runner asked for.
   const leaseMs = Math.min(o.leaseMs ?? 30_000, ackWaitMs);
   const js = jetstream(o.nc);
-  const stats = { completed: 0, failed: 0, retried: 0, repeats: 0, deadLetters: 0, refused: 0, renewals: 0, fenced: 0 };
+  const stats = { completed: 0, failed: 0, retried: 0, repeats: 0, deadLetters: 0, refused: 0, renewals: 0, fenced: 0, handedBack: 0 };
   const stopping = new AbortController();
   const running = new Set<Promise<void>>();
   const box: DeadLetterBox = { js, jsm, names, agentId: o.agentId, intake: { capability: o.capability, trust: o.trust } };
@@ -172,6 +177,13 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
   const work = async (m: JsMsg): Promise<void> => {
     const intake = takeIn(m.data, box.intake);
     if (!intake.ok) return refuse(m, intake);
+    // spec: bindings-nats#task-queue (TAP-NATS-055): another agent's record goes back for the server to deliver again.
+    const target = intake.record.requirements.target_agent;
+    if (target !== '' && target !== o.agentId) {
+      stats.handedBack++;
+      m.nak(HAND_BACK_DELAY_MS);
+      return;
+    }
     const attempts = m.info.deliveryCount - 1;
     // spec: bindings-nats#task-queue: renew at least every ack_wait / 3, from the delivery's arrival until it is settled.
     const renew = setInterval(
@@ -225,7 +237,16 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
       return;
     }
     const lastSequence = Number.isSafeInteger(last?.message.sequence) ? last!.message.sequence : 0;
-    const stream = new TaskStreamWriter(js, names, o.agentId, record.task_id, lastSequence, attempts, o.signingKey);
+    const stream = new TaskStreamWriter(
+      js,
+      names,
+      o.agentId,
+      record.task_id,
+      lastSequence,
+      attempts,
+      o.signingKey,
+      traceOfRecord(record.metadata),
+    );
     await stream.publish('task.event', { kind: 'state', state: 'running' });
     const lost = new AbortController();
     const onStop = () => lost.abort();

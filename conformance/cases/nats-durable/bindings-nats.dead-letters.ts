@@ -55,4 +55,46 @@ export const cases: Case[] = [
       );
     },
   }),
+  durableCase({
+    id: 'nats-durable.dead-letter.msg-id',
+    title: 'A dead letter is published with Nats-Msg-Id <task_id>:dead:<sequence>, so the runners that answer one message store one letter',
+    requirements: ['TAP-NATS-056'],
+    capability: 'tap.test.sleep',
+    run: async (ctx, view) => {
+      const mark = await view.deadMark();
+      // A record of another queue's phase: a dead letter at once (TAP-NATS-037), under its own task_id.
+      // On tap.test.sleep's queue, where no other case counts dead letters.
+      const { record, seq } = await view.publish('tap.test.sleep', { ms: 1 }, { record: (r) => ({ ...r, next_phase: 'tap.test.echo' }) });
+      const deadline = Date.now() + ctx.scaled(10_000);
+      let stored: { msgId: string; taskId: string } | undefined;
+      while (!stored && Date.now() < deadline) {
+        const info = await view.jsm.streams.info(S.dead).catch(() => null);
+        for (let at = info?.state.last_seq ?? 0; !stored && at > mark; at--) {
+          const m = await view.jsm.streams.getMessage(S.dead, { seq: at }).catch(() => null);
+          if (m?.subject !== deadSubject(S, 'tap.test.sleep')) continue;
+          const letter = (() => {
+            try {
+              return m.json<{ task_id?: unknown }>();
+            } catch {
+              return {};
+            }
+          })();
+          if (letter.task_id === record.task_id) stored = { msgId: m.header?.get('Nats-Msg-Id') ?? '', taskId: record.task_id };
+        }
+        if (!stored) await ctx.sleep(50);
+      }
+      const want = `${record.task_id}:dead:${seq}`;
+      return verdictOf(
+        `Nats-Msg-Id ${want}`,
+        check(stored !== undefined, `no dead letter in ${S.dead} for a record of another queue's phase`, 'a dead letter', 'none'),
+        stored &&
+          check(
+            stored.msgId === want,
+            `the dead letter's Nats-Msg-Id is not <task_id>:dead:<its stream sequence in ${S.tasks}>: runners that answer the same message would each store a letter`,
+            want,
+            show(stored.msgId || 'none'),
+          ),
+      );
+    },
+  }),
 ];

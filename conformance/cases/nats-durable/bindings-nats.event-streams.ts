@@ -1,10 +1,12 @@
 /** nats-durable profile, Event streams (spec: bindings-nats#event-streams). */
 import type { Case } from '../../case.ts';
-import { durableCase, hasResult, numbered, plantEvents, randomKey } from './kit.ts';
+import { durableCase, hasResult, numbered, plantEvents, randomKey, states } from './kit.ts';
 import { recordFromDraft, type TaskRecord } from '../../../reference/workspace/record.ts';
-import { DEFAULT_NAMES as S, taskSubject } from '../../../reference/jetstream/names.ts';
+import { DEFAULT_NAMES as S, eventSubject, taskSubject } from '../../../reference/jetstream/names.ts';
 import { check, show, Stop, verdictOf } from '../kit.ts';
 import { notTested, skipped } from '../../verdict.ts';
+import { LONGEST_LEASE_MS } from '../../options.ts';
+import { seconds } from './durable-survey.ts';
 import { connectTarget, type Entry } from './durable-view.ts';
 
 export const cases: Case[] = [
@@ -134,6 +136,144 @@ export const cases: Case[] = [
             show(done.context.history.at(-1)?.output),
             show(result.message.payload),
           ),
+      );
+    },
+  }),
+  durableCase({
+    id: 'nats-durable.stream.trace',
+    title: "Each message of a durable task's stream carries the trace_id and span_id of the task record's metadata",
+    requirements: ['TAP-NATS-051'],
+    capability: 'tap.test.stream',
+    run: async (ctx, view) => {
+      const trace = {
+        trace_id: randomKey()
+          .replace(/[^a-z0-9]/g, '')
+          .padEnd(32, '0')
+          .slice(0, 32),
+        span_id: randomKey(),
+      };
+      const { record } = await view.publish(
+        'tap.test.stream',
+        { count: 2, interval_ms: 10 },
+        {
+          record: (r) => ({ ...r, metadata: { ...r.metadata, ...trace } }),
+        },
+      );
+      const entries = await view.stream(record.task_id, hasResult, ctx.scaled(10_000));
+      const untraced = entries.filter(
+        (e) => e.message.metadata?.trace_id !== trace.trace_id || e.message.metadata?.span_id !== trace.span_id,
+      );
+      return verdictOf(
+        `${entries.length} messages carry the record's trace`,
+        check(
+          hasResult(entries),
+          `the task's stream in ${S.events} has no task.result`,
+          'a task.result',
+          show(entries.map((e) => e.message.type)),
+        ),
+        check(
+          untraced.length === 0,
+          `${untraced.length} of the ${entries.length} messages of the task's stream do not carry the trace_id and span_id of the record's metadata`,
+          show(trace),
+          show(untraced[0]?.message.metadata ?? null),
+        ),
+      );
+    },
+  }),
+  durableCase({
+    id: 'nats-durable.stream.no-accepted',
+    title: "A durable task's stream holds no task.accepted and no state but running: sequence 1 is the first delivery's running event",
+    requirements: ['TAP-NATS-057'],
+    capability: 'tap.test.stream',
+    run: async (ctx, view) => {
+      const { record } = await view.publish('tap.test.stream', { count: 2, interval_ms: 10 });
+      const entries = await view.stream(record.task_id, hasResult, ctx.scaled(10_000));
+      const accepted = entries.filter((e) => e.message.type === 'task.accepted');
+      const otherStates = states(entries).filter((e) => e.message.payload?.state !== 'running');
+      const first = entries[0]?.message;
+      return verdictOf(
+        'running first, no task.accepted',
+        check(
+          hasResult(entries),
+          `the task's stream in ${S.events} has no task.result`,
+          'a task.result',
+          show(entries.map((e) => e.message.type)),
+        ),
+        check(
+          accepted.length === 0,
+          "the task's stream holds a task.accepted: a durable task's record was accepted when the server stored it",
+          'no task.accepted',
+          `${accepted.length} at sequence ${show(accepted.map((e) => e.message.sequence))}`,
+        ),
+        check(
+          otherStates.length === 0,
+          "the task's stream holds a state event other than the running one that begins a delivery",
+          'running only',
+          show(otherStates.map((e) => e.message.payload?.state)),
+        ),
+        check(
+          first?.type === 'task.event' && first.payload?.kind === 'state' && first.payload?.state === 'running' && first.sequence === 1,
+          "the task's stream does not begin with the first delivery's running event at sequence 1",
+          'task.event running, sequence 1',
+          show(first ? { type: first.type, sequence: first.sequence, payload: first.payload } : null),
+        ),
+      );
+    },
+  }),
+  durableCase({
+    id: 'nats-durable.stream.fence',
+    title:
+      "A delivery whose publish to the task's stream is a duplicate of another delivery's message stops: it stores nothing more, and a later delivery finishes the task from the other's task.result",
+    requirements: ['TAP-NATS-036'],
+    capability: 'tap.test.sleep',
+    budgetMs: LONGEST_LEASE_MS * 2 + 30_000,
+    run: async (ctx, view, q) => {
+      if (view.signingKey)
+        return skipped(
+          "with --signing-key the agent's runners take a stored task.result only when a runner signed it (TAP-NATS-039), which the harness cannot",
+        );
+      if (q.ackWaitMs > LONGEST_LEASE_MS)
+        return notTested(
+          `the lease of tap.test.sleep is ${seconds(q.ackWaitMs)} (the ack_wait of consumer ${q.consumer}), longer than the ${seconds(LONGEST_LEASE_MS)} this case waits for a fenced delivery to come again: start the agent with a shorter lease to test the fence`,
+        );
+      const ms = Math.round(ctx.scaled(1500));
+      const { record } = await view.publish('tap.test.sleep', { ms });
+      const running = await view.stream(record.task_id, (e) => e.length >= 1, ctx.scaled(10_000));
+      if (running.length === 0) return verdictOf('', check(false, "the agent did not begin the task's stream", 'a running event', 'none'));
+      // Another delivery of the same record (a lease that ran out under it) stored sequence 2 first: its task.result.
+      const planted = { conformance: randomKey(), from: 'the other delivery' };
+      const h = view.lib.headers();
+      h.set('Tap-Attempt', '1');
+      const other = {
+        protocol: 'tap/1.0',
+        message_id: randomKey(),
+        type: 'task.result',
+        source: view.agentId,
+        target: '*',
+        timestamp: new Date().toISOString(),
+        task_id: record.task_id,
+        sequence: 2,
+        payload: { status: 'completed', output: planted },
+      };
+      await view.js.publish(eventSubject(S, record.task_id), JSON.stringify(other), { msgID: `${record.task_id}:2`, headers: h });
+      const done = await view.finished(record.task_id, ctx.scaled(ms + 2 * q.ackWaitMs + 10_000));
+      const entries = await view.stream(record.task_id, (e) => e.length > 2, ctx.scaled(500));
+      return verdictOf(
+        "finished from the other delivery's task.result",
+        check(done !== undefined, `no finished record in ${S.results}`, 'a finished record', 'none'),
+        done &&
+          check(
+            JSON.stringify(done.context.history.at(-1)?.output) === JSON.stringify(planted),
+            "the fenced delivery went on and finished the task with its own output: its publish of sequence 2 was acknowledged as a duplicate of another delivery's message, which it did not check",
+            show(planted),
+            show(done.context.history.at(-1)?.output),
+          ),
+        check(
+          entries.length === 2,
+          "the task's stream got messages after the other delivery's task.result",
+          'running, then the task.result',
+          show(entries.map((e) => `${e.message.sequence} ${e.message.type}`)),
+        ),
       );
     },
   }),

@@ -122,7 +122,10 @@ export async function sample(view: DurableView, ctx: CaseContext): Promise<{ con
 export async function runner(view: DurableView, ctx: CaseContext, capability: string): Promise<{ source?: string; refused?: string }> {
   try {
     const mark = await view.deadMark();
-    const { record } = await view.publish(capability, PROBES[capability]!());
+    // For any agent: a runner of another agent hands back a record meant for the agent under test (TAP-NATS-055).
+    const { record } = await view.publish(capability, PROBES[capability]!(), {
+      record: (r) => ({ ...r, requirements: { ...r.requirements, target_agent: '' } }),
+    });
     const entries = await view.stream(record.task_id, (e) => e.length > 0, ctx.scaled(5000));
     const source = entries[0]?.message.source;
     if (typeof source === 'string') return { source };

@@ -5,8 +5,9 @@ import type { TaskRecord } from '../../../reference/workspace/record.ts';
 import type { CaseContext } from '../../context.ts';
 import { harnessError, notTested, type Outcome } from '../../verdict.ts';
 import { check, show, Stop } from '../kit.ts';
-import { findingOutcome, surveyOf } from './durable-survey.ts';
-import { DEFAULT_NAMES as S, eventSubject } from '../../../reference/jetstream/names.ts';
+import { findingOutcome, seconds, surveyOf } from './durable-survey.ts';
+import { DEFAULT_NAMES as S, deadSubject, eventSubject, resultSubject, taskSubject } from '../../../reference/jetstream/names.ts';
+import { Wildcard } from '../../../reference/transports/nats/subjects.ts';
 
 /** A case of the profile, as its file writes it: the one capability whose queue it uses stands for its needs. */
 export type DurableCase = Omit<Case, 'level' | 'spec' | 'profile' | 'needs' | 'run'> &
@@ -62,12 +63,13 @@ export function numbered(entries: Entry[], what: string): Outcome | null {
 
 /**
  * Stores messages in a task's stream of TAP_EVENTS as an earlier delivery by the agent would have
- * (its source, Tap-Attempt 0, sequences 1, 2, 3 …), before the record is queued.
+ * (its source, Tap-Attempt `attempt`, sequences 1, 2, 3 …), before the record is queued.
  */
 export async function plantEvents(
   view: DurableView,
   taskId: string,
   messages: readonly { type: string; payload: unknown }[],
+  attempt = 0,
 ): Promise<void> {
   for (const [i, m] of messages.entries()) {
     const message = {
@@ -81,7 +83,7 @@ export async function plantEvents(
       ...m,
     };
     const h = view.lib.headers();
-    h.set('Tap-Attempt', '0');
+    h.set('Tap-Attempt', String(attempt));
     await view.js.publish(eventSubject(S, taskId), JSON.stringify(message), { msgID: `${taskId}:${i + 1}`, headers: h });
   }
 }
@@ -114,4 +116,61 @@ export function deliveriesOf(q: Queue, fewest: number): number {
   if (q.maxDeliver < fewest || q.maxDeliver > 20)
     throw new Stop(notTested(`${q.capability}'s queue delivers a record ${q.maxDeliver} times; this case needs ${fewest} to 20`));
   return q.maxDeliver;
+}
+
+/** How often a long wait tells the person running the suite how far it is. */
+const PROGRESS_EVERY_MS = 15_000;
+
+/** Resolves with `p`; a wait of `expectedMs` or more says what it waits for, then how long it has waited, every 15 s. */
+export async function waiting<T>(ctx: CaseContext, what: string, expectedMs: number, p: Promise<T>): Promise<T> {
+  if (expectedMs < PROGRESS_EVERY_MS) return p;
+  const t0 = Date.now();
+  ctx.inform(`${ctx.caseId}: ${what}; waiting about ${seconds(expectedMs)}`);
+  const timer = setInterval(
+    () => ctx.inform(`${ctx.caseId}: waited ${seconds(Date.now() - t0)} of about ${seconds(expectedMs)}`),
+    PROGRESS_EVERY_MS,
+  );
+  try {
+    return await p;
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/** What TAP-NATS-052 asks of each stream: its subjects, retention and de-duplication window (0: the server's). */
+export const STREAMS: readonly { name: string; subjects: string[]; retention: string; dedupMs: number }[] = [
+  { name: S.tasks, subjects: [taskSubject(S, Wildcard.TAIL)], retention: 'workqueue', dedupMs: 120_000 },
+  { name: S.results, subjects: [resultSubject(S, Wildcard.TAIL)], retention: 'limits', dedupMs: 0 },
+  { name: S.events, subjects: [eventSubject(S, Wildcard.TAIL)], retention: 'limits', dedupMs: 120_000 },
+  { name: S.dead, subjects: [deadSubject(S, Wildcard.TAIL)], retention: 'limits', dedupMs: 120_000 },
+];
+
+/** The name of a capability's consumer (TAP-NATS-053). */
+export const consumerOf = (capability: string): string => `tap-${capability.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+
+/**
+ * Watches, on one NATS connection, the acknowledgements of TAP_TASKS deliveries (`ack <stream
+ * sequence>`) and the publishes to TAP_RESULTS (`result <task_id>`) in the order they reach the
+ * server: NATS keeps the order of one client's messages, so the order seen is the runner's.
+ */
+export async function watchOrder(view: DurableView): Promise<{ seen: string[]; stop(): void }> {
+  const seen: string[] = [];
+  const subs = [
+    view.nc.subscribe('$JS.ACK.>', {
+      callback: (err, m) => {
+        if (err) return;
+        const tokens = m.subject.split('.');
+        const at = tokens.indexOf(S.tasks);
+        const body = new TextDecoder().decode(m.data).trim();
+        if (at > 0 && (body === '' || body === '+ACK')) seen.push(`ack ${tokens[at + 3]}`);
+      },
+    }),
+    view.nc.subscribe(resultSubject(S, Wildcard.TAIL), {
+      callback: (err, m) => {
+        if (!err) seen.push(`result ${m.subject.slice(S.prefix.length + '.results.'.length)}`);
+      },
+    }),
+  ];
+  await view.nc.flush();
+  return { seen, stop: () => subs.forEach((sub) => sub.unsubscribe()) };
 }

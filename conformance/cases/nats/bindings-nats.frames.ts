@@ -1,7 +1,8 @@
 /** nats profile, Frames (spec: bindings-nats#frames). */
 import { type Case, defineCase } from '../../case.ts';
 import { natsOf } from '../connection.ts';
-import { NATS } from './kit.ts';
+import { NATS, openRaw } from './kit.ts';
+import { sleep } from '../../peer.ts';
 import { check, need, show, verdictOf } from '../kit.ts';
 
 export const cases: Case[] = [
@@ -35,6 +36,86 @@ export const cases: Case[] = [
           show(peer.closed?.code),
         ),
       );
+    },
+  }),
+  defineCase({
+    id: 'nats.open.first-seq',
+    title: "The open request and reply take no Tap-Seq: the agent's first message is numbered 1 and it takes the requester's 1",
+    profile: 'nats',
+    requirements: ['TAP-NATS-049'],
+    needs: NATS,
+    budgetMs: 20_000,
+    run: async (ctx) => {
+      const raw = await openRaw(ctx, '1000');
+      let seq = 0;
+      try {
+        if (raw.verdict !== 'ok') return verdictOf('', check(false, 'the agent refused a plain open request', 'ok', show(raw.verdict)));
+        // The requester's first message: a keepalive numbered 1. An agent that counted the open request expects 2 and sees a gap.
+        // Keepalives every 700 ms keep within the 1000 ms announced, for 2.5 of the agent's intervals.
+        const every = Number(raw.announced) || 1000;
+        const started = Date.now();
+        while (Date.now() - started < Math.min(2.5 * every, 20_000)) {
+          await raw.control('keepalive', ++seq);
+          await sleep(700);
+        }
+        const first = raw.seen[0];
+        const lost = raw.seen.find((m) => m.control === 'close');
+        const later = raw.seen.filter((m) => m.at > started + every).length;
+        return verdictOf(
+          "the agent's first message is Tap-Seq 1 and it took the requester's 1",
+          check(first !== undefined, 'the agent published nothing on the connection', 'a keepalive', 'nothing'),
+          check(first === undefined || first.seq === '1', "the agent's first message on the connection", 'Tap-Seq 1', show(first?.seq)),
+          check(
+            lost === undefined,
+            "the agent closed the connection after the requester's first message, numbered 1 (an agent that counts the open request takes it for a gap)",
+            'no close',
+            `close ${lost?.code ?? ''}`,
+          ),
+          check(later > 0, "the agent stopped publishing after the requester's first message, numbered 1", 'keepalives go on', 'none'),
+        );
+      } finally {
+        await raw.end(seq + 1);
+      }
+    },
+  }),
+  defineCase({
+    id: 'nats.frames.out-subject',
+    title: "The agent publishes a connection's messages on <prefix>.out.<connection>.<agent_id>, numbered 1, 2, 3 … without gaps",
+    profile: 'nats',
+    requirements: ['TAP-NATS-006'],
+    needs: NATS,
+    budgetMs: 20_000,
+    run: async (ctx) => {
+      const raw = await openRaw(ctx, '1000');
+      let seq = 0;
+      try {
+        if (raw.verdict !== 'ok') return verdictOf('', check(false, 'the agent refused a plain open request', 'ok', show(raw.verdict)));
+        const every = Number(raw.announced) || 1000;
+        const started = Date.now();
+        while (Date.now() - started < Math.min(2.5 * every, 15_000)) {
+          await raw.control('keepalive', ++seq);
+          await sleep(700);
+        }
+        const seqs = raw.seen.map((m) => m.seq);
+        const gap = seqs.findIndex((x, i) => x !== String(i + 1));
+        return verdictOf(
+          `${seqs.length} messages on the out subject, numbered from 1`,
+          check(
+            seqs.length > 0,
+            `the agent published nothing on the connection's out subject in ${Math.round(2.5 * every)} ms, not even a keepalive: it publishes elsewhere, or not at all`,
+            'keepalives',
+            'nothing',
+          ),
+          check(
+            gap < 0,
+            "the agent's messages on the connection are not numbered 1, 2, 3 … without gaps",
+            '1, 2, 3 …',
+            show(seqs.slice(0, 8)),
+          ),
+        );
+      } finally {
+        await raw.end(seq + 1);
+      }
     },
   }),
 ];

@@ -1,7 +1,8 @@
 /** nats profile, Liveness (spec: bindings-nats#liveness). */
+import { sleep } from '../../peer.ts';
 import { type Case, defineCase } from '../../case.ts';
 import { natsOf } from '../connection.ts';
-import { NATS, openVerdicts } from './kit.ts';
+import { NATS, openRaw, openVerdicts } from './kit.ts';
 import { newConnectionId } from '../../../reference/transports/nats/index.ts';
 import { check, need, show, verdictOf } from '../kit.ts';
 import { judgeOccurrence, timingWindow } from '../../verdict.ts';
@@ -72,12 +73,12 @@ export const cases: Case[] = [
   }),
   defineCase({
     id: 'nats.open.keepalive-range',
-    title: 'An open request announcing Tap-Keepalive-Ms 1e13, 0 or 60001 is refused with 1008; 100, 60000 and none are taken',
+    title: 'An open request announcing Tap-Keepalive-Ms 1e13, 0, 60001, 1e3 or +1000 is refused with 1008; 100, 60000 and none are taken',
     profile: 'nats',
     requirements: ['TAP-NATS-045'],
     needs: NATS,
     run: async (ctx) => {
-      const bad = ['1e13', '0', '60001', '99', '1.5'];
+      const bad = ['1e13', '0', '60001', '99', '1.5', '1e3', '+1000', '1000.0'];
       const good = ['100', '60000', undefined];
       const verdicts = await openVerdicts(
         ctx,
@@ -103,6 +104,46 @@ export const cases: Case[] = [
           ),
         ),
       );
+    },
+  }),
+  defineCase({
+    id: 'nats.liveness.default-keepalive',
+    title: 'An open request without Tap-Keepalive-Ms announces 1000 ms: the agent counts a silent requester lost after 3000 ms',
+    profile: 'nats',
+    requirements: ['TAP-NATS-050'],
+    needs: NATS,
+    budgetMs: 40_000,
+    run: async (ctx) => {
+      const raw = await openRaw(ctx, undefined);
+      try {
+        if (raw.verdict !== 'ok')
+          return verdictOf('', check(false, 'the agent refused an open request without Tap-Keepalive-Ms', 'ok', show(raw.verdict)));
+        const every = Number(raw.announced) || 1000;
+        // Silent from the open request on: lost by 3000 ms, within the suite's timing window.
+        const window = timingWindow(3000, ctx.env.timeScale);
+        await sleep(window.latestMs + ctx.scaled(1000));
+        const before = raw.seen.length;
+        await sleep(Math.min(2 * every, 20_000) + ctx.scaled(500));
+        const after = raw.seen.length - before;
+        const close = raw.seen.find((m) => m.control === 'close');
+        return verdictOf(
+          'a silent requester that announced no interval was counted lost',
+          check(
+            after === 0,
+            `the agent went on publishing ${Math.round((window.latestMs + ctx.scaled(1000)) / 1000)} s after an open request without Tap-Keepalive-Ms, from a requester that sent nothing: it did not take the missing header as 1000 ms`,
+            'nothing after the connection is lost',
+            `${after} more messages`,
+          ),
+          check(
+            close === undefined || close.code === '1006',
+            'the agent closed the silent connection with the wrong code',
+            '1006',
+            show(close?.code),
+          ),
+        );
+      } finally {
+        await raw.end();
+      }
     },
   }),
 ];

@@ -2,7 +2,7 @@
 import { newConnectionId } from '../../../reference/transports/nats/index.ts';
 import { type Case, defineCase } from '../../case.ts';
 import { natsOf, oneSessionCase } from '../connection.ts';
-import { NATS, openVerdicts } from './kit.ts';
+import { NATS, OPEN_QUEUE_GROUP, openVerdicts, queueGroupCount } from './kit.ts';
 import { check, expectAlive, need, show, verdictOf } from '../kit.ts';
 import { harnessError } from '../../verdict.ts';
 
@@ -39,6 +39,31 @@ export const cases: Case[] = [
         check(taken === '1008', 'an open request naming a connection already open was not refused with 1008', '1008', show(taken)),
         check(fresh === 'ok', 'an open request with a fresh connection id was not accepted', 'ok', show(fresh)),
         await expectAlive(peer, 'the refused open requests'),
+      );
+    },
+  }),
+  defineCase({
+    id: 'nats.open.queue-group',
+    title: 'The agent takes open requests in the queue group tap-agents: each request reaches it or another member, never both',
+    profile: 'nats',
+    requirements: ['TAP-NATS-048'],
+    needs: NATS,
+    // Its member of the queue group would take the open requests of cases running beside it.
+    exclusive: true,
+    run: async (ctx) => {
+      const n = 16;
+      const count = await queueGroupCount(ctx, n);
+      return verdictOf(
+        `each of ${n} open requests reached one member of ${OPEN_QUEUE_GROUP}`,
+        check(
+          count.member + count.agent === n,
+          `of ${n} open requests, ${count.member} reached the harness's member of the queue group ${OPEN_QUEUE_GROUP} and the agent answered ${count.agent}: ` +
+            (count.member + count.agent > n
+              ? `the agent is not in the group ${OPEN_QUEUE_GROUP}, so every process of its id in that group would get a copy of its requests as well`
+              : 'some requests reached no one'),
+          `${n} in all`,
+          `${count.member + count.agent}`,
+        ),
       );
     },
   }),

@@ -7,6 +7,7 @@ import { fail, harnessError } from '../../verdict.ts';
 import { targetTls } from '../../target.ts';
 import { connect, Kvm } from '../../../reference/transports/nats/client.ts';
 import { natsClientOptions, parseNatsUrl } from '../../../reference/transports/nats/url.ts';
+import { kvSubject } from '../../../reference/transports/nats/subjects.ts';
 import { REGISTRY_BUCKET } from '../../../reference/mesh/registry.ts';
 import { entryProblem, type RegistryEntry } from '../../../reference/mesh/entry.ts';
 
@@ -38,7 +39,7 @@ export const writeOf = (e: KvEntry): Write => {
 };
 
 /** The registry bucket on the --registry server, for the length of `use`. */
-export async function withBucket<T>(ctx: CaseContext, use: (kv: KV, agentId: string) => Promise<T>): Promise<T> {
+export async function withBucket<T>(ctx: CaseContext, use: (kv: KV, agentId: string, nc: NatsConnection) => Promise<T>): Promise<T> {
   const url = ctx.env.registry!.url;
   const agentId = ctx.env.probe.agentId;
   if (!agentId) throw new Stop(harnessError('the probe handshake named no agent id, so there is no registry key to read'));
@@ -63,7 +64,7 @@ export async function withBucket<T>(ctx: CaseContext, use: (kv: KV, agentId: str
         ),
       );
     }
-    return await use(kv, agentId);
+    return await use(kv, agentId, nc);
   } finally {
     await nc.close().catch(() => {});
   }
@@ -118,3 +119,49 @@ export async function watchKey(kv: KV, agentId: string, ms: number, done: (write
 
 /** The allowance on a heartbeat interval: a quarter of it, at least 250 ms, stretched by the time scale. */
 export const allowance = (ctx: CaseContext, heartbeatMs: number): number => ctx.scaled(Math.max(250, heartbeatMs / 4));
+
+/** A publish to the agent's key as it travels: its operation and the revision it is conditional on. */
+export interface Publish {
+  op: string;
+  /** Its Nats-Expected-Last-Subject-Sequence header: the revision the write requires the key to be at; undefined for a blind write. */
+  expected: number | undefined;
+  /** The entry's instance, for a PUT whose value names one. */
+  instance?: string;
+}
+
+/**
+ * Watches the publishes to the agent's key itself (`$KV.<bucket>.<agent_id>`), headers and all, as
+ * a core NATS subscriber: a create or an update carries the revision it requires
+ * (Nats-Expected-Last-Subject-Sequence, 0 for a create), a blind put or delete carries none.
+ */
+export async function watchPublishes(nc: NatsConnection, agentId: string): Promise<{ seen: Publish[]; stop(): void }> {
+  const seen: Publish[] = [];
+  const sub = nc.subscribe(kvSubject(REGISTRY_BUCKET, agentId), {
+    callback: (err, m) => {
+      if (err) return;
+      const expected = m.headers?.get('Nats-Expected-Last-Subject-Sequence');
+      const op = m.headers?.get('KV-Operation') || 'PUT';
+      let instance: string | undefined;
+      try {
+        const v = m.json<{ instance?: unknown }>();
+        if (typeof v?.instance === 'string') instance = v.instance;
+      } catch {
+        // Not JSON: no entry, no instance.
+      }
+      seen.push({ op, expected: expected ? Number(expected) : undefined, ...(instance !== undefined ? { instance } : {}) });
+    },
+  });
+  await nc.flush();
+  return { seen, stop: () => sub.unsubscribe() };
+}
+
+/**
+ * The most random bits a string can carry, judged by its length and the smallest of the usual
+ * alphabets its characters fit: hex digits (4 bits), base64url (6 bits), printable ASCII (6.5 bits).
+ */
+export function instanceBits(instance: string): number {
+  const n = [...instance].length;
+  if (/^[0-9a-f]*$/i.test(instance)) return n * 4;
+  if (/^[A-Za-z0-9_-]*$/.test(instance)) return n * 6;
+  return Math.floor(n * Math.log2(95));
+}

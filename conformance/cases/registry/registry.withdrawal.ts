@@ -1,6 +1,6 @@
 /** registry profile, Withdrawal (spec: registry#withdrawal). */
 import { type Case, defineCase } from '../../case.ts';
-import { currentEntry, REG, watchKey, withBucket } from './kit.ts';
+import { currentEntry, REG, watchKey, watchPublishes, withBucket } from './kit.ts';
 import { fail, harnessError } from '../../verdict.ts';
 import type { RegistryEntry } from '../../../reference/mesh/entry.ts';
 import { check, show, verdictOf } from '../kit.ts';
@@ -10,12 +10,12 @@ export const cases: Case[] = [
     id: 'registry.withdraw.shutdown',
     title: 'On SIGTERM the agent withdraws its entry with a delete before it exits, and writes it no more',
     profile: 'registry',
-    requirements: ['TAP-REG-025', 'TAP-REG-028', 'TAP-REG-043'],
+    requirements: ['TAP-REG-025', 'TAP-REG-027', 'TAP-REG-028', 'TAP-REG-043'],
     needs: { ...REG, agentPid: true },
     exclusive: true,
     budgetMs: 30_000,
     run: (ctx) =>
-      withBucket(ctx, async (kv, agentId) => {
+      withBucket(ctx, async (kv, agentId, nc) => {
         const { entry } = await currentEntry(kv, agentId);
         const pid = ctx.env.registry!.agentPid!;
         const alive = (): boolean => {
@@ -32,6 +32,7 @@ export const cases: Case[] = [
           if (exitedAt === undefined && !alive()) exitedAt = Date.now();
         }, 20);
         const grace = ctx.scaled(15_000);
+        const publishes = await watchPublishes(nc, agentId);
         try {
           const watching = watchKey(kv, agentId, grace, (ws) => {
             const del = ws.findIndex((w) => w.op !== 'PUT');
@@ -51,12 +52,23 @@ export const cases: Case[] = [
               'a delete of the entry',
               'none',
             );
+          // The delete is conditional on the agent's own last write (TAP-REG-027): the last PUT before it.
+          const lastOwn = writes.filter((w) => w.op === 'PUT' && w.revision < del.revision).at(-1);
+          const deletes = publishes.seen.filter((p) => p.op === 'DEL');
           const later = writes.filter(
             (w) => w.op === 'PUT' && w.revision > del.revision && (w.value as RegistryEntry)?.instance === entry.instance,
           );
           return verdictOf(
             'withdrawn with a delete',
             check(del.op === 'DEL', 'the entry was withdrawn with a purge, which watchers are not told of as a delete', 'DEL', del.op),
+            deletes.length === 0
+              ? null
+              : check(
+                  deletes.every((p) => p.expected !== undefined && p.expected === lastOwn?.revision),
+                  "the agent deleted its key without requiring the key's last write to be its own (Nats-Expected-Last-Subject-Sequence): it would delete another process's entry",
+                  `a delete conditional on revision ${lastOwn?.revision}`,
+                  show(deletes.map((p) => p.expected ?? 'unconditional')),
+                ),
             check(
               later.length === 0,
               'the agent wrote its entry again after withdrawing it',
@@ -65,6 +77,7 @@ export const cases: Case[] = [
             ),
           );
         } finally {
+          publishes.stop();
           clearInterval(poll);
         }
       }),
