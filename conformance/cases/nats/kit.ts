@@ -169,7 +169,7 @@ export async function queueGroupCount(ctx: CaseContext, n: number): Promise<Queu
     const granted: string[] = [];
     const inbox = options.inboxPrefix ?? '_INBOX';
     const replies = buildSubject(inbox, 'tap-conform', { token: newConnectionId(), what: 'reply token' });
-    nc.subscribe(buildSubject(inbox, 'tap-conform', Wildcard.TOKEN), {
+    nc.subscribe(buildSubject(replies, Wildcard.TOKEN), {
       callback: (err, reply) => {
         if (err || reply.headers?.get(MARK)) return;
         agent++;
