@@ -4,7 +4,7 @@ import { type Case, defineCase } from '../../case.ts';
 import { natsOf, oneSessionCase } from '../connection.ts';
 import { NATS, OPEN_QUEUE_GROUP, openVerdicts, queueGroupCount } from './kit.ts';
 import { check, expectAlive, need, show, verdictOf } from '../kit.ts';
-import { harnessError } from '../../verdict.ts';
+import { harnessError, notTested, skipped } from '../../verdict.ts';
 
 export const cases: Case[] = [
   defineCase({
@@ -53,14 +53,21 @@ export const cases: Case[] = [
     run: async (ctx) => {
       const n = 16;
       const count = await queueGroupCount(ctx, n);
+      // An agent that answers no open request at all, late in a run, has stopped taking connections: nothing to judge.
+      if (count.agent === 0 && count.member < n)
+        return skipped(
+          `the agent answered none of the ${count.sent - count.member} open requests that reached it at this point of the run (an earlier case may have begun its shutdown); run this case alone (--only nats.open.queue-group) to judge its queue group`,
+        );
+      // Fewer answers than requests says nothing of the group: an answer was late or lost.
+      if (count.member + count.agent < n)
+        return notTested(
+          `of ${n} open requests, ${count.member} reached the harness's member of ${OPEN_QUEUE_GROUP} and the agent answered ${count.agent}: the rest got no answer in time, so the case cannot tell whether the agent shares the group`,
+        );
       return verdictOf(
         `each of ${n} open requests reached one member of ${OPEN_QUEUE_GROUP}`,
         check(
           count.member + count.agent === n,
-          `of ${n} open requests, ${count.member} reached the harness's member of the queue group ${OPEN_QUEUE_GROUP} and the agent answered ${count.agent}: ` +
-            (count.member + count.agent > n
-              ? `the agent is not in the group ${OPEN_QUEUE_GROUP}, so every process of its id in that group would get a copy of its requests as well`
-              : 'some requests reached no one'),
+          `of ${n} open requests, ${count.member} reached the harness's member of the queue group ${OPEN_QUEUE_GROUP} and the agent answered ${count.agent}: the agent is not in the group ${OPEN_QUEUE_GROUP}, so every process of its id in that group would get a copy of its requests as well`,
           `${n} in all`,
           `${count.member + count.agent}`,
         ),

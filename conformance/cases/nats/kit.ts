@@ -169,7 +169,7 @@ export async function queueGroupCount(ctx: CaseContext, n: number): Promise<Queu
     const granted: string[] = [];
     const inbox = options.inboxPrefix ?? '_INBOX';
     const replies = buildSubject(inbox, 'tap-conform', { token: newConnectionId(), what: 'reply token' });
-    nc.subscribe(buildSubject(inbox, 'tap-conform', Wildcard.TOKEN), {
+    nc.subscribe(buildSubject(replies, Wildcard.TOKEN), {
       callback: (err, reply) => {
         if (err || reply.headers?.get(MARK)) return;
         agent++;
@@ -189,7 +189,7 @@ export async function queueGroupCount(ctx: CaseContext, n: number): Promise<Queu
     }
     await nc.flush();
     // Every request answered once, then a while for second copies; or the bound.
-    const bound = Date.now() + ctx.scaled(5000);
+    const bound = Date.now() + ctx.scaled(10_000);
     while (member + agent < n && Date.now() < bound) await sleep(50);
     await sleep(ctx.scaled(1000));
     const close = natsHeaders();
