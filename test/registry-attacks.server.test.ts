@@ -190,10 +190,11 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'a registry nobody 
       let rounds = 0;
       let truncatedSeen = 0;
       while (Date.now() < until) {
-        const capped = await tapctl('mesh', 'agents', '--nats', server.url, '--trust', trustFile, '--max-entries', '1000', '--json');
+        // A bound of 100: on a loaded machine the first of the flood may age out before the puts end.
+        const capped = await tapctl('mesh', 'agents', '--nats', server.url, '--trust', trustFile, '--max-entries', '100', '--json');
         expect(capped.code).toBe(0);
         expect(capped.json().map((e: { agent_id: string }) => e.agent_id)).toEqual(['tap.victim']);
-        if (/cut short after 1000 values/.test(capped.err)) truncatedSeen++;
+        if (/cut short after 100 values/.test(capped.err)) truncatedSeen++;
         const whole = await tapctl('mesh', 'discover', 'tap.test.echo', '--nats', server.url, '--json');
         expect([whole.code, whole.err]).toEqual([0, '']);
         expect(whole.json().map((e: { agent_id: string }) => e.agent_id)).toContain('tap.victim');

@@ -255,9 +255,13 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
     // tasks of other cases outlive it too, and they failed for the same break.
     const leaseMs = fault === 'no-renewal' ? NO_RENEWAL_LEASE_MS : LEASE_MS;
     cleanups.push(await startBrokenDurableAgent(s.url, agentId, fault, { leaseMs, maxDeliver: MAX_DELIVER }));
-    const report = await runConformance({ target: `${s.url}/${agentId}`, profiles: ['nats-durable'], timeoutMs: 2000 });
+    // The lease case is left out of the breaks that are not about leases: on a loaded machine a
+    // 400 ms lease can lapse while the agent, which renews it, waits for the CPU.
+    const skip = fault === 'no-renewal' ? [] : ['nats-durable.lease.renewal'];
+    const report = await runConformance({ target: `${s.url}/${agentId}`, profiles: ['nats-durable'], timeoutMs: 2000, skip });
     const verdicts = Object.fromEntries(report.cases.map((c) => [c.id, c.verdict]));
-    expect(verdicts).toEqual(Object.fromEntries(DURABLE_IDS.map((c) => [c, c === id || also.includes(c) ? 'FAIL' : passed(c)])));
+    const judged = DURABLE_IDS.filter((c) => !skip.includes(c));
+    expect(verdicts).toEqual(Object.fromEntries(judged.map((c) => [c, c === id || also.includes(c) ? 'FAIL' : passed(c)])));
     expect(report.cases.find((c) => c.id === id)?.detail).toMatch(reason);
   });
 

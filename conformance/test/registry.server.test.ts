@@ -95,7 +95,11 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform --regi
       agentPid: child.pid,
       timeoutMs: 5000,
     });
-    expect(report.cases.map((c) => `${c.id}: ${c.verdict}${c.verdict === 'PASS' ? '' : ` ${c.detail}`}`)).toEqual([
+    expect(
+      report.cases.map(
+        (c) => `${c.id}: ${c.verdict}${c.verdict === 'PASS' ? '' : ` ${c.detail} (expected ${c.expected}, observed ${c.observed})`}`,
+      ),
+    ).toEqual([
       'registry.entry.card: PASS',
       'registry.entry.endpoints: PASS',
       'registry.instance.random: PASS',
