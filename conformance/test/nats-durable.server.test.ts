@@ -154,7 +154,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
   });
 
   it('judges a fresh agent by none of the consumers a killed agent left: UNIMPLEMENTED, and they are named', {
-    timeout: 40_000,
+    timeout: 90_000,
   }, async () => {
     const s = await server();
     const killed = await reference(s.url, durableArgs());

@@ -70,13 +70,12 @@ const source: MemberSource = {
   runningTasks: () => (fault === 'load-stuck' ? 0 : agent.stats().activeTasks),
 };
 const nc = await connect({ servers: url });
-let leave = async (): Promise<void> => {};
-if (fault === 'leaves-when-overwritten') {
-  const registry = await openRegistry(nc);
+/** The entry a hand-written heartbeat writes for `instance`: the agent's card, endpoints and load, every 200 ms. */
+const entryOf = (instance: string) => {
   const started = new Date().toISOString();
-  const entry = (): RegistryEntry => ({
+  return (): RegistryEntry => ({
     agent_id: agentId,
-    instance: 'leaves-when-overwritten',
+    instance,
     card: agent.card,
     versions: [...SUPPORTED_VERSIONS],
     endpoints: source.endpoints(),
@@ -86,6 +85,11 @@ if (fault === 'leaves-when-overwritten') {
     started_at: started,
     updated_at: new Date().toISOString(),
   });
+};
+let leave = async (): Promise<void> => {};
+if (fault === 'leaves-when-overwritten') {
+  const registry = await openRegistry(nc);
+  const entry = entryOf('leaves-when-overwritten');
   let revision = await registry.create(entry());
   const beat = setInterval(() => {
     registry.update(entry(), revision).then(
@@ -100,20 +104,7 @@ if (fault === 'leaves-when-overwritten') {
 } else if (fault === 'short-instance' || fault === 'blind-writes' || fault === 'blind-withdraw') {
   const registry = await openRegistry(nc);
   const kv = await new Kvm(nc).open(REGISTRY_BUCKET);
-  const started = new Date().toISOString();
-  const instance = fault === 'short-instance' ? randomBytes(4).toString('hex') : randomBytes(12).toString('base64url');
-  const entry = (): RegistryEntry => ({
-    agent_id: agentId,
-    instance,
-    card: agent.card,
-    versions: [...SUPPORTED_VERSIONS],
-    endpoints: source.endpoints(),
-    load: { running_tasks: agent.stats().activeTasks, max_concurrent_tasks: 16 },
-    heartbeat_ms: 200,
-    ttl_ms: 1000,
-    started_at: started,
-    updated_at: new Date().toISOString(),
-  });
+  const entry = entryOf(fault === 'short-instance' ? randomBytes(4).toString('hex') : randomBytes(12).toString('base64url'));
   let revision = await registry.create(entry());
   const beat = setInterval(() => {
     const write = fault === 'blind-writes' ? kv.put(agentId, JSON.stringify(entry())) : registry.update(entry(), revision);

@@ -1,8 +1,7 @@
 /** nats profile, Frames (spec: bindings-nats#frames). */
 import { type Case, defineCase } from '../../case.ts';
 import { natsOf } from '../connection.ts';
-import { NATS, openRaw } from './kit.ts';
-import { sleep } from '../../peer.ts';
+import { keepaliveExchange, NATS } from './kit.ts';
 import { check, need, show, verdictOf } from '../kit.ts';
 
 export const cases: Case[] = [
@@ -45,19 +44,9 @@ export const cases: Case[] = [
     requirements: ['TAP-NATS-049'],
     needs: NATS,
     budgetMs: 20_000,
-    run: async (ctx) => {
-      const raw = await openRaw(ctx, '1000');
-      let seq = 0;
-      try {
-        if (raw.verdict !== 'ok') return verdictOf('', check(false, 'the agent refused a plain open request', 'ok', show(raw.verdict)));
-        // The requester's first message: a keepalive numbered 1. An agent that counted the open request expects 2 and sees a gap.
-        // Keepalives every 700 ms keep within the 1000 ms announced, for 2.5 of the agent's intervals.
-        const every = Number(raw.announced) || 1000;
-        const started = Date.now();
-        while (Date.now() - started < Math.min(2.5 * every, 20_000)) {
-          await raw.control('keepalive', ++seq);
-          await sleep(700);
-        }
+    // The requester's first message: a keepalive numbered 1. An agent that counted the open request expects 2 and sees a gap.
+    run: (ctx) =>
+      keepaliveExchange(ctx, 20_000, (raw, { started, every }) => {
         const first = raw.seen[0];
         const lost = raw.seen.find((m) => m.control === 'close');
         const later = raw.seen.filter((m) => m.at > started + every).length;
@@ -73,10 +62,7 @@ export const cases: Case[] = [
           ),
           check(later > 0, "the agent stopped publishing after the requester's first message, numbered 1", 'keepalives go on', 'none'),
         );
-      } finally {
-        await raw.end(seq + 1);
-      }
-    },
+      }),
   }),
   defineCase({
     id: 'nats.frames.out-subject',
@@ -85,17 +71,8 @@ export const cases: Case[] = [
     requirements: ['TAP-NATS-006'],
     needs: NATS,
     budgetMs: 20_000,
-    run: async (ctx) => {
-      const raw = await openRaw(ctx, '1000');
-      let seq = 0;
-      try {
-        if (raw.verdict !== 'ok') return verdictOf('', check(false, 'the agent refused a plain open request', 'ok', show(raw.verdict)));
-        const every = Number(raw.announced) || 1000;
-        const started = Date.now();
-        while (Date.now() - started < Math.min(2.5 * every, 15_000)) {
-          await raw.control('keepalive', ++seq);
-          await sleep(700);
-        }
+    run: (ctx) =>
+      keepaliveExchange(ctx, 15_000, (raw, { every }) => {
         const seqs = raw.seen.map((m) => m.seq);
         const gap = seqs.findIndex((x, i) => x !== String(i + 1));
         return verdictOf(
@@ -113,9 +90,6 @@ export const cases: Case[] = [
             show(seqs.slice(0, 8)),
           ),
         );
-      } finally {
-        await raw.end(seq + 1);
-      }
-    },
+      }),
   }),
 ];

@@ -6,6 +6,8 @@ import { Header, newConnectionId, openSubject, parseNatsUrl, subjectsOf } from '
 import { buildSubject, Wildcard } from '../../../reference/transports/nats/subjects.ts';
 import { natsClientOptions } from '../../../reference/transports/nats/url.ts';
 import { sleep } from '../../peer.ts';
+import type { Outcome } from '../../verdict.ts';
+import { check, show, verdictOf } from '../kit.ts';
 
 export const NATS = { binding: 'nats' as const };
 
@@ -73,6 +75,33 @@ export interface RawConnection {
   control(kind: 'keepalive' | 'close', seq: number, code?: number): Promise<void>;
   /** Closes the harness's NATS connection (after a close control message, when the connection is still open). */
   end(seq?: number): Promise<void>;
+}
+
+/**
+ * Opens a connection by hand with a 1 000 ms keepalive and keeps it alive with keepalives numbered
+ * 1, 2, 3 … every 700 ms (within the 1 000 ms announced) for 2.5 of the agent's intervals, at most
+ * `limitMs`; then `judge` reads what the agent published, and the connection is ended. A refused
+ * open is judged here (spec: bindings-nats#frames).
+ */
+export async function keepaliveExchange(
+  ctx: CaseContext,
+  limitMs: number,
+  judge: (raw: RawConnection, o: { started: number; every: number }) => Outcome,
+): Promise<Outcome> {
+  const raw = await openRaw(ctx, '1000');
+  let seq = 0;
+  try {
+    if (raw.verdict !== 'ok') return verdictOf('', check(false, 'the agent refused a plain open request', 'ok', show(raw.verdict)));
+    const every = Number(raw.announced) || 1000;
+    const started = Date.now();
+    while (Date.now() - started < Math.min(2.5 * every, limitMs)) {
+      await raw.control('keepalive', ++seq);
+      await sleep(700);
+    }
+    return judge(raw, { started, every });
+  } finally {
+    await raw.end(seq + 1);
+  }
 }
 
 /**

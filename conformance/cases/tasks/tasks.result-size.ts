@@ -1,10 +1,10 @@
 /** tasks profile, Result size (spec: tasks#result-size). */
 import type { Peer } from '../../peer.ts';
 import { fail, type Outcome, pass, skipped } from '../../verdict.ts';
-import { check, need, require, runTask, show, verdictOf } from '../kit.ts';
+import { check, need, require, runTask, verdictOf } from '../kit.ts';
 import { collectUntilResult, describeMessage } from '../../steps.ts';
 import { type Case, defineCase } from '../../case.ts';
-import { cap } from './kit.ts';
+import { cap, withSmallMessages } from './kit.ts';
 import { MAX_NESTING_DEPTH, nestedDeeperThan } from '../../../reference/core/ijson.ts';
 
 /** A message_id of the longest allowed length, 128 characters, unique to this peer. */
@@ -71,13 +71,7 @@ export const cases: Case[] = [
     profile: 'tasks',
     requirements: ['TAP-TASK-040'],
     needs: cap('echo'),
-    run: async (ctx) => {
-      const max = 8192;
-      const peer = need(await ctx.session({ params: { max_message_bytes: max } }));
-      if (peer.state.params?.max_message_bytes !== max)
-        return fail('the agent did not accept max_message_bytes 8192', '8192', show(peer.state.params?.max_message_bytes));
-      return snapshotSizeProbe(peer, max);
-    },
+    run: (ctx) => withSmallMessages(ctx, snapshotSizeProbe),
   }),
   defineCase({
     id: 'tasks.result.snapshot-depth',

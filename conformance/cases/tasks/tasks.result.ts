@@ -4,7 +4,7 @@ import { fail, type Outcome, skipped } from '../../verdict.ts';
 import { check, need, runTask, show, verdictOf } from '../kit.ts';
 import { collectUntilResult, describeMessage, startTask } from '../../steps.ts';
 import { type Case, defineCase } from '../../case.ts';
-import { cap } from './kit.ts';
+import { cap, withSmallMessages } from './kit.ts';
 
 /**
  * Builds an echo request whose task.request fits max_message_bytes while the task.result echoing
@@ -113,12 +113,6 @@ export const cases: Case[] = [
     profile: 'tasks',
     requirements: ['TAP-TASK-009'],
     needs: cap('echo'),
-    run: async (ctx) => {
-      const max = 8192;
-      const peer = need(await ctx.session({ params: { max_message_bytes: max } }));
-      if (peer.state.params?.max_message_bytes !== max)
-        return fail('the agent did not accept max_message_bytes 8192', '8192', show(peer.state.params?.max_message_bytes));
-      return tooLargeProbe(peer, max);
-    },
+    run: (ctx) => withSmallMessages(ctx, tooLargeProbe),
   }),
 ];
