@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, type TestContext } from 'vitest';
 import { createAgent, withConformanceCapabilities } from '../../reference/agent/index.ts';
 import {
   NO_NATS_SERVER,
@@ -33,7 +33,13 @@ if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
 /** A short lease and few deliveries keep every case under a few seconds. */
 const LEASE_MS = 400;
 const MAX_DELIVER = 3;
-const NO_RENEWAL_LEASE_MS = 2000;
+/**
+ * The lease of the broken agents, whose runs go four at a time: at 400 ms a loaded machine let
+ * leases lapse while an agent that renews them waited for the CPU, and a redelivery failed cases
+ * the break has nothing to do with. Their lease case waits 2.5 leases: it runs only for the
+ * agent that never renews.
+ */
+const BROKEN_LEASE_MS = 2000;
 const DURABLE_IDS = natsDurableCases.map((c) => c.id);
 /** The cases of signed records: UNIMPLEMENTED in a run without --signing-key. */
 const SIGNED_IDS = ['nats-durable.signed.refused', 'nats-durable.signed.stored-result'];
@@ -62,6 +68,19 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
     const s = await startNatsServer();
     cleanups.push(() => s.stop());
     return s;
+  }
+
+  /**
+   * A server of its own for a broken agent's test, which runs beside the others (it.concurrent):
+   * what it starts is stopped when that test finishes, not by the afterEach of the file.
+   */
+  async function brokenServer(t: TestContext): Promise<NatsServer & { cleanups: Array<() => Promise<unknown>> }> {
+    const s = await startNatsServer();
+    const own: Array<() => Promise<unknown>> = [() => s.stop()];
+    t.onTestFinished(async () => {
+      for (const c of own.splice(0).reverse()) await c().catch(() => {});
+    });
+    return Object.assign(s, { cleanups: own });
   }
 
   /** A reference agent process: its URL, its stderr so far, and a stop (SIGTERM, or SIGKILL as an agent that dies). */
@@ -213,7 +232,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
     );
   });
 
-  it.each<[DurableFault, string, RegExp, string[]?]>([
+  it.concurrent.for<[DurableFault, string, RegExp, string[]?]>([
     ['no-renewal', 'nats-durable.lease.renewal', /delivered [2-9] times .* the lease was not renewed/],
     ['attempt-zero', 'nats-durable.attempts.delivery-count', /delivery 2 ran with Tap-Attempt 0/],
     ['no-idempotency', 'nats-durable.idempotency.repeat', /TAP_IDEMPOTENCY does not hold the first task/],
@@ -248,17 +267,13 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
     ],
     ['no-fence', 'nats-durable.stream.fence', /the fenced delivery went on and finished the task with its own output/],
     ['ack-then-publish', 'nats-durable.result.before-ack', /acknowledged the delivery before it published the finished record/],
-  ])('fails the broken durable agent %s in %s, and only there', { timeout: 60_000 }, async (fault, id, reason, also = []) => {
-    const s = await server();
+  ])('fails the broken durable agent %s in %s, and only there', { timeout: 90_000 }, async ([fault, id, reason, also = []], t) => {
+    const s = await brokenServer(t);
     const agentId = `tap.broken-durable-${fault}`;
-    // The agent that never renews gets a longer lease: at 400 ms a loaded machine let the short
-    // tasks of other cases outlive it too, and they failed for the same break.
-    const leaseMs = fault === 'no-renewal' ? NO_RENEWAL_LEASE_MS : LEASE_MS;
-    cleanups.push(await startBrokenDurableAgent(s.url, agentId, fault, { leaseMs, maxDeliver: MAX_DELIVER }));
-    // The lease case is left out of the breaks that are not about leases: on a loaded machine a
-    // 400 ms lease can lapse while the agent, which renews it, waits for the CPU.
+    s.cleanups.push(await startBrokenDurableAgent(s.url, agentId, fault, { leaseMs: BROKEN_LEASE_MS, maxDeliver: MAX_DELIVER }));
+    // The lease case is left out of the breaks that are not about leases: it waits 2.5 leases.
     const skip = fault === 'no-renewal' ? [] : ['nats-durable.lease.renewal'];
-    const report = await runConformance({ target: `${s.url}/${agentId}`, profiles: ['nats-durable'], timeoutMs: 2000, skip });
+    const report = await runConformance({ target: `${s.url}/${agentId}`, profiles: ['nats-durable'], timeoutMs: 5000, skip });
     const verdicts = Object.fromEntries(report.cases.map((c) => [c.id, c.verdict]));
     const judged = DURABLE_IDS.filter((c) => !skip.includes(c));
     expect(verdicts).toEqual(Object.fromEntries(judged.map((c) => [c, c === id || also.includes(c) ? 'FAIL' : passed(c)])));
@@ -266,9 +281,9 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
   });
 
   /** The keys of a signed deployment in a fresh folder: the agent's, the harness's, and the trust file of both. */
-  function signing(agentId: string) {
+  function signing(agentId: string, stops = cleanups) {
     const dir = mkdtempSync(join(tmpdir(), 'tap-durable-keys-'));
-    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+    stops.push(async () => rmSync(dir, { recursive: true, force: true }));
     const agent = newSigningKey(agentId);
     const harness = newSigningKey('tap-conform.signer');
     const trust = trustOf([agent, harness]);
@@ -309,22 +324,20 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
     );
   });
 
-  it.each<[DurableFault, string, RegExp]>([
+  it.concurrent.for<[DurableFault, string, RegExp]>([
     ['no-signature-check', 'nats-durable.signed.refused', /not dead-lettered with its reason: an unsigned record; a record altered/],
     ['trusts-stored-results', 'nats-durable.signed.stored-result', /a task\.result no runner signed decided the outcome/],
-  ])('fails the broken signed durable agent %s in %s, and only there', { timeout: 60_000 }, async (fault, id, reason) => {
-    const s = await server();
+  ])('fails the broken signed durable agent %s in %s, and only there', { timeout: 90_000 }, async ([fault, id, reason], t) => {
+    const s = await brokenServer(t);
     const agentId = `tap.broken-durable-${fault}`;
-    const k = signing(agentId);
-    // The lease of the agent that never renews (see above): on a loaded machine a 1 s lease can lapse
-    // while the broken agent, which renews it, waits for the CPU, and this test is about signatures.
-    cleanups.push(
-      await startBrokenDurableAgent(s.url, agentId, fault, { leaseMs: NO_RENEWAL_LEASE_MS, maxDeliver: MAX_DELIVER, signing: k.signing }),
+    const k = signing(agentId, s.cleanups);
+    s.cleanups.push(
+      await startBrokenDurableAgent(s.url, agentId, fault, { leaseMs: BROKEN_LEASE_MS, maxDeliver: MAX_DELIVER, signing: k.signing }),
     );
     const report = await runConformance({
       target: `${s.url}/${agentId}`,
       profiles: ['nats-durable'],
-      timeoutMs: 2000,
+      timeoutMs: 5000,
       signingKey: k.harnessKey,
     });
     const verdicts = Object.fromEntries(report.cases.map((c) => [c.id, c.verdict]));

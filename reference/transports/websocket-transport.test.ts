@@ -85,13 +85,13 @@ describe('WebSocketTransport', () => {
     await expect.poll(() => serverSessions.length).toBe(1);
     await serverSessions[0].close({ code: 1008, reason: 'identity mismatch' });
     expect(await clientClosed).toEqual({ code: 1008, reason: 'identity mismatch' });
-    expect(client.socket.readyState).toBe(WebSocket.CLOSED);
+    expect(client.socket.readyState).toBe(client.socket.CLOSED);
   });
 
   it('passes the client close code to the server, and resolves close() once closed', async () => {
     const { client, serverClosed, clientClosed } = await pair();
     await client.close({ code: 1000, reason: 'farewell' });
-    expect(client.socket.readyState).toBe(WebSocket.CLOSED);
+    expect(client.socket.readyState).toBe(client.socket.CLOSED);
     expect(await clientClosed).toEqual({ code: 1000, reason: 'farewell' });
     expect(await serverClosed).toEqual({ code: 1000, reason: 'farewell' });
   });

@@ -1,4 +1,8 @@
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
+
+/** ws's readyState values (ws is loaded only when a WebSocket is opened). */
+const OPEN = 1;
+const CLOSED = 3;
 import type { CloseInfo, InboundFrame, RawSendOptions, RawTransport } from './transport.ts';
 import { checkMaxFrameBytes, frameOf } from './frame.ts';
 
@@ -130,7 +134,7 @@ export class WebSocketTransport implements RawTransport {
   close(info: CloseInfo = {}): Promise<void> {
     if (this.closeInfo !== undefined) return Promise.resolve();
     const done = new Promise<void>((resolve) => this.closeWaiters.push(resolve));
-    if (this.localClose === undefined && this.socket.readyState !== WebSocket.CLOSED) {
+    if (this.localClose === undefined && this.socket.readyState !== CLOSED) {
       const requested = info.code ?? CloseCode.NORMAL;
       const code = isSendableCode(requested) ? requested : CloseCode.INTERNAL_ERROR;
       const reason = fitReason(info.reason ?? '');
@@ -167,10 +171,10 @@ export class WebSocketTransport implements RawTransport {
   }
 
   private write(data: string | Uint8Array, binary: boolean): Promise<void> {
-    if (this.socket.readyState !== WebSocket.OPEN) return Promise.resolve();
+    if (this.socket.readyState !== OPEN) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
       this.socket.send(data, { binary }, (err) => {
-        if (!err || this.socket.readyState !== WebSocket.OPEN) return resolve();
+        if (!err || this.socket.readyState !== OPEN) return resolve();
         this.onerror?.(err);
         reject(err);
       });

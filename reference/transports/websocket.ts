@@ -3,7 +3,7 @@ import { createServer as createTlsServer } from 'node:https';
 import { isIPv4, isIPv6, type AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
-import WebSocket, { WebSocketServer } from 'ws';
+import type WebSocket from 'ws';
 import { DEFAULT_MAX_FRAME_BYTES, checkMaxFrameBytes } from './frame.ts';
 import { clientIdentity, type Pem, type TlsOptions } from './tls.ts';
 import { CloseCode, TAP_SUBPROTOCOL, WebSocketTransport } from './websocket-transport.ts';
@@ -120,6 +120,8 @@ export async function createWebSocketServer(options: WebSocketServerOptions): Pr
   const host = options.host ?? '127.0.0.1';
   const maxPayload = checkMaxFrameBytes(options.maxPayload ?? DEFAULT_MAX_FRAME_BYTES);
   const sessions = new Set<WebSocketTransport>();
+  // ws is loaded here, not with the module: a stdio agent never pays for it.
+  const { WebSocketServer } = await import('ws');
   const wss = new WebSocketServer({
     // closeTimeout exists in ws 8 but is missing from its type declarations.
     ...({ closeTimeout: options.closeTimeout ?? CLOSE_TIMEOUT_MS } as object),
@@ -245,8 +247,13 @@ function connectFailure(url: string, err: Error): Error {
  * server that does not speak tap.v1.
  */
 export function connectWebSocket(url: string, options: ConnectWebSocketOptions = {}): Promise<WebSocketTransport> {
-  const Impl = options.WebSocketImpl ?? WebSocket;
   const maxPayload = checkMaxFrameBytes(options.maxPayload ?? DEFAULT_MAX_FRAME_BYTES);
+  // ws is loaded on the first connect, not with the module (see createWebSocketServer).
+  const impl = options.WebSocketImpl ? Promise.resolve(options.WebSocketImpl) : import('ws').then((m) => m.default);
+  return impl.then((Impl) => opened(Impl, url, options, maxPayload));
+}
+
+function opened(Impl: typeof WebSocket, url: string, options: ConnectWebSocketOptions, maxPayload: number): Promise<WebSocketTransport> {
   return new Promise<WebSocketTransport>((resolve, reject) => {
     let ws: WebSocket;
     try {

@@ -3,8 +3,9 @@
  * lease, attempts, history limit (spec: bindings-workspace#configuration).
  */
 
-import { WorkspaceConfig as WorkspaceConfigSchema, type WorkspaceConfig } from '../../schemas/src/index.ts';
+import type { WorkspaceConfig } from '../../schemas/src/index.ts';
 import { validateAgainst } from '../core/index.ts';
+import { SCHEMA_FILES } from '../core/schema-bundle.ts';
 
 export type { WorkspaceConfig };
 
@@ -42,7 +43,9 @@ export function checkConfig(value: unknown): { ok: true; config: WorkspaceConfig
 
 /** A sentence saying what a member of tap-workspace.json must be, read from its schema. */
 function describeMember(name: string): string {
-  const schema = (WorkspaceConfigSchema.properties as Record<string, { anyOf?: { const: string }[]; minimum?: number; pattern?: string }>)[
+  // The emitted schema, not its TypeBox source: loading that would load TypeBox with every agent.
+  const emitted = SCHEMA_FILES['workspace-config.schema.json'] as { properties: unknown };
+  const schema = (emitted.properties as Record<string, { anyOf?: { const: string }[]; minimum?: number; pattern?: string }>)[
     name
   ];
   if (!schema) return `the file must have "protocol", "claim_mode", "lease_ms", "max_attempts" and "history_limit"`;

@@ -28,7 +28,7 @@ import { Stop } from '../kit.ts';
 
 /** The NATS client (an optional peer): its MissingPeerError names the npm command when it is absent. */
 export const natsLibraries = async () => {
-  if (!natsClientInstalled) throw missingNatsClient('the nats-durable profile');
+  if (!natsClientInstalled()) throw missingNatsClient('the nats-durable profile');
   return { connect, headers, jetstream, jetstreamManager, DeliverAll: DeliverPolicy.All, Kvm };
 };
 export type NatsLibraries = Awaited<ReturnType<typeof natsLibraries>>;
