@@ -45,9 +45,7 @@ export function checkConfig(value: unknown): { ok: true; config: WorkspaceConfig
 function describeMember(name: string): string {
   // The emitted schema, not its TypeBox source: loading that would load TypeBox with every agent.
   const emitted = SCHEMA_FILES['workspace-config.schema.json'] as { properties: unknown };
-  const schema = (emitted.properties as Record<string, { anyOf?: { const: string }[]; minimum?: number; pattern?: string }>)[
-    name
-  ];
+  const schema = (emitted.properties as Record<string, { anyOf?: { const: string }[]; minimum?: number; pattern?: string }>)[name];
   if (!schema) return `the file must have "protocol", "claim_mode", "lease_ms", "max_attempts" and "history_limit"`;
   if (schema.anyOf) return `"${name}" must be ${schema.anyOf.map((b) => `"${b.const}"`).join(' or ')}`;
   if (schema.minimum !== undefined) return `"${name}" must be an integer of at least ${schema.minimum}`;
