@@ -8,7 +8,7 @@ import { errorPayload, TapError, type ErrorPayload } from '../core/errors.ts';
 import { canTransition, isTerminal } from '../core/states.ts';
 import { createContext } from './context.ts';
 import { Deadlines } from './deadlines.ts';
-import { TaskAborted, type AbortKind } from './handler.ts';
+import { CapabilityError, TaskAborted, type AbortKind } from './handler.ts';
 import { iso } from './outbound.ts';
 import { fitsUtf8 } from '../core/decode.ts';
 import { MAX_NESTING_DEPTH, nestedDeeperThan } from '../core/ijson.ts';
@@ -129,6 +129,13 @@ export class TaskRunner implements TaskHost {
       this.finish(task, { status: 'failed', error: outcomeError(err.payload) });
       return;
     }
+    if (err instanceof CapabilityError) {
+      const error = errorPayload('CAPABILITY_FAILED', err.message || `${task.capability} failed`, err.details, {
+        retryable: err.retryable,
+      });
+      this.finish(task, { status: 'failed', error });
+      return;
+    }
     if (err instanceof TaskAborted && err.kind === 'deadline') {
       this.deadlinePassed(task);
       return;
@@ -169,9 +176,9 @@ export class TaskRunner implements TaskHost {
     if (task.timers.release !== undefined) rt.clock.clearTimeout(task.timers.release);
     task.timers.release = undefined;
     withdrawPlan(rt, task);
-    let result = outcome;
-    if (result.error?.retryable && task.effectsBegun > 0) result = { ...result, error: unrepeatable(result.error, task) };
     const session = rt.sessionOf(task);
+    let result = inVersion(outcome, session?.version);
+    if (result.error?.retryable && task.effectsBegun > 0) result = { ...result, error: unrepeatable(result.error, task) };
     task.state = result.status;
     task.updatedAt = rt.now();
     task.result = result;
@@ -278,6 +285,15 @@ export class TaskRunner implements TaskHost {
   private abortHandler(task: Task, kind: AbortKind, why: string): void {
     if (!task.abort.aborted) task.abort.abort(new TaskAborted(kind, why));
   }
+}
+
+/**
+ * An outcome as the session's version may carry it: in a session of 1.0, CAPABILITY_FAILED
+ * becomes INTERNAL_ERROR with the same retryable value (spec: errors#capability-failed, TAP-VER-102).
+ */
+function inVersion(outcome: TaskOutcome, version: string | undefined): TaskOutcome {
+  if (version !== '1.0' || outcome.error?.code !== 'CAPABILITY_FAILED') return outcome;
+  return { ...outcome, error: { ...outcome.error, code: 'INTERNAL_ERROR' } };
 }
 
 /** A retryable error made non-retryable because a side effect may not repeat (spec: idempotency#retryable-endings). */
