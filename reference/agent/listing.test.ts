@@ -44,6 +44,24 @@ describe('task.list (spec: tasks#listing)', () => {
     expect(first.payload.tasks[0]).toEqual({ task_id: 'e0', ...shown });
   });
 
+  it('gives fewer tasks than the limit when a page of that many would not fit max_message_bytes, and the walk stays complete (spec: limits#message-size)', async () => {
+    const peer = new TestPeer(testAgent());
+    const ack = await peer.handshake({ versions: ['1.1', '1.0'], params: { max_message_bytes: 4096 } });
+    expect(ack.payload.params.max_message_bytes).toBe(4096);
+    peer.version = '1.1';
+    const ids = Array.from({ length: 40 }, (_, i) => `long-task-id-of-this-listing-${String(i).padStart(3, '0')}`);
+    for (const id of ids) {
+      peer.request(id, 'tap.test.echo', id);
+      await peer.result(id);
+    }
+    const first = await list(peer, { limit: 100 });
+    expect(first.payload.tasks.length).toBeLessThan(40);
+    expect(new TextEncoder().encode(JSON.stringify(first)).length).toBeLessThanOrEqual(4096);
+    const { ids: listed, pages } = await walk(peer, { limit: 100 });
+    expect(listed).toEqual(ids);
+    expect(pages).toBeGreaterThan(1);
+  });
+
   it('filters by state and by capability', async () => {
     const peer = await withTasks(testAgent(), 2);
     peer.request('f0', 'tap.test.fail', { code: 'CAPABILITY_FAILED' });

@@ -61,9 +61,16 @@ function before(a: Place, b: Place): boolean {
 
 /**
  * The page a task.list asks for, or the error that refuses it: INVALID_CURSOR for a cursor this
- * agent did not give the principal for this filter (spec: tasks#listing, authorization#task-visibility).
+ * agent did not give the principal for this filter. A page that would not fit the session's
+ * max_message_bytes (`fits`) holds fewer tasks, down to one, and its cursor goes on from the last
+ * (spec: tasks#listing, authorization#task-visibility, limits#message-size).
  */
-export function listTasks(rt: Runtime, principal: string, p: MessageOf<'task.list'>['payload']): PayloadOf<'task.page'> | ErrorPayload {
+export function listTasks(
+  rt: Runtime,
+  principal: string,
+  p: MessageOf<'task.list'>['payload'],
+  fits: (page: PayloadOf<'task.page'>) => boolean = () => true,
+): PayloadOf<'task.page'> | ErrorPayload {
   const filter: Filter = {};
   if (p.state !== undefined) filter.state = p.state;
   if (p.capability !== undefined) filter.capability = p.capability;
@@ -87,17 +94,23 @@ export function listTasks(rt: Runtime, principal: string, p: MessageOf<'task.lis
     matching.push(t);
   }
   matching.sort((a, b) => (before([a.createdAt, a.taskId], [b.createdAt, b.taskId]) ? -1 : 1));
-  const tasks = matching.slice(0, limit);
-  const page: PayloadOf<'task.page'> = {
-    tasks: tasks.map((t) => ({
-      task_id: t.taskId,
-      capability: t.capability,
-      state: t.state,
-      created_at: iso(t.createdAt),
-      updated_at: iso(t.updatedAt),
-      last_sequence: Math.max(1, t.lastSequence),
-    })),
+  const pageOf = (n: number): PayloadOf<'task.page'> => {
+    const tasks = matching.slice(0, n);
+    const page: PayloadOf<'task.page'> = {
+      tasks: tasks.map((t) => ({
+        task_id: t.taskId,
+        capability: t.capability,
+        state: t.state,
+        created_at: iso(t.createdAt),
+        updated_at: iso(t.updatedAt),
+        last_sequence: Math.max(1, t.lastSequence),
+      })),
+    };
+    if (matching.length > n) page.next_cursor = cursorAfter(rt, principal, filter, tasks[tasks.length - 1]!);
+    return page;
   };
-  if (matching.length > limit) page.next_cursor = cursorAfter(rt, principal, filter, tasks[tasks.length - 1]!);
+  let n = Math.min(limit, matching.length);
+  let page = pageOf(n);
+  while (n > 1 && !fits(page)) page = pageOf((n = Math.ceil(n / 2)));
   return page;
 }

@@ -4,7 +4,8 @@
  * task.resume and plan.decision (spec: errors#order-of-checks, tasks, cancellation, resume,
  * idempotency, plans#decision).
  */
-import type { Capability, MessageOf, TapMessage } from '../../schemas/src/index.ts';
+import type { Capability, MessageOf, PayloadOf, TapMessage } from '../../schemas/src/index.ts';
+import { fitsUtf8 } from '../core/decode.ts';
 import { errorPayload, isTerminal, newMessageId, type ErrorPayload } from '../core/index.ts';
 import { TaskAbort } from './model.ts';
 import { buildMessage } from './outbound.ts';
@@ -36,9 +37,11 @@ export function handleRequest(conn: Replier, session: Session, msg: TapMessage):
 
 /** task.list: a page of the principal's tasks, or INVALID_CURSOR (spec: tasks#listing). */
 function onTaskList(conn: Replier, session: Session, msg: MessageOf<'task.list'>): void {
-  const page = listTasks(conn.rt, session.principal, msg.payload);
+  const build = (page: PayloadOf<'task.page'>) =>
+    buildMessage(conn.rt.out, session.addressing(), 'task.page', page, { reply_to: msg.message_id });
+  const page = listTasks(conn.rt, session.principal, msg.payload, (p) => fitsUtf8(build(p), session.params.max_message_bytes));
   if ('code' in page) return conn.refuse(page, { replyTo: msg.message_id });
-  conn.reply(buildMessage(conn.rt.out, session.addressing(), 'task.page', page, { reply_to: msg.message_id }));
+  conn.reply(build(page));
 }
 
 /** The direct reply "here is the task now", before the request's effects (spec: tasks#status). */
