@@ -123,5 +123,10 @@ describe("the capability's own failure (spec: errors#capability-failed)", () => 
     expect((await older.result('f3')).payload.error).toMatchObject({ code: 'INTERNAL_ERROR', retryable: false });
     const snapshot = await older.reply(older.send({ type: 'task.status', task_id: 'f3' }).message_id);
     expect(snapshot.payload.result.error.code).toBe('INTERNAL_ERROR');
+    // No code of 1.1 reaches a session of 1.0, whoever asks for it (spec: versioning#tap-1-1).
+    older.request('f4', 'tap.test.fail', { code: 'INVALID_CURSOR' });
+    expect((await older.result('f4')).payload.error).toMatchObject({ code: 'INTERNAL_ERROR', retryable: false });
+    newer.request('f5', 'tap.test.fail', { code: 'INVALID_CURSOR' });
+    expect((await newer.result('f5')).payload.error).toMatchObject({ code: 'INVALID_CURSOR' });
   });
 });

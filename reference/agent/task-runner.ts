@@ -4,7 +4,8 @@
  * (spec: tasks#states, tasks#sequence, tasks#cancellation, tasks#deadlines, shutdown#handoff).
  */
 import type { MessageType, PayloadOf, TaskState } from '../../schemas/src/index.ts';
-import { errorPayload, TapError, type ErrorPayload } from '../core/errors.ts';
+import { errorEntry, errorPayload, TapError, type ErrorPayload } from '../core/errors.ts';
+import { compareVersions, parseVersion } from '../core/versions.ts';
 import { canTransition, isTerminal } from '../core/states.ts';
 import { createContext } from './context.ts';
 import { Deadlines } from './deadlines.ts';
@@ -288,11 +289,15 @@ export class TaskRunner implements TaskHost {
 }
 
 /**
- * An outcome as the session's version may carry it: in a session of 1.0, CAPABILITY_FAILED
- * becomes INTERNAL_ERROR with the same retryable value (spec: errors#capability-failed, TAP-VER-102).
+ * An outcome as the session's version may carry it: a code of a later version than the session's
+ * (CAPABILITY_FAILED in a session of 1.0, say) becomes INTERNAL_ERROR with the same retryable
+ * value (spec: errors#capability-failed, versioning#tap-1-1).
  */
 function inVersion(outcome: TaskOutcome, version: string | undefined): TaskOutcome {
-  if (version !== '1.0' || outcome.error?.code !== 'CAPABILITY_FAILED') return outcome;
+  const since = outcome.error && errorEntry(outcome.error.code)?.since;
+  const v = version === undefined ? null : parseVersion(version);
+  const s = since === undefined ? null : parseVersion(since);
+  if (!outcome.error || !v || !s || compareVersions(s, v) <= 0) return outcome;
   return { ...outcome, error: { ...outcome.error, code: 'INTERNAL_ERROR' } };
 }
 
