@@ -5,7 +5,7 @@
  * `tap-agent-protocol/conformance`. The subpaths `./agent`, `./client`, `./core`, `./transports`
  * and `./workspace` hold the rest of each layer.
  */
-export { createAgent, CONFORMANCE_CAPABILITIES, TaskAborted, withConformanceCapabilities } from './agent/index.ts';
+export { CapabilityError, createAgent, CONFORMANCE_CAPABILITIES, TaskAborted, withConformanceCapabilities } from './agent/index.ts';
 export type { Agent, AgentCard, AgentOptions, CapabilityDefinition, Handler, TaskContext } from './agent/index.ts';
 export { runAgent } from './serve/index.ts';
 export type { RunAgentOptions } from './serve/index.ts';

@@ -64,6 +64,7 @@ export const AGENT_ORDER: readonly string[] = [
   'replier.ts',
   'shutdown.ts',
   'shares.ts',
+  'listing.ts',
   'requests.ts',
   'handshake.ts',
   'recovery.ts',

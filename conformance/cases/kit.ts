@@ -2,6 +2,7 @@
  * Small checks shared by the case files. Each returns null when the agent behaved, or the
  * FAIL outcome that says what was expected and what was observed.
  */
+import { need, require } from '../case.ts';
 import type { Peer, Received } from '../peer.ts';
 import { canTransition, errorEntry, isTerminal } from '../schemas.ts';
 import type { Wire } from '../session-state.ts';
@@ -209,4 +210,54 @@ export { attempt, need, require, Stop } from '../case.ts';
 /** FAIL unless the task's result is completed; `why` says what it means that it is not. */
 export function completed(result: Received, why: string): Outcome | null {
   return check(result.msg.payload.status === 'completed', why, 'completed', describeMessage(result.msg));
+}
+
+/** One task of a task.page (TAP 1.1, spec: tasks#listing). */
+export interface Listed {
+  task_id: string;
+  capability: string;
+  state: string;
+  created_at: string;
+  updated_at: string;
+  last_sequence: number;
+}
+
+/** Sends task.list with `payload` and waits for its direct reply. */
+export async function listPage(peer: Peer, payload: Record<string, unknown>): Promise<{ sent: Wire; reply: Received }> {
+  const sent = await peer.post('task.list', payload);
+  const reply = need(await peer.reply(sent));
+  return { sent, reply };
+}
+
+/**
+ * Lists every page of a filter, following next_cursor from the first page (at most `maxPages`):
+ * the tasks in the order listed and the size of each page; ends the case with a FAIL when a reply
+ * is not a task.page or a page holds more than `limit` tasks (spec: tasks#listing).
+ */
+export async function walkTasks(
+  peer: Peer,
+  filter: Record<string, unknown>,
+  limit: number,
+  maxPages = 500,
+): Promise<{ tasks: Listed[]; sizes: number[] }> {
+  const tasks: Listed[] = [];
+  const sizes: number[] = [];
+  let cursor: unknown;
+  do {
+    const { reply } = await listPage(peer, { ...filter, limit, ...(cursor !== undefined ? { cursor } : {}) });
+    if (reply.msg.type !== 'task.page') require(wrongReply(`task.list ${show({ ...filter, limit })}`, 'task.page', reply.msg));
+    const page = (reply.msg.payload?.tasks ?? []) as Listed[];
+    require(
+      check(
+        page.length <= limit,
+        `a task.page answering a task.list of limit ${limit} holds ${page.length} tasks`,
+        `at most ${limit} tasks`,
+        `${page.length}`,
+      ),
+    );
+    tasks.push(...page);
+    sizes.push(page.length);
+    cursor = reply.msg.payload?.next_cursor;
+  } while (cursor !== undefined && sizes.length < maxPages);
+  return { tasks, sizes };
 }

@@ -10,7 +10,7 @@ import planInput from '../../schemas/v1/tap.test.plan.input.schema.json' with { 
 import sleepInput from '../../schemas/v1/tap.test.sleep.input.schema.json' with { type: 'json' };
 import streamInput from '../../schemas/v1/tap.test.stream.input.schema.json' with { type: 'json' };
 import { anyErrorPayload, errorEntry, TapError } from '../core/index.ts';
-import type { CapabilityDefinition, Handler, TaskContext } from './handler.ts';
+import { CapabilityError, type CapabilityDefinition, type Handler, type TaskContext } from './handler.ts';
 import type { PlanDraft } from './model.ts';
 
 function capability(name: string, description: string, extra: Partial<Capability>): Capability {
@@ -50,9 +50,14 @@ const sleep: Handler = async (input: { ms: number }, ctx: TaskContext) => {
   return { slept_ms: input.ms };
 };
 
-/** tap.test.fail { code, retryable?, message? }: ends failed with that error; retryable defaults to the registry's. */
+/**
+ * tap.test.fail { code, retryable?, message? }: ends failed with that error; retryable defaults to
+ * the registry's. CAPABILITY_FAILED is the capability's own failure, which a 1.0 session carries as
+ * INTERNAL_ERROR (spec: conformance#test-capabilities, errors#capability-failed).
+ */
 const fail: Handler = (input: { code: string; retryable?: boolean; message?: string }) => {
   const message = input.message ?? errorEntry(input.code)?.meaning ?? `failing with ${input.code} as asked`;
+  if (input.code === 'CAPABILITY_FAILED') throw new CapabilityError(message, { retryable: input.retryable });
   throw new TapError(anyErrorPayload(input.code, message, undefined, { retryable: input.retryable }));
 };
 

@@ -23,6 +23,25 @@ export class TaskAborted extends Error {
   }
 }
 
+/**
+ * Thrown by a handler whose work failed while the agent worked as it should: the task ends
+ * failed with CAPABILITY_FAILED in a session of 1.1, and with INTERNAL_ERROR in a session of 1.0;
+ * not retryable unless `retryable` says the same request may succeed later. Anything else a
+ * handler throws is the agent's own failure, INTERNAL_ERROR (spec: errors#capability-failed).
+ */
+export class CapabilityError extends Error {
+  override name = 'CapabilityError';
+  /** True only when the failure was transient and the same request may succeed when retried. */
+  readonly retryable: boolean;
+  readonly details?: Record<string, unknown>;
+
+  constructor(message: string, options: { retryable?: boolean; details?: Record<string, unknown> } = {}) {
+    super(message);
+    this.retryable = options.retryable ?? false;
+    if (options.details !== undefined) this.details = options.details;
+  }
+}
+
 /** The agent-wide durable key-value store (journaled with a state directory). */
 export interface AgentStore {
   get(key: string): unknown;

@@ -6,9 +6,11 @@
  */
 import {
   allowedBeforeHandshake,
+  compareVersions,
   errorPayload,
   isKnownType,
   isRequesterToAgent,
+  messageEntry,
   parseVersion,
   protocolVersion,
   SUPPORTED_VERSIONS,
@@ -102,6 +104,13 @@ export function envelopeProblem(msg: Envelope, state: EnvelopeState): ErrorPaylo
   return null;
 }
 
+/** True when `since` names a version later than `version`: a type that the session's catalogue lacks (spec: versioning#tap-1-1). */
+function laterThan(since: string | undefined, version: string): boolean {
+  const s = since === undefined ? null : parseVersion(since);
+  const v = parseVersion(version);
+  return !!s && !!v && compareVersions(s, v) > 0;
+}
+
 /** Where the connection's handshake stands when a message arrives (the core machine's phase). */
 export type HandshakePhase = 'awaiting-init' | 'awaiting-ready' | 'established' | 'failed';
 
@@ -110,10 +119,13 @@ export type HandshakePhase = 'awaiting-init' | 'awaiting-ready' | 'established' 
  * message out of order is refused before its payload is read, so a handshake.ready before any
  * ack gets PROTOCOL_VIOLATION even without a session_id (spec: errors#order-of-checks, handshake#before-go).
  */
-export function messageProblem(msg: Envelope, phase: HandshakePhase): ErrorPayload | null {
+export function messageProblem(msg: Envelope, phase: HandshakePhase, version?: string): ErrorPayload | null {
   const type = msg.type;
   if (!isKnownType(type) || !isRequesterToAgent(type)) {
     return errorPayload('UNKNOWN_MESSAGE_TYPE', `an agent does not accept ${type}; the message had no effect`);
+  }
+  if (version !== undefined && laterThan(messageEntry(type)?.since, version)) {
+    return errorPayload('UNKNOWN_MESSAGE_TYPE', `${type} is not a message of tap/${version}, this session's version; it had no effect`);
   }
   if (type === 'error') return null;
   if (phase !== 'established' && !allowedBeforeHandshake(type)) {

@@ -1,7 +1,7 @@
 /** The TAP agent runtime: createAgent, the handler context, and the conformance capabilities. */
 export { createAgent } from './agent.ts';
 export type { Agent, AgentConnection, AgentEndpoint, AgentListener, AgentListenOptions, AgentNatsOptions } from './agent.ts';
-export { TaskAborted } from './handler.ts';
+export { CapabilityError, TaskAborted } from './handler.ts';
 export type { AbortKind, AgentStore, CapabilityDefinition, Handler, TaskContext } from './handler.ts';
 export type { PlanDecision, PlanDraft } from './model.ts';
 export { stderrLogger, systemClock } from './options.ts';

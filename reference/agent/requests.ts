@@ -4,12 +4,14 @@
  * task.resume and plan.decision (spec: errors#order-of-checks, tasks, cancellation, resume,
  * idempotency, plans#decision).
  */
-import type { Capability, MessageOf, TapMessage } from '../../schemas/src/index.ts';
+import type { Capability, MessageOf, PayloadOf, TapMessage } from '../../schemas/src/index.ts';
+import { fitsUtf8 } from '../core/decode.ts';
 import { errorPayload, isTerminal, newMessageId, type ErrorPayload } from '../core/index.ts';
 import { TaskAbort } from './model.ts';
 import { buildMessage } from './outbound.ts';
 import { iso } from './outbound.ts';
 import { journalProblem, persistOrRefuse } from './journal-limits.ts';
+import { listTasks } from './listing.ts';
 import { applyDecision, checkDecision } from './plans.ts';
 import type { Replier } from './replier.ts';
 import type { Session } from './sessions.ts';
@@ -26,9 +28,20 @@ export function handleRequest(conn: Replier, session: Session, msg: TapMessage):
     case 'task.resume':
     case 'plan.decision':
       return onTaskMessage(conn, session, msg);
+    case 'task.list':
+      return onTaskList(conn, session, msg);
     default:
       conn.refuse(errorPayload('UNKNOWN_MESSAGE_TYPE', `an agent does not accept ${msg.type}`), { replyTo: msg.message_id });
   }
+}
+
+/** task.list: a page of the principal's tasks, or INVALID_CURSOR (spec: tasks#listing). */
+function onTaskList(conn: Replier, session: Session, msg: MessageOf<'task.list'>): void {
+  const build = (page: PayloadOf<'task.page'>) =>
+    buildMessage(conn.rt.out, session.addressing(), 'task.page', page, { reply_to: msg.message_id });
+  const page = listTasks(conn.rt, session.principal, msg.payload, (p) => fitsUtf8(build(p), session.params.max_message_bytes));
+  if ('code' in page) return conn.refuse(page, { replyTo: msg.message_id });
+  conn.reply(build(page));
 }
 
 /** The direct reply "here is the task now", before the request's effects (spec: tasks#status). */

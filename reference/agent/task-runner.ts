@@ -4,11 +4,12 @@
  * (spec: tasks#states, tasks#sequence, tasks#cancellation, tasks#deadlines, shutdown#handoff).
  */
 import type { MessageType, PayloadOf, TaskState } from '../../schemas/src/index.ts';
-import { errorPayload, TapError, type ErrorPayload } from '../core/errors.ts';
+import { errorEntry, errorPayload, TapError, type ErrorPayload } from '../core/errors.ts';
+import { compareVersions, parseVersion } from '../core/versions.ts';
 import { canTransition, isTerminal } from '../core/states.ts';
 import { createContext } from './context.ts';
 import { Deadlines } from './deadlines.ts';
-import { TaskAborted, type AbortKind } from './handler.ts';
+import { CapabilityError, TaskAborted, type AbortKind } from './handler.ts';
 import { iso } from './outbound.ts';
 import { fitsUtf8 } from '../core/decode.ts';
 import { MAX_NESTING_DEPTH, nestedDeeperThan } from '../core/ijson.ts';
@@ -129,6 +130,13 @@ export class TaskRunner implements TaskHost {
       this.finish(task, { status: 'failed', error: outcomeError(err.payload) });
       return;
     }
+    if (err instanceof CapabilityError) {
+      const error = errorPayload('CAPABILITY_FAILED', err.message || `${task.capability} failed`, err.details, {
+        retryable: err.retryable,
+      });
+      this.finish(task, { status: 'failed', error });
+      return;
+    }
     if (err instanceof TaskAborted && err.kind === 'deadline') {
       this.deadlinePassed(task);
       return;
@@ -169,9 +177,9 @@ export class TaskRunner implements TaskHost {
     if (task.timers.release !== undefined) rt.clock.clearTimeout(task.timers.release);
     task.timers.release = undefined;
     withdrawPlan(rt, task);
-    let result = outcome;
-    if (result.error?.retryable && task.effectsBegun > 0) result = { ...result, error: unrepeatable(result.error, task) };
     const session = rt.sessionOf(task);
+    let result = inVersion(outcome, session?.version);
+    if (result.error?.retryable && task.effectsBegun > 0) result = { ...result, error: unrepeatable(result.error, task) };
     task.state = result.status;
     task.updatedAt = rt.now();
     task.result = result;
@@ -278,6 +286,19 @@ export class TaskRunner implements TaskHost {
   private abortHandler(task: Task, kind: AbortKind, why: string): void {
     if (!task.abort.aborted) task.abort.abort(new TaskAborted(kind, why));
   }
+}
+
+/**
+ * An outcome as the session's version may carry it: a code of a later version than the session's
+ * (CAPABILITY_FAILED in a session of 1.0, say) becomes INTERNAL_ERROR with the same retryable
+ * value (spec: errors#capability-failed, versioning#tap-1-1).
+ */
+function inVersion(outcome: TaskOutcome, version: string | undefined): TaskOutcome {
+  const since = outcome.error && errorEntry(outcome.error.code)?.since;
+  const v = version === undefined ? null : parseVersion(version);
+  const s = since === undefined ? null : parseVersion(since);
+  if (!outcome.error || !v || !s || compareVersions(s, v) <= 0) return outcome;
+  return { ...outcome, error: { ...outcome.error, code: 'INTERNAL_ERROR' } };
 }
 
 /** A retryable error made non-retryable because a side effect may not repeat (spec: idempotency#retryable-endings). */

@@ -14,7 +14,8 @@ import { ClientCode, TapClientError } from './errors.ts';
 import { TaskHandle, type SubmitOptions } from './handle.ts';
 import type { ConnectOptions, ReconnectPolicy, ShutdownOutcome } from './options.ts';
 import { RequesterSession, type HandshakeResult, type ResumeRequest } from './session.ts';
-import type { AgentCard, ProposedParams, SnapshotPayload } from './types.ts';
+import type { AgentCard, ProposedParams, SnapshotPayload, TaskListOptions, TaskPage, TaskSummary } from './types.ts';
+import type { PayloadOf } from '../../schemas/src/index.ts';
 
 /** A requester's side of one TAP session (across reconnects, when it has a transport factory). */
 export class TapClient extends ClientBase {
@@ -74,6 +75,40 @@ export class TapClient extends ClientBase {
   /** Asks the agent to cancel a task; resolves with its snapshot (spec: tasks#cancellation). */
   async cancel(taskId: string, reason?: string): Promise<SnapshotPayload> {
     return snapshotPayload(await this.request('task.cancel', reason === undefined ? {} : { reason }, { task_id: taskId }), taskId);
+  }
+
+  /**
+   * One page of this principal's tasks, filtered by `state` and `capability`; pass its
+   * `nextCursor` back as `cursor`, with the same filter, for the next page (spec: tasks#listing).
+   * TAP 1.1: in a session of 1.0 it rejects with UNKNOWN_MESSAGE_TYPE and sends nothing.
+   */
+  async listTasks(options: TaskListOptions = {}): Promise<TaskPage> {
+    if (this.hs.version === '1.0') {
+      throw new TapClientError('UNKNOWN_MESSAGE_TYPE', `task.list is TAP 1.1; the agent ${this.hs.agentId} speaks 1.0 in this session`, {
+        unsent: true,
+      });
+    }
+    const payload: PayloadOf<'task.list'> = {};
+    if (options.state !== undefined) payload.state = options.state;
+    if (options.capability !== undefined) payload.capability = options.capability;
+    if (options.cursor !== undefined) payload.cursor = options.cursor;
+    if (options.limit !== undefined) payload.limit = options.limit;
+    const reply = await this.request('task.list', payload, {});
+    if (reply.type === 'error') throw TapClientError.fromPayload(reply.payload);
+    if (reply.type !== 'task.page') throw new TapClientError('PROTOCOL_VIOLATION', `task.list was answered with ${reply.type}`);
+    const page: TaskPage = { tasks: reply.payload.tasks };
+    if (reply.payload.next_cursor !== undefined) page.nextCursor = reply.payload.next_cursor;
+    return page;
+  }
+
+  /** Every task of this principal that matches the filter, page after page (spec: tasks#listing). */
+  async *allTasks(options: Omit<TaskListOptions, 'cursor'> = {}): AsyncGenerator<TaskSummary> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.listTasks({ ...options, ...(cursor !== undefined ? { cursor } : {}) });
+      yield* page.tasks;
+      cursor = page.nextCursor;
+    } while (cursor !== undefined);
   }
 
   /**

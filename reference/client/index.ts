@@ -24,5 +24,8 @@ export type {
   ResultPayload,
   SnapshotPayload,
   StreamMessage,
+  TaskListOptions,
+  TaskPage,
+  TaskSummary,
   WireEntry,
 } from './types.ts';

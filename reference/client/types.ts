@@ -31,6 +31,23 @@ export type ProposedParams = Partial<SessionParams>;
 export type AgentCard = PayloadOf<'handshake.ack'>['agent'];
 export type Authorization = NonNullable<PayloadOf<'task.request'>['authorization']>;
 
+/** One task of a listing, as it stood when its page was sent (spec: tasks#listing). */
+export type TaskSummary = PayloadOf<'task.page'>['tasks'][number];
+
+/** What `listTasks` asks for: a filter, the cursor of the page after the previous one, the page's largest size (1 to 100). */
+export interface TaskListOptions {
+  state?: TaskState;
+  capability?: string;
+  cursor?: string;
+  limit?: number;
+}
+
+/** One page of a listing; `nextCursor` is absent on the last page. */
+export interface TaskPage {
+  tasks: TaskSummary[];
+  nextCursor?: string;
+}
+
 /** The messages that make up a task's stream, each carrying a `sequence` (spec: tasks#sequence). */
 export type StreamMessage =
   | MessageOf<'task.accepted'>

@@ -48,6 +48,10 @@ import taskEventPayloadSchema from '../../schemas/v1/task.event.payload.schema.j
 import taskEventSchema from '../../schemas/v1/task.event.schema.json' with { type: 'json' };
 import taskHandoffPayloadSchema from '../../schemas/v1/task.handoff.payload.schema.json' with { type: 'json' };
 import taskHandoffSchema from '../../schemas/v1/task.handoff.schema.json' with { type: 'json' };
+import taskListPayloadSchema from '../../schemas/v1/task.list.payload.schema.json' with { type: 'json' };
+import taskListSchema from '../../schemas/v1/task.list.schema.json' with { type: 'json' };
+import taskPagePayloadSchema from '../../schemas/v1/task.page.payload.schema.json' with { type: 'json' };
+import taskPageSchema from '../../schemas/v1/task.page.schema.json' with { type: 'json' };
 import taskRequestPayloadSchema from '../../schemas/v1/task.request.payload.schema.json' with { type: 'json' };
 import taskRequestSchema from '../../schemas/v1/task.request.schema.json' with { type: 'json' };
 import taskResultPayloadSchema from '../../schemas/v1/task.result.payload.schema.json' with { type: 'json' };
@@ -109,6 +113,10 @@ export type SchemaFile =
   | 'task.event.schema.json'
   | 'task.handoff.payload.schema.json'
   | 'task.handoff.schema.json'
+  | 'task.list.payload.schema.json'
+  | 'task.list.schema.json'
+  | 'task.page.payload.schema.json'
+  | 'task.page.schema.json'
   | 'task.request.payload.schema.json'
   | 'task.request.schema.json'
   | 'task.result.payload.schema.json'
@@ -170,6 +178,10 @@ export const SCHEMA_FILES: Readonly<Record<SchemaFile, object>> = {
   'task.event.schema.json': taskEventSchema,
   'task.handoff.payload.schema.json': taskHandoffPayloadSchema,
   'task.handoff.schema.json': taskHandoffSchema,
+  'task.list.payload.schema.json': taskListPayloadSchema,
+  'task.list.schema.json': taskListSchema,
+  'task.page.payload.schema.json': taskPagePayloadSchema,
+  'task.page.schema.json': taskPageSchema,
   'task.request.payload.schema.json': taskRequestPayloadSchema,
   'task.request.schema.json': taskRequestSchema,
   'task.result.payload.schema.json': taskResultPayloadSchema,

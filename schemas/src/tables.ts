@@ -247,6 +247,24 @@ export const ERROR_CODES = [
     fatal: 'never',
     meaning: 'A workspace task was claimed max_attempts times without finishing; it is a dead letter.',
   },
+  {
+    code: 'CAPABILITY_FAILED',
+    category: 'task',
+    retryable: false,
+    fatal: 'never',
+    meaning:
+      'The capability ran and reported that its work failed (the agent did not break): the error of a failed task. Retryable only when the capability says that the same request may succeed later.',
+    since: '1.1',
+  },
+  {
+    code: 'INVALID_CURSOR',
+    category: 'task',
+    retryable: false,
+    fatal: 'never',
+    meaning:
+      'A task.list named a cursor that the agent did not give this principal for this filter, or can no longer read; list again without a cursor.',
+    since: '1.1',
+  },
 ] as const satisfies readonly ErrorCodeEntry[];
 
 /** A code of the error registry. */
@@ -506,5 +524,29 @@ export const MESSAGES = [
     reply_to: 'optional',
     session_id: 'optional',
     description: 'A structured error; never answered.',
+  },
+  {
+    type: 'task.list',
+    direction: 'requester_to_agent',
+    replies: ['task.page', 'error'],
+    before_handshake: false,
+    task: false,
+    sequenced: false,
+    reply_to: 'absent',
+    session_id: 'required',
+    description: "Asks for a page of the tasks of the session's principal, filtered by state and capability.",
+    since: '1.1',
+  },
+  {
+    type: 'task.page',
+    direction: 'agent_to_requester',
+    replies: [],
+    before_handshake: false,
+    task: false,
+    sequenced: false,
+    reply_to: 'required',
+    session_id: 'required',
+    description: 'One page of task summaries, with the cursor of the next page when more may follow.',
+    since: '1.1',
   },
 ] as const satisfies readonly MessageEntry[];

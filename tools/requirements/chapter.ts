@@ -30,6 +30,7 @@ export const AREAS = [
   'VER',
   'SEC',
   'CONF',
+  'LIST', // TAP 1.1: listing tasks
 ] as const;
 export type Area = (typeof AREAS)[number];
 export type Level = 'MUST' | 'SHOULD' | 'MAY';

@@ -5,6 +5,7 @@ import * as authorizationGrants from './authorization.grants.ts';
 import * as authorizationTaskVisibility from './authorization.task-visibility.ts';
 import * as authorizationPrincipals from './authorization.principals.ts';
 import * as securityAuthority from './security.authority.ts';
+import * as tasksListing from './tasks.listing.ts';
 
 export const authorizationCases: readonly Case[] = [
   authorizationPermissionChecks,
@@ -12,4 +13,5 @@ export const authorizationCases: readonly Case[] = [
   authorizationTaskVisibility,
   authorizationPrincipals,
   securityAuthority,
+  tasksListing,
 ].flatMap((file) => file.cases);

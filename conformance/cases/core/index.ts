@@ -40,6 +40,8 @@ import * as limitsRepeatedBadInput from './limits.repeated-bad-input.ts';
 import * as versioningVersionCheck from './versioning.version-check.ts';
 import * as versioningStrayMinor from './versioning.stray-minor.ts';
 import * as versioningTap11 from './versioning.tap-1-1.ts';
+import * as tasksListing from './tasks.listing.ts';
+import * as errorsCapabilityFailed from './errors.capability-failed.ts';
 import * as versioningReservedNames from './versioning.reserved-names.ts';
 import * as limitsNesting from './limits.nesting.ts';
 import * as limitsPreHandshake from './limits.pre-handshake.ts';
@@ -89,6 +91,8 @@ export const coreCases: readonly Case[] = [
   versioningVersionCheck,
   versioningStrayMinor,
   versioningTap11,
+  tasksListing,
+  errorsCapabilityFailed,
   versioningReservedNames,
   limitsNesting,
   limitsPreHandshake,

@@ -167,4 +167,37 @@ export const rows: Row[] = [
         payload((p) => ({ ...p, details: { ...(p.details as object), task_id: 'another-task' } })),
       ),
   ],
+  // TAP 1.1: the capability's own failure (spec: errors#capability-failed).
+  [
+    'TAP-ERR-101:internal-error',
+    "a capability's own failure ends with INTERNAL_ERROR in a session of 1.1",
+    () =>
+      out(
+        failedWith('CAPABILITY_FAILED'),
+        payload((p) => ({ ...p, error: { ...(p.error as object), code: 'INTERNAL_ERROR' } })),
+      ),
+  ],
+  [
+    'TAP-ERR-102:retryable',
+    'CAPABILITY_FAILED comes retryable though the capability did not say so',
+    () =>
+      out(
+        failedWith('CAPABILITY_FAILED'),
+        payload((p) => ({ ...p, error: { ...(p.error as object), retryable: true } })),
+      ),
+  ],
+  [
+    'TAP-ERR-103:registry-retryable-in-1-0',
+    "in a session of 1.0 a capability's own failure comes as INTERNAL_ERROR with the registry's retryable: true",
+    () =>
+      out(
+        (m, v) => v.version === '1.0' && failedWith('INTERNAL_ERROR')(m),
+        payload((p) => ({ ...p, error: { ...(p.error as object), retryable: true } })),
+      ),
+  ],
 ];
+
+/** A task.result whose error has this code. */
+function failedWith(code: string): (m: { type: string; payload?: Record<string, unknown> }) => boolean {
+  return (m) => m.type === 'task.result' && (m.payload?.error as { code?: unknown } | undefined)?.code === code;
+}
