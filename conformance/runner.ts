@@ -99,8 +99,7 @@ export async function unmetNeed(c: Case, env: RunEnv): Promise<Outcome | null> {
   if (n.agentPid && env.registry?.agentPid === undefined)
     return skipped('the suite may not stop the agent: pass --agent-pid with the process id of the agent (it receives SIGTERM)');
   if (n.restart && env.probe.card?.durability !== 'restart') return unimplemented('the agent card does not declare durability "restart"');
-  // The integrity profile applies when the agent is given a key; one given a key must hold it
-  // (spec: conformance#key-provisioning), so a refusal then fails the cases themselves.
+  // The integrity profile applies to an agent given a key, which it must hold (spec: conformance#key-provisioning).
   if (n.integrity && !env.key)
     return unimplemented(
       'no key was given: pass --hmac-key-id, --hmac-key and --hmac-peer (and start the agent with the same TAP_HMAC_* values)',
@@ -139,9 +138,10 @@ function securityNeed(n: NonNullable<Case['needs']>, env: RunEnv): Outcome | nul
     return unimplemented('no token issuer was given: pass --jwt-key, --jwt-issuer and --jwt-audience (the agent must trust that issuer)');
   if (n.security === 'client-certificate' || n.security === 'two-client-certificates') {
     const wss = env.target.kind === 'websocket' && /^wss:/i.test(env.target.url);
+    const over = env.target.kind === 'nats' ? ' (over NATS, the NATS server checks certificates)' : '';
     if (!wss || certificates === 0)
       return unimplemented(
-        'no client certificate was given for a wss:// agent: pass its wss:// URL with --tls-ca, --tls-cert and --tls-key',
+        `no client certificate was given for a wss:// agent${over}: pass its wss:// URL with --tls-ca, --tls-cert and --tls-key`,
       );
     if (n.security === 'two-client-certificates' && certificates < 2)
       return unimplemented('one client certificate was given: pass a second --tls-cert and --tls-key, of another identity');
