@@ -43,6 +43,8 @@ export interface HandshakeResult {
   agentId: string;
   granted: string[];
   missing: string[];
+  /** The extensions the session uses, as the ack lists them; empty in a session of 1.0 (spec: handshake#negotiated-extensions). */
+  extensions: string[];
   params: SessionParams;
   resumeWindowMs: number;
   maxRetainedMessages: number;
@@ -297,6 +299,7 @@ export class RequesterSession {
       agentId: s.peer.agent_id,
       granted: s.granted,
       missing: s.missing,
+      extensions: s.extensions,
       params: s.params,
       resumeWindowMs: s.resumeWindowMs,
       maxRetainedMessages: s.maxRetainedMessages,

@@ -247,6 +247,15 @@ export const ERROR_CODES = [
     fatal: 'never',
     meaning: 'A workspace task was claimed max_attempts times without finishing; it is a dead letter.',
   },
+  {
+    code: 'EXTENSION_REQUIRED',
+    category: 'session',
+    retryable: false,
+    fatal: 'never',
+    meaning:
+      'A handshake of 1.1 where one side requires an extension the other does not support or did not offer; details.missing lists those URIs, details.supported the extensions of the agent. No session is created.',
+    since: '1.1',
+  },
 ] as const satisfies readonly ErrorCodeEntry[];
 
 /** A code of the error registry. */
