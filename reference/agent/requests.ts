@@ -129,7 +129,7 @@ function onTaskRequest(conn: Replier, session: Session, msg: MessageOf<'task.req
   if (disagreement) {
     return refuse(
       errorPayload('INVALID_MESSAGE', `${disagreement}; send the trace id and span of the traceparent, or leave trace_id and span_id out`, {
-        issues: [{ path: '/metadata/traceparent', message: disagreement }],
+        issues: [{ path: '/metadata/traceparent', keyword: 'trace-context', message: disagreement }],
       }),
     );
   }

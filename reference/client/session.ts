@@ -261,7 +261,8 @@ export class RequesterSession {
     if (step.session) {
       this.clearStepTimer();
       this.establish(step.session);
-    } else if (step.close) {
+    } else if (step.close || (step.error && this.machine.phase === 'failed')) {
+      // A refusal of the init ends this attempt, fatal or not: the caller connects again (spec: handshake#failures).
       const error = step.error;
       this.fail(error ? TapClientError.fromPayload(error) : new TapClientError(ClientCode.HANDSHAKE_FAILED, 'the handshake failed'));
     } else if (step.error) {

@@ -270,7 +270,7 @@ function onInit(state: Extract<AgentHandshakeState, { phase: 'awaiting-init' }>,
     return fail(
       'EXTENSION_REQUIRED',
       `required extensions not supported by both sides: ${lacking.join(', ')}; offer in your card's extensions those the agent requires, and require only those it lists`,
-      { missing: lacking, supported: supportedExtensions.map((e) => ({ ...e })) },
+      { missing: lacking, extensions: supportedExtensions.map((e) => ({ ...e })) },
       false,
     );
   }

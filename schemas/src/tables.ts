@@ -78,7 +78,7 @@ export const ERROR_CODES = [
     retryable: false,
     fatal: 'may',
     meaning:
-      'No common protocol version, or a message in a version other than the negotiated one; details.supported lists the versions the sender speaks. Fatal except for another minor version of the negotiated major after the ack.',
+      'No common protocol version, or a message in a version other than the negotiated one; details.extensions lists the versions the sender speaks. Fatal except for another minor version of the negotiated major after the ack.',
   },
   {
     code: 'UNKNOWN_MESSAGE_TYPE',
@@ -253,7 +253,7 @@ export const ERROR_CODES = [
     retryable: false,
     fatal: 'never',
     meaning:
-      'A handshake of 1.1 where one side requires an extension the other does not support or did not offer; details.missing lists those URIs, details.supported the extensions of the agent. No session is created.',
+      'A handshake of 1.1 where one side requires an extension the other does not support or did not offer; details.missing lists those URIs, details.extensions the extensions of the agent. No session is created.',
     since: '1.1',
   },
 ] as const satisfies readonly ErrorCodeEntry[];

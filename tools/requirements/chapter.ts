@@ -30,6 +30,8 @@ export const AREAS = [
   'VER',
   'SEC',
   'CONF',
+  'EXT',
+  'TRACE', // TAP 1.1: negotiated extensions, W3C trace context
 ] as const;
 export type Area = (typeof AREAS)[number];
 export type Level = 'MUST' | 'SHOULD' | 'MAY';
