@@ -26,29 +26,13 @@ import {
 import { OldestKey } from '../core/oldest.ts';
 import type { CloseInfo, InboundFrame, Transport } from '../transports/index.ts';
 import { ClientCode, TapClientError } from './errors.ts';
+import { handshakeResult, type HandshakeResult } from './handshake-result.ts';
 import { checkInbound, type Inbound } from './inbound.ts';
 import { ReceiveContexts } from './receive-context.ts';
 import { Liveness } from './liveness.ts';
-import type { AgentCard, Clock, ErrorPayload, Logger, ProposedParams, SessionParams, WireEntry } from './types.ts';
+import type { AgentCard, Clock, ErrorPayload, Logger, ProposedParams, WireEntry } from './types.ts';
 
-/** What a completed handshake fixed (spec: handshake#ack). */
-export interface HandshakeResult {
-  version: string;
-  sessionId: string;
-  resumeToken: string;
-  /** Whether a requested resume was granted. */
-  resumed: boolean;
-  /** The agent's card and id. */
-  agent: AgentCard;
-  agentId: string;
-  granted: string[];
-  missing: string[];
-  /** The extensions the session uses, as the ack lists them; empty in a session of 1.0 (spec: handshake#negotiated-extensions). */
-  extensions: string[];
-  params: SessionParams;
-  resumeWindowMs: number;
-  maxRetainedMessages: number;
-}
+export type { HandshakeResult } from './handshake-result.ts';
 
 export type ResumeRequest = NonNullable<PayloadOf<'handshake.init'>['resume']>;
 export type Credentials = NonNullable<PayloadOf<'handshake.init'>['credentials']>;
@@ -291,20 +275,7 @@ export class RequesterSession {
     this.phase = 'open';
     this.maxBytes = s.params.max_message_bytes;
     this.transport.setMaxFrameBytes?.(s.params.max_message_bytes);
-    this.handshake = {
-      version: s.version,
-      sessionId: s.sessionId,
-      resumeToken: s.resumeToken,
-      resumed: s.resumed,
-      agent: s.peer,
-      agentId: s.peer.agent_id,
-      granted: s.granted,
-      missing: s.missing,
-      extensions: s.extensions,
-      params: s.params,
-      resumeWindowMs: s.resumeWindowMs,
-      maxRetainedMessages: s.maxRetainedMessages,
-    };
+    this.handshake = handshakeResult(s);
     this.liveness = new Liveness(
       this.config.clock,
       s.params.heartbeat_ms,
