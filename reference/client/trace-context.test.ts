@@ -5,7 +5,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AgentCard } from '../../schemas/src/index.ts';
 import { CONFORMANCE_EXTENSION, createAgent, withConformanceCapabilities, type Agent, type AgentOptions } from '../agent/index.ts';
-import { parseTraceparent } from '../core/index.ts';
+import { childTraceContext, parseTraceparent } from '../core/index.ts';
+import { randomBytes } from '../crypto.ts';
 import { createMemoryPair } from '../transports/index.ts';
 import { connect, type ConnectOptions, type WireEntry } from './index.ts';
 
@@ -18,6 +19,7 @@ const card: AgentCard = {
 };
 const STAMP = CONFORMANCE_EXTENSION.uri;
 const TP = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+const random = randomBytes;
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -128,5 +130,36 @@ describe('trace context', () => {
     const all = [...messages('out'), ...messages('in')];
     expect(all.some((m) => m.metadata?.traceparent !== undefined)).toBe(false);
     expect(messages('in').find((m) => m.type === 'task.result')!.metadata).toEqual({ trace_id: 't-1' });
+  });
+
+  it("gives a handler the request's trace context, from which a sub-task keeps the trace with a span of its own (TAP-TRACE-105)", async () => {
+    const agent = agentWith({
+      capabilities: {
+        ...withConformanceCapabilities(),
+        'demo.delegate': {
+          capability: {
+            name: 'demo.delegate',
+            version: '1.0.0',
+            description: 'Shows the trace context a sub-task would get.',
+            input_formats: ['json'],
+            output_formats: ['json'],
+            streaming: false,
+            side_effects: false,
+          },
+          handler: (_input: unknown, ctx) => ({
+            seen: ctx.traceContext,
+            child: ctx.traceContext && childTraceContext(ctx.traceContext, random),
+          }),
+        },
+      },
+    });
+    const { client } = await overMemory(agent);
+    const result = await client.submit('demo.delegate', null, { metadata: { traceparent: TP, tracestate: 'rojo=1' } }).result;
+    const out = result.output as { seen: { traceparent: string }; child: { traceparent: string; tracestate: string } };
+    expect(out.seen).toEqual({ traceparent: TP, tracestate: 'rojo=1' });
+    const child = parseTraceparent(out.child.traceparent)!;
+    expect(child.traceId).toBe(parseTraceparent(TP)!.traceId);
+    expect(child.parentId).not.toBe(parseTraceparent(TP)!.parentId);
+    expect(out.child.tracestate).toBe('rojo=1');
   });
 });
