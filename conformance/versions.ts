@@ -21,14 +21,14 @@ function later(since: unknown, version: string): boolean {
 const payloadMembers = new Map<string, Record<string, { since?: string }>>();
 
 /** The top-level members of a message type's payload schema, by name (empty for a type without one). */
-function membersOf(type: string): Record<string, { since?: string }> {
-  let members = payloadMembers.get(type);
+function membersOf(type: string, suffix = '.payload'): Record<string, { since?: string }> {
+  let members = payloadMembers.get(type + suffix);
   if (!members) {
-    const file = join(SCHEMA_DIR, `${type}.payload.schema.json`);
+    const file = join(SCHEMA_DIR, `${type}${suffix}.schema.json`);
     members = existsSync(file)
       ? ((JSON.parse(readFileSync(file, 'utf8')) as { properties?: Record<string, { since?: string }> }).properties ?? {})
       : {};
-    payloadMembers.set(type, members);
+    payloadMembers.set(type + suffix, members);
   }
   return members;
 }
@@ -50,6 +50,20 @@ export function laterThan(msg: { type?: unknown; payload?: Record<string, unknow
   const members = membersOf(type);
   for (const name of Object.keys(p)) {
     if (later(members[name]?.since, version)) return `the member ${name} of ${type}, which TAP ${members[name]!.since} defines`;
+  }
+  // The members 1.1 adds to a card and to metadata (spec: handshake#negotiated-extensions, envelope#trace-context).
+  const card = p.agent as Record<string, unknown> | undefined;
+  const cardMembers = membersOf('agent-card', '');
+  for (const name of Object.keys(card && typeof card === 'object' ? card : {})) {
+    if (later(cardMembers[name]?.since, version))
+      return `the member ${name} of the card in ${type}, which TAP ${cardMembers[name]!.since} defines`;
+  }
+  const metadata = (msg as { metadata?: unknown }).metadata;
+  const metadataMembers =
+    (membersOf('envelope', '').metadata as { properties?: Record<string, { since?: string }> } | undefined)?.properties ?? {};
+  for (const name of Object.keys(metadata && typeof metadata === 'object' ? metadata : {})) {
+    if (later(metadataMembers[name]?.since, version))
+      return `the member metadata.${name} of ${type}, which TAP ${metadataMembers[name]!.since} defines`;
   }
   const code = type === 'error' ? p.code : (p.error as { code?: unknown } | undefined)?.code;
   if (typeof code === 'string' && later(errorEntry(code)?.since, version))

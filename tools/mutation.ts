@@ -16,7 +16,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createAgent, withConformanceCapabilities } from '../reference/agent/index.ts';
+import { CONFORMANCE_EXTENSION, createAgent, withConformanceCapabilities } from '../reference/agent/index.ts';
 import { createMemoryPair } from '../reference/transports/memory.ts';
 import type { Case } from '../conformance/case.ts';
 import { ALL_CASES } from '../conformance/cases/index.ts';
@@ -91,6 +91,7 @@ function memoryTarget(mutant: Mutant | undefined) {
       limits: { max_concurrent_tasks: 64, max_task_seconds: 3600, max_message_bytes: 1048576, max_tasks_per_session: 32 },
     },
     capabilities: withConformanceCapabilities(),
+    extensions: [CONFORMANCE_EXTENSION],
     keys: [{ key_id: KEY.keyId, key: b64u(KEY.key), peer: KEY.peer }],
     // As the reference agent's bin sets it (spec: limits#heartbeats: the floor of the range).
     heartbeatMs: 1_000,

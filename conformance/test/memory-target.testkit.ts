@@ -2,7 +2,7 @@
  * Test support: the reference agent in this process on an in-memory transport pair, as a target the
  * harness opens connections to, and the run environment the cases need.
  */
-import { createAgent, withConformanceCapabilities } from '../../reference/agent/index.ts';
+import { CONFORMANCE_EXTENSION, createAgent, withConformanceCapabilities } from '../../reference/agent/index.ts';
 import { createMemoryPair } from '../../reference/transports/memory.ts';
 import type { RawTransport } from '../../reference/transports/transport.ts';
 import type { RunEnv } from '../context.ts';
@@ -33,6 +33,7 @@ export function memoryTarget(
       limits: { max_task_seconds: 3600, max_message_bytes: 1048576, ...limits },
     },
     capabilities: withConformanceCapabilities(),
+    extensions: [CONFORMANCE_EXTENSION],
     keys: [{ key_id: MEMORY_KEY.keyId, key: b64u(MEMORY_KEY.key), peer: MEMORY_KEY.peer }],
     // As the reference agent's bin sets it: the floor of the range (spec: limits#heartbeats), so the
     // liveness and late-plan cases get the 1000 ms they propose.

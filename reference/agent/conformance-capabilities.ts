@@ -12,6 +12,7 @@ import streamInput from '../../schemas/v1/tap.test.stream.input.schema.json' wit
 import { anyErrorPayload, errorEntry, TapError } from '../core/index.ts';
 import { CapabilityError, type CapabilityDefinition, type Handler, type TaskContext } from './handler.ts';
 import type { PlanDraft } from './model.ts';
+import type { AgentExtension } from './options.ts';
 
 function capability(name: string, description: string, extra: Partial<Capability>): Capability {
   return {
@@ -172,3 +173,14 @@ export function withConformanceCapabilities(
   }
   return { ...capabilities, ...CONFORMANCE_CAPABILITIES };
 }
+
+/**
+ * The conformance extension of TAP 1.1: in a session that uses it, every message of a task's
+ * stream carries `metadata["tap-test-stamp"]`, its URI; in any other session, nothing of it
+ * (spec: conformance#test-capabilities, handshake#negotiated-extensions).
+ */
+export const CONFORMANCE_EXTENSION: AgentExtension = {
+  uri: 'urn:tap:test:stamp',
+  description: 'Marks every message of a task stream with metadata "tap-test-stamp"; for tap-conform.',
+  metadata: { 'tap-test-stamp': 'urn:tap:test:stamp' },
+};

@@ -7,13 +7,14 @@
 import type { PayloadOf } from '../../schemas/src/index.ts';
 import { errorPayload, TapError } from '../core/errors.ts';
 import { isTerminal } from '../core/states.ts';
+import { traceContextOf, type TraceContext } from '../core/trace-context.ts';
 import { TaskAborted, type AgentStore, type PlanDecision, type PlanDraft, type TaskContext } from './handler.ts';
 import { fitsUtf8, utf8ByteLength } from '../core/decode.ts';
 import { submitPlan } from './plans.ts';
 import type { Runtime } from './runtime.ts';
 import type { Session } from './sessions.ts';
 import type { TaskHost } from './task-host.ts';
-import { currentPlan, type Task } from './tasks.ts';
+import { currentPlan, streamMetadata, type Task } from './tasks.ts';
 
 const LEVELS = new Set(['debug', 'info', 'warn', 'error']);
 /** What output returns when nothing waits: one settled promise for all. */
@@ -54,6 +55,7 @@ class Context implements TaskContext {
   readonly authorization: Task['authorization'];
   readonly attempt: number;
   readonly trace: Task['trace'];
+  readonly traceContext: TraceContext | undefined;
   readonly previousTaskId: string | undefined;
   readonly restored: { state: Record<string, unknown> } | undefined;
   readonly store: AgentStore;
@@ -73,6 +75,7 @@ class Context implements TaskContext {
     this.authorization = task.authorization;
     this.attempt = task.attempt;
     this.trace = task.trace;
+    this.traceContext = traceContextOf(task.carried);
     this.previousTaskId = task.previousTaskId;
     this.restored = task.restored ? { state: task.restored.state } : undefined;
     this.store = storeOf(rt);
@@ -218,7 +221,7 @@ function overhead(session: Session, task: Task): number {
     {
       task_id: task.taskId,
       sequence: Number.MAX_SAFE_INTEGER,
-      metadata: task.trace,
+      metadata: streamMetadata(task),
       rebuild: { message_id: 'm'.repeat(128), timestamp: new Date(0).toISOString() },
     },
   );

@@ -63,6 +63,11 @@ export interface TaskContext {
   readonly attempt: number;
   /** The request's metadata.trace_id and span_id: a task this handler submits elsewhere passes the trace on (spec: mesh#trace). */
   readonly trace?: { trace_id: string; span_id?: string };
+  /**
+   * In a session of 1.1, the request's W3C trace context; a sub-task this handler submits takes
+   * `childTraceContext(ctx.traceContext, random)`: the same trace, a span of its own (spec: envelope#trace-context).
+   */
+  readonly traceContext?: { traceparent: string; tracestate?: string; baggage?: string };
   /** The task this one retries after a retryable ending (spec: idempotency#retryable-endings). */
   readonly previousTaskId?: string;
   /** Fires on cancel, deadline, shutdown or session loss; its reason is a TaskAborted. */

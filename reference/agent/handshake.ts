@@ -53,6 +53,11 @@ export function handshakeConfig(rt: Runtime): AgentHandshakeConfig {
       keys: rt.keys.map(),
       requireCredentials: rt.requireCredentials,
       supportedVersions: rt.settings.versions,
+      extensions: rt.settings.extensions.map(({ uri, required, description }) => ({
+        uri,
+        ...(required !== undefined ? { required } : {}),
+        ...(description !== undefined ? { description } : {}),
+      })),
       resume: (request) => {
         // spec: resume#reconnect: same principal, same requester, that session's token; and the
         // version the session was opened in (spec: versioning#tap-1-1).
@@ -109,10 +114,12 @@ export function sessionEstablished(conn: Replier, est: EstablishedSession, early
     if (previous && previous !== conn) void previous.close(1000, 'the session was resumed on another connection');
     session.params = est.params;
     session.version = est.version;
+    session.extensions = est.extensions;
     // The credentials of the resuming handshake bound the session from now on.
     session.authority = est.authority;
   } else {
     session = new Session(infoOf(est, origin), rt.out, rt.settings);
+    session.extensions = est.extensions;
     session.authority = est.authority;
     rt.sessions.set(session.id, session);
     session.link = conn;

@@ -6,6 +6,7 @@ export type { AbortKind, AgentStore, CapabilityDefinition, Handler, TaskContext 
 export type { PlanDecision, PlanDraft } from './model.ts';
 export { stderrLogger, systemClock } from './options.ts';
 export type {
+  AgentExtension,
   AgentOptions,
   AuthenticatedCredentials,
   Authenticator,
@@ -19,7 +20,7 @@ export { DEFAULT_CLOCK_TOLERANCE_SEC, jwtAuthenticator, readJwtKeys, scopesOf } 
 export type { JwtAuthenticatorOptions } from './jwt.ts';
 export { iso } from './outbound.ts';
 export type { AttachOptions } from './session.ts';
-export { CONFORMANCE_CAPABILITIES, withConformanceCapabilities } from './conformance-capabilities.ts';
+export { CONFORMANCE_CAPABILITIES, CONFORMANCE_EXTENSION, withConformanceCapabilities } from './conformance-capabilities.ts';
 export { TapError, errorPayload } from '../core/index.ts';
 export type { AgentCard, Capability } from '../../schemas/src/index.ts';
 export { CONFORMANCE_VAR, keysFromEnv } from './environment.ts';

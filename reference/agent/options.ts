@@ -2,7 +2,7 @@
  * What an agent is built from: its card, its capability handlers, keys, clock, limits and
  * logger, with the defaults the runtime applies (spec: handshake#params, limits).
  */
-import type { AgentCard } from '../../schemas/src/index.ts';
+import type { AgentCard, Extension } from '../../schemas/src/index.ts';
 import type { AuthenticatedCredentials } from '../core/handshake.ts';
 import type { Clock, Hmac, Logger, RandomSource } from '../core/platform.ts';
 import type { CapabilityDefinition, Handler } from './handler.ts';
@@ -103,6 +103,11 @@ export interface AgentOptions {
    * a 1.0 agent (spec: handshake#version-negotiation, versioning#tap-1-1).
    */
   versions?: readonly string[];
+  /**
+   * The extensions the agent supports, listed in its card in every session of 1.1; one marked
+   * `required` is one no session goes without (default none; spec: handshake#negotiated-extensions).
+   */
+  extensions?: readonly AgentExtension[];
   /** Heartbeat the agent proposes in negotiation (default 15 000 ms). */
   heartbeatMs?: number;
   /** request_timeout_ms used when the requester proposes none (default 30 000 ms). */
@@ -164,9 +169,19 @@ export interface AgentOptions {
   maxRetainedBytesPerPrincipal?: number;
 }
 
+/**
+ * An extension the agent supports: its card entry and, for an extension that marks the messages
+ * of a task, the `metadata` members it adds to each message of a task's stream in a session that
+ * uses it, and only there (spec: handshake#negotiated-extensions).
+ */
+export interface AgentExtension extends Extension {
+  metadata?: Readonly<Record<string, unknown>>;
+}
+
 /** The options with every default applied. */
 export interface Settings {
   versions: readonly string[];
+  extensions: readonly AgentExtension[];
   heartbeatMs: number;
   requestTimeoutMs: number;
   streaming: boolean;
@@ -193,6 +208,7 @@ export interface Settings {
 export function settingsOf(options: AgentOptions): Settings {
   return {
     versions: options.versions ?? SUPPORTED_VERSIONS,
+    extensions: options.extensions ?? [],
     heartbeatMs: options.heartbeatMs ?? 15_000,
     requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
     streaming: options.streaming ?? true,

@@ -6,7 +6,17 @@
  */
 import type { Capability, MessageOf, PayloadOf, TapMessage } from '../../schemas/src/index.ts';
 import { fitsUtf8 } from '../core/decode.ts';
-import { errorPayload, isTerminal, newMessageId, type ErrorPayload } from '../core/index.ts';
+import {
+  errorPayload,
+  isTerminal,
+  negotiatesExtensions,
+  newMessageId,
+  traceContextOf,
+  traceDisagreement,
+  type ErrorPayload,
+  type TraceContext,
+} from '../core/index.ts';
+import type { AgentExtension } from './options.ts';
 import { TaskAbort } from './model.ts';
 import { buildMessage } from './outbound.ts';
 import { iso } from './outbound.ts';
@@ -17,6 +27,21 @@ import type { Replier } from './replier.ts';
 import type { Session } from './sessions.ts';
 import { describeSource, isOriginShare } from './shares.ts';
 import { fingerprint, snapshotOf, traceOf, type Authorization, type Task } from './tasks.ts';
+
+/**
+ * What a new task's stream carries besides its trace: the request's trace context and the
+ * metadata of each extension the session uses (spec: envelope#trace-context, handshake#negotiated-extensions).
+ */
+function carriedOf(
+  extensions: readonly AgentExtension[],
+  session: Session,
+  context: TraceContext | undefined,
+): { carried?: Record<string, unknown> } {
+  const carried: Record<string, unknown> = {};
+  for (const e of extensions) if (e.metadata && session.extensions.includes(e.uri)) Object.assign(carried, e.metadata);
+  Object.assign(carried, context);
+  return Object.keys(carried).length ? { carried } : {};
+}
 
 /** Handles a task or plan request of an established session. */
 export function handleRequest(conn: Replier, session: Session, msg: TapMessage): void {
@@ -111,6 +136,16 @@ function onTaskRequest(conn: Replier, session: Session, msg: MessageOf<'task.req
   const taskId = msg.task_id!; // required by the task.request schema
   const to = { replyTo: msg.message_id, taskId };
   const refuse = (error: ErrorPayload): void => conn.refuse(error, to);
+  // In 1.1, a traceparent agrees with trace_id and span_id (spec: envelope#trace-context); its form the schema checked.
+  const withContext = negotiatesExtensions(session.version);
+  const disagreement = withContext ? traceDisagreement(msg.metadata) : null;
+  if (disagreement) {
+    return refuse(
+      errorPayload('INVALID_MESSAGE', `${disagreement}; send the trace id and span of the traceparent, or leave trace_id and span_id out`, {
+        issues: [{ path: '/metadata/traceparent', keyword: 'trace-context', message: disagreement }],
+      }),
+    );
+  }
   const now = rt.now();
   const entry = rt.capabilities.get(p.capability);
   const fp = fingerprint(p.capability, p.input);
@@ -190,6 +225,7 @@ function onTaskRequest(conn: Replier, session: Session, msg: MessageOf<'task.req
     previousTaskId,
     attempt: msg.metadata?.attempt ?? 1,
     trace: traceOf(msg.metadata),
+    ...carriedOf(rt.settings.extensions, session, withContext ? traceContextOf(msg.metadata) : undefined),
     state: 'accepted',
     createdAt: now,
     updatedAt: now,

@@ -55,6 +55,8 @@ export class Session {
   readonly share: string;
   version: string;
   params: SessionParams;
+  /** The extensions the session uses, as its last handshake negotiated them; none in 1.0 (spec: handshake#negotiated-extensions). */
+  extensions: readonly string[] = [];
   signing?: SigningKey;
   /** When the session lost its transport (ms since the epoch); undefined while one is attached. */
   orphanedAt?: number;

@@ -16,7 +16,7 @@ import { MAX_NESTING_DEPTH, nestedDeeperThan } from '../core/ijson.ts';
 import { withdrawPlan, markPlan } from './plans.ts';
 import type { Runtime } from './runtime.ts';
 import type { TaskHost } from './task-host.ts';
-import { currentPlan, outcomeError, snapshotOf, type Task, type TaskOutcome } from './tasks.ts';
+import { currentPlan, outcomeError, snapshotOf, streamMetadata, type Task, type TaskOutcome } from './tasks.ts';
 
 /** The longest reply_to a snapshot can carry: a message_id of 128 characters (spec: envelope#message-id). */
 const LONGEST_REPLY_TO = 'x'.repeat(128);
@@ -48,7 +48,7 @@ export class TaskRunner implements TaskHost {
     const session = this.rt.sessionOf(task);
     if (!session) throw new Error(`task ${task.taskId} has no session`);
     const sequence = task.lastSequence + 1;
-    const text = session.message(type, payload, { task_id: task.taskId, sequence, reply_to: replyTo, metadata: task.trace });
+    const text = session.message(type, payload, { task_id: task.taskId, sequence, reply_to: replyTo, metadata: streamMetadata(task) });
     this.commit(task, sequence, text);
     if (deliver) session.deliver(text);
     return text;
@@ -185,7 +185,7 @@ export class TaskRunner implements TaskHost {
     task.result = result;
     if (session) {
       const sequence = task.lastSequence + 1;
-      let text = session.message('task.result', result, { task_id: task.taskId, sequence, metadata: task.trace });
+      let text = session.message('task.result', result, { task_id: task.taskId, sequence, metadata: streamMetadata(task) });
       // The result must fit in its task.result and in every snapshot that will carry it (spec: tasks#result-size).
       // A result that fits SNAPSHOT_EXTRA_BYTES under the limit fits every snapshot; only nearer to it is the snapshot built to be measured.
       const max = session.params.max_message_bytes;
@@ -203,7 +203,7 @@ export class TaskRunner implements TaskHost {
         };
         task.state = 'failed';
         task.result = result;
-        text = session.message('task.result', result, { task_id: task.taskId, sequence, metadata: task.trace });
+        text = session.message('task.result', result, { task_id: task.taskId, sequence, metadata: streamMetadata(task) });
       }
       this.commit(task, sequence, text);
       rt.tasks.ended(task);

@@ -42,6 +42,11 @@ export function traceOf(metadata: { trace_id?: string; span_id?: string } | unde
     : { trace_id: metadata.trace_id };
 }
 
+/** The metadata of a message of the task's stream: its trace and what else it carries, or undefined for none. */
+export function streamMetadata(task: Pick<Task, 'trace' | 'carried'>): TaskTrace | Record<string, unknown> | undefined {
+  return task.carried ? { ...task.trace, ...task.carried } : task.trace;
+}
+
 /** One task of one principal. */
 export interface Task {
   principal: string;
@@ -62,6 +67,12 @@ export interface Task {
   attempt: number;
   /** The request's trace, carried unchanged into every message of the task (spec: mesh#trace). */
   trace?: TaskTrace;
+  /**
+   * What else every message of the task's stream carries in its metadata, in a session of 1.1:
+   * the request's trace context (spec: envelope#trace-context) and the members of the extensions
+   * the session uses (spec: handshake#negotiated-extensions).
+   */
+  carried?: Record<string, unknown>;
   state: TaskState;
   createdAt: number;
   updatedAt: number;

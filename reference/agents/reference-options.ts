@@ -4,7 +4,7 @@
  * tap-reference-agent (reference-agent.ts) and the mutation score's broken agent
  * (conformance/mutation/broken-agent.ts), which serves the same agent behind a mutation.
  */
-import { stderrLogger, withConformanceCapabilities, type AgentOptions } from '../agent/index.ts';
+import { CONFORMANCE_EXTENSION, stderrLogger, withConformanceCapabilities, type AgentOptions } from '../agent/index.ts';
 import type { AgentCard } from '../../schemas/src/index.ts';
 import { UsageError, wholeOption } from '../serve/command-line.ts';
 
@@ -73,6 +73,8 @@ export function referenceAgentOptions(o: Own): AgentOptions {
   return {
     card: referenceCard(o),
     capabilities: withConformanceCapabilities(),
+    // The conformance extension, which the extension cases of 1.1 negotiate (spec: handshake#negotiated-extensions).
+    extensions: [CONFORMANCE_EXTENSION],
     // The floor of the range (spec: limits#heartbeats): the final heartbeat_ms is the larger of the
     // proposal and this, so a requester gets what it proposes (1000 ms when it proposes none), and
     // the suite's liveness and late-plan cases wait about a second per heartbeat instead of ten.

@@ -4,7 +4,18 @@
  * (spec: tasks#sequence, messages#replies, shutdown#farewell). TapClient adds sessions on top.
  */
 import type { MessageOf, MessageType, PayloadOf, TapMessage } from '../../schemas/src/index.ts';
-import { assertKey, errorPayload, isFatal, parseKey, replyTypes, type RandomSource } from '../core/index.ts';
+import {
+  assertKey,
+  errorPayload,
+  isFatal,
+  negotiatesExtensions,
+  newTraceparent,
+  parseKey,
+  replyTypes,
+  TRACE_CONTEXT_MEMBERS,
+  traceDisagreement,
+  type RandomSource,
+} from '../core/index.ts';
 import { randomBytes } from '../crypto.ts';
 import type { Transport } from '../transports/index.ts';
 import { retryPolicy, type RetryPolicy } from './backoff.ts';
@@ -68,7 +79,9 @@ export abstract class ClientBase extends Emitter<ClientEvents> implements TaskHo
     this.random = options.random ?? randomBytes;
     this.tasks = new TaskTable(this.random);
     this.pending = new PendingRequests(this.clock, () => this.hs?.params.request_timeout_ms ?? DEFAULT_REQUEST_TIMEOUT_MS);
-    this.card = options.card ?? defaultCard(options.agentId, options.params?.max_message_bytes);
+    const card = options.card ?? defaultCard(options.agentId, options.params?.max_message_bytes);
+    // The card offers the extensions the requester speaks; an agent of 1.1 reads them (spec: handshake#negotiated-extensions).
+    this.card = options.extensions?.length ? { ...card, extensions: options.extensions.map((e) => ({ ...e })) } : card;
     if (this.card.agent_id !== options.agentId) throw new TypeError(`the card names ${this.card.agent_id}, not agentId ${options.agentId}`);
     if (options.keys) {
       const key = typeof options.keys.key === 'string' ? parseKey(options.keys.key) : options.keys.key;
@@ -89,6 +102,23 @@ export abstract class ClientBase extends Emitter<ClientEvents> implements TaskHo
   /** A fresh idempotency key. */
   newIdempotencyKey(): string {
     return this.tasks.newIdempotencyKey();
+  }
+
+  taskMetadata(given: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+    if (!negotiatesExtensions(this.hs?.version ?? '1.0')) {
+      // Nothing of 1.1 in a session of 1.0 (spec: versioning#tap-1-1).
+      if (!given || !TRACE_CONTEXT_MEMBERS.some((m) => m in given)) return given;
+      const kept = { ...given };
+      for (const m of TRACE_CONTEXT_MEMBERS) delete kept[m];
+      return kept;
+    }
+    if (typeof given?.traceparent === 'string') return given;
+    const traceId = typeof given?.trace_id === 'string' ? given.trace_id : undefined;
+    const spanId = typeof given?.span_id === 'string' ? given.span_id : undefined;
+    const traceparent = newTraceparent(this.random, traceId, spanId);
+    // A trace_id or span_id that cannot be the traceparent's stays alone (spec: envelope#trace-context).
+    if (traceDisagreement({ ...given, traceparent })) return given;
+    return { ...given, traceparent };
   }
 
   /** The stream of a task id, created when new. */

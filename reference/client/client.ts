@@ -49,6 +49,17 @@ export class TapClient extends ClientBase {
       this.phase = 'closed';
       throw err;
     }
+    // A required extension the session does not use, as in a session of 1.0, ends it (spec: handshake#negotiated-extensions).
+    const unused = (this.options.extensions ?? [])
+      .filter((e) => e.required === true && !this.hs.extensions.includes(e.uri))
+      .map((e) => e.uri);
+    if (unused.length > 0) {
+      await this.close(`the session does not use the required extensions ${unused.join(', ')}`);
+      throw new TapClientError(
+        'EXTENSION_REQUIRED',
+        `the agent ${this.hs.agentId} (TAP ${this.hs.version}) does not use the required extensions ${unused.join(', ')}; connect without requiring them or to an agent that supports them`,
+      );
+    }
     if (this.hs.missing.length > 0 && !this.options.allowMissing) {
       const missing = this.hs.missing.join(', ');
       await this.close(`the agent lacks ${missing}`);

@@ -70,7 +70,7 @@ export class TaskHandle extends FollowedTask {
     private readonly host: TaskHost<TaskHandle>,
     readonly capability: string,
     readonly input: unknown,
-    private readonly options: SubmitOptions = {},
+    options: SubmitOptions = {},
   ) {
     super(new Feed<StreamMessage>(HANDLE_LOG_LIMIT));
     this.accepted = quiet(
@@ -87,17 +87,26 @@ export class TaskHandle extends FollowedTask {
     );
     this.policy = { ...host.retry, ...options.retry };
     this.idempotencyKey = options.idempotencyKey ?? host.newIdempotencyKey();
+    const metadata = host.taskMetadata(options.metadata);
+    this.options = metadata === undefined ? options : { ...options, metadata };
     void this.run();
   }
 
   /** The idempotency key every attempt carries. */
   readonly idempotencyKey: string;
+  /** The submit options, with the metadata the session's version gives the task's requests. */
+  private readonly options: SubmitOptions;
 
-  /** The trace of the task's metadata, which every request about the task carries (spec: mesh#trace). */
-  get trace(): { trace_id: string; span_id?: string } | undefined {
+  /**
+   * The trace of the task's metadata, which every request about the task carries: trace_id and
+   * span_id (spec: mesh#trace), and in a session of 1.1 the trace context (spec: envelope#trace-context).
+   */
+  get trace(): { trace_id?: string; span_id?: string; traceparent?: string; tracestate?: string; baggage?: string } | undefined {
     const m = this.options.metadata;
-    if (typeof m?.trace_id !== 'string') return undefined;
-    return typeof m.span_id === 'string' ? { trace_id: m.trace_id, span_id: m.span_id } : { trace_id: m.trace_id };
+    const out: Record<string, string> = {};
+    for (const k of ['trace_id', 'span_id', 'traceparent', 'tracestate', 'baggage'])
+      if (typeof m?.[k] === 'string') out[k] = m[k] as string;
+    return Object.keys(out).length ? out : undefined;
   }
 
   protected followed(): TaskStream | undefined {

@@ -1,5 +1,5 @@
 /** The options, events and outcomes of the requester client (spec: handshake, tasks, shutdown). */
-import type { RandomSource } from '../core/index.ts';
+import type { Extension, RandomSource } from '../core/index.ts';
 import type { RetryPolicy } from './backoff.ts';
 import type { TaskHandle } from './handle.ts';
 import type { Credentials } from './session.ts';
@@ -15,6 +15,12 @@ export interface ConnectOptions {
   versions?: string[];
   /** Capabilities the requester needs from the agent. */
   requires?: string[];
+  /**
+   * The extensions the requester offers, in its card; one marked `required` the session must use,
+   * or connect fails with EXTENSION_REQUIRED. The ack's choice is `client.extensions`
+   * (spec: handshake#negotiated-extensions).
+   */
+  extensions?: Extension[];
   /** Proposed session params; request_timeout_ms defaults to 30 000. */
   params?: ProposedParams;
   credentials?: Credentials;

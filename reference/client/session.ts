@@ -26,27 +26,13 @@ import {
 import { OldestKey } from '../core/oldest.ts';
 import type { CloseInfo, InboundFrame, Transport } from '../transports/index.ts';
 import { ClientCode, TapClientError } from './errors.ts';
+import { handshakeResult, type HandshakeResult } from './handshake-result.ts';
 import { checkInbound, type Inbound } from './inbound.ts';
 import { ReceiveContexts } from './receive-context.ts';
 import { Liveness } from './liveness.ts';
-import type { AgentCard, Clock, ErrorPayload, Logger, ProposedParams, SessionParams, WireEntry } from './types.ts';
+import type { AgentCard, Clock, ErrorPayload, Logger, ProposedParams, WireEntry } from './types.ts';
 
-/** What a completed handshake fixed (spec: handshake#ack). */
-export interface HandshakeResult {
-  version: string;
-  sessionId: string;
-  resumeToken: string;
-  /** Whether a requested resume was granted. */
-  resumed: boolean;
-  /** The agent's card and id. */
-  agent: AgentCard;
-  agentId: string;
-  granted: string[];
-  missing: string[];
-  params: SessionParams;
-  resumeWindowMs: number;
-  maxRetainedMessages: number;
-}
+export type { HandshakeResult } from './handshake-result.ts';
 
 export type ResumeRequest = NonNullable<PayloadOf<'handshake.init'>['resume']>;
 export type Credentials = NonNullable<PayloadOf<'handshake.init'>['credentials']>;
@@ -259,7 +245,8 @@ export class RequesterSession {
     if (step.session) {
       this.clearStepTimer();
       this.establish(step.session);
-    } else if (step.close) {
+    } else if (step.close || (step.error && this.machine.phase === 'failed')) {
+      // A refusal of the init ends this attempt, fatal or not: the caller connects again (spec: handshake#failures).
       const error = step.error;
       this.fail(error ? TapClientError.fromPayload(error) : new TapClientError(ClientCode.HANDSHAKE_FAILED, 'the handshake failed'));
     } else if (step.error) {
@@ -288,19 +275,7 @@ export class RequesterSession {
     this.phase = 'open';
     this.maxBytes = s.params.max_message_bytes;
     this.transport.setMaxFrameBytes?.(s.params.max_message_bytes);
-    this.handshake = {
-      version: s.version,
-      sessionId: s.sessionId,
-      resumeToken: s.resumeToken,
-      resumed: s.resumed,
-      agent: s.peer,
-      agentId: s.peer.agent_id,
-      granted: s.granted,
-      missing: s.missing,
-      params: s.params,
-      resumeWindowMs: s.resumeWindowMs,
-      maxRetainedMessages: s.maxRetainedMessages,
-    };
+    this.handshake = handshakeResult(s);
     this.liveness = new Liveness(
       this.config.clock,
       s.params.heartbeat_ms,

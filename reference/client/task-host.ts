@@ -14,6 +14,11 @@ export interface TaskHost<Handle> {
   readonly retry: RetryPolicy;
   newTaskId(): string;
   newIdempotencyKey(): string;
+  /**
+   * The metadata a new task's requests carry: in a session of 1.1 with a traceparent (a new one
+   * when `given` has none), in a session of 1.0 without the trace context of 1.1 (spec: envelope#trace-context).
+   */
+  taskMetadata(given: Record<string, unknown> | undefined): Record<string, unknown> | undefined;
   openStream(taskId: string): TaskStream;
   dropStream(taskId: string): void;
   request(type: 'task.request', payload: PayloadOf<'task.request'>, fields: Record<string, unknown>): Promise<TapMessage>;

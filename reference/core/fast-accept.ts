@@ -115,6 +115,8 @@ function isMetadata(v: unknown): boolean {
   if (!isObject(v)) return false;
   if (v.trace_id !== undefined && !isPlainText(v.trace_id, 128)) return false;
   if (v.span_id !== undefined && !isPlainText(v.span_id, 128)) return false;
+  // The trace context of 1.1 has its W3C forms, which the validators judge (spec: envelope#trace-context).
+  if (v.traceparent !== undefined || v.tracestate !== undefined || v.baggage !== undefined) return false;
   return v.attempt === undefined || isCount(v.attempt);
 }
 

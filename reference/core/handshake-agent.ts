@@ -25,6 +25,7 @@ import {
 } from './handshake.ts';
 import { newResumeToken, newSessionId, webRandom } from './ids.ts';
 import { agentDefaults, confirmsParams, DEFAULT_RESUME_WINDOW_MS, negotiateParams, type AgentParamDefaults } from './params.ts';
+import { type Extension, negotiateExtensions, negotiatesExtensions } from './extensions.ts';
 import { chooseVersion, protocolOf } from './versions.ts';
 
 type Credentials = NonNullable<PayloadOf<'handshake.init'>['credentials']>;
@@ -59,6 +60,8 @@ export interface AgentHandshakeConfig extends MachineContext {
    * `principal`, and has that resume_token (spec: resume#reconnect).
    */
   resume?: (request: ResumeRequest & { principal: string; peer: string; version: string }) => boolean;
+  /** The extensions the agent supports, those it requires marked `required` (spec: handshake#negotiated-extensions). */
+  extensions?: readonly Extension[];
 }
 
 /** The agent machine's state; start from initialAgentHandshake(config). */
@@ -257,6 +260,21 @@ function onInit(state: Extract<AgentHandshakeState, { phase: 'awaiting-init' }>,
     }
   }
 
+  // A session of 1.1 uses the extensions both cards list; a required one the other side lacks ends the handshake (spec: handshake#negotiated-extensions).
+  const supportedExtensions = config.extensions ?? [];
+  const withExtensions = negotiatesExtensions(version);
+  const { accepted, missing: lacking } = withExtensions
+    ? negotiateExtensions(p.agent.extensions, supportedExtensions)
+    : { accepted: [], missing: [] };
+  if (lacking.length) {
+    return fail(
+      'EXTENSION_REQUIRED',
+      `required extensions not supported by both sides: ${lacking.join(', ')}; offer in your card's extensions those the agent requires, and require only those it lists`,
+      { missing: lacking, extensions: supportedExtensions.map((e) => ({ ...e })) },
+      false,
+    );
+  }
+
   const random = config.random ?? webRandom;
   let sessionId = newSessionId(random);
   let resumeToken = newResumeToken(random);
@@ -290,12 +308,16 @@ function onInit(state: Extract<AgentHandshakeState, { phase: 'awaiting-init' }>,
           session_id: sessionId,
           resume_token: resumeToken,
           resumed,
-          agent: config.card,
+          agent:
+            withExtensions && supportedExtensions.length
+              ? { ...config.card, extensions: supportedExtensions.map((e) => ({ ...e })) }
+              : config.card,
           granted,
           missing,
           params,
           resume_window_ms: resumeWindowMs,
           max_retained_messages: maxRetainedMessages,
+          ...(withExtensions ? { extensions: accepted } : {}),
         },
       },
     ),
@@ -326,6 +348,7 @@ function onInit(state: Extract<AgentHandshakeState, { phase: 'awaiting-init' }>,
     integrity,
     granted,
     missing,
+    extensions: accepted,
     resumeWindowMs,
     maxRetainedMessages,
     ...(resumed && p.resume ? { resumeTasks: p.resume.tasks } : {}),

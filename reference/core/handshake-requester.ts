@@ -223,6 +223,7 @@ function onAck(state: Extract<RequesterHandshakeState, { phase: 'awaiting-ack' }
     integrity,
     granted: p.granted,
     missing: p.missing,
+    extensions: p.extensions ?? [],
     resumeWindowMs: p.resume_window_ms,
     maxRetainedMessages: p.max_retained_messages,
   };

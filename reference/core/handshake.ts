@@ -38,6 +38,8 @@ export interface EstablishedSession {
   integrity: SessionKey;
   granted: string[];
   missing: string[];
+  /** The extensions the session uses, from the ack; empty in a session of 1.0 (spec: handshake#negotiated-extensions). */
+  extensions: string[];
   resumeWindowMs: number;
   maxRetainedMessages: number;
   /** Agent side, on a granted resume: where each task's replay starts (spec: resume#reconnect). */

@@ -4,6 +4,7 @@ export * from './catalogue.ts';
 export * from './compose.ts';
 export * from './decode.ts';
 export * from './errors.ts';
+export * from './extensions.ts';
 export * from './frame.ts';
 export * from './handshake.ts';
 export * from './handshake-agent.ts';
@@ -16,6 +17,7 @@ export type { Clock, LogLevel, Logger, TimerHandle } from './platform.ts';
 export * from './reserved-names.ts';
 export * from './signing.ts';
 export * from './states.ts';
+export * from './trace-context.ts';
 export * from './validate.ts';
 export * from './versions.ts';
 /** The message types, derived from the schemas: the same types as `tapctl gen-types --lang ts` writes, each assignable to the other. */

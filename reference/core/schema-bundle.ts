@@ -7,6 +7,7 @@ import capabilitySchema from '../../schemas/v1/capability.schema.json' with { ty
 import envelopeSchema from '../../schemas/v1/envelope.schema.json' with { type: 'json' };
 import errorPayloadSchema from '../../schemas/v1/error-payload.schema.json' with { type: 'json' };
 import errorSchema from '../../schemas/v1/error.schema.json' with { type: 'json' };
+import extensionSchema from '../../schemas/v1/extension.schema.json' with { type: 'json' };
 import handshakeAckPayloadSchema from '../../schemas/v1/handshake.ack.payload.schema.json' with { type: 'json' };
 import handshakeAckSchema from '../../schemas/v1/handshake.ack.schema.json' with { type: 'json' };
 import handshakeGoPayloadSchema from '../../schemas/v1/handshake.go.payload.schema.json' with { type: 'json' };
@@ -72,6 +73,7 @@ export type SchemaFile =
   | 'envelope.schema.json'
   | 'error-payload.schema.json'
   | 'error.schema.json'
+  | 'extension.schema.json'
   | 'handshake.ack.payload.schema.json'
   | 'handshake.ack.schema.json'
   | 'handshake.go.payload.schema.json'
@@ -137,6 +139,7 @@ export const SCHEMA_FILES: Readonly<Record<SchemaFile, object>> = {
   'envelope.schema.json': envelopeSchema,
   'error-payload.schema.json': errorPayloadSchema,
   'error.schema.json': errorSchema,
+  'extension.schema.json': extensionSchema,
   'handshake.ack.payload.schema.json': handshakeAckPayloadSchema,
   'handshake.ack.schema.json': handshakeAckSchema,
   'handshake.go.payload.schema.json': handshakeGoPayloadSchema,

@@ -1,6 +1,6 @@
 /** The agent card: who a peer is and what it can do (spec: handshake#agent-card). */
 import { Type, type Static } from '@sinclair/typebox';
-import { CapabilityName, Count, Identifier, Label, PermissionName } from './common.ts';
+import { CapabilityName, Count, Identifier, Label, PermissionName, whole } from './common.ts';
 
 export const MediaList = (what: string) =>
   Type.Array(Label({ minLength: 1, maxLength: 256 }), {
@@ -42,6 +42,31 @@ export const AgentLimits = Type.Object(
   { title: 'AgentLimits', description: 'Limits the agent honours.' },
 );
 
+/** An absolute URI naming an extension (spec: handshake#negotiated-extensions, since 1.1). */
+export const ExtensionUri = Type.String({
+  description: 'An absolute URI (RFC 3986) naming an extension, such as "https://example.com/tap/ext/cost/v1".',
+  pattern: whole('[A-Za-z][A-Za-z0-9+.-]*:[!-~]+'),
+  minLength: 3,
+  maxLength: 2048,
+});
+
+/** One extension a card lists: its URI, whether the peer requires it (spec: handshake#negotiated-extensions). */
+export const Extension = Type.Object(
+  {
+    uri: ExtensionUri,
+    required: Type.Optional(
+      Type.Boolean({ description: 'True when the peer works only in a session that uses this extension. Default false.' }),
+    ),
+    description: Type.Optional(Type.String({ description: 'What the extension adds, for people.', maxLength: 4096 })),
+  },
+  {
+    $id: 'extension.schema.json',
+    title: 'Extension',
+    description: 'An extension a peer supports (TAP 1.1), as its card lists it; the ack of a session of 1.1 lists those the session uses.',
+  },
+);
+export type Extension = Static<typeof Extension>;
+
 export const AgentCard = Type.Object(
   {
     agent_id: Identifier,
@@ -55,6 +80,13 @@ export const AgentCard = Type.Object(
     durability: Type.Optional(
       Type.Union([Type.Literal('process'), Type.Literal('restart')], {
         description: 'How long task and idempotency records live: for the process, or across restarts. Default "process".',
+      }),
+    ),
+    extensions: Type.Optional(
+      Type.Array(Extension, {
+        description:
+          "TAP 1.1: the extensions the peer supports, each URI once; in handshake.init the requester's offer, in handshake.ack what the agent supports.",
+        since: '1.1',
       }),
     ),
   },

@@ -20,9 +20,52 @@ export const Metadata = Type.Object(
     trace_id: Type.Optional(Label({ description: 'A trace id for distributed tracing (W3C trace-context recommended).', maxLength: 128 })),
     span_id: Type.Optional(Label({ description: 'The span id of the sender.', maxLength: 128 })),
     attempt: Type.Optional(Count('Which attempt of the sender this message is, from 1.', 1)),
+    traceparent: Type.Optional(
+      Type.String({
+        description:
+          'TAP 1.1: the W3C Trace Context traceparent of the task, version 00: "00-" 32 lowercase hex trace-id (not all zero) "-" 16 lowercase hex parent-id (not all zero) "-" 2 hex flags.',
+        since: '1.1',
+      }),
+    ),
+    tracestate: Type.Optional(
+      Type.String({ description: 'TAP 1.1: the W3C Trace Context tracestate that goes with traceparent.', since: '1.1' }),
+    ),
+    baggage: Type.Optional(Type.String({ description: 'TAP 1.1: the W3C Baggage of the task.', since: '1.1' })),
   },
   { title: 'Metadata', description: 'Open metadata; extensions live here and in payload keys prefixed "x-".' },
 );
+
+/** The W3C forms of the trace context members, checked in a message of 1.1 (spec: envelope#trace-context). */
+const TRACEPARENT = whole('00-(?!0{32}-)[0-9a-f]{32}-(?!0{16}-)[0-9a-f]{16}-[0-9a-f]{2}');
+const TRACESTATE_MEMBER =
+  '(?:[a-z][a-z0-9_*/-]{0,255}|[a-z0-9][a-z0-9_*/-]{0,240}@[a-z][a-z0-9_*/-]{0,13})=[\\x20-\\x2b\\x2d-\\x3c\\x3e-\\x7e]{0,255}[\\x21-\\x2b\\x2d-\\x3c\\x3e-\\x7e]';
+const TRACESTATE = whole(`${TRACESTATE_MEMBER}(?:[ \\t]*,[ \\t]*${TRACESTATE_MEMBER}){0,31}`);
+const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
+const BAGGAGE_VALUE = '[\\x21\\x23-\\x2b\\x2d-\\x3a\\x3c-\\x5b\\x5d-\\x7e]*';
+const BAGGAGE_MEMBER = `${TOKEN}[ \\t]*=[ \\t]*${BAGGAGE_VALUE}(?:[ \\t]*;[ \\t]*${TOKEN}(?:[ \\t]*=[ \\t]*${BAGGAGE_VALUE})?)*`;
+const BAGGAGE = whole(`${BAGGAGE_MEMBER}(?:[ \\t]*,[ \\t]*${BAGGAGE_MEMBER}){0,63}`);
+
+/**
+ * In a message of TAP 1.1 or a later minor, the trace context members of `metadata` have their
+ * W3C forms; in a message of 1.0 they are unknown metadata members like any other (spec:
+ * envelope#trace-context, versioning#tap-1-1).
+ */
+export const TRACE_CONTEXT_RULE = {
+  if: { type: 'object', properties: { protocol: { type: 'string', pattern: whole('tap/1\\.[1-9][0-9]{0,3}') } }, required: ['protocol'] },
+  then: {
+    type: 'object',
+    properties: {
+      metadata: {
+        type: 'object',
+        properties: {
+          traceparent: { type: 'string', pattern: TRACEPARENT },
+          tracestate: { type: 'string', pattern: TRACESTATE, maxLength: 8192 },
+          baggage: { type: 'string', pattern: BAGGAGE, maxLength: 8192 },
+        },
+      },
+    },
+  },
+};
 
 export const Envelope = Type.Object(
   {
@@ -63,6 +106,7 @@ export const Envelope = Type.Object(
     if: { type: 'object', properties: { type: { const: 'handshake.init' } }, required: ['type'] },
     then: {},
     else: { type: 'object', properties: { target: { $ref: 'identifier.schema.json' } } },
+    allOf: [TRACE_CONTEXT_RULE],
   },
 );
 export type Envelope = Static<typeof Envelope>;

@@ -1,6 +1,6 @@
 /** Handshake payloads (spec: handshake). */
 import { Type } from '@sinclair/typebox';
-import { AgentCard } from './card.ts';
+import { AgentCard, ExtensionUri } from './card.ts';
 import { CapabilityName, Count, Identifier, Label, Version, whole } from './common.ts';
 
 export const Integrity = Type.Union(
@@ -91,6 +91,13 @@ export const HandshakeAckPayload = Type.Object(
     params: SessionParams,
     resume_window_ms: Count('How long the session stays resumable after losing its transport.'),
     max_retained_messages: Count('How many messages per task the agent retains for resume.', 1),
+    extensions: Type.Optional(
+      Type.Array(ExtensionUri, {
+        description:
+          "TAP 1.1, present in every ack of 1.1: the extensions the session uses, the URIs of the requester card's extensions that the agent supports.",
+        since: '1.1',
+      }),
+    ),
   },
   { $id: 'handshake.ack.payload.schema.json', title: 'HandshakeAckPayload', description: 'Payload of handshake.ack.' },
 );

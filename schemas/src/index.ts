@@ -1,6 +1,6 @@
 /** The TAP 1.0 schemas: every schema that is emitted as its own file, and the data tables. */
 import type { TSchema } from '@sinclair/typebox';
-import { AgentCard, Capability } from './card.ts';
+import { AgentCard, Capability, Extension } from './card.ts';
 import { TEST_INPUTS } from './conformance.ts';
 import { Identifier } from './common.ts';
 import { Envelope, Signature } from './envelope.ts';
@@ -33,6 +33,7 @@ export function emittedSchemas(): TSchema[] {
     Capability,
     AgentCard,
     SessionParams,
+    Extension,
     Authorization,
     ErrorPayload,
     Plan,

@@ -78,7 +78,7 @@ export const ERROR_CODES = [
     retryable: false,
     fatal: 'may',
     meaning:
-      'No common protocol version, or a message in a version other than the negotiated one; details.supported lists the versions the sender speaks. Fatal except for another minor version of the negotiated major after the ack.',
+      'No common protocol version, or a message in a version other than the negotiated one; details.extensions lists the versions the sender speaks. Fatal except for another minor version of the negotiated major after the ack.',
   },
   {
     code: 'UNKNOWN_MESSAGE_TYPE',
@@ -263,6 +263,15 @@ export const ERROR_CODES = [
     fatal: 'never',
     meaning:
       'A task.list named a cursor that the agent did not give this principal for this filter, or can no longer read; list again without a cursor.',
+    since: '1.1',
+  },
+  {
+    code: 'EXTENSION_REQUIRED',
+    category: 'session',
+    retryable: false,
+    fatal: 'never',
+    meaning:
+      'A handshake of 1.1 where one side requires an extension the other does not support or did not offer; details.missing lists those URIs, details.extensions the extensions of the agent. No session is created.',
     since: '1.1',
   },
 ] as const satisfies readonly ErrorCodeEntry[];

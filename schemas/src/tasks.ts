@@ -1,6 +1,7 @@
 /** Task payloads (spec: tasks). */
 import { Type } from '@sinclair/typebox';
 import { CapabilityName, Count, ErrorCode, Identifier, JsonValue, Label, literals, PermissionName, Timestamp, Version } from './common.ts';
+import { Extension, ExtensionUri } from './card.ts';
 import { discriminated, whenRequires, whenRequiresOneOf } from './rules.ts';
 import { TASK_STATES, TERMINAL_STATES } from './tables.ts';
 
@@ -27,6 +28,15 @@ export const ErrorPayload = Type.Object(
           indeterminate: Type.Optional(Type.Boolean({ description: 'True when a crash interrupted a step of the task.' })),
           checkpoint: Type.Optional(
             Type.Record(Type.String(), Type.Unknown(), { description: 'The task checkpoint, when it ends without a retryable error.' }),
+          ),
+          missing: Type.Optional(
+            Type.Array(ExtensionUri, {
+              description: 'EXTENSION_REQUIRED (1.1): the required extensions the other side lacks.',
+              since: '1.1',
+            }),
+          ),
+          extensions: Type.Optional(
+            Type.Array(Extension, { description: "EXTENSION_REQUIRED (1.1): the extensions of the agent's card.", since: '1.1' }),
           ),
         },
         { description: 'Code-specific details; open, but the members named here have fixed meanings (spec: errors#details).' },

@@ -31,6 +31,8 @@ export const AREAS = [
   'SEC',
   'CONF',
   'LIST', // TAP 1.1: listing tasks
+  'EXT',
+  'TRACE', // TAP 1.1: negotiated extensions, W3C trace context
 ] as const;
 export type Area = (typeof AREAS)[number];
 export type Level = 'MUST' | 'SHOULD' | 'MAY';

@@ -49,6 +49,8 @@ import * as limitsTableLimits from './limits.table-limits.ts';
 import * as limitsSources from './limits.sources.ts';
 import * as conformanceTargets from './conformance.targets.ts';
 import * as handshakeTimeouts from './handshake.timeouts.ts';
+import * as handshakeNegotiatedExtensions from './handshake.negotiated-extensions.ts';
+import * as envelopeTraceContext from './envelope.trace-context.ts';
 
 export const coreCases: readonly Case[] = [
   handshakeOverview,
@@ -101,4 +103,6 @@ export const coreCases: readonly Case[] = [
 
   conformanceTargets,
   handshakeTimeouts,
+  handshakeNegotiatedExtensions,
+  envelopeTraceContext,
 ].flatMap((file) => file.cases);

@@ -16,7 +16,9 @@ export const cases: Case[] = [
       const s = need(await ctx.sessionWith({ versions: ['1.0'] }));
       const chosen = s.hs.ack.msg.payload.version;
       require(check(chosen === '1.0', `offered only 1.0, the agent chose ${show(chosen)}`, 'version 1.0', show(chosen)));
-      need(await runTask(s.peer, 'tap.test.echo', { said: 'in 1.0' }));
+      // A traceparent is an unknown metadata member in 1.0: the agent carries nothing of 1.1's trace context (spec: envelope#trace-context).
+      const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+      need(await runTask(s.peer, 'tap.test.echo', { said: 'in 1.0' }, { extra: { metadata: { traceparent } } }));
       const stamped = s.peer.received.find((r) => r.msg.protocol !== 'tap/1.0');
       require(
         check(

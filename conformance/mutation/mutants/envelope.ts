@@ -1,5 +1,5 @@
 /** Mutants that break the rules of spec/1.0/envelope.md (spec: envelope). */
-import { envelope, errorOf, is, out, recode, refuse } from '../operators.ts';
+import { envelope, errorOf, inn, is, out, recode, refuse } from '../operators.ts';
 import { any, repairIn, type Row, wrongCode } from '../rows.ts';
 
 const ENVELOPE_MEMBERS = new Set([
@@ -94,4 +94,44 @@ export const rows: Row[] = [
     'a message with an unknown member is refused',
     () => refuse((m) => Object.keys(m).some((k) => !ENVELOPE_MEMBERS.has(k)), 'INVALID_MESSAGE'),
   ],
+  // TAP 1.1, trace context (spec: envelope#trace-context).
+  [
+    'TAP-TRACE-101:malformed-accepted',
+    'a task.request with a malformed traceparent is taken, its traceparent repaired',
+    () =>
+      inn(
+        (m) => m.type === 'task.request' && typeof meta(m).traceparent === 'string' && !W3C.test(String(meta(m).traceparent)),
+        (m) => ({ ...m, metadata: { ...meta(m), traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' } }),
+      ),
+  ],
+  [
+    'TAP-TRACE-102:disagreement-accepted',
+    'a task.request whose traceparent disagrees with trace_id is taken',
+    () =>
+      inn(
+        (m) =>
+          m.type === 'task.request' &&
+          typeof meta(m).traceparent === 'string' &&
+          typeof meta(m).trace_id === 'string' &&
+          !String(meta(m).traceparent).includes(String(meta(m).trace_id)),
+        (m) => ({ ...m, metadata: { ...meta(m), trace_id: undefined, span_id: undefined } }),
+      ),
+  ],
+  [
+    'TAP-TRACE-103:context-dropped',
+    "the messages of a task's stream lose the request's traceparent",
+    () =>
+      out(
+        (m) => ['task.accepted', 'task.event', 'task.result'].includes(m.type) && meta(m).traceparent !== undefined,
+        (m) => ({ ...m, metadata: { ...meta(m), traceparent: undefined } }),
+      ),
+  ],
 ];
+
+/** A message's metadata as an open object. */
+function meta(m: object): Record<string, unknown> {
+  return ((m as { metadata?: unknown }).metadata ?? {}) as Record<string, unknown>;
+}
+
+/** A well-formed traceparent of version 00. */
+const W3C = /^00-(?!0{32}-)[0-9a-f]{32}-(?!0{16}-)[0-9a-f]{16}-[0-9a-f]{2}$/;

@@ -1,6 +1,6 @@
 /** Mutants that break the rules of spec/1.0/handshake.md (spec: handshake). */
 import { randomBytes } from 'node:crypto';
-import { answerInstead, both, dropOut, errorOf, inn, is, out, payload, recode, swallow } from '../operators.ts';
+import { answerInstead, both, dropOut, errorOf, inn, is, out, payload, recode, refuse, swallow } from '../operators.ts';
 import { fakeAccepted, refuseOnceSeen, repairIn, type Row } from '../rows.ts';
 
 export const rows: Row[] = [
@@ -253,4 +253,62 @@ export const rows: Row[] = [
         payload({ code: 'IDENTITY_MISMATCH' }),
       ),
   ],
+  // TAP 1.1, negotiated extensions (spec: handshake#negotiated-extensions).
+  [
+    'TAP-EXT-101:lists-none',
+    'the ack of 1.1 lists no extension, even one offered that the agent supports',
+    () => out((m) => m.type === 'handshake.ack' && Array.isArray(m.payload?.extensions), payload({ extensions: [] })),
+  ],
+  [
+    'TAP-EXT-102:card-omits-used',
+    "the agent's card in an ack that lists extensions does not list them",
+    () =>
+      out(
+        (m) => m.type === 'handshake.ack' && Array.isArray(m.payload?.extensions) && (m.payload.extensions as unknown[]).length > 0,
+        payload((p) => ({ ...p, agent: { ...(p.agent as Record<string, unknown>), extensions: undefined } })),
+      ),
+  ],
+  [
+    'TAP-EXT-103:unknown-optional-refused',
+    'an init that offers an extension the agent does not support, not required, is refused with EXTENSION_REQUIRED',
+    () =>
+      refuse(
+        (m) => m.type === 'handshake.init' && offered(m).some((e) => e.uri !== 'urn:tap:test:stamp' && e.required !== true),
+        'EXTENSION_REQUIRED',
+        { details: { missing: [], extensions: [] } },
+      ),
+  ],
+  [
+    'TAP-EXT-104:required-ignored',
+    'an init that requires an extension the agent does not support opens a session anyway',
+    () =>
+      inn(
+        (m) => m.type === 'handshake.init' && offered(m).some((e) => e.required === true),
+        (m) => ({
+          ...m,
+          payload: {
+            ...m.payload,
+            agent: { ...(m.payload?.agent as Record<string, unknown>), extensions: offered(m).map((e) => ({ uri: e.uri })) },
+          },
+        }),
+      ),
+  ],
+  [
+    'TAP-EXT-105:unused-stamped',
+    'in a session of 1.1 that uses no extension, the messages of a task carry the conformance extension member',
+    () =>
+      out(
+        (m, v) =>
+          v.version === '1.1' &&
+          ['task.accepted', 'task.event', 'task.result'].includes(m.type) &&
+          (m.metadata as Record<string, unknown> | undefined)?.['tap-test-stamp'] === undefined,
+        (m) => ({ ...m, metadata: { ...(m.metadata as Record<string, unknown> | undefined), 'tap-test-stamp': 'urn:tap:test:stamp' } }),
+      ),
+  ],
 ];
+
+/** The extensions the card of a handshake.init offers. */
+function offered(m: { payload?: Record<string, unknown> }): { uri: string; required?: boolean }[] {
+  const list = (m.payload?.agent as { extensions?: unknown } | undefined)?.extensions;
+  return Array.isArray(list) ? (list as { uri: string; required?: boolean }[]) : [];
+}

@@ -72,4 +72,24 @@ export const rows: Row[] = [
     'in a session that negotiated 1.0, the agent writes tap/1.1 on its messages',
     () => out((m, v) => v.version === '1.0' && m.type !== 'handshake.ack' && m.session_id !== undefined, envelope({ protocol: 'tap/1.1' })),
   ],
+  [
+    'TAP-VER-102:extensions-in-1-0',
+    'in a session that negotiated 1.0, the ack lists extensions, a member only 1.1 defines',
+    () => out((m) => m.type === 'handshake.ack' && m.payload?.version === '1.0', payload({ extensions: [] })),
+  ],
+  [
+    'TAP-VER-102:trace-context-in-1-0',
+    "in a session that negotiated 1.0, the agent carries the request's traceparent on the task's stream",
+    () =>
+      out(
+        (m, v) => v.version === '1.0' && ['task.accepted', 'task.event', 'task.result'].includes(m.type),
+        (m) => ({
+          ...m,
+          metadata: {
+            ...(m.metadata as Record<string, unknown> | undefined),
+            traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+          },
+        }),
+      ),
+  ],
 ];

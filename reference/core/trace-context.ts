@@ -1,0 +1,84 @@
+/**
+ * W3C Trace Context and Baggage as TAP 1.1 carries them in `metadata`: the members, the check
+ * that a traceparent agrees with trace_id and span_id, a fresh traceparent for a new task, and the
+ * traceparent of a sub-task (spec: envelope#trace-context).
+ */
+import type { RandomSource } from './ids.ts';
+
+/** Bytes as lowercase hex. */
+function bytesToHex(bytes: Uint8Array): string {
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/** The trace context members of a message's metadata. */
+export interface TraceContext {
+  traceparent: string;
+  tracestate?: string;
+  baggage?: string;
+}
+
+/** The members of metadata that carry the trace context, in the order they are written. */
+export const TRACE_CONTEXT_MEMBERS = ['traceparent', 'tracestate', 'baggage'] as const;
+
+/** Version 00 of traceparent: trace-id and parent-id not all zero (the schema's TRACEPARENT, spec: envelope#trace-context). */
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
+
+/** The fields of a well-formed traceparent, or null. */
+export function parseTraceparent(text: unknown): { traceId: string; parentId: string; flags: string } | null {
+  const m = typeof text === 'string' ? TRACEPARENT.exec(text) : null;
+  if (!m || /^0+$/.test(m[1]!) || /^0+$/.test(m[2]!)) return null;
+  return { traceId: m[1]!, parentId: m[2]!, flags: m[3]! };
+}
+
+/** The trace context of a message's metadata: its traceparent with what goes with it, or undefined without one. */
+export function traceContextOf(metadata: Record<string, unknown> | undefined): TraceContext | undefined {
+  if (typeof metadata?.traceparent !== 'string') return undefined;
+  const out: TraceContext = { traceparent: metadata.traceparent };
+  if (typeof metadata.tracestate === 'string') out.tracestate = metadata.tracestate;
+  if (typeof metadata.baggage === 'string') out.baggage = metadata.baggage;
+  return out;
+}
+
+/**
+ * What makes a metadata's traceparent disagree with its trace_id or span_id, as a sentence, or
+ * null when they agree or one is absent (spec: envelope#trace-context).
+ */
+export function traceDisagreement(metadata: Record<string, unknown> | undefined): string | null {
+  const tp = parseTraceparent(metadata?.traceparent);
+  if (!tp) return null;
+  if (typeof metadata?.trace_id === 'string' && metadata.trace_id !== tp.traceId)
+    return `metadata.trace_id ${JSON.stringify(metadata.trace_id)} differs from the trace-id ${tp.traceId} of metadata.traceparent`;
+  if (typeof metadata?.span_id === 'string' && metadata.span_id !== tp.parentId)
+    return `metadata.span_id ${JSON.stringify(metadata.span_id)} differs from the parent-id ${tp.parentId} of metadata.traceparent`;
+  return null;
+}
+
+/** `n` random bytes as lowercase hex, never all zero. */
+function randomHex(random: RandomSource, n: number): string {
+  for (;;) {
+    const hex = bytesToHex(random(n));
+    if (!/^0+$/.test(hex)) return hex;
+  }
+}
+
+/**
+ * The traceparent of a new task: its own trace-id (or `traceId` when it is one, such as a given
+ * metadata.trace_id) and a new parent-id (or `spanId` when it is one), sampled (spec: envelope#trace-context).
+ */
+export function newTraceparent(random: RandomSource, traceId?: string, spanId?: string): string {
+  const t = traceId !== undefined && /^[0-9a-f]{32}$/.test(traceId) && !/^0+$/.test(traceId) ? traceId : randomHex(random, 16);
+  const s = spanId !== undefined && /^[0-9a-f]{16}$/.test(spanId) && !/^0+$/.test(spanId) ? spanId : randomHex(random, 8);
+  return `00-${t}-${s}-01`;
+}
+
+/**
+ * The trace context of a sub-task an agent submits as part of its own task: the same trace-id,
+ * flags, tracestate and baggage, and a parent-id of the agent's own (spec: envelope#trace-context).
+ */
+export function childTraceContext(parent: TraceContext, random: RandomSource): TraceContext {
+  const tp = parseTraceparent(parent.traceparent);
+  if (!tp) throw new Error(`not a traceparent of version 00: ${JSON.stringify(parent.traceparent)}`);
+  let span = randomHex(random, 8);
+  while (span === tp.parentId) span = randomHex(random, 8);
+  return { ...parent, traceparent: `00-${tp.traceId}-${span}-${tp.flags}` };
+}
