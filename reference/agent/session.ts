@@ -25,7 +25,7 @@ import { envelopeProblem, messageProblem, type Envelope } from './inbound.ts';
 import { authenticScreen } from './forged-frames.ts';
 import { admitSession, sourceOf } from './shares.ts';
 import { ConnectionTimers } from './liveness.ts';
-import { DuplicateTable, rememberedReplies, replyText, type Remembered, type Reply } from './duplicates.ts';
+import { DuplicateTable, rememberedReplies, replyTexts, type Remembered, type Reply } from './duplicates.ts';
 import { buildMessage, BoundedMap, type Addressing } from './outbound.ts';
 import { handleRequest } from './requests.ts';
 import type { Runtime } from './runtime.ts';
@@ -159,6 +159,11 @@ export class Connection implements Replier {
     this.send(text);
   }
 
+  /** Remembers, for duplicates of the message being handled, a reply that is not sent now (spec: tasks#quiet-requests). */
+  remember(reply: Reply): void {
+    this.recording?.push(reply);
+  }
+
   /** Builds and sends a reply addressed by this connection's session state. */
   replyWith<T extends MessageType>(type: T, payload: PayloadOf<T>, extras: { reply_to?: string; task_id?: string }): void {
     this.reply(buildMessage(this.rt.out, this.addressing(), type, payload, extras));
@@ -253,7 +258,7 @@ export class Connection implements Replier {
 
     // Duplicate: the original reply again, byte for byte (spec: idempotency#duplicate-messages).
     if (seen) {
-      for (const reply of seen.replies) this.send(replyText(reply));
+      for (const reply of seen.replies) for (const text of replyTexts(reply)) this.send(text);
       return;
     }
     this.recording = [];

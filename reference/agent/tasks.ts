@@ -62,6 +62,11 @@ export interface Task {
   attempt: number;
   /** The request's trace, carried unchanged into every message of the task (spec: mesh#trace). */
   trace?: TaskTrace;
+  /**
+   * A quiet task of a 1.1 session: its stream holds only its outcome and what it needs from its
+   * requester; its acceptance takes sequence 1 unsent (spec: tasks#quiet-tasks).
+   */
+  quiet?: true;
   state: TaskState;
   createdAt: number;
   updatedAt: number;

@@ -30,6 +30,7 @@ export const AREAS = [
   'VER',
   'SEC',
   'CONF',
+  'QUIET', // TAP 1.1: quiet tasks
 ] as const;
 export type Area = (typeof AREAS)[number];
 export type Level = 'MUST' | 'SHOULD' | 'MAY';
