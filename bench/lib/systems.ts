@@ -2,18 +2,13 @@
  * The systems a scenario compares, each behind one small interface: an echo call, optionally a
  * stream of n events, its process id when it runs in a child, and a bounded close. TAP is the
  * reference client talking to the reference agent; the floor is bare NDJSON over the same
- * transport; the peers are the MCP TypeScript SDK and vscode-jsonrpc.
+ * transport; the peers, the MCP TypeScript SDK and vscode-jsonrpc, are in peer-systems.ts.
  */
 import { spawn } from 'node:child_process';
-import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node.js';
 import WebSocket from 'ws';
 import { createAgent, type Agent } from '../../dist/reference/agent/index.js';
 import { connect, type TapClient, type WireEntry } from '../../dist/reference/client/index.js';
 import { connectWebSocket, createMemoryPair, spawnStdioTransport, type Transport } from '../../dist/reference/transports/index.js';
-import { createEchoServer } from '../peers/mcp-echo.ts';
 import { answer } from '../peers/bare-protocol.ts';
 import { benchAgentOptions, REQUESTER_ID } from './agent-options.ts';
 import { spawnScript, nodeArgs, watchLines, within, type LineChild } from './children.ts';
@@ -41,7 +36,7 @@ export const echoInput = (i: number): { text: string; n: number } => ({ text: 'h
 const CLOSE_MS = 5000;
 
 /** Closes quietly within a bound; a system that will not close is left to the kill that follows. */
-async function closeWithin(what: string, close: () => Promise<unknown>): Promise<void> {
+export async function closeWithin(what: string, close: () => Promise<unknown>): Promise<void> {
   await within(close(), CLOSE_MS, `closing ${what}`).catch(() => {});
 }
 
@@ -368,65 +363,6 @@ export async function bareMemory(): Promise<System & { requester: BareRequester 
   await serverEnd.start();
   await clientEnd.start();
   return bareSystem(requester, undefined, () => clientEnd.close());
-}
-
-// ---- peers ----
-
-function mcpSystem(client: McpClient, pid: number | undefined, close: () => Promise<void>): System {
-  return {
-    id: 'mcp',
-    name: `MCP TypeScript SDK (tools/call echo)`,
-    pid,
-    call: (i) => client.callTool({ name: 'echo', arguments: echoInput(i) }),
-    close,
-  };
-}
-
-/** The MCP SDK over stdio: its server in a child process, its client here. */
-export async function mcpStdio(): Promise<System> {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: nodeArgs(peer('mcp-server.ts')),
-    cwd: ROOT,
-    stderr: 'pipe',
-  });
-  const client = new McpClient({ name: 'bench', version: '1.0.0' });
-  await client.connect(transport);
-  return mcpSystem(client, transport.pid ?? undefined, () => closeWithin('the MCP client', () => client.close()));
-}
-
-/** The MCP SDK over its in-memory transport pair, server and client in this process. */
-export async function mcpMemory(): Promise<System> {
-  const [clientEnd, serverEnd] = InMemoryTransport.createLinkedPair();
-  const server = createEchoServer();
-  await server.connect(serverEnd);
-  const client = new McpClient({ name: 'bench', version: '1.0.0' });
-  await client.connect(clientEnd);
-  return mcpSystem(client, undefined, async () => {
-    await closeWithin('the MCP client', () => client.close());
-    await closeWithin('the MCP server', () => server.close());
-  });
-}
-
-/** vscode-jsonrpc over stdio (Content-Length framing): its server in a child process. */
-export async function jsonrpcStdio(): Promise<System> {
-  const child = spawn(process.execPath, nodeArgs(peer('jsonrpc-server.ts')), { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
-  child.on('error', () => {});
-  child.stderr.resume();
-  const connection = createMessageConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
-  connection.listen();
-  const call: Call = (i) => connection.sendRequest('echo', echoInput(i));
-  await within(call(0), 30_000, 'the vscode-jsonrpc child answering');
-  return {
-    id: 'jsonrpc',
-    name: 'vscode-jsonrpc (echo request)',
-    pid: child.pid,
-    call,
-    async close() {
-      connection.dispose();
-      child.kill('SIGKILL');
-    },
-  };
 }
 
 /** A child that prints its URL on stdout once it listens. */

@@ -12,6 +12,7 @@ import type { Budget } from '../lib/options.ts';
 import { inflight, sequential, warmUp } from '../lib/measure.ts';
 import { compare, missingBaseline, notRun, ratioRange, type Baseline, type Figure, type Row, type Target } from '../lib/report.ts';
 import { spread } from '../lib/stats.ts';
+import * as peerSystems from '../lib/peer-systems.ts';
 import * as systems from '../lib/systems.ts';
 import type { System, TransportKind } from '../lib/systems.ts';
 
@@ -41,8 +42,8 @@ const TRANSPORTS: Record<TransportKind, { label: string; candidates: Candidate[]
       { id: 'bare', name: 'bare NDJSON echo (floor)', make: () => systems.bareStdio() },
       { id: 'bare4', name: FOUR, make: async () => systems.bareFour(systems.bareStdio, await tapTask()) },
       { id: 'bare2', name: TWO, make: async () => systems.bareQuiet(systems.bareStdio, await tapTask()) },
-      { id: 'mcp', name: 'MCP TypeScript SDK (tools/call echo)', make: () => systems.mcpStdio() },
-      { id: 'jsonrpc', name: 'vscode-jsonrpc (echo request)', make: () => systems.jsonrpcStdio() },
+      { id: 'mcp', name: 'MCP TypeScript SDK (tools/call echo)', make: () => peerSystems.mcpStdio() },
+      { id: 'jsonrpc', name: 'vscode-jsonrpc (echo request)', make: () => peerSystems.jsonrpcStdio() },
     ],
   },
   websocket: {
@@ -61,7 +62,7 @@ const TRANSPORTS: Record<TransportKind, { label: string; candidates: Candidate[]
       { id: 'bare', name: 'bare NDJSON echo over the memory pair (floor)', make: () => systems.bareMemory() },
       { id: 'bare4', name: FOUR, make: async () => systems.bareFour(systems.bareMemory, await tapTask()) },
       { id: 'bare2', name: TWO, make: async () => systems.bareQuiet(systems.bareMemory, await tapTask()) },
-      { id: 'mcp', name: 'MCP TypeScript SDK, InMemoryTransport (tools/call echo)', make: () => systems.mcpMemory() },
+      { id: 'mcp', name: 'MCP TypeScript SDK, InMemoryTransport (tools/call echo)', make: () => peerSystems.mcpMemory() },
     ],
   },
 };

@@ -53,7 +53,7 @@ export interface JudgeOptions {
    * at sequence 2 with whatever the task sends first, holds no task.accepted and no task.event,
    * and announces no state but its end.
    */
-  quiet?: ReadonlySet<string>;
+  quietTasks?: ReadonlySet<string>;
 }
 
 type Obj = Record<string, unknown>;
@@ -156,7 +156,7 @@ export function judgeHistory(messages: readonly unknown[], options: JudgeOptions
     if (s === undefined) {
       s = new Stream(index);
       streams.set(task, s);
-      if (options.quiet?.has(task)) {
+      if (options.quietTasks?.has(task)) {
         if (seq !== 2) report(index, 'sequence-start', `the first message of the quiet task ${task} carries sequence ${seq}, not 2`, task);
       } else if (type !== 'task.accepted' || seq !== 1)
         report(
@@ -183,7 +183,7 @@ export function judgeHistory(messages: readonly unknown[], options: JudgeOptions
       continue;
     }
     const payload = asObj(msg.payload) ?? {};
-    if (options.quiet?.has(task)) {
+    if (options.quietTasks?.has(task)) {
       // A quiet stream announces no state but its end (spec: tasks#quiet-tasks).
       if (type === 'task.accepted' || type === 'task.event') report(index, 'quiet', `${task} is quiet, yet the agent sent ${type}`, task);
       else if (type === 'task.result') s.done = true;

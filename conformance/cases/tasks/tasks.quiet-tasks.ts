@@ -62,6 +62,8 @@ export const cases: Case[] = [
     title: 'A quiet request that cannot be run is refused with its error as the direct reply, as any request',
     profile: 'tasks',
     requirements: ['TAP-QUIET-101', 'TAP-TASK-002'],
+    // The request counts as a task until its refusal comes back.
+    tasks: 1,
     run: async (ctx) => {
       const peer = need(await ctx.session());
       const sent = await quietRequest(peer, 'tap.test.no-such-capability', {});
