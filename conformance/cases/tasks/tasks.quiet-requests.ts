@@ -1,20 +1,21 @@
 /** tasks profile, Status, cancel, resume and repeats of a quiet task (spec: tasks#quiet-requests). */
 import { type Case, defineCase } from '../../case.ts';
-import { cap, described, quietRequest, quietResult } from './kit.ts';
+import { cap, described, quietRequest, quietResult, untilRunning } from './kit.ts';
 import { check, expectNothing, need, show, verdictOf, wrongReply } from '../kit.ts';
 import { describeMessage } from '../../steps.ts';
 
 export const cases: Case[] = [
   defineCase({
     id: 'tasks.quiet.duplicate',
-    title:
-      "A duplicate of a quiet request gets the task's stream as sent so far, byte for byte (nothing while it sent nothing), and runs nothing again",
+    title: "A duplicate of a quiet request gets the task's stream as sent so far, byte for byte, and nothing while it has sent nothing",
     profile: 'tasks',
     requirements: ['TAP-QUIET-104', 'TAP-IDEM-001'],
     needs: cap('sleep'),
     run: async (ctx) => {
       const peer = need(await ctx.session());
-      const sent = await quietRequest(peer, 'tap.test.sleep', { ms: 300 });
+      // A task that runs until it is cancelled, so that the silence below is the duplicate's alone.
+      const sent = await quietRequest(peer, 'tap.test.sleep', { ms: 30_000 });
+      need(await untilRunning(peer, sent.task_id!));
       const early = peer.mark();
       await peer.send(sent);
       const silent = await expectNothing(
@@ -23,8 +24,10 @@ export const cases: Case[] = [
         (r) => r.msg.task_id === sent.task_id,
         'a duplicate of a quiet request that has sent nothing',
       );
+      const cancel = await peer.post('task.cancel', {}, { task_id: sent.task_id });
+      need(await peer.reply(cancel));
       const result = need(await quietResult(peer, sent));
-      if (result.msg.type !== 'task.result') return wrongReply('the quiet sleep task', 'its task.result', result.msg);
+      if (result.msg.type !== 'task.result') return wrongReply('the cancelled quiet sleep task', 'its task.result', result.msg);
       const mark = peer.mark();
       await peer.send(sent);
       await peer.barrier();
