@@ -111,6 +111,18 @@ describe('quiet tasks (spec: tasks#quiet-tasks)', () => {
     expect(peer.stream('q1').map((m) => m.type)).toEqual(['plan.submit', 'task.result']);
   });
 
+  it('hands a quiet task off at shutdown: task.handoff at 2, then the cancelled result at 3 (TAP-QUIET-102)', async () => {
+    const peer = await session();
+    peer.request('q1', 'tap.test.sleep', { ms: 60_000 }, QUIET);
+    const st = peer.send({ type: 'task.status', task_id: 'q1', payload: {} });
+    await peer.reply(st.message_id);
+    const req = peer.send({ type: 'shutdown.request', payload: { reason: 'maintenance', grace_ms: 1000 } });
+    expect((await peer.reply(req.message_id)).payload.approve).toBe(true);
+    const result = await peer.result('q1');
+    expect(result.payload).toMatchObject({ status: 'cancelled', error: { code: 'SHUTTING_DOWN' } });
+    expect(peer.stream('q1').map((m) => `${m.type}@${m.sequence}`)).toEqual(['task.handoff@2', 'task.result@3']);
+  });
+
   it('answers a refused quiet request with its error as today', async () => {
     const peer = await session();
     const req = peer.request('q1', 'tap.test.sleep', { ms: 'long' }, QUIET);
