@@ -1,7 +1,21 @@
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { JOURNAL_FILE } from './journal.ts';
 import { testAgent, TestPeer, expectCleanHistories, type Msg } from './peer.testkit.ts';
 
 afterEach(expectCleanHistories);
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+function stateDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'tap-quiet-'));
+  dirs.push(dir);
+  return dir;
+}
 
 async function session(versions = ['1.1', '1.0']): Promise<TestPeer> {
   const peer = new TestPeer(testAgent());
@@ -128,5 +142,36 @@ describe('quiet tasks (spec: tasks#quiet-tasks)', () => {
     const req = peer.request('q1', 'tap.test.sleep', { ms: 'long' }, QUIET);
     const err = await peer.reply(req.message_id);
     expect(err.payload.code).toBe('INVALID_MESSAGE');
+  });
+
+  it('keeps a quiet task quiet across a crash: it resumes, and its stream is still its result at sequence 2 (spec: tasks#durability)', async () => {
+    const dir = stateDir();
+    const first = testAgent({ stateDir: dir });
+    const a = new TestPeer(first);
+    await a.handshake({ versions: ['1.1', '1.0'] });
+    a.request('q1', 'tap.test.sleep', { ms: 300 }, QUIET);
+    const st = a.send({ type: 'task.status', task_id: 'q1', payload: {} });
+    expect((await a.reply(st.message_id)).payload).toMatchObject({ state: 'running', last_sequence: 1 });
+    const image = stateDir();
+    copyFileSync(join(dir, JOURNAL_FILE), join(image, JOURNAL_FILE));
+    const seen = a.received.length;
+    await first.shutdown();
+    a.received.length = seen; // what the crashed agent never got to send
+
+    const second = testAgent({ stateDir: image });
+    const b = new TestPeer(second);
+    b.quietTasks.add('q1');
+    const resume = { session_id: a.sessionId, resume_token: a.resumeToken, tasks: [{ task_id: 'q1', last_sequence: 1 }] };
+    const init = b.init({ versions: ['1.1', '1.0'], resume });
+    const ack = await b.reply(init.message_id);
+    expect(ack.payload).toMatchObject({ resumed: true, version: '1.1' });
+    b.sessionId = ack.payload.session_id;
+    b.version = '1.1';
+    const ready = b.send({ type: 'handshake.ready', payload: { params: ack.payload.params } });
+    await b.reply(ready.message_id);
+    const result = await b.result('q1');
+    expect(result.payload).toEqual({ status: 'completed', output: { slept_ms: 300 } });
+    expect(b.stream('q1').map((m) => `${m.type}@${m.sequence}`)).toEqual(['task.result@2']);
+    await second.shutdown();
   });
 });
