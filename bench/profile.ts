@@ -5,6 +5,7 @@
  * with profile-top.ts:
  *   node --cpu-prof --cpu-prof-dir=/tmp/tap-prof --import tsx bench/profile.ts --mode inflight
  *   npx tsx bench/profile-top.ts /tmp/tap-prof/<file>.cpuprofile
+ * `--quiet` runs the echo tasks as TAP 1.1 quiet tasks.
  */
 import { parseArgs } from 'node:util';
 import { decodeFrame, validateDecoded } from '../dist/reference/core/index.js';
@@ -17,14 +18,20 @@ const { values } = parseArgs({
     mode: { type: 'string', default: 'inflight' },
     calls: { type: 'string', default: '20000' },
     seconds: { type: 'string', default: '10' },
+    /** Echo tasks as TAP 1.1 quiet tasks (request → result). */
+    quiet: { type: 'boolean', default: false },
   },
 });
 const calls = Number(values.calls);
 const ms = Number(values.seconds) * 1000;
 const frames: Uint8Array[] = [];
-const tap = await tapMemory(100_000, (entry) => {
-  if (frames.length < 4 && entry.text.includes('"type":"task.')) frames.push(new TextEncoder().encode(entry.text));
-});
+const tap = await tapMemory(
+  100_000,
+  (entry) => {
+    if (frames.length < 4 && entry.text.includes('"type":"task.')) frames.push(new TextEncoder().encode(entry.text));
+  },
+  { quiet: values.quiet },
+);
 try {
   if (values.mode === 'decode') {
     await tap.call(0);

@@ -150,6 +150,9 @@ export class Peer {
       }
     }
     if (out.type === 'error') this.state.sentErrors.add(out.message_id);
+    // spec: tasks#quiet-tasks — a quiet request of a 1.1 session gets a stream of its outcome alone.
+    if (out.type === 'task.request' && out.payload?.quiet === true && this.state.version !== '1.0' && typeof out.task_id === 'string')
+      this.state.quietTasks.add(out.task_id);
     this.tasks?.ledger.sent(this.tasks.owner, this.state, out, opts.deliberate !== undefined);
     this.transcript.add({
       conn: this.conn,

@@ -225,7 +225,7 @@ export function historyViolations(received: readonly Received[]): string[] {
     // Where the harness dropped messages on purpose, judge the streams as recovered by resume.
     const own = list.filter((r) => r.msg.task_id === undefined || !state.adopted.has(r.msg.task_id));
     const msgs = state.lenientGaps ? recovered(own) : own.map((r) => r.msg);
-    for (const v of judgeHistory(msgs)) out.push(`the agent's task stream breaks the rules (${v.rule}): ${v.message}`);
+    for (const v of judgeHistory(msgs, state)) out.push(`the agent's task stream breaks the rules (${v.rule}): ${v.message}`);
   }
   return out;
 }

@@ -66,6 +66,8 @@ export class SessionState {
    * the harness's doing, and streams are checked after recovery instead.
    */
   lenientGaps = false;
+  /** Tasks the harness requested quiet in a session of 1.1: their streams hold only their outcome (spec: tasks#quiet-tasks). */
+  readonly quietTasks = new Set<string>();
   /** Tasks whose streams began in another session (before a restart): not checked from sequence 1 here. */
   readonly adopted = new Set<string>();
   /** Agent message ids seen, with the exact text first received. */

@@ -2,18 +2,13 @@
  * The systems a scenario compares, each behind one small interface: an echo call, optionally a
  * stream of n events, its process id when it runs in a child, and a bounded close. TAP is the
  * reference client talking to the reference agent; the floor is bare NDJSON over the same
- * transport; the peers are the MCP TypeScript SDK and vscode-jsonrpc.
+ * transport; the peers, the MCP TypeScript SDK and vscode-jsonrpc, are in peer-systems.ts.
  */
 import { spawn } from 'node:child_process';
-import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node.js';
 import WebSocket from 'ws';
 import { createAgent, type Agent } from '../../dist/reference/agent/index.js';
 import { connect, type TapClient, type WireEntry } from '../../dist/reference/client/index.js';
 import { connectWebSocket, createMemoryPair, spawnStdioTransport, type Transport } from '../../dist/reference/transports/index.js';
-import { createEchoServer } from '../peers/mcp-echo.ts';
 import { answer } from '../peers/bare-protocol.ts';
 import { benchAgentOptions, REQUESTER_ID } from './agent-options.ts';
 import { spawnScript, nodeArgs, watchLines, within, type LineChild } from './children.ts';
@@ -41,7 +36,7 @@ export const echoInput = (i: number): { text: string; n: number } => ({ text: 'h
 const CLOSE_MS = 5000;
 
 /** Closes quietly within a bound; a system that will not close is left to the kill that follows. */
-async function closeWithin(what: string, close: () => Promise<unknown>): Promise<void> {
+export async function closeWithin(what: string, close: () => Promise<unknown>): Promise<void> {
   await within(close(), CLOSE_MS, `closing ${what}`).catch(() => {});
 }
 
@@ -56,13 +51,22 @@ export function tapConnect(transport: Transport, maxTasks: number, trace?: (e: W
   });
 }
 
-function tapSystem(client: TapClient, pid: number | undefined, close: () => Promise<void>): System {
+/** How a TAP system submits its echo tasks: as TAP 1.0 does (four messages), or quiet (TAP 1.1, two). */
+export interface TapMode {
+  quiet?: boolean;
+}
+
+/** The name of the quiet TAP system. */
+export const QUIET_NAME = 'TAP 1.1 quiet task (reference client + reference agent)';
+
+function tapSystem(client: TapClient, pid: number | undefined, close: () => Promise<void>, mode: TapMode = {}): System {
+  const options = mode.quiet ? { quiet: true } : {};
   return {
-    id: 'tap',
-    name: 'TAP (reference client + reference agent)',
+    id: mode.quiet ? 'quiet' : 'tap',
+    name: mode.quiet ? QUIET_NAME : 'TAP (reference client + reference agent)',
     pid,
     async call(i) {
-      const result = await client.submit('tap.test.echo', echoInput(i)).result;
+      const result = await client.submit('tap.test.echo', echoInput(i), options).result;
       if (result.status !== 'completed') throw new Error(`tap.test.echo ended ${result.status}: ${JSON.stringify(result.error)}`);
       return result;
     },
@@ -79,17 +83,22 @@ function tapSystem(client: TapClient, pid: number | undefined, close: () => Prom
 }
 
 /** The reference agent in a child process over stdio, and the reference client. */
-export async function tapStdio(maxTasks = 100_000): Promise<System> {
+export async function tapStdio(maxTasks = 100_000, mode: TapMode = {}): Promise<System> {
   const transport = spawnStdioTransport(process.execPath, nodeArgs(peer('tap-agent.ts'), ['--max-tasks', String(maxTasks)]), {
     cwd: ROOT,
     stderr: 'pipe',
     closeGraceMs: 3000,
   });
   const client = await tapConnect(transport, maxTasks);
-  return tapSystem(client, transport.child?.pid, async () => {
-    await closeWithin('the TAP client', () => client.close());
-    transport.kill('SIGKILL');
-  });
+  return tapSystem(
+    client,
+    transport.child?.pid,
+    async () => {
+      await closeWithin('the TAP client', () => client.close());
+      transport.kill('SIGKILL');
+    },
+    mode,
+  );
 }
 
 /** The reference agent in a child process serving WebSocket on 127.0.0.1, and the reference client. */
@@ -112,16 +121,25 @@ export async function tapWebSocket(maxTasks = 100_000): Promise<System> {
 }
 
 /** The reference agent in this process on an in-memory pair, and the reference client. */
-export async function tapMemory(maxTasks = 100_000, trace?: (e: WireEntry) => void): Promise<System & { agent: Agent }> {
+export async function tapMemory(
+  maxTasks = 100_000,
+  trace?: (e: WireEntry) => void,
+  mode: TapMode = {},
+): Promise<System & { agent: Agent }> {
   const agent = createAgent(benchAgentOptions(maxTasks));
   const [agentEnd, clientEnd] = createMemoryPair();
   agent.attach(agentEnd);
   const client = await tapConnect(clientEnd, maxTasks, trace);
   return {
-    ...tapSystem(client, undefined, async () => {
-      await closeWithin('the TAP client', () => client.close());
-      await closeWithin('the TAP agent', () => agent.shutdown());
-    }),
+    ...tapSystem(
+      client,
+      undefined,
+      async () => {
+        await closeWithin('the TAP client', () => client.close());
+        await closeWithin('the TAP agent', () => agent.shutdown());
+      },
+      mode,
+    ),
     agent,
   };
 }
@@ -146,15 +164,17 @@ class BareRequester {
       this.streamed++;
       return;
     }
-    // The first two answers of a four-message task are read and passed over; the third settles it.
-    if (msg.n === 1 || msg.n === 2) return;
+    // The answers of a task before its last are read and passed over; the last settles it.
+    if (typeof msg.n === 'number' && msg.n < this.answers) return;
     const resolve = this.pending.get(id);
     this.pending.delete(id);
     resolve?.(msg);
   }
 
-  /** A TAP task.request the calls copy once `useTapShape` has run: the floor then sends TAP's four messages a task. */
+  /** A TAP task.request the calls copy once `useTapShape` has run: the floor then sends TAP's messages of a task. */
   private request?: Record<string, unknown>;
+  /** How many answers a task gets once `useTapShape` has run. */
+  private answers = 0;
 
   call(i: number): Promise<unknown> {
     const id = this.nextId++;
@@ -166,14 +186,19 @@ class BareRequester {
     });
   }
 
-  /** Makes every later `call` a four-message task shaped like TAP's (see bare-protocol.ts). */
-  async useTapShape(task: TapTaskTexts): Promise<void> {
+  /**
+   * Makes every later `call` a task shaped like TAP's (see bare-protocol.ts): `request` out, and
+   * `answers` back, the last of which carries the echoed payload.
+   */
+  async useTapShape(request: Record<string, unknown>, answers: Record<string, unknown>[]): Promise<void> {
     const id = this.nextId++;
+    const templates = answers.map((a, i) => (i === answers.length - 1 ? asTemplate(a) : a));
     await new Promise((resolve) => {
       this.pending.set(id, resolve);
-      this.sendLine(JSON.stringify({ id, templates: [task.accepted, task.event, asTemplate(task.result)] }));
+      this.sendLine(JSON.stringify({ id, templates }));
     });
-    this.request = task.request;
+    this.request = request;
+    this.answers = answers.length;
   }
 
   async stream(count: number): Promise<number> {
@@ -187,12 +212,13 @@ class BareRequester {
   }
 }
 
-/** The messages of one TAP echo task as the reference sent them, parsed. */
+/** The messages of one TAP echo task as the reference sent them, parsed, and those of one quiet echo task. */
 export interface TapTaskTexts {
   request: Record<string, unknown>;
   accepted: Record<string, unknown>;
   event: Record<string, unknown>;
   result: Record<string, unknown>;
+  quiet: { request: Record<string, unknown>; result: Record<string, unknown> };
 }
 
 /** The result as the floor's template: without its payload, which the floor fills with the echoed input. */
@@ -204,32 +230,61 @@ function asTemplate(result: Record<string, unknown>): Record<string, unknown> {
 /** The four messages of one tap.test.echo task through the reference client and agent. */
 export async function captureTapTask(): Promise<TapTaskTexts> {
   const seen: Record<string, unknown>[] = [];
-  const tap = await tapMemory(16, (entry) => {
+  const record = (entry: WireEntry) => {
     if (entry.text.includes('"type":"task.')) seen.push(JSON.parse(entry.text) as Record<string, unknown>);
-  });
+  };
+  const tap = await tapMemory(16, record);
   try {
     await tap.call(1);
   } finally {
     await tap.close();
   }
-  const find = (type: string) => {
-    const msg = seen.find((m) => m.type === type);
-    if (!msg) throw new Error(`no ${type} was seen in a tap.test.echo task`);
+  const full = seen.splice(0);
+  const quiet = await tapMemory(16, record, { quiet: true });
+  try {
+    await quiet.call(1);
+  } finally {
+    await quiet.close();
+  }
+  const find = (list: Record<string, unknown>[], type: string, what = 'a tap.test.echo task') => {
+    const msg = list.find((m) => m.type === type);
+    if (!msg) throw new Error(`no ${type} was seen in ${what}`);
     return msg;
   };
-  return { request: find('task.request'), accepted: find('task.accepted'), event: find('task.event'), result: find('task.result') };
+  const quietRequest = find(seen, 'task.request', 'a quiet tap.test.echo task');
+  if ((quietRequest.payload as { quiet?: unknown }).quiet !== true)
+    throw new Error('the quiet echo task was not requested quiet: the session is not of TAP 1.1');
+  return {
+    request: find(full, 'task.request'),
+    accepted: find(full, 'task.accepted'),
+    event: find(full, 'task.event'),
+    result: find(full, 'task.result'),
+    quiet: { request: quietRequest, result: find(seen, 'task.result', 'a quiet tap.test.echo task') },
+  };
 }
 
 /** The floor sending TAP's four messages a task, the same sizes within a few bytes. */
 export async function bareFour(make: () => Promise<System & { requester: BareRequester }>, task: TapTaskTexts): Promise<System> {
   const bare = await make();
   try {
-    await bare.requester.useTapShape(task);
+    await bare.requester.useTapShape(task.request, [task.accepted, task.event, task.result]);
   } catch (err) {
     await bare.close();
     throw err;
   }
   return { ...bare, id: 'bare4', name: "bare NDJSON, TAP's four messages a task (ceiling)" };
+}
+
+/** The floor sending the quiet flow's two messages a task (TAP 1.1): the captured quiet task.request out, its task.result back. */
+export async function bareQuiet(make: () => Promise<System & { requester: BareRequester }>, task: TapTaskTexts): Promise<System> {
+  const bare = await make();
+  try {
+    await bare.requester.useTapShape(task.quiet.request, [task.quiet.result]);
+  } catch (err) {
+    await bare.close();
+    throw err;
+  }
+  return { ...bare, id: 'bare2', name: "bare NDJSON, the quiet task's two messages (quiet ceiling)" };
 }
 
 function bareSystem(requester: BareRequester, pid: number | undefined, close: () => Promise<void>): System & { requester: BareRequester } {
@@ -300,71 +355,14 @@ export function openBareSocket(url: string): Promise<WebSocket> {
 export async function bareMemory(): Promise<System & { requester: BareRequester }> {
   const [serverEnd, clientEnd] = createMemoryPair();
   const decoder = new TextDecoder();
-  serverEnd.onmessage = (frame) => void answer(decoder.decode(frame.bytes), (text) => serverEnd.send(text));
+  // Each memory pair keeps its own templates: several floors share this process.
+  const session = { replies: [] };
+  serverEnd.onmessage = (frame) => void answer(decoder.decode(frame.bytes), (text) => serverEnd.send(text), session);
   const requester = new BareRequester((text) => void clientEnd.send(text));
   clientEnd.onmessage = (frame) => requester.receive(decoder.decode(frame.bytes));
   await serverEnd.start();
   await clientEnd.start();
   return bareSystem(requester, undefined, () => clientEnd.close());
-}
-
-// ---- peers ----
-
-function mcpSystem(client: McpClient, pid: number | undefined, close: () => Promise<void>): System {
-  return {
-    id: 'mcp',
-    name: `MCP TypeScript SDK (tools/call echo)`,
-    pid,
-    call: (i) => client.callTool({ name: 'echo', arguments: echoInput(i) }),
-    close,
-  };
-}
-
-/** The MCP SDK over stdio: its server in a child process, its client here. */
-export async function mcpStdio(): Promise<System> {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: nodeArgs(peer('mcp-server.ts')),
-    cwd: ROOT,
-    stderr: 'pipe',
-  });
-  const client = new McpClient({ name: 'bench', version: '1.0.0' });
-  await client.connect(transport);
-  return mcpSystem(client, transport.pid ?? undefined, () => closeWithin('the MCP client', () => client.close()));
-}
-
-/** The MCP SDK over its in-memory transport pair, server and client in this process. */
-export async function mcpMemory(): Promise<System> {
-  const [clientEnd, serverEnd] = InMemoryTransport.createLinkedPair();
-  const server = createEchoServer();
-  await server.connect(serverEnd);
-  const client = new McpClient({ name: 'bench', version: '1.0.0' });
-  await client.connect(clientEnd);
-  return mcpSystem(client, undefined, async () => {
-    await closeWithin('the MCP client', () => client.close());
-    await closeWithin('the MCP server', () => server.close());
-  });
-}
-
-/** vscode-jsonrpc over stdio (Content-Length framing): its server in a child process. */
-export async function jsonrpcStdio(): Promise<System> {
-  const child = spawn(process.execPath, nodeArgs(peer('jsonrpc-server.ts')), { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
-  child.on('error', () => {});
-  child.stderr.resume();
-  const connection = createMessageConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
-  connection.listen();
-  const call: Call = (i) => connection.sendRequest('echo', echoInput(i));
-  await within(call(0), 30_000, 'the vscode-jsonrpc child answering');
-  return {
-    id: 'jsonrpc',
-    name: 'vscode-jsonrpc (echo request)',
-    pid: child.pid,
-    call,
-    async close() {
-      connection.dispose();
-      child.kill('SIGKILL');
-    },
-  };
 }
 
 /** A child that prints its URL on stdout once it listens. */

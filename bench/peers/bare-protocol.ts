@@ -7,7 +7,9 @@
  * TAP's message pattern: a line `{ id, templates: [accepted, event, result] }` stores three
  * messages; after it, a request carrying `four: true` (a TAP task.request in size) is answered with
  * copies of the three, their `id` set and `n` counting 1 to 3, the last one carrying the payload.
- * That is the floor of any protocol that, like TAP, sends four messages a task.
+ * That is the floor of any protocol that, like TAP, sends four messages a task. A `templates` line
+ * of one message (a quiet task.result) makes the floor of TAP 1.1's quiet task, two messages a
+ * task (spec: tasks#quiet-tasks).
  */
 
 /** Where a bare server writes a line (no terminator); a promise means "wait before writing more". */
@@ -22,14 +24,20 @@ interface Request {
   four?: boolean;
 }
 
-/** The three answers of a four-message task, once a `templates` line has set them. */
-let replies: Record<string, unknown>[] = [];
+/** What one connection of the floor keeps: the answers of a task, once a `templates` line has set them. */
+export interface BareSession {
+  replies: Record<string, unknown>[];
+}
+
+/** The session of a process that serves one connection. */
+const shared: BareSession = { replies: [] };
 
 /** Answers one request line. */
-export async function answer(line: string, send: SendLine): Promise<void> {
+export async function answer(line: string, send: SendLine, session: BareSession = shared): Promise<void> {
   const req = JSON.parse(line) as Request;
+  const { replies } = session;
   if (req.templates !== undefined) {
-    replies = req.templates;
+    session.replies = req.templates;
     await send(JSON.stringify({ id: req.id }));
     return;
   }

@@ -3,12 +3,16 @@
  * client and agent over stdio, WebSocket and the in-memory pair, sequentially (rate, p50, p99)
  * and with 64 calls in flight, against the bare NDJSON floor of the same transport, the MCP SDK
  * (stdio, in-memory) and vscode-jsonrpc (stdio), all measured in the same run, repetitions
- * interleaved so that a slow moment of the machine hits every system alike.
+ * interleaved so that a slow moment of the machine hits every system alike. Over stdio and in
+ * memory, the TAP 1.1 quiet task (request → result) has rows of its own, measured in the same
+ * repetitions, against its ceiling (bare NDJSON sending the quiet flow's two messages), MCP and
+ * the four-message task (spec: tasks#quiet-tasks).
  */
 import type { Budget } from '../lib/options.ts';
 import { inflight, sequential, warmUp } from '../lib/measure.ts';
 import { compare, missingBaseline, notRun, ratioRange, type Baseline, type Figure, type Row, type Target } from '../lib/report.ts';
 import { spread } from '../lib/stats.ts';
+import * as peerSystems from '../lib/peer-systems.ts';
 import * as systems from '../lib/systems.ts';
 import type { System, TransportKind } from '../lib/systems.ts';
 
@@ -25,16 +29,21 @@ interface Candidate {
 let captured: Promise<systems.TapTaskTexts> | undefined;
 const tapTask = (): Promise<systems.TapTaskTexts> => (captured ??= systems.captureTapTask());
 const FOUR = "bare NDJSON, TAP's four messages a task (ceiling)";
+const TWO = "bare NDJSON, the quiet task's two messages (quiet ceiling)";
+/** The systems that only the quiet rows compare: the quiet task and its ceiling. */
+const QUIET_ONLY = new Set(['quiet', 'bare2']);
 
 const TRANSPORTS: Record<TransportKind, { label: string; candidates: Candidate[] }> = {
   stdio: {
     label: 'stdio (agent in a child process)',
     candidates: [
       { id: 'tap', name: 'TAP (reference client + reference agent)', make: () => systems.tapStdio() },
+      { id: 'quiet', name: systems.QUIET_NAME, make: () => systems.tapStdio(100_000, { quiet: true }) },
       { id: 'bare', name: 'bare NDJSON echo (floor)', make: () => systems.bareStdio() },
       { id: 'bare4', name: FOUR, make: async () => systems.bareFour(systems.bareStdio, await tapTask()) },
-      { id: 'mcp', name: 'MCP TypeScript SDK (tools/call echo)', make: () => systems.mcpStdio() },
-      { id: 'jsonrpc', name: 'vscode-jsonrpc (echo request)', make: () => systems.jsonrpcStdio() },
+      { id: 'bare2', name: TWO, make: async () => systems.bareQuiet(systems.bareStdio, await tapTask()) },
+      { id: 'mcp', name: 'MCP TypeScript SDK (tools/call echo)', make: () => peerSystems.mcpStdio() },
+      { id: 'jsonrpc', name: 'vscode-jsonrpc (echo request)', make: () => peerSystems.jsonrpcStdio() },
     ],
   },
   websocket: {
@@ -49,38 +58,44 @@ const TRANSPORTS: Record<TransportKind, { label: string; candidates: Candidate[]
     label: 'in-memory pair (one process)',
     candidates: [
       { id: 'tap', name: 'TAP (reference client + reference agent)', make: () => systems.tapMemory() },
+      { id: 'quiet', name: systems.QUIET_NAME, make: () => systems.tapMemory(100_000, undefined, { quiet: true }) },
       { id: 'bare', name: 'bare NDJSON echo over the memory pair (floor)', make: () => systems.bareMemory() },
       { id: 'bare4', name: FOUR, make: async () => systems.bareFour(systems.bareMemory, await tapTask()) },
-      { id: 'mcp', name: 'MCP TypeScript SDK, InMemoryTransport (tools/call echo)', make: () => systems.mcpMemory() },
+      { id: 'bare2', name: TWO, make: async () => systems.bareQuiet(systems.bareMemory, await tapTask()) },
+      { id: 'mcp', name: 'MCP TypeScript SDK, InMemoryTransport (tools/call echo)', make: () => peerSystems.mcpMemory() },
     ],
   },
 };
 
+/** The transports whose rows include the quiet task's. */
+const hasQuiet = (kind: TransportKind): boolean => TRANSPORTS[kind].candidates.some((c) => c.id === 'quiet');
+
+/** The row ids of one transport: the four-message task's, then the quiet task's where it is measured. */
+function rowIdsOf(kind: TransportKind): string[] {
+  const ids = [`roundtrip.${kind}.sequential`, `roundtrip.${kind}.inflight64`];
+  if (hasQuiet(kind)) ids.push(`roundtrip.${kind}.quiet.sequential`, `roundtrip.${kind}.quiet.inflight64`);
+  return ids;
+}
+
 /** The row ids this scenario produces. */
 export function roundtripRowIds(): string[] {
-  return (Object.keys(TRANSPORTS) as TransportKind[]).flatMap((t) => [`roundtrip.${t}.sequential`, `roundtrip.${t}.inflight64`]);
+  return (Object.keys(TRANSPORTS) as TransportKind[]).flatMap(rowIdsOf);
 }
 
 /** Runs the scenario for the transports whose rows are selected. */
 export async function roundtrip(budget: Budget, selected: (id: string) => boolean, log: (line: string) => void): Promise<Row[]> {
   const rows: Row[] = [];
   for (const kind of Object.keys(TRANSPORTS) as TransportKind[]) {
-    const seqId = `roundtrip.${kind}.sequential`;
-    const flyId = `roundtrip.${kind}.inflight64`;
-    if (!selected(seqId) && !selected(flyId)) continue;
+    const ids = rowIdsOf(kind);
+    if (!ids.some(selected)) continue;
     log(`round trip over ${kind}`);
     const out = await overTransport(kind, budget, log);
-    if (selected(seqId)) rows.push(out.sequential);
-    if (selected(flyId)) rows.push(out.inflight);
+    rows.push(...out.filter((row) => selected(row.id)));
   }
   return rows;
 }
 
-async function overTransport(
-  kind: TransportKind,
-  budget: Budget,
-  log: (line: string) => void,
-): Promise<{ sequential: Row; inflight: Row }> {
+async function overTransport(kind: TransportKind, budget: Budget, log: (line: string) => void): Promise<Row[]> {
   const { label, candidates } = TRANSPORTS[kind];
   const method =
     `${label}; one warm-up of up to ${budget.warmupCalls} calls, then ${budget.reps} repetitions interleaved across systems, ` +
@@ -161,12 +176,14 @@ async function overTransport(
     figureOf: (c: Candidate) => Figure | null,
     targets: (tap: Figure, baselines: Baseline[]) => Target[],
     targetTexts: string[],
+    subject = 'tap',
   ): Row => {
-    const tapCandidate = candidates.find((c) => c.id === 'tap')!;
+    const tapCandidate = candidates.find((c) => c.id === subject)!;
     const tap = figureOf(tapCandidate);
-    if (!tap) return notRun(base, `TAP over ${kind} failed: ${failed.get('tap') ?? 'no figure'}`, targetTexts);
+    if (!tap) return notRun(base, `${tapCandidate.name} over ${kind} failed: ${failed.get(subject) ?? 'no figure'}`, targetTexts);
+    // The four-message rows stay as they were; the quiet rows compare the quiet task with every other system.
     const baselines = candidates
-      .filter((c) => c.id !== 'tap')
+      .filter((c) => c.id !== subject && (subject !== 'tap' || !QUIET_ONLY.has(c.id)))
       .map((c) => {
         const f = figureOf(c);
         return f ? compare(tap, c.id, f) : missingBaseline(c.id, c.name, failed.get(c.id) ?? 'no figure');
@@ -226,7 +243,45 @@ async function overTransport(
     },
     hasMcp ? [mcpTarget] : [],
   );
-  return { sequential: sequentialRow, inflight: inflightRow };
+  if (!hasQuiet(kind)) return [sequentialRow, inflightRow];
+  const quietTarget = `Quiet task throughput with ${DEPTH} in flight against the MCP SDK's tools/call over ${kind}`;
+  const quietSequential = build(
+    {
+      ...seqBase,
+      id: `roundtrip.${kind}.quiet.sequential`,
+      title: `${kind}, sequential, TAP 1.1 quiet task (request → result)`,
+    },
+    seqFigure,
+    () => [],
+    [],
+    'quiet',
+  );
+  const quietInflight = build(
+    {
+      ...flyBase,
+      id: `roundtrip.${kind}.quiet.inflight64`,
+      title: `${kind}, ${DEPTH} in flight, TAP 1.1 quiet task (request → result)`,
+    },
+    flyFigure,
+    (quiet, baselines) => {
+      const mcp = baselines.find((b) => b.id === 'mcp');
+      if (!mcp || mcp.ratio === null) return [{ text: quietTarget, measured: 'MCP not measured', met: null }];
+      const two = baselines.find((b) => b.id === 'bare2');
+      const ceiling =
+        two?.value && two.value.median > 0 ? `; the quiet ceiling is ${(two.value.median / mcp.value!.median).toFixed(2)}× MCP` : '';
+      return [
+        {
+          text: quietTarget,
+          measured: `quiet TAP ${mcp.ratio.toFixed(2)}× MCP (${ratioRange(quiet.value, mcp.value)})${ceiling}`,
+          // No target was set for the quiet task: the row reports where it stands.
+          met: null,
+        },
+      ];
+    },
+    [quietTarget],
+    'quiet',
+  );
+  return [sequentialRow, inflightRow, quietSequential, quietInflight];
 }
 
 /** The list rotated by `n`, so that no system always runs first. */

@@ -32,7 +32,8 @@ export type StreamRule =
   | 'plan'
   | 'after-result'
   | 'result-missing'
-  | 'snapshot';
+  | 'snapshot'
+  | 'quiet';
 
 /** One broken rule: the index of the offending message, its task, the rule and a sentence. */
 export interface Finding {
@@ -47,6 +48,12 @@ export interface JudgeOptions {
   table?: StateTableData;
   /** The session is over: every task that was accepted must have its task.result (spec: tasks#result). */
   complete?: boolean;
+  /**
+   * The tasks requested quiet in a session of 1.1 (spec: tasks#quiet-tasks): a quiet stream opens
+   * at sequence 2 with whatever the task sends first, holds no task.accepted and no task.event,
+   * and announces no state but its end.
+   */
+  quietTasks?: ReadonlySet<string>;
 }
 
 type Obj = Record<string, unknown>;
@@ -149,7 +156,9 @@ export function judgeHistory(messages: readonly unknown[], options: JudgeOptions
     if (s === undefined) {
       s = new Stream(index);
       streams.set(task, s);
-      if (type !== 'task.accepted' || seq !== 1)
+      if (options.quietTasks?.has(task)) {
+        if (seq !== 2) report(index, 'sequence-start', `the first message of the quiet task ${task} carries sequence ${seq}, not 2`, task);
+      } else if (type !== 'task.accepted' || seq !== 1)
         report(
           index,
           'sequence-start',
@@ -174,6 +183,12 @@ export function judgeHistory(messages: readonly unknown[], options: JudgeOptions
       continue;
     }
     const payload = asObj(msg.payload) ?? {};
+    if (options.quietTasks?.has(task)) {
+      // A quiet stream announces no state but its end (spec: tasks#quiet-tasks).
+      if (type === 'task.accepted' || type === 'task.event') report(index, 'quiet', `${task} is quiet, yet the agent sent ${type}`, task);
+      else if (type === 'task.result') s.done = true;
+      continue;
+    }
     if (type === 'task.accepted') s.state = machine.table.initial;
     else if (type === 'task.event') judgeEvent(index, task, s, payload);
     else if (type === 'plan.submit') judgePlan(index, task, s, payload);

@@ -255,6 +255,7 @@ const RULE_REQUIREMENT: Record<StreamRule, string | undefined> = {
   'after-result': 'TAP-TASK-006',
   'result-missing': 'TAP-TASK-007',
   snapshot: 'TAP-TASK-012',
+  quiet: 'TAP-QUIET-101',
 };
 
 /** After a run: every sleep cancelled, then the history, exactly-once and no-lost-task checks. */

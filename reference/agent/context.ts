@@ -96,7 +96,8 @@ class Context implements TaskContext {
   }
 
   progress(p: { percent?: number; stage?: string; message?: string }): void {
-    if (!this.live()) return;
+    // A quiet task sends no events, so none is built (spec: tasks#quiet-tasks).
+    if (!this.live() || this.task.quiet) return;
     const payload: { kind: 'progress'; percent?: number; stage?: string; message?: string } = { kind: 'progress' };
     if (typeof p.percent === 'number' && Number.isFinite(p.percent)) payload.percent = Math.min(100, Math.max(0, p.percent));
     if (typeof p.stage === 'string') payload.stage = p.stage.slice(0, 256);
@@ -108,7 +109,7 @@ class Context implements TaskContext {
 
   output(data: unknown): Promise<void> {
     const { rt, task } = this;
-    if (!this.live()) return DONE;
+    if (!this.live() || task.quiet) return DONE;
     const session = rt.sessionOf(task);
     // spec: tasks#events: no output events without streaming, in the session or the capability.
     if (!session?.params.streaming || rt.capabilities.get(task.capability)?.capability.streaming === false) return DONE;
@@ -120,7 +121,7 @@ class Context implements TaskContext {
   }
 
   log(message: string, level: 'debug' | 'info' | 'warn' | 'error' = 'info'): void {
-    if (!this.live()) return;
+    if (!this.live() || this.task.quiet) return;
     this.runner.emit(this.task, 'task.event', {
       kind: 'log',
       level: LEVELS.has(level) ? level : 'info',

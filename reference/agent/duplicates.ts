@@ -6,9 +6,11 @@ import { OldestKey } from '../core/oldest.ts';
 
 /**
  * A remembered reply: its text, or a way to rebuild that text byte for byte (a terminal task's
- * snapshot, whose result the task already holds) and what the rebuild costs to keep.
+ * snapshot, whose result the task already holds) and what the rebuild costs to keep, or the
+ * messages a quiet task's stream has sent so far, which stand for the reply its request never had
+ * (spec: tasks#quiet-requests).
  */
-export type Reply = string | { rebuild: () => string; bytes: number };
+export type Reply = string | { rebuild: () => string; bytes: number } | { replay: () => readonly string[]; bytes: number };
 
 /** One message received: its direct replies and, for a handshake.init, its own text. */
 export interface Remembered {
@@ -20,9 +22,10 @@ export interface Remembered {
 /** What one entry costs besides its texts: the id, the map slot, the arrays. */
 const ENTRY_OVERHEAD = 128;
 
-/** The serialized text of a remembered reply. */
-export function replyText(reply: Reply): string {
-  return typeof reply === 'string' ? reply : reply.rebuild();
+/** The serialized texts of a remembered reply, in the order they are re-sent. */
+export function replyTexts(reply: Reply): readonly string[] {
+  if (typeof reply === 'string') return [reply];
+  return 'rebuild' in reply ? [reply.rebuild()] : reply.replay();
 }
 
 /** The size of a remembered message in the table's accounting: UTF-16 code units of its texts, plus overhead. */

@@ -36,6 +36,8 @@ export type JournalRecord =
       attempt: number;
       created_at: number;
       deadline: number;
+      /** A quiet task (spec: tasks#quiet-tasks). */
+      quiet?: true;
     } & TaskRef)
   | ({ t: 'msg'; seq: number; text: string; state: string; at: number } & TaskRef)
   | ({ t: 'bind'; session_id: string } & TaskRef)

@@ -60,6 +60,8 @@ export class TestPeer {
   sessionId?: string;
   /** The version the session negotiated; the envelope's protocol (1.0 before the ack). */
   version = '1.0';
+  /** The tasks this peer requested quiet in a session of 1.1, whose streams hold only their outcome (spec: tasks#quiet-tasks). */
+  readonly quietTasks = new Set<string>();
   resumeToken?: string;
   key?: { keyId: string; key: Uint8Array };
   source = REQUESTER_ID;
@@ -215,6 +217,8 @@ export class TestPeer {
 
   /** Sends task.request. */
   request(taskId: string, capability: string, input: unknown, payload: Msg = {}, fields: Msg = {}): Msg {
+    // A quiet request of a 1.1 session has a quiet stream (spec: tasks#quiet-tasks).
+    if (payload.quiet === true && this.version !== '1.0') this.quietTasks.add(taskId);
     return this.send({ type: 'task.request', task_id: taskId, payload: { capability, input, ...payload }, ...fields });
   }
 
@@ -225,7 +229,7 @@ export class TestPeer {
 
   /** checkHistory over everything received. */
   violations(complete = false): Violation[] {
-    return checkHistory(this.received, undefined, { complete });
+    return checkHistory(this.received, undefined, { complete, quiet: this.quietTasks });
   }
 
   close(): Promise<void> {
@@ -242,12 +246,14 @@ const livePeers: TestPeer[] = [];
  */
 export function expectCleanHistories(): void {
   const bySession = new Map<string, Msg[]>();
+  const quiet = new Set<string>();
   for (const peer of livePeers.splice(0)) {
     const key = peer.sessionId ?? `peer:${bySession.size}`;
     bySession.set(key, [...(bySession.get(key) ?? []), ...peer.received]);
+    for (const id of peer.quietTasks) quiet.add(id);
   }
   for (const [session, messages] of bySession) {
-    const violations = checkHistory(messages);
+    const violations = checkHistory(messages, undefined, { quiet });
     if (violations.length > 0) throw new Error(`session ${session} broke the history rules: ${JSON.stringify(violations, null, 1)}`);
   }
 }

@@ -46,9 +46,9 @@ export function replayJournal(rt: Runtime, records: Iterable<JournalRecord>): vo
           createdAt: r.created_at,
           updatedAt: r.created_at,
           deadline: r.deadline,
-          lastSequence: 0,
+          lastSequence: r.quiet ? 1 : 0,
           retained: [],
-          firstRetained: 1,
+          firstRetained: r.quiet ? 2 : 1,
           cancelRequested: false,
           plans: [],
           effectsBegun: 0,
@@ -56,6 +56,7 @@ export function replayJournal(rt: Runtime, records: Iterable<JournalRecord>): vo
           abort: new TaskAbort(),
           timers: {},
         };
+        if (r.quiet) task.quiet = true;
         tasks.set(taskKey(r.principal, r.task_id), task);
         if (r.idempotency_key !== undefined) {
           rt.idempotency.set({
@@ -190,7 +191,9 @@ function resumeTask(rt: Runtime, runner: TaskRunner, task: Task): void {
   }
   const interrupted = task.effectsBegun > task.effectsEnded;
   const unrecorded = task.effectsEnded > 0 && (task.checkpoint?.effects ?? 0) < task.effectsEnded;
-  if (task.state === 'cancelling') {
+  // A quiet task journals no state events: a cancel taken is its cancelling (spec: tasks#quiet-tasks).
+  if (task.quiet && task.cancelRequested && task.state !== 'accepted' && task.state !== 'cancelling') runner.transition(task, 'cancelling');
+  if (task.state === 'cancelling' || (task.quiet && task.cancelRequested)) {
     runner.finish(task, { status: 'cancelled' });
   } else if (interrupted || unrecorded) {
     runner.finish(task, {
@@ -205,6 +208,8 @@ function resumeTask(rt: Runtime, runner: TaskRunner, task: Task): void {
   } else {
     runner.armDeadline(task);
     if (task.state === 'accepted') {
+      // A quiet task may have run past accepted without a record of it: it resumes from its checkpoint.
+      if (task.quiet && task.checkpoint) task.restored = task.checkpoint;
       queueMicrotask(() => runner.start(task));
     } else {
       task.restored = task.checkpoint ?? { state: {} };
@@ -238,6 +243,7 @@ export function* compactedRecords(rt: Runtime): Generator<JournalRecord> {
       attempt: t.attempt,
       created_at: t.createdAt,
       deadline: t.deadline,
+      ...(t.quiet ? { quiet: true as const } : {}),
     };
     let first = t.retained.length - 1;
     for (let bytes = t.retained[first]?.length ?? 0; first > 0 && bytes + t.retained[first - 1]!.length <= maxTaskBytes; first--)

@@ -4,6 +4,7 @@
  * messages#requests-and-replies, errors#fatal-errors). Connection implements it.
  */
 import type { ErrorPayload } from '../core/errors.ts';
+import type { Reply } from './duplicates.ts';
 import type { Runtime } from './runtime.ts';
 import type { Link, Session } from './sessions.ts';
 import type { TaskRunner } from './task-runner.ts';
@@ -30,6 +31,8 @@ export interface Replier extends Link {
   readonly frameText?: string;
   /** Sends the direct reply to the message being handled and remembers it for duplicates (spec: idempotency#duplicate-table). */
   reply(text: string, rebuild?: { rebuild: () => string; bytes: number }): void;
+  /** Remembers, for duplicates of the message being handled, a reply that is not sent now (spec: tasks#quiet-requests). */
+  remember(reply: Reply): void;
   /** Answers an offending message with `error`; closes after a fatal one (spec: errors#fatal-errors). */
   refuse(error: ErrorPayload, to?: RefusalTarget): void;
 }

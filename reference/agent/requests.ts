@@ -81,6 +81,8 @@ function replySnapshot(conn: Replier, session: Session, task: Task, replyTo: str
 
 /** What a rebuildable snapshot costs the duplicate table: ids, addressing and the closure. */
 const SNAPSHOT_RECIPE_BYTES = 512;
+/** What a quiet request's remembered replay costs the duplicate table: the closure over its task, whose stream is counted with the task. */
+const QUIET_RECIPE_BYTES = 128;
 
 /**
  * The grant a task of `session` holds: the request's, bounded by the session's credentials when
@@ -212,6 +214,8 @@ function onTaskRequest(conn: Replier, session: Session, msg: MessageOf<'task.req
   let deadline = now + rt.card.limits.max_task_seconds * 1000;
   if (p.timeout_ms !== undefined) deadline = Math.min(deadline, now + p.timeout_ms);
   if (msg.deadline !== undefined) deadline = Math.min(deadline, Date.parse(msg.deadline));
+  // Quiet only in a session of 1.1; a session of 1.0 ignores the member (spec: tasks#quiet-1-0).
+  const quiet = p.quiet === true && session.version !== '1.0';
   const task: Task = {
     principal: session.principal,
     ...(session.share !== session.principal ? { share: session.share } : {}),
@@ -230,9 +234,10 @@ function onTaskRequest(conn: Replier, session: Session, msg: MessageOf<'task.req
     createdAt: now,
     updatedAt: now,
     deadline,
-    lastSequence: 0,
+    // A quiet task's acceptance takes sequence 1 without being sent (spec: tasks#quiet-sequences).
+    lastSequence: quiet ? 1 : 0,
     retained: [],
-    firstRetained: 1,
+    firstRetained: quiet ? 2 : 1,
     cancelRequested: false,
     plans: [],
     effectsBegun: 0,
@@ -240,6 +245,7 @@ function onTaskRequest(conn: Replier, session: Session, msg: MessageOf<'task.req
     abort: new TaskAbort(),
     timers: {},
   };
+  if (quiet) task.quiet = true;
   // The journal record and the idempotency record come before task.accepted (spec: tasks#durability);
   // a task that could not be made durable is not acknowledged (spec: tasks#journal).
   const durable = persistOrRefuse(rt, {
@@ -256,6 +262,7 @@ function onTaskRequest(conn: Replier, session: Session, msg: MessageOf<'task.req
     attempt: task.attempt,
     created_at: now,
     deadline,
+    ...(quiet ? { quiet: true as const } : {}),
   });
   if (durable) return refuse(durable);
   if (task.idempotencyKey !== undefined) {
@@ -269,9 +276,14 @@ function onTaskRequest(conn: Replier, session: Session, msg: MessageOf<'task.req
     });
   }
   rt.tasks.add(task);
-  const payload: MessageOf<'task.accepted'>['payload'] = { capability: task.capability, deadline: iso(deadline) };
-  if (previousTaskId !== undefined) payload.previous_task_id = previousTaskId;
-  conn.reply(conn.runner.emit(task, 'task.accepted', payload, msg.message_id, false));
+  if (quiet) {
+    // No direct reply: a duplicate of the request gets what the stream has sent so far (spec: tasks#quiet-requests).
+    conn.remember({ replay: () => task.retained.slice(), bytes: QUIET_RECIPE_BYTES });
+  } else {
+    const payload: MessageOf<'task.accepted'>['payload'] = { capability: task.capability, deadline: iso(deadline) };
+    if (previousTaskId !== undefined) payload.previous_task_id = previousTaskId;
+    conn.reply(conn.runner.emit(task, 'task.accepted', payload, msg.message_id, false));
+  }
   conn.runner.armDeadline(task);
   conn.runner.start(task);
 }
@@ -368,7 +380,8 @@ export function replayTask(
   replyTo?: string,
 ): ErrorPayload | null {
   if (!task) return unknownTask(taskId);
-  const from = lastSequence + 1;
+  // A quiet task's sequence 1 is its unsent acceptance: its stream starts at 2 (spec: tasks#quiet-sequences).
+  const from = Math.max(lastSequence + 1, task.quiet ? 2 : 1);
   if (from <= task.lastSequence && from < task.firstRetained) {
     return errorPayload('RESUME_UNAVAILABLE', `messages of task ${taskId} before sequence ${task.firstRetained} are no longer retained`, {
       earliest_sequence: task.firstRetained,

@@ -7,16 +7,8 @@
  * direct reply, sent before its effects (spec: messages#requests-and-replies).
  */
 import type { MessageOf, MessageType, PayloadOf, TapMessage } from '../../schemas/src/index.ts';
-import {
-  agentHandshake,
-  decodeFrame,
-  errorPayload,
-  initialAgentHandshake,
-  isFatal,
-  type AgentHandshakeState,
-  type ErrorPayload,
-  type EstablishedSession,
-} from '../core/index.ts';
+import { agentHandshake, decodeFrame, errorPayload, initialAgentHandshake, isFatal } from '../core/index.ts';
+import type { AgentHandshakeState, ErrorPayload, EstablishedSession } from '../core/index.ts';
 import type { CloseInfo, InboundFrame } from '../core/frame.ts';
 import type { Transport } from '../transports/transport.ts';
 import { CredentialCheck } from './credentials.ts';
@@ -25,7 +17,7 @@ import { envelopeProblem, messageProblem, type Envelope } from './inbound.ts';
 import { authenticScreen } from './forged-frames.ts';
 import { admitSession, sourceOf } from './shares.ts';
 import { ConnectionTimers } from './liveness.ts';
-import { DuplicateTable, rememberedReplies, replyText, type Remembered, type Reply } from './duplicates.ts';
+import { DuplicateTable, rememberedReplies, replyTexts, type Remembered, type Reply } from './duplicates.ts';
 import { buildMessage, BoundedMap, type Addressing } from './outbound.ts';
 import { handleRequest } from './requests.ts';
 import type { Runtime } from './runtime.ts';
@@ -159,6 +151,11 @@ export class Connection implements Replier {
     this.send(text);
   }
 
+  /** Remembers, for duplicates of the message being handled, a reply that is not sent now (spec: tasks#quiet-requests). */
+  remember(reply: Reply): void {
+    this.recording?.push(reply);
+  }
+
   /** Builds and sends a reply addressed by this connection's session state. */
   replyWith<T extends MessageType>(type: T, payload: PayloadOf<T>, extras: { reply_to?: string; task_id?: string }): void {
     this.reply(buildMessage(this.rt.out, this.addressing(), type, payload, extras));
@@ -253,7 +250,7 @@ export class Connection implements Replier {
 
     // Duplicate: the original reply again, byte for byte (spec: idempotency#duplicate-messages).
     if (seen) {
-      for (const reply of seen.replies) this.send(replyText(reply));
+      for (const reply of seen.replies) for (const text of replyTexts(reply)) this.send(text);
       return;
     }
     this.recording = [];

@@ -45,6 +45,8 @@ export class TaskRunner implements TaskHost {
    * resume and delivers it to the task's session (spec: tasks#sequence, sessions#retention).
    */
   emit<T extends MessageType>(task: Task, type: T, payload: PayloadOf<T>, replyTo?: string, deliver = true): string {
+    // A quiet task's stream has no acceptance and no events (spec: tasks#quiet-tasks).
+    if (task.quiet && (type === 'task.event' || type === 'task.accepted')) return '';
     const session = this.rt.sessionOf(task);
     if (!session) throw new Error(`task ${task.taskId} has no session`);
     const sequence = task.lastSequence + 1;
@@ -157,7 +159,7 @@ export class TaskRunner implements TaskHost {
       throw new Error(`illegal transition ${task.state} → ${to} for task ${task.taskId}`);
     task.state = to;
     task.updatedAt = this.rt.now();
-    if (options.event !== false && to !== 'awaiting_approval') {
+    if (options.event !== false && to !== 'awaiting_approval' && !task.quiet) {
       this.emit(task, 'task.event', { kind: 'state', state: to as 'running' | 'cancelling' });
     }
   }

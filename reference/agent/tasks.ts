@@ -67,12 +67,10 @@ export interface Task {
   attempt: number;
   /** The request's trace, carried unchanged into every message of the task (spec: mesh#trace). */
   trace?: TaskTrace;
-  /**
-   * What else every message of the task's stream carries in its metadata, in a session of 1.1:
-   * the request's trace context (spec: envelope#trace-context) and the members of the extensions
-   * the session uses (spec: handshake#negotiated-extensions).
-   */
+  /** 1.1: what every message of the stream carries in metadata, trace context and extension members (spec: envelope#trace-context). */
   carried?: Record<string, unknown>;
+  /** 1.1: a quiet task, whose stream holds its outcome and what it needs, its acceptance sequence 1 unsent (spec: tasks#quiet-tasks). */
+  quiet?: true;
   state: TaskState;
   createdAt: number;
   updatedAt: number;

@@ -30,11 +30,12 @@ export const ENDINGS_NOT_RETRIED = new Set(['SHUTTING_DOWN', 'SESSION_LOST']);
 export function taskRequestPayload(
   capability: string,
   input: unknown,
-  options: { authorization?: Authorization; timeoutMs?: number },
+  options: { authorization?: Authorization; timeoutMs?: number; quiet?: boolean },
 ): PayloadOf<'task.request'> {
   const p: PayloadOf<'task.request'> = { capability, input };
   if (options.authorization) p.authorization = options.authorization;
   if (options.timeoutMs !== undefined) p.timeout_ms = options.timeoutMs;
+  if (options.quiet) p.quiet = true;
   return p;
 }
 

@@ -60,6 +60,8 @@ export abstract class ClientBase extends Emitter<ClientEvents> implements TaskHo
   protected readonly tasks: TaskTable;
   protected readonly pending: PendingRequests;
   protected readonly gapResumes = new Set<string>();
+  /** Quiet requests by task id: settled by a direct reply or by the task's first stream message (spec: tasks#quiet-requests). */
+  protected readonly quietWaits = new Map<string, string>();
   protected readonly seen = new SeenIds();
   protected farewellReason?: string;
   protected endWaiters: Array<() => void> = [];
@@ -141,6 +143,11 @@ export abstract class ClientBase extends Emitter<ClientEvents> implements TaskHo
     return new Promise((resolve) => this.clock.setTimeout(resolve, ms));
   }
 
+  /** The version the session speaks ("1.0" before the handshake). */
+  sessionVersion(): string {
+    return this.hs?.version ?? '1.0';
+  }
+
   /** True once the session is ending: handles stop retrying. */
   ending(): boolean {
     return this.phase === 'ending' || this.phase === 'closed' || this.farewellReason !== undefined;
@@ -165,6 +172,10 @@ export abstract class ClientBase extends Emitter<ClientEvents> implements TaskHo
     const trace =
       fields.metadata === undefined && typeof fields.task_id === 'string' ? this.tasks.handle(fields.task_id)?.trace : undefined;
     if (trace) fields = { ...fields, metadata: trace };
+    // A quiet request has no direct reply once its task exists: the task's first stream message answers it (spec: tasks#quiet-requests).
+    if (type === 'task.request' && (payload as { quiet?: unknown }).quiet === true && typeof fields.task_id === 'string') {
+      this.tasks.open(fields.task_id).markQuiet();
+    }
     // While the session is down (reconnecting, or ending after it closed) the request waits for a resume's re-send.
     const sent = this.session.open;
     let msg: TapMessage;
@@ -173,14 +184,19 @@ export abstract class ClientBase extends Emitter<ClientEvents> implements TaskHo
     } catch (err) {
       return Promise.reject(err);
     }
+    if (type === 'task.request' && (payload as { quiet?: unknown }).quiet === true) this.quietWaits.set(msg.task_id!, msg.message_id);
     return this.pending.add(msg, sent);
   }
 
   // ---- incoming ----
 
   protected dispatch(msg: TapMessage): void {
-    if (STREAM_TYPES.has(msg.type)) this.ingest(msg as StreamMessage);
+    if (STREAM_TYPES.has(msg.type)) {
+      this.ingest(msg as StreamMessage);
+      if (this.quietWaits.size > 0) this.quietAnswered(msg);
+    }
     const p = this.pending.take(msg.reply_to);
+    if (p && p.msg.type === 'task.request') this.quietWaits.delete(p.msg.task_id!);
     if (p) {
       this.settle(p, msg);
       return;
@@ -204,6 +220,14 @@ export abstract class ClientBase extends Emitter<ClientEvents> implements TaskHo
       default:
         return;
     }
+  }
+
+  /** The first stream message of a quiet task settles its request (spec: tasks#quiet-requests). */
+  private quietAnswered(msg: TapMessage): void {
+    const requestId = this.quietWaits.get(msg.task_id!);
+    if (requestId === undefined) return;
+    this.quietWaits.delete(msg.task_id!);
+    this.pending.take(requestId)?.resolve(msg);
   }
 
   /** One sequenced message: into its task's stream, in order and once (spec: tasks#sequence). */

@@ -21,7 +21,15 @@ import { Feed, HANDLE_LOG_LIMIT } from './feed.ts';
 import { FollowedTask } from './followed.ts';
 import type { TaskHost } from './task-host.ts';
 import type { TaskStream } from './stream.ts';
-import type { Authorization, PlanDecision, PlanSubmitPayload, ResultPayload, SnapshotPayload, StreamMessage } from './types.ts';
+import {
+  STREAM_TYPES,
+  type Authorization,
+  type PlanDecision,
+  type PlanSubmitPayload,
+  type ResultPayload,
+  type SnapshotPayload,
+  type StreamMessage,
+} from './types.ts';
 
 export type { Accepted } from './attempt.ts';
 
@@ -43,11 +51,13 @@ export interface SubmitOptions {
   retry?: Partial<RetryPolicy>;
   /** Extra envelope metadata (trace ids); `attempt`, when given, numbers the first attempt (default 1) and retries count on. */
   metadata?: Record<string, unknown>;
+  /** TAP 1.1: the outcome only, no task.accepted and no events; not sent in a 1.0 session (spec: tasks#quiet-tasks). */
+  quiet?: boolean;
 }
 
 /** A task submitted through a client. */
 export class TaskHandle extends FollowedTask {
-  /** Resolves when the agent has accepted the task (or answered a retry with the original's snapshot). */
+  /** Resolves when the agent accepted the task (or a retry got the original's snapshot); quiet: with its first message. */
   readonly accepted: Promise<Accepted>;
   /** Resolves with the final task.result payload, whatever its status; rejects when no result can come. */
   readonly result: Promise<ResultPayload>;
@@ -65,6 +75,8 @@ export class TaskHandle extends FollowedTask {
   private ending?: { resolve: (e: Ending) => void; reject: (e: Error) => void };
   private readonly policy: RetryPolicy;
   private readonly decided = new Set<string>();
+  /** Resolves once a quiet attempt's request is sent: requests about the task may follow it (spec: tasks#quiet-requests). */
+  private quietSent?: Promise<void>;
 
   constructor(
     private readonly host: TaskHost<TaskHandle>,
@@ -116,21 +128,21 @@ export class TaskHandle extends FollowedTask {
   /** Asks the agent to cancel the task; resolves with its snapshot (the result follows on the stream). */
   async cancel(reason?: string): Promise<SnapshotPayload> {
     this.cancelRequested = true;
-    await this.accepted;
+    await this.known();
     const reply = await this.host.request('task.cancel', reason === undefined ? {} : { reason }, { task_id: this.taskId });
     return this.snapshotOf(reply);
   }
 
   /** Asks the agent for the task as it stands now. */
   async status(): Promise<SnapshotPayload> {
-    await this.accepted;
+    await this.known();
     const reply = await this.host.request('task.status', {}, { task_id: this.taskId });
     return this.snapshotOf(reply);
   }
 
   /** Asks the agent to re-send every message after `lastSequence` (default: the last one received); duplicates are dropped. */
   async resume(lastSequence?: number): Promise<SnapshotPayload> {
-    await this.accepted;
+    await this.known();
     const reply = await this.host.request('task.resume', { last_sequence: lastSequence ?? this.lastSequence }, { task_id: this.taskId });
     return this.snapshotOf(reply);
   }
@@ -156,6 +168,11 @@ export class TaskHandle extends FollowedTask {
     this.settle(error);
   }
 
+  /** Until the agent knows the task: its acceptance, or for a quiet task the request sent before (spec: tasks#quiet-requests). */
+  private known(): Promise<unknown> {
+    return this.quietSent ?? this.accepted;
+  }
+
   private snapshotOf(reply: TapMessage): SnapshotPayload {
     const snapshot = snapshotPayload(reply, this.taskId);
     if (snapshot.plan && this.stream && this.stream.taskId === reply.task_id)
@@ -175,12 +192,16 @@ export class TaskHandle extends FollowedTask {
       this.attach(this.host.openStream(taskId));
       this.host.track(this, taskId);
       let ending: Ending;
+      // Quiet only in a session of 1.1 (spec: tasks#quiet-1-0).
+      const quietly = this.options.quiet === true && this.host.sessionVersion() !== '1.0';
       try {
-        const reply = await this.host.request(
+        const request = this.host.request(
           'task.request',
-          taskRequestPayload(this.capability, this.input, this.options),
+          taskRequestPayload(this.capability, this.input, { ...this.options, quiet: quietly }),
           taskRequestFields(taskId, this.idempotencyKey, this.attempt, this.options),
         );
+        if (quietly) this.quietSent = Promise.resolve();
+        const reply = quietly ? await this.quietReply(request, taskId) : await request;
         if (reply.type === 'error') {
           this.host.dropStream(taskId);
           const error = TapClientError.fromPayload(reply.payload, taskId);
@@ -196,6 +217,11 @@ export class TaskHandle extends FollowedTask {
           ending = known ? { result: known, retry: this.retriesAdopted(known) } : await this.waitForEnd();
         } else if (reply.type === 'task.accepted') {
           this.markAccepted(reply);
+          ending = await this.waitForEnd();
+        } else if (quietly && reply.task_id === taskId && STREAM_TYPES.has(reply.type)) {
+          // A quiet task answers with its first stream message, often its result (spec: tasks#quiet-tasks).
+          this.isAccepted = true;
+          this.resolveAccepted({ taskId, capability: this.capability });
           ending = await this.waitForEnd();
         } else {
           throw new TapClientError('PROTOCOL_VIOLATION', `task.request was answered with ${reply.type}`);
@@ -235,6 +261,22 @@ export class TaskHandle extends FollowedTask {
     // status instead (spec: resume#attachment).
     if (resumed.payload.code === 'PROTOCOL_VIOLATION') return pollUntilEnded(this.host, originalId);
     throw TapClientError.fromPayload(resumed.payload, originalId);
+  }
+
+  /**
+   * The answer to a quiet request: its error or snapshot, or the task's first stream message. A
+   * task that sends nothing within request_timeout_ms is asked for by task.status: its snapshot
+   * says it runs, and is followed as a repeat's would be (spec: tasks#quiet-requests).
+   */
+  private async quietReply(request: Promise<TapMessage>, taskId: string): Promise<TapMessage> {
+    try {
+      return await request;
+    } catch (err) {
+      if (!(err instanceof TapClientError) || err.code !== ClientCode.REQUEST_TIMEOUT) throw err;
+      const status = await this.host.request('task.status', {}, { task_id: taskId });
+      if (status.type !== 'task.snapshot') throw err;
+      return status;
+    }
   }
 
   private markAccepted(msg: MessageOf<'task.accepted'>): void {

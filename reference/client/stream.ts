@@ -21,8 +21,10 @@ const MAX_BUFFERED = 1024;
 
 /** The in-order, duplicate-free log of one task's stream. */
 export class TaskStream {
-  /** The last sequence delivered (0 before task.accepted). */
+  /** The last sequence delivered (0 before task.accepted; 1 for a quiet task, whose acceptance is not sent). */
   lastSequence = 0;
+  /** A quiet task of a 1.1 session: its stream starts at sequence 2 (spec: tasks#quiet-sequences). */
+  quiet = false;
   /**
    * The delivered messages in sequence order: all of them, or once more came, the newest
    * `HANDLE_LOG_LIMIT` to twice that (a handle that attaches late copies them; a long stream is
@@ -39,6 +41,12 @@ export class TaskStream {
   private readonly listeners = new Set<(msg: StreamMessage) => void>();
 
   constructor(readonly taskId: string) {}
+
+  /** Follows a quiet task: its unsent acceptance counts as sequence 1 (spec: tasks#quiet-sequences). */
+  markQuiet(): void {
+    this.quiet = true;
+    if (this.lastSequence === 0) this.lastSequence = 1;
+  }
 
   /** True once task.result has been delivered. */
   get ended(): boolean {

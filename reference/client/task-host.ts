@@ -28,6 +28,8 @@ export interface TaskHost<Handle> {
     fields: Record<string, unknown>,
   ): Promise<TapMessage>;
   sleep(ms: number): Promise<void>;
+  /** The version the session speaks: quiet tasks only in 1.1 (spec: tasks#quiet-tasks). */
+  sessionVersion(): string;
   /** True once the session is ending: no more retries. */
   ending(): boolean;
   planSubmitted(handle: Handle, plan: PlanSubmitPayload): boolean;

@@ -68,7 +68,7 @@ export class TaskTable {
   /** Forgets a stream no task stands behind (a refused request). */
   drop(taskId: string): void {
     const s = this.streams.get(taskId);
-    if (s && s.lastSequence === 0) {
+    if (s && s.lastSequence === (s.quiet ? 1 : 0)) {
       this.streams.delete(taskId);
       this.handles.delete(taskId);
     }

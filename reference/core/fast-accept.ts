@@ -24,6 +24,7 @@ export const SCHEMA_ASSUMPTIONS: Readonly<Record<string, unknown>> = {
   'envelope.schema.json#/properties/metadata/properties/attempt/minimum': 1,
   'task.request.payload.schema.json#/required': ['capability', 'input'],
   'task.request.payload.schema.json#/properties/capability/pattern': '^[a-z][a-z0-9_-]*(\\.[a-z][a-z0-9_-]*)+$(?!\\n)',
+  'task.request.payload.schema.json#/properties/quiet/type': 'boolean',
   'task.accepted.payload.schema.json#/required': ['capability', 'deadline'],
   'task.accepted.schema.json#/required': ['type', 'payload', 'task_id', 'sequence', 'reply_to', 'session_id'],
   'task.request.schema.json#/required': ['type', 'payload', 'task_id', 'session_id'],
@@ -146,6 +147,7 @@ export function surelyValidEnvelope(m: Record<string, unknown>): boolean {
 
 function requestPayload(p: Record<string, unknown>): boolean {
   if (!isCapability(p.capability) || !('input' in p) || p.authorization !== undefined) return false;
+  if (p.quiet !== undefined && typeof p.quiet !== 'boolean') return false;
   return p.timeout_ms === undefined || isCount(p.timeout_ms);
 }
 

@@ -33,6 +33,7 @@ export type HistoryRule =
   | 'after-result' // a task-stream message after the task's result
   | 'result-missing' // a task without its result at the end of a complete history
   | 'snapshot' // a snapshot that contradicts what was already sent
+  | 'quiet' // task.accepted or a task.event in the stream of a quiet task
   | 'line' // a malformed transcript line
   | 'reply' // a reply to nothing, a missing or second reply, a reply of the wrong type
   | 'timestamp'; // time going backwards
@@ -54,6 +55,12 @@ export interface HistoryOptions {
    * task.accepted, and every redelivery begins again with `running`.
    */
   durable?: boolean;
+  /**
+   * The tasks requested quiet in a session of 1.1 (spec: tasks#quiet-tasks): each stream opens with
+   * whatever message comes first, at sequence 2, holds no task.accepted and no task.event, and
+   * announces no state but its end.
+   */
+  quiet?: ReadonlySet<string>;
 }
 
 const TABLE: StateTable = TASK_STATES;
@@ -123,11 +130,15 @@ export function checkHistory(messages: readonly unknown[], tables: StateTable = 
     if (!t) {
       t = { state: null, lastSeq: 0, bySeq: new Map(), ended: false, plans: new Set(), firstIndex: i };
       tasks.set(id, t);
-      const first = options.durable ? 'the running state event' : 'task.accepted';
-      const opens = options.durable ? m.type === 'task.event' && payloadOf(m).state === 'running' : m.type === 'task.accepted';
-      if (!opens || seq !== 1)
-        flag(i, 'sequence-start', `the stream of ${id} opens with ${m.type} sequence ${seq}, not ${first} sequence 1`, id);
-      else if (options.durable) t.state = tables.initial;
+      if (options.quiet?.has(id)) {
+        if (seq !== 2) flag(i, 'sequence-start', `the quiet stream of ${id} opens with sequence ${seq}, not 2`, id);
+      } else {
+        const first = options.durable ? 'the running state event' : 'task.accepted';
+        const opens = options.durable ? m.type === 'task.event' && payloadOf(m).state === 'running' : m.type === 'task.accepted';
+        if (!opens || seq !== 1)
+          flag(i, 'sequence-start', `the stream of ${id} opens with ${m.type} sequence ${seq}, not ${first} sequence 1`, id);
+        else if (options.durable) t.state = tables.initial;
+      }
     } else if (m.type === 'task.accepted') {
       return flag(i, 'sequence-start', `${id} was already accepted; task.accepted is sent once, as sequence 1`, id);
     }
@@ -139,6 +150,12 @@ export function checkHistory(messages: readonly unknown[], tables: StateTable = 
     if (t.ended) return flag(i, 'after-result', `${m.type} after the result of ${id}`, id);
 
     const p = payloadOf(m);
+    if (options.quiet?.has(id)) {
+      // A quiet stream announces no state but its end: only its plans and its result are read.
+      if (m.type === 'task.accepted' || m.type === 'task.event') flag(i, 'quiet', `${id} is quiet, yet the agent sent ${m.type}`, id);
+      else if (m.type === 'task.result') t.ended = true;
+      return;
+    }
     switch (m.type) {
       case 'task.accepted':
         t.state = tables.initial;

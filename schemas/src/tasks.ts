@@ -66,6 +66,14 @@ export const TaskRequestPayload = Type.Object(
     input: JsonValue,
     authorization: Type.Optional(Authorization),
     timeout_ms: Type.Optional(Count('The task ends timed_out this long after the agent received the request.', 1)),
+    // spec: tasks#quiet-tasks
+    quiet: Type.Optional(
+      Type.Boolean({
+        description:
+          'TAP 1.1: true asks for the outcome only: no task.accepted and no task.event, only what the task needs from the requester and its task.result.',
+        since: '1.1',
+      }),
+    ),
   },
   { $id: 'task.request.payload.schema.json', title: 'TaskRequestPayload', description: 'Payload of task.request.' },
 );

@@ -33,6 +33,7 @@ export const AREAS = [
   'LIST', // TAP 1.1: listing tasks
   'EXT',
   'TRACE', // TAP 1.1: negotiated extensions, W3C trace context
+  'QUIET', // TAP 1.1: quiet tasks
 ] as const;
 export type Area = (typeof AREAS)[number];
 export type Level = 'MUST' | 'SHOULD' | 'MAY';

@@ -12,6 +12,10 @@ import * as tasksResultSize from './tasks.result-size.ts';
 import * as conformanceInputForms from './conformance.input-forms.ts';
 import * as tasksDurability from './tasks.durability.ts';
 import * as conformanceTargets from './conformance.targets.ts';
+import * as tasksQuietTasks from './tasks.quiet-tasks.ts';
+import * as tasksQuietSequences from './tasks.quiet-sequences.ts';
+import * as tasksQuietRequests from './tasks.quiet-requests.ts';
+import * as tasksQuiet10 from './tasks.quiet-1-0.ts';
 
 export const tasksCases: readonly Case[] = [
   tasksOverview,
@@ -26,4 +30,8 @@ export const tasksCases: readonly Case[] = [
   conformanceInputForms,
   tasksDurability,
   conformanceTargets,
+  tasksQuietTasks,
+  tasksQuietSequences,
+  tasksQuietRequests,
+  tasksQuiet10,
 ].flatMap((file) => file.cases);

@@ -1,8 +1,10 @@
 /** Steps that several case files of the tasks profile share. */
 import type { CaseContext } from '../../context.ts';
-import type { Peer } from '../../peer.ts';
-import { fail, type Outcome } from '../../verdict.ts';
-import { need, show } from '../kit.ts';
+import type { Peer, Received } from '../../peer.ts';
+import type { Wire } from '../../session-state.ts';
+import { describeMessage, streamOf } from '../../steps.ts';
+import { fail, got, miss, type Got, type Outcome } from '../../verdict.ts';
+import { check, need, show, status } from '../kit.ts';
 
 export const cap = (...names: string[]) => ({ capabilities: names.map((n) => `tap.test.${n}`) });
 
@@ -15,4 +17,52 @@ export async function withSmallMessages(ctx: CaseContext, probe: (peer: Peer, ma
   if (peer.state.params?.max_message_bytes !== SMALL_MAX)
     return fail(`the agent did not accept max_message_bytes ${SMALL_MAX}`, String(SMALL_MAX), show(peer.state.params?.max_message_bytes));
   return probe(peer, SMALL_MAX);
+}
+
+/** Sends a quiet task.request (`quiet: true`) and returns it; a quiet task has no direct reply when it is created. */
+export async function quietRequest(peer: Peer, capability: string, input: unknown, extra: Partial<Wire> = {}): Promise<Wire> {
+  return peer.post('task.request', { capability, input, quiet: true }, { task_id: peer.ids.task('quiet'), ...extra });
+}
+
+/** Waits for the quiet task's result, unless the request was refused first; returns the result. */
+export async function quietResult(peer: Peer, sent: Wire): Promise<Got<Received>> {
+  return peer.waitFor(
+    (r) => (r.msg.type === 'task.result' && r.msg.task_id === sent.task_id) || r.msg.reply_to === sent.message_id,
+    `the task.result of the quiet task ${sent.task_id}`,
+  );
+}
+
+/** The stream messages of a task, described as "type@sequence" for a verdict. */
+export function described(stream: readonly Received[]): string {
+  return stream.map((r) => `${r.msg.type}@${r.msg.sequence}`).join(', ') || 'nothing';
+}
+
+/**
+ * Checks that a quiet task's stream is exactly `types`, numbered from 2 (spec: tasks#quiet-tasks,
+ * tasks#quiet-sequences), and that its request got no direct reply.
+ */
+export function checkQuietStream(peer: Peer, sent: Wire, types: readonly string[]): Outcome | null {
+  const stream = streamOf(peer, sent.task_id!);
+  const expected = types.map((t, i) => `${t}@${i + 2}`).join(', ');
+  const reply = peer.since(0).find((r) => r.msg.reply_to === sent.message_id);
+  return (
+    check(
+      described(stream) === expected,
+      `the quiet task's stream is not ${types.join(' then ')} alone, numbered from 2`,
+      expected,
+      described(stream),
+    ) ??
+    check(!reply, `the quiet request got a direct reply, ${describeMessage(reply?.msg)}`, 'no direct reply', describeMessage(reply?.msg))
+  );
+}
+
+/** Asks task.status until the task leaves `accepted`; returns the snapshot that shows it running. */
+export async function untilRunning(peer: Peer, taskId: string): Promise<Got<Received>> {
+  for (let i = 0; i < 50; i++) {
+    const r = need(await status(peer, taskId));
+    if (r.msg.type !== 'task.snapshot')
+      return miss(fail(`task.status of the quiet task was answered ${describeMessage(r.msg)}`, 'task.snapshot', describeMessage(r.msg)));
+    if (r.msg.payload?.state !== 'accepted') return got(r);
+  }
+  return miss(fail('the quiet task stayed accepted through 50 status requests', 'running', 'accepted'));
 }

@@ -1,6 +1,6 @@
 /** Mutants that break the rules of spec/1.0/tasks.md (spec: tasks). */
 import { randomBytes } from 'node:crypto';
-import { type Msg, type Mutator, STREAM } from '../layer.ts';
+import { type Msg, type Mutator, STREAM, type View } from '../layer.ts';
 import {
   dropFromStream,
   dropOut,
@@ -300,6 +300,43 @@ export const rows: Row[] = [
     undefined,
     { binding: 'stdio' },
   ],
+  // TAP 1.1 quiet tasks (spec: tasks#quiet-tasks).
+  [
+    'TAP-QUIET-101:accepted-sent',
+    'a quiet request of a 1.1 session is answered with task.accepted (sequence 1), as if it were not quiet',
+    () => inn(quietRequest, (m, v, answer) => void answer(fakeAccepted(v, m))),
+  ],
+  [
+    'TAP-QUIET-102:plan-not-sent',
+    "a quiet task's plan.submit is not sent, so its plan waits for a decision nobody was asked for",
+    () => dropFromStream((m, v) => m.type === 'plan.submit' && quietTask(m, v)),
+  ],
+  [
+    'TAP-QUIET-103:numbered-from-1',
+    "a quiet task's stream is numbered from 1: its first message sent carries sequence 1",
+    () =>
+      out(
+        (m, v) => STREAM.has(m.type) && typeof m.sequence === 'number' && quietTask(m, v),
+        (m) => ({ ...m, sequence: (m.sequence as number) - 1 }),
+      ),
+  ],
+  [
+    'TAP-QUIET-104:duplicate-unanswered',
+    'a duplicate of a quiet request is given no answer, even once the task has ended',
+    () => {
+      const seen = new Set<string>();
+      return inn(quietRequest, (m) => {
+        if (seen.has(m.message_id as string)) return null;
+        seen.add(m.message_id as string);
+        return undefined;
+      });
+    },
+  ],
+  [
+    'TAP-QUIET-105:quiet-in-1-0',
+    'in a session of 1.0 a request with quiet gets a quiet stream: no task.accepted, no events',
+    () => dropFromStream((m, v) => v.version === '1.0' && (m.type === 'task.accepted' || m.type === 'task.event') && requested(m, v, true)),
+  ],
 ];
 
 /**
@@ -328,3 +365,16 @@ function echoKeptDespite(which: (reason: unknown) => boolean): Mutator {
     },
   };
 }
+
+/** The task.request of `m`'s task seen on this connection carried `quiet: true` (spec: tasks#quiet-tasks). */
+function requested(m: Msg, v: View, quiet: boolean): boolean {
+  for (const r of v.requests.values())
+    if (r.type === 'task.request' && r.task_id === m.task_id) return (r.payload?.quiet === true) === quiet;
+  return false;
+}
+
+/** A quiet request of a session of 1.1. */
+const quietRequest = (m: Msg, v: View): boolean => m.type === 'task.request' && m.payload?.quiet === true && v.version !== '1.0';
+
+/** A message of a quiet task of a session of 1.1. */
+const quietTask = (m: Msg, v: View): boolean => v.version !== '1.0' && requested(m, v, true);
