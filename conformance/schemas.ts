@@ -70,7 +70,7 @@ let ajv: Ajv2020 | undefined;
 
 function compiler(): Ajv2020 {
   if (ajv) return ajv;
-  ajv = new Ajv2020({ strict: true, allErrors: true, discriminator: true });
+  ajv = new Ajv2020({ strict: true, allErrors: true, discriminator: true, keywords: ['since'] });
   addFormats.default(ajv);
   for (const f of readdirSync(SCHEMA_DIR).filter((n) => n.endsWith('.schema.json'))) ajv.addSchema(readJson(f));
   return ajv;

@@ -16,7 +16,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const AGENT = join(ROOT, 'fixtures/agents/python/tap_agent.py');
 const SCHEMAS = join(ROOT, 'schemas/v1');
 
-const ajv = new Ajv2020({ strict: true, allErrors: true, discriminator: true });
+const ajv = new Ajv2020({ strict: true, allErrors: true, discriminator: true, keywords: ['since'] });
 addFormats.default(ajv);
 for (const f of readdirSync(SCHEMAS).filter((n) => n.endsWith('.schema.json'))) {
   ajv.addSchema(JSON.parse(readFileSync(join(SCHEMAS, f), 'utf8')));

@@ -11,7 +11,7 @@ const files = readdirSync(DIR).filter((f) => f.endsWith('.schema.json'));
 const load = (f: string) => JSON.parse(readFileSync(join(DIR, f), 'utf8'));
 
 function strictAjv() {
-  const ajv = new Ajv2020({ strict: true, allErrors: true, discriminator: true });
+  const ajv = new Ajv2020({ strict: true, allErrors: true, discriminator: true, keywords: ['since'] });
   addFormats.default(ajv);
   for (const f of files) ajv.addSchema(load(f));
   return ajv;
@@ -77,7 +77,7 @@ describe('schemas/src/rules.ts', () => {
 
   it('puts the rules in the allOf of the object, and they validate as the schema says', () => {
     const schema = discriminated('kind', kinds, [whenRequires('kind', 'a', { x: { type: 'string' } })], options);
-    const validate = new Ajv2020({ strict: true }).compile(JSON.parse(JSON.stringify(schema)));
+    const validate = new Ajv2020({ strict: true, keywords: ['since'] }).compile(JSON.parse(JSON.stringify(schema)));
     expect(validate({ kind: 'a', x: 'here' })).toBe(true);
     expect(validate({ kind: 'a' })).toBe(false);
     expect(validate({ kind: 'b' })).toBe(true);

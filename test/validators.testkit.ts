@@ -32,7 +32,7 @@ const loaded = (loading: Loading) => (loading === 'files' ? schemaFiles().map(re
 
 /** Ajv 2020-12 with the options schemas/README.md gives: strict, discriminator, ajv-formats. */
 export function ajvJudge(loading: Loading): Judge {
-  const ajv = new Ajv2020({ strict: true, allErrors: true, discriminator: true });
+  const ajv = new Ajv2020({ strict: true, allErrors: true, discriminator: true, keywords: ['since'] });
   addFormats.default(ajv);
   for (const s of loaded(loading)) ajv.addSchema(s);
   return (cases) =>

@@ -49,9 +49,9 @@ const QUICK_FILES = new Set(['envelope.schema.json', 'agent-card.schema.json', '
  * A quick check says only valid or not; the full validator names the issues.
  */
 export function validatorsSource(): { facade: string; modules: Record<string, string> } {
-  const full = new Ajv2020({ strict: true, allErrors: true, discriminator: true, inlineRefs: false, code: { source: true } });
+  const full = new Ajv2020({ strict: true, allErrors: true, discriminator: true, inlineRefs: false, code: { source: true }, keywords: ['since'] });
   addFormats.default(full);
-  const quick = new Ajv2020({ strict: true, allErrors: false, discriminator: true, code: { source: true } });
+  const quick = new Ajv2020({ strict: true, allErrors: false, discriminator: true, code: { source: true }, keywords: ['since'] });
   addFormats.default(quick);
   quick.addFormat('date-time', true);
   const names: [string, string][] = [];

@@ -39,7 +39,7 @@ async function captureFrames(): Promise<string[]> {
 }
 
 function ajvValidators(types: string[]): ValidateFunction[] {
-  const ajv = new Ajv2020({ strict: true, allErrors: true, discriminator: true });
+  const ajv = new Ajv2020({ strict: true, allErrors: true, discriminator: true, keywords: ['since'] });
   addFormats.default(ajv);
   for (const schema of SCHEMA_BUNDLE) ajv.addSchema(schema);
   return types.map((t) => {

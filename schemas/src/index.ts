@@ -15,6 +15,7 @@ export * from './common.ts';
 export * from './conformance.ts';
 export * from './envelope.ts';
 export * from './handshake.ts';
+export * from './input.ts';
 export * from './messages.ts';
 export * from './plan.ts';
 export * from './rules.ts';

@@ -5,6 +5,7 @@
 import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
 import { Envelope } from './envelope.ts';
 import { EmptyPayload, HandshakeAckPayload, HandshakeInitPayload, HandshakeReadyPayload, pascal } from './handshake.ts';
+import { InputRequestPayload, InputResponsePayload } from './input.ts';
 import { PlanDecisionPayload, PlanSubmitPayload } from './plan.ts';
 import { FarewellPayload, ShutdownRequestPayload, ShutdownResponsePayload } from './shutdown.ts';
 import { MESSAGES } from './tables.ts';
@@ -43,6 +44,8 @@ export const PAYLOADS = {
   'task.handoff': TaskHandoffPayload,
   'session.farewell': FarewellPayload,
   error: ErrorPayload,
+  'input.request': InputRequestPayload,
+  'input.response': InputResponsePayload,
 } as const;
 
 export type MessageType = keyof typeof PAYLOADS;

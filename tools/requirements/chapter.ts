@@ -30,6 +30,7 @@ export const AREAS = [
   'VER',
   'SEC',
   'CONF',
+  'INPUT',
 ] as const;
 export type Area = (typeof AREAS)[number];
 export type Level = 'MUST' | 'SHOULD' | 'MAY';
