@@ -6,9 +6,11 @@
  */
 import {
   allowedBeforeHandshake,
+  compareVersions,
   errorPayload,
   isKnownType,
   isRequesterToAgent,
+  messageEntry,
   parseVersion,
   protocolVersion,
   SUPPORTED_VERSIONS,
@@ -110,10 +112,18 @@ export type HandshakePhase = 'awaiting-init' | 'awaiting-ready' | 'established' 
  * message out of order is refused before its payload is read, so a handshake.ready before any
  * ack gets PROTOCOL_VIOLATION even without a session_id (spec: errors#order-of-checks, handshake#before-go).
  */
-export function messageProblem(msg: Envelope, phase: HandshakePhase): ErrorPayload | null {
+export function messageProblem(msg: Envelope, phase: HandshakePhase, version?: string): ErrorPayload | null {
   const type = msg.type;
   if (!isKnownType(type) || !isRequesterToAgent(type)) {
     return errorPayload('UNKNOWN_MESSAGE_TYPE', `an agent does not accept ${type}; the message had no effect`);
+  }
+  // A type a later version added is not in the catalogue of a session of an earlier one (spec: messages#direction, versioning#tap-1-1).
+  const since = messageEntry(type)?.since;
+  if (since !== undefined && version !== undefined && compareVersions(parseVersion(since)!, parseVersion(version)!) > 0) {
+    return errorPayload(
+      'UNKNOWN_MESSAGE_TYPE',
+      `${type} is a message of TAP ${since}, and this session speaks ${version}; it had no effect`,
+    );
   }
   if (type === 'error') return null;
   if (phase !== 'established' && !allowedBeforeHandshake(type)) {

@@ -11,6 +11,7 @@ import { buildMessage } from './outbound.ts';
 import { iso } from './outbound.ts';
 import { journalProblem, persistOrRefuse } from './journal-limits.ts';
 import { applyDecision, checkDecision } from './plans.ts';
+import { applyAnswer, checkAnswer, checkAnswerTarget } from './input.ts';
 import type { Replier } from './replier.ts';
 import type { Session } from './sessions.ts';
 import { describeSource, isOriginShare } from './shares.ts';
@@ -25,6 +26,7 @@ export function handleRequest(conn: Replier, session: Session, msg: TapMessage):
     case 'task.cancel':
     case 'task.resume':
     case 'plan.decision':
+    case 'input.response':
       return onTaskMessage(conn, session, msg);
     default:
       conn.refuse(errorPayload('UNKNOWN_MESSAGE_TYPE', `an agent does not accept ${msg.type}`), { replyTo: msg.message_id });
@@ -251,7 +253,12 @@ function capProblem(scope: string, active: number, max: number | undefined, whos
   });
 }
 
-type TaskMessage = MessageOf<'task.status'> | MessageOf<'task.cancel'> | MessageOf<'task.resume'> | MessageOf<'plan.decision'>;
+type TaskMessage =
+  | MessageOf<'task.status'>
+  | MessageOf<'task.cancel'>
+  | MessageOf<'task.resume'>
+  | MessageOf<'plan.decision'>
+  | MessageOf<'input.response'>;
 
 function onTaskMessage(conn: Replier, session: Session, msg: TaskMessage): void {
   const rt = conn.rt;
@@ -296,6 +303,23 @@ function onTaskMessage(conn: Replier, session: Session, msg: TaskMessage): void 
         return conn.refuse(errorPayload('SHUTTING_DOWN', 'the session is shutting down and takes no approvals or revisions'), to);
       replySnapshot(conn, session, task, msg.message_id);
       return applyDecision(rt, conn.runner, task, msg.payload);
+    }
+    case 'input.response': {
+      // Task checks, then the request, then shutdown, then the answer (spec: tasks#input-response, shutdown#input-shutdown).
+      if (isTerminal(task.state)) {
+        return conn.refuse(errorPayload('TASK_TERMINAL', `task ${task.taskId} already ended ${task.state}`, { state: task.state }), to);
+      }
+      const violation = checkAnswerTarget(task, msg.payload);
+      if (violation) return conn.refuse(violation.payload, to);
+      if (rt.shuttingDown || session.ending)
+        return conn.refuse(
+          errorPayload('SHUTTING_DOWN', 'the session is shutting down and takes no answers; the task will be handed off'),
+          to,
+        );
+      const wrong = checkAnswer(task, msg.payload);
+      if (wrong) return conn.refuse(wrong.payload, to);
+      replySnapshot(conn, session, task, msg.message_id);
+      return applyAnswer(conn.runner, task, msg.payload);
     }
   }
 }

@@ -8,7 +8,7 @@ import { canonicalize } from '../core/jcs.ts';
 import { isTerminal } from '../core/states.ts';
 import type { ErrorPayload } from '../core/errors.ts';
 import type { TimerHandle } from '../core/platform.ts';
-import type { Authorization, PlanRecord, TaskAbort } from './model.ts';
+import type { Authorization, InputRecord, PlanRecord, TaskAbort } from './model.ts';
 
 export type { Authorization } from './model.ts';
 /** A task's one result (spec: tasks#result). */
@@ -76,6 +76,8 @@ export interface Task {
   /** A task.cancel was taken for it (spec: tasks#cancellation). */
   cancelRequested: boolean;
   plans: PlanRecord[];
+  /** The input requests asked so far (for their ids), and the pending one while the task is input_required (spec: tasks#input-required). */
+  inputs?: { asked: number; pending?: InputRecord };
   checkpoint?: Checkpoint;
   /** Side effects begun and ended; open > 0 means one is under way (spec: durability#indeterminate). */
   effectsBegun: number;
@@ -123,7 +125,14 @@ export function snapshotOf(task: Task, iso: (ms: number) => string): PayloadOf<'
   const plan = currentPlan(task);
   if (plan) snap.plan = { plan_id: plan.plan.plan_id, state: plan.state };
   if (task.previousTaskId !== undefined) snap.previous_task_id = task.previousTaskId;
+  const pending = task.state === 'input_required' ? task.inputs?.pending : undefined;
+  if (pending) snap.input_request = pendingInput(pending);
   return snap;
+}
+
+/** The pending request as a snapshot and a hand-off name it (spec: tasks#input-resume, shutdown#input-shutdown). */
+export function pendingInput(p: InputRecord): { request_id: string; prompt: string; schema: Record<string, unknown> | boolean } {
+  return { request_id: p.request_id, prompt: p.prompt, schema: p.schema };
 }
 
 /** The bounds of a task table (spec: limits#table-limits). */

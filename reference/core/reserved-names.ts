@@ -13,6 +13,8 @@ export const SPEC_CAPABILITY_NAMES: ReadonlySet<string> = new Set([
   'tap.test.plan',
   'tap.test.counter',
   'tap.test.guarded',
+  // TAP 1.1 (spec: conformance#test-capabilities-1-1).
+  'tap.test.ask',
 ]);
 
 /** True when a peer may declare a capability of this name: not reserved, or defined by the specification (spec: versioning#reserved-names). */
