@@ -49,7 +49,14 @@ const QUICK_FILES = new Set(['envelope.schema.json', 'agent-card.schema.json', '
  * A quick check says only valid or not; the full validator names the issues.
  */
 export function validatorsSource(): { facade: string; modules: Record<string, string> } {
-  const full = new Ajv2020({ strict: true, allErrors: true, discriminator: true, inlineRefs: false, code: { source: true }, keywords: ['since'] });
+  const full = new Ajv2020({
+    strict: true,
+    allErrors: true,
+    discriminator: true,
+    inlineRefs: false,
+    code: { source: true },
+    keywords: ['since'],
+  });
   addFormats.default(full);
   const quick = new Ajv2020({ strict: true, allErrors: false, discriminator: true, code: { source: true }, keywords: ['since'] });
   addFormats.default(quick);

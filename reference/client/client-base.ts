@@ -26,6 +26,7 @@ import {
   type ErrorPayload,
   type Logger,
   type PlanSubmitPayload,
+  type InputRequestPayload,
   type StreamMessage,
 } from './types.ts';
 
@@ -119,6 +120,11 @@ export abstract class ClientBase extends Emitter<ClientEvents> implements TaskHo
   /** A plan waits and its task has no callback: tells the listeners; false when there are none. */
   planSubmitted(handle: TaskHandle, plan: PlanSubmitPayload): boolean {
     return this.emit('plan', { handle, taskId: handle.taskId, plan });
+  }
+
+  /** A task asks for input and has no callback: tells the listeners; false when there are none (spec: tasks#input-required). */
+  inputRequested(handle: TaskHandle, request: InputRequestPayload): boolean {
+    return this.emit('input', { handle, taskId: handle.taskId, request });
   }
 
   /**

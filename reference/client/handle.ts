@@ -21,7 +21,15 @@ import { Feed, HANDLE_LOG_LIMIT } from './feed.ts';
 import { FollowedTask } from './followed.ts';
 import type { TaskHost } from './task-host.ts';
 import type { TaskStream } from './stream.ts';
-import type { Authorization, PlanDecision, PlanSubmitPayload, ResultPayload, SnapshotPayload, StreamMessage } from './types.ts';
+import type {
+  Authorization,
+  InputRequestPayload,
+  PlanDecision,
+  PlanSubmitPayload,
+  ResultPayload,
+  SnapshotPayload,
+  StreamMessage,
+} from './types.ts';
 
 export type { Accepted } from './attempt.ts';
 
@@ -39,6 +47,11 @@ export interface SubmitOptions {
   deadline?: Date | string;
   /** Answers each plan.submit; without it the client emits 'plan' and the caller calls `decide`. */
   onPlan?: (plan: PlanSubmitPayload, handle: TaskHandle) => PlanDecision | Promise<PlanDecision>;
+  /**
+   * TAP 1.1: answers each input request with a value matching its schema; without it the client
+   * emits 'input' and the caller calls `answer` (spec: tasks#input-required).
+   */
+  onInput?: (request: InputRequestPayload, handle: TaskHandle) => unknown;
   /** Overrides the client's retry policy for this task. */
   retry?: Partial<RetryPolicy>;
   /** Extra envelope metadata (trace ids); `attempt`, when given, numbers the first attempt (default 1) and retries count on. */
@@ -133,6 +146,19 @@ export class TaskHandle extends FollowedTask {
     if (d.feedback !== undefined) payload.feedback = d.feedback;
     this.decided.add(planId);
     const reply = await this.host.request('plan.decision', payload, { task_id: this.taskId });
+    return this.snapshotOf(reply);
+  }
+
+  /**
+   * TAP 1.1: answers the task's pending input request (or `requestId`); resolves with the snapshot
+   * before the answer took effect, and rejects with the agent's error, such as INVALID_ANSWER with
+   * details.issues, after which the task still waits (spec: tasks#input-response).
+   */
+  async answer(answer: unknown, requestId = this.pendingInput?.request_id): Promise<SnapshotPayload> {
+    await this.accepted;
+    if (requestId === undefined)
+      throw new TapClientError('PROTOCOL_VIOLATION', `task ${this.taskId} waits for no input; answer once the 'input' event comes`);
+    const reply = await this.host.request('input.response', { request_id: requestId, answer }, { task_id: this.taskId });
     return this.snapshotOf(reply);
   }
 
@@ -276,6 +302,10 @@ export class TaskHandle extends FollowedTask {
         this.push(msg);
         this.onPlan(msg.payload);
         return;
+      case 'input.request':
+        this.push(msg);
+        this.onInput(msg.payload);
+        return;
       case 'task.result': {
         if (!this.ending) return;
         const error = msg.payload.error;
@@ -320,6 +350,26 @@ export class TaskHandle extends FollowedTask {
         this.host.logger?.('warn', 'the plan decision was refused', {
           task_id: this.taskId,
           plan_id: planId,
+          error: (err as Error).message,
+        });
+      }
+    })();
+  }
+
+  private onInput(request: InputRequestPayload): void {
+    const answer = this.options.onInput;
+    if (!answer) {
+      if (!this.host.inputRequested(this, request))
+        this.host.logger?.('warn', 'a task waits for input and nobody listens', { task_id: this.taskId, request_id: request.request_id });
+      return;
+    }
+    void (async () => {
+      try {
+        await this.answer(await answer(request, this), request.request_id);
+      } catch (err) {
+        this.host.logger?.('warn', 'the answer to the input request was not taken', {
+          task_id: this.taskId,
+          request_id: request.request_id,
           error: (err as Error).message,
         });
       }
