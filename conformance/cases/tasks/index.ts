@@ -12,6 +12,10 @@ import * as tasksResultSize from './tasks.result-size.ts';
 import * as conformanceInputForms from './conformance.input-forms.ts';
 import * as tasksDurability from './tasks.durability.ts';
 import * as conformanceTargets from './conformance.targets.ts';
+import * as tasksInputRequest from './tasks.input-request.ts';
+import * as tasksInputResponse from './tasks.input-response.ts';
+import * as tasksInputWaiting from './tasks.input-waiting.ts';
+import * as tasksInputResume from './tasks.input-resume.ts';
 
 export const tasksCases: readonly Case[] = [
   tasksOverview,
@@ -26,4 +30,8 @@ export const tasksCases: readonly Case[] = [
   conformanceInputForms,
   tasksDurability,
   conformanceTargets,
+  tasksInputRequest,
+  tasksInputResponse,
+  tasksInputWaiting,
+  tasksInputResume,
 ].flatMap((file) => file.cases);
