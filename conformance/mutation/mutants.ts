@@ -11,6 +11,7 @@ import { rows as handshake } from './mutants/handshake.ts';
 import { rows as errors } from './mutants/errors.ts';
 import { rows as limits } from './mutants/limits.ts';
 import { rows as tasks } from './mutants/tasks.ts';
+import { rows as tasksInput } from './mutants/tasks-input.ts';
 import { rows as cancellation } from './mutants/cancellation.ts';
 import { rows as resume } from './mutants/resume.ts';
 import { rows as idempotency } from './mutants/idempotency.ts';
@@ -34,6 +35,7 @@ export const MUTANTS: Mutant[] = [
   errors,
   limits,
   tasks,
+  tasksInput,
   cancellation,
   resume,
   idempotency,
