@@ -1,4 +1,8 @@
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { JOURNAL_FILE } from './journal.ts';
 import { expectCleanHistories, testAgent, TestPeer, type Msg } from './peer.testkit.ts';
 
 afterEach(expectCleanHistories);
@@ -106,5 +110,36 @@ describe('input required (TAP 1.1)', () => {
     expect(peer.received.some((m) => m.type === 'input.request' || m.payload?.state === 'input_required')).toBe(false);
     const stray = await peer.reply(answer(peer, 'v1', 'input-1', 1).message_id);
     expect(stray.payload.code).toBe('UNKNOWN_MESSAGE_TYPE');
+  });
+
+  it('waits again for the same request after a restart, and takes its answer (spec: tasks#durability)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tap-input-'));
+    const image = mkdtempSync(join(tmpdir(), 'tap-input-crash-'));
+    try {
+      const first = testAgent({ stateDir: dir });
+      const a = new TestPeer(first);
+      await a.handshake({ versions: ['1.1', '1.0'] });
+      const ask = await asking(a, 'r1');
+      // The journal as a crash at this instant would leave it; then the first process goes away.
+      copyFileSync(join(dir, JOURNAL_FILE), join(image, JOURNAL_FILE));
+      const seen = a.received.length;
+      await first.shutdown();
+      a.received.length = seen;
+      const second = testAgent({ stateDir: image });
+      const b = new TestPeer(second);
+      b.version = '1.1';
+      const init = b.init({ versions: ['1.1', '1.0'], resume: { session_id: a.sessionId, resume_token: a.resumeToken, tasks: [] } });
+      const ack = await b.reply(init.message_id);
+      b.sessionId = ack.payload.session_id;
+      await b.reply(b.send({ type: 'handshake.ready', payload: { params: ack.payload.params } }).message_id);
+      const status = await b.reply(b.send({ type: 'task.status', task_id: 'r1' }).message_id);
+      expect(status.payload).toMatchObject({ state: 'input_required', input_request: { request_id: ask.payload.request_id } });
+      await b.reply(answer(b, 'r1', ask.payload.request_id, { colour: 'green' }).message_id);
+      expect((await b.result('r1')).payload).toEqual({ status: 'completed', output: { answer: { colour: 'green' } } });
+      await second.shutdown();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      rmSync(image, { recursive: true, force: true });
+    }
   });
 });

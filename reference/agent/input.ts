@@ -5,6 +5,7 @@
  */
 import type { PayloadOf } from '../../schemas/src/index.ts';
 import { errorPayload, TapError } from '../core/errors.ts';
+import { canonicalize } from '../core/jcs.ts';
 import { TaskAborted } from './handler.ts';
 import { answerValidator } from './input-schemas.ts';
 import type { InputAsk, InputRecord } from './model.ts';
@@ -30,6 +31,12 @@ export function askInput(rt: Runtime, runner: TaskHost, task: Task, ask: InputAs
       ),
     });
     return Promise.reject(new TaskAborted('ended', 'input cannot be asked in a session of 1.0'));
+  }
+  // A restarted task asking its pending question again waits for that request's answer (spec: tasks#durability).
+  const restored = task.inputs?.pending;
+  if (task.restored && task.state === 'input_required' && restored && restored.prompt === ask.prompt) {
+    if (canonicalize(restored.schema) === canonicalize(ask.schema))
+      return new Promise<unknown>((resolve, reject) => (restored.waiter = { resolve, reject }));
   }
   if (task.state !== 'running') return Promise.reject(new Error(`input cannot be asked while the task is ${task.state}`));
   let check: InputRecord['check'];
@@ -98,4 +105,25 @@ export function withdrawInput(task: Task): void {
   if (!pending) return;
   task.inputs!.pending = undefined;
   pending.waiter?.reject(task.abort.reason ?? new TaskAborted('ended', 'the input request was withdrawn'));
+}
+
+/**
+ * Rebuilds the input requests of a task from its journaled stream at restart: each input.request
+ * counts, and the last one is pending while the task is still input_required (spec: tasks#durability).
+ */
+export function restoreInput(task: Task, msg: { type: string; payload: Record<string, unknown> }): void {
+  if (msg.type === 'input.request') {
+    const p = msg.payload as PayloadOf<'input.request'>;
+    const inputs = (task.inputs ??= { asked: 0 });
+    inputs.asked++;
+    let check: InputRecord['check'];
+    try {
+      check = answerValidator(p.schema);
+    } catch {
+      check = () => [{ path: '', keyword: 'schema', message: 'the schema of the request no longer compiles' }];
+    }
+    inputs.pending = { request_id: p.request_id, prompt: p.prompt, schema: p.schema, check };
+  } else if (task.inputs?.pending && task.state !== 'input_required') {
+    task.inputs.pending = undefined;
+  }
 }
