@@ -98,10 +98,14 @@ describe('input required (TAP 1.1)', () => {
     expect((await peer.result('h1')).payload).toMatchObject({ status: 'cancelled', error: { code: 'SHUTTING_DOWN' } });
   });
 
-  it('in a session of 1.0, fails the task CAPABILITY_NOT_SUPPORTED and knows no input.response (spec: tasks#input-request)', async () => {
+  it('in a session of 1.0, shows no tap.test.ask, fails a task that asks CAPABILITY_NOT_SUPPORTED and knows no input.response (spec: tasks#input-request)', async () => {
     const peer = new TestPeer(testAgent());
-    await peer.handshake();
+    const ack = await peer.handshake();
     expect(peer.version).toBe('1.0');
+    // 1.0 reserves the name tap.test.ask without defining it: the card of a 1.0 session leaves it out.
+    expect(ack.payload.agent.capabilities.map((c: Msg) => c.name)).not.toContain('tap.test.ask');
+    const ack11 = await new TestPeer(testAgent()).handshake({ versions: ['1.1', '1.0'] });
+    expect(ack11.payload.agent.capabilities.map((c: Msg) => c.name)).toContain('tap.test.ask');
     peer.request('v1', 'tap.test.ask', { schema: SCHEMA });
     expect((await peer.result('v1')).payload).toMatchObject({
       status: 'failed',
