@@ -205,7 +205,7 @@ export async function startTask(
   return got({ taskId: sent.task_id!, sent, accepted: reply.value });
 }
 
-const STREAM_TYPES = new Set(['task.accepted', 'task.event', 'task.result', 'plan.submit', 'task.handoff']);
+const STREAM_TYPES = new Set(['task.accepted', 'task.event', 'task.result', 'plan.submit', 'task.handoff', 'input.request']);
 
 /** The task's stream messages received so far, first copies only, in arrival order. */
 export function streamOf(peer: Peer, taskId: string): Received[] {

@@ -7,7 +7,15 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { TSchema } from '@sinclair/typebox';
-import { emittedSchemas, ERROR_CODES, MESSAGES, TASK_STATES, TASK_TRANSITIONS, TERMINAL_STATES } from '../schemas/src/index.ts';
+import {
+  emittedSchemas,
+  ERROR_CODES,
+  MESSAGES,
+  STATE_SINCE,
+  TASK_STATES,
+  TASK_TRANSITIONS,
+  TERMINAL_STATES,
+} from '../schemas/src/index.ts';
 
 export const SCHEMA_BASE = 'https://schemas.tap-protocol.org/v1/';
 const DIALECT = 'https://json-schema.org/draft/2020-12/schema';
@@ -59,6 +67,7 @@ export function renderAll(): Map<string, string> {
       initial: TASK_STATES[0],
       states: TASK_STATES,
       terminal: TERMINAL_STATES,
+      since: STATE_SINCE,
       transitions: TASK_TRANSITIONS,
     }),
   );

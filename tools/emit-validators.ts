@@ -51,14 +51,14 @@ const QUICK_FILES = new Set(['envelope.schema.json', 'agent-card.schema.json', '
 export function validatorsSource(): { facade: string; modules: Record<string, string> } {
   const full = new Ajv2020({
     strict: true,
-    keywords: ['since'],
     allErrors: true,
     discriminator: true,
     inlineRefs: false,
     code: { source: true },
+    keywords: ['since'],
   });
   addFormats.default(full);
-  const quick = new Ajv2020({ strict: true, keywords: ['since'], allErrors: false, discriminator: true, code: { source: true } });
+  const quick = new Ajv2020({ strict: true, allErrors: false, discriminator: true, code: { source: true }, keywords: ['since'] });
   addFormats.default(quick);
   quick.addFormat('date-time', true);
   const names: [string, string][] = [];

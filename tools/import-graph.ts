@@ -58,6 +58,7 @@ export const AGENT_ORDER: readonly string[] = [
   // Behaviour against narrow interfaces: plans and the task context use a TaskHost ...
   'task-host.ts',
   'plans.ts',
+  'input.ts',
   'context.ts',
   'task-runner.ts',
   // ... requests, handshake and shutdown a Replier.
@@ -65,6 +66,7 @@ export const AGENT_ORDER: readonly string[] = [
   'shutdown.ts',
   'shares.ts',
   'listing.ts',
+  'grants.ts',
   'requests.ts',
   'handshake.ts',
   'recovery.ts',

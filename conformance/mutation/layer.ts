@@ -125,7 +125,7 @@ export interface Mutator {
 }
 
 /** The messages of a task's stream (they carry a sequence). */
-export const STREAM = new Set(['task.accepted', 'task.event', 'task.result', 'plan.submit', 'task.handoff']);
+export const STREAM = new Set(['task.accepted', 'task.event', 'task.result', 'plan.submit', 'task.handoff', 'input.request']);
 
 /** Shifts the sequences of each task's later stream messages, after the layer dropped or added one. */
 export class Renumber {

@@ -12,6 +12,7 @@ import { rows as errors } from './mutants/errors.ts';
 import { rows as limits } from './mutants/limits.ts';
 import { rows as tasks } from './mutants/tasks.ts';
 import { rows as tasksListing } from './mutants/tasks-listing.ts';
+import { rows as tasksInput } from './mutants/tasks-input.ts';
 import { rows as cancellation } from './mutants/cancellation.ts';
 import { rows as resume } from './mutants/resume.ts';
 import { rows as idempotency } from './mutants/idempotency.ts';
@@ -36,6 +37,7 @@ export const MUTANTS: Mutant[] = [
   limits,
   tasks,
   tasksListing,
+  tasksInput,
   cancellation,
   resume,
   idempotency,

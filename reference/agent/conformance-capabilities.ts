@@ -4,6 +4,7 @@
  * (spec: conformance#test-capabilities).
  */
 import type { Capability } from '../../schemas/src/index.ts';
+import askInput from '../../schemas/v1/tap.test.ask.input.schema.json' with { type: 'json' };
 import counterInput from '../../schemas/v1/tap.test.counter.input.schema.json' with { type: 'json' };
 import failInput from '../../schemas/v1/tap.test.fail.input.schema.json' with { type: 'json' };
 import planInput from '../../schemas/v1/tap.test.plan.input.schema.json' with { type: 'json' };
@@ -107,10 +108,23 @@ const counter: Handler = async (input: { key: string }, ctx: TaskContext) => {
   return { key: input.key, count };
 };
 
+/**
+ * tap.test.ask { schema, prompt? } (TAP 1.1): asks for input with that schema and completes with
+ * { answer }; in a session of 1.0 the ask ends the task failed CAPABILITY_NOT_SUPPORTED
+ * (spec: conformance#test-capabilities-1-1, tasks#input-request).
+ */
+const ask: Handler = async (input: { schema: Record<string, unknown> | boolean; prompt?: string }, ctx: TaskContext) => {
+  const answer = await ctx.askInput({
+    prompt: input.prompt ?? 'tap.test.ask: an answer that matches the schema, please',
+    schema: input.schema,
+  });
+  return { answer };
+};
+
 /** tap.test.guarded: requires the permission tap.test.write; output { ok: true }. */
 const guarded: Handler = () => ({ ok: true });
 
-/** The seven conformance capabilities with their card entries; input forms from schemas/v1 (spec: conformance#input-forms). */
+/** The eight conformance capabilities with their card entries; input forms from schemas/v1 (spec: conformance#input-forms). */
 export const CONFORMANCE_CAPABILITIES: Readonly<Record<string, CapabilityDefinition>> = {
   'tap.test.echo': {
     capability: capability('tap.test.echo', 'Returns its input as its output.', {}),
@@ -161,6 +175,11 @@ export const CONFORMANCE_CAPABILITIES: Readonly<Record<string, CapabilityDefinit
       requires_permission: 'tap.test.write',
     }),
     handler: guarded,
+  },
+  'tap.test.ask': {
+    capability: capability('tap.test.ask', 'TAP 1.1: asks its requester for an answer matching schema, then ends with { answer }.', {}),
+    inputSchema: askInput,
+    handler: ask,
   },
 };
 

@@ -8,8 +8,9 @@ import type { PayloadOf } from '../../schemas/src/index.ts';
 import { errorPayload, TapError } from '../core/errors.ts';
 import { isTerminal } from '../core/states.ts';
 import { traceContextOf, type TraceContext } from '../core/trace-context.ts';
-import { TaskAborted, type AgentStore, type PlanDecision, type PlanDraft, type TaskContext } from './handler.ts';
+import { TaskAborted, type AgentStore, type InputAsk, type PlanDecision, type PlanDraft, type TaskContext } from './handler.ts';
 import { fitsUtf8, utf8ByteLength } from '../core/decode.ts';
+import { askInput } from './input.ts';
 import { submitPlan } from './plans.ts';
 import type { Runtime } from './runtime.ts';
 import type { Session } from './sessions.ts';
@@ -131,6 +132,10 @@ class Context implements TaskContext {
 
   submitPlan(draft: PlanDraft, feedback?: string): Promise<PlanDecision> {
     return submitPlan(this.rt, this.runner, this.task, draft, feedback);
+  }
+
+  askInput(ask: InputAsk): Promise<unknown> {
+    return askInput(this.rt, this.runner, this.task, ask);
   }
 
   async sideEffect<T>(fn: () => T | Promise<T>): Promise<T> {

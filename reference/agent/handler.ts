@@ -5,9 +5,9 @@
  * shutdown and session loss (spec: tasks, plans, durability). Exported by index.ts.
  */
 import type { Capability } from '../../schemas/src/index.ts';
-import type { Authorization, PlanDecision, PlanDraft } from './model.ts';
+import type { Authorization, InputAsk, PlanDecision, PlanDraft } from './model.ts';
 
-export type { PlanDecision, PlanDraft } from './model.ts';
+export type { InputAsk, PlanDecision, PlanDraft } from './model.ts';
 
 /** Why a task's signal fired. */
 export type AbortKind = 'cancel' | 'deadline' | 'shutdown' | 'session_lost' | 'ended';
@@ -93,6 +93,13 @@ export interface TaskContext {
    * a rejection ends the task failed PLAN_REJECTED and rejects (spec: plans).
    */
   submitPlan(draft: PlanDraft, feedback?: string): Promise<PlanDecision>;
+  /**
+   * TAP 1.1: asks the requester for a value and waits for an answer that matches `schema`; the
+   * task is input_required meanwhile. Rejects with the signal's reason on cancel, deadline,
+   * shutdown or session loss. In a session of 1.0 the task ends failed CAPABILITY_NOT_SUPPORTED
+   * and it rejects (spec: tasks#input-required).
+   */
+  askInput(ask: InputAsk): Promise<unknown>;
   /**
    * Runs a side effect: only when the task has no plan or its plan is approved and executing,
    * after re-checking the deadline; journaled begin and end, so a crash in between ends the task

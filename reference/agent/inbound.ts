@@ -124,8 +124,12 @@ export function messageProblem(msg: Envelope, phase: HandshakePhase, version?: s
   if (!isKnownType(type) || !isRequesterToAgent(type)) {
     return errorPayload('UNKNOWN_MESSAGE_TYPE', `an agent does not accept ${type}; the message had no effect`);
   }
-  if (version !== undefined && laterThan(messageEntry(type)?.since, version)) {
-    return errorPayload('UNKNOWN_MESSAGE_TYPE', `${type} is not a message of tap/${version}, this session's version; it had no effect`);
+  const since = messageEntry(type)?.since;
+  if (version !== undefined && laterThan(since, version)) {
+    return errorPayload(
+      'UNKNOWN_MESSAGE_TYPE',
+      `${type} is a message of TAP ${since}, and this session speaks ${version}; it had no effect`,
+    );
   }
   if (type === 'error') return null;
   if (phase !== 'established' && !allowedBeforeHandshake(type)) {

@@ -74,3 +74,13 @@ function integerForms(validate: InputValidator, members: string[]): InputValidat
     return null;
   };
 }
+
+/**
+ * The check of an answer against the schema of an input request (spec: tasks#input-response):
+ * null when it matches, else its issues. Throws when the schema does not compile, as one with a
+ * remote $ref does: no schema is fetched.
+ */
+export function answerValidator(schema: Record<string, unknown> | boolean): (answer: unknown) => Issue[] | null {
+  const fn = ajv().compile(schema);
+  return (answer) => (fn(answer) ? null : toIssues(fn.errors ?? []));
+}

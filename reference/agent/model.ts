@@ -34,6 +34,22 @@ export interface PlanRecord {
   holdTimer?: TimerHandle;
 }
 
+/** What a handler asks its requester for (spec: tasks#input-request): a prompt and the JSON Schema of the answer. */
+export interface InputAsk {
+  prompt: string;
+  schema: Record<string, unknown> | boolean;
+}
+
+/** The pending input request of a task in input_required (spec: tasks#input-required). */
+export interface InputRecord {
+  request_id: string;
+  prompt: string;
+  schema: Record<string, unknown> | boolean;
+  /** The check of an answer against `schema`: null when it matches, else its issues. */
+  check: (answer: unknown) => Array<{ path: string; keyword: string; message: string }> | null;
+  waiter?: { resolve: (answer: unknown) => void; reject: (err: unknown) => void };
+}
+
 /**
  * A task's abort flag. The AbortSignal a handler may read is made only when something asks for
  * it, so a task whose handler never looks at its signal costs no AbortController (spec:
@@ -75,4 +91,9 @@ export class TaskAbort {
     if (listeners) for (const fn of listeners) fn();
     this.controller?.abort(reason);
   }
+}
+
+/** The pending request as a snapshot and a hand-off name it (spec: tasks#input-resume, shutdown#input-shutdown). */
+export function pendingInput(p: InputRecord): { request_id: string; prompt: string; schema: Record<string, unknown> | boolean } {
+  return { request_id: p.request_id, prompt: p.prompt, schema: p.schema };
 }

@@ -8,6 +8,7 @@ import type { TaskState } from '../../schemas/src/index.ts';
 import { errorPayload, isTerminal } from '../core/index.ts';
 import type { JournalRecord } from './journal.ts';
 import { TaskAbort, type Plan, type PlanState } from './model.ts';
+import { restoreInput } from './input.ts';
 import { scheduleHolding } from './plans.ts';
 import type { Runtime } from './runtime.ts';
 import { Session, type SessionInfo } from './sessions.ts';
@@ -99,6 +100,7 @@ export function replayJournal(rt: Runtime, records: Iterable<JournalRecord>): vo
             });
           }
         }
+        restoreInput(task, msg);
         break;
       }
       case 'bind':

@@ -4,7 +4,7 @@
  * task.resume and plan.decision (spec: errors#order-of-checks, tasks, cancellation, resume,
  * idempotency, plans#decision).
  */
-import type { Capability, MessageOf, PayloadOf, TapMessage } from '../../schemas/src/index.ts';
+import type { MessageOf, PayloadOf, TapMessage } from '../../schemas/src/index.ts';
 import { fitsUtf8 } from '../core/decode.ts';
 import {
   errorPayload,
@@ -18,15 +18,16 @@ import {
 } from '../core/index.ts';
 import type { AgentExtension } from './options.ts';
 import { TaskAbort } from './model.ts';
-import { buildMessage } from './outbound.ts';
-import { iso } from './outbound.ts';
+import { buildMessage, iso } from './outbound.ts';
+import { authorizationProblem, grantOf } from './grants.ts';
 import { journalProblem, persistOrRefuse } from './journal-limits.ts';
 import { listTasks } from './listing.ts';
 import { applyDecision, checkDecision } from './plans.ts';
+import { applyAnswer, checkAnswer, checkAnswerTarget } from './input.ts';
 import type { Replier } from './replier.ts';
 import type { Session } from './sessions.ts';
 import { describeSource, isOriginShare } from './shares.ts';
-import { fingerprint, snapshotOf, traceOf, type Authorization, type Task } from './tasks.ts';
+import { fingerprint, snapshotOf, traceOf, type Task } from './tasks.ts';
 
 /**
  * What a new task's stream carries besides its trace: the request's trace context and the
@@ -52,6 +53,7 @@ export function handleRequest(conn: Replier, session: Session, msg: TapMessage):
     case 'task.cancel':
     case 'task.resume':
     case 'plan.decision':
+    case 'input.response':
       return onTaskMessage(conn, session, msg);
     case 'task.list':
       return onTaskList(conn, session, msg);
@@ -83,54 +85,6 @@ function replySnapshot(conn: Replier, session: Session, task: Task, replyTo: str
 const SNAPSHOT_RECIPE_BYTES = 512;
 /** What a quiet request's remembered replay costs the duplicate table: the closure over its task, whose stream is counted with the task. */
 const QUIET_RECIPE_BYTES = 128;
-
-/**
- * The grant a task of `session` holds: the request's, bounded by the session's credentials when
- * they carry permissions (only those both hold) or an expiry (it ends no later) (spec:
- * authorization#credential-permissions).
- */
-export function grantOf(session: Pick<Session, 'authority'>, auth: Authorization | undefined): Authorization | undefined {
-  const bound = session.authority;
-  if (!auth || !bound) return auth;
-  const held = bound.permissions;
-  const permissions = held ? auth.permissions.filter((p) => held.includes(p)) : auth.permissions;
-  const ends = bound.expiresAt !== undefined && bound.expiresAt < Date.parse(auth.expires_at) ? iso(bound.expiresAt) : auth.expires_at;
-  return { ...auth, permissions, expires_at: ends };
-}
-
-/**
- * The authorization checks of a capability: expired credentials or an expired grant first
- * (AUTHORIZATION_EXPIRED), then a missing grant or permission (PERMISSION_DENIED) (spec:
- * authorization#permission-checks, authorization#credential-permissions).
- */
-export function authorizationProblem(
-  capability: Capability | undefined,
-  requested: Authorization | undefined,
-  now: number,
-  session: Pick<Session, 'authority'> = {},
-): ErrorPayload | null {
-  const expiry = session.authority?.expiresAt;
-  if (expiry !== undefined && !(expiry > now)) {
-    const when = iso(expiry);
-    return errorPayload('AUTHORIZATION_EXPIRED', `the credentials of this session expired at ${when}; open a new session with fresh ones`, {
-      expires_at: when,
-    });
-  }
-  const auth = grantOf(session, requested);
-  if (auth && !(Date.parse(auth.expires_at) > now)) {
-    return errorPayload('AUTHORIZATION_EXPIRED', `the grant expired at ${auth.expires_at}`, { expires_at: auth.expires_at });
-  }
-  const needed = capability?.requires_permission;
-  if (needed !== undefined && !auth?.permissions.includes(needed)) {
-    const why = !auth
-      ? `the task carries no authorization; ${capability!.name} requires ${needed}`
-      : requested?.permissions.includes(needed)
-        ? `the credentials of this session do not hold ${needed}, which the grant lists`
-        : `the grant lacks ${needed}`;
-    return errorPayload('PERMISSION_DENIED', why, { required_permission: needed });
-  }
-  return null;
-}
 
 function onTaskRequest(conn: Replier, session: Session, msg: MessageOf<'task.request'>): void {
   const rt = conn.rt;
@@ -312,7 +266,12 @@ function capProblem(scope: string, active: number, max: number | undefined, whos
   });
 }
 
-type TaskMessage = MessageOf<'task.status'> | MessageOf<'task.cancel'> | MessageOf<'task.resume'> | MessageOf<'plan.decision'>;
+type TaskMessage =
+  | MessageOf<'task.status'>
+  | MessageOf<'task.cancel'>
+  | MessageOf<'task.resume'>
+  | MessageOf<'plan.decision'>
+  | MessageOf<'input.response'>;
 
 function onTaskMessage(conn: Replier, session: Session, msg: TaskMessage): void {
   const rt = conn.rt;
@@ -357,6 +316,23 @@ function onTaskMessage(conn: Replier, session: Session, msg: TaskMessage): void 
         return conn.refuse(errorPayload('SHUTTING_DOWN', 'the session is shutting down and takes no approvals or revisions'), to);
       replySnapshot(conn, session, task, msg.message_id);
       return applyDecision(rt, conn.runner, task, msg.payload);
+    }
+    case 'input.response': {
+      // Task checks, then the request, then shutdown, then the answer (spec: tasks#input-response, shutdown#input-shutdown).
+      if (isTerminal(task.state)) {
+        return conn.refuse(errorPayload('TASK_TERMINAL', `task ${task.taskId} already ended ${task.state}`, { state: task.state }), to);
+      }
+      const violation = checkAnswerTarget(task, msg.payload);
+      if (violation) return conn.refuse(violation.payload, to);
+      if (rt.shuttingDown || session.ending)
+        return conn.refuse(
+          errorPayload('SHUTTING_DOWN', 'the session is shutting down and takes no answers; the task will be handed off'),
+          to,
+        );
+      const wrong = checkAnswer(task, msg.payload);
+      if (wrong) return conn.refuse(wrong.payload, to);
+      replySnapshot(conn, session, task, msg.message_id);
+      return applyAnswer(conn.runner, task, msg.payload);
     }
   }
 }

@@ -276,7 +276,8 @@ export class Connection implements Replier {
 
   /** Type → handshake phase → payload schema → the message's own handling. */
   private dispatch(envelope: Envelope, to: RefusalTarget): void {
-    const problem = messageProblem(envelope, this.session?.established === true ? 'established' : this.hs.phase, this.session?.version);
+    const phase = this.session?.established === true ? 'established' : this.hs.phase;
+    const problem = messageProblem(envelope, phase, this.session?.version ?? this.pending?.version);
     if (problem) return this.refuse(problem, to);
     const msg = envelope as unknown as TapMessage;
     if (msg.type === 'error') return onPeerError(this, msg as MessageOf<'error'>);

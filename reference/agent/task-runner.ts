@@ -14,8 +14,10 @@ import { iso } from './outbound.ts';
 import { fitsUtf8 } from '../core/decode.ts';
 import { MAX_NESTING_DEPTH, nestedDeeperThan } from '../core/ijson.ts';
 import { withdrawPlan, markPlan } from './plans.ts';
+import { withdrawInput } from './input.ts';
 import type { Runtime } from './runtime.ts';
 import type { TaskHost } from './task-host.ts';
+import { pendingInput } from './model.ts';
 import { currentPlan, outcomeError, snapshotOf, streamMetadata, type Task, type TaskOutcome } from './tasks.ts';
 
 /** The longest reply_to a snapshot can carry: a message_id of 128 characters (spec: envelope#message-id). */
@@ -110,10 +112,11 @@ export class TaskRunner implements TaskHost {
 
   private handlerReturned(task: Task, output: unknown): void {
     if (isTerminal(task.state)) return;
-    if (task.state === 'awaiting_approval') {
+    if (task.state === 'awaiting_approval' || task.state === 'input_required') {
+      const awaited = task.state === 'awaiting_approval' ? 'its plan awaited a decision' : 'its input request awaited an answer';
       this.finish(task, {
         status: 'failed',
-        error: errorPayload('INTERNAL_ERROR', 'the handler returned while its plan awaited a decision', undefined, { retryable: false }),
+        error: errorPayload('INTERNAL_ERROR', `the handler returned while ${awaited}`, undefined, { retryable: false }),
       });
       return;
     }
@@ -160,7 +163,7 @@ export class TaskRunner implements TaskHost {
     task.state = to;
     task.updatedAt = this.rt.now();
     if (options.event !== false && to !== 'awaiting_approval' && !task.quiet) {
-      this.emit(task, 'task.event', { kind: 'state', state: to as 'running' | 'cancelling' });
+      this.emit(task, 'task.event', { kind: 'state', state: to as 'running' | 'cancelling' | 'input_required' });
     }
   }
 
@@ -179,6 +182,7 @@ export class TaskRunner implements TaskHost {
     if (task.timers.release !== undefined) rt.clock.clearTimeout(task.timers.release);
     task.timers.release = undefined;
     withdrawPlan(rt, task);
+    withdrawInput(task);
     const session = rt.sessionOf(task);
     let result = inVersion(outcome, session?.version);
     if (result.error?.retryable && task.effectsBegun > 0) result = { ...result, error: unrepeatable(result.error, task) };
@@ -267,7 +271,10 @@ export class TaskRunner implements TaskHost {
     const cp = task.checkpoint;
     const plan = currentPlan(task);
     const remaining = cp?.remaining_steps ?? (plan && plan.state !== 'completed' ? plan.plan.steps.map((s) => s.action) : []);
+    // The question still open goes with the work (spec: shutdown#input-shutdown).
+    const pending = task.state === 'input_required' ? task.inputs?.pending : undefined;
     this.emit(task, 'task.handoff', {
+      ...(pending ? { input_request: pendingInput(pending) } : {}),
       checkpoint: cp?.state ?? {},
       completed_steps: cp?.completed_steps ?? [],
       remaining_steps: remaining,
@@ -282,6 +289,7 @@ export class TaskRunner implements TaskHost {
   private enterCancelling(task: Task, kind: AbortKind, why: string): void {
     this.abortHandler(task, kind, why);
     withdrawPlan(this.rt, task);
+    withdrawInput(task);
     this.transition(task, 'cancelling');
   }
 

@@ -8,7 +8,7 @@ import { canonicalize } from '../core/jcs.ts';
 import { isTerminal } from '../core/states.ts';
 import type { ErrorPayload } from '../core/errors.ts';
 import type { TimerHandle } from '../core/platform.ts';
-import type { Authorization, PlanRecord, TaskAbort } from './model.ts';
+import { pendingInput, type Authorization, type InputRecord, type PlanRecord, type TaskAbort } from './model.ts';
 
 export type { Authorization } from './model.ts';
 /** A task's one result (spec: tasks#result). */
@@ -50,10 +50,7 @@ export function streamMetadata(task: Pick<Task, 'trace' | 'carried'>): TaskTrace
 /** One task of one principal. */
 export interface Task {
   principal: string;
-  /**
-   * Whose share of the caps the task draws on: its principal, or for a task of an anonymous
-   * session the origin that session came from (spec: limits#sources). Unset means the principal.
-   */
+  /** Whose share of the caps the task draws on: unset, its principal; in an anonymous session, its origin (spec: limits#sources). */
   share?: string;
   taskId: string;
   /** The session whose connection carries the task's stream. */
@@ -85,6 +82,8 @@ export interface Task {
   /** A task.cancel was taken for it (spec: tasks#cancellation). */
   cancelRequested: boolean;
   plans: PlanRecord[];
+  /** The input requests asked so far (for their ids), and the pending one while the task is input_required (spec: tasks#input-required). */
+  inputs?: { asked: number; pending?: InputRecord };
   checkpoint?: Checkpoint;
   /** Side effects begun and ended; open > 0 means one is under way (spec: durability#indeterminate). */
   effectsBegun: number;
@@ -132,6 +131,8 @@ export function snapshotOf(task: Task, iso: (ms: number) => string): PayloadOf<'
   const plan = currentPlan(task);
   if (plan) snap.plan = { plan_id: plan.plan.plan_id, state: plan.state };
   if (task.previousTaskId !== undefined) snap.previous_task_id = task.previousTaskId;
+  const pending = task.state === 'input_required' ? task.inputs?.pending : undefined;
+  if (pending) snap.input_request = pendingInput(pending);
   return snap;
 }
 
@@ -258,10 +259,7 @@ export class TaskTable {
     this.countOf(task.principal).bytes += delta;
   }
 
-  /**
-   * Makes room for one more task of `principal`, forgetting only terminal tasks whose retention
-   * has passed. Returns the cap that leaves no room — "principal" or "agent" — or null.
-   */
+  /** Makes room for a task of `principal`, forgetting terminal tasks past retention; the cap left full ("principal", "agent") or null. */
   admit(principal: string): { scope: 'principal' | 'agent'; limit: number; what: string } | null {
     const { maxPerPrincipal, maxTotal, maxBytesPerPrincipal } = this.limits;
     const count = this.countOf(principal);

@@ -37,6 +37,7 @@ import {
   type ErrorPayload,
   type Logger,
   type PlanSubmitPayload,
+  type InputRequestPayload,
   type StreamMessage,
 } from './types.ts';
 
@@ -156,6 +157,11 @@ export abstract class ClientBase extends Emitter<ClientEvents> implements TaskHo
   /** A plan waits and its task has no callback: tells the listeners; false when there are none. */
   planSubmitted(handle: TaskHandle, plan: PlanSubmitPayload): boolean {
     return this.emit('plan', { handle, taskId: handle.taskId, plan });
+  }
+
+  /** A task asks for input and has no callback: tells the listeners; false when there are none (spec: tasks#input-required). */
+  inputRequested(handle: TaskHandle, request: InputRequestPayload): boolean {
+    return this.emit('input', { handle, taskId: handle.taskId, request });
   }
 
   /**

@@ -5,7 +5,7 @@
  */
 import type { MessageOf } from '../../schemas/src/index.ts';
 import type { Feed } from './feed.ts';
-import type { HandoffPayload, KnownState, StreamMessage } from './types.ts';
+import type { HandoffPayload, InputRequestPayload, KnownState, StreamMessage } from './types.ts';
 
 /** What the getters read: the task stream (a client's handle) or the handle (a mesh task) of the current attempt. */
 export interface StreamView {
@@ -14,6 +14,7 @@ export interface StreamView {
   readonly lastSequence: number;
   readonly handoff?: HandoffPayload;
   readonly plan?: { plan_id: string; state: string };
+  readonly pendingInput?: InputRequestPayload;
 }
 
 /** A task followed across attempts: the getters every handle of one has. */
@@ -51,6 +52,11 @@ export abstract class FollowedTask {
   /** The current plan and its state, as far as the client knows. */
   get plan(): { plan_id: string; state: string } | undefined {
     return this.followed()?.plan;
+  }
+
+  /** TAP 1.1: the input request the task waits on, while it is input_required; answer it with `answer` (spec: tasks#input-required). */
+  get pendingInput(): InputRequestPayload | undefined {
+    return this.followed()?.pendingInput;
   }
 
   /** True once the result arrived or the task failed. */

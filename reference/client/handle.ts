@@ -19,11 +19,13 @@ import {
 } from './attempt.ts';
 import { Feed, HANDLE_LOG_LIMIT } from './feed.ts';
 import { FollowedTask } from './followed.ts';
+import { answerInput, answerPlan, type Answerable } from './callbacks.ts';
 import type { TaskHost } from './task-host.ts';
 import type { TaskStream } from './stream.ts';
 import {
   STREAM_TYPES,
   type Authorization,
+  type InputRequestPayload,
   type PlanDecision,
   type PlanSubmitPayload,
   type ResultPayload,
@@ -47,6 +49,8 @@ export interface SubmitOptions {
   deadline?: Date | string;
   /** Answers each plan.submit; without it the client emits 'plan' and the caller calls `decide`. */
   onPlan?: (plan: PlanSubmitPayload, handle: TaskHandle) => PlanDecision | Promise<PlanDecision>;
+  /** TAP 1.1: answers each input request; without it the client emits 'input' and the caller calls `answer` (spec: tasks#input-required). */
+  onInput?: (request: InputRequestPayload, handle: TaskHandle) => unknown;
   /** Overrides the client's retry policy for this task. */
   retry?: Partial<RetryPolicy>;
   /** Extra envelope metadata (trace ids); `attempt`, when given, numbers the first attempt (default 1) and retries count on. */
@@ -109,10 +113,7 @@ export class TaskHandle extends FollowedTask {
   /** The submit options, with the metadata the session's version gives the task's requests. */
   private readonly options: SubmitOptions;
 
-  /**
-   * The trace of the task's metadata, which every request about the task carries: trace_id and
-   * span_id (spec: mesh#trace), and in a session of 1.1 the trace context (spec: envelope#trace-context).
-   */
+  /** The trace every request about the task carries: trace_id, span_id (spec: mesh#trace), and in 1.1 the trace context. */
   get trace(): { trace_id?: string; span_id?: string; traceparent?: string; tracestate?: string; baggage?: string } | undefined {
     const m = this.options.metadata;
     const out: Record<string, string> = {};
@@ -154,6 +155,18 @@ export class TaskHandle extends FollowedTask {
     if (d.feedback !== undefined) payload.feedback = d.feedback;
     this.decided.add(planId);
     const reply = await this.host.request('plan.decision', payload, { task_id: this.taskId });
+    return this.snapshotOf(reply);
+  }
+
+  /**
+   * TAP 1.1: answers the pending input request (or `requestId`): the snapshot before the answer took effect, or the
+   * agent's error, such as INVALID_ANSWER with details.issues, after which the task still waits (spec: tasks#input-response).
+   */
+  async answer(answer: unknown, requestId = this.pendingInput?.request_id): Promise<SnapshotPayload> {
+    await this.accepted;
+    if (requestId === undefined)
+      throw new TapClientError('PROTOCOL_VIOLATION', `task ${this.taskId} waits for no input; answer once the 'input' event comes`);
+    const reply = await this.host.request('input.response', { request_id: requestId, answer }, { task_id: this.taskId });
     return this.snapshotOf(reply);
   }
 
@@ -239,9 +252,8 @@ export class TaskHandle extends FollowedTask {
   }
 
   /**
-   * A retry answered with the original task's snapshot: follow that task, fetching the part of its
-   * stream this client has not seen (spec: tasks#idempotency). Returns the snapshot's result when
-   * the stream can no longer be replayed.
+   * A retry answered with the original task's snapshot: follow that task, fetching the part of its stream this client
+   * has not seen (spec: tasks#idempotency). Returns the snapshot's result when the stream can no longer be replayed.
    */
   private async adopt(reply: MessageOf<'task.snapshot'>, requestedId: string): Promise<ResultPayload | undefined> {
     const originalId = reply.task_id ?? requestedId;
@@ -325,7 +337,11 @@ export class TaskHandle extends FollowedTask {
         return;
       case 'plan.submit':
         this.push(msg);
-        this.onPlan(msg.payload);
+        answerPlan(this.answerable(), msg.payload, this.options.onPlan);
+        return;
+      case 'input.request':
+        this.push(msg);
+        answerInput(this.answerable(), msg.payload, this.options.onInput);
         return;
       case 'task.result': {
         if (!this.ending) return;
@@ -349,32 +365,16 @@ export class TaskHandle extends FollowedTask {
     }
   }
 
-  private onPlan(plan: PlanSubmitPayload): void {
-    const planId = plan.plan.plan_id;
-    const answer = this.options.onPlan;
-    if (!answer) {
-      if (!this.host.planSubmitted(this, plan))
-        this.host.logger?.('warn', 'a plan waits for a decision and nobody listens', { task_id: this.taskId, plan_id: planId });
-      return;
-    }
-    void (async () => {
-      let decision: PlanDecision;
-      try {
-        decision = await answer(plan, this);
-      } catch (err) {
-        decision = { decision: 'rejected', feedback: `the approval callback failed: ${(err as Error).message}` };
-      }
-      if (this.decided.has(planId) || this.done) return;
-      try {
-        await this.decide(planId, decision);
-      } catch (err) {
-        this.host.logger?.('warn', 'the plan decision was refused', {
-          task_id: this.taskId,
-          plan_id: planId,
-          error: (err as Error).message,
-        });
-      }
-    })();
+  /** What the plan and input answerers need of this handle (./callbacks.ts). */
+  private answerable(): Answerable<TaskHandle> {
+    return {
+      self: this,
+      taskId: this.taskId,
+      host: this.host,
+      settled: (planId) => this.done || (planId !== undefined && this.decided.has(planId)),
+      decide: (planId, decision) => this.decide(planId, decision),
+      answer: (value, requestId) => this.answer(value, requestId),
+    };
   }
 
   private push(msg: StreamMessage): void {

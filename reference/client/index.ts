@@ -21,6 +21,7 @@ export type {
   Logger,
   PlanDecision,
   PlanSubmitPayload,
+  InputRequestPayload,
   ResultPayload,
   SnapshotPayload,
   StreamMessage,

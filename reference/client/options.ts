@@ -3,7 +3,17 @@ import type { Extension, RandomSource } from '../core/index.ts';
 import type { RetryPolicy } from './backoff.ts';
 import type { TaskHandle } from './handle.ts';
 import type { Credentials } from './session.ts';
-import type { AgentCard, Clock, ErrorPayload, HandoffPayload, Logger, PlanSubmitPayload, ProposedParams, WireEntry } from './types.ts';
+import type {
+  AgentCard,
+  Clock,
+  ErrorPayload,
+  HandoffPayload,
+  InputRequestPayload,
+  Logger,
+  PlanSubmitPayload,
+  ProposedParams,
+  WireEntry,
+} from './types.ts';
 
 /** Options of `connect`. */
 export interface ConnectOptions {
@@ -66,6 +76,8 @@ export interface ClientEvents extends Record<string, unknown> {
   error: ClientProblem;
   /** A plan waits for a decision and the task has no onPlan callback: call `handle.decide`. */
   plan: { handle: TaskHandle; taskId: string; plan: PlanSubmitPayload };
+  /** TAP 1.1: a task asks for input and has no onInput callback: call `handle.answer` (spec: tasks#input-required). */
+  input: { handle: TaskHandle; taskId: string; request: InputRequestPayload };
   /** The agent handed a task off at shutdown. */
   handoff: { taskId: string; handoff: HandoffPayload };
   /** The agent said farewell. */

@@ -3,7 +3,7 @@
  * once each and in order whatever the transport did (spec: tasks#sequence, resume#replay).
  */
 import { HANDLE_LOG_LIMIT } from './feed.ts';
-import type { HandoffPayload, KnownState, ResultPayload, StreamMessage } from './types.ts';
+import type { HandoffPayload, InputRequestPayload, KnownState, ResultPayload, StreamMessage } from './types.ts';
 
 /** What `TaskStream.ingest` did with a message. */
 export type IngestOutcome =
@@ -37,6 +37,8 @@ export class TaskStream {
   handoff?: HandoffPayload;
   /** The current plan, as the stream and the replies have shown it. */
   plan?: { plan_id: string; state: string };
+  /** TAP 1.1: the input request the task waits on, while it is input_required (spec: tasks#input-required). */
+  pendingInput?: InputRequestPayload;
   private readonly ahead = new Map<number, StreamMessage>();
   private readonly listeners = new Set<(msg: StreamMessage) => void>();
 
@@ -102,7 +104,14 @@ export class TaskStream {
         this.state = 'accepted';
         break;
       case 'task.event':
-        if (msg.payload.kind === 'state' && typeof msg.payload.state === 'string') this.state = msg.payload.state as KnownState;
+        if (msg.payload.kind === 'state' && typeof msg.payload.state === 'string') {
+          this.state = msg.payload.state as KnownState;
+          if (this.state !== 'input_required') this.pendingInput = undefined;
+        }
+        break;
+      case 'input.request':
+        // The state event input_required came just before it (spec: tasks#input-request).
+        this.pendingInput = msg.payload;
         break;
       case 'plan.submit':
         // plan.submit is itself the entry into awaiting_approval (spec: plans#submit).
@@ -115,6 +124,7 @@ export class TaskStream {
       case 'task.result':
         this.state = msg.payload.status as KnownState;
         this.result = msg.payload;
+        this.pendingInput = undefined;
         if (this.plan && (this.plan.state === 'pending' || this.plan.state === 'holding')) this.plan.state = 'withdrawn';
         break;
     }

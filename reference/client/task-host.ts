@@ -6,7 +6,7 @@
 import type { PayloadOf, TapMessage } from '../../schemas/src/index.ts';
 import type { RetryPolicy } from './backoff.ts';
 import type { TaskStream } from './stream.ts';
-import type { Logger, PlanSubmitPayload } from './types.ts';
+import type { InputRequestPayload, Logger, PlanSubmitPayload } from './types.ts';
 
 /** The client services a handle relies on. */
 export interface TaskHost<Handle> {
@@ -23,7 +23,7 @@ export interface TaskHost<Handle> {
   dropStream(taskId: string): void;
   request(type: 'task.request', payload: PayloadOf<'task.request'>, fields: Record<string, unknown>): Promise<TapMessage>;
   request(
-    type: 'task.status' | 'task.cancel' | 'task.resume' | 'plan.decision',
+    type: 'task.status' | 'task.cancel' | 'task.resume' | 'plan.decision' | 'input.response',
     payload: object,
     fields: Record<string, unknown>,
   ): Promise<TapMessage>;
@@ -33,5 +33,7 @@ export interface TaskHost<Handle> {
   /** True once the session is ending: no more retries. */
   ending(): boolean;
   planSubmitted(handle: Handle, plan: PlanSubmitPayload): boolean;
+  /** TAP 1.1: the task asks for input and has no onInput callback: tells the listeners; false when there are none. */
+  inputRequested(handle: Handle, request: InputRequestPayload): boolean;
   track(handle: Handle, taskId: string): void;
 }

@@ -26,6 +26,8 @@ export type ResultPayload = PayloadOf<'task.result'>;
 export type SnapshotPayload = PayloadOf<'task.snapshot'>;
 export type HandoffPayload = PayloadOf<'task.handoff'>;
 export type PlanSubmitPayload = PayloadOf<'plan.submit'>;
+/** TAP 1.1: an agent's question to its requester, with the JSON Schema of the answer (spec: tasks#input-request). */
+export type InputRequestPayload = PayloadOf<'input.request'>;
 export type SessionParams = PayloadOf<'handshake.ack'>['params'];
 export type ProposedParams = Partial<SessionParams>;
 export type AgentCard = PayloadOf<'handshake.ack'>['agent'];
@@ -54,10 +56,18 @@ export type StreamMessage =
   | MessageOf<'task.event'>
   | MessageOf<'plan.submit'>
   | MessageOf<'task.handoff'>
-  | MessageOf<'task.result'>;
+  | MessageOf<'task.result'>
+  | MessageOf<'input.request'>;
 
 /** The types of StreamMessage. */
-export const STREAM_TYPES: ReadonlySet<string> = new Set(['task.accepted', 'task.event', 'plan.submit', 'task.handoff', 'task.result']);
+export const STREAM_TYPES: ReadonlySet<string> = new Set([
+  'task.accepted',
+  'task.event',
+  'plan.submit',
+  'task.handoff',
+  'task.result',
+  'input.request',
+]);
 
 /** What the client last knew of a task's state; 'requested' until the agent answers. */
 export type KnownState = TaskState | 'requested';

@@ -50,7 +50,7 @@ describe('catalogue', () => {
     const sequenced = MESSAGE_CATALOGUE.filter((m) => isSequenced(m.type))
       .map((m) => m.type)
       .sort();
-    expect(sequenced).toEqual(['plan.submit', 'task.accepted', 'task.event', 'task.handoff', 'task.result']);
+    expect(sequenced).toEqual(['input.request', 'plan.submit', 'task.accepted', 'task.event', 'task.handoff', 'task.result']);
     expect(replyTypes('ping')).toEqual(['pong']);
     expect(replyTypes('nope')).toEqual([]);
   });

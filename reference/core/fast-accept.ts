@@ -32,7 +32,10 @@ export const SCHEMA_ASSUMPTIONS: Readonly<Record<string, unknown>> = {
   'task.result.schema.json#/required': ['type', 'payload', 'task_id', 'sequence', 'session_id'],
   'task.event.payload.schema.json#/properties/message/maxLength': 65536,
   'task.event.payload.schema.json#/properties/level/anyOf': ['debug', 'info', 'warn', 'error'].map((c) => ({ const: c, type: 'string' })),
-  'task.event.payload.schema.json#/properties/state/anyOf': ['running', 'cancelling'].map((c) => ({ const: c, type: 'string' })),
+  'task.event.payload.schema.json#/properties/state/anyOf': ['running', 'cancelling', 'input_required'].map((c) => ({
+    const: c,
+    type: 'string',
+  })),
   'task.result.payload.schema.json#/required': ['status'],
 };
 
@@ -160,7 +163,7 @@ const LEVELS = new Set(['debug', 'info', 'warn', 'error']);
 
 function eventPayload(p: Record<string, unknown>): boolean {
   if (p.percent !== undefined || p.stage !== undefined) return false;
-  if (p.state !== undefined && p.state !== 'running' && p.state !== 'cancelling') return false;
+  if (p.state !== undefined && p.state !== 'running' && p.state !== 'cancelling' && p.state !== 'input_required') return false;
   if (p.message !== undefined && !(typeof p.message === 'string' && p.message.length <= 65536)) return false;
   if (p.level !== undefined && !LEVELS.has(p.level as string)) return false;
   switch (p.kind) {

@@ -26,6 +26,7 @@ import {
 import { newResumeToken, newSessionId, webRandom } from './ids.ts';
 import { agentDefaults, confirmsParams, DEFAULT_RESUME_WINDOW_MS, negotiateParams, type AgentParamDefaults } from './params.ts';
 import { type Extension, negotiateExtensions, negotiatesExtensions } from './extensions.ts';
+import { cardForVersion } from './reserved-names.ts';
 import { chooseVersion, protocolOf } from './versions.ts';
 
 type Credentials = NonNullable<PayloadOf<'handshake.init'>['credentials']>;
@@ -285,7 +286,8 @@ function onInit(state: Extract<AgentHandshakeState, { phase: 'awaiting-init' }>,
     resumed = true;
   }
 
-  const offered = new Set(config.card.capabilities.map((c) => c.name));
+  const card = cardForVersion(config.card, version);
+  const offered = new Set(card.capabilities.map((c) => c.name));
   const granted = p.requires.filter((c) => offered.has(c));
   const missing = p.requires.filter((c) => !offered.has(c));
   const params = negotiateParams(p.params, agentDefaults(config.card, config.params));
@@ -308,10 +310,7 @@ function onInit(state: Extract<AgentHandshakeState, { phase: 'awaiting-init' }>,
           session_id: sessionId,
           resume_token: resumeToken,
           resumed,
-          agent:
-            withExtensions && supportedExtensions.length
-              ? { ...config.card, extensions: supportedExtensions.map((e) => ({ ...e })) }
-              : config.card,
+          agent: withExtensions && supportedExtensions.length ? { ...card, extensions: supportedExtensions.map((e) => ({ ...e })) } : card,
           granted,
           missing,
           params,

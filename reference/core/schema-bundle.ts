@@ -17,6 +17,10 @@ import handshakeInitSchema from '../../schemas/v1/handshake.init.schema.json' wi
 import handshakeReadyPayloadSchema from '../../schemas/v1/handshake.ready.payload.schema.json' with { type: 'json' };
 import handshakeReadySchema from '../../schemas/v1/handshake.ready.schema.json' with { type: 'json' };
 import identifierSchema from '../../schemas/v1/identifier.schema.json' with { type: 'json' };
+import inputRequestPayloadSchema from '../../schemas/v1/input.request.payload.schema.json' with { type: 'json' };
+import inputRequestSchema from '../../schemas/v1/input.request.schema.json' with { type: 'json' };
+import inputResponsePayloadSchema from '../../schemas/v1/input.response.payload.schema.json' with { type: 'json' };
+import inputResponseSchema from '../../schemas/v1/input.response.schema.json' with { type: 'json' };
 import messageSchema from '../../schemas/v1/message.schema.json' with { type: 'json' };
 import pingPayloadSchema from '../../schemas/v1/ping.payload.schema.json' with { type: 'json' };
 import pingSchema from '../../schemas/v1/ping.schema.json' with { type: 'json' };
@@ -35,6 +39,7 @@ import shutdownRequestSchema from '../../schemas/v1/shutdown.request.schema.json
 import shutdownResponsePayloadSchema from '../../schemas/v1/shutdown.response.payload.schema.json' with { type: 'json' };
 import shutdownResponseSchema from '../../schemas/v1/shutdown.response.schema.json' with { type: 'json' };
 import signatureSchema from '../../schemas/v1/signature.schema.json' with { type: 'json' };
+import tapTestAskInputSchema from '../../schemas/v1/tap.test.ask.input.schema.json' with { type: 'json' };
 import tapTestCounterInputSchema from '../../schemas/v1/tap.test.counter.input.schema.json' with { type: 'json' };
 import tapTestFailInputSchema from '../../schemas/v1/tap.test.fail.input.schema.json' with { type: 'json' };
 import tapTestPlanInputSchema from '../../schemas/v1/tap.test.plan.input.schema.json' with { type: 'json' };
@@ -83,6 +88,10 @@ export type SchemaFile =
   | 'handshake.ready.payload.schema.json'
   | 'handshake.ready.schema.json'
   | 'identifier.schema.json'
+  | 'input.request.payload.schema.json'
+  | 'input.request.schema.json'
+  | 'input.response.payload.schema.json'
+  | 'input.response.schema.json'
   | 'message.schema.json'
   | 'ping.payload.schema.json'
   | 'ping.schema.json'
@@ -101,6 +110,7 @@ export type SchemaFile =
   | 'shutdown.response.payload.schema.json'
   | 'shutdown.response.schema.json'
   | 'signature.schema.json'
+  | 'tap.test.ask.input.schema.json'
   | 'tap.test.counter.input.schema.json'
   | 'tap.test.fail.input.schema.json'
   | 'tap.test.plan.input.schema.json'
@@ -149,6 +159,10 @@ export const SCHEMA_FILES: Readonly<Record<SchemaFile, object>> = {
   'handshake.ready.payload.schema.json': handshakeReadyPayloadSchema,
   'handshake.ready.schema.json': handshakeReadySchema,
   'identifier.schema.json': identifierSchema,
+  'input.request.payload.schema.json': inputRequestPayloadSchema,
+  'input.request.schema.json': inputRequestSchema,
+  'input.response.payload.schema.json': inputResponsePayloadSchema,
+  'input.response.schema.json': inputResponseSchema,
   'message.schema.json': messageSchema,
   'ping.payload.schema.json': pingPayloadSchema,
   'ping.schema.json': pingSchema,
@@ -167,6 +181,7 @@ export const SCHEMA_FILES: Readonly<Record<SchemaFile, object>> = {
   'shutdown.response.payload.schema.json': shutdownResponsePayloadSchema,
   'shutdown.response.schema.json': shutdownResponseSchema,
   'signature.schema.json': signatureSchema,
+  'tap.test.ask.input.schema.json': tapTestAskInputSchema,
   'tap.test.counter.input.schema.json': tapTestCounterInputSchema,
   'tap.test.fail.input.schema.json': tapTestFailInputSchema,
   'tap.test.plan.input.schema.json': tapTestPlanInputSchema,

@@ -31,7 +31,7 @@ export interface DurableServeOptions {
 }
 
 /** Capabilities that cannot run on a queue: a plan needs a requester to decide it, a grant a session to carry it. */
-const SESSION_ONLY = new Set(['tap.test.plan', 'tap.test.guarded']);
+const SESSION_ONLY = new Set(['tap.test.plan', 'tap.test.guarded', 'tap.test.ask']);
 
 function pause(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -46,6 +46,11 @@ function durableContext(work: DurableWork, capability: string, o: DurableServeOp
   const started = Date.now();
   const noPlans = (): never => {
     throw new TapError(errorPayload('INVALID_MESSAGE', `${capability} asked for a plan decision, which a durable queue cannot give`));
+  };
+  const noInput = (): never => {
+    throw new TapError(
+      errorPayload('CAPABILITY_NOT_SUPPORTED', `${capability} asked its requester for input, which a durable queue cannot carry`),
+    );
   };
   return {
     taskId: work.record.task_id,
@@ -62,6 +67,7 @@ function durableContext(work: DurableWork, capability: string, o: DurableServeOp
     output: (data) => work.emit(data),
     log: (message, level = 'info') => o.log(level === 'debug' ? 'info' : level, `task ${work.record.task_id}: ${message}`),
     submitPlan: noPlans,
+    askInput: noInput,
     sideEffect: async (fn) => fn(),
     checkResource: () => {},
     checkpoint: () => {},

@@ -50,5 +50,23 @@ export const CounterInput = Type.Object(
 );
 export type CounterInput = Static<typeof CounterInput>;
 
+export const AskInput = Type.Object(
+  {
+    schema: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Boolean()], {
+      description: 'The JSON Schema (2020-12) of the answer to ask for.',
+    }),
+    prompt: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 8192, description: "The question; one of the agent's choice when absent." }),
+    ),
+  },
+  {
+    $id: 'tap.test.ask.input.schema.json',
+    title: 'AskInput',
+    description: 'The input of tap.test.ask (TAP 1.1): the schema and prompt of the input it asks for.',
+    since: '1.1',
+  },
+);
+export type AskInput = Static<typeof AskInput>;
+
 /** The input schemas that the conformance chapter's table defines, each emitted as its own file. */
-export const TEST_INPUTS = [StreamInput, SleepInput, FailInput, PlanInput, CounterInput];
+export const TEST_INPUTS = [StreamInput, SleepInput, FailInput, PlanInput, CounterInput, AskInput];

@@ -16,6 +16,7 @@ export * from './conformance.ts';
 export * from './envelope.ts';
 export * from './handshake.ts';
 export * from './listing.ts';
+export * from './input.ts';
 export * from './messages.ts';
 export * from './plan.ts';
 export * from './rules.ts';

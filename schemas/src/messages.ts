@@ -6,6 +6,7 @@ import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox
 import { Envelope } from './envelope.ts';
 import { EmptyPayload, HandshakeAckPayload, HandshakeInitPayload, HandshakeReadyPayload, pascal } from './handshake.ts';
 import { TaskListPayload, TaskPagePayload } from './listing.ts';
+import { InputRequestPayload, InputResponsePayload } from './input.ts';
 import { PlanDecisionPayload, PlanSubmitPayload } from './plan.ts';
 import { FarewellPayload, ShutdownRequestPayload, ShutdownResponsePayload } from './shutdown.ts';
 import { MESSAGES } from './tables.ts';
@@ -46,6 +47,8 @@ export const PAYLOADS = {
   error: ErrorPayload,
   'task.list': TaskListPayload,
   'task.page': TaskPagePayload,
+  'input.request': InputRequestPayload,
+  'input.response': InputResponsePayload,
 } as const;
 
 export type MessageType = keyof typeof PAYLOADS;

@@ -9,6 +9,7 @@ export const TASK_STATES = [
   'accepted',
   'running',
   'awaiting_approval',
+  'input_required',
   'cancelling',
   'completed',
   'failed',
@@ -17,10 +18,13 @@ export const TASK_STATES = [
 ] as const;
 export type TaskState = (typeof TASK_STATES)[number];
 
+/** The states a later version than 1.0 added, with that version: used only in a session of it (spec: versioning#tap-1-1, tasks#input-required). */
+export const STATE_SINCE: Readonly<Partial<Record<TaskState, string>>> = { input_required: '1.1' };
+
 export const TERMINAL_STATES = ['completed', 'failed', 'cancelled', 'timed_out'] as const satisfies readonly TaskState[];
 
 /** Every legal transition, with what triggers it (spec: tasks#transitions). */
-export const TASK_TRANSITIONS: ReadonlyArray<{ from: TaskState; to: TaskState; trigger: string }> = [
+export const TASK_TRANSITIONS: ReadonlyArray<{ from: TaskState; to: TaskState; trigger: string; since?: string }> = [
   { from: 'accepted', to: 'running', trigger: 'the agent starts the work' },
   { from: 'accepted', to: 'failed', trigger: 'the work cannot start' },
   { from: 'accepted', to: 'cancelled', trigger: 'task.cancel, or shutdown, before the work started' },
@@ -37,6 +41,10 @@ export const TASK_TRANSITIONS: ReadonlyArray<{ from: TaskState; to: TaskState; t
   { from: 'cancelling', to: 'cancelled', trigger: 'the agent released what the task held' },
   { from: 'cancelling', to: 'completed', trigger: 'the work had already succeeded' },
   { from: 'cancelling', to: 'failed', trigger: 'the work had already failed' },
+  { from: 'running', to: 'input_required', trigger: 'input.request, after its state event', since: '1.1' },
+  { from: 'input_required', to: 'running', trigger: 'input.response with an answer that matches the schema', since: '1.1' },
+  { from: 'input_required', to: 'cancelling', trigger: 'task.cancel, shutdown, or the loss of the session', since: '1.1' },
+  { from: 'input_required', to: 'timed_out', trigger: 'the effective deadline passed', since: '1.1' },
 ];
 
 export type ErrorCategory = 'message' | 'session' | 'security' | 'task' | 'plan' | 'capacity' | 'internal' | 'workspace';
@@ -272,6 +280,15 @@ export const ERROR_CODES = [
     fatal: 'never',
     meaning:
       'A handshake of 1.1 where one side requires an extension the other does not support or did not offer; details.missing lists those URIs, details.extensions the extensions of the agent. No session is created.',
+    since: '1.1',
+  },
+  {
+    code: 'INVALID_ANSWER',
+    category: 'task',
+    retryable: false,
+    fatal: 'never',
+    meaning:
+      'The answer of an input.response does not match the schema of the request it answers; details.issues says where. The task still waits for an answer.',
     since: '1.1',
   },
 ] as const satisfies readonly ErrorCodeEntry[];
@@ -556,6 +573,30 @@ export const MESSAGES = [
     reply_to: 'required',
     session_id: 'required',
     description: 'One page of task summaries, with the cursor of the next page when more may follow.',
+    since: '1.1',
+  },
+  {
+    type: 'input.request',
+    direction: 'agent_to_requester',
+    replies: [],
+    before_handshake: false,
+    task: true,
+    sequenced: true,
+    reply_to: 'absent',
+    session_id: 'required',
+    description: 'The agent asks its requester for a value the task needs: a prompt and the JSON Schema of the answer.',
+    since: '1.1',
+  },
+  {
+    type: 'input.response',
+    direction: 'requester_to_agent',
+    replies: ['task.snapshot', 'error'],
+    before_handshake: false,
+    task: true,
+    sequenced: false,
+    reply_to: 'absent',
+    session_id: 'required',
+    description: 'The requester answers the pending input request of a task.',
     since: '1.1',
   },
 ] as const satisfies readonly MessageEntry[];

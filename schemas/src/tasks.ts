@@ -2,6 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import { CapabilityName, Count, ErrorCode, Identifier, JsonValue, Label, literals, PermissionName, Timestamp, Version } from './common.ts';
 import { Extension, ExtensionUri } from './card.ts';
+import { PendingInput } from './input.ts';
 import { discriminated, whenRequires, whenRequiresOneOf } from './rules.ts';
 import { TASK_STATES, TERMINAL_STATES } from './tables.ts';
 
@@ -101,8 +102,8 @@ export const TaskEventPayload = discriminated(
     kind: literals(['state', 'progress', 'output', 'log'], 'What the event reports.'),
     state: Type.Optional(
       literals(
-        ['running', 'cancelling'],
-        'The state entered (kind "state"); awaiting_approval is entered by plan.submit itself, the initial and terminal states by task.accepted and task.result.',
+        ['running', 'cancelling', 'input_required'],
+        'The state entered (kind "state"); awaiting_approval is entered by plan.submit itself, the initial and terminal states by task.accepted and task.result; input_required (TAP 1.1) is followed by its input.request.',
       ),
     ),
     percent: Type.Optional(Type.Number({ minimum: 0, maximum: 100, description: 'Progress in percent (kind "progress").' })),
@@ -203,6 +204,7 @@ export const TaskSnapshotPayload = Type.Object(
       ),
     ),
     previous_task_id: Type.Optional(Identifier),
+    input_request: PendingInput('TAP 1.1: the pending input request, while the task is input_required.'),
   },
   {
     $id: 'task.snapshot.payload.schema.json',
@@ -217,6 +219,7 @@ export const TaskHandoffPayload = Type.Object(
     completed_steps: Type.Array(Type.String({ maxLength: 4096 }), { description: 'Steps already done.' }),
     remaining_steps: Type.Array(Type.String({ maxLength: 4096 }), { description: 'Steps still to do.' }),
     resume_hint: Type.String({ maxLength: 8192, description: 'How to pick the work up.' }),
+    input_request: PendingInput('TAP 1.1: the input request still pending when a task in input_required was handed off.'),
   },
   { $id: 'task.handoff.payload.schema.json', title: 'TaskHandoffPayload', description: 'Payload of task.handoff.' },
 );

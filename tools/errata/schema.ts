@@ -79,7 +79,7 @@ export function errataSchemaJson(): string {
 
 /** Where a value fails a schema, one line per problem ("errata/3/kind: must be equal to one of …"), or none. */
 export function schemaProblems(schema: TSchema, value: unknown, file: string): string[] {
-  const ajv = new Ajv2020({ strict: true, allErrors: true });
+  const ajv = new Ajv2020({ strict: true, allErrors: true, keywords: ['since'] });
   const validate = ajv.compile(schema);
   if (validate(value)) return [];
   return (validate.errors ?? []).map((e) => {

@@ -34,6 +34,7 @@ export const AREAS = [
   'EXT',
   'TRACE', // TAP 1.1: negotiated extensions, W3C trace context
   'QUIET', // TAP 1.1: quiet tasks
+  'INPUT',
 ] as const;
 export type Area = (typeof AREAS)[number];
 export type Level = 'MUST' | 'SHOULD' | 'MAY';

@@ -11,6 +11,8 @@ const TEST_CAPABILITIES = [
   'tap.test.counter',
   'tap.test.guarded',
 ];
+/** The conformance capabilities TAP 1.1 adds (spec: conformance#test-capabilities-1-1). */
+const TEST_CAPABILITIES_1_1 = ['tap.test.ask'];
 
 export const cases: Case[] = [
   defineCase({
@@ -21,7 +23,8 @@ export const cases: Case[] = [
     run: async (ctx) => {
       const { hs } = need(await ctx.sessionWith());
       const names: string[] = (hs.ack.msg.payload.agent?.capabilities ?? []).map((c: { name: string }) => c.name);
-      const bad = names.filter((n) => n.startsWith('tap.') && !TEST_CAPABILITIES.includes(n));
+      const defined = hs.ack.msg.payload.version === '1.1' ? [...TEST_CAPABILITIES, ...TEST_CAPABILITIES_1_1] : TEST_CAPABILITIES;
+      const bad = names.filter((n) => n.startsWith('tap.') && !defined.includes(n));
       return verdictOf(
         'none reserved',
         check(bad.length === 0, `the card declares reserved names ${bad.join(', ')}`, 'no undefined tap.* capability', bad.join(', ')),

@@ -9,6 +9,7 @@ import * as shutdownRequesterFarewell from './shutdown.requester-farewell.ts';
 import * as cancellationRepeatedCancels from './cancellation.repeated-cancels.ts';
 import * as shutdownScope from './shutdown.scope.ts';
 import * as shutdownFarewell from './shutdown.farewell.ts';
+import * as shutdownInputShutdown from './shutdown.input-shutdown.ts';
 
 export const shutdownCases: readonly Case[] = [
   shutdownShutdownSequence,
@@ -20,4 +21,5 @@ export const shutdownCases: readonly Case[] = [
   cancellationRepeatedCancels,
   shutdownScope,
   shutdownFarewell,
+  shutdownInputShutdown,
 ].flatMap((file) => file.cases);

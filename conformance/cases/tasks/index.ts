@@ -16,6 +16,10 @@ import * as tasksQuietTasks from './tasks.quiet-tasks.ts';
 import * as tasksQuietSequences from './tasks.quiet-sequences.ts';
 import * as tasksQuietRequests from './tasks.quiet-requests.ts';
 import * as tasksQuiet10 from './tasks.quiet-1-0.ts';
+import * as tasksInputRequest from './tasks.input-request.ts';
+import * as tasksInputResponse from './tasks.input-response.ts';
+import * as tasksInputWaiting from './tasks.input-waiting.ts';
+import * as tasksInputResume from './tasks.input-resume.ts';
 
 export const tasksCases: readonly Case[] = [
   tasksOverview,
@@ -34,4 +38,8 @@ export const tasksCases: readonly Case[] = [
   tasksQuietSequences,
   tasksQuietRequests,
   tasksQuiet10,
+  tasksInputRequest,
+  tasksInputResponse,
+  tasksInputWaiting,
+  tasksInputResume,
 ].flatMap((file) => file.cases);

@@ -2,7 +2,7 @@
 import type { CaseContext } from '../../context.ts';
 import type { Peer, Received } from '../../peer.ts';
 import type { Wire } from '../../session-state.ts';
-import { describeMessage, streamOf } from '../../steps.ts';
+import { describeMessage, startTask, streamOf, waitStream } from '../../steps.ts';
 import { fail, got, miss, type Got, type Outcome } from '../../verdict.ts';
 import { check, need, show, status } from '../kit.ts';
 
@@ -65,4 +65,26 @@ export async function untilRunning(peer: Peer, taskId: string): Promise<Got<Rece
     if (r.msg.payload?.state !== 'accepted') return got(r);
   }
   return miss(fail('the quiet task stayed accepted through 50 status requests', 'running', 'accepted'));
+}
+
+/** The schema tap.test.ask asks its answers to match in the input-required cases (spec: tasks#input-required). */
+export const ASK_SCHEMA = {
+  type: 'object',
+  properties: { colour: { enum: ['red', 'green'] } },
+  required: ['colour'],
+  additionalProperties: false,
+};
+export const ASK_PROMPT = 'Which colour, red or green?';
+
+/** Starts a tap.test.ask task and waits for its input.request. */
+export async function asked(peer: Peer, o: { timeoutMs?: number } = {}): Promise<{ taskId: string; request: Received }> {
+  const t = need(await startTask(peer, 'tap.test.ask', { schema: ASK_SCHEMA, prompt: ASK_PROMPT }, o));
+  const request = need(await waitStream(peer, t.taskId, (m) => m.type === 'input.request', 'input.request'));
+  return { taskId: t.taskId, request };
+}
+
+/** Sends input.response and returns it with the agent's direct reply. */
+export async function answer(peer: Peer, taskId: string, requestId: unknown, value: unknown): Promise<{ sent: Wire; reply: Received }> {
+  const sent = await peer.post('input.response', { request_id: requestId, answer: value }, { task_id: taskId });
+  return { sent, reply: need(await peer.reply(sent)) };
 }

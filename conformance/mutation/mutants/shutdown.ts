@@ -174,4 +174,18 @@ export const rows: Row[] = [
       perTask: false,
     }),
   ],
+  [
+    'TAP-SHUT-111:answer-taken',
+    'an answer during shutdown is refused with PROTOCOL_VIOLATION instead of SHUTTING_DOWN',
+    wrongCode('SHUTTING_DOWN', 'input.response', 'PROTOCOL_VIOLATION'),
+  ],
+  [
+    'TAP-SHUT-112:handoff-without-request',
+    'the hand-off of a task waiting for input does not carry its pending request',
+    () =>
+      out(
+        is('task.handoff'),
+        payload((p) => ({ ...p, input_request: undefined })),
+      ),
+  ],
 ];
