@@ -76,8 +76,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats:/
   });
 
   // Each step is bounded on its own (the run above the case's own 30 s budget), so a hang names its step.
-  // The broken agents run four at a time, each under an agent id of its own on the one server.
-  it.concurrent.each<[NatsFault, string]>([
+  it.each<[NatsFault, string]>([
     ['late-subscribe', 'nats.open.first-frame'],
     ['any-connection-id', 'nats.open.connection-id'],
     ['no-keepalives', 'nats.liveness.keepalive'],
@@ -102,7 +101,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats:/
     }
   });
 
-  it.concurrent.each<[NatsFault, string, string]>([
+  it.each<[NatsFault, string, string]>([
     ['seq-counts-open', 'nats.open.first-seq', 'TAP-NATS-049'],
     ['wrong-out-subject', 'nats.frames.out-subject', 'TAP-NATS-006'],
   ])(

@@ -4,9 +4,11 @@
  * stream and an unknown id; the commands from dist/, and the other commands without the NATS client.
  */
 import { execFile } from 'node:child_process';
-import { resolve } from 'node:path';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { startDurableRunner, type DurableRunnerOptions } from '../jetstream/runner.ts';
 import { freePort, NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../transports/nats/nats-server.testkit.ts';
@@ -41,9 +43,17 @@ async function until<T>(what: () => Promise<T | undefined>, ms = 5000): Promise<
 
 describe('the NATS client library is loaded only by the nats commands', () => {
   it('runs tapctl from dist/ with the NATS client made unloadable: other commands and nats --help still work', async () => {
+    // The client is CommonJS, loaded by require on first use: the block covers require and import alike.
     const hook = `export async function resolve(s, c, next) { if (s.startsWith('@nats-io/')) throw new Error('loaded ' + s); return next(s, c); }`;
     const register = `import { register } from 'node:module'; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hook)}`)});`;
-    const args = ['--import', `data:text/javascript,${encodeURIComponent(register)}`, BIN];
+    const dir = mkdtempSync(join(tmpdir(), 'tap-no-nats-'));
+    const block = join(dir, 'block-nats.cjs');
+    writeFileSync(
+      block,
+      "const M = require('node:module'); const r = M._resolveFilename; M._resolveFilename = function (s, ...a) { if (s.startsWith('@nats-io/')) throw new Error('loaded ' + s); return r.call(this, s, ...a); };\n",
+    );
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const args = ['--require', block, '--import', `data:text/javascript,${encodeURIComponent(register)}`, BIN];
     const [help, nats, status] = await Promise.all([
       run(process.execPath, [...args, 'workspace', '--help']),
       run(process.execPath, [...args, 'nats', '--help']),
