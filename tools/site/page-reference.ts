@@ -5,7 +5,7 @@
  */
 import { schemaAnchor, type SiteContext } from './context.ts';
 import { conditionalRules, constraintsOf, fieldRows, fieldTable, literalsOf } from './fields.ts';
-import { esc, rel } from './html.ts';
+import { esc, rel, sinceNote, sinceTag } from './html.ts';
 import type { Page } from './layout.ts';
 import { coverage } from './requirement-links.ts';
 import { stateDiagramSvg } from './state-diagram.ts';
@@ -59,11 +59,11 @@ export function errorsPage(ctx: SiteContext): Page {
   const rows = ctx.sources.errors
     .map((e) => {
       ctx.search.push({ t: e.code, u: `${path}#${e.code}`, k: 'Error code', x: e.meaning });
-      return `<tr id="${esc(e.code)}"><td><a href="#${esc(e.code)}"><code>${esc(e.code)}</code></a></td><td>${esc(e.category)}</td><td>${e.retryable ? '<span class="tag">retryable</span>' : '<span class="tag no">no</span>'}</td><td>${esc(fatal[e.fatal] ?? e.fatal)}</td><td>${esc(e.meaning)}</td></tr>`;
+      return `<tr id="${esc(e.code)}"${e.since ? ` data-since="${esc(e.since)}"` : ''}><td><a href="#${esc(e.code)}"><code>${esc(e.code)}</code></a>${sinceTag(e.since)}</td><td>${esc(e.category)}</td><td>${e.retryable ? '<span class="tag">retryable</span>' : '<span class="tag no">no</span>'}</td><td>${esc(fatal[e.fatal] ?? e.fatal)}</td><td>${esc(e.meaning)}</td></tr>`;
     })
     .join('\n');
   const body = `<h1 id="errors">Error codes</h1>
-<p class="lead">The ${ctx.sources.errors.length} error codes of TAP 1.0, from the normative registry <a href="${esc(rel(path, 'schemas/v1/error-codes.json'))}"><code>error-codes.json</code></a>. The <a href="${esc(rel(path, 'spec/errors.html'))}">Errors</a> chapter says when each is sent and in which <a href="${esc(rel(path, 'spec/errors.html#order-of-checks'))}">order the checks run</a>; the payload is <a href="${esc(rel(path, 'schemas/index.html#error-payload'))}">ErrorPayload</a>.</p>
+<p class="lead">The ${ctx.sources.errors.length} error codes of ${esc(ctx.label)}, from the normative registry <a href="${esc(rel(path, 'schemas/v1/error-codes.json'))}"><code>error-codes.json</code></a>.${sinceNote(ctx.sources.errors, 'code')} The <a href="${esc(rel(path, 'spec/errors.html'))}">Errors</a> chapter says when each is sent and in which <a href="${esc(rel(path, 'spec/errors.html#order-of-checks'))}">order the checks run</a>; the payload is <a href="${esc(rel(path, 'schemas/index.html#error-payload'))}">ErrorPayload</a>.</p>
 <p class="muted">Categories: ${categories.map((c) => `<code>${esc(c)}</code>`).join(', ')}. <em>Retryable</em> is the default of the payload's <code>retryable</code>; <em>fatal</em> says whether the sender ends the session after sending it.</p>
 <div class="table-wrap"><table>
 <thead><tr><th>Code</th><th>Category</th><th>Retryable</th><th>Fatal</th><th>Meaning</th></tr></thead>
@@ -71,7 +71,7 @@ export function errorsPage(ctx: SiteContext): Page {
 ${rows}
 </tbody></table></div>`;
   ctx.search.push({ t: 'Error codes', u: path, k: 'Reference', x: 'The error registry: code, category, retryable, fatal, meaning.' });
-  return { path, title: 'Error codes', body, wide: true, description: 'The TAP 1.0 error registry.' };
+  return { path, title: 'Error codes', body, wide: true, description: `The ${ctx.label} error registry.` };
 }
 
 /** states.html: the diagram and the transition table of task-states.json. */
@@ -109,7 +109,8 @@ ${rows}
 
 /** requirements.html: every requirement with its level, quote, place in the spec and cases. */
 export function requirementsPage(ctx: SiteContext): Page {
-  const path = 'requirements.html';
+  const path = ctx.requirementsPath();
+  const version = ctx.edition.version;
   const cov = coverage(ctx.sources.requirements, ctx.links);
   const caseLink = (id: string) => `<a class="case-link" href="${esc(rel(path, `cases.html#${id}`))}"><code>${esc(id)}</code></a>`;
   const errata = (id: string) =>
@@ -119,7 +120,7 @@ export function requirementsPage(ctx: SiteContext): Page {
     const reqs = ctx.sources.requirements.filter((r) => r.chapter === c.name);
     const rows = reqs
       .map((r) => {
-        ctx.search.push({ t: r.id, u: ctx.requirementSentence(r.id), k: `${r.level} requirement`, x: r.text });
+        if (ctx.edition.current) ctx.search.push({ t: r.id, u: ctx.requirementSentence(r.id), k: `${r.level} requirement`, x: r.text });
         const checked = ctx.links.checkedBy.get(r.id) ?? [];
         const section = ctx.links.bySection.get(r.anchor) ?? [];
         const cases = checked.length
@@ -128,7 +129,7 @@ export function requirementsPage(ctx: SiteContext): Page {
             ? `<span class="muted">none names it; cases of its section:</span><br>${section.map((k) => caseLink(k.id)).join('<br>')}`
             : '<span class="muted">—</span>';
         return (
-          `<tr id="${esc(r.id)}" data-level="${r.level}" data-checked="${checked.length > 0}"><td><a class="req-id req-${r.level.toLowerCase()}" href="${esc(rel(path, ctx.requirementSentence(r.id)))}" title="The sentence in its chapter">${esc(r.id)}</a></td>` +
+          `<tr id="${esc(r.id)}" data-level="${r.level}" data-checked="${checked.length > 0}"${r.since ? ` data-since="${esc(r.since)}"` : ''}><td><a class="req-id req-${r.level.toLowerCase()}" href="${esc(rel(path, ctx.requirementSentence(r.id)))}" title="The sentence in its chapter">${esc(r.id)}</a>${sinceTag(r.since)}</td>` +
           `<td><span class="level level-${r.level.toLowerCase()}">${r.level}</span></td>` +
           `<td>${esc(r.text)}<div class="muted"><a href="${esc(rel(path, ctx.anchorPath(r.anchor)))}"><code>${esc(r.anchor)}</code></a>${errata(r.id)}</div></td><td>${cases}</td></tr>`
         );
@@ -143,11 +144,23 @@ ${rows}
   });
   const stat = (l: 'MUST' | 'SHOULD' | 'MAY') =>
     `<span class="level level-${l.toLowerCase()}">${l}</span> ${cov[l].total} <span class="muted">(${cov[l].checked} with a case)</span>`;
-  const unknown = ctx.links.unknown.length
-    ? `<p class="note">Cases that name ids not in this index: ${ctx.links.unknown.map((u) => `<code>${esc(u.caseId)}</code> → <code>${esc(u.requirement)}</code>`).join(', ')}.</p>`
+  // A case of a later version names ids an older index lacks: only the current index reports them.
+  const unknown =
+    ctx.edition.current && ctx.links.unknown.length
+      ? `<p class="note">Cases that name ids not in this index: ${ctx.links.unknown.map((u) => `<code>${esc(u.caseId)}</code> → <code>${esc(u.requirement)}</code>`).join(', ')}.</p>`
+      : '';
+  const added = ctx.sources.requirements.filter((r) => r.since === version).length;
+  const sources = ctx.sources.editions
+    .slice(ctx.sources.editions.indexOf(ctx.edition))
+    .reverse()
+    .map((e) => `<a href="${esc(rel(path, ctx.requirementsJsonPath(e.version)))}"><code>requirements.json</code> of ${esc(e.version)}</a>`)
+    .join(' and ');
+  const changes = ctx.sources.chapters.find((c) => c.name === 'changes');
+  const addedNote = added
+    ? ` ${added} of them are added by ${esc(version)}, marked <span class="tag since">since ${esc(version)}</span>; the others hold as they did before, with the same ids and sentences${changes ? ` (<a href="${esc(rel(path, ctx.chapterPath(changes.name)))}">${esc(changes.title)}</a>)` : ''}.`
     : '';
   const body = `<h1 id="requirements">Requirement index</h1>
-<p class="lead">All ${ctx.sources.requirements.length} requirements of TAP 1.0, from <a href="${esc(rel(path, 'spec/conventions.html#requirement-ids'))}">the ids</a> in the chapters (<a href="${esc(rel(path, 'spec/requirements.json'))}"><code>requirements.json</code></a>). Each id links to its sentence in the spec; <em>Checked by</em> lists the <a href="${esc(rel(path, 'cases.html'))}"><code>tap-conform</code> cases</a> that name it.</p>
+<p class="lead">All ${ctx.sources.requirements.length} requirements of ${esc(ctx.label)}, from <a href="${esc(rel(path, `${ctx.chapterPath('conventions')}#requirement-ids`))}">the ids</a> in the chapters (${sources}).${addedNote} Each id links to its sentence in the spec; <em>Checked by</em> lists the <a href="${esc(rel(path, 'cases.html'))}"><code>tap-conform</code> cases</a> that name it.</p>
 <p>${stat('MUST')} · ${stat('SHOULD')} · ${stat('MAY')}</p>
 ${unknown}
 <div class="filters" role="group" aria-label="Filter">
@@ -178,20 +191,21 @@ ${sections.join('\n')}`;
   });
 })();
 `;
-  ctx.search.push({
-    t: 'Requirement index',
-    u: path,
-    k: 'Reference',
-    x: 'Every requirement with its level, sentence, anchor and conformance cases.',
-  });
+  if (ctx.edition.current)
+    ctx.search.push({
+      t: 'Requirement index',
+      u: path,
+      k: 'Reference',
+      x: 'Every requirement with its level, sentence, anchor and conformance cases.',
+    });
   return {
     path,
-    title: 'Requirement index',
+    title: `Requirement index of ${ctx.label}`,
     body,
     wide: true,
     script,
     toc: chapters.map((c) => ({ anchor: `chapter-${c.name}`, title: c.label })),
-    description: 'Every TAP 1.0 requirement, linked to its conformance cases.',
+    description: `Every ${ctx.label} requirement, linked to its conformance cases.`,
   };
 }
 
