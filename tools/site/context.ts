@@ -168,8 +168,9 @@ export class SiteContext {
     };
   }
 
-  /** The site path for inline code that names a message type, an error code or a data table. */
+  /** The site path for inline code that names a requirement id, a message type, an error code or a data table. */
   codeTarget(code: string): string | null {
+    if (this.requirementsById.has(code)) return `${this.requirementsPath()}#${code}`;
     if (this.messageTypes.has(code)) return `messages/${code}.html`;
     if (this.errorCodes.has(code)) return `errors.html#${code}`;
     if (code === 'task-states.json') return 'states.html';

@@ -96,6 +96,19 @@ export function chapterPages(ctx: SiteContext): Page[] {
   });
 }
 
+/** The first sentence of a chapter's first paragraph, as plain text (for its card). */
+function firstSentence(source: string): string {
+  const paragraph = source
+    .split(/\n\s*\n/)
+    .map((p) => p.trim())
+    .find((p) => p && !p.startsWith('#') && !p.startsWith('>'));
+  const text = (paragraph ?? '')
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/[`*]/g, '')
+    .replace(/\s+/g, ' ');
+  return /^.*?[.:](?=\s|$)/.exec(text)?.[0] ?? text;
+}
+
 /** The home page: the index chapter with an overview of what the site holds. */
 export function homePage(ctx: SiteContext): Page {
   const index = ctx.sources.chapters.find((c) => c.name === 'index')!;
@@ -103,7 +116,11 @@ export function homePage(ctx: SiteContext): Page {
   const rendered = renderMarkdown(index.source, ctx.renderContext(path));
   if (ctx.edition.current) indexSections(ctx, path, 'Overview', rendered.html);
   const listed = ctx.sources.chapters.filter((c) => c.listed && c.name !== 'index');
-  const apart = ctx.sources.chapters.filter((c) => !c.listed);
+  // A chapter the version before lacks (1.1's "Changes from 1.0") gets its card, as does one the index does not list.
+  const previous = ctx.sources.editions[ctx.sources.editions.indexOf(ctx.edition) + 1];
+  const apart = ctx.sources.chapters.filter(
+    (c) => c.name !== 'index' && (!c.listed || (previous && !previous.chapters.some((p) => p.name === c.name))),
+  );
   const firstP = rendered.html.indexOf('</p>') + '</p>'.length;
   const { requirements, messages, errors, cases } = ctx.sources;
   const musts = requirements.filter((r) => r.level === 'MUST').length;
@@ -116,15 +133,7 @@ export function homePage(ctx: SiteContext): Page {
       `Read ${ctx.label}`,
       `${listed.length} chapters, every heading with a stable anchor.`,
     ),
-    ...apart.map((c) =>
-      card(
-        ctx.chapterPath(c.name),
-        c.title,
-        added
-          ? `The ${added} requirements ${esc(ctx.edition.version)} adds, each with the sections that state it.`
-          : 'What this version changes.',
-      ),
-    ),
+    ...apart.map((c) => card(ctx.chapterPath(c.name), c.title, `New in ${esc(ctx.label)}. ${esc(firstSentence(c.source))}`)),
     card('getting-started.html', 'Get started', 'Build an agent on the reference library and certify it with <code>tap-conform</code>.'),
     card('messages/index.html', 'Message catalogue', `${messages.length} message types: direction, replies, fields and examples.`),
     card(

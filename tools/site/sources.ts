@@ -79,7 +79,7 @@ export interface Edition {
   current: boolean;
   /** The chapters in the order of the index's chapter list; `index` first. */
   chapters: ChapterSource[];
-  /** Every requirement that holds in this version, in the order of its chapters. */
+  /** Every requirement that holds in this version, in the order the requirement parser gives them. */
   requirements: SiteRequirement[];
   /** Ids a chapter states that the version's requirements.json lacks (the index is out of date). */
   unindexed: string[];
@@ -161,7 +161,7 @@ export function specVersions(root = SPEC_ROOT): string[] {
 /**
  * Reads every version of the spec: its chapters and its requirement index. A version's index is
  * the index of the version before it with the entries of its own requirements.json (1.0's lists
- * every requirement, 1.1's those it adds, each with "since"), ordered as its chapters state them.
+ * every requirement, 1.1's those it adds, each with "since"), in the order the requirement parser gives them.
  */
 export function readEditions(root = SPEC_ROOT): Edition[] {
   const versions = specVersions(root);
