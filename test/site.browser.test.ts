@@ -176,7 +176,7 @@ describe.skipIf(lacks('chromium'))(needing('chromium', 'the spec site in chromiu
     await expect(page.locator('[id="TAP-TASK-004"]').isVisible()).resolves.toBe(true);
     await page.screenshot({ path: join(SHOTS, 'tasks-1.0.png') });
     await page.click(`.version-note a:has-text("this chapter in TAP ${CURRENT}")`);
-    await page.waitForURL(new RegExp(`127\\.0\\.0\\.1:\\d+/spec/tasks\\.html$`));
+    await page.waitForURL(/127\.0\.0\.1:\d+\/spec\/tasks\.html$/);
     await expect(page.locator('[id="TAP-LIST-101"]').isVisible()).resolves.toBe(true);
 
     await page.goto(`${base}1.0/index.html`);

@@ -96,19 +96,6 @@ export function chapterPages(ctx: SiteContext): Page[] {
   });
 }
 
-/** The first sentence of a chapter's first paragraph, as plain text (for its card). */
-function firstSentence(source: string): string {
-  const paragraph = source
-    .split(/\n\s*\n/)
-    .map((p) => p.trim())
-    .find((p) => p && !p.startsWith('#') && !p.startsWith('>'));
-  const text = (paragraph ?? '')
-    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
-    .replace(/[`*]/g, '')
-    .replace(/\s+/g, ' ');
-  return /^.*?[.:](?=\s|$)/.exec(text)?.[0] ?? text;
-}
-
 /** The home page: the index chapter with an overview of what the site holds. */
 export function homePage(ctx: SiteContext): Page {
   const index = ctx.sources.chapters.find((c) => c.name === 'index')!;
@@ -133,7 +120,13 @@ export function homePage(ctx: SiteContext): Page {
       `Read ${ctx.label}`,
       `${listed.length} chapters, every heading with a stable anchor.`,
     ),
-    ...apart.map((c) => card(ctx.chapterPath(c.name), c.title, `New in ${esc(ctx.label)}. ${esc(firstSentence(c.source))}`)),
+    ...apart.map((c) =>
+      card(
+        ctx.chapterPath(c.name),
+        c.title,
+        `A chapter new in ${esc(ctx.label)}${added ? `, which adds ${added} requirements in all` : ''}.`,
+      ),
+    ),
     card('getting-started.html', 'Get started', 'Build an agent on the reference library and certify it with <code>tap-conform</code>.'),
     card('messages/index.html', 'Message catalogue', `${messages.length} message types: direction, replies, fields and examples.`),
     card(
