@@ -148,7 +148,7 @@ export class SiteContext {
     return null;
   }
 
-  /** The Markdown context for a page at `page` whose Markdown links are relative to spec/1.0/. */
+  /** The Markdown context for a page at `page` whose Markdown links are relative to spec/<version>/ of this context. */
   renderContext(page: string, linksFromSpec = true): RenderContext {
     return {
       link: (href) => {

@@ -36,7 +36,7 @@ ${body}${rules.length ? `<ul class="rules">${rules.map((r) => `<li>${r}</li>`).j
   });
   const files = [...ctx.sources.schemas.keys()].map((f) => `<a href="${esc(rel(path, `schemas/v1/${f}`))}"><code>${esc(f)}</code></a>`);
   const body = `<h1 id="schemas">Schemas</h1>
-<p class="lead">The JSON Schemas (2020-12) of TAP 1.0 that are not a single message: the envelope and the shared types the messages refer to. Each message type and its payload have their own page in the <a href="${esc(rel(path, 'messages/index.html'))}">message catalogue</a>.</p>
+<p class="lead">The JSON Schemas (2020-12) of TAP, which every version shares (what a later version adds is marked <code>"since"</code>), that are not a single message: the envelope and the shared types the messages refer to. Each message type and its payload have their own page in the <a href="${esc(rel(path, 'messages/index.html'))}">message catalogue</a>.</p>
 <p>All files use relative <code>$ref</code>s and the <code>$id</code> base <code>https://schemas.tap-protocol.org/v1/</code>; this site serves each one at the path of its <code>$id</code> (<code>v1/&lt;file&gt;</code>). <a href="${esc(rel(path, 'schemas/v1/bundle.json'))}"><code>bundle.json</code></a> holds them all in one document for tools that open a single file offline; <code>schemas/README.md</code> in the repository gives the options for Ajv (<code>discriminator: true</code>), @cfworker/json-schema and python-jsonschema. <a href="${esc(rel(path, 'types.html'))}">Generated types</a> shows how to turn them into types for your language.</p>
 ${sections.join('\n')}
 ${heading(2, 'files', 'All schema files')}
@@ -47,7 +47,7 @@ ${heading(2, 'files', 'All schema files')}
     body,
     wide: true,
     toc: order.map((f) => ({ anchor: schemaAnchor(f), title: String(ctx.sources.schemas.get(f)!.title ?? f) })),
-    description: 'The shared JSON Schemas of TAP 1.0.',
+    description: 'The shared JSON Schemas of TAP.',
   };
 }
 
@@ -104,7 +104,7 @@ ${rows}
     k: 'Reference',
     x: `State diagram and transitions: ${table.states.join(', ')}. ${table.transitions.map((t) => t.trigger).join('. ')}`,
   });
-  return { page: { path, title: 'Task states', body, wide: true, description: 'The TAP 1.0 task state machine.' }, svg };
+  return { page: { path, title: 'Task states', body, wide: true, description: `The ${ctx.label} task state machine.` }, svg };
 }
 
 /** requirements.html: every requirement with its level, quote, place in the spec and cases. */
@@ -234,7 +234,7 @@ ${rows}
 </tbody></table></div>`;
   });
   const body = `<h1 id="cases">Conformance cases</h1>
-<p class="lead">The ${cases.length} cases of <code>tap-conform</code>, the TAP 1.0 conformance suite, grouped by profile. <a href="${esc(rel(path, 'spec/conformance.html'))}">Conformance</a> defines profiles, levels and verdicts; <a href="${esc(rel(path, 'getting-started.html#certify'))}">Getting started</a> shows how to run them against an agent.</p>
+<p class="lead">The ${cases.length} cases of <code>tap-conform</code>, the conformance suite of TAP ${ctx.sources.editions.map((e) => esc(e.version)).join(' and ')}, grouped by profile. <a href="${esc(rel(path, 'spec/conformance.html'))}">Conformance</a> defines profiles, levels and verdicts; <a href="${esc(rel(path, 'getting-started.html#certify'))}">Getting started</a> shows how to run them against an agent.</p>
 <p class="muted">The same list, with filters: <code>npx tap-conform --list</code>.</p>
 ${cases.length ? sections.join('\n') : '<p class="note">The case list is empty.</p>'}`;
   return {
