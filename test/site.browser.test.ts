@@ -1,7 +1,8 @@
 /**
  * The spec site in a real browser: builds the site, serves it on 127.0.0.1, and drives Debian's
  * chromium (playwright-core) through the home page, a message page, the state diagram, the
- * navigation, the requirement index and search, failing on any console error, page error,
+ * navigation, the requirement index and search, the version switch between the current text
+ * (1.1, at the root) and 1.0 (under 1.0/), failing on any console error, page error,
  * failed request or HTTP error. It also opens the site from file:// and on a phone-sized screen
  * (390 × 844), where the content must come first and the chapter list fold behind a button. Screenshots go to
  * test-output/screenshots/. Without /usr/bin/chromium the tests are skipped (CI installs it:
@@ -17,7 +18,7 @@ import { pathToFileURL } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildSite } from '../tools/site/build.ts';
-import { ROOT } from '../tools/site/sources.ts';
+import { ROOT, specVersions } from '../tools/site/sources.ts';
 
 const ARGS = [
   '--headless',
@@ -30,6 +31,8 @@ const ARGS = [
   '--disable-sync',
 ];
 const SHOTS = join(ROOT, 'test-output', 'screenshots');
+/** The current version of the spec: the newest folder of spec/, published at the site's root. */
+const CURRENT = specVersions().at(-1)!;
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
   '.css': 'text/css',
@@ -104,7 +107,7 @@ describe.skipIf(lacks('chromium'))(needing('chromium', 'the spec site in chromiu
 
   it('opens the home page with its navigation and follows a card to the message catalogue', async () => {
     await page.goto(base);
-    await expect(page.title()).resolves.toBe('TAP 1.0 specification · TAP 1.0');
+    await expect(page.title()).resolves.toBe(`TAP ${CURRENT} specification · TAP ${CURRENT}`);
     expect(await page.locator('.sidebar a').count()).toBeGreaterThan(25);
     await page.screenshot({ path: join(SHOTS, 'home.png') });
     await page.click('a.card:has-text("Message catalogue")');
@@ -149,6 +152,64 @@ describe.skipIf(lacks('chromium'))(needing('chromium', 'the spec site in chromiu
     }
   }, 120_000);
 
+  it('follows every link of the sidebar of a 1.0 chapter', async () => {
+    await page.goto(`${base}1.0/spec/tasks.html`);
+    const hrefs = await page.locator('.sidebar a').evaluateAll((as) => as.map((a) => (a as unknown as { href: string }).href));
+    expect(hrefs).toContain(`${base}1.0/spec/conventions.html`);
+    expect(hrefs).toContain(`${base}1.0/requirements.html`);
+    expect(hrefs).toContain(`${base}errata.html`);
+    for (const href of new Set(hrefs.map((h) => h.replace(/#.*$/, '')))) {
+      const response = await page.goto(href);
+      expect(response?.status(), href).toBe(200);
+      await expect(page.locator('main h1').count()).resolves.toBe(1);
+    }
+  }, 120_000);
+
+  it(`switches versions: a ${CURRENT} chapter, the same chapter of 1.0 and back; 1.0's home page leads to its errata`, async () => {
+    await page.goto(`${base}spec/tasks.html`);
+    await expect(page.locator('[id="TAP-LIST-101"]').isVisible()).resolves.toBe(true);
+    await expect(page.locator('.brand .version').textContent()).resolves.toBe(CURRENT);
+    await page.click('.sidebar .versions a[data-version="1.0"]');
+    await page.waitForURL(/\/1\.0\/spec\/tasks\.html$/);
+    await expect(page.locator('.brand .version').textContent()).resolves.toBe('1.0');
+    expect(await page.locator('[id="TAP-LIST-101"]').count()).toBe(0);
+    await expect(page.locator('[id="TAP-TASK-004"]').isVisible()).resolves.toBe(true);
+    await page.screenshot({ path: join(SHOTS, 'tasks-1.0.png') });
+    await page.click(`.version-note a:has-text("this chapter in TAP ${CURRENT}")`);
+    await page.waitForURL(/127\.0\.0\.1:\d+\/spec\/tasks\.html$/);
+    await expect(page.locator('[id="TAP-LIST-101"]').isVisible()).resolves.toBe(true);
+
+    await page.goto(`${base}1.0/index.html`);
+    await page.click('.versions-box a:has-text("its errata")');
+    await page.waitForURL(/\/errata\.html$/);
+    await expect(page.locator('main h1').textContent()).resolves.toContain('Errata of TAP 1.0');
+  });
+
+  it(`reaches the changes page from the home page, and its requirement ids resolve to their sentences`, async () => {
+    await page.goto(base);
+    await page.click('a.card[href="spec/changes.html"]');
+    await page.waitForURL(/\/spec\/changes\.html$/);
+    await page.screenshot({ path: join(SHOTS, 'changes.png') });
+    await page.click('a.code-ref:has-text("TAP-VER-101") >> nth=0');
+    await page.waitForURL(/\/requirements\.html#TAP-VER-101$/);
+    const row = page.locator('tr[id="TAP-VER-101"]');
+    await expect(row.isVisible()).resolves.toBe(true);
+    await expect(row.locator('.tag.since').textContent()).resolves.toBe(`since ${CURRENT}`);
+    await row.locator('a.req-id').click();
+    await page.waitForURL(/\/spec\/versioning\.html#TAP-VER-101$/);
+    await expect(page.locator('[id="TAP-VER-101"]').isVisible()).resolves.toBe(true);
+  });
+
+  it('marks what 1.1 adds in the message catalogue and the error registry', async () => {
+    await page.goto(`${base}messages/index.html`);
+    await expect(page.locator('tr[id="task.list"] .tag.since').isVisible()).resolves.toBe(true);
+    expect(await page.locator('tr[id="task.request"] .tag.since').count()).toBe(0);
+    await page.goto(`${base}errors.html`);
+    await expect(page.locator('tr[id="INVALID_CURSOR"] .tag.since').isVisible()).resolves.toBe(true);
+    expect(await page.locator('tr[id="UNKNOWN_TASK"] .tag.since').count()).toBe(0);
+    await page.screenshot({ path: join(SHOTS, 'errors.png') });
+  });
+
   it('links a requirement badge in a chapter to its entry in the requirement index, which filters by level', async () => {
     await page.goto(`${base}spec/handshake.html`);
     const badge = page.locator('a.req-id').first();
@@ -176,6 +237,12 @@ describe.skipIf(lacks('chromium'))(needing('chromium', 'the spec site in chromiu
     await page.click('#search-results li a >> nth=0');
     await page.waitForURL(/spec\/tasks\.html#TAP-TASK-004$/);
     await expect(page.locator('[id="TAP-TASK-004"]').isVisible()).resolves.toBe(true);
+
+    await page.fill('#search-input', 'TAP-LIST-101');
+    await page.waitForSelector('#search-results:not([hidden]) li a');
+    await page.click('#search-results li a >> nth=0');
+    await page.waitForURL(/spec\/tasks\.html#TAP-LIST-101$/);
+    await expect(page.locator('[id="TAP-LIST-101"]').isVisible()).resolves.toBe(true);
 
     await page.fill('#search-input', 'zzqqxx-nothing');
     await expect(page.locator('#search-results .empty').textContent()).resolves.toContain('No results');

@@ -1,9 +1,11 @@
 /**
  * The spec site: Markdown rendering (anchors, requirement badges, RFC 2119 keywords), the
  * requirement → case links, field tables that follow $refs, the state diagram layout, the link
- * check and a whole build, its errata page included (the getting-started agent is certified by the docs step from the tarball).
+ * check and a whole build, its errata page included, and the versions it publishes: the newest
+ * folder of spec/ (1.1) as the current text at the root, each older one (1.0) under <version>/
+ * (the getting-started agent is certified by the docs step from the tarball).
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,7 +16,7 @@ import { fieldRows } from '../tools/site/fields.ts';
 import { errataPage } from '../tools/site/page-errata.ts';
 import { renderMarkdown, type RenderContext } from '../tools/site/markdown.ts';
 import { coverage, linkRequirements, type CaseRef } from '../tools/site/requirement-links.ts';
-import { readSources, ROOT } from '../tools/site/sources.ts';
+import { loadCases, readEditions, readSources, ROOT, specVersions } from '../tools/site/sources.ts';
 import { layout, stateDiagramSvg } from '../tools/site/state-diagram.ts';
 import type { Requirement } from '../tools/requirements.ts';
 
@@ -209,9 +211,12 @@ describe('the built site', () => {
       expect(read(`spec/${r.chapter}.html`)).toContain(`id="${r.id}"`);
     }
     expect(index).toContain('href="cases.html#core.fake.two"');
+    const current = specVersions().at(-1)!;
     expect(result.warnings).toEqual([
-      'case tasks.fake.three names TAP-NOPE-999, which is not in spec/1.0/requirements.json',
-      'case tasks.fake.four cites tasks#no-such-section, which names no chapter or anchor of spec/1.0',
+      `case tasks.fake.three names TAP-NOPE-999, which is not a requirement of TAP ${current} (${specVersions()
+        .map((v) => `spec/${v}/requirements.json`)
+        .join(' + ')})`,
+      `case tasks.fake.four cites tasks#no-such-section, which names no chapter or anchor of spec/${current}`,
     ]);
     expect(read('cases.html')).toContain('<code>tasks#no-such-section</code> <span class="muted">(no such section in the spec)</span>');
   });
@@ -233,7 +238,8 @@ describe('the built site', () => {
     }>;
     const page = read('errata.html');
     const index = read('requirements.html');
-    expect(read('index.html')).toMatch(/<a href="errata\.html">errata<\/a>/);
+    expect(read('1.0/index.html')).toMatch(/<a href="\.\.\/errata\.html">errata<\/a>/);
+    expect(read('index.html')).toContain('<a href="errata.html">its errata</a>');
     expect(page).toContain('<h2 id="first-text">');
     for (const e of errata) {
       expect(page).toContain(`<h2 id="${e.id}">`);
@@ -285,4 +291,176 @@ describe('the built site', () => {
     expect(existsSync(join(other, 'precious.txt'))).toBe(true);
     rmSync(other, { recursive: true, force: true });
   }, 60_000);
+});
+
+describe('the versions the site publishes (spec: versioning#tap-1-1)', () => {
+  const versions = specVersions();
+  const current = versions.at(-1)!;
+  const older = versions.slice(0, -1);
+  /** The requirements each version adds, from its own requirements.json (1.0's lists all of its own). */
+  const added = (v: string) =>
+    (
+      JSON.parse(readFileSync(join(ROOT, 'spec', v, 'requirements.json'), 'utf8')) as {
+        requirements: Array<{ id: string; chapter: string }>;
+      }
+    ).requirements;
+  const chapters = (v: string) =>
+    readdirSync(join(ROOT, 'spec', v))
+      .filter((f) => f.endsWith('.md') && f !== 'index.md')
+      .map((f) => f.slice(0, -3));
+  // A case of 1.1: it names a requirement 1.1 adds and cites a section only 1.1 has.
+  const listCase: CaseRef = {
+    id: 'core.fake.list',
+    title: 'Lists',
+    level: 'MUST',
+    profile: 'core',
+    spec: 'tasks#listing',
+    requirements: ['TAP-LIST-101'],
+  };
+  let out: string;
+  let result: BuildResult;
+  beforeAll(async () => {
+    out = mkdtempSync(join(tmpdir(), 'tap-site-versions-'));
+    result = await buildSite({ out, cases: [listCase] });
+  }, 120_000);
+  afterAll(() => rmSync(out, { recursive: true, force: true }));
+  const read = (p: string) => readFileSync(join(out, p), 'utf8');
+
+  it('finds the versions under spec/: 1.0 and, as the current one, 1.1 or later', () => {
+    expect(versions[0]).toBe('1.0');
+    expect(older.length).toBeGreaterThan(0);
+    expect(current).not.toBe('1.0');
+    expect(result.report.broken).toEqual([]);
+    expect(result.warnings).toEqual([]);
+  });
+
+  it('publishes every chapter of the current version at the root and of each older one under <version>/', () => {
+    for (const name of chapters(current)) expect(result.pages, `spec/${current}/${name}.md`).toContain(`spec/${name}.html`);
+    for (const v of older) {
+      expect(result.pages).toContain(`${v}/index.html`);
+      expect(result.pages).toContain(`${v}/requirements.html`);
+      for (const name of chapters(v)) expect(result.pages, `spec/${v}/${name}.md`).toContain(`${v}/spec/${name}.html`);
+    }
+    expect(read('index.html')).toContain(`<title>TAP ${current} specification · TAP ${current}</title>`);
+    expect(read('1.0/index.html')).toContain('<title>TAP 1.0 specification · TAP 1.0</title>');
+  });
+
+  it('knows every id the current version adds: its sentence is an anchor of its chapter, and the index lists it since that version', () => {
+    const ids = added(current);
+    expect(ids.map((r) => r.id)).toEqual(expect.arrayContaining(['TAP-LIST-101', 'TAP-VER-101']));
+    const index = read('requirements.html');
+    const docs = JSON.parse(read('assets/search-index.json')).docs as Array<{ t: string; u: string }>;
+    for (const r of ids) {
+      expect(read(`spec/${r.chapter}.html`)).toContain(`id="${r.id}" href="../requirements.html#${r.id}"`);
+      const row = index.slice(index.indexOf(`<tr id="${r.id}"`)).split('</tr>')[0]!;
+      expect(row, r.id).toContain(`data-since="${current}"`);
+      expect(row).toContain(`href="spec/${r.chapter}.html#${r.id}"`);
+      expect(row).toContain(`since ${current}</span>`);
+      expect(docs.some((d) => d.t === r.id && d.u === `spec/${r.chapter}.html#${r.id}`)).toBe(true);
+      // An older version has not got it.
+      for (const v of older) {
+        expect(read(`${v}/requirements.html`)).not.toContain(`id="${r.id}"`);
+        if (existsSync(join(out, v, 'spec', `${r.chapter}.html`)))
+          expect(read(`${v}/spec/${r.chapter}.html`)).not.toContain(`id="${r.id}"`);
+      }
+    }
+    // Every requirement of 1.0 holds in the current index, and a case of the current version links to its id.
+    for (const r of added('1.0')) expect(index).toContain(`<tr id="${r.id}"`);
+    expect(index.slice(index.indexOf('<tr id="TAP-LIST-101"')).split('</tr>')[0]).toContain('href="cases.html#core.fake.list"');
+    expect(read('cases.html')).toContain('<a href="spec/tasks.html#listing"><code>tasks#listing</code></a>');
+  });
+
+  it('links the changes page from the home page and every page of the current version, and each version to the others', () => {
+    expect(read('spec/changes.html')).toContain('<h1 id="changes">');
+    expect(read('index.html')).toContain('<a class="card" href="spec/changes.html">');
+    expect(read('spec/tasks.html')).toContain('<a href="changes.html">');
+    // The version switch: on a chapter, the same chapter in each version; on the home page, each home page.
+    expect(read('index.html')).toContain('<a href="1.0/index.html" data-version="1.0">TAP 1.0</a>');
+    expect(read('spec/tasks.html')).toContain('<a href="../1.0/spec/tasks.html" data-version="1.0">TAP 1.0</a>');
+    const old = read('1.0/spec/tasks.html');
+    expect(old).toContain(
+      `<a href="../../spec/tasks.html" data-version="${current}">TAP ${current} <span class="muted">(current)</span></a>`,
+    );
+    expect(old).toContain(`The current version is TAP ${current}: read <a href="../../spec/tasks.html">this chapter in TAP ${current}</a>`);
+    expect(old).toContain('<a href="../requirements.html">Requirement index</a>');
+    expect(old).toContain('<a href="../../errata.html">Errata of 1.0</a>');
+    // The requirement index of 1.0 is 1.0's, with its errata.
+    expect(read('1.0/requirements.html')).toContain(`All ${added('1.0').length} requirements of TAP 1.0`);
+    expect(read('1.0/requirements.html')).toContain('erratum <a href="../errata.html#');
+  });
+
+  it('marks the message types and error codes a later version adds, from "since" in schemas/v1', () => {
+    const messages = JSON.parse(readFileSync(join(ROOT, 'schemas/v1/messages.json'), 'utf8')).messages as Array<{
+      type: string;
+      since?: string;
+    }>;
+    const codes = JSON.parse(readFileSync(join(ROOT, 'schemas/v1/error-codes.json'), 'utf8')).codes as Array<{
+      code: string;
+      since?: string;
+    }>;
+    expect(messages.filter((m) => m.since).map((m) => m.type)).toEqual(expect.arrayContaining(['task.list', 'task.page']));
+    expect(codes.filter((c) => c.since).map((c) => c.code)).toEqual(expect.arrayContaining(['INVALID_CURSOR', 'CAPABILITY_FAILED']));
+    const catalogue = read('messages/index.html');
+    for (const m of messages) {
+      const row = catalogue.slice(catalogue.indexOf(`<tr id="${m.type}"`)).split('</tr>')[0]!;
+      if (m.since) {
+        expect(row, m.type).toContain(`since ${m.since}</span>`);
+        expect(read(`messages/${m.type}.html`)).toContain(`<dt>Since</dt><dd>TAP ${m.since}`);
+      } else expect(row, m.type).not.toContain('class="tag since"');
+    }
+    const registry = read('errors.html');
+    for (const c of codes) {
+      const row = registry.slice(registry.indexOf(`<tr id="${c.code}"`)).split('</tr>')[0]!;
+      if (c.since) expect(row, c.code).toContain(`since ${c.since}</span>`);
+      else expect(row, c.code).not.toContain('class="tag since"');
+    }
+  });
+
+  it('the real conformance cases name only requirements and cite only sections the current version has', async () => {
+    const ctx = new SiteContext(readSources(await loadCases()));
+    expect(ctx.links.unknown).toEqual([]);
+    expect(ctx.sources.cases.filter((c) => !ctx.citeExists(c.spec)).map((c) => `${c.id} → ${c.spec}`)).toEqual([]);
+  }, 120_000);
+});
+
+describe('reading the versions of spec/', () => {
+  // A copy of spec/ beside links to the rest of the repository, which the chapters link to.
+  let dir: string;
+  let root: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'tap-spec-versions-'));
+    root = join(dir, 'spec');
+    for (const v of specVersions()) cpSync(join(ROOT, 'spec', v), join(root, v), { recursive: true });
+    for (const entry of readdirSync(ROOT)) if (entry !== 'spec' && entry !== '.git') symlinkSync(join(ROOT, entry), join(dir, entry));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('takes whatever requirements a version states and indexes at build time, and names an id its index lacks', () => {
+    const v = specVersions().at(-1)!;
+    const file = join(root, v, 'requirements.json');
+    const index = JSON.parse(readFileSync(file, 'utf8')) as { requirements: Array<Record<string, string>> };
+    const last = Math.max(...index.requirements.filter((r) => r.area === 'LIST').map((r) => Number(r.id!.slice(-3))));
+    const id = `TAP-LIST-${last + 1}`;
+    const text = `An agent MUST keep the order of a listing across pages.`;
+    const chapter = join(root, v, 'tasks.md');
+    writeFileSync(chapter, `${readFileSync(chapter, 'utf8')}\n## Listing order {#listing-order}\n\n**[${id}]** ${text}\n`);
+
+    // Stated but not indexed yet: the site names it.
+    expect(readEditions(root)[0]!.unindexed).toEqual([id]);
+
+    index.requirements.push({ id, level: 'MUST', area: 'LIST', chapter: 'tasks', anchor: 'tasks#listing-order', text, since: v });
+    writeFileSync(file, JSON.stringify(index));
+    const [now, ...before] = readEditions(root);
+    expect(now!.version).toBe(v);
+    expect(now!.current).toBe(true);
+    expect(now!.unindexed).toEqual([]);
+    const req = now!.requirements.find((r) => r.id === id);
+    expect(req).toMatchObject({ chapter: 'tasks', since: v });
+    // Listed with its chapter's other requirements, in the order of the requirement parser.
+    expect(now!.requirements.filter((r) => r.chapter === 'tasks').map((r) => r.id)).toContain(id);
+    for (const e of before) {
+      expect(e.prefix).toBe(`${e.version}/`);
+      expect(e.requirements.some((r) => r.id === id)).toBe(false);
+    }
+  });
 });

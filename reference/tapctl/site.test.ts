@@ -27,7 +27,7 @@ function fakeSite(): string {
   const dir = join(scratch(), 'site');
   mkdirSync(join(dir, 'assets'), { recursive: true });
   mkdirSync(join(dir, 'spec'));
-  writeFileSync(join(dir, 'index.html'), '<title>TAP 1.0 specification · TAP 1.0</title>');
+  writeFileSync(join(dir, 'index.html'), '<title>TAP 1.1 specification · TAP 1.1</title>');
   writeFileSync(join(dir, 'assets', 'site.css'), 'body {}');
   writeFileSync(join(dir, 'spec', 'tasks.html'), '<h1 id="tasks">Tasks</h1>');
   return dir;
@@ -47,6 +47,19 @@ describe('tapctl site', () => {
     expect(copySite(site, to)).toBe(3);
     expect(readFileSync(join(to, 'spec', 'tasks.html'), 'utf8')).toBe('<h1 id="tasks">Tasks</h1>');
     expect(isSpecSite(to)).toBe(true);
+  });
+
+  it('knows a copy of the site of any version, and no other folder', () => {
+    const dir = fakeSite();
+    for (const [title, site] of [
+      ['TAP 1.1 specification · TAP 1.1', true],
+      ['TAP 1.0 specification · TAP 1.0', true],
+      ['My notes · TAP', false],
+      ['Home', false],
+    ] as const) {
+      writeFileSync(join(dir, 'index.html'), `<title>${title}</title>`);
+      expect(isSpecSite(dir), title).toBe(site);
+    }
   });
 
   it('replaces an earlier copy, leaving none of its old files', () => {

@@ -1,6 +1,6 @@
 /**
- * `tapctl site [<dir>]`: the TAP 1.0 spec site the package ships in site/ (the chapters, the
- * message catalogue, the error codes, the task states, the requirement index and the conformance
+ * `tapctl site [<dir>]`: the TAP spec site the package ships in site/ (the chapters of the current
+ * version, 1.1, and of 1.0 under 1.0/ with its errata, the message catalogue, the error codes, the task states, the requirement index and the conformance
  * cases, with search; relative links only, so it works offline and from file://). Without a folder
  * it prints where the site is; with one it copies the site there, to publish it or to keep it
  * beside reports whose links point to it (tap-conform --spec-base-url).
@@ -13,9 +13,9 @@ import { CliError, type Command } from './registry.ts';
 
 const HELP = `Usage: tapctl site [<dir>]
 
-The TAP 1.0 spec site this package ships: the specification, the message catalogue, the error
-codes, the task states, the requirement index and the conformance cases, with search. It works
-offline and from file://; tap-conform's HTML and Markdown reports link into it by default.
+The TAP spec site this package ships: the specification (TAP 1.1, the current version, and
+TAP 1.0 under 1.0/ with its errata), the message catalogue, the error codes, the task states,
+the requirement index and the conformance cases, with search. It works offline and from file://; tap-conform's HTML and Markdown reports link into it by default.
 
   tapctl site          print the path of the site's index.html
   tapctl site <dir>    copy the site into <dir> (a new or empty folder, or an earlier copy,
@@ -27,10 +27,10 @@ URL it is published at. For reports that travel as a CI artefact:
   tapctl site reports/spec
   tap-conform --html reports/report.html --spec-base-url spec/ -- ./my-agent`;
 
-/** Whether `dir` holds a copy of the spec site (its home page names TAP 1.0). */
+/** Whether `dir` holds a copy of the spec site, of any version (its home page's title ends "· TAP <major>.<minor>"). */
 export function isSpecSite(dir: string): boolean {
   const index = join(dir, 'index.html');
-  return existsSync(index) && existsSync(join(dir, 'assets', 'site.css')) && readFileSync(index, 'utf8').includes('· TAP 1.0</title>');
+  return existsSync(index) && existsSync(join(dir, 'assets', 'site.css')) && /· TAP \d+\.\d+<\/title>/.test(readFileSync(index, 'utf8'));
 }
 
 /** The number of files under `dir`. */

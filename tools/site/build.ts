@@ -1,8 +1,12 @@
 /**
- * Builds the TAP 1.0 spec site into site/ (git-ignored; `npm pack` builds it too, and the package
+ * Builds the TAP spec site into site/ (git-ignored; `npm pack` builds it too, and the package
  * ships it, for tap-conform's reports to link to): a static site with relative links and no
- * external assets, so it works offline, from file:// and on any static host. Everything is
- * derived from spec/1.0 (its errata included), schemas/v1, fixtures/messages and the tap-conform cases; the link check
+ * external assets, so it works offline, from file:// and on any static host. It publishes every
+ * version under spec/ (each folder such as spec/1.0, spec/1.1): the newest is the current text at
+ * the root of the site (index.html, spec/<chapter>.html, requirements.html), each older one under
+ * <version>/ with its own chapters and requirement index; the message catalogue, schemas, error
+ * registry, states, errata of 1.0 and cases are shared. Everything is derived from spec/ (the
+ * errata of 1.0 included), schemas/v1, fixtures/messages and the tap-conform cases; the link check
  * runs last and fails the build on any broken internal link or anchor.
  *
  *   npx tsx tools/site/build.ts [--out site]
@@ -12,7 +16,7 @@ import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { checkSite, formatReport, type LinkReport } from './check-links.ts';
-import { SiteContext } from './context.ts';
+import { type SearchDoc, SiteContext } from './context.ts';
 import { renderPage, type Nav, type Page } from './layout.ts';
 import { errataPage } from './page-errata.ts';
 import { gettingStartedPage, typesPage } from './page-guides.ts';
@@ -21,7 +25,7 @@ import { casesPage, errorsPage, requirementsPage, schemasPage, statesPage } from
 import { chapterPages, homePage } from './page-spec.ts';
 import type { CaseRef } from './requirement-links.ts';
 import { searchIndexJson, searchIndexScript } from './search-index.ts';
-import { loadCases, readSources, ROOT, SCHEMA_DIR, SPEC_DIR } from './sources.ts';
+import { loadCases, readSources, ROOT, SCHEMA_DIR, SPEC_DIR, SPEC_ROOT } from './sources.ts';
 
 export const DEFAULT_OUT = join(ROOT, 'site');
 
@@ -62,49 +66,80 @@ function publishAtIds(out: string): void {
   }
 }
 
-/** Builds the site into `out`; with `cases` the conformance cases are not imported (tests use a fake list). */
-export async function buildSite(options: { out?: string; cases?: CaseRef[] } = {}): Promise<BuildResult> {
-  const out = resolve(options.out ?? DEFAULT_OUT);
-  const sources = readSources(options.cases ?? (await loadCases()));
-  const ctx = new SiteContext(sources);
-  const warnings = [
-    ...ctx.links.unknown.map((u) => `case ${u.caseId} names ${u.requirement}, which is not in spec/1.0/requirements.json`),
-    ...sources.cases
-      .filter((c) => !ctx.citeExists(c.spec))
-      .map((c) => `case ${c.id} cites ${c.spec}, which names no chapter or anchor of spec/1.0`),
-  ];
-
-  const states = statesPage(ctx);
-  const pages: Page[] = [
-    homePage(ctx),
-    gettingStartedPage(ctx),
-    typesPage(ctx),
-    ...chapterPages(ctx),
-    ...messagePages(ctx),
-    schemasPage(ctx),
-    errorsPage(ctx),
-    states.page,
-    requirementsPage(ctx),
-    errataPage(ctx),
-    casesPage(ctx),
-  ];
-  const nav: Nav = {
+/** The navigation of one version's pages (the shared pages take the current version's). */
+function navOf(ctx: SiteContext): Nav {
+  const chapters = ctx.sources.chapters.filter((c) => c.name !== 'index');
+  const listed = chapters.filter((c) => c.listed);
+  return {
+    version: ctx.edition.version,
+    home: ctx.chapterPath('index'),
+    specification: ctx.chapterPath(listed[0]?.name ?? 'index'),
+    requirements: ctx.requirementsPath(),
+    versions: ctx.sources.editions.map((e) => ({ version: e.version, path: ctx.chapterPath('index', e.version), current: e.current })),
     start: [
-      { path: 'index.html', label: 'Overview' },
+      { path: ctx.chapterPath('index'), label: 'Overview' },
+      // Chapters the index does not list, such as "Changes from 1.0".
+      ...chapters.filter((c) => !c.listed).map((c) => ({ path: ctx.chapterPath(c.name), label: c.label })),
       { path: 'getting-started.html', label: 'Getting started' },
       { path: 'types.html', label: 'Generated types' },
     ],
-    chapters: sources.chapters.filter((c) => c.name !== 'index').map((c) => ({ path: ctx.chapterPath(c.name), label: c.label })),
+    chapters: listed.map((c) => ({ path: ctx.chapterPath(c.name), label: c.label })),
     reference: [
       { path: 'messages/index.html', label: 'Message catalogue' },
       { path: 'schemas/index.html', label: 'Schemas' },
       { path: 'errors.html', label: 'Error codes' },
       { path: 'states.html', label: 'Task states' },
-      { path: 'requirements.html', label: 'Requirement index' },
-      { path: 'errata.html', label: 'Errata' },
+      { path: ctx.requirementsPath(), label: 'Requirement index' },
+      { path: 'errata.html', label: 'Errata of 1.0' },
       { path: 'cases.html', label: 'Conformance cases' },
     ],
   };
+}
+
+/** Builds the site into `out`; with `cases` the conformance cases are not imported (tests use a fake list). */
+export async function buildSite(options: { out?: string; cases?: CaseRef[] } = {}): Promise<BuildResult> {
+  const out = resolve(options.out ?? DEFAULT_OUT);
+  const sources = readSources(options.cases ?? (await loadCases()));
+  const search: SearchDoc[] = [];
+  const ctx = new SiteContext(sources, undefined, search);
+  // An older version's chapters and requirements are not in the search: the current text states
+  // every one of its requirements, with the same id and sentence.
+  const older = sources.editions.filter((e) => !e.current).map((e) => new SiteContext(sources, e.version));
+  const indexFiles = sources.editions
+    .filter((e) => existsSync(join(SPEC_ROOT, e.version, 'requirements.json')))
+    .map((e) => `spec/${e.version}/requirements.json`)
+    .reverse()
+    .join(' + ');
+  const warnings = [
+    ...ctx.links.unknown.map((u) => `case ${u.caseId} names ${u.requirement}, which is not a requirement of ${ctx.label} (${indexFiles})`),
+    ...sources.cases
+      .filter((c) => !ctx.citeExists(c.spec))
+      .map((c) => `case ${c.id} cites ${c.spec}, which names no chapter or anchor of spec/${ctx.edition.version}`),
+    ...sources.editions.flatMap((e) =>
+      e.unindexed.map(
+        (id) =>
+          `spec/${e.version} states ${id}, which its requirement index lacks; regenerate it (npx tsx tools/requirements.ts, npx tsx tools/spec-1-1.ts)`,
+      ),
+    ),
+  ];
+
+  const states = statesPage(ctx);
+  const shared: Page[] = [
+    gettingStartedPage(ctx),
+    typesPage(ctx),
+    ...messagePages(ctx),
+    schemasPage(ctx),
+    errorsPage(ctx),
+    states.page,
+    errataPage(ctx),
+    casesPage(ctx),
+  ];
+  const versionPages = (c: SiteContext): Page[] => [homePage(c), ...chapterPages(c), requirementsPage(c)];
+  const rendered: Array<{ page: Page; nav: Nav }> = [
+    ...[...versionPages(ctx), ...shared].map((page) => ({ page, nav: navOf(ctx) })),
+    ...older.flatMap((c) => versionPages(c).map((page) => ({ page, nav: navOf(c) }))),
+  ];
+  const pages = rendered.map((r) => r.page);
 
   // Replace a previous build, but never a folder that is not one.
   if (existsSync(out)) {
@@ -114,17 +149,21 @@ export async function buildSite(options: { out?: string; cases?: CaseRef[] } = {
   }
   mkdirSync(out, { recursive: true });
 
-  for (const page of pages) write(out, page.path, renderPage(page, nav));
+  for (const { page, nav } of rendered) write(out, page.path, renderPage(page, nav));
   write(out, 'assets/site.css', readFileSync(new URL('./assets/site.css', import.meta.url), 'utf8'));
   write(out, 'assets/favicon.svg', FAVICON);
   write(out, 'assets/task-states.svg', `<?xml version="1.0" encoding="UTF-8"?>\n${states.svg}\n`);
-  const index = searchIndexJson(ctx.search);
+  const index = searchIndexJson(search);
   write(out, 'assets/search-index.json', index);
   write(out, 'assets/search-index.js', searchIndexScript(index));
   copyDir(SCHEMA_DIR, join(out, 'schemas', 'v1'), (f) => f.endsWith('.json'));
   publishAtIds(out);
   copyDir(join(SPEC_DIR, 'examples'), join(out, 'spec', 'examples'), () => true);
   for (const f of ['requirements.json', 'errata.json', 'first-text.json']) copyFileSync(join(SPEC_DIR, f), join(out, 'spec', f));
+  for (const e of sources.editions.filter((x) => x.version !== '1.0')) {
+    const file = join(SPEC_ROOT, e.version, 'requirements.json');
+    if (existsSync(file)) write(out, ctx.requirementsJsonPath(e.version), readFileSync(file, 'utf8'));
+  }
   // The AsyncAPI document refers to ./schemas/v1/*, which sit beside it on the site as in the repository.
   copyFileSync(join(ROOT, 'asyncapi.yaml'), join(out, 'asyncapi.yaml'));
   write(out, '.nojekyll', '');
@@ -144,7 +183,7 @@ async function main(): Promise<number> {
   for (const w of result.warnings) process.stderr.write(`site: warning: ${w}\n`);
   const report = formatReport(result.report);
   if (result.report.broken.length > 0) {
-    process.stderr.write(`${report}\nsite: the build has broken links; fix their source (spec/1.0, tools/site) and build again.\n`);
+    process.stderr.write(`${report}\nsite: the build has broken links; fix their source (spec/, tools/site) and build again.\n`);
     return 1;
   }
   process.stdout.write(

@@ -50,3 +50,21 @@ export function slug(text: string): string {
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-+|-+$/g, '');
 }
+
+/** The mark of an entry of a data table that a later version added ("since": "1.1"), or ''. */
+export function sinceTag(since: string | undefined): string {
+  return since
+    ? ` <span class="tag since" title="Added by TAP ${esc(since)}: used only in a session of ${esc(since)} or later">since ${esc(since)}</span>`
+    : '';
+}
+
+/** A sentence on the entries of a table that later versions added, or ''. */
+export function sinceNote(entries: ReadonlyArray<{ since?: string }>, what: string): string {
+  const by = new Map<string, number>();
+  for (const e of entries) if (e.since) by.set(e.since, (by.get(e.since) ?? 0) + 1);
+  if (!by.size) return '';
+  const parts = [...by].map(
+    ([v, n]) => `${n} ${what}${n === 1 ? '' : 's'} added by TAP ${esc(v)}, marked <span class="tag since">since ${esc(v)}</span>`,
+  );
+  return ` ${parts.join('; ')}: a peer sends them only in a session of that version or later.`;
+}

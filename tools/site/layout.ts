@@ -18,6 +18,14 @@ export interface NavItem {
 }
 
 export interface Nav {
+  /** The version of the spec these pages are of, e.g. '1.1'. */
+  version: string;
+  /** The site paths of that version's home page, first chapter and requirement index (for the header). */
+  home: string;
+  specification: string;
+  requirements: string;
+  /** Every published version's home page, newest first; `current` marks the newest. */
+  versions: Array<{ version: string; path: string; current: boolean }>;
   start: NavItem[];
   chapters: NavItem[];
   reference: NavItem[];
@@ -37,6 +45,23 @@ export interface Page {
   description?: string;
   /** Extra inline script for this page only. */
   script?: string;
+  /** Version → the site path of this page in that version (e.g. the same chapter); the version switch goes there, else to its home page. */
+  alternates?: Record<string, string>;
+}
+
+/** The version switch: one link per published version, the one shown marked current. */
+function versionList(page: Page, nav: Nav): string {
+  return (
+    `<ol class="versions">` +
+    nav.versions
+      .map((v) => {
+        const here = v.version === nav.version;
+        const to = page.alternates?.[v.version] ?? v.path;
+        return `<li><a href="${esc(rel(page.path, to))}" data-version="${esc(v.version)}"${here ? ' aria-current="true"' : ''}>TAP ${esc(v.version)}${v.current ? ' <span class="muted">(current)</span>' : ''}</a></li>`;
+      })
+      .join('') +
+    `</ol>`
+  );
 }
 
 function navList(page: Page, items: NavItem[], numbered: boolean): string {
@@ -65,25 +90,25 @@ export function renderPage(page: Page, nav: Nav): string {
   const current = page.current ?? page.path;
   const here = [...nav.start, ...nav.chapters, ...nav.reference].find((item) => item.path === current)?.label ?? page.title;
   const top = (to: string, label: string) =>
-    `<a href="${link(to)}"${current === to || (current.startsWith(to.replace(/index\.html$/, '')) && to !== 'index.html') ? ' aria-current="true"' : ''}>${label}</a>`;
+    `<a href="${link(to)}"${current === to || (current.startsWith(to.replace(/index\.html$/, '')) && to !== nav.home) ? ' aria-current="true"' : ''}>${label}</a>`;
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${esc(page.title)} · TAP 1.0</title>
-<meta name="description" content="${esc(page.description ?? 'TAP 1.0: the task hand-off protocol for heterogeneous LLM agents.')}">
+<title>${esc(page.title)} · TAP ${esc(nav.version)}</title>
+<meta name="description" content="${esc(page.description ?? `TAP ${nav.version}: the task hand-off protocol for heterogeneous LLM agents.`)}">
 <link rel="stylesheet" href="${root}assets/site.css">
 <link rel="icon" href="${root}assets/favicon.svg" type="image/svg+xml">
 <script>document.documentElement.classList.add('js');</script>
 </head>
 <body data-root="${root}">
 <header class="site-header">
-  <a class="brand" href="${link('index.html')}"><span class="logo">TAP</span>TAP <span class="version">1.0</span></a>
+  <a class="brand" href="${link(nav.home)}"><span class="logo">TAP</span>TAP <span class="version">${esc(nav.version)}</span></a>
   <nav class="header-links" aria-label="Main">
-    ${top('spec/conventions.html', 'Specification')}
+    ${top(nav.specification, 'Specification')}
     ${top('messages/index.html', 'Messages')}
-    ${top('requirements.html', 'Requirements')}
+    ${top(nav.requirements, 'Requirements')}
     ${top('getting-started.html', 'Get started')}
   </nav>
   <div class="search" role="search">
@@ -95,6 +120,8 @@ export function renderPage(page: Page, nav: Nav): string {
 <nav class="sidebar" aria-label="Contents">
   <button class="nav-toggle" type="button" aria-expanded="false" aria-controls="nav-lists">Contents <span class="nav-here">${esc(here)}</span></button>
   <div class="nav-lists" id="nav-lists">
+  <h2>Version</h2>
+  ${versionList(page, nav)}
   <h2>Start</h2>
   ${navList(page, nav.start, false)}
   <h2>Specification</h2>
@@ -106,7 +133,7 @@ export function renderPage(page: Page, nav: Nav): string {
 <main>
 <article class="content${page.wide ? ' wide' : ''}">
 ${page.body}
-<footer class="site-footer">TAP 1.0 · built from <code>spec/1.0</code>, <code>schemas/v1</code> and <code>fixtures/</code>. The chapters, schemas and data tables are normative; this site renders them.</footer>
+<footer class="site-footer">TAP ${esc(nav.version)} · built from <code>spec/${esc(nav.version)}</code>, <code>schemas/v1</code> and <code>fixtures/</code>. The chapters, schemas and data tables are normative; this site renders them.</footer>
 </article>
 </main>
 </div>

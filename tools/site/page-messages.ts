@@ -5,7 +5,7 @@
  */
 import type { SiteContext } from './context.ts';
 import { conditionalRules, fieldRows, fieldTable, mergedProperties } from './fields.ts';
-import { codeBlock, esc, rel } from './html.ts';
+import { codeBlock, esc, rel, sinceNote, sinceTag } from './html.ts';
 import type { Page } from './layout.ts';
 import { chapterSections } from './page-spec.ts';
 import type { MessageEntry } from './sources.ts';
@@ -103,7 +103,7 @@ function messagePage(ctx: SiteContext, m: MessageEntry): Page {
   const raw = (file: string) => `<a href="${esc(rel(path, `schemas/v1/${file}`))}"><code>${esc(file)}</code></a>`;
 
   const facts = `<dl class="facts">
-<dt>Direction</dt><dd>${DIRECTION[m.direction]}</dd>
+${m.since ? `<dt>Since</dt><dd>TAP ${esc(m.since)} <span class="muted">(sent only in a session of ${esc(m.since)} or later)</span></dd>\n` : ''}<dt>Direction</dt><dd>${DIRECTION[m.direction]}</dd>
 <dt>When it may be sent</dt><dd>${whenSent(m, ctx, path)}</dd>
 <dt>Expected reply</dt><dd>${m.replies.length ? `${m.replies.map((t) => typeLink(path, t)).join(' or ')} <span class="muted">(a request: exactly one direct reply, whose <code>reply_to</code> is this <code>message_id</code>)</span>` : '<span class="muted">none; this is not a request</span>'}</dd>
 ${answers.length ? `<dt>Answers</dt><dd>${answers.map((t) => typeLink(path, t)).join(', ')}</dd>\n` : ''}<dt>Sequenced</dt><dd>${yes(m.sequenced)}${m.sequenced ? ' <span class="muted">part of its task stream; carries <code>sequence</code></span>' : ''}</dd>
@@ -133,7 +133,7 @@ ${
     ? `<details${reqs.length <= 6 ? ' open' : ''}><summary>${reqs.length} requirement${reqs.length === 1 ? '' : 's'} name <code>${esc(m.type)}</code></summary><ul class="req-list">${reqs
         .map(
           (r) =>
-            `<li><a class="req-id req-${r.level.toLowerCase()}" href="${esc(rel(path, `requirements.html#${r.id}`))}">${r.id}</a> ${esc(r.text)}</li>`,
+            `<li><a class="req-id req-${r.level.toLowerCase()}" href="${esc(rel(path, `${ctx.requirementsPath()}#${r.id}`))}">${r.id}</a>${sinceTag(r.since)} ${esc(r.text)}</li>`,
         )
         .join('')}</ul></details>`
     : '';
@@ -147,7 +147,7 @@ ${
     : '<p class="muted">No fixture of this type yet.</p>';
 
   const body = `<div class="breadcrumb"><a href="${esc(rel(path, 'messages/index.html'))}">Messages</a> / ${esc(m.type)}</div>
-<h1 id="top"><code>${esc(m.type)}</code></h1>
+<h1 id="top"><code>${esc(m.type)}</code>${sinceTag(m.since)}</h1>
 <p class="lead">${esc(String(schema.description ?? m.description))}</p>
 ${facts}
 <h2 id="spec">In the specification<a class="anchor" href="#spec" aria-label="Link to this section">#</a></h2>
@@ -181,7 +181,7 @@ ${examples}`;
       { anchor: 'payload', title: 'Payload' },
       { anchor: 'examples', title: 'Examples' },
     ],
-    description: `TAP 1.0 message ${m.type}: ${m.description}`,
+    description: `${ctx.label} message ${m.type}: ${m.description}`,
   };
 }
 
@@ -192,23 +192,28 @@ export function messagePages(ctx: SiteContext): Page[] {
   const rows = ctx.sources.messages
     .map(
       (m) =>
-        `<tr id="${esc(m.type)}"><td>${typeLink(path, m.type)}</td><td>${DIRECTION[m.direction]}</td>` +
+        `<tr id="${esc(m.type)}"${m.since ? ` data-since="${esc(m.since)}"` : ''}><td>${typeLink(path, m.type)}${sinceTag(m.since)}</td><td>${DIRECTION[m.direction]}</td>` +
         `<td>${m.replies.length ? m.replies.map((t) => typeLink(path, t)).join('<br>') : '<span class="muted">—</span>'}</td>` +
         `<td>${yes(m.before_handshake)}</td><td>${yes(m.task)}</td><td>${yes(m.sequenced)}</td><td>${esc(m.description)}</td></tr>`,
     )
     .join('\n');
   const envelopeFields = Object.keys(mergedProperties(ctx.sources.schemas.get('envelope.schema.json')!, ctx.fieldContext(path)));
   const body = `<h1 id="messages">Message catalogue</h1>
-<p class="lead">The ${ctx.sources.messages.length} message types of TAP 1.0, from the normative table <a href="${esc(rel(path, 'schemas/v1/messages.json'))}"><code>messages.json</code></a>. <a href="${esc(rel(path, 'spec/messages.html'))}">Messages</a> explains the columns.</p>
+<p class="lead">The ${ctx.sources.messages.length} message types of ${esc(ctx.label)}, from the normative table <a href="${esc(rel(path, 'schemas/v1/messages.json'))}"><code>messages.json</code></a>.${sinceNote(ctx.sources.messages, 'type')} <a href="${esc(rel(path, 'spec/messages.html'))}">Messages</a> explains the columns.</p>
 <p>Every message is one JSON object with the <a href="${esc(rel(path, 'schemas/index.html#envelope'))}">envelope</a> members (${envelopeFields.map((f) => `<code>${esc(f)}</code>`).join(', ')}) and a type-specific <code>payload</code>. <code>message.schema.json</code> is the union of all types, discriminated by <code>${esc(String((union.discriminator as { propertyName?: string } | undefined)?.propertyName ?? 'type'))}</code>.</p>
 <div class="table-wrap"><table>
 <thead><tr><th>Type</th><th>Direction</th><th>Replies</th><th>Before handshake</th><th>Task</th><th>Sequenced</th><th>Purpose</th></tr></thead>
 <tbody>
 ${rows}
 </tbody></table></div>`;
-  ctx.search.push({ t: 'Message catalogue', u: path, k: 'Reference', x: 'Every message type of TAP 1.0: direction, replies, sequencing.' });
+  ctx.search.push({
+    t: 'Message catalogue',
+    u: path,
+    k: 'Reference',
+    x: `Every message type of ${ctx.label}: direction, replies, sequencing.`,
+  });
   return [
-    { path, title: 'Message catalogue', body, wide: true, description: 'The TAP 1.0 message catalogue.' },
+    { path, title: 'Message catalogue', body, wide: true, description: `The ${ctx.label} message catalogue.` },
     ...ctx.sources.messages.map((m) => messagePage(ctx, m)),
   ];
 }

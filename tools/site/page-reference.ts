@@ -5,7 +5,7 @@
  */
 import { schemaAnchor, type SiteContext } from './context.ts';
 import { conditionalRules, constraintsOf, fieldRows, fieldTable, literalsOf } from './fields.ts';
-import { esc, rel } from './html.ts';
+import { esc, rel, sinceNote, sinceTag } from './html.ts';
 import type { Page } from './layout.ts';
 import { coverage } from './requirement-links.ts';
 import { stateDiagramSvg } from './state-diagram.ts';
@@ -36,7 +36,7 @@ ${body}${rules.length ? `<ul class="rules">${rules.map((r) => `<li>${r}</li>`).j
   });
   const files = [...ctx.sources.schemas.keys()].map((f) => `<a href="${esc(rel(path, `schemas/v1/${f}`))}"><code>${esc(f)}</code></a>`);
   const body = `<h1 id="schemas">Schemas</h1>
-<p class="lead">The JSON Schemas (2020-12) of TAP 1.0 that are not a single message: the envelope and the shared types the messages refer to. Each message type and its payload have their own page in the <a href="${esc(rel(path, 'messages/index.html'))}">message catalogue</a>.</p>
+<p class="lead">The JSON Schemas (2020-12) of TAP, which every version shares (what a later version adds is marked <code>"since"</code>), that are not a single message: the envelope and the shared types the messages refer to. Each message type and its payload have their own page in the <a href="${esc(rel(path, 'messages/index.html'))}">message catalogue</a>.</p>
 <p>All files use relative <code>$ref</code>s and the <code>$id</code> base <code>https://schemas.tap-protocol.org/v1/</code>; this site serves each one at the path of its <code>$id</code> (<code>v1/&lt;file&gt;</code>). <a href="${esc(rel(path, 'schemas/v1/bundle.json'))}"><code>bundle.json</code></a> holds them all in one document for tools that open a single file offline; <code>schemas/README.md</code> in the repository gives the options for Ajv (<code>discriminator: true</code>), @cfworker/json-schema and python-jsonschema. <a href="${esc(rel(path, 'types.html'))}">Generated types</a> shows how to turn them into types for your language.</p>
 ${sections.join('\n')}
 ${heading(2, 'files', 'All schema files')}
@@ -47,7 +47,7 @@ ${heading(2, 'files', 'All schema files')}
     body,
     wide: true,
     toc: order.map((f) => ({ anchor: schemaAnchor(f), title: String(ctx.sources.schemas.get(f)!.title ?? f) })),
-    description: 'The shared JSON Schemas of TAP 1.0.',
+    description: 'The shared JSON Schemas of TAP.',
   };
 }
 
@@ -59,11 +59,11 @@ export function errorsPage(ctx: SiteContext): Page {
   const rows = ctx.sources.errors
     .map((e) => {
       ctx.search.push({ t: e.code, u: `${path}#${e.code}`, k: 'Error code', x: e.meaning });
-      return `<tr id="${esc(e.code)}"><td><a href="#${esc(e.code)}"><code>${esc(e.code)}</code></a></td><td>${esc(e.category)}</td><td>${e.retryable ? '<span class="tag">retryable</span>' : '<span class="tag no">no</span>'}</td><td>${esc(fatal[e.fatal] ?? e.fatal)}</td><td>${esc(e.meaning)}</td></tr>`;
+      return `<tr id="${esc(e.code)}"${e.since ? ` data-since="${esc(e.since)}"` : ''}><td><a href="#${esc(e.code)}"><code>${esc(e.code)}</code></a>${sinceTag(e.since)}</td><td>${esc(e.category)}</td><td>${e.retryable ? '<span class="tag">retryable</span>' : '<span class="tag no">no</span>'}</td><td>${esc(fatal[e.fatal] ?? e.fatal)}</td><td>${esc(e.meaning)}</td></tr>`;
     })
     .join('\n');
   const body = `<h1 id="errors">Error codes</h1>
-<p class="lead">The ${ctx.sources.errors.length} error codes of TAP 1.0, from the normative registry <a href="${esc(rel(path, 'schemas/v1/error-codes.json'))}"><code>error-codes.json</code></a>. The <a href="${esc(rel(path, 'spec/errors.html'))}">Errors</a> chapter says when each is sent and in which <a href="${esc(rel(path, 'spec/errors.html#order-of-checks'))}">order the checks run</a>; the payload is <a href="${esc(rel(path, 'schemas/index.html#error-payload'))}">ErrorPayload</a>.</p>
+<p class="lead">The ${ctx.sources.errors.length} error codes of ${esc(ctx.label)}, from the normative registry <a href="${esc(rel(path, 'schemas/v1/error-codes.json'))}"><code>error-codes.json</code></a>.${sinceNote(ctx.sources.errors, 'code')} The <a href="${esc(rel(path, 'spec/errors.html'))}">Errors</a> chapter says when each is sent and in which <a href="${esc(rel(path, 'spec/errors.html#order-of-checks'))}">order the checks run</a>; the payload is <a href="${esc(rel(path, 'schemas/index.html#error-payload'))}">ErrorPayload</a>.</p>
 <p class="muted">Categories: ${categories.map((c) => `<code>${esc(c)}</code>`).join(', ')}. <em>Retryable</em> is the default of the payload's <code>retryable</code>; <em>fatal</em> says whether the sender ends the session after sending it.</p>
 <div class="table-wrap"><table>
 <thead><tr><th>Code</th><th>Category</th><th>Retryable</th><th>Fatal</th><th>Meaning</th></tr></thead>
@@ -71,7 +71,7 @@ export function errorsPage(ctx: SiteContext): Page {
 ${rows}
 </tbody></table></div>`;
   ctx.search.push({ t: 'Error codes', u: path, k: 'Reference', x: 'The error registry: code, category, retryable, fatal, meaning.' });
-  return { path, title: 'Error codes', body, wide: true, description: 'The TAP 1.0 error registry.' };
+  return { path, title: 'Error codes', body, wide: true, description: `The ${ctx.label} error registry.` };
 }
 
 /** states.html: the diagram and the transition table of task-states.json. */
@@ -104,12 +104,13 @@ ${rows}
     k: 'Reference',
     x: `State diagram and transitions: ${table.states.join(', ')}. ${table.transitions.map((t) => t.trigger).join('. ')}`,
   });
-  return { page: { path, title: 'Task states', body, wide: true, description: 'The TAP 1.0 task state machine.' }, svg };
+  return { page: { path, title: 'Task states', body, wide: true, description: `The ${ctx.label} task state machine.` }, svg };
 }
 
 /** requirements.html: every requirement with its level, quote, place in the spec and cases. */
 export function requirementsPage(ctx: SiteContext): Page {
-  const path = 'requirements.html';
+  const path = ctx.requirementsPath();
+  const version = ctx.edition.version;
   const cov = coverage(ctx.sources.requirements, ctx.links);
   const caseLink = (id: string) => `<a class="case-link" href="${esc(rel(path, `cases.html#${id}`))}"><code>${esc(id)}</code></a>`;
   const errata = (id: string) =>
@@ -119,7 +120,7 @@ export function requirementsPage(ctx: SiteContext): Page {
     const reqs = ctx.sources.requirements.filter((r) => r.chapter === c.name);
     const rows = reqs
       .map((r) => {
-        ctx.search.push({ t: r.id, u: ctx.requirementSentence(r.id), k: `${r.level} requirement`, x: r.text });
+        if (ctx.edition.current) ctx.search.push({ t: r.id, u: ctx.requirementSentence(r.id), k: `${r.level} requirement`, x: r.text });
         const checked = ctx.links.checkedBy.get(r.id) ?? [];
         const section = ctx.links.bySection.get(r.anchor) ?? [];
         const cases = checked.length
@@ -128,7 +129,7 @@ export function requirementsPage(ctx: SiteContext): Page {
             ? `<span class="muted">none names it; cases of its section:</span><br>${section.map((k) => caseLink(k.id)).join('<br>')}`
             : '<span class="muted">—</span>';
         return (
-          `<tr id="${esc(r.id)}" data-level="${r.level}" data-checked="${checked.length > 0}"><td><a class="req-id req-${r.level.toLowerCase()}" href="${esc(rel(path, ctx.requirementSentence(r.id)))}" title="The sentence in its chapter">${esc(r.id)}</a></td>` +
+          `<tr id="${esc(r.id)}" data-level="${r.level}" data-checked="${checked.length > 0}"${r.since ? ` data-since="${esc(r.since)}"` : ''}><td><a class="req-id req-${r.level.toLowerCase()}" href="${esc(rel(path, ctx.requirementSentence(r.id)))}" title="The sentence in its chapter">${esc(r.id)}</a>${sinceTag(r.since)}</td>` +
           `<td><span class="level level-${r.level.toLowerCase()}">${r.level}</span></td>` +
           `<td>${esc(r.text)}<div class="muted"><a href="${esc(rel(path, ctx.anchorPath(r.anchor)))}"><code>${esc(r.anchor)}</code></a>${errata(r.id)}</div></td><td>${cases}</td></tr>`
         );
@@ -143,11 +144,23 @@ ${rows}
   });
   const stat = (l: 'MUST' | 'SHOULD' | 'MAY') =>
     `<span class="level level-${l.toLowerCase()}">${l}</span> ${cov[l].total} <span class="muted">(${cov[l].checked} with a case)</span>`;
-  const unknown = ctx.links.unknown.length
-    ? `<p class="note">Cases that name ids not in this index: ${ctx.links.unknown.map((u) => `<code>${esc(u.caseId)}</code> → <code>${esc(u.requirement)}</code>`).join(', ')}.</p>`
+  // A case of a later version names ids an older index lacks: only the current index reports them.
+  const unknown =
+    ctx.edition.current && ctx.links.unknown.length
+      ? `<p class="note">Cases that name ids not in this index: ${ctx.links.unknown.map((u) => `<code>${esc(u.caseId)}</code> → <code>${esc(u.requirement)}</code>`).join(', ')}.</p>`
+      : '';
+  const added = ctx.sources.requirements.filter((r) => r.since === version).length;
+  const sources = ctx.sources.editions
+    .slice(ctx.sources.editions.indexOf(ctx.edition))
+    .reverse()
+    .map((e) => `<a href="${esc(rel(path, ctx.requirementsJsonPath(e.version)))}"><code>requirements.json</code> of ${esc(e.version)}</a>`)
+    .join(' and ');
+  const changes = ctx.sources.chapters.find((c) => c.name === 'changes');
+  const addedNote = added
+    ? ` ${added} of them are added by ${esc(version)}, marked <span class="tag since">since ${esc(version)}</span>; the others hold as they did before, with the same ids and sentences${changes ? ` (<a href="${esc(rel(path, ctx.chapterPath(changes.name)))}">${esc(changes.title)}</a>)` : ''}.`
     : '';
   const body = `<h1 id="requirements">Requirement index</h1>
-<p class="lead">All ${ctx.sources.requirements.length} requirements of TAP 1.0, from <a href="${esc(rel(path, 'spec/conventions.html#requirement-ids'))}">the ids</a> in the chapters (<a href="${esc(rel(path, 'spec/requirements.json'))}"><code>requirements.json</code></a>). Each id links to its sentence in the spec; <em>Checked by</em> lists the <a href="${esc(rel(path, 'cases.html'))}"><code>tap-conform</code> cases</a> that name it.</p>
+<p class="lead">All ${ctx.sources.requirements.length} requirements of ${esc(ctx.label)}, from <a href="${esc(rel(path, `${ctx.chapterPath('conventions')}#requirement-ids`))}">the ids</a> in the chapters (${sources}).${addedNote} Each id links to its sentence in the spec; <em>Checked by</em> lists the <a href="${esc(rel(path, 'cases.html'))}"><code>tap-conform</code> cases</a> that name it.</p>
 <p>${stat('MUST')} · ${stat('SHOULD')} · ${stat('MAY')}</p>
 ${unknown}
 <div class="filters" role="group" aria-label="Filter">
@@ -178,20 +191,21 @@ ${sections.join('\n')}`;
   });
 })();
 `;
-  ctx.search.push({
-    t: 'Requirement index',
-    u: path,
-    k: 'Reference',
-    x: 'Every requirement with its level, sentence, anchor and conformance cases.',
-  });
+  if (ctx.edition.current)
+    ctx.search.push({
+      t: 'Requirement index',
+      u: path,
+      k: 'Reference',
+      x: 'Every requirement with its level, sentence, anchor and conformance cases.',
+    });
   return {
     path,
-    title: 'Requirement index',
+    title: `Requirement index of ${ctx.label}`,
     body,
     wide: true,
     script,
     toc: chapters.map((c) => ({ anchor: `chapter-${c.name}`, title: c.label })),
-    description: 'Every TAP 1.0 requirement, linked to its conformance cases.',
+    description: `Every ${ctx.label} requirement, linked to its conformance cases.`,
   };
 }
 
@@ -220,7 +234,7 @@ ${rows}
 </tbody></table></div>`;
   });
   const body = `<h1 id="cases">Conformance cases</h1>
-<p class="lead">The ${cases.length} cases of <code>tap-conform</code>, the TAP 1.0 conformance suite, grouped by profile. <a href="${esc(rel(path, 'spec/conformance.html'))}">Conformance</a> defines profiles, levels and verdicts; <a href="${esc(rel(path, 'getting-started.html#certify'))}">Getting started</a> shows how to run them against an agent.</p>
+<p class="lead">The ${cases.length} cases of <code>tap-conform</code>, the conformance suite of TAP ${ctx.sources.editions.map((e) => esc(e.version)).join(' and ')}, grouped by profile. <a href="${esc(rel(path, 'spec/conformance.html'))}">Conformance</a> defines profiles, levels and verdicts; <a href="${esc(rel(path, 'getting-started.html#certify'))}">Getting started</a> shows how to run them against an agent.</p>
 <p class="muted">The same list, with filters: <code>npx tap-conform --list</code>.</p>
 ${cases.length ? sections.join('\n') : '<p class="note">The case list is empty.</p>'}`;
   return {

@@ -303,7 +303,7 @@ export function stateDiagramSvg(table: StateTable): string {
   const parts: string[] = [];
   parts.push(
     `<svg xmlns="http://www.w3.org/2000/svg" class="state-diagram" viewBox="0 0 ${l.width} ${l.height}" width="${l.width}" height="${l.height}" role="img" aria-labelledby="sd-title sd-desc">`,
-    `<title id="sd-title">TAP 1.0 task states</title>`,
+    `<title id="sd-title">TAP task states</title>`,
     `<desc id="sd-desc">The task state machine of task-states.json: ${table.states.length} states, ${table.terminal.length} of them terminal (${table.terminal.join(', ')}), and ${table.transitions.length} transitions, numbered as in the table below the diagram.</desc>`,
     `<defs><marker id="sd-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" class="sd-head"/></marker></defs>`,
     `<style>.sd-edge{fill:none;stroke:#5b6675;stroke-width:1.4}.sd-head{fill:#5b6675}.sd-box{fill:#eef3fb;stroke:#2f5d9b;stroke-width:1.5}.sd-term{fill:#f3f0e8;stroke:#7a5b1e;stroke-width:1.5}.sd-text{font:600 13px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;fill:#17202b}.sd-num{fill:#fff;stroke:#5b6675;stroke-width:1.2}.sd-num-text{font:700 10px system-ui,sans-serif;fill:#17202b}.sd-start{fill:#17202b}.sd-g:hover .sd-edge{stroke:#c2410c;stroke-width:2.4}.sd-g:hover .sd-num{stroke:#c2410c}</style>`,

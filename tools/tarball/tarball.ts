@@ -227,8 +227,15 @@ export function checks(inst: Installed): Check[] {
           'dist/bin/tap-reference-agent/main.js',
           'schemas/v1/message.schema.json',
           'spec/1.0/index.md',
+          'spec/1.1/index.md',
           'site/index.html',
           'site/spec/tasks.html',
+          // TAP 1.1 is the current text of the site, 1.0 sits under 1.0/ with its errata.
+          'site/spec/changes.html',
+          'site/spec/1.1/requirements.json',
+          'site/1.0/index.html',
+          'site/1.0/spec/tasks.html',
+          'site/errata.html',
           'site/assets/search-index.js',
         ])
           if (!files.includes(need)) throw new Error(`${need} is missing`);
