@@ -2,25 +2,16 @@
  * TAP 1.1 input required from the requester's side: the 'input' event, handle.pendingInput and
  * handle.answer, and the onInput callback, against the reference agent runtime in memory.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import type { AgentCard } from '../../schemas/src/index.ts';
+import { describe, expect, it } from 'vitest';
 import { createAgent, withConformanceCapabilities } from '../agent/index.ts';
 import { createMemoryPair } from '../transports/index.ts';
 import { connect, type ConnectOptions, type TapClient } from './index.ts';
+import { cleanupsAfterEach, REFERENCE_CARD } from './reference-agent.testkit.ts';
 
-const card: AgentCard = {
-  agent_id: 'reference-agent',
-  name: 'Reference agent',
-  description: 'Runs the conformance capabilities.',
-  capabilities: [],
-  limits: { max_concurrent_tasks: 8, max_task_seconds: 60, max_message_bytes: 1048576 },
-};
+const card = REFERENCE_CARD;
 const SCHEMA = { type: 'integer', minimum: 1 };
 
-const cleanups: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn().catch(() => {});
-});
+const cleanups = cleanupsAfterEach();
 
 async function client(options: Partial<ConnectOptions> = {}): Promise<TapClient> {
   const agent = createAgent({ card, capabilities: withConformanceCapabilities(), logger: () => {} });

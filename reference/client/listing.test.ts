@@ -1,22 +1,13 @@
 /** listTasks and allTasks against the reference agent runtime (spec: tasks#listing). */
-import { afterEach, describe, expect, it } from 'vitest';
-import type { AgentCard } from '../../schemas/src/index.ts';
+import { describe, expect, it } from 'vitest';
 import { CapabilityError, createAgent, withConformanceCapabilities, type Agent } from '../agent/index.ts';
 import { createMemoryPair } from '../transports/index.ts';
 import { connect, type ConnectOptions, type TapClient, type WireEntry } from './index.ts';
+import { cleanupsAfterEach, REFERENCE_CARD } from './reference-agent.testkit.ts';
 
-const card: AgentCard = {
-  agent_id: 'reference-agent',
-  name: 'Reference agent',
-  description: 'Runs the conformance capabilities.',
-  capabilities: [],
-  limits: { max_concurrent_tasks: 8, max_task_seconds: 60, max_message_bytes: 1048576 },
-};
+const card = REFERENCE_CARD;
 
-const cleanups: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn().catch(() => {});
-});
+const cleanups = cleanupsAfterEach();
 
 function agent(): Agent {
   const a = createAgent({

@@ -1,25 +1,16 @@
 /**
  * The client against the reference agent runtime, over the in-memory pair and over WebSocket.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import type { AgentCard } from '../../schemas/src/index.ts';
+import { describe, expect, it } from 'vitest';
 import { createAgent, withConformanceCapabilities, type Agent, type AgentOptions } from '../agent/index.ts';
 import { checkHistory } from '../core/history.ts';
 import { createMemoryPair, createWebSocketServer, type TapWebSocketServer, type WebSocketTransport } from '../transports/index.ts';
 import { connect, connectWs, type ConnectOptions, type StreamMessage, type TapClient, type WireEntry } from './index.ts';
+import { cleanupsAfterEach, REFERENCE_CARD } from './reference-agent.testkit.ts';
 
-const card: AgentCard = {
-  agent_id: 'reference-agent',
-  name: 'Reference agent',
-  description: 'Runs the conformance capabilities.',
-  capabilities: [],
-  limits: { max_concurrent_tasks: 8, max_task_seconds: 60, max_message_bytes: 1048576 },
-};
+const card = REFERENCE_CARD;
 
-const cleanups: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn().catch(() => {});
-});
+const cleanups = cleanupsAfterEach();
 
 function agentWith(options: Partial<AgentOptions> = {}): Agent {
   const agent = createAgent({ card, capabilities: withConformanceCapabilities(), logger: () => {}, ...options });

@@ -2,29 +2,20 @@
  * Extensions and the trace context between the client and the reference agent, in sessions of
  * 1.1 and of 1.0 (spec: handshake#negotiated-extensions, envelope#trace-context, versioning#tap-1-1).
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import type { AgentCard } from '../../schemas/src/index.ts';
+import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_EXTENSION, createAgent, withConformanceCapabilities, type Agent, type AgentOptions } from '../agent/index.ts';
 import { childTraceContext, parseTraceparent } from '../core/index.ts';
 import { randomBytes } from '../crypto.ts';
 import { createMemoryPair } from '../transports/index.ts';
 import { connect, type ConnectOptions, type WireEntry } from './index.ts';
+import { cleanupsAfterEach, REFERENCE_CARD } from './reference-agent.testkit.ts';
 
-const card: AgentCard = {
-  agent_id: 'reference-agent',
-  name: 'Reference agent',
-  description: 'Runs the conformance capabilities.',
-  capabilities: [],
-  limits: { max_concurrent_tasks: 8, max_task_seconds: 60, max_message_bytes: 1048576 },
-};
+const card = REFERENCE_CARD;
 const STAMP = CONFORMANCE_EXTENSION.uri;
 const TP = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 const random = randomBytes;
 
-const cleanups: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn().catch(() => {});
-});
+const cleanups = cleanupsAfterEach();
 
 function agentWith(options: Partial<AgentOptions> = {}): Agent {
   const agent = createAgent({
