@@ -11,11 +11,12 @@ export const cases: Case[] = [
     requirements: ['TAP-IDEM-040', 'TAP-IDEM-016'],
     run: async (ctx) => {
       const peer = need(await ctx.connect());
-      // A 1.1 requester writes tap/1.1 in its init and lists 1.0 too (spec: envelope#protocol).
-      const init = peer.envelope('handshake.init', initPayload(peer, { versions: ['1.1', '1.0'] }), { protocol: 'tap/1.1' });
+      // A requester of a minor newer than any the agent speaks writes it in its init and lists the
+      // older ones too (spec: envelope#protocol): tap/1.9, above TAP 1.1 and 1.0.
+      const init = peer.envelope('handshake.init', initPayload(peer, { versions: ['1.9', '1.1', '1.0'] }), { protocol: 'tap/1.9' });
       await peer.send(init);
       const ack = need(await peer.reply(init));
-      if (ack.msg.type !== 'handshake.ack') return wrongReply('an init in tap/1.1 listing 1.0', 'handshake.ack', ack.msg);
+      if (ack.msg.type !== 'handshake.ack') return wrongReply('an init in tap/1.9 listing 1.1 and 1.0', 'handshake.ack', ack.msg);
       const s = peer.state;
       s.version = ack.msg.payload.version;
       s.sessionId = ack.msg.payload.session_id;
@@ -28,7 +29,7 @@ export const cases: Case[] = [
       require(
         check(
           again.text === ack.text,
-          `the repeat of the tap/1.1 init got ${describeMessage(again.msg)}, not the original handshake.ack`,
+          `the repeat of the tap/1.9 init got ${describeMessage(again.msg)}, not the original handshake.ack`,
           'the original handshake.ack byte for byte',
           describeMessage(again.msg),
         ),
