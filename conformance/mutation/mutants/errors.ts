@@ -7,6 +7,9 @@ const IDENTIFIER = /^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$/;
 
 const MESSAGE_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
+/** The default skew window (spec: integrity#skew). */
+const SKEW_MS = 300_000;
+
 export const rows: Row[] = [
   [
     'TAP-ERR-001:retryable-flipped',
@@ -118,6 +121,58 @@ export const rows: Row[] = [
     'TAP-ERR-010:order-swapped',
     'CAPABILITY_NOT_SUPPORTED is reported as INVALID_MESSAGE',
     wrongCode('CAPABILITY_NOT_SUPPORTED', 'task.request'),
+  ],
+  [
+    'TAP-ERR-010:skew-before-signature',
+    'under integrity a stale first-seen message is refused with REPLAY_DETECTED before its signature is checked',
+    () => {
+      const seen = new Set<unknown>();
+      return inn(
+        (m, v) => {
+          const first = !seen.has(m.message_id);
+          seen.add(m.message_id);
+          const age = Math.abs(Date.now() - Date.parse(String(m.timestamp)));
+          return v.integrity && v.established && first && m.sequence === undefined && age > SKEW_MS;
+        },
+        (m, v, answer) => {
+          answer(v.error(m, 'REPLAY_DETECTED'));
+          return null;
+        },
+      );
+    },
+  ],
+  [
+    'TAP-ERR-010:version-before-envelope',
+    'a message in another major version gets the fatal UNSUPPORTED_VERSION even when its envelope fails the schema',
+    () =>
+      inn(
+        (m, v) => v.established && /^tap\/(?!1\.)\d+\.\d+$/.test(String(m.protocol)),
+        (m, v, answer) => {
+          answer(v.error(m, 'UNSUPPORTED_VERSION', { fatal: true, details: { supported: ['1.0'] } }));
+          void v.close({ code: 1008, reason: 'UNSUPPORTED_VERSION' });
+          return null;
+        },
+      ),
+  ],
+  [
+    'TAP-ERR-010:shutdown-before-plan-checks',
+    'while shutting down, an approval of an open task is refused with SHUTTING_DOWN before the plan checks',
+    () => {
+      let stopping = false;
+      const ended = new Set<unknown>();
+      return {
+        out: (m) => {
+          if (m.type === 'task.result') ended.add(m.task_id);
+          return undefined;
+        },
+        in: (m, v, answer) => {
+          if (m.type === 'shutdown.request') stopping = true;
+          if (!stopping || m.type !== 'plan.decision' || m.payload?.decision === 'rejected' || ended.has(m.task_id)) return undefined;
+          answer(v.error(m, 'SHUTTING_DOWN', { retryable: true }));
+          return null;
+        },
+      };
+    },
   ],
   [
     'TAP-ERR-030:nested-error-unanswered',
