@@ -136,6 +136,24 @@ export const rows: Row[] = [
       ),
   ],
   [
+    'TAP-INT-015:skew-on-duplicates',
+    'under integrity a repeated message_id whose timestamp has left the skew window gets REPLAY_DETECTED instead of its original reply',
+    () => {
+      const seen = new Set<unknown>();
+      return inn(
+        (m, v) => {
+          const repeat = seen.has(m.message_id);
+          seen.add(m.message_id);
+          return v.integrity && repeat && m.sequence === undefined && Math.abs(Date.parse(String(m.timestamp)) - Date.now()) > 300_000;
+        },
+        (m, v, answer) => {
+          answer(v.error(m, 'REPLAY_DETECTED'));
+          return null;
+        },
+      );
+    },
+  ],
+  [
     'TAP-INT-016:signed-refusal',
     'the refusal of an integrity init is signed',
     () =>
