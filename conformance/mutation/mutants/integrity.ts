@@ -41,6 +41,14 @@ export const rows: Row[] = [
     ),
   ],
   [
+    'TAP-INT-003:missing-session-id-obeyed',
+    'after the ack, a message without session_id is obeyed as if it named the session',
+    repairIn(
+      (m, v) => v.sessionId !== undefined && m.session_id === undefined && m.type !== 'handshake.init',
+      (m, v) => ({ ...m, session_id: v.sessionId }),
+    ),
+  ],
+  [
     'TAP-INT-004:integrity-dropped',
     'a proposed integrity is left out of the final params',
     () =>
