@@ -120,6 +120,8 @@ export interface Mutator {
   in?(m: Msg, v: View, answer: (m: Msg) => void): HookResult;
   /** When the transport closes under the agent (the peer left, end of input, a broken output). */
   onclose?(info: CloseInfo | undefined, v: View): void;
+  /** The frame limit the agent sets on its transport, changed before it reaches the transport. */
+  frameLimit?(n: number, v: View): number;
   /** Instead of closing the transport when the agent closes it. */
   close?(info: CloseInfo | undefined, v: View, close: (info?: CloseInfo) => Promise<void>, send: (m: Msg) => Promise<void>): Promise<void>;
 }
@@ -183,7 +185,7 @@ export function mutateTransport(inner: RawTransport, mutator: Mutator, key?: { k
           : inner.close(info),
       ),
     sendRaw: (data: Uint8Array, o?: RawSendOptions) => inner.sendRaw(data, o),
-    setMaxFrameBytes: (n: number) => inner.setMaxFrameBytes?.(n),
+    setMaxFrameBytes: (n: number) => inner.setMaxFrameBytes?.(mutator.frameLimit ? mutator.frameLimit(n, view) : n),
   };
   async function relay(text: string): Promise<void> {
     {

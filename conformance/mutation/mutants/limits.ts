@@ -157,6 +157,20 @@ export const rows: Row[] = [
       ),
   ],
   [
+    'TAP-LIM-040:pre-handshake-limit-until-go',
+    'between the ack and go the agent still reads under the pre-handshake limit: a handshake.ready above the final max_message_bytes is taken',
+    () => ({
+      frameLimit: (n, v) => (v.established ? n : Math.max(n, 65_536)),
+      in: (m, v) => {
+        const final = Number(v.memo.get('max_message_bytes'));
+        if (m.type !== 'handshake.ready' || v.established || !(Buffer.byteLength(JSON.stringify(m)) > final)) return undefined;
+        // The agent would measure the frame against the final limit: the layer hands it the ready without its padding.
+        const params = Object.fromEntries(Object.entries(m.payload?.params ?? {}).filter(([k]) => !k.startsWith('x-')));
+        return payload({ params })(m);
+      },
+    }),
+  ],
+  [
     'TAP-LIM-041:ack-over-card-limit',
     "the handshake.ack is measured against the agent's own limit, not the requester's card",
     repairIn(
