@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Msg, Mutator, View } from '../layer.ts';
 import { answerInstead, dropOut, envelope, errorOf, is, out, payload, recode } from '../operators.ts';
-import { forgetDuplicates, repairIn, type Row, wrongCode } from '../rows.ts';
+import { fakeAccepted, forgetDuplicates, repairIn, type Row, wrongCode } from '../rows.ts';
 
 /** The limits of the card in a handshake.init. */
 const cardLimits = (m: Msg) =>
@@ -146,6 +146,33 @@ export const rows: Row[] = [
     'TAP-LIM-020:forgets-instead-of-busy',
     'a full table forgets an idempotency record within its retention instead of refusing new tasks with BUSY',
     forgetKeys({ after: 2000, others: false }),
+  ],
+  [
+    'TAP-LIM-020:forgets-oldest-task-instead-of-busy',
+    "at the cap a principal's oldest finished task is forgotten within its retention, and the new task taken instead of refused with BUSY",
+    () => {
+      const finished: string[] = [];
+      const forgotten = new Set<string>();
+      return {
+        out: (m, v) => {
+          if (m.type === 'task.result' && typeof m.task_id === 'string' && !forgotten.has(m.task_id)) finished.push(m.task_id);
+          if (!errorOf('BUSY', 'task.request')(m, v) || finished.length === 0) return undefined;
+          const to = v.answers(m)!;
+          forgotten.add(finished.shift()!);
+          const done = v.make(
+            'task.result',
+            { status: 'completed', output: to.payload?.input ?? null },
+            { task_id: to.task_id, sequence: 2 },
+          );
+          return [fakeAccepted(v, to), done];
+        },
+        in: (m, v, answer) => {
+          if (!['task.status', 'task.resume'].includes(m.type) || !forgotten.has(m.task_id as string)) return undefined;
+          answer(v.error(m, 'UNKNOWN_TASK'));
+          return null;
+        },
+      };
+    },
   ],
   [
     'TAP-LIM-040:card-limit-after-ack',
