@@ -205,6 +205,11 @@ export const rows: Row[] = [
     () => out((m, v) => m.type === 'error' && v.agent === undefined && m.target !== 'unknown', envelope({ target: 'unknown' })),
   ],
   [
+    'TAP-ERR-041:guessed-target',
+    'before the ack, the error for a frame that is not JSON is addressed to a guessed agent id, neither a source its text shows nor unknown',
+    () => out((m, v) => errorOf('MALFORMED_MESSAGE')(m, v) && v.agent === undefined, envelope({ target: 'requester' })),
+  ],
+  [
     'TAP-ERR-042:farewell-after-fatal',
     'a session.farewell follows a fatal error',
     () =>
