@@ -7,6 +7,9 @@ const IDENTIFIER = /^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$/;
 
 const MESSAGE_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
+/** A frame whose top-level object, before any nested one, has "type":"error". */
+const TOP_LEVEL_ERROR = /^\s*\{[^{}]*"type"\s*:\s*"error"/;
+
 /** The default skew window (spec: integrity#skew). */
 const SKEW_MS = 300_000;
 
@@ -203,6 +206,30 @@ export const rows: Row[] = [
     'TAP-ERR-041:target-always-unknown',
     'every error before the ack is addressed to unknown, even when the source could be read',
     () => out((m, v) => m.type === 'error' && v.agent === undefined && m.target !== 'unknown', envelope({ target: 'unknown' })),
+  ],
+  [
+    'TAP-ERR-030:oversized-error-answered',
+    'an oversized frame whose kept prefix shows a top-level "type":"error" is answered with MESSAGE_TOO_LARGE',
+    () => ({
+      raw: (frame, v, answer) => {
+        const prefix = new TextDecoder().decode(frame.bytes);
+        if (!frame.oversized || !TOP_LEVEL_ERROR.test(prefix)) return undefined;
+        const id = /"message_id"\s*:\s*"([A-Za-z0-9_-]{1,128})"/.exec(prefix)?.[1];
+        answer(
+          v.make(
+            'error',
+            { code: 'MESSAGE_TOO_LARGE', message: 'the message is too large', retryable: false, fatal: false },
+            id ? { reply_to: id } : {},
+          ),
+        );
+        return true;
+      },
+    }),
+  ],
+  [
+    'TAP-ERR-030:oversized-nested-error-unanswered',
+    'an oversized frame whose kept prefix says "type":"error" anywhere is left unanswered, as if it were an error',
+    () => out(errorOf('MESSAGE_TOO_LARGE'), (_m, v) => (/"type"\s*:\s*"error"/.test(v.lastOversized ?? '') ? null : undefined)),
   ],
   [
     'TAP-ERR-041:guessed-target',
