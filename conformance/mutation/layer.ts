@@ -29,6 +29,8 @@ export class View {
   readonly memo = new Map<string, unknown>();
   /** The text of the last inbound frame that was not a TAP message (not JSON, or no type). */
   lastUndecoded: string | undefined;
+  /** The kept prefix of the last inbound frame the reader reported oversized. */
+  lastOversized: string | undefined;
   /** Closes the transport as if the agent did (set by mutateTransport). */
   close: (info?: CloseInfo) => Promise<void> = async () => {};
   /** Hands `m` to the agent as if the requester had sent it (set by mutateTransport). */
@@ -120,6 +122,10 @@ export interface Mutator {
   in?(m: Msg, v: View, answer: (m: Msg) => void): HookResult;
   /** When the transport closes under the agent (the peer left, end of input, a broken output). */
   onclose?(info: CloseInfo | undefined, v: View): void;
+  /** A frame for the agent that is not a TAP message (oversized, binary, not JSON); `answer` sends as if from the agent; true drops the frame. */
+  raw?(frame: InboundFrame, v: View, answer: (m: Msg) => void): boolean | undefined;
+  /** The frame limit the agent sets on its transport, changed before it reaches the transport. */
+  frameLimit?(n: number, v: View): number;
   /** Instead of closing the transport when the agent closes it. */
   close?(info: CloseInfo | undefined, v: View, close: (info?: CloseInfo) => Promise<void>, send: (m: Msg) => Promise<void>): Promise<void>;
 }
@@ -183,7 +189,7 @@ export function mutateTransport(inner: RawTransport, mutator: Mutator, key?: { k
           : inner.close(info),
       ),
     sendRaw: (data: Uint8Array, o?: RawSendOptions) => inner.sendRaw(data, o),
-    setMaxFrameBytes: (n: number) => inner.setMaxFrameBytes?.(n),
+    setMaxFrameBytes: (n: number) => inner.setMaxFrameBytes?.(mutator.frameLimit ? mutator.frameLimit(n, view) : n),
   };
   async function relay(text: string): Promise<void> {
     {
@@ -226,7 +232,11 @@ export function mutateTransport(inner: RawTransport, mutator: Mutator, key?: { k
   inner.onmessage = (frame: InboundFrame) => {
     const m = frame.oversized || frame.binary ? undefined : decode(frame.bytes);
     if (!frame.oversized && !frame.binary && !m) view.lastUndecoded = new TextDecoder().decode(frame.bytes);
-    if (!m) return outer.onmessage?.(frame);
+    if (frame.oversized) view.lastOversized = new TextDecoder().decode(frame.bytes);
+    if (!m) {
+      if (mutator.raw?.(frame, view, (x) => void toPeer(view.sign(x))) === true) return fired();
+      return outer.onmessage?.(frame);
+    }
     view.observeIn(m);
     if (!mutator.in) return outer.onmessage?.(frame);
     const result = mutator.in(m, view, (x) => void toPeer(view.sign(x)));

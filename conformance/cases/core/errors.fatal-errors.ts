@@ -31,7 +31,7 @@ export const cases: Case[] = [
     spec: 'errors#fatal-errors',
     reason:
       "the case checks that the UNSUPPORTED_VERSION after the ack is fatal (Fatal errors); the rule that calls for it is the version check's (TAP-VER-002)",
-    requirements: ['TAP-VER-002', 'TAP-ERR-042'],
+    requirements: ['TAP-VER-002', 'TAP-VER-042', 'TAP-ERR-042'],
     needs: { capabilities: ['tap.test.sleep'] },
     run: async (ctx) => {
       const peer = need(await ctx.session());

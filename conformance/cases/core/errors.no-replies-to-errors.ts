@@ -1,6 +1,6 @@
 /** core profile, Errors are never answered (spec: errors#no-replies-to-errors). */
 import { type Case, defineCase } from '../../case.ts';
-import { expectAlive, expectNothing, need, require, verdictOf } from '../kit.ts';
+import { checkError, expectAlive, expectNothing, need, require, verdictOf } from '../kit.ts';
 import { expectMalformed } from './kit.ts';
 
 export const cases: Case[] = [
@@ -40,6 +40,38 @@ export const cases: Case[] = [
       ] as const)
         await expectMalformed(peer, text, why);
       return verdictOf('each answered MALFORMED_MESSAGE; the session goes on', await expectAlive(peer, 'malformed frames'));
+    },
+  }),
+  defineCase({
+    id: 'core.bad-input.oversized-error-prefix',
+    title: 'An oversized frame is an error, left unanswered, only when its kept prefix shows a top-level "type":"error"',
+    profile: 'core',
+    requirements: ['TAP-ERR-030', 'TAP-ERR-004', 'TAP-LIM-003'],
+    run: async (ctx) => {
+      const peer = need(await ctx.session({ params: { max_message_bytes: 2048 } }));
+      const id = peer.ids.message();
+      const filler = 'x'.repeat(4000);
+      let mark = peer.mark();
+      await peer.sendText(
+        `{"protocol":"tap/1.0","message_id":"${id}-a","type":"error","payload":{"code":"INTERNAL_ERROR","message":"${filler}","retryable":false}}`,
+        'an oversized error',
+      );
+      require(
+        await expectNothing(
+          peer,
+          mark,
+          (r) => r.msg.type === 'error',
+          'an oversized frame whose prefix shows a top-level "type":"error" is an error, never answered',
+        ),
+      );
+      mark = peer.mark();
+      await peer.sendText(
+        `{"protocol":"tap/1.0","message_id":"${id}-b","type":"task.request","payload":{"type":"error","input":"${filler}"}}`,
+        'an oversized task.request whose payload says "type":"error"',
+      );
+      const r = need(await peer.waitFor((x) => x.index >= mark && x.msg.type === 'error', 'an error for the oversized task.request'));
+      require(checkError(r.msg, { code: 'MESSAGE_TOO_LARGE' }, 'an oversized frame with "type":"error" only in its payload'));
+      return verdictOf('the error unanswered, the request refused; the session goes on', await expectAlive(peer, 'two oversized frames'));
     },
   }),
 ];

@@ -97,6 +97,17 @@ export const cases: Case[] = [
     },
   ),
   orderCase(
+    'envelope-before-version',
+    'An invalid envelope in another major version gets INVALID_MESSAGE, not UNSUPPORTED_VERSION',
+    [],
+    async (ctx) => {
+      const peer = need(await ctx.session());
+      const m = peer.envelope('task.status', {}, { task_id: 'UPPER', protocol: 'tap/2.0' });
+      await peer.send(m, { deliberate: 'an invalid task_id in tap/2.0' });
+      return verdictOf('INVALID_MESSAGE', expectCode(need(await peer.reply(m)), 'INVALID_MESSAGE', 'an invalid envelope in tap/2.0'));
+    },
+  ),
+  orderCase(
     'identity-before-type',
     'An unknown type from a forged source gets IDENTITY_MISMATCH, not UNKNOWN_MESSAGE_TYPE',
     [],

@@ -1,7 +1,7 @@
 /** core profile, Message size (spec: limits#message-size). */
 import { type Case, defineCase } from '../../case.ts';
 import { check, checkError, expectAlive, expectNoTask, need, require, show, verdictOf } from '../kit.ts';
-import { collectUntilResult, describeMessage, initPayload, startTask } from '../../steps.ts';
+import { collectUntilResult, describeMessage, handshake, initPayload, startTask } from '../../steps.ts';
 
 export const cases: Case[] = [
   defineCase({
@@ -40,6 +40,36 @@ export const cases: Case[] = [
           `the agent sent a ${big ? Buffer.byteLength(big.text) : 0}-byte ${big?.msg.type}`,
           '≤ 4096 bytes',
           `${big ? Buffer.byteLength(big.text) : 0} bytes`,
+        ),
+      );
+    },
+  }),
+  defineCase({
+    id: 'core.limits.final-limit-before-go',
+    title: 'From the ack on the final max_message_bytes holds: a handshake.ready above it gets MESSAGE_TOO_LARGE, not go',
+    profile: 'core',
+    requirements: ['TAP-LIM-040'],
+    run: async (ctx) => {
+      const peer = need(await ctx.connect());
+      const hs = need(await handshake(peer, { params: { max_message_bytes: 2048 }, stopAfterAck: true }));
+      const params = hs.ack.msg.payload.params as Record<string, unknown>;
+      const final = Number(params.max_message_bytes);
+      // Under the 64 KiB of the pre-handshake limit, above the final limit (TAP-HS-040: an x- member is not refused).
+      const ready = peer.envelope('handshake.ready', { params: { ...params, 'x-conform-padding': 'p'.repeat(final + 256) } });
+      const mark = peer.mark();
+      await peer.send(ready, { deliberate: `a handshake.ready above the final max_message_bytes (${final})` });
+      const r = need(
+        await peer.waitFor(
+          (m) => m.index >= mark && (m.msg.type === 'error' || m.msg.type === 'handshake.go'),
+          'an answer to the oversized handshake.ready',
+        ),
+      );
+      return verdictOf(
+        'MESSAGE_TOO_LARGE',
+        checkError(
+          r.msg,
+          { code: 'MESSAGE_TOO_LARGE' },
+          `a ${Buffer.byteLength(JSON.stringify(ready))}-byte handshake.ready after an ack fixing ${final}`,
         ),
       );
     },

@@ -44,7 +44,8 @@ export const cases: Case[] = [
   }),
   defineCase({
     id: 'core.limits.retention-per-principal',
-    title: "Another principal's flood of 4 200 tiny tasks does not erase an idempotency record: the retry runs nothing again",
+    title:
+      "Another principal's flood of 4 200 tiny tasks does not erase an idempotency record, nor the flooder's own first task: the retry runs nothing again",
     profile: 'core',
     requirements: ['TAP-LIM-019', 'TAP-LIM-020', 'TAP-IDEM-015', 'TAP-IDEM-005'],
     // 4 200 tasks, each answered and ended, before the retry; 50 at a time, refusals counted.
@@ -60,6 +61,7 @@ export const cases: Case[] = [
       const first = need(await runTask(victim, 'tap.test.counter', { key }, { idempotencyKey: key }));
       const flooder = need(await ctx.session({ principal: 'another' }));
       let refused = 0;
+      let oldest: string | undefined;
       for (let batch = 0; batch < 84; batch++) {
         const sent: Wire[] = [];
         for (let i = 0; i < 50; i++) {
@@ -68,13 +70,19 @@ export const cases: Case[] = [
         for (const s of sent) {
           const r = need(await flooder.reply(s));
           if (r.msg.type === 'error') refused++;
-          else need(await flooder.waitFor((x) => x.msg.type === 'task.result' && x.msg.task_id === s.task_id, 'the flood task result'));
+          else {
+            need(await flooder.waitFor((x) => x.msg.type === 'task.result' && x.msg.task_id === s.task_id, 'the flood task result'));
+            oldest ??= s.task_id;
+          }
         }
       }
       ctx.note(`the flood: 4 200 tasks, ${refused} refused`);
       const retry = await request(victim, 'tap.test.counter', { key }, { idempotencyKey: key });
       const m = need(retry.reply).msg;
       const firstCount = first.result.msg.payload?.output?.count;
+      // At its cap the flooder's table refuses new tasks with BUSY; it does not forget its oldest finished task (TAP-LIM-020).
+      const status = oldest === undefined ? undefined : await flooder.post('task.status', {}, { task_id: oldest });
+      const kept = status && need(await flooder.reply(status)).msg;
       return verdictOf(
         'the snapshot of the first task',
         check(
@@ -88,6 +96,12 @@ export const cases: Case[] = [
           'the recorded task changed',
           `count ${show(firstCount)}`,
           show(m.payload?.result?.output),
+        ),
+        check(
+          !kept || (kept.type === 'task.snapshot' && kept.task_id === oldest),
+          "the flooder's first finished task, still within its retention, was forgotten to make room for the flood instead of refusing it with BUSY",
+          `task.snapshot of ${oldest}`,
+          kept ? describeMessage(kept) : 'nothing',
         ),
       );
     },

@@ -29,7 +29,7 @@ export const cases: Case[] = [
     id: 'core.version.major-refused',
     title: 'A message of a major version the agent does not speak gets UNSUPPORTED_VERSION listing the supported versions, fatal',
     profile: 'core',
-    requirements: ['TAP-VER-002'],
+    requirements: ['TAP-VER-002', 'TAP-VER-042'],
     run: async (ctx) => {
       const peer = need(await ctx.connect());
       const m = peer.envelope('handshake.init', { ...initPayload(peer, {}), versions: ['2.0'] }, { protocol: 'tap/2.0' });

@@ -16,4 +16,18 @@ export const cases: Case[] = [
       return pass('INVALID_SIGNATURE first');
     },
   }),
+  defineCase({
+    id: 'integrity.order.signature-before-skew',
+    title: 'A stale message with a bad signature gets INVALID_SIGNATURE: the signature is checked before the skew',
+    profile: 'integrity',
+    requirements: ['TAP-ERR-010'],
+    needs: { ...SIGNED, capabilities: ['tap.test.echo'] },
+    run: async (ctx) => {
+      const peer = await signed(ctx);
+      // An hour old: outside any skew window, and the MAC no longer matches the timestamp.
+      const stale = new Date(Date.now() - 3_600_000).toISOString();
+      await refusedRequest(peer, (m) => ({ ...m, timestamp: stale }), 'INVALID_SIGNATURE', 'a stale timestamp set after signing');
+      return pass('INVALID_SIGNATURE before REPLAY_DETECTED');
+    },
+  }),
 ];

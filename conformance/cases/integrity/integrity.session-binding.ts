@@ -4,6 +4,7 @@ import { refusedRequest, signed, SIGNED } from './kit.ts';
 import type { Wire } from '../../session-state.ts';
 import { signMessage } from '../../mac.ts';
 import { pass } from '../../verdict.ts';
+import { handshake } from '../../steps.ts';
 import { checkError, expectError, expectNoTask, need, require, verdictOf } from '../kit.ts';
 
 export const cases: Case[] = [
@@ -59,7 +60,38 @@ export const cases: Case[] = [
       require(
         checkError(r.msg, { code: ['PROTOCOL_VIOLATION', 'INVALID_MESSAGE'], replyTo: m.message_id }, 'a task.status without session_id'),
       );
+      const c = peer.ids.task();
+      const bare = peer.envelope('task.request', { capability: 'tap.test.echo', input: 2 }, { task_id: c });
+      delete bare.session_id;
+      await peer.send(bare, { deliberate: 'a task.request without session_id after the handshake' });
+      const rb = need(await peer.reply(bare));
+      require(
+        checkError(
+          rb.msg,
+          { code: ['PROTOCOL_VIOLATION', 'INVALID_MESSAGE'], replyTo: bare.message_id },
+          'a task.request without session_id',
+        ),
+      );
+      require(await expectNoTask(peer, c, 'the task.request without session_id was refused'));
       return verdictOf('refused without effect', await expectNoTask(peer, a, 'the request for another session was refused'));
+    },
+  }),
+  defineCase({
+    id: 'integrity.session-binding.ready-without-session-id',
+    title: 'Between the ack and go, a handshake.ready without session_id gets PROTOCOL_VIOLATION and no handshake.go',
+    profile: 'integrity',
+    requirements: ['TAP-INT-003'],
+    run: async (ctx) => {
+      const peer = need(await ctx.connect());
+      const hs = need(await handshake(peer, { stopAfterAck: true }));
+      const ready = peer.envelope('handshake.ready', { params: hs.ack.msg.payload.params });
+      delete ready.session_id;
+      await peer.send(ready, { deliberate: 'a handshake.ready without session_id, after the ack' });
+      const r = need(await peer.reply(ready));
+      return verdictOf(
+        'refused',
+        checkError(r.msg, { code: 'PROTOCOL_VIOLATION', replyTo: ready.message_id }, 'a handshake.ready without session_id'),
+      );
     },
   }),
 ];

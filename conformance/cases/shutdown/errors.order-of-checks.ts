@@ -1,9 +1,9 @@
 /** shutdown profile, Order of checks (spec: errors#order-of-checks). */
 import { type Case, defineCase } from '../../case.ts';
-import { check, need, verdictOf } from '../kit.ts';
+import { check, checkError, need, verdictOf } from '../kit.ts';
 import { describeMessage, startTask } from '../../steps.ts';
 import { unimplemented } from '../../verdict.ts';
-import { farewellFirst, nothingAfterFarewell, replyOrFarewell } from './kit.ts';
+import { decisionDuringShutdown, farewellFirst, nothingAfterFarewell, replyOrFarewell } from './kit.ts';
 
 export const cases: Case[] = [
   defineCase({
@@ -34,6 +34,30 @@ export const cases: Case[] = [
             'a repeat of an existing task during shutdown was not answered with its snapshot',
             'task.snapshot',
             describeMessage(r.msg),
+          ),
+        await nothingAfterFarewell(ctx, peer),
+      );
+    },
+  }),
+  defineCase({
+    id: 'shutdown.order.plan-checks-first',
+    title: 'During shutdown an approval naming another plan gets PROTOCOL_VIOLATION: the plan checks come before SHUTTING_DOWN',
+    profile: 'shutdown',
+    requirements: ['TAP-ERR-010', 'TAP-PLAN-006'],
+    needs: { capabilities: ['tap.test.plan'] },
+    run: async (ctx) => {
+      const started = await decisionDuringShutdown(ctx, 'approved', 'go', 'not-the-current-plan');
+      if ('outcome' in started) return started.outcome;
+      const { peer, d } = started;
+      const dr = await replyOrFarewell(peer, d);
+      // Task checks come first of all: if the shutdown already ended the task, TASK_TERMINAL is right.
+      return verdictOf(
+        farewellFirst(dr ? [] : ['the plan.decision'], 1, 'refused'),
+        dr &&
+          checkError(
+            dr.msg,
+            { code: ['PROTOCOL_VIOLATION', 'TASK_TERMINAL'], replyTo: d.message_id },
+            'an approval of another plan during shutdown',
           ),
         await nothingAfterFarewell(ctx, peer),
       );

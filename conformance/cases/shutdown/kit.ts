@@ -65,19 +65,24 @@ export function farewellFirst(unanswered: string[], total: number, answered: str
 
 /**
  * A plan task held for its decision, then an approved shutdown.request followed at once by a
- * plan.decision: the peer, the task and the decision sent, or the outcome when the agent
- * declined the shutdown (which it may do).
+ * plan.decision (for `planId` when given, else the plan submitted): the peer, the task and the
+ * decision sent, or the outcome when the agent declined the shutdown (which it may do).
  */
 export async function decisionDuringShutdown(
   ctx: CaseContext,
   decision: 'approved' | 'rejected',
   feedback: string,
+  planId?: string,
 ): Promise<{ peer: Peer; t: { taskId: string }; d: Wire } | { outcome: Outcome }> {
   const peer = need(await ctx.session());
   const t = need(await startTask(peer, 'tap.test.plan', { plan: PLAN }));
   const submit = need(await waitStream(peer, t.taskId, (m) => m.type === 'plan.submit', 'plan.submit'));
   const stop = await peer.post('shutdown.request', { reason: 'conformance test', grace_ms: 3000 });
-  const d = await peer.post('plan.decision', { plan_id: submit.msg.payload.plan?.plan_id, decision, feedback }, { task_id: t.taskId });
+  const d = await peer.post(
+    'plan.decision',
+    { plan_id: planId ?? submit.msg.payload.plan?.plan_id, decision, feedback },
+    { task_id: t.taskId },
+  );
   const resp = need(await peer.reply(stop));
   if (resp.msg.type === 'shutdown.response' && resp.msg.payload.approve !== true)
     return { outcome: unimplemented('the agent declined the shutdown, which it may do') };

@@ -57,6 +57,11 @@ export const rows: Row[] = [
   ],
   ['TAP-ENV-007:wrong-target', 'messages name the wrong target', () => out((_m, v) => v.established, envelope({ target: 'someone-else' }))],
   [
+    'TAP-ENV-007:malformed-after-ack-unknown',
+    'after the ack, the error for a frame that is not JSON is addressed to unknown, not to the bound requester',
+    () => out((m, v) => errorOf('MALFORMED_MESSAGE')(m, v) && v.established, envelope({ target: 'unknown' })),
+  ],
+  [
     'TAP-ENV-009:target-star-accepted',
     'a message other than handshake.init with target "*" is accepted',
     repairIn(

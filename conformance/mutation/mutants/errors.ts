@@ -7,6 +7,12 @@ const IDENTIFIER = /^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$/;
 
 const MESSAGE_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
+/** A frame whose top-level object, before any nested one, has "type":"error". */
+const TOP_LEVEL_ERROR = /^\s*\{[^{}]*"type"\s*:\s*"error"/;
+
+/** The default skew window (spec: integrity#skew). */
+const SKEW_MS = 300_000;
+
 export const rows: Row[] = [
   [
     'TAP-ERR-001:retryable-flipped',
@@ -120,6 +126,58 @@ export const rows: Row[] = [
     wrongCode('CAPABILITY_NOT_SUPPORTED', 'task.request'),
   ],
   [
+    'TAP-ERR-010:skew-before-signature',
+    'under integrity a stale first-seen message is refused with REPLAY_DETECTED before its signature is checked',
+    () => {
+      const seen = new Set<unknown>();
+      return inn(
+        (m, v) => {
+          const first = !seen.has(m.message_id);
+          seen.add(m.message_id);
+          const age = Math.abs(Date.now() - Date.parse(String(m.timestamp)));
+          return v.integrity && v.established && first && m.sequence === undefined && age > SKEW_MS;
+        },
+        (m, v, answer) => {
+          answer(v.error(m, 'REPLAY_DETECTED'));
+          return null;
+        },
+      );
+    },
+  ],
+  [
+    'TAP-ERR-010:version-before-envelope',
+    'a message in another major version gets the fatal UNSUPPORTED_VERSION even when its envelope fails the schema',
+    () =>
+      inn(
+        (m, v) => v.established && /^tap\/(?!1\.)\d+\.\d+$/.test(String(m.protocol)),
+        (m, v, answer) => {
+          answer(v.error(m, 'UNSUPPORTED_VERSION', { fatal: true, details: { supported: ['1.0'] } }));
+          void v.close({ code: 1008, reason: 'UNSUPPORTED_VERSION' });
+          return null;
+        },
+      ),
+  ],
+  [
+    'TAP-ERR-010:shutdown-before-plan-checks',
+    'while shutting down, an approval of an open task is refused with SHUTTING_DOWN before the plan checks',
+    () => {
+      let stopping = false;
+      const ended = new Set<unknown>();
+      return {
+        out: (m) => {
+          if (m.type === 'task.result') ended.add(m.task_id);
+          return undefined;
+        },
+        in: (m, v, answer) => {
+          if (m.type === 'shutdown.request') stopping = true;
+          if (!stopping || m.type !== 'plan.decision' || m.payload?.decision === 'rejected' || ended.has(m.task_id)) return undefined;
+          answer(v.error(m, 'SHUTTING_DOWN', { retryable: true }));
+          return null;
+        },
+      };
+    },
+  ],
+  [
     'TAP-ERR-030:nested-error-unanswered',
     'a malformed frame that says "type":"error" anywhere is left unanswered, as if it were an error',
     () => out(errorOf('MALFORMED_MESSAGE'), (_m, v) => (/\\?"type\\?":\s*\\?"error/.test(v.lastUndecoded ?? '') ? null : undefined)),
@@ -148,6 +206,35 @@ export const rows: Row[] = [
     'TAP-ERR-041:target-always-unknown',
     'every error before the ack is addressed to unknown, even when the source could be read',
     () => out((m, v) => m.type === 'error' && v.agent === undefined && m.target !== 'unknown', envelope({ target: 'unknown' })),
+  ],
+  [
+    'TAP-ERR-030:oversized-error-answered',
+    'an oversized frame whose kept prefix shows a top-level "type":"error" is answered with MESSAGE_TOO_LARGE',
+    () => ({
+      raw: (frame, v, answer) => {
+        const prefix = new TextDecoder().decode(frame.bytes);
+        if (!frame.oversized || !TOP_LEVEL_ERROR.test(prefix)) return undefined;
+        const id = /"message_id"\s*:\s*"([A-Za-z0-9_-]{1,128})"/.exec(prefix)?.[1];
+        answer(
+          v.make(
+            'error',
+            { code: 'MESSAGE_TOO_LARGE', message: 'the message is too large', retryable: false, fatal: false },
+            id ? { reply_to: id } : {},
+          ),
+        );
+        return true;
+      },
+    }),
+  ],
+  [
+    'TAP-ERR-030:oversized-nested-error-unanswered',
+    'an oversized frame whose kept prefix says "type":"error" anywhere is left unanswered, as if it were an error',
+    () => out(errorOf('MESSAGE_TOO_LARGE'), (_m, v) => (/"type"\s*:\s*"error"/.test(v.lastOversized ?? '') ? null : undefined)),
+  ],
+  [
+    'TAP-ERR-041:guessed-target',
+    'before the ack, the error for a frame that is not JSON is addressed to a guessed agent id, neither a source its text shows nor unknown',
+    () => out((m, v) => errorOf('MALFORMED_MESSAGE')(m, v) && v.agent === undefined, envelope({ target: 'requester' })),
   ],
   [
     'TAP-ERR-042:farewell-after-fatal',

@@ -253,6 +253,18 @@ export const rows: Row[] = [
         payload({ code: 'IDENTITY_MISMATCH' }),
       ),
   ],
+  [
+    'TAP-HS-041:other-target-as-later-init',
+    'a later handshake.init from the bound requester naming another agent as target gets PROTOCOL_VIOLATION, as if it were addressed to the agent',
+    () =>
+      out(
+        (m, v) => {
+          const to = v.answers(m);
+          return errorOf('IDENTITY_MISMATCH', 'handshake.init')(m, v) && v.established && to?.source === v.requester;
+        },
+        payload({ code: 'PROTOCOL_VIOLATION' }),
+      ),
+  ],
   // TAP 1.1, negotiated extensions (spec: handshake#negotiated-extensions).
   [
     'TAP-EXT-101:lists-none',

@@ -41,6 +41,14 @@ export const rows: Row[] = [
     ),
   ],
   [
+    'TAP-INT-003:missing-session-id-obeyed',
+    'after the ack, a message without session_id is obeyed as if it named the session',
+    repairIn(
+      (m, v) => v.sessionId !== undefined && m.session_id === undefined && m.type !== 'handshake.init',
+      (m, v) => ({ ...m, session_id: v.sessionId }),
+    ),
+  ],
+  [
     'TAP-INT-004:integrity-dropped',
     'a proposed integrity is left out of the final params',
     () =>
@@ -134,6 +142,24 @@ export const rows: Row[] = [
           !v.integrity && v.established && typeof m.timestamp === 'string' && Math.abs(Date.parse(m.timestamp) - Date.now()) > 300_000,
         'INVALID_SIGNATURE',
       ),
+  ],
+  [
+    'TAP-INT-015:skew-on-duplicates',
+    'under integrity a repeated message_id whose timestamp has left the skew window gets REPLAY_DETECTED instead of its original reply',
+    () => {
+      const seen = new Set<unknown>();
+      return inn(
+        (m, v) => {
+          const repeat = seen.has(m.message_id);
+          seen.add(m.message_id);
+          return v.integrity && repeat && m.sequence === undefined && Math.abs(Date.parse(String(m.timestamp)) - Date.now()) > 300_000;
+        },
+        (m, v, answer) => {
+          answer(v.error(m, 'REPLAY_DETECTED'));
+          return null;
+        },
+      );
+    },
   ],
   [
     'TAP-INT-016:signed-refusal',

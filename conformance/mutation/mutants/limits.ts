@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Msg, Mutator, View } from '../layer.ts';
 import { answerInstead, dropOut, envelope, errorOf, is, out, payload, recode } from '../operators.ts';
-import { forgetDuplicates, repairIn, type Row, wrongCode } from '../rows.ts';
+import { fakeAccepted, forgetDuplicates, repairIn, type Row, wrongCode } from '../rows.ts';
 
 /** The limits of the card in a handshake.init. */
 const cardLimits = (m: Msg) =>
@@ -148,6 +148,33 @@ export const rows: Row[] = [
     forgetKeys({ after: 2000, others: false }),
   ],
   [
+    'TAP-LIM-020:forgets-oldest-task-instead-of-busy',
+    "at the cap a principal's oldest finished task is forgotten within its retention, and the new task taken instead of refused with BUSY",
+    () => {
+      const finished: string[] = [];
+      const forgotten = new Set<string>();
+      return {
+        out: (m, v) => {
+          if (m.type === 'task.result' && typeof m.task_id === 'string' && !forgotten.has(m.task_id)) finished.push(m.task_id);
+          if (!errorOf('BUSY', 'task.request')(m, v) || finished.length === 0) return undefined;
+          const to = v.answers(m)!;
+          forgotten.add(finished.shift()!);
+          const done = v.make(
+            'task.result',
+            { status: 'completed', output: to.payload?.input ?? null },
+            { task_id: to.task_id, sequence: 2 },
+          );
+          return [fakeAccepted(v, to), done];
+        },
+        in: (m, v, answer) => {
+          if (!['task.status', 'task.resume'].includes(m.type) || !forgotten.has(m.task_id as string)) return undefined;
+          answer(v.error(m, 'UNKNOWN_TASK'));
+          return null;
+        },
+      };
+    },
+  ],
+  [
     'TAP-LIM-040:card-limit-after-ack',
     "after the ack the agent holds its messages to its own card's limit, not the final max_message_bytes: a task.result above the final limit goes out",
     () =>
@@ -155,6 +182,20 @@ export const rows: Row[] = [
         (m, v) => m.type === 'task.result' && v.established && Number(v.memo.get('max_message_bytes')) < 1_048_576,
         (m, v) => payload((p) => ({ ...p, 'x-padding': 'p'.repeat(Number(v.memo.get('max_message_bytes'))) }))(m),
       ),
+  ],
+  [
+    'TAP-LIM-040:pre-handshake-limit-until-go',
+    'between the ack and go the agent still reads under the pre-handshake limit: a handshake.ready above the final max_message_bytes is taken',
+    () => ({
+      frameLimit: (n, v) => (v.established ? n : Math.max(n, 65_536)),
+      in: (m, v) => {
+        const final = Number(v.memo.get('max_message_bytes'));
+        if (m.type !== 'handshake.ready' || v.established || !(Buffer.byteLength(JSON.stringify(m)) > final)) return undefined;
+        // The agent would measure the frame against the final limit: the layer hands it the ready without its padding.
+        const params = Object.fromEntries(Object.entries(m.payload?.params ?? {}).filter(([k]) => !k.startsWith('x-')));
+        return payload({ params })(m);
+      },
+    }),
   ],
   [
     'TAP-LIM-041:ack-over-card-limit',

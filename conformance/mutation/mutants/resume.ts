@@ -1,7 +1,7 @@
 /** Mutants that break the rules of spec/1.0/resume.md (spec: resume). */
 import { type Msg, STREAM } from '../layer.ts';
 import { envelope, errorOf, inn, join, out, payload, refuse } from '../operators.ts';
-import { completedInstead, forgetDuplicates, type Row, wrongCode } from '../rows.ts';
+import { completedInstead, fakeSnapshot, forgetDuplicates, type Row, wrongCode } from '../rows.ts';
 
 export const rows: Row[] = [
   [
@@ -58,6 +58,11 @@ export const rows: Row[] = [
         errorOf('RESUME_UNAVAILABLE'),
         payload((p) => ({ ...p, details: {} })),
       ),
+  ],
+  [
+    'TAP-RES-004:snapshot-instead-of-unavailable',
+    'a resume behind the retained window is answered with a snapshot instead of RESUME_UNAVAILABLE',
+    () => out(errorOf('RESUME_UNAVAILABLE'), (m, v) => fakeSnapshot(v, v.answers(m) ?? m, 'completed')),
   ],
   [
     'TAP-RES-005:replay-restamped',

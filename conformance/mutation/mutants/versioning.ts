@@ -1,4 +1,5 @@
 /** Mutants that break the rules of spec/1.0/versioning.md (spec: versioning). */
+import type { Msg } from '../layer.ts';
 import { both, envelope, errorOf, is, out, payload, refuse } from '../operators.ts';
 import { type Row, wrongCode } from '../rows.ts';
 
@@ -47,6 +48,19 @@ export const rows: Row[] = [
     'TAP-VER-040:stray-minor-fatal',
     'a message in another minor version after the ack gets a fatal UNSUPPORTED_VERSION',
     () => out((m, v) => errorOf('UNSUPPORTED_VERSION')(m, v) && v.established && m.payload?.fatal !== true, payload({ fatal: true })),
+  ],
+  [
+    'TAP-VER-042:major-not-fatal',
+    'a message in another major version gets UNSUPPORTED_VERSION not marked fatal, and the session goes on',
+    () => {
+      const otherMajor = (m: Msg | undefined) => /^tap\/(?!1\.)\d+\.\d+$/.test(String(m?.protocol));
+      return {
+        out: (m, v) => (errorOf('UNSUPPORTED_VERSION')(m, v) && otherMajor(v.answers(m)) ? payload({ fatal: false })(m) : undefined),
+        close: async (info, _v, close) => {
+          if (info?.reason !== 'UNSUPPORTED_VERSION') await close();
+        },
+      };
+    },
   ],
   [
     'TAP-VER-041:unprefixed-details',
