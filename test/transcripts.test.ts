@@ -239,6 +239,10 @@ describe('fixtures/transcripts of TAP 1.1: what each one shows', () => {
     const listed = [first!, second!].flatMap((p) => (p.payload.tasks as Msg[]).map((t) => t.task_id));
     expect(listed).toEqual(created);
     expect((filtered!.payload.tasks as Msg[]).map((t) => [t.task_id, t.state])).toEqual([['sleep-1', 'running']]);
+    // The capability's own failure (spec: errors#capability-failed): failed, CAPABILITY_FAILED, not retryable, and listed so.
+    const failed = all.find((m) => m.type === 'task.result' && m.payload.status === 'failed')!;
+    expect(failed.payload.error).toMatchObject({ code: 'CAPABILITY_FAILED', retryable: false });
+    expect((first!.payload.tasks as Msg[]).find((t) => t.task_id === failed.task_id)?.state).toBe('failed');
   });
 
   it('extension-required: a required extension the agent lacks → EXTENSION_REQUIRED, not fatal, naming it; then a session with none (spec: handshake#negotiated-extensions)', () => {
