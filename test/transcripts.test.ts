@@ -158,3 +158,113 @@ describe('fixtures/transcripts: what each one shows', () => {
     expect(agent.find((m) => m.type === 'task.result' && m.task_id === 'sleep-1')!.payload).toEqual({ status: 'cancelled' });
   });
 });
+
+describe('fixtures/transcripts of TAP 1.1: what each one shows', () => {
+  const V11 = ['quiet-task', 'input-required', 'task-listing', 'extension-required', 'trace-context'];
+
+  it.each(V11)('%s: offers ["1.1","1.0"], negotiates 1.1, and speaks tap/1.1 from the ack on (spec: versioning#tap-1-1)', (name) => {
+    const all = msgs(name).map((x) => x.m);
+    expect(all[0]!.payload.versions).toEqual(['1.1', '1.0']);
+    const ack = all.findIndex((m) => m.type === 'handshake.ack');
+    expect(all[ack]!.payload.version).toBe('1.1');
+    for (const m of all.slice(ack)) expect(m.protocol, `${m.message_id} ${m.type}`).toBe('tap/1.1');
+  });
+
+  it('quiet-task: no acceptance and no event, the first message at sequence 2, a snapshot before it at last_sequence 1 (TAP-QUIET-101, 103)', () => {
+    const all = msgs('quiet-task');
+    const quiet = all.filter((x) => x.dir === 'requester->agent' && x.m.type === 'task.request' && x.m.payload.quiet === true);
+    const ids = new Set(quiet.map((x) => x.m.task_id as string));
+    expect(ids.size).toBe(3);
+    const agent = fromAgent('quiet-task');
+    for (const id of ids) {
+      const stream = agent.filter((m) => m.task_id === id && typeof m.sequence === 'number');
+      expect(stream.map((m) => m.type)).toContain('task.result');
+      expect(stream.some((m) => m.type === 'task.accepted' || m.type === 'task.event')).toBe(false);
+      expect(stream[0]!.sequence).toBe(2);
+    }
+    // No direct reply answers a quiet request that creates its task.
+    for (const x of quiet) expect(agent.some((m) => m.reply_to === x.m.message_id)).toBe(false);
+    const early = agent.find((m) => m.type === 'task.snapshot' && m.payload.state === 'running')!;
+    expect(early.payload.last_sequence).toBe(1);
+  });
+
+  it('quiet-task: a duplicate of a quiet request re-sends the result byte for byte (TAP-QUIET-104)', () => {
+    const lines = byName.get('quiet-task')!;
+    const texts = lines.flatMap((l) =>
+      l.dir === 'agent->requester' && l.message.type === 'task.result' ? [JSON.stringify(l.message)] : [],
+    );
+    expect(texts.length).toBe(4);
+    expect(new Set(texts).size).toBe(3);
+    const requests = lines.flatMap((l) =>
+      l.dir === 'requester->agent' && l.message.type === 'task.request' ? [l.message.message_id] : [],
+    );
+    expect(requests.length - new Set(requests).size).toBe(1);
+  });
+
+  it('input-required: input_required then input.request; a wrong answer → INVALID_ANSWER; the right one → snapshot, running, completed (spec: tasks#input-required)', () => {
+    const all = msgs('input-required').map((x) => x.m);
+    const kinds = all.map((m) => (m.type === 'task.event' ? `state:${m.payload.state}` : m.type));
+    const at = (k: string, from = 0) => kinds.indexOf(k, from);
+    expect(at('state:input_required')).toBeLessThan(at('input.request'));
+    const request = all[at('input.request')]!;
+    const answers = all.filter((m) => m.type === 'input.response');
+    expect(answers.map((m) => m.payload.request_id)).toEqual([request.payload.request_id, request.payload.request_id]);
+    const replyTo = (m: Msg) => all.find((r) => r.reply_to === m.message_id)!;
+    expect(replyTo(answers[0]!).type).toBe('error');
+    expect(replyTo(answers[0]!).payload.code).toBe('INVALID_ANSWER');
+    expect(replyTo(answers[0]!).payload.details).toHaveProperty('issues');
+    const snapshot = replyTo(answers[1]!);
+    expect(snapshot.type).toBe('task.snapshot');
+    expect(snapshot.payload.state).toBe('input_required');
+    expect(all.indexOf(snapshot)).toBeLessThan(at('state:running', all.indexOf(snapshot)));
+    const result = all.find((m) => m.type === 'task.result')!;
+    expect(result.payload).toEqual({ status: 'completed', output: { answer: answers[1]!.payload.answer } });
+    const status = all.find((m) => m.type === 'task.snapshot' && m.reply_to !== answers[1]!.message_id)!;
+    expect(status.payload.input_request).toEqual({
+      request_id: request.payload.request_id,
+      prompt: request.payload.prompt,
+      schema: request.payload.schema,
+    });
+  });
+
+  it('task-listing: two pages through the cursor list every task once, oldest first; a filter lists the running one (spec: tasks#listing)', () => {
+    const all = msgs('task-listing').map((x) => x.m);
+    const created = all.filter((m) => m.type === 'task.request').map((m) => m.task_id);
+    const lists = all.filter((m) => m.type === 'task.list');
+    const page = (req: Msg) => all.find((m) => m.reply_to === req.message_id)!;
+    const [first, second, filtered] = lists.map(page);
+    expect([first, second, filtered].map((p) => p!.type)).toEqual(['task.page', 'task.page', 'task.page']);
+    expect(lists[1]!.payload.cursor).toBe(first!.payload.next_cursor);
+    expect(second!.payload).not.toHaveProperty('next_cursor');
+    const listed = [first!, second!].flatMap((p) => (p.payload.tasks as Msg[]).map((t) => t.task_id));
+    expect(listed).toEqual(created);
+    expect((filtered!.payload.tasks as Msg[]).map((t) => [t.task_id, t.state])).toEqual([['sleep-1', 'running']]);
+    // The capability's own failure (spec: errors#capability-failed): failed, CAPABILITY_FAILED, not retryable, and listed so.
+    const failed = all.find((m) => m.type === 'task.result' && m.payload.status === 'failed')!;
+    expect(failed.payload.error).toMatchObject({ code: 'CAPABILITY_FAILED', retryable: false });
+    expect((first!.payload.tasks as Msg[]).find((t) => t.task_id === failed.task_id)?.state).toBe('failed');
+  });
+
+  it('extension-required: a required extension the agent lacks → EXTENSION_REQUIRED, not fatal, naming it; then a session with none (spec: handshake#negotiated-extensions)', () => {
+    const all = msgs('extension-required').map((x) => x.m);
+    const [init, refusal, retry, ack] = all;
+    const required = ((init!.payload.agent as Msg).extensions as Msg[]).filter((e) => e.required === true).map((e) => e.uri);
+    expect(refusal!.type).toBe('error');
+    expect(refusal!.reply_to).toBe(init!.message_id);
+    expect(refusal!.payload).toMatchObject({ code: 'EXTENSION_REQUIRED', fatal: false, details: { missing: required } });
+    expect(retry!.type).toBe('handshake.init');
+    expect(ack!.type).toBe('handshake.ack');
+    expect(ack!.payload.extensions).toEqual([]);
+  });
+
+  it('trace-context: every message of the task stream carries the request traceparent and tracestate (TAP-TRACE-103, 104)', () => {
+    const all = msgs('trace-context').map((x) => x.m);
+    const request = all.find((m) => m.type === 'task.request')!;
+    const trace = request.metadata as Msg;
+    expect(trace.traceparent).toBe(`00-${trace.trace_id}-${trace.span_id}-01`);
+    const stream = fromAgent('trace-context').filter((m) => m.task_id === request.task_id && typeof m.sequence === 'number');
+    expect(stream.length).toBeGreaterThan(3);
+    for (const m of stream) expect(m.metadata).toEqual(trace);
+    for (const m of all.filter((x) => x.type === 'task.status')) expect(m.metadata).toEqual(trace);
+  });
+});

@@ -6,6 +6,9 @@
  * the agent chooses (message ids, session ids, resume tokens, plan ids) are mapped from the
  * transcript's examples to the live values as they arrive; timestamps and deadlines are ignored.
  * Progress and log events and liveness pings are informational and left out of the comparison.
+ * Of TAP 1.1 the role also holds the negotiated version, the trace context a message carries, the
+ * tasks a page lists, and, for a quiet task, whose stream has no informational events, the
+ * sequence numbers themselves (spec: tasks#quiet-tasks).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -36,10 +39,11 @@ function informational(m: Msg): boolean {
   return m.type === 'task.event' && (m.payload?.kind === 'progress' || m.payload?.kind === 'log');
 }
 
-/** The role of an agent message: what a replay must reproduce. */
-function role(m: Msg, ids: Map<string, string>): Msg {
+/** The role of an agent message: what a replay must reproduce; `quiet` names the quiet tasks. */
+function role(m: Msg, ids: Map<string, string>, quiet: ReadonlySet<string>): Msg {
   const p = m.payload ?? {};
   const code = p.code ?? p.error?.code;
+  const isQuiet = typeof m.task_id === 'string' && quiet.has(m.task_id);
   const out: Msg = {
     type: m.type,
     reply_to: m.reply_to === undefined ? undefined : (ids.get(m.reply_to) ?? m.reply_to),
@@ -52,6 +56,14 @@ function role(m: Msg, ids: Map<string, string>): Msg {
     resumed: p.resumed,
     approve: p.approve,
     fatal: p.fatal,
+    version: m.type === 'handshake.ack' ? p.version : undefined,
+    missing: p.details?.missing,
+    traceparent: m.metadata?.traceparent,
+    tracestate: m.metadata?.tracestate,
+    listed: m.type === 'task.page' ? p.tasks?.map((t: Msg) => `${t.task_id} ${t.state}`) : undefined,
+    more: m.type === 'task.page' ? typeof p.next_cursor === 'string' : undefined,
+    sequence: isQuiet ? m.sequence : undefined,
+    last_sequence: isQuiet ? p.last_sequence : undefined,
   };
   for (const k of Object.keys(out)) if (out[k] === undefined) delete out[k];
   return out;
@@ -76,6 +88,8 @@ function learn(expected: Msg, actual: Msg, map: Map<string, string>): void {
     [expected.payload?.resume_token, actual.payload?.resume_token],
     [expected.payload?.plan?.plan_id, actual.payload?.plan?.plan_id],
     [expected.payload?.plan?.revision_of, actual.payload?.plan?.revision_of],
+    [expected.payload?.next_cursor, actual.payload?.next_cursor],
+    [expected.payload?.request_id, actual.payload?.request_id],
   ];
   for (const [e, a] of pairs) if (typeof e === 'string' && typeof a === 'string') map.set(e, a);
 }
@@ -92,7 +106,7 @@ function referenceAgent(): Agent {
   });
 }
 
-async function replay(name: string): Promise<{ expected: Msg[]; actual: Msg[]; all: Msg[] }> {
+async function replay(name: string): Promise<{ expected: Msg[]; actual: Msg[]; all: Msg[]; quiet: ReadonlySet<string> }> {
   const lines = load(name);
   const agent = referenceAgent();
   const peers: TestPeer[] = [];
@@ -104,6 +118,9 @@ async function replay(name: string): Promise<{ expected: Msg[]; actual: Msg[]; a
   const expected: Msg[] = [];
   const liveAll = (): Msg[] => peers.flatMap((p) => p.received);
   const live = (): Msg[] => liveAll().filter((m) => !informational(m));
+  // The tasks requested quiet in a session the transcript shows negotiating 1.1 (spec: tasks#quiet-tasks).
+  const quiet = new Set<string>();
+  let version = '1.0';
   let learned = 0;
   const catchUp = async (): Promise<void> => {
     await peer.until(() => live().length >= expected.length, 3_000).catch(() => {});
@@ -123,11 +140,16 @@ async function replay(name: string): Promise<{ expected: Msg[]; actual: Msg[]; a
       continue;
     }
     if (line.dir === 'agent->requester') {
+      if (line.message.type === 'handshake.ack') version = line.message.payload?.version ?? version;
       if (!informational(line.message)) expected.push(line.message);
       continue;
     }
     await catchUp();
     const msg = line.message;
+    if (msg.type === 'task.request' && msg.payload?.quiet === true && version !== '1.0') {
+      quiet.add(msg.task_id);
+      peer.quietTasks.add(msg.task_id);
+    }
     // Pongs to the agent's pings are sent by the peer itself.
     if (msg.type === 'pong') continue;
     const out = rewrite(msg, map) as Msg;
@@ -144,9 +166,10 @@ async function replay(name: string): Promise<{ expected: Msg[]; actual: Msg[]; a
   for (const p of peers) p.sessionId = p.received.find((m) => m.type === 'handshake.ack')?.payload?.session_id;
   const ids = new Map([...map].map(([k, v]) => [v, k]));
   return {
-    expected: expected.map((m) => role(m, new Map())),
-    actual: live().map((m) => role(m, ids)),
+    expected: expected.map((m) => role(m, new Map(), quiet)),
+    actual: live().map((m) => role(m, ids, quiet)),
     all: liveAll(),
+    quiet,
   };
 }
 
@@ -160,10 +183,10 @@ describe('golden transcripts replay against the reference agent', () => {
   });
   for (const file of files) {
     it(`${file} (spec: conformance#transcripts)`, async () => {
-      const { expected, actual, all } = await replay(file);
+      const { expected, actual, all, quiet } = await replay(file);
       if (process.env.TRANSCRIPT_DEBUG) console.log(file, all.map((m) => `${m.type}/${m.task_id ?? ''}/${m.reply_to ?? ''}`).join('\n'));
       expect(actual).toEqual(expected);
-      expect(checkHistory(all)).toEqual([]);
+      expect(checkHistory(all, undefined, { quiet })).toEqual([]);
     }, 30_000);
   }
 });

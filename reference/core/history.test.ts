@@ -268,6 +268,40 @@ describe('checkTranscript', () => {
     ]);
   });
 
+  describe('quiet requests (spec: tasks#quiet-tasks, messages#requests-and-replies)', () => {
+    const ack = (version: string) => A(msg('handshake.ack', undefined, undefined, { version }, { reply_to: 'c-0' }));
+    const init = R('handshake.init', 'c-0');
+    const quietRequest = (id: string, task_id: string) => {
+      const line = R('task.request', id, { task_id });
+      return { ...line, message: { ...line.message, payload: { capability: 'tap.test.echo', input: 1, quiet: true } } };
+    };
+
+    it('accepts, in a session of 1.1, a quiet request answered by its stream alone, opening at sequence 2', () => {
+      expect(checkTranscript([init, ack('1.1'), quietRequest('c-1', 'q1'), A(result('q1', 2))])).toEqual([]);
+    });
+
+    it('reports a quiet request that got neither a direct reply nor a stream message', () => {
+      const v = checkTranscript([init, ack('1.1'), quietRequest('c-1', 'q1')]);
+      expect(v).toMatchObject([{ index: 2, rule: 'reply' }]);
+      expect(v[0]!.message).toContain('quiet');
+    });
+
+    it('reports an acceptance or an event in a quiet stream', () => {
+      const lines = [init, ack('1.1'), quietRequest('c-1', 'q1'), A({ ...accepted('q1'), reply_to: 'c-1' }), A(result('q1', 2))];
+      expect(rules(checkTranscript(lines))).toContain('quiet');
+    });
+
+    it('reads quiet as nothing in a session of 1.0: the request needs its acceptance (TAP-QUIET-105)', () => {
+      const v = rules(checkTranscript([init, ack('1.0'), quietRequest('c-1', 'q1'), A(result('q1', 2))]));
+      expect(v).toEqual(expect.arrayContaining(['reply', 'sequence-start']));
+    });
+
+    it('wants a direct reply to a quiet request that repeats an existing task under a new message_id', () => {
+      const lines = [init, ack('1.1'), quietRequest('c-1', 'q1'), A(result('q1', 2)), quietRequest('c-2', 'q1')];
+      expect(checkTranscript(lines)).toMatchObject([{ index: 4, rule: 'reply' }]);
+    });
+  });
+
   it('parses NDJSON text, keeping unreadable lines as null', () => {
     expect(parseTranscript('{"dir":"note","text":"a"}\n\nnot json\n')).toEqual([{ dir: 'note', text: 'a' }, null]);
   });

@@ -244,7 +244,9 @@ const FROM = { 'requester->agent': 'requester_to_agent', 'agent->requester': 'ag
 /**
  * Checks a golden transcript: line shapes, directions, the history rules over the agent's
  * messages (the transcript is complete: every task ends), one direct reply per request
- * (spec: messages#replies), and time never going backwards within a stream.
+ * (spec: messages#replies), and time never going backwards within a stream. In a session that
+ * negotiated 1.1 a quiet task.request that creates its task has no direct reply: its task's first
+ * stream message answers it, and its stream is checked as quiet (spec: tasks#quiet-tasks).
  */
 export function checkTranscript(lines: readonly unknown[], tables: StateTable = TABLE): Violation[] {
   const out: Violation[] = [];
@@ -256,6 +258,11 @@ export function checkTranscript(lines: readonly unknown[], tables: StateTable = 
   const seenText = new Set<string>();
   const replies = new Map<string, Set<string>>(); // request key → distinct reply texts
   const lastTime = new Map<string, string>(); // stream key → last timestamp
+  let version = '1.0'; // the version the latest handshake.ack negotiated
+  const requested = new Set<string>(); // task ids of the task.requests seen so far
+  const quiet = new Set<string>(); // tasks requested quiet in a session of 1.1
+  const quietRequests = new Map<string, string>(); // request key → task id, for the quiet requests that create their task
+  const streamed = new Set<string>(); // task ids with at least one sequenced agent message
 
   lines.forEach((line, i) => {
     if (!isObject(line)) return flag(i, 'line', 'a transcript line is a JSON object');
@@ -274,12 +281,22 @@ export function checkTranscript(lines: readonly unknown[], tables: StateTable = 
     if (dir === 'agent->requester') {
       agentIdx.push(i);
       agentMsgs.push(m);
+      if (m.type === 'handshake.ack' && typeof payloadOf(m).version === 'string') version = payloadOf(m).version as string;
+      if (typeof m.sequence === 'number' && typeof m.task_id === 'string') streamed.add(m.task_id);
     }
     const text = JSON.stringify(m);
     const replay = seenText.has(`${dir} ${text}`);
     seenText.add(`${dir} ${text}`);
     const id = typeof m.message_id === 'string' ? m.message_id : '';
     if (!replay && id && !sent.has(`${dir} ${id}`)) sent.set(`${dir} ${id}`, { index: i, dir, type: m.type });
+    if (!replay && dir === 'requester->agent' && m.type === 'task.request' && typeof m.task_id === 'string') {
+      // spec: tasks#quiet-tasks, messages#requests-and-replies; `quiet` means nothing in a session of 1.0.
+      if (payloadOf(m).quiet === true && version !== '1.0') {
+        quiet.add(m.task_id);
+        if (!requested.has(m.task_id) && id) quietRequests.set(`${dir} ${id}`, m.task_id);
+      }
+      requested.add(m.task_id);
+    }
 
     if (typeof m.reply_to === 'string') {
       const req = sent.get(`${other} ${m.reply_to}`);
@@ -307,8 +324,16 @@ export function checkTranscript(lines: readonly unknown[], tables: StateTable = 
 
   for (const [key, req] of sent) {
     const expects = (ENTRIES.get(req.type)?.replies ?? []).length > 0;
-    if (expects && !replies.has(key)) flag(req.index, 'reply', `${req.type} ${key.split(' ')[1]} never got its direct reply`);
+    const quietTask = quietRequests.get(key);
+    if (quietTask !== undefined && !replies.has(key)) {
+      if (!streamed.has(quietTask))
+        flag(
+          req.index,
+          'reply',
+          `the quiet task.request ${key.split(' ')[1]} got neither a direct reply nor a message of its task's stream`,
+        );
+    } else if (expects && !replies.has(key)) flag(req.index, 'reply', `${req.type} ${key.split(' ')[1]} never got its direct reply`);
   }
-  for (const v of checkHistory(agentMsgs, tables, { complete: true })) out.push({ ...v, index: agentIdx[v.index] ?? v.index });
+  for (const v of checkHistory(agentMsgs, tables, { complete: true, quiet })) out.push({ ...v, index: agentIdx[v.index] ?? v.index });
   return out.sort((a, b) => a.index - b.index);
 }
