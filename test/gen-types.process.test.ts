@@ -50,6 +50,9 @@ function invalidSample(): Array<{ path: string; why: string }> {
       };
       if (expect.keyword === 'anyOf' && dir.name === 'task.result') continue;
       if (dir.name === 'envelope' && expect.path === '/target' && expect.keyword === 'pattern') continue;
+      // The W3C forms of the trace context hold in tap/1.1 messages only (an if on protocol; spec:
+      // envelope#trace-context): a rule across members, which the generated classes do not check.
+      if (dir.name === 'envelope' && /^\/metadata\/(traceparent|tracestate|baggage)$/.test(expect.path)) continue;
       out.push({ path: join(INVALID, dir.name, f), why: expect.why });
     }
   }
@@ -264,7 +267,7 @@ describe('TypeScript unions by a member', () => {
     const variants = kinds.map((k) => `TaskEventPayload${k[0]!.toUpperCase()}${k.slice(1)}`);
     expect(text).toContain(`export type TaskEventPayload =\n  ${variants.join(' | ')};`);
     expect(text).toMatch(/export interface TaskEventPayloadLog \{[^}]*kind: 'log';[^}]*\n {2}message: string;/);
-    expect(text).toMatch(/export interface TaskEventPayloadState \{[^}]*kind: 'state';[^}]*\n {2}state: 'running' \| 'cancelling';/);
+    expect(text).toMatch(/export interface TaskEventPayloadState \{[^}]*kind: 'state';[^}]*\n {2}state: 'running' \| 'cancelling' \| 'input_required';/);
   });
 
   it("leaves task.result's payload one object: its rules (a not, an enum in the if) are more than a union by status can say", () => {

@@ -8,8 +8,9 @@ import { createStdioAgentTransport, type StdioAgentOptions } from '../transports
 import type { CloseInfo, Transport } from '../transports/transport.ts';
 import type { NatsListenerOptions } from '../transports/nats/listener.ts';
 import type { TapWebSocketServer, WebSocketServerOptions } from '../transports/websocket.ts';
-import { CONFORMANCE_CAPABILITIES } from './conformance-capabilities.ts';
+import { CONFORMANCE_CAPABILITIES, CONFORMANCE_EXTENSION } from './conformance-capabilities.ts';
 import { conformanceFromEnv, keysFromEnv, mergeKeys, processEnvironment } from './environment.ts';
+import { cardExtensions } from './handshake.ts';
 import { Journal } from './journal.ts';
 import type { AgentOptions } from './options.ts';
 import { compactedRecords, replayJournal, resumeAfterRestart } from './recovery.ts';
@@ -104,16 +105,19 @@ export interface Agent {
 
 /**
  * The options as the environment completes them: the conformance key of TAP_HMAC_* added to the
- * keys (spec: conformance#key-provisioning), and the conformance capabilities added when the agent
- * is started for certification (TAP_CONFORMANCE=1) or `conformance` says so.
+ * keys (spec: conformance#key-provisioning), and the conformance capabilities and extension added
+ * when the agent is started for certification (TAP_CONFORMANCE=1) or `conformance` says so.
  */
 function withEnvironment(options: AgentOptions): AgentOptions {
   if (typeof options !== 'object' || options === null) return options;
   const env = options.env === false ? {} : (options.env ?? processEnvironment());
   const keys = mergeKeys(options.keys ?? [], keysFromEnv(env));
   if (!(options.conformance ?? conformanceFromEnv(env)) || typeof options.capabilities !== 'object') return { ...options, keys };
-  // The ones the caller did not give already (withConformanceCapabilities, or a definition of its own).
-  return { ...options, keys, capabilities: { ...CONFORMANCE_CAPABILITIES, ...options.capabilities } };
+  // The ones the caller did not give already (withConformanceCapabilities, or a definition of its own),
+  // and the conformance extension of 1.1 beside the caller's (spec: conformance#conformance-extension).
+  const given = options.extensions ?? [];
+  const extensions = given.some((e) => e.uri === CONFORMANCE_EXTENSION.uri) ? given : [...given, CONFORMANCE_EXTENSION];
+  return { ...options, keys, extensions, capabilities: { ...CONFORMANCE_CAPABILITIES, ...options.capabilities } };
 }
 
 /** Builds an agent; with `stateDir` it first restores its journal and resumes unfinished tasks. */
@@ -200,8 +204,10 @@ export function createAgent(options: AgentOptions): Agent {
     return { done: conn.done, close: () => conn.close(1000, 'closed by the agent') };
   };
 
+  // The card as a 1.1 ack sends it, with the extensions the agent supports: the one a registry entry holds.
+  const extensions = cardExtensions(rt);
   return {
-    card: rt.card,
+    card: extensions.length ? { ...rt.card, extensions: [...extensions] } : rt.card,
     attach,
     async serveStdio(stdioOptions = {}) {
       holdSignals();

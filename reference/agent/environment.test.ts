@@ -59,6 +59,21 @@ describe('the environment of an agent process (spec: conformance#key-provisionin
     expect(offered(options({ env: false, conformance: true }))).toContain('tap.test.sleep');
   });
 
+  it('offers the conformance extension of 1.1 when started for certification, and only then', async () => {
+    for (const [env, uses] of [
+      [{ TAP_CONFORMANCE: '1' }, ['urn:tap:test:stamp']],
+      [{}, []],
+    ] as const) {
+      const agent = createAgent(options({ env }));
+      const [a, b] = createMemoryPair();
+      agent.attach(a);
+      const client = await connect(b, { agentId: 'example.requester', extensions: [{ uri: 'urn:tap:test:stamp' }] });
+      expect(client.handshake.extensions).toEqual(uses);
+      await client.close();
+      await agent.shutdown();
+    }
+  });
+
   it('merges the environment key with the given keys; one id naming two keys is an error', () => {
     const given = [{ key_id: 'own', key: KEY, peer: 'someone' }];
     expect(mergeKeys(given, keysFromEnv(ENV_KEY)).map((k) => k.key_id)).toEqual(['own', 'conform']);

@@ -34,6 +34,15 @@ export function connectionHandshakeConfig(
 }
 
 /** The handshake machine's configuration for this agent. */
+/** The extensions the agent supports as its card lists them in a 1.1 ack (spec: handshake#negotiated-extensions). */
+export function cardExtensions(rt: Pick<Runtime, 'settings'>): NonNullable<AgentHandshakeConfig['extensions']> {
+  return rt.settings.extensions.map(({ uri, required, description }) => ({
+    uri,
+    ...(required !== undefined ? { required } : {}),
+    ...(description !== undefined ? { description } : {}),
+  }));
+}
+
 export function handshakeConfig(rt: Runtime): AgentHandshakeConfig {
   let config = configs.get(rt);
   if (!config) {
@@ -53,11 +62,7 @@ export function handshakeConfig(rt: Runtime): AgentHandshakeConfig {
       keys: rt.keys.map(),
       requireCredentials: rt.requireCredentials,
       supportedVersions: rt.settings.versions,
-      extensions: rt.settings.extensions.map(({ uri, required, description }) => ({
-        uri,
-        ...(required !== undefined ? { required } : {}),
-        ...(description !== undefined ? { description } : {}),
-      })),
+      extensions: cardExtensions(rt),
       resume: (request) => {
         // spec: resume#reconnect: same principal, same requester, that session's token; and the
         // version the session was opened in (spec: versioning#tap-1-1).

@@ -10,7 +10,7 @@
  * (TAP_WORKSPACE and TAP_AGENT_ID stand in for the first two; TAP_HMAC_* provide a key).
  */
 import { parseArgs } from 'node:util';
-import { createAgent, stderrLogger, withConformanceCapabilities } from '../agent/index.ts';
+import { CONFORMANCE_EXTENSION, createAgent, stderrLogger, withConformanceCapabilities } from '../agent/index.ts';
 import { TapError, anyErrorPayload, errorPayload } from '../core/index.ts';
 import {
   isIdentifier,
@@ -251,6 +251,8 @@ export async function serveWorkspace(o: WorkspaceAgentSetup): Promise<void> {
     agent = createAgent({
       card: card(o.agentId),
       capabilities: withConformanceCapabilities(),
+      // The conformance extension of 1.1, as the reference agent has it (spec: conformance#conformance-extension).
+      extensions: [CONFORMANCE_EXTENSION],
       // Its own signal handling below stops the workspace runner too.
       signals: false,
       shutdownGraceMs: o.graceMs,

@@ -8,6 +8,7 @@
  * string or unknown leaves an expect-error unused, which tsc reports. Compiled against the built
  * dist/ by test/gen-types.process.test.ts and against the installed package by the tarball test.
  */
+import { STREAM_TYPES } from '../../reference/client/types.ts';
 
 /** Where the check imports from: the package's entries and the generated file. */
 export interface TypeWorldImports {
@@ -52,7 +53,7 @@ declare const snapshot: SnapshotPayload;
 declare const genSnapshot: Gen.TaskSnapshotPayload;
 export const snapshots: [Gen.TaskSnapshotPayload, SnapshotPayload] = [snapshot, genSnapshot];
 declare const stream: StreamMessage;
-declare const genStream: Gen.MessageOf<'task.accepted' | 'task.event' | 'plan.submit' | 'task.handoff' | 'task.result'>;
+declare const genStream: Gen.MessageOf<${[...STREAM_TYPES].map((t) => `'${t}'`).join(' | ')}>;
 export const streams: [typeof genStream, StreamMessage] = [stream, genStream];
 type LibEvent = TaskHandle['events'] extends AsyncIterable<infer E> ? E : never;
 declare const event: LibEvent;
@@ -68,7 +69,7 @@ export const cards: [Gen.AgentCard, AgentOptions['card'], Lib.AgentCard] = [card
 export function describe(e: LibEvent['payload'] | Gen.TaskEventPayload): string {
   switch (e.kind) {
     case 'state': {
-      const entered: 'running' | 'cancelling' = e.state;
+      const entered: 'running' | 'cancelling' | 'input_required' = e.state;
       return entered;
     }
     case 'progress':
