@@ -267,7 +267,9 @@ describe('TypeScript unions by a member', () => {
     const variants = kinds.map((k) => `TaskEventPayload${k[0]!.toUpperCase()}${k.slice(1)}`);
     expect(text).toContain(`export type TaskEventPayload =\n  ${variants.join(' | ')};`);
     expect(text).toMatch(/export interface TaskEventPayloadLog \{[^}]*kind: 'log';[^}]*\n {2}message: string;/);
-    expect(text).toMatch(/export interface TaskEventPayloadState \{[^}]*kind: 'state';[^}]*\n {2}state: 'running' \| 'cancelling' \| 'input_required';/);
+    expect(text).toMatch(
+      /export interface TaskEventPayloadState \{[^}]*kind: 'state';[^}]*\n {2}state: 'running' \| 'cancelling' \| 'input_required';/,
+    );
   });
 
   it("leaves task.result's payload one object: its rules (a not, an enum in the if) are more than a union by status can say", () => {
