@@ -69,7 +69,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'an agent in a mesh
   async function serve(agentId: string): Promise<Agent> {
     const agent = createAgent({ card: card(agentId), capabilities: withConformanceCapabilities(), logger: () => {} });
     cleanups.push(() => agent.shutdown());
-    await agent.listenNats({ url: server.url, keepaliveMs: 100 });
+    await agent.listenNats({ url: server.url, keepaliveMs: 1000 });
     return agent;
   }
 
@@ -82,7 +82,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'an agent in a mesh
     expect(first.entry.endpoints).toEqual([{ binding: 'nats', url: `${server.url}/mesh.one` }]);
     expect(first.entry.load).toEqual({ running_tasks: 0, max_concurrent_tasks: 6 });
     expect([first.entry.heartbeat_ms, first.entry.ttl_ms]).toEqual([200, 1000]);
-    const c = await connectNats(first.entry.endpoints[0]!.url, { agentId: 'mesh.requester', nats: { keepaliveMs: 100 } });
+    const c = await connectNats(first.entry.endpoints[0]!.url, { agentId: 'mesh.requester', nats: { keepaliveMs: 1000 } });
     cleanups.push(() => c.close());
     expect(first.entry.card).toEqual(c.handshake.agent);
     // Renewed by heartbeats: later writes, no gap as long as the heartbeat, the same instance throughout.
@@ -104,7 +104,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'an agent in a mesh
   it('moves its load figure as tasks start and end (TAP-REG-006, TAP-REG-019)', async () => {
     const agent = await serve('mesh.load');
     await joinMesh(agent, { url: server.url, heartbeatMs: 1000, ttlMs: 3000 });
-    const c = await connectNats(`${server.url}/mesh.load`, { agentId: 'mesh.requester', nats: { keepaliveMs: 100 } });
+    const c = await connectNats(`${server.url}/mesh.load`, { agentId: 'mesh.requester', nats: { keepaliveMs: 1000 } });
     cleanups.push(() => c.close());
     const tasks = [0, 1, 2].map(() => c.submit('tap.test.sleep', { ms: 600 }));
     const busy = await until(
