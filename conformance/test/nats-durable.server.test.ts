@@ -130,7 +130,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
 
   const durableArgs = (leaseMs = LEASE_MS) => ['--durable', '--lease-ms', String(leaseMs), '--max-deliver', String(MAX_DELIVER)];
 
-  it('certifies tap-reference-agent --nats --durable: every nats-durable case passes', { timeout: 30_000 }, async () => {
+  it('certifies tap-reference-agent --nats --durable: every nats-durable case passes', { timeout: 90_000 }, async () => {
     const s = await server();
     const agent = await reference(s.url, durableArgs());
     const report = await runConformance({ target: agent.url, profiles: ['nats-durable'], timeoutMs: 5000 });
@@ -161,7 +161,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
     expect(run.stderr).toContain('tap-conform: nats-durable.lease.renewal: waited 15 s of about 20 s\n');
   });
 
-  it('leaves nats-durable UNIMPLEMENTED for an agent that serves no durable queue', { timeout: 20_000 }, async () => {
+  it('leaves nats-durable UNIMPLEMENTED for an agent that serves no durable queue', { timeout: 60_000 }, async () => {
     const s = await server();
     const url = await sessionsOnly(s.url, 'tap.sessions-only');
     const report = await runConformance({ target: url, profiles: ['nats-durable'], timeoutMs: 2000 });
@@ -187,7 +187,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
     expect(detail).toContain('left by an agent that is gone');
   });
 
-  it('sets the lease of a restarted agent on the consumers it left, says so, and certifies with it', { timeout: 40_000 }, async () => {
+  it('sets the lease of a restarted agent on the consumers it left, says so, and certifies with it', { timeout: 90_000 }, async () => {
     const s = await server();
     const first = await reference(s.url, durableArgs(LEASE_MS));
     await first.kill('SIGKILL');
@@ -203,7 +203,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
     expect(report.cases.find((c) => c.id === 'nats-durable.lease.renewal')?.detail).toBe('delivered once over 2500 ms');
   });
 
-  it('says that another agent serves the queues (ERROR), never FAILs the agent under test', { timeout: 30_000 }, async () => {
+  it('says that another agent serves the queues (ERROR), never FAILs the agent under test', { timeout: 90_000 }, async () => {
     const s = await server();
     await reference(s.url, durableArgs());
     const url = await sessionsOnly(s.url, 'tap.sessions-only');
@@ -214,7 +214,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
     );
   });
 
-  it('leaves the lease case NOT-TESTED, with the reason, for a lease over the bound', { timeout: 30_000 }, async () => {
+  it('leaves the lease case NOT-TESTED, with the reason, for a lease over the bound', { timeout: 60_000 }, async () => {
     const s = await server();
     const over = LONGEST_LEASE_MS + 1000;
     const agent = await reference(s.url, ['--durable', '--lease-ms', String(over)]);
@@ -298,7 +298,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
   const passedSigned = (id: string): string => (UNSIGNED_STORED.includes(id) ? 'SKIPPED' : 'PASS');
 
   it('certifies tap-reference-agent --durable with a trust file, run with --signing-key: every case passes, the unsigned stored result is skipped', {
-    timeout: 40_000,
+    timeout: 90_000,
   }, async () => {
     const s = await server();
     const k = signing('tap.reference-agent');
@@ -312,7 +312,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
   });
 
   it('says what to pass when the agent takes only signed records and the run has no key: ERROR, never FAIL', {
-    timeout: 40_000,
+    timeout: 90_000,
   }, async () => {
     const s = await server();
     const k = signing('tap.reference-agent');
