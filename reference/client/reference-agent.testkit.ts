@@ -1,6 +1,9 @@
-/** What the client's tests against the reference agent runtime share: its card, and clean-ups run after each test. */
+/** What the client's tests against the reference agent runtime share: its card, clean-ups run after each test, and agents and clients in memory. */
 import { afterEach } from 'vitest';
 import type { AgentCard } from '../../schemas/src/index.ts';
+import { createAgent, withConformanceCapabilities, type Agent, type AgentOptions } from '../agent/index.ts';
+import { createMemoryPair } from '../transports/index.ts';
+import { connect, type ConnectOptions, type WireEntry } from './index.ts';
 
 /** The card of the reference agent runtime the client's tests serve the conformance capabilities with. */
 export const REFERENCE_CARD: AgentCard = {
@@ -18,4 +21,33 @@ export function cleanupsAfterEach(): Array<() => Promise<unknown>> {
     for (const fn of cleanups.splice(0).reverse()) await fn().catch(() => {});
   });
   return cleanups;
+}
+
+/**
+ * Reference agents and in-memory clients for one test file, each closed after its test:
+ * `agentWith` builds an agent with the conformance capabilities (and `defaults`), `overMemory`
+ * connects a client to it and records the wire.
+ */
+export function inMemory(defaults: Partial<AgentOptions> = {}) {
+  const cleanups = cleanupsAfterEach();
+  function agentWith(options: Partial<AgentOptions> = {}): Agent {
+    const agent = createAgent({
+      card: REFERENCE_CARD,
+      capabilities: withConformanceCapabilities(),
+      logger: () => {},
+      ...defaults,
+      ...options,
+    });
+    cleanups.push(() => agent.shutdown());
+    return agent;
+  }
+  async function overMemory(agent: Agent, options: Partial<ConnectOptions> = {}) {
+    const [a, b] = createMemoryPair();
+    agent.attach(b);
+    const wire: WireEntry[] = [];
+    const client = await connect(a, { agentId: 'test-requester', trace: (e) => wire.push(e), ...options });
+    cleanups.push(() => client.close());
+    return { client, wire };
+  }
+  return { cleanups, agentWith, overMemory };
 }

@@ -2,30 +2,15 @@
  * The client against the reference agent runtime, over the in-memory pair and over WebSocket.
  */
 import { describe, expect, it } from 'vitest';
-import { createAgent, withConformanceCapabilities, type Agent, type AgentOptions } from '../agent/index.ts';
+import type { Agent } from '../agent/index.ts';
 import { checkHistory } from '../core/history.ts';
-import { createMemoryPair, createWebSocketServer, type TapWebSocketServer, type WebSocketTransport } from '../transports/index.ts';
-import { connect, connectWs, type ConnectOptions, type StreamMessage, type TapClient, type WireEntry } from './index.ts';
-import { cleanupsAfterEach, REFERENCE_CARD } from './reference-agent.testkit.ts';
+import { createWebSocketServer, type TapWebSocketServer, type WebSocketTransport } from '../transports/index.ts';
+import { connectWs, type ConnectOptions, type StreamMessage, type TapClient, type WireEntry } from './index.ts';
+import { inMemory, REFERENCE_CARD } from './reference-agent.testkit.ts';
 
 const card = REFERENCE_CARD;
 
-const cleanups = cleanupsAfterEach();
-
-function agentWith(options: Partial<AgentOptions> = {}): Agent {
-  const agent = createAgent({ card, capabilities: withConformanceCapabilities(), logger: () => {}, ...options });
-  cleanups.push(() => agent.shutdown());
-  return agent;
-}
-
-async function overMemory(agent: Agent, options: Partial<ConnectOptions> = {}) {
-  const [a, b] = createMemoryPair();
-  agent.attach(b);
-  const wire: WireEntry[] = [];
-  const client = await connect(a, { agentId: 'test-requester', trace: (e) => wire.push(e), ...options });
-  cleanups.push(() => client.close());
-  return { client, wire };
-}
+const { cleanups, agentWith, overMemory } = inMemory();
 
 const inbound = (wire: WireEntry[]) => wire.filter((e) => e.dir === 'in').map((e) => JSON.parse(e.text) as Record<string, unknown>);
 const outbound = (wire: WireEntry[]) => wire.filter((e) => e.dir === 'out').map((e) => JSON.parse(e.text) as Record<string, unknown>);

@@ -3,38 +3,22 @@
  * 1.1 and of 1.0 (spec: handshake#negotiated-extensions, envelope#trace-context, versioning#tap-1-1).
  */
 import { describe, expect, it } from 'vitest';
-import { CONFORMANCE_EXTENSION, createAgent, withConformanceCapabilities, type Agent, type AgentOptions } from '../agent/index.ts';
+import { CONFORMANCE_EXTENSION, withConformanceCapabilities, type Agent } from '../agent/index.ts';
 import { childTraceContext, parseTraceparent } from '../core/index.ts';
 import { randomBytes } from '../crypto.ts';
-import { createMemoryPair } from '../transports/index.ts';
-import { connect, type ConnectOptions, type WireEntry } from './index.ts';
-import { cleanupsAfterEach, REFERENCE_CARD } from './reference-agent.testkit.ts';
+import type { ConnectOptions } from './index.ts';
+import { inMemory } from './reference-agent.testkit.ts';
 
-const card = REFERENCE_CARD;
 const STAMP = CONFORMANCE_EXTENSION.uri;
 const TP = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 const random = randomBytes;
 
-const cleanups = cleanupsAfterEach();
+const memory = inMemory({ extensions: [CONFORMANCE_EXTENSION] });
+const { agentWith } = memory;
 
-function agentWith(options: Partial<AgentOptions> = {}): Agent {
-  const agent = createAgent({
-    card,
-    capabilities: withConformanceCapabilities(),
-    extensions: [CONFORMANCE_EXTENSION],
-    logger: () => {},
-    ...options,
-  });
-  cleanups.push(() => agent.shutdown());
-  return agent;
-}
-
+/** A client in memory whose wire reads as messages, by direction. */
 async function overMemory(agent: Agent, options: Partial<ConnectOptions> = {}) {
-  const [a, b] = createMemoryPair();
-  agent.attach(b);
-  const wire: WireEntry[] = [];
-  const client = await connect(a, { agentId: 'test-requester', trace: (e) => wire.push(e), ...options });
-  cleanups.push(() => client.close());
+  const { client, wire } = await memory.overMemory(agent, options);
   const messages = (dir: 'in' | 'out') =>
     wire
       .filter((e) => e.dir === dir)
