@@ -13,10 +13,12 @@ import { parseArgs } from 'node:util';
 import { exportJWK, generateKeyPair } from 'jose';
 import { b64u, newKey } from '../conformance/mac.ts';
 import { HARNESS_SIGNED_ID } from '../conformance/options.ts';
+import { missingSpecSite } from '../conformance/report/links.ts';
 import { makeCertificates } from '../test/certificates.testkit.ts';
 import { lacks } from '../test/system-tools.testkit.ts';
 import { RUNS } from './certify-judge.ts';
 import { startListening } from './listening-agent.ts';
+import { buildSite } from './site/build.ts';
 
 const root = new URL('..', import.meta.url).pathname;
 const QUIET_MS = 10_000;
@@ -156,6 +158,11 @@ async function main(): Promise<number> {
   mkdirSync(reports, { recursive: true });
   const extra = positionals;
   const started = Date.now();
+  // The reports link into the spec site the package ships; a clone builds it once, before the first run.
+  if (!values.package && missingSpecSite()) {
+    const site = await buildSite();
+    console.log(`certify: built the spec site the reports link to (${site.pages.length} pages in ${relative(process.cwd(), site.out)})`);
+  }
 
   const scratch = mkdtempSync(join(tmpdir(), 'tap-certify-'));
   // The security profile (spec: security) runs in runs of its own, with the authorization profile:
