@@ -98,7 +98,10 @@ export async function unmetNeed(c: Case, env: RunEnv): Promise<Outcome | null> {
     );
   if (n.agentPid && env.registry?.agentPid === undefined)
     return skipped('the suite may not stop the agent: pass --agent-pid with the process id of the agent (it receives SIGTERM)');
-  if (n.restart && env.probe.card?.durability !== 'restart') return unimplemented('the agent card does not declare durability "restart"');
+  if (n.restart && env.probe.card?.durability !== 'restart')
+    return unimplemented(
+      'the agent card does not declare durability "restart" (an agent that keeps its tasks in a state folder gets one per case with tap-conform -- <command> --state-dir {state})',
+    );
   // The integrity profile applies to an agent given a key, which it must hold (spec: conformance#key-provisioning).
   if (n.integrity && !env.key)
     return unimplemented(

@@ -77,7 +77,7 @@ export interface Report {
   summary: Record<Verdict, number> & { total: number };
   profiles: Record<string, ProfileVerdict>;
   /**
-   * The level reached: "TAP 1.0 Certified over stdio — plans not offered; WebSocket not tested",
+   * The level reached: "TAP 1.1 Certified over stdio — plans not offered; WebSocket not tested; NATS not tested",
    * "TAP 1.0 Certified, non-strict, over …", "Not certified", or, for a run that left cases out,
    * "Partial run: N of M cases — not a certification".
    */
@@ -169,7 +169,7 @@ export interface ReportInput {
   filters?: { profiles: readonly string[]; level: LevelTarget; only: readonly string[]; skip?: readonly string[] };
   /** The bindings of the run's targets, when more than `transport` (a combined run). */
   bindings?: readonly string[];
-  /** Every binding the suite knows for this kind of agent (default stdio and websocket). */
+  /** Every binding the suite knows for this kind of agent (default stdio, websocket and nats: the bindings one command line can name). */
   allBindings?: readonly string[];
   /** Why the run stopped early, if it did: it then certifies nothing and is not called partial. */
   stopped?: string;
@@ -256,7 +256,7 @@ export function buildReport(i: ReportInput): Report {
   // some are NON-STRICT and none is worse. Only the whole suite certifies, and a stopped run never.
   const certified = clean && !partial && i.stopped === undefined;
   const strict = certified && i.levelTarget !== 'must' && !cases.some((c) => blocksStrict(c) && !amended(c));
-  const untested = (i.allBindings ?? ['stdio', 'websocket']).filter((b) => !bindings.includes(b));
+  const untested = (i.allBindings ?? ['stdio', 'websocket', 'nats']).filter((b) => !bindings.includes(b));
   const gaps = certified ? notCovered(profiles, cases, untested) : [];
   const failedErrata = [...new Set(firstTextOnly.flatMap((c) => (c.errata ?? []).map((e) => e.id)))];
   if (certified && failedErrata.length > 0)

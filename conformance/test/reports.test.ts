@@ -159,7 +159,7 @@ describe('the report model (spec: conformance#verdicts)', () => {
     });
     expect(ok.certified).toBe(true);
     expect(ok.strict).toBe(false);
-    expect(ok.level).toBe('TAP 1.0 Certified, non-strict, over stdio — WebSocket not tested');
+    expect(ok.level).toBe('TAP 1.0 Certified, non-strict, over stdio — WebSocket not tested; NATS not tested');
   });
 });
 
@@ -221,8 +221,8 @@ describe('certification cannot mislead (spec: conformance#verdicts)', () => {
     });
     expect(whole.partial).toBe(false);
     expect(whole.certified).toBe(true);
-    expect(whole.level).toBe('TAP 1.0 Certified over stdio — plans not offered; WebSocket not tested');
-    expect(whole.not_covered).toEqual(['plans not offered', 'WebSocket not tested']);
+    expect(whole.level).toBe('TAP 1.0 Certified over stdio — plans not offered; WebSocket not tested; NATS not tested');
+    expect(whole.not_covered).toEqual(['plans not offered', 'WebSocket not tested', 'NATS not tested']);
     expect(renderBadge(whole)).toContain('>certified<');
   });
 
@@ -236,12 +236,12 @@ describe('certification cannot mislead (spec: conformance#verdicts)', () => {
       results: [result('core.one', 'PASS'), result('tasks.one', 'PASS', 'MUST', 'tasks'), restart],
       suiteCases: 3,
     });
-    expect(r.not_covered).toEqual(['1 case UNIMPLEMENTED (the agent card does not declare durability "restart")', 'WebSocket not tested']);
+    expect(r.not_covered).toEqual(['1 case UNIMPLEMENTED (the agent card does not declare durability "restart")', 'WebSocket not tested', 'NATS not tested']);
   });
 
   it('a combined run over both bindings certifies over both', () => {
     const both = buildReport({ ...base, results: [result('core.one', 'PASS')], suiteCases: 1, bindings: ['stdio', 'websocket'] });
-    expect(both.level).toBe('TAP 1.0 Certified over stdio and WebSocket');
+    expect(both.level).toBe('TAP 1.0 Certified over stdio and WebSocket — NATS not tested');
   });
 
   it('a failing partial run is partial too, and the badge says partial', () => {
