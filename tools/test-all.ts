@@ -256,6 +256,21 @@ export const FAST: Stage[] = [
   [vitest('vitest: the fast tier (units and the in-memory conformance run)', ['--project', 'fast']), statics],
 ];
 
+/**
+ * The CPU seconds spent so far by this process and by the processes it has waited for (all of the
+ * run's steps, which reap their own), from /proc/self/stat; undefined where there is no /proc.
+ * Two cores give 720 of them in the 6 minutes `npm test` may take (ARCHITECTURE.md, "Test tiers").
+ */
+function cpuSeconds(): number | undefined {
+  try {
+    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
+    // utime, stime, cutime, cstime are fields 14 to 17 of stat(5), in clock ticks of 1/100 s.
+    return fields.slice(11, 15).reduce((sum, f) => sum + Number(f), 0) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
 async function main(): Promise<number> {
   const { values } = parseArgs({ options: { skip: { type: 'string', multiple: true, default: [] }, fast: { type: 'boolean' } } });
   const skip = new Set(values.skip);
@@ -303,7 +318,10 @@ async function main(): Promise<number> {
   } finally {
     for (const inst of [installed, withPeers]) if (inst) rmSync(inst.dir, { recursive: true, force: true });
   }
-  console.log(`\n${lines.join('\n')}\nin ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  const cpu = cpuSeconds();
+  console.log(
+    `\n${lines.join('\n')}\nin ${((Date.now() - started) / 1000).toFixed(0)} s${cpu === undefined ? '' : `, ${cpu.toFixed(0)} s of CPU`}`,
+  );
   console.log(summaryLine(passed, failed, skipped));
   return failed === 0 ? 0 : 1;
 }
