@@ -107,6 +107,9 @@ const EXTRA_LABELS: Record<string, [string, string]> = {
   p99_us: ['p99', 'µs'],
   case_median_ms: ['median case', 'ms'],
   case_max_ms: ['slowest case', 'ms'],
+  cpu_requester_us: ['requester CPU', 'µs/task'],
+  cpu_agent_us: ['agent CPU', 'µs/task'],
+  cpu_both_us: ['CPU of both sides (one process)', 'µs/task'],
 };
 
 /** A number with thousands separators and sensible precision. */

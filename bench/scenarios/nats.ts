@@ -10,13 +10,14 @@ import { connect as natsConnect, type NatsConnection } from '@nats-io/transport-
 import { AckPolicy, jetstream, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import { natsServerInstalled, startNatsServer, type NatsServer } from '../../reference/transports/nats/nats-server.testkit.ts';
 import { delay, spawnScript, type LineChild } from '../lib/children.ts';
+import { type CpuPerTask, measuringCpu } from '../lib/cpu.ts';
 import { inflight, sequential, warmUp, type Call } from '../lib/measure.ts';
 import type { Budget } from '../lib/options.ts';
 import { peer } from '../lib/paths.ts';
 import { compare, missingBaseline, notRun, type Row } from '../lib/report.ts';
 import { spread } from '../lib/stats.ts';
 import { echoInput, tapConnect } from '../lib/systems.ts';
-import { oneLine } from './roundtrip.ts';
+import { cpuExtra, oneLine } from './roundtrip.ts';
 
 const SCENARIO = '7. NATS binding';
 const DEPTH = 64;
@@ -42,6 +43,8 @@ interface EchoSystem {
   id: 'tap' | 'bare';
   name: string;
   call: Call;
+  /** The child that answers (the agent or the echo), whose CPU is read per task. */
+  pid?: number;
   close(): Promise<void>;
 }
 
@@ -55,6 +58,7 @@ async function tapOverNats(server: NatsServer): Promise<EchoSystem> {
     return {
       id: 'tap',
       name: 'TAP over NATS (reference client + reference agent)',
+      pid: agent.child.pid,
       async call(i) {
         const result = await client.submit('tap.test.echo', echoInput(i)).result;
         if (result.status !== 'completed') throw new Error(`tap.test.echo ended ${result.status}: ${JSON.stringify(result.error)}`);
@@ -78,6 +82,7 @@ async function bareEcho(server: NatsServer): Promise<EchoSystem> {
   return {
     id: 'bare',
     name: 'bare NATS request/reply echo (floor)',
+    pid: echo.child.pid,
     async call(i) {
       const reply = await nc.request('bench.echo', JSON.stringify({ id: i, payload: echoInput(i) }), { timeout: 10_000 });
       if ((JSON.parse(reply.string()) as { id: number }).id !== i) throw new Error('the echo answered another request');
@@ -109,12 +114,20 @@ async function roundtrips(budget: Budget, server: NatsServer, log: (line: string
   }
   const seq = new Map<string, { rate: number[]; p50: number[]; p99: number[] }>();
   const fly = new Map<string, number[]>();
+  const seqCpu = new Map<string, CpuPerTask[]>();
+  const flyCpu = new Map<string, CpuPerTask[]>();
+  const keepCpu = (into: Map<string, CpuPerTask[]>, id: string, cpu: CpuPerTask): void => {
+    into.set(id, [...(into.get(id) ?? []), cpu]);
+  };
   try {
     for (let rep = 0; rep < budget.reps; rep++) {
       const order = rep % 2 === 0 ? live : [...live].reverse();
       for (const s of order) {
-        const r = await sequential(s.call, budget.sequentialCalls, budget.repMs).catch((err) => void failed.set(s.id, oneLine(err)));
+        const r = await measuringCpu(s.pid, () => sequential(s.call, budget.sequentialCalls, budget.repMs)).catch(
+          (err) => void failed.set(s.id, oneLine(err)),
+        );
         if (!r) continue;
+        keepCpu(seqCpu, s.id, r.cpu);
         const e = seq.get(s.id) ?? { rate: [], p50: [], p99: [] };
         e.rate.push(r.rate);
         e.p50.push(r.p50_us);
@@ -122,8 +135,12 @@ async function roundtrips(budget: Budget, server: NatsServer, log: (line: string
         seq.set(s.id, e);
       }
       for (const s of order) {
-        const r = await inflight(s.call, budget.inflightCalls, DEPTH, budget.repMs).catch((err) => void failed.set(s.id, oneLine(err)));
-        if (r) fly.set(s.id, [...(fly.get(s.id) ?? []), r.rate]);
+        const r = await measuringCpu(s.pid, () => inflight(s.call, budget.inflightCalls, DEPTH, budget.repMs)).catch(
+          (err) => void failed.set(s.id, oneLine(err)),
+        );
+        if (!r) continue;
+        keepCpu(flyCpu, s.id, r.cpu);
+        fly.set(s.id, [...(fly.get(s.id) ?? []), r.rate]);
       }
       log(
         `  repetition ${rep + 1}/${budget.reps}: ${live.map((s) => `${s.id} ${Math.round(seq.get(s.id)?.rate.at(-1) ?? NaN)}/${Math.round(fly.get(s.id)?.at(-1) ?? NaN)}`).join(', ')}`,
@@ -147,11 +164,17 @@ async function roundtrips(budget: Budget, server: NatsServer, log: (line: string
   return [
     rowOf(seqBase, (id) => {
       const e = seq.get(id);
-      return e ? { name: names[id as 'tap'], value: spread(e.rate), extra: { p50_us: spread(e.p50), p99_us: spread(e.p99) } } : null;
+      return e
+        ? {
+            name: names[id as 'tap'],
+            value: spread(e.rate),
+            extra: { p50_us: spread(e.p50), p99_us: spread(e.p99), ...cpuExtra(seqCpu.get(id)) },
+          }
+        : null;
     }),
     rowOf(flyBase, (id) => {
       const e = fly.get(id);
-      return e ? { name: names[id as 'tap'], value: spread(e) } : null;
+      return e ? { name: names[id as 'tap'], value: spread(e), extra: cpuExtra(flyCpu.get(id)) } : null;
     }),
   ];
 }

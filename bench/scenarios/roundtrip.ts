@@ -9,9 +9,10 @@
  * the four-message task (spec: tasks#quiet-tasks).
  */
 import type { Budget } from '../lib/options.ts';
+import { type CpuPerTask, measuringCpu } from '../lib/cpu.ts';
 import { inflight, sequential, warmUp } from '../lib/measure.ts';
 import { compare, missingBaseline, notRun, ratioRange, type Baseline, type Figure, type Row, type Target } from '../lib/report.ts';
-import { spread } from '../lib/stats.ts';
+import { spread, type Spread } from '../lib/stats.ts';
 import * as peerSystems from '../lib/peer-systems.ts';
 import * as systems from '../lib/systems.ts';
 import type { System, TransportKind } from '../lib/systems.ts';
@@ -130,11 +131,18 @@ async function overTransport(kind: TransportKind, budget: Budget, log: (line: st
   }
   const seq = new Map<string, { rate: number[]; p50: number[]; p99: number[] }>();
   const fly = new Map<string, number[]>();
+  // CPU µs per task of each system's repetitions, sequential and in flight (requester, agent).
+  const seqCpu = new Map<string, CpuPerTask[]>();
+  const flyCpu = new Map<string, CpuPerTask[]>();
+  const keepCpu = (into: Map<string, CpuPerTask[]>, id: string, cpu: CpuPerTask): void => {
+    into.set(id, [...(into.get(id) ?? []), cpu]);
+  };
   try {
     for (let rep = 0; rep < budget.reps; rep++) {
       for (const { c, s } of rotate(live, rep)) {
         try {
-          const r = await sequential(s.call, budget.sequentialCalls, budget.repMs);
+          const r = await measuringCpu(s.pid, () => sequential(s.call, budget.sequentialCalls, budget.repMs));
+          keepCpu(seqCpu, c.id, r.cpu);
           const e = seq.get(c.id) ?? { rate: [], p50: [], p99: [] };
           e.rate.push(r.rate);
           e.p50.push(r.p50_us);
@@ -147,7 +155,8 @@ async function overTransport(kind: TransportKind, budget: Budget, log: (line: st
       for (const { c, s } of rotate(live, rep)) {
         if (failed.has(c.id)) continue;
         try {
-          const r = await inflight(s.call, budget.inflightCalls, DEPTH, budget.repMs);
+          const r = await measuringCpu(s.pid, () => inflight(s.call, budget.inflightCalls, DEPTH, budget.repMs));
+          keepCpu(flyCpu, c.id, r.cpu);
           fly.set(c.id, [...(fly.get(c.id) ?? []), r.rate]);
         } catch (err) {
           failed.set(c.id, oneLine(err));
@@ -164,12 +173,12 @@ async function overTransport(kind: TransportKind, budget: Budget, log: (line: st
   const seqFigure = (c: Candidate): Figure | null => {
     const e = seq.get(c.id);
     if (!e || failed.has(c.id)) return null;
-    return { name: c.name, value: spread(e.rate), extra: { p50_us: spread(e.p50), p99_us: spread(e.p99) } };
+    return { name: c.name, value: spread(e.rate), extra: { p50_us: spread(e.p50), p99_us: spread(e.p99), ...cpuExtra(seqCpu.get(c.id)) } };
   };
   const flyFigure = (c: Candidate): Figure | null => {
     const e = fly.get(c.id);
     if (!e || failed.has(c.id)) return null;
-    return { name: c.name, value: spread(e) };
+    return { name: c.name, value: spread(e), extra: cpuExtra(flyCpu.get(c.id)) };
   };
   const build = (
     base: typeof seqBase,
@@ -282,6 +291,17 @@ async function overTransport(kind: TransportKind, budget: Budget, log: (line: st
     'quiet',
   );
   return [sequentialRow, inflightRow, quietSequential, quietInflight];
+}
+
+/**
+ * CPU µs per task as secondary figures: the requester's and the agent's when the agent is a child;
+ * one figure for both sides when they share this process (no child to read).
+ */
+export function cpuExtra(runs: CpuPerTask[] | undefined): Record<string, Spread> {
+  if (!runs || runs.length === 0) return {};
+  const agent = runs.map((r) => r.agent_cpu_us).filter((v): v is number => v !== undefined);
+  if (agent.length === 0) return { cpu_both_us: spread(runs.map((r) => r.requester_cpu_us)) };
+  return { cpu_requester_us: spread(runs.map((r) => r.requester_cpu_us)), cpu_agent_us: spread(agent) };
 }
 
 /** The list rotated by `n`, so that no system always runs first. */

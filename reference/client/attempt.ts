@@ -26,16 +26,17 @@ export type Ending = { result: ResultPayload; retry: boolean };
 /** Retryable endings that a retry on the same session cannot help. */
 export const ENDINGS_NOT_RETRIED = new Set(['SHUTTING_DOWN', 'SESSION_LOST']);
 
-/** The payload of an attempt's task.request. */
+/** The payload of an attempt's task.request; `quiet` as the session allows it (spec: tasks#quiet-1-0). */
 export function taskRequestPayload(
   capability: string,
   input: unknown,
-  options: { authorization?: Authorization; timeoutMs?: number; quiet?: boolean },
+  options: { authorization?: Authorization; timeoutMs?: number },
+  quiet: boolean,
 ): PayloadOf<'task.request'> {
   const p: PayloadOf<'task.request'> = { capability, input };
   if (options.authorization) p.authorization = options.authorization;
   if (options.timeoutMs !== undefined) p.timeout_ms = options.timeoutMs;
-  if (options.quiet) p.quiet = true;
+  if (quiet) p.quiet = true;
   return p;
 }
 

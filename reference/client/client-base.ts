@@ -11,6 +11,7 @@ import {
   negotiatesExtensions,
   newTraceparent,
   parseKey,
+  pooled,
   replyTypes,
   TRACE_CONTEXT_MEMBERS,
   traceDisagreement,
@@ -79,7 +80,7 @@ export abstract class ClientBase extends Emitter<ClientEvents> implements TaskHo
     this.clock = options.clock ?? systemClock;
     if (options.logger) this.logger = options.logger;
     this.retry = retryPolicy(options.retry);
-    this.random = options.random ?? randomBytes;
+    this.random = options.random ?? pooled(randomBytes);
     this.tasks = new TaskTable(this.random);
     this.pending = new PendingRequests(this.clock, () => this.hs?.params.request_timeout_ms ?? DEFAULT_REQUEST_TIMEOUT_MS);
     const card = options.card ?? defaultCard(options.agentId, options.params?.max_message_bytes);
@@ -119,6 +120,7 @@ export abstract class ClientBase extends Emitter<ClientEvents> implements TaskHo
     const traceId = typeof given?.trace_id === 'string' ? given.trace_id : undefined;
     const spanId = typeof given?.span_id === 'string' ? given.span_id : undefined;
     const traceparent = newTraceparent(this.random, traceId, spanId);
+    if (traceId === undefined && spanId === undefined) return { ...given, traceparent };
     // A trace_id or span_id that cannot be the traceparent's stays alone (spec: envelope#trace-context).
     if (traceDisagreement({ ...given, traceparent })) return given;
     return { ...given, traceparent };

@@ -78,7 +78,8 @@ export class TaskHandle extends FollowedTask {
   private attempt = 0;
   private ending?: { resolve: (e: Ending) => void; reject: (e: Error) => void };
   private readonly policy: RetryPolicy;
-  private readonly decided = new Set<string>();
+  /** The plans this handle has sent a decision on, made at the first decision. */
+  private decided?: Set<string>;
   /** Resolves once a quiet attempt's request is sent: requests about the task may follow it (spec: tasks#quiet-requests). */
   private quietSent?: Promise<void>;
 
@@ -101,7 +102,7 @@ export class TaskHandle extends FollowedTask {
         this.rejectResult = reject;
       }),
     );
-    this.policy = { ...host.retry, ...options.retry };
+    this.policy = options.retry ? { ...host.retry, ...options.retry } : host.retry;
     this.idempotencyKey = options.idempotencyKey ?? host.newIdempotencyKey();
     const metadata = host.taskMetadata(options.metadata);
     this.options = metadata === undefined ? options : { ...options, metadata };
@@ -153,7 +154,7 @@ export class TaskHandle extends FollowedTask {
     const d = typeof decision === 'string' ? { decision } : decision;
     const payload: PayloadOf<'plan.decision'> = { plan_id: planId, decision: d.decision };
     if (d.feedback !== undefined) payload.feedback = d.feedback;
-    this.decided.add(planId);
+    (this.decided ??= new Set()).add(planId);
     const reply = await this.host.request('plan.decision', payload, { task_id: this.taskId });
     return this.snapshotOf(reply);
   }
@@ -210,7 +211,7 @@ export class TaskHandle extends FollowedTask {
       try {
         const request = this.host.request(
           'task.request',
-          taskRequestPayload(this.capability, this.input, { ...this.options, quiet: quietly }),
+          taskRequestPayload(this.capability, this.input, this.options, quietly),
           taskRequestFields(taskId, this.idempotencyKey, this.attempt, this.options),
         );
         if (quietly) this.quietSent = Promise.resolve();
@@ -371,7 +372,7 @@ export class TaskHandle extends FollowedTask {
       self: this,
       taskId: this.taskId,
       host: this.host,
-      settled: (planId) => this.done || (planId !== undefined && this.decided.has(planId)),
+      settled: (planId) => this.done || (planId !== undefined && this.decided?.has(planId) === true),
       decide: (planId, decision) => this.decide(planId, decision),
       answer: (value, requestId) => this.answer(value, requestId),
     };

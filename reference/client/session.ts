@@ -15,6 +15,7 @@ import {
   protocolOf,
   requesterHandshake,
   seal,
+  fitsUtf8,
   utf8ByteLength,
   type ComposeContext,
   type EstablishedSession,
@@ -221,9 +222,9 @@ export class RequesterSession {
 
   private write(msg: TapMessage): void {
     const text = JSON.stringify(msg);
-    const bytes = utf8ByteLength(text);
-    if (bytes > this.maxBytes) {
-      throw new TapClientError('MESSAGE_TOO_LARGE', `${msg.type} is ${bytes} bytes; the session allows ${this.maxBytes}`);
+    // Counted only when its length does not settle it (spec: limits#message-size).
+    if (!fitsUtf8(text, this.maxBytes)) {
+      throw new TapClientError('MESSAGE_TOO_LARGE', `${msg.type} is ${utf8ByteLength(text)} bytes; the session allows ${this.maxBytes}`);
     }
     if (this.phase === 'closed') return;
     this.config.trace?.({ dir: 'out', text });

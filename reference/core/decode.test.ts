@@ -277,6 +277,17 @@ describe('nesting (spec: limits#nesting)', () => {
     expect(nestedDeeperThan('{"s":"[[[[\\"[["}', 1)).toBe(false);
     expect(nestedDeeperThan('{"s":[{}]}', 2)).toBe(true);
   });
+
+  it('judges nesting the same whether the text has few brackets or many inside strings (spec: limits#nesting)', () => {
+    const deep = (n: number) => '{"a":'.repeat(n - 1) + '{}' + '}'.repeat(n - 1);
+    // Exactly at the limit, and one past it: few brackets, settled by counting them.
+    expect(nestedDeeperThan(deep(MAX_NESTING_DEPTH), MAX_NESTING_DEPTH)).toBe(false);
+    expect(nestedDeeperThan(deep(MAX_NESTING_DEPTH + 1), MAX_NESTING_DEPTH)).toBe(true);
+    // Brackets in strings count toward the quick bound but not toward the depth.
+    const noisy = `{"s":${JSON.stringify('{['.repeat(100))},"d":${deep(3)}}`;
+    expect(nestedDeeperThan(noisy, 4)).toBe(false);
+    expect(nestedDeeperThan(noisy, 3)).toBe(true);
+  });
 });
 
 describe('fitsUtf8 (spec: limits#message-size)', () => {

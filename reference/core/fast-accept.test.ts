@@ -138,4 +138,31 @@ describe('the fast acceptance of common messages (spec: messages#payload-validat
       { numRuns: 4000 },
     );
   });
+
+  it('takes a 1.1 task message with a well-formed traceparent without the validators, and no broken one (spec: envelope#trace-context)', () => {
+    const [name, base] = valid.find(([n]) => n.includes('task.request/echo.json'))!;
+    const withTrace = (traceparent: unknown, protocol = 'tap/1.1') => ({
+      ...base,
+      protocol,
+      metadata: { traceparent },
+    });
+    const good = withTrace('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01');
+    expect(surelyValidEnvelope(good), name).toBe(true);
+    expect(envelope(good)).toBeNull();
+    const broken = [
+      '00-00000000000000000000000000000000-00f067aa0ba902b7-01',
+      '00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01',
+      '01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+      '00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01',
+      '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\n',
+      '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7',
+      42,
+    ];
+    for (const traceparent of broken) {
+      expect(surelyValidEnvelope(withTrace(traceparent)), String(traceparent)).toBe(false);
+      expect(envelope(withTrace(traceparent)), String(traceparent)).not.toBeNull();
+    }
+    // tracestate and baggage still go to the validators.
+    expect(surelyValidEnvelope({ ...good, metadata: { ...good.metadata, tracestate: 'a=b' } })).toBe(false);
+  });
 });

@@ -22,6 +22,9 @@ export const SCHEMA_ASSUMPTIONS: Readonly<Record<string, unknown>> = {
   'envelope.schema.json#/properties/idempotency_key/maxLength': 256,
   'envelope.schema.json#/properties/metadata/properties/trace_id/maxLength': 128,
   'envelope.schema.json#/properties/metadata/properties/attempt/minimum': 1,
+  'envelope.schema.json#/properties/metadata/properties/traceparent/type': 'string',
+  'envelope.schema.json#/allOf/0/then/properties/metadata/properties/traceparent/pattern':
+    '^00-(?!0{32}-)[0-9a-f]{32}-(?!0{16}-)[0-9a-f]{16}-[0-9a-f]{2}$(?!\\n)',
   'task.request.payload.schema.json#/required': ['capability', 'input'],
   'task.request.payload.schema.json#/properties/capability/pattern': '^[a-z][a-z0-9_-]*(\\.[a-z][a-z0-9_-]*)+$(?!\\n)',
   'task.request.payload.schema.json#/properties/quiet/type': 'boolean',
@@ -54,6 +57,9 @@ const CAPABILITY = /^[a-z][a-z0-9_-]*(?:\.[a-z][a-z0-9_-]*)+$/;
 const MESSAGE_ID = /^[A-Za-z0-9._:-]+$/;
 const SESSION_ID = /^[A-Za-z0-9_-]+$/;
 const PLAIN_TEXT = /^[\x20-\x7e]*$/;
+const TRACEPARENT = /^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
+const ZERO_TRACE_ID = '0'.repeat(32);
+const ZERO_PARENT_ID = '0'.repeat(16);
 
 /**
  * The identifiers seen valid last: a session's source, target and task ids repeat in every
@@ -115,12 +121,18 @@ function isTimestamp(v: unknown): boolean {
   return true;
 }
 
+/** A traceparent of version 00 whose trace-id and parent-id are not all zero: what every 1.1 task carries. */
+function isTraceparent(v: unknown): boolean {
+  return typeof v === 'string' && TRACEPARENT.test(v) && v.slice(3, 35) !== ZERO_TRACE_ID && v.slice(36, 52) !== ZERO_PARENT_ID;
+}
+
 function isMetadata(v: unknown): boolean {
   if (!isObject(v)) return false;
   if (v.trace_id !== undefined && !isPlainText(v.trace_id, 128)) return false;
   if (v.span_id !== undefined && !isPlainText(v.span_id, 128)) return false;
-  // The trace context of 1.1 has its W3C forms, which the validators judge (spec: envelope#trace-context).
-  if (v.traceparent !== undefined || v.tracestate !== undefined || v.baggage !== undefined) return false;
+  // tracestate and baggage have their W3C forms, which the validators judge (spec: envelope#trace-context).
+  if (v.traceparent !== undefined && !isTraceparent(v.traceparent)) return false;
+  if (v.tracestate !== undefined || v.baggage !== undefined) return false;
   return v.attempt === undefined || isCount(v.attempt);
 }
 

@@ -107,6 +107,7 @@ function walk(v: unknown, stats: { members: number; strings: boolean }, depth: n
 
 /** True if valid JSON text opens a container more than `limit` levels deep; one pass, no recursion. */
 export function nestedDeeperThan(text: string, limit: number): boolean {
+  if (openersAtMost(text, limit)) return false;
   let depth = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
@@ -121,6 +122,18 @@ export function nestedDeeperThan(text: string, limit: number): boolean {
     } else if (c === 93 || c === 125) depth--;
   }
   return false;
+}
+
+/**
+ * True when the text holds at most `limit` of "{" and "[" together, those inside strings
+ * included: then no container lies deeper than `limit`, and the native search settles it
+ * without the character walk that strings need.
+ */
+function openersAtMost(text: string, limit: number): boolean {
+  let n = 0;
+  for (let i = text.indexOf('{'); i !== -1; i = text.indexOf('{', i + 1)) if (++n > limit) return false;
+  for (let i = text.indexOf('['); i !== -1; i = text.indexOf('[', i + 1)) if (++n > limit) return false;
+  return true;
 }
 
 /**

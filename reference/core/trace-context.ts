@@ -5,9 +5,14 @@
  */
 import type { RandomSource } from './ids.ts';
 
+/** The lowercase hex of every byte value. */
+const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
+
 /** Bytes as lowercase hex. */
 function bytesToHex(bytes: Uint8Array): string {
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+  let hex = '';
+  for (let i = 0; i < bytes.length; i++) hex += HEX[bytes[i]!];
+  return hex;
 }
 
 /** The trace context members of a message's metadata. */

@@ -1,0 +1,52 @@
+/**
+ * CPU time per task, on each side of a round trip: the requester is this process
+ * (process.cpuUsage), the agent a child process read from /proc/<pid>/stat (Linux). When both
+ * sides run in this process (the in-memory pair) the one figure covers both. This is what a task
+ * costs a machine at scale, whatever the load on it; wall-clock rates only say so on a quiet one.
+ */
+import { readFileSync } from 'node:fs';
+
+/** Clock ticks per second of /proc/<pid>/stat: USER_HZ, 100 on every Linux build Node runs on. */
+const USER_HZ = 100;
+
+/** The CPU time (user + system) a child process has used, in µs, or null when /proc cannot tell. */
+export function childCpuUs(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The fields after the command name (which may hold spaces) start at its closing parenthesis;
+    // utime and stime are fields 14 and 15, the 12th and 13th after it.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return Number.isFinite(ticks) ? (ticks * 1e6) / USER_HZ : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The CPU time (user + system) this process has used, in µs. */
+export function ownCpuUs(): number {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+}
+
+/** CPU µs per task of one measured loop: the requester's (this process) and the agent's when it is a child. */
+export interface CpuPerTask {
+  requester_cpu_us: number;
+  agent_cpu_us?: number;
+}
+
+/** Runs `loop` (which reports how many calls it completed) and adds the CPU each side spent per call. */
+export async function measuringCpu<R extends { calls: number }>(
+  agentPid: number | undefined,
+  loop: () => Promise<R>,
+): Promise<R & { cpu: CpuPerTask }> {
+  const own0 = ownCpuUs();
+  const agent0 = agentPid === undefined ? null : childCpuUs(agentPid);
+  const r = await loop();
+  const own1 = ownCpuUs();
+  const agent1 = agentPid === undefined ? null : childCpuUs(agentPid);
+  const calls = Math.max(1, r.calls);
+  const cpu: CpuPerTask = { requester_cpu_us: (own1 - own0) / calls };
+  if (agent0 !== null && agent1 !== null) cpu.agent_cpu_us = (agent1 - agent0) / calls;
+  return { ...r, cpu };
+}
