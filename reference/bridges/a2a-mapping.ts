@@ -201,6 +201,8 @@ export function eventsOf(m: TapStreamMessage, ref: TaskRef): StreamResponse[] {
     case 'task.accepted':
       return [status(ref, A2A_STATE.SUBMITTED, meta)];
     case 'task.event':
+      // input_required is announced by the input.request that follows it, with its question (spec: tasks#input-required).
+      if (p.kind === 'state' && p.state === 'input_required') return [];
       if (p.kind === 'state') return [status(ref, STATE_OF[p.state as string] ?? A2A_STATE.WORKING, meta)];
       if (p.kind === 'output') return [artifact(ref, `output-${String(m.sequence)}`, 'output', p.data, false, meta)];
       return [status(ref, A2A_STATE.WORKING, meta, [dataPart({ kind: p.kind, ...p })])];
