@@ -1,6 +1,6 @@
 /** tap-bridge a2a: serves a TAP agent as an A2A server over HTTP until SIGINT or SIGTERM (spec: bridge-a2a). */
 import { serveA2a } from './a2a-server.ts';
-import { connectTarget, parseBridgeArgs, UsageError } from './tap-target.ts';
+import { type BridgeArgs, connectTarget, parseBridgeArgs, UsageError } from './tap-target.ts';
 
 const HELP = `Usage: tap-bridge a2a --port N [--host H] (--url ws://host:port/path | -- <tap agent command> [args...])
 
@@ -21,7 +21,7 @@ as an A2A server".
 
 /** Runs the subcommand with its own arguments; resolves with the exit status. */
 export async function run(args: string[]): Promise<number> {
-  let parsed;
+  let parsed: BridgeArgs;
   try {
     parsed = parseBridgeArgs(args, ['--port', '--host']);
   } catch (err) {
@@ -36,13 +36,17 @@ export async function run(args: string[]): Promise<number> {
   const portText = parsed.options.get('--port');
   const port = Number(portText);
   if (typeof portText !== 'string' || !/^\d+$/.test(portText) || port > 65535) {
-    process.stderr.write(`tap-bridge a2a: ${portText === undefined ? 'no --port' : `--port ${String(portText)} is not a port`}; give --port N (0 to 65535, 0 for any free port)\n`);
+    process.stderr.write(
+      `tap-bridge a2a: ${portText === undefined ? 'no --port' : `--port ${String(portText)} is not a port`}; give --port N (0 to 65535, 0 for any free port)\n`,
+    );
     return 2;
   }
   const host = parsed.options.get('--host');
   const client = await connectTarget(parsed.target, 'tap-bridge-a2a');
   const facade = await serveA2a(client, { port, ...(typeof host === 'string' ? { host } : {}) });
-  process.stdout.write(`tap-bridge a2a: ${client.agent.agent_id} is served at ${facade.url} (card: ${facade.url}.well-known/agent-card.json)\n`);
+  process.stdout.write(
+    `tap-bridge a2a: ${client.agent.agent_id} is served at ${facade.url} (card: ${facade.url}.well-known/agent-card.json)\n`,
+  );
   const status = await new Promise<number>((resolve) => {
     process.once('SIGINT', () => resolve(0));
     process.once('SIGTERM', () => resolve(0));

@@ -99,7 +99,7 @@ export function textPart(value: string): Part {
 }
 
 /** The value a message carries: its first DataPart's value, else its text (parsed as JSON when it is JSON), else null. */
-export function valueOf(message: Pick<Message, 'parts'>): unknown {
+export function messageValue(message: Pick<Message, 'parts'>): unknown {
   for (const p of message.parts) if (p.content?.$case === 'data') return p.content.value;
   const text = message.parts.flatMap((p) => (p.content?.$case === 'text' ? [p.content.value] : [])).join('');
   if (text === '') return null;
@@ -122,7 +122,9 @@ export type Target = { capability: string; input: unknown } | { problem: string 
 export function targetOf(message: Pick<Message, 'parts' | 'metadata'>, card: TapCard, requestMetadata?: Record<string, unknown>): Target {
   const names = new Set(card.capabilities.map((c) => c.name));
   const known = (name: string): Target =>
-    names.has(name) ? { capability: name, input: null } : { problem: `the agent has no capability ${name}; its card lists ${[...names].join(', ')}` };
+    names.has(name)
+      ? { capability: name, input: null }
+      : { problem: `the agent has no capability ${name}; its card lists ${[...names].join(', ')}` };
   for (const p of message.parts) {
     const v = p.content?.$case === 'data' ? (p.content.value as { capability?: unknown; input?: unknown } | null) : null;
     if (typeof v?.capability === 'string') {
@@ -133,10 +135,10 @@ export function targetOf(message: Pick<Message, 'parts' | 'metadata'>, card: Tap
   const named = message.metadata?.[KEY.capability] ?? requestMetadata?.[KEY.capability];
   if (typeof named === 'string') {
     const t = known(named);
-    return 'problem' in t ? t : { capability: named, input: valueOf(message) };
+    return 'problem' in t ? t : { capability: named, input: messageValue(message) };
   }
   const [only] = names;
-  if (names.size === 1 && only !== undefined) return { capability: only, input: valueOf(message) };
+  if (names.size === 1 && only !== undefined) return { capability: only, input: messageValue(message) };
   return {
     problem: `the message names no capability: send a DataPart { "capability": "<name>", "input": ... } or metadata "${KEY.capability}"; the agent offers ${[...names].join(', ')}`,
   };
@@ -146,7 +148,8 @@ export function targetOf(message: Pick<Message, 'parts' | 'metadata'>, card: Tap
 export function traceOf(...metadata: Array<Record<string, unknown> | undefined>): Record<string, string> | undefined {
   const out: Record<string, string> = {};
   for (const m of metadata)
-    for (const k of ['traceparent', 'tracestate', 'baggage']) if (out[k] === undefined && typeof m?.[k] === 'string') out[k] = m[k] as string;
+    for (const k of ['traceparent', 'tracestate', 'baggage'])
+      if (out[k] === undefined && typeof m?.[k] === 'string') out[k] = m[k] as string;
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
@@ -165,15 +168,36 @@ export interface TaskRef {
 }
 
 function agentMessage(ref: TaskRef, id: string, parts: Part[]): Message {
-  return { messageId: id, contextId: ref.contextId, taskId: ref.id, role: ROLE_AGENT, parts, metadata: undefined, extensions: [], referenceTaskIds: [] };
+  return {
+    messageId: id,
+    contextId: ref.contextId,
+    taskId: ref.id,
+    role: ROLE_AGENT,
+    parts,
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  };
 }
 
 function status(ref: TaskRef, state: A2aState, meta: Record<string, unknown>, parts: Part[] = []): StreamResponse {
   const message = parts.length === 0 ? undefined : agentMessage(ref, `${ref.id}-${String(meta[KEY.sequence])}`, parts);
-  return { payload: { $case: 'statusUpdate', value: { taskId: ref.id, contextId: ref.contextId, status: { state, message, timestamp: undefined }, metadata: meta } } };
+  return {
+    payload: {
+      $case: 'statusUpdate',
+      value: { taskId: ref.id, contextId: ref.contextId, status: { state, message, timestamp: undefined }, metadata: meta },
+    },
+  };
 }
 
-function artifact(ref: TaskRef, artifactId: string, name: string, value: unknown, lastChunk: boolean, meta: Record<string, unknown>): StreamResponse {
+function artifact(
+  ref: TaskRef,
+  artifactId: string,
+  name: string,
+  value: unknown,
+  lastChunk: boolean,
+  meta: Record<string, unknown>,
+): StreamResponse {
   return {
     payload: {
       $case: 'artifactUpdate',
@@ -207,9 +231,13 @@ export function eventsOf(m: TapStreamMessage, ref: TaskRef): StreamResponse[] {
       if (p.kind === 'output') return [artifact(ref, `output-${String(m.sequence)}`, 'output', p.data, false, meta)];
       return [status(ref, A2A_STATE.WORKING, meta, [dataPart({ kind: p.kind, ...p })])];
     case 'plan.submit':
-      return [status(ref, A2A_STATE.AUTH_REQUIRED, meta, [textPart(`Approve this plan? ${(p.plan as { intent: string }).intent}`), dataPart(p)])];
+      return [
+        status(ref, A2A_STATE.AUTH_REQUIRED, meta, [textPart(`Approve this plan? ${(p.plan as { intent: string }).intent}`), dataPart(p)]),
+      ];
     case 'input.request':
-      return [status(ref, A2A_STATE.INPUT_REQUIRED, meta, [textPart(String(p.prompt)), dataPart({ request_id: p.request_id, schema: p.schema })])];
+      return [
+        status(ref, A2A_STATE.INPUT_REQUIRED, meta, [textPart(String(p.prompt)), dataPart({ request_id: p.request_id, schema: p.schema })]),
+      ];
     case 'task.result': {
       const state = STATE_OF[p.status as string] ?? A2A_STATE.FAILED;
       if (state === A2A_STATE.COMPLETED) return [artifact(ref, 'result', 'result', p.output ?? null, true, meta), status(ref, state, meta)];
@@ -231,8 +259,10 @@ export function refusedOf(ref: TaskRef, error: { code: string; message: string }
 }
 
 /** The TAP plan decision of a message answering a plan: a DataPart { decision, feedback? } or the text "approved" / "rejected". */
-export function decisionOf(message: Pick<Message, 'parts'>): { decision: 'approved' | 'rejected' | 'needs_revision'; feedback?: string } | undefined {
-  const v = valueOf(message);
+export function decisionOf(
+  message: Pick<Message, 'parts'>,
+): { decision: 'approved' | 'rejected' | 'needs_revision'; feedback?: string } | undefined {
+  const v = messageValue(message);
   const d = typeof v === 'string' ? { decision: v } : (v as { decision?: unknown; feedback?: unknown } | null);
   if (d?.decision !== 'approved' && d?.decision !== 'rejected' && d?.decision !== 'needs_revision') return undefined;
   return typeof d.feedback === 'string' ? { decision: d.decision, feedback: d.feedback } : { decision: d.decision };

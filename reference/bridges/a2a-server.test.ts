@@ -65,7 +65,10 @@ function asTask(r: Message | Task): Task {
 describe('a TAP agent as an A2A server (spec: bridge-a2a)', () => {
   it('serves an agent card whose skills are the capabilities (spec: bridge-a2a#card)', async () => {
     const { url } = await a2aClient();
-    const card = (await (await fetch(`${url}.well-known/agent-card.json`)).json()) as { skills: Array<{ id: string }>; capabilities: { streaming: boolean } };
+    const card = (await (await fetch(`${url}.well-known/agent-card.json`)).json()) as {
+      skills: Array<{ id: string }>;
+      capabilities: { streaming: boolean };
+    };
     expect(card.skills.map((s) => s.id)).toContain('tap.test.echo');
     expect(card.capabilities.streaming).toBe(true);
   });
@@ -80,7 +83,10 @@ describe('a TAP agent as an A2A server (spec: bridge-a2a)', () => {
     const again = asTask(await client.sendMessage(send(m)));
     expect(again.id).toBe(task.id);
     const other = asTask(await client.sendMessage(send(message('tap.test.counter', { key: 'a2a-once' }))));
-    expect(other.artifacts.find((a) => a.name === 'result')!.parts[0]!.content).toEqual({ $case: 'data', value: { key: 'a2a-once', count: 2 } });
+    expect(other.artifacts.find((a) => a.name === 'result')!.parts[0]!.content).toEqual({
+      $case: 'data',
+      value: { key: 'a2a-once', count: 2 },
+    });
     expect((await client.getTask({ tenant: '', id: task.id })).status?.state).toBe(A2A_STATE.COMPLETED);
   });
 
@@ -98,7 +104,9 @@ describe('a TAP agent as an A2A server (spec: bridge-a2a)', () => {
     const first: StreamResponse[] = [];
     let taskId = '';
     let last = 0;
-    for await (const e of client.sendMessageStream(send(message('tap.test.stream', { count: 8, interval_ms: 40 })), { signal: controller.signal })) {
+    for await (const e of client.sendMessageStream(send(message('tap.test.stream', { count: 8, interval_ms: 40 })), {
+      signal: controller.signal,
+    })) {
       first.push(e);
       if (e.payload?.$case === 'task') taskId = e.payload.value.id;
       const meta = e.payload?.$case === 'artifactUpdate' || e.payload?.$case === 'statusUpdate' ? e.payload.value.metadata : undefined;
@@ -109,7 +117,8 @@ describe('a TAP agent as an A2A server (spec: bridge-a2a)', () => {
     expect(first[0]!.payload?.$case).toBe('task');
     await new Promise((r) => setTimeout(r, 150));
     const rest: StreamResponse[] = [];
-    for await (const e of client.resubscribeTask({ tenant: '', id: taskId }, { serviceParameters: { 'tap-last-sequence': String(last) } })) rest.push(e);
+    for await (const e of client.resubscribeTask({ tenant: '', id: taskId }, { serviceParameters: { 'tap-last-sequence': String(last) } }))
+      rest.push(e);
     expect(rest[0]!.payload?.$case).toBe('task');
     expect([...outputs(first), ...outputs(rest)]).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     expect(stateOf(rest[rest.length - 1]!)).toBe(A2A_STATE.COMPLETED);
@@ -117,7 +126,12 @@ describe('a TAP agent as an A2A server (spec: bridge-a2a)', () => {
 
   it('cancels a running task with CancelTask (spec: bridge-a2a#cancel)', async () => {
     const { client } = await a2aClient();
-    const started = asTask(await client.sendMessage({ ...send(message('tap.test.sleep', { ms: 20_000 })), configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true } }));
+    const started = asTask(
+      await client.sendMessage({
+        ...send(message('tap.test.sleep', { ms: 20_000 })),
+        configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true },
+      }),
+    );
     const cancelled = await client.cancelTask({ tenant: '', id: started.id, metadata: undefined });
     expect(cancelled.status?.state).toBe(A2A_STATE.CANCELED);
     await expect(client.cancelTask({ tenant: '', id: started.id, metadata: undefined })).rejects.toThrow(/has ended/);
@@ -125,10 +139,14 @@ describe('a TAP agent as an A2A server (spec: bridge-a2a)', () => {
 
   it('asks for input as INPUT_REQUIRED and takes the answer as a message to the task (spec: bridge-a2a#input)', async () => {
     const { client } = await a2aClient();
-    const asked = asTask(await client.sendMessage(send(message('tap.test.ask', { schema: { type: 'integer', minimum: 1 }, prompt: 'How many?' }))));
+    const asked = asTask(
+      await client.sendMessage(send(message('tap.test.ask', { schema: { type: 'integer', minimum: 1 }, prompt: 'How many?' }))),
+    );
     expect(asked.status?.state).toBe(A2A_STATE.INPUT_REQUIRED);
     expect(asked.status?.message?.parts[0]?.content).toEqual({ $case: 'text', value: 'How many?' });
-    await expect(client.sendMessage(send(message('', null, { taskId: asked.id, parts: [dataPart(0)] })))).rejects.toThrow(/refused the answer/);
+    await expect(client.sendMessage(send(message('', null, { taskId: asked.id, parts: [dataPart(0)] })))).rejects.toThrow(
+      /refused the answer/,
+    );
     const done = asTask(await client.sendMessage(send(message('', null, { taskId: asked.id, parts: [textPart('3')] }))));
     expect(done.status?.state).toBe(A2A_STATE.COMPLETED);
     expect(done.artifacts.find((a) => a.name === 'result')!.parts[0]!.content).toEqual({ $case: 'data', value: { answer: 3 } });

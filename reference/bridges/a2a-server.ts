@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import type { AgentCard as A2aCard, Message, SendMessageRequest, StreamResponse, Task } from '@a2a-js/sdk';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import type { TapClient } from '../client/index.ts';
-import { agentCardOf, decisionOf, isInterrupted, KEY, A2A_STATE, targetOf, traceOf, valueOf } from './a2a-mapping.ts';
+import { agentCardOf, decisionOf, isInterrupted, KEY, A2A_STATE, targetOf, traceOf, messageValue } from './a2a-mapping.ts';
 import { loadA2aServerSdk, type A2aServerSdk } from './a2a-sdk.ts';
 import { A2aTask } from './a2a-tasks.ts';
 
@@ -60,13 +60,13 @@ export class TapA2aHandler implements A2ARequestHandler {
     throw new this.errors.ExtendedAgentCardNotConfiguredError('this facade has no extended agent card');
   }
 
-  async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
+  async sendMessage(params: SendMessageRequest): Promise<Message | Task> {
     const { task, after } = await this.accept(params);
     if (params.configuration?.returnImmediately) return task.snapshot();
     return task.settled(after);
   }
 
-  async *sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse> {
+  async *sendMessageStream(params: SendMessageRequest): AsyncGenerator<StreamResponse> {
     const { task, after, repeat } = await this.accept(params);
     // A repeated messageId joins the task's stream where it stands (spec: bridge-a2a#idempotency).
     yield* task.stream(repeat ? undefined : after, { interruptAfter: after });
@@ -145,17 +145,21 @@ export class TapA2aHandler implements A2ARequestHandler {
   private async answer(message: Message): Promise<{ task: A2aTask; after: number }> {
     const task = this.find(message.taskId);
     if (!isInterrupted(task.state))
-      throw new this.errors.UnsupportedOperationError(`task ${message.taskId} waits for no message now; send a new message without taskId to start a task`);
+      throw new this.errors.UnsupportedOperationError(
+        `task ${message.taskId} waits for no message now; send a new message without taskId to start a task`,
+      );
     const after = task.lastSequence;
     const handle = task.tap;
     try {
       if (task.state === A2A_STATE.AUTH_REQUIRED) {
         const decision = decisionOf(message);
         if (decision === undefined || handle.plan === undefined)
-          throw new this.errors.RequestMalformedError('the task waits for a plan decision: send a DataPart { "decision": "approved" | "rejected" | "needs_revision", "feedback"?: "..." }');
+          throw new this.errors.RequestMalformedError(
+            'the task waits for a plan decision: send a DataPart { "decision": "approved" | "rejected" | "needs_revision", "feedback"?: "..." }',
+          );
         await handle.decide(handle.plan.plan_id, decision);
       } else {
-        await handle.answer(valueOf(message));
+        await handle.answer(messageValue(message));
       }
     } catch (err) {
       if (err instanceof Error && err.name === 'TapClientError')

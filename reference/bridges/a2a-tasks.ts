@@ -7,7 +7,18 @@
  */
 import type { Message, StreamResponse, Task } from '@a2a-js/sdk';
 import type { TaskHandle } from '../client/index.ts';
-import { A2A_STATE, applyEvent, eventsOf, isInterrupted, isTerminal, KEY, refusedOf, type A2aState, type TaskRef, type TapStreamMessage } from './a2a-mapping.ts';
+import {
+  A2A_STATE,
+  applyEvent,
+  eventsOf,
+  isInterrupted,
+  isTerminal,
+  KEY,
+  refusedOf,
+  type A2aState,
+  type TaskRef,
+  type TapStreamMessage,
+} from './a2a-mapping.ts';
 
 /** The sequence of an A2A event the facade made (its metadata "tap/sequence"). */
 function sequenceOf(event: StreamResponse): number {
@@ -64,7 +75,8 @@ export class A2aTask {
         // The handle failed: its result says how.
       }
       await handle.result.catch((err: { code?: string; message: string; payload?: { message: string } }) => {
-        if (!isTerminal(this.state)) this.add(refusedOf(this.ref, { code: err.code ?? 'INTERNAL_ERROR', message: err.payload?.message ?? err.message }));
+        if (!isTerminal(this.state))
+          this.add(refusedOf(this.ref, { code: err.code ?? 'INTERNAL_ERROR', message: err.payload?.message ?? err.message }));
       });
     })();
   }
@@ -82,7 +94,8 @@ export class A2aTask {
 
   /** A copy of the Task, with at most `historyLength` messages of history when given. */
   snapshot(historyLength?: number): Task {
-    const history = historyLength === undefined ? [...this.task.history] : this.task.history.slice(-historyLength || this.task.history.length);
+    const history =
+      historyLength === undefined ? [...this.task.history] : this.task.history.slice(-historyLength || this.task.history.length);
     return { ...this.task, history: historyLength === 0 ? [] : history, artifacts: [...this.task.artifacts] };
   }
 
@@ -90,7 +103,10 @@ export class A2aTask {
   settled(afterSequence = 0): Promise<Task> {
     return new Promise((resolve) => {
       const check = (e?: StreamResponse) => {
-        if (isTerminal(this.state) || (isInterrupted(this.state) && (e === undefined ? this.lastSequence : sequenceOf(e)) > afterSequence)) {
+        if (
+          isTerminal(this.state) ||
+          (isInterrupted(this.state) && (e === undefined ? this.lastSequence : sequenceOf(e)) > afterSequence)
+        ) {
           this.listeners.delete(check);
           resolve(this.snapshot());
         }

@@ -14,8 +14,18 @@ export type Subcommand = readonly [name: string, synopsis: string, summary: stri
 
 /** The subcommands of tap-bridge, one line each. */
 export const SUBCOMMANDS: readonly Subcommand[] = [
-  ['mcp-server', '(--url ws://... | -- <tap agent command>) [--plans elicit|reject]', 'serve a TAP agent as an MCP server over stdio', () => import('./mcp-host-cli.ts')],
-  ['a2a', '--port N [--host H] (--url ws://... | -- <tap agent command>)', 'serve a TAP agent as an A2A server over HTTP', () => import('./a2a-cli.ts')],
+  [
+    'mcp-server',
+    '(--url ws://... | -- <tap agent command>) [--plans elicit|reject]',
+    'serve a TAP agent as an MCP server over stdio',
+    () => import('./mcp-host-cli.ts'),
+  ],
+  [
+    'a2a',
+    '--port N [--host H] (--url ws://... | -- <tap agent command>)',
+    'serve a TAP agent as an A2A server over HTTP',
+    () => import('./a2a-cli.ts'),
+  ],
 ];
 
 /** The usage text of tap-bridge. */
@@ -33,7 +43,9 @@ export async function main(argv: string[]): Promise<number> {
   }
   const sub = SUBCOMMANDS.find(([n]) => n === name);
   if (sub === undefined) {
-    process.stderr.write(`tap-bridge: unknown subcommand ${name}; the subcommands are ${SUBCOMMANDS.map(([n]) => n).join(', ')}\n${usage()}`);
+    process.stderr.write(
+      `tap-bridge: unknown subcommand ${name}; the subcommands are ${SUBCOMMANDS.map(([n]) => n).join(', ')}\n${usage()}`,
+    );
     return 2;
   }
   try {

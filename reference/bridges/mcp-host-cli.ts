@@ -1,6 +1,6 @@
 /** tap-bridge mcp-server: serves a TAP agent as an MCP server on stdin and stdout until stdin ends (spec: bridge-mcp-host). */
 import { serveMcpHostOverStdio } from './mcp-host.ts';
-import { connectTarget, parseBridgeArgs, UsageError } from './tap-target.ts';
+import { type BridgeArgs, connectTarget, parseBridgeArgs, UsageError } from './tap-target.ts';
 
 const HELP = `Usage: tap-bridge mcp-server (--url ws://host:port/path | -- <tap agent command> [args...]) [--plans elicit|reject]
 
@@ -20,7 +20,7 @@ an MCP server".
 
 /** Runs the subcommand with its own arguments; resolves with the exit status. */
 export async function run(args: string[]): Promise<number> {
-  let parsed;
+  let parsed: BridgeArgs;
   try {
     parsed = parseBridgeArgs(args, ['--plans']);
   } catch (err) {

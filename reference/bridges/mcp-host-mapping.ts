@@ -242,7 +242,11 @@ export function planElicitationOf(plan: {
     requestedSchema: {
       type: 'object',
       properties: {
-        decision: { type: 'string', enum: ['approved', 'rejected'], description: 'approved runs the plan; rejected ends the task PLAN_REJECTED' },
+        decision: {
+          type: 'string',
+          enum: ['approved', 'rejected'],
+          description: 'approved runs the plan; rejected ends the task PLAN_REJECTED',
+        },
         feedback: { type: 'string', description: 'Why (optional).' },
       },
       required: ['decision'],

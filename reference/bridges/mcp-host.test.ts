@@ -73,11 +73,9 @@ describe('a TAP agent as an MCP server (spec: bridge-mcp-host)', () => {
     const { mcp, wire } = await mcpClient();
     const seen: Progress[] = [];
     const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
-    const result = await mcp.callTool(
-      { name: 'tap.test.stream', arguments: { input: { count: 3 } }, _meta: { traceparent } },
-      undefined,
-      { onprogress: (p) => seen.push(p) },
-    );
+    const result = await mcp.callTool({ name: 'tap.test.stream', arguments: { input: { count: 3 } }, _meta: { traceparent } }, undefined, {
+      onprogress: (p) => seen.push(p),
+    });
     expect(result.structuredContent).toEqual({ count: 3 });
     const outputs = seen.filter((p) => p.message?.startsWith('output: '));
     expect(outputs.map((p) => p.message)).toEqual(['output: {"index":0}', 'output: {"index":1}', 'output: {"index":2}']);
@@ -99,12 +97,15 @@ describe('a TAP agent as an MCP server (spec: bridge-mcp-host)', () => {
     expect(frames(wire, 'out', 'task.cancel')).toHaveLength(1);
   });
 
-  it("gives a failed task as isError with the TAP code, and an unknown tool as JSON-RPC -32602 (spec: bridge-mcp-host#errors)", async () => {
+  it('gives a failed task as isError with the TAP code, and an unknown tool as JSON-RPC -32602 (spec: bridge-mcp-host#errors)', async () => {
     const { mcp } = await mcpClient();
-    const failed = await mcp.callTool({ name: 'tap.test.fail', arguments: { input: { code: 'CAPABILITY_FAILED', message: 'the disk is full' } } });
+    const failed = await mcp.callTool({
+      name: 'tap.test.fail',
+      arguments: { input: { code: 'CAPABILITY_FAILED', message: 'the disk is full' } },
+    });
     expect(failed.isError).toBe(true);
     expect(failed.content).toEqual([{ type: 'text', text: 'CAPABILITY_FAILED: the disk is full' }]);
-    expect((failed._meta?.['tap/bridge'] as { error: { code: string } }).error.code).toBe('CAPABILITY_FAILED');
+    expect((failed._meta!['tap/bridge'] as { error: { code: string } }).error.code).toBe('CAPABILITY_FAILED');
     await expect(mcp.callTool({ name: 'no.such.tool', arguments: {} })).rejects.toMatchObject({ code: -32602 });
     const invalid = await mcp.callTool({ name: 'tap.test.fail', arguments: { input: { code: 'not a code' } } });
     expect(invalid.isError).toBe(true);
@@ -120,7 +121,10 @@ describe('a TAP agent as an MCP server (spec: bridge-mcp-host)', () => {
         return { action: 'accept', content: { answer: answers.shift() } };
       },
     });
-    const result = await mcp.callTool({ name: 'tap.test.ask', arguments: { input: { schema: { type: 'integer', multipleOf: 2 }, prompt: 'How many?' } } });
+    const result = await mcp.callTool({
+      name: 'tap.test.ask',
+      arguments: { input: { schema: { type: 'integer', multipleOf: 2 }, prompt: 'How many?' } },
+    });
     expect(result).toMatchObject({ structuredContent: { answer: 4 } });
     expect(asked).toHaveLength(2);
     expect(asked[0]!.params).toMatchObject({ message: 'How many?', requestedSchema: { properties: { answer: { type: 'integer' } } } });

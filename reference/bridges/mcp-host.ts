@@ -87,9 +87,12 @@ export async function createMcpHost(client: TapClient, options: McpHostOptions =
       call.cancelledBecause = why;
       await handle.cancel(why).catch(() => {});
     };
-    if (!canElicit(server)) return cancel(`the agent asked for input ("${request.prompt}") and this MCP client declared no elicitation capability`);
+    if (!canElicit(server))
+      return cancel(`the agent asked for input ("${request.prompt}") and this MCP client declared no elicitation capability`);
     if (elicitation === undefined)
-      return cancel(`the agent asked for input whose schema MCP elicitation cannot express (only flat objects of strings, numbers and booleans)`);
+      return cancel(
+        `the agent asked for input whose schema MCP elicitation cannot express (only flat objects of strings, numbers and booleans)`,
+      );
     let message = elicitation.params.message;
     for (let asked = 0; asked <= (options.reasks ?? 2); asked++) {
       const outcome = await elicit(server, { ...elicitation.params, message }).catch((err: Error) => err);
@@ -113,7 +116,8 @@ export async function createMcpHost(client: TapClient, options: McpHostOptions =
 
   async function decidePlan(plan: Parameters<typeof planElicitationOf>[0]) {
     if (options.plans === 'reject') return { decision: 'rejected' as const, feedback: 'this bridge rejects every plan (--plans reject)' };
-    if (!canElicit(server)) return { decision: 'rejected' as const, feedback: 'the MCP client declared no elicitation capability to approve plans' };
+    if (!canElicit(server))
+      return { decision: 'rejected' as const, feedback: 'the MCP client declared no elicitation capability to approve plans' };
     return planDecisionOf(await elicit(server, planElicitationOf(plan)));
   }
 
@@ -122,7 +126,10 @@ export async function createMcpHost(client: TapClient, options: McpHostOptions =
     const name = request.params.name;
     const tool = tools.get(name);
     if (tool === undefined)
-      throw new sdk.types.McpError(sdk.types.ErrorCode.InvalidParams, `unknown tool ${name}: tools/list names the ${tools.size} tools of ${card.agent_id}`);
+      throw new sdk.types.McpError(
+        sdk.types.ErrorCode.InvalidParams,
+        `unknown tool ${name}: tools/list names the ${tools.size} tools of ${card.agent_id}`,
+      );
     const meta = request.params._meta as Record<string, unknown> | undefined;
     const progressToken = meta?.progressToken as string | number | undefined;
     const trace = traceOf(meta);

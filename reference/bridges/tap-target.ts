@@ -56,6 +56,7 @@ export function parseBridgeArgs(args: readonly string[], valued: readonly string
   const url = options.get('--url');
   if (typeof url === 'string' && command.length > 0) throw new UsageError('give either --url or a command after --, not both');
   if (typeof url === 'string') return { options, target: { url }, help };
-  if (command.length === 0) throw new UsageError('no TAP agent: give --url ws://host:port/path, or its command after -- (e.g. -- tap-reference-agent)');
+  if (command.length === 0)
+    throw new UsageError('no TAP agent: give --url ws://host:port/path, or its command after -- (e.g. -- tap-reference-agent)');
   return { options, target: { command: command[0]!, args: command.slice(1) }, help };
 }
