@@ -5,6 +5,7 @@
 import { Role, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { ClientFactory, type Client } from '@a2a-js/sdk/client';
 import { describe, expect, it } from 'vitest';
+import type { WireEntry } from '../client/index.ts';
 import { inMemory } from '../client/reference-agent.testkit.ts';
 import { A2A_STATE, dataPart, textPart } from './a2a-mapping.ts';
 import { serveA2a } from './a2a-server.ts';
@@ -33,11 +34,11 @@ function send(m: Message) {
 }
 
 /** An A2A SDK client of a facade in front of a reference agent. */
-async function a2aClient(): Promise<{ client: Client; url: string }> {
-  const { client: tap } = await overMemory(agentWith());
+async function a2aClient(): Promise<{ client: Client; url: string; wire: WireEntry[] }> {
+  const { client: tap, wire } = await overMemory(agentWith());
   const facade = await serveA2a(tap, { port: 0 });
   cleanups.push(() => facade.close());
-  return { client: await new ClientFactory().createFromUrl(facade.url), url: facade.url };
+  return { client: await new ClientFactory().createFromUrl(facade.url), url: facade.url, wire };
 }
 
 function stateOf(e: StreamResponse): number | undefined {
@@ -88,6 +89,18 @@ describe('a TAP agent as an A2A server (spec: bridge-a2a)', () => {
       value: { key: 'a2a-once', count: 2 },
     });
     expect((await client.getTask({ tenant: '', id: task.id })).status?.state).toBe(A2A_STATE.COMPLETED);
+  });
+
+  it('sends the messageId as the idempotency key and the traceparent of the metadata as the trace context (spec: bridge-a2a#trace)', async () => {
+    const { client, wire } = await a2aClient();
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const m = message('tap.test.echo', 1, { metadata: { traceparent } });
+    asTask(await client.sendMessage(send(m)));
+    const request = wire
+      .map((e) => JSON.parse(e.text) as { type: string; idempotency_key?: string; metadata?: Record<string, unknown> })
+      .find((f) => f.type === 'task.request')!;
+    expect(request.metadata?.traceparent).toBe(traceparent);
+    expect(request.idempotency_key).toBe(m.messageId);
   });
 
   it('refuses a message that names no capability, saying how to name one (spec: bridge-a2a#capability)', async () => {

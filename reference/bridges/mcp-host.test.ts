@@ -24,8 +24,8 @@ const PLAN = {
 };
 
 /** An MCP SDK client connected to the facade of a reference agent; `elicit` answers elicitations (and declares the capability). */
-async function mcpClient(options: { elicit?: (r: ElicitRequest) => unknown; host?: McpHostOptions } = {}) {
-  const { client: tap, wire } = await overMemory(agentWith());
+async function mcpClient(options: { elicit?: (r: ElicitRequest) => unknown; host?: McpHostOptions; versions?: string[] } = {}) {
+  const { client: tap, wire } = await overMemory(agentWith(), options.versions ? { versions: options.versions } : {});
   const host = await createMcpHost(tap, options.host);
   const [a, b] = InMemoryTransport.createLinkedPair();
   await host.connect(a);
@@ -83,6 +83,15 @@ describe('a TAP agent as an MCP server (spec: bridge-mcp-host)', () => {
     expect(progress).toEqual([...progress].sort((x, y) => x - y));
     expect(new Set(progress).size).toBe(progress.length);
     expect(requests(wire)[0]!.metadata?.traceparent).toBe(traceparent);
+  });
+
+  it('sends no trace context of 1.1 in a session of 1.0 (spec: bridge-mcp-host#trace)', async () => {
+    const { mcp, wire } = await mcpClient({ versions: ['1.0'] });
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const result = await mcp.callTool({ name: 'tap.test.echo', arguments: { input: 1 }, _meta: { traceparent, tracestate: 'a=1' } });
+    expect(result.content).toEqual([{ type: 'text', text: '1' }]);
+    expect(requests(wire)[0]!.metadata?.traceparent).toBeUndefined();
+    expect(requests(wire)[0]!.metadata?.tracestate).toBeUndefined();
   });
 
   it('turns notifications/cancelled into task.cancel (spec: bridge-mcp-host#cancel)', async () => {

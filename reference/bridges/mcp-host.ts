@@ -40,6 +40,9 @@ export interface McpHost {
   close(): Promise<void>;
 }
 
+/** How long a call's result waits after its last notification (see callTool). */
+const RESULT_AFTER_PROGRESS_MS = 20;
+
 type Sdk = McpServerSdk;
 type Server = InstanceType<Sdk['Server']>;
 type Extra = { signal: AbortSignal; sendNotification: (n: ServerNotification) => Promise<void> };
@@ -150,7 +153,10 @@ export async function createMcpHost(client: TapClient, options: McpHostOptions =
     const forwarding = forwardEvents(handle, name, progressToken, extra);
     try {
       const result = await handle.result;
-      await forwarding;
+      // The MCP SDK's client (1.32) handles a notification a microtask late, after a response
+      // read in the same chunk has already removed the call's progress handler: the result
+      // waits a moment after the last notification, so that the host sees it.
+      if ((await forwarding) > 0) await new Promise((resolve) => setTimeout(resolve, RESULT_AFTER_PROGRESS_MS));
       const out = toolResultOf(result, handle.taskId);
       if (result.status === 'cancelled' && call.cancelledBecause !== undefined)
         out.content = [{ type: 'text', text: `cancelled: ${call.cancelledBecause}` }];
@@ -165,16 +171,20 @@ export async function createMcpHost(client: TapClient, options: McpHostOptions =
     }
   }
 
-  /** Sends the notification of each task event while the call lasts (spec: bridge-mcp-host#events). */
-  async function forwardEvents(handle: TaskHandle, capability: string, token: string | number | undefined, extra: Extra) {
+  /** Sends the notification of each task event while the call lasts (spec: bridge-mcp-host#events); resolves with how many it sent. */
+  async function forwardEvents(handle: TaskHandle, capability: string, token: string | number | undefined, extra: Extra): Promise<number> {
+    let sent = 0;
     try {
       for await (const m of handle.events) {
         const n = notificationOf(m.payload as TapEvent, m.sequence ?? 0, capability, token);
-        if (n !== undefined && !extra.signal.aborted) await extra.sendNotification(n as ServerNotification).catch(() => {});
+        if (n === undefined || extra.signal.aborted) continue;
+        await extra.sendNotification(n as ServerNotification).catch(() => {});
+        sent++;
       }
     } catch {
       // The handle failed: callTool reports it.
     }
+    return sent;
   }
 
   return {
