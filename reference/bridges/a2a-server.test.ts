@@ -63,6 +63,17 @@ function asTask(r: Message | Task): Task {
   return r as Task;
 }
 
+const PLAN = {
+  intent: 'Write two files.',
+  steps: [
+    { action: 'write a', target: 'file://a', expected_output: 'a written', reversible: true },
+    { action: 'write b', target: 'file://b', expected_output: 'b written', reversible: false },
+  ],
+  rollback: 'Delete both files.',
+  estimated_cost: { tokens: 10, seconds: 1 },
+  risk_level: 'low',
+};
+
 describe('a TAP agent as an A2A server (spec: bridge-a2a)', () => {
   it('serves an agent card whose skills are the capabilities (spec: bridge-a2a#card)', async () => {
     const { url } = await a2aClient();
@@ -163,5 +174,21 @@ describe('a TAP agent as an A2A server (spec: bridge-a2a)', () => {
     const done = asTask(await client.sendMessage(send(message('', null, { taskId: asked.id, parts: [textPart('3')] }))));
     expect(done.status?.state).toBe(A2A_STATE.COMPLETED);
     expect(done.artifacts.find((a) => a.name === 'result')!.parts[0]!.content).toEqual({ $case: 'data', value: { answer: 3 } });
+  });
+
+  it('asks for plan approval as AUTH_REQUIRED and runs the plan on a message that approves it (spec: bridge-a2a#input)', async () => {
+    const { client } = await a2aClient();
+    const waiting = asTask(await client.sendMessage(send(message('tap.test.plan', { plan: PLAN }))));
+    expect(waiting.status?.state).toBe(A2A_STATE.AUTH_REQUIRED);
+    const plan = waiting.status?.message?.parts[1]?.content;
+    expect(plan).toMatchObject({ $case: 'data', value: { plan: { intent: 'Write two files.' } } });
+    const done = asTask(
+      await client.sendMessage(send(message('', null, { taskId: waiting.id, parts: [dataPart({ decision: 'approved' })] }))),
+    );
+    expect(done.status?.state).toBe(A2A_STATE.COMPLETED);
+    expect(done.artifacts.find((a) => a.name === 'result')!.parts[0]!.content).toEqual({
+      $case: 'data',
+      value: { executed: ['write a', 'write b'] },
+    });
   });
 });
