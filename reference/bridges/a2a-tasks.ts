@@ -119,7 +119,7 @@ export class A2aTask {
   /**
    * The stream of the task (spec: bridge-a2a#resubscribe): the Task now, then every event whose
    * sequence is after `afterSequence` (none of those already in the Task when it is undefined),
-   * then the live ones until the task ends or interrupts after `stopAfter`, or `signal` aborts.
+   * then the live ones until the task ends, or waits for its client after `interruptAfter` when given.
    */
   async *stream(afterSequence?: number, options: { interruptAfter?: number } = {}): AsyncGenerator<StreamResponse> {
     const queue: StreamResponse[] = [];
