@@ -12,7 +12,7 @@ cpSync(join(ROOT, 'bin'), join(unbuilt, 'bin'), { recursive: true });
 afterAll(() => rmSync(unbuilt, { recursive: true, force: true }));
 
 describe('the bins without dist/', () => {
-  for (const bin of ['tap-conform', 'tapctl', 'tap-reference-agent']) {
+  for (const bin of ['tap-conform', 'tapctl', 'tap-reference-agent', 'tap-bridge']) {
     it(`${bin} exits 2 with one line naming the build`, () => {
       const run = spawnSync(process.execPath, [join(unbuilt, 'bin', `${bin}.mjs`), '--version'], { encoding: 'utf8' });
       expect(run.status).toBe(2);

@@ -31,6 +31,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['workspace/', 'jetstream/', 'mesh/'],
   // An agent process: its command line, bindings, durable queues and signals.
   ['serve/'],
+  ['bridges/'],
   ['agents/', 'tapctl/', 'index.ts'],
 ];
 

@@ -1,0 +1,55 @@
+/** tap-bridge mcp-server: serves a TAP agent as an MCP server on stdin and stdout until stdin ends (spec: bridge-mcp-host). */
+import { serveMcpHostOverStdio } from './mcp-host.ts';
+import { type BridgeArgs, connectTarget, parseBridgeArgs, UsageError } from './tap-target.ts';
+
+const HELP = `Usage: tap-bridge mcp-server (--url ws://host:port/path | -- <tap agent command> [args...]) [--plans elicit|reject]
+
+Serves a TAP agent as an MCP server over stdio: an MCP host (a desktop app, an IDE, the MCP SDK's
+client) spawns this command and sees each capability of the agent's card as a tool.
+
+  --url URL        reach the agent over WebSocket (with reconnect and resume)
+  -- COMMAND ...   spawn the agent and speak TAP over its stdio
+  --plans MODE     elicit (default): a plan waiting for approval is asked of the MCP user by
+                   elicitation; reject: every plan is rejected
+
+Progress and output events become MCP progress notifications (when the call has a progressToken),
+log events logging messages, notifications/cancelled a TAP cancel, input requests elicitations.
+stdout carries MCP only; messages for people go to stderr. The mapping: spec/1.1 "A TAP agent as
+an MCP server".
+`;
+
+/** Runs the subcommand with its own arguments; resolves with the exit status. */
+export async function run(args: string[]): Promise<number> {
+  let parsed: BridgeArgs;
+  try {
+    parsed = parseBridgeArgs(args, ['--plans']);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`tap-bridge mcp-server: ${err.message}\nRun tap-bridge mcp-server --help for usage.\n`);
+    return 2;
+  }
+  if (parsed.help || parsed.target === undefined) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  const plans = parsed.options.get('--plans') ?? 'elicit';
+  if (plans !== 'elicit' && plans !== 'reject') {
+    process.stderr.write(`tap-bridge mcp-server: --plans ${String(plans)} is not a mode; give elicit or reject\n`);
+    return 2;
+  }
+  const client = await connectTarget(parsed.target, 'tap-bridge-mcp-server');
+  const host = await serveMcpHostOverStdio(client, { plans });
+  const status = await new Promise<number>((resolve) => {
+    process.stdin.once('end', () => resolve(0));
+    process.stdin.once('close', () => resolve(0));
+    process.once('SIGINT', () => resolve(0));
+    process.once('SIGTERM', () => resolve(0));
+    client.on('closed', () => {
+      process.stderr.write('tap-bridge mcp-server: the TAP agent closed the session; stopping\n');
+      resolve(1);
+    });
+  });
+  await host.close().catch(() => {});
+  await client.close('the MCP client went away').catch(() => {});
+  return status;
+}
