@@ -26,7 +26,7 @@ import { optionalPeerViolations } from './optional-peers.ts';
 /** reference/ bottom-up; a module's layer is the first entry whose prefix its path (under the folder) starts with. */
 export const LAYERS: readonly (readonly string[])[] = [
   ['core/', 'package.ts', 'peers.ts'],
-  ['transports/', 'crypto.ts', 'trust.ts'],
+  ['transports/', 'crypto.ts', 'trust.ts', 'ops/'],
   ['agent/', 'client/'],
   ['workspace/', 'jetstream/', 'mesh/'],
   // An agent process: its command line, bindings, durable queues and signals.
@@ -53,6 +53,7 @@ export const AGENT_ORDER: readonly string[] = [
   'signals.ts',
   'integrity.ts',
   'input-schemas.ts',
+  'monitor.ts',
   'runtime.ts',
   'journal-limits.ts',
   // Behaviour against narrow interfaces: plans and the task context use a TaskHost ...
@@ -75,6 +76,7 @@ export const AGENT_ORDER: readonly string[] = [
   'inbound.ts',
   'forged-frames.ts',
   'session.ts',
+  'monitoring.ts',
   'conformance-capabilities.ts',
   'agent.ts',
   'index.ts',
