@@ -55,6 +55,8 @@ export class TaskMonitor {
     readonly audit?: AuditTrail,
   ) {
     this.startedAt = now;
+    // BUSY is written from the start, at 0, so that a rate over it has a series before the first refusal.
+    this.refused.inc({ code: 'BUSY' }, 0);
   }
 
   /** A task.request was taken. */

@@ -82,7 +82,7 @@ describe('health, metrics and the audit trail of an agent', () => {
   });
 
   it('serves /healthz, /livez and /metrics on a port of its own: 503 while draining, 404 and 405 for the rest', async () => {
-    const agent = testAgent({ shutdownGraceMs: 2000, drainMs: 400 });
+    const agent = testAgent();
     const peer = new TestPeer(agent);
     await peer.handshake();
     const monitoring = await agent.serveMonitoring({ port: 0 });
@@ -100,12 +100,16 @@ describe('health, metrics and the audit trail of an agent', () => {
 
     peer.request('long', 'tap.test.sleep', { ms: 60_000 });
     await peer.waitFor((m) => m.task_id === 'long' && m.payload?.state === 'running');
+    // A shutdown hook holds the shutdown open while the endpoints are read (a mesh member withdraws its entry there).
+    let release!: () => void;
+    agent.onShutdown(() => new Promise<void>((resolve) => (release = resolve)));
     const stopping = agent.shutdown('maintenance');
     const draining = await http(`${monitoring.url}/healthz`);
     expect(draining.status).toBe(503);
     expect(JSON.parse(draining.body)).toMatchObject({ status: 'draining', running_tasks: 1 });
     expect((await http(`${monitoring.url}/livez`)).status).toBe(200);
     expect(sampleValue(parseExposition((await http(`${monitoring.url}/metrics`)).body), 'tap_agent_draining')).toBe(1);
+    release();
     await stopping;
     // Once stopped, the endpoints are gone with the agent.
     await expect(http(`${monitoring.url}/healthz`)).rejects.toThrow();
