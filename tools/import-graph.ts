@@ -27,6 +27,8 @@ import { optionalPeerViolations } from './optional-peers.ts';
 export const LAYERS: readonly (readonly string[])[] = [
   ['core/', 'package.ts', 'peers.ts'],
   ['transports/', 'crypto.ts', 'trust.ts'],
+  // Monitoring: health, metrics and the audit trail, beside any agent or runner.
+  ['ops/'],
   ['agent/', 'client/'],
   ['workspace/', 'jetstream/', 'mesh/'],
   // An agent process: its command line, bindings, durable queues and signals.
@@ -54,6 +56,7 @@ export const AGENT_ORDER: readonly string[] = [
   'signals.ts',
   'integrity.ts',
   'input-schemas.ts',
+  'monitor.ts',
   'runtime.ts',
   'journal-limits.ts',
   // Behaviour against narrow interfaces: plans and the task context use a TaskHost ...
@@ -76,6 +79,7 @@ export const AGENT_ORDER: readonly string[] = [
   'inbound.ts',
   'forged-frames.ts',
   'session.ts',
+  'monitoring.ts',
   'conformance-capabilities.ts',
   'agent.ts',
   'index.ts',

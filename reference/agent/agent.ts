@@ -12,6 +12,9 @@ import { CONFORMANCE_CAPABILITIES, CONFORMANCE_EXTENSION } from './conformance-c
 import { conformanceFromEnv, keysFromEnv, mergeKeys, processEnvironment } from './environment.ts';
 import { cardExtensions } from './handshake.ts';
 import { Journal } from './journal.ts';
+import { monitoringSource, type MetricsCollector } from './monitoring.ts';
+import { auditFromEnv, type AuditTrail } from '../ops/audit.ts';
+import { answerMonitoring, serveMonitoring, type HealthReport } from '../ops/http.ts';
 import type { AgentOptions } from './options.ts';
 import { compactedRecords, replayJournal, resumeAfterRestart } from './recovery.ts';
 import { Runtime } from './runtime.ts';
@@ -44,6 +47,8 @@ export interface AgentListenOptions {
    * that `ca` verifies, whose identity is the session's principal (spec: security#client-certificates).
    */
   tls?: WebSocketServerOptions['tls'];
+  /** Answer GET /healthz, /livez and /metrics on the same port (default false; `serveMonitoring` gives them a port of their own). */
+  monitoring?: boolean;
 }
 
 /** A listening WebSocket endpoint of the agent. */
@@ -99,6 +104,19 @@ export interface Agent {
   shutdown(reason?: string): Promise<void>;
   /** Resolves once a shutdown (signal, admin request or `shutdown()`) has completed. */
   readonly stopped: Promise<void>;
+  /** Its audit trail, when it keeps one (options.audit, TAP_AUDIT_FILE): one chained record per finished task. */
+  readonly audit: AuditTrail | undefined;
+  /** Its health now: what GET /healthz answers (status ready, draining or stopped). */
+  health(): HealthReport;
+  /** Its metrics now in the Prometheus text format: what GET /metrics answers. */
+  metrics(): Promise<string>;
+  /** Adds families collected at every scrape (a durable runner's queue); returns the function that removes them. */
+  addMetrics(collect: MetricsCollector): () => void;
+  /**
+   * Serves GET /healthz, /livez and /metrics on a port of their own (host default 127.0.0.1, port
+   * default 0: any free one; read it from the listener's url), until the agent has stopped.
+   */
+  serveMonitoring(options?: { host?: string; port?: number }): Promise<AgentListener>;
   /** Counts for monitoring and tests. */
   stats(): { sessions: number; connections: number; activeTasks: number; tasks: number; duplicateBytes: number };
 }
@@ -112,12 +130,14 @@ function withEnvironment(options: AgentOptions): AgentOptions {
   if (typeof options !== 'object' || options === null) return options;
   const env = options.env === false ? {} : (options.env ?? processEnvironment());
   const keys = mergeKeys(options.keys ?? [], keysFromEnv(env));
-  if (!(options.conformance ?? conformanceFromEnv(env)) || typeof options.capabilities !== 'object') return { ...options, keys };
+  const audit = options.audit ?? auditFromEnv(env);
+  const completed = { ...options, keys, ...(audit ? { audit } : {}) };
+  if (!(options.conformance ?? conformanceFromEnv(env)) || typeof options.capabilities !== 'object') return completed;
   // The ones the caller did not give already (withConformanceCapabilities, or a definition of its own),
   // and the conformance extension of 1.1 beside the caller's (spec: conformance#conformance-extension).
   const given = options.extensions ?? [];
   const extensions = given.some((e) => e.uri === CONFORMANCE_EXTENSION.uri) ? given : [...given, CONFORMANCE_EXTENSION];
-  return { ...options, keys, extensions, capabilities: { ...CONFORMANCE_CAPABILITIES, ...options.capabilities } };
+  return { ...completed, extensions, capabilities: { ...CONFORMANCE_CAPABILITIES, ...options.capabilities } };
 }
 
 /** Builds an agent; with `stateDir` it first restores its journal and resumes unfinished tasks. */
@@ -137,8 +157,18 @@ export function createAgent(options: AgentOptions): Agent {
     resumeAfterRestart(rt, runner);
   }
   let stopping: Promise<void> | undefined;
+  let hasStopped = false;
   let markStopped!: () => void;
   const stopped = new Promise<void>((resolve) => (markStopped = resolve));
+  const collectors = new Set<MetricsCollector>();
+  const monitored = monitoringSource({
+    rt,
+    connections: () => connections.size,
+    phase: () => (hasStopped ? 'stopped' : stopping ? 'draining' : undefined),
+    collectors,
+  });
+  // The monitoring servers answer through the drain (503 from /healthz) and close once the agent has stopped.
+  const monitors = new Set<{ close(): Promise<void> }>();
   // spec: shutdown#signals: while the agent serves a binding, a signal shuts it down and the process exits 0.
   let releaseSignals: (() => void) | undefined;
   const holdSignals = (): void => {
@@ -160,6 +190,9 @@ export function createAgent(options: AgentOptions): Agent {
       await shutdownAll(rt, runner, [...connections], reason);
       await Promise.all([...servers].map((s) => s.close()));
       rt.journal?.close();
+      rt.monitor.audit?.close();
+      hasStopped = true;
+      await Promise.all([...monitors].map((m) => m.close()));
       releaseSignals?.();
       markStopped();
     })();
@@ -229,6 +262,7 @@ export function createAgent(options: AgentOptions): Agent {
         ...(listenOptions.tls ? { tls: listenOptions.tls } : {}),
         // Frames larger than this close the connection (1009) instead of being buffered (spec: limits#pre-handshake).
         maxPayload: Math.max(1024 * 1024, rt.card.limits.max_message_bytes * 2),
+        ...(listenOptions.monitoring ? { onHttpRequest: (req, res) => answerMonitoring(monitored, req, res) } : {}),
         onSession: (transport, _request, principal) => {
           // The connection over a cap is told to come back later.
           const refusal = connectionRefusal(transport.origin);
@@ -278,6 +312,25 @@ export function createAgent(options: AgentOptions): Agent {
           servers.delete(listener);
           endpoints.delete(listener);
           await listener.close();
+        },
+      };
+    },
+    audit: rt.monitor.audit,
+    health: () => monitored.health(),
+    metrics: () => monitored.metrics(),
+    addMetrics(collect) {
+      collectors.add(collect);
+      return () => void collectors.delete(collect);
+    },
+    async serveMonitoring(monitoringOptions = {}) {
+      if (hasStopped) throw new Error('the agent has stopped');
+      const server = await serveMonitoring(monitored, monitoringOptions);
+      monitors.add(server);
+      return {
+        url: server.url,
+        close: async () => {
+          monitors.delete(server);
+          await server.close();
         },
       };
     },

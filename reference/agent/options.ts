@@ -7,6 +7,7 @@ import type { AuthenticatedCredentials } from '../core/handshake.ts';
 import type { Clock, Hmac, Logger, RandomSource } from '../core/platform.ts';
 import type { CapabilityDefinition, Handler } from './handler.ts';
 import type { JournalOptions } from './journal.ts';
+import type { AuditOptions } from '../ops/audit.ts';
 import { SUPPORTED_VERSIONS } from '../core/catalogue.ts';
 
 export type { Clock, Logger, TimerHandle } from '../core/platform.ts';
@@ -56,6 +57,12 @@ export interface AgentOptions {
   stateDir?: string;
   /** The journal's bounds and, for tests, its file operations (spec: tasks#journal). */
   journal?: JournalOptions;
+  /**
+   * Keep an audit trail: one chained JSON line per finished task in `file`, rotated past
+   * `maxBytes` (default 16 MiB) keeping `keep` files (default 5); `tapctl audit verify` checks it.
+   * Default: TAP_AUDIT_FILE (with TAP_AUDIT_MAX_BYTES, TAP_AUDIT_KEEP) of `env`; false keeps none.
+   */
+  audit?: AuditOptions | false;
   /**
    * Pre-shared keys, each bound to one requester (spec: integrity#keys). The key of a conformance
    * run in TAP_HMAC_KEY_ID, TAP_HMAC_KEY and TAP_HMAC_PEER is added to them unless `env` is false

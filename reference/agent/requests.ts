@@ -230,6 +230,7 @@ function onTaskRequest(conn: Replier, session: Session, msg: MessageOf<'task.req
     });
   }
   rt.tasks.add(task);
+  rt.monitor.taskAccepted(task);
   if (quiet) {
     // No direct reply: a duplicate of the request gets what the stream has sent so far (spec: tasks#quiet-requests).
     conn.remember({ replay: () => task.retained.slice(), bytes: QUIET_RECIPE_BYTES });

@@ -13,6 +13,8 @@ import type { Handler } from './handler.ts';
 import { inputValidator } from './input-schemas.ts';
 import { KeyRing } from './integrity.ts';
 import type { Journal, JournalRecord } from './journal.ts';
+import { TaskMonitor } from './monitor.ts';
+import { AuditTrail } from '../ops/audit.ts';
 import {
   settingsOf,
   stderrLogger,
@@ -59,6 +61,8 @@ export class Runtime {
   shuttingDown = false;
   /** Principals holding tap.admin.shutdown (spec: authorization#admin-permissions). */
   readonly admins: ReadonlySet<string>;
+  /** Its counters for /metrics, and its audit trail when it keeps one. */
+  readonly monitor: TaskMonitor;
   /** Starts the process-wide shutdown; set by createAgent. */
   shutdownProcess: (reason: string) => void = () => {};
 
@@ -109,6 +113,8 @@ export class Runtime {
     const issues = validateAgainst('agent-card.schema.json', this.card);
     if (issues) throw new Error(`the agent card is invalid: ${issues.map((i) => `${i.path || '/'} ${i.message}`).join('; ')}`);
     this.agentId = this.card.agent_id;
+    const audit = options.audit ? new AuditTrail(options.audit, (m) => this.log('warn', m)) : undefined;
+    this.monitor = new TaskMonitor(this.agentId, this.clock.now(), audit);
     this.out = {
       agentId: this.agentId,
       clock: this.clock,

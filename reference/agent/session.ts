@@ -164,6 +164,7 @@ export class Connection implements Replier {
   /** Answers an offending message with `error` (never an `error` itself); closes after a fatal one. */
   refuse(error: ErrorPayload, to: RefusalTarget = {}): void {
     if (to.type === 'error') return;
+    this.rt.monitor.requestRefused(String(error.code));
     // A message refused before the duplicate check marks no id as used; its repeat, refused the
     // same way, gets the first error again byte for byte, so a request never gets two different replies.
     const key = to.early && to.replyTo !== undefined ? `${to.replyTo}\u0000${error.code}` : undefined;

@@ -217,6 +217,7 @@ export class TaskRunner implements TaskHost {
     } else {
       rt.tasks.ended(task);
     }
+    rt.monitor.taskFinished(task, rt.now(), session?.peerId);
     if (result.error?.retryable && task.idempotencyKey !== undefined) {
       const record = rt.idempotency.get(task.principal, task.capability, task.idempotencyKey);
       if (record && record.taskId === task.taskId && !record.released) {

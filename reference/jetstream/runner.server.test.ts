@@ -8,6 +8,9 @@ import { startDurableRunner, type DurableRunner, type DurableRunnerOptions } fro
 import { DEFAULT_NAMES, deadSubject, ensureStreams, resultSubject } from './streams.ts';
 import { submitDurable } from './submit.ts';
 import { lacks, needing } from '../../test/system-tools.testkit.ts';
+import type { AuditEntry } from '../ops/audit.ts';
+import { parseExposition, sampleValue } from '../ops/exposition-parse.ts';
+import { renderExposition } from '../ops/prometheus.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
 
@@ -61,8 +64,13 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the durable runner
     return info.state.subjects?.[`tap.tasks.${capability}`] ?? 0;
   }
 
-  it('runs a queued record and publishes the finished record, valid against task-record.schema.json, before acknowledging', async () => {
-    await runner({ capability: 'work.echo', handler: async ({ record }) => ({ echoed: record.context.current_input }) });
+  it('runs a queued record and publishes the finished record, valid against task-record.schema.json, before acknowledging; audits and counts it', async () => {
+    const audited: AuditEntry[] = [];
+    const r = await runner({
+      capability: 'work.echo',
+      handler: async ({ record }) => ({ echoed: record.context.current_input }),
+      audit: { append: (e) => audited.push(e) },
+    });
     const { record } = await submitDurable(nc, { next_phase: 'work.echo', input: { n: 1 } });
     const done = await resultOf(record.task_id);
     expect(validateAgainst('task-record.schema.json', done)).toBeNull();
@@ -70,6 +78,22 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the durable runner
     expect(done.context.history.at(-1)?.output).toEqual({ echoed: { n: 1 } });
     await sleep(100);
     expect(await queued('work.echo')).toBe(0);
+    expect(audited).toEqual([
+      expect.objectContaining({
+        via: 'durable',
+        agent: 'tap.durable-test',
+        task_id: record.task_id,
+        capability: 'work.echo',
+        outcome: 'completed',
+        attempt: 1,
+      }),
+    ]);
+    const families = parseExposition(renderExposition(await r.metrics()));
+    expect(sampleValue(families, 'tap_durable_tasks_finished_total', { capability: 'work.echo', outcome: 'completed' })).toBe(1);
+    expect(sampleValue(families, 'tap_durable_task_duration_seconds_count', { capability: 'work.echo' })).toBe(1);
+    expect(families.get('tap_durable_queue_pending')?.samples).toEqual([
+      { name: 'tap_durable_queue_pending', labels: { capability: 'work.echo' }, value: 0 },
+    ]);
   });
 
   it('renews the lease while a phase runs longer than ack_wait: the record is delivered once', async () => {

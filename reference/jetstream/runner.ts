@@ -22,6 +22,8 @@ import { takeIn } from './intake.ts';
 import { checkNames } from './names.ts';
 import { finished, outcomeOfResult, resultPayload, type Outcome } from './outcome.ts';
 import { verifyStreamMessage } from './signatures.ts';
+import { durableAuditEntry, runnerFamilies, type AuditSink } from './metrics.ts';
+import { Histogram, type Family } from '../ops/prometheus.ts';
 import { DEFAULT_NAMES, ensureStreams, resultSubject, type DurableNames } from './streams.ts';
 import { idempotencyKey } from './submit.ts';
 
@@ -77,6 +79,8 @@ export interface DurableRunnerOptions {
   /** The agents whose signed task.results this runner takes as a task's outcome (default: this agent only). */
   runners?: readonly string[];
   logger?: (level: 'info' | 'warn' | 'error', message: string) => void;
+  /** Appends an audit record per task this runner finishes (an AuditTrail of tap-agent-protocol, or an agent's `audit`). */
+  audit?: AuditSink;
 }
 
 /** A running durable runner. */
@@ -95,7 +99,11 @@ export interface DurableRunner {
     fenced: number;
     /** Deliveries handed back (-NAK) because their record names another target agent (TAP-NATS-055). */
     handedBack: number;
+    /** Deliveries taken that the server had delivered before. */
+    redelivered: number;
   };
+  /** Its Prometheus families now, the queue's depth read from the server (labelled with the capability). */
+  metrics(): Promise<Family[]>;
   /** Stops taking deliveries and waits for the running ones to settle. */
   stop(): Promise<void>;
 }
@@ -127,7 +135,20 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
   // spec: bindings-nats#task-queue: the lease is the consumer's ack_wait, whatever this runner asked for.
   const leaseMs = Math.min(o.leaseMs ?? 30_000, ackWaitMs);
   const js = jetstream(o.nc);
-  const stats = { completed: 0, failed: 0, retried: 0, repeats: 0, deadLetters: 0, refused: 0, renewals: 0, fenced: 0, handedBack: 0 };
+  const stats = {
+    completed: 0,
+    failed: 0,
+    retried: 0,
+    repeats: 0,
+    deadLetters: 0,
+    refused: 0,
+    renewals: 0,
+    fenced: 0,
+    handedBack: 0,
+    redelivered: 0,
+  };
+  const durations = new Histogram();
+  const arrived = new WeakMap<JsMsg, number>();
   const stopping = new AbortController();
   const running = new Set<Promise<void>>();
   const box: DeadLetterBox = { js, jsm, names, agentId: o.agentId, intake: { capability: o.capability, trust: o.trust } };
@@ -175,6 +196,8 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
   };
 
   const work = async (m: JsMsg): Promise<void> => {
+    arrived.set(m, Date.now());
+    if (m.info.redelivered) stats.redelivered++;
     const intake = takeIn(m.data, box.intake);
     if (!intake.ok) return refuse(m, intake);
     // spec: bindings-nats#task-queue (TAP-NATS-055): another agent's record goes back for the server to deliver again.
@@ -216,6 +239,7 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
   };
 
   const run = async (m: JsMsg, record: TaskRecord, attempts: number, principal: string | undefined): Promise<void> => {
+    const finish = (attempt: number, outcome: Outcome) => finishTask(m, record, attempt, outcome, principal);
     // A task whose finished record is stored (its acknowledgement was lost, or the record was published again) only needs the acknowledgement.
     if (await storedResult(record.task_id)) {
       stats.repeats++;
@@ -233,7 +257,7 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
     // A stream that ends with the task.result is a phase that finished in an earlier delivery whose
     // finished record was not stored: it is stored from that result, and the phase is not run again.
     if (last && trustedResult(last, record)) {
-      await finish(m, record, last.attempt ?? attempts, outcomeOfResult(last.message.payload));
+      await finish(last.attempt ?? attempts, outcomeOfResult(last.message.payload));
       return;
     }
     const lastSequence = Number.isSafeInteger(last?.message.sequence) ? last!.message.sequence : 0;
@@ -288,11 +312,11 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
       return;
     }
     await stream.publish('task.result', resultPayload(outcome));
-    await finish(m, record, attempts, outcome);
+    await finish(attempts, outcome);
   };
 
   /** Stores the finished record of a phase's outcome in TAP_RESULTS, then acknowledges the delivery. */
-  const finish = async (m: JsMsg, record: TaskRecord, attempts: number, outcome: Outcome): Promise<void> => {
+  const finishTask = async (m: JsMsg, record: TaskRecord, attempts: number, outcome: Outcome, principal?: string): Promise<void> => {
     const next = finished(record, o.agentId, attempts, outcome);
     // spec: bindings-nats#task-queue: the finished record is stored before the delivery is acknowledged;
     // one message id per task, so that the server keeps the first finished record only.
@@ -303,6 +327,9 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
     }
     if (outcome.error) stats.failed++;
     else stats.completed++;
+    const outcomeName = outcome.error ? 'failed' : 'completed';
+    durations.observe((Date.now() - (arrived.get(m) ?? Date.now())) / 1000, { capability: o.capability, outcome: outcomeName });
+    o.audit?.append(durableAuditEntry(o.agentId, o.capability, record, attempts, outcome, principal));
   };
 
   // spec: bindings-nats#dead-letters: a record that ran out of deliveries goes to TAP_DEAD, then leaves the queue.
@@ -324,6 +351,7 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
 
   return {
     stats,
+    metrics: () => runnerFamilies(o.capability, stats, durations, { jsm, stream: names.tasks, consumer: durable }),
     async stop() {
       await messages.close();
       await loop;

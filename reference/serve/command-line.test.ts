@@ -23,6 +23,16 @@ describe('the command line of an agent process', () => {
     expect(serve('-h').help).toBe(true);
   });
 
+  it('reads the monitoring port and the audit file, and refuses their companions alone', () => {
+    expect(serve('--metrics-port', '9464', '--metrics-host', '0.0.0.0', '--audit-file', 'a.jsonl', '--audit-keep', '3')).toMatchObject({
+      metrics: { port: 9464, host: '0.0.0.0' },
+      audit: { file: 'a.jsonl', keep: 3 },
+    });
+    expect(refused('--metrics-port', '70000')).toThrow(/--metrics-port 70000 is not a whole number from 0 to 65535/);
+    expect(refused('--metrics-host', '0.0.0.0')).toThrow(/give --metrics-port PORT too/);
+    expect(refused('--audit-max-bytes', '4096')).toThrow(/give --audit-file FILE too/);
+  });
+
   it('serves a mesh agent through the registry server unless another binding is named (spec: registry#entry)', () => {
     expect(serve('--mesh', 'nats://127.0.0.1:4222')).toMatchObject({
       nats: 'nats://127.0.0.1:4222',

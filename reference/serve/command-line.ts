@@ -36,6 +36,10 @@ export interface ServeOptions {
   /** Verify bearer tokens as JWTs of this issuer, for this audience, against these keys, and require one of every session (spec: security#bearer-tokens). */
   jwt?: { issuer: string; audience: string; keys: string };
   stateDir?: string;
+  /** Serve GET /healthz, /livez and /metrics on this port (0: any free one) of `host` (default 127.0.0.1); the --listen port serves them beside sessions. */
+  metrics?: { port: number; host?: string };
+  /** Keep an audit trail of every finished task in this file, rotated past maxBytes keeping `keep` files. */
+  audit?: { file: string; maxBytes?: number; keep?: number };
   graceMs?: number;
   resumeWindowMs?: number;
   /** --help was given: print the usage and exit 0. */
@@ -63,6 +67,11 @@ const SERVE_OPTIONS = {
   'jwt-audience': { type: 'string' },
   'jwt-keys': { type: 'string' },
   'state-dir': { type: 'string' },
+  'metrics-port': { type: 'string' },
+  'metrics-host': { type: 'string' },
+  'audit-file': { type: 'string' },
+  'audit-max-bytes': { type: 'string' },
+  'audit-keep': { type: 'string' },
   'grace-ms': { type: 'string' },
   'resume-window-ms': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
@@ -113,6 +122,14 @@ export const SERVE_USAGE = `  --listen URL        serve WebSocket sessions at UR
                       principal is jwt:<iss>#<sub>, and its scopes bound the permissions of every
                       grant (spec: security#bearer-tokens)
   --state-dir DIR     keep a journal in DIR: tasks survive a restart (durability "restart")
+  --metrics-port PORT serve GET /healthz (200 ready, 503 draining), /livez and /metrics
+                      (Prometheus text) on PORT of 127.0.0.1 (0: any free port; the URL is
+                      printed on stderr); the --listen port itself serves them beside sessions
+  --metrics-host HOST the interface of --metrics-port (default 127.0.0.1)
+  --audit-file FILE   append one chained JSON record per finished task to FILE (who asked for
+                      what under which grant, and how it ended); tapctl audit verify checks it
+  --audit-max-bytes N rotate the audit file past N bytes (default 16777216): FILE.1, FILE.2, …
+  --audit-keep N      rotated audit files kept (default 5)
   --grace-ms MS       grace period on SIGTERM/SIGINT and at the end of input (default 10000)
   --resume-window-ms MS
                       how long a session that lost its transport stays resumable (default 300000)
@@ -123,7 +140,11 @@ Environment:
                       the agents it starts; give it yourself to an agent tap-conform connects to)
   TAP_HMAC_KEY_ID, TAP_HMAC_KEY, TAP_HMAC_PEER
                       a pre-shared key (base64url, at least 32 bytes) bound to the requester
-                      agent id TAP_HMAC_PEER; set all three or none (spec: conformance#key-provisioning)`;
+                      agent id TAP_HMAC_PEER; set all three or none (spec: conformance#key-provisioning)
+  TAP_METRICS_PORT, TAP_METRICS_HOST
+                      as --metrics-port and --metrics-host (the options win)
+  TAP_AUDIT_FILE, TAP_AUDIT_MAX_BYTES, TAP_AUDIT_KEEP
+                      as --audit-file, --audit-max-bytes and --audit-keep (the options win)`;
 
 /** A whole-number option within [min, max], or `fallback` when absent. */
 export function wholeOption(
@@ -208,6 +229,12 @@ export function parseCommandLine<E extends NonNullable<ParseArgsConfig['options'
   const jwt = jwtOptions(text);
   const optional = (name: string, min: number): number | undefined =>
     values[name] === undefined ? undefined : wholeOption(values, name, 0, min);
+  const metricsHost = text('metrics-host');
+  if (metricsHost !== undefined && values['metrics-port'] === undefined)
+    throw new UsageError('--metrics-host is the interface of --metrics-port: give --metrics-port PORT too');
+  const auditFile = text('audit-file');
+  if (auditFile === undefined && (values['audit-max-bytes'] !== undefined || values['audit-keep'] !== undefined))
+    throw new UsageError('--audit-max-bytes and --audit-keep belong to --audit-file; give --audit-file FILE too');
   return {
     serve: {
       help: false,
@@ -232,6 +259,23 @@ export function parseCommandLine<E extends NonNullable<ParseArgsConfig['options'
       ...(tls ? { tls } : {}),
       ...(jwt ? { jwt } : {}),
       ...(text('state-dir') !== undefined ? { stateDir: text('state-dir') } : {}),
+      ...(values['metrics-port'] !== undefined
+        ? {
+            metrics: {
+              port: wholeOption(values, 'metrics-port', 0, 0, 65_535),
+              ...(metricsHost !== undefined ? { host: metricsHost } : {}),
+            },
+          }
+        : {}),
+      ...(auditFile !== undefined
+        ? {
+            audit: {
+              file: auditFile,
+              ...(values['audit-max-bytes'] !== undefined ? { maxBytes: wholeOption(values, 'audit-max-bytes', 0, 1024) } : {}),
+              ...(values['audit-keep'] !== undefined ? { keep: wholeOption(values, 'audit-keep', 0, 1) } : {}),
+            },
+          }
+        : {}),
       ...(values['grace-ms'] !== undefined ? { graceMs: wholeOption(values, 'grace-ms', 10_000, 0) } : {}),
       ...(values['resume-window-ms'] !== undefined ? { resumeWindowMs: wholeOption(values, 'resume-window-ms', 300_000, 1000) } : {}),
     },

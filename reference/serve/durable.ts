@@ -10,6 +10,8 @@ import { errorPayload, TapError } from '../core/errors.ts';
 import { durableConformanceHandlers, type DurableHandler } from '../jetstream/capabilities.ts';
 import { startDurableRunner, type DurableRunner, type DurableWork } from '../jetstream/runner.ts';
 import type { SigningKey, TrustFile } from '../trust.ts';
+import type { AuditSink } from '../jetstream/metrics.ts';
+import type { Family } from '../ops/prometheus.ts';
 
 /** What `serveDurably` needs of the agent it serves for. */
 export interface DurableServeOptions {
@@ -28,6 +30,14 @@ export interface DurableServeOptions {
   /** The card's max_task_seconds: a durable task's deadline, counted from its delivery. */
   maxTaskSeconds: number;
   log: (level: 'info' | 'warn' | 'error', message: string) => void;
+  /** Where the runners write an audit record per finished task (the agent's trail). */
+  audit?: AuditSink;
+}
+
+/** The durable runners serving: their metrics, and the function that stops them all. */
+export interface DurableServing {
+  metrics(): Promise<Family[]>;
+  stop(): Promise<void>;
 }
 
 /** Capabilities that cannot run on a queue: a plan needs a requester to decide it, a grant a session to carry it. */
@@ -94,9 +104,9 @@ function adapt(name: string, def: Handler | CapabilityDefinition, o: DurableServ
 
 /**
  * Starts a durable runner per capability the card offers (but those that need a session); resolves
- * with the function that stops them all.
+ * with their metrics and the function that stops them all.
  */
-export async function serveDurably(o: DurableServeOptions): Promise<() => Promise<void>> {
+export async function serveDurably(o: DurableServeOptions): Promise<DurableServing> {
   const conformance = durableConformanceHandlers();
   const store = new Map<string, unknown>();
   const runners: DurableRunner[] = [];
@@ -120,6 +130,7 @@ export async function serveDurably(o: DurableServeOptions): Promise<() => Promis
           ...(o.signingKey ? { signingKey: o.signingKey } : {}),
           ...(o.trust ? { trust: o.trust } : {}),
           logger: o.log,
+          ...(o.audit ? { audit: o.audit } : {}),
         }),
       );
     }
@@ -127,5 +138,5 @@ export async function serveDurably(o: DurableServeOptions): Promise<() => Promis
     await stop();
     throw err;
   }
-  return stop;
+  return { stop, metrics: async () => (await Promise.all(runners.map((r) => r.metrics()))).flat() };
 }

@@ -82,7 +82,7 @@ async function startDurable(served: Served, options: AgentOptions, serve: ServeO
   const card = served.agent.card;
   const log = options.logger ?? stderrLogger;
   try {
-    const stop = await serveDurably({
+    const durable = await serveDurably({
       nc,
       agentId: card.agent_id,
       offered: card.capabilities.map((c) => c.name),
@@ -91,13 +91,16 @@ async function startDurable(served: Served, options: AgentOptions, serve: ServeO
       maxDeliver: serve.durable.maxDeliver,
       ...keys,
       maxTaskSeconds: card.limits.max_task_seconds,
+      ...(served.agent.audit ? { audit: served.agent.audit } : {}),
       // A consumer left with another lease, dead letters that could not move: said; the rest is routine.
       log: (level, message) => {
         if (level !== 'info') log(level, message);
       },
     });
+    const removeMetrics = served.agent.addMetrics(() => durable.metrics());
     served.closers.push(async () => {
-      await stop();
+      removeMetrics();
+      await durable.stop();
       await nc.close().catch(() => undefined);
     });
   } catch (err) {
@@ -133,9 +136,39 @@ async function whileRefused<T>(open: () => Promise<T>, url: string, program: str
   }
 }
 
+/** --metrics-port and --metrics-host, else TAP_METRICS_PORT and TAP_METRICS_HOST of the agent's environment. */
+function metricsAddress(options: AgentOptions, serve: ServeOptions): ServeOptions['metrics'] {
+  if (serve.metrics) return serve.metrics;
+  const env = options.env === false ? {} : (options.env ?? process.env);
+  const port = env.TAP_METRICS_PORT;
+  if (port === undefined || port === '') return undefined;
+  if (!/^\d+$/.test(port) || Number(port) > 65_535)
+    throw new UsageError(`TAP_METRICS_PORT=${port} is not a port (0 to 65535; 0 picks a free one)`);
+  const host = env.TAP_METRICS_HOST;
+  return { port: Number(port), ...(host ? { host } : {}) };
+}
+
+/** Whether the --listen URL's own port serves the monitoring endpoints: the same port given, and no other interface. */
+function besideSessions(serve: ServeOptions, metrics: ServeOptions['metrics']): boolean {
+  if (!serve.listen || !metrics || metrics.port === 0) return false;
+  const host = serve.listen.hostname.replace(/^\[|\]$/g, '');
+  return Number(serve.listen.port || (serve.listen.protocol === 'wss:' ? 443 : 80)) === metrics.port && (metrics.host ?? host) === host;
+}
+
+/** Serves GET /healthz, /livez and /metrics on a port of their own, and says where on stderr. */
+async function serveMonitoringEndpoints(agent: Agent, metrics: NonNullable<ServeOptions['metrics']>, program: string): Promise<void> {
+  const where = `${metrics.host ?? '127.0.0.1'}:${metrics.port}`;
+  const listener = await agent.serveMonitoring(metrics).catch((err: Error) => {
+    throw new UsageError(`cannot serve health and metrics on ${where}: ${err.message}`);
+  });
+  process.stderr.write(`${program}: health at ${listener.url}/healthz, metrics at ${listener.url}/metrics\n`);
+}
+
 /** Serves the binding the command line chose; resolves with the URL printed on stdout, or null for stdio. */
 async function listen(served: Served, options: AgentOptions, serve: ServeOptions, program: string): Promise<string | null> {
   const { agent } = served;
+  const metrics = metricsAddress(options, serve);
+  const beside = besideSessions(serve, metrics);
   let listener: AgentListener | undefined;
   if (serve.listen) {
     const at = serve.listen;
@@ -144,6 +177,7 @@ async function listen(served: Served, options: AgentOptions, serve: ServeOptions
         host: at.hostname.replace(/^\[|\]$/g, ''),
         port: Number(at.port || (at.protocol === 'wss:' ? 443 : 80)),
         path: at.pathname === '/' ? undefined : at.pathname,
+        ...(beside ? { monitoring: true } : {}),
         // The command line gave a certificate and key for a wss:// URL (parseCommandLine).
         ...(at.protocol === 'wss:' && served.tls?.cert !== undefined && served.tls.key !== undefined
           ? { tls: { cert: served.tls.cert, key: served.tls.key, ...(served.tls.ca !== undefined ? { ca: served.tls.ca } : {}) } }
@@ -165,6 +199,7 @@ async function listen(served: Served, options: AgentOptions, serve: ServeOptions
       throw new UsageError(`cannot serve durable queues through NATS at ${url}: ${err.message}`);
     });
   }
+  if (metrics && !beside) await serveMonitoringEndpoints(agent, metrics, program);
   if (!listener) return null;
   if (serve.mesh) {
     const { url, heartbeatMs, ttlMs, keyFile } = serve.mesh;
@@ -211,6 +246,7 @@ export async function serveAgent(options: AgentOptions, serve: ServeOptions, pro
         ...options,
         ...tokens,
         ...(serve.stateDir !== undefined ? { stateDir: serve.stateDir } : {}),
+        ...(serve.audit ? { audit: serve.audit } : {}),
         ...(serve.graceMs !== undefined ? { shutdownGraceMs: serve.graceMs } : {}),
         ...(serve.resumeWindowMs !== undefined ? { resumeWindowMs: serve.resumeWindowMs } : {}),
         signals: false,

@@ -1,4 +1,4 @@
-import { createServer, STATUS_CODES, type IncomingMessage, type RequestListener } from 'node:http';
+import { createServer, STATUS_CODES, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import { isIPv4, isIPv6, type AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -35,6 +35,11 @@ export interface WebSocketServerOptions {
    * and the principal of the client's verified certificate when the server requires one.
    */
   onSession: (transport: WebSocketTransport, request: IncomingMessage, principal?: string) => void;
+  /**
+   * Sees each plain HTTP request (not an upgrade) first and returns true when it answered it
+   * (the agent's /healthz and /metrics); the others get 426 Upgrade Required.
+   */
+  onHttpRequest?: (request: IncomingMessage, response: ServerResponse) => boolean;
 }
 
 /** A listening TAP WebSocket endpoint. */
@@ -135,7 +140,8 @@ export async function createWebSocketServer(options: WebSocketServerOptions): Pr
   // A peer that trickles its HTTP headers is cut off after headersTimeoutMs (spec: bindings-websocket#opening).
   const headersTimeout = options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
   const timeouts = { headersTimeout, requestTimeout: headersTimeout, connectionsCheckingInterval: Math.min(1000, headersTimeout) };
-  const notAnUpgrade: RequestListener = (_request, response) => {
+  const notAnUpgrade: RequestListener = (request, response) => {
+    if (options.onHttpRequest?.(request, response)) return;
     response.writeHead(426, { 'Content-Type': 'text/plain; charset=utf-8', Upgrade: 'websocket' });
     response.end(`This is a TAP endpoint: connect with WebSocket, subprotocol ${TAP_SUBPROTOCOL}.\n`);
   };

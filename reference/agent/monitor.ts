@@ -1,0 +1,149 @@
+/**
+ * What the agent counts for its operators, and its audit trail: tasks accepted and finished by
+ * outcome, their durations, the requests it refused by code (BUSY among them), and one audit
+ * record per finished task. Read as Prometheus families at scrape time (serve: /metrics).
+ */
+import { TASK_STATES } from '../../schemas/src/index.ts';
+import type { AuditEntry, AuditTrail } from '../ops/audit.ts';
+import { Counter, Histogram, type Family } from '../ops/prometheus.ts';
+import { iso } from './outbound.ts';
+import type { Task } from './tasks.ts';
+
+/** The agent's figures at scrape time, which the monitor does not count itself. */
+export interface AgentFigures {
+  sessions: number;
+  orphanedSessions: number;
+  connections: number;
+  /** Tasks the agent keeps, by state. */
+  tasksByState: ReadonlyMap<string, number>;
+  draining: boolean;
+}
+
+/** The audit entry of a session task that has ended. */
+export function auditEntryOf(agentId: string, task: Task, now: number, requester?: string): AuditEntry {
+  const context = task.carried as { traceparent?: unknown } | undefined;
+  return {
+    via: 'session',
+    agent: agentId,
+    principal: task.principal,
+    ...(requester !== undefined ? { requester } : {}),
+    task_id: task.taskId,
+    capability: task.capability,
+    ...(task.authorization ? { grant: task.authorization } : {}),
+    ...(task.idempotencyKey !== undefined ? { idempotency_key: task.idempotencyKey } : {}),
+    ...(task.trace ? { trace_id: task.trace.trace_id } : {}),
+    ...(typeof context?.traceparent === 'string' ? { traceparent: context.traceparent } : {}),
+    attempt: task.attempt,
+    outcome: task.result?.status ?? (task.state as AuditEntry['outcome']),
+    ...(task.result?.error ? { error_code: String(task.result.error.code) } : {}),
+    accepted_at: iso(task.createdAt),
+    finished_at: iso(now),
+  };
+}
+
+/** The counters of one agent, and its audit trail when it keeps one. */
+export class TaskMonitor {
+  readonly accepted = new Counter();
+  readonly finished = new Counter();
+  readonly refused = new Counter();
+  readonly durations = new Histogram();
+  private readonly startedAt: number;
+
+  constructor(
+    readonly agentId: string,
+    now: number,
+    readonly audit?: AuditTrail,
+  ) {
+    this.startedAt = now;
+    // BUSY is written from the start, at 0, so that a rate over it has a series before the first refusal.
+    this.refused.inc({ code: 'BUSY' }, 0);
+  }
+
+  /** A task.request was taken. */
+  taskAccepted(task: Task): void {
+    this.accepted.inc({ capability: task.capability });
+  }
+
+  /** A task reached its one result: counted, timed and audited. */
+  taskFinished(task: Task, now: number, requester?: string): void {
+    const outcome = task.result?.status ?? task.state;
+    this.finished.inc({ capability: task.capability, outcome });
+    this.durations.observe(Math.max(0, now - task.createdAt) / 1000, { capability: task.capability, outcome });
+    this.audit?.append(auditEntryOf(this.agentId, task, now, requester));
+  }
+
+  /** A request was answered with an error (spec: errors). */
+  requestRefused(code: string): void {
+    this.refused.inc({ code });
+  }
+
+  /** The agent's families: the figures given, and what it counted. */
+  families(figures: AgentFigures): Family[] {
+    const families: Family[] = [
+      {
+        name: 'tap_agent_info',
+        help: 'The agent this process serves (always 1).',
+        type: 'gauge',
+        samples: [{ labels: { agent_id: this.agentId }, value: 1 }],
+      },
+      {
+        name: 'tap_agent_start_time_seconds',
+        help: 'When the agent was built, in seconds since the epoch.',
+        type: 'gauge',
+        samples: [{ value: this.startedAt / 1000 }],
+      },
+      {
+        name: 'tap_agent_draining',
+        help: '1 while a shutdown is under way, else 0.',
+        type: 'gauge',
+        samples: [{ value: figures.draining ? 1 : 0 }],
+      },
+      { name: 'tap_connections_open', help: 'Transport connections open now.', type: 'gauge', samples: [{ value: figures.connections }] },
+      {
+        name: 'tap_sessions_open',
+        help: 'Sessions kept now, resumable orphans included.',
+        type: 'gauge',
+        samples: [{ value: figures.sessions }],
+      },
+      {
+        name: 'tap_sessions_orphaned',
+        help: 'Sessions that lost their transport and wait to be resumed.',
+        type: 'gauge',
+        samples: [{ value: figures.orphanedSessions }],
+      },
+      {
+        name: 'tap_tasks',
+        help: 'Tasks the agent keeps now, by state (terminal ones until their retention ends).',
+        type: 'gauge',
+        samples: TASK_STATES.map((state) => ({ labels: { state }, value: figures.tasksByState.get(state) ?? 0 })),
+      },
+      { name: 'tap_tasks_accepted_total', help: 'Task requests taken, by capability.', type: 'counter', samples: this.accepted.samples() },
+      {
+        name: 'tap_tasks_finished_total',
+        help: 'Tasks that reached their result, by capability and outcome.',
+        type: 'counter',
+        samples: this.finished.samples(),
+      },
+      {
+        name: 'tap_requests_refused_total',
+        help: 'Requests answered with an error, by error code (BUSY: a concurrency or table limit).',
+        type: 'counter',
+        samples: this.refused.samples(),
+      },
+      {
+        name: 'tap_task_duration_seconds',
+        help: "From a task's acceptance to its result, by capability and outcome.",
+        type: 'histogram',
+        series: this.durations.snapshot(),
+      },
+    ];
+    if (this.audit)
+      families.push({
+        name: 'tap_audit_records_total',
+        help: 'Records the audit trail holds, rotated files included.',
+        type: 'counter',
+        samples: [{ value: this.audit.last().seq }],
+      });
+    return families;
+  }
+}
