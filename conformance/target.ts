@@ -99,6 +99,12 @@ export class CannotRun extends Error {
 export const CONFORMANCE_VAR = 'TAP_CONFORMANCE';
 
 /**
+ * The variable that starts the agent of one case with a shorter max_task_seconds, so that a task
+ * can be seen to outlive it (spec: conformance#case-limits).
+ */
+export const MAX_TASK_VAR = 'TAP_MAX_TASK_SECONDS';
+
+/**
  * The environment of a spawned agent before its case adds to it: the harness's own, with
  * TAP_CONFORMANCE=1 and without a conformance key of the harness's environment (a case that wants
  * a key provisions its own; spec: conformance#key-provisioning).

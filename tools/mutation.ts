@@ -16,7 +16,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { CONFORMANCE_EXTENSION, createAgent, withConformanceCapabilities } from '../reference/agent/index.ts';
+import { type Agent, CONFORMANCE_EXTENSION, createAgent, withConformanceCapabilities } from '../reference/agent/index.ts';
 import { createMemoryPair } from '../reference/transports/memory.ts';
 import type { Case } from '../conformance/case.ts';
 import { ALL_CASES } from '../conformance/cases/index.ts';
@@ -26,7 +26,7 @@ import { FIRED, mutateTransport } from '../conformance/mutation/layer.ts';
 import { MUTANTS, type Mutant } from '../conformance/mutation/mutants.ts';
 import { probe } from '../conformance/probe.ts';
 import { runCases } from '../conformance/runner.ts';
-import { type Connection, STATE_PLACEHOLDER, type TargetSpec } from '../conformance/target.ts';
+import { type Connection, MAX_TASK_VAR, type OpenOptions, STATE_PLACEHOLDER, type TargetSpec } from '../conformance/target.ts';
 import { globMatch } from '../conformance/options.ts';
 import { repoPath } from '../conformance/paths.ts';
 
@@ -80,31 +80,45 @@ const KEY = { keyId: 'mutation-key', key: newKey(), peer: 'tap-conform.hmac' };
 /** The compiled entry of conformance/mutation/broken-agent.ts (npm run mutation builds dist/ first). */
 const BROKEN_AGENT = repoPath('dist/conformance/mutation/broken-agent.js');
 
-/** A target that opens in-memory connections to a fresh reference agent, each behind the mutant's layer. */
+/**
+ * A target that opens in-memory connections to a fresh reference agent, each behind the mutant's
+ * layer; a connection whose case asks for a shorter max_task_seconds (TAP_MAX_TASK_SECONDS, spec:
+ * conformance#case-limits) reaches an agent of that limit, as a stdio agent would be started.
+ */
 function memoryTarget(mutant: Mutant | undefined) {
-  const agent = createAgent({
-    card: {
-      agent_id: 'tap.reference-agent',
-      name: 'TAP reference agent',
-      description: 'The reference agent, broken on purpose by one mutation.',
-      capabilities: [],
-      limits: { max_concurrent_tasks: 64, max_task_seconds: 3600, max_message_bytes: 1048576, max_tasks_per_session: 32 },
-    },
-    capabilities: withConformanceCapabilities(),
-    extensions: [CONFORMANCE_EXTENSION],
-    keys: [{ key_id: KEY.keyId, key: b64u(KEY.key), peer: KEY.peer }],
-    // As the reference agent's bin sets it (spec: limits#heartbeats: the floor of the range).
-    heartbeatMs: 1_000,
-    shutdownGraceMs: 10_000,
-    logger: () => {},
-  });
-  const open = async (): Promise<Connection> => {
+  const agents = new Map<number, Agent>();
+  const agentOf = (maxTaskSeconds: number): Agent => {
+    let agent = agents.get(maxTaskSeconds);
+    if (agent) return agent;
+    agent = createAgent({
+      card: {
+        agent_id: 'tap.reference-agent',
+        name: 'TAP reference agent',
+        description: 'The reference agent, broken on purpose by one mutation.',
+        capabilities: [],
+        limits: { max_concurrent_tasks: 64, max_task_seconds: maxTaskSeconds, max_message_bytes: 1048576, max_tasks_per_session: 32 },
+      },
+      capabilities: withConformanceCapabilities(),
+      extensions: [CONFORMANCE_EXTENSION],
+      keys: [{ key_id: KEY.keyId, key: b64u(KEY.key), peer: KEY.peer }],
+      // As the reference agent's bin sets it (spec: limits#heartbeats: the floor of the range).
+      heartbeatMs: 1_000,
+      shutdownGraceMs: 10_000,
+      logger: () => {},
+    });
+    agents.set(maxTaskSeconds, agent);
+    return agent;
+  };
+  const open = async (o: OpenOptions): Promise<Connection> => {
     const [harness, far] = createMemoryPair({ schedule: (f) => setImmediate(f) });
-    agent.attach(mutant ? mutateTransport(far, mutant.make(), KEY, mutant.id) : far);
+    const asked = Number(o.env?.[MAX_TASK_VAR]);
+    agentOf(Number.isSafeInteger(asked) && asked > 0 ? asked : 3600).attach(
+      mutant ? mutateTransport(far, mutant.make(), KEY, mutant.id) : far,
+    );
     return { transport: harness };
   };
   const target: TargetSpec = { kind: 'memory', display: `memory://${mutant?.id ?? 'reference'}`, open };
-  return { target, stop: () => agent.shutdown() };
+  return { target, stop: async () => void (await Promise.all([...agents.values()].map((a) => a.shutdown()))) };
 }
 
 /** The broken agent (the reference agent behind the mutant's layer; unbroken without one) as a process over stdio. */

@@ -106,7 +106,10 @@ export function renderSummary(report: Report, paint: Paint): string {
       continue;
     }
     out.push('');
-    out.push(`${paint(STYLE[v], v.padEnd(13))} ${paint('bold', profile)}  ${verdictCounts(cases.map((c) => c.verdict))}`);
+    // A profile whose cases all did not apply, some UNIMPLEMENTED, is one the agent does not offer: the
+    // words the level line uses for it ("plans not offered"), while its cases keep their verdicts.
+    const label = v === 'UNIMPLEMENTED' ? 'not offered' : v;
+    out.push(`${paint(STYLE[v], label.padEnd(13))} ${paint('bold', profile)}  ${verdictCounts(cases.map((c) => c.verdict))}`);
     // Cases that did not apply are grouped by reason, one line each.
     const idle = new Map<string, string[]>();
     for (const c of cases) {

@@ -8,7 +8,7 @@ import type { RawTransport } from '../../reference/transports/transport.ts';
 import type { RunEnv } from '../context.ts';
 import { b64u, newKey } from '../mac.ts';
 import { probe } from '../probe.ts';
-import type { Connection, TargetSpec } from '../target.ts';
+import { type Connection, MAX_TASK_VAR, type OpenOptions, type TargetSpec } from '../target.ts';
 
 /** The key the in-memory agent and the harness share, so that the integrity cases run. */
 export const MEMORY_KEY = { keyId: 'mem-key', key: newKey(), peer: 'tap-conform.hmac' };
@@ -17,33 +17,44 @@ const agents: ReturnType<typeof createAgent>[] = [];
 
 /**
  * A target whose connections reach one in-memory reference agent; `wrap` may break the agent's
- * side, `limits` replaces the task limits of its card.
+ * side, `limits` replaces the task limits of its card. A connection whose case asks for a shorter
+ * max_task_seconds (TAP_MAX_TASK_SECONDS, spec: conformance#case-limits) reaches an agent of that
+ * limit, as a stdio agent would be started.
  */
 export function memoryTarget(
   wrap: (t: RawTransport) => RawTransport = (t) => t,
   resumeWindowMs?: number,
   limits: { max_concurrent_tasks: number; max_tasks_per_session?: number; max_tasks_per_principal?: number } = { max_concurrent_tasks: 64 },
 ): TargetSpec {
-  const agent = createAgent({
-    card: {
-      agent_id: 'mem.agent',
-      name: 'in-memory reference',
-      description: 'The reference agent on a memory pair.',
-      capabilities: [],
-      limits: { max_task_seconds: 3600, max_message_bytes: 1048576, ...limits },
-    },
-    capabilities: withConformanceCapabilities(),
-    extensions: [CONFORMANCE_EXTENSION],
-    keys: [{ key_id: MEMORY_KEY.keyId, key: b64u(MEMORY_KEY.key), peer: MEMORY_KEY.peer }],
-    // As the reference agent's bin sets it: the floor of the range (spec: limits#heartbeats), so the
-    // liveness and late-plan cases get the 1000 ms they propose.
-    heartbeatMs: 1_000,
-    ...(resumeWindowMs !== undefined ? { resumeWindowMs } : {}),
-  });
-  agents.push(agent);
-  const open = async (): Promise<Connection> => {
+  const mine = new Map<number, ReturnType<typeof createAgent>>();
+  const agentOf = (maxTaskSeconds: number) => {
+    let agent = mine.get(maxTaskSeconds);
+    if (agent) return agent;
+    agent = createAgent({
+      card: {
+        agent_id: 'mem.agent',
+        name: 'in-memory reference',
+        description: 'The reference agent on a memory pair.',
+        capabilities: [],
+        limits: { max_task_seconds: maxTaskSeconds, max_message_bytes: 1048576, ...limits },
+      },
+      capabilities: withConformanceCapabilities(),
+      extensions: [CONFORMANCE_EXTENSION],
+      keys: [{ key_id: MEMORY_KEY.keyId, key: b64u(MEMORY_KEY.key), peer: MEMORY_KEY.peer }],
+      // As the reference agent's bin sets it: the floor of the range (spec: limits#heartbeats), so the
+      // liveness and late-plan cases get the 1000 ms they propose.
+      heartbeatMs: 1_000,
+      ...(resumeWindowMs !== undefined ? { resumeWindowMs } : {}),
+    });
+    mine.set(maxTaskSeconds, agent);
+    agents.push(agent);
+    return agent;
+  };
+  agentOf(3600);
+  const open = async (o: OpenOptions): Promise<Connection> => {
     const [harness, far] = createMemoryPair({ schedule: (f) => setImmediate(f) });
-    agent.attach(wrap(far));
+    const asked = Number(o.env?.[MAX_TASK_VAR]);
+    agentOf(Number.isSafeInteger(asked) && asked > 0 ? asked : 3600).attach(wrap(far));
     return { transport: harness };
   };
   // A target that opens its own connections (conformance/target.ts).

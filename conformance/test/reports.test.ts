@@ -224,6 +224,10 @@ describe('certification cannot mislead (spec: conformance#verdicts)', () => {
     expect(whole.level).toBe('TAP 1.0 Certified over stdio — plans not offered; WebSocket not tested; NATS not tested');
     expect(whole.not_covered).toEqual(['plans not offered', 'WebSocket not tested', 'NATS not tested']);
     expect(renderBadge(whole)).toContain('>certified<');
+    // The summary names the profile as the level line does; its cases keep their verdict.
+    const summary = renderSummary(whole, (_s, x) => x);
+    expect(summary).toMatch(/^not offered {3}plans {2}1 UNIMPLEMENTED$/m);
+    expect(summary).not.toMatch(/^UNIMPLEMENTED +plans/m);
   });
 
   it('names, by reason, the other cases a certification did not cover', () => {

@@ -8,10 +8,19 @@ import { CONFORMANCE_EXTENSION, stderrLogger, withConformanceCapabilities, type 
 import type { AgentCard } from '../../schemas/src/index.ts';
 import { UsageError, wholeOption } from '../serve/command-line.ts';
 
+/**
+ * The variable that gives the agent of one conformance case a shorter max_task_seconds
+ * (spec: conformance#case-limits); --max-task-seconds wins over it.
+ */
+export const MAX_TASK_VAR = 'TAP_MAX_TASK_SECONDS';
+
 /** The usage lines of the reference agent's own options. */
 export const OWN_USAGE = `  --agent-id ID       the agent id (default tap.reference-agent)
   --max-concurrent-tasks N, --max-tasks-per-session N, --max-tasks-per-principal N
                       the card's task limits (defaults 64, 32 and 32); more are refused with BUSY
+  --max-task-seconds N
+                      how long a task may run, in seconds (default 3600, or TAP_MAX_TASK_SECONDS);
+                      a task still running then ends timed_out
 `;
 
 /** The reference agent's own options, for parseCommandLine. */
@@ -20,6 +29,7 @@ export const OWN_OPTIONS = {
   'max-concurrent-tasks': { type: 'string' },
   'max-tasks-per-session': { type: 'string' },
   'max-tasks-per-principal': { type: 'string' },
+  'max-task-seconds': { type: 'string' },
 } as const;
 
 /** The values of the reference agent's own options. */
@@ -28,10 +38,11 @@ export interface Own {
   maxConcurrentTasks: number;
   maxTasksPerSession: number;
   maxTasksPerPrincipal: number;
+  maxTaskSeconds: number;
 }
 
-/** Reads the own options from parsed values; throws a UsageError naming a bad one. */
-export function ownOptions(values: Record<string, unknown>): Own {
+/** Reads the own options from parsed values and `env` (TAP_MAX_TASK_SECONDS); throws a UsageError naming a bad one. */
+export function ownOptions(values: Record<string, unknown>, env: Readonly<Record<string, string | undefined>> = process.env): Own {
   const agentId = typeof values['agent-id'] === 'string' ? values['agent-id'] : 'tap.reference-agent';
   if (!/^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$/.test(agentId) || agentId.length > 128) {
     throw new UsageError(`--agent-id ${agentId} is not an identifier: lowercase letters, digits, "_" and "-", in dot-separated segments`);
@@ -41,7 +52,21 @@ export function ownOptions(values: Record<string, unknown>): Own {
     maxConcurrentTasks: wholeOption(values, 'max-concurrent-tasks', 64, 1),
     maxTasksPerSession: wholeOption(values, 'max-tasks-per-session', 32, 1),
     maxTasksPerPrincipal: wholeOption(values, 'max-tasks-per-principal', 32, 1),
+    maxTaskSeconds: wholeOption(values, 'max-task-seconds', maxTaskFromEnv(env), 1),
   };
+}
+
+/** The max_task_seconds TAP_MAX_TASK_SECONDS gives, 3600 without it; throws a UsageError naming a bad value. */
+function maxTaskFromEnv(env: Readonly<Record<string, string | undefined>>): number {
+  const raw = env[MAX_TASK_VAR]?.trim();
+  if (raw === undefined || raw === '') return 3600;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < 1) {
+    throw new UsageError(
+      `${MAX_TASK_VAR}=${env[MAX_TASK_VAR]} is not a whole number of seconds of at least 1: unset it, or give one such as 2`,
+    );
+  }
+  return n;
 }
 
 /** The reference agent's card. */
@@ -60,7 +85,7 @@ export function referenceCard(o: Own): AgentCard {
     capabilities: [],
     limits: {
       max_concurrent_tasks: o.maxConcurrentTasks,
-      max_task_seconds: 3600,
+      max_task_seconds: o.maxTaskSeconds,
       max_message_bytes: 1048576,
       max_tasks_per_session: o.maxTasksPerSession,
       max_tasks_per_principal: o.maxTasksPerPrincipal,

@@ -5,6 +5,7 @@
  * conformance chapter gives them.
  */
 import { anyErrorPayload, errorEntry, TapError } from '../core/errors.ts';
+import { CapabilityError } from '../agent/handler.ts';
 import { startDurableRunner, type DurableRunner, type DurableRunnerOptions, type DurableWork } from './runner.ts';
 
 /** A phase handler of the durable runner. */
@@ -38,6 +39,8 @@ export function durableConformanceHandlers(counts: Map<string, number> = new Map
     },
     'tap.test.fail': async (work) => {
       const { code, retryable, message } = input<{ code: string; retryable?: boolean; message?: string }>(work);
+      // The capability's own failure, carried by the record's version (spec: bindings-nats#durable-1-1).
+      if (code === 'CAPABILITY_FAILED') throw new CapabilityError(message ?? 'failing with CAPABILITY_FAILED as asked', { retryable });
       throw new TapError(
         anyErrorPayload(code, message ?? errorEntry(code)?.meaning ?? `failing with ${code} as asked`, undefined, { retryable }),
       );

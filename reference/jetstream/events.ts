@@ -109,6 +109,8 @@ export class TaskStreamWriter {
     private readonly signingKey?: SigningKey,
     /** The trace of the task's record, carried in every message's metadata (TAP-NATS-051). */
     private readonly trace?: StreamTrace,
+    /** The version of the task's record, its messages' `protocol` (spec: bindings-nats#durable-1-1). */
+    private readonly protocol: 'tap/1.0' | 'tap/1.1' = 'tap/1.0',
   ) {
     this.next = lastSequence + 1;
   }
@@ -121,7 +123,7 @@ export class TaskStreamWriter {
   /** Publishes one message and resolves with it once the server has stored it. */
   async publish(type: DurableStreamMessage['type'], payload: Record<string, unknown>): Promise<DurableStreamMessage> {
     const message: DurableStreamMessage = {
-      protocol: 'tap/1.0',
+      protocol: this.protocol,
       message_id: newMessageId(),
       type,
       source: this.agentId,

@@ -4,6 +4,7 @@
  * outcome a stored task.result states.
  */
 import { TapError, type ErrorPayload } from '../core/errors.ts';
+import { capabilityFailure } from '../workspace/capability-failure.ts';
 import type { TaskRecord } from '../workspace/record.ts';
 
 /** What a phase came to: its output, or the error it failed with. */
@@ -29,14 +30,17 @@ export function finished(record: TaskRecord, agentId: string, attempts: number, 
   next.state.attempts = attempts;
   next.state.processed_by = agentId;
   next.state.status = outcome.error ? 'failed' : 'completed';
-  const code = outcome.error instanceof TapError ? outcome.error.payload.code : 'EXECUTION_FAILED';
+  const failure = outcome.error && capabilityFailure(outcome.error, record);
+  const code = failure ? failure.code : outcome.error instanceof TapError ? outcome.error.payload.code : 'EXECUTION_FAILED';
   next.state.last_error = outcome.error ? { code, message: outcome.error.message.slice(0, 8192), at: now } : null;
   return next;
 }
 
-/** The payload of the task.result that ends a durable task's stream. */
-export function resultPayload(outcome: Outcome): Record<string, unknown> {
+/** The payload of the task.result that ends a durable task's stream of `record`. */
+export function resultPayload(outcome: Outcome, record: Pick<TaskRecord, 'protocol'>): Record<string, unknown> {
   if (!outcome.error) return { status: 'completed', output: outcome.output ?? null };
+  const failure = capabilityFailure(outcome.error, record);
+  if (failure) return { status: 'failed', error: failure };
   if (outcome.error instanceof TapError) return { status: 'failed', error: outcome.error.payload };
   return { status: 'failed', error: { code: 'INTERNAL_ERROR', message: outcome.error.message.slice(0, 8192), retryable: false } };
 }

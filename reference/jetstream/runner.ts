@@ -20,6 +20,7 @@ import { publishDeadLetter, refusedLetter, watchMaxDeliveries, type DeadLetterBo
 import { lastStoredMessage, StreamFenced, TaskStreamWriter, traceOfRecord, type StoredStreamMessage } from './events.ts';
 import { takeIn } from './intake.ts';
 import { checkNames } from './names.ts';
+import { capabilityFailure, speaks11 } from '../workspace/capability-failure.ts';
 import { finished, outcomeOfResult, resultPayload, type Outcome } from './outcome.ts';
 import { verifyStreamMessage } from './signatures.ts';
 import { durableAuditEntry, runnerFamilies, type AuditSink } from './metrics.ts';
@@ -270,6 +271,7 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
       attempts,
       o.signingKey,
       traceOfRecord(record.metadata),
+      speaks11(record) ? 'tap/1.1' : 'tap/1.0',
     );
     await stream.publish('task.event', { kind: 'state', state: 'running' });
     const lost = new AbortController();
@@ -300,8 +302,11 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
     if (fenced) throw fenced;
     if (lost.signal.aborted) return;
     // spec: bindings-nats#retries: a retryable failure is a delivery that did not finish; the server delivers it again.
-    if (outcome.error instanceof TapError && outcome.error.payload.retryable) {
-      const { code, message } = outcome.error.payload;
+    // A failure the capability reported transient is retryable too (spec: bindings-nats#durable-1-1).
+    const failure =
+      outcome.error && (capabilityFailure(outcome.error, record) ?? (outcome.error instanceof TapError ? outcome.error.payload : null));
+    if (failure?.retryable) {
+      const { code, message } = failure;
       await stream.publish('task.event', {
         kind: 'log',
         level: 'warn',
@@ -311,7 +316,7 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
       stats.retried++;
       return;
     }
-    await stream.publish('task.result', resultPayload(outcome));
+    await stream.publish('task.result', resultPayload(outcome, record));
     await finish(attempts, outcome);
   };
 

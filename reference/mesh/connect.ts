@@ -8,6 +8,7 @@ import type { TrustFile } from '../trust.ts';
 import { Mesh, type MeshOptions } from './mesh.ts';
 import { viewOf } from './registry-view.ts';
 import { openRegistry, type OpenRegistryOptions } from './registry.ts';
+import { MissingPeerError } from '../peers.ts';
 
 /** Options of `connectMesh`: the Mesh's, without the registry and connection it makes itself. */
 export type ConnectMeshOptions = Omit<MeshOptions, 'registry' | 'connect'> & {
@@ -24,6 +25,8 @@ export async function connectMesh(url: string, options: ConnectMeshOptions): Pro
     ...natsClientOptions(address),
     name: `tap mesh requester ${options.agentId}`,
   }).catch((err: Error) => {
+    // Without the NATS client there is nothing to connect with: say what to install (reference/peers.ts).
+    if (err instanceof MissingPeerError) throw err;
     throw new Error(`could not connect to the mesh's NATS server at ${address.servers.join(',')}: ${err.message}`, { cause: err });
   });
   try {

@@ -17,6 +17,7 @@ import { trustOf, type SigningKey } from '../trust.ts';
 import { isLive, MIN_HEARTBEAT_MS, type RegistryEndpoint, type RegistryEntry } from './entry.ts';
 import { openRegistry, type OpenRegistryOptions, type Registry } from './registry.ts';
 import { refusalOf, signEntry } from './signature.ts';
+import { MissingPeerError } from '../peers.ts';
 
 /** The default heartbeat, in ms (spec: registry#heartbeats). */
 export const DEFAULT_HEARTBEAT_MS = 5_000;
@@ -98,6 +99,8 @@ export async function joinMesh(options: MeshOptions, source: MemberSource): Prom
         maxReconnectAttempts: -1,
       });
     } catch (err) {
+      // Without the NATS client there is nothing to connect with: say what to install (reference/peers.ts).
+      if (err instanceof MissingPeerError) throw err;
       throw new Error(`could not connect to the mesh's NATS server at ${address.servers.join(',')}: ${(err as Error).message}`, {
         cause: err,
       });

@@ -46,6 +46,8 @@ export interface MeshSubmitOptions {
   permissions?: string[];
   timeoutMs?: number;
   onPlan?: (plan: PlanSubmitPayload, handle: TaskHandle) => PlanDecision | Promise<PlanDecision>;
+  /** TAP 1.1: each attempt asks for the outcome only, on a hop whose session negotiated 1.1 (spec: mesh#quiet-copies). */
+  quiet?: boolean;
 }
 
 /** One copy's outcome in a fan-out, by agent. */
@@ -143,6 +145,7 @@ export class Mesh {
         ...(options.trace?.span_id !== undefined ? { parentSpanId: options.trace.span_id } : {}),
         ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
         ...(options.onPlan ? { onPlan: options.onPlan } : {}),
+        ...(options.quiet ? { quiet: true } : {}),
         first: byId.get(c.agentId)!,
       });
       host.bind(copy);

@@ -55,6 +55,8 @@ export interface CopyOptions {
   parentSpanId?: string;
   timeoutMs?: number;
   onPlan?: (plan: PlanSubmitPayload, handle: TaskHandle) => PlanDecision | Promise<PlanDecision>;
+  /** TAP 1.1: each attempt is a quiet task where its hop's session negotiated 1.1 (spec: mesh#quiet-copies). */
+  quiet?: boolean;
   /** The agent routing chose for the first attempt. */
   first?: MeshEntry;
 }
@@ -181,6 +183,7 @@ export class MeshTask extends FollowedTask {
         retry: { attempts: 1 },
         ...(this.options.timeoutMs !== undefined ? { timeoutMs: this.options.timeoutMs } : {}),
         ...(this.options.onPlan ? { onPlan: this.options.onPlan } : {}),
+        ...(this.options.quiet ? { quiet: true } : {}),
       });
       const hop: Hop = { agentId: chosen.agent_id, instance: chosen.instance, taskId: inner.taskId, attempt, span };
       this.hops.push(hop);

@@ -5,6 +5,7 @@
  * (spec: bindings-workspace#leases, #transitions, #approval-and-cancel).
  */
 import { TapError, errorEntry } from '../core/errors.ts';
+import { capabilityFailure } from './capability-failure.ts';
 import { validateAgainst } from '../core/validate.ts';
 import { writeLease } from './agents.ts';
 import { forgetPlan, submissionProblem, type Plan } from './approval.ts';
@@ -37,7 +38,10 @@ export function pipelineNext(record: TaskRecord, phase: string): string | null {
   return typeof next === 'string' ? next : null;
 }
 
-function errorOf(err: unknown): { code: string; message: string; retryable: boolean } {
+/** The code, message and retryable value a phase's error leaves in `record`'s next record. */
+function errorOf(err: unknown, record: TaskRecord): { code: string; message: string; retryable: boolean } {
+  const failure = err instanceof Error ? capabilityFailure(err, record) : null;
+  if (failure) return { code: failure.code, message: failure.message, retryable: failure.retryable };
   if (err instanceof TapError) return { code: err.payload.code, message: err.payload.message, retryable: err.payload.retryable };
   if (err instanceof ArtifactRefused) return { code: err.tapCode, message: err.message, retryable: false };
   const message = err instanceof Error ? err.message : String(err);
@@ -242,7 +246,7 @@ async function nextRecord(
     try {
       return await finishedRecord(o, settled.outcome, written);
     } catch (err) {
-      const e = errorOf(err);
+      const e = errorOf(err, record);
       return failed('failed', e.code, `the phase's outcome was refused: ${e.message}`);
     }
   }
@@ -265,7 +269,7 @@ async function nextRecord(
     };
     return rec;
   }
-  const e = errorOf(settled.error);
+  const e = errorOf(settled.error, record);
   if (!e.retryable) return failed('failed', e.code, e.message);
   return afterFailedAttempt(
     ws,

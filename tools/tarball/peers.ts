@@ -29,6 +29,8 @@ function expectMissing(r: { code: number | null; stdout: string; stderr: string 
   if (!text.includes('npm install') || !text.includes(peer))
     throw new Error(`${what} does not name the install command of ${peer}: ${text.trim().slice(0, 300)}`);
   if (/^\s+at /m.test(text)) throw new Error(`${what} printed a stack trace: ${text.trim().slice(0, 300)}`);
+  // The client is missing, not the server: nothing was tried (reference/peers.ts).
+  if (/could not connect/.test(text)) throw new Error(`${what} blames the connection for a missing peer: ${text.trim().slice(0, 300)}`);
   return `exit ${r.code}: ${text.trim().split('\n')[0]!.slice(0, 160)}`;
 }
 

@@ -15,8 +15,9 @@ import type { TaskRecord } from '../../../reference/workspace/record.ts';
  * running the suite says by giving a key in it (after the survey: an agent with no durable queue of
  * its own hears that first).
  */
-const NO_KEY = unimplemented(
-  'no signing key was given: for an agent whose durable runners hold a trust file, pass --signing-key with the key of a principal in it',
+export const NO_KEY = unimplemented(
+  "the agent's durable runners hold no trust file (they ran tap-conform's unsigned records), so they take records from anyone and these cases, which check that a runner with a trust file takes only signed ones, do not apply. " +
+    'To test them, start the runners with a trust file (tap-reference-agent: --durable --signing-key <its key> --trust <file>) and pass tap-conform --signing-key with the key of a principal in that file',
 );
 
 /** A case of signed records: with the run's signing key it runs, without it is UNIMPLEMENTED. */

@@ -1,6 +1,7 @@
 /** tasks profile, Deadlines (spec: tasks#deadlines). */
 import type { CaseContext } from '../../context.ts';
-import { between, fail, type Observed, type Outcome, timingWindow } from '../../verdict.ts';
+import { between, fail, judgeOccurrence, type Observed, type Outcome, skipped, timingWindow } from '../../verdict.ts';
+import { MAX_TASK_VAR } from '../../target.ts';
 import { describeMessage, request, startTask } from '../../steps.ts';
 import { check, checkError, completed, expectNoTask, need, require, runTask, show, verdictOf } from '../kit.ts';
 import { type Case, defineCase } from '../../case.ts';
@@ -31,6 +32,43 @@ async function timeoutScenario(ctx: CaseContext, timeoutMs: number): Promise<{ a
   return { at: between(now - acceptedAt, now - sentAt), result: describeMessage(r.msg) };
 }
 
+/** The max_task_seconds the suite asks a case's agent for, and the longest it waits a task out (spec: conformance#case-limits). */
+const SHORT_MAX_TASK_SECONDS = 2;
+const LONGEST_MAX_TASK_SECONDS = 10;
+
+/**
+ * A sleep with neither deadline nor timeout_ms, on an agent asked for a max_task_seconds of 2:
+ * its timed_out result must come once max_task_seconds has passed, never before.
+ */
+async function maxTaskScenario(ctx: CaseContext): Promise<Outcome> {
+  const peer = need(await ctx.session({ env: { [MAX_TASK_VAR]: String(SHORT_MAX_TASK_SECONDS) } }));
+  const declared = Number(peer.state.card?.limits?.max_task_seconds);
+  if (!(declared <= LONGEST_MAX_TASK_SECONDS))
+    return skipped(
+      `the agent declares max_task_seconds ${show(peer.state.card?.limits?.max_task_seconds)}, more than the ${LONGEST_MAX_TASK_SECONDS} s this case waits a task out: ` +
+        `a stdio agent that takes ${MAX_TASK_VAR}=${SHORT_MAX_TASK_SECONDS} from its environment runs it; start a WebSocket or NATS agent with a max_task_seconds of at most ${LONGEST_MAX_TASK_SECONDS}`,
+    );
+  const sentAt = Date.now();
+  const t = need(await startTask(peer, 'tap.test.sleep', { ms: 600_000 }));
+  const acceptedAt = Date.now();
+  const w = timingWindow(declared * 1000, ctx.env.timeScale);
+  const r = await peer.poll((m) => m.msg.type === 'task.result' && m.msg.task_id === t.taskId, w.latestMs + 200);
+  const what = `the timed_out result of a task that only max_task_seconds ${declared} bounds`;
+  if (!r) return judgeOccurrence(w, undefined, what);
+  const now = Date.now();
+  const p = r.msg.payload;
+  if (p.status !== 'timed_out')
+    return fail(
+      `a sleep that outlived max_task_seconds ${declared} ended ${describeMessage(r.msg)}`,
+      'task.result timed_out',
+      describeMessage(r.msg),
+    );
+  if (p.error?.code !== 'DEADLINE_EXCEEDED')
+    return fail('a timed_out task does not carry DEADLINE_EXCEEDED', 'error DEADLINE_EXCEEDED', show(p.error));
+  // The agent received the request between our send and the arrival of task.accepted.
+  return judgeOccurrence(w, between(now - acceptedAt, now - sentAt), what);
+}
+
 export const cases: Case[] = [
   ...timedCases({
     profile: 'tasks',
@@ -51,6 +89,15 @@ export const cases: Case[] = [
       title: 'A task past its timeout_ms ends timed_out punctually',
       requirements: ['TAP-TASK-016'],
     },
+  }),
+  defineCase({
+    id: 'tasks.deadline.max-task-seconds',
+    title: 'A task that only max_task_seconds bounds ends timed_out once max_task_seconds has passed, never before',
+    profile: 'tasks',
+    requirements: ['TAP-TASK-015'],
+    needs: cap('sleep'),
+    budgetMs: 25_000,
+    run: maxTaskScenario,
   }),
   defineCase({
     id: 'tasks.deadline.past',

@@ -18,6 +18,12 @@ import {
 } from '../operators.ts';
 import { any, completedInstead, fakeAccepted, fakeSnapshot, repairIn, type Row, wrongCode } from '../rows.ts';
 
+/** True when the request of task `taskId` carried neither a deadline nor timeout_ms: only max_task_seconds bounds it. */
+function onlyMaxTaskBounds(v: View, taskId: unknown): boolean {
+  const request = [...v.requests.values()].find((r) => r.type === 'task.request' && r.task_id === taskId);
+  return request !== undefined && request.deadline === undefined && request.payload?.timeout_ms === undefined;
+}
+
 export const rows: Row[] = [
   ['TAP-EVT-001:no-running-event', 'the state event into running is not sent', () => dropFromStream(stateEvent('running'))],
   [
@@ -195,6 +201,11 @@ export const rows: Row[] = [
     'TAP-TASK-015:deadline-ignored',
     'a task whose deadline passed ends failed',
     () => out(resultOf('timed_out'), payload({ status: 'failed' })),
+  ],
+  [
+    'TAP-TASK-015:max-task-seconds-ignored',
+    'a task that neither a deadline nor timeout_ms bounds runs on past max_task_seconds: its timed_out result is never sent',
+    () => dropOut((m, v) => resultOf('timed_out')(m, v) && onlyMaxTaskBounds(v, m.task_id)),
   ],
   [
     'TAP-TASK-019:late-terminal',

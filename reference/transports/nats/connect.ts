@@ -6,6 +6,7 @@ import { NatsTransport } from './nats-transport.ts';
 import { DEFAULT_PREFIX, Header, checkAgentId, checkPrefix, newConnectionId, subjectsOf } from './subjects.ts';
 import type { TlsOptions } from '../tls.ts';
 import { natsClientOptions, parseNatsUrl } from './url.ts';
+import { MissingPeerError } from '../../peers.ts';
 
 /** Options of `connectNatsTransport`. */
 export interface ConnectNatsOptions {
@@ -50,6 +51,8 @@ export async function connectNatsTransport(url: string, options: ConnectNatsOpti
         ...options.connectOptions,
       });
     } catch (err) {
+      // Without the NATS client there is nothing to connect with: say what to install (reference/peers.ts).
+      if (err instanceof MissingPeerError) throw err;
       throw new Error(`could not connect to ${url}: ${(err as Error).message}`, { cause: err });
     }
   }

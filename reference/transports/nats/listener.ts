@@ -6,6 +6,7 @@ import { NatsCloseCode, NatsTransport } from './nats-transport.ts';
 import { DEFAULT_PREFIX, Header, checkAgentId, checkPrefix, isConnectionId, openSubject, subjectsOf } from './subjects.ts';
 import type { TlsOptions } from '../tls.ts';
 import { natsClientOptions, parseNatsUrl } from './url.ts';
+import { MissingPeerError } from '../../peers.ts';
 
 /** Options of `createNatsListener`. */
 export interface NatsListenerOptions {
@@ -99,6 +100,8 @@ export async function createNatsListener(options: NatsListenerOptions): Promise<
         ...options.connectOptions,
       });
     } catch (err) {
+      // Without the NATS client there is nothing to connect with: say what to install (reference/peers.ts).
+      if (err instanceof MissingPeerError) throw err;
       throw new Error(`could not connect to NATS at ${address.servers.join(',')}: ${(err as Error).message}`, { cause: err });
     }
   } else server = nc.getServer();
