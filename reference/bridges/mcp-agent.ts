@@ -7,9 +7,11 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { type AgentOptions, CapabilityError, type CapabilityDefinition, type TaskContext } from '../agent/index.ts';
 import { inputValidator } from '../agent/input-schemas.ts';
 import { TapError } from '../core/index.ts';
+import type { Capability } from '../../schemas/src/index.ts';
 import { packageVersion } from '../package.ts';
 import {
-  capabilityName,
+  callOf,
+  capabilitiesOf,
   failureOf,
   MCP_ERROR,
   type McpCallResult,
@@ -21,7 +23,6 @@ import {
   planNeeded,
   progressOf,
   tapErrorOf,
-  toolCapability,
 } from './mcp-mapping.ts';
 import { type CloseWaits, DEFAULT_CLOSE_WAITS, describeExit, type McpExit, McpProcess, type McpServerCommand } from './mcp-process.ts';
 import { loadMcpClient, type McpClientSdk } from './mcp-sdk.ts';
@@ -83,9 +84,8 @@ async function listTools(client: Client, sdk: McpClientSdk, timeout: number): Pr
 async function callTool(client: Client, sdk: McpClientSdk, process: McpProcess, tool: McpTool, input: unknown, ctx: TaskContext) {
   if (process.exit)
     throw new TapError(tapErrorOf({ code: MCP_ERROR.connectionClosed, message: `the server ${describeExit(process.exit)}` }));
-  const args = typeof input === 'object' && input !== null && !Array.isArray(input) ? (input as Record<string, unknown>) : {};
   try {
-    return (await client.request({ method: 'tools/call', params: { name: tool.name, arguments: args } }, sdk.CallToolResultSchema, {
+    return (await client.request(callOf(tool.name, input), sdk.CallToolResultSchema, {
       // spec: bridge-mcp-server#cancel: the SDK sends notifications/cancelled when the signal fires.
       signal: ctx.signal,
       onprogress: (p) => ctx.progress(progressOf(p)),
@@ -106,20 +106,18 @@ async function callTool(client: Client, sdk: McpClientSdk, process: McpProcess, 
 /** The capability definition of one tool, or why it is not offered. */
 function toolDefinition(
   tool: McpTool,
-  server: McpServerInfo,
+  capability: Capability,
   mode: PlanMode,
   call: (tool: McpTool, input: unknown, ctx: TaskContext) => Promise<McpCallResult>,
 ): CapabilityDefinition | string {
-  const mapped = toolCapability(tool, server);
-  if ('skipped' in mapped) return mapped.skipped;
   try {
-    inputValidator(mapped.capability.name, mapped.capability.input_schema ?? {});
+    inputValidator(capability.name, capability.input_schema ?? {});
   } catch (err) {
     return (err as Error).message;
   }
   const readOnly = tool.annotations?.readOnlyHint === true;
   return {
-    capability: mapped.capability,
+    capability,
     handler: async (input: unknown, ctx: TaskContext) => {
       // spec: bridge-mcp-server#plans: the call waits for an approved plan; a revision cannot change a tool call.
       if (planNeeded(tool, mode)) {
@@ -179,18 +177,13 @@ export async function startMcpBridge(options: McpBridgeOptions): Promise<McpBrid
   const server: McpServerInfo = { name: info.name, version: info.version, ...(info.title ? { title: info.title } : {}) };
   const call = (tool: McpTool, input: unknown, ctx: TaskContext) => callTool(client, sdk, child, tool, input, ctx);
   const capabilities: Record<string, CapabilityDefinition> = {};
-  const skipped: { tool: string; why: string }[] = [];
-  for (const tool of tools) {
-    const name = capabilityName(tool.name);
-    const definition =
-      name !== undefined && capabilities[name]
-        ? `its capability name ${name} is taken by another tool`
-        : toolDefinition(tool, server, options.plans ?? 'destructive', call);
-    if (typeof definition === 'string') {
-      skipped.push({ tool: tool.name, why: definition });
-      log(`the tool ${tool.name} is not offered: ${definition}`);
-    } else capabilities[definition.capability.name] = definition;
+  const { offered, skipped } = capabilitiesOf(tools, server);
+  for (const { tool, capability } of offered) {
+    const definition = toolDefinition(tool, capability, options.plans ?? 'destructive', call);
+    if (typeof definition === 'string') skipped.push({ tool: tool.name, why: definition });
+    else capabilities[capability.name] = definition;
   }
+  for (const { tool, why } of skipped) log(`the tool ${tool} is not offered: ${why}`);
   child.exited.then((exit) => {
     if (!closing) log(`the MCP server ${describeExit(exit)}; its tools now fail with INTERNAL_ERROR`);
   });

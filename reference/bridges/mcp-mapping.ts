@@ -94,6 +94,39 @@ export function toolCapability(tool: McpTool, server: McpServerInfo): { capabili
   };
 }
 
+/**
+ * The capabilities of a server's tools, in the order tools/list gave them: each tool that maps,
+ * unless an earlier tool took its capability name; and the tools left out, each with why.
+ */
+export function capabilitiesOf(
+  tools: readonly McpTool[],
+  server: McpServerInfo,
+): { offered: { tool: McpTool; capability: Capability }[]; skipped: { tool: string; why: string }[] } {
+  const offered: { tool: McpTool; capability: Capability }[] = [];
+  const skipped: { tool: string; why: string }[] = [];
+  const taken = new Set<string>();
+  for (const tool of tools) {
+    const mapped = toolCapability(tool, server);
+    if ('skipped' in mapped) skipped.push({ tool: tool.name, why: mapped.skipped });
+    else if (taken.has(mapped.capability.name))
+      skipped.push({ tool: tool.name, why: `its capability name ${mapped.capability.name} is taken by another tool` });
+    else {
+      taken.add(mapped.capability.name);
+      offered.push({ tool, capability: mapped.capability });
+    }
+  }
+  return { offered, skipped };
+}
+
+/** The tools/call request of a task: the tool's own name, the task's input as its arguments (spec: bridge-mcp-server#tools). */
+export function callOf(
+  tool: string,
+  input: unknown,
+): { method: 'tools/call'; params: { name: string; arguments: Record<string, unknown> } } {
+  const args = typeof input === 'object' && input !== null && !Array.isArray(input) ? (input as Record<string, unknown>) : {};
+  return { method: 'tools/call', params: { name: tool, arguments: args } };
+}
+
 /** The plan a call waits on: one irreversible step, the call itself (spec: bridge-mcp-server#plans). */
 export function planFor(tool: McpTool, args: unknown): PlanDraft {
   const destructive = isDestructive(tool);
@@ -134,6 +167,22 @@ export function failureOf(result: McpCallResult): { message: string; details: Re
     .map((b) => b.text);
   const message = line(texts.join(' '), 4096);
   return { message: message === '' ? 'the tool reported an error' : message, details: outputOf(result) };
+}
+
+/**
+ * The task.result payload of a call's result in a session of `version`: completed with its
+ * output, or failed with the capability's own failure, which a session of 1.0 carries as
+ * INTERNAL_ERROR (spec: bridge-mcp-server#output, bridge-mcp-server#is-error). The agent runtime
+ * makes the same result from the bridge's CapabilityError.
+ */
+export function taskResultOf(
+  result: McpCallResult,
+  version: string,
+): { status: 'completed'; output: unknown } | { status: 'failed'; error: ErrorPayload } {
+  const failure = failureOf(result);
+  if (!failure) return { status: 'completed', output: outputOf(result) };
+  const code = version === '1.0' ? 'INTERNAL_ERROR' : 'CAPABILITY_FAILED';
+  return { status: 'failed', error: anyErrorPayload(code, failure.message, failure.details, { retryable: false }) };
 }
 
 /** The progress event of a notifications/progress (spec: bridge-mcp-server#progress). */

@@ -35,6 +35,7 @@ export const AREAS = [
   'TRACE', // TAP 1.1: negotiated extensions, W3C trace context
   'QUIET', // TAP 1.1: quiet tasks
   'INPUT',
+  'BRIDGE', // TAP 1.1: an MCP server as a TAP agent
 ] as const;
 export type Area = (typeof AREAS)[number];
 export type Level = 'MUST' | 'SHOULD' | 'MAY';
