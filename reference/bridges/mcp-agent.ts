@@ -109,6 +109,7 @@ function toolDefinition(
   capability: Capability,
   mode: PlanMode,
   call: (tool: McpTool, input: unknown, ctx: TaskContext) => Promise<McpCallResult>,
+  alive: () => void,
 ): CapabilityDefinition | string {
   try {
     inputValidator(capability.name, capability.input_schema ?? {});
@@ -119,6 +120,8 @@ function toolDefinition(
   return {
     capability,
     handler: async (input: unknown, ctx: TaskContext) => {
+      // spec: bridge-mcp-server#failures: after the server exited, at once, before any plan.
+      alive();
       // spec: bridge-mcp-server#plans: the call waits for an approved plan; a revision cannot change a tool call.
       if (planNeeded(tool, mode)) {
         const decision = await ctx.submitPlan(planFor(tool, input));
@@ -176,10 +179,13 @@ export async function startMcpBridge(options: McpBridgeOptions): Promise<McpBrid
   const info = client.getServerVersion() ?? { name: options.server.command, version: '0.0.0' };
   const server: McpServerInfo = { name: info.name, version: info.version, ...(info.title ? { title: info.title } : {}) };
   const call = (tool: McpTool, input: unknown, ctx: TaskContext) => callTool(client, sdk, child, tool, input, ctx);
+  const alive = (): void => {
+    if (child.exit) throw new TapError(tapErrorOf({ code: MCP_ERROR.connectionClosed, message: `the server ${describeExit(child.exit)}` }));
+  };
   const capabilities: Record<string, CapabilityDefinition> = {};
   const { offered, skipped } = capabilitiesOf(tools, server);
   for (const { tool, capability } of offered) {
-    const definition = toolDefinition(tool, capability, options.plans ?? 'destructive', call);
+    const definition = toolDefinition(tool, capability, options.plans ?? 'destructive', call, alive);
     if (typeof definition === 'string') skipped.push({ tool: tool.name, why: definition });
     else capabilities[capability.name] = definition;
   }
