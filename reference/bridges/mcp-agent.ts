@@ -198,7 +198,7 @@ export async function startMcpBridge(options: McpBridgeOptions): Promise<McpBrid
     agent: {
       card: {
         agent_id: options.agentId ?? agentIdOf(server),
-        name: (server.title ?? server.name).slice(0, 256),
+        name: (server.title ?? server.name).replace(/\s+/g, ' ').trim().slice(0, 256) || 'MCP server',
         description: (
           instructions ?? `The MCP server ${server.name} ${server.version}, its tools served as TAP capabilities by tap-bridge.`
         ).slice(0, 8192),

@@ -3,7 +3,7 @@
  * `node bin/tap-bridge.mjs mcp -- <bin of a real MCP server>` once per case, in conformance mode,
  * and the conformance capabilities come from the agent runtime beside the server's tools
  * (spec: bridge-mcp-server#conformance). A selection of cases touches the handshake (the card with
- * the tools), a task, a cancel, the end of input and the signals; the whole suite in front of
+ * the tools), a task, the end of input and a signal; the whole suite in front of
  * mcp-server-everything is a run of its own (README.md, "Bridges"), too long for npm test.
  * After each run, no process of the MCP servers the cases started is left.
  */
@@ -19,16 +19,8 @@ const BIN = join(ROOT, 'node_modules/.bin');
 const work = mkdtempSync(join(tmpdir(), 'tap-bridge-conform-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-/** Cases that touch the bridge's own paths: the card with the tools, a task, cancel, end of input, signals. */
-const CASES = [
-  'core.handshake.complete',
-  'core.handshake.ack-card',
-  'tasks.lifecycle.echo',
-  'cancellation.running',
-  'stdio.eof.orderly',
-  'stdio.signal.sigterm',
-  'stdio.shutdown-request.exit',
-];
+/** Cases that touch the bridge's own paths: the card with the tools, a task, the end of input and a signal (both close the server). */
+const CASES = ['core.handshake.complete', 'core.handshake.ack-card', 'tasks.lifecycle.echo', 'stdio.eof.orderly', 'stdio.signal.sigterm'];
 
 interface Run {
   code: number | null;
