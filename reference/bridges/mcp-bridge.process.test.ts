@@ -59,7 +59,7 @@ describe('an MCP server as a TAP agent, in front of a misbehaving server (spec: 
     const { bridge } = await bridged();
     const die = bridge.agent.capabilities['mcp.die'];
     expect(Object.keys(bridge.agent.capabilities).sort()).toEqual(
-      ['mcp.cancellations', 'mcp.die', 'mcp.fail', 'mcp.refuse', 'mcp.silent', 'mcp.spawn', 'mcp.twice'].sort(),
+      ['mcp.cancellations', 'mcp.count', 'mcp.die', 'mcp.fail', 'mcp.refuse', 'mcp.silent', 'mcp.spawn', 'mcp.twice'].sort(),
     );
     expect(die && 'capability' in die ? die.capability : undefined).toMatchObject({
       version: '0.0.1',
@@ -115,6 +115,15 @@ describe('an MCP server as a TAP agent, in front of a misbehaving server (spec: 
     if (result.status === 'failed') expect(result.error?.code).toBe('DEADLINE_EXCEEDED');
     const seen = await client.submit('mcp.cancellations', {}).result;
     expect((seen.output as { structuredContent: { cancelled: unknown[] } }).structuredContent.cancelled).toHaveLength(1);
+  });
+
+  it('a repeated idempotency_key is answered from the records, and the tool is not called again (TAP-BRIDGE-112)', async () => {
+    const { client } = await bridged();
+    const calls = async (options: { idempotencyKey?: string }) =>
+      ((await client.submit('mcp.count', {}, options).result).output as { structuredContent: { calls: number } }).structuredContent.calls;
+    expect(await calls({ idempotencyKey: 'count-once' })).toBe(1);
+    expect(await calls({ idempotencyKey: 'count-once' })).toBe(1);
+    expect(await calls({})).toBe(2);
   });
 
   it('isError is CAPABILITY_FAILED in 1.1 and INTERNAL_ERROR in 1.0; -32602 is INVALID_MESSAGE (TAP-BRIDGE-106, TAP-BRIDGE-107, TAP-BRIDGE-117)', async () => {

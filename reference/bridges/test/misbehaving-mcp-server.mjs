@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 
 const stubborn = process.argv.includes('--stubborn');
 const cancelled = [];
+let calls = 0;
 const object = { type: 'object', properties: {} };
 const tools = [
   { name: 'die', description: 'Sends one progress notification, then exits with status 7 mid-call.', inputSchema: object },
@@ -19,6 +20,7 @@ const tools = [
     inputSchema: object,
     annotations: { readOnlyHint: true },
   },
+  { name: 'count', description: 'Answers how many times it was called.', inputSchema: object, annotations: { readOnlyHint: true } },
   {
     name: 'cancellations',
     description: 'Answers the request ids of the notifications/cancelled it received.',
@@ -55,6 +57,10 @@ function call(id, name, meta) {
       result(id, { ...text(`child ${child.pid}`), structuredContent: { pid: child.pid, server: process.pid } });
       return;
     }
+    case 'count':
+      calls++;
+      result(id, { ...text(String(calls)), structuredContent: { calls } });
+      return;
     case 'cancellations':
       result(id, { ...text(cancelled.join(' ')), structuredContent: { cancelled } });
       return;
