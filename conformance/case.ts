@@ -34,7 +34,7 @@ export interface Needs {
   capabilities?: string[];
   /** HMAC integrity with the run's key: UNIMPLEMENTED when the agent refuses it, SKIPPED when no key was given. */
   integrity?: boolean;
-  /** Only against agents whose card declares durability "restart" (UNIMPLEMENTED otherwise). */
+  /** Only against agents whose card declares durability "restart" (UNIMPLEMENTED otherwise, RESTART_UNDECLARED). */
   restart?: boolean;
   /**
    * Only over this binding (SKIPPED otherwise): resume after a reconnect and several sessions
@@ -186,3 +186,7 @@ export function versionSkip(version: string, negotiated: string | undefined): st
 export function meetsBinding(binding: NonNullable<Needs['binding']>, kind: NonNullable<Needs['binding']>): boolean {
   return binding === kind || (binding === 'websocket' && kind === 'nats');
 }
+
+/** Why a restart case does not apply to an agent, and how a state folder per case makes it apply (spec: tasks#durability). */
+export const RESTART_UNDECLARED =
+  'the agent card does not declare durability "restart" (an agent that keeps its tasks in a state folder gets one per case with tap-conform -- <command> --state-dir {state})';

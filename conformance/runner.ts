@@ -6,7 +6,7 @@
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { meetsBinding, tasksOf, versionSkip, type Case } from './case.ts';
+import { meetsBinding, RESTART_UNDECLARED, tasksOf, versionSkip, type Case } from './case.ts';
 import { capacityOf, limitsOf, TaskGate, TaskLedger } from './load.ts';
 import { bindingOf } from './target.ts';
 import { CaseContext, caseRun, certificatePrincipals, type RunEnv } from './context.ts';
@@ -98,10 +98,7 @@ export async function unmetNeed(c: Case, env: RunEnv): Promise<Outcome | null> {
     );
   if (n.agentPid && env.registry?.agentPid === undefined)
     return skipped('the suite may not stop the agent: pass --agent-pid with the process id of the agent (it receives SIGTERM)');
-  if (n.restart && env.probe.card?.durability !== 'restart')
-    return unimplemented(
-      'the agent card does not declare durability "restart" (an agent that keeps its tasks in a state folder gets one per case with tap-conform -- <command> --state-dir {state})',
-    );
+  if (n.restart && env.probe.card?.durability !== 'restart') return unimplemented(RESTART_UNDECLARED);
   // The integrity profile applies to an agent given a key, which it must hold (spec: conformance#key-provisioning).
   if (n.integrity && !env.key)
     return unimplemented(

@@ -33,6 +33,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['workspace/', 'jetstream/', 'mesh/'],
   // An agent process: its command line, bindings, durable queues and signals.
   ['serve/'],
+  // Bridges to other protocols, each an agent process of its own.
   ['bridges/'],
   ['agents/', 'tapctl/', 'index.ts'],
 ];

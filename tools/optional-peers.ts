@@ -15,6 +15,7 @@ export const OPTIONAL_PEER_LOADERS: readonly { prefix: string; loader: string }[
   { prefix: '@modelcontextprotocol/sdk/types.js', loader: 'reference/bridges/mcp-host-sdk.ts' },
   { prefix: '@a2a-js/sdk', loader: 'reference/bridges/a2a-sdk.ts' },
   { prefix: 'express', loader: 'reference/bridges/a2a-sdk.ts' },
+  { prefix: '@modelcontextprotocol/sdk', loader: 'reference/bridges/mcp-sdk.ts' },
 ];
 
 /** The shipped folders whose modules the optional-peer rule covers. */

@@ -15,6 +15,12 @@ export type Subcommand = readonly [name: string, synopsis: string, summary: stri
 /** The subcommands of tap-bridge, one line each. */
 export const SUBCOMMANDS: readonly Subcommand[] = [
   [
+    'mcp',
+    '[--plans destructive|all|none] -- <mcp server command>',
+    'serve an MCP server (stdio) as a TAP agent',
+    async () => ({ run: (await import('./mcp-command.ts')).mcpCommand }),
+  ],
+  [
     'mcp-server',
     '(--url ws://... | -- <tap agent command>) [--plans elicit|reject]',
     'serve a TAP agent as an MCP server over stdio',

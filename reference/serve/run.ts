@@ -234,8 +234,14 @@ async function stopAll(served: Served, reason: string): Promise<void> {
 /**
  * Serves an agent as its command line says, until it stops; resolves with the process's exit
  * status (0 when it stopped, 2 for a command line it cannot serve). Signals exit at once with 0.
+ * `alsoStop` runs after the agent has stopped, on every way it stops (a bridge closes its server).
  */
-export async function serveAgent(options: AgentOptions, serve: ServeOptions, program = programName()): Promise<number> {
+export async function serveAgent(
+  options: AgentOptions,
+  serve: ServeOptions,
+  program = programName(),
+  alsoStop?: () => Promise<void>,
+): Promise<number> {
   let served: Served;
   try {
     const tls = serve.tls ? readTlsFiles(serve.tls) : undefined;
@@ -251,7 +257,7 @@ export async function serveAgent(options: AgentOptions, serve: ServeOptions, pro
         ...(serve.resumeWindowMs !== undefined ? { resumeWindowMs: serve.resumeWindowMs } : {}),
         signals: false,
       }),
-      closers: [],
+      closers: alsoStop ? [alsoStop] : [],
     };
   } catch (err) {
     return usageError(program, (err as Error).message);

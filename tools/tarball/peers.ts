@@ -53,10 +53,11 @@ export function missingPeerChecks(inst: InstalledProject): Check[] {
       'json-schema-to-typescript',
     ],
     ['tap-conform nats://', 'tap-conform', [`${url}/tap.reference-agent`], nats],
+    ['tap-bridge mcp', 'tap-bridge', ['mcp', '--', process.execPath, '-e', ''], '@modelcontextprotocol/sdk'],
   ];
   return [
     [
-      'without the optional peers, each NATS command and gen-types --lang ts names the npm install command and exits non-zero',
+      'without the optional peers, each NATS command, gen-types --lang ts and tap-bridge mcp names the npm install command and exits non-zero',
       async () => {
         const notes: string[] = [];
         for (const [what, cmd, args, peer] of commands)
