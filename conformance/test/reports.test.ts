@@ -240,7 +240,11 @@ describe('certification cannot mislead (spec: conformance#verdicts)', () => {
       results: [result('core.one', 'PASS'), result('tasks.one', 'PASS', 'MUST', 'tasks'), restart],
       suiteCases: 3,
     });
-    expect(r.not_covered).toEqual(['1 case UNIMPLEMENTED (the agent card does not declare durability "restart")', 'WebSocket not tested', 'NATS not tested']);
+    expect(r.not_covered).toEqual([
+      '1 case UNIMPLEMENTED (the agent card does not declare durability "restart")',
+      'WebSocket not tested',
+      'NATS not tested',
+    ]);
   });
 
   it('a combined run over both bindings certifies over both', () => {
