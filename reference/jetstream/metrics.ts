@@ -8,8 +8,7 @@ import type { AuditEntry } from '../ops/audit.ts';
 import type { Family, Histogram } from '../ops/prometheus.ts';
 import type { TaskRecord } from '../workspace/record.ts';
 import { traceOfRecord } from './events.ts';
-import type { Outcome } from './outcome.ts';
-import { TapError } from '../core/errors.ts';
+import { errorOf, type Outcome } from './outcome.ts';
 
 /** Where a runner writes its audit records: an AuditTrail, or an agent's (agent.audit). */
 export interface AuditSink {
@@ -38,7 +37,7 @@ export function durableAuditEntry(
   const idem = (record.metadata as { 'x-idempotency'?: { principal?: unknown; key?: unknown } })['x-idempotency'];
   const trace = traceOfRecord(record.metadata);
   const traceparent = record.metadata.traceparent;
-  const code = outcome.error ? (outcome.error instanceof TapError ? String(outcome.error.payload.code) : 'EXECUTION_FAILED') : undefined;
+  const code = errorOf(outcome, record)?.code;
   return {
     via: 'durable',
     agent: agentId,

@@ -30,19 +30,27 @@ export function finished(record: TaskRecord, agentId: string, attempts: number, 
   next.state.attempts = attempts;
   next.state.processed_by = agentId;
   next.state.status = outcome.error ? 'failed' : 'completed';
-  const failure = outcome.error && capabilityFailure(outcome.error, record);
-  const code = failure ? failure.code : outcome.error instanceof TapError ? outcome.error.payload.code : 'EXECUTION_FAILED';
-  next.state.last_error = outcome.error ? { code, message: outcome.error.message.slice(0, 8192), at: now } : null;
+  const error = errorOf(outcome, record);
+  next.state.last_error = error ? { code: error.code, message: error.message, at: now } : null;
   return next;
+}
+
+/**
+ * The error a failed phase ends with, in the one form its task.result, its finished record and its
+ * audit record share: the capability's own failure, a TapError's payload, or INTERNAL_ERROR.
+ */
+export function errorOf(outcome: Outcome, record: Pick<TaskRecord, 'protocol'>): ErrorPayload | undefined {
+  if (!outcome.error) return undefined;
+  const failure = capabilityFailure(outcome.error, record);
+  if (failure) return failure;
+  if (outcome.error instanceof TapError) return outcome.error.payload;
+  return { code: 'INTERNAL_ERROR', message: outcome.error.message.slice(0, 8192), retryable: false };
 }
 
 /** The payload of the task.result that ends a durable task's stream of `record`. */
 export function resultPayload(outcome: Outcome, record: Pick<TaskRecord, 'protocol'>): Record<string, unknown> {
-  if (!outcome.error) return { status: 'completed', output: outcome.output ?? null };
-  const failure = capabilityFailure(outcome.error, record);
-  if (failure) return { status: 'failed', error: failure };
-  if (outcome.error instanceof TapError) return { status: 'failed', error: outcome.error.payload };
-  return { status: 'failed', error: { code: 'INTERNAL_ERROR', message: outcome.error.message.slice(0, 8192), retryable: false } };
+  const error = errorOf(outcome, record);
+  return error ? { status: 'failed', error } : { status: 'completed', output: outcome.output ?? null };
 }
 
 /** The outcome a stored task.result states: its output, or its error (spec: bindings-nats#event-streams). */
