@@ -107,6 +107,8 @@ const EXTRA_LABELS: Record<string, [string, string]> = {
   p99_us: ['p99', 'µs'],
   case_median_ms: ['median case', 'ms'],
   case_max_ms: ['slowest case', 'ms'],
+  p99_ms: ['p99', 'ms'],
+  messages_per_s: ['messages', 'per s'],
 };
 
 /** A number with thousands separators and sensible precision. */
