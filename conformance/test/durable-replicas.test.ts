@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { replicaProblems, wantedReplicas } from '../cases/nats-durable/kit.ts';
 
-describe('nats-durable.queue.replicas judges the replicas by the size of the cluster (spec: bindings-nats#task-queue, TAP-NATS-070)', () => {
+describe('nats-durable.queue.replicas judges the replicas by the size of the cluster (spec: bindings-nats#replicas, TAP-NATS-070)', () => {
   it('asks three on a cluster of three or more, as many as there are below that', () => {
     expect([1, 2, 3, 5].map(wantedReplicas)).toEqual([1, 2, 3, 3]);
   });

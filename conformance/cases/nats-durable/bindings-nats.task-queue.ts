@@ -1,21 +1,7 @@
 /** nats-durable profile, The durable task queue (spec: bindings-nats#task-queue). */
 import { seconds } from './durable-survey.ts';
 import type { Case } from '../../case.ts';
-import {
-  consumerOf,
-  deadLetters,
-  durableCase,
-  hasResult,
-  plantEvents,
-  randomKey,
-  replicaProblems,
-  STREAMS,
-  states,
-  waiting,
-  watchOrder,
-  wantedReplicas,
-} from './kit.ts';
-import { clusterSize } from '../../../reference/transports/nats/replicas.ts';
+import { consumerOf, deadLetters, durableCase, hasResult, plantEvents, randomKey, STREAMS, states, waiting, watchOrder } from './kit.ts';
 import { recordFromDraft } from '../../../reference/workspace/record.ts';
 import { DEFAULT_NAMES as S, deadSubject, taskSubject } from '../../../reference/jetstream/names.ts';
 import type { TaskRecord } from '../../../reference/workspace/record.ts';
@@ -66,35 +52,6 @@ export const cases: Case[] = [
       return verdictOf(
         'every stream and the bucket as the binding sets them',
         check(problems.length === 0, problems.join('; '), 'the settings of bindings-nats#task-queue', `${problems.length} differences`),
-      );
-    },
-  }),
-  durableCase({
-    id: 'nats-durable.queue.replicas',
-    title: 'On a cluster of three servers or more, the durable streams and TAP_IDEMPOTENCY have three replicas',
-    requirements: ['TAP-NATS-070'],
-    capability: 'tap.test.echo',
-    run: async (_ctx, view) => {
-      // spec: bindings-nats#task-queue: the cluster's size is what the server's INFO lists.
-      const servers = clusterSize(view.nc);
-      if (servers === 1)
-        return skipped(
-          "the agent's server is not part of a cluster, where every stream has one replica: run against an agent on a cluster of three servers to test TAP-NATS-070",
-        );
-      const found: Array<{ name: string; replicas: number | undefined }> = [];
-      for (const name of [...STREAMS.map((s) => s.name), `KV_${S.idempotency}`]) {
-        const info = await view.jsm.streams.info(name).catch(() => null);
-        if (info) found.push({ name, replicas: info.config.num_replicas });
-      }
-      const problems = replicaProblems(servers, found);
-      return verdictOf(
-        `${wantedReplicas(servers)} replicas of each`,
-        check(
-          problems.length === 0,
-          `${problems.join('; ')} (a deployment may choose another number: then this is no fault of the agent's)`,
-          `${wantedReplicas(servers)} replicas of ${found.map((f) => f.name).join(', ')}`,
-          `${problems.length} differences`,
-        ),
       );
     },
   }),
