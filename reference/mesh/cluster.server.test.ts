@@ -56,10 +56,15 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the registry on a 
   const conns: NatsConnection[] = [];
   const hosts: Host[] = [];
   let mesh: Mesh | undefined;
+  /** The routing loop runs while this holds; a failed test ends it here too. */
+  let routing = false;
   afterAll(async () => {
-    await mesh?.close().catch(() => {});
-    for (const h of hosts) await h.stop('the test ended').catch(() => {});
-    for (const c of conns) await c.close().catch(() => {});
+    routing = false;
+    // Every step is bounded: a registry without a leader (the failure this test looks for) must not hold the teardown.
+    const bounded = (p: Promise<unknown> | undefined): Promise<unknown> => Promise.race([p?.catch(() => {}), sleep(10_000)]);
+    await bounded(mesh?.close());
+    await Promise.all(hosts.map((h) => bounded(h.stop('the test ended'))));
+    await Promise.all(conns.map((c) => bounded(c.close())));
     await cluster?.stop();
   });
 
@@ -113,7 +118,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the registry on a 
     // Routing runs until told to stop; each submission records its one ending.
     const outcomes = new Map<number, { status?: string; error?: string; agents: string[] }>();
     let submitted = 0;
-    let routing = true;
+    routing = true;
     const worker = async (): Promise<void> => {
       while (routing) {
         const i = submitted++;
@@ -125,6 +130,8 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the registry on a 
           outcomes.set(i, { status: String(result.status), agents: task.hops.map((h) => h.agentId) });
         } catch (err) {
           outcomes.set(i, { error: (err as Error).message, agents: task?.hops.map((h) => h.agentId) ?? [] });
+          // A mesh that refuses at once must not spin on promises alone: timers (the test's timeout among them) must run.
+          await sleep(50);
         }
       }
     };
