@@ -38,6 +38,10 @@ export interface Budget {
   workspaceReps: number;
   /** Agent processes (and as many bare responders) of the mesh throughput row. */
   meshAgents: number;
+  /** Simulated agents joined to the registry, their heartbeat and the window their renewals are counted over (scenario 9). */
+  registryAgents: number;
+  registryHeartbeatMs: number;
+  registryWindowMs: number;
 }
 
 const FULL: Budget = {
@@ -60,6 +64,9 @@ const FULL: Budget = {
   workspaceTasks: 1000,
   workspaceReps: 3,
   meshAgents: 20,
+  registryAgents: 1000,
+  registryHeartbeatMs: 5000,
+  registryWindowMs: 15_000,
 };
 
 const QUICK: Budget = {
@@ -83,6 +90,9 @@ const QUICK: Budget = {
   workspaceTasks: 40,
   workspaceReps: 1,
   meshAgents: 20,
+  registryAgents: 100,
+  registryHeartbeatMs: 500,
+  registryWindowMs: 2000,
 };
 
 const TINY: Budget = {
@@ -102,6 +112,8 @@ const TINY: Budget = {
   harnessTimeoutMs: 30_000,
   workspaceTasks: 12,
   meshAgents: 4,
+  registryAgents: 20,
+  registryWindowMs: 1000,
 };
 
 export interface Config {

@@ -5,6 +5,7 @@ import { decode } from './decode.ts';
 import { harness, harnessRowIds } from './harness.ts';
 import { nats, natsRowIds } from './nats.ts';
 import { mesh, meshRowIds } from './mesh.ts';
+import { registry, registryRowIds } from './registry.ts';
 import { roundtrip, roundtripRowIds } from './roundtrip.ts';
 import { scale, scaleRowIds } from './scale.ts';
 import { startup, startupRowIds } from './startup.ts';
@@ -24,6 +25,7 @@ export const SCENARIOS: ReadonlyArray<{ name: string; rows: string[]; run: Scena
   { name: '6. Workspace binding', rows: workspaceRowIds(), run: workspace },
   { name: '7. NATS binding', rows: natsRowIds(), run: nats },
   { name: '8. Mesh', rows: meshRowIds(), run: mesh },
+  { name: '9. Registry', rows: registryRowIds(), run: registry },
 ];
 
 /** Every row id a complete run produces. */

@@ -21,6 +21,8 @@ import { NO_NATS_SERVER, natsServerInstalled, startNatsCluster, type NatsCluster
 import { DEFAULT_NAMES, ensureStreams } from './streams.ts';
 import { submitDurable } from './submit.ts';
 import { lacks, needing } from '../../test/system-tools.testkit.ts';
+import { replicaProblems, STREAMS } from '../../conformance/cases/nats-durable/kit.ts';
+import { clusterSize } from '../transports/nats/replicas.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
 const AGENT = fileURLToPath(new URL('../../fixtures/agents/nats/durable-counter.mjs', import.meta.url));
@@ -120,9 +122,17 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'durable tasks on a
     const admin = await client(1);
     // The meta leader may take a moment after the cluster forms.
     await retried(async () => {
-      await ensureStreams(admin, { replicas: 3 });
+      // No replicas option: three, read from the cluster's size (TAP-NATS-070).
+      await ensureStreams(admin);
       await new Kvm(admin).create(COUNTER_BUCKET, { replicas: 3 });
     });
+    const created = await Promise.all(
+      [...STREAMS.map((x) => x.name), `KV_${DEFAULT_NAMES.idempotency}`].map(async (name) => ({
+        name,
+        replicas: (await (await jetstreamManager(admin)).streams.info(name)).config.num_replicas,
+      })),
+    );
+    expect(replicaProblems(clusterSize(admin), created)).toEqual([]);
     // The first agent process (the victim) prefers the server that dies; the others spread over the rest.
     const started = await Promise.all([0, 1, 2, 1].map((first, i) => startAgent(rotated(first), `tap.cluster-${i}`, logs)));
     agents.push(...started);

@@ -67,6 +67,7 @@ export interface DurableRunnerOptions {
    */
   pullExpiresMs?: number;
   names?: DurableNames;
+  /** Replicas of the streams and the bucket it creates (default: by the cluster's size, spec: bindings-nats#replicas). */
   replicas?: number;
   /**
    * The trust file (spec: bindings-nats#signed-records): only records signed by a principal in it

@@ -8,6 +8,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { JetStreamManager } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import { RetentionPolicy, StorageType, jetstreamManager, Kvm } from '../transports/nats/client.ts';
+import { replicasFor } from '../transports/nats/replicas.ts';
 import { Wildcard } from '../transports/nats/subjects.ts';
 import { checkNames, DEFAULT_NAMES, deadSubject, eventSubject, resultSubject, taskSubject, type DurableNames } from './names.ts';
 
@@ -16,7 +17,7 @@ export { checkNames, DEFAULT_NAMES, deadSubject, eventSubject, resultSubject, ta
 /** Options of `ensureStreams`. */
 export interface EnsureOptions {
   names?: DurableNames;
-  /** Replicas of every stream (default 1; 3 in a cluster, spec: bindings-nats#task-queue). */
+  /** Replicas of every stream and of the bucket (default: three on a cluster of three servers or more, one on a single server; spec: bindings-nats#replicas). */
   replicas?: number;
   /** The de-duplication window of TAP_TASKS in ms (default 120 000). */
   duplicateWindowMs?: number;
@@ -27,7 +28,7 @@ const nanos = (ms: number): number => ms * 1_000_000;
 /** Creates the streams and the bucket when missing; resolves with the manager and the bucket. */
 export async function ensureStreams(nc: NatsConnection, o: EnsureOptions = {}): Promise<{ jsm: JetStreamManager; idempotency: KV }> {
   const n = checkNames(o.names ?? DEFAULT_NAMES);
-  const replicas = o.replicas ?? 1;
+  const replicas = replicasFor(nc, o.replicas);
   const jsm = await jetstreamManager(nc);
   const want = [
     // spec: bindings-nats#task-queue: the queue has work-queue retention.

@@ -34,6 +34,8 @@ export function hostCard(agentId: string, maxConcurrentTasks = 16): AgentCard {
 /** Options of `hostAgents`. */
 export interface HostOptions {
   url: string;
+  /** Serve over this open connection instead of one of its own to `url`; stop() drains it all the same. */
+  nc?: NatsConnection;
   ids: string[];
   /** Each agent keeps a journal in `<stateRoot>/<agent_id>` when given. */
   stateRoot?: string;
@@ -61,7 +63,8 @@ export interface Host {
 /** Starts the agents, each listening and joined to the mesh. */
 export async function hostAgents(options: HostOptions): Promise<Host> {
   const address = parseNatsUrl(options.url);
-  const nc = await connect({ ...natsClientOptions(address), name: `tap mesh host ${options.ids[0]}`, maxReconnectAttempts: -1 });
+  const nc =
+    options.nc ?? (await connect({ ...natsClientOptions(address), name: `tap mesh host ${options.ids[0]}`, maxReconnectAttempts: -1 }));
   const agents = new Map<string, { agent: Agent; membership: Membership }>();
   await Promise.all(
     options.ids.map(async (id) => {

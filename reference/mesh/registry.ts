@@ -9,6 +9,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { KV, KvEntry } from '@nats-io/kv';
 import { DiscardPolicy, jetstreamManager, Kvm, RetentionPolicy, StorageType } from '../transports/nats/client.ts';
+import { replicasFor } from '../transports/nats/replicas.ts';
 import { kvSubject, Wildcard } from '../transports/nats/subjects.ts';
 import type { TrustFile } from '../trust.ts';
 import {
@@ -61,6 +62,8 @@ export interface OpenRegistryOptions {
   maxAgeMs?: number;
   /** The bounds of a bucket created here (default DEFAULT_BUCKET_LIMITS). */
   limits?: Partial<BucketLimits>;
+  /** The replicas of a bucket created here (default: three on a cluster of three servers or more, one on a single server; TAP-REG-065). */
+  replicas?: number;
   /** Take only entries signed by the key this trust file binds to their agent id (spec: registry#signatures). */
   trust?: TrustFile;
   /** How far a listing, and a watch's first reading, go (default DEFAULT_LISTING_BOUNDS). */
@@ -139,14 +142,15 @@ export async function openRegistry(nc: NatsConnection, options: OpenRegistryOpti
     if (options.create === false || !/not found/i.test((err as Error).message))
       throw new Error(`cannot open the registry bucket ${bucket}: ${(err as Error).message}`, { cause: err });
     maxAgeMs = options.maxAgeMs ?? DEFAULT_BUCKET_MAX_AGE_MS;
-    kv = await createBucket(nc, kvm, bucket, maxAgeMs, { ...DEFAULT_BUCKET_LIMITS, ...options.limits });
+    const replicas = replicasFor(nc, options.replicas);
+    kv = await createBucket(nc, kvm, bucket, maxAgeMs, { ...DEFAULT_BUCKET_LIMITS, ...options.limits }, replicas);
   }
   return new NatsRegistry(kv, bucket, maxAgeMs, options.trust, options.listing ?? {});
 }
 
 /**
- * Creates the bucket with a history of 1, its max_age and its bounds, in one stream creation (spec:
- * registry#nats, TAP-REG-042, TAP-REG-057). The key-value API has no count of values, so the stream
+ * Creates the bucket with a history of 1, its max_age, its bounds and its replicas, in one stream
+ * creation (spec: registry#nats, TAP-REG-042, TAP-REG-057, TAP-REG-065). The key-value API has no count of values, so the stream
  * is made here as the key-value library makes a bucket's, with max_msgs besides: a user the
  * permission model lets create the bucket need not be let update it (spec: bindings-nats#security).
  */
@@ -156,6 +160,7 @@ async function createBucket(
   bucket: string,
   maxAgeMs: number,
   limits: BucketLimits,
+  replicas: number,
 ): Promise<KV> {
   const jsm = await jetstreamManager(nc);
   await jsm.streams
@@ -172,7 +177,7 @@ async function createBucket(
       max_age: maxAgeMs * 1_000_000,
       allow_rollup_hdrs: true,
       allow_direct: true,
-      num_replicas: 1,
+      num_replicas: replicas,
     })
     .catch((err: Error) => {
       // Another member created it meanwhile: open what is there.

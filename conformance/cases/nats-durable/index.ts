@@ -1,6 +1,7 @@
 /** The nats-durable profile's cases, in report order: each file holds the cases of one spec anchor. */
 import type { Case } from '../../case.ts';
 import * as bindingsNatsTaskQueue from './bindings-nats.task-queue.ts';
+import * as bindingsNatsReplicas from './bindings-nats.replicas.ts';
 import * as bindingsNatsRetries from './bindings-nats.retries.ts';
 import * as bindingsNatsDeadLetters from './bindings-nats.dead-letters.ts';
 import * as bindingsNatsIdempotency from './bindings-nats.idempotency.ts';
@@ -9,6 +10,7 @@ import * as bindingsNatsSignedRecords from './bindings-nats.signed-records.ts';
 
 export const natsDurableCases: readonly Case[] = [
   bindingsNatsTaskQueue,
+  bindingsNatsReplicas,
   bindingsNatsRetries,
   bindingsNatsDeadLetters,
   bindingsNatsIdempotency,

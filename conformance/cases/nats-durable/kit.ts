@@ -174,3 +174,19 @@ export async function watchOrder(view: DurableView): Promise<{ seen: string[]; s
   await view.nc.flush();
   return { seen, stop: () => subs.forEach((sub) => sub.unsubscribe()) };
 }
+
+/** The replicas TAP-NATS-070 asks of a stream or bucket a runner created, on a cluster of `servers` servers. */
+export const wantedReplicas = (servers: number): number => Math.min(3, Math.max(1, servers));
+
+/** What differs from TAP-NATS-070 among streams found on a cluster of `servers` servers: one sentence per stream. */
+export function replicaProblems(servers: number, found: ReadonlyArray<{ name: string; replicas: number | undefined }>): string[] {
+  const want = wantedReplicas(servers);
+  return found
+    .filter((f) => (f.replicas ?? 1) !== want)
+    .map(
+      (f) =>
+        `${f.name} has ${f.replicas ?? 1} replica${(f.replicas ?? 1) === 1 ? '' : 's'} on a cluster of ${servers} servers, not ${want}${
+          (f.replicas ?? 1) < want ? ': the loss of the server holding it stops the durable tasks' : ''
+        }`,
+    );
+}

@@ -173,7 +173,8 @@ Options:
   --wait                   wait for the result
   --timeout <ms>           how long --wait waits (default 60000)
   --create-streams         create the TAP streams when missing (else a missing stream is an error)
-  --replicas <n>           replicas of streams it creates (default 1; 3 in a cluster)
+  --replicas <n>           replicas of streams it creates (default 3 on a cluster of three
+                           servers or more, 1 on a single server)
 ${SERVER_HELP}
 `,
   async run(args, ctx) {
@@ -210,7 +211,7 @@ ${SERVER_HELP}
         wait: values.wait ?? false,
         timeoutMs: intOption(values.timeout, 'timeout', 1) ?? 60_000,
         createStreams: values['create-streams'] ?? false,
-        replicas: intOption(values.replicas, 'replicas', 1) ?? 1,
+        replicas: intOption(values.replicas, 'replicas', 1),
       },
       ctx,
     );

@@ -25,7 +25,8 @@ export interface SubmitOptions {
   wait: boolean;
   timeoutMs: number;
   createStreams: boolean;
-  replicas: number;
+  /** Replicas of the streams it creates; undefined: by the cluster's size. */
+  replicas: number | undefined;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
