@@ -27,7 +27,7 @@ import { applyAnswer, checkAnswer, checkAnswerTarget } from './input.ts';
 import type { Replier } from './replier.ts';
 import type { Session } from './sessions.ts';
 import { describeSource, isOriginShare } from './shares.ts';
-import { fingerprint, snapshotOf, traceOf, type Task } from './tasks.ts';
+import { fingerprint, journaledTrace, snapshotOf, traceOf, type Task } from './tasks.ts';
 
 /**
  * What a new task's stream carries besides its trace: the request's trace context and the
@@ -217,6 +217,7 @@ function onTaskRequest(conn: Replier, session: Session, msg: MessageOf<'task.req
     created_at: now,
     deadline,
     ...(quiet ? { quiet: true as const } : {}),
+    ...journaledTrace(task),
   });
   if (durable) return refuse(durable);
   if (task.idempotencyKey !== undefined) {

@@ -66,6 +66,10 @@ export interface Task {
   trace?: TaskTrace;
   /** 1.1: what every message of the stream carries in metadata, trace context and extension members (spec: envelope#trace-context). */
   carried?: Record<string, unknown>;
+  /** 1.1: the agents that delegated the task, oldest first (spec: mesh#delegation). */
+  delegation?: string[];
+  /** The task's span when the agent traces with OpenTelemetry: ended with the task's result. */
+  span?: { end(outcome: TaskOutcome): void };
   /** 1.1: a quiet task, whose stream holds its outcome and what it needs, its acceptance sequence 1 unsent (spec: tasks#quiet-tasks). */
   quiet?: true;
   state: TaskState;
@@ -393,4 +397,17 @@ export function outcomeError(error: ErrorPayload): ErrorPayload {
   const out: ErrorPayload = { code: error.code, message: error.message, retryable: error.retryable };
   if (error.details !== undefined) out.details = error.details;
   return out;
+}
+
+/** The trace, carried metadata and delegation path of a task, as its journal record keeps them (spec: mesh#trace, envelope#trace-context). */
+export function journaledTrace(t: Pick<Task, 'trace' | 'carried' | 'delegation'>): {
+  trace?: { trace_id: string; span_id?: string };
+  carried?: Record<string, unknown>;
+  delegation?: string[];
+} {
+  return {
+    ...(t.trace ? { trace: t.trace } : {}),
+    ...(t.carried ? { carried: t.carried } : {}),
+    ...(t.delegation ? { delegation: t.delegation } : {}),
+  };
 }
