@@ -26,7 +26,7 @@ import { optionalPeerViolations } from './optional-peers.ts';
 /** reference/ bottom-up; a module's layer is the first entry whose prefix its path (under the folder) starts with. */
 export const LAYERS: readonly (readonly string[])[] = [
   ['core/', 'package.ts', 'peers.ts'],
-  ['transports/', 'crypto.ts', 'trust.ts'],
+  ['transports/', 'crypto.ts', 'trust.ts', 'telemetry.ts', 'task-scope.ts'],
   ['agent/', 'client/'],
   ['workspace/', 'jetstream/', 'mesh/'],
   // An agent process: its command line, bindings, durable queues and signals.

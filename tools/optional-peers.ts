@@ -11,6 +11,7 @@ import { importsOf, listModules } from './module-imports.ts';
 export const OPTIONAL_PEER_LOADERS: readonly { prefix: string; loader: string }[] = [
   { prefix: '@nats-io/', loader: 'reference/transports/nats/client.ts' },
   { prefix: 'json-schema-to-typescript', loader: 'reference/tapctl/gen-types/typescript.ts' },
+  { prefix: '@opentelemetry/', loader: 'reference/telemetry.ts' },
 ];
 
 /** The shipped folders whose modules the optional-peer rule covers. */

@@ -8,6 +8,7 @@ import { messageIds, pooled, webRandom, type RandomSource } from '../core/ids.ts
 import type { Hmac } from '../core/signing.ts';
 import { mayDeclareCapability } from '../core/reserved-names.ts';
 import { hmacSha256 } from '../crypto.ts';
+import { loadTelemetry, type Telemetry } from '../telemetry.ts';
 import { validateAgainst, type Issue } from '../core/validate.ts';
 import type { Handler } from './handler.ts';
 import { inputValidator } from './input-schemas.ts';
@@ -59,6 +60,8 @@ export class Runtime {
   shuttingDown = false;
   /** Principals holding tap.admin.shutdown (spec: authorization#admin-permissions). */
   readonly admins: ReadonlySet<string>;
+  /** OpenTelemetry, loaded when the options ask for it (undefined when they do not, or when it could not be loaded). */
+  readonly telemetry?: Promise<Telemetry | undefined>;
   /** Starts the process-wide shutdown; set by createAgent. */
   shutdownProcess: (reason: string) => void = () => {};
 
@@ -74,6 +77,12 @@ export class Runtime {
     this.requireCredentials = options.requireCredentials === true;
     if (this.requireCredentials && !this.authenticate) throw new TypeError('requireCredentials needs an authenticate function');
     this.admins = new Set(options.adminPrincipals ?? []);
+    if (options.telemetry) {
+      this.telemetry = loadTelemetry(options.telemetry).catch((err: Error) => {
+        this.log('error', `tasks are not traced: ${err.message}`);
+        return undefined;
+      });
+    }
     this.tasks = new TaskTable(
       {
         maxPerPrincipal: this.settings.maxTasksKeptPerPrincipal,

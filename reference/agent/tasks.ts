@@ -3,6 +3,7 @@
  * idempotency records by (principal, capability, key), both bounded (spec: tasks#identity,
  * idempotency).
  */
+import type { TapSpan } from '../telemetry.ts';
 import type { PayloadOf, TaskState } from '../../schemas/src/index.ts';
 import { canonicalize } from '../core/jcs.ts';
 import { isTerminal } from '../core/states.ts';
@@ -69,7 +70,7 @@ export interface Task {
   /** 1.1: the agents that delegated the task, oldest first (spec: mesh#delegation). */
   delegation?: string[];
   /** The task's span when the agent traces with OpenTelemetry: ended with the task's result. */
-  span?: { end(outcome: TaskOutcome): void };
+  span?: TapSpan;
   /** 1.1: a quiet task, whose stream holds its outcome and what it needs, its acceptance sequence 1 unsent (spec: tasks#quiet-tasks). */
   quiet?: true;
   state: TaskState;

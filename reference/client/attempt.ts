@@ -30,9 +30,10 @@ export const ENDINGS_NOT_RETRIED = new Set(['SHUTTING_DOWN', 'SESSION_LOST']);
 export function taskRequestPayload(
   capability: string,
   input: unknown,
-  options: { authorization?: Authorization; timeoutMs?: number; quiet?: boolean },
+  options: { authorization?: Authorization; timeoutMs?: number; quiet?: boolean; delegation?: readonly string[] },
 ): PayloadOf<'task.request'> {
   const p: PayloadOf<'task.request'> = { capability, input };
+  if (options.delegation?.length) p.delegation = [...options.delegation];
   if (options.authorization) p.authorization = options.authorization;
   if (options.timeoutMs !== undefined) p.timeout_ms = options.timeoutMs;
   if (options.quiet) p.quiet = true;

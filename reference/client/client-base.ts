@@ -6,6 +6,7 @@
 import type { MessageOf, MessageType, PayloadOf, TapMessage } from '../../schemas/src/index.ts';
 import {
   assertKey,
+  childTraceContext,
   errorPayload,
   isFatal,
   negotiatesExtensions,
@@ -17,12 +18,14 @@ import {
   type RandomSource,
 } from '../core/index.ts';
 import { randomBytes } from '../crypto.ts';
+import { currentTaskScope } from '../task-scope.ts';
+import type { Telemetry } from '../telemetry.ts';
 import type { Transport } from '../transports/index.ts';
 import { retryPolicy, type RetryPolicy } from './backoff.ts';
 import { Emitter } from './emitter.ts';
 import { ClientCode, TapClientError } from './errors.ts';
 import type { TaskHandle } from './handle.ts';
-import type { TaskHost } from './task-host.ts';
+import type { BegunTask, NewTask, TaskHost } from './task-host.ts';
 import { defaultCard, type ClientEvents, type ClientProblem, type ConnectOptions, type ReconnectPolicy } from './options.ts';
 import { PendingRequests, type Pending } from './pending.ts';
 import { SeenIds } from './seen.ts';
@@ -67,6 +70,8 @@ export abstract class ClientBase extends Emitter<ClientEvents> implements TaskHo
   protected farewellReason?: string;
   protected endWaiters: Array<() => void> = [];
   protected closing?: Promise<void>;
+  /** OpenTelemetry, when the options ask for it; loaded by `open`. */
+  protected telemetry?: Telemetry;
 
   /** Use `connect` or `connectWs`. */
   constructor(
@@ -107,7 +112,52 @@ export abstract class ClientBase extends Emitter<ClientEvents> implements TaskHo
     return this.tasks.newIdempotencyKey();
   }
 
-  taskMetadata(given: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  beginTask(capability: string, given: NewTask): BegunTask {
+    const scope = currentTaskScope();
+    const v11 = negotiatesExtensions(this.hs?.version ?? '1.0');
+    let metadata = given.metadata;
+    // A task submitted from a handler continues that task's trace, under its span (TAP-MESH-020).
+    if (scope?.trace && metadata?.trace_id === undefined && metadata?.traceparent === undefined) {
+      const { trace_id, span_id } = scope.trace;
+      metadata = { ...metadata, trace_id, ...(span_id !== undefined ? { parent_span_id: span_id } : {}) };
+    }
+    // A caller that fixed the span (span_id or traceparent, as a mesh does for each hop) owns it.
+    const chosen = typeof metadata?.span_id === 'string' || typeof metadata?.traceparent === 'string';
+    let span: BegunTask['span'];
+    if (this.telemetry && !chosen) {
+      const traceId = typeof metadata?.trace_id === 'string' ? metadata.trace_id : undefined;
+      const remote = scope?.traceContext ?? (traceId !== undefined ? { traceparent: newTraceparent(this.random, traceId) } : undefined);
+      span = this.telemetry.start(`submit ${capability}`, 'client', scope?.span ? { span: scope.span } : { traceContext: remote }, {
+        'tap.capability': capability,
+        'tap.agent': this.hs?.agentId ?? '',
+      });
+    }
+    // In 1.1 the request's traceparent names the span that sends it: the client's, the handler's task span, or one of its own (TAP-TRACE-105).
+    if (v11 && !chosen) {
+      const context =
+        span?.traceContext ??
+        scope?.span?.traceContext ??
+        (scope?.traceContext ? childTraceContext(scope.traceContext, this.random) : undefined);
+      if (context && !traceDisagreement({ ...metadata, ...context })) metadata = { ...metadata, ...context };
+    }
+    metadata = this.taskMetadata(metadata);
+    const delegation = v11 ? (given.delegation ?? scope?.delegation) : undefined;
+    const begun: BegunTask = { metadata, span };
+    if (delegation?.length) begun.delegation = [...delegation];
+    // Never to an agent on the task's own path (TAP-MESH-152).
+    const agentId = this.hs?.agentId;
+    if (agentId !== undefined && begun.delegation?.includes(agentId)) {
+      begun.refusal = new TapClientError(
+        'DELEGATION_LOOP',
+        `${agentId} is already on the delegation path ${begun.delegation.join(' → ')} of this ${capability} task, so it was not sent there; hand the work to an agent outside the path`,
+        { unsent: true },
+      );
+    }
+    return begun;
+  }
+
+  /** The metadata of a new task's requests in the session's version (spec: envelope#trace-context, versioning#tap-1-1). */
+  protected taskMetadata(given: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
     if (!negotiatesExtensions(this.hs?.version ?? '1.0')) {
       // Nothing of 1.1 in a session of 1.0 (spec: versioning#tap-1-1).
       if (!given || !TRACE_CONTEXT_MEMBERS.some((m) => m in given)) return given;
