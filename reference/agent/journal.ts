@@ -38,11 +38,9 @@ export type JournalRecord =
       deadline: number;
       /** A quiet task (spec: tasks#quiet-tasks). */
       quiet?: true;
-      /** The request's trace, which every message of the task carries again after a restart (spec: mesh#trace). */
+      /** The trace, the 1.1 carried metadata and delegation path the task keeps across a restart (spec: mesh#trace, mesh#delegation). */
       trace?: { trace_id: string; span_id?: string };
-      /** 1.1: the trace context and extension members the task's stream carries (spec: envelope#trace-context). */
       carried?: Record<string, unknown>;
-      /** 1.1: the agents that delegated the task, oldest first (spec: mesh#delegation). */
       delegation?: string[];
     } & TaskRef)
   | ({ t: 'msg'; seq: number; text: string; state: string; at: number } & TaskRef)

@@ -14,7 +14,8 @@ import type { Runtime } from './runtime.ts';
 import { Session, type SessionInfo } from './sessions.ts';
 import { endSession } from './shutdown.ts';
 import type { TaskRunner } from './task-runner.ts';
-import { journaledTrace, taskKey, type Task } from './tasks.ts';
+import { journaledTrace } from './journal-limits.ts';
+import { taskKey, type Task } from './tasks.ts';
 
 /** Applies the journal's records, read one at a time, to an empty runtime. */
 export function replayJournal(rt: Runtime, records: Iterable<JournalRecord>): void {

@@ -22,14 +22,14 @@ import type { AgentExtension } from './options.ts';
 import { TaskAbort } from './model.ts';
 import { buildMessage, iso } from './outbound.ts';
 import { authorizationProblem, grantOf } from './grants.ts';
-import { journalProblem, persistOrRefuse } from './journal-limits.ts';
+import { journaledTrace, journalProblem, persistOrRefuse } from './journal-limits.ts';
 import { listTasks } from './listing.ts';
 import { applyDecision, checkDecision } from './plans.ts';
 import { applyAnswer, checkAnswer, checkAnswerTarget } from './input.ts';
 import type { Replier } from './replier.ts';
 import type { Session } from './sessions.ts';
 import { describeSource, isOriginShare } from './shares.ts';
-import { fingerprint, journaledTrace, snapshotOf, traceOf, type Task } from './tasks.ts';
+import { fingerprint, snapshotOf, traceOf, type Task } from './tasks.ts';
 
 /**
  * What a new task's stream carries besides its trace: the request's trace context and the

@@ -10,7 +10,7 @@ import { canTransition, isTerminal } from '../core/states.ts';
 import { delegationOf } from '../core/delegation.ts';
 import { traceContextOf } from '../core/trace-context.ts';
 import { runInTaskScope, type TaskScope } from '../task-scope.ts';
-import type { Telemetry } from '../telemetry.ts';
+import type { TapSpan, Telemetry } from '../telemetry.ts';
 import { createContext } from './context.ts';
 import { Deadlines } from './deadlines.ts';
 import { CapabilityError, TaskAborted, type AbortKind } from './handler.ts';
@@ -33,6 +33,9 @@ const LONGEST_REPLY_TO = 'x'.repeat(128);
  * previous task id). Bounded by a test against the largest of each.
  */
 export const SNAPSHOT_EXTRA_BYTES = 2048;
+
+/** The span of each task while it runs, when the agent traces with OpenTelemetry. */
+const spans = new WeakMap<Task, TapSpan>();
 
 /** The abort reason of every task that ended normally: one shared instance, since each finished task releases its signal. */
 const ENDED = new TaskAborted('ended', 'the task has ended');
@@ -118,7 +121,7 @@ export class TaskRunner implements TaskHost {
 
   /** Starts the span of one task attempt, under the request's trace context (spec: envelope#trace-context). */
   private startSpan(telemetry: Telemetry, task: Task): void {
-    if (isTerminal(task.state) || task.span) return;
+    if (isTerminal(task.state) || spans.has(task)) return;
     const span = telemetry.start(
       `execute ${task.capability}`,
       'server',
@@ -131,7 +134,7 @@ export class TaskRunner implements TaskHost {
         ...(task.delegation ? { 'tap.delegation.depth': task.delegation.length } : {}),
       },
     );
-    if (span) task.span = span;
+    if (span) spans.set(task, span);
   }
 
   private handlerReturned(task: Task, output: unknown): void {
@@ -248,7 +251,8 @@ export class TaskRunner implements TaskHost {
         record.released = true;
       }
     }
-    task.span?.end({ outcome: result.status, code: result.error?.code });
+    spans.get(task)?.end({ outcome: result.status, code: result.error?.code });
+    spans.delete(task);
     if (!task.abort.aborted) task.abort.abort(ENDED);
     return true;
   }
@@ -349,6 +353,6 @@ function scopeOf(agentId: string, task: Task): TaskScope {
     delegation: delegationOf(task.delegation, agentId),
     trace: task.trace,
     traceContext: traceContextOf(task.carried),
-    span: task.span,
+    span: spans.get(task),
   };
 }

@@ -3,7 +3,6 @@
  * idempotency records by (principal, capability, key), both bounded (spec: tasks#identity,
  * idempotency).
  */
-import type { TapSpan } from '../telemetry.ts';
 import type { PayloadOf, TaskState } from '../../schemas/src/index.ts';
 import { canonicalize } from '../core/jcs.ts';
 import { isTerminal } from '../core/states.ts';
@@ -69,8 +68,6 @@ export interface Task {
   carried?: Record<string, unknown>;
   /** 1.1: the agents that delegated the task, oldest first (spec: mesh#delegation). */
   delegation?: string[];
-  /** The task's span when the agent traces with OpenTelemetry: ended with the task's result. */
-  span?: TapSpan;
   /** 1.1: a quiet task, whose stream holds its outcome and what it needs, its acceptance sequence 1 unsent (spec: tasks#quiet-tasks). */
   quiet?: true;
   state: TaskState;
@@ -398,17 +395,4 @@ export function outcomeError(error: ErrorPayload): ErrorPayload {
   const out: ErrorPayload = { code: error.code, message: error.message, retryable: error.retryable };
   if (error.details !== undefined) out.details = error.details;
   return out;
-}
-
-/** The trace, carried metadata and delegation path of a task, as its journal record keeps them (spec: mesh#trace, envelope#trace-context). */
-export function journaledTrace(t: Pick<Task, 'trace' | 'carried' | 'delegation'>): {
-  trace?: { trace_id: string; span_id?: string };
-  carried?: Record<string, unknown>;
-  delegation?: string[];
-} {
-  return {
-    ...(t.trace ? { trace: t.trace } : {}),
-    ...(t.carried ? { carried: t.carried } : {}),
-    ...(t.delegation ? { delegation: t.delegation } : {}),
-  };
 }

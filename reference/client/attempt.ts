@@ -91,3 +91,12 @@ export function snapshotPayload(reply: TapMessage, taskId: string): SnapshotPayl
   if (reply.type !== 'task.snapshot') throw new TapClientError('PROTOCOL_VIOLATION', `expected task.snapshot, got ${reply.type}`);
   return reply.payload;
 }
+
+/** The trace members of a task's metadata: trace_id, span_id (spec: mesh#trace), and in 1.1 the trace context. */
+export function traceMembers(
+  m: Record<string, unknown> | undefined,
+): { trace_id?: string; span_id?: string; traceparent?: string; tracestate?: string; baggage?: string } | undefined {
+  const out: Record<string, string> = {};
+  for (const k of ['trace_id', 'span_id', 'traceparent', 'tracestate', 'baggage']) if (typeof m?.[k] === 'string') out[k] = m[k] as string;
+  return Object.keys(out).length ? out : undefined;
+}

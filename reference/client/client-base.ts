@@ -6,7 +6,6 @@
 import type { MessageOf, MessageType, PayloadOf, TapMessage } from '../../schemas/src/index.ts';
 import {
   assertKey,
-  childTraceContext,
   errorPayload,
   isFatal,
   negotiatesExtensions,
@@ -18,13 +17,13 @@ import {
   type RandomSource,
 } from '../core/index.ts';
 import { randomBytes } from '../crypto.ts';
-import { currentTaskScope } from '../task-scope.ts';
-import type { Telemetry } from '../telemetry.ts';
+import type { TapSpan, Telemetry } from '../telemetry.ts';
 import type { Transport } from '../transports/index.ts';
 import { retryPolicy, type RetryPolicy } from './backoff.ts';
 import { Emitter } from './emitter.ts';
 import { ClientCode, TapClientError } from './errors.ts';
 import type { TaskHandle } from './handle.ts';
+import { beginTask } from './task-trace.ts';
 import type { BegunTask, NewTask, TaskHost } from './task-host.ts';
 import { defaultCard, type ClientEvents, type ClientProblem, type ConnectOptions, type ReconnectPolicy } from './options.ts';
 import { PendingRequests, type Pending } from './pending.ts';
@@ -72,6 +71,8 @@ export abstract class ClientBase extends Emitter<ClientEvents> implements TaskHo
   protected closing?: Promise<void>;
   /** OpenTelemetry, when the options ask for it; loaded by `open`. */
   protected telemetry?: Telemetry;
+  /** The span of each open task handle, when the client traces. */
+  private spans?: WeakMap<TaskHandle, TapSpan>;
 
   /** Use `connect` or `connectWs`. */
   constructor(
@@ -112,47 +113,26 @@ export abstract class ClientBase extends Emitter<ClientEvents> implements TaskHo
     return this.tasks.newIdempotencyKey();
   }
 
-  beginTask(capability: string, given: NewTask): BegunTask {
-    const scope = currentTaskScope();
-    const v11 = negotiatesExtensions(this.hs?.version ?? '1.0');
-    let metadata = given.metadata;
-    // A task submitted from a handler continues that task's trace, under its span (TAP-MESH-020).
-    if (scope?.trace && metadata?.trace_id === undefined && metadata?.traceparent === undefined) {
-      const { trace_id, span_id } = scope.trace;
-      metadata = { ...metadata, trace_id, ...(span_id !== undefined ? { parent_span_id: span_id } : {}) };
-    }
-    // A caller that fixed the span (span_id or traceparent, as a mesh does for each hop) owns it.
-    const chosen = typeof metadata?.span_id === 'string' || typeof metadata?.traceparent === 'string';
-    let span: BegunTask['span'];
-    if (this.telemetry && !chosen) {
-      const traceId = typeof metadata?.trace_id === 'string' ? metadata.trace_id : undefined;
-      const remote = scope?.traceContext ?? (traceId !== undefined ? { traceparent: newTraceparent(this.random, traceId) } : undefined);
-      span = this.telemetry.start(`submit ${capability}`, 'client', scope?.span ? { span: scope.span } : { traceContext: remote }, {
-        'tap.capability': capability,
-        'tap.agent': this.hs?.agentId ?? '',
-      });
-    }
-    // In 1.1 the request's traceparent names the span that sends it: the client's, the handler's task span, or one of its own (TAP-TRACE-105).
-    if (v11 && !chosen) {
-      const context =
-        span?.traceContext ??
-        scope?.span?.traceContext ??
-        (scope?.traceContext ? childTraceContext(scope.traceContext, this.random) : undefined);
-      if (context && !traceDisagreement({ ...metadata, ...context })) metadata = { ...metadata, ...context };
-    }
-    metadata = this.taskMetadata(metadata);
-    const delegation = v11 ? (given.delegation ?? scope?.delegation) : undefined;
-    const begun: BegunTask = { metadata, span };
-    if (delegation?.length) begun.delegation = [...delegation];
-    // Never to an agent on the task's own path (TAP-MESH-152).
-    const agentId = this.hs?.agentId;
-    if (agentId !== undefined && begun.delegation?.includes(agentId)) {
-      begun.refusal = new TapClientError(
-        'DELEGATION_LOOP',
-        `${agentId} is already on the delegation path ${begun.delegation.join(' → ')} of this ${capability} task, so it was not sent there; hand the work to an agent outside the path`,
-        { unsent: true },
-      );
-    }
+  ended(handle: TaskHandle, error: Error | undefined, result: { status: string; error?: { code: string } } | undefined): void {
+    const span = this.spans?.get(handle);
+    if (!span) return;
+    this.spans!.delete(handle);
+    span.end(
+      error
+        ? { outcome: 'failed', code: (error as { code?: string }).code ?? 'CLOSED' }
+        : { outcome: result!.status, code: result!.error?.code },
+    );
+  }
+
+  beginTask(capability: string, given: NewTask, handle: TaskHandle): BegunTask {
+    const client = {
+      hs: this.hs,
+      telemetry: this.telemetry,
+      random: this.random,
+      taskMetadata: (m?: Record<string, unknown>) => this.taskMetadata(m),
+    };
+    const { span, ...begun } = beginTask(client, capability, given);
+    if (span) (this.spans ??= new WeakMap()).set(handle, span);
     return begun;
   }
 
@@ -187,6 +167,8 @@ export abstract class ClientBase extends Emitter<ClientEvents> implements TaskHo
   /** Remembers which handle follows a task id. */
   track(handle: TaskHandle, taskId: string): void {
     this.tasks.track(handle, taskId);
+    // Each attempt of a traced task names its task id on the span.
+    this.spans?.get(handle)?.setAttributes({ 'tap.task_id': taskId, 'tap.attempt': handle.attempts.length });
   }
 
   /** Waits, by the client's clock. */

@@ -3,7 +3,6 @@
  * requests that concern it (spec: tasks). Retries of retryable refusals and retryable endings
  * happen here, with a new task_id and the same idempotency_key (spec: tasks#retries).
  */
-import type { TapSpan } from '../telemetry.ts';
 import type { MessageOf, PayloadOf, TapMessage } from '../../schemas/src/index.ts';
 import { isFatal } from '../core/index.ts';
 import { backoffDelay, type RetryPolicy } from './backoff.ts';
@@ -17,6 +16,7 @@ import {
   taskRequestPayload,
   type Accepted,
   type Ending,
+  traceMembers,
 } from './attempt.ts';
 import { Feed, HANDLE_LOG_LIMIT } from './feed.ts';
 import { FollowedTask } from './followed.ts';
@@ -58,10 +58,7 @@ export interface SubmitOptions {
   metadata?: Record<string, unknown>;
   /** TAP 1.1: the outcome only, no task.accepted and no events; not sent in a 1.0 session (spec: tasks#quiet-tasks). */
   quiet?: boolean;
-  /**
-   * TAP 1.1: the agents that delegated this task, first delegator first (default: inside an agent's
-   * handler, that task's path and the agent's id; otherwise none). Not sent in a 1.0 session (spec: mesh#delegation).
-   */
+  /** TAP 1.1: the agents that delegated the task (default: inside a handler, its task's path and agent id; spec: mesh#delegation). */
   delegation?: readonly string[];
 }
 
@@ -109,31 +106,20 @@ export class TaskHandle extends FollowedTask {
     );
     this.policy = { ...host.retry, ...options.retry };
     this.idempotencyKey = options.idempotencyKey ?? host.newIdempotencyKey();
-    const begun = host.beginTask(capability, options);
+    const begun = host.beginTask(capability, options, this);
     this.options = { ...options, metadata: begun.metadata, delegation: begun.delegation };
-    this.span = begun.span;
-    this.span?.setAttributes({ 'tap.idempotency_key': this.idempotencyKey });
-    if (begun.refusal) {
-      this.settle(begun.refusal);
-      return;
-    }
-    void this.run();
+    if (begun.refusal) this.settle(begun.refusal);
+    else void this.run();
   }
 
   /** The idempotency key every attempt carries. */
   readonly idempotencyKey: string;
   /** The submit options, with the metadata and path the session's version gives the task's requests. */
   private readonly options: SubmitOptions;
-  /** The task's span, when the client traces with OpenTelemetry. */
-  private readonly span: TapSpan | undefined;
 
   /** The trace every request about the task carries: trace_id, span_id (spec: mesh#trace), and in 1.1 the trace context. */
   get trace(): { trace_id?: string; span_id?: string; traceparent?: string; tracestate?: string; baggage?: string } | undefined {
-    const m = this.options.metadata;
-    const out: Record<string, string> = {};
-    for (const k of ['trace_id', 'span_id', 'traceparent', 'tracestate', 'baggage'])
-      if (typeof m?.[k] === 'string') out[k] = m[k] as string;
-    return Object.keys(out).length ? out : undefined;
+    return traceMembers(this.options.metadata);
   }
 
   protected followed(): TaskStream | undefined {
@@ -216,7 +202,6 @@ export class TaskHandle extends FollowedTask {
         return this.settle(lastError ?? new TapClientError('CANCELLED', 'cancelled before a retry'));
       const taskId = this.attempt === 1 && this.options.taskId !== undefined ? this.options.taskId : this.host.newTaskId();
       this.attempts.push(taskId);
-      this.span?.setAttributes({ 'tap.task_id': taskId, 'tap.attempt': this.attempt });
       this.attach(this.host.openStream(taskId));
       this.host.track(this, taskId);
       let ending: Ending;
@@ -400,11 +385,7 @@ export class TaskHandle extends FollowedTask {
     if (this.done) return;
     this.done = true;
     this.unsubscribe?.();
-    this.span?.end(
-      error
-        ? { outcome: 'failed', code: (error as { code?: string }).code ?? 'CLOSED' }
-        : { outcome: result!.status, code: result!.error?.code },
-    );
+    this.host.ended(this, error, result);
     if (error) {
       this.failure = error;
       if (!this.isAccepted) this.rejectAccepted(error);

@@ -4,7 +4,6 @@
  * (spec: tasks, plans#decision).
  */
 import type { PayloadOf, TapMessage } from '../../schemas/src/index.ts';
-import type { TapSpan } from '../telemetry.ts';
 import type { RetryPolicy } from './backoff.ts';
 import type { TapClientError } from './errors.ts';
 import type { TaskStream } from './stream.ts';
@@ -22,7 +21,9 @@ export interface TaskHost<Handle> {
    * without the trace context of 1.1), its delegation path (1.1), its span when the client traces,
    * and the refusal of a task whose path holds the agent (spec: envelope#trace-context, mesh#delegation).
    */
-  beginTask(capability: string, given: NewTask): BegunTask;
+  beginTask(capability: string, given: NewTask, handle: Handle): BegunTask;
+  /** The handle's task ended: its span, when the client traces, ends with it. */
+  ended(handle: Handle, error: Error | undefined, result: { status: string; error?: { code: string } } | undefined): void;
   openStream(taskId: string): TaskStream;
   dropStream(taskId: string): void;
   request(type: 'task.request', payload: PayloadOf<'task.request'>, fields: Record<string, unknown>): Promise<TapMessage>;
@@ -52,7 +53,6 @@ export interface NewTask {
 export interface BegunTask {
   metadata?: Record<string, unknown> | undefined;
   delegation?: string[] | undefined;
-  span?: TapSpan | undefined;
   /** The agent is on the task's delegation path: the task is not sent (TAP-MESH-152). */
   refusal?: TapClientError | undefined;
 }
