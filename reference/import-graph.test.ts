@@ -63,7 +63,7 @@ describe('the import graph of the house', () => {
     });
     expect(violations(readGraph(root)).sort()).toEqual([
       'upward import inside reference/agent/: reference/agent/tasks.ts → reference/agent/runtime.ts (types) (the declared order puts runtime.ts at or above tasks.ts)',
-      'upward import: reference/core/decode.ts → reference/transports/transport.ts (types) (layer core/ package.ts peers.ts imports layer transports/ crypto.ts trust.ts)',
+      'upward import: reference/core/decode.ts → reference/transports/transport.ts (types) (layer core/ package.ts peers.ts imports layer transports/ crypto.ts trust.ts telemetry.ts task-scope.ts)',
     ]);
   });
 

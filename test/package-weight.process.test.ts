@@ -39,11 +39,11 @@ async function loadedBy(program: string): Promise<string[]> {
 const REQUIRED = "import { createRequire } from 'node:module'; const required = () => Object.keys(createRequire(import.meta.url).cache);";
 
 describe('importing tap-agent-protocol', () => {
-  it('loads neither the NATS client, nor ws, nor TypeBox', async () => {
+  it('loads neither the NATS client, nor ws, nor TypeBox, nor the OpenTelemetry API', async () => {
     const entry = pathToFileURL(join(ROOT, 'dist/reference/index.js')).href;
     const loaded = await loadedBy(`${REQUIRED}\nawait import('${entry}');\nconsole.log(JSON.stringify(required()));\n`);
     expect(loaded.some((u) => u.includes('/dist/reference/agent/'))).toBe(true);
-    expect(loaded.filter((u) => /node_modules\/(@nats-io|ws|@sinclair\/typebox)\//.test(u))).toEqual([]);
+    expect(loaded.filter((u) => /node_modules\/(@nats-io|ws|@sinclair\/typebox|@opentelemetry)\//.test(u))).toEqual([]);
   });
 
   it('loads the NATS client on first use, and ws when a WebSocket server starts', async () => {

@@ -26,7 +26,7 @@ import { optionalPeerViolations } from './optional-peers.ts';
 /** reference/ bottom-up; a module's layer is the first entry whose prefix its path (under the folder) starts with. */
 export const LAYERS: readonly (readonly string[])[] = [
   ['core/', 'package.ts', 'peers.ts'],
-  ['transports/', 'crypto.ts', 'trust.ts'],
+  ['transports/', 'crypto.ts', 'trust.ts', 'telemetry.ts', 'task-scope.ts'],
   // Monitoring: health, metrics and the audit trail, beside any agent or runner.
   ['ops/'],
   ['agent/', 'client/'],

@@ -16,6 +16,8 @@ export const OPTIONAL_PEER_LOADERS: readonly { prefix: string; loader: string }[
   { prefix: '@a2a-js/sdk', loader: 'reference/bridges/a2a-sdk.ts' },
   { prefix: 'express', loader: 'reference/bridges/a2a-sdk.ts' },
   { prefix: '@modelcontextprotocol/sdk', loader: 'reference/bridges/mcp-sdk.ts' },
+
+  { prefix: '@opentelemetry/', loader: 'reference/telemetry.ts' },
 ];
 
 /** The shipped folders whose modules the optional-peer rule covers. */

@@ -25,6 +25,7 @@ import { rows as versioning } from './mutants/versioning.ts';
 import { rows as conformance } from './mutants/conformance.ts';
 import { rows as bindingsStdio } from './mutants/bindings-stdio.ts';
 import { rows as bindingsWebsocket } from './mutants/bindings-websocket.ts';
+import { rows as mesh } from './mutants/mesh.ts';
 
 export type { Mutant } from './rows.ts';
 
@@ -50,6 +51,7 @@ export const MUTANTS: Mutant[] = [
   conformance,
   bindingsStdio,
   bindingsWebsocket,
+  mesh,
 ]
   .flat()
   .map(mutantOf);

@@ -7,6 +7,7 @@
 import type { PayloadOf } from '../../schemas/src/index.ts';
 import { errorPayload, TapError } from '../core/errors.ts';
 import { isTerminal } from '../core/states.ts';
+import { delegationOf } from '../core/delegation.ts';
 import { traceContextOf, type TraceContext } from '../core/trace-context.ts';
 import { TaskAborted, type AgentStore, type InputAsk, type PlanDecision, type PlanDraft, type TaskContext } from './handler.ts';
 import { fitsUtf8, utf8ByteLength } from '../core/decode.ts';
@@ -86,6 +87,11 @@ class Context implements TaskContext {
   get deadline(): Date {
     this.deadlineDate ??= new Date(this.task.deadline);
     return this.deadlineDate;
+  }
+
+  /** Made when read: most tasks delegate nothing (spec: mesh#delegation). */
+  get delegation(): readonly string[] {
+    return delegationOf(this.task.delegation, this.rt.agentId);
   }
 
   get signal(): AbortSignal {

@@ -68,6 +68,11 @@ export interface TaskContext {
    * `childTraceContext(ctx.traceContext, random)`: the same trace, a span of its own (spec: envelope#trace-context).
    */
   readonly traceContext?: { traceparent: string; tracestate?: string; baggage?: string };
+  /**
+   * TAP 1.1: the delegation of a task this handler submits: this task's delegation path followed by
+   * this agent's id. A client or mesh called from the handler sends it by itself (spec: mesh#delegation).
+   */
+  readonly delegation: readonly string[];
   /** The task this one retries after a retryable ending (spec: idempotency#retryable-endings). */
   readonly previousTaskId?: string;
   /** Fires on cancel, deadline, shutdown or session loss; its reason is a TaskAborted. */

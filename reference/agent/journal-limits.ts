@@ -6,6 +6,7 @@
 import { errorPayload, type ErrorPayload } from '../core/index.ts';
 import { JournalWriteError, type JournalRecord } from './journal.ts';
 import type { Runtime } from './runtime.ts';
+import type { Task } from './tasks.ts';
 
 /**
  * BUSY when `principal` holds maxPrincipalBytes of live journal; a compaction runs first, so
@@ -40,4 +41,17 @@ export function persistOrRefuse(rt: Runtime, record: JournalRecord): ErrorPayloa
       { retryable: true, fatal: false },
     );
   }
+}
+
+/** The trace, carried metadata and delegation path of a task, as its journal record keeps them (spec: mesh#trace, envelope#trace-context). */
+export function journaledTrace(t: Pick<Task, 'trace' | 'carried' | 'delegation'>): {
+  trace?: { trace_id: string; span_id?: string };
+  carried?: Record<string, unknown>;
+  delegation?: string[];
+} {
+  return {
+    ...(t.trace ? { trace: t.trace } : {}),
+    ...(t.carried ? { carried: t.carried } : {}),
+    ...(t.delegation ? { delegation: t.delegation } : {}),
+  };
 }

@@ -58,10 +58,12 @@ async function resumeSession(
   peer: TestPeer,
   old: { sessionId: string; token: string },
   tasks: { task_id: string; last_sequence: number }[],
+  versions = ['1.0'],
 ): Promise<Msg> {
-  const init = peer.init({ resume: { session_id: old.sessionId, resume_token: old.token, tasks } });
+  const init = peer.init({ versions, resume: { session_id: old.sessionId, resume_token: old.token, tasks } });
   const ack = await peer.reply(init.message_id);
   peer.sessionId = ack.payload.session_id;
+  peer.version = ack.payload.version;
   const ready = peer.send({ type: 'handshake.ready', payload: { params: ack.payload.params } });
   await peer.reply(ready.message_id);
   return ack;
@@ -107,6 +109,35 @@ describe('journal and restart', () => {
     // The idempotency record survived too.
     const retry = b.request('s2', 'tap.test.sleep', { ms: 300 }, {}, { idempotency_key: 'S' });
     expect(await b.reply(retry.message_id)).toMatchObject({ type: 'task.snapshot', task_id: 's1' });
+    await second.shutdown();
+  });
+
+  it("keeps a task's trace and 1.1 trace context across a restart: the resumed stream and the handler carry the same traceparent (spec: envelope#trace-context)", async () => {
+    const dir = stateDir();
+    const first = durableAgent(dir);
+    const a = new TestPeer(first);
+    await a.handshake({ versions: ['1.1', '1.0'] });
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    const metadata = { trace_id: '0af7651916cd43dd8448eb211c80319c', traceparent, tracestate: 'k=v' };
+    a.request('t1', 'tap.test.sleep', { ms: 300 }, {}, { metadata });
+    await a.waitFor((m) => m.task_id === 't1' && m.sequence === 2);
+    const image = crashImage(dir);
+    const seen = a.received.length;
+    await first.shutdown();
+    a.received.length = seen;
+
+    const second = durableAgent(image);
+    const b = new TestPeer(second);
+    await resumeSession(b, { sessionId: a.sessionId!, token: a.resumeToken! }, [{ task_id: 't1', last_sequence: 2 }], ['1.1', '1.0']);
+    const result = await b.result('t1');
+    expect(result.payload).toMatchObject({ status: 'completed' });
+    expect(result.metadata).toMatchObject(metadata);
+    // The compacted journal of the restarted agent still holds it.
+    const records = readFileSync(join(image, JOURNAL_FILE), 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"t":"task"'))
+      .map((l) => JSON.parse(l) as { carried?: unknown; trace?: unknown });
+    expect(records.at(-1)).toMatchObject({ carried: { traceparent, tracestate: 'k=v' }, trace: { trace_id: metadata.trace_id } });
     await second.shutdown();
   });
 

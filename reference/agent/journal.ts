@@ -38,6 +38,10 @@ export type JournalRecord =
       deadline: number;
       /** A quiet task (spec: tasks#quiet-tasks). */
       quiet?: true;
+      /** The trace, the 1.1 carried metadata and delegation path the task keeps across a restart (spec: mesh#trace, mesh#delegation). */
+      trace?: { trace_id: string; span_id?: string };
+      carried?: Record<string, unknown>;
+      delegation?: string[];
     } & TaskRef)
   | ({ t: 'msg'; seq: number; text: string; state: string; at: number } & TaskRef)
   | ({ t: 'bind'; session_id: string } & TaskRef)

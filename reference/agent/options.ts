@@ -2,6 +2,7 @@
  * What an agent is built from: its card, its capability handlers, keys, clock, limits and
  * logger, with the defaults the runtime applies (spec: handshake#params, limits).
  */
+import type { TelemetryOptions } from '../telemetry.ts';
 import type { AgentCard, Extension } from '../../schemas/src/index.ts';
 import type { AuthenticatedCredentials } from '../core/handshake.ts';
 import type { Clock, Hmac, Logger, RandomSource } from '../core/platform.ts';
@@ -115,6 +116,12 @@ export interface AgentOptions {
    * `required` is one no session goes without (default none; spec: handshake#negotiated-extensions).
    */
   extensions?: readonly AgentExtension[];
+  /**
+   * Traces every task with OpenTelemetry, one span per task attempt under the request's W3C trace
+   * context: `{}` uses the global tracer provider, `{ tracer }` a tracer of your own. Needs the
+   * optional peer @opentelemetry/api; without the option it is never loaded (default: off).
+   */
+  telemetry?: TelemetryOptions;
   /** Heartbeat the agent proposes in negotiation (default 15 000 ms). */
   heartbeatMs?: number;
   /** request_timeout_ms used when the requester proposes none (default 30 000 ms). */

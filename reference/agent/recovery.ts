@@ -14,6 +14,7 @@ import type { Runtime } from './runtime.ts';
 import { Session, type SessionInfo } from './sessions.ts';
 import { endSession } from './shutdown.ts';
 import type { TaskRunner } from './task-runner.ts';
+import { journaledTrace } from './journal-limits.ts';
 import { taskKey, type Task } from './tasks.ts';
 
 /** Applies the journal's records, read one at a time, to an empty runtime. */
@@ -58,6 +59,9 @@ export function replayJournal(rt: Runtime, records: Iterable<JournalRecord>): vo
           timers: {},
         };
         if (r.quiet) task.quiet = true;
+        if (r.trace) task.trace = r.trace;
+        if (r.carried) task.carried = r.carried;
+        if (r.delegation) task.delegation = r.delegation;
         tasks.set(taskKey(r.principal, r.task_id), task);
         if (r.idempotency_key !== undefined) {
           rt.idempotency.set({
@@ -246,6 +250,7 @@ export function* compactedRecords(rt: Runtime): Generator<JournalRecord> {
       created_at: t.createdAt,
       deadline: t.deadline,
       ...(t.quiet ? { quiet: true as const } : {}),
+      ...journaledTrace(t),
     };
     let first = t.retained.length - 1;
     for (let bytes = t.retained[first]?.length ?? 0; first > 0 && bytes + t.retained[first - 1]!.length <= maxTaskBytes; first--)

@@ -7,6 +7,8 @@
 import type { MessageOf, PayloadOf, TapMessage } from '../../schemas/src/index.ts';
 import { fitsUtf8 } from '../core/decode.ts';
 import {
+  DEFAULT_DELEGATION_DEPTH,
+  delegationProblem,
   errorPayload,
   isTerminal,
   negotiatesExtensions,
@@ -20,7 +22,7 @@ import type { AgentExtension } from './options.ts';
 import { TaskAbort } from './model.ts';
 import { buildMessage, iso } from './outbound.ts';
 import { authorizationProblem, grantOf } from './grants.ts';
-import { journalProblem, persistOrRefuse } from './journal-limits.ts';
+import { journaledTrace, journalProblem, persistOrRefuse } from './journal-limits.ts';
 import { listTasks } from './listing.ts';
 import { applyDecision, checkDecision } from './plans.ts';
 import { applyAnswer, checkAnswer, checkAnswerTarget } from './input.ts';
@@ -141,6 +143,11 @@ function onTaskRequest(conn: Replier, session: Session, msg: MessageOf<'task.req
   if (msg.deadline !== undefined && !(Date.parse(msg.deadline) > now)) {
     return refuse(errorPayload('DEADLINE_EXCEEDED', `the request arrived after its deadline ${msg.deadline}`, { deadline: msg.deadline }));
   }
+  // A task that came back along its own delegation path, or one too deep, is refused (spec: mesh#delegation).
+  const delegation = withContext && p.delegation?.length ? p.delegation : undefined;
+  const loop =
+    delegation && delegationProblem(rt.card.agent_id, rt.card.limits.max_delegation_depth ?? DEFAULT_DELEGATION_DEPTH, delegation);
+  if (loop) return refuse(loop);
   if (!entry)
     return refuse(errorPayload('CAPABILITY_NOT_SUPPORTED', `this agent has no capability ${p.capability}`, { capability: p.capability }));
   const inputIssues = entry.validateInput?.(p.input, conn.frameText);
@@ -184,6 +191,7 @@ function onTaskRequest(conn: Replier, session: Session, msg: MessageOf<'task.req
     attempt: msg.metadata?.attempt ?? 1,
     trace: traceOf(msg.metadata),
     ...carriedOf(rt.settings.extensions, session, withContext ? traceContextOf(msg.metadata) : undefined),
+    ...(delegation ? { delegation: [...delegation] } : {}),
     state: 'accepted',
     createdAt: now,
     updatedAt: now,
@@ -217,6 +225,7 @@ function onTaskRequest(conn: Replier, session: Session, msg: MessageOf<'task.req
     created_at: now,
     deadline,
     ...(quiet ? { quiet: true as const } : {}),
+    ...journaledTrace(task),
   });
   if (durable) return refuse(durable);
   if (task.idempotencyKey !== undefined) {

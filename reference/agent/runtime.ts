@@ -8,6 +8,7 @@ import { messageIds, pooled, webRandom, type RandomSource } from '../core/ids.ts
 import type { Hmac } from '../core/signing.ts';
 import { mayDeclareCapability } from '../core/reserved-names.ts';
 import { hmacSha256 } from '../crypto.ts';
+import { loadTelemetry, type Telemetry } from '../telemetry.ts';
 import { validateAgainst, type Issue } from '../core/validate.ts';
 import type { Handler } from './handler.ts';
 import { inputValidator } from './input-schemas.ts';
@@ -63,6 +64,8 @@ export class Runtime {
   readonly admins: ReadonlySet<string>;
   /** Its counters for /metrics, and its audit trail when it keeps one. */
   readonly monitor: TaskMonitor;
+  /** OpenTelemetry, loaded when the options ask for it (undefined when they do not, or when it could not be loaded). */
+  readonly telemetry?: Promise<Telemetry | undefined>;
   /** Starts the process-wide shutdown; set by createAgent. */
   shutdownProcess: (reason: string) => void = () => {};
 
@@ -78,6 +81,12 @@ export class Runtime {
     this.requireCredentials = options.requireCredentials === true;
     if (this.requireCredentials && !this.authenticate) throw new TypeError('requireCredentials needs an authenticate function');
     this.admins = new Set(options.adminPrincipals ?? []);
+    if (options.telemetry) {
+      this.telemetry = loadTelemetry(options.telemetry).catch((err: Error) => {
+        this.log('error', `tasks are not traced: ${err.message}`);
+        return undefined;
+      });
+    }
     this.tasks = new TaskTable(
       {
         maxPerPrincipal: this.settings.maxTasksKeptPerPrincipal,

@@ -7,6 +7,10 @@ import type { MessageType, PayloadOf, TaskState } from '../../schemas/src/index.
 import { errorEntry, errorPayload, TapError, type ErrorPayload } from '../core/errors.ts';
 import { compareVersions, parseVersion } from '../core/versions.ts';
 import { canTransition, isTerminal } from '../core/states.ts';
+import { delegationOf } from '../core/delegation.ts';
+import { traceContextOf } from '../core/trace-context.ts';
+import { runInTaskScope, type TaskScope } from '../task-scope.ts';
+import type { TapSpan, Telemetry } from '../telemetry.ts';
 import { createContext } from './context.ts';
 import { Deadlines } from './deadlines.ts';
 import { CapabilityError, TaskAborted, type AbortKind } from './handler.ts';
@@ -29,6 +33,9 @@ const LONGEST_REPLY_TO = 'x'.repeat(128);
  * previous task id). Bounded by a test against the largest of each.
  */
 export const SNAPSHOT_EXTRA_BYTES = 2048;
+
+/** The span of each task while it runs, when the agent traces with OpenTelemetry. */
+const spans = new WeakMap<Task, TapSpan>();
 
 /** The abort reason of every task that ended normally: one shared instance, since each finished task releases its signal. */
 const ENDED = new TaskAborted('ended', 'the task has ended');
@@ -101,13 +108,33 @@ export class TaskRunner implements TaskHost {
   run(task: Task): void {
     const entry = this.rt.capabilities.get(task.capability)!;
     const ctx = createContext(this.rt, this, task);
-    task.settled = Promise.resolve()
-      .then(() => entry.handler(task.input, ctx))
+    // With telemetry, the task's span starts before its handler: what the handler submits is its child.
+    const begun = this.rt.telemetry ? this.rt.telemetry.then((t) => t && this.startSpan(t, task)) : Promise.resolve();
+    task.settled = begun
+      .then(() => runInTaskScope(scopeOf(this.rt.agentId, task), () => entry.handler(task.input, ctx)))
       .then(
         (output) => this.handlerReturned(task, output),
         (err: unknown) => this.handlerThrew(task, err),
       )
       .catch((err: unknown) => this.rt.log('error', `task ${task.taskId}: ${(err as Error)?.stack ?? String(err)}`));
+  }
+
+  /** Starts the span of one task attempt, under the request's trace context (spec: envelope#trace-context). */
+  private startSpan(telemetry: Telemetry, task: Task): void {
+    if (isTerminal(task.state) || spans.has(task)) return;
+    const span = telemetry.start(
+      `execute ${task.capability}`,
+      'server',
+      { traceContext: traceContextOf(task.carried) },
+      {
+        'tap.task_id': task.taskId,
+        'tap.capability': task.capability,
+        'tap.attempt': task.attempt,
+        'tap.agent': this.rt.agentId,
+        ...(task.delegation ? { 'tap.delegation.depth': task.delegation.length } : {}),
+      },
+    );
+    if (span) spans.set(task, span);
   }
 
   private handlerReturned(task: Task, output: unknown): void {
@@ -225,6 +252,8 @@ export class TaskRunner implements TaskHost {
         record.released = true;
       }
     }
+    spans.get(task)?.end({ outcome: result.status, code: result.error?.code });
+    spans.delete(task);
     if (!task.abort.aborted) task.abort.abort(ENDED);
     return true;
   }
@@ -316,4 +345,15 @@ function inVersion(outcome: TaskOutcome, version: string | undefined): TaskOutco
 function unrepeatable(error: ErrorPayload, task: Task): ErrorPayload {
   const details: Record<string, unknown> = { ...(error.details ?? {}), checkpoint: task.checkpoint?.state ?? {} };
   return { ...error, retryable: false, details };
+}
+
+/** What a task passes on to the tasks its handler submits: its delegation path with this agent, its trace and its span (spec: mesh#delegation). */
+function scopeOf(agentId: string, task: Task): TaskScope {
+  return {
+    agentId,
+    delegation: delegationOf(task.delegation, agentId),
+    trace: task.trace,
+    traceContext: traceContextOf(task.carried),
+    span: spans.get(task),
+  };
 }

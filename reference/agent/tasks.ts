@@ -66,6 +66,8 @@ export interface Task {
   trace?: TaskTrace;
   /** 1.1: what every message of the stream carries in metadata, trace context and extension members (spec: envelope#trace-context). */
   carried?: Record<string, unknown>;
+  /** 1.1: the agents that delegated the task, oldest first (spec: mesh#delegation). */
+  delegation?: string[];
   /** 1.1: a quiet task, whose stream holds its outcome and what it needs, its acceptance sequence 1 unsent (spec: tasks#quiet-tasks). */
   quiet?: true;
   state: TaskState;

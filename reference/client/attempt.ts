@@ -30,10 +30,11 @@ export const ENDINGS_NOT_RETRIED = new Set(['SHUTTING_DOWN', 'SESSION_LOST']);
 export function taskRequestPayload(
   capability: string,
   input: unknown,
-  options: { authorization?: Authorization; timeoutMs?: number },
+  options: { authorization?: Authorization; timeoutMs?: number; delegation?: readonly string[] },
   quiet: boolean,
 ): PayloadOf<'task.request'> {
   const p: PayloadOf<'task.request'> = { capability, input };
+  if (options.delegation?.length) p.delegation = [...options.delegation];
   if (options.authorization) p.authorization = options.authorization;
   if (options.timeoutMs !== undefined) p.timeout_ms = options.timeoutMs;
   if (quiet) p.quiet = true;
@@ -90,4 +91,13 @@ export function snapshotPayload(reply: TapMessage, taskId: string): SnapshotPayl
   if (reply.type === 'error') throw TapClientError.fromPayload(reply.payload, taskId);
   if (reply.type !== 'task.snapshot') throw new TapClientError('PROTOCOL_VIOLATION', `expected task.snapshot, got ${reply.type}`);
   return reply.payload;
+}
+
+/** The trace members of a task's metadata: trace_id, span_id (spec: mesh#trace), and in 1.1 the trace context. */
+export function traceMembers(
+  m: Record<string, unknown> | undefined,
+): { trace_id?: string; span_id?: string; traceparent?: string; tracestate?: string; baggage?: string } | undefined {
+  const out: Record<string, string> = {};
+  for (const k of ['trace_id', 'span_id', 'traceparent', 'tracestate', 'baggage']) if (typeof m?.[k] === 'string') out[k] = m[k] as string;
+  return Object.keys(out).length ? out : undefined;
 }

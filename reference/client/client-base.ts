@@ -18,12 +18,14 @@ import {
   type RandomSource,
 } from '../core/index.ts';
 import { randomBytes } from '../crypto.ts';
+import type { TapSpan, Telemetry } from '../telemetry.ts';
 import type { Transport } from '../transports/index.ts';
 import { retryPolicy, type RetryPolicy } from './backoff.ts';
 import { Emitter } from './emitter.ts';
 import { ClientCode, TapClientError } from './errors.ts';
 import type { TaskHandle } from './handle.ts';
-import type { TaskHost } from './task-host.ts';
+import { beginTask } from './task-trace.ts';
+import type { BegunTask, NewTask, TaskHost } from './task-host.ts';
 import { defaultCard, type ClientEvents, type ClientProblem, type ConnectOptions, type ReconnectPolicy } from './options.ts';
 import { PendingRequests, type Pending } from './pending.ts';
 import { SeenIds } from './seen.ts';
@@ -68,6 +70,10 @@ export abstract class ClientBase extends Emitter<ClientEvents> implements TaskHo
   protected farewellReason?: string;
   protected endWaiters: Array<() => void> = [];
   protected closing?: Promise<void>;
+  /** OpenTelemetry, when the options ask for it; loaded by `open`. */
+  protected telemetry?: Telemetry;
+  /** The span of each open task handle, when the client traces. */
+  private spans?: WeakMap<TaskHandle, TapSpan>;
 
   /** Use `connect` or `connectWs`. */
   constructor(
@@ -108,7 +114,31 @@ export abstract class ClientBase extends Emitter<ClientEvents> implements TaskHo
     return this.tasks.newIdempotencyKey();
   }
 
-  taskMetadata(given: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  ended(handle: TaskHandle, error: Error | undefined, result: { status: string; error?: { code: string } } | undefined): void {
+    const span = this.spans?.get(handle);
+    if (!span) return;
+    this.spans!.delete(handle);
+    span.end(
+      error
+        ? { outcome: 'failed', code: (error as { code?: string }).code ?? 'CLOSED' }
+        : { outcome: result!.status, code: result!.error?.code },
+    );
+  }
+
+  beginTask(capability: string, given: NewTask, handle: TaskHandle): BegunTask {
+    const client = {
+      hs: this.hs,
+      telemetry: this.telemetry,
+      random: this.random,
+      taskMetadata: (m?: Record<string, unknown>) => this.taskMetadata(m),
+    };
+    const { span, ...begun } = beginTask(client, capability, given);
+    if (span) (this.spans ??= new WeakMap()).set(handle, span);
+    return begun;
+  }
+
+  /** The metadata of a new task's requests in the session's version (spec: envelope#trace-context, versioning#tap-1-1). */
+  protected taskMetadata(given: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
     if (!negotiatesExtensions(this.hs?.version ?? '1.0')) {
       // Nothing of 1.1 in a session of 1.0 (spec: versioning#tap-1-1).
       if (!given || !TRACE_CONTEXT_MEMBERS.some((m) => m in given)) return given;
@@ -139,6 +169,8 @@ export abstract class ClientBase extends Emitter<ClientEvents> implements TaskHo
   /** Remembers which handle follows a task id. */
   track(handle: TaskHandle, taskId: string): void {
     this.tasks.track(handle, taskId);
+    // Each attempt of a traced task names its task id on the span.
+    this.spans?.get(handle)?.setAttributes({ 'tap.task_id': taskId, 'tap.attempt': handle.attempts.length });
   }
 
   /** Waits, by the client's clock. */

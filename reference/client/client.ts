@@ -4,6 +4,7 @@
  * resumes a lost session without losing or repeating a message (spec: tasks, resume, shutdown).
  * The state it keeps and its handling of incoming messages are in client-base.ts.
  */
+import { loadTelemetry } from '../telemetry.ts';
 import { SUPPORTED_VERSIONS } from '../core/catalogue.ts';
 import { hmacSha256 } from '../crypto.ts';
 import type { Transport } from '../transports/index.ts';
@@ -41,6 +42,8 @@ export class TapClient extends ClientBase {
 
   /** Opens the first session on `transport`. */
   async open(transport: Transport): Promise<this> {
+    // The OpenTelemetry API loads before the session opens: a missing peer fails here, not on the first submit.
+    if (this.options.telemetry && !this.telemetry) this.telemetry = await loadTelemetry(this.options.telemetry);
     const session = this.makeSession(transport, undefined);
     this.session = session;
     try {

@@ -16,6 +16,7 @@ import {
   taskRequestPayload,
   type Accepted,
   type Ending,
+  traceMembers,
 } from './attempt.ts';
 import { Feed, HANDLE_LOG_LIMIT } from './feed.ts';
 import { FollowedTask } from './followed.ts';
@@ -57,6 +58,8 @@ export interface SubmitOptions {
   metadata?: Record<string, unknown>;
   /** TAP 1.1: the outcome only, no task.accepted and no events; not sent in a 1.0 session (spec: tasks#quiet-tasks). */
   quiet?: boolean;
+  /** TAP 1.1: the agents that delegated the task (default: inside a handler, its task's path and agent id; spec: mesh#delegation). */
+  delegation?: readonly string[];
 }
 
 /** A task submitted through a client. */
@@ -104,23 +107,20 @@ export class TaskHandle extends FollowedTask {
     );
     this.policy = options.retry ? { ...host.retry, ...options.retry } : host.retry;
     this.idempotencyKey = options.idempotencyKey ?? host.newIdempotencyKey();
-    const metadata = host.taskMetadata(options.metadata);
-    this.options = metadata === undefined ? options : { ...options, metadata };
-    void this.run();
+    const begun = host.beginTask(capability, options, this);
+    this.options = { ...options, metadata: begun.metadata, delegation: begun.delegation };
+    if (begun.refusal) this.settle(begun.refusal);
+    else void this.run();
   }
 
   /** The idempotency key every attempt carries. */
   readonly idempotencyKey: string;
-  /** The submit options, with the metadata the session's version gives the task's requests. */
+  /** The submit options, with the metadata and path the session's version gives the task's requests. */
   private readonly options: SubmitOptions;
 
   /** The trace every request about the task carries: trace_id, span_id (spec: mesh#trace), and in 1.1 the trace context. */
   get trace(): { trace_id?: string; span_id?: string; traceparent?: string; tracestate?: string; baggage?: string } | undefined {
-    const m = this.options.metadata;
-    const out: Record<string, string> = {};
-    for (const k of ['trace_id', 'span_id', 'traceparent', 'tracestate', 'baggage'])
-      if (typeof m?.[k] === 'string') out[k] = m[k] as string;
-    return Object.keys(out).length ? out : undefined;
+    return traceMembers(this.options.metadata);
   }
 
   protected followed(): TaskStream | undefined {
@@ -270,8 +270,7 @@ export class TaskHandle extends FollowedTask {
     const resumed = await this.host.request('task.resume', { last_sequence: stream.lastSequence }, { task_id: originalId });
     if (resumed.type !== 'error') return undefined;
     if (reply.payload.result) return reply.payload.result;
-    // Another session of this principal created the task and keeps its stream: follow it by
-    // status instead (spec: resume#attachment).
+    // Another session of this principal keeps the task's stream: follow it by status (spec: resume#attachment).
     if (resumed.payload.code === 'PROTOCOL_VIOLATION') return pollUntilEnded(this.host, originalId);
     throw TapClientError.fromPayload(resumed.payload, originalId);
   }
@@ -386,6 +385,7 @@ export class TaskHandle extends FollowedTask {
     if (this.done) return;
     this.done = true;
     this.unsubscribe?.();
+    this.host.ended(this, error, result);
     if (error) {
       this.failure = error;
       if (!this.isAccepted) this.rejectAccepted(error);

@@ -1,4 +1,5 @@
 /** The options, events and outcomes of the requester client (spec: handshake, tasks, shutdown). */
+import type { TelemetryOptions } from '../telemetry.ts';
 import type { Extension, RandomSource } from '../core/index.ts';
 import type { RetryPolicy } from './backoff.ts';
 import type { TaskHandle } from './handle.ts';
@@ -52,6 +53,12 @@ export interface ConnectOptions {
   trace?: (entry: WireEntry) => void;
   /** Random bytes for message ids (default: the platform CSPRNG). */
   random?: RandomSource;
+  /**
+   * Traces every submitted task with OpenTelemetry, one client span per task whose id the
+   * request's traceparent carries: `{}` uses the global tracer provider, `{ tracer }` a tracer of
+   * your own. Needs the optional peer @opentelemetry/api, loaded when the client opens (default: off).
+   */
+  telemetry?: TelemetryOptions;
 }
 
 /** How a client with a transport factory reconnects after losing its transport. */

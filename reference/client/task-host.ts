@@ -5,6 +5,7 @@
  */
 import type { PayloadOf, TapMessage } from '../../schemas/src/index.ts';
 import type { RetryPolicy } from './backoff.ts';
+import type { TapClientError } from './errors.ts';
 import type { TaskStream } from './stream.ts';
 import type { InputRequestPayload, Logger, PlanSubmitPayload } from './types.ts';
 
@@ -15,10 +16,14 @@ export interface TaskHost<Handle> {
   newTaskId(): string;
   newIdempotencyKey(): string;
   /**
-   * The metadata a new task's requests carry: in a session of 1.1 with a traceparent (a new one
-   * when `given` has none), in a session of 1.0 without the trace context of 1.1 (spec: envelope#trace-context).
+   * What a new task's requests carry: its metadata (in a session of 1.1 with a traceparent, a new
+   * one when none is given or comes from the handler it is submitted from; in a session of 1.0
+   * without the trace context of 1.1), its delegation path (1.1), its span when the client traces,
+   * and the refusal of a task whose path holds the agent (spec: envelope#trace-context, mesh#delegation).
    */
-  taskMetadata(given: Record<string, unknown> | undefined): Record<string, unknown> | undefined;
+  beginTask(capability: string, given: NewTask, handle: Handle): BegunTask;
+  /** The handle's task ended: its span, when the client traces, ends with it. */
+  ended(handle: Handle, error: Error | undefined, result: { status: string; error?: { code: string } } | undefined): void;
   openStream(taskId: string): TaskStream;
   dropStream(taskId: string): void;
   request(type: 'task.request', payload: PayloadOf<'task.request'>, fields: Record<string, unknown>): Promise<TapMessage>;
@@ -36,4 +41,18 @@ export interface TaskHost<Handle> {
   /** TAP 1.1: the task asks for input and has no onInput callback: tells the listeners; false when there are none. */
   inputRequested(handle: Handle, request: InputRequestPayload): boolean;
   track(handle: Handle, taskId: string): void;
+}
+
+/** What the caller gives of a new task's trace and path. */
+export interface NewTask {
+  metadata?: Record<string, unknown> | undefined;
+  delegation?: readonly string[] | undefined;
+}
+
+/** What a new task's requests carry, as the client made it. */
+export interface BegunTask {
+  metadata?: Record<string, unknown> | undefined;
+  delegation?: string[] | undefined;
+  /** The agent is on the task's delegation path: the task is not sent (TAP-MESH-152). */
+  refusal?: TapClientError | undefined;
 }

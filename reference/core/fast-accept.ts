@@ -163,6 +163,8 @@ export function surelyValidEnvelope(m: Record<string, unknown>): boolean {
 function requestPayload(p: Record<string, unknown>): boolean {
   if (!isCapability(p.capability) || !('input' in p) || p.authorization !== undefined) return false;
   if (p.quiet !== undefined && typeof p.quiet !== 'boolean') return false;
+  // A delegation path (1.1) goes to the full validator: its items and their uniqueness are the schema's.
+  if (p.delegation !== undefined) return false;
   return p.timeout_ms === undefined || isCount(p.timeout_ms);
 }
 

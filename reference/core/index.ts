@@ -3,6 +3,7 @@ export * from './base64url.ts';
 export * from './catalogue.ts';
 export * from './compose.ts';
 export * from './decode.ts';
+export * from './delegation.ts';
 export * from './errors.ts';
 export * from './extensions.ts';
 export * from './frame.ts';

@@ -64,6 +64,25 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the durable runner
     return info.state.subjects?.[`tap.tasks.${capability}`] ?? 0;
   }
 
+  it("with telemetry, a delivery is a consumer span under the record's traceparent, with its task, attempt and outcome", async () => {
+    const { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } = await import('@opentelemetry/sdk-trace-base');
+    const exporter = new InMemorySpanExporter();
+    const tracer = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }).getTracer('test');
+    await runner({ capability: 'work.traced', handler: async (w) => w.record.context.current_input, telemetry: { tracer } });
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const { record } = await submitDurable(nc, { next_phase: 'work.traced', input: 7, metadata: { traceparent } });
+    await resultOf(record.task_id);
+    const span = exporter.getFinishedSpans().find((s) => s.name === 'process work.traced')!;
+    expect(span.spanContext().traceId).toBe('4bf92f3577b34da6a3ce929d0e0e4736');
+    expect(span.parentSpanContext?.spanId).toBe('00f067aa0ba902b7');
+    expect(span.attributes).toMatchObject({
+      'tap.task_id': record.task_id,
+      'tap.attempt': 1,
+      'tap.agent': 'tap.durable-test',
+      'tap.outcome': 'completed',
+    });
+  });
+
   it('runs a queued record and publishes the finished record, valid against task-record.schema.json, before acknowledging; audits and counts it', async () => {
     const audited: AuditEntry[] = [];
     const r = await runner({

@@ -8,6 +8,8 @@
  * to TAP_EVENTS, hands retryable failures back to the server, and turns refused messages and
  * max-deliveries advisories into dead letters.
  */
+import { traceContextOf } from '../core/trace-context.ts';
+import { loadTelemetry, type TapSpan, type TelemetryOptions } from '../telemetry.ts';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import { jetstream } from '../transports/nats/client.ts';
@@ -76,6 +78,8 @@ export interface DurableRunnerOptions {
    * publish to the queue names any principal, and whoever can publish to TAP_EVENTS decides outcomes.
    */
   trust?: TrustFile;
+  /** Traces each delivery with OpenTelemetry under the record's traceparent: `{}` the global tracer provider, `{ tracer }` your own (default: off). */
+  telemetry?: TelemetryOptions;
   /** This agent's key (principal `agentId`): every message it stores in TAP_EVENTS carries its signature. Needed with `trust`. */
   signingKey?: SigningKey;
   /** The agents whose signed task.results this runner takes as a task's outcome (default: this agent only). */
@@ -137,6 +141,7 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
   // spec: bindings-nats#task-queue: the lease is the consumer's ack_wait, whatever this runner asked for.
   const leaseMs = Math.min(o.leaseMs ?? 30_000, ackWaitMs);
   const js = jetstream(o.nc);
+  const telemetry = o.telemetry ? await loadTelemetry(o.telemetry) : undefined;
   const stats = {
     completed: 0,
     failed: 0,
@@ -280,6 +285,7 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
     stopping.signal.addEventListener('abort', onStop);
     let outcome: Outcome;
     let fenced: StreamFenced | undefined;
+    let span: TapSpan | undefined;
     try {
       const emit = async (data: unknown): Promise<void> => {
         if (lost.signal.aborted) return;
@@ -294,12 +300,25 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
         }
       };
       const given = { ...record, state: { ...record.state, attempts } };
+      span = telemetry?.start(
+        `process ${o.capability}`,
+        'consumer',
+        { traceContext: traceContextOf(record.metadata) },
+        {
+          'tap.task_id': record.task_id,
+          'tap.capability': o.capability,
+          'tap.attempt': attempts + 1,
+          'tap.agent': o.agentId,
+        },
+      );
       outcome = { output: await o.handler({ record: given, attempts, ...(principal ? { principal } : {}), signal: lost.signal, emit }) };
     } catch (err) {
       outcome = { error: err instanceof Error ? err : new Error(String(err)) };
     } finally {
       stopping.signal.removeEventListener('abort', onStop);
     }
+    const code = outcome.error instanceof TapError ? outcome.error.payload.code : outcome.error ? 'INTERNAL_ERROR' : undefined;
+    span?.end({ outcome: lost.signal.aborted ? 'lost' : outcome.error ? 'failed' : 'completed', code });
     if (fenced) throw fenced;
     if (lost.signal.aborted) return;
     // spec: bindings-nats#retries: a retryable failure is a delivery that did not finish; the server delivers it again.

@@ -11,6 +11,7 @@ import {
   type CapabilityDefinition,
   type Handler,
 } from '../agent/index.ts';
+import type { TelemetryOptions } from '../telemetry.ts';
 import { hostCard as testCard } from './agent-host.ts';
 import type { DiscoveryQuery, MeshEntry, MeshRegistry, RegistryChange } from './registry-view.ts';
 
@@ -66,7 +67,7 @@ export async function startMeshAgent(
   url: string,
   agentId: string,
   extra: Record<string, Handler | CapabilityDefinition> = {},
-  options: { maxConcurrentTasks?: number; stateDir?: string } = {},
+  options: { maxConcurrentTasks?: number; stateDir?: string; telemetry?: TelemetryOptions } = {},
 ): Promise<MeshTestAgent> {
   const agent = createAgent({
     card: testCard(agentId, options.maxConcurrentTasks),
@@ -74,6 +75,7 @@ export async function startMeshAgent(
     shutdownGraceMs: 500,
     heartbeatMs: 1000,
     ...(options.stateDir ? { stateDir: options.stateDir } : {}),
+    ...(options.telemetry ? { telemetry: options.telemetry } : {}),
     logger: () => {},
   });
   const listener = await agent.listenNats({ url, keepaliveMs: 250 });

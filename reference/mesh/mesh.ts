@@ -6,6 +6,10 @@
  */
 import { TapClientError, type PlanDecision, type PlanSubmitPayload, type ResultPayload, type TaskHandle } from '../client/index.ts';
 import type { Logger, TapClient } from '../client/index.ts';
+import { newTraceparent, parseTraceparent, type TraceContext } from '../core/trace-context.ts';
+import { randomBytes } from '../crypto.ts';
+import { currentTaskScope } from '../task-scope.ts';
+import { loadTelemetry, type SpanParent, type TapSpan, type Telemetry, type TelemetryOptions } from '../telemetry.ts';
 import { ConnectionPool, natsConnector, type Connector } from './pool.ts';
 import type { DiscoveryQuery, MeshEntry, MeshRegistry, RegistryChange } from './registry-view.ts';
 import { route, type Candidate, type RoutePolicy } from './routing.ts';
@@ -29,6 +33,13 @@ export interface MeshOptions {
   maxAttempts?: number;
   /** Runs after `close`, once the sessions are closed (e.g. closes a connection the mesh was made with). */
   onClose?: () => Promise<void>;
+  /**
+   * Traces every submission with OpenTelemetry: one client span per attempt (hop), under the span
+   * the submission continues, whose id the attempt's traceparent carries. `{}` uses the global
+   * tracer provider, `{ tracer }` a tracer of your own; needs the optional peer @opentelemetry/api
+   * (default: off).
+   */
+  telemetry?: TelemetryOptions;
 }
 
 /** Options of `mesh.submit`. */
@@ -39,8 +50,15 @@ export interface MeshSubmitOptions {
   fanoutLimit?: number;
   /** The key of the submission; a fan-out's copy n gets `<key>.n` (TAP-MESH-007). Default: a fresh one. */
   idempotencyKey?: string;
-  /** Continue this trace, as a router does with its own task's `ctx.trace` (TAP-MESH-020). */
+  /** Continue this trace, as a router does with its own task's `ctx.trace` (TAP-MESH-020); inside a handler, that task's by default. */
   trace?: TraceParent;
+  /**
+   * TAP 1.1: continue this W3C trace context: each attempt carries a traceparent of its own span in
+   * it (TAP-TRACE-107). Inside a handler, that task's by default.
+   */
+  traceContext?: TraceContext;
+  /** TAP 1.1: the task's delegation path; inside a handler, that task's path and the agent's id by default (spec: mesh#delegation). */
+  delegation?: readonly string[];
   /** A version range the capability must satisfy (spec: registry#version-ranges). */
   version?: string;
   permissions?: string[];
@@ -75,6 +93,7 @@ export class Mesh {
   private readonly recorders = new Map<string, FrameRecorder>();
   private unwatch?: Promise<() => void>;
   private closed = false;
+  private telemetry?: Promise<Telemetry>;
 
   constructor(private readonly options: MeshOptions) {
     const sink = options.traceSink;
@@ -111,11 +130,27 @@ export class Mesh {
   /** Submits a task to one agent, or to several with a fan-out; each copy moves on loss (spec: mesh#routing, mesh#moving). */
   async submit(capability: string, input: unknown, options: MeshSubmitOptions = {}): Promise<MeshSubmission> {
     if (this.closed) throw new TapClientError('CLOSED', 'the mesh is closed');
+    if (this.options.telemetry) this.telemetry ??= loadTelemetry(this.options.telemetry);
+    const telemetry = await this.telemetry;
+    // Inside a handler the submission continues that task: its trace, span and delegation path (spec: mesh#delegation).
+    const scope = currentTaskScope();
+    const trace = options.trace ?? scope?.trace;
+    const delegation = options.delegation ?? scope?.delegation;
+    let traceContext = options.traceContext ?? scope?.span?.traceContext ?? scope?.traceContext;
     const policy = options.route ?? 'least-loaded';
     const query: DiscoveryQuery = { capability, binding: 'nats' };
     if (options.version !== undefined) query.version = options.version;
     if (options.permissions) query.permissions = options.permissions;
-    const entries = await this.discover(query);
+    const found = await this.discover(query);
+    // Never to an agent on the task's own path (TAP-MESH-152).
+    const entries = delegation?.length ? found.filter((e) => !delegation.includes(e.agent_id)) : found;
+    if (entries.length === 0 && found.length > 0) {
+      throw new TapClientError(
+        'DELEGATION_LOOP',
+        `every live agent that offers ${capability} (${found.map((e) => e.agent_id).join(', ')}) is already on the delegation path ${delegation!.join(' → ')}; nothing was sent`,
+        { unsent: true },
+      );
+    }
     const byId = new Map(entries.map((e) => [e.agent_id, e]));
     const chosen = route(policy, entries.map(candidateOf), this.routeState(), {
       capability,
@@ -128,21 +163,41 @@ export class Mesh {
         `no live agent in the registry offers ${capability} (filter ${filter}); nothing was sent`,
       );
     }
-    const traceId = options.trace?.trace_id ?? newTraceId();
+    // With telemetry, a submission that continues no span gets one of its own: the parent its attempts share (TAP-MESH-021).
+    let root: TapSpan | undefined;
+    if (telemetry && !traceContext && !scope?.span) {
+      // A trace_id the caller gave stays the trace: the span starts under it as a remote parent.
+      const given = trace ? { traceparent: newTraceparent(randomBytes, trace.trace_id, trace.span_id) } : undefined;
+      root = telemetry.start(`submit ${capability}`, 'internal', { traceContext: given }, { 'tap.capability': capability });
+      if (root) traceContext = root.traceContext;
+    }
+    const parentSpan = root ?? scope?.span;
+    const contextTrace = parseTraceparent(traceContext?.traceparent);
+    // The trace of the context wins over a trace_id that disagrees with it (TAP-TRACE-102).
+    const traceId = contextTrace?.traceId ?? trace?.trace_id ?? newTraceId();
+    // A router's onward attempts name its own task's span as their parent (TAP-MESH-020).
+    const parentSpanId = trace?.span_id ?? contextTrace?.parentId;
     const key =
       options.idempotencyKey ?? `mesh-${Date.now().toString(36)}-${(keys++).toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
     const copies: MeshTask[] = [];
     const held = (): ReadonlySet<string> => new Set(copies.map((c) => c.agentId).filter((a): a is string => a !== undefined));
     chosen.forEach((c, i) => {
-      const host = this.copyHost(query, options, (self) => {
-        const others = held();
-        const mine = self.agentId;
-        return new Set([...others].filter((a) => a !== mine));
-      });
+      const host = this.copyHost(
+        query,
+        options,
+        { telemetry, parent: parentSpan ? { span: parentSpan } : { traceContext }, delegation },
+        (self) => {
+          const others = held();
+          const mine = self.agentId;
+          return new Set([...others].filter((a) => a !== mine));
+        },
+      );
       const copy = new MeshTask(host.host, capability, input, {
         idempotencyKey: chosen.length > 1 ? `${key}.${i + 1}` : key,
         traceId,
-        ...(options.trace?.span_id !== undefined ? { parentSpanId: options.trace.span_id } : {}),
+        ...(parentSpanId !== undefined ? { parentSpanId } : {}),
+        ...(traceContext ? { traceContext } : {}),
+        ...(delegation?.length ? { delegation } : {}),
         ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
         ...(options.onPlan ? { onPlan: options.onPlan } : {}),
         ...(options.quiet ? { quiet: true } : {}),
@@ -159,6 +214,19 @@ export class Mesh {
         ),
       ),
     );
+    if (root) {
+      void results.then((outcomes) => {
+        const failed = outcomes.find((o) => o.error || o.result?.status !== 'completed');
+        root.end(
+          failed
+            ? {
+                outcome: failed.result?.status ?? 'failed',
+                code: (failed.error as { code?: string } | undefined)?.code ?? failed.result?.error?.code,
+              }
+            : { outcome: 'completed' },
+        );
+      });
+    }
     return { traceId, copies, results };
   }
 
@@ -201,14 +269,33 @@ export class Mesh {
     };
   }
 
-  private copyHost(query: DiscoveryQuery, options: MeshSubmitOptions, siblings: (self: MeshTask) => ReadonlySet<string>) {
+  private copyHost(
+    query: DiscoveryQuery,
+    options: MeshSubmitOptions,
+    tracing: { telemetry: Telemetry | undefined; parent: SpanParent; delegation: readonly string[] | undefined },
+    siblings: (self: MeshTask) => ReadonlySet<string>,
+  ) {
+    const { telemetry, parent, delegation } = tracing;
     let self: MeshTask | undefined;
     const sink = this.options.traceSink;
     const host: CopyHost = {
       maxAttempts: this.options.maxAttempts ?? 6,
+      ...(telemetry
+        ? {
+            hopSpan: (a) =>
+              telemetry.start(`route ${a.capability}`, 'client', parent, {
+                'tap.capability': a.capability,
+                'tap.agent': a.agentId,
+                'tap.attempt': a.attempt,
+                'tap.idempotency_key': a.idempotencyKey,
+              }),
+          }
+        : {}),
       pick: async (capability, exclude) => {
         if (this.closed) return undefined;
-        const entries = (await this.discover({ ...query, capability })).filter((e) => !exclude.has(e.agent_id));
+        const entries = (await this.discover({ ...query, capability })).filter(
+          (e) => !exclude.has(e.agent_id) && !delegation?.includes(e.agent_id),
+        );
         const [c] = route(options.route === 'round-robin' ? 'round-robin' : 'least-loaded', entries.map(candidateOf), this.routeState(), {
           capability,
         });

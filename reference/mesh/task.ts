@@ -18,6 +18,8 @@ import {
   type TapClient,
   type TaskHandle,
 } from '../client/index.ts';
+import { parseTraceparent, type TraceContext } from '../core/trace-context.ts';
+import type { TapSpan } from '../telemetry.ts';
 import type { MeshEntry } from './registry-view.ts';
 import { newSpanId, type Span } from './trace.ts';
 
@@ -28,6 +30,8 @@ export interface Hop {
   taskId: string;
   attempt: number;
   span: Span;
+  /** The attempt's OpenTelemetry span, when the mesh traces. */
+  otel?: TapSpan;
   /** How the attempt ended: its result status, the error code, or 'moved' / 'lost' / 'refused'. */
   outcome?: string;
 }
@@ -45,6 +49,8 @@ export interface CopyHost {
   ended(span: Span, taskId: string, agentId: string, code: string, status: 'moved' | 'indeterminate'): void;
   sleep(ms: number): Promise<void>;
   readonly maxAttempts: number;
+  /** Starts the OpenTelemetry span of one attempt, when the mesh traces (spec: mesh#hop-trace-context). */
+  hopSpan?(attempt: { capability: string; agentId: string; attempt: number; idempotencyKey: string }): TapSpan | undefined;
 }
 
 /** Options of one copy. */
@@ -59,6 +65,10 @@ export interface CopyOptions {
   quiet?: boolean;
   /** The agent routing chose for the first attempt. */
   first?: MeshEntry;
+  /** TAP 1.1: the trace context the copy continues: each attempt's traceparent is of its own span in it (TAP-TRACE-107). */
+  traceContext?: TraceContext;
+  /** TAP 1.1: the delegation path every attempt carries (spec: mesh#delegation). */
+  delegation?: readonly string[];
 }
 
 /** Error codes that say the session, not the agent's judgement, ended the attempt. */
@@ -173,19 +183,31 @@ export class MeshTask extends FollowedTask {
         continue;
       }
       const first = this.hops[0]?.span;
-      const span: Span = { trace_id: this.options.traceId, span_id: newSpanId() };
+      const attempt = this.nextAttempt++;
+      // Every attempt is a span of its own under the same parent (TAP-MESH-017, TAP-MESH-021).
+      const otel = this.host.hopSpan?.({
+        capability: this.capability,
+        agentId: chosen.agent_id,
+        attempt,
+        idempotencyKey: this.options.idempotencyKey,
+      });
+      const span: Span = { trace_id: this.options.traceId, span_id: otel?.spanId ?? newSpanId() };
       const parent = first ? first.parent_span_id : this.options.parentSpanId;
       if (parent !== undefined) span.parent_span_id = parent;
-      const attempt = this.nextAttempt++;
       const inner = client.submit(this.capability, this.input, {
         idempotencyKey: this.options.idempotencyKey,
-        metadata: { ...span, attempt },
+        metadata: { ...span, attempt, ...hopTraceContext(this.options.traceContext, span) },
+        ...(this.options.delegation?.length ? { delegation: this.options.delegation } : {}),
         retry: { attempts: 1 },
         ...(this.options.timeoutMs !== undefined ? { timeoutMs: this.options.timeoutMs } : {}),
         ...(this.options.onPlan ? { onPlan: this.options.onPlan } : {}),
         ...(this.options.quiet ? { quiet: true } : {}),
       });
       const hop: Hop = { agentId: chosen.agent_id, instance: chosen.instance, taskId: inner.taskId, attempt, span };
+      if (otel) {
+        hop.otel = otel;
+        otel.setAttributes({ 'tap.task_id': inner.taskId });
+      }
       this.hops.push(hop);
       this.current = inner;
       this.attempts.push(inner.taskId);
@@ -194,6 +216,7 @@ export class MeshTask extends FollowedTask {
       release();
       hop.taskId = inner.taskId;
       hop.outcome = step.outcome;
+      otel?.end({ outcome: step.outcome, code: errorCodeOf(step) });
       if (step.kind === 'unsent') {
         // The request never went out: it was no attempt and began no span, so its number is still free (TAP-MESH-013, TAP-MESH-023).
         this.nextAttempt = attempt;
@@ -296,4 +319,20 @@ export class MeshTask extends FollowedTask {
       this.feed.end();
     }
   }
+}
+
+/**
+ * The 1.1 trace context of an attempt: the traceparent of the attempt's own span in the trace the
+ * copy continues, with that trace's flags, tracestate and baggage (TAP-TRACE-107); none when the
+ * copy continues no trace context (the client then makes one of the attempt's trace_id and span_id).
+ */
+function hopTraceContext(parent: TraceContext | undefined, span: Span): TraceContext | Record<string, never> {
+  const flags = parseTraceparent(parent?.traceparent)?.flags;
+  if (!parent || flags === undefined) return {};
+  return { ...parent, traceparent: `00-${span.trace_id}-${span.span_id}-${flags}` };
+}
+
+/** The error code an attempt ended with, if any. */
+function errorCodeOf(step: { error?: Error; result?: ResultPayload }): string | undefined {
+  return (step.error as { code?: string } | undefined)?.code ?? step.result?.error?.code;
 }

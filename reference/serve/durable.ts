@@ -71,6 +71,8 @@ function durableContext(work: DurableWork, capability: string, o: DurableServeOp
     sessionId: '',
     deadline: new Date(started + o.maxTaskSeconds * 1000),
     attempt: work.attempts + 1,
+    // A durable record carries no delegation path: a task submitted from here starts one (spec: mesh#delegation).
+    delegation: [o.agentId],
     signal: work.signal,
     store: { get: (key) => store.get(key), set: (key, value) => void store.set(key, value) },
     progress: (p) => o.log('info', `task ${work.record.task_id}: progress ${JSON.stringify(p)}`),

@@ -38,6 +38,16 @@ export const AgentLimits = Type.Object(
     max_message_bytes: Count('The largest message, in UTF-8 bytes of its JSON text, the agent sends or accepts.', 1024),
     max_tasks_per_session: Type.Optional(Count('Non-terminal tasks one session may hold; more are refused with BUSY.', 1)),
     max_tasks_per_principal: Type.Optional(Count('Non-terminal tasks one principal may hold; more are refused with BUSY.', 1)),
+    // spec: mesh#delegation
+    max_delegation_depth: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 63,
+        description:
+          "TAP 1.1: the most agent ids a task.request's delegation may hold; a longer path is refused with DELEGATION_LOOP. 8 when absent.",
+        since: '1.1',
+      }),
+    ),
   },
   { title: 'AgentLimits', description: 'Limits the agent honours.' },
 );

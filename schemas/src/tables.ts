@@ -291,6 +291,15 @@ export const ERROR_CODES = [
       'The answer of an input.response does not match the schema of the request it answers; details.issues says where. The task still waits for an answer.',
     since: '1.1',
   },
+  {
+    code: 'DELEGATION_LOOP',
+    category: 'task',
+    retryable: false,
+    fatal: 'never',
+    meaning:
+      "A task.request whose delegation lists the agent's own id (the task came back to it) or holds more agent ids than its limits.max_delegation_depth; details.delegation is the path, details.limit the limit exceeded. No task is created.",
+    since: '1.1',
+  },
 ] as const satisfies readonly ErrorCodeEntry[];
 
 /** A code of the error registry. */

@@ -39,6 +39,13 @@ export const ErrorPayload = Type.Object(
           extensions: Type.Optional(
             Type.Array(Extension, { description: "EXTENSION_REQUIRED (1.1): the extensions of the agent's card.", since: '1.1' }),
           ),
+          delegation: Type.Optional(
+            Type.Array(Identifier, {
+              description: "DELEGATION_LOOP (1.1): the request's delegation path as it came.",
+              maxItems: 64,
+              since: '1.1',
+            }),
+          ),
         },
         { description: 'Code-specific details; open, but the members named here have fixed meanings (spec: errors#details).' },
       ),
@@ -72,6 +79,16 @@ export const TaskRequestPayload = Type.Object(
       Type.Boolean({
         description:
           'TAP 1.1: true asks for the outcome only: no task.accepted and no task.event, only what the task needs from the requester and its task.result.',
+        since: '1.1',
+      }),
+    ),
+    // spec: mesh#delegation
+    delegation: Type.Optional(
+      Type.Array(Identifier, {
+        description:
+          'TAP 1.1: the agent ids of the agents whose tasks caused this one, the first delegator first; an agent that delegates appends its own id. Absent or empty for a task sent on its own behalf.',
+        maxItems: 64,
+        uniqueItems: true,
         since: '1.1',
       }),
     ),

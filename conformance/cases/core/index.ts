@@ -51,6 +51,7 @@ import * as conformanceTargets from './conformance.targets.ts';
 import * as handshakeTimeouts from './handshake.timeouts.ts';
 import * as handshakeNegotiatedExtensions from './handshake.negotiated-extensions.ts';
 import * as envelopeTraceContext from './envelope.trace-context.ts';
+import * as meshDelegation from './mesh.delegation.ts';
 
 export const coreCases: readonly Case[] = [
   handshakeOverview,
@@ -105,4 +106,5 @@ export const coreCases: readonly Case[] = [
   handshakeTimeouts,
   handshakeNegotiatedExtensions,
   envelopeTraceContext,
+  meshDelegation,
 ].flatMap((file) => file.cases);

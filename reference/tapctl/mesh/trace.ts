@@ -1,4 +1,5 @@
 /** tapctl mesh trace <trace_id>: one trace rebuilt from the trace records, span under parent, and whether it is complete (spec: mesh#trace). */
+import { otlpTrace } from '../../mesh/otlp.ts';
 import { renderTrace, traceView } from '../../mesh/trace-view.ts';
 import { parseOptions, positionals } from '../cli.ts';
 import { CliError, type Command } from '../registry.ts';
@@ -8,7 +9,7 @@ import { LOGS_HELP, loadRecords } from './logs.ts';
 export const traceCommand: Command = {
   name: 'trace',
   summary: 'show one trace across every hop, and whether it is complete',
-  help: `Usage: tapctl mesh trace <trace_id> [--logs PATH] [--records] [--json]
+  help: `Usage: tapctl mesh trace <trace_id> [--logs PATH] [--records] [--json | --otlp]
 
 Rebuilds a trace from the trace records: each span (one task.request) under the span that
 caused it, with the requester, the agent, the task id, the attempt and the ending. A trace is
@@ -21,13 +22,18 @@ Options:
 ${LOGS_HELP}
   --records     also print every record of the trace, in time order
   --json        print the trace (spans, problems, records) as JSON
+  --otlp        print the trace as OTLP JSON (resourceSpans), the body an OpenTelemetry
+                collector's OTLP/HTTP receiver takes at /v1/traces:
+                curl -H 'content-type: application/json' --data @trace.json http://collector:4318/v1/traces
 `,
   async run(args, ctx) {
     const { values, positionals: given } = parseOptions(args, {
       logs: { type: 'string' },
       records: { type: 'boolean' },
       json: { type: 'boolean' },
+      otlp: { type: 'boolean' },
     });
+    if (values.json && values.otlp) throw new CliError('--json and --otlp each print the trace; give one of them', { usage: true });
     const [wanted] = positionals(given, ['trace_id']);
     const records = loadRecords(values.logs);
     const ids = [...new Set(records.map((r) => r.trace_id).filter((t): t is string => t?.startsWith(wanted!) === true))];
@@ -36,6 +42,10 @@ ${LOGS_HELP}
     if (ids.length > 1 && !ids.includes(wanted!))
       throw new CliError(`${wanted} names ${ids.length} traces (${ids.slice(0, 3).join(', ')}…); give more of the id`, { usage: true });
     const view = traceView(ids.includes(wanted!) ? wanted! : ids[0]!, records);
+    if (values.otlp) {
+      printJson(ctx.io, otlpTrace(view));
+      return view.problems.length === 0 ? 0 : 1;
+    }
     if (values.json) {
       printJson(ctx.io, view);
       return view.problems.length === 0 ? 0 : 1;
