@@ -5,9 +5,12 @@
  * transport; the peers, the MCP TypeScript SDK and vscode-jsonrpc, are in peer-systems.ts.
  */
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import WebSocket from 'ws';
-import { createAgent, type Agent } from '../../dist/reference/agent/index.js';
-import { connect, type TapClient, type WireEntry } from '../../dist/reference/client/index.js';
+import { createAgent, type Agent, type AgentOptions } from '../../dist/reference/agent/index.js';
+import { connect, type ConnectOptions, type TapClient, type WireEntry } from '../../dist/reference/client/index.js';
 import { connectWebSocket, createMemoryPair, spawnStdioTransport, type Transport } from '../../dist/reference/transports/index.js';
 import { answer } from '../peers/bare-protocol.ts';
 import { benchAgentOptions, REQUESTER_ID } from './agent-options.ts';
@@ -43,18 +46,28 @@ export async function closeWithin(what: string, close: () => Promise<unknown>): 
 // ---- TAP ----
 
 /** Opens a TAP session on `transport` with room for `maxTasks` tasks. */
-export function tapConnect(transport: Transport, maxTasks: number, trace?: (e: WireEntry) => void): Promise<TapClient> {
+export function tapConnect(
+  transport: Transport,
+  maxTasks: number,
+  trace?: (e: WireEntry) => void,
+  extra: Pick<ConnectOptions, 'telemetry'> = {},
+): Promise<TapClient> {
   return connect(transport, {
     agentId: REQUESTER_ID,
     params: { max_concurrent_tasks: maxTasks },
     trace,
+    ...extra,
   });
 }
 
 /** How a TAP system submits its echo tasks: as TAP 1.0 does (four messages), or quiet (TAP 1.1, two). */
 export interface TapMode {
   quiet?: boolean;
+  /** Operated as in production: OpenTelemetry spans on both sides and the agent's audit trail (memory only). */
+  ops?: boolean;
 }
+
+export const OPS_NAME = 'TAP with OpenTelemetry spans on both sides and an audit file';
 
 /** The name of the quiet TAP system. */
 export const QUIET_NAME = 'TAP 1.1 quiet task (reference client + reference agent)';
@@ -126,21 +139,46 @@ export async function tapMemory(
   trace?: (e: WireEntry) => void,
   mode: TapMode = {},
 ): Promise<System & { agent: Agent }> {
-  const agent = createAgent(benchAgentOptions(maxTasks));
+  const ops = mode.ops ? await operated() : undefined;
+  const agent = createAgent({ ...benchAgentOptions(maxTasks), ...ops?.agent });
   const [agentEnd, clientEnd] = createMemoryPair();
   agent.attach(agentEnd);
-  const client = await tapConnect(clientEnd, maxTasks, trace);
+  const client = await tapConnect(clientEnd, maxTasks, trace, ops?.client);
+  const system = tapSystem(
+    client,
+    undefined,
+    async () => {
+      await closeWithin('the TAP client', () => client.close());
+      await closeWithin('the TAP agent', () => agent.shutdown());
+      await ops?.close();
+    },
+    mode,
+  );
+  return { ...system, ...(mode.ops ? { id: 'ops', name: OPS_NAME } : {}), agent };
+}
+
+/**
+ * What an operated agent and client add: a tracer whose spans go through the SDK's batch processor
+ * to an exporter that drops them (the cost is making and ending the spans, not shipping them), and
+ * an audit file in a folder of its own.
+ */
+async function operated(): Promise<{
+  agent: Partial<AgentOptions>;
+  client: Pick<ConnectOptions, 'telemetry'>;
+  close: () => Promise<void>;
+}> {
+  const { BasicTracerProvider, BatchSpanProcessor } = await import('@opentelemetry/sdk-trace-base');
+  const dropping = { export: (_spans: unknown[], done: (r: { code: 0 }) => void) => done({ code: 0 }), shutdown: async () => {} };
+  const provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(dropping)] });
+  const tracer = provider.getTracer('tap-bench');
+  const dir = mkdtempSync(join(tmpdir(), 'tap-bench-audit-'));
   return {
-    ...tapSystem(
-      client,
-      undefined,
-      async () => {
-        await closeWithin('the TAP client', () => client.close());
-        await closeWithin('the TAP agent', () => agent.shutdown());
-      },
-      mode,
-    ),
-    agent,
+    agent: { telemetry: { tracer }, audit: { file: join(dir, 'audit.jsonl') } },
+    client: { telemetry: { tracer } },
+    close: async () => {
+      await provider.shutdown();
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
 }
 

@@ -33,6 +33,8 @@ const FOUR = "bare NDJSON, TAP's four messages a task (ceiling)";
 const TWO = "bare NDJSON, the quiet task's two messages (quiet ceiling)";
 /** The systems that only the quiet rows compare: the quiet task and its ceiling. */
 const QUIET_ONLY = new Set(['quiet', 'bare2']);
+/** The systems that only the four-message rows compare: TAP operated with tracing and an audit trail. */
+const FOUR_ONLY = new Set(['ops']);
 
 const TRANSPORTS: Record<TransportKind, { label: string; candidates: Candidate[] }> = {
   stdio: {
@@ -60,6 +62,7 @@ const TRANSPORTS: Record<TransportKind, { label: string; candidates: Candidate[]
     candidates: [
       { id: 'tap', name: 'TAP (reference client + reference agent)', make: () => systems.tapMemory() },
       { id: 'quiet', name: systems.QUIET_NAME, make: () => systems.tapMemory(100_000, undefined, { quiet: true }) },
+      { id: 'ops', name: systems.OPS_NAME, make: () => systems.tapMemory(100_000, undefined, { ops: true }) },
       { id: 'bare', name: 'bare NDJSON echo over the memory pair (floor)', make: () => systems.bareMemory() },
       { id: 'bare4', name: FOUR, make: async () => systems.bareFour(systems.bareMemory, await tapTask()) },
       { id: 'bare2', name: TWO, make: async () => systems.bareQuiet(systems.bareMemory, await tapTask()) },
@@ -192,7 +195,7 @@ async function overTransport(kind: TransportKind, budget: Budget, log: (line: st
     if (!tap) return notRun(base, `${tapCandidate.name} over ${kind} failed: ${failed.get(subject) ?? 'no figure'}`, targetTexts);
     // The four-message rows stay as they were; the quiet rows compare the quiet task with every other system.
     const baselines = candidates
-      .filter((c) => c.id !== subject && (subject !== 'tap' || !QUIET_ONLY.has(c.id)))
+      .filter((c) => c.id !== subject && (subject !== 'tap' || !QUIET_ONLY.has(c.id)) && (subject !== 'quiet' || !FOUR_ONLY.has(c.id)))
       .map((c) => {
         const f = figureOf(c);
         return f ? compare(tap, c.id, f) : missingBaseline(c.id, c.name, failed.get(c.id) ?? 'no figure');

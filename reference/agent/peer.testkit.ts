@@ -259,3 +259,15 @@ export function expectCleanHistories(): void {
 }
 
 export { ManualClock, settle as flush } from '../core/samples.testkit.ts';
+
+/** A plan of two file writes, one not reversible, that the plan tests submit through tap.test.plan. */
+export const TWO_FILE_PLAN = {
+  intent: 'Write two files.',
+  steps: [
+    { action: 'write a', target: 'file://a', expected_output: 'a written', reversible: true },
+    { action: 'write b', target: 'file://b', expected_output: 'b written', reversible: false },
+  ],
+  rollback: 'Delete both files.',
+  estimated_cost: { tokens: 10, seconds: 1 },
+  risk_level: 'low',
+};

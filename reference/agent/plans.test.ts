@@ -1,18 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { flush, ManualClock, testAgent, TestPeer, type Msg, expectCleanHistories } from './peer.testkit.ts';
+import { flush, ManualClock, testAgent, TestPeer, type Msg, expectCleanHistories, TWO_FILE_PLAN as draft } from './peer.testkit.ts';
 
 afterEach(expectCleanHistories);
-
-const draft = {
-  intent: 'Write two files.',
-  steps: [
-    { action: 'write a', target: 'file://a', expected_output: 'a written', reversible: true },
-    { action: 'write b', target: 'file://b', expected_output: 'b written', reversible: false },
-  ],
-  rollback: 'Delete both files.',
-  estimated_cost: { tokens: 10, seconds: 1 },
-  risk_level: 'low',
-};
 
 async function planTask(peer: TestPeer, taskId: string, payload: Msg = {}): Promise<Msg> {
   peer.request(taskId, 'tap.test.plan', { plan: draft }, payload);

@@ -9,6 +9,7 @@ import type { WireEntry } from '../client/index.ts';
 import { inMemory } from '../client/reference-agent.testkit.ts';
 import { A2A_STATE, dataPart, textPart } from './a2a-mapping.ts';
 import { serveA2a } from './a2a-server.ts';
+import { TWO_FILE_PLAN as PLAN } from '../agent/peer.testkit.ts';
 
 const { cleanups, agentWith, overMemory } = inMemory();
 
@@ -62,17 +63,6 @@ function asTask(r: Message | Task): Task {
   expect(r).toHaveProperty('status');
   return r as Task;
 }
-
-const PLAN = {
-  intent: 'Write two files.',
-  steps: [
-    { action: 'write a', target: 'file://a', expected_output: 'a written', reversible: true },
-    { action: 'write b', target: 'file://b', expected_output: 'b written', reversible: false },
-  ],
-  rollback: 'Delete both files.',
-  estimated_cost: { tokens: 10, seconds: 1 },
-  risk_level: 'low',
-};
 
 describe('a TAP agent as an A2A server (spec: bridge-a2a)', () => {
   it('serves an agent card whose skills are the capabilities (spec: bridge-a2a#card)', async () => {

@@ -9,19 +9,9 @@ import { describe, expect, it } from 'vitest';
 import { inMemory } from '../client/reference-agent.testkit.ts';
 import type { WireEntry } from '../client/index.ts';
 import { createMcpHost, type McpHostOptions } from './mcp-host.ts';
+import { TWO_FILE_PLAN as PLAN } from '../agent/peer.testkit.ts';
 
 const { cleanups, agentWith, overMemory } = inMemory();
-
-const PLAN = {
-  intent: 'Write two files.',
-  steps: [
-    { action: 'write a', target: 'file://a', expected_output: 'a written', reversible: true },
-    { action: 'write b', target: 'file://b', expected_output: 'b written', reversible: false },
-  ],
-  rollback: 'Delete both files.',
-  estimated_cost: { tokens: 10, seconds: 1 },
-  risk_level: 'low',
-};
 
 /** An MCP SDK client connected to the facade of a reference agent; `elicit` answers elicitations (and declares the capability). */
 async function mcpClient(options: { elicit?: (r: ElicitRequest) => unknown; host?: McpHostOptions; versions?: string[] } = {}) {
