@@ -13,7 +13,10 @@ import { notPerfect, type Report } from '../conformance/report/model.ts';
  * The runs of `npm run certify`, by binding, named as their reports are: the first of each is the
  * whole suite, the others the security and authorization profiles with one kind of credential.
  */
-export const RUNS = { stdio: ['stdio', 'stdio-tokens'], websocket: ['websocket', 'websocket-tls', 'websocket-tokens'] } as const;
+export const RUNS = {
+  stdio: ['stdio', 'stdio-tokens'],
+  websocket: ['websocket', 'websocket-tls', 'websocket-tokens', 'websocket-case-limits'],
+} as const;
 
 type Judged = Pick<Report, 'certified' | 'cases'>;
 

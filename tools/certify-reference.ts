@@ -9,6 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { exportJWK, generateKeyPair } from 'jose';
 import { b64u, newKey } from '../conformance/mac.ts';
@@ -24,7 +25,7 @@ const root = new URL('..', import.meta.url).pathname;
 const QUIET_MS = 10_000;
 
 /** Runs tap-conform, passing its output through; prints a line whenever it has been quiet for 10 s. */
-function runConform(conform: string, args: string[], env: NodeJS.ProcessEnv, label: string): Promise<number> {
+export function runConform(conform: string, args: string[], env: NodeJS.ProcessEnv, label: string): Promise<number> {
   return new Promise((resolve) => {
     const started = Date.now();
     let last = Date.now();
@@ -47,7 +48,7 @@ function runConform(conform: string, args: string[], env: NodeJS.ProcessEnv, lab
   });
 }
 
-function stop(child: ChildProcess): Promise<number | null> {
+export function stop(child: ChildProcess): Promise<number | null> {
   return new Promise((resolve) => {
     if (child.exitCode !== null) return resolve(child.exitCode);
     const kill = setTimeout(() => child.kill('SIGKILL'), 15_000);
@@ -217,6 +218,17 @@ async function main(): Promise<number> {
       harnessArgs: [...focus, ...tokens.harness],
     }),
   );
+  // One agent serves every session of a WebSocket run, with the card it started with: the case of a
+  // short max_task_seconds runs against an agent started with one (spec: conformance#case-limits).
+  console.log('\n=== tap-conform: the case of a short max_task_seconds over WebSocket ===\n');
+  runs.push(
+    await run({
+      name: 'websocket-case-limits',
+      label: 'the case-limits run',
+      agentArgs: ['--listen', 'ws://127.0.0.1:0', '--max-task-seconds', '2'],
+      harnessArgs: ['--only', 'tasks.deadline.max-task-seconds'],
+    }),
+  );
   for (const clean of cleanups.splice(0)) clean();
   const ws = runs.find((code) => code !== 0) ?? 0;
   if (ws === 0 && stdio === 0) rmSync(scratch, { recursive: true, force: true });
@@ -230,4 +242,4 @@ async function main(): Promise<number> {
   return stdio === 0 && ws === 0 ? 0 : 1;
 }
 
-process.exit(await main());
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) process.exit(await main());

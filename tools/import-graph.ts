@@ -108,6 +108,7 @@ export const TOOLS_LAYERS: readonly (readonly string[])[] = [
   ['site/', 'build.ts'],
   ['tarball/'],
   [
+    'certify-bridges.ts',
     'certify-reference.ts',
     'check-coverage.ts',
     'check-errata.ts',

@@ -5,15 +5,13 @@
  * transport; the peers, the MCP TypeScript SDK and vscode-jsonrpc, are in peer-systems.ts.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import WebSocket from 'ws';
-import { createAgent, type Agent, type AgentOptions } from '../../dist/reference/agent/index.js';
+import { createAgent, type Agent } from '../../dist/reference/agent/index.js';
 import { connect, type ConnectOptions, type TapClient, type WireEntry } from '../../dist/reference/client/index.js';
 import { connectWebSocket, createMemoryPair, spawnStdioTransport, type Transport } from '../../dist/reference/transports/index.js';
 import { answer } from '../peers/bare-protocol.ts';
 import { benchAgentOptions, REQUESTER_ID } from './agent-options.ts';
+import { operated } from './operated.ts';
 import { spawnScript, nodeArgs, watchLines, within, type LineChild } from './children.ts';
 import type { Call } from './measure.ts';
 import { peer, ROOT } from './paths.ts';
@@ -155,31 +153,6 @@ export async function tapMemory(
     mode,
   );
   return { ...system, ...(mode.ops ? { id: 'ops', name: OPS_NAME } : {}), agent };
-}
-
-/**
- * What an operated agent and client add: a tracer whose spans go through the SDK's batch processor
- * to an exporter that drops them (the cost is making and ending the spans, not shipping them), and
- * an audit file in a folder of its own.
- */
-async function operated(): Promise<{
-  agent: Partial<AgentOptions>;
-  client: Pick<ConnectOptions, 'telemetry'>;
-  close: () => Promise<void>;
-}> {
-  const { BasicTracerProvider, BatchSpanProcessor } = await import('@opentelemetry/sdk-trace-base');
-  const dropping = { export: (_spans: unknown[], done: (r: { code: 0 }) => void) => done({ code: 0 }), shutdown: async () => {} };
-  const provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(dropping)] });
-  const tracer = provider.getTracer('tap-bench');
-  const dir = mkdtempSync(join(tmpdir(), 'tap-bench-audit-'));
-  return {
-    agent: { telemetry: { tracer }, audit: { file: join(dir, 'audit.jsonl') } },
-    client: { telemetry: { tracer } },
-    close: async () => {
-      await provider.shutdown();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
 }
 
 // ---- the bare floor ----

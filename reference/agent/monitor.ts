@@ -3,7 +3,7 @@
  * outcome, their durations, the requests it refused by code (BUSY among them), and one audit
  * record per finished task. Read as Prometheus families at scrape time (serve: /metrics).
  */
-import { TASK_STATES } from '../../schemas/src/index.ts';
+import { TASK_TABLE } from '../core/states.ts';
 import type { AuditEntry, AuditTrail } from '../ops/audit.ts';
 import { Counter, Histogram, type Family } from '../ops/prometheus.ts';
 import { iso } from './outbound.ts';
@@ -115,7 +115,7 @@ export class TaskMonitor {
         name: 'tap_tasks',
         help: 'Tasks the agent keeps now, by state (terminal ones until their retention ends).',
         type: 'gauge',
-        samples: TASK_STATES.map((state) => ({ labels: { state }, value: figures.tasksByState.get(state) ?? 0 })),
+        samples: TASK_TABLE.states.map((state) => ({ labels: { state }, value: figures.tasksByState.get(state) ?? 0 })),
       },
       { name: 'tap_tasks_accepted_total', help: 'Task requests taken, by capability.', type: 'counter', samples: this.accepted.samples() },
       {

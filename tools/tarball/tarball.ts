@@ -24,6 +24,7 @@ const MANIFEST = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as
   dependencies: Record<string, string>;
   peerDependencies: Record<string, string>;
   devDependencies: Record<string, string>;
+  bin: Record<string, string>;
   repository?: unknown;
 };
 
@@ -128,7 +129,8 @@ export function consumerLock(tarball: string, integrity: string, extra: Record<s
         dependencies: MANIFEST.dependencies,
         peerDependencies: own.peerDependencies,
         peerDependenciesMeta: own.peerDependenciesMeta,
-        bin: own.bin,
+        // package.json's, not the lock's copy, which `npm install` refreshes only when run.
+        bin: MANIFEST.bin,
         engines: own.engines,
       },
       ...packages,

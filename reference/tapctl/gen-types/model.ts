@@ -24,6 +24,7 @@ export interface Constraints {
   maximum?: number;
   minItems?: number;
   maxItems?: number;
+  uniqueItems?: boolean;
 }
 
 /** One alternative of a string that may take several forms (e.g. an identifier or "*"). */
@@ -99,7 +100,7 @@ function asSchema(v: unknown): Schema {
 
 function constraints(s: Schema): Constraints {
   const c: Constraints = {};
-  for (const k of ['pattern', 'format', 'minLength', 'maxLength', 'minimum', 'maximum', 'minItems', 'maxItems'] as const) {
+  for (const k of ['pattern', 'format', 'minLength', 'maxLength', 'minimum', 'maximum', 'minItems', 'maxItems', 'uniqueItems'] as const) {
     if (s[k] !== undefined) (c as Record<string, unknown>)[k] = s[k];
   }
   return c;

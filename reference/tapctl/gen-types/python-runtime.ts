@@ -105,13 +105,15 @@ def _enum(v: Any, p: str, values: tuple) -> str:
 
 
 def _list(v: Any, p: str, item: Callable[[Any, str], Any], min_items: Optional[int] = None,
-          max_items: Optional[int] = None) -> list:
+          max_items: Optional[int] = None, unique: bool = False) -> list:
     if not isinstance(v, list):
         raise ValidationError(p, f"expected an array, got {type(v).__name__}")
     if min_items is not None and len(v) < min_items:
         raise ValidationError(p, f"fewer than {min_items} items")
     if max_items is not None and len(v) > max_items:
         raise ValidationError(p, f"more than {max_items} items")
+    if unique and len({json.dumps(x, sort_keys=True) for x in v}) != len(v):
+        raise ValidationError(p, "items repeat")
     return [item(x, f"{p}/{i}") for i, x in enumerate(v)]
 
 

@@ -108,6 +108,7 @@ export function generatePython(model: Model): Map<string, string> {
         const extra = [
           t.c.minItems !== undefined ? `min_items=${t.c.minItems}` : '',
           t.c.maxItems !== undefined ? `max_items=${t.c.maxItems}` : '',
+          t.c.uniqueItems ? 'unique=True' : '',
         ].filter(Boolean);
         return `_list(${v}, ${p}, ${item}${extra.length ? `, ${extra.join(', ')}` : ''})`;
       }
