@@ -3,15 +3,13 @@
  * durable queues passes every case, with a short lease and with one long enough to wait on; an agent
  * that serves no durable queue leaves the profile UNIMPLEMENTED, also beside consumers that a
  * killed agent left; queues another agent serves and a lease over the bound are said to be what
- * they are, never FAILs; and each broken durable agent fails the case of its rule and no other.
+ * they are, never FAILs. The broken durable agents are judged in nats-durable-broken.server.test.ts,
+ * a file of its own so that another worker runs them beside these.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { afterEach, describe, expect, it, type TestContext } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createAgent, withConformanceCapabilities } from '../../reference/agent/index.ts';
 import {
   NO_NATS_SERVER,
@@ -20,36 +18,25 @@ import {
   type NatsServer,
 } from '../../reference/transports/nats/nats-server.testkit.ts';
 import { takesSubject } from '../cases/nats-durable/durable-survey.ts';
-import { natsDurableCases } from '../cases/nats-durable/index.ts';
-import { newSigningKey, trustOf } from '../../reference/trust.ts';
 import { LONGEST_LEASE_MS } from '../options.ts';
 import { runConformance } from '../run.ts';
 import { AGENT, ROOT, tapConform } from './bins.testkit.ts';
-import { startBrokenDurableAgent, type DurableFault } from './nats-durable-broken.testkit.ts';
+import {
+  CLUSTER_IDS,
+  CONSUMERS,
+  DURABLE_IDS,
+  LEASE_MS,
+  MAX_DELIVER,
+  passed,
+  passedSigned,
+  quiet,
+  SIGNED_IDS,
+  signing,
+  UNSIGNED_STORED,
+} from './nats-durable.testkit.ts';
 import { lacks, needing } from '../../test/system-tools.testkit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
-
-/** A short lease and few deliveries keep every case under a few seconds. */
-const LEASE_MS = 400;
-const MAX_DELIVER = 3;
-/**
- * The lease of the broken agents, whose runs go four at a time: at 400 ms a loaded machine let
- * leases lapse while an agent that renews them waited for the CPU, and a redelivery failed cases
- * the break has nothing to do with. Their lease case waits 2.5 leases: it runs only for the
- * agent that never renews.
- */
-const BROKEN_LEASE_MS = 2000;
-const DURABLE_IDS = natsDurableCases.map((c) => c.id);
-/** The cases of signed records: UNIMPLEMENTED in a run without --signing-key. */
-const SIGNED_IDS = ['nats-durable.signed.refused', 'nats-durable.signed.stored-result'];
-/** The cases of a cluster (TAP-NATS-070): SKIPPED on the single server of these runs. */
-const CLUSTER_IDS = ['nats-durable.queue.replicas'];
-/** What a run without a signing key gives a case the agent passes. */
-const passed = (id: string): string => (SIGNED_IDS.includes(id) ? 'UNIMPLEMENTED' : CLUSTER_IDS.includes(id) ? 'SKIPPED' : 'PASS');
-/** Whether a case's detail is left out of the comparison: a pass, or a verdict these runs give whatever the agent does. */
-const quiet = (id: string, verdict: string): boolean => verdict === 'PASS' || SIGNED_IDS.includes(id) || CLUSTER_IDS.includes(id);
-const CONSUMERS = ['echo', 'stream', 'sleep', 'fail', 'counter'].map((c) => `tap-tap_test_${c}`);
 
 describe('the subjects a consumer filter takes', () => {
   it('matches tokens, * for one token and > for the rest', () => {
@@ -72,19 +59,6 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
     const s = await startNatsServer();
     cleanups.push(() => s.stop());
     return s;
-  }
-
-  /**
-   * A server of its own for a broken agent's test, which runs beside the others (it.concurrent):
-   * what it starts is stopped when that test finishes, not by the afterEach of the file.
-   */
-  async function brokenServer(t: TestContext): Promise<NatsServer & { cleanups: Array<() => Promise<unknown>> }> {
-    const s = await startNatsServer();
-    const own: Array<() => Promise<unknown>> = [() => s.stop()];
-    t.onTestFinished(async () => {
-      for (const c of own.splice(0).reverse()) await c().catch(() => {});
-    });
-    return Object.assign(s, { cleanups: own });
   }
 
   /** A reference agent process: its URL, its stderr so far, and a stop (SIGTERM, or SIGKILL as an agent that dies). */
@@ -239,78 +213,11 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
     );
   });
 
-  it.concurrent.for<[DurableFault, string, RegExp, string[]?]>([
-    ['no-renewal', 'nats-durable.lease.renewal', /delivered [2-9] times .* the lease was not renewed/],
-    ['attempt-zero', 'nats-durable.attempts.delivery-count', /delivery 2 ran with Tap-Attempt 0/],
-    ['no-idempotency', 'nats-durable.idempotency.repeat', /TAP_IDEMPOTENCY does not hold the first task/],
-    ['no-dead-letters', 'nats-durable.dead-letter', /was not in TAP_DEAD after 3 failed deliveries/],
-    // A phase run again finishes with its own attempt and output, not the stored result's: the attempts and fence cases fail too.
-    [
-      'runs-again',
-      'nats-durable.result.stored-result',
-      /the phase ran again/,
-      ['nats-durable.result.attempts', 'nats-durable.stream.fence'],
-    ],
-    // Another phase's record on the queue is run, not dead-lettered: there is no dead letter to name.
-    [
-      'no-record-check',
-      'nats-durable.record.invalid',
-      /was finished: its task_id widened a lookup, or it ran/,
-      ['nats-durable.dead-letter.msg-id'],
-    ],
-    ['no-trace', 'nats-durable.stream.trace', /do not carry the trace_id and span_id of the record's metadata/],
-    ['idempotency-expires', 'nats-durable.queue.streams', /TAP_IDEMPOTENCY removes keys after 3600000 ms/],
-    ['other-consumer-name', 'nats-durable.queue.consumer', /through the consumer runner-tap-test-echo/],
-    ['attempts-reset', 'nats-durable.result.attempts', /not the attempts of the delivery that finished the phase/],
-    ['json-idempotency-value', 'nats-durable.idempotency.repeat', /TAP_IDEMPOTENCY does not hold the first task/],
-    ['runs-any-target', 'nats-durable.queue.target-agent', /ran a record whose requirements.target_agent is/],
-    ['dead-msg-id', 'nats-durable.dead-letter.msg-id', /Nats-Msg-Id is not <task_id>:dead:<its stream sequence/],
-    // A task.accepted first also makes the replayed stream one message longer, and takes the sequence the fence case plants.
-    [
-      'accepted-first',
-      'nats-durable.stream.no-accepted',
-      /holds a task.accepted/,
-      ['nats-durable.resume.replay', 'nats-durable.stream.fence'],
-    ],
-    ['no-fence', 'nats-durable.stream.fence', /the fenced delivery went on and finished the task with its own output/],
-    ['ack-then-publish', 'nats-durable.result.before-ack', /acknowledged the delivery before it published the finished record/],
-  ])('fails the broken durable agent %s in %s, and only there', { timeout: 90_000 }, async ([fault, id, reason, also = []], t) => {
-    const s = await brokenServer(t);
-    const agentId = `tap.broken-durable-${fault}`;
-    s.cleanups.push(await startBrokenDurableAgent(s.url, agentId, fault, { leaseMs: BROKEN_LEASE_MS, maxDeliver: MAX_DELIVER }));
-    // The lease case is left out of the breaks that are not about leases: it waits 2.5 leases.
-    const skip = fault === 'no-renewal' ? [] : ['nats-durable.lease.renewal'];
-    const report = await runConformance({ target: `${s.url}/${agentId}`, profiles: ['nats-durable'], timeoutMs: 5000, skip });
-    const verdicts = Object.fromEntries(report.cases.map((c) => [c.id, c.verdict]));
-    const judged = DURABLE_IDS.filter((c) => !skip.includes(c));
-    // The cases a break can also fail (listed with it) fail or pass as the timing of the run has it; every other case passes.
-    const seen = Object.fromEntries(judged.map((c) => [c, also.includes(c) && verdicts[c] === 'PASS' ? 'FAIL' : verdicts[c]]));
-    expect(seen).toEqual(Object.fromEntries(judged.map((c) => [c, c === id || also.includes(c) ? 'FAIL' : passed(c)])));
-    expect(report.cases.find((c) => c.id === id)?.detail).toMatch(reason);
-  });
-
-  /** The keys of a signed deployment in a fresh folder: the agent's, the harness's, and the trust file of both. */
-  function signing(agentId: string, stops = cleanups) {
-    const dir = mkdtempSync(join(tmpdir(), 'tap-durable-keys-'));
-    stops.push(async () => rmSync(dir, { recursive: true, force: true }));
-    const agent = newSigningKey(agentId);
-    const harness = newSigningKey('tap-conform.signer');
-    const trust = trustOf([agent, harness]);
-    const files = { agentKey: join(dir, 'agent.key.json'), harnessKey: join(dir, 'harness.key.json'), trust: join(dir, 'trust.json') };
-    writeFileSync(files.agentKey, JSON.stringify(agent));
-    writeFileSync(files.harnessKey, JSON.stringify(harness));
-    writeFileSync(files.trust, JSON.stringify(trust));
-    return { ...files, signing: { trust, signingKey: agent } };
-  }
-  /** With a key, the cases of an unsigned stored result do not apply: a runner with a trust file must not take it. */
-  const UNSIGNED_STORED = ['nats-durable.result.stored-result', 'nats-durable.result.attempts', 'nats-durable.stream.fence'];
-  const passedSigned = (id: string): string => (UNSIGNED_STORED.includes(id) || CLUSTER_IDS.includes(id) ? 'SKIPPED' : 'PASS');
-
   it('certifies tap-reference-agent --durable with a trust file, run with --signing-key: every case passes, the unsigned stored result is skipped', {
     timeout: 90_000,
   }, async () => {
     const s = await server();
-    const k = signing('tap.reference-agent');
+    const k = signing('tap.reference-agent', cleanups);
     const agent = await reference(s.url, [...durableArgs(), '--signing-key', k.agentKey, '--trust', k.trust]);
     const report = await runConformance({ target: agent.url, profiles: ['nats-durable'], timeoutMs: 5000, signingKey: k.harnessKey });
     expect(
@@ -328,33 +235,12 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
     timeout: 90_000,
   }, async () => {
     const s = await server();
-    const k = signing('tap.reference-agent');
+    const k = signing('tap.reference-agent', cleanups);
     const agent = await reference(s.url, [...durableArgs(), '--signing-key', k.agentKey, '--trust', k.trust]);
     const report = await runConformance({ target: agent.url, profiles: ['nats-durable'], timeoutMs: 5000 });
     expect(report.cases.map((c) => c.verdict)).toEqual(DURABLE_IDS.map(() => 'ERROR'));
     expect(report.cases[0]!.detail).toMatch(
       /^the agent's durable runners take only signed records: they dead-lettered tap-conform's unsigned probe of .* with INVALID_SIGNATURE\. Pass --signing-key with the key of a principal in their trust file$/,
     );
-  });
-
-  it.concurrent.for<[DurableFault, string, RegExp]>([
-    ['no-signature-check', 'nats-durable.signed.refused', /not dead-lettered with its reason: an unsigned record; a record altered/],
-    ['trusts-stored-results', 'nats-durable.signed.stored-result', /a task\.result no runner signed decided the outcome/],
-  ])('fails the broken signed durable agent %s in %s, and only there', { timeout: 90_000 }, async ([fault, id, reason], t) => {
-    const s = await brokenServer(t);
-    const agentId = `tap.broken-durable-${fault}`;
-    const k = signing(agentId, s.cleanups);
-    s.cleanups.push(
-      await startBrokenDurableAgent(s.url, agentId, fault, { leaseMs: BROKEN_LEASE_MS, maxDeliver: MAX_DELIVER, signing: k.signing }),
-    );
-    const report = await runConformance({
-      target: `${s.url}/${agentId}`,
-      profiles: ['nats-durable'],
-      timeoutMs: 5000,
-      signingKey: k.harnessKey,
-    });
-    const verdicts = Object.fromEntries(report.cases.map((c) => [c.id, c.verdict]));
-    expect(verdicts).toEqual(Object.fromEntries(DURABLE_IDS.map((c) => [c, c === id ? 'FAIL' : passedSigned(c)])));
-    expect(report.cases.find((c) => c.id === id)?.detail).toMatch(reason);
   });
 });

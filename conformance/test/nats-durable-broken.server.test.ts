@@ -1,0 +1,86 @@
+/**
+ * tap-conform's nats-durable profile against broken durable agents, each on a NATS server of its own
+ * and four at a time: each fails the case of its rule and no other (the cases a break also touches
+ * are listed with it).
+ */
+import { describe, expect, it } from 'vitest';
+import { natsServerInstalled, NO_NATS_SERVER } from '../../reference/transports/nats/nats-server.testkit.ts';
+import { lacks, needing } from '../../test/system-tools.testkit.ts';
+import { runConformance } from '../run.ts';
+import { startBrokenDurableAgent, type DurableFault } from './nats-durable-broken.testkit.ts';
+import { BROKEN_LEASE_MS, brokenServer, DURABLE_IDS, MAX_DELIVER, passed, passedSigned, signing } from './nats-durable.testkit.ts';
+
+if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
+
+describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-durable (spec: bindings-nats#certification)'), () => {
+  it.concurrent.for<[DurableFault, string, RegExp, string[]?]>([
+    ['no-renewal', 'nats-durable.lease.renewal', /delivered [2-9] times .* the lease was not renewed/],
+    ['attempt-zero', 'nats-durable.attempts.delivery-count', /delivery 2 ran with Tap-Attempt 0/],
+    ['no-idempotency', 'nats-durable.idempotency.repeat', /TAP_IDEMPOTENCY does not hold the first task/],
+    ['no-dead-letters', 'nats-durable.dead-letter', /was not in TAP_DEAD after 3 failed deliveries/],
+    // A phase run again finishes with its own attempt and output, not the stored result's: the attempts and fence cases fail too.
+    [
+      'runs-again',
+      'nats-durable.result.stored-result',
+      /the phase ran again/,
+      ['nats-durable.result.attempts', 'nats-durable.stream.fence'],
+    ],
+    // Another phase's record on the queue is run, not dead-lettered: there is no dead letter to name.
+    [
+      'no-record-check',
+      'nats-durable.record.invalid',
+      /was finished: its task_id widened a lookup, or it ran/,
+      ['nats-durable.dead-letter.msg-id'],
+    ],
+    ['no-trace', 'nats-durable.stream.trace', /do not carry the trace_id and span_id of the record's metadata/],
+    ['idempotency-expires', 'nats-durable.queue.streams', /TAP_IDEMPOTENCY removes keys after 3600000 ms/],
+    ['other-consumer-name', 'nats-durable.queue.consumer', /through the consumer runner-tap-test-echo/],
+    ['attempts-reset', 'nats-durable.result.attempts', /not the attempts of the delivery that finished the phase/],
+    ['json-idempotency-value', 'nats-durable.idempotency.repeat', /TAP_IDEMPOTENCY does not hold the first task/],
+    ['runs-any-target', 'nats-durable.queue.target-agent', /ran a record whose requirements.target_agent is/],
+    ['dead-msg-id', 'nats-durable.dead-letter.msg-id', /Nats-Msg-Id is not <task_id>:dead:<its stream sequence/],
+    // A task.accepted first also makes the replayed stream one message longer, and takes the sequence the fence case plants.
+    [
+      'accepted-first',
+      'nats-durable.stream.no-accepted',
+      /holds a task.accepted/,
+      ['nats-durable.resume.replay', 'nats-durable.stream.fence'],
+    ],
+    ['no-fence', 'nats-durable.stream.fence', /the fenced delivery went on and finished the task with its own output/],
+    ['ack-then-publish', 'nats-durable.result.before-ack', /acknowledged the delivery before it published the finished record/],
+  ])('fails the broken durable agent %s in %s, and only there', { timeout: 90_000 }, async ([fault, id, reason, also = []], t) => {
+    const s = await brokenServer(t);
+    const agentId = `tap.broken-durable-${fault}`;
+    s.cleanups.push(await startBrokenDurableAgent(s.url, agentId, fault, { leaseMs: BROKEN_LEASE_MS, maxDeliver: MAX_DELIVER }));
+    // The lease case is left out of the breaks that are not about leases: it waits 2.5 leases.
+    const skip = fault === 'no-renewal' ? [] : ['nats-durable.lease.renewal'];
+    const report = await runConformance({ target: `${s.url}/${agentId}`, profiles: ['nats-durable'], timeoutMs: 5000, skip });
+    const verdicts = Object.fromEntries(report.cases.map((c) => [c.id, c.verdict]));
+    const judged = DURABLE_IDS.filter((c) => !skip.includes(c));
+    // The cases a break can also fail (listed with it) fail or pass as the timing of the run has it; every other case passes.
+    const seen = Object.fromEntries(judged.map((c) => [c, also.includes(c) && verdicts[c] === 'PASS' ? 'FAIL' : verdicts[c]]));
+    expect(seen).toEqual(Object.fromEntries(judged.map((c) => [c, c === id || also.includes(c) ? 'FAIL' : passed(c)])));
+    expect(report.cases.find((c) => c.id === id)?.detail).toMatch(reason);
+  });
+
+  it.concurrent.for<[DurableFault, string, RegExp]>([
+    ['no-signature-check', 'nats-durable.signed.refused', /not dead-lettered with its reason: an unsigned record; a record altered/],
+    ['trusts-stored-results', 'nats-durable.signed.stored-result', /a task\.result no runner signed decided the outcome/],
+  ])('fails the broken signed durable agent %s in %s, and only there', { timeout: 90_000 }, async ([fault, id, reason], t) => {
+    const s = await brokenServer(t);
+    const agentId = `tap.broken-durable-${fault}`;
+    const k = signing(agentId, s.cleanups);
+    s.cleanups.push(
+      await startBrokenDurableAgent(s.url, agentId, fault, { leaseMs: BROKEN_LEASE_MS, maxDeliver: MAX_DELIVER, signing: k.signing }),
+    );
+    const report = await runConformance({
+      target: `${s.url}/${agentId}`,
+      profiles: ['nats-durable'],
+      timeoutMs: 5000,
+      signingKey: k.harnessKey,
+    });
+    const verdicts = Object.fromEntries(report.cases.map((c) => [c.id, c.verdict]));
+    expect(verdicts).toEqual(Object.fromEntries(DURABLE_IDS.map((c) => [c, c === id ? 'FAIL' : passedSigned(c)])));
+    expect(report.cases.find((c) => c.id === id)?.detail).toMatch(reason);
+  });
+});
