@@ -9,6 +9,7 @@ import { inputValidator } from '../agent/input-schemas.ts';
 import { errorPayload, TapError } from '../core/errors.ts';
 import { durableConformanceHandlers, type DurableHandler } from '../jetstream/capabilities.ts';
 import { startDurableRunner, type DurableRunner, type DurableWork } from '../jetstream/runner.ts';
+import type { TelemetryOptions } from '../telemetry.ts';
 import type { SigningKey, TrustFile } from '../trust.ts';
 import type { AuditSink } from '../jetstream/metrics.ts';
 import type { Family } from '../ops/prometheus.ts';
@@ -32,6 +33,8 @@ export interface DurableServeOptions {
   log: (level: 'info' | 'warn' | 'error', message: string) => void;
   /** Where the runners write an audit record per finished task (the agent's trail). */
   audit?: AuditSink;
+  /** The agent's OpenTelemetry: each delivery a span under its record's traceparent. */
+  telemetry?: TelemetryOptions;
 }
 
 /** The durable runners serving: their metrics, and the function that stops them all. */
@@ -133,6 +136,7 @@ export async function serveDurably(o: DurableServeOptions): Promise<DurableServi
           ...(o.trust ? { trust: o.trust } : {}),
           logger: o.log,
           ...(o.audit ? { audit: o.audit } : {}),
+          ...(o.telemetry ? { telemetry: o.telemetry } : {}),
         }),
       );
     }

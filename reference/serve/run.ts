@@ -92,6 +92,7 @@ async function startDurable(served: Served, options: AgentOptions, serve: ServeO
       ...keys,
       maxTaskSeconds: card.limits.max_task_seconds,
       ...(served.agent.audit ? { audit: served.agent.audit } : {}),
+      ...(options.telemetry ? { telemetry: options.telemetry } : {}),
       // A consumer left with another lease, dead letters that could not move: said; the rest is routine.
       log: (level, message) => {
         if (level !== 'info') log(level, message);
