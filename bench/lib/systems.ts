@@ -63,7 +63,11 @@ export interface TapMode {
   quiet?: boolean;
   /** Operated as in production: OpenTelemetry spans on both sides and the agent's audit trail (memory only). */
   ops?: boolean;
+  /** The agent built with `metrics: false`, counting nothing per task (memory only). */
+  uncounted?: boolean;
 }
+
+export const UNCOUNTED_NAME = 'TAP with the agent counting nothing for /metrics (metrics: false)';
 
 export const OPS_NAME = 'TAP with OpenTelemetry spans on both sides and an audit file';
 
@@ -138,7 +142,7 @@ export async function tapMemory(
   mode: TapMode = {},
 ): Promise<System & { agent: Agent }> {
   const ops = mode.ops ? await operated() : undefined;
-  const agent = createAgent({ ...benchAgentOptions(maxTasks), ...ops?.agent });
+  const agent = createAgent({ ...benchAgentOptions(maxTasks), ...ops?.agent, ...(mode.uncounted ? { metrics: false } : {}) });
   const [agentEnd, clientEnd] = createMemoryPair();
   agent.attach(agentEnd);
   const client = await tapConnect(clientEnd, maxTasks, trace, ops?.client);
@@ -152,7 +156,8 @@ export async function tapMemory(
     },
     mode,
   );
-  return { ...system, ...(mode.ops ? { id: 'ops', name: OPS_NAME } : {}), agent };
+  const named = mode.ops ? { id: 'ops', name: OPS_NAME } : mode.uncounted ? { id: 'uncounted', name: UNCOUNTED_NAME } : {};
+  return { ...system, ...named, agent };
 }
 
 // ---- the bare floor ----

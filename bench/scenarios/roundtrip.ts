@@ -33,8 +33,8 @@ const FOUR = "bare NDJSON, TAP's four messages a task (ceiling)";
 const TWO = "bare NDJSON, the quiet task's two messages (quiet ceiling)";
 /** The systems that only the quiet rows compare: the quiet task and its ceiling. */
 const QUIET_ONLY = new Set(['quiet', 'bare2']);
-/** The systems that only the four-message rows compare: TAP operated with tracing and an audit trail. */
-const FOUR_ONLY = new Set(['ops']);
+/** The systems that only the four-message rows compare: TAP operated with tracing and an audit trail, and TAP counting nothing for /metrics. */
+const FOUR_ONLY = new Set(['ops', 'uncounted']);
 
 const TRANSPORTS: Record<TransportKind, { label: string; candidates: Candidate[] }> = {
   stdio: {
@@ -63,6 +63,7 @@ const TRANSPORTS: Record<TransportKind, { label: string; candidates: Candidate[]
       { id: 'tap', name: 'TAP (reference client + reference agent)', make: () => systems.tapMemory() },
       { id: 'quiet', name: systems.QUIET_NAME, make: () => systems.tapMemory(100_000, undefined, { quiet: true }) },
       { id: 'ops', name: systems.OPS_NAME, make: () => systems.tapMemory(100_000, undefined, { ops: true }) },
+      { id: 'uncounted', name: systems.UNCOUNTED_NAME, make: () => systems.tapMemory(100_000, undefined, { uncounted: true }) },
       { id: 'bare', name: 'bare NDJSON echo over the memory pair (floor)', make: () => systems.bareMemory() },
       { id: 'bare4', name: FOUR, make: async () => systems.bareFour(systems.bareMemory, await tapTask()) },
       { id: 'bare2', name: TWO, make: async () => systems.bareQuiet(systems.bareMemory, await tapTask()) },

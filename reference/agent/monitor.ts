@@ -42,6 +42,14 @@ export function auditEntryOf(agentId: string, task: Task, now: number, requester
 }
 
 /** The counters of one agent, and its audit trail when it keeps one. */
+/** The families counted per task or refusal, which an agent built with `metrics: false` leaves out. */
+const COUNTED_PER_TASK = new Set([
+  'tap_tasks_accepted_total',
+  'tap_tasks_finished_total',
+  'tap_requests_refused_total',
+  'tap_task_duration_seconds',
+]);
+
 export class TaskMonitor {
   readonly accepted = new Counter();
   readonly finished = new Counter();
@@ -49,10 +57,15 @@ export class TaskMonitor {
   readonly durations = new Histogram();
   private readonly startedAt: number;
 
+  /**
+   * `counting` false (createAgent's `metrics: false`) counts nothing per task or refusal: the
+   * counters and the histogram are left out of the families, the gauges read at scrape time stay.
+   */
   constructor(
     readonly agentId: string,
     now: number,
     readonly audit?: AuditTrail,
+    readonly counting = true,
   ) {
     this.startedAt = now;
     // BUSY is written from the start, at 0, so that a rate over it has a series before the first refusal.
@@ -61,20 +74,22 @@ export class TaskMonitor {
 
   /** A task.request was taken. */
   taskAccepted(task: Task): void {
-    this.accepted.inc({ capability: task.capability });
+    if (this.counting) this.accepted.inc({ capability: task.capability });
   }
 
   /** A task reached its one result: counted, timed and audited. */
   taskFinished(task: Task, now: number, requester?: string): void {
-    const outcome = task.result?.status ?? task.state;
-    this.finished.inc({ capability: task.capability, outcome });
-    this.durations.observe(Math.max(0, now - task.createdAt) / 1000, { capability: task.capability, outcome });
+    if (this.counting) {
+      const outcome = task.result?.status ?? task.state;
+      this.finished.inc({ capability: task.capability, outcome });
+      this.durations.observe(Math.max(0, now - task.createdAt) / 1000, { capability: task.capability, outcome });
+    }
     this.audit?.append(auditEntryOf(this.agentId, task, now, requester));
   }
 
   /** A request was answered with an error (spec: errors). */
   requestRefused(code: string): void {
-    this.refused.inc({ code });
+    if (this.counting) this.refused.inc({ code });
   }
 
   /** The agent's families: the figures given, and what it counted. */
@@ -144,6 +159,7 @@ export class TaskMonitor {
         type: 'counter',
         samples: [{ value: this.audit.last().seq }],
       });
-    return families;
+    // Without counting, the series counted per task say nothing: they are left out, not shown as 0.
+    return this.counting ? families : families.filter((f) => !COUNTED_PER_TASK.has(f.name));
   }
 }

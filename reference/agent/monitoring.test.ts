@@ -26,6 +26,24 @@ function http(url: string, method = 'GET'): Promise<{ status: number; type: stri
 }
 
 describe('health, metrics and the audit trail of an agent', () => {
+  it('with metrics: false counts nothing per task: the counted series are left out, the gauges and the audit trail stay', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tap-monitoring-'));
+    dirs.push(dir);
+    const file = join(dir, 'audit.jsonl');
+    const agent = testAgent({ card: agentCard(), audit: { file }, metrics: false });
+    const peer = new TestPeer(agent);
+    await peer.handshake();
+    peer.request('ok', 'tap.test.echo', { hi: 1 });
+    await peer.result('ok');
+    const families = parseExposition(await agent.metrics());
+    expect(sampleValue(families, 'tap_sessions_open')).toBe(1);
+    expect(sampleValue(families, 'tap_tasks', { state: 'completed' })).toBe(1);
+    expect(sampleValue(families, 'tap_audit_records_total')).toBe(1);
+    for (const name of ['tap_tasks_accepted_total', 'tap_tasks_finished_total', 'tap_requests_refused_total', 'tap_task_duration_seconds'])
+      expect([...families.keys()]).not.toContain(name);
+    await agent.shutdown();
+  });
+
   it('counts tasks by state and outcome, BUSY refusals and durations, and audits each finished task', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tap-monitoring-'));
     dirs.push(dir);

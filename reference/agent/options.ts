@@ -122,6 +122,12 @@ export interface AgentOptions {
    * optional peer @opentelemetry/api; without the option it is never loaded (default: off).
    */
   telemetry?: TelemetryOptions;
+  /**
+   * Counts, for /metrics, the tasks accepted and finished by outcome, their durations and the
+   * refused requests (default true). false counts nothing per task: those series are left out, and
+   * the gauges read at scrape time (sessions, tasks by state, draining) stay.
+   */
+  metrics?: boolean;
   /** Heartbeat the agent proposes in negotiation (default 15 000 ms). */
   heartbeatMs?: number;
   /** request_timeout_ms used when the requester proposes none (default 30 000 ms). */

@@ -123,7 +123,7 @@ export class Runtime {
     if (issues) throw new Error(`the agent card is invalid: ${issues.map((i) => `${i.path || '/'} ${i.message}`).join('; ')}`);
     this.agentId = this.card.agent_id;
     const audit = options.audit ? new AuditTrail(options.audit, (m) => this.log('warn', m)) : undefined;
-    this.monitor = new TaskMonitor(this.agentId, this.clock.now(), audit);
+    this.monitor = new TaskMonitor(this.agentId, this.clock.now(), audit, options.metrics !== false);
     this.out = {
       agentId: this.agentId,
       clock: this.clock,
