@@ -75,9 +75,10 @@ async function main(): Promise<number> {
       } else {
         const key = { TAP_HMAC_KEY_ID: 'bridges', TAP_HMAC_KEY: b64u(newKey()), TAP_HMAC_PEER: HARNESS_SIGNED_ID };
         const hmac = ['--hmac-key-id', key.TAP_HMAC_KEY_ID, `--hmac-key=${key.TAP_HMAC_KEY}`, '--hmac-peer', key.TAP_HMAC_PEER];
+        // As the README starts an agent for tap-conform over WebSocket: in conformance mode, with the run's key.
         const listening = await startListening([...bridge, '--listen', 'ws://127.0.0.1:0', '--', serverBin], {
           cwd: root,
-          env: { ...env, ...key },
+          env: { ...env, ...key, TAP_CONFORMANCE: '1' },
           stderr: 'ignore',
           timeoutMs: 30_000,
         });
