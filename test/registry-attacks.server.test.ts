@@ -193,8 +193,13 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'a registry nobody 
         // A bound of 100: on a loaded machine the first of the flood may age out before the puts end.
         const capped = await tapctl('mesh', 'agents', '--nats', server.url, '--trust', trustFile, '--max-entries', '100', '--json');
         expect(capped.code).toBe(0);
-        expect(capped.json().map((e: { agent_id: string }) => e.agent_id)).toEqual(['tap.victim']);
-        if (/cut short after 100 values/.test(capped.err)) truncatedSeen++;
+        // No flooded entry passes the trust file; a listing cut short at its bound may stop before the
+        // victim's latest renewal (written after the flood), and says it was cut short.
+        const cut = /cut short after 100 values/.test(capped.err);
+        if (cut) truncatedSeen++;
+        const offered = capped.json().map((e: { agent_id: string }) => e.agent_id);
+        if (cut) expect(offered.filter((id: string) => id !== 'tap.victim')).toEqual([]);
+        else expect(offered).toEqual(['tap.victim']);
         const whole = await tapctl('mesh', 'discover', 'tap.test.echo', '--nats', server.url, '--json');
         expect([whole.code, whole.err]).toEqual([0, '']);
         expect(whole.json().map((e: { agent_id: string }) => e.agent_id)).toContain('tap.victim');

@@ -41,7 +41,7 @@ async function workspace(settings: { lease_ms: number; max_attempts?: number }):
 }
 
 /** Waits until `c` has claimed a task and written the claim's lease, then kills it with SIGKILL. */
-async function killMidTask(ws: Workspace, c: ScriptChild): Promise<void> {
+async function killMidTask(ws: Workspace, c: ScriptChild, effects?: { file: string; agent: string }): Promise<void> {
   // A process start under a loaded machine's other test files can take many seconds.
   const claimed = await c.line((l) => l.event === 'claimed', 40_000);
   const lease = ws.paths.sidecar(String(claimed.task_id), Number(claimed.epoch), 'lease');
@@ -54,6 +54,18 @@ async function killMidTask(ws: Workspace, c: ScriptChild): Promise<void> {
     10_000,
     'the lease',
   );
+  // With an effects file, the kill waits for the phase to have begun its effect: a claim and its
+  // lease come before the handler runs, and a loaded machine can hold the handler back past them.
+  if (effects)
+    await waitFor(
+      () =>
+        fsp.readFile(effects.file, 'utf8').then(
+          (text) => text.includes(`"agent":${JSON.stringify(effects.agent)}`),
+          () => false,
+        ),
+      10_000,
+      `the effect of ${effects.agent}`,
+    );
   c.child.kill('SIGKILL');
   await c.exited;
 }
@@ -260,7 +272,7 @@ describe('the reaper (spec: bindings-workspace#reaper)', () => {
     const effects = join(ws.root, 'effects.jsonl');
     await submitTask(ws, { task_id: 'killed', next_phase: 'work', input: 'go' });
     const victim = child(['--workspace', ws.root, '--agent-id', 'victim', '--mode', 'hang', '--no-reap', '--effects', effects]);
-    await killMidTask(ws, victim);
+    await killMidTask(ws, victim, { file: effects, agent: 'victim' });
     const rescuer = child(['--workspace', ws.root, '--agent-id', 'rescuer', '--effects', effects, '--poll-ms', '50']);
     await rescuer.line((l) => l.event === 'finished', 20_000);
     expect(rescuer.lines).toContainEqual(
