@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { TaskContext } from '../agent/index.ts';
-import { natsServerInstalled, NO_NATS_SERVER, startNatsServer, type NatsServer } from '../transports/nats/nats-server.testkit.ts';
-import { Mesh } from './mesh.ts';
-import { MemoryRegistry, startMeshAgent, testCapability as capability, type MeshTestAgent } from './mesh.testkit.ts';
+import { natsServerInstalled, NO_NATS_SERVER } from '../transports/nats/nats-server.testkit.ts';
+import type { Mesh } from './mesh.ts';
+import { MemoryRegistry, meshTestBed, testCapability as capability, type MeshTestAgent } from './mesh.testkit.ts';
 import type { TraceRecord } from './trace.ts';
 import { lacks, needing } from '../../test/system-tools.testkit.ts';
 
@@ -18,30 +18,12 @@ const slowEffect = {
 };
 
 describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the mesh requester (spec: mesh)'), () => {
-  let server: NatsServer;
-  const agents: MeshTestAgent[] = [];
-  const meshes: Mesh[] = [];
+  const bed = meshTestBed();
 
-  beforeAll(async () => {
-    server = await startNatsServer();
-  });
-  afterAll(async () => {
-    for (const m of meshes) await m.close();
-    for (const a of agents) await a.agent.shutdown('test over').catch(() => undefined);
-    await server?.stop();
-  });
+  const agent = (id: string, extra = {}): Promise<MeshTestAgent> => bed.agent(id, extra);
 
-  async function agent(id: string, extra = {}): Promise<MeshTestAgent> {
-    const a = await startMeshAgent(server.url, id, extra);
-    agents.push(a);
-    return a;
-  }
-
-  function mesh(registry: MemoryRegistry, records?: TraceRecord[], id = 'coordinator'): Mesh {
-    const m = new Mesh({ registry, agentId: id, ...(records ? { traceSink: (r) => records.push(r) } : {}) });
-    meshes.push(m);
-    return m;
-  }
+  const mesh = (registry: MemoryRegistry, records?: TraceRecord[], id = 'coordinator'): Mesh =>
+    bed.mesh({ registry, agentId: id, ...(records ? { traceSink: (r) => records.push(r) } : {}) });
 
   it('routes least-loaded over one reused session per agent, and every message of a task carries its trace (TAP-MESH-003, TAP-MESH-019)', async () => {
     const registry = new MemoryRegistry();
@@ -99,7 +81,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the mesh requester
     const t = await m.task('test.slow-effect', { ms: 1500 });
     await t.accepted;
     // The agent vanishes without a word: its connections drop, then its entry turns stale.
-    const lost = agents.find((x) => x.agent.card.agent_id === t.agentId)!;
+    const lost = bed.agents.find((x) => x.agent.card.agent_id === t.agentId)!;
     await lost.listener.close();
     registry.expire(t.agentId!);
     const error = await t.result.then(

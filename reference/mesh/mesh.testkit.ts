@@ -12,7 +12,10 @@ import {
   type Handler,
 } from '../agent/index.ts';
 import type { TelemetryOptions } from '../telemetry.ts';
+import { afterAll, beforeAll } from 'vitest';
+import { startNatsServer, type NatsServer } from '../transports/nats/nats-server.testkit.ts';
 import { hostCard as testCard } from './agent-host.ts';
+import { Mesh, type MeshOptions } from './mesh.ts';
 import type { DiscoveryQuery, MeshEntry, MeshRegistry, RegistryChange } from './registry-view.ts';
 
 /** A registry in memory: `list` filters by capability name and binding, `watch` sees every change. */
@@ -107,5 +110,47 @@ export function testCapability(name: string, description: string, extra: Partial
     streaming: false,
     side_effects: false,
     ...extra,
+  };
+}
+
+/**
+ * One nats-server for a describe block, started before its tests and stopped after them with the
+ * agents and meshes its tests made through `agent` and `mesh`.
+ */
+export function meshTestBed(): {
+  url: () => string;
+  /** The agents started so far, in order. */
+  agents: readonly MeshTestAgent[];
+  agent: (
+    id: string,
+    extra?: Record<string, Handler | CapabilityDefinition>,
+    options?: Parameters<typeof startMeshAgent>[3],
+  ) => Promise<MeshTestAgent>;
+  mesh: (options: MeshOptions) => Mesh;
+} {
+  let server: NatsServer | undefined;
+  const agents: MeshTestAgent[] = [];
+  const meshes: Mesh[] = [];
+  beforeAll(async () => {
+    server = await startNatsServer();
+  });
+  afterAll(async () => {
+    for (const m of meshes) await m.close();
+    for (const a of agents) await a.agent.shutdown('test over').catch(() => undefined);
+    await server?.stop();
+  });
+  return {
+    url: () => server!.url,
+    agents,
+    async agent(id, extra = {}, options = {}) {
+      const a = await startMeshAgent(server!.url, id, extra, options);
+      agents.push(a);
+      return a;
+    },
+    mesh(options) {
+      const m = new Mesh(options);
+      meshes.push(m);
+      return m;
+    },
   };
 }

@@ -5,11 +5,11 @@
  * (spec: mesh#hop-trace-context, mesh#moving).
  */
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { lacks, needing } from '../../test/system-tools.testkit.ts';
-import { natsServerInstalled, NO_NATS_SERVER, startNatsServer, type NatsServer } from '../transports/nats/nats-server.testkit.ts';
-import { Mesh } from './mesh.ts';
-import { MemoryRegistry, startMeshAgent, type MeshTestAgent } from './mesh.testkit.ts';
+import { natsServerInstalled, NO_NATS_SERVER } from '../transports/nats/nats-server.testkit.ts';
+import type { Mesh } from './mesh.ts';
+import { MemoryRegistry, meshTestBed, type MeshTestAgent } from './mesh.testkit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
 
@@ -19,30 +19,11 @@ const parentOf = (s: ReadableSpan) => s.parentSpanContext?.spanId;
 const idOf = (s: ReadableSpan) => s.spanContext().spanId;
 
 describe.skipIf(lacks('nats-server'))(needing('nats-server', 'OpenTelemetry spans across the mesh (spec: mesh#hop-trace-context)'), () => {
-  let server: NatsServer;
-  const agents: MeshTestAgent[] = [];
-  const meshes: Mesh[] = [];
+  const bed = meshTestBed();
 
-  beforeAll(async () => {
-    server = await startNatsServer();
-  });
-  afterAll(async () => {
-    for (const m of meshes) await m.close();
-    for (const a of agents) await a.agent.shutdown('test over').catch(() => undefined);
-    await server?.stop();
-  });
+  const agent = (id: string): Promise<MeshTestAgent> => bed.agent(id, {}, { telemetry: { tracer } });
 
-  async function agent(id: string): Promise<MeshTestAgent> {
-    const a = await startMeshAgent(server.url, id, {}, { telemetry: { tracer } });
-    agents.push(a);
-    return a;
-  }
-
-  function mesh(registry: MemoryRegistry): Mesh {
-    const m = new Mesh({ registry, agentId: 'otel.requester', telemetry: { tracer } });
-    meshes.push(m);
-    return m;
-  }
+  const mesh = (registry: MemoryRegistry): Mesh => bed.mesh({ registry, agentId: 'otel.requester', telemetry: { tracer } });
 
   /** The requester's own span, and the trace context a submission under it continues. */
   function requesterSpan(name: string) {
