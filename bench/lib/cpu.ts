@@ -50,3 +50,28 @@ export async function measuringCpu<R extends { calls: number }>(
   if (agent0 !== null && agent1 !== null) cpu.agent_cpu_us = (agent1 - agent0) / calls;
   return { ...r, cpu };
 }
+
+/** The process ids of `pid` and of every process under it, from /proc (Linux); just `pid` where /proc cannot tell. */
+export function processTree(pid: number): number[] {
+  const out = [pid];
+  for (let i = 0; i < out.length; i++) {
+    try {
+      const text = readFileSync(`/proc/${out[i]}/task/${out[i]}/children`, 'utf8').trim();
+      if (text !== '') out.push(...text.split(' ').map(Number));
+    } catch {
+      // Gone, or no /proc: what was found stands.
+    }
+  }
+  return out;
+}
+
+/** The CPU time (user + system) of several child processes together, in µs, or null when /proc cannot tell for one of them. */
+export function childrenCpuUs(pids: readonly number[]): number | null {
+  let sum = 0;
+  for (const pid of pids) {
+    const us = childCpuUs(pid);
+    if (us === null) return null;
+    sum += us;
+  }
+  return sum;
+}

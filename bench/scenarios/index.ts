@@ -1,6 +1,7 @@
 /** Every scenario in the order of the issue, with the row ids each produces. */
 import type { Budget } from '../lib/options.ts';
 import type { Row } from '../lib/report.ts';
+import { bridges, bridgesRowIds } from './bridges.ts';
 import { decode } from './decode.ts';
 import { harness, harnessRowIds } from './harness.ts';
 import { nats, natsRowIds } from './nats.ts';
@@ -26,6 +27,7 @@ export const SCENARIOS: ReadonlyArray<{ name: string; rows: string[]; run: Scena
   { name: '7. NATS binding', rows: natsRowIds(), run: nats },
   { name: '8. Mesh', rows: meshRowIds(), run: mesh },
   { name: '9. Registry', rows: registryRowIds(), run: registry },
+  { name: '10. Bridges', rows: bridgesRowIds(), run: bridges },
 ];
 
 /** Every row id a complete run produces. */
