@@ -22,8 +22,8 @@ export const SUBCOMMANDS: readonly Subcommand[] = [
   ],
   [
     'mcp-server',
-    '(--url ws://... | -- <tap agent command>) [--plans elicit|reject]',
-    'serve a TAP agent as an MCP server over stdio',
+    '(--url ws://... | --mesh nats://... [--capability NAMES] | -- <tap agent command>) [--plans elicit|reject]',
+    'serve a TAP agent, or the live agents of a mesh, as an MCP server over stdio',
     () => import('./mcp-host-cli.ts'),
   ],
   [

@@ -7,7 +7,8 @@
  */
 import type { Transport as McpTransport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolRequest, ServerNotification } from '@modelcontextprotocol/sdk/types.js';
-import { TapClientError, type InputRequestPayload, type TapClient, type TaskHandle } from '../client/index.ts';
+import { TapClient, TapClientError, type InputRequestPayload, type TaskHandle } from '../client/index.ts';
+import type { FacadeTask, MeshTarget } from './mesh-target.ts';
 import {
   elicitationOf,
   inputOf,
@@ -62,27 +63,41 @@ function elicit(server: Server, params: { message: string; requestedSchema: obje
   return server.elicitInput(params as Parameters<Server['elicitInput']>[0]);
 }
 
-/** Builds the MCP server of the agent `client` is connected to (spec: bridge-mcp-host#tools). */
-export async function createMcpHost(client: TapClient, options: McpHostOptions = {}): Promise<McpHost> {
+/** The TAP side of the facade: a session with one agent, or a mesh whose live capabilities are the tools (spec: bridge-mcp-host#mesh). */
+export type McpHostTarget = TapClient | MeshTarget;
+
+/** Builds the MCP server of the agent `client` is connected to, or of a mesh (spec: bridge-mcp-host#tools). */
+export async function createMcpHost(client: McpHostTarget, options: McpHostOptions = {}): Promise<McpHost> {
   const sdk = await loadMcpServerSdk();
   const card = client.agent;
   const server = new sdk.Server(
     { name: card.agent_id, title: card.name, version: '1.0.0' },
     { capabilities: { tools: {}, logging: {} }, instructions: card.description },
   );
-  const tools = new Map(card.capabilities.map((c) => [c.name, toolOf(c)]));
-  const calls = new WeakMap<TaskHandle, Call>();
+  // The tools of the card as it is now: a mesh's card follows its registry.
+  let toolsOf = card;
+  let tools = new Map(card.capabilities.map((c) => [c.name, toolOf(c)]));
+  const currentTools = () => {
+    if (client.agent !== toolsOf) {
+      toolsOf = client.agent;
+      tools = new Map(toolsOf.capabilities.map((c) => [c.name, toolOf(c)]));
+    }
+    return tools;
+  };
+  const calls = new WeakMap<object, Call>();
 
-  server.setRequestHandler(sdk.types.ListToolsRequestSchema, async () => ({ tools: [...tools.values()] }));
+  server.setRequestHandler(sdk.types.ListToolsRequestSchema, async () => ({ tools: [...currentTools().values()] }));
   server.setRequestHandler(sdk.types.CallToolRequestSchema, (request, extra) =>
     callTool(request as CallToolRequest, extra as unknown as Extra),
   );
 
   // spec: bridge-mcp-host#input — an input request becomes elicitation/create, or cancels the task.
-  client.on('input', ({ handle, request }: { handle: TaskHandle; request: InputRequestPayload }) => {
-    const call = calls.get(handle);
-    if (call !== undefined) void answerInput(handle, request, call);
-  });
+  // A mesh asks the facade for no input: an input request stays with the session of the agent that made it.
+  if (client instanceof TapClient)
+    client.on('input', ({ handle, request }: { handle: TaskHandle; request: InputRequestPayload }) => {
+      const call = calls.get(handle);
+      if (call !== undefined) void answerInput(handle, request, call);
+    });
 
   async function answerInput(handle: TaskHandle, request: InputRequestPayload, call: Call): Promise<void> {
     const elicitation = elicitationOf(request);
@@ -127,6 +142,7 @@ export async function createMcpHost(client: TapClient, options: McpHostOptions =
   // spec: bridge-mcp-host#calls
   async function callTool(request: CallToolRequest, extra: Extra): Promise<McpToolResult> {
     const name = request.params.name;
+    const tools = currentTools();
     const tool = tools.get(name);
     if (tool === undefined)
       throw new sdk.types.McpError(
@@ -138,7 +154,7 @@ export async function createMcpHost(client: TapClient, options: McpHostOptions =
     const trace = traceOf(meta);
     const key = (meta?.[META] as { idempotency_key?: unknown } | undefined)?.idempotency_key;
     const call: Call = {};
-    const handle = client.submit(name, inputOf(tool, request.params.arguments), {
+    const handle: FacadeTask = client.submit(name, inputOf(tool, request.params.arguments), {
       ...(trace === undefined ? {} : { metadata: trace }),
       ...(typeof key === 'string' ? { idempotencyKey: key } : {}),
       onPlan: (submitted) => decidePlan(submitted.plan),
@@ -150,7 +166,7 @@ export async function createMcpHost(client: TapClient, options: McpHostOptions =
       handle.cancel(call.cancelledBecause).catch(() => {});
     };
     extra.signal.addEventListener('abort', onAbort, { once: true });
-    const forwarding = forwardEvents(handle, name, progressToken, extra);
+    const forwarding = forwardEvents(handle, name, progressToken, extra, call);
     try {
       const result = await handle.result;
       // The MCP SDK's client (1.32) handles a notification a microtask late, after a response
@@ -172,10 +188,21 @@ export async function createMcpHost(client: TapClient, options: McpHostOptions =
   }
 
   /** Sends the notification of each task event while the call lasts (spec: bridge-mcp-host#events); resolves with how many it sent. */
-  async function forwardEvents(handle: TaskHandle, capability: string, token: string | number | undefined, extra: Extra): Promise<number> {
+  async function forwardEvents(
+    handle: FacadeTask,
+    capability: string,
+    token: string | number | undefined,
+    extra: Extra,
+    call: Call,
+  ): Promise<number> {
     let sent = 0;
     try {
       for await (const m of handle.events) {
+        // spec: bridge-mcp-host#mesh — over a mesh no input request reaches the facade: the call is cancelled, not left waiting.
+        if (!(client instanceof TapClient) && m.payload.kind === 'state' && m.payload.state === 'input_required') {
+          call.cancelledBecause = 'the agent asked for input, which this bridge does not carry over a mesh';
+          handle.cancel(call.cancelledBecause).catch(() => {});
+        }
         const n = notificationOf(m.payload as TapEvent, m.sequence ?? 0, capability, token);
         if (n === undefined || extra.signal.aborted) continue;
         await extra.sendNotification(n as ServerNotification).catch(() => {});
@@ -193,8 +220,8 @@ export async function createMcpHost(client: TapClient, options: McpHostOptions =
   };
 }
 
-/** Serves the agent `client` is connected to as an MCP server on this process's stdin and stdout, until stdin ends. */
-export async function serveMcpHostOverStdio(client: TapClient, options: McpHostOptions = {}): Promise<McpHost> {
+/** Serves the agent `client` is connected to (or a mesh) as an MCP server on this process's stdin and stdout, until stdin ends. */
+export async function serveMcpHostOverStdio(client: McpHostTarget, options: McpHostOptions = {}): Promise<McpHost> {
   const sdk = await loadMcpServerSdk();
   const host = await createMcpHost(client, options);
   await host.connect(new sdk.StdioServerTransport());

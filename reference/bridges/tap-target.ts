@@ -24,6 +24,8 @@ export async function connectTarget(target: TapTarget, agentId: string, options:
 export interface BridgeArgs {
   options: Map<string, string | true>;
   target?: TapTarget;
+  /** The NATS URL of a mesh's registry, when the subcommand takes --mesh and it was given instead of an agent. */
+  mesh?: string;
   help: boolean;
 }
 
@@ -34,7 +36,8 @@ export class UsageError extends Error {
 
 /**
  * Reads `args`: the options named in `valued` take a value, those in `flags` none; `--url` names
- * a WebSocket agent and everything after `--` is the command of a stdio agent (one of the two).
+ * a WebSocket agent and everything after `--` is the command of a stdio agent (one of the two);
+ * where `valued` names `--mesh`, a mesh's NATS URL may stand instead of either.
  */
 export function parseBridgeArgs(args: readonly string[], valued: readonly string[], flags: readonly string[] = []): BridgeArgs {
   const dash = args.indexOf('--');
@@ -53,6 +56,12 @@ export function parseBridgeArgs(args: readonly string[], valued: readonly string
     else throw new UsageError(`unknown argument ${a}; the agent's command goes after --`);
   }
   if (help) return { options, help };
+  const mesh = options.get('--mesh');
+  if (typeof mesh === 'string') {
+    if (options.has('--url') || command.length > 0) throw new UsageError('give one of --mesh, --url or a command after --, not two');
+    if (!/^(nats|tls):\/\//.test(mesh)) throw new UsageError(`--mesh ${mesh} is not a NATS URL: give nats://host:port`);
+    return { options, mesh, help };
+  }
   const url = options.get('--url');
   if (typeof url === 'string' && command.length > 0) throw new UsageError('give either --url or a command after --, not both');
   if (typeof url === 'string') return { options, target: { url }, help };
