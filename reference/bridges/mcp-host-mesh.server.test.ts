@@ -24,13 +24,13 @@ describe.skipIf(!natsServerInstalled)('tap-bridge mcp-server --mesh (spec: bridg
   const textOf = (result: Awaited<ReturnType<Client['callTool']>>): unknown =>
     JSON.parse((result.content as Array<{ type: string; text: string }>)[0]!.text);
 
-  it('lists the live capabilities it was asked for as tools, follows agents joining, calls and cancels through mesh tasks', async () => {
+  it('lists the live capabilities it was asked for as tools, follows agents joining, calls and cancels through mesh tasks, cancels a task that asks for input', async () => {
     const first = await bed.agent('mesh.first');
     await joinMesh(first.agent, { url: bed.url(), heartbeatMs: 200 });
 
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [BRIDGE, 'mcp-server', '--mesh', bed.url(), '--capability', 'tap.test.echo,tap.test.sleep,demo.whoami'],
+      args: [BRIDGE, 'mcp-server', '--mesh', bed.url(), '--capability', 'tap.test.echo,tap.test.sleep,tap.test.ask,demo.whoami'],
       stderr: 'pipe',
     });
     let stderr = '';
@@ -39,7 +39,7 @@ describe.skipIf(!natsServerInstalled)('tap-bridge mcp-server --mesh (spec: bridg
     await mcp.connect(transport);
     try {
       // Only the names asked for, and only those a live agent offers; the missing one is said.
-      expect((await mcp.listTools()).tools.map((t) => t.name).sort()).toEqual(['tap.test.echo', 'tap.test.sleep']);
+      expect((await mcp.listTools()).tools.map((t) => t.name).sort()).toEqual(['tap.test.ask', 'tap.test.echo', 'tap.test.sleep']);
       expect(stderr).toMatch(/no live agent in the mesh offers demo\.whoami yet/);
 
       // A second agent joins with a capability of its own: the next listing has it.
@@ -61,6 +61,13 @@ describe.skipIf(!natsServerInstalled)('tap-bridge mcp-server --mesh (spec: bridg
       const who = await mcp.callTool({ name: 'demo.whoami', arguments: { input: {} } });
       expect(who.isError).toBeFalsy();
       expect((who.structuredContent ?? textOf(who)) as { agent: string }).toMatchObject({ agent: 'mesh.second' });
+
+      // No input request reaches the MCP client over a mesh: the task is cancelled and the call says why.
+      const asked = await mcp.callTool({ name: 'tap.test.ask', arguments: { input: { schema: { type: 'string' } } } });
+      expect(asked.isError).toBe(true);
+      expect((asked.content as Array<{ text: string }>)[0]!.text, JSON.stringify(asked)).toMatch(
+        /^cancelled: .*asked for input.*over a mesh/,
+      );
 
       // notifications/cancelled becomes a cancel of the mesh task on the agent that runs it.
       const running = () => first.agent.stats().activeTasks + second.agent.stats().activeTasks;
