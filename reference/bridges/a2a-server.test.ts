@@ -181,4 +181,59 @@ describe('a TAP agent as an A2A server (spec: bridge-a2a)', () => {
       value: { executed: ['write a', 'write b'] },
     });
   });
+
+  it("answers ListTasks from TAP's task listing: the facade's own tasks only, paged by TAP's cursor, filtered by state (spec: bridge-a2a#list)", async () => {
+    const agent = agentWith();
+    const { client: tap } = await overMemory(agent);
+    const { client: someoneElse } = await overMemory(agent, { agentId: 'someone-else' });
+    const facade = await serveA2a(tap, { port: 0 });
+    cleanups.push(() => facade.close());
+    const client = await new ClientFactory().createFromUrl(facade.url);
+    const sent: string[] = [];
+    for (let i = 0; i < 3; i++) sent.push(asTask(await client.sendMessage(send(message('tap.test.echo', i)))).id);
+    sent.push(asTask(await client.sendMessage(send(message('tap.test.fail', { code: 'CAPABILITY_FAILED' })))).id);
+    const theirs = someoneElse.submit('tap.test.echo', "not the facade's");
+    await theirs.result;
+
+    const list = (extra: Partial<Parameters<Client['listTasks']>[0]> = {}) =>
+      client.listTasks({
+        tenant: '',
+        contextId: '',
+        status: 0,
+        pageSize: 3,
+        pageToken: '',
+        historyLength: undefined,
+        statusTimestampAfter: undefined,
+        includeArtifacts: false,
+        ...extra,
+      });
+    const first = await list();
+    expect(first.tasks.map((t) => t.id)).toEqual(sent.slice(0, 3));
+    expect(first.totalSize).toBe(4);
+    expect(first.tasks[0]!.artifacts).toEqual([]);
+    const second = await list({ pageToken: first.nextPageToken });
+    expect(second.tasks.map((t) => t.id)).toEqual(sent.slice(3));
+    expect(second.nextPageToken).toBe('');
+    expect([...first.tasks, ...second.tasks].map((t) => t.id)).not.toContain(theirs.taskId);
+
+    // FAILED stands for TAP's failed and timed_out, filtered by the facade; COMPLETED is TAP's own filter.
+    const failed = await list({ status: A2A_STATE.FAILED });
+    expect(failed.tasks.map((t) => [t.id, t.status?.state])).toEqual([[sent[3], A2A_STATE.FAILED]]);
+    expect(failed.totalSize).toBe(1);
+    const completed = await list({ status: A2A_STATE.COMPLETED, pageSize: 10, includeArtifacts: true });
+    expect(completed.tasks.map((t) => t.id)).toEqual(sent.slice(0, 3));
+    expect(completed.tasks[2]!.artifacts.find((a) => a.name === 'result')!.parts[0]!.content).toEqual({ $case: 'data', value: 2 });
+
+    await expect(list({ pageToken: 'not-a-cursor' })).rejects.toThrow(/INVALID_CURSOR/);
+  });
+
+  it('refuses ListTasks over a session of TAP 1.0, sending no task.list (spec: bridge-a2a#list)', async () => {
+    const { client: tap, wire } = await overMemory(agentWith(), { versions: ['1.0'] });
+    const facade = await serveA2a(tap, { port: 0 });
+    cleanups.push(() => facade.close());
+    const client = await new ClientFactory().createFromUrl(facade.url);
+    const request = { tenant: '', contextId: '', status: 0, pageToken: '', statusTimestampAfter: undefined };
+    await expect(client.listTasks(request)).rejects.toThrow(/ListTasks needs TAP 1\.1's task listing/);
+    expect(wire.some((e) => e.text.includes('"task.list"'))).toBe(false);
+  });
 });

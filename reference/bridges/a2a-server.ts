@@ -7,10 +7,19 @@
 import { randomUUID } from 'node:crypto';
 import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { AgentCard as A2aCard, Message, SendMessageRequest, StreamResponse, Task } from '@a2a-js/sdk';
+import type {
+  AgentCard as A2aCard,
+  ListTasksRequest,
+  ListTasksResponse,
+  Message,
+  SendMessageRequest,
+  StreamResponse,
+  Task,
+} from '@a2a-js/sdk';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
-import type { TapClient } from '../client/index.ts';
-import { agentCardOf, decisionOf, isInterrupted, KEY, A2A_STATE, targetOf, traceOf, messageValue } from './a2a-mapping.ts';
+import { TapClientError, type TapClient, type TaskPage, type TaskSummary } from '../client/index.ts';
+import type { TaskState } from '../core/index.ts';
+import { agentCardOf, decisionOf, isInterrupted, KEY, A2A_STATE, STATE_OF, targetOf, traceOf, messageValue } from './a2a-mapping.ts';
 import { loadA2aServerSdk, type A2aServerSdk } from './a2a-sdk.ts';
 import { A2aTask } from './a2a-tasks.ts';
 
@@ -92,8 +101,66 @@ export class TapA2aHandler implements A2ARequestHandler {
     yield* task.stream(after);
   }
 
-  async listTasks(): Promise<never> {
-    throw new this.errors.UnsupportedOperationError('ListTasks is not offered by this facade; use GetTask with a task id');
+  /**
+   * ListTasks from TAP 1.1's task listing (spec: bridge-a2a#list): the tasks of the facade's own
+   * principal, in the agent's order, the page token TAP's cursor unchanged.
+   */
+  async listTasks(params: ListTasksRequest): Promise<ListTasksResponse> {
+    const pageSize = params.pageSize ?? 50;
+    if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 100)
+      throw new this.errors.RequestMalformedError(`pageSize ${pageSize} is out of range: give 1 to 100 (50 when absent)`);
+    const after = params.statusTimestampAfter ? Date.parse(params.statusTimestampAfter) : undefined;
+    if (after !== undefined && Number.isNaN(after))
+      throw new this.errors.RequestMalformedError(
+        `statusTimestampAfter ${params.statusTimestampAfter} is not an ISO 8601 time, e.g. 2026-12-05T10:00:00Z`,
+      );
+    // An A2A state that one TAP state maps to is TAP's filter; one of several (FAILED, WORKING) is checked here.
+    const tapStates = params.status ? Object.keys(STATE_OF).filter((s) => STATE_OF[s] === params.status && s !== 'refused') : [];
+    const filter = tapStates.length === 1 ? { state: tapStates[0] as TaskState } : {};
+    const matches = (t: TaskSummary): boolean =>
+      (!params.status || STATE_OF[t.state] === params.status) &&
+      (after === undefined || Date.parse(t.updated_at) >= after) &&
+      (!params.contextId || this.tasks.get(t.task_id)?.ref.contextId === params.contextId);
+    const found: TaskSummary[] = [];
+    let cursor: string | undefined = params.pageToken || undefined;
+    let total = 0;
+    try {
+      // TAP pages until the A2A page is full or the listing ends; each asks for no more than the page still lacks,
+      // so that a page filtered here never holds a task past the cursor it hands back.
+      do {
+        const page: TaskPage = await this.client.listTasks({ ...filter, limit: pageSize - found.length, ...(cursor ? { cursor } : {}) });
+        found.push(...page.tasks.filter(matches));
+        cursor = page.nextCursor;
+      } while (cursor !== undefined && found.length < pageSize);
+      // The total before paging: TAP's listing says none, so the facade counts the matching tasks, a page of 100 at a time.
+      for await (const t of this.client.allTasks({ ...filter, limit: 100 })) if (matches(t)) total++;
+    } catch (err) {
+      if (!(err instanceof TapClientError)) throw err;
+      if (err.code === 'UNKNOWN_MESSAGE_TYPE')
+        throw new this.errors.UnsupportedOperationError(`ListTasks needs TAP 1.1's task listing; ${err.message}`);
+      if (err.code === 'INVALID_CURSOR' || err.code === 'INVALID_MESSAGE')
+        throw new this.errors.RequestMalformedError(
+          `the agent refused the listing (${err.code}: ${err.message}); give a pageToken of this facade's, with the same filter, or none`,
+        );
+      throw err;
+    }
+    return { tasks: found.map((t) => this.listed(t, params)), nextPageToken: cursor ?? '', pageSize, totalSize: total };
+  }
+
+  /** A listed task: the facade's own Task when it still holds it, else one built from the TAP summary. */
+  private listed(t: TaskSummary, params: ListTasksRequest): Task {
+    const held = this.tasks.get(t.task_id);
+    const task: Task = held
+      ? held.snapshot(params.historyLength)
+      : {
+          id: t.task_id,
+          contextId: '',
+          status: { state: STATE_OF[t.state] ?? A2A_STATE.WORKING, message: undefined, timestamp: t.updated_at },
+          artifacts: [],
+          history: [],
+          metadata: { [KEY.capability]: t.capability, [KEY.sequence]: t.last_sequence },
+        };
+    return params.includeArtifacts ? task : { ...task, artifacts: [] };
   }
 
   async createTaskPushNotificationConfig(): Promise<never> {
