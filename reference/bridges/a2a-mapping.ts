@@ -6,7 +6,7 @@
  * fixtures/bridges/a2a both go through these.
  */
 import type { AgentCard as A2aCard, Message, Part, StreamResponse, Task } from '@a2a-js/sdk';
-import type { AgentCard as TapCard } from '../../schemas/src/index.ts';
+import type { AgentCard as TapCard, PayloadOf, TaskState } from '../../schemas/src/index.ts';
 
 /** A2A task states, the numbers of the A2A 1.0 protocol's TaskState (lf.a2a.v1). */
 export const A2A_STATE = {
@@ -277,4 +277,30 @@ export function applyEvent(task: Task, event: StreamResponse): void {
   } else if (p?.$case === 'artifactUpdate' && p.value.artifact !== undefined) {
     task.artifacts.push(p.value.artifact);
   }
+}
+
+/** One task of a TAP `task.page`, as the listing rows read it. */
+export type TapTaskSummary = PayloadOf<'task.page'>['tasks'][number];
+
+/**
+ * The `task.list` filter of a ListTasks `status` (spec: bridge-a2a#list): TAP's own `state` when
+ * one TAP state maps to the A2A state, else the TAP states the facade keeps from unfiltered pages;
+ * nothing for no status (0, unspecified).
+ */
+export function listFilterOf(status: A2aState | undefined): { state?: TaskState; keep?: TaskState[] } {
+  if (!status) return {};
+  const states = Object.keys(STATE_OF).filter((s) => s !== 'refused' && STATE_OF[s] === status) as TaskState[];
+  return states.length === 1 ? { state: states[0]! } : { keep: states };
+}
+
+/** A listed task the facade no longer holds, from its TAP summary (spec: bridge-a2a#list). */
+export function listedTaskOf(t: TapTaskSummary): Task {
+  return {
+    id: t.task_id,
+    contextId: '',
+    status: { state: STATE_OF[t.state] ?? A2A_STATE.WORKING, message: undefined, timestamp: t.updated_at },
+    artifacts: [],
+    history: [],
+    metadata: { [KEY.capability]: t.capability, [KEY.sequence]: t.last_sequence },
+  };
 }

@@ -18,8 +18,19 @@ import type {
 } from '@a2a-js/sdk';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { TapClientError, type TapClient, type TaskPage, type TaskSummary } from '../client/index.ts';
-import type { TaskState } from '../core/index.ts';
-import { agentCardOf, decisionOf, isInterrupted, KEY, A2A_STATE, STATE_OF, targetOf, traceOf, messageValue } from './a2a-mapping.ts';
+import {
+  type A2aState,
+  agentCardOf,
+  decisionOf,
+  isInterrupted,
+  KEY,
+  A2A_STATE,
+  listedTaskOf,
+  listFilterOf,
+  targetOf,
+  traceOf,
+  messageValue,
+} from './a2a-mapping.ts';
 import { loadA2aServerSdk, type A2aServerSdk } from './a2a-sdk.ts';
 import { A2aTask } from './a2a-tasks.ts';
 
@@ -115,10 +126,9 @@ export class TapA2aHandler implements A2ARequestHandler {
         `statusTimestampAfter ${params.statusTimestampAfter} is not an ISO 8601 time, e.g. 2026-12-05T10:00:00Z`,
       );
     // An A2A state that one TAP state maps to is TAP's filter; one of several (FAILED, WORKING) is checked here.
-    const tapStates = params.status ? Object.keys(STATE_OF).filter((s) => STATE_OF[s] === params.status && s !== 'refused') : [];
-    const filter = tapStates.length === 1 ? { state: tapStates[0] as TaskState } : {};
+    const { keep, ...filter } = listFilterOf(params.status as A2aState);
     const matches = (t: TaskSummary): boolean =>
-      (!params.status || STATE_OF[t.state] === params.status) &&
+      (keep === undefined || keep.includes(t.state)) &&
       (after === undefined || Date.parse(t.updated_at) >= after) &&
       (!params.contextId || this.tasks.get(t.task_id)?.ref.contextId === params.contextId);
     const found: TaskSummary[] = [];
@@ -150,16 +160,7 @@ export class TapA2aHandler implements A2ARequestHandler {
   /** A listed task: the facade's own Task when it still holds it, else one built from the TAP summary. */
   private listed(t: TaskSummary, params: ListTasksRequest): Task {
     const held = this.tasks.get(t.task_id);
-    const task: Task = held
-      ? held.snapshot(params.historyLength)
-      : {
-          id: t.task_id,
-          contextId: '',
-          status: { state: STATE_OF[t.state] ?? A2A_STATE.WORKING, message: undefined, timestamp: t.updated_at },
-          artifacts: [],
-          history: [],
-          metadata: { [KEY.capability]: t.capability, [KEY.sequence]: t.last_sequence },
-        };
+    const task: Task = held ? held.snapshot(params.historyLength) : listedTaskOf(t);
     return params.includeArtifacts ? task : { ...task, artifacts: [] };
   }
 

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as a2a from './a2a-mapping.ts';
 import * as mcp from './mcp-host-mapping.ts';
+import { meshCapabilities } from './mesh-target.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const REQUIREMENTS = new Set(
@@ -29,6 +30,7 @@ const FUNCTIONS: Record<string, Record<string, Fn>> = {
     planElicitationOf: mcp.planElicitationOf as Fn,
     planDecisionOf: mcp.planDecisionOf as Fn,
     traceOf: mcp.traceOf as Fn,
+    meshCapabilities: meshCapabilities as Fn,
   },
   a2a: {
     agentCardOf: a2a.agentCardOf as Fn,
@@ -39,6 +41,8 @@ const FUNCTIONS: Record<string, Record<string, Fn>> = {
     decisionOf: a2a.decisionOf as Fn,
     messageValue: a2a.messageValue as Fn,
     traceOf: a2a.traceOf as Fn,
+    listFilterOf: a2a.listFilterOf as Fn,
+    listedTaskOf: a2a.listedTaskOf as Fn,
   },
 };
 
