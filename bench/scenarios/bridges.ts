@@ -215,7 +215,7 @@ async function measurePair(pair: Pair, budget: Budget, log: (line: string) => vo
 
 /** tap-bridge mcp in front of server-everything, over TAP stdio, and the reference client. */
 async function mcpThroughBridge(): Promise<BridgeSystem> {
-  const transport = spawnStdioTransport(process.execPath, [TAP_BRIDGE, 'mcp', '--plans', 'none', '--', EVERYTHING], {
+  const transport = spawnStdioTransport(process.execPath, [TAP_BRIDGE, 'mcp', '--', EVERYTHING], {
     cwd: ROOT,
     stderr: 'pipe',
     closeGraceMs: 3000,
