@@ -18,7 +18,16 @@ export interface Machine {
   load_after: number[];
 }
 
-const PACKAGES = ['ws', 'ajv', '@modelcontextprotocol/sdk', 'vscode-jsonrpc', 'tsx', '@modelcontextprotocol/server-everything', '@a2a-js/sdk', 'express'];
+const PACKAGES = [
+  'ws',
+  'ajv',
+  '@modelcontextprotocol/sdk',
+  'vscode-jsonrpc',
+  'tsx',
+  '@modelcontextprotocol/server-everything',
+  '@a2a-js/sdk',
+  'express',
+];
 
 function packageVersion(name: string): string {
   try {
