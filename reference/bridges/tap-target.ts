@@ -66,6 +66,8 @@ export function parseBridgeArgs(args: readonly string[], valued: readonly string
   if (typeof url === 'string' && command.length > 0) throw new UsageError('give either --url or a command after --, not both');
   if (typeof url === 'string') return { options, target: { url }, help };
   if (command.length === 0)
-    throw new UsageError('no TAP agent: give --url ws://host:port/path, or its command after -- (e.g. -- tap-reference-agent)');
+    throw new UsageError(
+      `no TAP agent: give --url ws://host:port/path${valued.includes('--mesh') ? ', --mesh nats://host:port' : ''}, or its command after -- (e.g. -- tap-reference-agent)`,
+    );
   return { options, target: { command: command[0]!, args: command.slice(1) }, help };
 }
