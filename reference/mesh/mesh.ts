@@ -8,6 +8,7 @@ import { TapClientError, type PlanDecision, type PlanSubmitPayload, type ResultP
 import type { Logger, TapClient } from '../client/index.ts';
 import { newTraceparent, parseTraceparent, type TraceContext } from '../core/trace-context.ts';
 import { randomBytes } from '../crypto.ts';
+import { inputRefusal } from '../client/input-check.ts';
 import { currentTaskScope } from '../task-scope.ts';
 import { loadTelemetry, type SpanParent, type TapSpan, type Telemetry, type TelemetryOptions } from '../telemetry.ts';
 import { ConnectionPool, natsConnector, type Connector } from './pool.ts';
@@ -137,6 +138,9 @@ export class Mesh {
   /** Submits a task to one agent, or to several with a fan-out; each copy moves on loss (spec: mesh#routing, mesh#moving). */
   async submit(capability: string, input: unknown, options: MeshSubmitOptions = {}): Promise<MeshSubmission> {
     if (this.closed) throw new TapClientError('CLOSED', 'the mesh is closed');
+    // An input every agent would refuse is refused here, before any agent is chosen (TAP-ENV-002).
+    const refusal = inputRefusal(capability, input);
+    if (refusal) throw refusal;
     if (this.options.telemetry) this.telemetry ??= loadTelemetry(this.options.telemetry);
     const telemetry = await this.telemetry;
     // Inside a handler the submission continues that task: its trace, span and delegation path (spec: mesh#delegation).
