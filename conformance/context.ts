@@ -147,6 +147,8 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
+export { tidyShared, type Tidy } from './tidy.ts';
+
 /** The findings of the case run that ran each shared scenario. */
 const scenarioFindings = new WeakMap<Promise<unknown>, Findings>();
 

@@ -133,6 +133,8 @@ export interface ConformanceOptions {
   jwt?: Omit<NonNullable<Config['jwt']>, 'scope'> & { scope?: string };
   /** The trust file (or its path) that binds the agent id to its signing key: its registry entry must be signed (spec: registry#signatures). */
   registryTrust?: TrustFile | string;
+  /** Receives the lines tap-conform writes on stderr for the person running it (what a run removed or left on a server, say). */
+  log?: (line: string) => void;
 }
 
 /** The target a string or argv names. */
@@ -203,9 +205,8 @@ export async function runConformance(options: ConformanceOptions): Promise<Repor
   if (options.hmac) cfg.hmac = { keyId: options.hmac.keyId, key: options.hmac.key, peer: options.hmac.peer ?? HARNESS_SIGNED_ID };
   if (options.tls) cfg.tls = options.tls;
   if (options.jwt) cfg.jwt = { ...options.jwt, scope: options.jwt.scope ?? DEFAULT_JWT_SCOPE };
-  return (
-    await runConfigured(cfg, { onProgress: options.onProgress ? () => ({ update: options.onProgress!, clear: () => {} }) : undefined })
-  ).report;
+  const onProgress = options.onProgress ? () => ({ update: options.onProgress!, clear: () => {} }) : undefined;
+  return (await runConfigured(cfg, { onProgress, ...(options.log ? { log: options.log } : {}) })).report;
 }
 
 /** Hooks of a configured run: progress per target, and lines worth telling a person. */

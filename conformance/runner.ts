@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { meetsBinding, RESTART_UNDECLARED, tasksOf, versionSkip, type Case } from './case.ts';
 import { capacityOf, limitsOf, TaskGate, TaskLedger } from './load.ts';
 import { bindingOf } from './target.ts';
-import { CaseContext, caseRun, certificatePrincipals, type RunEnv } from './context.ts';
+import { CaseContext, caseRun, certificatePrincipals, tidyShared, type RunEnv } from './context.ts';
 import { quoteOf } from './requirements.ts';
 import type { Received } from './peer.ts';
 import { judgeHistory } from './judge/history.ts';
@@ -281,8 +281,8 @@ export function judge(
 
 /**
  * Runs the selected cases with bounded parallelism, each `repeat` times (the repetitions of a case
- * run side by side like other cases, each with its own shared scenarios); results in the order
- * of `cases`, one per case.
+ * run side by side like other cases, each with its own shared scenarios), then removes what they
+ * left on the agent's server (tidy.ts); results in the order of `cases`, one per case.
  */
 export async function runCases(
   cases: readonly Case[],
@@ -330,7 +330,7 @@ export async function runCases(
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(jobs, order.length)) }, worker));
   order.push(...alone);
-  await worker();
+  await worker().then(() => Promise.all(shared.map((s) => tidyShared(s, env.log))));
   return cases.map((c, i) => resultOf(c, runs[i]!, env, repeat, hooks));
 }
 

@@ -157,6 +157,7 @@ export const CONFORMANCE_ORDER: readonly string[] = [
   'silence.ts',
   'peer.ts',
   'fault-layer.ts',
+  'tidy.ts',
   // What a case is written with: steps, its context, the case itself, the probe, the models of properties.
   'steps.ts',
   'context.ts',

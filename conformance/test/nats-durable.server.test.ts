@@ -10,6 +10,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
+import { connect } from '@nats-io/transport-node';
+import { AckPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
 import { createAgent, withConformanceCapabilities } from '../../reference/agent/index.ts';
 import {
   NO_NATS_SERVER,
@@ -108,12 +111,50 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
 
   const durableArgs = (leaseMs = LEASE_MS) => ['--durable', '--lease-ms', String(leaseMs), '--max-deliver', String(MAX_DELIVER)];
 
-  it('certifies tap-reference-agent --nats --durable: every nats-durable case passes', { timeout: 90_000 }, async () => {
+  it('certifies tap-reference-agent --nats --durable: every nats-durable case passes, and the run removes what its cases left, only that', {
+    timeout: 90_000,
+  }, async () => {
     const s = await server();
     const agent = await reference(s.url, durableArgs());
-    const report = await runConformance({ target: agent.url, profiles: ['nats-durable'], timeoutMs: 5000 });
+    // What a user keeps on the same server: a queue of their own with its consumer and a record, a dead letter, a result.
+    const nc = await connect({ servers: s.url });
+    cleanups.push(() => nc.close());
+    const jsm = await jetstreamManager(nc);
+    const js = jetstream(nc);
+    await jsm.consumers.add('TAP_TASKS', {
+      durable_name: 'user-own',
+      ack_policy: AckPolicy.Explicit,
+      filter_subject: 'tap.tasks.user.thing',
+    });
+    await js.publish('tap.tasks.user.thing', '{"user":"record"}');
+    await js.publish('tap.dead.user.thing', '{"user":"dead letter"}');
+    await js.publish('tap.results.user-task', '{"user":"result"}');
+    const lines: string[] = [];
+    const report = await runConformance({ target: agent.url, profiles: ['nats-durable'], timeoutMs: 5000, log: (l) => lines.push(l) });
     expect(report.cases.map((c) => [c.id, c.verdict, quiet(c.id, c.verdict) ? '' : c.detail])).toEqual(
       DURABLE_IDS.map((id) => [id, passed(id), '']),
+    );
+    // The run's records, their dead letters, results, task streams and idempotency keys are gone; the user's things stay.
+    const subjects = async (stream: string): Promise<string[]> => {
+      const info = await jsm.streams.info(stream, { subjects_filter: '>' });
+      return Object.keys(info.state.subjects ?? {}).sort();
+    };
+    expect(await subjects('TAP_TASKS')).toEqual(['tap.tasks.user.thing']);
+    expect(await subjects('TAP_DEAD')).toEqual(['tap.dead.user.thing']);
+    expect(await subjects('TAP_RESULTS')).toEqual(['tap.results.user-task']);
+    expect(await subjects('TAP_EVENTS')).toEqual([]);
+    const keys: string[] = [];
+    for await (const k of await (await new Kvm(nc).open('TAP_IDEMPOTENCY')).keys()) keys.push(k);
+    expect(keys).toEqual([]);
+    // The agent's consumers stay, and the run says why; the user's stays untouched.
+    const consumers: string[] = [];
+    for await (const c of jsm.consumers.list('TAP_TASKS')) consumers.push(c.name);
+    expect(consumers.sort()).toEqual([...CONSUMERS, 'user-own'].sort());
+    expect(lines.find((l) => l.startsWith('tap-conform: removed what the nats-durable cases left on the server: '))).toMatch(
+      /dead letters.*; nothing else was touched$/,
+    );
+    expect(lines.find((l) => l.includes('of TAP_TASKS stay'))).toMatch(
+      /^tap-conform: the consumers (tap-tap_test_\w+, )+.*of TAP_TASKS stay: the agent's durable runners made them.*TAP-NATS-053/,
     );
     // Without --signing-key the signed-records cases say why they do not apply, and what to pass.
     for (const c of report.cases.filter((c) => SIGNED_IDS.includes(c.id)))

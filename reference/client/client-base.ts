@@ -25,6 +25,7 @@ import { Emitter } from './emitter.ts';
 import { ClientCode, TapClientError } from './errors.ts';
 import type { TaskHandle } from './handle.ts';
 import { beginTask } from './task-trace.ts';
+import { inputRefusal } from './input-check.ts';
 import type { BegunTask, NewTask, TaskHost } from './task-host.ts';
 import { defaultCard, type ClientEvents, type ClientProblem, type ConnectOptions, type ReconnectPolicy } from './options.ts';
 import { PendingRequests, type Pending } from './pending.ts';
@@ -134,6 +135,8 @@ export abstract class ClientBase extends Emitter<ClientEvents> implements TaskHo
     };
     const { span, ...begun } = beginTask(client, capability, given);
     if (span) (this.spans ??= new WeakMap()).set(handle, span);
+    // An input that is not I-JSON would be refused by the agent: refused here, and nothing is sent (TAP-ENV-002).
+    begun.refusal ??= inputRefusal(capability, handle.input);
     return begun;
   }
 

@@ -9,6 +9,8 @@ export const ClientCode = Object.freeze({
   CLOSED: 'CLOSED',
   /** The handshake did not complete. */
   HANDSHAKE_FAILED: 'HANDSHAKE_FAILED',
+  /** No session could be opened to any agent a mesh copy tried: nothing was sent (spec: mesh#moving, TAP-MESH-024). */
+  UNREACHABLE: 'UNREACHABLE',
 });
 
 /**

@@ -53,6 +53,6 @@ export interface NewTask {
 export interface BegunTask {
   metadata?: Record<string, unknown> | undefined;
   delegation?: string[] | undefined;
-  /** The agent is on the task's delegation path: the task is not sent (TAP-MESH-152). */
+  /** The agent is on the task's delegation path (TAP-MESH-152), or the input is not I-JSON (TAP-ENV-002): the task is not sent. */
   refusal?: TapClientError | undefined;
 }

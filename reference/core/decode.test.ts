@@ -144,11 +144,22 @@ describe('decodeFrame', () => {
       ['-9007199254740992', false],
       ['1e400', false],
       ['-0', true],
+      ['1e308', true],
+      ['-1.5e300', true],
+      ['100000000000000000000', false],
     ])('applies I-JSON to the number %s (spec: envelope#encoding)', (num, ok) => {
       const r = decode(ping.replace('"payload":{}', `"payload":{"n":${num}}`));
       expect(r.ok).toBe(ok);
       if (!ok)
         expect((r as Refused).error.details).toEqual({ issues: [{ path: '/payload/n', keyword: 'i-json', message: expect.any(String) }] });
+    });
+
+    it('names the rule, the path and the value of an integer out of range (spec: envelope#encoding, TAP-ENV-002)', () => {
+      const r = refused(decode(ping.replace('"payload":{}', '"payload":{"input":{"xs":[1,1e308,9007199254740993]}}')));
+      expect(r.error.code).toBe('INVALID_MESSAGE');
+      expect(r.error.message).toBe(
+        'the message is not I-JSON (TAP-ENV-002): at /payload/input/xs/2, 9007199254740993 is an integer outside ±(2^53−1)',
+      );
     });
 
     it('refuses a lone surrogate as INVALID_MESSAGE with keyword i-json (spec: envelope#encoding)', () => {

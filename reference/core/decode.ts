@@ -121,7 +121,7 @@ export function decodeText(text: string, rejectDuplicateMembers = false): Decode
       const issue: Issue = { path: found.ijson.path, keyword: 'i-json', message: found.ijson.message };
       return refuseFrom(
         message,
-        errorPayload('INVALID_MESSAGE', `the message is not I-JSON: ${issue.path} ${issue.message}`, { issues: [issue] }),
+        errorPayload('INVALID_MESSAGE', `the message is not I-JSON (TAP-ENV-002): at ${issue.path}, ${issue.message}`, { issues: [issue] }),
       );
     }
   }

@@ -15,8 +15,8 @@ describe('inspectParsed without duplicate tracking', () => {
     ['{"a": 9007199254740992}', '/a'],
     ['{"a":[1,\n -12345678901234567]}', '/a/1'],
     ['{"a":[ 1e400]}', '/a/0'],
-    ['{"a":{"b":1.5E300}}', '/a/b'],
-    ['{"a":2e19,"b":"x"}', '/a'],
+    ['{"a":{"b":1.5E300,"c":1e999}}', '/a/c'],
+    ['{"a":2e19,"b":20000000000000000000}', '/b'],
     ['{"s":"\\ud800"}', '/s'],
   ])('finds the violation in %s (spec: envelope#encoding)', (text, path) => {
     expect(quick(text).ijson?.path).toBe(path);

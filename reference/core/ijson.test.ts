@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { inspectParsed, MAX_SAFE, scanJson } from './ijson.ts';
+import { inspectParsed, inspectValue, MAX_SAFE, scanJson } from './ijson.ts';
 
 const inspect = (text: string, duplicates = true) => inspectParsed(text, JSON.parse(text), duplicates);
 /** Both implementations must agree on what they report. */
@@ -26,8 +26,15 @@ describe('I-JSON and duplicate members', () => {
     ['0.5', true],
     ['9007199254740991.0', true],
     ['1e15', true],
-    ['1e20', false],
-    ['1.5e300', false],
+    // An integer is a number written without a fraction or exponent part (spec: envelope#encoding,
+    // conformance#input-forms): 1e308 is a number of the double range, not an integer outside ±(2^53−1).
+    ['1e20', true],
+    ['1e308', true],
+    ['-1E308', true],
+    ['1.5e300', true],
+    ['9007199254740993.5', true],
+    ['1e309', false],
+    ['100000000000000000000', false],
     ['12345678901234567890', false],
     ['123456789012345.678', true],
   ])('judges the number %s I-JSON: %s (spec: envelope#encoding)', (num, ok) => {
@@ -92,5 +99,26 @@ describe('I-JSON and duplicate members', () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('a value about to be written (inspectValue)', () => {
+  it('names the path and the value of an integer JSON.stringify writes beyond ±(2^53−1) (spec: envelope#encoding)', () => {
+    expect(inspectValue({ a: [1, 2 ** 53] })).toEqual({ path: '/a/1', message: '9007199254740992 is an integer outside ±(2^53−1)' });
+    expect(inspectValue({ a: -(10 ** 20) })).toEqual({ path: '/a', message: '-100000000000000000000 is an integer outside ±(2^53−1)' });
+  });
+
+  it('passes what JSON.stringify writes with an exponent or a fraction, 1e308 among them', () => {
+    expect(inspectValue({ a: 1e308, b: -1e21, c: 0.5, d: MAX_SAFE })).toBeUndefined();
+    expect(JSON.stringify(1e308)).toBe('1e+308');
+  });
+
+  it('refuses a number JSON cannot hold, a lone surrogate and nesting beyond the limit at its level', () => {
+    expect(inspectValue({ a: [Number.NaN] })?.path).toBe('/a/0');
+    expect(inspectValue({ a: Number.POSITIVE_INFINITY })?.message).toMatch(/JSON\.stringify would write null/);
+    expect(inspectValue({ s: '\ud800' })?.path).toBe('/s');
+    const nest = (levels: number): unknown => (levels === 1 ? {} : { a: nest(levels - 1) });
+    expect(inspectValue(nest(62), 3)).toBeUndefined();
+    expect(inspectValue(nest(63), 3)).toBeDefined();
   });
 });

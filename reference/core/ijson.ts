@@ -1,7 +1,8 @@
 /**
  * What JSON.parse cannot report about a text it accepted: duplicate member names, and I-JSON
- * violations (RFC 7493) — numbers beyond ±(2^53−1) (every double that large is an integer;
- * 1e400 is beyond the double range) and lone surrogates (spec: envelope#encoding).
+ * violations (RFC 7493) — integers beyond ±(2^53−1), an integer being a number written without a
+ * fraction or exponent part (`1e308` is a number of the double range, not an integer), numbers
+ * beyond the double range (`1e400`) and lone surrogates (spec: envelope#encoding).
  */
 import { isWellFormed } from './jcs.ts';
 import { escapePointer } from './validate.ts';
@@ -14,6 +15,21 @@ export const MAX_SAFE = 9007199254740991;
  * message is refused as MALFORMED_MESSAGE (spec: limits#nesting).
  */
 export const MAX_NESTING_DEPTH = 64;
+
+/** The most a number written as an integer may be in magnitude; JSON.stringify writes 1e21 and up with an exponent. */
+const EXPONENT_FROM = 1e21;
+
+/**
+ * The first I-JSON violation in a value about to be written with JSON.stringify, `depth` being the
+ * level the value will have in its message (the message itself is level 1): an integer beyond
+ * ±(2^53−1) that JSON.stringify writes as one (below 1e21), a number JSON cannot hold (NaN,
+ * ±Infinity, written as null), a lone surrogate, or nesting deeper than MAX_NESTING_DEPTH
+ * (spec: envelope#encoding, limits#nesting). Its path is a JSON Pointer into the value.
+ */
+export function inspectValue(value: unknown, depth = 1): { path: string; message: string } | undefined {
+  const found = walk(value, { members: 0, strings: true, written: true }, depth);
+  return found ? { path: pointerOf(found.segments), message: found.message } : undefined;
+}
 
 /** What the scan found first of each kind; each path is a JSON Pointer. */
 export interface ScanResult {
@@ -37,7 +53,7 @@ const SURROGATE_HINT = /\\u[dD][89abcdefABCDEF]/;
  * costs a full scanJson (spec: envelope#encoding, integrity#verification).
  */
 export function inspectParsed(text: string, value: unknown, duplicates: boolean): ScanResult {
-  const stats = { members: 0, strings: text.includes('\\u') && SURROGATE_HINT.test(text) };
+  const stats = { members: 0, strings: text.includes('\\u') && SURROGATE_HINT.test(text), written: false };
   const found = walk(value, stats, 1);
   if (found?.nesting) return { nesting: { path: pointerOf(found.segments), depth: MAX_NESTING_DEPTH + 1 } };
   // The walk stopped at an I-JSON finding: too deep a container further on still comes first.
@@ -47,6 +63,11 @@ export function inspectParsed(text: string, value: unknown, duplicates: boolean)
     if (scanned.duplicate) return { duplicate: scanned.duplicate };
   }
   if (!found) return {};
+  // A large number is judged by how the text writes it: only an integer form is held to ±(2^53−1).
+  if (found.number) {
+    const scanned = scanJson(text, false);
+    return scanned.ijson ? { ijson: scanned.ijson } : {};
+  }
   return { ijson: { path: pointerOf(found.segments), message: found.message } };
 }
 
@@ -55,6 +76,16 @@ interface Finding {
   message: string;
   /** The container at the end of `segments` lies deeper than MAX_NESTING_DEPTH. */
   nesting?: true;
+  /** A number beyond ±(2^53−1) in a parsed value: whether it breaks the rule depends on how its text writes it. */
+  number?: true;
+}
+
+/** What a walk counts and checks: members, strings for lone surrogates, numbers as JSON.stringify would write them. */
+interface WalkStats {
+  members: number;
+  strings: boolean;
+  /** The value is about to be written (not parsed from text): a number is judged by the form JSON.stringify gives it. */
+  written: boolean;
 }
 
 function pointerOf(segments: (string | number)[]): string {
@@ -65,12 +96,12 @@ function pointerOf(segments: (string | number)[]): string {
 }
 
 // Recursion is bounded by MAX_NESTING_DEPTH: a deeper container is reported, never entered.
-function walk(v: unknown, stats: { members: number; strings: boolean }, depth: number): Finding | null {
+function walk(v: unknown, stats: WalkStats, depth: number): Finding | null {
   if (typeof v === 'number') {
-    if (v > MAX_SAFE || v < -MAX_SAFE) {
-      const what = Number.isFinite(v) ? `${v} is an integer outside ±(2^53−1)` : 'a number lies beyond the double range';
-      return { segments: [], message: what };
-    }
+    if (v <= MAX_SAFE && v >= -MAX_SAFE) return null;
+    if (!stats.written) return { segments: [], message: 'a number lies outside ±(2^53−1)', number: true };
+    if (!Number.isFinite(v)) return { segments: [], message: `${v} is no JSON number (JSON.stringify would write null)` };
+    if (Math.abs(v) < EXPONENT_FROM) return { segments: [], message: `${JSON.stringify(v)} is an integer outside ±(2^53−1)` };
     return null;
   }
   if (typeof v === 'string') {
@@ -232,10 +263,11 @@ export function scanJson(text: string, duplicates: boolean): ScanResult {
       }
       if ((!simple || i - start > 15) && result.ijson === undefined) {
         const v = Number(text.slice(start, i));
-        if (v > MAX_SAFE || v < -MAX_SAFE) {
+        // An integer is a number written without a fraction or exponent part; any other number need only be a double.
+        if (simple ? v > MAX_SAFE || v < -MAX_SAFE : !Number.isFinite(v)) {
           const what = Number.isFinite(v)
             ? `${text.slice(start, Math.min(i, start + 40))} is an integer outside ±(2^53−1)`
-            : 'a number lies beyond the double range';
+            : `${text.slice(start, Math.min(i, start + 40))} lies beyond the double range`;
           result.ijson = { path: pointer(text, isObject, index, keyEnd, depth), message: what };
           if (!duplicates) return result;
         }

@@ -8,6 +8,7 @@ import { TapClientError, type PlanDecision, type PlanSubmitPayload, type ResultP
 import type { Logger, TapClient } from '../client/index.ts';
 import { newTraceparent, parseTraceparent, type TraceContext } from '../core/trace-context.ts';
 import { randomBytes } from '../crypto.ts';
+import { inputRefusal } from '../client/input-check.ts';
 import { currentTaskScope } from '../task-scope.ts';
 import { loadTelemetry, type SpanParent, type TapSpan, type Telemetry, type TelemetryOptions } from '../telemetry.ts';
 import { ConnectionPool, natsConnector, type Connector } from './pool.ts';
@@ -31,6 +32,11 @@ export interface MeshOptions {
   logger?: Logger;
   /** The most attempts of one copy, across agents (default 6; TAP-MESH-015). */
   maxAttempts?: number;
+  /**
+   * How long a copy whose listed agents all failed to open a session waits for discovery to list
+   * another before it fails unsent (default 2000 ms, never past the task's timeoutMs; TAP-MESH-024).
+   */
+  unreachedWaitMs?: number;
   /** Runs after `close`, once the sessions are closed (e.g. closes a connection the mesh was made with). */
   onClose?: () => Promise<void>;
   /**
@@ -91,6 +97,8 @@ export class Mesh {
   private readonly inFlight = new Map<string, number>();
   private readonly turns = new Map<string, number>();
   private readonly recorders = new Map<string, FrameRecorder>();
+  /** Agents no session could be opened to, with the entry they had then: routed to last until it is renewed or goes (TAP-MESH-025). */
+  private readonly suspects = new Map<string, { instance: string; updatedAt: string }>();
   private unwatch?: Promise<() => void>;
   private closed = false;
   private telemetry?: Promise<Telemetry>;
@@ -130,6 +138,9 @@ export class Mesh {
   /** Submits a task to one agent, or to several with a fan-out; each copy moves on loss (spec: mesh#routing, mesh#moving). */
   async submit(capability: string, input: unknown, options: MeshSubmitOptions = {}): Promise<MeshSubmission> {
     if (this.closed) throw new TapClientError('CLOSED', 'the mesh is closed');
+    // An input every agent would refuse is refused here, before any agent is chosen (TAP-ENV-002).
+    const refusal = inputRefusal(capability, input);
+    if (refusal) throw refusal;
     if (this.options.telemetry) this.telemetry ??= loadTelemetry(this.options.telemetry);
     const telemetry = await this.telemetry;
     // Inside a handler the submission continues that task: its trace, span and delegation path (spec: mesh#delegation).
@@ -152,7 +163,7 @@ export class Mesh {
       );
     }
     const byId = new Map(entries.map((e) => [e.agent_id, e]));
-    const chosen = route(policy, entries.map(candidateOf), this.routeState(), {
+    const chosen = this.route(policy, entries, {
       capability,
       ...(options.fanoutLimit !== undefined ? { fanoutLimit: options.fanoutLimit } : {}),
     });
@@ -246,7 +257,30 @@ export class Mesh {
   }
 
   private changed(change: RegistryChange): void {
+    if (change.kind !== 'live') this.suspects.delete(change.agentId);
     if (change.kind === 'stale') this.pool.drop(change.agentId);
+  }
+
+  /** True while the entry is the one its agent had when no session could be opened to it (TAP-MESH-025). */
+  private suspected(e: MeshEntry): boolean {
+    const s = this.suspects.get(e.agent_id);
+    if (!s) return false;
+    if (s.instance === e.instance && s.updatedAt === e.updated_at) return true;
+    // Renewed, or a new instance: the agent answers for itself again.
+    this.suspects.delete(e.agent_id);
+    return false;
+  }
+
+  /** Routes among the candidates no session failed to open to, then, for what is left, among the others (TAP-MESH-025). */
+  private route(policy: RoutePolicy, entries: readonly MeshEntry[], options: { capability: string; fanoutLimit?: number }): Candidate[] {
+    const doubted = entries.filter((e) => this.suspected(e));
+    if (doubted.length === 0) return route(policy, entries.map(candidateOf), this.routeState(), options);
+    const trusted = entries.filter((e) => !doubted.includes(e));
+    const first = route(policy, trusted.map(candidateOf), this.routeState(), options);
+    const wanted = Math.min(options.fanoutLimit ?? (policy === 'broadcast' ? entries.length : 1), entries.length);
+    if (first.length >= wanted) return first;
+    const rest = route(policy, doubted.map(candidateOf), this.routeState(), { ...options, fanoutLimit: wanted - first.length });
+    return [...first, ...rest];
   }
 
   private recorder(agentId: string, sink: TraceSink): FrameRecorder {
@@ -280,6 +314,7 @@ export class Mesh {
     const sink = this.options.traceSink;
     const host: CopyHost = {
       maxAttempts: this.options.maxAttempts ?? 6,
+      unreachedWaitMs: this.options.unreachedWaitMs ?? 2000,
       ...(telemetry
         ? {
             hopSpan: (a) =>
@@ -296,12 +331,11 @@ export class Mesh {
         const entries = (await this.discover({ ...query, capability })).filter(
           (e) => !exclude.has(e.agent_id) && !delegation?.includes(e.agent_id),
         );
-        const [c] = route(options.route === 'round-robin' ? 'round-robin' : 'least-loaded', entries.map(candidateOf), this.routeState(), {
-          capability,
-        });
+        const [c] = this.route(options.route === 'round-robin' ? 'round-robin' : 'least-loaded', entries, { capability });
         return c ? entries.find((e) => e.agent_id === c.agentId) : undefined;
       },
       client: (entry) => this.pool.client(entry),
+      unreachable: (entry) => this.suspects.set(entry.agent_id, { instance: entry.instance, updatedAt: entry.updated_at }),
       hold: (agentId) => {
         this.inFlight.set(agentId, (this.inFlight.get(agentId) ?? 0) + 1);
         return () => this.inFlight.set(agentId, Math.max(0, (this.inFlight.get(agentId) ?? 1) - 1));

@@ -8,6 +8,7 @@ import { Feed } from '../client/feed.ts';
 import { FollowedTask } from '../client/followed.ts';
 import { quiet } from '../client/errors.ts';
 import {
+  ClientCode,
   TapClientError,
   type Accepted,
   type PlanDecision,
@@ -41,6 +42,8 @@ export interface CopyHost {
   /** The next agent for this copy, avoiding `exclude`; undefined when there is none. */
   pick(capability: string, exclude: ReadonlySet<string>): Promise<MeshEntry | undefined>;
   client(entry: MeshEntry): Promise<TapClient>;
+  /** No session could be opened to the entry's agent, or it was down before a request went out: later routing avoids it (TAP-MESH-025). */
+  unreachable?(entry: MeshEntry): void;
   /** Counts a copy in flight on an agent (for least-loaded routing); returns the function that uncounts it. */
   hold(agentId: string): () => void;
   /** Agents other copies of the same submission hold (TAP-MESH-005, TAP-MESH-014). */
@@ -49,6 +52,8 @@ export interface CopyHost {
   ended(span: Span, taskId: string, agentId: string, code: string, status: 'moved' | 'indeterminate'): void;
   sleep(ms: number): Promise<void>;
   readonly maxAttempts: number;
+  /** How long a copy that reached no agent waits for discovery to list one it has not tried (TAP-MESH-024). */
+  readonly unreachedWaitMs: number;
   /** Starts the OpenTelemetry span of one attempt, when the mesh traces (spec: mesh#hop-trace-context). */
   hopSpan?(attempt: { capability: string; agentId: string; attempt: number; idempotencyKey: string }): TapSpan | undefined;
 }
@@ -152,6 +157,10 @@ export class MeshTask extends FollowedTask {
     const refused = new Set<string>();
     let lastError: Error | undefined;
     let entry = this.options.first;
+    // Agents no session could be opened to: nothing of the copy went there (TAP-MESH-024).
+    const unreached: string[] = [];
+    let unreachedWaits = 0;
+    const startedAt = Date.now();
     while (!this.done) {
       if (this.nextAttempt > this.host.maxAttempts) {
         return this.settle(lastError ?? new TapClientError('CAPABILITY_NOT_SUPPORTED', 'no attempt left'));
@@ -165,11 +174,27 @@ export class MeshTask extends FollowedTask {
           refused.clear();
           continue;
         }
+        if (!entry && this.hops.length === 0 && unreached.length > 0) {
+          // Every agent listed was tried and none answered: a registry view still filling (after a
+          // reconnect, say) may list live ones in a moment; wait for one within the bound.
+          const waited = Date.now() - startedAt;
+          const bound = Math.min(this.host.unreachedWaitMs, this.options.timeoutMs ?? Number.POSITIVE_INFINITY);
+          if (waited < bound) {
+            await this.host.sleep(Math.min(100 * 2 ** Math.min(unreachedWaits++, 3), bound - waited));
+            continue;
+          }
+          return this.settle(this.noneAnswered(unreached, lastError));
+        }
         if (!entry) {
           return this.settle(
             lastError ?? new TapClientError('CAPABILITY_NOT_SUPPORTED', `no live agent in the registry offers ${this.capability}`),
           );
         }
+      }
+      // Trying agent after agent stops at the copy's deadline (TAP-MESH-024).
+      if (unreached.length > 0 && this.options.timeoutMs !== undefined && Date.now() - startedAt >= this.options.timeoutMs) {
+        if (this.hops.length === 0) return this.settle(this.noneAnswered(unreached, lastError, this.options.timeoutMs));
+        return this.settle(lastError);
       }
       const chosen = entry;
       entry = undefined;
@@ -177,8 +202,10 @@ export class MeshTask extends FollowedTask {
       try {
         client = await this.host.client(chosen);
       } catch (err) {
-        // Nothing was sent: the copy may go elsewhere whatever its side effects.
+        // No session, so nothing was sent: the copy goes to the next candidate whatever its side effects (TAP-MESH-024).
         lost.add(chosen.agent_id);
+        unreached.push(chosen.agent_id);
+        this.host.unreachable?.(chosen);
         lastError = err as Error;
         continue;
       }
@@ -222,6 +249,8 @@ export class MeshTask extends FollowedTask {
         this.nextAttempt = attempt;
         this.hops.pop();
         this.attempts.pop();
+        unreached.push(chosen.agent_id);
+        this.host.unreachable?.(chosen);
       }
       if (step.kind === 'end') return step.error ? this.settle(step.error) : this.settle(undefined, step.result);
       lastError = step.error;
@@ -286,6 +315,16 @@ export class MeshTask extends FollowedTask {
         ),
       };
     }
+  }
+
+  /** The error of a copy that reached no agent: nothing was sent anywhere (TAP-MESH-024). */
+  private noneAnswered(tried: readonly string[], last: Error | undefined, deadlineMs?: number): TapClientError {
+    const why = deadlineMs !== undefined ? `its deadline of ${deadlineMs} ms passed after trying` : 'no session could be opened to';
+    return new TapClientError(
+      ClientCode.UNREACHABLE,
+      `no agent that offers ${this.capability} answered: ${why} ${tried.join(', ')}${last ? ` (last: ${last.message})` : ''}; nothing was sent. Check that these agents run; their registry entries stay listed until they expire`,
+      { unsent: true, ...(last ? { cause: last } : {}) },
+    );
   }
 
   /** A lost copy may move only when its capability declares no side effects (spec: mesh#moving, case 1). */

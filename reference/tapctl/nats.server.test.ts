@@ -116,7 +116,9 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tapctl nats agains
     const human = await tapctl('nats', 'submit', 'ops.echo', '{"n":1}', '--wait', '--server', server.url);
     expect(human.code).toBe(0);
     expect(human.err).toMatch(/Queued task-\d{8}-[0-9a-f]{12} for ops\.echo/);
-    expect(human.out).toMatch(/completed by tap\.ops-test at attempt 1: \{"echoed":\{"n":1\}\}/);
+    // The text gives state.attempts as the JSON does, with what it counts (TAP-NATS-019, TAP-NATS-054).
+    expect(human.out).toMatch(/completed by tap\.ops-test with attempts 0 \(no earlier delivery\): \{"echoed":\{"n":1\}\}/);
+    expect(human.out).not.toMatch(/attempt 1/);
     const json = await tapctl('nats', 'submit', 'ops.echo', '"text"', '--wait', '--json', '--server', server.url);
     expect(json.json()).toMatchObject({ status: 'completed', attempts: 0, output: { echoed: 'text' }, duplicate: false });
     const bad = await tapctl('nats', 'submit', 'ops.echo', '{oops', '--server', server.url);
@@ -159,7 +161,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tapctl nats agains
     expect(one.tasks.map((t: { task_id: string }) => t.task_id)).toEqual([ids[2]]);
     const human = await tapctl('nats', 'tasks', '-s', server.url);
     expect(human.out).toContain('3 of 3 records on TAP_TASKS');
-    expect(human.out).toMatch(new RegExp(`${ids[1]}\\s+attempt 1\\s+waiting for a runner\\s+\\{"a":2\\}`));
+    expect(human.out).toMatch(new RegExp(`${ids[1]}\\s+attempts 0 \\(no earlier delivery\\)\\s+waiting for a runner\\s+\\{"a":2\\}`));
     const status = await tapctl('nats', 'status', '-s', server.url);
     expect(status.out).toMatch(/TAP_TASKS\s+task queue\s+3 messages/);
     expect(status.out).toMatch(/ops\.parked\s+2\n/);
@@ -208,7 +210,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tapctl nats agains
     ]);
     const human = await tapctl('nats', 'dead-letters', '-s', server.url);
     expect(human.out).toMatch(
-      new RegExp(`${submitted.task_id}\\s+ops\\.poison\\s+1 deliveries\\s+MAX_ATTEMPTS: the phase was delivered 1 times`),
+      new RegExp(`${submitted.task_id}\\s+ops\\.poison\\s+attempts 1 \\(1 delivery\\)\\s+MAX_ATTEMPTS: the phase was delivered 1 times`),
     );
 
     // Requeued while no runner serves it, it dies a second time: a second dead letter, not a duplicate dropped.
@@ -219,7 +221,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tapctl nats agains
     expect(requeued.code).toBe(0);
     expect(requeued.out).toMatch(
       new RegExp(
-        `Requeued ${submitted.task_id} to tap\\.tasks\\.ops\\.poison \\(queue sequence \\d+\\) after 1 deliveries \\(MAX_ATTEMPTS\\); a new attempt series starts at attempt 1; dead letter #\\d+ removed`,
+        `Requeued ${submitted.task_id} to tap\\.tasks\\.ops\\.poison \\(queue sequence \\d+\\) after attempts 1 \\(1 delivery\\), MAX_ATTEMPTS; a new attempt series starts at attempts 0; dead letter #\\d+ removed`,
       ),
     );
     expect(await deadIds()).toEqual([]);

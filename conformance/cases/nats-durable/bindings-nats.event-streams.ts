@@ -32,7 +32,7 @@ export const cases: Case[] = [
       await plantEvents(view, record.task_id, earlier).catch((err: Error) => {
         throw new Stop(notTested(`the harness cannot store an earlier delivery's messages in ${S.events} (${err.message})`));
       });
-      const ack = await view.js.publish(taskSubject(S, 'tap.test.echo'), JSON.stringify(record), { msgID: `${record.task_id}:submit` });
+      const ack = await view.publishRaw(taskSubject(S, 'tap.test.echo'), JSON.stringify(record), { msgID: `${record.task_id}:submit` });
       const gone = await view.drained(ack.seq, ctx.scaled(10_000));
       const done = await view.finished(record.task_id, ctx.scaled(2000));
       const entries = await view.stream(record.task_id, (e) => e.length > earlier.length, ctx.scaled(1000));
@@ -255,7 +255,7 @@ export const cases: Case[] = [
         sequence: 2,
         payload: { status: 'completed', output: planted },
       };
-      await view.js.publish(eventSubject(S, record.task_id), JSON.stringify(other), { msgID: `${record.task_id}:2`, headers: h });
+      await view.publishRaw(eventSubject(S, record.task_id), JSON.stringify(other), { msgID: `${record.task_id}:2`, headers: h });
       const done = await view.finished(record.task_id, ctx.scaled(ms + 2 * q.ackWaitMs + 10_000));
       const entries = await view.stream(record.task_id, (e) => e.length > 2, ctx.scaled(500));
       return verdictOf(

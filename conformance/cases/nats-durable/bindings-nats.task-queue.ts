@@ -262,7 +262,7 @@ export const cases: Case[] = [
           const other = await view.publish('tap.test.echo', { marker }, { record: (r) => ({ ...r, next_phase: 'tap.test.counter' }) });
           seqs.push(other.seq);
         } else {
-          const ack = await view.js.publish(taskSubject(S, 'tap.test.echo'), bytes, { msgID: `${marker}:${i}` });
+          const ack = await view.publishRaw(taskSubject(S, 'tap.test.echo'), bytes, { msgID: `${marker}:${i}` });
           seqs.push(ack.seq);
         }
       }
@@ -334,7 +334,7 @@ export const cases: Case[] = [
       ).catch((err: Error) => {
         throw new Stop(notTested(`the harness cannot store an earlier delivery's messages in ${S.events} (${err.message})`));
       });
-      await view.js.publish(taskSubject(S, 'tap.test.echo'), JSON.stringify(record), { msgID: `${record.task_id}:submit` });
+      await view.publishRaw(taskSubject(S, 'tap.test.echo'), JSON.stringify(record), { msgID: `${record.task_id}:submit` });
       const done = await view.finished(record.task_id, ctx.scaled(10_000));
       return verdictOf(
         'state.attempts 2, as the stored task.result',

@@ -25,6 +25,7 @@ import { recordFromDraft, type TaskRecord } from '../../../reference/workspace/r
 import type { CaseContext } from '../../context.ts';
 import { fail } from '../../verdict.ts';
 import { Stop } from '../kit.ts';
+import { leftoversOf, type DurableLeftovers } from './durable-leftovers.ts';
 
 /** The NATS client (an optional peer): its MissingPeerError names the npm command when it is absent. */
 export const natsLibraries = async () => {
@@ -65,6 +66,9 @@ export interface Entry {
 
 /** The harness's own JetStream view of the server the target URL names. */
 export class DurableView {
+  /** Where the run notes what it publishes, removed once its cases end (durable-leftovers.ts). */
+  private leftovers?: DurableLeftovers;
+
   private constructor(
     readonly lib: NatsLibraries,
     readonly nc: NatsConnection,
@@ -86,7 +90,10 @@ export class DurableView {
     const nc = await connectTarget(ctx, lib);
     try {
       const jsm = await lib.jetstreamManager(nc, { timeout: ctx.scaled(5000) });
-      return new DurableView(lib, nc, lib.jetstream(nc), jsm, targetOf(ctx).agentId, ctx.env.signingKey);
+      const view = new DurableView(lib, nc, lib.jetstream(nc), jsm, targetOf(ctx).agentId, ctx.env.signingKey);
+      view.leftovers = leftoversOf(ctx, () => DurableView.open(ctx));
+      await view.leftovers.begin(() => view.deadMark());
+      return view;
     } catch (err) {
       await nc.close();
       throw err;
@@ -124,8 +131,17 @@ export class DurableView {
     let msgId = o.msgId ?? (o.idempotency ? `${o.idempotency.principal}:${capability}:${o.idempotency.key}` : `${record.task_id}:submit`);
     const signature = (record.metadata[RECORD_SIGNATURE] as { value?: string } | undefined)?.value;
     if (o.msgId === undefined && signature) msgId += `:${createHash('sha256').update(signature).digest('hex').slice(0, 32)}`;
-    const ack = await this.js.publish(taskSubject(S, capability), JSON.stringify(record), { msgID: msgId });
+    const body = JSON.stringify(record);
+    const ack = await this.js.publish(taskSubject(S, capability), body, { msgID: msgId });
+    this.leftovers?.published(taskSubject(S, capability), ack.seq, body, o.idempotency && { ...o.idempotency, capability });
     return { record, seq: ack.seq, duplicate: ack.duplicate };
+  }
+
+  /** Publishes a message of the harness's own making (a record it shaped, events it plants), noted for removal at the run's end. */
+  async publishRaw(subject: string, data: string | Uint8Array, options: Parameters<JetStreamClient['publish']>[2]) {
+    const ack = await this.js.publish(subject, data, options);
+    this.leftovers?.published(subject, ack.seq, data);
+    return ack;
   }
 
   /** Reads the task's stream from the start until `done(entries)` holds or `ms` pass; on a fresh NATS connection if `nc` is given. */

@@ -84,7 +84,7 @@ export async function plantEvents(
     };
     const h = view.lib.headers();
     h.set('Tap-Attempt', String(attempt));
-    await view.js.publish(eventSubject(S, taskId), JSON.stringify(message), { msgID: `${taskId}:${i + 1}`, headers: h });
+    await view.publishRaw(eventSubject(S, taskId), JSON.stringify(message), { msgID: `${taskId}:${i + 1}`, headers: h });
   }
 }
 

@@ -59,7 +59,7 @@ const tasksCommand: Command = {
   help: `Usage: tapctl nats tasks [--capability <name>] [--limit <n>] [--server <url>] [--json]
 
 Lists the task records on TAP_TASKS, oldest first, grouped by capability, without consuming
-them: stream sequence, task id, the attempt the record is at (state.attempts + 1), whether a
+them: stream sequence, task id, the record's state.attempts (its earlier deliveries), whether a
 runner has had it (delivered: a runner holds it, or its lease expired and it waits for
 redelivery; the server keeps the delivery count of those), and its input.
 
@@ -92,7 +92,7 @@ const deadLettersCommand: Command = {
 Lists the records on TAP_DEAD, oldest first: records whose deliveries reached the consumer's
 maximum without an acknowledgement (last_error MAX_ATTEMPTS) and queue messages a runner refused
 at once (not a task record for the queue, or not signed by a principal it trusts), with their
-capability, the number of deliveries and the reason recorded.
+capability, state.attempts (the number of deliveries it had) and the reason recorded.
 
 Options:
   -c, --capability <name>  only this capability's dead letters

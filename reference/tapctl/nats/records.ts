@@ -40,6 +40,20 @@ export interface DeadLetter {
   problem?: string;
 }
 
+/**
+ * A record's `state.attempts` for people, with what it counts: the deliveries of its phase before
+ * the current one (the delivery count less one, TAP-NATS-019), so the text says the number the
+ * JSON gives.
+ */
+export function attemptsText(attempts: number): string {
+  return `attempts ${attempts} (${attempts === 0 ? 'no earlier delivery' : `${attempts} earlier deliver${attempts === 1 ? 'y' : 'ies'}`})`;
+}
+
+/** A dead letter's `state.attempts` for people: the deliveries it had (TAP-NATS-029). */
+export function deadAttemptsText(attempts: number): string {
+  return `attempts ${attempts} (${attempts} deliver${attempts === 1 ? 'y' : 'ies'})`;
+}
+
 const tail = (subject: string, head: string): string => (subject.startsWith(head) ? subject.slice(head.length) : subject);
 
 /** The highest stream sequence each capability's consumer has delivered, by capability subject. */
@@ -110,7 +124,7 @@ export async function runTasks(
         list.map((t) => [
           `#${t.seq}`,
           t.task_id ?? '?',
-          t.attempts === null ? '' : `attempt ${t.attempts + 1}`,
+          t.attempts === null ? '' : attemptsText(t.attempts),
           t.delivery === 'waiting' ? 'waiting for a runner' : 'delivered: held by a runner or waiting for redelivery',
           t.problem ?? excerpt(t.input, 60),
         ]),
@@ -145,7 +159,7 @@ export async function runDeadLetters(
         `#${d.seq}`,
         d.task_id ?? '?',
         d.capability,
-        d.attempts === null ? '' : `${d.attempts} deliveries`,
+        d.attempts === null ? '' : deadAttemptsText(d.attempts),
         d.problem ?? (d.reason ? `${d.reason.code}: ${excerpt(d.reason.message, 80)}` : 'no reason recorded'),
       ]),
     );

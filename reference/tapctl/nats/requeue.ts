@@ -10,7 +10,7 @@ import { taskSubject } from '../../jetstream/streams.ts';
 import { CliError, type CommandContext } from '../registry.ts';
 import { printJson } from '../workspace/format.ts';
 import { openNats, requireStream, type NatsSession } from './connection.ts';
-import { deadLetters, type DeadLetter } from './records.ts';
+import { deadAttemptsText, deadLetters, type DeadLetter } from './records.ts';
 
 /** What happened to one dead letter. */
 export interface Requeued {
@@ -101,8 +101,8 @@ export async function runRequeue(
     }
     for (const r of done) {
       ctx.io.out(
-        `Requeued ${r.task_id} to ${taskSubject(s.names, r.capability)} (queue sequence ${r.queue_seq}) after ${r.previous_attempts ?? '?'} deliveries` +
-          `${r.previous_error ? ` (${r.previous_error.code})` : ''}; a new attempt series starts at attempt 1; dead letter #${r.dead_seq} removed.\n`,
+        `Requeued ${r.task_id} to ${taskSubject(s.names, r.capability)} (queue sequence ${r.queue_seq}) after ${r.previous_attempts === null ? 'an unknown number of deliveries' : deadAttemptsText(r.previous_attempts)}` +
+          `${r.previous_error ? `, ${r.previous_error.code}` : ''}; a new attempt series starts at attempts 0; dead letter #${r.dead_seq} removed.\n`,
       );
     }
     return 0;

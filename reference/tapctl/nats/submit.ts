@@ -10,6 +10,7 @@ import { readSigningKey, type SigningKey } from '../../trust.ts';
 import { CliError, type CommandContext } from '../registry.ts';
 import { excerpt, printJson } from '../workspace/format.ts';
 import { openNats, readStream, requireStream, type NatsSession } from './connection.ts';
+import { attemptsText } from './records.ts';
 
 /** Options of `tapctl nats submit` after parsing. */
 export interface SubmitOptions {
@@ -133,7 +134,7 @@ export async function runSubmit(o: SubmitOptions, ctx: CommandContext): Promise<
       });
     } else {
       ctx.io.out(
-        `${doneId !== taskId ? `${taskId} is a repeat of ${doneId}: ` : ''}${doneId} ${done.state.status} by ${done.state.processed_by ?? '?'} at attempt ${done.state.attempts + 1}: ` +
+        `${doneId !== taskId ? `${taskId} is a repeat of ${doneId}: ` : ''}${doneId} ${done.state.status} by ${done.state.processed_by ?? '?'} with ${attemptsText(done.state.attempts)}: ` +
           (done.state.last_error
             ? `${done.state.last_error.code}: ${done.state.last_error.message}`
             : excerpt(last?.output ?? null, 2000)) +
