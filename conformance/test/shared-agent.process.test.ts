@@ -1,20 +1,21 @@
 /**
- * tap-conform against one agent process that serves every case (WebSocket, NATS), whose card
- * allows 8 tasks at once, the value of the README's example: the suite keeps its own load within
- * that limit, so the agent, which answers BUSY beyond it as it must, certifies
- * (spec: limits#concurrency, conformance#verdicts TAP-CONF-002). Each run is the bin, with the
- * reference agent's bin behind it.
+ * tap-conform against one agent process that serves every case over WebSocket, whose card allows
+ * 8 tasks at once, the value of the README's example: the suite keeps its own load within that
+ * limit, so the agent, which answers BUSY beyond it as it must, certifies (spec: limits#concurrency,
+ * conformance#verdicts TAP-CONF-002). The run is the bin, with the reference agent's bin behind it.
+ * Over NATS the same run is the durable agent's certification in nats-durable.server.test.ts (one
+ * whole run over NATS with durable queues holds both); shared-agent.testkit.ts has what both check.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { b64u, newKey } from '../mac.ts';
-import { NO_NATS_SERVER, natsServerInstalled, startNatsServer } from '../../reference/transports/nats/nats-server.testkit.ts';
+import { busyAnswers, expectWithinLimits, SHARED_LIMIT } from './shared-agent.testkit.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CONFORM = join(ROOT, 'bin/tap-conform.mjs');
@@ -27,8 +28,6 @@ afterAll(async () => {
   for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   rmSync(work, { recursive: true, force: true });
 });
-
-if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
 
 /** Starts the reference agent with `args` and resolves with the URL it prints once ready. */
 async function agent(args: string[]): Promise<{ url: string; child: ChildProcess }> {
@@ -74,40 +73,19 @@ function conform(name: string, url: string): Promise<Run> {
     child.stderr.on('data', (d) => (stderr += d));
     child.on('close', (code) => {
       started.delete(child);
-      const busy = new Map<string, number>();
-      // A run that ended before its first case wrote no transcripts: the assertions say what it printed.
-      for (const file of existsSync(transcripts) ? readdirSync(transcripts) : []) {
-        const answered = readFileSync(join(transcripts, file), 'utf8')
-          .split('\n')
-          .filter((l) => l.includes('"dir":"in"') && l.includes('\\"type\\":\\"error\\"') && l.includes('\\"code\\":\\"BUSY\\"')).length;
-        if (answered > 0) busy.set(file.replace(/\.ndjson$/, ''), answered);
-      }
       resolve({
         code,
         stderr,
         report: existsSync(json) ? JSON.parse(readFileSync(json, 'utf8')) : { cases: [], level: stderr.slice(-2000) },
-        busy,
+        busy: busyAnswers(transcripts),
       });
     });
   });
 }
 
-/** No case failed or errored; the agent answered BUSY only where a case fills a limit on purpose. */
-function expectWithinLimits(run: Run): void {
-  const bad = run.report.cases.filter((c: { verdict: string }) => c.verdict === 'FAIL' || c.verdict === 'ERROR');
-  expect(bad.map((c: { id: string; verdict: string; detail: string }) => `${c.verdict} ${c.id}: ${c.detail}`)).toEqual([]);
-  expect(run.stderr).toContain(
-    "tap-conform: the agent's card allows 8 tasks at once (limits.max_concurrent_tasks); every case shares this agent, so a case starts only when its tasks fit beside those the suite holds there",
-  );
-  // tasks.concurrency.busy asks for a session limit of 1 and goes past it; the retention case floods the agent alone.
-  const elsewhere = [...run.busy.keys()].filter((id) => id !== 'tasks.concurrency.busy' && id !== 'core.limits.retention-per-principal');
-  expect(elsewhere).toEqual([]);
-  expect(run.busy.get('tasks.concurrency.busy')).toBe(1);
-}
-
 describe('an agent whose card allows 8 tasks at once, serving every case from one process', () => {
   it('over WebSocket, certifies', { timeout: 600_000 }, async () => {
-    const { url, child } = await agent(['--listen', 'ws://127.0.0.1:0', '--max-concurrent-tasks', '8']);
+    const { url, child } = await agent(['--listen', 'ws://127.0.0.1:0', '--max-concurrent-tasks', String(SHARED_LIMIT)]);
     try {
       const run = await conform('websocket', url);
       expectWithinLimits(run);
@@ -115,23 +93,6 @@ describe('an agent whose card allows 8 tasks at once, serving every case from on
       expect(run.code, run.stderr.slice(-2000)).toBe(0);
     } finally {
       await stop(child);
-    }
-  });
-
-  it.skipIf(!natsServerInstalled)('over NATS, certifies', { timeout: 600_000 }, async () => {
-    const server = await startNatsServer();
-    try {
-      const { url, child } = await agent(['--nats', server.url, '--durable', '--lease-ms', '3000', '--max-concurrent-tasks', '8']);
-      try {
-        const run = await conform('nats', url);
-        expectWithinLimits(run);
-        expect(run.report.certified, run.report.level).toBe(true);
-        expect(run.code, run.stderr.slice(-2000)).toBe(0);
-      } finally {
-        await stop(child);
-      }
-    } finally {
-      await server.stop();
     }
   });
 });
