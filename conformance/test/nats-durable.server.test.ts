@@ -5,8 +5,8 @@
  * killed agent left; queues another agent serves and a lease over the bound are said to be what
  * they are, never FAILs. The broken durable agents are judged in nats-durable-broken.server.test.ts,
  * a file of its own so that another worker runs them beside these. The whole run against the bin
- * is also the NATS run of shared-agent.process.test.ts: one agent process serves every case with a
- * card of 8 tasks at once and a run key, and the suite keeps its load within that limit.
+ * is also the run of one agent process that serves every case with a card of 8 tasks at once and a
+ * run key: the suite keeps its load within that limit (shared-agent.testkit.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -130,7 +130,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
 
   // A lease of 8 s makes the lease case a wait of 20 s, past the 15 s after which a wait says how far
   // it is; the default 30 s lease is the same arithmetic over 75 s (conformance/cases/nats-durable).
-  // The agent's card allows 8 tasks at once and it holds the run key, as in shared-agent.process.test.ts.
+  // The agent's card allows 8 tasks at once and it holds the run key (shared-agent.testkit.ts).
   it('certifies the bin with --durable and a lease worth waiting on, serving every case from one process with a card of 8 tasks at once: the lease case says what it waits for, and how far it is', {
     timeout: 180_000,
   }, async () => {

@@ -1,10 +1,14 @@
 /**
- * Test support for runs of the whole suite against one agent process that serves every case, with
+ * Test support for a run of the whole suite against one agent process that serves every case, with
  * a card that allows 8 tasks at once (the README's example): what such a run must show — no case
  * FAILs or ERRORs, tap-conform says it keeps its load within the card's limit, and the agent
  * answered BUSY only in the cases that fill a limit on purpose (spec: limits#concurrency,
- * conformance#verdicts TAP-CONF-002). Used by shared-agent.process.test.ts (WebSocket) and
- * nats-durable.server.test.ts (NATS, with durable queues).
+ * conformance#verdicts TAP-CONF-002). nats-durable.server.test.ts holds its run over NATS, with
+ * durable queues, to it. Over WebSocket the same agent is the README's (its card allows 8 tasks at
+ * once), certified strictly with its own run key by npm test's docs step, where a BUSY the suite's
+ * load drew would make a case ERROR; and memory-suite-limits.slow.test.ts holds the suite's
+ * scheduling (the same gate of conformance/load.ts) to answering BUSY only where a case asks for
+ * it, on every case.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
