@@ -68,14 +68,16 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
     return s;
   }
 
-  /** A reference agent process: its URL, its stderr so far, and a stop (SIGTERM, or SIGKILL as an agent that dies). */
+  /**
+   * A reference agent process, the compiled bin (vitest's global setup keeps dist/ current): its
+   * URL, its stderr so far, and a stop (SIGTERM, or SIGKILL as an agent that dies).
+   */
   async function reference(
     url: string,
     args: string[],
-    o: { bin?: boolean; env?: NodeJS.ProcessEnv } = {},
+    o: { env?: NodeJS.ProcessEnv } = {},
   ): Promise<{ url: string; stderr: () => string; kill: (signal?: NodeJS.Signals) => Promise<void> }> {
-    const program = o.bin ? [AGENT] : ['--import', 'tsx', 'reference/agents/reference-agent.ts'];
-    const agent: ChildProcess = spawn(process.execPath, [...program, '--nats', url, '--grace-ms', '1000', ...args], {
+    const agent: ChildProcess = spawn(process.execPath, [AGENT, '--nats', url, '--grace-ms', '1000', ...args], {
       cwd: ROOT,
       env: { ...process.env, ...o.env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -136,10 +138,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
   }, async () => {
     const s = await server();
     const key = { TAP_HMAC_KEY_ID: 'shared-key', TAP_HMAC_KEY: randomBytes(32).toString('base64url'), TAP_HMAC_PEER: 'tap-conform.hmac' };
-    const agent = await reference(s.url, ['--durable', '--lease-ms', '8000', '--max-concurrent-tasks', String(SHARED_LIMIT)], {
-      bin: true,
-      env: key,
-    });
+    const agent = await reference(s.url, ['--durable', '--lease-ms', '8000', '--max-concurrent-tasks', String(SHARED_LIMIT)], { env: key });
     const transcripts = mkdtempSync(join(tmpdir(), 'tap-durable-transcripts-'));
     cleanups.push(async () => rmSync(transcripts, { recursive: true, force: true }));
     const hmac = ['--hmac-key-id', key.TAP_HMAC_KEY_ID, `--hmac-key=${key.TAP_HMAC_KEY}`, '--hmac-peer', key.TAP_HMAC_PEER];
