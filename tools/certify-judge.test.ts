@@ -62,6 +62,10 @@ describe("judging the reference's certification runs", () => {
     const uncertified = reports({ websocket: [['a', 'PASS']] }, false);
     expect(judgeRuns(uncertified, WS)).toMatchObject({ passed: 1, failed: 1, lines: ['websocket: the run websocket did not certify'] });
     expect(judgeRuns(uncertified, { stdio: ['stdio'] })).toMatchObject({ failed: 1, lines: ['stdio: no report stdio.json'] });
+    // A binding certified elsewhere may have a partial first run: its cases are still judged.
+    expect(judgeRuns(uncertified, WS, ['websocket'])).toEqual({ passed: 1, failed: 0, lines: [] });
+    const partialFailing = reports({ websocket: [['b', 'FAIL', 'broke']] }, false);
+    expect(judgeRuns(partialFailing, WS, ['websocket'])).toEqual({ passed: 0, failed: 1, lines: ['websocket (websocket): FAIL b: broke'] });
     // A focused run of the security profile is partial, never a certification: only the first must certify.
     const focused = reports({ websocket: [['a', 'PASS']] });
     writeFileSync(

@@ -2,8 +2,10 @@
  * The main job: certifies the bundled reference agent with tap-conform over stdio and over
  * WebSocket, printing each report and writing the JSON, HTML, JUnit and badge reports of each
  * binding into reports/ (or `--reports <dir>`). `--package <dir>` runs the bins of an installed
- * copy of the package instead of this checkout's (the tarball test does). Other arguments after
- * `--` go to tap-conform. A line is printed at least every 10 s while a run is quiet.
+ * copy of the package instead of this checkout's (the tarball test does). `--stdio-only <id>`
+ * (repeatable) narrows the plain stdio run to those cases, for a caller that certifies the whole
+ * suite over stdio elsewhere (npm test: the README's agent, tools/test-all.ts). Other arguments
+ * after `--` go to tap-conform. A line is printed at least every 10 s while a run is quiet.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
@@ -149,7 +151,7 @@ async function webSocketRun(o: WebSocketRun): Promise<number> {
 
 async function main(): Promise<number> {
   const { values, positionals } = parseArgs({
-    options: { reports: { type: 'string' }, package: { type: 'string' } },
+    options: { reports: { type: 'string' }, package: { type: 'string' }, 'stdio-only': { type: 'string', multiple: true } },
     allowPositionals: true,
   });
   const pkg = resolve(values.package ?? root);
@@ -172,7 +174,10 @@ async function main(): Promise<number> {
   const focus = ['--profile', 'security', '--profile', 'authorization'];
   const tokens = await tokenCredentials(scratch);
 
-  console.log(`\n=== tap-conform: reference agent over stdio (${relative(process.cwd(), pkg) || '.'}) ===\n`);
+  const stdioOnly = values['stdio-only'] ?? [];
+  console.log(
+    `\n=== tap-conform: reference agent over stdio (${relative(process.cwd(), pkg) || '.'})${stdioOnly.length ? `, ${stdioOnly.length} cases` : ''} ===\n`,
+  );
   // A state folder per case ("{state}", made by tap-conform) gives the agent durability "restart",
   // so the crash-and-restart cases run too (spec: tasks#durability).
   const stdioRun = (name: string, args: string[], agentArgs: string[]) =>
@@ -182,7 +187,13 @@ async function main(): Promise<number> {
       process.env,
       `the ${name} run`,
     );
-  const stdioRuns = [await stdioRun('stdio', [], ['--state-dir', '{state}'])];
+  const stdioRuns = [
+    await stdioRun(
+      'stdio',
+      stdioOnly.flatMap((id) => ['--only', id]),
+      ['--state-dir', '{state}'],
+    ),
+  ];
   console.log('\n=== tap-conform: the security profile over stdio with bearer tokens ===\n');
   stdioRuns.push(await stdioRun('stdio-tokens', [...focus, ...tokens.harness], tokens.agent));
   const stdio = stdioRuns.find((code) => code !== 0) ?? 0;
@@ -194,8 +205,14 @@ async function main(): Promise<number> {
   const hmac = ['--hmac-key-id', key.TAP_HMAC_KEY_ID, `--hmac-key=${key.TAP_HMAC_KEY}`, '--hmac-peer', key.TAP_HMAC_PEER];
   const run = (o: Omit<WebSocketRun, 'conform' | 'agent' | 'env' | 'scratch' | 'reports' | 'extra'>) =>
     webSocketRun({ ...o, conform, agent, env, scratch, reports, extra: [...extra, ...hmac] });
-  console.log('\n=== tap-conform: reference agent over WebSocket (signed with a fresh HMAC key) ===\n');
-  const runs = [await run({ name: 'websocket', label: 'the WebSocket run', agentArgs: ['--listen', 'ws://127.0.0.1:0'] })];
+  // The agent keeps its tasks in a state folder here too (durability "restart"): every case of the
+  // suite runs against the durable store, as over stdio, where only the restart cases need it.
+  console.log('\n=== tap-conform: reference agent over WebSocket (signed with a fresh HMAC key, tasks kept in a state folder) ===\n');
+  const wsState = join(scratch, 'websocket-state');
+  mkdirSync(wsState);
+  const runs = [
+    await run({ name: 'websocket', label: 'the WebSocket run', agentArgs: ['--listen', 'ws://127.0.0.1:0', '--state-dir', wsState] }),
+  ];
   if (lacks('openssl')) console.log('\ncertify: no openssl here to make certificates: the client certificate run is left out\n');
   else {
     const certificates = certificateCredentials();
@@ -235,7 +252,7 @@ async function main(): Promise<number> {
   else console.error(`certify: the WebSocket agents' logs are in ${scratch}`);
   const where = relative(process.cwd(), reports) || '.';
   console.log(
-    `\nstdio: ${stdio === 0 ? 'certified' : `not certified (exit ${stdio})`}; WebSocket: ${ws === 0 ? 'certified' : `not certified (exit ${ws})`}` +
+    `\nstdio: ${stdio !== 0 ? `not certified (exit ${stdio})` : stdioOnly.length ? `the ${stdioOnly.length} cases given passed (a partial run)` : 'certified'}; WebSocket: ${ws === 0 ? 'certified' : `not certified (exit ${ws})`}` +
       ` — in ${Math.round((Date.now() - started) / 1000)} s`,
   );
   console.log(`reports: ${where}/{${[...RUNS.stdio, ...RUNS.websocket].join(',')}}.{json,html,xml,svg}`);

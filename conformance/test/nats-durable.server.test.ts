@@ -4,10 +4,16 @@
  * that serves no durable queue leaves the profile UNIMPLEMENTED, also beside consumers that a
  * killed agent left; queues another agent serves and a lease over the bound are said to be what
  * they are, never FAILs. The broken durable agents are judged in nats-durable-broken.server.test.ts,
- * a file of its own so that another worker runs them beside these.
+ * a file of its own so that another worker runs them beside these. The whole run against the bin
+ * is also the run of one agent process that serves every case with a card of 8 tasks at once and a
+ * run key: the suite keeps its load within that limit (shared-agent.testkit.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { connect } from '@nats-io/transport-node';
@@ -37,6 +43,7 @@ import {
   signing,
   UNSIGNED_STORED,
 } from './nats-durable.testkit.ts';
+import { busyAnswers, expectWithinLimits, SHARED_LIMIT } from './shared-agent.testkit.ts';
 import { lacks, needing } from '../../test/system-tools.testkit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
@@ -64,15 +71,18 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
     return s;
   }
 
-  /** A reference agent process: its URL, its stderr so far, and a stop (SIGTERM, or SIGKILL as an agent that dies). */
+  /**
+   * A reference agent process, the compiled bin (vitest's global setup keeps dist/ current): its
+   * URL, its stderr so far, and a stop (SIGTERM, or SIGKILL as an agent that dies).
+   */
   async function reference(
     url: string,
     args: string[],
-    o: { bin?: boolean } = {},
+    o: { env?: NodeJS.ProcessEnv } = {},
   ): Promise<{ url: string; stderr: () => string; kill: (signal?: NodeJS.Signals) => Promise<void> }> {
-    const program = o.bin ? [AGENT] : ['--import', 'tsx', 'reference/agents/reference-agent.ts'];
-    const agent: ChildProcess = spawn(process.execPath, [...program, '--nats', url, '--grace-ms', '1000', ...args], {
+    const agent: ChildProcess = spawn(process.execPath, [AGENT, '--nats', url, '--grace-ms', '1000', ...args], {
       cwd: ROOT,
+      env: { ...process.env, ...o.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';
@@ -163,12 +173,20 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
 
   // A lease of 8 s makes the lease case a wait of 20 s, past the 15 s after which a wait says how far
   // it is; the default 30 s lease is the same arithmetic over 75 s (conformance/cases/nats-durable).
-  it('certifies the bin with --durable and a lease worth waiting on: the lease case says what it waits for, and how far it is', {
-    timeout: 120_000,
+  // The agent's card allows 8 tasks at once and it holds the run key (shared-agent.testkit.ts).
+  it('certifies the bin with --durable and a lease worth waiting on, serving every case from one process with a card of 8 tasks at once: the lease case says what it waits for, and how far it is', {
+    timeout: 180_000,
   }, async () => {
     const s = await server();
-    const agent = await reference(s.url, ['--durable', '--lease-ms', '8000'], { bin: true });
-    const run = await tapConform([agent.url]);
+    const key = { TAP_HMAC_KEY_ID: 'shared-key', TAP_HMAC_KEY: randomBytes(32).toString('base64url'), TAP_HMAC_PEER: 'tap-conform.hmac' };
+    const agent = await reference(s.url, ['--durable', '--lease-ms', '8000', '--max-concurrent-tasks', String(SHARED_LIMIT)], { env: key });
+    const transcripts = mkdtempSync(join(tmpdir(), 'tap-durable-transcripts-'));
+    cleanups.push(async () => rmSync(transcripts, { recursive: true, force: true }));
+    const hmac = ['--hmac-key-id', key.TAP_HMAC_KEY_ID, `--hmac-key=${key.TAP_HMAC_KEY}`, '--hmac-peer', key.TAP_HMAC_PEER];
+    const run = await tapConform([agent.url, '--transcripts', transcripts, ...hmac]);
+    expectWithinLimits({ ...run, busy: busyAnswers(transcripts) });
+    // The run key reached the agent: the integrity cases ran over NATS.
+    expect(run.report?.cases.filter((c) => c.profile === 'integrity' && c.verdict === 'PASS').length).toBeGreaterThan(0);
     const bad = run.report?.cases.filter((c) => c.verdict === 'FAIL' || c.verdict === 'ERROR' || c.verdict === 'NOT-TESTED');
     expect(bad?.map((c) => `${c.id}: ${c.verdict} ${c.detail}`)).toEqual([]);
     expect(run.code).toBe(0);

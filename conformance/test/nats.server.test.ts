@@ -1,8 +1,14 @@
 /**
- * tap-conform over the NATS binding against a real nats-server: the README's command pair
- * certifies the reference agent (which serves no durable queue: every case of the nats profile and
- * the task cases pass in that run), each broken agent fails the case of its rule, and
- * two processes under one agent id stop the run with a message that says so.
+ * tap-conform over the NATS binding against a real nats-server: an agent that serves no durable
+ * queue leaves the nats-durable profile UNIMPLEMENTED and says why, each broken agent fails the case
+ * of its rule, and two processes under one agent id stop the run with a message that says so.
+ *
+ * The whole suite over NATS against the reference agent is the README's command pair
+ * (`tap-reference-agent --nats` and `tap-conform nats://…/tap.reference-agent`, recipe "nats"),
+ * which npm test's docs step runs verbatim from the installed package and holds to the level line
+ * "TAP 1.1 Certified over NATS — security (…) and nats-durable (durable queues) not offered": a
+ * strict certification, so no case FAILs, ERRORs or is NOT-TESTED, and no profile but those two
+ * is left unoffered. It is not run a second time here.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -52,22 +58,16 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats:/
     await server?.stop();
   });
 
-  it('certifies the README command pair: tap-conform nats://…/tap.reference-agent exits 0, durable queues not offered', {
-    timeout: 120_000,
+  it('an agent that serves no durable queue: tap-conform --profile nats-durable leaves every case UNIMPLEMENTED, says why, and exits 0', {
+    timeout: 60_000,
   }, async () => {
-    const run = await tapConform([url]);
-    expect(run.report?.cases.filter((c) => c.verdict === 'FAIL' || c.verdict === 'ERROR' || c.verdict === 'NOT-TESTED')).toEqual([]);
+    const run = await tapConform([url, '--profile', 'nats-durable']);
     expect(run.code).toBe(0);
-    expect(run.report?.certified).toBe(true);
-    expect(run.report?.profiles['nats-durable']).toBe('UNIMPLEMENTED');
     expect(run.report?.transport).toBe('nats');
-    expect(run.report?.cases.filter((c) => c.id.startsWith('nats.') && c.verdict === 'PASS').length).toBeGreaterThanOrEqual(10);
-    expect(run.report?.profiles.tasks).toBe('PASS');
-    expect(run.report?.level).toMatch(
-      /^TAP 1\.1 Certified over NATS — security \(client certificates and tokens\) and nats-durable \(durable queues\) not offered; /,
-    );
+    expect(run.report?.profiles['nats-durable']).toBe('UNIMPLEMENTED');
     const durable = run.report!.cases.filter((c) => c.profile === 'nats-durable');
     expect(durable.length).toBeGreaterThanOrEqual(8);
+    expect(durable.map((c) => c.verdict)).toEqual(durable.map(() => 'UNIMPLEMENTED'));
     expect(new Set(durable.map((c) => c.detail))).toEqual(
       new Set([
         'the agent serves no durable queue: the NATS server has no stream TAP_TASKS (an agent built on runAgent, such as tap-reference-agent, serves its capabilities on durable queues when started with --durable)',
