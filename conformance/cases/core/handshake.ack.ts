@@ -3,8 +3,13 @@ import { type Case, defineCase } from '../../case.ts';
 import { check, need, show, verdictOf } from '../kit.ts';
 import type { Outcome } from '../../verdict.ts';
 
-/** Sessions the session id case opens: a random character stays the same in all of them with odds of 64^-(SESSIONS-1). */
-const SESSIONS = 6;
+/**
+ * Sessions the session id case opens. A character that carries b random bits stays the same in
+ * all of them with odds of 2^-b(SESSIONS-1): the last character of 16 random bytes in base64url
+ * carries only 2, so with 6 sessions an agent with 128 random bits failed about once in 1,024
+ * runs; with 12 it is once in four million.
+ */
+const SESSIONS = 12;
 /** Character positions that 128 random bits need at 6 bits a character (base64url, the identifier alphabet's most). */
 const MIN_VARYING = Math.ceil(128 / 6);
 
