@@ -61,6 +61,8 @@ const bypasses: Case[] = [
 
 const PYTHON_NAME = "python-jsonschema (Debian's python3-jsonschema, formats not asserted)";
 const pythonProblem = pythonMissing();
+/** python-jsonschema judges some thousand instances in about 12 s of CPU: on a loaded machine that is more than the default 30 s. */
+const PYTHON_TIMEOUT_MS = 180_000;
 /**
  * python-jsonschema judges the fixtures and the bypasses in one child process per loading, started
  * here so that it runs while the JavaScript validators are tested.
@@ -95,7 +97,7 @@ describe('cross-validator agreement: three validators, two loadings, one verdict
     it(`${PYTHON_NAME}, loading ${how}, agrees with every fixture`, async () => {
       if (pythonProblem) expect.fail(pythonProblem);
       expect(disagreements((await pythonRuns.get(loading)!).fixtures)).toEqual([]);
-    });
+    }, PYTHON_TIMEOUT_MS);
   }
 
   it('the validators the build compiled ahead of time (reference/core) give every verdict and every issue Ajv gives compiling the files', () => {
@@ -122,7 +124,7 @@ describe('cross-validator agreement: three validators, two loadings, one verdict
     if (pythonProblem) expect.fail(pythonProblem);
     for (const loading of ['files', 'bundle'] as const)
       expect((await pythonRuns.get(loading)!).bypasses, `${PYTHON_NAME} (${loading})`).toEqual(bypasses.map(() => false));
-  });
+  }, PYTHON_TIMEOUT_MS);
 });
 
 function recordWithArtifact(path: string): unknown {
