@@ -113,6 +113,9 @@ const EXTRA_LABELS: Record<string, [string, string]> = {
 
   p99_ms: ['p99', 'ms'],
   messages_per_s: ['messages', 'per s'],
+  p95_ms: ['P95', 'ms'],
+  discover_ms: ['mesh.discover p50', 'ms'],
+  discover_p99_ms: ['mesh.discover p99', 'ms'],
 };
 
 /** A number with thousands separators and sensible precision. */

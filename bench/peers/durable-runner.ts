@@ -6,11 +6,13 @@
 import { parseArgs } from 'node:util';
 import { connect } from '@nats-io/transport-node';
 import { startDurableRunner } from '../../dist/reference/jetstream/index.js';
+import { LEAN_CLIENT } from '../../dist/reference/transports/nats/index.js';
 
 const { values } = parseArgs({
   options: { server: { type: 'string' }, 'agent-id': { type: 'string' }, capability: { type: 'string' }, batch: { type: 'string' } },
 });
-const nc = await connect({ servers: values.server! });
+// The connection's options are those `tap serve --durable` opens its runners' connection with.
+const nc = await connect({ servers: values.server!, ...LEAN_CLIENT });
 const runner = await startDurableRunner({
   nc,
   agentId: values['agent-id']!,

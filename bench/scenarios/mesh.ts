@@ -9,12 +9,14 @@ import { connect } from '@nats-io/transport-node';
 import { spawnCompiled, spawnScript, type LineChild } from '../lib/children.ts';
 import type { Budget } from '../lib/options.ts';
 import { peer } from '../lib/paths.ts';
-import { compare, missingBaseline, notRun, type Row } from '../lib/report.ts';
+import { compare, missingBaseline, notRun, ratioRange, type Row } from '../lib/report.ts';
 import { quantile, spread } from '../lib/stats.ts';
 import { oneLine } from './roundtrip.ts';
 
 const PER_AGENT = 5;
 const SCENARIO = '7. Mesh';
+/** The issue's target for the mesh: a ratio to the bare floor measured in the same run, and a latency. */
+const MESH_FLOOR_TARGET = '20 agent processes × 5 in flight at least 0.5× the bare NATS floor with 20 responders, P95 under 20 ms';
 
 export function meshRowIds(): string[] {
   return ['mesh.throughput', 'mesh.discovery', 'mesh.failover'];
@@ -82,7 +84,10 @@ export async function mesh(budget: Budget, selected: (id: string) => boolean, lo
     'lower',
     'SIGKILL of one agent process holding 5 tap.test.sleep tasks; time until every task was accepted by another agent (registry heartbeat 250 ms, lifetime 750 ms)',
   );
-  if (!natsServerInstalled) return [throughputRow, discoveryRow, failoverRow].map((r) => notRun(r, 'nats-server is not installed'));
+  if (!natsServerInstalled)
+    return [throughputRow, discoveryRow, failoverRow].map((r) =>
+      notRun(r, 'nats-server is not installed', r === throughputRow ? [MESH_FLOOR_TARGET] : []),
+    );
   const server = await startNatsServer();
   const rows: Row[] = [];
   const { connectMesh } = await import('../../reference/mesh/connect.ts');
@@ -151,17 +156,27 @@ export async function mesh(budget: Budget, selected: (id: string) => boolean, lo
           };
           const rate = tap.value.median;
           const p95 = tap.extra.p95_ms.median;
+          const baseline = compare(tap, 'bare-nats', floor);
+          const ratio = baseline.ratio ?? 0;
+          const ofFloor = `${ratio.toFixed(2)}× the floor (${ratioRange(tap.value, floor.value)}), P95 ${p95.toFixed(1)} ms (${tapP95.length > 1 ? `${Math.min(...tapP95).toFixed(1)}–${Math.max(...tapP95).toFixed(1)} ms; ` : ''}floor's ${floor.extra.p95_ms.median.toFixed(1)} ms)`;
           rows.push({
             ...throughputRow,
             tap,
-            baselines: [compare(tap, 'bare-nats', floor)],
+            baselines: [baseline],
             targets: [
-              { text: '400 messages/s with P95 under 80 ms (the stated target)', at: rate >= 400 && p95 < 80 },
-              { text: 'ten times that, 4,000 messages/s, with P95 under 20 ms', at: rate >= 4000 && p95 < 20 },
-            ].map(({ text, at }) =>
-              fleet === 20
-                ? { text, measured: `${Math.round(rate)}/s, P95 ${p95.toFixed(1)} ms`, met: at }
-                : { text, measured: `only ${fleet} agents in this mode`, met: null },
+              {
+                text: '400 messages/s with P95 under 80 ms (the stated target)',
+                at: rate >= 400 && p95 < 80,
+                measured: `${Math.round(rate)}/s, P95 ${p95.toFixed(1)} ms`,
+              },
+              {
+                text: 'ten times that, 4,000 messages/s, with P95 under 20 ms',
+                at: rate >= 4000 && p95 < 20,
+                measured: `${Math.round(rate)}/s, P95 ${p95.toFixed(1)} ms`,
+              },
+              { text: MESH_FLOOR_TARGET, at: ratio >= 0.5 && p95 < 20, measured: ofFloor },
+            ].map(({ text, at, measured }) =>
+              fleet === 20 ? { text, measured, met: at } : { text, measured: `only ${fleet} agents in this mode`, met: null },
             ),
             details: { tasks_per_repetition: count, in_flight: fleet * PER_AGENT },
           });
@@ -170,7 +185,7 @@ export async function mesh(budget: Budget, selected: (id: string) => boolean, lo
           await nc.close();
         }
       } catch (err) {
-        rows.push(notRun(throughputRow, oneLine(err)));
+        rows.push(notRun(throughputRow, oneLine(err), [MESH_FLOOR_TARGET]));
       } finally {
         await Promise.all([...hosts, ...bare].map((c) => c.stop(3000)));
       }

@@ -14,7 +14,7 @@ import { type CpuPerTask, measuringCpu } from '../lib/cpu.ts';
 import { inflight, sequential, warmUp, type Call } from '../lib/measure.ts';
 import type { Budget } from '../lib/options.ts';
 import { peer } from '../lib/paths.ts';
-import { compare, missingBaseline, notRun, type Row } from '../lib/report.ts';
+import { compare, missingBaseline, notRun, ratioRange, type Baseline, type Figure, type Row, type Target } from '../lib/report.ts';
 import { spread } from '../lib/stats.ts';
 import { echoInput, tapConnect } from '../lib/systems.ts';
 import { cpuExtra, oneLine } from './roundtrip.ts';
@@ -24,6 +24,19 @@ const DEPTH = 64;
 const AGENTS = 4;
 const BATCH = 8;
 const IDS = { seq: 'nats.roundtrip.sequential', fly: 'nats.roundtrip.inflight64', durable: 'nats.durable.four-agents' } as const;
+/** The issue's targets for this scenario: a ratio to the floor measured in the same run. */
+const FLY_TARGET = { text: `Round trip over NATS with ${DEPTH} in flight at least 0.8× the bare NATS request/reply floor`, at: 0.8 };
+const DURABLE_TARGET = { text: `${AGENTS} durable runners at least 0.5× bare JetStream publish and pull-ack`, at: 0.5 };
+
+/** A target on the ratio of TAP to its floor, with the ratio's spread over the repetitions. */
+function ratioTarget(target: { text: string; at: number }, tap: Figure, floor: Baseline): Target {
+  if (floor.ratio === null || floor.not_run) return { text: target.text, measured: floor.not_run ?? 'no floor figure', met: null };
+  return {
+    text: target.text,
+    measured: `${floor.ratio.toFixed(2)}× the floor (${ratioRange(tap.value, floor.value)})`,
+    met: floor.ratio >= target.at,
+  };
+}
 
 /** The row ids this scenario produces. */
 export function natsRowIds(): string[] {
@@ -150,16 +163,12 @@ async function roundtrips(budget: Budget, server: NatsServer, log: (line: string
     for (const s of live) await s.close();
   }
   const names = { tap: 'TAP over NATS (reference client + reference agent)', bare: 'bare NATS request/reply echo (floor)' };
-  const rowOf = (b: typeof seqBase, figure: (id: string) => Row['tap']): Row => {
+  const rowOf = (b: typeof seqBase, figure: (id: string) => Row['tap'], target?: typeof FLY_TARGET): Row => {
     const tap = failed.has('tap') ? null : figure('tap');
-    if (!tap) return notRun(b, `TAP over NATS failed: ${failed.get('tap') ?? 'no figure'}`);
+    if (!tap) return notRun(b, `TAP over NATS failed: ${failed.get('tap') ?? 'no figure'}`, target ? [target.text] : []);
     const bare = failed.has('bare') ? null : figure('bare');
-    return {
-      ...b,
-      tap,
-      baselines: [bare ? compare(tap, 'bare', bare) : missingBaseline('bare', names.bare, failed.get('bare') ?? 'no figure')],
-      targets: [],
-    };
+    const floor = bare ? compare(tap, 'bare', bare) : missingBaseline('bare', names.bare, failed.get('bare') ?? 'no figure');
+    return { ...b, tap, baselines: [floor], targets: target ? [ratioTarget(target, tap, floor)] : [] };
   };
   return [
     rowOf(seqBase, (id) => {
@@ -172,10 +181,14 @@ async function roundtrips(budget: Budget, server: NatsServer, log: (line: string
           }
         : null;
     }),
-    rowOf(flyBase, (id) => {
-      const e = fly.get(id);
-      return e ? { name: names[id as 'tap'], value: spread(e), extra: cpuExtra(flyCpu.get(id)) } : null;
-    }),
+    rowOf(
+      flyBase,
+      (id) => {
+        const e = fly.get(id);
+        return e ? { name: names[id as 'tap'], value: spread(e), extra: cpuExtra(flyCpu.get(id)) } : null;
+      },
+      FLY_TARGET,
+    ),
   ];
 }
 
@@ -192,7 +205,7 @@ async function publishAndWait(publish: (i: number) => Promise<unknown>, n: numbe
 }
 
 /** One durable race on a fresh server: TAP's four runners, then four bare consumers of the same records; tasks per second each. */
-async function durableRace(n: number): Promise<{ tap: number; bare: number | string; recordBytes: number }> {
+async function durableRace(n: number, warm: number): Promise<{ tap: number; bare: number | string; recordBytes: number }> {
   const { ensureStreams, submitDurable, DEFAULT_NAMES } = await import('../../reference/jetstream/index.ts');
   const server = await startNatsServer();
   let nc: NatsConnection | undefined;
@@ -214,17 +227,27 @@ async function durableRace(n: number): Promise<{ tap: number; bare: number | str
     );
     await started(children, 'runner');
     const texts: string[] = [];
+    const submit = async (i: number): Promise<string> => {
+      const { record } = await submitDurable(nc!, {
+        task_id: `task-20260101-${i.toString(16).padStart(12, '0')}`,
+        next_phase: 'bench.work',
+        input: echoInput(i),
+      });
+      return JSON.stringify(record);
+    };
+    // The warm-up: tasks of their own (ids after the measured ones), untimed, so that the runners are measured as they run for long.
+    const results = async () => (await jsm.streams.info(DEFAULT_NAMES.results)).state.messages;
+    await publishAndWait(
+      (i) => submit(n + i),
+      warm,
+      async () => (await results()) >= warm,
+    );
     const tap = await publishAndWait(
       async (i) => {
-        const { record } = await submitDurable(nc!, {
-          task_id: `task-20260101-${i.toString(16).padStart(12, '0')}`,
-          next_phase: 'bench.work',
-          input: echoInput(i),
-        });
-        texts[i] = JSON.stringify(record);
+        texts[i] = await submit(i);
       },
       n,
-      async () => (await jsm.streams.info(DEFAULT_NAMES.results)).state.messages >= n,
+      async () => (await results()) >= warm + n,
     );
     await Promise.all(children.map((c) => c.stop(2000)));
     children = [];
@@ -252,6 +275,8 @@ async function durableRace(n: number): Promise<{ tap: number; bare: number | str
       await started(children, 'bare consumer');
       const js = jetstream(nc);
       let published = 0;
+      const drained = async () => (await jsm.streams.info('BARE_TASKS')).state.messages === 0;
+      await publishAndWait((i) => js.publish('bare.tasks.work', texts[i % n]!, { msgID: `bare-warm-${i}` }), warm, drained);
       bare = await publishAndWait(
         async (i) => {
           await js.publish('bare.tasks.work', texts[i]!, { msgID: `bare-${i}` });
@@ -273,6 +298,7 @@ async function durableRace(n: number): Promise<{ tap: number; bare: number | str
 
 async function durable(budget: Budget, log: (line: string) => void): Promise<Row> {
   const n = budget.workspaceTasks;
+  const warm = Math.min(n, 300);
   const row = {
     id: IDS.durable,
     scenario: SCENARIO,
@@ -280,7 +306,7 @@ async function durable(budget: Budget, log: (line: string) => void): Promise<Row
     unit: 'tasks/s',
     better: 'higher' as const,
     method:
-      `a fresh nats-server per repetition; the clock runs from the first publish (${DEPTH} at a time, each acknowledged by the server) until every task is done: ` +
+      `a fresh nats-server per repetition; after a warm-up of ${warm} tasks (untimed, the same for both), the clock runs from the first publish (${DEPTH} at a time, each acknowledged by the server) until every task is done: ` +
       `for TAP, ${AGENTS} runner processes (pull batches of ${BATCH}) have stored every finished record in TAP_RESULTS (each task also writes its three TAP_EVENTS messages); ` +
       `for the floor, ${AGENTS} bare consumers (pull batches of ${BATCH}) have parsed and acknowledged the same record texts on a work-queue stream; ${budget.workspaceReps} repetitions`,
   };
@@ -291,9 +317,9 @@ async function durable(budget: Budget, log: (line: string) => void): Promise<Row
   for (let rep = 0; rep < budget.workspaceReps; rep++) {
     let r: Awaited<ReturnType<typeof durableRace>>;
     try {
-      r = await durableRace(n);
+      r = await durableRace(n, warm);
     } catch (err) {
-      return notRun(row, `the durable race failed: ${oneLine(err)}`);
+      return notRun(row, `the durable race failed: ${oneLine(err)}`, [DURABLE_TARGET.text]);
     }
     tapRuns.push(r.tap);
     recordBytes = r.recordBytes;
@@ -309,7 +335,13 @@ async function durable(budget: Budget, log: (line: string) => void): Promise<Row
     bareRuns.length === 0
       ? missingBaseline('bare', floorName, bareError ?? 'no figure')
       : compare(tap, 'bare', { name: floorName, value: spread(bareRuns) });
-  return { ...row, tap, baselines: [baseline], targets: [], details: { record_bytes: recordBytes } };
+  return {
+    ...row,
+    tap,
+    baselines: [baseline],
+    targets: [ratioTarget(DURABLE_TARGET, tap, baseline)],
+    details: { record_bytes: recordBytes },
+  };
 }
 
 /** Runs the scenario's selected rows, or reports each as not run when nats-server is missing. */
@@ -321,6 +353,7 @@ export async function nats(budget: Budget, selected: (id: string) => boolean, lo
       notRun(
         { id, scenario: SCENARIO, title: id, unit: id === IDS.durable ? 'tasks/s' : 'calls/s', better: 'higher', method: '' },
         'nats-server is not installed (apt-get install -y nats-server, or set TAP_NATS_SERVER)',
+        id === IDS.fly ? [FLY_TARGET.text] : id === IDS.durable ? [DURABLE_TARGET.text] : [],
       ),
     );
   }

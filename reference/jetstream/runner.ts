@@ -247,6 +247,10 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
 
   const run = async (m: JsMsg, record: TaskRecord, attempts: number, principal: string | undefined): Promise<void> => {
     const finish = (attempt: number, outcome: Outcome) => finishTask(m, record, attempt, outcome, principal);
+    // Both reads go out at once: a delivery waits one round trip for them, not two. The stream's
+    // last message is used only when the finished record is not stored and the key is this task's.
+    const lastRead = lastStoredMessage(jsm, names, record.task_id);
+    lastRead.catch(() => {});
     // A task whose finished record is stored (its acknowledgement was lost, or the record was published again) only needs the acknowledgement.
     if (await storedResult(record.task_id)) {
       stats.repeats++;
@@ -260,7 +264,7 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
     }
     // spec: bindings-nats#event-streams: a redelivery numbers the task's messages on from the last stored one.
     // If either fails, the delivery is not acknowledged and comes again.
-    const last = await lastStoredMessage(jsm, names, record.task_id);
+    const last = await lastRead;
     // A stream that ends with the task.result is a phase that finished in an earlier delivery whose
     // finished record was not stored: it is stored from that result, and the phase is not run again.
     if (last && trustedResult(last, record)) {

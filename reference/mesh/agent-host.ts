@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { connect } from '../transports/nats/client.ts';
 import { createAgent, withConformanceCapabilities, type Agent, type CapabilityDefinition, type Handler } from '../agent/index.ts';
-import { natsClientOptions, parseNatsUrl } from '../transports/nats/url.ts';
+import { LEAN_CLIENT, natsClientOptions, parseNatsUrl } from '../transports/nats/url.ts';
 import { joinMesh, type Membership } from './member.ts';
 import { recordSessionsToFile } from './recording.ts';
 import type { AgentCard } from '../../schemas/src/index.ts';
@@ -64,7 +64,8 @@ export interface Host {
 export async function hostAgents(options: HostOptions): Promise<Host> {
   const address = parseNatsUrl(options.url);
   const nc =
-    options.nc ?? (await connect({ ...natsClientOptions(address), name: `tap mesh host ${options.ids[0]}`, maxReconnectAttempts: -1 }));
+    options.nc ??
+    (await connect({ ...natsClientOptions(address), name: `tap mesh host ${options.ids[0]}`, maxReconnectAttempts: -1, ...LEAN_CLIENT }));
   const agents = new Map<string, { agent: Agent; membership: Membership }>();
   await Promise.all(
     options.ids.map(async (id) => {

@@ -3,7 +3,7 @@
  * registry bucket opened (spec: registry#nats), and the Mesh on top. Closing the Mesh closes it.
  */
 import { connect } from '../transports/nats/client.ts';
-import { natsClientOptions, parseNatsUrl } from '../transports/nats/url.ts';
+import { LEAN_CLIENT, natsClientOptions, parseNatsUrl } from '../transports/nats/url.ts';
 import type { TrustFile } from '../trust.ts';
 import { Mesh, type MeshOptions } from './mesh.ts';
 import { viewOf } from './registry-view.ts';
@@ -24,6 +24,7 @@ export async function connectMesh(url: string, options: ConnectMeshOptions): Pro
   const nc = await connect({
     ...natsClientOptions(address),
     name: `tap mesh requester ${options.agentId}`,
+    ...LEAN_CLIENT,
   }).catch((err: Error) => {
     // Without the NATS client there is nothing to connect with: say what to install (reference/peers.ts).
     if (err instanceof MissingPeerError) throw err;

@@ -12,7 +12,7 @@ import { connect } from '../transports/nats/client.ts';
 import type { AgentCard } from '../../schemas/src/index.ts';
 import { canonicalize } from '../core/jcs.ts';
 import type { TlsOptions } from '../transports/tls.ts';
-import { natsClientOptions, parseNatsUrl } from '../transports/nats/url.ts';
+import { LEAN_CLIENT, natsClientOptions, parseNatsUrl } from '../transports/nats/url.ts';
 import { trustOf, type SigningKey } from '../trust.ts';
 import { isLive, MIN_HEARTBEAT_MS, type RegistryEndpoint, type RegistryEntry } from './entry.ts';
 import { openRegistry, type OpenRegistryOptions, type Registry } from './registry.ts';
@@ -97,6 +97,7 @@ export async function joinMesh(options: MeshOptions, source: MemberSource): Prom
         ...natsClientOptions(address, options.tls),
         name: `tap registry member ${source.card.agent_id}`,
         maxReconnectAttempts: -1,
+        ...LEAN_CLIENT,
       });
     } catch (err) {
       // Without the NATS client there is nothing to connect with: say what to install (reference/peers.ts).

@@ -58,7 +58,7 @@ async function traceTo(file: string, agentId: string, program: string): Promise<
 /** Starts the durable runners of --durable on their own NATS connection. */
 async function startDurable(served: Served, options: AgentOptions, serve: ServeOptions): Promise<void> {
   if (!serve.durable || !serve.nats) return;
-  const [{ connect }, { natsClientOptions, parseNatsUrl }, { serveDurably }] = await Promise.all([
+  const [{ connect }, { LEAN_CLIENT, natsClientOptions, parseNatsUrl }, { serveDurably }] = await Promise.all([
     import('../transports/nats/client.ts'),
     import('../transports/nats/url.ts'),
     import('./durable.ts'),
@@ -78,7 +78,7 @@ async function startDurable(served: Served, options: AgentOptions, serve: ServeO
       `--signing-key ${serve.signingKey} is the key of ${keys.signingKey.principal}, not of this agent (${served.agent.card.agent_id})`,
     );
   const address = parseNatsUrl(serve.nats);
-  const nc = await connect(natsClientOptions(address, served.tls));
+  const nc = await connect({ ...natsClientOptions(address, served.tls), ...LEAN_CLIENT });
   const card = served.agent.card;
   const log = options.logger ?? stderrLogger;
   try {

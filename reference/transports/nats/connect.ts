@@ -5,7 +5,7 @@ import { checkKeepalive, DEFAULT_KEEPALIVE_MS, MAX_KEEPALIVE_MS, MIN_KEEPALIVE_M
 import { NatsTransport } from './nats-transport.ts';
 import { DEFAULT_PREFIX, Header, checkAgentId, checkPrefix, newConnectionId, subjectsOf } from './subjects.ts';
 import type { TlsOptions } from '../tls.ts';
-import { natsClientOptions, parseNatsUrl } from './url.ts';
+import { LEAN_CLIENT, natsClientOptions, parseNatsUrl } from './url.ts';
 import { MissingPeerError } from '../../peers.ts';
 
 /** Options of `connectNatsTransport`. */
@@ -48,6 +48,7 @@ export async function connectNatsTransport(url: string, options: ConnectNatsOpti
       nc = await connect({
         ...natsClientOptions(address, options.tls),
         name: `tap requester of ${agentId}`,
+        ...LEAN_CLIENT,
         ...options.connectOptions,
       });
     } catch (err) {

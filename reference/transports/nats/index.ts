@@ -9,5 +9,5 @@ export type { NatsInboundLog } from './nats-transport.ts';
 export type { NatsTransportOptions } from './nats-transport.ts';
 export { DEFAULT_PREFIX, Header, isConnectionId, newConnectionId, openSubject, subjectsOf } from './subjects.ts';
 export type { Subjects } from './subjects.ts';
-export { natsClientOptions, parseNatsUrl } from './url.ts';
+export { LEAN_CLIENT, natsClientOptions, parseNatsUrl } from './url.ts';
 export type { NatsAddress, NatsClientOptions } from './url.ts';

@@ -5,7 +5,7 @@ import { checkKeepalive, DEFAULT_KEEPALIVE_MS, MAX_KEEPALIVE_MS, MIN_KEEPALIVE_M
 import { NatsCloseCode, NatsTransport } from './nats-transport.ts';
 import { DEFAULT_PREFIX, Header, checkAgentId, checkPrefix, isConnectionId, openSubject, subjectsOf } from './subjects.ts';
 import type { TlsOptions } from '../tls.ts';
-import { natsClientOptions, parseNatsUrl } from './url.ts';
+import { LEAN_CLIENT, natsClientOptions, parseNatsUrl } from './url.ts';
 import { MissingPeerError } from '../../peers.ts';
 
 /** Options of `createNatsListener`. */
@@ -97,6 +97,7 @@ export async function createNatsListener(options: NatsListenerOptions): Promise<
         ...natsClientOptions(address, options.tls),
         name: `tap agent ${agentId}`,
         maxReconnectAttempts: -1,
+        ...LEAN_CLIENT,
         ...options.connectOptions,
       });
     } catch (err) {

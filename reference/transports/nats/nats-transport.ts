@@ -5,6 +5,7 @@ import { checkMaxFrameBytes } from '../frame.ts';
 import { Header } from './subjects.ts';
 import { clampKeepalive, DEFAULT_KEEPALIVE_MS, MISSED_KEEPALIVES } from './keepalive.ts';
 import { PeerNumbering, type NatsInboundLog } from './numbering.ts';
+import { Outbox } from './outbox.ts';
 
 export type { NatsInboundLog } from './numbering.ts';
 
@@ -93,6 +94,8 @@ export class NatsTransport implements RawTransport {
   private readonly timers: NodeJS.Timeout[] = [];
   private pieces = 0;
   private sentAt = 0;
+  /** What this side numbered and has not yet published: sent together at the end of the turn. */
+  private readonly outbox: Outbox;
   /** What arrived from the peer, for monitoring and the conformance suite. */
   readonly log: NatsInboundLog = { messages: 0, keepalives: 0, keepaliveTimes: [], joinedFrames: 0 };
 
@@ -100,6 +103,12 @@ export class NatsTransport implements RawTransport {
   constructor(private readonly o: NatsTransportOptions) {
     this.max = checkMaxFrameBytes(o.maxFrameBytes);
     this.ceiling = o.ceilingBytes ?? 2 * this.max;
+    this.outbox = new Outbox(
+      (data, headers) => {
+        if (!o.nc.isClosed()) o.nc.publish(o.publishTo, data, { headers });
+      },
+      (reason) => this.lost(reason),
+    );
     this.sub = o.nc.subscribe(o.subscribeTo, { callback: (err, msg) => (err ? this.lost(err.message) : this.receive(msg)) });
   }
 
@@ -134,7 +143,8 @@ export class NatsTransport implements RawTransport {
   /** Sends `data` unchanged as one frame; NATS has no binary frames, so `binary` is refused. */
   sendRaw(data: Uint8Array, options: RawSendOptions = {}): Promise<void> {
     if (options.binary) return Promise.reject(new Error('the NATS binding has no binary frames: every frame is UTF-8 text'));
-    return this.write(data);
+    // Copied: the bytes are published at the end of this turn, and the caller may reuse its buffer.
+    return this.write(data.slice());
   }
 
   /** Sends a close control (default 1000) and closes; `onclose` fires once. */
@@ -143,6 +153,8 @@ export class NatsTransport implements RawTransport {
     const code = info.code ?? NatsCloseCode.NORMAL;
     const reason = info.reason ?? '';
     this.control('close', code, reason);
+    // A close control that cannot be published is a lost connection, which the peer notices by the missing keepalives.
+    this.outbox.flush(() => {});
     // The client library never settles a flush that is pending when its connection closes, which a
     // loss found meanwhile does (finish() closes an owned connection): so whichever comes first.
     // A server that does not answer is waited for CLOSE_FLUSH_MS; the peer then misses our keepalives.
@@ -208,6 +220,7 @@ export class NatsTransport implements RawTransport {
    */
   forge(data: Uint8Array): void {
     if (this.closeInfo || this.o.nc.isClosed()) return;
+    this.outbox.flush();
     const h = natsHeaders();
     h.set(Header.SEQ, String(this.sentSeq + 1));
     this.o.nc.publish(this.o.publishTo, data, { headers: h });
@@ -236,18 +249,14 @@ export class NatsTransport implements RawTransport {
   private write(bytes: Uint8Array, pieceBytes?: number): Promise<void> {
     if (this.closeInfo || this.o.nc.isClosed()) return Promise.resolve();
     const room = pieceBytes ?? Math.max(1, (this.o.nc.info?.max_payload ?? 1024 * 1024) - HEADER_ALLOWANCE);
-    try {
-      let at = 0;
-      do {
-        const end = Math.min(bytes.byteLength, at + room);
-        const h = this.numbered();
-        if (end < bytes.byteLength) h.set(Header.MORE, '1');
-        this.o.nc.publish(this.o.publishTo, bytes.subarray(at, end), { headers: h });
-        at = end;
-      } while (at < bytes.byteLength);
-    } catch (err) {
-      this.lost(`could not publish: ${(err as Error).message}`);
-    }
+    let at = 0;
+    do {
+      const end = Math.min(bytes.byteLength, at + room);
+      const h = this.numbered();
+      if (end < bytes.byteLength) h.set(Header.MORE, '1');
+      this.outbox.post(bytes.subarray(at, end), h);
+      at = end;
+    } while (at < bytes.byteLength);
     return Promise.resolve();
   }
 
@@ -263,11 +272,7 @@ export class NatsTransport implements RawTransport {
     const h = this.numbered();
     h.set(Header.CONTROL, kind);
     if (code !== undefined) h.set(Header.CLOSE_CODE, String(code));
-    try {
-      this.o.nc.publish(this.o.publishTo, encoder.encode(reason), { headers: h });
-    } catch {
-      // A publish that fails here is a lost connection, which the watchdog or the closed connection reports.
-    }
+    this.outbox.post(encoder.encode(reason), h);
   }
 
   private receive(msg: Msg): void {
@@ -363,6 +368,8 @@ export class NatsTransport implements RawTransport {
   private async finish(info: CloseInfo): Promise<void> {
     if (this.closeInfo) return;
     this.closeInfo = info;
+    // What this side sent before it closed (its close control among them) goes out first.
+    this.outbox.flush(() => {});
     this.ended();
     for (const t of this.timers.splice(0)) clearInterval(t);
     try {
