@@ -124,9 +124,15 @@ function isTimestamp(v: unknown): boolean {
   return true;
 }
 
+/** The traceparent seen valid last: every message of a task's stream carries the task's own. */
+let lastTraceparent: unknown = NOTHING_SEEN;
+
 /** A traceparent of version 00 whose trace-id and parent-id are not all zero: what every 1.1 task carries. */
 function isTraceparent(v: unknown): boolean {
-  return typeof v === 'string' && TRACEPARENT.test(v) && v.slice(3, 35) !== ZERO_TRACE_ID && v.slice(36, 52) !== ZERO_PARENT_ID;
+  if (v === lastTraceparent) return true;
+  if (typeof v !== 'string' || !TRACEPARENT.test(v) || v.slice(3, 35) === ZERO_TRACE_ID || v.slice(36, 52) === ZERO_PARENT_ID) return false;
+  lastTraceparent = v;
+  return true;
 }
 
 function isMetadata(v: unknown): boolean {
