@@ -209,24 +209,26 @@ function onTaskRequest(conn: Replier, session: Session, msg: MessageOf<'task.req
   };
   if (quiet) task.quiet = true;
   // The journal record and the idempotency record come before task.accepted (spec: tasks#durability);
-  // a task that could not be made durable is not acknowledged (spec: tasks#journal).
-  const durable = persistOrRefuse(rt, {
-    t: 'task',
-    principal: task.principal,
-    task_id: task.taskId,
-    session_id: task.sessionId,
-    capability: task.capability,
-    input: task.input,
-    authorization: task.authorization,
-    fingerprint: fp,
-    idempotency_key: task.idempotencyKey,
-    previous_task_id: previousTaskId,
-    attempt: task.attempt,
-    created_at: now,
-    deadline,
-    ...(quiet ? { quiet: true as const } : {}),
-    ...journaledTrace(task),
-  });
+  // a task that could not be made durable is not acknowledged (spec: tasks#journal). Without a journal there is no record to make.
+  const durable =
+    rt.journal &&
+    persistOrRefuse(rt, {
+      t: 'task',
+      principal: task.principal,
+      task_id: task.taskId,
+      session_id: task.sessionId,
+      capability: task.capability,
+      input: task.input,
+      authorization: task.authorization,
+      fingerprint: fp,
+      idempotency_key: task.idempotencyKey,
+      previous_task_id: previousTaskId,
+      attempt: task.attempt,
+      created_at: now,
+      deadline,
+      ...(quiet ? { quiet: true as const } : {}),
+      ...journaledTrace(task),
+    });
   if (durable) return refuse(durable);
   if (task.idempotencyKey !== undefined) {
     rt.idempotency.set({

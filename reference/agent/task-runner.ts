@@ -67,15 +67,18 @@ export class TaskRunner implements TaskHost {
 
   /** Records a serialized message of the task as sent: journal, sequence, retention. */
   commit(task: Task, sequence: number, text: string): void {
-    this.rt.persist({
-      t: 'msg',
-      principal: task.principal,
-      task_id: task.taskId,
-      seq: sequence,
-      text,
-      state: task.state,
-      at: task.updatedAt,
-    });
+    // The record is made only for a journal to write.
+    if (this.rt.journal) {
+      this.rt.persist({
+        t: 'msg',
+        principal: task.principal,
+        task_id: task.taskId,
+        seq: sequence,
+        text,
+        state: task.state,
+        at: task.updatedAt,
+      });
+    }
     task.lastSequence = sequence;
     task.retained.push(text);
     let delta = text.length;

@@ -4,7 +4,7 @@
  * resume#attachment).
  */
 import type { MessageOf, PayloadOf, TapMessage } from '../../schemas/src/index.ts';
-import { TapClientError } from './errors.ts';
+import { ClientCode, TapClientError } from './errors.ts';
 import type { Authorization, ResultPayload, SnapshotPayload } from './types.ts';
 
 /** What acceptance told the caller. */
@@ -61,6 +61,19 @@ export function taskRequestFields(
 export interface StatusSource {
   sleep(ms: number): Promise<void>;
   request(type: 'task.status', payload: object, fields: Record<string, unknown>): Promise<TapMessage>;
+}
+
+/**
+ * A quiet request is answered by its error or snapshot, or the task's first stream message. A
+ * task that sent nothing within request_timeout_ms is asked for by task.status: its snapshot says
+ * it runs, and is followed as a repeat's would be (spec: tasks#quiet-requests). Any other failure
+ * of the request is `err` again.
+ */
+export async function quietUnanswered(host: StatusSource, err: unknown, taskId: string): Promise<TapMessage> {
+  if (!(err instanceof TapClientError) || err.code !== ClientCode.REQUEST_TIMEOUT) throw err;
+  const status = await host.request('task.status', {}, { task_id: taskId });
+  if (status.type !== 'task.snapshot') throw err;
+  return status;
 }
 
 /** Asks for the task's status, backing off from 100 ms to 2 s, until its snapshot carries the result. */

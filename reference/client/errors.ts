@@ -62,6 +62,8 @@ export class TapClientError extends Error {
 
 /** Marks a promise as handled so an unobserved rejection never ends the process; returns it unchanged. */
 export function quiet<T>(promise: Promise<T>): Promise<T> {
-  promise.catch(() => {});
+  promise.catch(ignore);
   return promise;
 }
+
+function ignore(): void {}

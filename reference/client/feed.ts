@@ -13,8 +13,8 @@ export class Feed<T> {
   /** Items forgotten from the front of `items`. */
   private dropped = 0;
   private waiters: Array<() => void> = [];
-  /** Where each reader still reading stands, as an absolute index. */
-  private readonly cursors = new Set<{ i: number }>();
+  /** Where each reader still reading stands, as an absolute index: made at the first reader. */
+  private cursors?: Set<{ i: number }>;
   private ended = false;
   private failure?: Error;
 
@@ -36,7 +36,7 @@ export class Feed<T> {
     this.items.push(item);
     if (this.items.length > 2 * this.limit) {
       let keepFrom = this.dropped + this.items.length - this.limit;
-      for (const c of this.cursors) keepFrom = Math.min(keepFrom, c.i);
+      if (this.cursors) for (const c of this.cursors) keepFrom = Math.min(keepFrom, c.i);
       const forget = keepFrom - this.dropped;
       if (forget > this.limit) {
         this.items.splice(0, forget);
@@ -66,7 +66,8 @@ export class Feed<T> {
       [Symbol.asyncIterator]: () => {
         // A new reader starts from the oldest item kept; the log keeps what it has not read yet.
         const cursor = { i: this.dropped };
-        this.cursors.add(cursor);
+        const cursors = (this.cursors ??= new Set());
+        cursors.add(cursor);
         return {
           next: async (): Promise<IteratorResult<U>> => {
             for (;;) {
@@ -75,7 +76,7 @@ export class Feed<T> {
                 if (keep(item)) return { value: item, done: false };
               }
               if (this.ended) {
-                this.cursors.delete(cursor);
+                cursors.delete(cursor);
                 if (this.failure) throw this.failure;
                 return { value: undefined, done: true };
               }
@@ -83,7 +84,7 @@ export class Feed<T> {
             }
           },
           return: async (): Promise<IteratorResult<U>> => {
-            this.cursors.delete(cursor);
+            cursors.delete(cursor);
             return { value: undefined, done: true };
           },
         };
@@ -92,6 +93,7 @@ export class Feed<T> {
   }
 
   private wake(): void {
+    if (this.waiters.length === 0) return;
     for (const fn of this.waiters.splice(0)) fn();
   }
 }

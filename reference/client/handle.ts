@@ -11,6 +11,7 @@ import {
   acceptedOf,
   ENDINGS_NOT_RETRIED,
   pollUntilEnded,
+  quietUnanswered,
   snapshotPayload,
   taskRequestFields,
   taskRequestPayload,
@@ -35,6 +36,9 @@ import {
 } from './types.ts';
 
 export type { Accepted } from './attempt.ts';
+
+/** What `quietSent` holds once a quiet request went out: one settled promise shared by every handle. */
+const SENT: Promise<void> = Promise.resolve();
 
 /** Options of `client.submit`. */
 export interface SubmitOptions {
@@ -214,8 +218,14 @@ export class TaskHandle extends FollowedTask {
           taskRequestPayload(this.capability, this.input, this.options, quietly),
           taskRequestFields(taskId, this.idempotencyKey, this.attempt, this.options),
         );
-        if (quietly) this.quietSent = Promise.resolve();
-        const reply = quietly ? await this.quietReply(request, taskId) : await request;
+        if (quietly) this.quietSent = SENT;
+        let reply: TapMessage;
+        try {
+          reply = await request;
+        } catch (err) {
+          if (!quietly) throw err;
+          reply = await quietUnanswered(this.host, err, taskId);
+        }
         if (reply.type === 'error') {
           this.host.dropStream(taskId);
           const error = TapClientError.fromPayload(reply.payload, taskId);
@@ -273,22 +283,6 @@ export class TaskHandle extends FollowedTask {
     // Another session of this principal keeps the task's stream: follow it by status (spec: resume#attachment).
     if (resumed.payload.code === 'PROTOCOL_VIOLATION') return pollUntilEnded(this.host, originalId);
     throw TapClientError.fromPayload(resumed.payload, originalId);
-  }
-
-  /**
-   * The answer to a quiet request: its error or snapshot, or the task's first stream message. A
-   * task that sends nothing within request_timeout_ms is asked for by task.status: its snapshot
-   * says it runs, and is followed as a repeat's would be (spec: tasks#quiet-requests).
-   */
-  private async quietReply(request: Promise<TapMessage>, taskId: string): Promise<TapMessage> {
-    try {
-      return await request;
-    } catch (err) {
-      if (!(err instanceof TapClientError) || err.code !== ClientCode.REQUEST_TIMEOUT) throw err;
-      const status = await this.host.request('task.status', {}, { task_id: taskId });
-      if (status.type !== 'task.snapshot') throw err;
-      return status;
-    }
   }
 
   private markAccepted(msg: MessageOf<'task.accepted'>): void {

@@ -21,12 +21,20 @@ export interface Pending {
 }
 
 interface Entry extends Pending {
-  timer: unknown;
+  /** When the request times out (clock ms), and the timeout it was given. */
+  due: number;
+  ms: number;
 }
 
-/** The pending requests of one client. */
+/**
+ * The pending requests of one client, behind one timer: it fires at the earliest timeout and
+ * sweeps every request then due, so a request sets and clears no timer of its own.
+ */
 export class PendingRequests {
   private readonly byId = new Map<string, Entry>();
+  private timer: unknown;
+  /** When the timer fires (clock ms); Infinity when none is set. */
+  private timerDue = Number.POSITIVE_INFINITY;
 
   constructor(
     private readonly clock: Clock,
@@ -37,9 +45,9 @@ export class PendingRequests {
   add(msg: TapMessage, sent = true): Promise<TapMessage> {
     return quiet(
       new Promise<TapMessage>((resolve, reject) => {
-        const entry: Entry = { msg, resolve, reject, timer: undefined, resent: false, sent };
-        this.arm(entry);
+        const entry: Entry = { msg, resolve, reject, due: 0, ms: 0, resent: false, sent };
         this.byId.set(msg.message_id, entry);
+        this.arm(entry);
       }),
     );
   }
@@ -50,7 +58,7 @@ export class PendingRequests {
     const entry = this.byId.get(replyTo);
     if (!entry) return undefined;
     this.byId.delete(replyTo);
-    this.clock.clearTimeout(entry.timer);
+    if (this.byId.size === 0) this.stopTimer();
     return entry;
   }
 
@@ -70,9 +78,9 @@ export class PendingRequests {
    */
   rejectAll(error: Error): Map<string, TapClientError> {
     const unsent = new Map<string, TapClientError>();
+    this.stopTimer();
     for (const entry of [...this.byId.values()]) {
       this.byId.delete(entry.msg.message_id);
-      this.clock.clearTimeout(entry.timer);
       if (entry.sent) {
         entry.reject(error);
         continue;
@@ -84,21 +92,57 @@ export class PendingRequests {
     return unsent;
   }
 
+  /** Gives `entry` a fresh timeout from now. */
   private arm(entry: Entry): void {
-    this.clock.clearTimeout(entry.timer);
-    const ms = this.timeoutMs();
-    entry.timer = this.clock.setTimeout(() => {
-      if (this.byId.get(entry.msg.message_id) !== entry) return;
-      this.byId.delete(entry.msg.message_id);
-      const taskId = entry.msg.task_id;
-      if (!entry.sent) return entry.reject(unsentError(entry.msg, `no session came back within ${ms} ms`));
-      entry.reject(
-        new TapClientError(ClientCode.REQUEST_TIMEOUT, `no reply to ${entry.msg.type} within ${ms} ms; the outcome is unknown`, {
-          indeterminate: true,
-          ...(taskId !== undefined ? { taskId } : {}),
-        }),
-      );
-    }, ms);
+    entry.ms = this.timeoutMs();
+    entry.due = this.clock.now() + entry.ms;
+    this.wakeAt(entry.due);
+  }
+
+  /** Makes the timer fire by `due`. */
+  private wakeAt(due: number): void {
+    if (this.timer !== undefined) {
+      if (this.timerDue <= due) return;
+      this.clock.clearTimeout(this.timer);
+    }
+    this.timerDue = due;
+    this.timer = this.clock.setTimeout(this.sweep, Math.max(0, due - this.clock.now()));
+  }
+
+  private stopTimer(): void {
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerDue = Number.POSITIVE_INFINITY;
+  }
+
+  /** Rejects every request whose timeout has come, in the order they were made; sets the timer for the next. */
+  private readonly sweep = (): void => {
+    this.timer = undefined;
+    this.timerDue = Number.POSITIVE_INFINITY;
+    const now = this.clock.now();
+    let next = Number.POSITIVE_INFINITY;
+    for (const entry of [...this.byId.values()]) {
+      if (entry.due > now) {
+        next = Math.min(next, entry.due);
+        continue;
+      }
+      if (this.byId.get(entry.msg.message_id) !== entry) continue;
+      this.expire(entry);
+    }
+    if (next !== Number.POSITIVE_INFINITY && this.byId.size > 0) this.wakeAt(next);
+  };
+
+  private expire(entry: Entry): void {
+    this.byId.delete(entry.msg.message_id);
+    const { ms } = entry;
+    const taskId = entry.msg.task_id;
+    if (!entry.sent) return entry.reject(unsentError(entry.msg, `no session came back within ${ms} ms`));
+    entry.reject(
+      new TapClientError(ClientCode.REQUEST_TIMEOUT, `no reply to ${entry.msg.type} within ${ms} ms; the outcome is unknown`, {
+        indeterminate: true,
+        ...(taskId !== undefined ? { taskId } : {}),
+      }),
+    );
   }
 }
 

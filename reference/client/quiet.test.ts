@@ -11,6 +11,7 @@ afterEach(async () => {
 /** A client on the reference agent in memory, recording what the agent sends. */
 async function pair(
   versions?: string[],
+  params: { request_timeout_ms?: number } = {},
 ): Promise<{ client: TapClient; seen: Array<{ type: string; sequence?: number; task_id?: string }> }> {
   const agent = testAgent();
   const [agentEnd, clientEnd] = createMemoryPair();
@@ -21,7 +22,7 @@ async function pair(
     return send(text);
   };
   agent.attach(agentEnd);
-  const client = await connect(clientEnd, { agentId: 'quiet.requester', ...(versions ? { versions } : {}) });
+  const client = await connect(clientEnd, { agentId: 'quiet.requester', params, ...(versions ? { versions } : {}) });
   open.push({ close: () => agent.shutdown() }, client);
   return { client, seen };
 }
@@ -44,6 +45,15 @@ describe('quiet tasks through the client (spec: tasks#quiet-tasks)', () => {
     expect(snap.last_sequence).toBe(1);
     await h.cancel('not needed');
     expect((await h.result).status).toBe('cancelled');
+  });
+
+  it('asks by task.status for a quiet task that sent nothing within request_timeout_ms, and follows it to its result (spec: tasks#quiet-requests)', async () => {
+    const { client, seen } = await pair(undefined, { request_timeout_ms: 50 });
+    const h = client.submit('tap.test.sleep', { ms: 400 }, { quiet: true });
+    expect((await h.result).status).toBe('completed');
+    const answers = seen.filter((m) => m.task_id === h.taskId).map((m) => m.type);
+    expect(answers[0]).toBe('task.snapshot');
+    expect(answers.at(-1)).toBe('task.result');
   });
 
   it('sends no quiet member in a session of 1.0 and follows the full stream', async () => {

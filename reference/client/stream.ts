@@ -39,8 +39,10 @@ export class TaskStream {
   plan?: { plan_id: string; state: string };
   /** TAP 1.1: the input request the task waits on, while it is input_required (spec: tasks#input-required). */
   pendingInput?: InputRequestPayload;
-  private readonly ahead = new Map<number, StreamMessage>();
-  private readonly listeners = new Set<(msg: StreamMessage) => void>();
+  /** Messages ahead of a gap, by sequence: made at the first such message. */
+  private ahead?: Map<number, StreamMessage>;
+  /** Made at the first subscriber; most streams have one, a handle's. */
+  private listeners?: Set<(msg: StreamMessage) => void>;
 
   constructor(readonly taskId: string) {}
 
@@ -57,8 +59,9 @@ export class TaskStream {
 
   /** Calls `fn` for each message delivered from now on; returns a function that stops it. */
   subscribe(fn: (msg: StreamMessage) => void): () => void {
-    this.listeners.add(fn);
-    return () => this.listeners.delete(fn);
+    const listeners = (this.listeners ??= new Set());
+    listeners.add(fn);
+    return () => listeners.delete(fn);
   }
 
   /** Takes one sequenced message: delivers it (and any buffered successors) if it is next. */
@@ -67,32 +70,35 @@ export class TaskStream {
     if (seq <= this.lastSequence) return { kind: 'duplicate' };
     if (this.ended) return { kind: 'late' };
     if (seq > this.lastSequence + 1) {
-      if (this.ahead.has(seq)) return { kind: 'duplicate' };
-      if (this.ahead.size < MAX_BUFFERED) this.ahead.set(seq, msg);
+      const ahead = (this.ahead ??= new Map());
+      if (ahead.has(seq)) return { kind: 'duplicate' };
+      if (ahead.size < MAX_BUFFERED) ahead.set(seq, msg);
       return { kind: 'gap', expected: this.lastSequence + 1 };
     }
     const delivered: StreamMessage[] = [];
     let next: StreamMessage | undefined = msg;
     while (next && !this.ended) {
-      this.ahead.delete(next.sequence ?? 0);
+      this.ahead?.delete(next.sequence ?? 0);
       this.apply(next);
       delivered.push(next);
-      next = this.ahead.get(this.lastSequence + 1);
+      next = this.ahead?.get(this.lastSequence + 1);
     }
-    if (this.ended) this.ahead.clear();
+    if (this.ended) this.ahead = undefined;
     for (const m of delivered) this.notify(m);
     return { kind: 'delivered', delivered };
   }
 
   /** Hands a delivered message to each listener (a copy of the set only when there are several, which may unsubscribe). */
   private notify(msg: StreamMessage): void {
-    if (this.listeners.size === 1) for (const fn of this.listeners) fn(msg);
-    else if (this.listeners.size > 1) for (const fn of [...this.listeners]) fn(msg);
+    const listeners = this.listeners;
+    if (!listeners) return;
+    if (listeners.size === 1) for (const fn of listeners) fn(msg);
+    else if (listeners.size > 1) for (const fn of [...listeners]) fn(msg);
   }
 
   /** True while messages wait behind a gap. */
   get hasGap(): boolean {
-    return this.ahead.size > 0;
+    return this.ahead !== undefined && this.ahead.size > 0;
   }
 
   private apply(msg: StreamMessage): void {

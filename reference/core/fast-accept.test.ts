@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { SCHEMA_ASSUMPTIONS, surelyValidBody, surelyValidEnvelope } from './fast-accept.ts';
 import { isKnownType } from './catalogue.ts';
 import { fullValidatorFor } from './validate.ts';
@@ -164,5 +164,20 @@ describe('the fast acceptance of common messages (spec: messages#payload-validat
     }
     // tracestate and baggage still go to the validators.
     expect(surelyValidEnvelope({ ...good, metadata: { ...good.metadata, tracestate: 'a=b' } })).toBe(false);
+  });
+
+  it('takes no empty timestamp, session_id or traceparent as valid before it has seen a valid one (a fresh process)', async () => {
+    vi.resetModules();
+    const fresh = await import('./fast-accept.ts');
+    const [name, base] = valid.find(([n]) => n.includes('task.result/'))!;
+    const blank = { ...base, protocol: 'tap/1.1', timestamp: '', session_id: '', metadata: { traceparent: '' } };
+    for (const m of [
+      { ...blank, session_id: base.session_id, metadata: undefined },
+      { ...blank, timestamp: base.timestamp, metadata: undefined },
+      { ...blank, timestamp: base.timestamp, session_id: base.session_id },
+    ]) {
+      expect(fresh.surelyValidEnvelope(m) || fresh.surelyValidBody(m), `${name} with an empty member`).toBe(false);
+      expect(envelope(m) ?? body(m), `${name} with an empty member`).not.toBeNull();
+    }
   });
 });

@@ -61,6 +61,9 @@ const TRACEPARENT = /^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
 const ZERO_TRACE_ID = '0'.repeat(32);
 const ZERO_PARENT_ID = '0'.repeat(16);
 
+/** What the caches of values seen valid last hold before any was: equal to no value a message can carry. */
+const NOTHING_SEEN = Symbol('nothing seen');
+
 /**
  * The identifiers seen valid last: a session's source, target and task ids repeat in every
  * message, and comparing a string costs less than matching it. Only valid values enter.
@@ -88,7 +91,7 @@ export function isMessageId(v: unknown): v is string {
   return typeof v === 'string' && v.length <= 128 && MESSAGE_ID.test(v);
 }
 
-let lastSession = '';
+let lastSession: unknown = NOTHING_SEEN;
 
 function isSessionId(v: unknown): boolean {
   if (v === lastSession) return true;
@@ -105,7 +108,7 @@ function isPlainText(v: unknown, max: number): boolean {
 const DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 const TIMESTAMP = /^[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]+)?Z$/;
 /** The timestamp seen valid last: a sender writes the same one for every message of a millisecond. */
-let lastTimestamp = '';
+let lastTimestamp: unknown = NOTHING_SEEN;
 
 /**
  * A Timestamp "YYYY-MM-DDThh:mm:ss[.f…]Z" with a real date. Not sure of 29 February or a leap
@@ -121,9 +124,15 @@ function isTimestamp(v: unknown): boolean {
   return true;
 }
 
+/** The traceparent seen valid last: every message of a task's stream carries the task's own. */
+let lastTraceparent: unknown = NOTHING_SEEN;
+
 /** A traceparent of version 00 whose trace-id and parent-id are not all zero: what every 1.1 task carries. */
 function isTraceparent(v: unknown): boolean {
-  return typeof v === 'string' && TRACEPARENT.test(v) && v.slice(3, 35) !== ZERO_TRACE_ID && v.slice(36, 52) !== ZERO_PARENT_ID;
+  if (v === lastTraceparent) return true;
+  if (typeof v !== 'string' || !TRACEPARENT.test(v) || v.slice(3, 35) === ZERO_TRACE_ID || v.slice(36, 52) === ZERO_PARENT_ID) return false;
+  lastTraceparent = v;
+  return true;
 }
 
 function isMetadata(v: unknown): boolean {
