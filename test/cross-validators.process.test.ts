@@ -94,10 +94,14 @@ describe('cross-validator agreement: three validators, two loadings, one verdict
       it(`${name}, loading ${how}, agrees with every fixture`, () => {
         expect(disagreements(judge(loading)(cases))).toEqual([]);
       });
-    it(`${PYTHON_NAME}, loading ${how}, agrees with every fixture`, async () => {
-      if (pythonProblem) expect.fail(pythonProblem);
-      expect(disagreements((await pythonRuns.get(loading)!).fixtures)).toEqual([]);
-    }, PYTHON_TIMEOUT_MS);
+    it(
+      `${PYTHON_NAME}, loading ${how}, agrees with every fixture`,
+      async () => {
+        if (pythonProblem) expect.fail(pythonProblem);
+        expect(disagreements((await pythonRuns.get(loading)!).fixtures)).toEqual([]);
+      },
+      PYTHON_TIMEOUT_MS,
+    );
   }
 
   it('the validators the build compiled ahead of time (reference/core) give every verdict and every issue Ajv gives compiling the files', () => {
@@ -117,14 +121,18 @@ describe('cross-validator agreement: three validators, two loadings, one verdict
     expect(differ).toEqual([]);
   });
 
-  it('refuses the bypasses in every validator: a line feed before "..", a trailing line feed, "yesterday Z", a space for "T"', async () => {
-    for (const [name, judge] of judges)
+  it(
+    'refuses the bypasses in every validator: a line feed before "..", a trailing line feed, "yesterday Z", a space for "T"',
+    async () => {
+      for (const [name, judge] of judges)
+        for (const loading of ['files', 'bundle'] as const)
+          expect(judge(loading)(bypasses), `${name} (${loading})`).toEqual(bypasses.map(() => false));
+      if (pythonProblem) expect.fail(pythonProblem);
       for (const loading of ['files', 'bundle'] as const)
-        expect(judge(loading)(bypasses), `${name} (${loading})`).toEqual(bypasses.map(() => false));
-    if (pythonProblem) expect.fail(pythonProblem);
-    for (const loading of ['files', 'bundle'] as const)
-      expect((await pythonRuns.get(loading)!).bypasses, `${PYTHON_NAME} (${loading})`).toEqual(bypasses.map(() => false));
-  }, PYTHON_TIMEOUT_MS);
+        expect((await pythonRuns.get(loading)!).bypasses, `${PYTHON_NAME} (${loading})`).toEqual(bypasses.map(() => false));
+    },
+    PYTHON_TIMEOUT_MS,
+  );
 });
 
 function recordWithArtifact(path: string): unknown {
