@@ -8,6 +8,10 @@ import { notTested } from '../../verdict.ts';
 import { LONGEST_LEASE_MS } from '../../options.ts';
 import { seconds } from './durable-survey.ts';
 
+/** The count in a finished record of tap.test.counter, or undefined. */
+const countOf = (r: TaskRecord | undefined): unknown =>
+  (r?.context.history.at(-1)?.output as { count?: unknown } | null | undefined)?.count;
+
 export const cases: Case[] = [
   durableCase({
     id: 'nats-durable.idempotency.repeat',
@@ -66,13 +70,6 @@ export const cases: Case[] = [
       );
     },
   }),
-];
-
-/** The count in a finished record of tap.test.counter, or undefined. */
-const countOf = (r: TaskRecord | undefined): unknown =>
-  (r?.context.history.at(-1)?.output as { count?: unknown } | null | undefined)?.count;
-
-cases.push(
   durableCase({
     id: 'nats-durable.idempotency.redelivered-effect',
     title:
@@ -188,4 +185,4 @@ cases.push(
       );
     },
   }),
-);
+];
