@@ -47,6 +47,8 @@ export interface Needs {
   registryTrust?: boolean;
   /** Leave to stop the agent's process (--agent-pid): SKIPPED without it. */
   agentPid?: boolean;
+  /** The command that starts another process of the agent (--agent-command): SKIPPED without it. */
+  agentCommand?: boolean;
   /**
    * The material of the security profile (spec: security): a client certificate of a wss:// run,
    * a second one (in a run without tokens), or the token issuer's key. UNIMPLEMENTED without it.

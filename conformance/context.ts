@@ -94,7 +94,7 @@ export interface RunEnv {
   /** Scenarios shared by the MUST and SHOULD halves of a timed rule: observed once per run. */
   shared: Map<string, Promise<unknown>>;
   /** The mesh registry the agent joined (spec: registry#nats), the process the suite may stop, and the trust file of its keys (spec: registry#signatures). */
-  registry?: { url: string; agentPid?: number; trust?: TrustFile };
+  registry?: { url: string; agentPid?: number; trust?: TrustFile; agentCommand?: string };
   /** A key in the trust file of the agent's durable runners: the harness signs its records (spec: bindings-nats#signed-records). */
   signingKey?: SigningKey;
   /** Prints a line for the person running the suite (tap-conform: on stderr), if anyone listens. */

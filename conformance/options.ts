@@ -46,7 +46,7 @@ export interface Config {
   debug: boolean;
   hmac?: { keyId: string; key: string; peer: string };
   /** The mesh registry the agent joined (--registry), the process the suite may stop (--agent-pid), and the trust file of its keys (--registry-trust; read when the run starts). */
-  registry?: { url: string; agentPid?: number; trustFile?: string; trust?: TrustFile };
+  registry?: { url: string; agentPid?: number; trustFile?: string; trust?: TrustFile; agentCommand?: string };
   /** The file of an Ed25519 key in the trust file of the agent's durable runners (--signing-key). */
   signingKey?: string;
   /**
@@ -150,6 +150,7 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
         'hmac-peer': { type: 'string' },
         registry: { type: 'string' },
         'agent-pid': { type: 'string' },
+        'agent-command': { type: 'string' },
         'signing-key': { type: 'string' },
         'tls-ca': { type: 'string' },
         'tls-cert': { type: 'string', multiple: true },
@@ -250,7 +251,14 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
       cfg.registry.agentPid = pid;
     }
     if (s('registry-trust') !== undefined) cfg.registry.trustFile = s('registry-trust');
-  } else if (s('agent-pid') !== undefined) return { ok: false, error: '--agent-pid belongs to --registry: give the registry too' };
+    const command = s('agent-command');
+    if (command !== undefined) {
+      if (command.trim() === '')
+        return { ok: false, error: '--agent-command is empty: give the shell command that starts another process of the agent' };
+      cfg.registry.agentCommand = command;
+    }
+  } else if (s('agent-command') !== undefined) return { ok: false, error: '--agent-command belongs to --registry: give the registry too' };
+  else if (s('agent-pid') !== undefined) return { ok: false, error: '--agent-pid belongs to --registry: give the registry too' };
   else if (s('registry-trust') !== undefined) return { ok: false, error: '--registry-trust belongs to --registry: give the registry too' };
   if (s('signing-key') !== undefined) cfg.signingKey = s('signing-key');
   const security = securityOptions(values);

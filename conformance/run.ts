@@ -62,6 +62,7 @@ export function replayCommand(cfg: Config, id: string, extra = '', target: Bindi
   if (cfg.registry) {
     parts.push('--registry', shellQuote(cfg.registry.url));
     if (cfg.registry.trustFile !== undefined) parts.push('--registry-trust', shellQuote(cfg.registry.trustFile));
+    if (cfg.registry.agentCommand !== undefined) parts.push('--agent-command', shellQuote(cfg.registry.agentCommand));
   }
   parts.push('--seed', String(cfg.seed));
   if (cfg.timeScale !== 1) parts.push('--time-scale', String(cfg.timeScale));
@@ -125,6 +126,8 @@ export interface ConformanceOptions {
   registry?: string;
   /** The agent's process id: the registry profile may stop it with SIGTERM to see its entry withdrawn. */
   agentPid?: number;
+  /** A shell command that starts another process of the agent (its agent id, its registry): the registry profile sees it refuse to join. */
+  agentCommand?: string;
   /** The file of a key in the trust file of the agent's durable runners: the signed-records cases run (spec: bindings-nats#signed-records). */
   signingKey?: string;
   /** wss:// and NATS agents: the authorities to trust and up to two client certificates (PEM files), as --tls-ca, --tls-cert and --tls-key. */
@@ -198,6 +201,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Repor
     cfg.registry = {
       url: options.registry,
       ...(options.agentPid !== undefined ? { agentPid: options.agentPid } : {}),
+      ...(options.agentCommand !== undefined ? { agentCommand: options.agentCommand } : {}),
       ...(typeof trust === 'string' ? { trustFile: trust } : trust ? { trust } : {}),
     };
   }
@@ -321,15 +325,8 @@ async function runTarget(cfg: Config, given: BindingTarget, cases: Case[], hooks
     ...runSettings(cfg),
     key: runKey(cfg, target),
     replay: (id, extra) => replayCommand(cfg, id, extra, target),
-    ...(cfg.registry
-      ? {
-          registry: {
-            url: cfg.registry.url,
-            ...(cfg.registry.agentPid !== undefined ? { agentPid: cfg.registry.agentPid } : {}),
-            ...(cfg.registry.trust ? { trust: cfg.registry.trust } : {}),
-          },
-        }
-      : {}),
+    // The registry, with the trust file read when the run began.
+    ...(cfg.registry ? { registry: cfg.registry } : {}),
     ...(target.kind === 'nats' && cfg.signingKey !== undefined ? { signingKey: durableKey(cfg) } : {}),
     ...(hooks.log ? { log: hooks.log } : {}),
   };

@@ -93,11 +93,11 @@ export async function unmetNeed(c: Case, env: RunEnv): Promise<Outcome | null> {
   if (n.registry && !env.registry)
     return skipped('no registry was given: pass --registry nats://host:port, the server of the mesh the agent joined');
   if (n.registryTrust && env.registry?.trust === undefined)
-    return skipped(
-      'no trust file was given: pass --registry-trust FILE, the trust file that binds the agent id to the key the agent signs its entry with',
-    );
+    return skipped('no trust file was given: pass --registry-trust FILE, which binds the agent id to the key of its entry');
   if (n.agentPid && env.registry?.agentPid === undefined)
     return skipped('the suite may not stop the agent: pass --agent-pid with the process id of the agent (it receives SIGTERM)');
+  if (n.agentCommand && env.registry?.agentCommand === undefined)
+    return skipped('the suite cannot start a second process of the agent: pass --agent-command, the shell command that starts it');
   if (n.restart && env.probe.card?.durability !== 'restart') return unimplemented(RESTART_UNDECLARED);
   // The integrity profile applies to an agent given a key, which it must hold (spec: conformance#key-provisioning).
   if (n.integrity && !env.key)

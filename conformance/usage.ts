@@ -49,6 +49,10 @@ Options:
                           profile (its entry, heartbeats, load and withdrawal; spec: registry)
   --agent-pid <pid>       with --registry: the agent's process id; the last registry case sends it
                           SIGTERM and watches its entry go (without it that case is skipped)
+  --agent-command <cmd>   with --registry: a shell command that starts another process of the agent
+                          (same agent id, same registry); one registry case runs it while the
+                          agent is in the mesh and checks that it refuses to join and says the id is
+                          taken, leaving the live entry alone (without it that case is skipped)
   --signing-key <file>    NATS agents whose durable runners hold a trust file: the Ed25519 key of a
                           principal in it (tapctl nats permissions writes them). The harness signs
                           the records it publishes, and the signed-records cases run

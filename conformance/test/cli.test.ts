@@ -88,6 +88,21 @@ describe('tap-conform exit codes', () => {
     expect(kept.length).toBeLessThan(all.length);
     expect(parseCli(['--skip', 'a.*', '--skip', 'b.c', './x'])).toMatchObject({ ok: true, config: { skip: ['a.*', 'b.c'] } });
   });
+
+  it('takes --agent-command with --registry only, and not empty', () => {
+    const url = 'nats://127.0.0.1:4222/my.agent';
+    const cmd = "node agent.js --mesh 'nats://127.0.0.1:4222'";
+    const p = parseCli(['--registry', 'nats://127.0.0.1:4222', '--agent-command', cmd, url]);
+    expect(p).toMatchObject({ ok: true, config: { registry: { url: 'nats://127.0.0.1:4222', agentCommand: cmd } } });
+    expect(parseCli(['--agent-command', cmd, url])).toEqual({
+      ok: false,
+      error: '--agent-command belongs to --registry: give the registry too',
+    });
+    expect(parseCli(['--registry', 'nats://127.0.0.1:4222', '--agent-command', ' ', url])).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/--agent-command is empty/),
+    });
+  });
 });
 
 describe('options', () => {

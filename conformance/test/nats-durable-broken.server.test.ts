@@ -11,6 +11,7 @@ import { startBrokenDurableAgent, type DurableFault } from './nats-durable-broke
 import { BROKEN_LEASE_MS, brokenServer, DURABLE_IDS, MAX_DELIVER, passed, passedSigned, signing } from './nats-durable.testkit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
+const REDELIVERED_EFFECT = 'nats-durable.idempotency.redelivered-effect';
 
 describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-durable (spec: bindings-nats#certification)'), () => {
   it.concurrent.for<[DurableFault, string, RegExp, string[]?]>([
@@ -48,12 +49,18 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
     ],
     ['no-fence', 'nats-durable.stream.fence', /the fenced delivery went on and finished the task with its own output/],
     ['ack-then-publish', 'nats-durable.result.before-ack', /acknowledged the delivery before it published the finished record/],
+    ['fresh-effects', REDELIVERED_EFFECT, /the redelivered task made its effect again/],
+    ['no-hold', REDELIVERED_EFFECT, /it did not hold after its increment \(TAP-CONF-121\)/],
   ])('fails the broken durable agent %s in %s, and only there', { timeout: 90_000 }, async ([fault, id, reason, also = []], t) => {
     const s = await brokenServer(t);
     const agentId = `tap.broken-durable-${fault}`;
     s.cleanups.push(await startBrokenDurableAgent(s.url, agentId, fault, { leaseMs: BROKEN_LEASE_MS, maxDeliver: MAX_DELIVER }));
-    // The lease case is left out of the breaks that are not about leases: it waits 2.5 leases.
-    const skip = fault === 'no-renewal' ? [] : ['nats-durable.lease.renewal'];
+    // The lease case is left out of the breaks that are not about leases: it waits 2.5 leases; the
+    // redelivered-effect case, which waits a lease and two holds, runs only for the break of effects.
+    const skip = [
+      ...(fault === 'no-renewal' ? [] : ['nats-durable.lease.renewal']),
+      ...(fault === 'fresh-effects' || fault === 'no-hold' ? [] : [REDELIVERED_EFFECT]),
+    ];
     const report = await runConformance({ target: `${s.url}/${agentId}`, profiles: ['nats-durable'], timeoutMs: 5000, skip });
     const verdicts = Object.fromEntries(report.cases.map((c) => [c.id, c.verdict]));
     const judged = DURABLE_IDS.filter((c) => !skip.includes(c));

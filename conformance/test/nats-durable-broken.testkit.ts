@@ -20,6 +20,7 @@ import {
 } from '../../reference/jetstream/events.ts';
 import { takeIn } from '../../reference/jetstream/intake.ts';
 import { consumerName } from '../../reference/jetstream/runner.ts';
+import { EffectsRecords } from '../../reference/jetstream/effects.ts';
 import { verifyStreamMessage } from '../../reference/jetstream/signatures.ts';
 import { DEFAULT_NAMES as N, deadSubject, ensureStreams, resultSubject, taskSubject } from '../../reference/jetstream/streams.ts';
 import { idempotencyKey } from '../../reference/jetstream/submit.ts';
@@ -66,7 +67,11 @@ export type DurableFault =
   /** Takes a duplicate acknowledgement of its publish to the task's stream as its own and goes on (TAP-NATS-036). */
   | 'no-fence'
   /** Acknowledges a delivery first and publishes its finished record right after (TAP-NATS-020). */
-  | 'ack-then-publish';
+  | 'ack-then-publish'
+  /** Gives each delivery an effects record of its own: a redelivered task makes again the effects its first delivery completed (TAP-NATS-025). */
+  | 'fresh-effects'
+  /** Ignores the hold_ms of tap.test.counter in a record of 1.1: it completes right after its increment (TAP-CONF-121). */
+  | 'no-hold';
 
 /** Signed mode: the trust file the runner holds and its agent's key (spec: bindings-nats#signed-records). */
 export interface BrokenSigning {
@@ -75,6 +80,14 @@ export interface BrokenSigning {
 }
 
 const nanos = (ms: number): number => ms * 1_000_000;
+
+/** A record whose input has no hold_ms. */
+function withoutHold(record: TaskRecord): TaskRecord {
+  const input = record.context.current_input;
+  if (typeof input !== 'object' || input === null || !('hold_ms' in input)) return record;
+  const { hold_ms: _, ...rest } = input as Record<string, unknown>;
+  return { ...record, context: { ...record.context, current_input: rest } };
+}
 
 /** Serves every conformance capability's queue with `fault`; resolves with the stop function. */
 async function brokenRunner(
@@ -95,6 +108,7 @@ async function brokenRunner(
   const js = jetstream(nc);
   const closers: Array<() => Promise<void>> = [];
   const running = new Set<Promise<void>>();
+  const effects = new EffectsRecords();
   for (const [capability, handler] of Object.entries(durableConformanceHandlers())) {
     const durable = fault === 'other-consumer-name' ? `runner-${capability.replace(/\./g, '-')}` : consumerName(capability);
     await jsm.consumers.add(N.tasks, {
@@ -170,11 +184,16 @@ async function brokenRunner(
         let output: unknown;
         let error: TapError | undefined;
         try {
+          // The fault of no-hold: the record's input without its hold_ms.
+          const given = fault === 'no-hold' ? withoutHold(record) : record;
           output = await handler({
-            record: { ...record, state: { ...record.state, attempts } },
+            record: { ...given, state: { ...record.state, attempts } },
             attempts,
             signal: new AbortController().signal,
             emit: async (data) => void (await stream.publish('task.event', { kind: 'output', data })),
+            // The fault of fresh-effects: each delivery has a record of its own, under its delivery count.
+            effect: (name, fn) =>
+              effects.once(fault === 'fresh-effects' ? `${record.task_id}#${m.info.deliveryCount}` : record.task_id, name, fn),
           });
         } catch (err) {
           error = err as TapError;

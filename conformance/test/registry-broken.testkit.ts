@@ -33,7 +33,9 @@ export type RegistryFault =
   /** Renews its entry with a blind put instead of an update against the last revision (TAP-REG-012). */
   | 'blind-writes'
   /** Withdraws its entry with a delete that does not require the key's last write to be its own (TAP-REG-027). */
-  | 'blind-withdraw';
+  | 'blind-withdraw'
+  /** Joins with a blind put, over the live entry of another process of its agent id (TAP-REG-010). */
+  | 'overwrites-live';
 
 const [fault, url, agentId] = process.argv.slice(2) as [RegistryFault, string, string];
 
@@ -117,6 +119,21 @@ if (fault === 'leaves-when-overwritten') {
     clearInterval(beat);
     if (fault === 'blind-withdraw') await kv.delete(agentId);
     else await registry.withdraw(agentId, revision).catch(() => {});
+  };
+} else if (fault === 'overwrites-live') {
+  const registry = await openRegistry(nc);
+  const kv = await new Kvm(nc).open(REGISTRY_BUCKET);
+  const entry = entryOf(randomBytes(12).toString('base64url'));
+  let revision = await kv.put(agentId, JSON.stringify(entry()));
+  const beat = setInterval(() => {
+    registry.update(entry(), revision).then(
+      (r) => (revision = r),
+      () => {},
+    );
+  }, 200);
+  leave = async () => {
+    clearInterval(beat);
+    await registry.withdraw(agentId, revision).catch(() => {});
   };
 } else if (fault === 'never-heartbeats') {
   const registry = await openRegistry(nc);

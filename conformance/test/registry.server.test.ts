@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { newSigningKey, trustOf } from '../../reference/trust.ts';
 import { runConformance } from '../run.ts';
+import { shellQuote } from '../options.ts';
 import type { RegistryFault } from './registry-broken.testkit.ts';
 import { lacks, needing } from '../../test/system-tools.testkit.ts';
 
@@ -39,13 +40,19 @@ const FAULTS: Array<[RegistryFault, string]> = [
   ['short-instance', 'registry.instance.random'],
   ['blind-writes', 'registry.instance.conditional-writes'],
   ['blind-withdraw', 'registry.withdraw.shutdown'],
+  ['overwrites-live', 'registry.instance.taken'],
 ];
+
+/** The shell command that starts `args` as a process of this test's kind (node with tsx), for --agent-command. */
+const command = (args: string[]): string => [process.execPath, '--import', 'tsx', ...args].map(shellQuote).join(' ');
 
 // The reference agent signs its entry; the trust file names its key and one for the agent that forgets its own.
 const referenceKey = newSigningKey('tap.reference-agent');
 const trust = trustOf([referenceKey, newSigningKey('tap.registry-unsigned')]);
 const keyDir = mkdtempSync(join(tmpdir(), 'tap-registry-keys-'));
 const keyFile = join(keyDir, 'reference.key.json');
+const REFERENCE_ARGS = ['reference/agents/reference-agent.ts', '--mesh'];
+const MESH_ARGS = ['--mesh-heartbeat-ms', '200', '--mesh-ttl-ms', '1000', '--grace-ms', '2000', '--mesh-key', keyFile];
 
 describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform --registry (spec: registry)'), () => {
   let server: NatsServer;
@@ -58,19 +65,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform --regi
     writeFileSync(keyFile, JSON.stringify(referenceKey));
     // Every agent starts at once: each process takes a second or two to load.
     const started = await Promise.all([
-      serving([
-        'reference/agents/reference-agent.ts',
-        '--mesh',
-        server.url,
-        '--mesh-heartbeat-ms',
-        '200',
-        '--mesh-ttl-ms',
-        '1000',
-        '--grace-ms',
-        '2000',
-        '--mesh-key',
-        keyFile,
-      ]),
+      serving([...REFERENCE_ARGS, server.url, ...MESH_ARGS]),
       ...FAULTS.map(([fault]) => serving(['conformance/test/registry-broken.testkit.ts', fault, server.url, `tap.registry-${fault}`])),
     ]);
     children.push(...started.map((s) => s.child));
@@ -93,6 +88,8 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform --regi
       registry: server.url,
       registryTrust: trust,
       agentPid: child.pid,
+      // A second reference process of the same agent id and key, which must refuse to join.
+      agentCommand: command([...REFERENCE_ARGS, server.url, ...MESH_ARGS]),
       timeoutMs: 5000,
     });
     expect(
@@ -104,6 +101,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform --regi
       'registry.entry.endpoints: PASS',
       'registry.instance.random: PASS',
       'registry.instance.conditional-writes: PASS',
+      'registry.instance.taken: PASS',
       'registry.heartbeat.renewed: PASS',
       'registry.heartbeat.margin: PASS',
       'registry.overwrite.reasserts: PASS',
@@ -120,6 +118,10 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform --regi
     await expect(runConformance({ target: url, only: ['registry.*'], timeoutMs: 2000 })).rejects.toThrow(/no case matches --only registry/);
     const noPid = await runConformance({ target: url, only: ['registry.withdraw.*'], registry: server.url, timeoutMs: 2000 });
     expect(noPid.cases.map((c) => [c.id, c.verdict])).toEqual([['registry.withdraw.shutdown', 'SKIPPED']]);
+    const noCommand = await runConformance({ target: url, only: ['registry.instance.taken'], registry: server.url, timeoutMs: 2000 });
+    expect(noCommand.cases.map((c) => [c.id, c.verdict, c.detail])).toEqual([
+      ['registry.instance.taken', 'SKIPPED', expect.stringMatching(/pass --agent-command/)],
+    ]);
     const noTrust = await runConformance({ target: url, only: ['registry.signature.*'], registry: server.url, timeoutMs: 2000 });
     expect(noTrust.cases.map((c) => [c.id, c.verdict, c.detail])).toEqual([
       ['registry.signature.signed', 'SKIPPED', expect.stringMatching(/pass --registry-trust FILE/)],
@@ -134,6 +136,8 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform --regi
       registry: server.url,
       registryTrust: trust,
       agentPid: child.pid,
+      // Another process of the broken agent, with its fault.
+      agentCommand: command(['conformance/test/registry-broken.testkit.ts', fault, server.url, `tap.registry-${fault}`]),
       timeoutMs: 2000,
     });
     expect(report.cases.map((c) => [c.id, c.verdict])).toEqual([[id, 'FAIL']]);

@@ -6,6 +6,7 @@
  */
 import { anyErrorPayload, errorEntry, TapError } from '../core/errors.ts';
 import { CapabilityError } from '../agent/handler.ts';
+import { speaks11 } from '../workspace/capability-failure.ts';
 import { startDurableRunner, type DurableRunner, type DurableRunnerOptions, type DurableWork } from './runner.ts';
 
 /** A phase handler of the durable runner. */
@@ -18,6 +19,21 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
     const timer = setTimeout(resolve, ms);
     signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
   });
+}
+
+/** The longest hold_ms of tap.test.counter (spec: conformance#test-capabilities, TAP-CONF-121). */
+export const MAX_HOLD_MS = 600_000;
+
+/** The hold_ms of tap.test.counter's input: 0 when absent; INVALID_MESSAGE unless an integer in [0, MAX_HOLD_MS]. */
+function holdOf(value: unknown): number {
+  if (value === undefined) return 0;
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 && value <= MAX_HOLD_MS) return value;
+  throw new TapError(
+    anyErrorPayload(
+      'INVALID_MESSAGE',
+      `the hold_ms of tap.test.counter is ${String(JSON.stringify(value)).slice(0, 64)}: give an integer from 0 to ${MAX_HOLD_MS}, or leave it out`,
+    ),
+  );
 }
 
 /** The durable handlers of the conformance capabilities; counts of tap.test.counter live in `counts`. */
@@ -45,10 +61,17 @@ export function durableConformanceHandlers(counts: Map<string, number> = new Map
         anyErrorPayload(code, message ?? errorEntry(code)?.meaning ?? `failing with ${code} as asked`, undefined, { retryable }),
       );
     },
+    // The increment is the task's one effect, made through its effects record: a redelivery gets the count
+    // its first delivery made (TAP-NATS-025). With hold_ms (a record of 1.1) it then keeps working (TAP-CONF-121).
     'tap.test.counter': async (work) => {
-      const { key } = input<{ key: string }>(work);
-      const count = (counts.get(key) ?? 0) + 1;
-      counts.set(key, count);
+      const { key, hold_ms } = input<{ key: string; hold_ms?: unknown }>(work);
+      const hold = speaks11(work.record) ? holdOf(hold_ms) : 0;
+      const count = await work.effect('increment', () => {
+        const next = (counts.get(key) ?? 0) + 1;
+        counts.set(key, next);
+        return next;
+      });
+      if (hold > 0) await pause(hold, work.signal);
       return { key, count };
     },
   };

@@ -29,6 +29,7 @@ import { durableAuditEntry, runnerFamilies, type AuditSink } from './metrics.ts'
 import { Histogram, type Family } from '../ops/prometheus.ts';
 import { DEFAULT_NAMES, ensureStreams, resultSubject, type DurableNames } from './streams.ts';
 import { idempotencyKey } from './submit.ts';
+import { EffectsRecords } from './effects.ts';
 
 export { consumerName } from './consumer.ts';
 
@@ -43,6 +44,11 @@ export interface DurableWork {
   signal: AbortSignal;
   /** Publishes an output event `{ kind: "output", data }` to the task's stream in TAP_EVENTS (spec: bindings-nats#event-streams). */
   emit(data: unknown): Promise<void>;
+  /**
+   * Makes the task's effect `name` once: a later delivery of the task gets the value the first
+   * one recorded, without running `fn` (TAP-NATS-025; the record lives as long as the runner).
+   */
+  effect<T>(name: string, fn: () => T | Promise<T>): Promise<T>;
 }
 
 /** Options of `startDurableRunner`. */
@@ -159,6 +165,8 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
   const stopping = new AbortController();
   const running = new Set<Promise<void>>();
   const box: DeadLetterBox = { js, jsm, names, agentId: o.agentId, intake: { capability: o.capability, trust: o.trust } };
+  // spec: bindings-nats#idempotency (TAP-NATS-025): a redelivery gets the effects record of the deliveries before it.
+  const effects = new EffectsRecords();
 
   /** spec: bindings-nats#idempotency: the first task to create the key owns it, whatever the window. */
   const claimKey = async (record: TaskRecord): Promise<'first' | 'repeat'> => {
@@ -315,7 +323,10 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
           'tap.agent': o.agentId,
         },
       );
-      outcome = { output: await o.handler({ record: given, attempts, ...(principal ? { principal } : {}), signal: lost.signal, emit }) };
+      const effect = <T>(name: string, fn: () => T | Promise<T>): Promise<T> => effects.once(record.task_id, name, fn);
+      outcome = {
+        output: await o.handler({ record: given, attempts, ...(principal ? { principal } : {}), signal: lost.signal, emit, effect }),
+      };
     } catch (err) {
       outcome = { error: err instanceof Error ? err : new Error(String(err)) };
     } finally {
@@ -354,6 +365,7 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
       log('warn', `task ${record.task_id}: the server refused the acknowledgement; its lease had expired`);
       return;
     }
+    effects.forget(record.task_id);
     if (outcome.error) stats.failed++;
     else stats.completed++;
     const outcomeName = outcome.error ? 'failed' : 'completed';

@@ -57,6 +57,8 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
 /** The task context of a durable delivery: output goes to the task's stream in TAP_EVENTS; plans need a session. */
 function durableContext(work: DurableWork, capability: string, o: DurableServeOptions, store: Map<string, unknown>): TaskContext {
   const started = Date.now();
+  // The n-th side effect of a delivery is the n-th of the task: a redelivery gets the values of those its first made (TAP-NATS-025).
+  let effects = 0;
   const noPlans = (): never => {
     throw new TapError(errorPayload('INVALID_MESSAGE', `${capability} asked for a plan decision, which a durable queue cannot give`));
   };
@@ -83,7 +85,7 @@ function durableContext(work: DurableWork, capability: string, o: DurableServeOp
     log: (message, level = 'info') => o.log(level === 'debug' ? 'info' : level, `task ${work.record.task_id}: ${message}`),
     submitPlan: noPlans,
     askInput: noInput,
-    sideEffect: async (fn) => fn(),
+    sideEffect: (fn) => work.effect(`side effect ${effects++}`, fn),
     checkResource: () => {},
     checkpoint: () => {},
     sleep: (ms) => pause(ms, work.signal),

@@ -1,8 +1,16 @@
 /** nats-durable profile, Idempotency over redelivery (spec: bindings-nats#idempotency). */
 import type { Case } from '../../case.ts';
 import { durableCase, randomKey } from './kit.ts';
-import { check, show, verdictOf } from '../kit.ts';
-import { DEFAULT_NAMES as S } from '../../../reference/jetstream/names.ts';
+import { check, firstFailure, require, show, verdictOf } from '../kit.ts';
+import { DEFAULT_NAMES as S, eventSubject } from '../../../reference/jetstream/names.ts';
+import type { TaskRecord } from '../../../reference/workspace/record.ts';
+import { notTested } from '../../verdict.ts';
+import { LONGEST_LEASE_MS } from '../../options.ts';
+import { seconds } from './durable-survey.ts';
+
+/** The count in a finished record of tap.test.counter, or undefined. */
+const countOf = (r: TaskRecord | undefined): unknown =>
+  (r?.context.history.at(-1)?.output as { count?: unknown } | null | undefined)?.count;
 
 export const cases: Case[] = [
   durableCase({
@@ -58,6 +66,121 @@ export const cases: Case[] = [
           'the repeat past the window ran again: it has messages of its own in TAP_EVENTS',
           'no messages',
           show(repeatStream.map((e) => e.message.type)),
+        ),
+      );
+    },
+  }),
+  durableCase({
+    id: 'nats-durable.idempotency.redelivered-effect',
+    title:
+      'A task redelivered after its first delivery completed its effect keeps its task_id and its effects record: the effect is made once',
+    requirements: ['TAP-NATS-025', 'TAP-CONF-121'],
+    version: '1.1',
+    capability: 'tap.test.counter',
+    budgetMs: LONGEST_LEASE_MS * 2 + 30_000,
+    run: async (ctx, view, q) => {
+      if (q.ackWaitMs > LONGEST_LEASE_MS)
+        return notTested(
+          `the lease of tap.test.counter is ${seconds(q.ackWaitMs)} (the ack_wait of consumer ${q.consumer}), longer than the ${seconds(LONGEST_LEASE_MS)} this case waits for a fenced delivery to come again: start the agent with a shorter lease to test redelivery`,
+        );
+      const key = randomKey();
+      const of11 = { record: (r: TaskRecord): TaskRecord => ({ ...r, protocol: 'tap/1.1' }) };
+      const holdMs = Math.round(ctx.scaled(1500));
+      const held = await view.publish('tap.test.counter', { key, hold_ms: holdMs }, of11);
+      const taskId = held.record.task_id;
+      const begun = await view.stream(taskId, (e) => e.length >= 1, ctx.scaled(10_000));
+      if (begun.length === 0) return verdictOf('', check(false, "the agent did not begin the task's stream", 'a running event', 'none'));
+      // A second task of the key while the first holds: its count shows that the first one's effect is done.
+      const probe = await view.publish('tap.test.counter', { key }, of11);
+      const probeDone = await view.finished(probe.record.task_id, ctx.scaled(10_000));
+      const early = await view.finished(taskId, 0);
+      require(
+        firstFailure(
+          check(probeDone !== undefined, 'a task of tap.test.counter without hold_ms did not finish', 'a finished record', 'none'),
+          check(
+            early === undefined,
+            `the task with hold_ms ${holdMs} finished before a task of the same key sent after its running event: it did not hold after its increment (TAP-CONF-121)`,
+            `still running for ${holdMs} ms`,
+            show(early && { status: early.state.status, output: early.context.history.at(-1)?.output }),
+          ),
+          check(
+            countOf(probeDone) === 2,
+            'the task of the same key sent while the task with hold_ms held did not count 2: the held task had not incremented before it held (TAP-CONF-121)',
+            '2',
+            show(countOf(probeDone)),
+          ),
+        ),
+      );
+      // Another delivery of the same record stored the message the holding delivery publishes next: the fence stops it.
+      // A sequence the holding delivery stored meanwhile (a log of its own) is a duplicate: read again, and plant after it.
+      const h = view.lib.headers();
+      h.set('Tap-Attempt', '1');
+      let fence = 0;
+      for (let tries = 0; tries < 5 && fence === 0; tries++) {
+        const before = await view.stream(taskId, () => false, ctx.scaled(300));
+        const next = (before.at(-1)?.message.sequence ?? 0) + 1;
+        const other = {
+          protocol: 'tap/1.1',
+          message_id: randomKey(),
+          type: 'task.event',
+          source: view.agentId,
+          target: '*',
+          timestamp: new Date().toISOString(),
+          task_id: taskId,
+          sequence: next,
+          payload: { kind: 'log', level: 'info', message: 'another delivery of this task' },
+        };
+        const ack = await view.js.publish(eventSubject(S, taskId), JSON.stringify(other), { msgID: `${taskId}:${next}`, headers: h });
+        if (!ack.duplicate) fence = next;
+      }
+      if (fence === 0)
+        return notTested(
+          `the harness could not store a message at the next sequence of the task's stream: the agent kept storing them first`,
+        );
+      const done = await view.finished(taskId, ctx.scaled(2 * holdMs + 2 * q.ackWaitMs + 10_000));
+      const entries = await view.stream(
+        taskId,
+        (e) => e.some((x) => x.message.sequence > fence && x.message.type === 'task.result'),
+        ctx.scaled(2000),
+      );
+      const again = entries.filter((e) => e.message.sequence > fence);
+      const after = await view.publish('tap.test.counter', { key }, of11);
+      const afterDone = await view.finished(after.record.task_id, ctx.scaled(10_000));
+      return verdictOf(
+        'the effect was made once across two deliveries',
+        check(done !== undefined, `no finished record in ${S.results} for the held task`, 'a finished record', 'none'),
+        check(
+          again.some(
+            (e) =>
+              e.message.type === 'task.event' && e.message.payload?.state === 'running' && e.attempt !== undefined && e.attempt !== '0',
+          ),
+          `the held task was not delivered again after its delivery was fenced at sequence ${fence} (TAP-NATS-036), so redelivery could not be seen`,
+          'a running event of a later attempt after the fence',
+          show(
+            entries.map(
+              (e) =>
+                `${e.message.sequence} ${e.message.type} ${e.message.payload?.state ?? e.message.payload?.kind ?? ''} attempt ${e.attempt}`,
+            ),
+          ),
+        ),
+        check(
+          again.every((e) => e.message.task_id === taskId) && (done === undefined || done.task_id === taskId),
+          'the redelivery ran under another task_id',
+          taskId,
+          show([...new Set([...again.map((e) => e.message.task_id), done?.task_id])]),
+        ),
+        done &&
+          check(
+            countOf(done) === 1,
+            'the redelivered task made its effect again: its result counts the increment its first delivery completed and its own',
+            '{ count: 1 }',
+            show(done.context.history.at(-1)?.output),
+          ),
+        check(
+          countOf(afterDone) === 3,
+          `a third task of the key does not count 3: the held task's two deliveries incremented the counter ${typeof countOf(afterDone) === 'number' ? (countOf(afterDone) as number) - 2 : '?'} times`,
+          '3',
+          show(countOf(afterDone)),
         ),
       );
     },

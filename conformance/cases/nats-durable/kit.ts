@@ -14,6 +14,8 @@ export type DurableCase = Omit<Case, 'level' | 'spec' | 'profile' | 'needs' | 'r
   Override & {
     /** The conformance capability whose queue the case publishes to: it needs that capability, over NATS. */
     capability: string;
+    /** The version the case needs of the agent (a case of 1.1 whose first requirement is of 1.0): SKIPPED against a 1.0 agent. */
+    version?: '1.1';
     /** The body, given the harness's view of the agent's streams and the capability's queue as the survey found it. */
     run: (ctx: CaseContext, view: DurableView, queue: Queue) => Promise<Outcome>;
   };
@@ -24,11 +26,11 @@ export type DurableCase = Omit<Case, 'level' | 'spec' | 'profile' | 'needs' | 'r
  * whose queue is not the agent's ends this one), then a DurableView of its own. A Stop ends the
  * case with its outcome, as in any case (defineCase runs the body inside attempt).
  */
-export function durableCase({ capability, run, ...head }: DurableCase): Case {
+export function durableCase({ capability, version, run, ...head }: DurableCase): Case {
   return defineCase({
     ...head,
     profile: 'nats-durable',
-    needs: { binding: 'nats', capabilities: [capability] },
+    needs: { binding: 'nats', capabilities: [capability], ...(version ? { version } : {}) },
     run: async (ctx) => {
       const survey = await surveyOf(ctx);
       if (survey.stop) return survey.stop;

@@ -1,10 +1,12 @@
 /** Steps that several case files of the registry profile share. */
+import { spawn } from 'node:child_process';
 import type { KV, KvEntry } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { CaseContext } from '../../context.ts';
 import { show, Stop } from '../kit.ts';
 import { fail, harnessError } from '../../verdict.ts';
 import { targetTls } from '../../target.ts';
+import { forget, killMarked, MARKER_VAR, newMarker, track } from '../../leftovers.ts';
 import { connect, Kvm } from '../../../reference/transports/nats/client.ts';
 import { natsClientOptions, parseNatsUrl } from '../../../reference/transports/nats/url.ts';
 import { kvSubject } from '../../../reference/transports/nats/subjects.ts';
@@ -164,4 +166,62 @@ export function instanceBits(instance: string): number {
   if (/^[0-9a-f]*$/i.test(instance)) return n * 4;
   if (/^[A-Za-z0-9_-]*$/.test(instance)) return n * 6;
   return Math.floor(n * Math.log2(95));
+}
+
+/** A second process of the agent that the suite started with --agent-command: its output, and how it ended. */
+export interface SecondProcess {
+  /** Its standard output and error as they came, the first 64 KiB. */
+  output(): string;
+  /** Resolves with its exit code (or the signal's name) once it exits. */
+  exited: Promise<number | string>;
+  /** Its exit code or signal, or undefined while it runs. */
+  status(): number | string | undefined;
+  /** Stops it and everything it started: SIGTERM to its process group, SIGKILL after `graceMs`. */
+  stop(graceMs: number): Promise<void>;
+}
+
+/** Runs `command` through /bin/sh in a process group of its own, marked so that its children are killed with it (spec: conformance#processes). */
+export function startSecondProcess(command: string): SecondProcess {
+  const marker = newMarker();
+  const child = spawn('/bin/sh', ['-c', command], {
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, [MARKER_VAR]: marker },
+  });
+  track(marker);
+  let text = '';
+  const keep = (chunk: Buffer): void => {
+    if (text.length < 65_536) text += chunk.toString('utf8').slice(0, 65_536 - text.length);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  let status: number | string | undefined;
+  const exited = new Promise<number | string>((resolve) => {
+    child.once('error', (err) => {
+      text += `\n${err.message}`;
+      resolve((status = 'not started'));
+    });
+    child.once('exit', (code, signal) => resolve((status = code ?? signal ?? 'unknown')));
+  });
+  const group = (signal: NodeJS.Signals): void => {
+    try {
+      if (child.pid !== undefined) process.kill(-child.pid, signal);
+    } catch {
+      // gone
+    }
+  };
+  return {
+    output: () => text,
+    exited,
+    status: () => status,
+    async stop(graceMs) {
+      if (status === undefined) {
+        group('SIGTERM');
+        await Promise.race([exited, new Promise((r) => setTimeout(r, graceMs))]);
+        group('SIGKILL');
+      }
+      killMarked(marker);
+      forget(marker);
+    },
+  };
 }
