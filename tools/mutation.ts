@@ -223,6 +223,21 @@ export async function runMutation(o: MutationOptions = {}): Promise<MutationRepo
   await Promise.all(Array.from({ length: Math.max(1, Math.min(o.jobs ?? 2, plan.length)) }, worker));
   const reasons = survivorReasons();
   const survivors = results.filter((r) => !r.caught_by_citing).map((r) => r.id);
+  return scored(results, {
+    survivors,
+    explained: survivors.filter((id) => reasons.has(id)).map((id) => ({ mutant: id, reason: reasons.get(id)! })),
+    unexplained: survivors.filter((id) => !reasons.has(id)),
+    unstable: [...baseline].flatMap(([b, verdicts]) =>
+      [...verdicts].filter(([, v]) => v !== 'PASS').map(([id, v]) => `${id} (${b}: ${v})`),
+    ),
+  });
+}
+
+/** The report of `results`: their counts and scores beside the survivors' lists. */
+function scored(
+  results: MutantResult[],
+  lists: Pick<MutationReport, 'survivors' | 'explained' | 'unexplained' | 'unstable'>,
+): MutationReport {
   const caught = results.filter((r) => r.caught).length;
   const byCiting = results.filter((r) => r.caught_by_citing).length;
   return {
@@ -231,12 +246,7 @@ export async function runMutation(o: MutationOptions = {}): Promise<MutationRepo
     caught_by_citing: byCiting,
     score: results.length ? caught / results.length : 0,
     citing_score: results.length ? byCiting / results.length : 0,
-    survivors,
-    explained: survivors.filter((id) => reasons.has(id)).map((id) => ({ mutant: id, reason: reasons.get(id)! })),
-    unexplained: survivors.filter((id) => !reasons.has(id)),
-    unstable: [...baseline].flatMap(([b, verdicts]) =>
-      [...verdicts].filter(([, v]) => v !== 'PASS').map(([id, v]) => `${id} (${b}: ${v})`),
-    ),
+    ...lists,
     results,
   };
 }
@@ -292,21 +302,15 @@ async function runInChunks(
 
 /** One report of the mutants of several reports, each mutant judged as its own run judged it. */
 export function mergeReports(reports: MutationReport[]): MutationReport {
-  const results = reports.flatMap((r) => r.results);
-  const caught = results.filter((r) => r.caught).length;
-  const byCiting = results.filter((r) => r.caught_by_citing).length;
-  return {
-    mutants: results.length,
-    caught,
-    caught_by_citing: byCiting,
-    score: results.length ? caught / results.length : 0,
-    citing_score: results.length ? byCiting / results.length : 0,
-    survivors: reports.flatMap((r) => r.survivors),
-    explained: reports.flatMap((r) => r.explained),
-    unexplained: reports.flatMap((r) => r.unexplained),
-    unstable: [...new Set(reports.flatMap((r) => r.unstable))],
-    results,
-  };
+  return scored(
+    reports.flatMap((r) => r.results),
+    {
+      survivors: reports.flatMap((r) => r.survivors),
+      explained: reports.flatMap((r) => r.explained),
+      unexplained: reports.flatMap((r) => r.unexplained),
+      unstable: [...new Set(reports.flatMap((r) => r.unstable))],
+    },
+  );
 }
 
 async function main(): Promise<number> {
