@@ -1,9 +1,7 @@
 /** The delegation cases of TAP 1.1 against the reference agent in memory (spec: mesh#delegation). */
 import { afterAll, describe, expect, it } from 'vitest';
 import { ALL_CASES } from '../cases/index.ts';
-import { DEFAULT_SEED } from '../options.ts';
-import { runCases, sharedLoad } from '../runner.ts';
-import { memoryEnv, memoryTarget, stopMemoryAgents } from './memory-target.testkit.ts';
+import { notPassingInMemory, stopMemoryAgents } from './memory-target.testkit.ts';
 
 const DELEGATION = ALL_CASES.filter((c) => c.id.startsWith('core.mesh.delegation'));
 
@@ -17,8 +15,6 @@ describe('delegation paths (spec: mesh#delegation)', () => {
       'core.mesh.delegation-loop',
     ]);
     expect(DELEGATION.every((c) => c.needs?.version === '1.1')).toBe(true);
-    const env = await memoryEnv(memoryTarget(undefined, 10_000), { seed: DEFAULT_SEED, runs: 1, stepTimeoutMs: 5000, debug: false });
-    const results = await runCases(DELEGATION, { ...env, load: sharedLoad(env)! }, 3, 1);
-    expect(results.map((r) => `${r.verdict} ${r.id}: ${r.detail}`).filter((r) => !r.startsWith('PASS'))).toEqual([]);
+    expect(await notPassingInMemory(DELEGATION, 3)).toEqual([]);
   });
 });

@@ -5,9 +5,12 @@
 import { CONFORMANCE_EXTENSION, createAgent, withConformanceCapabilities } from '../../reference/agent/index.ts';
 import { createMemoryPair } from '../../reference/transports/memory.ts';
 import type { RawTransport } from '../../reference/transports/transport.ts';
+import type { Case } from '../case.ts';
 import type { RunEnv } from '../context.ts';
 import { b64u, newKey } from '../mac.ts';
+import { DEFAULT_SEED } from '../options.ts';
 import { probe } from '../probe.ts';
+import { runCases, sharedLoad } from '../runner.ts';
 import { type Connection, MAX_TASK_VAR, type OpenOptions, type TargetSpec } from '../target.ts';
 
 /** The key the in-memory agent and the harness share, so that the integrity cases run. */
@@ -83,4 +86,14 @@ export async function memoryEnv(target: TargetSpec, over: Partial<RunEnv> = {}):
   };
   const found = await probe(base);
   return { ...base, probe: found, startupMs: 3000 };
+}
+
+/**
+ * Runs `cases` once against the reference agent in memory (max_task_seconds 10 s, the default
+ * seed), `jobs` at a time, and gives every verdict that is not PASS as "<verdict> <id>: <detail>".
+ */
+export async function notPassingInMemory(cases: readonly Case[], jobs: number): Promise<string[]> {
+  const env = await memoryEnv(memoryTarget(undefined, 10_000), { seed: DEFAULT_SEED, runs: 1, stepTimeoutMs: 5000, debug: false });
+  const results = await runCases([...cases], { ...env, load: sharedLoad(env)! }, jobs, 1);
+  return results.map((r) => `${r.verdict} ${r.id}: ${r.detail}`).filter((r) => !r.startsWith('PASS'));
 }

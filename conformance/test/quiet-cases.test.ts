@@ -1,9 +1,7 @@
 /** The quiet-task cases of TAP 1.1 against the reference agent in memory (spec: tasks#quiet-tasks). */
 import { afterAll, describe, expect, it } from 'vitest';
 import { ALL_CASES } from '../cases/index.ts';
-import { DEFAULT_SEED } from '../options.ts';
-import { runCases, sharedLoad } from '../runner.ts';
-import { memoryEnv, memoryTarget, stopMemoryAgents } from './memory-target.testkit.ts';
+import { notPassingInMemory, stopMemoryAgents } from './memory-target.testkit.ts';
 
 const QUIET = ALL_CASES.filter((c) => c.id.startsWith('tasks.quiet.'));
 
@@ -22,8 +20,6 @@ describe('quiet tasks (spec: tasks#quiet-tasks)', () => {
       'tasks.quiet.session-1-0',
     ]);
     expect(QUIET.every((c) => c.needs?.version === '1.1')).toBe(true);
-    const env = await memoryEnv(memoryTarget(undefined, 10_000), { seed: DEFAULT_SEED, runs: 1, stepTimeoutMs: 5000, debug: false });
-    const results = await runCases(QUIET, { ...env, load: sharedLoad(env)! }, 4, 1);
-    expect(results.map((r) => `${r.verdict} ${r.id}: ${r.detail}`).filter((r) => !r.startsWith('PASS'))).toEqual([]);
+    expect(await notPassingInMemory(QUIET, 4)).toEqual([]);
   });
 });

@@ -17,7 +17,13 @@ import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { checkHistory } from '../core/history.ts';
 import type { TaskRecord } from '../workspace/record.ts';
-import { NO_NATS_SERVER, natsServerInstalled, startNatsCluster, type NatsCluster } from '../transports/nats/nats-server.testkit.ts';
+import {
+  NO_NATS_SERVER,
+  natsServerInstalled,
+  startNatsCluster,
+  type NatsCluster,
+  whileElecting,
+} from '../transports/nats/nats-server.testkit.ts';
 import { DEFAULT_NAMES, ensureStreams } from './streams.ts';
 import { submitDurable } from './submit.ts';
 import { lacks, needing } from '../../test/system-tools.testkit.ts';
@@ -36,19 +42,6 @@ interface CounterValue {
 const TASKS = 1000;
 const LEASE_MS = 1000;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** Retries an operation while the cluster elects new leaders after the loss of a node. */
-async function retried<T>(what: () => Promise<T>, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    try {
-      return await what();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await sleep(200);
-    }
-  }
-}
 
 /** An agent process running the durable runner; resolves once it consumes. */
 function startAgent(servers: string[], agentId: string, log: string[]): Promise<ChildProcess> {
@@ -77,11 +70,11 @@ function startAgent(servers: string[], agentId: string, log: string[]): Promise<
  * peer, and its creation then times out until the cluster counts that peer gone.
  */
 async function allMessages(jsm: JetStreamManager, stream: string): Promise<Array<{ subject: string; body: unknown }>> {
-  const { first_seq: first, last_seq: last } = (await retried(() => jsm.streams.info(stream))).state;
+  const { first_seq: first, last_seq: last } = (await whileElecting(() => jsm.streams.info(stream))).state;
   const out: Array<{ subject: string; body: unknown }> = [];
   for (let seq = first; seq <= last && last > 0; seq += 64) {
     const batch = Array.from({ length: Math.min(64, last - seq + 1) }, (_, k) => seq + k);
-    const got = await Promise.all(batch.map((n) => retried(() => jsm.streams.getMessage(stream, { seq: n }))));
+    const got = await Promise.all(batch.map((n) => whileElecting(() => jsm.streams.getMessage(stream, { seq: n }))));
     for (const m of got) if (m) out.push({ subject: m.subject, body: m.json() });
   }
   return out;
@@ -121,7 +114,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'durable tasks on a
     };
     const admin = await client(1);
     // The meta leader may take a moment after the cluster forms.
-    await retried(async () => {
+    await whileElecting(async () => {
       // No replicas option: three, read from the cluster's size (TAP-NATS-070).
       await ensureStreams(admin);
       await new Kvm(admin).create(COUNTER_BUCKET, { replicas: 3 });
@@ -139,7 +132,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'durable tasks on a
 
     const submitter = await client(2);
     const jsm: JetStreamManager = await jetstreamManager(submitter);
-    const finishedCount = async (): Promise<number> => (await retried(() => jsm.streams.info(DEFAULT_NAMES.results))).state.messages;
+    const finishedCount = async (): Promise<number> => (await whileElecting(() => jsm.streams.info(DEFAULT_NAMES.results))).state.messages;
     // Mid-run: once a quarter of the tasks have finished, a server and an agent process get SIGKILL.
     // It resolves with the count that set the kill off: fewer than all, so the kill was mid-run.
     const chaos = (async () => {
@@ -160,7 +153,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'durable tasks on a
         input: { key: `k${i}` },
       };
       try {
-        accepted.push((await retried(() => submitDurable(submitter, draft), 30_000)).record.task_id);
+        accepted.push((await whileElecting(() => submitDurable(submitter, draft), 30_000)).record.task_id);
       } catch (err) {
         refused.push(`${draft.task_id}: ${(err as Error).message}`);
       }
@@ -174,7 +167,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'durable tasks on a
     while ((await finishedCount()) < accepted.length && Date.now() < deadline) await sleep(200);
 
     // Exactly one finished record per accepted task, each completed.
-    const results = await retried(() => jsm.streams.info(DEFAULT_NAMES.results, { subjects_filter: 'tap.results.>' }));
+    const results = await whileElecting(() => jsm.streams.info(DEFAULT_NAMES.results, { subjects_filter: 'tap.results.>' }));
     const perTask = results.state.subjects ?? {};
     expect(accepted.filter((id) => perTask[`tap.results.${id}`] === undefined)).toEqual([]);
     expect(Object.entries(perTask).filter(([, n]) => n !== 1)).toEqual([]);
@@ -183,14 +176,14 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'durable tasks on a
     expect(records.map((r) => (r.body as TaskRecord).state.status).filter((s) => s !== 'completed')).toEqual([]);
 
     // One effect per counter key: one write of its bucket key, recording the one task that applied it.
-    const bucket = await retried(() => jsm.streams.info(`KV_${COUNTER_BUCKET}`, { subjects_filter: `$KV.${COUNTER_BUCKET}.>` }));
+    const bucket = await whileElecting(() => jsm.streams.info(`KV_${COUNTER_BUCKET}`, { subjects_filter: `$KV.${COUNTER_BUCKET}.>` }));
     const writes = bucket.state.subjects ?? {};
     const kv = await new Kvm(submitter).open(COUNTER_BUCKET);
     const badEffects: string[] = [];
     for (let i = 0; i < TASKS; i++) {
       const key = counterKey(`k${i}`);
       const n = writes[`$KV.${COUNTER_BUCKET}.${key}`] ?? 0;
-      const value = (await retried(() => kv.get(key)))?.json() as CounterValue | undefined;
+      const value = (await whileElecting(() => kv.get(key)))?.json() as CounterValue | undefined;
       if (n !== 1 || value?.count !== 1 || Object.keys(value.by).length !== 1)
         badEffects.push(`k${i}: ${n} writes, ${JSON.stringify(value)}`);
     }

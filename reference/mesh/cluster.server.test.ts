@@ -9,7 +9,13 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { NO_NATS_SERVER, natsServerInstalled, startNatsCluster, type NatsCluster } from '../transports/nats/nats-server.testkit.ts';
+import {
+  NO_NATS_SERVER,
+  natsServerInstalled,
+  startNatsCluster,
+  type NatsCluster,
+  whileElecting,
+} from '../transports/nats/nats-server.testkit.ts';
 import { lacks, needing } from '../../test/system-tools.testkit.ts';
 import { hostAgents, type Host } from './agent-host.ts';
 import { Mesh } from './mesh.ts';
@@ -35,19 +41,6 @@ async function until(what: string, ok: () => Promise<boolean>, ms = 30_000): Pro
     if (await ok().catch(() => false)) return;
     if (Date.now() > deadline) throw new Error(`${what} did not happen within ${ms / 1000} s`);
     await sleep(100);
-  }
-}
-
-/** Retries an operation while the cluster elects leaders. */
-async function retried<T>(what: () => Promise<T>, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    try {
-      return await what();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await sleep(200);
-    }
   }
 }
 
@@ -84,7 +77,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the registry on a 
     };
     const admin = await connectTo(0);
     // No replicas option: the member reads the cluster's size from the server (TAP-NATS-070).
-    const registry = await retried(() => openRegistry(admin));
+    const registry = await whileElecting(() => openRegistry(admin), 30_000);
     const jsm = await jetstreamManager(admin);
     const created = await jsm.streams.info(STREAM);
     expect(created.config.num_replicas).toBe(3);

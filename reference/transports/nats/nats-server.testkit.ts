@@ -200,3 +200,16 @@ export async function startNatsCluster(size = 3, options: NatsServerOptions = {}
   }
   return { servers, urls: servers.map((s) => s.url).join(','), stop };
 }
+
+/** Retries an operation while a cluster elects new leaders after the loss of a node; throws its last error after `ms`. */
+export async function whileElecting<T>(what: () => Promise<T>, ms = 20_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    try {
+      return await what();
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
