@@ -27,7 +27,12 @@ const agents: ReturnType<typeof createAgent>[] = [];
 export function memoryTarget(
   wrap: (t: RawTransport) => RawTransport = (t) => t,
   resumeWindowMs?: number,
-  limits: { max_concurrent_tasks: number; max_tasks_per_session?: number; max_tasks_per_principal?: number } = { max_concurrent_tasks: 64 },
+  limits: {
+    max_concurrent_tasks: number;
+    max_tasks_per_session?: number;
+    max_tasks_per_principal?: number;
+    max_task_seconds?: number;
+  } = { max_concurrent_tasks: 64 },
 ): TargetSpec {
   const mine = new Map<number, ReturnType<typeof createAgent>>();
   const agentOf = (maxTaskSeconds: number) => {
@@ -89,11 +94,15 @@ export async function memoryEnv(target: TargetSpec, over: Partial<RunEnv> = {}):
 }
 
 /**
- * Runs `cases` once against the reference agent in memory (max_task_seconds 10 s, the default
- * seed), `jobs` at a time, and gives every verdict that is not PASS as "<verdict> <id>: <detail>".
+ * Runs `cases` once against `target` (default: the reference agent in memory, resume window 10 s),
+ * with the default seed, `jobs` at a time, and gives every verdict that is not PASS as "<verdict> <id>: <detail>".
  */
-export async function notPassingInMemory(cases: readonly Case[], jobs: number): Promise<string[]> {
-  const env = await memoryEnv(memoryTarget(undefined, 10_000), { seed: DEFAULT_SEED, runs: 1, stepTimeoutMs: 5000, debug: false });
+export async function notPassingInMemory(
+  cases: readonly Case[],
+  jobs: number,
+  target = memoryTarget(undefined, 10_000),
+): Promise<string[]> {
+  const env = await memoryEnv(target, { seed: DEFAULT_SEED, runs: 1, stepTimeoutMs: 5000, debug: false });
   const results = await runCases([...cases], { ...env, load: sharedLoad(env)! }, jobs, 1);
   return results.map((r) => `${r.verdict} ${r.id}: ${r.detail}`).filter((r) => !r.startsWith('PASS'));
 }

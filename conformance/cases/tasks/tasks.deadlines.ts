@@ -125,11 +125,17 @@ export const cases: Case[] = [
     tasks: 3,
     run: async (ctx) => {
       const peer = need(await ctx.session());
-      const now = Date.now();
-      const envelopeDeadline = new Date(now + 45_000).toISOString();
-      const a = need(await startTask(peer, 'tap.test.echo', 1, { deadline: envelopeDeadline, timeoutMs: 3_600_000 }));
-      const b = need(await startTask(peer, 'tap.test.echo', 2, { deadline: new Date(now + 3_600_000).toISOString(), timeoutMs: 20_000 }));
       const maxTask = Number(peer.state.card?.limits?.max_task_seconds) * 1000;
+      // Each bound is made the earliest of the three: below half the card's max_task_seconds, so
+      // that an agent whose limit is shorter than 45 s (any value the card may declare) is judged
+      // by the bound the scenario sets, not by its own limit.
+      const half = Number.isFinite(maxTask) && maxTask > 0 ? Math.floor(maxTask / 2) : Number.POSITIVE_INFINITY;
+      const ahead = Math.min(45_000, half);
+      const timeoutMs = Math.min(20_000, half);
+      const now = Date.now();
+      const envelopeDeadline = new Date(now + ahead).toISOString();
+      const a = need(await startTask(peer, 'tap.test.echo', 1, { deadline: envelopeDeadline, timeoutMs: 3_600_000 }));
+      const b = need(await startTask(peer, 'tap.test.echo', 2, { deadline: new Date(now + 3_600_000).toISOString(), timeoutMs }));
       const c = need(await startTask(peer, 'tap.test.echo', 3));
       const da = Date.parse(a.accepted.msg.payload.deadline);
       const db = Date.parse(b.accepted.msg.payload.deadline);
@@ -139,14 +145,14 @@ export const cases: Case[] = [
         'the earliest bound wins each time',
         check(
           da <= Date.parse(envelopeDeadline) && near(da, Date.parse(envelopeDeadline)),
-          'with an envelope deadline 45 s ahead and timeout_ms of an hour, the effective deadline is not the envelope deadline',
+          `with an envelope deadline ${ahead / 1000} s ahead and timeout_ms of an hour, the effective deadline is not the envelope deadline`,
           envelopeDeadline,
           show(a.accepted.msg.payload.deadline),
         ),
         check(
-          near(db, now + 20_000),
-          'with timeout_ms 20 000 and a deadline an hour ahead, the effective deadline is not receipt + 20 s',
-          new Date(now + 20_000).toISOString(),
+          near(db, now + timeoutMs),
+          `with timeout_ms ${timeoutMs} and a deadline an hour ahead, the effective deadline is not receipt + ${timeoutMs / 1000} s`,
+          new Date(now + timeoutMs).toISOString(),
           show(b.accepted.msg.payload.deadline),
         ),
         check(
