@@ -3,6 +3,7 @@ import { checkHistory } from '../core/history.ts';
 import { createAgent } from './agent.ts';
 import type { TaskContext } from './handler.ts';
 import { withConformanceCapabilities } from './conformance-capabilities.ts';
+import { peerErrorLine } from './shutdown.ts';
 import { agentCard, REQUESTER_ID, TEST_KEY, TEST_KEY_BYTES, testAgent, TestPeer, type Msg, expectCleanHistories } from './peer.testkit.ts';
 
 afterEach(expectCleanHistories);
@@ -193,5 +194,35 @@ describe('shutdown', () => {
     await a.until(() => a.closed);
     const req = b.request('b1', 'tap.test.echo', 1);
     expect((await b.reply(req.message_id)).type).toBe('task.accepted');
+  });
+});
+
+describe("the log line of a peer's error", () => {
+  it('names the code as the registry spells it, and says when the peer spelt it otherwise or sent none (spec: errors#registry)', async () => {
+    const lines: string[] = [];
+    const peer = new TestPeer(testAgent({ logger: (level, message) => lines.push(`${level}: ${message}`) }));
+    await peer.handshake();
+    const message = 'Task echo-1 has already completed.';
+    peer.send({ type: 'error', payload: { code: 'TASK_TERMINAL', message, retryable: false } });
+    peer.send({ type: 'error', payload: { code: 'task_terminal', message, retryable: false } });
+    peer.send({ type: 'error', payload: { code: 'lowercase-code', retryable: 'maybe' } });
+    peer.send({ type: 'error', payload: { code: 'A_CODE_OF_A_LATER_MINOR', message: 'future', retryable: false } });
+    expect(await peer.quiet(100)).toEqual([]);
+    expect(lines.filter((l) => l.includes('the requester sent'))).toEqual([
+      `info: the requester sent error TASK_TERMINAL: ${message}`,
+      `info: the requester sent error TASK_TERMINAL, spelt "task_terminal", which is not a TAP error code: ${message}`,
+      'info: the requester sent an error whose code "lowercase-code" is not a TAP error code (upper-case letters, digits and _, as in TASK_TERMINAL): (no message)',
+      'info: the requester sent error A_CODE_OF_A_LATER_MINOR: future',
+    ]);
+  });
+
+  it('says what a payload without a code or with one of another type carried', () => {
+    expect(peerErrorLine({ message: 'm' })).toBe(
+      'the requester sent an error whose code none is not a TAP error code (upper-case letters, digits and _, as in TASK_TERMINAL): m',
+    );
+    expect(peerErrorLine({ code: 42, message: 'm' })).toContain('whose code 42 is not a TAP error code');
+    expect(peerErrorLine({ code: 'Busy', message: 'm' })).toBe(
+      'the requester sent error BUSY, spelt "Busy", which is not a TAP error code: m',
+    );
   });
 });

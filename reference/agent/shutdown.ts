@@ -6,7 +6,7 @@
  * transport is open (spec: shutdown, resume#orphans).
  */
 import type { MessageOf } from '../../schemas/src/index.ts';
-import { isTerminal } from '../core/index.ts';
+import { errorEntry, isTerminal } from '../core/index.ts';
 import type { CloseInfo } from '../core/frame.ts';
 import type { Runtime } from './runtime.ts';
 import type { Replier } from './replier.ts';
@@ -69,9 +69,27 @@ export function onShutdownRequest(conn: Replier, msg: MessageOf<'shutdown.reques
   void endSession(conn.rt, conn.runner, session, 'SHUTTING_DOWN', reason, true, msg.payload.grace_ms);
 }
 
+/** The form of an error code (spec: errors#registry): upper case, digits and "_", as the registry spells its codes. */
+const CODE_FORM = /^[A-Z][A-Z0-9_]*$/;
+
+/**
+ * The log line of an error the peer sent, naming its code as the registry spells it (spec:
+ * errors#registry): a registered code sent in another spelling ("task_terminal") is named by the
+ * registry's (TASK_TERMINAL) and its spelling noted; what is no code at all is said to be none.
+ */
+export function peerErrorLine(payload: { code?: unknown; message?: unknown }): string {
+  const message = typeof payload.message === 'string' && payload.message.trim() !== '' ? payload.message : '(no message)';
+  const code = payload.code;
+  if (typeof code === 'string' && CODE_FORM.test(code)) return `the requester sent error ${code}: ${message}`;
+  const sent = code === undefined ? 'none' : JSON.stringify(code).slice(0, 80);
+  const registered = typeof code === 'string' ? errorEntry(code.trim().toUpperCase().replace(/[\s-]/g, '_')) : undefined;
+  if (registered) return `the requester sent error ${registered.code}, spelt ${sent}, which is not a TAP error code: ${message}`;
+  return `the requester sent an error whose code ${sent} is not a TAP error code (upper-case letters, digits and _, as in TASK_TERMINAL): ${message}`;
+}
+
 /** An `error` from the peer: never answered; a fatal one ends the connection (spec: errors#fatal-errors). */
 export function onPeerError(conn: Replier, msg: MessageOf<'error'>): void {
-  conn.rt.log('info', `the requester sent error ${String(msg.payload.code)}: ${String(msg.payload.message)}`);
+  conn.rt.log('info', peerErrorLine(msg.payload));
   if (msg.payload.fatal === true) void conn.close(1000, 'fatal error from the requester');
 }
 
