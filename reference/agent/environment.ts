@@ -9,6 +9,12 @@ import type { PeerKey } from './options.ts';
 /** The variable that asks an agent to offer the conformance capabilities tap.test.*. */
 export const CONFORMANCE_VAR = 'TAP_CONFORMANCE';
 
+/**
+ * The variable that starts the agent of one conformance case with a shorter max_task_seconds, so
+ * that a task outliving it is seen in seconds (spec: conformance#case-limits).
+ */
+export const MAX_TASK_VAR = 'TAP_MAX_TASK_SECONDS';
+
 /** The variables of the conformance key, in the order the spec lists them. */
 export const KEY_VARS = ['TAP_HMAC_KEY_ID', 'TAP_HMAC_KEY', 'TAP_HMAC_PEER'] as const;
 
@@ -53,4 +59,14 @@ export function mergeKeys(given: readonly PeerKey[], fromEnv: readonly PeerKey[]
       throw new Error(`TAP_HMAC_KEY_ID names key ${k.key_id}, which options.keys gives with another key or peer`);
   }
   return out;
+}
+
+/** The max_task_seconds TAP_MAX_TASK_SECONDS asks for, undefined without it; throws on a value that is no whole number of seconds. */
+export function maxTaskSecondsFromEnv(env: Environment = processEnvironment()): number | undefined {
+  const raw = env[MAX_TASK_VAR]?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < 1)
+    throw new Error(`${MAX_TASK_VAR}=${env[MAX_TASK_VAR]} is not a whole number of seconds of at least 1: unset it, or give one such as 2`);
+  return n;
 }

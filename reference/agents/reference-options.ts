@@ -6,13 +6,11 @@
  */
 import { CONFORMANCE_EXTENSION, stderrLogger, withConformanceCapabilities, type AgentOptions } from '../agent/index.ts';
 import type { AgentCard } from '../../schemas/src/index.ts';
+import { MAX_TASK_VAR, maxTaskSecondsFromEnv } from '../agent/environment.ts';
 import { UsageError, wholeOption } from '../serve/command-line.ts';
 
-/**
- * The variable that gives the agent of one conformance case a shorter max_task_seconds
- * (spec: conformance#case-limits); --max-task-seconds wins over it.
- */
-export const MAX_TASK_VAR = 'TAP_MAX_TASK_SECONDS';
+/** The variable of a conformance case's shorter max_task_seconds (spec: conformance#case-limits); --max-task-seconds wins over it. */
+export { MAX_TASK_VAR };
 
 /** The usage lines of the reference agent's own options. */
 export const OWN_USAGE = `  --agent-id ID       the agent id (default tap.reference-agent)
@@ -58,15 +56,11 @@ export function ownOptions(values: Record<string, unknown>, env: Readonly<Record
 
 /** The max_task_seconds TAP_MAX_TASK_SECONDS gives, 3600 without it; throws a UsageError naming a bad value. */
 function maxTaskFromEnv(env: Readonly<Record<string, string | undefined>>): number {
-  const raw = env[MAX_TASK_VAR]?.trim();
-  if (raw === undefined || raw === '') return 3600;
-  const n = Number(raw);
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < 1) {
-    throw new UsageError(
-      `${MAX_TASK_VAR}=${env[MAX_TASK_VAR]} is not a whole number of seconds of at least 1: unset it, or give one such as 2`,
-    );
+  try {
+    return maxTaskSecondsFromEnv(env) ?? 3600;
+  } catch (err) {
+    throw new UsageError((err as Error).message);
   }
-  return n;
 }
 
 /** The reference agent's card. */

@@ -141,6 +141,9 @@ Environment:
   TAP_HMAC_KEY_ID, TAP_HMAC_KEY, TAP_HMAC_PEER
                       a pre-shared key (base64url, at least 32 bytes) bound to the requester
                       agent id TAP_HMAC_PEER; set all three or none (spec: conformance#key-provisioning)
+  TAP_MAX_TASK_SECONDS
+                      with TAP_CONFORMANCE=1, the card's max_task_seconds (tap-conform sets it for
+                      the case that waits a task out; spec: conformance#case-limits)
   TAP_METRICS_PORT, TAP_METRICS_HOST
                       as --metrics-port and --metrics-host (the options win)
   TAP_AUDIT_FILE, TAP_AUDIT_MAX_BYTES, TAP_AUDIT_KEEP

@@ -6,6 +6,7 @@
  */
 import { basename } from 'node:path';
 import { createAgent, type Agent, type AgentListener, type AgentOptions, stderrLogger } from '../agent/index.ts';
+import { conformanceFromEnv, maxTaskSecondsFromEnv, processEnvironment } from '../agent/environment.ts';
 import { stopOnSignals } from '../agent/signals.ts';
 import { readTlsFiles, type TlsOptions } from '../transports/tls.ts';
 import type { Transport } from '../transports/transport.ts';
@@ -297,6 +298,20 @@ export async function serveAgent(
 }
 
 /**
+ * The options with the card's max_task_seconds that TAP_MAX_TASK_SECONDS asks for, when the agent
+ * is started for certification: tap-conform starts the stdio agent of the case that waits a task
+ * out past max_task_seconds with a short one (spec: conformance#case-limits). Outside conformance
+ * mode the card is as given.
+ */
+export function withCaseLimits(options: AgentOptions): AgentOptions {
+  const env = options.env === false ? {} : (options.env ?? processEnvironment());
+  if (!(options.conformance ?? conformanceFromEnv(env))) return options;
+  const seconds = maxTaskSecondsFromEnv(env);
+  if (seconds === undefined || typeof options.card !== 'object' || options.card === null) return options;
+  return { ...options, card: { ...options.card, limits: { ...options.card.limits, max_task_seconds: seconds } } };
+}
+
+/**
  * Runs an agent process from a card and handlers, serving the binding its command line names;
  * exits the process when the agent stops (unless `exit` is false: then resolves with the status).
  */
@@ -314,5 +329,11 @@ export async function runAgent(options: RunAgentOptions): Promise<number> {
     process.stdout.write(agentUsage(program, description));
     return finish(0);
   }
-  return finish(await serveAgent(agentOptions, serve, program));
+  let limited: AgentOptions;
+  try {
+    limited = withCaseLimits(agentOptions);
+  } catch (err) {
+    return finish(usageError(program, (err as Error).message));
+  }
+  return finish(await serveAgent(limited, serve, program));
 }
