@@ -138,11 +138,11 @@ function securityNeed(n: NonNullable<Case['needs']>, env: RunEnv): Outcome | nul
     return unimplemented('no token issuer was given: pass --jwt-key, --jwt-issuer and --jwt-audience (the agent must trust that issuer)');
   if (n.security === 'client-certificate' || n.security === 'two-client-certificates') {
     const wss = env.target.kind === 'websocket' && /^wss:/i.test(env.target.url);
-    const over = env.target.kind === 'nats' ? ' (over NATS, the NATS server checks certificates)' : '';
-    if (!wss || certificates === 0)
-      return unimplemented(
-        `no client certificate was given for a wss:// agent${over}: pass its wss:// URL with --tls-ca, --tls-cert and --tls-key`,
-      );
+    const why =
+      env.target.kind === 'nats'
+        ? "over NATS a client certificate authenticates the client to the NATS server, not a principal to the agent (spec: security#client-certificates): these cases run against the agent's wss:// URL, with --tls-ca, --tls-cert and --tls-key"
+        : 'no client certificate was given for a wss:// agent: pass its wss:// URL with --tls-ca, --tls-cert and --tls-key';
+    if (!wss || certificates === 0) return unimplemented(why);
     if (n.security === 'two-client-certificates' && certificates < 2)
       return unimplemented('one client certificate was given: pass a second --tls-cert and --tls-key, of another identity');
     if (n.security === 'two-client-certificates' && sec?.tokens)
