@@ -13,8 +13,8 @@ export const USAGE = `Usage:
                                                      the workspace binding (see below)
   tap-conform --list [--profile p] [--only glob]     print the cases
 
-Only a run of the whole suite certifies; --profile, --level, --only and --skip make a partial run,
-reported as "partial run: N of M cases — not a certification".
+Only a run of the whole suite certifies; --profile, --level, --only and --skip focus a run on
+some cases, reported as "Focused run: N of M cases — a certification needs the whole suite".
 
 Options:
   --profile <name>        run only this profile (repeatable): ${PROFILES.join(', ')}
@@ -37,7 +37,7 @@ Options:
   --markdown <file>       write a Markdown report (summary table, then each failure) for an issue or pull request
   --spec-base-url <url>   where report links to spec sections and requirement ids point
                           (default: the spec site the package ships, relative to the report file)
-  --badge <file>          write an SVG badge with the level reached ("partial" for a partial run)
+  --badge <file>          write an SVG badge with the level reached ("partial" for a focused run)
   --expected-failures <file>  a JSON baseline [{ "id", "reason" }] of known failures
   --transcripts <dir>     write every case's wire transcript as NDJSON
   --hmac-key-id <id>      WebSocket and NATS agents: the key id the agent was started with

@@ -47,7 +47,7 @@ describe('the GitHub Action', () => {
     const run = step(conform.name, { ...inputs, GITHUB_OUTPUT: outputs, GITHUB_STEP_SUMMARY: summary });
     expect(run.status, run.output).toBe(0);
     const out = readFileSync(outputs, 'utf8');
-    expect(out).toMatch(/^level=Partial run: \d+ of \d+ cases — not a certification$/m);
+    expect(out).toMatch(/^level=Focused run: \d+ of \d+ cases — a certification needs the whole suite$/m);
     expect(out).toContain('certified=false');
     const report = join(dir, 'tap-conform-report');
     for (const f of ['report.json', 'report.html', 'report.md', 'report.xml', 'badge.svg', 'spec/index.html'])
@@ -57,6 +57,6 @@ describe('the GitHub Action', () => {
     const links = [...html.matchAll(/href="(spec\/[^"#]+)/g)].map((m) => m[1]!);
     expect(links.length).toBeGreaterThan(0);
     for (const link of new Set(links)) expect(existsSync(join(report, link)), link).toBe(true);
-    expect(readFileSync(summary, 'utf8')).toContain('Partial run');
+    expect(readFileSync(summary, 'utf8')).toContain('Focused run');
   }, 120_000);
 });

@@ -252,7 +252,7 @@ async function main(): Promise<number> {
   else console.error(`certify: the WebSocket agents' logs are in ${scratch}`);
   const where = relative(process.cwd(), reports) || '.';
   console.log(
-    `\nstdio: ${stdio !== 0 ? `not certified (exit ${stdio})` : stdioOnly.length ? `the ${stdioOnly.length} cases given passed (a partial run)` : 'certified'}; WebSocket: ${ws === 0 ? 'certified' : `not certified (exit ${ws})`}` +
+    `\nstdio: ${stdio !== 0 ? `not certified (exit ${stdio})` : stdioOnly.length ? `the ${stdioOnly.length} cases given passed (a focused run)` : 'certified'}; WebSocket: ${ws === 0 ? 'certified' : `not certified (exit ${ws})`}` +
       ` — in ${Math.round((Date.now() - started) / 1000)} s`,
   );
   console.log(`reports: ${where}/{${[...RUNS.stdio, ...RUNS.websocket].join(',')}}.{json,html,xml,svg}`);

@@ -132,7 +132,7 @@ export function renderHtml(report: Report, o: HtmlOptions = {}): string {
 <div class="level">${esc(report.level)}</div>
 </header>
 <main>
-${report.partial && report.scope ? `<p class="banner"><b>Partial run: ${report.scope.cases} of ${count(report.scope.of, 'case')} — not a certification.</b> Scope: ${esc(scopeLine(report.scope, false))}. Only a run of the whole suite certifies.</p>` : ''}
+${report.partial && report.scope ? `<p class="banner"><b>Focused run: ${report.scope.cases} of ${count(report.scope.of, 'case')} — a certification needs the whole suite.</b> Scope: ${esc(scopeLine(report.scope, false))}.</p>` : ''}
 ${report.not_covered?.length ? `<p>Not covered by this certification: ${esc(report.not_covered.join('; '))}.</p>` : ''}
 <h2>Summary</h2>
 <table><tr>${verdicts.map((v) => `<th>${verdict(v)}</th>`).join('')}<th>total</th></tr>

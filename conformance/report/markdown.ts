@@ -64,7 +64,7 @@ export function renderMarkdown(report: Report, o: MarkdownOptions = {}): string 
   );
   if (report.partial && report.scope)
     out.push(
-      `> **Partial run: ${report.scope.cases} of ${count(report.scope.of, 'case')} — not a certification** (${md(scopeLine(report.scope, false))}). Only a run of the whole suite certifies.`,
+      `> **Focused run: ${report.scope.cases} of ${count(report.scope.of, 'case')} — a certification needs the whole suite** (${md(scopeLine(report.scope, false))}).`,
       '',
     );
   if (report.not_covered?.length) out.push(`Not covered: ${md(report.not_covered.join('; '))}.`, '');

@@ -79,7 +79,7 @@ export interface Report {
   /**
    * The level reached: "TAP 1.1 Certified over stdio — plans not offered; WebSocket not tested; NATS not tested",
    * "TAP 1.0 Certified, non-strict, over …", "Not certified", or, for a run that left cases out,
-   * "Partial run: N of M cases — not a certification".
+   * "Focused run: N of M cases — a certification needs the whole suite".
    */
   level: string;
   /** Only a run of the whole suite for its bindings certifies. */
@@ -266,7 +266,7 @@ export function buildReport(i: ReportInput): Report {
     i.stopped !== undefined
       ? 'Not certified'
       : partial
-        ? `Partial run: ${cases.length} of ${count(suiteCases, 'case')} — not a certification`
+        ? `Focused run: ${cases.length} of ${count(suiteCases, 'case')} — a certification needs the whole suite`
         : strict
           ? `TAP ${specVersion} Certified ${over}${gaps.length ? ` — ${gaps.join('; ')}` : ''}`
           : certified

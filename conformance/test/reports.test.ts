@@ -187,15 +187,15 @@ describe('certification cannot mislead (spec: conformance#verdicts)', () => {
     expect(partial.certified).toBe(false);
     expect(partial.strict).toBe(false);
     expect(partial.partial).toBe(true);
-    expect(partial.level).toBe('Partial run: 1 of 224 cases — not a certification');
+    expect(partial.level).toBe('Focused run: 1 of 224 cases — a certification needs the whole suite');
     const json = JSON.parse(renderJson(partial));
     expect(json).toMatchObject({ certified: false, partial: true, scope: { cases: 1, of: 224, only: ['core.one'] } });
     const svg = renderBadge(partial);
     expect(svg).toContain('>partial<');
     expect(svg).not.toContain('certified<');
-    expect(renderSummary(partial, (_s, x) => x)).toContain('Level: Partial run: 1 of 224 cases — not a certification');
-    expect(renderHtml(partial, { specBaseUrl: '' })).toContain('Partial run: 1 of 224 cases — not a certification');
-    expect(renderMarkdown(partial, { specBaseUrl: '' })).toContain('Partial run: 1 of 224 cases — not a certification');
+    expect(renderSummary(partial, (_s, x) => x)).toContain('Level: Focused run: 1 of 224 cases — a certification needs the whole suite');
+    expect(renderHtml(partial, { specBaseUrl: '' })).toContain('Focused run: 1 of 224 cases — a certification needs the whole suite');
+    expect(renderMarkdown(partial, { specBaseUrl: '' })).toContain('Focused run: 1 of 224 cases — a certification needs the whole suite');
   });
 
   it('a run that skips cases is partial and names what it skipped', () => {
