@@ -1,12 +1,13 @@
 /**
  * MCP tasks on the MCP facade (spec: bridge-mcp-host#mcp-tasks), driven by the MCP SDK's own
  * Client and its experimental tasks API (callToolStream, getTask, getTaskResult, listTasks,
- * cancelTask), in memory, in front of the reference agent runtime.
+ * cancelTask), in memory, in front of the reference agent runtime; and its task store alone.
  */
 import type { ResponseMessage } from '@modelcontextprotocol/sdk/experimental/tasks';
 import { CallToolResultSchema, type CallToolResult, type ElicitRequest, type Result } from '@modelcontextprotocol/sdk/types.js';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { TWO_FILE_PLAN as PLAN } from '../agent/peer.testkit.ts';
+import { FacadeTaskStore, TASK_MAX_TTL_MS } from './mcp-host-tasks.ts';
 import { frames, mcpFacades, requests } from './mcp-host.testkit.ts';
 
 const mcpClient = mcpFacades();
@@ -78,7 +79,11 @@ describe('MCP tasks on the MCP facade (spec: bridge-mcp-host#mcp-tasks)', () => 
         task: {},
       },
     )) {
-      if (m.type === 'taskCreated') taskId = m.task.taskId;
+      if (m.type === 'taskCreated') {
+        taskId = m.task.taskId;
+        // A call that names no ttl gets the facade's: one hour.
+        expect(m.task.ttl).toBe(3_600_000);
+      }
       break;
     }
     await expect.poll(() => frames(wire, 'in', 'task.accepted').length).toBe(1);
@@ -164,5 +169,45 @@ describe('MCP tasks on the MCP facade (spec: bridge-mcp-host#mcp-tasks)', () => 
     const unknown = await drain(mcp.experimental.tasks.callToolStream({ name: 'no.such.tool', arguments: {} }, undefined, { task: {} }));
     expect(unknown).toEqual([{ type: 'error', error: expect.objectContaining({ code: -32602 }) }]);
     expect(requests(wire)).toHaveLength(1);
+  });
+});
+
+describe('the task store of the MCP facade (spec: bridge-mcp-host#mcp-tasks)', () => {
+  const request = { method: 'tools/call', params: { name: 'tap.test.echo' } };
+
+  it('keeps a task from other MCP sessions, and keeps it past its ttl until its TAP task ended (TAP-BRIDGE-182)', async () => {
+    vi.useFakeTimers();
+    const store = new FacadeTaskStore(10);
+    try {
+      const task = await store.createTask({ ttl: 1_000 }, 1, request, 'session-a');
+      expect(await store.getTask(task.taskId, 'session-b')).toBeNull();
+      expect((await store.listTasks(undefined, 'session-b')).tasks).toEqual([]);
+      await expect(store.getTaskResult(task.taskId, 'session-b')).rejects.toThrow(/no task/);
+      vi.advanceTimersByTime(5_000);
+      expect((await store.getTask(task.taskId, 'session-a'))?.status).toBe('working');
+      store.end(task.taskId, 'completed', { content: [] });
+      expect((await store.getTask(task.taskId, 'session-a'))?.status).toBe('completed');
+      vi.advanceTimersByTime(1);
+      expect(await store.getTask(task.taskId, 'session-a')).toBeNull();
+      const long = await store.createTask({ ttl: 10 * TASK_MAX_TTL_MS }, 2, request, 'session-a');
+      expect(long.ttl).toBe(TASK_MAX_TTL_MS);
+    } finally {
+      store.close();
+      vi.useRealTimers();
+    }
+  });
+
+  it('lists a hundred tasks a page, its cursor the last task of the page (TAP-BRIDGE-182)', async () => {
+    const store = new FacadeTaskStore(10);
+    const ids: string[] = [];
+    for (let i = 0; i < 150; i++) ids.push((await store.createTask({}, i, request)).taskId);
+    const first = await store.listTasks();
+    expect(first.tasks.map((t) => t.taskId)).toEqual(ids.slice(0, 100));
+    expect(first.nextCursor).toBe(ids[99]);
+    const second = await store.listTasks(first.nextCursor);
+    expect(second.tasks.map((t) => t.taskId)).toEqual(ids.slice(100));
+    expect(second.nextCursor).toBeUndefined();
+    await expect(store.listTasks('no-such-task')).rejects.toThrow(/list again without a cursor/);
+    store.close();
   });
 });

@@ -14,7 +14,7 @@ import type { McpTaskStatus } from './mcp-host-mapping.ts';
 export const TASK_POLL_MS = 1000;
 /** How long a task is kept after its creation when the call names no ttl: one hour. */
 export const TASK_TTL_MS = 3_600_000;
-/** The longest ttl the facade grants, whatever the call asks: one day (a call asking for none, null, gets this). */
+/** The longest ttl the facade grants, whatever the call asks: one day. */
 export const TASK_MAX_TTL_MS = 86_400_000;
 /** How many tasks one tasks/list page gives. */
 const LIST_PAGE = 100;
@@ -49,7 +49,7 @@ export class FacadeTaskStore implements TaskStore {
 
   async createTask(params: CreateTaskOptions, _requestId: RequestId, _request: Request, sessionId?: string): Promise<Task> {
     const now = new Date().toISOString();
-    const ttl = Math.min(params.ttl ?? TASK_MAX_TTL_MS, TASK_MAX_TTL_MS);
+    const ttl = params.ttl === undefined || params.ttl === null ? TASK_TTL_MS : Math.min(params.ttl, TASK_MAX_TTL_MS);
     const task: Task = {
       taskId: randomUUID(),
       status: 'working',
