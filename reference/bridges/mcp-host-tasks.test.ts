@@ -4,7 +4,13 @@
  * cancelTask), in memory, in front of the reference agent runtime; and its task store alone.
  */
 import type { ResponseMessage } from '@modelcontextprotocol/sdk/experimental/tasks';
-import { CallToolResultSchema, type CallToolResult, type ElicitRequest, type Result } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolResultSchema,
+  TaskStatusNotificationSchema,
+  type CallToolResult,
+  type ElicitRequest,
+  type Result,
+} from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it, vi } from 'vitest';
 import { TWO_FILE_PLAN as PLAN } from '../agent/peer.testkit.ts';
 import { FacadeTaskStore, TASK_MAX_TTL_MS } from './mcp-host-tasks.ts';
@@ -140,6 +146,28 @@ describe('MCP tasks on the MCP facade (spec: bridge-mcp-host#mcp-tasks)', () => 
     expect(frames(wire, 'out', 'input.response').map((m) => m.payload.answer)).toEqual([4]);
     expect(resultOf(messages).structuredContent).toEqual({ answer: 4 });
     expect((await mcp.experimental.tasks.getTask(taskId)).status).toBe('completed');
+  });
+
+  it('moves the MCP task with its TAP task: input_required, then cancelled when the input cannot be asked for (TAP-BRIDGE-150, TAP-BRIDGE-179)', async () => {
+    const { mcp, wire } = await mcpClient({ host, elicit: () => ({ action: 'accept', content: {} }) });
+    const notified: string[] = [];
+    mcp.setNotificationHandler(TaskStatusNotificationSchema, (n) => {
+      notified.push(n.params.status);
+    });
+    const messages = await drain(
+      mcp.experimental.tasks.callToolStream(
+        { name: 'tap.test.ask', arguments: { input: { schema: { type: 'array' }, prompt: 'Which?' } } },
+        undefined,
+        { task: {} },
+      ),
+    );
+    const taskId = (messages[0] as { task: { taskId: string } }).task.taskId;
+    await expect.poll(() => notified.at(-1)).toBe('cancelled');
+    // input_required, then cancelling (working by the table), then cancelled.
+    expect(notified).toEqual(['input_required', 'working', 'cancelled']);
+    expect(frames(wire, 'out', 'task.cancel')).toHaveLength(1);
+    const result = await mcp.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
+    expect(text(result)).toMatch(/^cancelled: the agent asked for input whose schema MCP elicitation cannot express/);
   });
 
   it('asks for a plan approval of a task by an elicitation tied to it, the task input_required meanwhile (TAP-BRIDGE-180)', async () => {
