@@ -148,6 +148,42 @@ describe('MCP tasks on the MCP facade (spec: bridge-mcp-host#mcp-tasks)', () => 
     expect((await mcp.experimental.tasks.getTask(taskId)).status).toBe('completed');
   });
 
+  it('gives a refused task.request as the tool result a plain call would get, the task failed (TAP-BRIDGE-177)', async () => {
+    const { mcp } = await mcpClient({ host });
+    const refused = await drain(
+      mcp.experimental.tasks.callToolStream({ name: 'tap.test.fail', arguments: { input: { code: 'not a code' } } }, undefined, {
+        task: {},
+      }),
+    );
+    expect(statuses(refused).at(-1)).toBe('failed');
+    const invalid = await mcp.experimental.tasks.getTaskResult(
+      (refused[0] as { task: { taskId: string } }).task.taskId,
+      CallToolResultSchema,
+    );
+    expect(invalid.isError).toBe(true);
+    expect(text(invalid)).toMatch(/^INVALID_MESSAGE: /);
+  });
+
+  it('ends the MCP task cancelled when the agent cancels its TAP task, here closing the session (TAP-BRIDGE-150)', async () => {
+    const { mcp, tap } = await mcpClient({ host });
+    let taskId = '';
+    for await (const m of mcp.experimental.tasks.callToolStream(
+      { name: 'tap.test.sleep', arguments: { input: { ms: 20_000 } } },
+      undefined,
+      {
+        task: {},
+      },
+    )) {
+      if (m.type === 'taskCreated') taskId = m.task.taskId;
+      break;
+    }
+    await tap.close();
+    const result = await mcp.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
+    expect((await mcp.experimental.tasks.getTask(taskId)).status).toBe('cancelled');
+    expect(result.isError).toBe(true);
+    expect(result._meta?.['tap/bridge']).toMatchObject({ status: 'cancelled', error: { code: 'SHUTTING_DOWN' } });
+  });
+
   it('moves the MCP task with its TAP task: input_required, then cancelled when the input cannot be asked for (TAP-BRIDGE-150, TAP-BRIDGE-179)', async () => {
     const { mcp, wire } = await mcpClient({ host, elicit: () => ({ action: 'accept', content: {} }) });
     const notified: string[] = [];
