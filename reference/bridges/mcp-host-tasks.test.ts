@@ -241,7 +241,12 @@ describe('the task store of the MCP facade (spec: bridge-mcp-host#mcp-tasks)', (
 
   it('keeps a task from other MCP sessions, and keeps it past its ttl until its TAP task ended (TAP-BRIDGE-182)', async () => {
     vi.useFakeTimers();
-    const store = new FacadeTaskStore(10);
+    const forgotten: string[] = [];
+    const store = new FacadeTaskStore(
+      10,
+      () => {},
+      (id) => forgotten.push(id),
+    );
     try {
       const task = await store.createTask({ ttl: 1_000 }, 1, request, 'session-a');
       expect(await store.getTask(task.taskId, 'session-b')).toBeNull();
@@ -253,6 +258,7 @@ describe('the task store of the MCP facade (spec: bridge-mcp-host#mcp-tasks)', (
       expect((await store.getTask(task.taskId, 'session-a'))?.status).toBe('completed');
       vi.advanceTimersByTime(1);
       expect(await store.getTask(task.taskId, 'session-a')).toBeNull();
+      expect(forgotten).toEqual([task.taskId]);
       const long = await store.createTask({ ttl: 10 * TASK_MAX_TTL_MS }, 2, request, 'session-a');
       expect(long.ttl).toBe(TASK_MAX_TTL_MS);
     } finally {

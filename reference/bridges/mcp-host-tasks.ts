@@ -37,7 +37,10 @@ interface Entry {
   cancel?: () => void;
 }
 
-/** A TaskStore whose tasks are the facade's calls as MCP tasks; `notify` hears each change of status. */
+/**
+ * A TaskStore whose tasks are the facade's calls as MCP tasks; `notify` hears each change of
+ * status, `forget` each task whose ttl has passed (to drop what is still queued for it).
+ */
 export class FacadeTaskStore implements TaskStore {
   private readonly entries = new Map<string, Entry>();
   private readonly timers = new Set<ReturnType<typeof setTimeout>>();
@@ -45,6 +48,7 @@ export class FacadeTaskStore implements TaskStore {
   constructor(
     private readonly pollInterval: number = TASK_POLL_MS,
     private readonly notify: (task: Task) => void = () => {},
+    private readonly forget: (taskId: string) => void = () => {},
   ) {}
 
   async createTask(params: CreateTaskOptions, _requestId: RequestId, _request: Request, sessionId?: string): Promise<Task> {
@@ -156,6 +160,7 @@ export class FacadeTaskStore implements TaskStore {
       () => {
         this.timers.delete(timer);
         this.entries.delete(taskId);
+        this.forget(taskId);
       },
       Math.max(0, left),
     );

@@ -78,16 +78,22 @@ export async function createMcpHost(client: McpHostTarget, options: McpHostOptio
   const sdk = await loadMcpServerSdk();
   const card = client.agent;
   // spec: bridge-mcp-host#mcp-tasks — the status of each MCP task follows its TAP task; the host may hear each change.
-  const store: FacadeTaskStore = new FacadeTaskStore(options.taskPollMs ?? TASK_POLL_MS, (task) => {
-    server.notification({ method: 'notifications/tasks/status', params: task } as ServerNotification).catch(() => {});
-  });
+  // An elicitation the host never fetched with tasks/result is dropped with its task.
+  const queue = new sdk.InMemoryTaskMessageQueue();
+  const store: FacadeTaskStore = new FacadeTaskStore(
+    options.taskPollMs ?? TASK_POLL_MS,
+    (task) => {
+      server.notification({ method: 'notifications/tasks/status', params: task } as ServerNotification).catch(() => {});
+    },
+    (taskId) => void queue.dequeueAll(taskId).catch(() => {}),
+  );
   const server = new sdk.Server(
     { name: card.agent_id, title: card.name, version: '1.0.0' },
     {
       capabilities: { tools: {}, logging: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
       instructions: card.description,
       taskStore: store,
-      taskMessageQueue: new sdk.InMemoryTaskMessageQueue(),
+      taskMessageQueue: queue,
     },
   );
   // The tools of the card as it is now: a mesh's card follows its registry.
