@@ -13,6 +13,7 @@ export const OPTIONAL_PEER_LOADERS: readonly { prefix: string; loader: string }[
   { prefix: 'json-schema-to-typescript', loader: 'reference/tapctl/gen-types/typescript.ts' },
   { prefix: '@modelcontextprotocol/sdk/server/', loader: 'reference/bridges/mcp-host-sdk.ts' },
   { prefix: '@modelcontextprotocol/sdk/types.js', loader: 'reference/bridges/mcp-host-sdk.ts' },
+  { prefix: '@modelcontextprotocol/sdk/experimental/tasks', loader: 'reference/bridges/mcp-host-sdk.ts' },
   { prefix: '@a2a-js/sdk', loader: 'reference/bridges/a2a-sdk.ts' },
   { prefix: 'express', loader: 'reference/bridges/a2a-sdk.ts' },
   { prefix: '@modelcontextprotocol/sdk', loader: 'reference/bridges/mcp-sdk.ts' },

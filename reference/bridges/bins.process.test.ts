@@ -1,6 +1,6 @@
 /**
  * tap-bridge as users run it (dist/ built): `mcp-server` spawned by the MCP SDK's stdio client in
- * front of the reference agent, and `a2a` on a free port called by @a2a-js/sdk's client; each
+ * front of the reference agent (a plain call and an MCP task), and `a2a` on a free port called by @a2a-js/sdk's client; each
  * stops when its client goes, leaving no process behind (spec: bridge-mcp-host, bridge-a2a).
  */
 import { spawn } from 'node:child_process';
@@ -74,6 +74,13 @@ describe('tap-bridge (spec: bridge-mcp-host, bridge-a2a)', () => {
     });
     expect(result.structuredContent).toEqual({ count: 2 });
     expect(progress.filter((m) => m.startsWith('output: '))).toEqual(['output: {"index":0}', 'output: {"index":1}']);
+    // The same call as an MCP task (spec: bridge-mcp-host#mcp-tasks): created at once, polled, its result read with tasks/result.
+    const seen: string[] = [];
+    for await (const m of mcp.experimental.tasks.callToolStream({ name: 'tap.test.stream', arguments: { input: { count: 2 } } })) {
+      seen.push(m.type === 'result' ? JSON.stringify(m.result.structuredContent) : m.type === 'error' ? m.error.message : m.task.status);
+    }
+    expect(seen[0]).toBe('working');
+    expect(seen.at(-1)).toBe('{"count":2}');
     await mcp.close();
     await expect.poll(() => alive(bridge) || agents.some(alive), { timeout: 15_000 }).toBe(false);
   });

@@ -31,6 +31,7 @@ const FUNCTIONS: Record<string, Record<string, Fn>> = {
     planDecisionOf: mcp.planDecisionOf as Fn,
     traceOf: mcp.traceOf as Fn,
     meshCapabilities: meshCapabilities as Fn,
+    mcpTaskStatusOf: (state: unknown) => mcp.MCP_TASK_STATUS_OF[state as string],
   },
   a2a: {
     agentCardOf: a2a.agentCardOf as Fn,

@@ -22,6 +22,8 @@ Over --mesh an input request is not carried to the MCP client: the call is cance
 
 Progress and output events become MCP progress notifications (when the call has a progressToken),
 log events logging messages, notifications/cancelled a TAP cancel, input requests elicitations.
+A host with MCP tasks support may call any tool as an MCP task (polled every second; tasks/cancel
+cancels the TAP task; an input request is an elicitation tied to the task, input_required).
 stdout carries MCP only; messages for people go to stderr. The mapping: spec/1.1 "A TAP agent as
 an MCP server".
 `;

@@ -22,6 +22,8 @@ export interface McpTool {
   description: string;
   inputSchema: { type: 'object'; [k: string]: unknown };
   annotations: { title?: string; readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };
+  /** Whether a host may call the tool as an MCP task: every tool may, none must (spec: bridge-mcp-host#mcp-tasks). */
+  execution: { taskSupport: 'optional' };
   _meta: Record<string, unknown>;
 }
 
@@ -76,6 +78,7 @@ export function toolOf(capability: Capability): McpTool {
       idempotentHint: !capability.side_effects,
       openWorldHint: capability.side_effects,
     },
+    execution: { taskSupport: 'optional' },
     _meta: { [META]: { version: capability.version, input: wrapped ? 'wrapped' : 'arguments', streaming: capability.streaming } },
   };
 }
@@ -195,6 +198,25 @@ export function refusalOf(code: string, message: string, retryable: boolean): { 
   const error = { code, message, retryable };
   return { result: { content: [{ type: 'text', text: errorText(error) }], isError: true, _meta: { [META]: { error } } } };
 }
+
+/** The status of an MCP task (MCP 2025-11-25). */
+export type McpTaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+
+/**
+ * The MCP task status of each TAP task state (spec: bridge-mcp-host#mcp-tasks): a task at work,
+ * being cancelled or waiting for a plan's approval is working; timed_out is failed.
+ */
+export const MCP_TASK_STATUS_OF: Readonly<Record<string, McpTaskStatus>> = {
+  accepted: 'working',
+  running: 'working',
+  cancelling: 'working',
+  awaiting_approval: 'working',
+  input_required: 'input_required',
+  completed: 'completed',
+  failed: 'failed',
+  timed_out: 'failed',
+  cancelled: 'cancelled',
+};
 
 /** The primitive JSON Schema types MCP elicitation accepts as a property. */
 const PRIMITIVE_TYPES = new Set(['string', 'number', 'integer', 'boolean']);

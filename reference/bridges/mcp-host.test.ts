@@ -2,49 +2,12 @@
  * The MCP facade driven by the MCP SDK's own Client, in memory, in front of the reference agent
  * runtime with the conformance capabilities (spec: bridge-mcp-host).
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { ElicitRequestSchema, type ElicitRequest, type Progress } from '@modelcontextprotocol/sdk/types.js';
+import type { ElicitRequest, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { inMemory } from '../client/reference-agent.testkit.ts';
-import type { WireEntry } from '../client/index.ts';
-import { createMcpHost, type McpHostOptions } from './mcp-host.ts';
 import { TWO_FILE_PLAN as PLAN } from '../agent/peer.testkit.ts';
+import { frames, mcpFacades, requests } from './mcp-host.testkit.ts';
 
-const { cleanups, agentWith, overMemory } = inMemory();
-
-/** An MCP SDK client connected to the facade of a reference agent; `elicit` answers elicitations (and declares the capability). */
-async function mcpClient(options: { elicit?: (r: ElicitRequest) => unknown; host?: McpHostOptions; versions?: string[] } = {}) {
-  const { client: tap, wire } = await overMemory(agentWith(), options.versions ? { versions: options.versions } : {});
-  const host = await createMcpHost(tap, options.host);
-  const [a, b] = InMemoryTransport.createLinkedPair();
-  await host.connect(a);
-  const mcp = new Client({ name: 'test-host', version: '1.0.0' }, { capabilities: options.elicit ? { elicitation: { form: {} } } : {} });
-  if (options.elicit) {
-    const elicit = options.elicit;
-    mcp.setRequestHandler(ElicitRequestSchema, async (r) => elicit(r) as never);
-  }
-  await mcp.connect(b);
-  cleanups.push(() => mcp.close());
-  cleanups.push(() => host.close());
-  return { mcp, wire };
-}
-
-interface Frame {
-  type: string;
-  metadata?: Record<string, unknown>;
-  payload: Record<string, unknown>;
-}
-
-/** The frames of `type` the facade sent ('out') or received ('in'). */
-function frames(wire: WireEntry[], dir: 'in' | 'out', type: string): Frame[] {
-  return wire.map((e) => (e.dir === dir ? (JSON.parse(e.text) as Frame) : undefined)).filter((m): m is Frame => m?.type === type);
-}
-
-/** The task.request frames the facade sent to the agent. */
-function requests(wire: WireEntry[]): Frame[] {
-  return frames(wire, 'out', 'task.request');
-}
+const mcpClient = mcpFacades();
 
 describe('a TAP agent as an MCP server (spec: bridge-mcp-host)', () => {
   it('lists every capability as a tool, wrapping an input with no object schema in { input } (spec: bridge-mcp-host#tools)', async () => {

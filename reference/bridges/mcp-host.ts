@@ -3,15 +3,18 @@
  * each tools/call a task through the reference client. Progress and output events become progress
  * notifications, log events logging messages, notifications/cancelled a task.cancel, the task's
  * result a tool result (isError for any ending but completed), an input request or a plan an
- * elicitation when the MCP client declared that capability. The mapping itself is mcp-host-mapping.ts.
+ * elicitation when the MCP client declared that capability. A tools/call that carries `task` is
+ * answered at once with an MCP task that follows the TAP task (mcp-host-tasks.ts). The mapping
+ * itself is mcp-host-mapping.ts.
  */
 import type { Transport as McpTransport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { CallToolRequest, ServerNotification } from '@modelcontextprotocol/sdk/types.js';
-import { TapClient, TapClientError, type InputRequestPayload, type TaskHandle } from '../client/index.ts';
+import type { CallToolRequest, CreateTaskResult, ServerNotification } from '@modelcontextprotocol/sdk/types.js';
+import { TapClient, TapClientError, type InputRequestPayload, type ResultPayload, type TaskHandle } from '../client/index.ts';
 import type { FacadeTask, MeshTarget } from './mesh-target.ts';
 import {
   elicitationOf,
   inputOf,
+  MCP_TASK_STATUS_OF,
   META,
   notificationOf,
   planDecisionOf,
@@ -24,6 +27,7 @@ import {
   type TapEvent,
 } from './mcp-host-mapping.ts';
 import { loadMcpServerSdk, type McpServerSdk } from './mcp-host-sdk.ts';
+import { FacadeTaskStore, TASK_POLL_MS } from './mcp-host-tasks.ts';
 
 /** Options of the MCP facade. */
 export interface McpHostOptions {
@@ -31,6 +35,8 @@ export interface McpHostOptions {
   plans?: 'elicit' | 'reject';
   /** How many times an answer the agent refuses (INVALID_ANSWER) is asked for again before the task is cancelled (default 2). */
   reasks?: number;
+  /** The interval, in milliseconds, a host is asked to keep between two tasks/get of an MCP task (default 1000). */
+  taskPollMs?: number;
 }
 
 /** An MCP server in front of a TAP session. */
@@ -46,21 +52,22 @@ const RESULT_AFTER_PROGRESS_MS = 20;
 
 type Sdk = McpServerSdk;
 type Server = InstanceType<Sdk['Server']>;
-type Extra = { signal: AbortSignal; sendNotification: (n: ServerNotification) => Promise<void> };
+type Extra = {
+  signal: AbortSignal;
+  sessionId?: string;
+  requestId: string | number;
+  sendNotification: (n: ServerNotification) => Promise<void>;
+};
 
-/** What a running call needs to answer its task's requests: the server it came through, and why the bridge cancelled it. */
+/** What a running call needs to answer its task's requests: why the bridge cancelled it, and its MCP task when it has one. */
 interface Call {
   cancelledBecause?: string;
+  mcpTaskId?: string;
 }
 
 /** True when the MCP client declared the elicitation capability (form mode). */
 function canElicit(server: Server): boolean {
   return server.getClientCapabilities()?.elicitation !== undefined;
-}
-
-/** elicitation/create in form mode; the mapping builds only the flat schemas MCP accepts (mcp-host-mapping.ts). */
-function elicit(server: Server, params: { message: string; requestedSchema: object }) {
-  return server.elicitInput(params as Parameters<Server['elicitInput']>[0]);
 }
 
 /** The TAP side of the facade: a session with one agent, or a mesh whose live capabilities are the tools (spec: bridge-mcp-host#mesh). */
@@ -70,9 +77,24 @@ export type McpHostTarget = TapClient | MeshTarget;
 export async function createMcpHost(client: McpHostTarget, options: McpHostOptions = {}): Promise<McpHost> {
   const sdk = await loadMcpServerSdk();
   const card = client.agent;
+  // spec: bridge-mcp-host#mcp-tasks — the status of each MCP task follows its TAP task; the host may hear each change.
+  // An elicitation the host never fetched with tasks/result is dropped with its task.
+  const queue = new sdk.InMemoryTaskMessageQueue();
+  const store: FacadeTaskStore = new FacadeTaskStore(
+    options.taskPollMs ?? TASK_POLL_MS,
+    (task) => {
+      server.notification({ method: 'notifications/tasks/status', params: task } as ServerNotification).catch(() => {});
+    },
+    (taskId) => void queue.dequeueAll(taskId).catch(() => {}),
+  );
   const server = new sdk.Server(
     { name: card.agent_id, title: card.name, version: '1.0.0' },
-    { capabilities: { tools: {}, logging: {} }, instructions: card.description },
+    {
+      capabilities: { tools: {}, logging: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
+      instructions: card.description,
+      taskStore: store,
+      taskMessageQueue: queue,
+    },
   );
   // The tools of the card as it is now: a mesh's card follows its registry.
   let toolsOf = card;
@@ -99,10 +121,27 @@ export async function createMcpHost(client: McpHostTarget, options: McpHostOptio
       if (call !== undefined) void answerInput(handle, request, call);
     });
 
+  /**
+   * elicitation/create in form mode (the mapping builds only the flat schemas MCP accepts). For a
+   * call that is an MCP task it is tied to that task: the SDK queues it for the host's tasks/result,
+   * and the task is input_required until it is answered (spec: bridge-mcp-host#mcp-tasks).
+   */
+  async function elicit(params: { message: string; requestedSchema: object }, call: Call) {
+    const p = params as Parameters<Server['elicitInput']>[0];
+    const taskId = call.mcpTaskId;
+    if (taskId === undefined) return server.elicitInput(p);
+    store.asking(taskId, 1);
+    try {
+      return await server.elicitInput(p, { relatedTask: { taskId } });
+    } finally {
+      store.asking(taskId, -1);
+    }
+  }
+
   async function answerInput(handle: TaskHandle, request: InputRequestPayload, call: Call): Promise<void> {
     const elicitation = elicitationOf(request);
     const cancel = async (why: string): Promise<void> => {
-      call.cancelledBecause = why;
+      call.cancelledBecause ??= why;
       await handle.cancel(why).catch(() => {});
     };
     if (!canElicit(server))
@@ -113,7 +152,7 @@ export async function createMcpHost(client: McpHostTarget, options: McpHostOptio
       );
     let message = elicitation.params.message;
     for (let asked = 0; asked <= (options.reasks ?? 2); asked++) {
-      const outcome = await elicit(server, { ...elicitation.params, message }).catch((err: Error) => err);
+      const outcome = await elicit({ ...elicitation.params, message }, call).catch((err: Error) => err);
       // An answer that does not match the requested schema (the SDK checks it: -32602) is asked for again.
       if (outcome instanceof Error && (outcome as { code?: unknown }).code === sdk.types.ErrorCode.InvalidParams) {
         message = `${elicitation.params.message}\n(The last answer was refused: ${outcome.message})`;
@@ -132,34 +171,58 @@ export async function createMcpHost(client: McpHostTarget, options: McpHostOptio
     return cancel('the answers given were refused by the agent (INVALID_ANSWER) too many times');
   }
 
-  async function decidePlan(plan: Parameters<typeof planElicitationOf>[0]) {
+  async function decidePlan(plan: Parameters<typeof planElicitationOf>[0], call: Call) {
     if (options.plans === 'reject') return { decision: 'rejected' as const, feedback: 'this bridge rejects every plan (--plans reject)' };
     if (!canElicit(server))
       return { decision: 'rejected' as const, feedback: 'the MCP client declared no elicitation capability to approve plans' };
-    return planDecisionOf(await elicit(server, planElicitationOf(plan)));
+    return planDecisionOf(await elicit(planElicitationOf(plan), call));
+  }
+
+  /** Submits the task of a tools/call; a tool the facade did not list is JSON-RPC -32602 (spec: bridge-mcp-host#calls). */
+  function submit(request: CallToolRequest, call: Call): FacadeTask {
+    const name = request.params.name;
+    const tool = currentTools().get(name)!;
+    const meta = request.params._meta as Record<string, unknown> | undefined;
+    const trace = traceOf(meta);
+    const key = (meta?.[META] as { idempotency_key?: unknown } | undefined)?.idempotency_key;
+    const handle: FacadeTask = client.submit(name, inputOf(tool, request.params.arguments), {
+      ...(trace === undefined ? {} : { metadata: trace }),
+      ...(typeof key === 'string' ? { idempotencyKey: key } : {}),
+      onPlan: (submitted) => decidePlan(submitted.plan, call),
+    });
+    calls.set(handle, call);
+    return handle;
+  }
+
+  /** The tool result of a task's result, saying why the bridge cancelled it when it did (spec: bridge-mcp-host#results). */
+  function resultOf(result: ResultPayload, handle: FacadeTask, call: Call): McpToolResult {
+    const out = toolResultOf(result, handle.taskId);
+    if (result.status === 'cancelled' && call.cancelledBecause !== undefined)
+      out.content = [{ type: 'text', text: `cancelled: ${call.cancelledBecause}` }];
+    return out;
+  }
+
+  /** A refused task.request as a JSON-RPC error or a tool result (spec: bridge-mcp-host#errors). */
+  function refusedOf(err: unknown): { error: InstanceType<Sdk['types']['McpError']> } | { result: McpToolResult } {
+    const e = err instanceof TapClientError ? err : new TapClientError('INTERNAL_ERROR', (err as Error).message);
+    const mapped = refusalOf(e.code, e.payload?.message ?? e.message, e.retryable);
+    if ('rpc' in mapped) return { error: new sdk.types.McpError(mapped.rpc.code, mapped.rpc.message, mapped.rpc.data) };
+    return mapped;
   }
 
   // spec: bridge-mcp-host#calls
-  async function callTool(request: CallToolRequest, extra: Extra): Promise<McpToolResult> {
+  async function callTool(request: CallToolRequest, extra: Extra): Promise<McpToolResult | CreateTaskResult> {
     const name = request.params.name;
     const tools = currentTools();
-    const tool = tools.get(name);
-    if (tool === undefined)
+    if (!tools.has(name))
       throw new sdk.types.McpError(
         sdk.types.ErrorCode.InvalidParams,
         `unknown tool ${name}: tools/list names the ${tools.size} tools of ${card.agent_id}`,
       );
-    const meta = request.params._meta as Record<string, unknown> | undefined;
-    const progressToken = meta?.progressToken as string | number | undefined;
-    const trace = traceOf(meta);
-    const key = (meta?.[META] as { idempotency_key?: unknown } | undefined)?.idempotency_key;
+    if (request.params.task !== undefined) return callAsTask(request, extra);
+    const progressToken = (request.params._meta as Record<string, unknown> | undefined)?.progressToken as string | number | undefined;
     const call: Call = {};
-    const handle: FacadeTask = client.submit(name, inputOf(tool, request.params.arguments), {
-      ...(trace === undefined ? {} : { metadata: trace }),
-      ...(typeof key === 'string' ? { idempotencyKey: key } : {}),
-      onPlan: (submitted) => decidePlan(submitted.plan),
-    });
-    calls.set(handle, call);
+    const handle = submit(request, call);
     // spec: bridge-mcp-host#cancel — notifications/cancelled aborts the request's signal.
     const onAbort = () => {
       call.cancelledBecause = 'cancelled by the MCP client (notifications/cancelled)';
@@ -173,18 +236,45 @@ export async function createMcpHost(client: McpHostTarget, options: McpHostOptio
       // read in the same chunk has already removed the call's progress handler: the result
       // waits a moment after the last notification, so that the host sees it.
       if ((await forwarding) > 0) await new Promise((resolve) => setTimeout(resolve, RESULT_AFTER_PROGRESS_MS));
-      const out = toolResultOf(result, handle.taskId);
-      if (result.status === 'cancelled' && call.cancelledBecause !== undefined)
-        out.content = [{ type: 'text', text: `cancelled: ${call.cancelledBecause}` }];
-      return out;
+      return resultOf(result, handle, call);
     } catch (err) {
-      const e = err instanceof TapClientError ? err : new TapClientError('INTERNAL_ERROR', (err as Error).message);
-      const mapped = refusalOf(e.code, e.payload?.message ?? e.message, e.retryable);
-      if ('rpc' in mapped) throw new sdk.types.McpError(mapped.rpc.code, mapped.rpc.message, mapped.rpc.data);
-      return mapped.result;
+      const refused = refusedOf(err);
+      if ('error' in refused) throw refused.error;
+      return refused.result;
     } finally {
       extra.signal.removeEventListener('abort', onAbort);
     }
+  }
+
+  /**
+   * A tools/call with `task` (spec: bridge-mcp-host#mcp-tasks): answered at once with an MCP task,
+   * which follows the TAP task until its result, or the refusal of its task.request, ends it.
+   */
+  async function callAsTask(request: CallToolRequest, extra: Extra): Promise<CreateTaskResult> {
+    const task = await store.createTask({ ttl: request.params.task?.ttl }, extra.requestId, request, extra.sessionId);
+    const taskId = task.taskId;
+    const call: Call = { mcpTaskId: taskId };
+    const handle = submit(request, call);
+    store.follow(taskId, () => {
+      call.cancelledBecause = 'cancelled by the MCP client (tasks/cancel)';
+      handle.cancel(call.cancelledBecause).catch(() => {});
+    });
+    const progressToken = (request.params._meta as Record<string, unknown> | undefined)?.progressToken as string | number | undefined;
+    const forwarding = forwardEvents(handle, request.params.name, progressToken, extra, call);
+    handle.result.then(
+      async (result) => {
+        await forwarding;
+        const out = resultOf(result, handle, call);
+        const status = MCP_TASK_STATUS_OF[result.status] ?? 'failed';
+        store.end(taskId, status, out, status === 'completed' ? undefined : out.content[0]?.text);
+      },
+      (err: unknown) => {
+        const refused = refusedOf(err);
+        if ('error' in refused) store.end(taskId, 'failed', refused.error, refused.error.message);
+        else store.end(taskId, 'failed', refused.result, refused.result.content[0]?.text);
+      },
+    );
+    return { task };
   }
 
   /** Sends the notification of each task event while the call lasts (spec: bridge-mcp-host#events); resolves with how many it sent. */
@@ -198,6 +288,9 @@ export async function createMcpHost(client: McpHostTarget, options: McpHostOptio
     let sent = 0;
     try {
       for await (const m of handle.events) {
+        // spec: bridge-mcp-host#mcp-tasks — the MCP task's status follows the TAP task's state.
+        if (call.mcpTaskId !== undefined && m.payload.kind === 'state' && m.payload.state !== undefined)
+          store.moved(call.mcpTaskId, MCP_TASK_STATUS_OF[m.payload.state] ?? 'working');
         // spec: bridge-mcp-host#mesh — over a mesh no input request reaches the facade: the call is cancelled, not left waiting.
         if (!(client instanceof TapClient) && m.payload.kind === 'state' && m.payload.state === 'input_required') {
           call.cancelledBecause = 'the agent asked for input, which this bridge does not carry over a mesh';
@@ -216,7 +309,10 @@ export async function createMcpHost(client: McpHostTarget, options: McpHostOptio
 
   return {
     connect: (transport) => server.connect(transport),
-    close: () => server.close(),
+    close: async () => {
+      store.close();
+      await server.close();
+    },
   };
 }
 
