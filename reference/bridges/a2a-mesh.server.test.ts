@@ -8,6 +8,7 @@ import { Role, type Message, type StreamResponse, type Task } from '@a2a-js/sdk'
 import { ClientFactory } from '@a2a-js/sdk/client';
 import { describe, expect, it } from 'vitest';
 import type { TaskContext } from '../agent/index.ts';
+import { TWO_FILE_PLAN as PLAN } from '../agent/peer.testkit.ts';
 import { joinMesh } from '../mesh/join.ts';
 import { meshTestBed, testCapability } from '../mesh/mesh.testkit.ts';
 import { NO_NATS_SERVER, natsServerInstalled } from '../transports/nats/nats-server.testkit.ts';
@@ -75,6 +76,7 @@ describe.skipIf(!natsServerInstalled)('tap-bridge a2a --mesh (spec: bridge-a2a#m
       'tap.test.sleep',
       'tap.test.ask',
       'tap.test.stream',
+      'tap.test.plan',
       'demo.trace',
       'demo.whoami',
     ]);
@@ -96,7 +98,7 @@ describe.skipIf(!natsServerInstalled)('tap-bridge a2a --mesh (spec: bridge-a2a#m
           .map((s) => s.id)
           .sort();
       // Only the names asked for that a live agent offers.
-      expect(await skills()).toEqual(['demo.trace', 'tap.test.ask', 'tap.test.echo', 'tap.test.sleep', 'tap.test.stream']);
+      expect(await skills()).toEqual(['demo.trace', 'tap.test.ask', 'tap.test.echo', 'tap.test.plan', 'tap.test.sleep', 'tap.test.stream']);
 
       // A second agent joins with a capability of its own: the card fetched next has it.
       const second = await bed.agent('mesh.second', {
@@ -157,6 +159,14 @@ describe.skipIf(!natsServerInstalled)('tap-bridge a2a --mesh (spec: bridge-a2a#m
         $case: 'text',
         value: expect.stringMatching(/^cancelled: .*asked for input.*over a mesh/),
       });
+
+      // A plan waits for its client as over a session; the decision goes to the agent that holds the task.
+      const waiting = asTask(await client.sendMessage(send('tap.test.plan', { plan: PLAN })));
+      expect(waiting.status?.state).toBe(A2A_STATE.AUTH_REQUIRED);
+      const approved = send('', null, { taskId: waiting.id, parts: [dataPart({ decision: 'approved' })] });
+      const done = asTask(await client.sendMessage(approved));
+      expect(done.status?.state).toBe(A2A_STATE.COMPLETED);
+      expect(resultOf(done)).toEqual({ executed: ['write a', 'write b'] });
 
       // ListTasks lists the tasks this facade holds, in the order it started them.
       const list = (pageToken: string) =>
