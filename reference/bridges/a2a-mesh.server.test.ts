@@ -2,7 +2,8 @@
  * The A2A facade in front of a mesh on a real nats-server (registry and agents), driven by
  * @a2a-js/sdk's own client: the card's skills are the live agents' capabilities and follow an
  * agent joining and leaving; send, stream, resubscribe and cancel go as mesh tasks routed to the
- * agents that offer them; an input request is not carried and cancels its task (spec: bridge-a2a#mesh).
+ * agents that offer them; an input request is not carried and cancels its task; GetTask and ListTasks
+ * answer the facade's own tasks (spec: bridge-a2a#mesh).
  */
 import { Role, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { ClientFactory } from '@a2a-js/sdk/client';
@@ -60,7 +61,7 @@ function outputs(events: StreamResponse[]): Array<[number, number]> {
 describe.skipIf(!natsServerInstalled)('tap-bridge a2a --mesh (spec: bridge-a2a#mesh)', () => {
   const bed = meshTestBed();
 
-  it('lists the live capabilities as skills and follows agents joining and leaving; sends, streams, resubscribes and cancels through mesh tasks; cancels a task that asks for input', async () => {
+  it('lists the live capabilities as skills and follows agents joining and leaving; sends, streams, resubscribes, cancels and decides plans through mesh tasks; cancels a task that asks for input; lists its own tasks', async () => {
     const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
     const first = await bed.agent('mesh.first', {
       'demo.trace': {
@@ -186,6 +187,11 @@ describe.skipIf(!natsServerInstalled)('tap-bridge a2a --mesh (spec: bridge-a2a#m
       const next = await list(listed.nextPageToken);
       expect(next.tasks.map((t) => t.id)).toEqual([asked.id]);
       expect(next.nextPageToken).toBe('');
+      await expect(list('not-a-token-of-this-facade')).rejects.toThrow(/names no task this facade holds/);
+
+      // GetTask answers the facade's own tasks, and no other id.
+      expect((await client.getTask({ tenant: '', id: who.id })).status?.state).toBe(A2A_STATE.COMPLETED);
+      await expect(client.getTask({ tenant: '', id: 'someone-elses' })).rejects.toThrow(/no task someone-elses here/);
 
       // The agent leaves: its capability leaves the card.
       await membership.leave();
