@@ -5,7 +5,7 @@
  * agents that offer them; an input request is not carried and cancels its task; GetTask and ListTasks
  * answer the facade's own tasks (spec: bridge-a2a#mesh).
  */
-import { Role, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
+import type { Message, StreamResponse, Task } from '@a2a-js/sdk';
 import { ClientFactory } from '@a2a-js/sdk/client';
 import { describe, expect, it } from 'vitest';
 import type { TaskContext } from '../agent/index.ts';
@@ -15,26 +15,14 @@ import { meshTestBed, testCapability } from '../mesh/mesh.testkit.ts';
 import { NO_NATS_SERVER, natsServerInstalled } from '../transports/nats/nats-server.testkit.ts';
 import { A2A_STATE, dataPart } from './a2a-mapping.ts';
 import { serveA2a } from './a2a-server.ts';
+import { outputEvents, userMessage } from './a2a.testkit.ts';
 import { connectMeshTarget, type FacadeSubmitOptions, type MeshTarget } from './mesh-target.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
 
-let ids = 0;
-
 /** A request of one user message whose DataPart names the capability and its input. */
 function send(capability: string, input: unknown, extra: Partial<Message> = {}) {
-  const message: Message = {
-    messageId: `mesh-${++ids}-${Date.now()}`,
-    contextId: '',
-    taskId: '',
-    role: Role.ROLE_USER,
-    parts: [dataPart({ capability, input })],
-    metadata: undefined,
-    extensions: [],
-    referenceTaskIds: [],
-    ...extra,
-  };
-  return { tenant: '', message, configuration: undefined, metadata: undefined };
+  return { tenant: '', message: userMessage(capability, input, extra), configuration: undefined, metadata: undefined };
 }
 
 function asTask(r: Message | Task): Task {
@@ -48,15 +36,7 @@ function resultOf(task: Task): unknown {
   return c?.$case === 'data' ? c.value : undefined;
 }
 
-/** The sequence and output index of each output artifact event of a stream. */
-function outputs(events: StreamResponse[]): Array<[number, number]> {
-  return events.flatMap((e) => {
-    const p = e.payload;
-    if (p?.$case !== 'artifactUpdate' || p.value.artifact?.name !== 'output') return [];
-    const c = p.value.artifact.parts[0]?.content;
-    return c?.$case === 'data' ? [[p.value.metadata?.['tap/sequence'] as number, (c.value as { index: number }).index]] : [];
-  });
-}
+const outputs = outputEvents;
 
 describe.skipIf(!natsServerInstalled)('tap-bridge a2a --mesh (spec: bridge-a2a#mesh)', () => {
   const bed = meshTestBed();

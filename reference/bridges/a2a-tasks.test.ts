@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { StreamMessage } from '../client/index.ts';
 import { A2A_STATE } from './a2a-mapping.ts';
 import { A2aTask, type A2aFollowed } from './a2a-tasks.ts';
+import { outputEvents } from './a2a.testkit.ts';
 
 const first: Message = {
   messageId: 'm-1',
@@ -48,15 +49,7 @@ const output = (taskId: string, sequence: number, index: number) => ({
   payload: { kind: 'output', data: { index } },
 });
 
-/** The sequence and output index of each output artifact event. */
-function outputs(events: StreamResponse[]): Array<[number, number]> {
-  return events.flatMap((e) => {
-    const p = e.payload;
-    if (p?.$case !== 'artifactUpdate' || p.value.artifact?.name !== 'output') return [];
-    const c = p.value.artifact.parts[0]?.content;
-    return c?.$case === 'data' ? [[p.value.metadata?.['tap/sequence'] as number, (c.value as { index: number }).index]] : [];
-  });
-}
+const outputs = outputEvents;
 
 async function all(stream: AsyncGenerator<StreamResponse>): Promise<StreamResponse[]> {
   const out: StreamResponse[] = [];
