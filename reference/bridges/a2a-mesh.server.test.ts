@@ -49,7 +49,8 @@ describe.skipIf(!natsServerInstalled)('tap-bridge a2a --mesh (spec: bridge-a2a#m
         handler: async (_input: unknown, ctx: TaskContext) => ({ traceparent: ctx.traceContext?.traceparent ?? null }),
       },
     });
-    await joinMesh(first.agent, { url: bed.url(), heartbeatMs: 200 });
+    // A heartbeat of 1 s (entries live 3 s): a loaded machine that stalls this process a moment does not make an agent lost.
+    await joinMesh(first.agent, { url: bed.url(), heartbeatMs: 1000 });
 
     // The facade's mesh, with each submission's options kept to see what it passes on.
     const mesh = await connectMeshTarget(bed.url(), 'tap-bridge-a2a', [
@@ -88,7 +89,7 @@ describe.skipIf(!natsServerInstalled)('tap-bridge a2a --mesh (spec: bridge-a2a#m
           handler: async () => ({ agent: 'mesh.second' }),
         },
       });
-      const membership = await joinMesh(second.agent, { url: bed.url(), heartbeatMs: 200 });
+      const membership = await joinMesh(second.agent, { url: bed.url(), heartbeatMs: 1000 });
       await expect.poll(skills, { timeout: 10_000, interval: 100 }).toContain('demo.whoami');
       const client = await new ClientFactory().createFromUrl(facade.url);
 

@@ -17,26 +17,13 @@ import type {
   Task,
 } from '@a2a-js/sdk';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
-import { TapClient, TapClientError, type TaskPage, type TaskSummary } from '../client/index.ts';
-import {
-  type A2aState,
-  agentCardOf,
-  decisionOf,
-  isInterrupted,
-  KEY,
-  A2A_STATE,
-  listedTaskOf,
-  listFilterOf,
-  targetOf,
-  traceOf,
-  messageValue,
-} from './a2a-mapping.ts';
+import { TapClient } from '../client/index.ts';
+import { agentCardOf, decisionOf, isInterrupted, KEY, A2A_STATE, targetOf, traceOf, messageValue } from './a2a-mapping.ts';
+import { type A2aTarget, listTasksOf } from './a2a-list.ts';
 import { loadA2aServerSdk, type A2aServerSdk } from './a2a-sdk.ts';
 import { A2aTask } from './a2a-tasks.ts';
-import type { MeshTarget } from './mesh-target.ts';
 
-/** The TAP side of the facade: a session with one agent, or a mesh whose live capabilities are the skills (spec: bridge-a2a#mesh). */
-export type A2aTarget = TapClient | MeshTarget;
+export type { A2aTarget } from './a2a-list.ts';
 
 /** Why a task over a mesh that asks for input is cancelled (spec: bridge-a2a#mesh). */
 const INPUT_OVER_MESH = 'the agent asked for input, which this facade does not carry over a mesh';
@@ -121,87 +108,9 @@ export class TapA2aHandler implements A2ARequestHandler {
     yield* task.stream(after);
   }
 
-  /**
-   * ListTasks from TAP 1.1's task listing (spec: bridge-a2a#list): the tasks of the facade's own
-   * principal, in the agent's order, the page token TAP's cursor unchanged.
-   */
+  /** ListTasks: from TAP 1.1's task listing of the session, or over a mesh from the tasks the facade holds (spec: bridge-a2a#list, bridge-a2a#mesh). */
   async listTasks(params: ListTasksRequest): Promise<ListTasksResponse> {
-    const pageSize = params.pageSize ?? 50;
-    if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 100)
-      throw new this.errors.RequestMalformedError(`pageSize ${pageSize} is out of range: give 1 to 100 (50 when absent)`);
-    const after = params.statusTimestampAfter ? Date.parse(params.statusTimestampAfter) : undefined;
-    if (after !== undefined && Number.isNaN(after))
-      throw new this.errors.RequestMalformedError(
-        `statusTimestampAfter ${params.statusTimestampAfter} is not an ISO 8601 time, e.g. 2026-12-05T10:00:00Z`,
-      );
-    if (!(this.client instanceof TapClient)) return this.listHeld(params, pageSize, after);
-    const client = this.client;
-    // An A2A state that one TAP state maps to is TAP's filter; one of several (FAILED, WORKING) is checked here.
-    const { keep, ...filter } = listFilterOf(params.status as A2aState);
-    const matches = (t: TaskSummary): boolean =>
-      (keep === undefined || keep.includes(t.state)) &&
-      (after === undefined || Date.parse(t.updated_at) >= after) &&
-      (!params.contextId || this.tasks.get(t.task_id)?.ref.contextId === params.contextId);
-    const found: TaskSummary[] = [];
-    let cursor: string | undefined = params.pageToken || undefined;
-    let total = 0;
-    try {
-      // TAP pages until the A2A page is full or the listing ends; each asks for no more than the page still lacks,
-      // so that a page filtered here never holds a task past the cursor it hands back.
-      do {
-        const page: TaskPage = await client.listTasks({ ...filter, limit: pageSize - found.length, ...(cursor ? { cursor } : {}) });
-        found.push(...page.tasks.filter(matches));
-        cursor = page.nextCursor;
-      } while (cursor !== undefined && found.length < pageSize);
-      // The total before paging: TAP's listing says none, so the facade counts the matching tasks, a page of 100 at a time.
-      for await (const t of client.allTasks({ ...filter, limit: 100 })) if (matches(t)) total++;
-    } catch (err) {
-      if (!(err instanceof TapClientError)) throw err;
-      if (err.code === 'UNKNOWN_MESSAGE_TYPE')
-        throw new this.errors.UnsupportedOperationError(`ListTasks needs TAP 1.1's task listing; ${err.message}`);
-      if (err.code === 'INVALID_CURSOR' || err.code === 'INVALID_MESSAGE')
-        throw new this.errors.RequestMalformedError(
-          `the agent refused the listing (${err.code}: ${err.message}); give a pageToken of this facade's, with the same filter, or none`,
-        );
-      throw err;
-    }
-    return { tasks: found.map((t) => this.listed(t, params)), nextPageToken: cursor ?? '', pageSize, totalSize: total };
-  }
-
-  /**
-   * ListTasks over a mesh (spec: bridge-a2a#mesh): the requester has no listing across agents, so
-   * the list is of the tasks this facade holds, in the order it started them, the page token the
-   * id of the last task of the page before.
-   */
-  private listHeld(params: ListTasksRequest, pageSize: number, after: number | undefined): ListTasksResponse {
-    const held = [...this.tasks.values()];
-    let start = 0;
-    if (params.pageToken) {
-      start = held.findIndex((t) => t.ref.id === params.pageToken) + 1;
-      if (start === 0)
-        throw new this.errors.RequestMalformedError(
-          `pageToken ${params.pageToken} names no task this facade holds (it was forgotten, or is not a token of this facade); list again without one`,
-        );
-    }
-    const matches = (t: A2aTask): boolean =>
-      (!params.status || t.state === params.status) &&
-      (after === undefined || t.updatedAt >= after) &&
-      (!params.contextId || t.ref.contextId === params.contextId);
-    const found = held.slice(start).filter(matches);
-    const page = found.slice(0, pageSize);
-    const tasks = page.map((t) => {
-      const task = t.snapshot(params.historyLength);
-      return params.includeArtifacts ? task : { ...task, artifacts: [] };
-    });
-    const nextPageToken = found.length > pageSize ? page[page.length - 1]!.ref.id : '';
-    return { tasks, nextPageToken, pageSize, totalSize: held.filter(matches).length };
-  }
-
-  /** A listed task: the facade's own Task when it still holds it, else one built from the TAP summary. */
-  private listed(t: TaskSummary, params: ListTasksRequest): Task {
-    const held = this.tasks.get(t.task_id);
-    const task: Task = held ? held.snapshot(params.historyLength) : listedTaskOf(t);
-    return params.includeArtifacts ? task : { ...task, artifacts: [] };
+    return listTasksOf(this.client, this.tasks, this.errors, params);
   }
 
   async createTaskPushNotificationConfig(): Promise<never> {
