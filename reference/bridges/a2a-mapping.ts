@@ -215,9 +215,10 @@ function artifact(
 
 /**
  * The A2A stream events of one TAP stream message (spec: bridge-a2a#events): each carries the TAP
- * sequence and type in its metadata, so a client that reconnects can say what it has.
+ * sequence and type in its metadata, so a client that reconnects can say what it has. A task the
+ * facade cancelled itself ends with `cancelledBecause` as its status text (spec: bridge-a2a#mesh).
  */
-export function eventsOf(m: TapStreamMessage, ref: TaskRef): StreamResponse[] {
+export function eventsOf(m: TapStreamMessage, ref: TaskRef, cancelledBecause?: string): StreamResponse[] {
   const meta: Record<string, unknown> = { [KEY.sequence]: m.sequence ?? 0, [KEY.type]: m.type };
   if (m.task_id !== undefined && m.task_id !== ref.id) meta[KEY.taskId] = m.task_id;
   const p = m.payload;
@@ -242,7 +243,8 @@ export function eventsOf(m: TapStreamMessage, ref: TaskRef): StreamResponse[] {
       const state = STATE_OF[p.status as string] ?? A2A_STATE.FAILED;
       if (state === A2A_STATE.COMPLETED) return [artifact(ref, 'result', 'result', p.output ?? null, true, meta), status(ref, state, meta)];
       const error = p.error as { code: string; message: string } | undefined;
-      const parts = error === undefined ? [] : [textPart(`${error.code}: ${error.message}`), dataPart({ error })];
+      const why = state === A2A_STATE.CANCELED && cancelledBecause !== undefined ? [textPart(`cancelled: ${cancelledBecause}`)] : [];
+      const parts = error === undefined ? why : [textPart(`${error.code}: ${error.message}`), dataPart({ error })];
       return [status(ref, state, error === undefined ? meta : { ...meta, [KEY.error]: error.code }, parts)];
     }
     default:

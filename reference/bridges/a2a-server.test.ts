@@ -2,33 +2,19 @@
  * The A2A facade driven by @a2a-js/sdk's own client over HTTP on 127.0.0.1, in front of the
  * reference agent runtime with the conformance capabilities (spec: bridge-a2a).
  */
-import { Role, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
+import type { Message, StreamResponse, Task } from '@a2a-js/sdk';
 import { ClientFactory, type Client } from '@a2a-js/sdk/client';
 import { describe, expect, it } from 'vitest';
 import type { WireEntry } from '../client/index.ts';
 import { inMemory } from '../client/reference-agent.testkit.ts';
 import { A2A_STATE, dataPart, textPart } from './a2a-mapping.ts';
+import { outputEvents, userMessage } from './a2a.testkit.ts';
 import { serveA2a } from './a2a-server.ts';
 import { TWO_FILE_PLAN as PLAN } from '../agent/peer.testkit.ts';
 
 const { cleanups, agentWith, overMemory } = inMemory();
 
-let ids = 0;
-
-/** A user message: a DataPart { capability, input }, or the given parts. */
-function message(capability: string, input: unknown, extra: Partial<Message> = {}): Message {
-  return {
-    messageId: `m-${++ids}-${Date.now()}`,
-    contextId: '',
-    taskId: '',
-    role: Role.ROLE_USER,
-    parts: [dataPart({ capability, input })],
-    metadata: undefined,
-    extensions: [],
-    referenceTaskIds: [],
-    ...extra,
-  };
-}
+const message = userMessage;
 
 function send(m: Message) {
   return { tenant: '', message: m, configuration: undefined, metadata: undefined };
@@ -51,12 +37,7 @@ function stateOf(e: StreamResponse): number | undefined {
 
 /** The output indexes the artifact events of a stream carry. */
 function outputs(events: StreamResponse[]): number[] {
-  return events.flatMap((e) => {
-    const p = e.payload;
-    if (p?.$case !== 'artifactUpdate' || p.value.artifact?.name !== 'output') return [];
-    const c = p.value.artifact.parts[0]?.content;
-    return c?.$case === 'data' ? [(c.value as { index: number }).index] : [];
-  });
+  return outputEvents(events).map(([, index]) => index);
 }
 
 function asTask(r: Message | Task): Task {

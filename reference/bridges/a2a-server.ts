@@ -1,8 +1,8 @@
 /**
- * A TAP agent as an A2A server (spec: bridge-a2a): the A2A request handler over a TAP session,
- * served over JSON-RPC on HTTP by the A2A SDK's express handlers. A message starts a task (its
- * messageId the TAP idempotency key) or answers one that waits; states, stream events, cancel and
- * errors follow a2a-mapping.ts; resubscribe replays from the TAP stream the facade holds.
+ * A TAP agent as an A2A server (spec: bridge-a2a): the A2A request handler over a TAP session or
+ * a mesh, served over JSON-RPC on HTTP by the A2A SDK's express handlers. A message starts a task
+ * (its messageId the TAP idempotency key) or answers one that waits; states, stream events, cancel
+ * and errors follow a2a-mapping.ts; resubscribe replays from the TAP stream the facade holds.
  */
 import { randomUUID } from 'node:crypto';
 import type { Server as HttpServer } from 'node:http';
@@ -17,22 +17,16 @@ import type {
   Task,
 } from '@a2a-js/sdk';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
-import { TapClientError, type TapClient, type TaskPage, type TaskSummary } from '../client/index.ts';
-import {
-  type A2aState,
-  agentCardOf,
-  decisionOf,
-  isInterrupted,
-  KEY,
-  A2A_STATE,
-  listedTaskOf,
-  listFilterOf,
-  targetOf,
-  traceOf,
-  messageValue,
-} from './a2a-mapping.ts';
+import { TapClient } from '../client/index.ts';
+import { agentCardOf, decisionOf, isInterrupted, KEY, A2A_STATE, targetOf, traceOf, messageValue } from './a2a-mapping.ts';
+import { type A2aTarget, listTasksOf } from './a2a-list.ts';
 import { loadA2aServerSdk, type A2aServerSdk } from './a2a-sdk.ts';
 import { A2aTask } from './a2a-tasks.ts';
+
+export type { A2aTarget } from './a2a-list.ts';
+
+/** Why a task over a mesh that asks for input is cancelled (spec: bridge-a2a#mesh). */
+const INPUT_OVER_MESH = 'the agent asked for input, which this facade does not carry over a mesh';
 
 /** Options of the A2A facade. */
 export interface A2aFacadeOptions {
@@ -48,6 +42,7 @@ export interface A2aFacadeOptions {
 export interface A2aFacade {
   /** The base URL of the JSON-RPC endpoint; the card is at `${url}.well-known/agent-card.json`. */
   readonly url: string;
+  /** The agent card as it stands (over a mesh, of the live agents now). */
   readonly card: A2aCard;
   /** Stops listening and ends open streams; the TAP session is the caller's to close. */
   close(): Promise<void>;
@@ -66,14 +61,15 @@ export class TapA2aHandler implements A2ARequestHandler {
   private readonly byMessageId = new Map<string, A2aTask>();
 
   constructor(
-    private readonly client: TapClient,
-    private readonly card: A2aCard,
+    private readonly client: A2aTarget,
+    private readonly url: string,
     private readonly errors: A2aServerSdk['errors'],
     private readonly tasksKept = 1024,
   ) {}
 
+  /** The card of the agent, or of the mesh's live agents as they are now (spec: bridge-a2a#mesh). */
   async getAgentCard(): Promise<A2aCard> {
-    return this.card;
+    return agentCardOf(this.client.agent, this.url);
   }
 
   async getAuthenticatedExtendedAgentCard(): Promise<A2aCard> {
@@ -112,56 +108,9 @@ export class TapA2aHandler implements A2ARequestHandler {
     yield* task.stream(after);
   }
 
-  /**
-   * ListTasks from TAP 1.1's task listing (spec: bridge-a2a#list): the tasks of the facade's own
-   * principal, in the agent's order, the page token TAP's cursor unchanged.
-   */
+  /** ListTasks: from TAP 1.1's task listing of the session, or over a mesh from the tasks the facade holds (spec: bridge-a2a#list, bridge-a2a#mesh). */
   async listTasks(params: ListTasksRequest): Promise<ListTasksResponse> {
-    const pageSize = params.pageSize ?? 50;
-    if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 100)
-      throw new this.errors.RequestMalformedError(`pageSize ${pageSize} is out of range: give 1 to 100 (50 when absent)`);
-    const after = params.statusTimestampAfter ? Date.parse(params.statusTimestampAfter) : undefined;
-    if (after !== undefined && Number.isNaN(after))
-      throw new this.errors.RequestMalformedError(
-        `statusTimestampAfter ${params.statusTimestampAfter} is not an ISO 8601 time, e.g. 2026-12-05T10:00:00Z`,
-      );
-    // An A2A state that one TAP state maps to is TAP's filter; one of several (FAILED, WORKING) is checked here.
-    const { keep, ...filter } = listFilterOf(params.status as A2aState);
-    const matches = (t: TaskSummary): boolean =>
-      (keep === undefined || keep.includes(t.state)) &&
-      (after === undefined || Date.parse(t.updated_at) >= after) &&
-      (!params.contextId || this.tasks.get(t.task_id)?.ref.contextId === params.contextId);
-    const found: TaskSummary[] = [];
-    let cursor: string | undefined = params.pageToken || undefined;
-    let total = 0;
-    try {
-      // TAP pages until the A2A page is full or the listing ends; each asks for no more than the page still lacks,
-      // so that a page filtered here never holds a task past the cursor it hands back.
-      do {
-        const page: TaskPage = await this.client.listTasks({ ...filter, limit: pageSize - found.length, ...(cursor ? { cursor } : {}) });
-        found.push(...page.tasks.filter(matches));
-        cursor = page.nextCursor;
-      } while (cursor !== undefined && found.length < pageSize);
-      // The total before paging: TAP's listing says none, so the facade counts the matching tasks, a page of 100 at a time.
-      for await (const t of this.client.allTasks({ ...filter, limit: 100 })) if (matches(t)) total++;
-    } catch (err) {
-      if (!(err instanceof TapClientError)) throw err;
-      if (err.code === 'UNKNOWN_MESSAGE_TYPE')
-        throw new this.errors.UnsupportedOperationError(`ListTasks needs TAP 1.1's task listing; ${err.message}`);
-      if (err.code === 'INVALID_CURSOR' || err.code === 'INVALID_MESSAGE')
-        throw new this.errors.RequestMalformedError(
-          `the agent refused the listing (${err.code}: ${err.message}); give a pageToken of this facade's, with the same filter, or none`,
-        );
-      throw err;
-    }
-    return { tasks: found.map((t) => this.listed(t, params)), nextPageToken: cursor ?? '', pageSize, totalSize: total };
-  }
-
-  /** A listed task: the facade's own Task when it still holds it, else one built from the TAP summary. */
-  private listed(t: TaskSummary, params: ListTasksRequest): Task {
-    const held = this.tasks.get(t.task_id);
-    const task: Task = held ? held.snapshot(params.historyLength) : listedTaskOf(t);
-    return params.includeArtifacts ? task : { ...task, artifacts: [] };
+    return listTasksOf(this.client, this.tasks, this.errors, params);
   }
 
   async createTaskPushNotificationConfig(): Promise<never> {
@@ -198,13 +147,10 @@ export class TapA2aHandler implements A2ARequestHandler {
     const id = randomUUID();
     const task = new A2aTask({ id, contextId: message.contextId || randomUUID() }, message, target.capability);
     const trace = traceOf(message.metadata, params.metadata);
-    task.follow(
-      this.client.submit(target.capability, target.input, {
-        taskId: id,
-        idempotencyKey: message.messageId,
-        ...(trace === undefined ? {} : { metadata: trace }),
-      }),
-    );
+    const options = { idempotencyKey: message.messageId, ...(trace === undefined ? {} : { metadata: trace }) };
+    // Over a mesh the task is routed to a live agent and has that agent's task id; an input request stays there (spec: bridge-a2a#mesh).
+    if (this.client instanceof TapClient) task.follow(this.client.submit(target.capability, target.input, { taskId: id, ...options }));
+    else task.follow(this.client.submit(target.capability, target.input, options), { inputCannotReach: INPUT_OVER_MESH });
     this.remember(task, message.messageId);
     return { task, after: 0, repeat: false };
   }
@@ -227,6 +173,8 @@ export class TapA2aHandler implements A2ARequestHandler {
           );
         await handle.decide(handle.plan.plan_id, decision);
       } else {
+        if (handle.answer === undefined)
+          throw new this.errors.UnsupportedOperationError(`${INPUT_OVER_MESH}; send a new message without taskId to start a task`);
         await handle.answer(messageValue(message));
       }
     } catch (err) {
@@ -252,8 +200,8 @@ export class TapA2aHandler implements A2ARequestHandler {
   }
 }
 
-/** Serves the agent `client` is connected to as an A2A server over HTTP (spec: bridge-a2a). */
-export async function serveA2a(client: TapClient, options: A2aFacadeOptions = {}): Promise<A2aFacade> {
+/** Serves the agent `client` is connected to, or a mesh, as an A2A server over HTTP (spec: bridge-a2a). */
+export async function serveA2a(client: A2aTarget, options: A2aFacadeOptions = {}): Promise<A2aFacade> {
   const sdk = await loadA2aServerSdk();
   const app = sdk.express();
   const host = options.host ?? '127.0.0.1';
@@ -262,14 +210,15 @@ export async function serveA2a(client: TapClient, options: A2aFacadeOptions = {}
   });
   const port = (server.address() as AddressInfo).port;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}/`;
-  const card = agentCardOf(client.agent, url);
-  const handler = new TapA2aHandler(client, card, sdk.errors, options.tasksKept);
+  const handler = new TapA2aHandler(client, url, sdk.errors, options.tasksKept);
   const userBuilder = sdk.handlers.UserBuilder.noAuthentication;
   app.use('/.well-known/agent-card.json', sdk.handlers.agentCardHandler({ agentCardProvider: handler, legacyCompat: { enabled: true } }));
   app.use('/', sdk.handlers.jsonRpcHandler({ requestHandler: handler, userBuilder, legacyCompat: { enabled: true } }));
   return {
     url,
-    card,
+    get card() {
+      return agentCardOf(client.agent, url);
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

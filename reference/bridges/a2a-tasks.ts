@@ -7,6 +7,7 @@
  */
 import type { Message, StreamResponse, Task } from '@a2a-js/sdk';
 import type { TaskHandle } from '../client/index.ts';
+import type { FacadeTask } from './mesh-target.ts';
 import {
   A2A_STATE,
   applyEvent,
@@ -27,12 +28,23 @@ function sequenceOf(event: StreamResponse): number {
   return typeof meta?.[KEY.sequence] === 'number' ? (meta[KEY.sequence] as number) : 0;
 }
 
+/** What an A2A task follows: a session's TaskHandle, which answers input, or a routed mesh task, which does not. */
+export type A2aFollowed = FacadeTask & { answer?: TaskHandle['answer'] };
+
+/** True for the stream messages that ask the requester for input (spec: tasks#input-required). */
+function asksForInput(m: TapStreamMessage): boolean {
+  return m.type === 'input.request' || (m.type === 'task.event' && m.payload.kind === 'state' && m.payload.state === 'input_required');
+}
+
 /** A TAP task seen as an A2A task. */
 export class A2aTask {
   readonly task: Task;
   private readonly events: StreamResponse[] = [];
   private readonly listeners = new Set<(e: StreamResponse) => void>();
-  private handle?: TaskHandle;
+  private handle?: A2aFollowed;
+  /** Why the facade cancelled the task itself, when it did. */
+  private cancelledBecause?: string;
+  private changedAt = Date.now();
 
   constructor(
     readonly ref: TaskRef,
@@ -61,16 +73,39 @@ export class A2aTask {
   }
 
   /** The TAP handle following the task. */
-  get tap(): TaskHandle {
+  get tap(): A2aFollowed {
     return this.handle!;
   }
 
-  /** Follows `handle`'s stream until its result, or records the refusal of its request. */
-  follow(handle: TaskHandle): void {
+  /**
+   * Follows `handle`'s stream until its result, or records the refusal of its request. A stream
+   * of a later attempt (a mesh task that moved, under a new TAP task id) is numbered on from the
+   * last sequence before it, so that "tap/sequence" only grows. With `inputCannotReach`, a task
+   * that asks for input is cancelled for that reason instead of waiting (spec: bridge-a2a#mesh).
+   */
+  follow(handle: A2aFollowed, options: { inputCannotReach?: string } = {}): void {
     this.handle = handle;
     void (async () => {
       try {
-        for await (const m of handle.messages) for (const e of eventsOf(m as unknown as TapStreamMessage, this.ref)) this.add(e);
+        let attempt: string | undefined;
+        let base = 0;
+        let last = 0;
+        for await (const raw of handle.messages) {
+          const m = raw as unknown as TapStreamMessage;
+          if (m.task_id !== undefined && attempt !== undefined && m.task_id !== attempt) base = last;
+          attempt = m.task_id ?? attempt;
+          const numbered = m.sequence === undefined ? m : { ...m, sequence: base + m.sequence };
+          last = numbered.sequence ?? last;
+          const why = options.inputCannotReach;
+          if (why !== undefined && asksForInput(m)) {
+            if (this.cancelledBecause === undefined) {
+              this.cancelledBecause = why;
+              handle.cancel(why).catch(() => {});
+            }
+            continue;
+          }
+          for (const e of eventsOf(numbered, this.ref, this.cancelledBecause)) this.add(e);
+        }
       } catch {
         // The handle failed: its result says how.
       }
@@ -86,7 +121,13 @@ export class A2aTask {
     this.task.history.push({ ...message, taskId: this.ref.id, contextId: this.ref.contextId });
   }
 
+  /** When the task last changed, in ms since the epoch. */
+  get updatedAt(): number {
+    return this.changedAt;
+  }
+
   private add(event: StreamResponse): void {
+    this.changedAt = Date.now();
     this.events.push(event);
     applyEvent(this.task, event);
     for (const l of [...this.listeners]) l(event);

@@ -140,7 +140,10 @@ describe('tap-bridge (spec: bridge-mcp-host, bridge-a2a)', () => {
       });
     const none = await run(['a2a', '--port', '0']);
     expect(none.code).toBe(2);
-    expect(none.err).toMatch(/no TAP agent: give --url ws:\/\/.*or its command after --/);
+    expect(none.err).toMatch(/no TAP agent: give --url ws:\/\/.*, --mesh nats:\/\/host:port, or its command after --/);
+    const notMesh = await run(['a2a', '--port', '0', '--capability', 'tap.test.echo', '--', 'true']);
+    expect(notMesh.code).toBe(2);
+    expect(notMesh.err).toMatch(/--capability goes with --mesh/);
     const help = await run(['--help']);
     expect(help.code).toBe(0);
     expect(help.out).toMatch(/tap-bridge mcp-server .*\n.*\n\s+tap-bridge a2a /);

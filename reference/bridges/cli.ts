@@ -28,8 +28,8 @@ export const SUBCOMMANDS: readonly Subcommand[] = [
   ],
   [
     'a2a',
-    '--port N [--host H] (--url ws://... | -- <tap agent command>)',
-    'serve a TAP agent as an A2A server over HTTP',
+    '--port N [--host H] (--url ws://... | --mesh nats://... [--capability NAMES] | -- <tap agent command>)',
+    'serve a TAP agent, or the live agents of a mesh, as an A2A server over HTTP',
     () => import('./a2a-cli.ts'),
   ],
 ];

@@ -1,8 +1,8 @@
 /** tap-bridge mcp-server: serves a TAP agent as an MCP server on stdin and stdout until stdin ends (spec: bridge-mcp-host). */
 import { serveMcpHostOverStdio } from './mcp-host.ts';
-import { connectMeshTarget, type MeshTarget } from './mesh-target.ts';
+import { openServed, type MeshTarget } from './mesh-target.ts';
 import type { TapClient } from '../client/index.ts';
-import { type BridgeArgs, connectTarget, parseBridgeArgs, UsageError } from './tap-target.ts';
+import { type BridgeArgs, parseBridgeArgs, UsageError } from './tap-target.ts';
 
 const HELP = `Usage: tap-bridge mcp-server (--url ws://host:port/path | --mesh nats://host:port [--capability NAME,...] | -- <tap agent command> [args...]) [--plans elicit|reject]
 
@@ -47,29 +47,17 @@ export async function run(args: string[]): Promise<number> {
     process.stderr.write(`tap-bridge mcp-server: --plans ${String(plans)} is not a mode; give elicit or reject\n`);
     return 2;
   }
-  const only = parsed.options.get('--capability');
-  if (only !== undefined && parsed.mesh === undefined) {
-    process.stderr.write('tap-bridge mcp-server: --capability goes with --mesh; an agent of --url or -- offers its whole card\n');
+  let client: TapClient | MeshTarget;
+  try {
+    client = await openServed(
+      parsed,
+      'tap-bridge-mcp-server',
+      (names) => `tap-bridge mcp-server: no live agent in the mesh offers ${names} yet; the tool appears once one joins`,
+    );
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`tap-bridge mcp-server: ${err.message}\n`);
     return 2;
-  }
-  const names =
-    typeof only === 'string'
-      ? only
-          .split(',')
-          .map((n) => n.trim())
-          .filter((n) => n !== '')
-      : undefined;
-  const client: TapClient | MeshTarget =
-    parsed.mesh !== undefined
-      ? await connectMeshTarget(parsed.mesh, 'tap-bridge-mcp-server', names)
-      : await connectTarget(parsed.target!, 'tap-bridge-mcp-server');
-  if (names !== undefined) {
-    const live = new Set(client.agent.capabilities.map((c) => c.name));
-    const missing = names.filter((n) => !live.has(n));
-    if (missing.length > 0)
-      process.stderr.write(
-        `tap-bridge mcp-server: no live agent in the mesh offers ${missing.join(', ')} yet; the tool appears once one joins\n`,
-      );
   }
   const host = await serveMcpHostOverStdio(client, { plans });
   const status = await new Promise<number>((resolve) => {

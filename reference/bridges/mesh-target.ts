@@ -1,20 +1,27 @@
 /**
- * A mesh as the TAP side of a facade (spec: bridge-mcp-host#mesh): the capabilities of the live
- * agents in its registry stand for one card, and each call is a mesh task routed to one of the
- * agents that offer its capability, through reference/mesh's requester (routing, moving, traces).
+ * A mesh as the TAP side of a facade (spec: bridge-mcp-host#mesh, bridge-a2a#mesh): the
+ * capabilities of the live agents in its registry stand for one card, and each call is a mesh
+ * task routed to one of the agents that offer its capability, through reference/mesh's requester
+ * (routing, moving, traces).
  */
 import type { AgentCard, Capability } from '../../schemas/src/index.ts';
 import type { MessageOf } from '../core/index.ts';
-import type { ResultPayload, SubmitOptions } from '../client/index.ts';
+import type { PlanDecision, ResultPayload, SnapshotPayload, StreamMessage, SubmitOptions, TapClient } from '../client/index.ts';
 import type { Mesh, MeshEntry, MeshTask } from '../mesh/index.ts';
 import { compareVersions, parseVersion } from '../mesh/semver.ts';
+import { type BridgeArgs, connectTarget, UsageError } from './tap-target.ts';
 
 /** A task a facade follows: a session's TaskHandle, or a mesh task once it is routed. */
 export interface FacadeTask {
   readonly taskId: string;
   readonly events: AsyncIterable<MessageOf<'task.event'>>;
+  /** Every message of the task's stream, of each attempt in turn. */
+  readonly messages: AsyncIterable<StreamMessage>;
   readonly result: Promise<ResultPayload>;
+  /** The plan waiting for a decision, as far as the handle knows. */
+  readonly plan?: { plan_id: string; state: string } | undefined;
   cancel(reason?: string): Promise<unknown>;
+  decide(planId: string, decision: PlanDecision): Promise<SnapshotPayload>;
 }
 
 /** The options of a call a facade makes: a trace in envelope metadata, an idempotency key, a plan's decision. */
@@ -72,9 +79,20 @@ function deferred(routed: Promise<MeshTask>): FacadeTask {
         yield* (await routed).events;
       },
     },
+    messages: {
+      async *[Symbol.asyncIterator]() {
+        yield* (await routed).messages;
+      },
+    },
     result: routed.then((t) => t.result),
+    get plan() {
+      return task?.plan;
+    },
     async cancel(reason) {
       return (await routed).cancel(reason);
+    },
+    async decide(planId, decision) {
+      return (await routed).decide(planId, decision);
     },
   };
 }
@@ -123,4 +141,29 @@ export async function connectMeshTarget(url: string, agentId: string, capabiliti
       await mesh.close();
     },
   };
+}
+
+/**
+ * The TAP side a bridge subcommand `command` serves, from its command line: the mesh of --mesh
+ * (only the --capability names when given; a name no live agent offers yet is said on stderr as
+ * `missing` words it), else the agent of --url or of the command after --. Throws UsageError for
+ * --capability without --mesh.
+ */
+export async function openServed(parsed: BridgeArgs, agentId: string, missing: (names: string) => string): Promise<TapClient | MeshTarget> {
+  const only = parsed.options.get('--capability');
+  if (only !== undefined && parsed.mesh === undefined)
+    throw new UsageError('--capability goes with --mesh; an agent of --url or -- offers its whole card');
+  if (parsed.mesh === undefined) return connectTarget(parsed.target!, agentId);
+  const names =
+    typeof only === 'string'
+      ? only
+          .split(',')
+          .map((n) => n.trim())
+          .filter((n) => n !== '')
+      : undefined;
+  const mesh = await connectMeshTarget(parsed.mesh, agentId, names);
+  const live = new Set(mesh.agent.capabilities.map((c) => c.name));
+  const absent = (names ?? []).filter((n) => !live.has(n));
+  if (absent.length > 0) process.stderr.write(`${missing(absent.join(', '))}\n`);
+  return mesh;
 }
