@@ -38,16 +38,18 @@ function entryOf(raw: Record<string, unknown>): Requirement | null {
 
 let cache: Map<string, Requirement> | null | undefined;
 
-/** The requirement index by id, or null when the file does not exist yet. */
-export function loadRequirements(path = repoPath(REQUIREMENTS_FILE)): Map<string, Requirement> | null {
-  if (cache !== undefined && path === repoPath(REQUIREMENTS_FILE)) return cache;
+/** The requirement index by id (1.0's with 1.1's, or only the file `path` names), or null when the file does not exist yet. */
+export function loadRequirements(path?: string): Map<string, Requirement> | null {
+  // Every case's definition asks for the default index: it is read once, and its path resolved once.
+  if (path === undefined && cache !== undefined) return cache;
+  const file = path ?? repoPath(REQUIREMENTS_FILE);
   let result: Map<string, Requirement> | null = null;
-  if (existsSync(path)) {
+  if (existsSync(file)) {
     result = new Map();
     // The default index is 1.0's with what 1.1 adds (spec: versioning#tap-1-1).
-    const later = path === repoPath(REQUIREMENTS_FILE) ? repoPath(REQUIREMENTS_1_1_FILE) : undefined;
-    for (const file of later && existsSync(later) ? [path, later] : [path]) {
-      const data = JSON.parse(readFileSync(file, 'utf8')) as unknown;
+    const later = path === undefined ? repoPath(REQUIREMENTS_1_1_FILE) : undefined;
+    for (const f of later && existsSync(later) ? [file, later] : [file]) {
+      const data = JSON.parse(readFileSync(f, 'utf8')) as unknown;
       const list = Array.isArray(data) ? data : ((data as { requirements?: unknown[] }).requirements ?? []);
       for (const raw of list as Record<string, unknown>[]) {
         const e = entryOf(raw);
@@ -55,7 +57,7 @@ export function loadRequirements(path = repoPath(REQUIREMENTS_FILE)): Map<string
       }
     }
   }
-  if (path === repoPath(REQUIREMENTS_FILE)) cache = result;
+  if (path === undefined) cache = result;
   return result;
 }
 

@@ -8,6 +8,7 @@ import { execFile } from 'node:child_process';
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -36,20 +37,27 @@ async function loadedBy(program: string): Promise<string[]> {
   return [...stderr.matchAll(/^LOADED (.*)$/gm)].map((m) => m[1]!).concat(JSON.parse(stdout) as string[]);
 }
 
+/** The file an import of the package's `subpath` loads, through its exports map (dist/lib/, the bundled entries). */
+const entryOf = (subpath: string): string => pathToFileURL(createRequire(import.meta.url).resolve(`tap-agent-protocol${subpath}`)).href;
+
 const REQUIRED = "import { createRequire } from 'node:module'; const required = () => Object.keys(createRequire(import.meta.url).cache);";
 
 describe('importing tap-agent-protocol', () => {
   it('loads neither the NATS client, nor ws, nor TypeBox, nor the OpenTelemetry API', async () => {
-    const entry = pathToFileURL(join(ROOT, 'dist/reference/index.js')).href;
+    const entry = entryOf('');
+    expect(entry).toMatch(/\/dist\/lib\/index\.js$/);
     const loaded = await loadedBy(`${REQUIRED}\nawait import('${entry}');\nconsole.log(JSON.stringify(required()));\n`);
-    expect(loaded.some((u) => u.includes('/dist/reference/agent/'))).toBe(true);
+    // The bundled entry and its chunks, none of the per-module compile.
+    const ours = loaded.filter((u) => u.includes('/dist/'));
+    expect(ours.length).toBeGreaterThan(0);
+    expect(ours.filter((u) => !u.includes('/dist/lib/'))).toEqual([]);
     expect(loaded.filter((u) => /node_modules\/(@nats-io|ws|@sinclair\/typebox|@opentelemetry)\//.test(u))).toEqual([]);
   });
 
   it('loads the NATS client on first use, and ws when a WebSocket server starts', async () => {
-    const index = pathToFileURL(join(ROOT, 'dist/reference/index.js')).href;
-    const transports = pathToFileURL(join(ROOT, 'dist/reference/transports/index.js')).href;
-    const client = pathToFileURL(join(ROOT, 'dist/reference/client/index.js')).href;
+    const index = entryOf('');
+    const transports = entryOf('/transports');
+    const client = entryOf('/client');
     const loaded = await loadedBy(
       `${REQUIRED}\nawait import('${index}');\nconst { createWebSocketServer } = await import('${transports}');\nconst { connectNats } = await import('${client}');\n` +
         'const server = await createWebSocketServer({ port: 0, onSession: () => {} });\nawait server.close();\n' +

@@ -24,6 +24,7 @@ const INPUTS = [
   'tools/build.ts',
   'tsconfig.json',
   'tsconfig.build.json',
+  'package.json',
 ];
 /** Generated modules the compile does not emit: written from schemas/v1 first, then copied beside the compiled core. */
 const GENERATED = ['reference/core/validators.generated.js', 'reference/core/validators.generated.d.ts', `reference/core/${MODULES_DIR}`];
@@ -32,12 +33,14 @@ const STAMP = join(root, 'dist', '.built');
 /**
  * The commands bundled from the compiled modules into one file each (plus chunks for the parts
  * loaded only when used). The reference agent is started for every stdio session a harness opens,
- * and most of its start-up went to resolving and reading a few hundred module files; the other
- * commands start once per run and keep the per-module layout of dist/, as the library does.
+ * and most of its start-up went to resolving and reading a few hundred module files; tap-conform
+ * loads every case's module at each run (1.0 → 0.85 CPU-s for a run of one case). The other
+ * commands start once per use and keep the per-module layout of dist/.
  * Dependencies stay outside the bundle, imported from node_modules.
  */
 export const BINS: Record<string, { entry: string }> = {
   'tap-reference-agent': { entry: 'dist/reference/agents/reference-agent.js' },
+  'tap-conform': { entry: 'dist/conformance/cli.js' },
 };
 
 /**
@@ -63,10 +66,59 @@ export async function bundleBins(): Promise<void> {
       sourcesContent: false,
       logLevel: 'warning',
     });
-    const holders = jsFiles(outdir).filter((file) => readFileSync(file, 'utf8').includes(`./${MODULES_DIR}/`));
-    if (holders.length === 0) throw new Error(`the bundle of ${name} does not hold the validators' module`);
-    for (const file of holders) cpSync(join(root, 'reference/core', MODULES_DIR), join(dirname(file), MODULES_DIR), { recursive: true });
+    copyValidatorsBeside(outdir, name);
   }
+}
+
+/**
+ * The library's entries, from package.json's `exports`: each subpath whose `types` is a compiled
+ * declaration of dist/ is bundled from the module beside that declaration into `dist/lib/<name>.js`
+ * (`index` for the main entry), which its `default` names. A program that imports the package
+ * (every stdio agent, started once per case by tap-conform) then reads a few files instead of a
+ * few hundred. The entries are bundled together, so the modules they share are one chunk and one
+ * instance (a CapabilityError from `./agent` is the one `.` exports); the declarations stay per
+ * module.
+ */
+export function libraryEntries(): Record<string, string> {
+  const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
+  const entries: Record<string, string> = {};
+  for (const [subpath, target] of Object.entries(manifest.exports)) {
+    const types = (target as { types?: unknown }).types;
+    if (typeof types !== 'string' || !types.startsWith('./dist/')) continue;
+    const name = subpath === '.' ? 'index' : subpath.slice(2);
+    const bundled = `./dist/lib/${name}.js`;
+    if ((target as { default?: unknown }).default !== bundled)
+      throw new Error(`package.json exports["${subpath}"].default must be ${bundled} (the bundle of ${types})`);
+    entries[name] = join(root, types.replace(/\.d\.ts$/, '.js'));
+  }
+  return entries;
+}
+
+/** Bundles the library's entries (libraryEntries) into dist/lib/, the validators' folder beside the chunk that loads it. */
+export async function bundleLibrary(): Promise<void> {
+  const outdir = join(root, 'dist/lib');
+  await bundle({
+    entryPoints: libraryEntries(),
+    bundle: true,
+    splitting: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'esm',
+    packages: 'external',
+    outdir,
+    chunkNames: 'chunks/[name]-[hash]',
+    sourcemap: 'linked',
+    sourcesContent: false,
+    logLevel: 'warning',
+  });
+  copyValidatorsBeside(outdir, 'the library');
+}
+
+/** Copies the compiled validators' folder beside each bundled file that loads it. */
+function copyValidatorsBeside(outdir: string, what: string): void {
+  const holders = jsFiles(outdir).filter((file) => readFileSync(file, 'utf8').includes(`./${MODULES_DIR}/`));
+  if (holders.length === 0) throw new Error(`the bundle of ${what} does not hold the validators' module`);
+  for (const file of holders) cpSync(join(root, 'reference/core', MODULES_DIR), join(dirname(file), MODULES_DIR), { recursive: true });
 }
 
 function jsFiles(dir: string): string[] {
@@ -109,6 +161,7 @@ export async function build(): Promise<void> {
   if (tsc.status !== 0) throw new Error(`the compile failed:\n${tsc.stdout}${tsc.stderr}`);
   for (const file of GENERATED) cpSync(join(root, file), join(root, 'dist', file), { recursive: true });
   await bundleBins();
+  await bundleLibrary();
   writeFileSync(STAMP, `${new Date().toISOString()}\n`);
   console.log(`build: dist/ compiled in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }

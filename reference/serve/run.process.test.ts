@@ -16,7 +16,7 @@ const dir = mkdtempSync(join(tmpdir(), 'tap-run-agent-'));
 const AGENT = join(dir, 'agent.mjs');
 writeFileSync(
   AGENT,
-  `import { runAgent } from ${JSON.stringify(new URL('../../dist/reference/index.js', import.meta.url).pathname)};
+  `import { runAgent } from ${JSON.stringify(new URL('../../dist/lib/index.js', import.meta.url).pathname)};
 await runAgent({
   card: {
     agent_id: 'example.word-counter',
@@ -39,7 +39,7 @@ await runAgent({
 const EMBEDDED = join(dir, 'embedded.mjs');
 writeFileSync(
   EMBEDDED,
-  `import { createAgent, withConformanceCapabilities } from ${JSON.stringify(new URL('../../dist/reference/agent/index.js', import.meta.url).pathname)};
+  `import { createAgent, withConformanceCapabilities } from ${JSON.stringify(new URL('../../dist/lib/agent.js', import.meta.url).pathname)};
 const agent = createAgent({
   card: { agent_id: 'example.embedded', name: 'Embedded', description: 'Sleeps.', capabilities: [], limits: { max_concurrent_tasks: 8, max_task_seconds: 60, max_message_bytes: 1048576 } },
   capabilities: withConformanceCapabilities(),
