@@ -1,7 +1,8 @@
 /**
  * Scenario 7, the NATS binding: a TAP task round trip (tap.test.echo through the reference client
  * and the reference agent in a child process, over a real nats-server) sequentially and with 64
- * in flight, against a bare NATS request/reply echo on the same server (the floor); and durable
+ * in flight, against a bare NATS request/reply echo on the same server (the floor), both as the
+ * four-message task and as TAP 1.1's quiet task (two messages, as many as the floor's); and durable
  * tasks per second with four runner processes on JetStream, against four bare consumers pulling
  * and acknowledging the same records from a work-queue stream. Every figure is measured in the
  * same run as its baseline, repetitions interleaved; without nats-server every row says so.
@@ -23,7 +24,13 @@ const SCENARIO = '7. NATS binding';
 const DEPTH = 64;
 const AGENTS = 4;
 const BATCH = 8;
-const IDS = { seq: 'nats.roundtrip.sequential', fly: 'nats.roundtrip.inflight64', durable: 'nats.durable.four-agents' } as const;
+const IDS = {
+  seq: 'nats.roundtrip.sequential',
+  fly: 'nats.roundtrip.inflight64',
+  quietSeq: 'nats.roundtrip.quiet.sequential',
+  quietFly: 'nats.roundtrip.quiet.inflight64',
+  durable: 'nats.durable.four-agents',
+} as const;
 /** The issue's targets for this scenario: a ratio to the floor measured in the same run. */
 const FLY_TARGET = { text: `Round trip over NATS with ${DEPTH} in flight at least 0.8× the bare NATS request/reply floor`, at: 0.8 };
 const DURABLE_TARGET = { text: `${AGENTS} durable runners at least 0.5× bare JetStream publish and pull-ack`, at: 0.5 };
@@ -40,7 +47,7 @@ function ratioTarget(target: { text: string; at: number }, tap: Figure, floor: B
 
 /** The row ids this scenario produces. */
 export function natsRowIds(): string[] {
-  return [IDS.seq, IDS.fly, IDS.durable];
+  return [IDS.seq, IDS.fly, IDS.quietSeq, IDS.quietFly, IDS.durable];
 }
 
 async function started(children: LineChild[], what: string): Promise<void> {
@@ -53,7 +60,7 @@ async function started(children: LineChild[], what: string): Promise<void> {
 }
 
 interface EchoSystem {
-  id: 'tap' | 'bare';
+  id: SystemId;
   name: string;
   call: Call;
   /** The child that answers (the agent or the echo), whose CPU is read per task. */
@@ -61,19 +68,30 @@ interface EchoSystem {
   close(): Promise<void>;
 }
 
-/** The reference agent over NATS in a child process, and the reference client connected through the binding. */
-async function tapOverNats(server: NatsServer): Promise<EchoSystem> {
+type SystemId = 'tap' | 'quiet' | 'bare';
+const NAMES: Record<SystemId, string> = {
+  tap: 'TAP over NATS (reference client + reference agent)',
+  quiet: 'TAP 1.1 quiet task over NATS (request → result)',
+  bare: 'bare NATS request/reply echo (floor)',
+};
+
+/**
+ * The reference agent over NATS in a child process, and the reference client connected through the
+ * binding; with `quiet`, each task is a TAP 1.1 quiet task (two messages, as the floor's request and reply).
+ */
+async function tapOverNats(server: NatsServer, quiet = false): Promise<EchoSystem> {
   const { connectNatsTransport } = await import('../../reference/transports/nats/connect.ts');
   const agent = spawnScript(peer('tap-nats-agent.ts'), ['--server', server.url]);
   await started([agent], 'the TAP agent');
   try {
     const client = await tapConnect(await connectNatsTransport(`${server.url}/tap.reference-agent`), 100_000);
+    const options = quiet ? { quiet: true } : {};
     return {
-      id: 'tap',
-      name: 'TAP over NATS (reference client + reference agent)',
+      id: quiet ? 'quiet' : 'tap',
+      name: NAMES[quiet ? 'quiet' : 'tap'],
       pid: agent.child.pid,
       async call(i) {
-        const result = await client.submit('tap.test.echo', echoInput(i)).result;
+        const result = await client.submit('tap.test.echo', echoInput(i), options).result;
         if (result.status !== 'completed') throw new Error(`tap.test.echo ended ${result.status}: ${JSON.stringify(result.error)}`);
       },
       async close() {
@@ -94,7 +112,7 @@ async function bareEcho(server: NatsServer): Promise<EchoSystem> {
   const nc = await natsConnect({ servers: server.url });
   return {
     id: 'bare',
-    name: 'bare NATS request/reply echo (floor)',
+    name: NAMES.bare,
     pid: echo.child.pid,
     async call(i) {
       const reply = await nc.request('bench.echo', JSON.stringify({ id: i, payload: echoInput(i) }), { timeout: 10_000 });
@@ -114,15 +132,22 @@ async function roundtrips(budget: Budget, server: NatsServer, log: (line: string
   const base = (id: string, title: string) => ({ id, scenario: SCENARIO, title, unit: 'calls/s', better: 'higher' as const, method });
   const seqBase = base(IDS.seq, 'round trip over NATS, sequential');
   const flyBase = base(IDS.fly, `round trip over NATS, ${DEPTH} in flight`);
+  const quietSeqBase = base(IDS.quietSeq, 'round trip over NATS, sequential, TAP 1.1 quiet task (request → result)');
+  const quietFlyBase = base(IDS.quietFly, `round trip over NATS, ${DEPTH} in flight, TAP 1.1 quiet task (request → result)`);
   const live: EchoSystem[] = [];
   const failed = new Map<string, string>();
-  for (const make of [tapOverNats, bareEcho]) {
+  const makers: [SystemId, () => Promise<EchoSystem>][] = [
+    ['tap', () => tapOverNats(server)],
+    ['quiet', () => tapOverNats(server, true)],
+    ['bare', () => bareEcho(server)],
+  ];
+  for (const [id, make] of makers) {
     try {
-      const s = await make(server);
+      const s = await make();
       await warmUp(s.call, budget.warmupCalls, budget.warmupMs);
       live.push(s);
     } catch (err) {
-      failed.set(make === tapOverNats ? 'tap' : 'bare', oneLine(err));
+      failed.set(id, oneLine(err));
     }
   }
   const seq = new Map<string, { rate: number[]; p50: number[]; p99: number[] }>();
@@ -162,33 +187,34 @@ async function roundtrips(budget: Budget, server: NatsServer, log: (line: string
   } finally {
     for (const s of live) await s.close();
   }
-  const names = { tap: 'TAP over NATS (reference client + reference agent)', bare: 'bare NATS request/reply echo (floor)' };
-  const rowOf = (b: typeof seqBase, figure: (id: string) => Row['tap'], target?: typeof FLY_TARGET): Row => {
-    const tap = failed.has('tap') ? null : figure('tap');
-    if (!tap) return notRun(b, `TAP over NATS failed: ${failed.get('tap') ?? 'no figure'}`, target ? [target.text] : []);
-    const bare = failed.has('bare') ? null : figure('bare');
-    const floor = bare ? compare(tap, 'bare', bare) : missingBaseline('bare', names.bare, failed.get('bare') ?? 'no figure');
-    return { ...b, tap, baselines: [floor], targets: target ? [ratioTarget(target, tap, floor)] : [] };
+  /** A row of `subject` (the four-message task or the quiet one) against the floor, and the other TAP flow beside it. */
+  const rowOf = (b: typeof seqBase, subject: 'tap' | 'quiet', figure: (id: SystemId) => Row['tap'], target?: typeof FLY_TARGET): Row => {
+    const tap = failed.has(subject) ? null : figure(subject);
+    if (!tap) return notRun(b, `${NAMES[subject]} failed: ${failed.get(subject) ?? 'no figure'}`, target ? [target.text] : []);
+    const baselineOf = (id: SystemId): Baseline => {
+      const other = failed.has(id) ? null : figure(id);
+      return other ? compare(tap, id, other) : missingBaseline(id, NAMES[id], failed.get(id) ?? 'no figure');
+    };
+    const floor = baselineOf('bare');
+    const beside = baselineOf(subject === 'tap' ? 'quiet' : 'tap');
+    return { ...b, tap, baselines: [floor, beside], targets: target ? [ratioTarget(target, tap, floor)] : [] };
   };
+  const seqFigure = (id: SystemId): Row['tap'] => {
+    const e = seq.get(id);
+    return e
+      ? { name: NAMES[id], value: spread(e.rate), extra: { p50_us: spread(e.p50), p99_us: spread(e.p99), ...cpuExtra(seqCpu.get(id)) } }
+      : null;
+  };
+  const flyFigure = (id: SystemId): Row['tap'] => {
+    const e = fly.get(id);
+    return e ? { name: NAMES[id], value: spread(e), extra: cpuExtra(flyCpu.get(id)) } : null;
+  };
+  const quietTarget = { ...FLY_TARGET, text: FLY_TARGET.text.replace('Round trip', 'Quiet task round trip') };
   return [
-    rowOf(seqBase, (id) => {
-      const e = seq.get(id);
-      return e
-        ? {
-            name: names[id as 'tap'],
-            value: spread(e.rate),
-            extra: { p50_us: spread(e.p50), p99_us: spread(e.p99), ...cpuExtra(seqCpu.get(id)) },
-          }
-        : null;
-    }),
-    rowOf(
-      flyBase,
-      (id) => {
-        const e = fly.get(id);
-        return e ? { name: names[id as 'tap'], value: spread(e), extra: cpuExtra(flyCpu.get(id)) } : null;
-      },
-      FLY_TARGET,
-    ),
+    rowOf(seqBase, 'tap', seqFigure),
+    rowOf(flyBase, 'tap', flyFigure, FLY_TARGET),
+    rowOf(quietSeqBase, 'quiet', seqFigure),
+    rowOf(quietFlyBase, 'quiet', flyFigure, quietTarget),
   ];
 }
 
