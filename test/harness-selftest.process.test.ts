@@ -13,11 +13,15 @@
  * written to that file as JSON.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { judgeHistory } from '../conformance/judge/history.ts';
+import type { Received } from '../conformance/peer.ts';
+import { recovered } from '../conformance/runner.ts';
+import { checkHistory } from '../reference/core/history.ts';
 import { startListening } from '../tools/listening-agent.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -53,6 +57,8 @@ interface Run {
   ms?: number;
   /** Why there is no report, if there is none. */
   problem?: string;
+  /** The folder of the run's wire transcripts (`--transcripts`), one file per case. */
+  transcripts?: string;
 }
 
 const manifest = JSON.parse(readFileSync(MANIFEST_FILE, 'utf8')) as Entry[];
@@ -96,10 +102,13 @@ const spawned = new Set<ChildProcess>();
 /** Runs tap-conform on `target` (a URL, or ["--", command…]) with only the given cases (and any other options). */
 function conform(target: string[], only: string[], options: string[] = []): Promise<Run> {
   const json = join(workDir, `report-${++runCount}.json`);
+  const transcripts = join(workDir, `transcripts-${runCount}`);
   const args = [
     CONFORM,
     ...only.flatMap((id) => ['--only', id]),
     ...options,
+    '--transcripts',
+    transcripts,
     '--json',
     json,
     '--no-color',
@@ -121,7 +130,7 @@ function conform(target: string[], only: string[], options: string[] = []): Prom
       spawned.delete(child);
       try {
         const report = JSON.parse(readFileSync(json, 'utf8')) as { cases: CaseReport[] };
-        resolve({ code, stderr, ms: Date.now() - started, cases: new Map(report.cases.map((c) => [c.id, c])) });
+        resolve({ code, stderr, ms: Date.now() - started, cases: new Map(report.cases.map((c) => [c.id, c])), transcripts });
       } catch (err) {
         resolve({ code, stderr, cases: new Map(), problem: `no JSON report (${(err as Error).message})` });
       }
@@ -228,7 +237,7 @@ async function writeReport(file: string): Promise<void> {
  */
 const FAST_SHUTDOWN = ['node', 'fixtures/agents/fast-shutdown.mjs'];
 const FAST_SHUTDOWN_REPEAT = 20;
-const FAST_SHUTDOWN_STDIO_REPEAT = 4;
+const FAST_SHUTDOWN_STDIO_REPEAT = 2;
 let fastShutdown: Promise<Run>;
 let fastShutdownStdio: Promise<Run>;
 
@@ -374,6 +383,64 @@ describe('a correct agent that hands off and says farewell at once', () => {
       expectEveryRunPassed(run, FAST_SHUTDOWN_STDIO_REPEAT);
       // The one case of the WebSocket binding is skipped over stdio; every other run passes.
       expect([...run.cases.values()].filter((c) => c.verdict === 'SKIPPED').map((c) => c.id)).toEqual(['shutdown.scope.one-session']);
+    },
+    TEST_TIMEOUT_MS,
+  );
+});
+
+type Msg = Record<string, unknown>;
+
+/**
+ * Each session's messages from the agent in a case's wire transcript, as received and as
+ * recovered by resume: the lines the harness read (`dir: "in"`), grouped by the session each
+ * names (by connection before the session exists).
+ */
+function agentSessions(file: string): unknown[][] {
+  const by = new Map<unknown, Msg[]>();
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (!line.trim()) continue;
+    const entry = JSON.parse(line) as { dir: string; conn?: number; text?: string };
+    if (entry.dir !== 'in' || entry.text === undefined) continue;
+    let msg: unknown;
+    try {
+      msg = JSON.parse(entry.text);
+    } catch {
+      continue;
+    }
+    if (msg === null || typeof msg !== 'object' || Array.isArray(msg)) continue;
+    const key = (msg as Msg).session_id ?? `conn ${entry.conn}`;
+    by.set(key, [...(by.get(key) ?? []), msg as Msg]);
+  }
+  return [...by.values()].flatMap((list) => [list, recovered(list.map((msg) => ({ msg }) as Received))]);
+}
+
+const verdicts = (v: readonly { index: number; task_id?: string; rule: string }[]) =>
+  v.map((x) => `${x.index} ${x.task_id ?? '-'} ${x.rule}`).sort();
+
+/**
+ * The harness's judge (conformance/judge/history.ts) and the reference's history checker
+ * (reference/core/history.ts) were written apart: over what the broken agents really sent in the
+ * runs above, they must reach the same verdicts, rule for rule and message for message.
+ */
+describe('the harness judge agrees with the reference checker on what broken agents send', () => {
+  it(
+    'over the targeted case of every stdio agent of fixtures/agents/broken',
+    async () => {
+      const failed: string[] = [];
+      let histories = 0;
+      for (const e of manifest.filter((x) => x.binding !== 'websocket')) {
+        const run = await zooRuns.get(e.name)!;
+        const file = join(run.transcripts ?? '', `${e.expected_case}.ndjson`);
+        expect(existsSync(file), `${e.name}: no transcript of ${e.expected_case}\n${summary(run)}`).toBe(true);
+        for (const msgs of agentSessions(file)) {
+          histories++;
+          const theirs = verdicts(checkHistory(msgs));
+          const ours = verdicts(judgeHistory(msgs));
+          if (JSON.stringify(theirs) !== JSON.stringify(ours)) failed.push(`${e.name} ${e.expected_case}: ${ours} vs ${theirs}`);
+        }
+      }
+      expect(failed).toEqual([]);
+      expect(histories).toBeGreaterThan(manifest.length);
     },
     TEST_TIMEOUT_MS,
   );
