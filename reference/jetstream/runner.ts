@@ -38,6 +38,9 @@ import { checkOptions, type DurableRunner, type DurableRunnerOptions, type Durab
 /** The event that begins each delivery's run (spec: bindings-nats#event-streams, TAP-NATS-030). */
 const RUNNING = Object.freeze({ kind: 'state', state: 'running' });
 
+/** How long a stopping runner waits for the server to have its last acknowledgements. */
+const FLUSH_MS = 2000;
+
 /** How long the server waits before it delivers again a record handed back for another target agent. */
 const HAND_BACK_DELAY_MS = 100;
 
@@ -308,6 +311,10 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
       await Promise.all(running);
       stopping.abort();
       advisory.unsubscribe();
+      // The acknowledgements asked for no answer: one round trip has them all at the server, if it is there.
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([o.nc.flush(), new Promise((r) => (timer = setTimeout(r, FLUSH_MS)))]).catch(() => {});
+      clearTimeout(timer);
     },
   };
 }
