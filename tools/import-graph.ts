@@ -197,7 +197,7 @@ export const BENCH_LAYERS: readonly (readonly string[])[] = [
   ['peers/bare-protocol.ts', 'peers/mcp-echo.ts'],
   ['lib/'],
   ['peers/', 'scenarios/'],
-  ['run.ts', 'profile.ts', 'profile-top.ts'],
+  ['run.ts', 'profile.ts', 'profile-top.ts', 'durable-requests.ts'],
 ];
 
 /** One checked folder: its layers, the declared file orders inside it, and what stands below it. */

@@ -137,6 +137,56 @@ describe.skipIf(lacks('nats-server'))(
       expect(all.map((s) => s.message.sequence)).toEqual([1, 2, 3]);
     });
 
+    it('reads nothing but the last message of its task to run a first delivery, and acknowledges it without asking for an answer', async () => {
+      // The runner's own connection, whose requests are told apart by their reply subjects.
+      const own = await connect({ servers: server.url, inboxPrefix: '_INBOX_RUNNER' });
+      stops.push(() => own.close());
+      await runner({ capability: 'tap.test.echo' }, own);
+      const watcher = await connect({ servers: server.url });
+      stops.push(() => watcher.close());
+      const asked: string[] = [];
+      const acks: Array<[string, boolean]> = [];
+      watcher.subscribe('$JS.API.>', {
+        callback: (_err, m) => {
+          if (m.reply?.startsWith('_INBOX_RUNNER') && !m.subject.startsWith('$JS.API.CONSUMER.MSG.NEXT.')) asked.push(m.subject);
+        },
+      });
+      watcher.subscribe('$JS.ACK.TAP_TASKS.>', {
+        callback: (_err, m) => {
+          acks.push([m.string() || '+ACK', Boolean(m.reply)]);
+        },
+      });
+      await watcher.flush();
+      const { record } = await submitDurable(nc, { next_phase: 'tap.test.echo', input: { n: 1 } });
+      await resultOf(record.task_id);
+      await vi.waitFor(() => expect(acks).toHaveLength(1), { timeout: 5000 });
+      await own.flush();
+      await watcher.flush();
+      // Its pulls aside, the runner read its task's stream in TAP_EVENTS once, and nothing else.
+      expect(asked).toEqual(['$JS.API.STREAM.MSG.GET.TAP_EVENTS']);
+      expect(acks).toEqual([['+ACK', false]]);
+    });
+
+    it('acknowledges the first delivery of a record published again after its task finished, without running it or adding to its stream', async () => {
+      const runs: number[] = [];
+      const r = await runner({
+        capability: 'work.again',
+        handler: async ({ attempts }) => {
+          runs.push(attempts);
+          return 'done';
+        },
+      });
+      const { record } = await submitDurable(nc, { next_phase: 'work.again', input: null });
+      await resultOf(record.task_id);
+      // The same record again, under a message id the queue has not seen: a new message, delivered for the first time.
+      await jetstream(nc).publish(`tap.tasks.work.again`, JSON.stringify(record), { msgID: `${record.task_id}:again` });
+      await vi.waitFor(() => expect(r.stats.repeats).toBe(1), { timeout: 5000 });
+      expect(runs).toEqual([0]);
+      expect(r.stats).toMatchObject({ completed: 1, repeats: 1, redelivered: 0 });
+      const all = await replayDurableTask(nc, { taskId: record.task_id, untilResult: false });
+      expect(all.map((s) => s.message.type)).toEqual(['task.event', 'task.result']);
+    });
+
     it('publishes running, each output and the task.result numbered from 1, and the result before the finished record', async () => {
       await runner({ capability: 'tap.test.stream' });
       const { record } = await submitDurable(nc, { next_phase: 'tap.test.stream', input: { count: 3 } });

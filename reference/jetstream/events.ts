@@ -7,10 +7,13 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { headers as natsHeaders, DeliverPolicy, jetstream } from '../transports/nats/client.ts';
 import type { Envelope } from '../../schemas/src/index.ts';
-import { newMessageId } from '../core/ids.ts';
+import { newMessageId, pooled, webRandom } from '../core/ids.ts';
 import type { SigningKey, TrustFile } from '../trust.ts';
 import { signStreamMessage, STREAM_SIGNATURE_HEADER, verifyStreamMessage } from './signatures.ts';
 import { DEFAULT_NAMES, eventSubject, type DurableNames } from './streams.ts';
+
+/** The random bytes of the stream messages' ids, drawn from the platform CSPRNG 4 KiB at a time. */
+const idBytes = pooled(webRandom);
 
 /** The NATS header that names the attempt (`state.attempts`) a stream message was published in. */
 export const ATTEMPT_HEADER = 'Tap-Attempt';
@@ -124,7 +127,7 @@ export class TaskStreamWriter {
   async publish(type: DurableStreamMessage['type'], payload: Record<string, unknown>): Promise<DurableStreamMessage> {
     const message: DurableStreamMessage = {
       protocol: this.protocol,
-      message_id: newMessageId(),
+      message_id: newMessageId(idBytes),
       type,
       source: this.agentId,
       target: '*',

@@ -35,6 +35,12 @@ export { consumerName } from './consumer.ts';
 export type { DurableRunner, DurableRunnerOptions, DurableWork } from './runner-options.ts';
 import { checkOptions, type DurableRunner, type DurableRunnerOptions, type DurableWork } from './runner-options.ts';
 
+/** The event that begins each delivery's run (spec: bindings-nats#event-streams, TAP-NATS-030). */
+const RUNNING = Object.freeze({ kind: 'state', state: 'running' });
+
+/** How long a stopping runner waits for the server to have its last acknowledgements. */
+const FLUSH_MS = 2000;
+
 /** How long the server waits before it delivers again a record handed back for another target agent. */
 const HAND_BACK_DELAY_MS = 100;
 
@@ -155,45 +161,40 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
     }
   };
 
+  /** Acknowledges a delivery that needs no run: its task's finished record is stored, or the task repeats another. */
+  const repeat = async (m: JsMsg): Promise<void> => {
+    stats.repeats++;
+    await m.ackAck();
+  };
+
   const run = async (m: JsMsg, record: TaskRecord, attempts: number, principal: string | undefined): Promise<void> => {
-    const finish = (attempt: number, outcome: Outcome) => finishTask(m, record, attempt, outcome, principal);
-    // Both reads go out at once: a delivery waits one round trip for them, not two. The stream's
-    // last message is used only when the finished record is not stored and the key is this task's.
-    const lastRead = lastStoredMessage(jsm, names, record.task_id);
-    lastRead.catch(() => {});
-    // A task whose finished record is stored (its acknowledgement was lost, or the record was published again) only needs the acknowledgement.
-    if (await storedResult(record.task_id)) {
-      stats.repeats++;
-      await m.ackAck();
-      return;
-    }
-    if ((await claimKey(record)) === 'repeat') {
-      stats.repeats++;
-      await m.ackAck();
-      return;
-    }
     // spec: bindings-nats#event-streams: a redelivery numbers the task's messages on from the last stored one.
-    // If either fails, the delivery is not acknowledged and comes again.
-    const last = await lastRead;
+    // If a read fails, the delivery is not acknowledged and comes again.
+    const last = await lastStoredMessage(jsm, names, record.task_id);
+    // A task whose finished record is stored (its acknowledgement was lost, or the record was published
+    // again) only needs the acknowledgement. Its task.result is stored before its finished record
+    // (TAP-NATS-032), so a task with no message in its stream has none, and the read is spared.
+    if (last && (await storedResult(record.task_id))) return repeat(m);
+    if ((await claimKey(record)) === 'repeat') return repeat(m);
     // A stream that ends with the task.result is a phase that finished in an earlier delivery whose
     // finished record was not stored: it is stored from that result, and the phase is not run again.
     if (last && trustedResult(last, record)) {
-      await finish(last.attempt ?? attempts, outcomeOfResult(last.message.payload));
+      await finishTask(m, record, last.attempt ?? attempts, outcomeOfResult(last.message.payload), principal);
       return;
     }
-    const lastSequence = Number.isSafeInteger(last?.message.sequence) ? last!.message.sequence : 0;
     const stream = new TaskStreamWriter(
       js,
       names,
       o.agentId,
       record.task_id,
-      lastSequence,
+      Number.isSafeInteger(last?.message.sequence) ? last!.message.sequence : 0,
       attempts,
       o.signingKey,
       traceOfRecord(record.metadata),
       speaks11(record) ? 'tap/1.1' : 'tap/1.0',
     );
-    await stream.publish('task.event', { kind: 'state', state: 'running' });
+    await stream.publish('task.event', RUNNING);
+    const finish = (attempt: number, outcome: Outcome) => finishTask(m, record, attempt, outcome, principal);
     const lost = new AbortController();
     const onStop = () => lost.abort();
     stopping.signal.addEventListener('abort', onStop);
@@ -262,12 +263,16 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
     const next = finished(record, o.agentId, attempts, outcome);
     // spec: bindings-nats#task-queue: the finished record is stored before the delivery is acknowledged;
     // one message id per task, so that the server keeps the first finished record only.
-    await js.publish(resultSubject(names, record.task_id), JSON.stringify(next), { msgID: `${record.task_id}:result` });
-    if (!(await m.ackAck().catch(() => false))) {
-      log('warn', `task ${record.task_id}: the server refused the acknowledgement; its lease had expired`);
+    const stored = await js.publish(resultSubject(names, record.task_id), JSON.stringify(next), { msgID: `${record.task_id}:result` });
+    // The acknowledgement asks for no answer: one the server drops (a lease that ran out) brings a
+    // delivery again, which finds the finished record stored and only acknowledges.
+    m.ack();
+    effects.forget(record.task_id);
+    // Another delivery of the task stored its finished record first: that delivery counts the task.
+    if (stored.duplicate) {
+      log('info', `task ${record.task_id}: its finished record was stored already, by another delivery`);
       return;
     }
-    effects.forget(record.task_id);
     if (outcome.error) stats.failed++;
     else stats.completed++;
     const outcomeName = outcome.error ? 'failed' : 'completed';
@@ -279,8 +284,13 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
   const advisory: Subscription = watchMaxDeliveries(o.nc, box, durable, { onMoved: () => stats.deadLetters++, log });
 
   const consumer = await js.consumers.get(names.tasks, durable);
+  const concurrency = o.concurrency ?? 4;
+  // A pull asks for half the deliveries a runner takes at once, when half of those it asked for
+  // have come: one pull request per concurrency / 2 deliveries, where the client's default refills
+  // at three quarters (a pull per two deliveries for eight at once).
   const messages: ConsumerMessages = await consumer.consume({
-    max_messages: o.concurrency ?? 4,
+    max_messages: concurrency,
+    threshold_messages: Math.max(1, Math.floor(concurrency / 2)),
     expires: Math.max(1000, o.pullExpiresMs ?? 5000),
   });
   const loop = (async () => {
@@ -288,7 +298,7 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
       const p = work(m).catch((err: Error) => log('error', `task on ${m.subject}: ${err.message}`));
       running.add(p);
       void p.finally(() => running.delete(p));
-      while (running.size >= (o.concurrency ?? 4)) await Promise.race(running);
+      while (running.size >= concurrency) await Promise.race(running);
     }
   })();
 
@@ -301,6 +311,10 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
       await Promise.all(running);
       stopping.abort();
       advisory.unsubscribe();
+      // The acknowledgements asked for no answer: one round trip has them all at the server, if it is there.
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([o.nc.flush(), new Promise((r) => (timer = setTimeout(r, FLUSH_MS)))]).catch(() => {});
+      clearTimeout(timer);
     },
   };
 }
