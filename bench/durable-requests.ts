@@ -23,6 +23,7 @@ import { compilePeers, delay, nodeArgs, watchLines, type LineChild } from './lib
 import { childCpuUs, ownCpuUs } from './lib/cpu.ts';
 import { peer, ROOT } from './lib/paths.ts';
 import { echoInput } from './lib/systems.ts';
+import { durableRunnerArgs } from './scenarios/nats.ts';
 
 const { values } = parseArgs({
   options: {
@@ -90,16 +91,7 @@ try {
   runners = Array.from({ length: AGENTS }, (_, i) => {
     const args = values.bare
       ? nodeArgs(peer('bare-js-consumer.ts'), ['--server', server.url, '--stream', BARE, '--consumer', 'bare', '--batch', '8'])
-      : nodeArgs(peer('durable-runner.ts'), [
-          '--server',
-          server.url,
-          '--agent-id',
-          `bench.runner-${i}`,
-          '--capability',
-          'bench.work',
-          '--batch',
-          '8',
-        ]);
+      : nodeArgs(peer('durable-runner.ts'), durableRunnerArgs(server.url, i));
     const profiling = values.profile ? ['--cpu-prof', `--cpu-prof-dir=${values.profile}`] : [];
     return watchLines(spawn(process.execPath, [...profiling, ...args], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] }));
   });

@@ -230,6 +230,11 @@ async function publishAndWait(publish: (i: number) => Promise<unknown>, n: numbe
   return n / ((performance.now() - t0) / 1000);
 }
 
+/** The arguments of the durable row's runner `i` (bench/peers/durable-runner.ts), also used by bench/durable-requests.ts. */
+export function durableRunnerArgs(serverUrl: string, i: number): string[] {
+  return ['--server', serverUrl, '--agent-id', `bench.runner-${i}`, '--capability', 'bench.work', '--batch', String(BATCH)];
+}
+
 /** One durable race on a fresh server: TAP's four runners, then four bare consumers of the same records; tasks per second each. */
 async function durableRace(n: number, warm: number): Promise<{ tap: number; bare: number | string; recordBytes: number }> {
   const { ensureStreams, submitDurable, DEFAULT_NAMES } = await import('../../reference/jetstream/index.ts');
@@ -239,18 +244,7 @@ async function durableRace(n: number, warm: number): Promise<{ tap: number; bare
   try {
     nc = await natsConnect({ servers: server.url });
     const { jsm } = await ensureStreams(nc);
-    children = Array.from({ length: AGENTS }, (_, i) =>
-      spawnScript(peer('durable-runner.ts'), [
-        '--server',
-        server.url,
-        '--agent-id',
-        `bench.runner-${i}`,
-        '--capability',
-        'bench.work',
-        '--batch',
-        String(BATCH),
-      ]),
-    );
+    children = Array.from({ length: AGENTS }, (_, i) => spawnScript(peer('durable-runner.ts'), durableRunnerArgs(server.url, i)));
     await started(children, 'runner');
     const texts: string[] = [];
     const submit = async (i: number): Promise<string> => {
