@@ -43,6 +43,20 @@ export const BINS: Record<string, { entry: string }> = {
   'tap-conform': { entry: 'dist/conformance/cli.js' },
 };
 
+/** How every bundle is made: ES modules for Node 20, shared code in chunks, dependencies left in node_modules, maps to the sources. */
+const BUNDLE = {
+  bundle: true,
+  splitting: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'esm',
+  packages: 'external',
+  chunkNames: 'chunks/[name]-[hash]',
+  sourcemap: 'linked',
+  sourcesContent: false,
+  logLevel: 'warning',
+} as const;
+
 /**
  * Bundles each command of BINS into dist/bin/<command>/main.js, with a source map back to the
  * sources. The validators' module loads its folder of compiled validators from beside itself, so
@@ -51,21 +65,7 @@ export const BINS: Record<string, { entry: string }> = {
 export async function bundleBins(): Promise<void> {
   for (const [name, from] of Object.entries(BINS)) {
     const outdir = join(root, 'dist/bin', name);
-    await bundle({
-      entryPoints: { main: join(root, from.entry) },
-      bundle: true,
-      splitting: true,
-      platform: 'node',
-      target: 'node20',
-      format: 'esm',
-      packages: 'external',
-      outdir: join(root, 'dist/bin', name),
-      entryNames: 'main',
-      chunkNames: 'chunks/[name]-[hash]',
-      sourcemap: 'linked',
-      sourcesContent: false,
-      logLevel: 'warning',
-    });
+    await bundle({ ...BUNDLE, entryPoints: { main: join(root, from.entry) }, outdir, entryNames: 'main' });
     copyValidatorsBeside(outdir, name);
   }
 }
@@ -97,20 +97,7 @@ export function libraryEntries(): Record<string, string> {
 /** Bundles the library's entries (libraryEntries) into dist/lib/, the validators' folder beside the chunk that loads it. */
 export async function bundleLibrary(): Promise<void> {
   const outdir = join(root, 'dist/lib');
-  await bundle({
-    entryPoints: libraryEntries(),
-    bundle: true,
-    splitting: true,
-    platform: 'node',
-    target: 'node20',
-    format: 'esm',
-    packages: 'external',
-    outdir,
-    chunkNames: 'chunks/[name]-[hash]',
-    sourcemap: 'linked',
-    sourcesContent: false,
-    logLevel: 'warning',
-  });
+  await bundle({ ...BUNDLE, entryPoints: libraryEntries(), outdir });
   copyValidatorsBeside(outdir, 'the library');
 }
 
