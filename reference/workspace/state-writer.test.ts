@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { StateWriter } from './state-writer.ts';
 
 const tick = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -48,8 +48,8 @@ describe('StateWriter', () => {
     await tick(1);
     r.set(2);
     w.touch();
-    await tick(40);
-    expect(r.written).toEqual([1, 2]);
+    // The second write follows the first at once; on a loaded machine its timers may come late.
+    await vi.waitFor(() => expect(r.written).toEqual([1, 2]), { timeout: 2000, interval: 10 });
     expect(r.most()).toBe(1);
     await w.close();
   });
