@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
  * The test tiers, by file name (ARCHITECTURE.md, "Test tiers"). A test file that starts agent or
@@ -12,6 +13,20 @@ import { defineConfig } from 'vitest/config';
 export const SLOW_TIERS = ['**/*.process.test.ts', '**/*.server.test.ts', '**/*.browser.test.ts', '**/*.slow.test.ts'];
 
 const EXCLUDE = ['node_modules/**', 'site/**', 'dist/**'];
+
+/**
+ * The order files start in, when both projects run (npm test): the slow project's first, longest
+ * first as vitest judges it (the last run's durations, or the larger file when there is none), then
+ * the fast project's short files, which fill the workers as the long ones end. Vitest's own order
+ * runs the fast project first, so the longest files of the run started last and ran on alone.
+ */
+class SlowFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const slow = (f: TestSpecification) => f.project.name === 'slow';
+    return [...sorted.filter(slow), ...sorted.filter((f) => !slow(f))];
+  }
+}
 
 export default defineConfig({
   test: {
@@ -28,6 +43,7 @@ export default defineConfig({
     // compute (a full run keeps the cores about two-thirds busy with two), and the harness's timed
     // cases scale their waits to the machine's load.
     maxWorkers: 3,
+    sequence: { sequencer: SlowFirst },
     projects: [
       { extends: true, test: { name: 'fast', include: ['**/*.test.ts'], exclude: [...EXCLUDE, ...SLOW_TIERS] } },
       { extends: true, test: { name: 'slow', include: SLOW_TIERS, exclude: EXCLUDE } },
