@@ -168,13 +168,13 @@ export function ensureValidators(): boolean {
   return true;
 }
 
-// `npm ci` runs this (the `prepare` script) so that every script run from the sources finds the
-// validators: tools/test-all.ts, the demos and the site import the core before any build step.
-// `--if-stale` writes them only when a schema is newer than they are.
+// The scripts run from the sources (npm test, npm run test:fast and the demos) run this first
+// (their `pre` scripts): they import the core before any build step. `--if-stale` writes the
+// validators only when a schema is newer than they are, and then says so; a package installed
+// from its tarball has them in dist/ and runs none of this.
 if (import.meta.url === `file://${process.argv[1]}`) {
   if (process.argv.includes('--if-stale')) {
-    const wrote = ensureValidators();
-    console.log(`emit-validators: reference/core/validators.generated.js ${wrote ? 'written' : 'is current'}`);
+    if (ensureValidators()) console.log('emit-validators: wrote reference/core/validators.generated.js (a schema was newer)');
   } else {
     const bytes = emitValidators();
     console.log(`emit-validators: reference/core/validators.generated.js and ${MODULES_DIR}/ (${Math.round(bytes / 1024)} KiB)`);
