@@ -6,7 +6,7 @@
  * (test/system-tools.testkit.ts), or by the test's own choice. Exits non-zero on any failure.
  *
  * - full (default): the build (when dist/ is stale), then every vitest file, three at a time, with the
- *   type-check, format and lint and drift checks beside both from the start, the tarball test (pack, install offline
+ *   type-check, format and lint and drift checks beside it, the tarball test (pack, install offline
  *   into an empty project, run the bins and the library from there), the recipes of the README and
  *   the Getting Started page run verbatim from there (tools/tarball/recipes.ts), and the
  *   certification of the reference agent over stdio and WebSocket with the installed package's own bins
@@ -138,7 +138,6 @@ let withPeers: Installed | undefined;
 const install: Step = {
   name: 'tarball: pack, and install offline into an empty project, alone and with its optional peers',
   run: async () => {
-    if ((await build.run()).failed > 0) return { passed: 0, failed: 0, note: 'not run: the build failed' };
     try {
       installed = await prepareInstalled();
       withPeers = await prepareInstalled({ peers: true, packed: installed.packed });
@@ -258,12 +257,8 @@ const certify = (skip: ReadonlySet<string>): Step => ({
   },
 });
 
-/**
- * dist/ (a no-op when it is current): run once, first in the lane of the tests, and awaited by the
- * install of the tarball; the checks that read only the sources run beside it from the start.
- */
-let building: Promise<StepResult> | undefined;
-const build: Step = { name: 'build', run: () => (building ??= together('build', [tsx('tools/build.ts')]).run()) };
+/** dist/ first (a no-op when it is current, as after npm ci): the tests, the type-check and the tarball use it. */
+const build = together('build', [tsx('tools/build.ts')]);
 
 /**
  * The checks that read the sources and start nothing, side by side with their output kept until
@@ -303,10 +298,12 @@ type Stage = Step | Lane[];
  * one, and timed tests failed for want of CPU.)
  */
 export const full = (skip: ReadonlySet<string> = new Set()): Stage[] => [
-  [[build, vitest('vitest: every test file, three at a time')], statics, [install, [tarball, certify(skip)], docs]],
+  build,
+  [vitest('vitest: every test file, three at a time'), statics, [install, [tarball, certify(skip)], docs]],
 ];
 export const FAST: Stage[] = [
-  [[build, vitest('vitest: the fast tier (units and the in-memory conformance run)', ['--project', 'fast'])], statics],
+  build,
+  [vitest('vitest: the fast tier (units and the in-memory conformance run)', ['--project', 'fast']), statics],
 ];
 
 /**
