@@ -34,7 +34,9 @@ describe('mailbox writer and reader processes (spec: bindings-workspace#mailboxe
         return 0;
       }
     };
-    const readerArgs = ['read', '--root', dir, '--to', 'sink', '--from', senders.join(','), '--effects', effects];
+    // Each effect takes 2 ms at least: the 90 effects between two kills take 180 ms or more, so a
+    // kill lands mid-stream even when the writers are done and the poll below comes late.
+    const readerArgs = ['read', '--root', dir, '--to', 'sink', '--from', senders.join(','), '--effects', effects, '--apply-delay-ms', '2'];
     const kills: number[] = [];
     for (const threshold of [40, 130, 220]) {
       const reader = peer(readerArgs);

@@ -2,8 +2,9 @@
  * A mailbox peer process for the binding's tests.
  *   write --root R --from ID --to ID --count N [--delay-ms D]
  *       sends N messages (payload { n }), one file each, then prints {"event":"done"}.
- *   read --root R --to ID --from A,B,C --effects FILE
- *       reads the mailboxes of the senders; each delivery appends one line to FILE. The line
+ *   read --root R --to ID --from A,B,C --effects FILE [--apply-delay-ms D]
+ *       reads the mailboxes of the senders; each delivery appends one line to FILE (after D ms,
+ *       so that a test can kill the reader while a backlog is still being applied). The line
  *       carries the delivery's dedup key, and the same file is the reader's DedupStore, so the
  *       effect and its dedup record are one atomic append: each message takes effect exactly once.
  */
@@ -20,6 +21,7 @@ const { positionals, values } = parseArgs({
     to: { type: 'string' },
     count: { type: 'string', default: '10' },
     'delay-ms': { type: 'string', default: '0' },
+    'apply-delay-ms': { type: 'string', default: '0' },
     effects: { type: 'string' },
   },
 });
@@ -81,6 +83,7 @@ if (positionals[0] === 'write') {
   out({ event: 'done', from: values.from, last: writer.lastSeq });
 } else if (positionals[0] === 'read') {
   const log = new EffectLog(values.effects!);
+  const applyDelay = Number(values['apply-delay-ms']);
   const readers = values.from!.split(',').map(
     (from) =>
       new MailboxReader({
@@ -92,7 +95,8 @@ if (positionals[0] === 'write') {
           add: async () => {},
         },
         pollMs: 50,
-        deliver: (frame, info) => {
+        deliver: async (frame, info) => {
+          if (applyDelay > 0) await new Promise((r) => setTimeout(r, applyDelay));
           const msg = JSON.parse(Buffer.from(frame.bytes).toString('utf8')) as { message_id: string; payload: { n: number } };
           log.apply(`${from}/${info.key}`, {
             from,
