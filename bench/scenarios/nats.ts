@@ -76,33 +76,27 @@ const NAMES: Record<SystemId, string> = {
 };
 
 /**
- * The reference agent over NATS in a child process, and the reference client connected through the
- * binding; with `quiet`, each task is a TAP 1.1 quiet task (two messages, as the floor's request and reply).
+ * A reference client connected through the binding to the reference agent `agent` (a child
+ * process); with `quiet`, each task is a TAP 1.1 quiet task (two messages, as the floor's request
+ * and reply). Both TAP systems use one agent: two processes serving one agent id on a server
+ * would each take some sessions, and each one's CPU would be another's work.
  */
-async function tapOverNats(server: NatsServer, quiet = false): Promise<EchoSystem> {
+async function tapOverNats(server: NatsServer, agent: LineChild, quiet = false): Promise<EchoSystem> {
   const { connectNatsTransport } = await import('../../reference/transports/nats/connect.ts');
-  const agent = spawnScript(peer('tap-nats-agent.ts'), ['--server', server.url]);
-  await started([agent], 'the TAP agent');
-  try {
-    const client = await tapConnect(await connectNatsTransport(`${server.url}/tap.reference-agent`), 100_000);
-    const options = quiet ? { quiet: true } : {};
-    return {
-      id: quiet ? 'quiet' : 'tap',
-      name: NAMES[quiet ? 'quiet' : 'tap'],
-      pid: agent.child.pid,
-      async call(i) {
-        const result = await client.submit('tap.test.echo', echoInput(i), options).result;
-        if (result.status !== 'completed') throw new Error(`tap.test.echo ended ${result.status}: ${JSON.stringify(result.error)}`);
-      },
-      async close() {
-        await client.close().catch(() => {});
-        await agent.stop(2000);
-      },
-    };
-  } catch (err) {
-    await agent.stop(1000);
-    throw err;
-  }
+  const client = await tapConnect(await connectNatsTransport(`${server.url}/tap.reference-agent`), 100_000);
+  const options = quiet ? { quiet: true } : {};
+  return {
+    id: quiet ? 'quiet' : 'tap',
+    name: NAMES[quiet ? 'quiet' : 'tap'],
+    pid: agent.child.pid,
+    async call(i) {
+      const result = await client.submit('tap.test.echo', echoInput(i), options).result;
+      if (result.status !== 'completed') throw new Error(`tap.test.echo ended ${result.status}: ${JSON.stringify(result.error)}`);
+    },
+    async close() {
+      await client.close().catch(() => {});
+    },
+  };
 }
 
 /** A bare request/reply echo in a child process, and a requester parsing each reply. */
@@ -136,9 +130,11 @@ async function roundtrips(budget: Budget, server: NatsServer, log: (line: string
   const quietFlyBase = base(IDS.quietFly, `round trip over NATS, ${DEPTH} in flight, TAP 1.1 quiet task (request → result)`);
   const live: EchoSystem[] = [];
   const failed = new Map<string, string>();
+  const agent = spawnScript(peer('tap-nats-agent.ts'), ['--server', server.url]);
+  const agentUp = started([agent], 'the TAP agent');
   const makers: [SystemId, () => Promise<EchoSystem>][] = [
-    ['tap', () => tapOverNats(server)],
-    ['quiet', () => tapOverNats(server, true)],
+    ['tap', () => agentUp.then(() => tapOverNats(server, agent))],
+    ['quiet', () => agentUp.then(() => tapOverNats(server, agent, true))],
     ['bare', () => bareEcho(server)],
   ];
   for (const [id, make] of makers) {
@@ -186,6 +182,7 @@ async function roundtrips(budget: Budget, server: NatsServer, log: (line: string
     }
   } finally {
     for (const s of live) await s.close();
+    await agent.stop(2000);
   }
   /** A row of `subject` (the four-message task or the quiet one) against the floor, and the other TAP flow beside it. */
   const rowOf = (b: typeof seqBase, subject: 'tap' | 'quiet', figure: (id: SystemId) => Row['tap'], target?: typeof FLY_TARGET): Row => {
