@@ -152,7 +152,9 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'an agent in a mesh
 
   it('writes its entry again when another process overwrites or deletes it while it is live (TAP-REG-018)', async () => {
     const agent = await serve('mesh.kept');
-    const joined = await joinMesh(agent, { url: server.url, heartbeatMs: 100, ttlMs: 300 });
+    // An entry lives 1.5 s: an agent that notices the overwrite a lifetime after its last write
+    // rightly leaves (TAP-REG-046), and under the load of npm test a heartbeat of 100 ms came 300 ms late.
+    const joined = await joinMesh(agent, { url: server.url, heartbeatMs: 100, ttlMs: 1500 });
     let ended = false;
     void joined.ended.then(() => (ended = true));
     const held = (await registry.get('mesh.kept'))!;
@@ -175,7 +177,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'an agent in a mesh
       (x) => x?.entry.instance === joined.instance,
     );
     expect(joined.reasserted).toBeGreaterThanOrEqual(2);
-    await sleep(350);
+    await sleep(1600);
     expect([ended, (await registry.get('mesh.kept'))?.entry.instance]).toEqual([false, joined.instance]);
   });
 
