@@ -80,7 +80,9 @@ export async function bundleBins(): Promise<void> {
  * module.
  */
 export function libraryEntries(): Record<string, string> {
-  const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
+  const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { main?: string; exports: Record<string, unknown> };
+  const main = (manifest.exports['.'] as { default?: unknown } | undefined)?.default;
+  if (manifest.main !== main) throw new Error(`package.json main must be ${String(main)}, the default of exports["."]`);
   const entries: Record<string, string> = {};
   for (const [subpath, target] of Object.entries(manifest.exports)) {
     const types = (target as { types?: unknown }).types;
