@@ -48,6 +48,20 @@ function text(result: CallToolResult): string {
   return (result.content[0] as { text: string }).text;
 }
 
+/** Starts a call of `tap.test.sleep` for `ms` as an MCP task and gives the task the facade created, the call left running. */
+async function sleepingTask(
+  mcp: Awaited<ReturnType<typeof mcpClient>>['mcp'],
+  ms: number,
+): Promise<{ taskId: string; ttl: number | null }> {
+  for await (const m of mcp.experimental.tasks.callToolStream({ name: 'tap.test.sleep', arguments: { input: { ms } } }, undefined, {
+    task: {},
+  })) {
+    if (m.type === 'taskCreated') return m.task;
+    break;
+  }
+  throw new Error('the call was not answered with a task');
+}
+
 describe('MCP tasks on the MCP facade (spec: bridge-mcp-host#mcp-tasks)', () => {
   it('declares tasks for tools/call, answers a call with task at once, and polls it from working to completed (TAP-BRIDGE-176, TAP-BRIDGE-150)', async () => {
     const { mcp, wire } = await mcpClient({ host });
@@ -77,21 +91,9 @@ describe('MCP tasks on the MCP facade (spec: bridge-mcp-host#mcp-tasks)', () => 
 
   it('sends task.cancel for tasks/cancel: the MCP task is cancelled and its result is the TAP task cancelled (TAP-BRIDGE-150, TAP-BRIDGE-178)', async () => {
     const { mcp, wire } = await mcpClient({ host });
-    let taskId = '';
-    for await (const m of mcp.experimental.tasks.callToolStream(
-      { name: 'tap.test.sleep', arguments: { input: { ms: 20_000 } } },
-      undefined,
-      {
-        task: {},
-      },
-    )) {
-      if (m.type === 'taskCreated') {
-        taskId = m.task.taskId;
-        // A call that names no ttl gets the facade's: one hour.
-        expect(m.task.ttl).toBe(3_600_000);
-      }
-      break;
-    }
+    const { taskId, ttl } = await sleepingTask(mcp, 20_000);
+    // A call that names no ttl gets the facade's: one hour.
+    expect(ttl).toBe(3_600_000);
     await expect.poll(() => frames(wire, 'in', 'task.accepted').length).toBe(1);
     const cancelled = await mcp.experimental.tasks.cancelTask(taskId);
     expect(cancelled.status).toBe('cancelled');
@@ -166,17 +168,7 @@ describe('MCP tasks on the MCP facade (spec: bridge-mcp-host#mcp-tasks)', () => 
 
   it('ends the MCP task cancelled when the agent cancels its TAP task, here closing the session (TAP-BRIDGE-150)', async () => {
     const { mcp, tap } = await mcpClient({ host });
-    let taskId = '';
-    for await (const m of mcp.experimental.tasks.callToolStream(
-      { name: 'tap.test.sleep', arguments: { input: { ms: 20_000 } } },
-      undefined,
-      {
-        task: {},
-      },
-    )) {
-      if (m.type === 'taskCreated') taskId = m.task.taskId;
-      break;
-    }
+    const { taskId } = await sleepingTask(mcp, 20_000);
     await tap.close();
     const result = await mcp.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
     expect((await mcp.experimental.tasks.getTask(taskId)).status).toBe('cancelled');
