@@ -4,11 +4,12 @@
  * tasks through the mesh to six agents on three connections, one per node, while an agent
  * connection dies (its tasks move) and the node that leads the bucket is killed with SIGKILL.
  * Every task ends once, completed; the registry elects another leader, the live agents stay
- * listed, and an agent that joins after the kill is discovered and served.
+ * listed, and an agent that joins after the kill is discovered and served, also by a watch whose
+ * consumer the killed node held.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import {
   NO_NATS_SERVER,
   natsServerInstalled,
@@ -20,7 +21,7 @@ import { lacks, needing } from '../../test/system-tools.testkit.ts';
 import { hostAgents, type Host } from './agent-host.ts';
 import { Mesh } from './mesh.ts';
 import { viewOf } from './registry-view.ts';
-import { openRegistry, REGISTRY_BUCKET } from './registry.ts';
+import { openRegistry, REGISTRY_BUCKET, type RegistryWatch } from './registry.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
 
@@ -32,6 +33,12 @@ const IN_FLIGHT = 12;
  */
 const HEARTBEAT_MS = 1000;
 const TTL_MS = 30_000;
+/** The names of the consumers of the registry's stream. */
+async function consumerNames(jsm: JetStreamManager): Promise<string[]> {
+  const names: string[] = [];
+  for await (const c of jsm.consumers.list(STREAM)) names.push(c.name);
+  return names;
+}
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Waits until `ok` resolves true, asking every 100 ms; fails with `what` after `ms`. */
@@ -105,6 +112,24 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the registry on a 
       onClose: async () => view.stop(),
     });
     const m = mesh;
+    // A watch whose consumer the victim holds, so that its loss is always tried: the server places
+    // a watch's consumer on any node of the stream, so watches are opened until one lands there.
+    let probeJoinedLateAt = 0;
+    let probe: RegistryWatch;
+    const probeRegistry = await openRegistry(await connectTo(other(1)));
+    for (let tries = 0; ; tries++) {
+      const before = new Set(await consumerNames(jsm));
+      const watch = await probeRegistry.watch((change) => {
+        if (change.kind === 'joined' && change.agentId === 'cluster.late') probeJoinedLateAt = Date.now();
+      });
+      await watch.ready;
+      probe = watch;
+      const added = (await consumerNames(jsm)).filter((n) => !before.has(n));
+      const holder = added.length === 1 ? (await jsm.consumers.info(STREAM, added[0]!)).cluster?.leader : undefined;
+      if (holder === leader) break;
+      watch.stop();
+      expect(tries).toBeLessThan(30);
+    }
     const listed = async (): Promise<string[]> => (await m.discover({ capability: 'tap.test.sleep' })).map((e) => e.agent_id).sort();
     await until('all six agents joining', async () => (await listed()).length === 6);
 
@@ -151,8 +176,13 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the registry on a 
     const expected = ['cluster.b0', 'cluster.b1', 'cluster.c0', 'cluster.c1', 'cluster.late'];
     const lists = (ids: string[]): boolean => expected.every((id) => ids.includes(id));
     // Discovery keeps answering: the live agents and the newcomer are listed (the crashed ones until their lifetime ends).
-    await until('discovery listing the live agents and the newcomer', async () => lists(await listed()), 60_000);
+    await until('discovery listing the live agents and the newcomer', async () => lists(await listed()), 30_000);
     const discoveredMs = Date.now() - killedAt;
+    // The watch that lost its consumer with the node started again and saw the newcomer join, well
+    // before the client would notice two missed heartbeats of 30 s.
+    await until('the watch whose consumer died seeing the newcomer', async () => probeJoinedLateAt > 0, 30_000);
+    expect(probeJoinedLateAt - killedAt).toBeLessThan(45_000);
+    probe.stop();
     // A fresh reading of the bucket, not the watch, agrees, and finds every live entry renewed since the kill.
     const cold = await openRegistry(await connectTo(other(2)));
     await until(

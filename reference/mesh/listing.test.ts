@@ -5,7 +5,7 @@
 import type { KV, KvEntry } from '@nats-io/kv';
 import { describe, expect, it } from 'vitest';
 import { compileQuery, type RegistryEntry } from './entry.ts';
-import { listBucket, readingOf } from './listing.ts';
+import { followBucket, listBucket, readingOf } from './listing.ts';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -132,5 +132,75 @@ describe('a listing of the registry bucket (spec: registry#bounds)', () => {
     ]);
     const cut = await listBucket(kv, compileQuery({}), { maxEntries: 1 });
     expect([cut.read, cut.truncated]).toEqual([1, 'it read 1 keys, the most a listing reads']);
+  });
+});
+
+/**
+ * A bucket that holds `writes` (revision i + 1 for the i-th) and whose watches deliver from the
+ * revision they are asked for; the first watch goes silent after `firstDelivers` values, as a
+ * watch does whose server died, or ends there when `firstEnds`.
+ */
+function silentBucket(writes: string[], firstDelivers: number, firstEnds = false) {
+  const opened: Array<number | undefined> = [];
+  const stops: Array<() => void> = [];
+  const kv = {
+    status: async () => ({ values: writes.length, streamInfo: { state: { last_seq: writes.length } } }),
+    watch: async (opts: { resumeFromRevision?: number } = {}) => {
+      const first = opened.length === 0;
+      opened.push(opts.resumeFromRevision);
+      let stop!: () => void;
+      const stopped = new Promise<void>((r) => (stop = r));
+      stops.push(stop);
+      return {
+        stop,
+        async *[Symbol.asyncIterator]() {
+          for (let rev = opts.resumeFromRevision ?? 1; rev <= writes.length; rev++) {
+            if (first && rev > firstDelivers) {
+              if (!firstEnds) await stopped;
+              return;
+            }
+            yield kvEntry(writes[rev - 1]!, '{}', rev, new Date(), 0);
+          }
+          await stopped;
+        },
+      };
+    },
+  } as unknown as KV;
+  return { kv, opened, stopAll: () => stops.forEach((s) => s()) };
+}
+
+describe('following the registry bucket when its watch goes silent', () => {
+  const followed = async (b: ReturnType<typeof silentBucket>, want: number) => {
+    const seen: number[] = [];
+    const follower = await followBucket(b.kv, (e) => void seen.push(e.revision), 20);
+    for (let i = 0; i < 100 && seen.length < want; i++) await sleep(10);
+    follower.stop();
+    b.stopAll();
+    return { seen, restarts: follower.restarts };
+  };
+
+  it('starts a new watch after the last revision it saw when the stream holds writes it has not seen', async () => {
+    const b = silentBucket(['a', 'b', 'c', 'd'], 2);
+    const { seen, restarts } = await followed(b, 4);
+    expect(seen).toEqual([1, 2, 3, 4]);
+    expect(b.opened).toEqual([undefined, 3]);
+    expect(restarts).toBe(1);
+  });
+
+  it('starts a new watch when the watch ends by itself', async () => {
+    const b = silentBucket(['a', 'b', 'c'], 1, true);
+    const { seen } = await followed(b, 3);
+    expect(seen).toEqual([1, 2, 3]);
+    expect(b.opened).toEqual([undefined, 2]);
+  });
+
+  it('keeps a watch that has seen every write, however long it is quiet', async () => {
+    const b = silentBucket(['a', 'b'], 2);
+    const follower = await followBucket(b.kv, () => {}, 20);
+    await sleep(200);
+    follower.stop();
+    b.stopAll();
+    expect(b.opened).toEqual([undefined]);
+    expect(follower.restarts).toBe(0);
   });
 });

@@ -181,3 +181,87 @@ export async function readKeys(kv: KV, keys: readonly string[], take: (e: KvEntr
     for (const e of found) if (e) take(e);
   }
 }
+
+/** A watch of every key of a bucket that starts again where it stopped (see followBucket). */
+export interface BucketFollower {
+  stop(): void;
+  /** How many times the watch was started again after it stopped delivering. */
+  readonly restarts: number;
+}
+
+/** How often a follower compares what it has seen with the end of the stream, in ms. */
+export const FOLLOW_CHECK_MS = 2000;
+
+/**
+ * Follows every write to a bucket, from each key's last value on: one watch, passed entry by
+ * entry to `take` (awaited, in order), started again after the last revision it saw when it
+ * stops delivering. A watch is an ordered consumer held by one server; when that server dies the
+ * client learns it only after two missed heartbeats of 30 s, and the watch meanwhile delivers
+ * nothing, so a requester's view of the registry would miss every join and leave for a minute.
+ * The follower checks every `checkMs` whether the stream holds writes it has not seen, and when
+ * it saw nothing new between two checks while behind, or the watch ended, it starts a new one.
+ * A write may then arrive twice; `take` drops what it has already seen by its revision.
+ */
+export function followBucket(kv: KV, take: (e: KvEntry) => void | Promise<void>, checkMs = FOLLOW_CHECK_MS): Promise<BucketFollower> {
+  let stopped = false;
+  let restarts = 0;
+  let highest = 0;
+  let current: { stop(): void } | undefined;
+  let generation = 0;
+  const open = async (from: number): Promise<void> => {
+    const mine = ++generation;
+    const iterator = await kv.watch(from > 0 ? { key: '>', resumeFromRevision: from } : { key: '>' });
+    if (stopped || mine !== generation) return iterator.stop();
+    current = iterator;
+    void (async () => {
+      for await (const e of iterator) {
+        if (stopped || mine !== generation) break;
+        highest = Math.max(highest, e.revision);
+        await take(e);
+      }
+    })()
+      .catch(() => {})
+      // A watch that ends by itself is started again at the next check.
+      .finally(() => mine === generation && !stopped && (current = undefined));
+  };
+  let behind: { seen: number } | undefined;
+  let restarting = false;
+  const check = setInterval(() => {
+    if (stopped || restarting) return;
+    void kv
+      .status()
+      .then(
+        async (s) => {
+          const end = s.streamInfo.state.last_seq;
+          const stalled = current === undefined || (behind !== undefined && behind.seen === highest && highest < end);
+          behind = highest < end ? { seen: highest } : undefined;
+          if (!stalled || stopped) return;
+          restarting = true;
+          current?.stop();
+          current = undefined;
+          behind = undefined;
+          restarts++;
+          await open(highest + 1).finally(() => (restarting = false));
+        },
+        // No answer (a stream electing its leader): look again at the next check.
+        () => {},
+      )
+      .catch(() => {});
+  }, checkMs).unref();
+  return open(0).then(
+    () => ({
+      stop: () => {
+        stopped = true;
+        clearInterval(check);
+        current?.stop();
+      },
+      get restarts() {
+        return restarts;
+      },
+    }),
+    (err: unknown) => {
+      clearInterval(check);
+      throw err;
+    },
+  );
+}

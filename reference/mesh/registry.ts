@@ -25,6 +25,7 @@ import {
 import {
   DEFAULT_LISTING_BOUNDS,
   endOfBucket,
+  followBucket,
   listBucket,
   readingOf,
   readKeys,
@@ -291,7 +292,6 @@ class NatsRegistry implements Registry {
 
     let markReady!: () => void;
     const ready = new Promise<void>((resolve) => (markReady = resolve));
-    const iterator = await this.kv.watch({ key: '>' });
     const atEnd = await endOfBucket(this.kv);
     if ((await this.kv.status()).values === 0) markReady();
     // An initial value that aged out before the watch began never arrives: look again now and then.
@@ -317,16 +317,14 @@ class NatsRegistry implements Registry {
       clearInterval(recheck);
       clearTimeout(budget);
     });
-    void (async () => {
-      for await (const e of iterator) {
-        if (stopped) break;
-        seen(e);
-        if (!initialDone && (await atEnd(e).catch(() => false))) {
-          initialDone = true;
-          markReady();
-        }
+    const follower = await followBucket(this.kv, async (e) => {
+      if (stopped) return;
+      seen(e);
+      if (!initialDone && (await atEnd(e).catch(() => false))) {
+        initialDone = true;
+        markReady();
       }
-    })().catch(() => {});
+    });
     return {
       ready,
       current: () => [...known.values()].map((k) => k.record).filter((r) => isLive(r)),
@@ -335,7 +333,7 @@ class NatsRegistry implements Registry {
         clearInterval(recheck);
         clearTimeout(budget);
         for (const id of [...known.keys()]) forget(id);
-        iterator.stop();
+        follower.stop();
         markReady();
       },
     };
