@@ -29,4 +29,22 @@ describe('capability input schemas (spec: tasks#acceptance)', () => {
   it('names the capability whose schema does not compile', () => {
     expect(() => inputValidator('text.upper', { type: 'no-such-type' })).toThrow(/input schema of capability text\.upper does not compile/);
   });
+
+  it('refuses, by the meta-schema of JSON Schema 2020-12, a schema the compiler alone would take', () => {
+    // Ajv compiles a negative minLength or a non-unique required list without complaint when it
+    // does not check the schema first; the meta-schema refuses them, with the path of the fault.
+    expect(() => inputValidator('text.upper', { type: 'string', minLength: -1 })).toThrow(
+      /text\.upper does not compile: schema is invalid: data\/minLength must be >= 0/,
+    );
+    expect(() => inputValidator('text.upper', { required: ['a', 'a'] })).toThrow(/data\/required must NOT have duplicate items/);
+    expect(() => inputValidator('text.upper', { $defs: { n: { type: 5 } } })).toThrow(/data\/\$defs\/n\/type/);
+  });
+
+  it('checks a schema that names another draft by that draft, and refuses one it does not know', () => {
+    const draft = 'https://json-schema.org/draft/2020-12/schema';
+    expect(inputValidator('text.upper', { $schema: draft, type: 'string' })('a')).toBeNull();
+    expect(() => inputValidator('text.upper', { $schema: 'http://json-schema.org/draft-07/schema#', type: 'string' })).toThrow(
+      /does not compile: no schema with key or ref "http:\/\/json-schema\.org\/draft-07\/schema#"/,
+    );
+  });
 });

@@ -6,7 +6,9 @@
  */
 import { createRequire } from 'node:module';
 import type { Ajv2020 } from 'ajv/dist/2020.js';
+import type { ValidateFunction } from 'ajv';
 import { hasValidator, SCHEMA_BASE, toIssues, validatorFor, type Issue } from '../core/validate.ts';
+import { META_SCHEMAS } from '../core/validators.generated.js';
 import type { SchemaFile } from '../core/schema-bundle.ts';
 import { isIntegerText, numberTextAt } from '../core/number-forms.ts';
 
@@ -28,10 +30,32 @@ function ajv(): Ajv2020 {
     const load = createRequire(import.meta.url);
     const { Ajv2020: Ajv } = load('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
     const addFormats = load('ajv-formats') as typeof import('ajv-formats').default;
-    compiler = new Ajv({ strict: false, allErrors: true });
+    // The schema is checked against the meta-schema first, by the validator the build compiled
+    // (compile()): Ajv would compile the meta-schema itself, some 40 ms at every agent's start.
+    compiler = new Ajv({ strict: false, allErrors: true, validateSchema: false });
     addFormats(compiler);
   }
   return compiler;
+}
+
+const DRAFT_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
+
+/**
+ * Compiles a schema an agent brings. It must be a JSON Schema 2020-12 document, checked by the
+ * meta-schema validator compiled ahead of time; a schema that names another `$schema` is checked
+ * by Ajv itself, which refuses the drafts it does not hold.
+ */
+function compile(schema: Record<string, unknown> | boolean): ValidateFunction {
+  const declared = typeof schema === 'object' ? schema.$schema : undefined;
+  if (declared === undefined || declared === DRAFT_2020_12 || declared === `${DRAFT_2020_12}#`) {
+    const meta = META_SCHEMAS[DRAFT_2020_12]!;
+    if (!meta(schema)) {
+      throw new Error(`schema is invalid: ${(meta.errors ?? []).map((e) => `data${e.instancePath} ${e.message}`).join(', ')}`);
+    }
+  } else {
+    ajv().validateSchema(schema, true);
+  }
+  return ajv().compile(schema);
 }
 
 /** The validator of a capability's input schema; throws, naming the capability, when the schema does not compile. */
@@ -43,7 +67,7 @@ export function inputValidator(capability: string, schema: Record<string, unknow
     return CONFORMANCE_INPUT.test(file) ? integerForms(validate, integerMembers(schema)) : validate;
   }
   try {
-    const fn = ajv().compile(schema);
+    const fn = compile(schema);
     return (input) => (fn(input) ? null : toIssues(fn.errors ?? []));
   } catch (err) {
     throw new Error(`the input schema of capability ${capability} does not compile: ${(err as Error).message}`);
@@ -81,6 +105,6 @@ function integerForms(validate: InputValidator, members: string[]): InputValidat
  * remote $ref does: no schema is fetched.
  */
 export function answerValidator(schema: Record<string, unknown> | boolean): (answer: unknown) => Issue[] | null {
-  const fn = ajv().compile(schema);
+  const fn = compile(schema);
   return (answer) => (fn(answer) ? null : toIssues(fn.errors ?? []));
 }
