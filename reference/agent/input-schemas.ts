@@ -1,14 +1,14 @@
 /**
  * The input check of a capability (spec: tasks#acceptance): a schema published in schemas/v1
  * (it carries that $id) uses the validator the build compiled ahead of time; any other schema is
- * compiled here, with Ajv loaded only when an agent declares one, so an agent whose inputs are
- * all published schemas never loads a schema compiler.
+ * compiled here, with Ajv (bundled by the build, validators.generated.js) loaded only when an
+ * agent declares one, so an agent whose inputs are all published schemas never loads a schema
+ * compiler.
  */
-import { createRequire } from 'node:module';
 import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ValidateFunction } from 'ajv';
 import { hasValidator, SCHEMA_BASE, toIssues, validatorFor, type Issue } from '../core/validate.ts';
-import { META_SCHEMAS } from '../core/validators.generated.js';
+import { META_SCHEMAS, schemaCompiler } from '../core/validators.generated.js';
 import type { SchemaFile } from '../core/schema-bundle.ts';
 import { isIntegerText, numberTextAt } from '../core/number-forms.ts';
 
@@ -27,9 +27,7 @@ let compiler: Ajv2020 | undefined;
 /** One Ajv instance for the capability schemas of this process, created on first need. */
 function ajv(): Ajv2020 {
   if (!compiler) {
-    const load = createRequire(import.meta.url);
-    const { Ajv2020: Ajv } = load('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
-    const addFormats = load('ajv-formats') as typeof import('ajv-formats').default;
+    const { Ajv2020: Ajv, addFormats } = schemaCompiler();
     // The schema is checked against the meta-schema first, by the validator the build compiled
     // (compile()): Ajv would compile the meta-schema itself, some 40 ms at every agent's start.
     compiler = new Ajv({ strict: false, allErrors: true, validateSchema: false });
