@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { AckPolicy, jetstreamManager } from '@nats-io/jetstream';
 import { validateAgainst } from '../core/validate.ts';
@@ -210,8 +210,11 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the durable runner
     expect(dead?.task_id).toBe(record.task_id);
     expect(dead?.state.last_error?.code).toBe('MAX_ATTEMPTS');
     expect(dead?.state.attempts).toBe(2);
-    expect(watcher.stats).toMatchObject({ completed: 0, deadLetters: 1 });
-    expect(await queued('work.poison')).toBe(0);
+    // The watcher stores the dead letter, then deletes the record from the queue, then counts it.
+    await vi.waitFor(async () => {
+      expect(watcher.stats).toMatchObject({ completed: 0, deadLetters: 1 });
+      expect(await queued('work.poison')).toBe(0);
+    }, 5000);
   });
 
   it('runs a task with an idempotency key once: the server drops a repeat within its window, the bucket past it (bindings-nats#idempotency)', async () => {
