@@ -89,6 +89,19 @@ describe('MCP tasks on the MCP facade (spec: bridge-mcp-host#mcp-tasks)', () => 
     expect((await mcp.experimental.tasks.getTask(task.taskId)).status).toBe('completed');
   });
 
+  it('cancels the task of every call still running, plain or an MCP task, when the MCP session ends (TAP-BRIDGE-183)', async () => {
+    const { mcp, wire, host: facade } = await mcpClient({ host });
+    const plain = mcp.callTool({ name: 'tap.test.sleep', arguments: { input: { ms: 60_000 } } }).catch((err: Error) => err);
+    await sleepingTask(mcp, 60_000);
+    await vi.waitFor(() => expect(frames(wire, 'in', 'task.accepted')).toHaveLength(2));
+    await facade.close();
+    const cancels = frames(wire, 'out', 'task.cancel');
+    expect(cancels.map((m) => m.payload.reason)).toEqual(['the MCP client went away', 'the MCP client went away']);
+    expect(new Set(cancels.map((m) => m.task_id))).toEqual(new Set(requests(wire).map((m) => m.task_id)));
+    await vi.waitFor(() => expect(frames(wire, 'in', 'task.result').map((m) => m.payload.status)).toEqual(['cancelled', 'cancelled']));
+    await plain;
+  });
+
   it('sends task.cancel for tasks/cancel: the MCP task is cancelled and its result is the TAP task cancelled (TAP-BRIDGE-150, TAP-BRIDGE-178)', async () => {
     const { mcp, wire } = await mcpClient({ host });
     const { taskId, ttl } = await sleepingTask(mcp, 20_000);

@@ -44,6 +44,6 @@ export function mcpFacades() {
     await mcp.connect(b);
     cleanups.push(() => mcp.close());
     cleanups.push(() => host.close());
-    return { mcp, wire, tap };
+    return { mcp, wire, tap, host };
   };
 }

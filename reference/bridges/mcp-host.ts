@@ -43,12 +43,18 @@ export interface McpHostOptions {
 export interface McpHost {
   /** Serves MCP over `transport` (for example the SDK's StdioServerTransport). */
   connect(transport: McpTransport): Promise<void>;
-  /** Closes the MCP side; the TAP session is the caller's to close. */
+  /**
+   * Closes the MCP side, first sending task.cancel for every call whose result has not come (a
+   * plain call or an MCP task: no MCP session is left to read it); the TAP session is the caller's
+   * to close.
+   */
   close(): Promise<void>;
 }
 
 /** How long a call's result waits after its last notification (see callTool). */
 const RESULT_AFTER_PROGRESS_MS = 20;
+/** How long close() waits for the cancels of the calls still running to be sent. */
+const CLOSE_CANCEL_MS = 2000;
 
 type Sdk = McpServerSdk;
 type Server = InstanceType<Sdk['Server']>;
@@ -107,6 +113,8 @@ export async function createMcpHost(client: McpHostTarget, options: McpHostOptio
     return tools;
   };
   const calls = new WeakMap<object, Call>();
+  /** The tasks of calls, plain or MCP tasks, whose result has not come. */
+  const running = new Set<FacadeTask>();
 
   server.setRequestHandler(sdk.types.ListToolsRequestSchema, async () => ({ tools: [...currentTools().values()] }));
   server.setRequestHandler(sdk.types.CallToolRequestSchema, (request, extra) =>
@@ -191,6 +199,9 @@ export async function createMcpHost(client: McpHostTarget, options: McpHostOptio
       onPlan: (submitted) => decidePlan(submitted.plan, call),
     });
     calls.set(handle, call);
+    running.add(handle);
+    const done = () => running.delete(handle);
+    handle.result.then(done, done);
     return handle;
   }
 
@@ -225,6 +236,8 @@ export async function createMcpHost(client: McpHostTarget, options: McpHostOptio
     const handle = submit(request, call);
     // spec: bridge-mcp-host#cancel — notifications/cancelled aborts the request's signal.
     const onAbort = () => {
+      // Already cancelled by the bridge (the MCP session ended, say): the task has had its task.cancel.
+      if (call.cancelledBecause !== undefined) return;
       call.cancelledBecause = 'cancelled by the MCP client (notifications/cancelled)';
       handle.cancel(call.cancelledBecause).catch(() => {});
     };
@@ -310,6 +323,13 @@ export async function createMcpHost(client: McpHostTarget, options: McpHostOptio
   return {
     connect: (transport) => server.connect(transport),
     close: async () => {
+      // spec: bridge-mcp-host#closing, TAP-BRIDGE-183 — nobody is left to read these results.
+      const cancels = [...running].map((handle) => {
+        const call = calls.get(handle);
+        if (call) call.cancelledBecause ??= 'the MCP client went away';
+        return handle.cancel('the MCP client went away').catch(() => {});
+      });
+      await Promise.race([Promise.all(cancels), new Promise((resolve) => setTimeout(resolve, CLOSE_CANCEL_MS).unref())]);
       store.close();
       await server.close();
     },
