@@ -62,6 +62,18 @@ async function sleepingTask(
   throw new Error('the call was not answered with a task');
 }
 
+/** Calls `tap.test.ask` (asking `prompt`, its answer of `schema`) as an MCP task, to its end: every message of the stream, and the task's id. */
+async function askAsTask(
+  mcp: Awaited<ReturnType<typeof mcpClient>>['mcp'],
+  schema: Record<string, unknown>,
+  prompt: string,
+): Promise<{ messages: Message[]; taskId: string }> {
+  const messages = await drain(
+    mcp.experimental.tasks.callToolStream({ name: 'tap.test.ask', arguments: { input: { schema, prompt } } }, undefined, { task: {} }),
+  );
+  return { messages, taskId: (messages[0] as { task: { taskId: string } }).task.taskId };
+}
+
 describe('MCP tasks on the MCP facade (spec: bridge-mcp-host#mcp-tasks)', () => {
   it('declares tasks for tools/call, answers a call with task at once, and polls it from working to completed (TAP-BRIDGE-176, TAP-BRIDGE-150)', async () => {
     const { mcp, wire } = await mcpClient({ host });
@@ -147,14 +159,7 @@ describe('MCP tasks on the MCP facade (spec: bridge-mcp-host#mcp-tasks)', () => 
         return { action: 'accept', content: { answer: 4 } };
       },
     });
-    const messages = await drain(
-      mcp.experimental.tasks.callToolStream(
-        { name: 'tap.test.ask', arguments: { input: { schema: { type: 'integer' }, prompt: 'How many?' } } },
-        undefined,
-        { task: {} },
-      ),
-    );
-    const taskId = (messages[0] as { task: { taskId: string } }).task.taskId;
+    const { messages, taskId } = await askAsTask(mcp, { type: 'integer' }, 'How many?');
     expect(statuses(messages)).toContain('input_required');
     expect(asked).toHaveLength(1);
     expect(asked[0]!.params).toMatchObject({ message: 'How many?', _meta: { [RELATED_TASK]: { taskId } } });
@@ -195,14 +200,7 @@ describe('MCP tasks on the MCP facade (spec: bridge-mcp-host#mcp-tasks)', () => 
     mcp.setNotificationHandler(TaskStatusNotificationSchema, (n) => {
       notified.push(n.params.status);
     });
-    const messages = await drain(
-      mcp.experimental.tasks.callToolStream(
-        { name: 'tap.test.ask', arguments: { input: { schema: { type: 'array' }, prompt: 'Which?' } } },
-        undefined,
-        { task: {} },
-      ),
-    );
-    const taskId = (messages[0] as { task: { taskId: string } }).task.taskId;
+    const { taskId } = await askAsTask(mcp, { type: 'array' }, 'Which?');
     await expect.poll(() => notified.at(-1)).toBe('cancelled');
     // input_required, then cancelling (working by the table), then cancelled.
     expect(notified).toEqual(['input_required', 'working', 'cancelled']);
