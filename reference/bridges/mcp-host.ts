@@ -71,6 +71,11 @@ interface Call {
   mcpTaskId?: string;
 }
 
+/** The progress token a call's _meta carries, if any. */
+function progressTokenOf(request: CallToolRequest): string | number | undefined {
+  return (request.params._meta as Record<string, unknown> | undefined)?.progressToken as string | number | undefined;
+}
+
 /** True when the MCP client declared the elicitation capability (form mode). */
 function canElicit(server: Server): boolean {
   return server.getClientCapabilities()?.elicitation !== undefined;
@@ -146,12 +151,18 @@ export async function createMcpHost(client: McpHostTarget, options: McpHostOptio
     }
   }
 
+  /** Sends a call's task its task.cancel; the call keeps the first reason the bridge gave, for its tool result. */
+  function cancelCall(handle: FacadeTask, call: Call, why: string): Promise<void> {
+    call.cancelledBecause ??= why;
+    return handle.cancel(why).then(
+      () => {},
+      () => {},
+    );
+  }
+
   async function answerInput(handle: TaskHandle, request: InputRequestPayload, call: Call): Promise<void> {
     const elicitation = elicitationOf(request);
-    const cancel = async (why: string): Promise<void> => {
-      call.cancelledBecause ??= why;
-      await handle.cancel(why).catch(() => {});
-    };
+    const cancel = (why: string): Promise<void> => cancelCall(handle, call, why);
     if (!canElicit(server))
       return cancel(`the agent asked for input ("${request.prompt}") and this MCP client declared no elicitation capability`);
     if (elicitation === undefined)
@@ -231,15 +242,13 @@ export async function createMcpHost(client: McpHostTarget, options: McpHostOptio
         `unknown tool ${name}: tools/list names the ${tools.size} tools of ${card.agent_id}`,
       );
     if (request.params.task !== undefined) return callAsTask(request, extra);
-    const progressToken = (request.params._meta as Record<string, unknown> | undefined)?.progressToken as string | number | undefined;
+    const progressToken = progressTokenOf(request);
     const call: Call = {};
     const handle = submit(request, call);
     // spec: bridge-mcp-host#cancel — notifications/cancelled aborts the request's signal.
     const onAbort = () => {
       // Already cancelled by the bridge (the MCP session ended, say): the task has had its task.cancel.
-      if (call.cancelledBecause !== undefined) return;
-      call.cancelledBecause = 'cancelled by the MCP client (notifications/cancelled)';
-      handle.cancel(call.cancelledBecause).catch(() => {});
+      if (call.cancelledBecause === undefined) void cancelCall(handle, call, 'cancelled by the MCP client (notifications/cancelled)');
     };
     extra.signal.addEventListener('abort', onAbort, { once: true });
     const forwarding = forwardEvents(handle, name, progressToken, extra, call);
@@ -272,7 +281,7 @@ export async function createMcpHost(client: McpHostTarget, options: McpHostOptio
       call.cancelledBecause = 'cancelled by the MCP client (tasks/cancel)';
       handle.cancel(call.cancelledBecause).catch(() => {});
     });
-    const progressToken = (request.params._meta as Record<string, unknown> | undefined)?.progressToken as string | number | undefined;
+    const progressToken = progressTokenOf(request);
     const forwarding = forwardEvents(handle, request.params.name, progressToken, extra, call);
     handle.result.then(
       async (result) => {
@@ -324,11 +333,7 @@ export async function createMcpHost(client: McpHostTarget, options: McpHostOptio
     connect: (transport) => server.connect(transport),
     close: async () => {
       // spec: bridge-mcp-host#closing, TAP-BRIDGE-183 — nobody is left to read these results.
-      const cancels = [...running].map((handle) => {
-        const call = calls.get(handle);
-        if (call) call.cancelledBecause ??= 'the MCP client went away';
-        return handle.cancel('the MCP client went away').catch(() => {});
-      });
+      const cancels = [...running].map((handle) => cancelCall(handle, calls.get(handle) ?? {}, 'the MCP client went away'));
       await Promise.race([Promise.all(cancels), new Promise((resolve) => setTimeout(resolve, CLOSE_CANCEL_MS).unref())]);
       store.close();
       await server.close();
