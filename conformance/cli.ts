@@ -2,6 +2,7 @@
  * tap-conform: certifies a TAP agent over stdio or WebSocket. Exit codes: 0 every required case
  * passed, 1 the agent failed a case, 2 usage error, 3 the harness could not run.
  */
+import { SUPPORTED_VERSIONS } from '../reference/core/catalogue.ts';
 import { packageVersion } from '../reference/package.ts';
 import { type Config, parseCli } from './options.ts';
 import { USAGE } from './usage.ts';
@@ -26,7 +27,7 @@ export async function main(
     return 0;
   }
   if (cfg.version) {
-    out.write(`tap-conform ${packageVersion()} (TAP 1.0)\n`);
+    out.write(`tap-conform ${packageVersion()} (TAP ${SUPPORTED_VERSIONS.join(' and ')})\n`);
     return 0;
   }
   // The cases, the runner and the report writers load only for a run (fast --help and --version).

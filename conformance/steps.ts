@@ -3,6 +3,7 @@
  * stream up to its result. Each returns the agent's messages or the outcome that explains why
  * they did not come (spec: handshake, tasks).
  */
+import { SUPPORTED_VERSIONS } from '../reference/core/catalogue.ts';
 import type { Peer, Received } from './peer.ts';
 import { describeIssues, validateAgainst, validateMessage } from './schemas.ts';
 import type { Wire } from './session-state.ts';
@@ -21,7 +22,7 @@ export function harnessCard(agentId: string): Record<string, unknown> {
 }
 
 /** The versions the harness speaks and offers unless a case says otherwise (spec: versioning#tap-1-1). */
-export const HARNESS_VERSIONS: readonly string[] = ['1.1', '1.0'];
+export const HARNESS_VERSIONS: readonly string[] = SUPPORTED_VERSIONS;
 
 /** Session params the harness proposes unless a case says otherwise. */
 export const DEFAULT_PARAMS = {

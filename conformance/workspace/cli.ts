@@ -4,6 +4,7 @@
  * workspace binding. Exit codes as tap-conform's: 0 certified, 1 a case failed, 2 usage, 3 the
  * harness could not run.
  */
+import { SUPPORTED_VERSIONS } from '../../reference/core/catalogue.ts';
 import { parseCli } from '../options.ts';
 import { USAGE } from '../usage.ts';
 import { CannotRun } from '../target.ts';
@@ -34,7 +35,7 @@ export async function workspaceMain(
   }
   if (cfg.version) {
     const { toolVersion } = await import('../report/finish.ts');
-    out.write(`tap-conform ${toolVersion()} (TAP 1.0)\n`);
+    out.write(`tap-conform ${toolVersion()} (TAP ${SUPPORTED_VERSIONS.join(' and ')})\n`);
     return 0;
   }
   try {
