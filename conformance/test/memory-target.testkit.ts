@@ -20,7 +20,7 @@ const agents: ReturnType<typeof createAgent>[] = [];
 
 /**
  * A target whose connections reach one in-memory reference agent; `wrap` may break the agent's
- * side, `limits` replaces the task limits of its card. A connection whose case asks for a shorter
+ * side, `limits` replaces the task limits of its card, `versions` the versions it speaks. A connection whose case asks for a shorter
  * max_task_seconds (TAP_MAX_TASK_SECONDS, spec: conformance#case-limits) reaches an agent of that
  * limit, as a stdio agent would be started.
  */
@@ -33,6 +33,7 @@ export function memoryTarget(
     max_tasks_per_principal?: number;
     max_task_seconds?: number;
   } = { max_concurrent_tasks: 64 },
+  versions?: readonly string[],
 ): TargetSpec {
   const mine = new Map<number, ReturnType<typeof createAgent>>();
   const agentOf = (maxTaskSeconds: number) => {
@@ -53,6 +54,7 @@ export function memoryTarget(
       // liveness and late-plan cases get the 1000 ms they propose.
       heartbeatMs: 1_000,
       ...(resumeWindowMs !== undefined ? { resumeWindowMs } : {}),
+      ...(versions !== undefined ? { versions } : {}),
     });
     mine.set(maxTaskSeconds, agent);
     agents.push(agent);
