@@ -2,10 +2,11 @@
  * The independent Python agent (fixtures/agents/python) speaks TAP 1.0 over stdio: a handshake,
  * the conformance capabilities, cancellation, bad input and shutdown at end of input. Every line
  * it prints is checked against schemas/v1. Self-contained: it spawns the agent with
- * node:child_process and uses no other project module.
+ * node:child_process and uses no other project module; the last test runs the built tap-conform on it.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -359,4 +360,24 @@ describe('the Python TAP agent (stdio)', () => {
     expect(await p.exited).toBe(0);
     expect(p.lines).toEqual([]);
   });
+});
+
+describe('tap-conform against the Python agent, a TAP 1.0 agent', () => {
+  it('passes every invalid-message fixture case: the fixtures of 1.1 features are not replayed in its sessions of 1.0 (spec: versioning#tap-1-1)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tap-python-fixtures-'));
+    try {
+      const report = join(dir, 'report.json');
+      const run = spawnSync(
+        process.execPath,
+        [join(ROOT, 'bin/tap-conform.mjs'), '--only', 'core.fixtures.*', '--json', report, '--', 'python3', AGENT],
+        { cwd: ROOT, encoding: 'utf8', timeout: 60_000 },
+      );
+      const cases = (JSON.parse(readFileSync(report, 'utf8')) as { cases: { id: string; verdict: string; detail: string }[] }).cases;
+      expect(cases.filter((c) => c.verdict !== 'PASS').map((c) => `${c.id}: ${c.verdict} ${c.detail}`)).toEqual([]);
+      expect(cases.length).toBeGreaterThanOrEqual(6);
+      expect(run.status).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 90_000);
 });
