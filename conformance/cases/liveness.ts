@@ -11,6 +11,9 @@ import { startTask } from '../steps.ts';
 /** The longest heartbeat this scenario waits through: four of them pass before the peer is gone. */
 export const MAX_HEARTBEAT = 10_000;
 
+/** What an agent does to get the cases that wait out its heartbeats. */
+export const HEARTBEAT_HINT = `An agent that takes a heartbeat_ms of ${MAX_HEARTBEAT} or less gets this case (an agent of runAgent: its heartbeatMs option; tap-reference-agent takes 1000)`;
+
 export interface GoneScenario {
   heartbeat: number;
   /** When the agent declared the harness gone, after the last message it heard from it. */
@@ -41,7 +44,9 @@ export async function goneScenario(ctx: CaseContext): Promise<GoneScenario> {
       heartbeat,
       pings: 0,
       closed: false,
-      problem: skipped(`heartbeat_ms is ${heartbeat}; four heartbeats of silence are too long to wait for in a conformance run`),
+      problem: skipped(
+        `heartbeat_ms is ${heartbeat} (the harness proposed 1000); four heartbeats of silence are too long to wait for in a conformance run. ${HEARTBEAT_HINT}`,
+      ),
     };
   // The agent last heard from us when it received this request: between its send and the arrival
   // of task.accepted.

@@ -17,6 +17,7 @@ import type { Received } from '../../peer.ts';
 import { type Case, defineCase } from '../../case.ts';
 import { timedCases } from '../timing.ts';
 import { PLAN_CAP } from './kit.ts';
+import { HEARTBEAT_HINT, MAX_HEARTBEAT } from '../liveness.ts';
 
 /** The late-decision scenario: when does the first plan.holding reminder come, and the second? */
 async function holdingScenario(
@@ -129,7 +130,8 @@ export const cases: Case[] = [
       const r = await ctx.shared('plan-holding', holdingScenario);
       if (r.problem) return r.problem;
       if (r.first === undefined) return fail('no first reminder, so no repeat', 'a reminder every heartbeat_ms', 'none');
-      if (r.heartbeat > 10_000) return skipped(`heartbeat_ms is ${r.heartbeat}; a repeat that far apart is not waited for`);
+      if (r.heartbeat > MAX_HEARTBEAT)
+        return skipped(`heartbeat_ms is ${r.heartbeat}; a repeat that far apart is not waited for. ${HEARTBEAT_HINT}`);
       const w = timingWindow(r.heartbeat, ctx.env.timeScale);
       const o = judgeOccurrence(w, r.second, `the second plan.holding reminder (heartbeat_ms ${r.heartbeat})`);
       return o.verdict === 'PASS' ? judgePunctuality(w, r.second, 'the second plan.holding reminder') : o;
