@@ -12,7 +12,7 @@ import { idempotencyKey } from '../../../reference/jetstream/submit.ts';
 import { DEFAULT_NAMES as S, eventSubject, resultSubject, taskSubject } from '../../../reference/jetstream/names.ts';
 import { Kvm } from '../../../reference/transports/nats/client.ts';
 import { Wildcard } from '../../../reference/transports/nats/subjects.ts';
-import { listOf } from '../../report/model.ts';
+import { count, listOf } from '../../report/model.ts';
 import type { CaseContext } from '../../context.ts';
 import { TIDY_KEY, type Tidy } from '../../tidy.ts';
 
@@ -64,16 +64,14 @@ export class DurableLeftovers implements Tidy {
     const server = await this.open();
     try {
       await this.settled(server);
-      const removed = {
-        'queued records': await this.fromQueue(server),
-        'dead letters': await this.fromDead(server),
-        'finished records': await this.purged(server, S.results, resultSubject),
-        'task streams': await this.purged(server, S.events, eventSubject),
-        'idempotency keys': await this.fromKeys(server),
-      };
-      const said = Object.entries(removed)
-        .filter(([, n]) => n > 0)
-        .map(([what, n]) => `${n} ${what}`);
+      const removed: Array<[number, string]> = [
+        [await this.fromQueue(server), 'queued record'],
+        [await this.fromDead(server), 'dead letter'],
+        [await this.purged(server, S.results, resultSubject), 'finished record'],
+        [await this.purged(server, S.events, eventSubject), 'task stream'],
+        [await this.fromKeys(server), 'idempotency key'],
+      ];
+      const said = removed.filter(([n]) => n > 0).map(([n, noun]) => count(n, noun));
       const lines = [
         said.length > 0
           ? `removed what the nats-durable cases left on the server: ${listOf(said)}, all of records the run published; nothing else was touched`
