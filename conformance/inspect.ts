@@ -4,6 +4,7 @@
  * a good signature under integrity, gap-free sequences and byte-identical re-sends
  * (spec: envelope, messages#catalogue, tasks#sequences, integrity#mac).
  */
+import { createHash } from 'node:crypto';
 import type { InboundFrame } from '../reference/transports/transport.ts';
 import { checkMac } from './mac.ts';
 import { describeIssues, messageEntry, validateMessage, type Issue } from './schemas.ts';
@@ -89,7 +90,29 @@ export function inspectFrame(frame: InboundFrame, state: SessionState, binding: 
     out.violations.push(`the agent's ${msg.type} is invalid against schemas/v1: ${describeIssues(issues, 3, msg)}`);
   }
   checkEnvelope(msg, text, state, out);
+  // A message over the session's limit is the agent's fault, said above; what the harness keeps of
+  // it is cut, so that an agent sending many cannot exhaust the harness's memory.
+  if (typeof max === 'number' && frame.byteLength > max) {
+    out.text = cut(text, KEPT_CHARS);
+    out.msg = clipStrings(msg) as Wire;
+  }
   return out;
+}
+
+/** The longest string the harness keeps whole of a message over the session's max_message_bytes. */
+const KEPT_CHARS = 65_536;
+
+/** `value` with each string longer than KEPT_CHARS cut (a message nests at most 64 levels, checked before). */
+function clipStrings(value: unknown): unknown {
+  if (typeof value === 'string') return cut(value, KEPT_CHARS);
+  if (Array.isArray(value)) return value.map(clipStrings);
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, clipStrings(v)]));
+  return value;
+}
+
+/** What the harness remembers of a message's text to know a byte-identical re-send: the text, or a digest of a long one. */
+function fingerprint(text: string): string {
+  return text.length > KEPT_CHARS ? `sha256:${createHash('sha256').update(text).digest('base64')}` : text;
 }
 
 /** The deepest nesting a TAP message may have, its top-level object being level 1 (spec: limits#nesting). */
@@ -162,14 +185,15 @@ function checkEnvelope(msg: Wire, text: string, state: SessionState, out: Inspec
     v.push(`the agent put reply_to on ${msg.type}, which never answers a request (its reply_to column in messages.json is "absent")`);
   // A byte-identical re-send (for a duplicate request, or a resume replay) is legitimate.
   const first = state.agentMessages.get(msg.message_id);
+  const kept = fingerprint(text);
   if (first !== undefined) {
-    if (first === text) {
+    if (first === kept) {
       out.resent = true;
       return;
     }
     v.push(`the agent reused message_id ${msg.message_id} for a different message (a re-send must be byte-for-byte the original)`);
   } else {
-    state.agentMessages.set(msg.message_id, text);
+    state.agentMessages.set(msg.message_id, kept);
   }
   if (msg.type === 'handshake.ack' && msg.payload && typeof msg.payload === 'object') {
     const card = msg.payload.agent as { agent_id?: unknown } | undefined;
@@ -230,8 +254,9 @@ function checkSequence(msg: Wire, text: string, state: SessionState, v: string[]
     state.streams.set(taskId, stream);
   }
   const seen = stream.get(seq);
+  const kept = fingerprint(text);
   if (seen !== undefined) {
-    if (seen !== text)
+    if (seen !== kept)
       v.push(`task ${taskId}: sequence ${seq} was sent twice with different content (a replay must be byte-for-byte the original)`);
     return;
   }
@@ -245,5 +270,5 @@ function checkSequence(msg: Wire, text: string, state: SessionState, v: string[]
     v.push(`task ${taskId}: ${msg.type} (sequence ${seq}) came after the task.result (sequence ${resultSeq}); nothing follows the result`);
   }
   if (msg.type === 'task.result') state.resultSeq.set(taskId, seq);
-  stream.set(seq, text);
+  stream.set(seq, kept);
 }

@@ -70,9 +70,9 @@ export class SessionState {
   readonly quietTasks = new Set<string>();
   /** Tasks whose streams began in another session (before a restart): not checked from sequence 1 here. */
   readonly adopted = new Set<string>();
-  /** Agent message ids seen, with the exact text first received. */
+  /** Agent message ids seen, with the exact text first received (a digest of a long one, inspect.ts fingerprint()). */
   readonly agentMessages = new Map<string, string>();
-  /** Per task: sequence → exact text. */
+  /** Per task: sequence → exact text (a digest of a long one). */
   readonly streams = new Map<string, Map<number, string>>();
   /** Per task: the sequence of its task.result, once seen. */
   readonly resultSeq = new Map<string, number>();

@@ -49,6 +49,20 @@ describe('inspecting agent frames (spec: conformance#verdicts)', () => {
     ).toEqual([]);
   });
 
+  it('keeps only a cut copy of a message over the negotiated max_message_bytes, and still knows its byte-identical re-send', () => {
+    const s = session();
+    s.params = { max_message_bytes: 1000 } as SessionState['params'];
+    const big = JSON.stringify(event(2, { payload: { kind: 'log', level: 'info', message: 'x'.repeat(300_000) } }));
+    const r = inspectFrame(frame(big), s, 'stdio');
+    expect(r.violations[0]).toBe(`the agent sent a ${big.length}-byte message, over the negotiated max_message_bytes of 1000`);
+    expect(r.text!.length).toBeLessThan(70_000);
+    expect((r.msg!.payload as { message: string }).message).toMatch(/^x{65536}… \(234464 more characters\)$/);
+    expect(r.msg!.type).toBe('task.event');
+    expect(inspectFrame(frame(big), s, 'stdio').resent).toBe(true);
+    const other = inspectFrame(frame(big.replace('xxx"', 'xxy"')), s, 'stdio');
+    expect(other.violations.join(' ')).toMatch(/sequence 2 was sent twice with different content|reused message_id s-2/);
+  });
+
   it('reports schema violations of the agent', () => {
     const r = inspectFrame(frame(JSON.stringify({ ...event(2), payload: { kind: 'state' } })), session(), 'stdio');
     expect(r.violations.join(' ')).toMatch(/invalid against schemas\/v1/);
