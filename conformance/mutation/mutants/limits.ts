@@ -47,11 +47,16 @@ export const rows: Row[] = [
   ],
   [
     'TAP-LIM-002:oversized-output',
-    "task.result is padded beyond the session's max_message_bytes",
-    () =>
-      out(is('task.result'), (m, v) =>
-        payload((p) => ({ ...p, 'x-pad': 'x'.repeat(Number(v.memo.get('max_message_bytes') ?? 1048576)) }))(m),
-      ),
+    // The first few of a connection only: the memory pair has no back-pressure, and a flood case's
+    // thousands of padded results would be the harness's memory, not the rule, under test.
+    "the first 16 task.results of a connection are padded beyond the session's max_message_bytes",
+    () => {
+      let padded = 0;
+      return out(
+        (m, v) => is('task.result')(m, v) && padded++ < 16,
+        (m, v) => payload((p) => ({ ...p, 'x-pad': 'x'.repeat(Number(v.memo.get('max_message_bytes') ?? 1048576)) }))(m),
+      );
+    },
   ],
   [
     'TAP-LIM-003:size-not-first',
