@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT } from './lib/paths.ts';
 import type { BenchResult } from './lib/report.ts';
-import { ALL_ROWS } from './scenarios/index.ts';
+import { ALL_ROWS, SCENARIOS } from './scenarios/index.ts';
 
 const out = mkdtempSync(join(tmpdir(), 'tap-bench-test-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
@@ -35,6 +35,11 @@ describe('npm run bench', () => {
     const result = JSON.parse(readFileSync(join(out, 'latest.json'), 'utf8')) as BenchResult;
     expect(result.machine.node).toBe(process.versions.node);
     expect(result.rows.map((r) => r.id)).toEqual([...ALL_ROWS]);
+    // A row's heading is its scenario's, numbered as the list of scenarios numbers it.
+    for (const row of result.rows) {
+      const scenario = SCENARIOS.find((s) => s.rows.includes(row.id))!;
+      expect(row.scenario.startsWith(scenario.name), `${row.id} under "${row.scenario}"`).toBe(true);
+    }
     for (const row of result.rows) {
       if (row.not_run !== undefined) {
         expect(row.not_run, row.id).toMatch(/^not run: \S/);

@@ -232,18 +232,49 @@ export function durableRunnerArgs(serverUrl: string, i: number): string[] {
   return ['--server', serverUrl, '--agent-id', `bench.runner-${i}`, '--capability', 'bench.work', '--batch', String(BATCH)];
 }
 
-/** One durable race on a fresh server: TAP's four runners, then four bare consumers of the same records; tasks per second each. */
-async function durableRace(n: number, warm: number): Promise<{ tap: number; bare: number | string; recordBytes: number }> {
-  const { ensureStreams, submitDurable, DEFAULT_NAMES } = await import('../../reference/jetstream/index.ts');
+/** The names of the ceiling's streams: TAP's configuration (ensureStreams), other names. */
+const CEILING_NAMES = {
+  prefix: 'ceil',
+  tasks: 'CEIL_TASKS',
+  results: 'CEIL_RESULTS',
+  events: 'CEIL_EVENTS',
+  dead: 'CEIL_DEAD',
+  idempotency: 'CEIL_IDEMPOTENCY',
+};
+
+/** Figures of one durable race; a baseline that failed is its error. */
+interface DurableRace {
+  tap: number;
+  bare: number | string;
+  ceiling: number | string;
+  recordBytes: number;
+}
+
+/**
+ * One durable race on a fresh server: TAP's four runners; four bare consumers of the same records
+ * (the floor); then four bare consumers making a runner's JetStream operations for each (the
+ * ceiling, bench/peers/bare-js-durable.ts). Tasks per second each.
+ */
+async function durableRace(n: number, warm: number): Promise<DurableRace> {
+  const { ensureStreams, submitDurable, DEFAULT_NAMES, taskSubject } = await import('../../reference/jetstream/index.ts');
   const server = await startNatsServer();
   let nc: NatsConnection | undefined;
   let children: LineChild[] = [];
+  const consumers = async (script: string, args: string[], what: string): Promise<void> => {
+    children = Array.from({ length: AGENTS }, () => spawnScript(peer(script), ['--server', server.url, ...args, '--batch', String(BATCH)]));
+    await started(children, what);
+  };
+  const stopChildren = async (): Promise<void> => {
+    await Promise.all(children.map((c) => c.stop(2000)));
+    children = [];
+  };
   try {
     nc = await natsConnect({ servers: server.url });
     const { jsm } = await ensureStreams(nc);
     children = Array.from({ length: AGENTS }, (_, i) => spawnScript(peer('durable-runner.ts'), durableRunnerArgs(server.url, i)));
     await started(children, 'runner');
     const texts: string[] = [];
+    const warmTexts: string[] = [];
     const submit = async (i: number): Promise<string> => {
       const { record } = await submitDurable(nc!, {
         task_id: `task-20260101-${i.toString(16).padStart(12, '0')}`,
@@ -253,21 +284,23 @@ async function durableRace(n: number, warm: number): Promise<{ tap: number; bare
       return JSON.stringify(record);
     };
     // The warm-up: tasks of their own (ids after the measured ones), untimed, so that the runners are measured as they run for long.
-    const results = async () => (await jsm.streams.info(DEFAULT_NAMES.results)).state.messages;
+    const results = async (stream: string) => (await jsm.streams.info(stream)).state.messages;
     await publishAndWait(
-      (i) => submit(n + i),
+      async (i) => {
+        warmTexts[i] = await submit(n + i);
+      },
       warm,
-      async () => (await results()) >= warm,
+      async () => (await results(DEFAULT_NAMES.results)) >= warm,
     );
     const tap = await publishAndWait(
       async (i) => {
         texts[i] = await submit(i);
       },
       n,
-      async () => (await results()) >= warm + n,
+      async () => (await results(DEFAULT_NAMES.results)) >= warm + n,
     );
-    await Promise.all(children.map((c) => c.stop(2000)));
-    children = [];
+    await stopChildren();
+    const js = jetstream(nc);
     let bare: number | string;
     try {
       await jsm.streams.add({
@@ -277,20 +310,7 @@ async function durableRace(n: number, warm: number): Promise<{ tap: number; bare
         storage: StorageType.File,
       });
       await jsm.consumers.add('BARE_TASKS', { durable_name: 'bare', ack_policy: AckPolicy.Explicit, filter_subject: 'bare.tasks.work' });
-      children = Array.from({ length: AGENTS }, () =>
-        spawnScript(peer('bare-js-consumer.ts'), [
-          '--server',
-          server.url,
-          '--stream',
-          'BARE_TASKS',
-          '--consumer',
-          'bare',
-          '--batch',
-          String(BATCH),
-        ]),
-      );
-      await started(children, 'bare consumer');
-      const js = jetstream(nc);
+      await consumers('bare-js-consumer.ts', ['--stream', 'BARE_TASKS', '--consumer', 'bare'], 'bare consumer');
       let published = 0;
       const drained = async () => (await jsm.streams.info('BARE_TASKS')).state.messages === 0;
       await publishAndWait((i) => js.publish('bare.tasks.work', texts[i % n]!, { msgID: `bare-warm-${i}` }), warm, drained);
@@ -305,9 +325,34 @@ async function durableRace(n: number, warm: number): Promise<{ tap: number; bare
     } catch (err) {
       bare = oneLine(err);
     }
-    return { tap, bare, recordBytes: Buffer.byteLength(texts[0] ?? '') };
+    await stopChildren();
+    let ceiling: number | string;
+    try {
+      const c = CEILING_NAMES;
+      await ensureStreams(nc, { names: c });
+      const subject = taskSubject(c, 'bench.work');
+      await jsm.consumers.add(c.tasks, { durable_name: 'ceiling', ack_policy: AckPolicy.Explicit, filter_subject: subject });
+      await consumers(
+        'bare-js-durable.ts',
+        ['--prefix', c.prefix, '--stream', c.tasks, '--events', c.events, '--consumer', 'ceiling'],
+        'ceiling consumer',
+      );
+      await publishAndWait(
+        (i) => js.publish(subject, warmTexts[i]!, { msgID: `ceiling-warm-${i}` }),
+        warm,
+        async () => (await results(c.results)) >= warm,
+      );
+      ceiling = await publishAndWait(
+        (i) => js.publish(subject, texts[i]!, { msgID: `ceiling-${i}` }),
+        n,
+        async () => (await results(c.results)) >= warm + n,
+      );
+    } catch (err) {
+      ceiling = oneLine(err);
+    }
+    return { tap, bare, ceiling, recordBytes: Buffer.byteLength(texts[0] ?? '') };
   } finally {
-    await Promise.all(children.map((c) => c.stop(2000)));
+    await stopChildren();
     await nc?.close().catch(() => {});
     await server.stop();
   }
@@ -324,15 +369,16 @@ async function durable(budget: Budget, log: (line: string) => void): Promise<Row
     better: 'higher' as const,
     method:
       `a fresh nats-server per repetition; after a warm-up of ${warm} tasks (untimed, the same for both), the clock runs from the first publish (${DEPTH} at a time, each acknowledged by the server) until every task is done: ` +
-      `for TAP, ${AGENTS} runner processes (pull batches of ${BATCH}) have stored every finished record in TAP_RESULTS (each task also writes its three TAP_EVENTS messages); ` +
-      `for the floor, ${AGENTS} bare consumers (pull batches of ${BATCH}) have parsed and acknowledged the same record texts on a work-queue stream; ${budget.workspaceReps} repetitions`,
+      `for TAP, ${AGENTS} runner processes (pull batches of ${BATCH}) have stored every finished record in TAP_RESULTS (each task also stores two TAP_EVENTS messages, its running event and its task.result, after reading its stream); ` +
+      `for the floor, ${AGENTS} bare consumers (pull batches of ${BATCH}) have parsed and acknowledged the same record texts on a work-queue stream; ` +
+      `for the ceiling, ${AGENTS} bare consumers (${BATCH} at once) have made a runner's JetStream operations for each of the same records on streams of TAP's configuration; ${budget.workspaceReps} repetitions`,
   };
   const tapRuns: number[] = [];
-  const bareRuns: number[] = [];
-  let bareError: string | undefined;
+  const runs = { bare: [] as number[], ceiling: [] as number[] };
+  const errors: { bare?: string; ceiling?: string } = {};
   let recordBytes = 0;
   for (let rep = 0; rep < budget.workspaceReps; rep++) {
-    let r: Awaited<ReturnType<typeof durableRace>>;
+    let r: DurableRace;
     try {
       r = await durableRace(n, warm);
     } catch (err) {
@@ -340,23 +386,37 @@ async function durable(budget: Budget, log: (line: string) => void): Promise<Row
     }
     tapRuns.push(r.tap);
     recordBytes = r.recordBytes;
-    if (typeof r.bare === 'number') bareRuns.push(r.bare);
-    else bareError = r.bare;
+    for (const k of ['bare', 'ceiling'] as const) {
+      const v = r[k];
+      if (typeof v === 'number') runs[k].push(v);
+      else errors[k] = v;
+    }
+    const said = (v: number | string) => (typeof v === 'number' ? String(Math.round(v)) : v);
     log(
-      `  repetition ${rep + 1}/${budget.workspaceReps}: TAP durable ${Math.round(r.tap)} tasks/s, bare JetStream ${typeof r.bare === 'number' ? Math.round(r.bare) : r.bare}`,
+      `  repetition ${rep + 1}/${budget.workspaceReps}: TAP durable ${Math.round(r.tap)} tasks/s, bare JetStream ${said(r.bare)}, a runner's operations by the bare client ${said(r.ceiling)}`,
     );
   }
   const tap = { name: `TAP durable runner on JetStream (${AGENTS} agents)`, value: spread(tapRuns) };
-  const floorName = `bare JetStream publish and pull-ack of the same records (${AGENTS} consumers)`;
-  const baseline =
-    bareRuns.length === 0
-      ? missingBaseline('bare', floorName, bareError ?? 'no figure')
-      : compare(tap, 'bare', { name: floorName, value: spread(bareRuns) });
+  const names = {
+    bare: `bare JetStream publish and pull-ack of the same records (${AGENTS} consumers)`,
+    ceiling: `a runner's JetStream operations by the bare client: read the task's stream, store two events and the finished record, acknowledge (${AGENTS} consumers; ceiling)`,
+  };
+  const baselineOf = (k: 'bare' | 'ceiling'): Baseline =>
+    runs[k].length === 0
+      ? missingBaseline(k, names[k], errors[k] ?? 'no figure')
+      : compare(tap, k, { name: names[k], value: spread(runs[k]) });
+  const floor = baselineOf('bare');
+  const ceiling = baselineOf('ceiling');
+  const target = ratioTarget(DURABLE_TARGET, tap, floor);
+  if (ceiling.ratio !== null && !ceiling.not_run && floor.ratio !== null && !floor.not_run) {
+    const ceilingOfFloor = floor.value.median / ceiling.value.median;
+    target.measured += `; TAP ${ceiling.ratio.toFixed(2)}× its ceiling, which is ${(1 / ceilingOfFloor).toFixed(2)}× the floor`;
+  }
   return {
     ...row,
     tap,
-    baselines: [baseline],
-    targets: [ratioTarget(DURABLE_TARGET, tap, baseline)],
+    baselines: [floor, ceiling],
+    targets: [target],
     details: { record_bytes: recordBytes },
   };
 }
@@ -375,7 +435,7 @@ export async function nats(budget: Budget, selected: (id: string) => boolean, lo
     );
   }
   const rows: Row[] = [];
-  if (selected(IDS.seq) || selected(IDS.fly)) {
+  if ([IDS.seq, IDS.fly, IDS.quietSeq, IDS.quietFly].some(selected)) {
     log('nats: round trip over the NATS binding against a bare request/reply echo');
     const server = await startNatsServer();
     try {

@@ -128,7 +128,12 @@ async function openTasks(budget: Budget, log: (line: string) => void): Promise<R
 
 /** Opens `n` TAP sessions at once against an agent in a child process; resolves with the seconds it took. */
 async function tapHandshakes(n: number): Promise<number> {
-  const agent = await listeningChild(peer('tap-agent.ts'), ['--listen', 'ws://127.0.0.1:0'], 'the TAP agent');
+  // Every session comes from 127.0.0.1: the agent's table holds them all, in all and for that one source.
+  const agent = await listeningChild(
+    peer('tap-agent.ts'),
+    ['--listen', 'ws://127.0.0.1:0', '--max-connections', String(n + 16)],
+    'the TAP agent',
+  );
   const clients: TapClient[] = [];
   try {
     const t0 = performance.now();
