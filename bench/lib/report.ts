@@ -114,6 +114,7 @@ const EXTRA_LABELS: Record<string, [string, string]> = {
   p99_ms: ['p99', 'ms'],
   messages_per_s: ['messages', 'per s'],
   p95_ms: ['P95', 'ms'],
+  burst_mb: ['just after the burst', 'MB'],
   discover_ms: ['mesh.discover p50', 'ms'],
   discover_p99_ms: ['mesh.discover p99', 'ms'],
 };
