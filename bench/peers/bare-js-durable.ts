@@ -1,22 +1,21 @@
 /**
  * One consumer of the durable row's ceiling: the JetStream operations a durable runner makes for a
  * task, by the bare client and nothing else (spec: bindings-nats#task-queue, #event-streams). Per
- * delivery: parse the record; read the last message of the task's event stream (none here); store
- * two messages in it (the running event and the task.result, each with its message id, awaiting
- * the server's acknowledgement); store the finished record in the results stream (its message id
- * too); acknowledge the delivery. Up to --batch deliveries at once, as a runner. The streams are
+ * first delivery: parse the record; store two messages in the task's event stream (the running
+ * event, on the condition that the stream is empty, and the task.result, each with its message id,
+ * awaiting the server's acknowledgement); store the finished record in the results stream (its
+ * message id too); acknowledge the delivery. Up to --batch deliveries at once, as a runner. The streams are
  * those `ensureStreams` makes under --prefix (TAP's configuration, other names). Prints "ready".
  */
 import { parseArgs } from 'node:util';
 import { connect, headers } from '@nats-io/transport-node';
-import { jetstream, jetstreamManager, type JsMsg } from '@nats-io/jetstream';
+import { jetstream, type JsMsg } from '@nats-io/jetstream';
 
 const { values } = parseArgs({
   options: {
     server: { type: 'string' },
     prefix: { type: 'string' },
     stream: { type: 'string' },
-    events: { type: 'string' },
     consumer: { type: 'string' },
     batch: { type: 'string' },
   },
@@ -24,7 +23,6 @@ const { values } = parseArgs({
 const prefix = values.prefix!;
 const nc = await connect({ servers: values.server!, noAsyncTraces: true });
 const js = jetstream(nc);
-const jsm = await jetstreamManager(nc);
 const consumer = await js.consumers.get(values.stream!, values.consumer!);
 const batch = Number(values.batch ?? 8);
 const messages = await consumer.consume({ max_messages: batch, threshold_messages: Math.max(1, Math.floor(batch / 2)) });
@@ -50,10 +48,12 @@ async function work(m: JsMsg): Promise<void> {
   const record = JSON.parse(m.string()) as { task_id: string; context: { current_input: unknown }; state: Record<string, unknown> };
   const id = record.task_id;
   const events = `${prefix}.events.${id}`;
-  await jsm.streams.getMessage(values.events!, { last_by_subj: events });
+  const first = headers();
+  first.set('Tap-Attempt', '0');
+  first.set('Nats-Expected-Last-Subject-Sequence', '0');
+  await js.publish(events, streamMessage(id, 1, 'task.event', { kind: 'state', state: 'running' }), { msgID: `${id}:1`, headers: first });
   const h = headers();
   h.set('Tap-Attempt', '0');
-  await js.publish(events, streamMessage(id, 1, 'task.event', { kind: 'state', state: 'running' }), { msgID: `${id}:1`, headers: h });
   const output = record.context.current_input;
   await js.publish(events, streamMessage(id, 2, 'task.result', { status: 'completed', output }), { msgID: `${id}:2`, headers: h });
   const finished = { ...record, state: { ...record.state, status: 'completed', attempts: 0, finished_at: new Date().toISOString() } };

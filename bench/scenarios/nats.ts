@@ -332,11 +332,7 @@ async function durableRace(n: number, warm: number): Promise<DurableRace> {
       await ensureStreams(nc, { names: c });
       const subject = taskSubject(c, 'bench.work');
       await jsm.consumers.add(c.tasks, { durable_name: 'ceiling', ack_policy: AckPolicy.Explicit, filter_subject: subject });
-      await consumers(
-        'bare-js-durable.ts',
-        ['--prefix', c.prefix, '--stream', c.tasks, '--events', c.events, '--consumer', 'ceiling'],
-        'ceiling consumer',
-      );
+      await consumers('bare-js-durable.ts', ['--prefix', c.prefix, '--stream', c.tasks, '--consumer', 'ceiling'], 'ceiling consumer');
       await publishAndWait(
         (i) => js.publish(subject, warmTexts[i]!, { msgID: `ceiling-warm-${i}` }),
         warm,
@@ -369,7 +365,7 @@ async function durable(budget: Budget, log: (line: string) => void): Promise<Row
     better: 'higher' as const,
     method:
       `a fresh nats-server per repetition; after a warm-up of ${warm} tasks (untimed, the same for both), the clock runs from the first publish (${DEPTH} at a time, each acknowledged by the server) until every task is done: ` +
-      `for TAP, ${AGENTS} runner processes (pull batches of ${BATCH}) have stored every finished record in TAP_RESULTS (each task also stores two TAP_EVENTS messages, its running event and its task.result, after reading its stream); ` +
+      `for TAP, ${AGENTS} runner processes (pull batches of ${BATCH}) have stored every finished record in TAP_RESULTS (each task also stores two TAP_EVENTS messages, its running event on the condition that its stream is empty, and its task.result); ` +
       `for the floor, ${AGENTS} bare consumers (pull batches of ${BATCH}) have parsed and acknowledged the same record texts on a work-queue stream; ` +
       `for the ceiling, ${AGENTS} bare consumers (${BATCH} at once) have made a runner's JetStream operations for each of the same records on streams of TAP's configuration; ${budget.workspaceReps} repetitions`,
   };
@@ -399,7 +395,7 @@ async function durable(budget: Budget, log: (line: string) => void): Promise<Row
   const tap = { name: `TAP durable runner on JetStream (${AGENTS} agents)`, value: spread(tapRuns) };
   const names = {
     bare: `bare JetStream publish and pull-ack of the same records (${AGENTS} consumers)`,
-    ceiling: `a runner's JetStream operations by the bare client: read the task's stream, store two events and the finished record, acknowledge (${AGENTS} consumers; ceiling)`,
+    ceiling: `a runner's JetStream operations by the bare client: store two events (the first on the condition of an empty stream) and the finished record, acknowledge (${AGENTS} consumers; ceiling)`,
   };
   const baselineOf = (k: 'bare' | 'ceiling'): Baseline =>
     runs[k].length === 0

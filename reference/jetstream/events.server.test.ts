@@ -137,7 +137,7 @@ describe.skipIf(lacks('nats-server'))(
       expect(all.map((s) => s.message.sequence)).toEqual([1, 2, 3]);
     });
 
-    it('reads nothing but the last message of its task to run a first delivery, and acknowledges it without asking for an answer', async () => {
+    it('reads nothing to run a first delivery: its running event is stored on the condition that the stream is empty; it acknowledges without asking for an answer', async () => {
       // The runner's own connection, whose requests are told apart by their reply subjects.
       const own = await connect({ servers: server.url, inboxPrefix: '_INBOX_RUNNER' });
       stops.push(() => own.close());
@@ -146,6 +146,10 @@ describe.skipIf(lacks('nats-server'))(
       stops.push(() => watcher.close());
       const asked: string[] = [];
       const acks: Array<[string, boolean]> = [];
+      const conditions: Array<string | undefined> = [];
+      watcher.subscribe('tap.events.>', {
+        callback: (_err, m) => void conditions.push(m.headers?.get('Nats-Expected-Last-Subject-Sequence') || undefined),
+      });
       watcher.subscribe('$JS.API.>', {
         callback: (_err, m) => {
           if (m.reply?.startsWith('_INBOX_RUNNER') && !m.subject.startsWith('$JS.API.CONSUMER.MSG.NEXT.')) asked.push(m.subject);
@@ -162,8 +166,15 @@ describe.skipIf(lacks('nats-server'))(
       await vi.waitFor(() => expect(acks).toHaveLength(1), { timeout: 5000 });
       await own.flush();
       await watcher.flush();
-      // Its pulls aside, the runner read its task's stream in TAP_EVENTS once, and nothing else.
-      expect(asked).toEqual(['$JS.API.STREAM.MSG.GET.TAP_EVENTS']);
+      // Its pulls aside, the runner asked the server nothing: no read of its task's stream.
+      expect(asked).toEqual([]);
+      // The running event went on the condition of an empty stream; the task.result numbers on.
+      expect(conditions).toEqual(['0', undefined]);
+      const stored = await replayDurableTask(nc, { taskId: record.task_id, untilResult: false });
+      expect(stored.map((x) => [x.message.sequence, x.message.type])).toEqual([
+        [1, 'task.event'],
+        [2, 'task.result'],
+      ]);
       expect(acks).toEqual([['+ACK', false]]);
     });
 

@@ -96,6 +96,11 @@ export function traceOfRecord(metadata: Record<string, unknown> | undefined): St
   return Object.keys(trace).length > 0 ? trace : undefined;
 }
 
+/** The condition of a first message: the subject holds no message yet (a JetStream publish header). */
+const EXPECT_EMPTY = ['Nats-Expected-Last-Subject-Sequence', '0'] as const;
+/** JetStream's error code for a publish whose expected last sequence is not the stream's. */
+const WRONG_LAST_SEQUENCE = 10071;
+
 /** Publishes a task's messages in order, each acknowledged by the server before the next (spec: bindings-nats#event-streams). */
 export class TaskStreamWriter {
   private next: number;
@@ -125,6 +130,38 @@ export class TaskStreamWriter {
 
   /** Publishes one message and resolves with it once the server has stored it. */
   async publish(type: DurableStreamMessage['type'], payload: Record<string, unknown>): Promise<DurableStreamMessage> {
+    const { message, ack } = await this.store(type, payload);
+    // spec: bindings-nats#event-streams: a duplicate is this writer's own message only if the stored one is it.
+    if (ack.duplicate && !(await this.stored(ack.seq, message.message_id)))
+      throw new StreamFenced(`task ${this.taskId}: sequence ${this.next} of its stream was stored by another delivery`);
+    this.next++;
+    return message;
+  }
+
+  /**
+   * Publishes the first message of a task's stream, on the condition that the stream holds none
+   * (`Nats-Expected-Last-Subject-Sequence: 0`): resolves with the message once the server stored
+   * it, or with null, storing nothing, when the task's stream already holds a message (the server
+   * refuses the condition, or knows the message id) — the caller then reads the stream and goes
+   * on from what it holds. A first delivery learns this way, in the one request it makes anyway,
+   * that its stream is empty (spec: bindings-nats#event-streams).
+   */
+  async publishFirst(type: DurableStreamMessage['type'], payload: Record<string, unknown>): Promise<DurableStreamMessage | null> {
+    if (this.next !== 1) throw new Error(`publishFirst is for the first message of a stream, not sequence ${this.next}`);
+    let stored: Awaited<ReturnType<TaskStreamWriter['store']>>;
+    try {
+      stored = await this.store(type, payload, EXPECT_EMPTY);
+    } catch (err) {
+      if ((err as { code?: unknown }).code === WRONG_LAST_SEQUENCE) return null;
+      throw err;
+    }
+    if (stored.ack.duplicate) return null;
+    this.next++;
+    return stored.message;
+  }
+
+  /** Stores one message under the next sequence, with `extra` headers; the server's acknowledgement. */
+  private async store(type: DurableStreamMessage['type'], payload: Record<string, unknown>, extra?: readonly [string, string]) {
     const message: DurableStreamMessage = {
       protocol: this.protocol,
       message_id: newMessageId(idBytes),
@@ -139,16 +176,13 @@ export class TaskStreamWriter {
     };
     const h = natsHeaders();
     h.set(ATTEMPT_HEADER, String(this.attempt));
+    if (extra) h.set(extra[0], extra[1]);
     if (this.signingKey) h.set(STREAM_SIGNATURE_HEADER, signStreamMessage(message, this.attempt, this.signingKey));
     const ack = await this.js.publish(eventSubject(this.names, this.taskId), JSON.stringify(message), {
       msgID: eventMsgId(this.taskId, this.next),
       headers: h,
     });
-    // spec: bindings-nats#event-streams: a duplicate is this writer's own message only if the stored one is it.
-    if (ack.duplicate && !(await this.stored(ack.seq, message.message_id)))
-      throw new StreamFenced(`task ${this.taskId}: sequence ${this.next} of its stream was stored by another delivery`);
-    this.next++;
-    return message;
+    return { message, ack };
   }
 
   /** Whether the message stored at a stream sequence of TAP_EVENTS is the one with this message id. */

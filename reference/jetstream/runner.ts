@@ -167,7 +167,29 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
     await m.ackAck();
   };
 
+  /** The writer of a task's stream for a delivery, numbering on from `lastSequence`. */
+  const writer = (record: TaskRecord, lastSequence: number, attempts: number): TaskStreamWriter =>
+    new TaskStreamWriter(
+      js,
+      names,
+      o.agentId,
+      record.task_id,
+      lastSequence,
+      attempts,
+      o.signingKey,
+      traceOfRecord(record.metadata),
+      speaks11(record) ? 'tap/1.1' : 'tap/1.0',
+    );
+
   const run = async (m: JsMsg, record: TaskRecord, attempts: number, principal: string | undefined): Promise<void> => {
+    // A first delivery's stream is nearly always empty: it stores its running event on that
+    // condition, with no read before. A stream that holds a message (a record published again)
+    // refuses the condition, and the delivery goes the way of a redelivery.
+    if (m.info.deliveryCount === 1) {
+      if ((await claimKey(record)) === 'repeat') return repeat(m);
+      const stream = writer(record, 0, attempts);
+      if (await stream.publishFirst('task.event', RUNNING)) return runPhase(m, record, attempts, principal, stream);
+    }
     // spec: bindings-nats#event-streams: a redelivery numbers the task's messages on from the last stored one.
     // If a read fails, the delivery is not acknowledged and comes again.
     const last = await lastStoredMessage(jsm, names, record.task_id);
@@ -182,18 +204,19 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
       await finishTask(m, record, last.attempt ?? attempts, outcomeOfResult(last.message.payload), principal);
       return;
     }
-    const stream = new TaskStreamWriter(
-      js,
-      names,
-      o.agentId,
-      record.task_id,
-      Number.isSafeInteger(last?.message.sequence) ? last!.message.sequence : 0,
-      attempts,
-      o.signingKey,
-      traceOfRecord(record.metadata),
-      speaks11(record) ? 'tap/1.1' : 'tap/1.0',
-    );
+    const stream = writer(record, Number.isSafeInteger(last?.message.sequence) ? last!.message.sequence : 0, attempts);
     await stream.publish('task.event', RUNNING);
+    return runPhase(m, record, attempts, principal, stream);
+  };
+
+  /** Runs the phase of a delivery whose running event `stream` stored, and settles the delivery. */
+  const runPhase = async (
+    m: JsMsg,
+    record: TaskRecord,
+    attempts: number,
+    principal: string | undefined,
+    stream: TaskStreamWriter,
+  ): Promise<void> => {
     const finish = (attempt: number, outcome: Outcome) => finishTask(m, record, attempt, outcome, principal);
     const lost = new AbortController();
     const onStop = () => lost.abort();
