@@ -28,7 +28,7 @@ import { durableRunnerArgs } from './scenarios/nats.ts';
 const { values } = parseArgs({
   options: {
     tasks: { type: 'string', default: '1000' },
-    warm: { type: 'string', default: '300' },
+    warm: { type: 'string', default: '3000' },
     profile: { type: 'string' },
     /** Measures the row's floor instead: four bare consumers pulling and acknowledging the same record texts. */
     bare: { type: 'boolean', default: false },
