@@ -23,7 +23,7 @@ import { compilePeers, delay, nodeArgs, watchLines, type LineChild } from './lib
 import { childCpuUs, ownCpuUs } from './lib/cpu.ts';
 import { peer, ROOT } from './lib/paths.ts';
 import { echoInput } from './lib/systems.ts';
-import { durableRunnerArgs } from './scenarios/nats.ts';
+import { durableRunnerArgs } from './scenarios/nats-durable.ts';
 
 const { values } = parseArgs({
   options: {
