@@ -198,6 +198,33 @@ describe.skipIf(lacks('nats-server'))(
       expect(all.map((s) => s.message.type)).toEqual(['task.event', 'task.result']);
     });
 
+    it('acknowledges a record published again once the stream has forgotten its message ids: the server refuses the condition of its first delivery', async () => {
+      const runs: number[] = [];
+      const r = await runner({
+        capability: 'work.later',
+        handler: async ({ attempts }) => {
+          runs.push(attempts);
+          return 'done';
+        },
+      });
+      const { record } = await submitDurable(nc, { next_phase: 'work.later', input: null });
+      await resultOf(record.task_id);
+      // TAP_EVENTS forgets the task's message ids: the running event's condition, not its id, now stops the delivery.
+      const jsm = await jetstreamManager(nc);
+      const { config } = await jsm.streams.info(DEFAULT_NAMES.events);
+      const window = config.duplicate_window;
+      await jsm.streams.update(DEFAULT_NAMES.events, { ...config, duplicate_window: 100_000_000 });
+      stops.push(() => jsm.streams.update(DEFAULT_NAMES.events, { ...config, duplicate_window: window }).then(() => undefined));
+      await sleep(400);
+      await jetstream(nc).publish('tap.tasks.work.later', JSON.stringify(record), { msgID: `${record.task_id}:later` });
+      await vi.waitFor(() => expect(r.stats.repeats).toBe(1), { timeout: 5000 });
+      expect(runs).toEqual([0]);
+      // Acknowledged at its first delivery: no lease ran out, nothing came again.
+      expect(r.stats).toMatchObject({ completed: 1, repeats: 1, redelivered: 0 });
+      const all = await replayDurableTask(nc, { taskId: record.task_id, untilResult: false });
+      expect(all.map((x) => x.message.type)).toEqual(['task.event', 'task.result']);
+    });
+
     it('publishes running, each output and the task.result numbered from 1, and the result before the finished record', async () => {
       await runner({ capability: 'tap.test.stream' });
       const { record } = await submitDurable(nc, { next_phase: 'tap.test.stream', input: { count: 3 } });
