@@ -178,51 +178,46 @@ describe.skipIf(lacks('nats-server'))(
       expect(acks).toEqual([['+ACK', false]]);
     });
 
-    it('acknowledges the first delivery of a record published again after its task finished, without running it or adding to its stream', async () => {
+    /**
+     * Runs one task of `capability` to its end, then `meanwhile()`, then publishes its record again
+     * under a message id the queue has not seen (a new message, delivered for the first time), and
+     * checks that the runner acknowledged it at that first delivery without running it or adding to its stream.
+     */
+    async function publishedAgain(capability: string, meanwhile: () => Promise<void> = async () => {}): Promise<void> {
       const runs: number[] = [];
       const r = await runner({
-        capability: 'work.again',
+        capability,
         handler: async ({ attempts }) => {
           runs.push(attempts);
           return 'done';
         },
       });
-      const { record } = await submitDurable(nc, { next_phase: 'work.again', input: null });
+      const { record } = await submitDurable(nc, { next_phase: capability, input: null });
       await resultOf(record.task_id);
-      // The same record again, under a message id the queue has not seen: a new message, delivered for the first time.
-      await jetstream(nc).publish(`tap.tasks.work.again`, JSON.stringify(record), { msgID: `${record.task_id}:again` });
-      await vi.waitFor(() => expect(r.stats.repeats).toBe(1), { timeout: 5000 });
-      expect(runs).toEqual([0]);
-      expect(r.stats).toMatchObject({ completed: 1, repeats: 1, redelivered: 0 });
-      const all = await replayDurableTask(nc, { taskId: record.task_id, untilResult: false });
-      expect(all.map((s) => s.message.type)).toEqual(['task.event', 'task.result']);
-    });
-
-    it('acknowledges a record published again once the stream has forgotten its message ids: the server refuses the condition of its first delivery', async () => {
-      const runs: number[] = [];
-      const r = await runner({
-        capability: 'work.later',
-        handler: async ({ attempts }) => {
-          runs.push(attempts);
-          return 'done';
-        },
-      });
-      const { record } = await submitDurable(nc, { next_phase: 'work.later', input: null });
-      await resultOf(record.task_id);
-      // TAP_EVENTS forgets the task's message ids: the running event's condition, not its id, now stops the delivery.
-      const jsm = await jetstreamManager(nc);
-      const { config } = await jsm.streams.info(DEFAULT_NAMES.events);
-      const window = config.duplicate_window;
-      await jsm.streams.update(DEFAULT_NAMES.events, { ...config, duplicate_window: 100_000_000 });
-      stops.push(() => jsm.streams.update(DEFAULT_NAMES.events, { ...config, duplicate_window: window }).then(() => undefined));
-      await sleep(400);
-      await jetstream(nc).publish('tap.tasks.work.later', JSON.stringify(record), { msgID: `${record.task_id}:later` });
+      await meanwhile();
+      await jetstream(nc).publish(`tap.tasks.${capability}`, JSON.stringify(record), { msgID: `${record.task_id}:again` });
       await vi.waitFor(() => expect(r.stats.repeats).toBe(1), { timeout: 5000 });
       expect(runs).toEqual([0]);
       // Acknowledged at its first delivery: no lease ran out, nothing came again.
       expect(r.stats).toMatchObject({ completed: 1, repeats: 1, redelivered: 0 });
       const all = await replayDurableTask(nc, { taskId: record.task_id, untilResult: false });
       expect(all.map((x) => x.message.type)).toEqual(['task.event', 'task.result']);
+    }
+
+    it('acknowledges the first delivery of a record published again after its task finished, without running it or adding to its stream', async () => {
+      await publishedAgain('work.again');
+    });
+
+    it('acknowledges a record published again once the stream has forgotten its message ids: the server refuses the condition of its first delivery', async () => {
+      // TAP_EVENTS forgets the task's message ids: the running event's condition, not its id, now stops the delivery.
+      await publishedAgain('work.later', async () => {
+        const jsm = await jetstreamManager(nc);
+        const { config } = await jsm.streams.info(DEFAULT_NAMES.events);
+        const window = config.duplicate_window;
+        await jsm.streams.update(DEFAULT_NAMES.events, { ...config, duplicate_window: 100_000_000 });
+        stops.push(() => jsm.streams.update(DEFAULT_NAMES.events, { ...config, duplicate_window: window }).then(() => undefined));
+        await sleep(400);
+      });
     });
 
     it('publishes running, each output and the task.result numbered from 1, and the result before the finished record', async () => {
