@@ -12,7 +12,8 @@ import { errorEntry, messageEntry, STATE_TABLE } from './schemas.ts';
 const SCHEMA_DIR = repoPath('schemas/v1');
 
 /** True when `since` names a version later than `version`. */
-function later(since: unknown, version: string): boolean {
+/** True when `since` names a version later than `version`. */
+export function later(since: unknown, version: string): boolean {
   const s = typeof since === 'string' ? parseVersion(since) : null;
   const v = parseVersion(version);
   return !!s && !!v && compareVersions(s, v) > 0;

@@ -127,8 +127,9 @@ export function validatorsSource(): { facade: string; modules: Record<string, st
     `for (const [file, key] of [\n${table}]) lazily(VALIDATORS, file, () => require(DIR + 'full.cjs')[key]);\n`,
     'export const QUICK = {};\n',
     `for (const [file, path] of [\n${quickTable}]) lazily(QUICK, file, () => require(DIR + path).q);\n`,
+    `export const META_SCHEMA = ${JSON.stringify(META_SCHEMA)};\n`,
     'export const META_SCHEMAS = {};\n',
-    `lazily(META_SCHEMAS, ${JSON.stringify(META_SCHEMA)}, () => require(DIR + 'meta.cjs').m);\n`,
+    "lazily(META_SCHEMAS, META_SCHEMA, () => require(DIR + 'meta.cjs').m);\n",
     "export function schemaCompiler() {\n  return require(DIR + 'compiler.cjs');\n}\n",
   ].join('');
   return { facade, modules };
@@ -173,6 +174,8 @@ export function emitValidators(): number {
       'export declare const VALIDATORS: Readonly<Record<string, ValidateFunction>>;\n',
       '/** Quick checks of the envelope, the agent card, the plan, each body variant and each capability input schema: valid or not, without issues. */\n',
       'export declare const QUICK: Readonly<Record<string, ValidateFunction>>;\n',
+      '/** The URI of the meta-schema whose validator META_SCHEMAS holds: JSON Schema 2020-12. */\n',
+      `export declare const META_SCHEMA: ${JSON.stringify(META_SCHEMA)};\n`,
       '/** The validator of the JSON Schema 2020-12 meta-schema, under its URI: whether a schema is one. */\n',
       'export declare const META_SCHEMAS: Readonly<Record<string, ValidateFunction>>;\n',
       '/** Ajv 2020 and ajv-formats, bundled into one module that loads in a third of the time. */\n',

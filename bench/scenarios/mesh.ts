@@ -29,7 +29,7 @@ export function meshRowIds(): string[] {
 }
 
 /** Runs `call` with `depth` in flight until `count` calls ended; calls per second and P95 in ms. */
-async function drive(call: () => Promise<unknown>, count: number, depth: number): Promise<{ rate: number; p95: number }> {
+async function drive(call: () => Promise<unknown>, count: number, depth: number): Promise<Driven> {
   const latencies: number[] = [];
   let started = 0;
   const t0 = performance.now();
@@ -43,9 +43,13 @@ async function drive(call: () => Promise<unknown>, count: number, depth: number)
       }
     }),
   );
-  const seconds = (performance.now() - t0) / 1000;
+  return driven(count, t0, latencies);
+}
+
+/** What `count` calls started at `t0` gave: calls per second until now, and the P95 of their latencies in ms. */
+function driven(count: number, t0: number, latencies: number[]): Driven {
   return {
-    rate: count / seconds,
+    rate: count / ((performance.now() - t0) / 1000),
     p95: quantile(
       latencies.sort((a, b) => a - b),
       0.95,
@@ -72,13 +76,7 @@ async function paced(call: () => Promise<unknown>, count: number, perSecond: num
     calls.push(call().then(() => void latencies.push(performance.now() - t)));
   }
   await Promise.all(calls);
-  return {
-    rate: count / ((performance.now() - t0) / 1000),
-    p95: quantile(
-      latencies.sort((a, b) => a - b),
-      0.95,
-    ),
-  };
+  return driven(count, t0, latencies);
 }
 
 interface Driven {

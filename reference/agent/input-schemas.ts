@@ -8,7 +8,7 @@
 import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ValidateFunction } from 'ajv';
 import { hasValidator, SCHEMA_BASE, toIssues, validatorFor, type Issue } from '../core/validate.ts';
-import { META_SCHEMAS, schemaCompiler } from '../core/validators.generated.js';
+import { META_SCHEMA, META_SCHEMAS, schemaCompiler } from '../core/validators.generated.js';
 import type { SchemaFile } from '../core/schema-bundle.ts';
 import { isIntegerText, numberTextAt } from '../core/number-forms.ts';
 
@@ -36,8 +36,6 @@ function ajv(): Ajv2020 {
   return compiler;
 }
 
-const DRAFT_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
-
 /**
  * Compiles a schema an agent brings. It must be a JSON Schema 2020-12 document, checked by the
  * meta-schema validator compiled ahead of time; a schema that names another `$schema` is checked
@@ -45,11 +43,10 @@ const DRAFT_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
  */
 function compile(schema: Record<string, unknown> | boolean): ValidateFunction {
   const declared = typeof schema === 'object' ? schema.$schema : undefined;
-  if (declared === undefined || declared === DRAFT_2020_12 || declared === `${DRAFT_2020_12}#`) {
-    const meta = META_SCHEMAS[DRAFT_2020_12]!;
-    if (!meta(schema)) {
-      throw new Error(`schema is invalid: ${(meta.errors ?? []).map((e) => `data${e.instancePath} ${e.message}`).join(', ')}`);
-    }
+  if (declared === undefined || declared === META_SCHEMA || declared === `${META_SCHEMA}#`) {
+    const meta = META_SCHEMAS[META_SCHEMA]!;
+    // The message Ajv's own check of a schema gives (validateSchema): "schema is invalid: data/minLength must be >= 0".
+    if (!meta(schema)) throw new Error(`schema is invalid: ${ajv().errorsText(meta.errors)}`);
   } else {
     ajv().validateSchema(schema, true);
   }

@@ -9,9 +9,9 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { repoPath } from '../../paths.ts';
 import type { Peer } from '../../peer.ts';
 import type { Wire } from '../../session-state.ts';
-import { compareVersions, parseVersion } from '../../../reference/core/versions.ts';
+import { protocolVersion } from '../../../reference/core/versions.ts';
 import { messageEntry } from '../../schemas.ts';
-import { laterThan } from '../../versions.ts';
+import { later, laterThan } from '../../versions.ts';
 import type { CaseContext } from '../../context.ts';
 import { expectNothing, need } from '../kit.ts';
 import { describeMessage, handshake } from '../../steps.ts';
@@ -135,10 +135,8 @@ async function replay(
 
 /** True when a fixture speaks a version later than `version`, or holds what only a later one defines. */
 function laterFixture(m: Record<string, unknown>, version: string): boolean {
-  const spoken = typeof m.protocol === 'string' ? /^tap\/(\d+\.\d+)$/.exec(m.protocol)?.[1] : undefined;
-  const v = parseVersion(version);
-  const s = spoken === undefined ? null : parseVersion(spoken);
-  return (s !== null && v !== null && compareVersions(s, v) > 0) || laterThan(m, version) !== null;
+  const spoken = typeof m.protocol === 'string' ? protocolVersion(m.protocol) : null;
+  return later(spoken, version) || laterThan(m, version) !== null;
 }
 
 /** Sends one fixture and checks its answer; the mismatch, or undefined. */
