@@ -6,14 +6,22 @@ import { describeMessage, startTask } from '../../steps.ts';
 import { type Case, defineCase } from '../../case.ts';
 import { check, verdictOf } from '../kit.ts';
 
+/** The longest resume window the orphan scenario waits through. */
+const LONGEST_WINDOW = 20_000;
+
 /** The orphan scenario: a dropped WebSocket connection whose session is never resumed. */
 async function orphanScenario(ctx: CaseContext): Promise<{ window: number; at?: Observed; snapshot?: Received; problem?: Outcome }> {
   const s = await ctx.sessionWith({ signed: true });
   if (!s.ok) return { window: 0, problem: s.outcome };
   const { peer, hs } = s.value;
   const window = Number(hs.ack.msg.payload.resume_window_ms);
-  if (!(window <= 20_000))
-    return { window, problem: skipped(`resume_window_ms is ${window}; an orphaned session that lives that long is not waited for`) };
+  if (!(window <= LONGEST_WINDOW))
+    return {
+      window,
+      problem: skipped(
+        `resume_window_ms is ${window}; an orphaned session that lives that long is not waited for. An agent whose resume window is ${LONGEST_WINDOW} ms or less gets this case (an agent of runAgent: its resumeWindowMs option)`,
+      ),
+    };
   const t = await startTask(peer, 'tap.test.sleep', { ms: 600_000 });
   if (!t.ok) return { window, problem: t.outcome };
   (ctx.connectionOf(peer)?.transport as { terminate?: () => void } | undefined)?.terminate?.();
