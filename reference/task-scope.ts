@@ -2,6 +2,10 @@
  * The task a handler runs for, as the tasks it submits see it: an agent runs each handler inside
  * its task's scope, and a client or mesh that submits from there takes the delegation path and
  * the trace context from it without being asked (spec: mesh#delegation, envelope#trace-context).
+ *
+ * A scope costs every promise of the process a hook on Node 20, a tenth of an agent's rate: it is
+ * kept only once the process has something that reads it, a client or a mesh. One made while
+ * handlers already run cannot reach back into them: it says so once, as a process warning.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { TraceContext } from './core/trace-context.ts';
@@ -21,14 +25,54 @@ export interface TaskScope {
   readonly span?: TapSpan | undefined;
 }
 
-const storage = new AsyncLocalStorage<TaskScope>();
+/** The code of the warning for a client or mesh made while handlers ran without a scope. */
+export const LATE_SCOPE_WARNING = 'TAP_LATE_TASK_SCOPE';
 
-/** Runs `fn` (a handler) inside a task's scope; what it submits, however deep in its awaits, sees the scope. */
-export function runInTaskScope<T>(scope: TaskScope, fn: () => T): T {
-  return storage.run(scope, fn);
+const storage = new AsyncLocalStorage<TaskScope>();
+/** Whether a client or mesh exists in this process, so that handlers run in their task's scope. */
+let wanted = false;
+/** Handlers running now outside a scope (before anything wanted one). */
+let unscoped = 0;
+const leave = (): void => {
+  unscoped--;
+};
+
+/**
+ * Runs `fn` (a handler) inside the scope of its task once the process has a client or a mesh;
+ * what it submits, however deep in its awaits, sees the scope. `scope` is made only then.
+ */
+export function runInTaskScope<T>(scope: () => TaskScope, fn: () => T): T {
+  if (wanted) return storage.run(scope(), fn);
+  unscoped++;
+  let result: T;
+  try {
+    result = fn();
+  } catch (err) {
+    unscoped--;
+    throw err;
+  }
+  if (typeof (result as PromiseLike<unknown> | undefined)?.then === 'function') (result as PromiseLike<unknown>).then(leave, leave);
+  else unscoped--;
+  return result;
+}
+
+/**
+ * Called by each client and mesh as it is made: from now on handlers run in their task's scope.
+ * Handlers that run already do not: what they submit carries neither their delegation path nor
+ * their trace, and a process warning says so, naming `what` was made.
+ */
+export function wantTaskScopes(what: string): void {
+  if (wanted) return;
+  wanted = true;
+  if (unscoped > 0) {
+    process.emitWarning(
+      `${what} was made while ${unscoped} task handler(s) of this process ran: what they submit through it carries neither their delegation path nor their trace (spec: mesh#delegation); tasks that start from now on do. Make clients and meshes before the agent takes tasks.`,
+      { code: LATE_SCOPE_WARNING },
+    );
+  }
 }
 
 /** The scope of the task whose handler is running here, if any. */
 export function currentTaskScope(): TaskScope | undefined {
-  return storage.getStore();
+  return wanted ? storage.getStore() : undefined;
 }

@@ -114,7 +114,12 @@ export class TaskRunner implements TaskHost {
     // With telemetry, the task's span starts before its handler: what the handler submits is its child.
     const begun = this.rt.telemetry ? this.rt.telemetry.then((t) => t && this.startSpan(t, task)) : Promise.resolve();
     task.settled = begun
-      .then(() => runInTaskScope(scopeOf(this.rt.agentId, task), () => entry.handler(task.input, ctx)))
+      .then(() =>
+        runInTaskScope(
+          () => scopeOf(this.rt.agentId, task),
+          () => entry.handler(task.input, ctx),
+        ),
+      )
       .then(
         (output) => this.handlerReturned(task, output),
         (err: unknown) => this.handlerThrew(task, err),

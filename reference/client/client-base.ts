@@ -33,6 +33,7 @@ import { SeenIds } from './seen.ts';
 import { TaskTable } from './tasks.ts';
 import type { RequesterSession, EnvelopeFields, HandshakeResult } from './session.ts';
 import type { TaskStream } from './stream.ts';
+import { wantTaskScopes } from '../task-scope.ts';
 import {
   STREAM_TYPES,
   systemClock,
@@ -83,6 +84,8 @@ export abstract class ClientBase extends Emitter<ClientEvents> implements TaskHo
     reconnect?: Partial<ReconnectPolicy> | false,
   ) {
     super();
+    // What this client submits from a handler continues the handler's task (spec: mesh#delegation).
+    wantTaskScopes('a TAP client');
     this.agentId = options.agentId;
     this.clock = options.clock ?? systemClock;
     if (options.logger) this.logger = options.logger;

@@ -9,7 +9,7 @@ import type { Logger, TapClient } from '../client/index.ts';
 import { newTraceparent, parseTraceparent, type TraceContext } from '../core/trace-context.ts';
 import { randomBytes } from '../crypto.ts';
 import { inputRefusal } from '../client/input-check.ts';
-import { currentTaskScope } from '../task-scope.ts';
+import { currentTaskScope, wantTaskScopes } from '../task-scope.ts';
 import { loadTelemetry, type SpanParent, type TapSpan, type Telemetry, type TelemetryOptions } from '../telemetry.ts';
 import { ConnectionPool, natsConnector, type Connector } from './pool.ts';
 import type { DiscoveryQuery, MeshEntry, MeshRegistry, RegistryChange } from './registry-view.ts';
@@ -104,6 +104,7 @@ export class Mesh {
   private telemetry?: Promise<Telemetry>;
 
   constructor(private readonly options: MeshOptions) {
+    wantTaskScopes('a mesh');
     const sink = options.traceSink;
     this.pool = new ConnectionPool(
       options.connect ??
