@@ -178,7 +178,7 @@ export async function mesh(budget: Budget, selected: (id: string) => boolean, lo
     );
   const server = await startNatsServer();
   const rows: Row[] = [];
-  const { connectMesh } = await import('../../reference/mesh/connect.ts');
+  const { connectMesh } = await import('../../dist/reference/mesh/connect.js');
   try {
     if (selected('mesh.throughput') || selected('mesh.throughput.quiet')) {
       const hosts: LineChild[] = [];
@@ -270,8 +270,8 @@ export async function mesh(budget: Budget, selected: (id: string) => boolean, lo
     }
     if (selected('mesh.discovery')) {
       try {
-        const { openRegistry } = await import('../../reference/mesh/registry.ts');
-        const { hostCard } = await import('../../reference/mesh/agent-host.ts');
+        const { openRegistry } = await import('../../dist/reference/mesh/registry.js');
+        const { hostCard } = await import('../../dist/reference/mesh/agent-host.js');
         const nc = await connect({ servers: server.url.replace(/^nats:\/\//, '') });
         const registry = await openRegistry(nc);
         const now = new Date().toISOString();

@@ -64,7 +64,7 @@ interface DurableRace {
  * ceiling, bench/peers/bare-js-durable.ts). Tasks per second each.
  */
 async function durableRace(n: number, warm: number): Promise<DurableRace> {
-  const { ensureStreams, submitDurable, DEFAULT_NAMES, taskSubject } = await import('../../reference/jetstream/index.ts');
+  const { ensureStreams, submitDurable, DEFAULT_NAMES, taskSubject } = await import('../../dist/reference/jetstream/index.js');
   const server = await startNatsServer();
   let nc: NatsConnection | undefined;
   let children: LineChild[] = [];

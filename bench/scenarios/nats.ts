@@ -58,7 +58,7 @@ const NAMES: Record<SystemId, string> = {
  * would each take some sessions, and each one's CPU would be another's work.
  */
 async function tapOverNats(server: NatsServer, agent: LineChild, quiet = false): Promise<EchoSystem> {
-  const { connectNatsTransport } = await import('../../reference/transports/nats/connect.ts');
+  const { connectNatsTransport } = await import('../../dist/reference/transports/nats/connect.js');
   const client = await tapConnect(await connectNatsTransport(`${server.url}/tap.reference-agent`), 100_000);
   const options = quiet ? { quiet: true } : {};
   return {

@@ -78,9 +78,9 @@ export async function registry(budget: Budget, selected: (id: string) => boolean
   const conns: NatsConnection[] = [];
   const rows: Row[] = [];
   try {
-    const { openRegistry } = await import('../../reference/mesh/registry.ts');
-    const { joinRegistry } = await import('../../reference/mesh/member.ts');
-    const { hostCard } = await import('../../reference/mesh/agent-host.ts');
+    const { openRegistry } = await import('../../dist/reference/mesh/registry.js');
+    const { joinRegistry } = await import('../../dist/reference/mesh/member.js');
+    const { hostCard } = await import('../../dist/reference/mesh/agent-host.js');
     const open = async (): Promise<NatsConnection> => {
       const nc = await connect({ servers: server.url.replace(/^nats:\/\//, '') });
       conns.push(nc);
@@ -141,7 +141,7 @@ export async function registry(budget: Budget, selected: (id: string) => boolean
     );
 
     // Discovery as a requester does it: mesh.discover, answered from the Mesh's watch of the registry.
-    const { connectMesh } = await import('../../reference/mesh/connect.ts');
+    const { connectMesh } = await import('../../dist/reference/mesh/connect.js');
     const mesh = await connectMesh(server.url, { agentId: 'bench.reg-discoverer' });
     const discoverMs: number[] = [];
     let discovered = 0;

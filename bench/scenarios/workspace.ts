@@ -63,7 +63,7 @@ async function startRacers(script: string, argsOf: (i: number) => string[]): Pro
 
 /** One race of the workspace agents; tasks per second. */
 async function tapRace(base: string, n: number): Promise<{ rate: number; recordBytes: number }> {
-  const ws = await import('../../reference/workspace/index.ts');
+  const ws = await import('../../dist/reference/workspace/index.js');
   const root = await fsp.mkdtemp(join(base, 'tap-bench-ws-'));
   const stagingRoot = await fsp.mkdtemp(join(base, 'tap-bench-stage-'));
   let racers: LineChild[] = [];
@@ -118,7 +118,7 @@ export async function workspace(budget: Budget, _selected: (id: string) => boole
   let bareError: string | undefined;
   let recordBytes = 600;
   try {
-    await import('../../reference/workspace/index.ts');
+    await import('../../dist/reference/workspace/index.js');
   } catch (err) {
     return [notRun(row, `the workspace binding cannot be loaded: ${oneLine(err)}`, [WORKSPACE_TARGET])];
   }
