@@ -64,7 +64,7 @@ describe('task scopes', () => {
     ).toBe(scope);
   });
 
-  it('count a handler that ended, threw or returned at once as no longer running: no warning after them', async () => {
+  it('count a handler that ended, threw, returned at once or returned a broken thenable as no longer running: no warning after them', async () => {
     const m = await fresh(4);
     const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
     m.runInTaskScope(
@@ -89,7 +89,16 @@ describe('task scopes', () => {
         () => Promise.reject(new Error('no')),
       )
       .catch(() => {});
-    await Promise.resolve();
+    const broken = {
+      then() {
+        throw new Error('a thenable that throws');
+      },
+    };
+    m.runInTaskScope(
+      () => scope,
+      () => broken,
+    );
+    await new Promise((r) => setTimeout(r, 0));
     m.wantTaskScopes('a mesh');
     expect(warn).not.toHaveBeenCalled();
   });

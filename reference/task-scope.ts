@@ -51,7 +51,8 @@ export function runInTaskScope<T>(scope: () => TaskScope, fn: () => T): T {
     unscoped--;
     throw err;
   }
-  if (typeof (result as PromiseLike<unknown> | undefined)?.then === 'function') (result as PromiseLike<unknown>).then(leave, leave);
+  // Through Promise.resolve: a thenable of the handler's own whose then throws still ends the count.
+  if (typeof (result as PromiseLike<unknown> | undefined)?.then === 'function') Promise.resolve(result).then(leave, leave);
   else unscoped--;
   return result;
 }
