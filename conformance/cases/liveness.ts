@@ -12,7 +12,7 @@ import { startTask } from '../steps.ts';
 export const MAX_HEARTBEAT = 10_000;
 
 /** What an agent does to get the cases that wait out its heartbeats. */
-export const HEARTBEAT_HINT = `An agent that takes a heartbeat_ms of ${MAX_HEARTBEAT} or less gets this case (an agent of runAgent: its heartbeatMs option; tap-reference-agent takes 1000)`;
+export const HEARTBEAT_HINT = `An agent that takes a heartbeat_ms of ${MAX_HEARTBEAT} or less gets this case (an agent of runAgent: runAgent({ card, capabilities, heartbeatMs: 1000 }); tap-reference-agent takes 1000)`;
 
 export interface GoneScenario {
   heartbeat: number;

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { createMemoryPair } from '../transports/memory.ts';
 import { flush, ManualClock, testAgent, TestPeer, expectCleanHistories } from './peer.testkit.ts';
 
 afterEach(expectCleanHistories);
@@ -63,5 +64,44 @@ describe('liveness', () => {
     expect(agent.stats()).toMatchObject({ sessions: 0, activeTasks: 0 });
     expect(peer.stream('t1').at(-1)!.payload).toMatchObject({ status: 'cancelled', error: { code: 'SESSION_LOST' } });
     expect(peer.received.some((m) => m.type === 'session.farewell')).toBe(false);
+  });
+});
+
+describe('a transport error', () => {
+  const epipe = (): Error => Object.assign(new Error('write EPIPE'), { code: 'EPIPE' });
+
+  it("logs a peer that went away mid-write (EPIPE, ECONNRESET) at info, as the close it is, and the transport's other errors at warn", async () => {
+    const lines: string[] = [];
+    const agent = testAgent({ logger: (level, message) => lines.push(`${level}: ${message}`) });
+    const [agentEnd, peerEnd] = createMemoryPair();
+    agent.attach(agentEnd);
+    const peer = new TestPeer(peerEnd);
+    await peer.handshake();
+    agentEnd.onerror!(epipe());
+    agentEnd.onerror!(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }));
+    agentEnd.onerror!(new Error('a frame the socket could not parse'));
+    expect(lines.filter((l) => l.includes('transport: '))).toEqual([
+      'info: transport: write EPIPE',
+      'info: transport: read ECONNRESET',
+      'warn: transport: a frame the socket could not parse',
+    ]);
+  });
+
+  it('logs a send that failed because the peer went away at info, and any other failed send at warn', async () => {
+    const lines: string[] = [];
+    const agent = testAgent({ logger: (level, message) => lines.push(`${level}: ${message}`) });
+    const [agentEnd, peerEnd] = createMemoryPair();
+    agent.attach(agentEnd);
+    const peer = new TestPeer(peerEnd);
+    await peer.handshake();
+    const failures = [epipe(), new Error('the disk is on fire')];
+    agentEnd.send = () => Promise.reject(failures.shift());
+    peer.send({ type: 'ping' });
+    peer.send({ type: 'ping' });
+    await flush();
+    expect(lines.filter((l) => l.includes('send failed: '))).toEqual([
+      'info: send failed: write EPIPE',
+      'warn: send failed: the disk is on fire',
+    ]);
   });
 });

@@ -11,6 +11,7 @@ import { agentHandshake, decodeFrame, errorPayload, initialAgentHandshake, isFat
 import type { AgentHandshakeState, ErrorPayload, EstablishedSession } from '../core/index.ts';
 import type { CloseInfo, InboundFrame } from '../core/frame.ts';
 import type { Transport } from '../transports/transport.ts';
+import { isPeerGone } from '../transports/writer.ts';
 import { CredentialCheck } from './credentials.ts';
 import { connectionHandshakeConfig, sessionEstablished, sessionPending } from './handshake.ts';
 import { envelopeProblem, messageProblem, type Envelope } from './inbound.ts';
@@ -92,7 +93,8 @@ export class Connection implements Replier {
   async start(): Promise<void> {
     this.transport.onmessage = this.credentials.gate((frame) => this.onFrameGuarded(frame));
     this.transport.onclose = (info) => this.onClose(info);
-    this.transport.onerror = (err) => this.rt.log('warn', `transport: ${err.message}`);
+    // A peer that went away mid-write (EPIPE, ECONNRESET) is the close that follows, not a fault of this agent.
+    this.transport.onerror = (err) => this.rt.log(isPeerGone(err) ? 'info' : 'warn', `transport: ${err.message}`);
     this.transport.setMaxFrameBytes?.(this.maxBytes());
     this.armHandshakeTimer();
     if (this.rt.shuttingDown) {
@@ -111,7 +113,7 @@ export class Connection implements Replier {
     const unsent = this.transport.unsentBytes?.() ?? 0;
     if (unsent > this.rt.settings.maxUnsentBytes) return this.cutOff(unsent);
     this.lastSend = this.transport.send(text);
-    this.lastSend.catch((err: Error) => this.rt.log('warn', `send failed: ${err.message}`));
+    this.lastSend.catch((err: Error) => this.rt.log(isPeerGone(err) ? 'info' : 'warn', `send failed: ${err.message}`));
   }
 
   /** Drops a connection whose peer does not read: once, with one line in the log (spec: limits#back-pressure). */

@@ -19,7 +19,7 @@ async function orphanScenario(ctx: CaseContext): Promise<{ window: number; at?: 
     return {
       window,
       problem: skipped(
-        `resume_window_ms is ${window}; an orphaned session that lives that long is not waited for. An agent whose resume window is ${LONGEST_WINDOW} ms or less gets this case (an agent of runAgent: its resumeWindowMs option)`,
+        `resume_window_ms is ${window}; an orphaned session that lives that long is not waited for. An agent whose resume window is ${LONGEST_WINDOW} ms or less gets this case (an agent of runAgent: runAgent({ card, capabilities, resumeWindowMs: ${LONGEST_WINDOW} }))`,
       ),
     };
   const t = await startTask(peer, 'tap.test.sleep', { ms: 600_000 });
