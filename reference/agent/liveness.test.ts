@@ -81,8 +81,8 @@ describe('a transport error', () => {
     agentEnd.onerror!(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }));
     agentEnd.onerror!(new Error('a frame the socket could not parse'));
     expect(lines.filter((l) => l.includes('transport: '))).toEqual([
-      'info: transport: write EPIPE',
-      'info: transport: read ECONNRESET',
+      'info: transport: the peer went away (write EPIPE)',
+      'info: transport: the peer went away (read ECONNRESET)',
       'warn: transport: a frame the socket could not parse',
     ]);
   });
@@ -100,7 +100,7 @@ describe('a transport error', () => {
     peer.send({ type: 'ping' });
     await flush();
     expect(lines.filter((l) => l.includes('send failed: '))).toEqual([
-      'info: send failed: write EPIPE',
+      'info: send failed: the peer went away (write EPIPE)',
       'warn: send failed: the disk is on fire',
     ]);
   });

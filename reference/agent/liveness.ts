@@ -3,7 +3,8 @@
  * counts as a sign of life; three unanswered pings in a row mean the peer is gone
  * (spec: limits#heartbeats).
  */
-import type { Clock, TimerHandle } from '../core/platform.ts';
+import type { Clock, LogLevel, TimerHandle } from '../core/platform.ts';
+import { isPeerGone } from '../transports/writer.ts';
 
 /** Unanswered pings after which the peer counts as gone. */
 export const MISSED_PINGS = 3;
@@ -90,4 +91,12 @@ export class ConnectionTimers {
     this.stopStep();
     this.liveness?.stop();
   }
+}
+
+/**
+ * The log line of a transport error (`what`: where it came from): a peer that went away mid-write
+ * (EPIPE, ECONNRESET) is the close that follows, said at info; anything else is a warning.
+ */
+export function transportTrouble(what: string, err: Error): [LogLevel, string] {
+  return isPeerGone(err) ? ['info', `${what}: the peer went away (${err.message})`] : ['warn', `${what}: ${err.message}`];
 }

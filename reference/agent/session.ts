@@ -11,13 +11,12 @@ import { agentHandshake, decodeFrame, errorPayload, initialAgentHandshake, isFat
 import type { AgentHandshakeState, ErrorPayload, EstablishedSession } from '../core/index.ts';
 import type { CloseInfo, InboundFrame } from '../core/frame.ts';
 import type { Transport } from '../transports/transport.ts';
-import { isPeerGone } from '../transports/writer.ts';
 import { CredentialCheck } from './credentials.ts';
 import { connectionHandshakeConfig, sessionEstablished, sessionPending } from './handshake.ts';
 import { envelopeProblem, messageProblem, type Envelope } from './inbound.ts';
 import { authenticScreen } from './forged-frames.ts';
 import { admitSession, sourceOf } from './shares.ts';
-import { ConnectionTimers } from './liveness.ts';
+import { ConnectionTimers, transportTrouble } from './liveness.ts';
 import { DuplicateTable, rememberedReplies, replyTexts, type Remembered, type Reply } from './duplicates.ts';
 import { buildMessage, BoundedMap, type Addressing } from './outbound.ts';
 import { handleRequest } from './requests.ts';
@@ -93,8 +92,7 @@ export class Connection implements Replier {
   async start(): Promise<void> {
     this.transport.onmessage = this.credentials.gate((frame) => this.onFrameGuarded(frame));
     this.transport.onclose = (info) => this.onClose(info);
-    // A peer that went away mid-write (EPIPE, ECONNRESET) is the close that follows, not a fault of this agent.
-    this.transport.onerror = (err) => this.rt.log(isPeerGone(err) ? 'info' : 'warn', `transport: ${err.message}`);
+    this.transport.onerror = (err) => this.rt.log(...transportTrouble('transport', err));
     this.transport.setMaxFrameBytes?.(this.maxBytes());
     this.armHandshakeTimer();
     if (this.rt.shuttingDown) {
@@ -113,7 +111,7 @@ export class Connection implements Replier {
     const unsent = this.transport.unsentBytes?.() ?? 0;
     if (unsent > this.rt.settings.maxUnsentBytes) return this.cutOff(unsent);
     this.lastSend = this.transport.send(text);
-    this.lastSend.catch((err: Error) => this.rt.log(isPeerGone(err) ? 'info' : 'warn', `send failed: ${err.message}`));
+    this.lastSend.catch((err: Error) => this.rt.log(...transportTrouble('send failed', err)));
   }
 
   /** Drops a connection whose peer does not read: once, with one line in the log (spec: limits#back-pressure). */
