@@ -95,8 +95,8 @@ export class ConnectionTimers {
 
 /**
  * The log line of a transport error (`what`: where it came from): a peer that went away mid-write
- * (EPIPE, ECONNRESET) is the close that follows, said at info; anything else is a warning.
+ * (EPIPE, ECONNRESET) is the close that follows, said at `gone` (info); anything else is a warning.
  */
-export function transportTrouble(what: string, err: Error): [LogLevel, string] {
-  return isPeerGone(err) ? ['info', `${what}: the peer went away (${err.message})`] : ['warn', `${what}: ${err.message}`];
+export function transportTrouble(what: string, err: Error, gone: LogLevel = 'info'): [LogLevel, string] {
+  return isPeerGone(err) ? [gone, `${what}: the peer went away (${err.message})`] : ['warn', `${what}: ${err.message}`];
 }
