@@ -12,3 +12,18 @@ describe('createAgent with options a plain JavaScript caller got wrong', () => {
     expect(build({ card: agentCard(), handlers: {} })).toThrow(/options\.capabilities must map each capability name/);
   });
 });
+
+describe('the default logger', () => {
+  it('writes info and above to stderr, one line each, and leaves debug to a logger of your own', async () => {
+    const { stderrLogger } = await import('./options.ts');
+    const written: string[] = [];
+    const write = process.stderr.write;
+    process.stderr.write = ((chunk: string) => written.push(chunk) > 0) as typeof process.stderr.write;
+    try {
+      for (const level of ['debug', 'info', 'warn', 'error'] as const) stderrLogger(level, `a ${level} line`);
+    } finally {
+      process.stderr.write = write;
+    }
+    expect(written).toEqual(['[tap-agent] info: a info line\n', '[tap-agent] warn: a warn line\n', '[tap-agent] error: a error line\n']);
+  });
+});

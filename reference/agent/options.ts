@@ -99,6 +99,7 @@ export interface AgentOptions {
   clock?: Clock;
   random?: RandomSource;
   hmac?: Hmac;
+  /** Where the runtime's log lines go (default: stderr, info and above). */
   logger?: Logger;
   /**
    * Check every message the runtime builds against its type's schema before sending, and throw
@@ -252,8 +253,9 @@ export function settingsOf(options: AgentOptions): Settings {
   };
 }
 
-/** The default logger: one line per entry on stderr. */
+/** The default logger: one line per entry on stderr, info and above (a `logger` of your own gets debug too). */
 export const stderrLogger: Logger = (level, message) => {
+  if (level === 'debug') return;
   try {
     process.stderr.write(`[tap-agent] ${level}: ${message}\n`);
   } catch {
