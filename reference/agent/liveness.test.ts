@@ -69,14 +69,19 @@ describe('liveness', () => {
 
 describe('a transport error', () => {
   const epipe = (): Error => Object.assign(new Error('write EPIPE'), { code: 'EPIPE' });
-
-  it("logs a peer that went away mid-write (EPIPE, ECONNRESET) at info, as the close it is, and the transport's other errors at warn", async () => {
+  /** A session through a memory pair whose agent's log lines are kept as "level: message". */
+  const loggedSession = async () => {
     const lines: string[] = [];
     const agent = testAgent({ logger: (level, message) => lines.push(`${level}: ${message}`) });
     const [agentEnd, peerEnd] = createMemoryPair();
     agent.attach(agentEnd);
     const peer = new TestPeer(peerEnd);
     await peer.handshake();
+    return { lines, agentEnd, peer };
+  };
+
+  it("logs a peer that went away mid-write (EPIPE, ECONNRESET) at info, as the close it is, and the transport's other errors at warn", async () => {
+    const { lines, agentEnd } = await loggedSession();
     agentEnd.onerror!(epipe());
     agentEnd.onerror!(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }));
     agentEnd.onerror!(new Error('a frame the socket could not parse'));
@@ -88,12 +93,7 @@ describe('a transport error', () => {
   });
 
   it('logs a send that failed because the peer went away at debug (the transport error said it at info), and any other failed send at warn', async () => {
-    const lines: string[] = [];
-    const agent = testAgent({ logger: (level, message) => lines.push(`${level}: ${message}`) });
-    const [agentEnd, peerEnd] = createMemoryPair();
-    agent.attach(agentEnd);
-    const peer = new TestPeer(peerEnd);
-    await peer.handshake();
+    const { lines, agentEnd, peer } = await loggedSession();
     const failures = [epipe(), new Error('the disk is on fire')];
     agentEnd.send = () => Promise.reject(failures.shift());
     peer.send({ type: 'ping' });
