@@ -44,17 +44,14 @@ const leave = (): void => {
 export function runInTaskScope<T>(scope: () => TaskScope, fn: () => T): T {
   if (wanted) return storage.run(scope(), fn);
   unscoped++;
-  let result: T;
+  let result: T | undefined;
   try {
     result = fn();
-  } catch (err) {
-    unscoped--;
-    throw err;
+    return result;
+  } finally {
+    // Once the handler settled, however it ended: thrown, returned, or a thenable whose then throws.
+    Promise.resolve(result).then(leave, leave);
   }
-  // Through Promise.resolve: a thenable of the handler's own whose then throws still ends the count.
-  if (typeof (result as PromiseLike<unknown> | undefined)?.then === 'function') Promise.resolve(result).then(leave, leave);
-  else unscoped--;
-  return result;
 }
 
 /**

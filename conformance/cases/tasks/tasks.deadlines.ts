@@ -1,7 +1,7 @@
 /** tasks profile, Deadlines (spec: tasks#deadlines). */
 import type { CaseContext } from '../../context.ts';
 import { between, fail, judgeOccurrence, type Observed, type Outcome, skipped, timingWindow } from '../../verdict.ts';
-import { MAX_TASK_VAR } from '../../target.ts';
+import { CONFORMANCE_VAR, MAX_TASK_VAR } from '../../target.ts';
 import { describeMessage, request, startTask } from '../../steps.ts';
 import { check, checkError, completed, expectNoTask, need, require, runTask, show, verdictOf } from '../kit.ts';
 import { type Case, defineCase } from '../../case.ts';
@@ -46,7 +46,7 @@ async function maxTaskScenario(ctx: CaseContext): Promise<Outcome> {
   if (!(declared <= LONGEST_MAX_TASK_SECONDS))
     return skipped(
       `the agent declares max_task_seconds ${show(peer.state.card?.limits?.max_task_seconds)}, more than the ${LONGEST_MAX_TASK_SECONDS} s this case waits a task out: ` +
-        `a stdio agent that takes ${MAX_TASK_VAR}=${SHORT_MAX_TASK_SECONDS} from its environment runs it; start a WebSocket or NATS agent with a max_task_seconds of at most ${LONGEST_MAX_TASK_SECONDS} (an agent of runAgent: with ${MAX_TASK_VAR}=${SHORT_MAX_TASK_SECONDS} beside TAP_CONFORMANCE=1 in its environment)`,
+        `a stdio agent that takes ${MAX_TASK_VAR}=${SHORT_MAX_TASK_SECONDS} from its environment runs it; start a WebSocket or NATS agent with a max_task_seconds of at most ${LONGEST_MAX_TASK_SECONDS} (an agent of runAgent: with ${MAX_TASK_VAR}=${SHORT_MAX_TASK_SECONDS} beside ${CONFORMANCE_VAR}=1 in its environment)`,
     );
   const sentAt = Date.now();
   const t = need(await startTask(peer, 'tap.test.sleep', { ms: 600_000 }));

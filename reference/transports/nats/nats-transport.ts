@@ -54,7 +54,6 @@ export interface NatsTransportOptions {
   origin?: string;
 }
 
-const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /**
@@ -274,7 +273,7 @@ export class NatsTransport implements RawTransport {
     const h = this.numbered();
     h.set(Header.CONTROL, kind);
     if (code !== undefined) h.set(Header.CLOSE_CODE, String(code));
-    this.outbox.post(encoder.encode(reason), h);
+    this.outbox.post(Buffer.from(reason, 'utf8'), h);
   }
 
   private receive(msg: Msg): void {
