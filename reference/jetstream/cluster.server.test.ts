@@ -41,20 +41,29 @@ interface CounterValue {
 }
 const TASKS = 1000;
 const LEASE_MS = 1000;
+/** How many tasks the victim applies before it holds the rest it takes. */
+const VICTIM_APPLIES = 20;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/** An agent process running the durable runner; resolves once it consumes. */
-function startAgent(servers: string[], agentId: string, log: string[]): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [AGENT, servers.join(','), agentId, String(LEASE_MS)], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+/** An agent process of the durable runner, and when it holds its deliveries (with `holdAfter`: see the fixture). */
+interface Agent {
+  child: ChildProcess;
+  holding: Promise<void>;
+}
+
+/** Starts an agent process running the durable runner; resolves once it consumes. */
+function startAgent(servers: string[], agentId: string, log: string[], holdAfter?: number): Promise<Agent> {
+  const args = [AGENT, servers.join(','), agentId, String(LEASE_MS), ...(holdAfter === undefined ? [] : [String(holdAfter)])];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   child.stderr!.setEncoding('utf8');
   child.stderr!.on('data', (t: string) => log.push(t));
+  const lines = createInterface({ input: child.stdout! });
+  const holding = new Promise<void>((resolve) => lines.on('line', (line) => line === 'holding' && resolve()));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${agentId} did not start within 20 s:\n${log.join('')}`)), 20_000);
-    createInterface({ input: child.stdout! }).once('line', (line) => {
+    lines.once('line', (line) => {
       clearTimeout(timer);
-      if (line === 'ready') resolve(child);
+      if (line === 'ready') resolve({ child, holding });
       else reject(new Error(`${agentId} said ${line}`));
     });
     child.once('exit', (code, signal) => {
@@ -127,17 +136,25 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'durable tasks on a
     );
     expect(replicaProblems(clusterSize(admin), created)).toEqual([]);
     // The first agent process (the victim) prefers the server that dies; the others spread over the rest.
-    const started = await Promise.all([0, 1, 2, 1].map((first, i) => startAgent(rotated(first), `tap.cluster-${i}`, logs)));
-    agents.push(...started);
+    // The victim applies a few tasks and then holds what it takes, so that it surely dies holding deliveries.
+    const started = await Promise.all(
+      [0, 1, 2, 1].map((first, i) => startAgent(rotated(first), `tap.cluster-${i}`, logs, i === 0 ? VICTIM_APPLIES : undefined)),
+    );
+    agents.push(...started.map((a) => a.child));
 
     const submitter = await client(2);
     const jsm: JetStreamManager = await jetstreamManager(submitter);
     const finishedCount = async (): Promise<number> => (await whileElecting(() => jsm.streams.info(DEFAULT_NAMES.results))).state.messages;
-    // Mid-run: once a quarter of the tasks have finished, a server and an agent process get SIGKILL.
-    // It resolves with the count that set the kill off: fewer than all, so the kill was mid-run.
+    // Mid-run: once a quarter of the tasks have finished and the victim holds deliveries, a server and
+    // an agent process get SIGKILL. It resolves with the count that set the kill off: fewer than all,
+    // so the kill was mid-run.
     const chaos = (async () => {
       let finished = 0;
       while ((finished = await finishedCount()) < TASKS / 4) await sleep(50);
+      await Promise.race([
+        started[0]!.holding,
+        sleep(20_000).then(() => Promise.reject(new Error(`the victim took no more than ${VICTIM_APPLIES} tasks`))),
+      ]);
       agents[0]!.kill('SIGKILL');
       await cluster!.servers[0]!.kill('SIGKILL');
       return finished;
