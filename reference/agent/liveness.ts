@@ -9,11 +9,16 @@ import { isPeerGone } from '../transports/writer.ts';
 /** Unanswered pings after which the peer counts as gone. */
 export const MISSED_PINGS = 3;
 
-/** Watches one connection's silence. */
+/**
+ * Watches one connection's silence. A message heard only notes the time: the one timer, when it
+ * fires, waits on for what is left of the interval since then, so a busy connection costs no
+ * timer per message.
+ */
 export class Liveness {
   private missed = 0;
   private timer?: TimerHandle;
   private stopped = false;
+  private lastHeard: number;
 
   constructor(
     private readonly clock: Clock,
@@ -21,14 +26,15 @@ export class Liveness {
     private readonly ping: () => void,
     private readonly gone: () => void,
   ) {
-    this.arm();
+    this.lastHeard = clock.now();
+    this.arm(intervalMs);
   }
 
   /** Something arrived from the peer: it is alive. */
   heard(): void {
     if (this.stopped) return;
     this.missed = 0;
-    this.arm();
+    this.lastHeard = this.clock.now();
   }
 
   stop(): void {
@@ -37,14 +43,16 @@ export class Liveness {
     this.timer = undefined;
   }
 
-  private arm(): void {
-    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
-    this.timer = this.clock.setTimeout(() => this.tick(), this.intervalMs);
+  private arm(ms: number): void {
+    this.timer = this.clock.setTimeout(() => this.tick(), ms);
   }
 
   private tick(): void {
     this.timer = undefined;
     if (this.stopped) return;
+    // Heard from since the last ping (or the start): silent for less than the interval so far.
+    const silent = this.clock.now() - this.lastHeard;
+    if (this.missed === 0 && silent < this.intervalMs) return this.arm(this.intervalMs - silent);
     if (this.missed >= MISSED_PINGS) {
       this.stop();
       this.gone();
@@ -52,7 +60,7 @@ export class Liveness {
     }
     this.missed++;
     this.ping();
-    this.arm();
+    this.arm(this.intervalMs);
   }
 }
 
