@@ -2,9 +2,33 @@
  * The messages one side of a NATS connection has numbered and not yet published: every message
  * it sends in one turn of the event loop goes to the client together, which writes them to its
  * socket at once. Published one by one, the client flushes each from its own microtask: a write
- * system call per message, a third of an agent's CPU per task.
+ * system call per message, a third of an agent's CPU per task. The outboxes of a process are
+ * published from one callback at the end of the turn, so that the sessions sharing a NATS
+ * connection (a mesh requester's, an agent's) share its writes too.
  */
 import type { MsgHdrs } from '@nats-io/transport-node';
+
+/** The outboxes with messages queued in this turn, published together at its end. */
+const due: Outbox[] = [];
+let scheduled = false;
+
+/**
+ * Publishes every outbox that is due: the callback at the end of a turn. One whose flush throws
+ * does not keep the others back; the first error is thrown after them.
+ */
+export function flushDue(): void {
+  scheduled = false;
+  const boxes = due.splice(0);
+  let thrown: { error: unknown } | undefined;
+  for (const box of boxes) {
+    try {
+      box.flush();
+    } catch (error) {
+      thrown ??= { error };
+    }
+  }
+  if (thrown) throw thrown.error;
+}
 
 export class Outbox {
   private queued: Array<{ data: Uint8Array; headers: MsgHdrs }> = [];
@@ -24,7 +48,10 @@ export class Outbox {
     this.queued.push({ data, headers });
     if (this.due) return;
     this.due = true;
-    setImmediate(() => this.flush());
+    due.push(this);
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(flushDue);
   }
 
   /** Publishes every queued message, in order; the first that fails drops the rest and calls `failed` (default: `lost`). */

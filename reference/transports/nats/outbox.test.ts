@@ -1,0 +1,96 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import type { MsgHdrs } from '@nats-io/transport-node';
+import { flushDue, Outbox } from './outbox.ts';
+
+const NO_HEADERS = {} as MsgHdrs;
+const bytes = (s: string): Uint8Array => Buffer.from(s);
+
+/** An outbox that records what it published, and why it was lost. */
+function recording(fail?: (text: string) => boolean) {
+  const published: string[] = [];
+  const lost: string[] = [];
+  const box = new Outbox(
+    (data) => {
+      const text = Buffer.from(data).toString();
+      if (fail?.(text)) throw new Error(`no room for ${text}`);
+      published.push(text);
+    },
+    (reason) => lost.push(reason),
+  );
+  return { box, published, lost };
+}
+
+describe('the outboxes of the NATS transport (one write per turn)', () => {
+  it('publishes what every outbox queued in a turn at its end, each in its order', async () => {
+    const a = recording();
+    const b = recording();
+    a.box.post(bytes('a1'), NO_HEADERS);
+    b.box.post(bytes('b1'), NO_HEADERS);
+    a.box.post(bytes('a2'), NO_HEADERS);
+    expect([a.published, b.published]).toEqual([[], []]);
+    await nextTurn();
+    expect([a.published, b.published]).toEqual([['a1', 'a2'], ['b1']]);
+    // A later turn is published at its own end.
+    b.box.post(bytes('b2'), NO_HEADERS);
+    await nextTurn();
+    expect(b.published).toEqual(['b1', 'b2']);
+  });
+
+  it('publishes the outboxes of a turn in one callback: the client, which writes from a microtask, writes them at once', async () => {
+    // The NATS client writes what was published from a microtask queued by the first publish.
+    const writes: string[][] = [];
+    let pending: string[] | undefined;
+    const client = (text: string): void => {
+      if (!pending) {
+        pending = [];
+        queueMicrotask(() => {
+          writes.push(pending!);
+          pending = undefined;
+        });
+      }
+      pending.push(text);
+    };
+    const boxes = ['a', 'b', 'c'].map((name) => ({
+      name,
+      box: new Outbox(
+        (data) => client(Buffer.from(data).toString()),
+        () => {},
+      ),
+    }));
+    for (const { name, box } of boxes) box.post(bytes(name), NO_HEADERS);
+    await nextTurn();
+    expect(writes).toEqual([['a', 'b', 'c']]);
+  });
+
+  it('drops the rest of an outbox whose publish fails and says why, and publishes the other outboxes', async () => {
+    const a = recording((t) => t === 'a2');
+    const b = recording();
+    for (const t of ['a1', 'a2', 'a3']) a.box.post(bytes(t), NO_HEADERS);
+    b.box.post(bytes('b1'), NO_HEADERS);
+    await nextTurn();
+    expect(a.published).toEqual(['a1']);
+    expect(a.lost).toEqual(['could not publish: no room for a2']);
+    expect(b.published).toEqual(['b1']);
+  });
+
+  it('publishes every due outbox when one of them throws, then throws that error; the thrower is due again when it posts', async () => {
+    const thrower = new Outbox(
+      () => {
+        throw new Error('closed');
+      },
+      () => {
+        throw new Error('a broken lost callback');
+      },
+    );
+    const b = recording();
+    thrower.post(bytes('x'), NO_HEADERS);
+    b.box.post(bytes('b1'), NO_HEADERS);
+    expect(flushDue).toThrow('a broken lost callback');
+    expect(b.published).toEqual(['b1']);
+    await nextTurn(); // the end-of-turn callback finds nothing left
+    b.box.post(bytes('b2'), NO_HEADERS);
+    await nextTurn();
+    expect(b.published).toEqual(['b1', 'b2']);
+  });
+});
