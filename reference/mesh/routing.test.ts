@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { route, type Candidate, type RouteState } from './routing.ts';
 
@@ -29,6 +30,35 @@ describe('routing policies (spec: mesh#routing)', () => {
     const s = state();
     const picks = [1, 2, 3, 4].map(() => ids(route('least-loaded', [c('a', 0), c('b', 0)], s, { capability: 'x' }))[0]);
     expect(picks).toEqual(['a', 'b', 'a', 'b']);
+  });
+
+  it('least-loaded with one copy takes what the full ordering puts first, whatever the loads, copies in flight and turn', () => {
+    const candidates = fc.uniqueArray(
+      fc.record({
+        agentId: fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f'),
+        running: fc.nat({ max: 8 }),
+        max: fc.integer({ min: 1, max: 8 }),
+      }),
+      { selector: (x) => x.agentId, minLength: 1 },
+    );
+    fc.assert(
+      fc.property(
+        candidates,
+        fc.dictionary(fc.constantFrom('a', 'b', 'c'), fc.nat({ max: 4 })),
+        fc.nat({ max: 12 }),
+        (cs, inFlight, turns) => {
+          const one = state(inFlight);
+          const all = state(inFlight);
+          for (let t = 0; t < turns; t++) {
+            one.nextTurn('ll:x');
+            all.nextTurn('ll:x');
+          }
+          const first = route('least-loaded', cs, one, { capability: 'x' });
+          const ordered = route('least-loaded', cs, all, { capability: 'x', fanoutLimit: cs.length });
+          expect(ids(first)).toEqual(ids(ordered).slice(0, 1));
+        },
+      ),
+    );
   });
 
   it('round-robin gives successive copies to successive agents in agent-id order, wrapping, full ones last (TAP-MESH-004, TAP-MESH-006)', () => {

@@ -49,6 +49,7 @@ export function route(
   }
   // least-loaded, and broadcast beyond its limit: ascending load, ties taken in turn.
   const turn = state.nextTurn(`ll:${options.capability}`);
+  if (limit === 1) return leastLoaded(byId, turn, state);
   const rotated = byId.map((_, i) => byId[(turn + i) % byId.length]!);
   const loads = new Map(rotated.map((c) => [c.agentId, loadOf(c, state)]));
   const ordered = rotated
@@ -56,4 +57,22 @@ export function route(
     .sort((a, b) => loads.get(a.c.agentId)! - loads.get(b.c.agentId)! || a.i - b.i)
     .map((x) => x.c);
   return ordered.slice(0, limit);
+}
+
+/**
+ * The one candidate `route` takes under least-loaded with a limit of 1, without sorting: the
+ * lowest load, the first in turn among equals (from `turn` on, in the order of `byId`).
+ */
+function leastLoaded(byId: readonly Candidate[], turn: number, state: RouteState): Candidate[] {
+  let best = byId[turn % byId.length]!;
+  let bestLoad = loadOf(best, state);
+  for (let i = 1; i < byId.length; i++) {
+    const c = byId[(turn + i) % byId.length]!;
+    const load = loadOf(c, state);
+    if (load < bestLoad) {
+      best = c;
+      bestLoad = load;
+    }
+  }
+  return [best];
 }
