@@ -4,7 +4,7 @@
  * (spec: registry#discovery, registry#lifetime). `viewOf` gives both from the NATS registry,
  * answering queries from one watch kept open instead of reading the bucket for every task.
  */
-import { compileQuery, matches, type CompiledQuery, type DiscoveryQuery, type RegistryEntry } from './entry.ts';
+import { compileQuery, expiresAt, matches, type CompiledQuery, type DiscoveryQuery, type RegistryEntry } from './entry.ts';
 import type { Registry } from './registry.ts';
 
 export type { DiscoveryQuery, RegistryEndpoint as Endpoint } from './entry.ts';
@@ -23,11 +23,28 @@ export interface MeshRegistry {
   watch(fn: (change: RegistryChange) => void): Promise<() => void>;
 }
 
-/** A view of the NATS registry: one watch, queries answered from what it holds (spec: registry#lifetime). */
+/**
+ * A query's answer as last computed: good while the watch reported no change since (`version`)
+ * and no entry in it has reached the end of its lifetime (`until`).
+ */
+interface Answer {
+  compiled: CompiledQuery;
+  version: number;
+  until: number;
+  entries: MeshEntry[];
+}
+
+/**
+ * A view of the NATS registry: one watch, queries answered from what it holds, each answer kept
+ * until the watch reports a change or one of its entries expires; entries in agent-id order
+ * (spec: registry#lifetime).
+ */
 export async function viewOf(registry: Registry): Promise<MeshRegistry & { stop(): void }> {
   const listeners = new Set<(c: RegistryChange) => void>();
-  const compiled = new Map<string, CompiledQuery>();
+  const answers = new Map<string, Answer>();
+  let version = 0;
   const watch = await registry.watch((change) => {
+    version++;
     let out: RegistryChange | undefined;
     // A refused write changes nothing the mesh routes by (spec: registry#signatures).
     if (change.kind === 'refused') return;
@@ -55,17 +72,21 @@ export async function viewOf(registry: Registry): Promise<MeshRegistry & { stop(
   return {
     async list(query = {}) {
       const key = JSON.stringify(query);
-      let c = compiled.get(key);
-      if (!c) {
-        c = compileQuery(query);
-        if (compiled.size > 256) compiled.clear();
-        compiled.set(key, c);
+      let a = answers.get(key);
+      if (!a) {
+        if (answers.size > 256) answers.clear();
+        a = { compiled: compileQuery(query), version: -1, until: 0, entries: [] };
+        answers.set(key, a);
       }
       const now = Date.now();
-      return watch
-        .current()
-        .filter((r) => matches(r, c, now))
-        .map((r) => r.entry);
+      if (a.version !== version || now >= a.until) {
+        const records = watch.current().filter((r) => matches(r, a!.compiled, now));
+        records.sort((x, y) => (x.entry.agent_id < y.entry.agent_id ? -1 : x.entry.agent_id > y.entry.agent_id ? 1 : 0));
+        a.entries = records.map((r) => r.entry);
+        a.until = records.reduce((until, r) => Math.min(until, expiresAt(r)), Number.POSITIVE_INFINITY);
+        a.version = version;
+      }
+      return a.entries.slice();
     },
     async watch(fn) {
       listeners.add(fn);
