@@ -57,7 +57,7 @@ describe('the requester’s view of the registry (spec: registry#discovery, regi
     const view = await viewOf(registry);
     join(record('tap.c', 1));
     join(record('tap.a', 2));
-    const query = { capability: 'tap.test.echo', binding: 'nats' };
+    const query = { capability: 'tap.test.echo', binding: 'nats' as const };
     expect((await view.list(query)).map((e) => e.agent_id)).toEqual(['tap.a', 'tap.c']);
     join(record('tap.b', 3));
     expect((await view.list(query)).map((e) => e.agent_id)).toEqual(['tap.a', 'tap.b', 'tap.c']);
