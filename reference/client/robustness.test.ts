@@ -157,7 +157,7 @@ describe('liveness', () => {
     await client.close();
   });
 
-  it('pings after heartbeat_ms of silence and counts the agent lost after three missed pings (spec: liveness#heartbeat)', async () => {
+  it('pings after heartbeat_ms of silence and counts the agent lost after three missed pings (spec: limits#heartbeats)', async () => {
     const clock = new ManualClock();
     const [a, b] = createMemoryPair();
     const agent = new ScriptedAgent(b, { heartbeatMs: 1000 });

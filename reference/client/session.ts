@@ -30,7 +30,7 @@ import { ClientCode, TapClientError } from './errors.ts';
 import { handshakeResult, type HandshakeResult } from './handshake-result.ts';
 import { checkInbound, type Inbound } from './inbound.ts';
 import { ReceiveContexts } from './receive-context.ts';
-import { Liveness } from './liveness.ts';
+import { Liveness } from '../core/liveness.ts';
 import type { AgentCard, Clock, ErrorPayload, Logger, ProposedParams, WireEntry } from './types.ts';
 
 export type { HandshakeResult } from './handshake-result.ts';

@@ -1,8 +1,10 @@
 /**
- * Heartbeats: ping after heartbeat_ms without hearing from the peer; any message is a sign of
- * life; three unanswered pings in a row mean the peer is gone (spec: liveness#heartbeat).
+ * Heartbeats, on either side of a session: ping after heartbeat_ms without hearing from the
+ * peer; any message is a sign of life; three unanswered pings in a row mean the peer is gone
+ * (spec: limits#heartbeats). A message heard only notes the time: the one timer, when it fires,
+ * waits on for what is left of the interval, so a busy session costs no timer per message.
  */
-import type { Clock } from './types.ts';
+import type { Clock } from './platform.ts';
 
 /** Unanswered pings after which the peer counts as gone. */
 export const MISSED_PINGS_LIMIT = 3;
