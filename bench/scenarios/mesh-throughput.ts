@@ -17,12 +17,6 @@ import { oneLine } from './roundtrip.ts';
 
 export const SCENARIO = '8. Mesh';
 const PER_AGENT = 5;
-/**
- * Warm-up calls per agent before the measured ones. Measured with 15 an agent (a warm-up of 300
- * over 20 agents), the agents ran partly unoptimized code and compiled the rest on the clock:
- * 620 µs of agent CPU a task, against 435 µs after 1,000 an agent.
- */
-const WARM_PER_AGENT = 1000;
 /** The processes that serve the whole fleet in the hosted rows. */
 const HOSTS = 2;
 /** The issue's target for the mesh: a ratio to the bare floor measured in the same run, and a latency. */
@@ -150,8 +144,10 @@ export async function startAll(children: LineChild[], what: string): Promise<voi
   await Promise.all(children.map((c, i) => c.line((l) => l === 'ready', 120_000, `${what} ${i} starting`)));
 }
 
-/** The rows' descriptions for a fleet of `fleet` agents and `reps` repetitions. */
-function rowBases(fleet: number, reps: number): Record<keyof typeof IDS, RowBase> {
+/** The rows' descriptions for a budget's fleet, warm-up and repetitions. */
+function rowBases(budget: Budget): Record<keyof typeof IDS, RowBase> {
+  const fleet = budget.meshAgents;
+  const reps = Math.min(budget.reps, 3);
   const base = (id: string, title: string, method: string): RowBase => ({
     id,
     scenario: SCENARIO,
@@ -160,7 +156,7 @@ function rowBases(fleet: number, reps: number): Record<keyof typeof IDS, RowBase
     better: 'higher',
     method,
   });
-  const perProcess = `one Mesh requester, least-loaded routing over ${fleet} agent processes joined to the registry, ${fleet * PER_AGENT} tasks in flight, after a warm-up of ${(WARM_PER_AGENT * fleet).toLocaleString('en-US')} tasks (as many calls for the floor); a message is a round trip (task.request → task.result); floor: NATS request/reply to ${fleet} bare responder processes at the same depth; the stated target of ${STATED_RATE} messages/s with P95 under 80 ms is judged on a run that offers ${STATED_RATE} tasks a second whatever the earlier ones are doing (an open loop; at most 5 s a repetition), the others on the saturated figure; ${reps} repetitions on one fleet`;
+  const perProcess = `one Mesh requester, least-loaded routing over ${fleet} agent processes joined to the registry, ${fleet * PER_AGENT} tasks in flight, after a warm-up of ${(budget.meshWarmPerAgent * fleet).toLocaleString('en-US')} tasks (as many calls for the floor); a message is a round trip (task.request → task.result); floor: NATS request/reply to ${fleet} bare responder processes at the same depth; the stated target of ${STATED_RATE} messages/s with P95 under 80 ms is judged on a run that offers ${STATED_RATE} tasks a second whatever the earlier ones are doing (an open loop; at most 5 s a repetition), the others on the saturated figure; ${reps} repetitions on one fleet`;
   const hosted = `the same ${fleet} agents, served by ${HOSTS} agent-host processes (--ids, ${fleet / HOSTS} agents each) instead of one process each; the same requester, depth, warm-up and floor, the floor measured again in turn with these rows; not the issue's setup, so not judged against its target`;
   return {
     tap: base(IDS.tap, `${fleet} agent processes × ${PER_AGENT} tasks in flight through the mesh (tap.test.echo)`, perProcess),
@@ -184,7 +180,7 @@ function rowBases(fleet: number, reps: number): Record<keyof typeof IDS, RowBase
 
 /** The throughput rows, or each selected one not run with `reason`. */
 export function throughputNotRun(budget: Budget, selected: (id: string) => boolean, reason: string): Row[] {
-  const bases = rowBases(budget.meshAgents, Math.min(budget.reps, 3));
+  const bases = rowBases(budget);
   return Object.values(bases)
     .filter((b) => selected(b.id))
     .map((b) => notRun(b, reason, b.id === IDS.tap || b.id === IDS.quiet ? [MESH_FLOOR_TARGET] : []));
@@ -206,7 +202,7 @@ async function measureFleet(
   url: string,
   groups: string[][],
   bareCall: () => Promise<unknown>,
-  o: { reps: number; count: number; quiet: boolean; stated: boolean; label: string; log: (line: string) => void },
+  o: { reps: number; count: number; warmPerAgent: number; quiet: boolean; stated: boolean; label: string; log: (line: string) => void },
 ): Promise<FleetRuns> {
   const { connectMesh } = await import('../../dist/reference/mesh/connect.js');
   const fleet = groups.flat().length;
@@ -238,8 +234,8 @@ async function measureFleet(
     const quietCall = callOf(true);
     const depth = fleet * PER_AGENT;
     // Every process is warmed up as one agent of the round-trip rows is (its JIT, its tables):
-    // 1,000 tasks an agent, and as many calls for the floor's responders.
-    const warm = WARM_PER_AGENT * fleet;
+    // 1,000 tasks an agent in a full run, and as many calls for the floor's responders.
+    const warm = o.warmPerAgent * fleet;
     await drive(call, warm, depth);
     if (o.quiet) await drive(quietCall, warm, depth);
     await drive(bareCall, warm, depth);
@@ -327,7 +323,7 @@ export async function meshThroughput(
 ): Promise<Row[]> {
   const fleet = budget.meshAgents;
   const reps = Math.min(budget.reps, 3);
-  const bases = rowBases(fleet, reps);
+  const bases = rowBases(budget);
   const wantProcesses = selected(IDS.tap) || selected(IDS.quiet);
   const wantHosted = selected(IDS.hosted) || selected(IDS.hostedQuiet);
   if (!wantProcesses && !wantHosted) return [];
@@ -350,7 +346,7 @@ export async function meshThroughput(
         url,
         ids.map((id) => [id]),
         bareCall,
-        { reps, count, quiet, stated: true, label: `${fleet} processes`, log },
+        { reps, count, warmPerAgent: budget.meshWarmPerAgent, quiet, stated: true, label: `${fleet} processes`, log },
       );
       rows.push(...perProcessRows(bases, runs, fleet, count, quiet));
     }
@@ -359,7 +355,15 @@ export async function meshThroughput(
       const per = Math.ceil(fleet / HOSTS);
       const groups = Array.from({ length: HOSTS }, (_, h) => ids.slice(h * per, (h + 1) * per));
       const quiet = selected(IDS.hostedQuiet);
-      const runs = await measureFleet(url, groups, bareCall, { reps, count, quiet, stated: false, label: `${HOSTS} processes`, log });
+      const runs = await measureFleet(url, groups, bareCall, {
+        reps,
+        count,
+        warmPerAgent: budget.meshWarmPerAgent,
+        quiet,
+        stated: false,
+        label: `${HOSTS} processes`,
+        log,
+      });
       rows.push(...hostedRows(bases, runs, rows, fleet, count, quiet));
     }
   } catch (err) {
