@@ -17,6 +17,8 @@ import { oneLine } from './roundtrip.ts';
 
 export const SCENARIO = '8. Mesh';
 const PER_AGENT = 5;
+/** Tasks each agent may keep: more than any run sends one agent (the default of 4,096 per principal would answer BUSY). */
+const KEPT = 1 << 20;
 /** The processes that serve the whole fleet in the hosted rows. */
 const HOSTS = 2;
 /** The issue's target for the mesh: a ratio to the bare floor measured in the same run, and a latency. */
@@ -218,6 +220,9 @@ async function measureFleet(
       '500',
       '--ttl-ms',
       '3000',
+      // Every finished task is kept for the resume window: room for all a run sends, as the round-trip rows' agents have.
+      '--max-tasks-kept',
+      String(KEPT),
     ]),
   );
   let m: Mesh | undefined;

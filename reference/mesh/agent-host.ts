@@ -5,7 +5,7 @@
  * processes with SIGKILL; on SIGTERM every agent withdraws its entry and shuts down.
  *
  *   node --import tsx reference/mesh/agent-host.ts --nats nats://127.0.0.1:4222 --ids a,b,c
- *     [--state-root DIR] [--heartbeat-ms 200] [--ttl-ms 600] [--max-concurrent-tasks 16]
+ *     [--state-root DIR] [--heartbeat-ms 200] [--ttl-ms 600] [--max-concurrent-tasks 16] [--max-tasks-kept N]
  *
  * Prints `ready <agent_id> <url>` per agent, then `ready`, on stdout.
  */
@@ -42,6 +42,12 @@ export interface HostOptions {
   heartbeatMs: number;
   ttlMs: number;
   maxConcurrentTasks?: number;
+  /**
+   * Tasks each agent keeps, finished ones for their retention (the resume window) included, in all
+   * and per principal (default 4096 per principal; spec: limits#table-limits). A requester that
+   * sends one agent more than this within the window gets BUSY.
+   */
+  maxTasksKept?: number;
   /** Capabilities besides the conformance ones, per agent id (default none). */
   capabilities?: (agentId: string) => Record<string, Handler | CapabilityDefinition>;
   /** The agent's card description (default: a mesh test agent). */
@@ -79,6 +85,9 @@ export async function hostAgents(options: HostOptions): Promise<Host> {
         // The host's own signal handling withdraws every entry first.
         signals: false,
         ...(options.stateRoot ? { stateDir: join(options.stateRoot, id) } : {}),
+        ...(options.maxTasksKept !== undefined
+          ? { maxTasksKept: options.maxTasksKept, maxTasksKeptPerPrincipal: options.maxTasksKept }
+          : {}),
         logger: () => {},
       });
       const listener = await agent.listenNats({
@@ -131,6 +140,7 @@ async function main(): Promise<void> {
       'heartbeat-ms': { type: 'string', default: '200' },
       'ttl-ms': { type: 'string', default: '600' },
       'max-concurrent-tasks': { type: 'string', default: '16' },
+      'max-tasks-kept': { type: 'string' },
     },
   });
   if (!values.nats || !values.ids) {
@@ -144,6 +154,7 @@ async function main(): Promise<void> {
     heartbeatMs: Number(values['heartbeat-ms']),
     ttlMs: Number(values['ttl-ms']),
     maxConcurrentTasks: Number(values['max-concurrent-tasks']),
+    ...(values['max-tasks-kept'] ? { maxTasksKept: Number(values['max-tasks-kept']) } : {}),
   });
   process.stdout.write('ready\n');
   const stop = (signal: string): void => {
