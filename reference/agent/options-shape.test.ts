@@ -27,3 +27,21 @@ describe('the default logger', () => {
     expect(written).toEqual(['[tap-agent] info: a info line\n', '[tap-agent] warn: a warn line\n', '[tap-agent] error: a error line\n']);
   });
 });
+
+describe('the defaults the README states', () => {
+  it('are the runtime’s: the heartbeat, the resume window and the tasks kept', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { settingsOf } = await import('./options.ts');
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8').replace(/\s+/g, ' ');
+    const s = settingsOf({ card: agentCard(), capabilities: {} });
+    const n = (x: number) => x.toLocaleString('en-US');
+    expect(readme).toContain(`(\`heartbeatMs\`, ${s.heartbeatMs / 1000} s by default;`);
+    expect(readme).toContain(`(\`resumeWindowMs\`, ${s.resumeWindowMs / 60_000} minutes by default;`);
+    expect(readme).toContain(
+      `up to ${n(s.maxTasksKeptPerPrincipal)} per requester (\`maxTasksKeptPerPrincipal\`) and ${n(s.maxTasksKept)} in all (\`maxTasksKept\`)`,
+    );
+    expect(readme).toContain(
+      `more than ${n(s.maxTasksKeptPerPrincipal)} tasks within the window, some ${Math.round(s.maxTasksKeptPerPrincipal / (s.resumeWindowMs / 1000))} a second for ${s.resumeWindowMs / 60_000} minutes`,
+    );
+  });
+});
