@@ -1,0 +1,52 @@
+/** What `result` gives for a task the agent refused and for one that failed, as the README says (spec: errors). */
+import { describe, expect, it } from 'vitest';
+import { CapabilityError, createAgent } from '../agent/index.ts';
+import { createMemoryPair } from '../transports/index.ts';
+import { connect, TapClientError } from './index.ts';
+import { cleanupsAfterEach, REFERENCE_CARD } from './reference-agent.testkit.ts';
+
+const cleanups = cleanupsAfterEach();
+
+describe('the result of a refused task and of a failed one', () => {
+  it('rejects with the refusal (INVALID_MESSAGE and its issues for input the schema refuses), and resolves failed for a CapabilityError', async () => {
+    const agent = createAgent({
+      card: { ...REFERENCE_CARD, capabilities: [] },
+      capabilities: {
+        'text.shout': {
+          capability: {
+            name: 'text.shout',
+            version: '1.0.0',
+            description: 'Upper-cases a text; refuses an empty one.',
+            input_formats: ['json'],
+            output_formats: ['json'],
+            streaming: false,
+            side_effects: false,
+          },
+          inputSchema: { type: 'object', required: ['text'], properties: { text: { type: 'string' } } },
+          handler: (input: { text: string }) => {
+            if (input.text === '') throw new CapabilityError('nothing to shout');
+            return { text: input.text.toUpperCase() };
+          },
+        },
+      },
+      logger: () => {},
+    });
+    cleanups.push(() => agent.shutdown());
+    const [mine, theirs] = createMemoryPair();
+    agent.attach(theirs);
+    const client = await connect(mine, { agentId: 'test-requester' });
+    cleanups.push(() => client.close());
+
+    expect((await client.submit('text.shout', { text: 'hi' }).result).output).toEqual({ text: 'HI' });
+    const refused = await client.submit('text.shout', { words: 3 }).result.catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(TapClientError);
+    expect((refused as TapClientError).code).toBe('INVALID_MESSAGE');
+    expect((refused as TapClientError).payload?.details?.issues).toEqual(
+      expect.arrayContaining([expect.objectContaining({ keyword: 'required' })]),
+    );
+    const unknown = await client.submit('text.whisper', { text: 'hi' }).result.catch((err: unknown) => err);
+    expect((unknown as TapClientError).code).toBe('CAPABILITY_NOT_SUPPORTED');
+    const failed = await client.submit('text.shout', { text: '' }).result;
+    expect(failed).toMatchObject({ status: 'failed', error: { code: 'CAPABILITY_FAILED', message: 'nothing to shout' } });
+  });
+});
