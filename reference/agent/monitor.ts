@@ -5,7 +5,7 @@
  */
 import { TASK_TABLE } from '../core/states.ts';
 import type { AuditEntry, AuditTrail } from '../ops/audit.ts';
-import { Counter, Histogram, type Family } from '../ops/prometheus.ts';
+import { Counter, Histogram, type CounterValue, type Family, type HistogramCounts } from '../ops/prometheus.ts';
 import { iso } from './outbound.ts';
 import type { Task } from './tasks.ts';
 
@@ -56,6 +56,9 @@ export class TaskMonitor {
   readonly refused = new Counter();
   readonly durations = new Histogram();
   private readonly startedAt: number;
+  /** The series each task counts in, by capability (and outcome), kept so that a task builds no labels. */
+  private readonly acceptedOf = new Map<string, CounterValue>();
+  private readonly finishedOf = new Map<string, { count: CounterValue; duration: HistogramCounts }>();
 
   /**
    * `counting` false (createAgent's `metrics: false`) counts nothing per task or refusal: the
@@ -74,15 +77,24 @@ export class TaskMonitor {
 
   /** A task.request was taken. */
   taskAccepted(task: Task): void {
-    if (this.counting) this.accepted.inc({ capability: task.capability });
+    if (!this.counting) return;
+    let series = this.acceptedOf.get(task.capability);
+    if (!series) this.acceptedOf.set(task.capability, (series = this.accepted.seriesOf({ capability: task.capability })));
+    series.value++;
   }
 
   /** A task reached its one result: counted, timed and audited. */
   taskFinished(task: Task, now: number, requester?: string): void {
     if (this.counting) {
       const outcome = task.result?.status ?? task.state;
-      this.finished.inc({ capability: task.capability, outcome });
-      this.durations.observe(Math.max(0, now - task.createdAt) / 1000, { capability: task.capability, outcome });
+      const key = `${task.capability}\u0000${outcome}`;
+      let series = this.finishedOf.get(key);
+      if (!series) {
+        const labels = { capability: task.capability, outcome };
+        this.finishedOf.set(key, (series = { count: this.finished.seriesOf(labels), duration: this.durations.seriesOf(labels) }));
+      }
+      series.count.value++;
+      this.durations.observeIn(series.duration, Math.max(0, now - task.createdAt) / 1000);
     }
     this.audit?.append(auditEntryOf(this.agentId, task, now, requester));
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ExpositionError, parseExposition, sampleValue } from './exposition-parse.ts';
+import { type ExpositionError, parseExposition, sampleValue } from './exposition-parse.ts';
 import { Counter, Histogram, mergeFamilies, renderExposition, type Family } from './prometheus.ts';
 
 describe('the Prometheus text format', () => {
@@ -53,6 +53,23 @@ describe('the Prometheus text format', () => {
     expect(text.match(/# TYPE tap_q/g)).toHaveLength(1);
     expect(sampleValue(parseExposition(text), 'tap_q')).toBe(2);
     expect(() => mergeFamilies([part('a'), { name: 'tap_q', help: 'Q.', type: 'counter', samples: [] }])).toThrow(/gauge and as a counter/);
+  });
+
+  it('counts the same through a kept series as through labels given each time, a value beyond every bound (or NaN) in the last bucket', () => {
+    const byLabels = new Histogram([1, 2]);
+    const kept = new Histogram([1, 2]);
+    const series = kept.seriesOf({ capability: 'a.b' });
+    for (const v of [0.5, 1, 1.5, 2, 3, Number.NaN]) {
+      byLabels.observe(v, { capability: 'a.b' });
+      kept.observeIn(series, v);
+    }
+    expect(kept.snapshot()).toEqual(byLabels.snapshot());
+    expect(kept.snapshot()[0]!.counts).toEqual([2, 2, 2]);
+    const counter = new Counter();
+    counter.inc({ code: 'BUSY' }, 0);
+    counter.seriesOf({ code: 'BUSY' }).value += 2;
+    counter.inc({ code: 'BUSY' });
+    expect(counter.samples()).toEqual([{ labels: { code: 'BUSY' }, value: 3 }]);
   });
 
   it('refuses names the format does not allow', () => {

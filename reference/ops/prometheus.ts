@@ -89,18 +89,37 @@ export function renderExposition(families: readonly Family[]): string {
 /** The default bounds of a duration in seconds: 5 ms to 5 minutes. */
 export const DURATION_BOUNDS: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 
+/** One series of a histogram: its labels, the count in each bucket (the last beyond every bound), the sum and the count. */
+export interface HistogramCounts {
+  labels: Labels;
+  counts: number[];
+  sum: number;
+  count: number;
+}
+
 /** A histogram kept per label set (the labels joined as a key). */
 export class Histogram {
-  private readonly series = new Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>();
+  private readonly series = new Map<string, HistogramCounts>();
   constructor(readonly bounds: readonly number[] = DURATION_BOUNDS) {}
 
-  /** Counts one observation. */
-  observe(value: number, labels: Labels = {}): void {
+  /** The series of `labels`, made empty if new; a caller observing one label set often keeps it for `observeIn`. */
+  seriesOf(labels: Labels = {}): HistogramCounts {
     const key = JSON.stringify(labels);
     let s = this.series.get(key);
     if (!s) this.series.set(key, (s = { labels, counts: new Array<number>(this.bounds.length + 1).fill(0), sum: 0, count: 0 }));
-    let i = this.bounds.findIndex((b) => value <= b);
-    if (i < 0) i = this.bounds.length;
+    return s;
+  }
+
+  /** Counts one observation. */
+  observe(value: number, labels: Labels = {}): void {
+    this.observeIn(this.seriesOf(labels), value);
+  }
+
+  /** Counts one observation in a series of this histogram (from `seriesOf`). */
+  observeIn(s: HistogramCounts, value: number): void {
+    const bounds = this.bounds;
+    let i = 0;
+    while (i < bounds.length && !(value <= bounds[i]!)) i++;
     s.counts[i]!++;
     s.sum += value;
     s.count++;
@@ -118,16 +137,27 @@ export class Histogram {
   }
 }
 
+/** One series of a counter: its labels and its value. */
+export interface CounterValue {
+  labels: Labels;
+  value: number;
+}
+
 /** Counters kept per label set. */
 export class Counter {
-  private readonly values = new Map<string, { labels: Labels; value: number }>();
+  private readonly values = new Map<string, CounterValue>();
+
+  /** The series of `labels`, made at 0 if new; a caller counting one label set often keeps it and adds to its `value`. */
+  seriesOf(labels: Labels = {}): CounterValue {
+    const key = JSON.stringify(labels);
+    let v = this.values.get(key);
+    if (!v) this.values.set(key, (v = { labels, value: 0 }));
+    return v;
+  }
 
   /** Adds `by` (default 1) to the series of `labels`. */
   inc(labels: Labels = {}, by = 1): void {
-    const key = JSON.stringify(labels);
-    const v = this.values.get(key);
-    if (v) v.value += by;
-    else this.values.set(key, { labels, value: by });
+    this.seriesOf(labels).value += by;
   }
 
   /** The series as a family renders them. */
