@@ -94,14 +94,16 @@ describe('a transport error', () => {
 
   it('logs a send that failed because the peer went away at debug (the transport error said it at info), and any other failed send at warn', async () => {
     const { lines, agentEnd, peer } = await loggedSession();
-    const failures = [epipe(), new Error('the disk is on fire')];
+    // A transport of someone else's may reject with anything: a string, or nothing at all.
+    const failures: unknown[] = [epipe(), new Error('the disk is on fire'), 'the pipe is full', undefined];
     agentEnd.send = () => Promise.reject(failures.shift());
-    peer.send({ type: 'ping' });
-    peer.send({ type: 'ping' });
+    for (let i = 0; i < 4; i++) peer.send({ type: 'ping' });
     await flush();
     expect(lines.filter((l) => l.includes('send failed: '))).toEqual([
       'debug: send failed: the peer went away (write EPIPE)',
       'warn: send failed: the disk is on fire',
+      'warn: send failed: the pipe is full',
+      'warn: send failed: a failure without an Error (undefined)',
     ]);
   });
 });

@@ -47,7 +47,9 @@ export class ConnectionTimers {
 /**
  * The log line of a transport error (`what`: where it came from): a peer that went away mid-write
  * (EPIPE, ECONNRESET) is the close that follows, said at `gone` (info); anything else is a warning.
+ * A transport of someone else's may fail with anything, an Error or not.
  */
-export function transportTrouble(what: string, err: Error, gone: LogLevel = 'info'): [LogLevel, string] {
-  return isPeerGone(err) ? [gone, `${what}: the peer went away (${err.message})`] : ['warn', `${what}: ${err.message}`];
+export function transportTrouble(what: string, err: unknown, gone: LogLevel = 'info'): [LogLevel, string] {
+  const said = err instanceof Error ? err.message : typeof err === 'string' ? err : `a failure without an Error (${String(err)})`;
+  return isPeerGone(err) ? [gone, `${what}: the peer went away (${said})`] : ['warn', `${what}: ${said}`];
 }

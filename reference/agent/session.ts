@@ -111,7 +111,7 @@ export class Connection implements Replier {
     const unsent = this.transport.unsentBytes?.() ?? 0;
     if (unsent > this.rt.settings.maxUnsentBytes) return this.cutOff(unsent);
     this.lastSend = this.transport.send(text);
-    this.lastSend.catch((err: Error) => this.rt.log(...transportTrouble('send failed', err, 'debug'))); // the transport said it once
+    this.lastSend.catch((err: unknown) => this.rt.log(...transportTrouble('send failed', err, 'debug'))); // the transport said it once
   }
 
   /** Drops a connection whose peer does not read: once, with one line in the log (spec: limits#back-pressure). */
