@@ -2,6 +2,7 @@
  * A connection's timers on the agent's side: each handshake step's timeout, then the heartbeats
  * of its session (core/liveness.ts; spec: limits#heartbeats); and how a transport error is logged.
  */
+import { failureText } from '../core/errors.ts';
 import { Liveness } from '../core/liveness.ts';
 import type { Clock, LogLevel, TimerHandle } from '../core/platform.ts';
 import { isPeerGone } from '../transports/writer.ts';
@@ -50,6 +51,6 @@ export class ConnectionTimers {
  * A transport of someone else's may fail with anything, an Error or not.
  */
 export function transportTrouble(what: string, err: unknown, gone: LogLevel = 'info'): [LogLevel, string] {
-  const said = err instanceof Error ? err.message : typeof err === 'string' ? err : `a failure without an Error (${String(err)})`;
+  const said = failureText(err);
   return isPeerGone(err) ? [gone, `${what}: the peer went away (${said})`] : ['warn', `${what}: ${said}`];
 }

@@ -456,3 +456,26 @@ describe('integrity', () => {
     await client.close();
   });
 });
+
+describe('a transport that fails a send with something other than an Error', () => {
+  it('logs what it said (a string, or that it gave no Error) and throws nothing from the handler that logs it', async () => {
+    const logged: string[] = [];
+    const [a, b] = createMemoryPair();
+    new ScriptedAgent(b, { script: () => {} });
+    const client = await connect(a, {
+      ...base,
+      logger: (level, message, fields) => logged.push(`${level}: ${message} ${JSON.stringify(fields)}`),
+    });
+    const failures: unknown[] = ['the pipe is full', undefined];
+    a.send = () => Promise.reject(failures.shift());
+    void client.submit('tap.test.echo', 1).result.catch(() => {});
+    void client.submit('tap.test.echo', 2).result.catch(() => {});
+    await settle();
+    expect(logged.filter((l) => l.includes('send failed'))).toEqual([
+      'debug: send failed {"error":"the pipe is full"}',
+      'debug: send failed {"error":"a failure without an Error (undefined)"}',
+    ]);
+    a.send = () => Promise.resolve();
+    await client.close();
+  });
+});

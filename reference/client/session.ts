@@ -9,6 +9,7 @@ import {
   composeMessage,
   DEFAULT_MAX_MESSAGE_BYTES,
   errorPayload,
+  failureText,
   initialRequesterHandshake,
   messageIds,
   lowestVersion,
@@ -228,7 +229,7 @@ export class RequesterSession {
     }
     if (this.phase === 'closed') return;
     this.config.trace?.({ dir: 'out', text });
-    this.transport.send(text).catch((err: Error) => this.config.logger?.('debug', 'send failed', { error: err.message }));
+    this.transport.send(text).catch((err: unknown) => this.config.logger?.('debug', 'send failed', { error: failureText(err) }));
   }
 
   /** Feeds one event to the handshake machine and carries out its step. */

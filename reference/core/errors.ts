@@ -84,3 +84,9 @@ export class TapError extends Error {
     return this.payload.code;
   }
 }
+
+/** What a failure says, whatever was thrown or rejected with: an Error's message, a string, or what it was. */
+export function failureText(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  return typeof err === 'string' ? err : `a failure without an Error (${String(err)})`;
+}
