@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { hostCard } from './agent-host.ts';
 import { testCapability } from './mesh.testkit.ts';
 import type { RegistryRecord } from './entry.ts';
@@ -76,14 +76,22 @@ describe('the requester’s view of the registry (spec: registry#discovery, regi
   });
 
   it('drops an entry whose lifetime has ended from the next answer, with no change reported', async () => {
-    const { registry, join } = fakeRegistry();
-    const view = await viewOf(registry);
-    join(record('tap.long', 1));
-    join(record('tap.short', 2, 150));
-    const query = { capability: 'tap.test.echo' };
-    expect((await view.list(query)).map((e) => e.agent_id)).toEqual(['tap.long', 'tap.short']);
-    await new Promise((r) => setTimeout(r, 200));
-    expect((await view.list(query)).map((e) => e.agent_id)).toEqual(['tap.long']);
-    view.stop();
+    // The clock is the test's: Date.now() moves only when told to.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const { registry, join } = fakeRegistry();
+      const view = await viewOf(registry);
+      join(record('tap.long', 1));
+      join(record('tap.short', 2, 5_000));
+      const query = { capability: 'tap.test.echo' };
+      expect((await view.list(query)).map((e) => e.agent_id)).toEqual(['tap.long', 'tap.short']);
+      vi.setSystemTime(Date.now() + 4_999);
+      expect((await view.list(query)).map((e) => e.agent_id)).toEqual(['tap.long', 'tap.short']);
+      vi.setSystemTime(Date.now() + 1);
+      expect((await view.list(query)).map((e) => e.agent_id)).toEqual(['tap.long']);
+      view.stop();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
