@@ -7,6 +7,7 @@ import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer }
 import { newSigningKey, trustOf } from '../trust.ts';
 import type { RegistryRecord } from './entry.ts';
 import { joinRegistry } from './member.ts';
+import { connectMesh } from './connect.ts';
 import { joinMesh } from './join.ts';
 import { openRegistry, type Registry } from './registry.ts';
 import { signEntry } from './signature.ts';
@@ -100,6 +101,31 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'an agent in a mesh
       expect(writes[i]!.entry.instance).toBe(joined.instance);
       expect(writes[i]!.entry.started_at).toBe(first.entry.started_at);
     }
+  });
+
+  it('serves several agents of one process over one NATS connection: listenNats({ nc }) and joinMesh(agent, { nc }), as the README says', async () => {
+    const shared = await connect({ servers: server.url });
+    cleanups.push(() => shared.close());
+    for (const id of ['mesh.shared-a', 'mesh.shared-b']) {
+      const agent = createAgent({ card: card(id), capabilities: withConformanceCapabilities(), logger: () => {} });
+      cleanups.push(() => agent.shutdown());
+      await agent.listenNats({ nc: shared, keepaliveMs: 1000 });
+      await joinMesh(agent, { nc: shared, heartbeatMs: 1000, ttlMs: 3000 });
+    }
+    const mesh = await connectMesh(server.url, { agentId: 'mesh.requester' });
+    cleanups.push(() => mesh.close());
+    await until(
+      () => mesh.discover({ capability: 'tap.test.echo' }),
+      (found) => ['mesh.shared-a', 'mesh.shared-b'].every((id) => found.some((e) => e.agent_id === id)),
+    );
+    const answered = new Set<string>();
+    for (let i = 0; i < 8; i++) {
+      const task = await mesh.task('tap.test.echo', i, { route: 'round-robin' });
+      expect((await task.result).output).toBe(i);
+      if (task.agentId?.startsWith('mesh.shared-')) answered.add(task.agentId);
+    }
+    expect([...answered].sort()).toEqual(['mesh.shared-a', 'mesh.shared-b']);
+    expect(shared.isClosed()).toBe(false);
   });
 
   it('moves its load figure as tasks start and end (TAP-REG-006, TAP-REG-019)', async () => {
