@@ -189,3 +189,13 @@ export function within<T>(promise: Promise<T>, ms: number, what: string): Promis
     }),
   ]);
 }
+
+/** Waits for each child's "ready" line, for up to `ms`; stops them all if one does not come. */
+export async function started(children: LineChild[], what: string, ms = 60_000): Promise<void> {
+  try {
+    await Promise.all(children.map((c, i) => c.line((l) => l === 'ready', ms, `${what} ${i} starting`)));
+  } catch (err) {
+    await Promise.all(children.map((c) => c.stop(1000)));
+    throw err;
+  }
+}

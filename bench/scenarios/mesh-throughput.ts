@@ -8,7 +8,7 @@
  */
 import { connect } from '@nats-io/transport-node';
 import type { Mesh } from '../../dist/reference/mesh/index.js';
-import { spawnCompiled, spawnScript, type LineChild } from '../lib/children.ts';
+import { spawnCompiled, spawnScript, started, type LineChild } from '../lib/children.ts';
 import type { Budget } from '../lib/options.ts';
 import { peer } from '../lib/paths.ts';
 import { compare, notRun, ratioRange, type Row } from '../lib/report.ts';
@@ -141,10 +141,8 @@ function statedTarget(runs: Driven[]): { text: string; at: boolean; measured: st
   };
 }
 
-/** Resolves once every child printed "ready". */
-export async function startAll(children: LineChild[], what: string): Promise<void> {
-  await Promise.all(children.map((c, i) => c.line((l) => l === 'ready', 120_000, `${what} ${i} starting`)));
-}
+/** How long a fleet of agent processes may take to start on two cores. */
+export const FLEET_START_MS = 120_000;
 
 /** The rows' descriptions for a budget's fleet, warm-up and repetitions. */
 function rowBases(budget: Budget): Record<keyof typeof IDS, RowBase> {
@@ -227,7 +225,7 @@ async function measureFleet(
   );
   let m: Mesh | undefined;
   try {
-    await startAll(hosts, 'agent host');
+    await started(hosts, 'agent host', FLEET_START_MS);
     m = await connectMesh(url, { agentId: 'bench.mesh-requester' });
     const mesh = m;
     while ((await mesh.discover({ capability: 'tap.test.echo' })).length < fleet) await new Promise((r) => setTimeout(r, 50));
@@ -263,9 +261,14 @@ async function measureFleet(
   }
 }
 
+/** The floor's figure from the runs of a fleet of `fleet` agents. */
+function floorOf(runs: FleetRuns, fleet: number): Figured {
+  return figureOf(`bare NATS request/reply, ${fleet} responder processes (floor)`, runs.bare);
+}
+
 /** The rows of the fleet in one process per agent. */
 function perProcessRows(bases: Record<keyof typeof IDS, RowBase>, runs: FleetRuns, fleet: number, count: number, quiet: boolean): Row[] {
-  const floor = figureOf(`bare NATS request/reply, ${fleet} responder processes (floor)`, runs.bare);
+  const floor = floorOf(runs, fleet);
   const depthDetails = { tasks_per_repetition: count, in_flight: fleet * PER_AGENT };
   const details = {
     ...depthDetails,
@@ -292,7 +295,7 @@ function hostedRows(
   count: number,
   quiet: boolean,
 ): Row[] {
-  const floor = figureOf(`bare NATS request/reply, ${fleet} responder processes (floor)`, runs.bare);
+  const floor = floorOf(runs, fleet);
   const details = { tasks_per_repetition: count, in_flight: fleet * PER_AGENT, processes: HOSTS };
   const row = (base: RowBase, name: string, r: Driven[], beside: string): Row => {
     const tap = figureOf(name, r);
@@ -340,7 +343,7 @@ export async function meshThroughput(
   try {
     log(`mesh: starting ${fleet} bare responders`);
     for (let i = 0; i < fleet; i++) bare.push(spawnScript(peer('nats-echo.ts'), [url, `bench.echo.${i}`]));
-    await startAll(bare, 'responder');
+    await started(bare, 'responder', FLEET_START_MS);
     let k = 0;
     const body = new TextEncoder().encode(JSON.stringify({ n: 1 }));
     const bareCall = () => nc.request(`bench.echo.${k++ % fleet}`, body, { timeout: 10_000 });

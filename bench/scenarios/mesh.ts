@@ -5,11 +5,11 @@
  * elsewhere (spec: mesh).
  */
 import { connect } from '@nats-io/transport-node';
-import { spawnCompiled, type LineChild } from '../lib/children.ts';
+import { spawnCompiled, started, type LineChild } from '../lib/children.ts';
 import type { Budget } from '../lib/options.ts';
 import { compare, missingBaseline, notRun, type Row } from '../lib/report.ts';
 import { spread } from '../lib/stats.ts';
-import { meshThroughput, SCENARIO, startAll, THROUGHPUT_ROW_IDS, throughputNotRun } from './mesh-throughput.ts';
+import { FLEET_START_MS, meshThroughput, SCENARIO, THROUGHPUT_ROW_IDS, throughputNotRun } from './mesh-throughput.ts';
 import { oneLine } from './roundtrip.ts';
 
 export function meshRowIds(): string[] {
@@ -124,7 +124,7 @@ export async function mesh(budget: Budget, selected: (id: string) => boolean, lo
               '750',
             ]),
           );
-        await startAll(hosts, 'agent');
+        await started(hosts, 'agent', FLEET_START_MS);
         const m = await connectMesh(server.url, { agentId: 'bench.mesh-failover' });
         const runs: number[] = [];
         try {

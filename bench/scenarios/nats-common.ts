@@ -1,5 +1,4 @@
-/** What the NATS scenario's rows share: its heading, its depth, how it starts children and judges a ratio. */
-import type { LineChild } from '../lib/children.ts';
+/** What the NATS scenario's rows share: its heading, its depth and how it judges a ratio. */
 import { ratioRange, type Baseline, type Figure, type Target } from '../lib/report.ts';
 
 export const SCENARIO = '7. NATS binding';
@@ -14,14 +13,4 @@ export function ratioTarget(target: { text: string; at: number }, tap: Figure, f
     measured: `${floor.ratio.toFixed(2)}× the floor (${ratioRange(tap.value, floor.value)})`,
     met: floor.ratio >= target.at,
   };
-}
-
-/** Waits for each child's "ready" line; stops them all if one does not come. */
-export async function started(children: LineChild[], what: string): Promise<void> {
-  try {
-    await Promise.all(children.map((c, i) => c.line((l) => l === 'ready', 60_000, `${what} ${i} starting`)));
-  } catch (err) {
-    await Promise.all(children.map((c) => c.stop(1000)));
-    throw err;
-  }
 }

@@ -6,13 +6,13 @@
 import { connect as natsConnect, type NatsConnection } from '@nats-io/transport-node';
 import { AckPolicy, jetstream, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import { startNatsServer } from '../../reference/transports/nats/nats-server.testkit.ts';
-import { delay, spawnScript, type LineChild } from '../lib/children.ts';
+import { delay, spawnScript, started, type LineChild } from '../lib/children.ts';
 import type { Budget } from '../lib/options.ts';
 import { peer } from '../lib/paths.ts';
 import { compare, missingBaseline, notRun, type Baseline, type Row } from '../lib/report.ts';
 import { spread } from '../lib/stats.ts';
 import { echoInput } from '../lib/systems.ts';
-import { DEPTH, ratioTarget, SCENARIO, started } from './nats-common.ts';
+import { DEPTH, ratioTarget, SCENARIO } from './nats-common.ts';
 import { oneLine } from './roundtrip.ts';
 
 /** Runner processes (and bare consumers) in the race. */

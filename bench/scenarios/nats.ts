@@ -8,7 +8,7 @@
  */
 import { connect as natsConnect } from '@nats-io/transport-node';
 import { natsServerInstalled, startNatsServer, type NatsServer } from '../../reference/transports/nats/nats-server.testkit.ts';
-import { spawnScript, type LineChild } from '../lib/children.ts';
+import { spawnScript, started, type LineChild } from '../lib/children.ts';
 import { type CpuPerTask, measuringCpu } from '../lib/cpu.ts';
 import { inflight, sequential, warmUp, type Call } from '../lib/measure.ts';
 import type { Budget } from '../lib/options.ts';
@@ -16,7 +16,7 @@ import { peer } from '../lib/paths.ts';
 import { compare, missingBaseline, notRun, type Baseline, type Row } from '../lib/report.ts';
 import { spread } from '../lib/stats.ts';
 import { echoInput, tapConnect } from '../lib/systems.ts';
-import { DEPTH, ratioTarget, SCENARIO, started } from './nats-common.ts';
+import { DEPTH, ratioTarget, SCENARIO } from './nats-common.ts';
 import { AGENTS, DURABLE_ID, DURABLE_TARGET, durable } from './nats-durable.ts';
 import { cpuExtra, oneLine } from './roundtrip.ts';
 
