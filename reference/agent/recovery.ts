@@ -15,15 +15,16 @@ import { Session, type SessionInfo } from './sessions.ts';
 import { endSession } from './shutdown.ts';
 import type { TaskRunner } from './task-runner.ts';
 import { journaledTrace } from './journal-limits.ts';
-import { taskKey, type Task } from './tasks.ts';
+import { PairMap } from '../core/pair-map.ts';
+import type { Task } from './tasks.ts';
 
 /** Applies the journal's records, read one at a time, to an empty runtime. */
 export function replayJournal(rt: Runtime, records: Iterable<JournalRecord>): void {
   const infos = new Map<string, SessionInfo>();
-  const tasks = new Map<string, Task>();
+  const tasks = new PairMap<Task>();
   const retainedBytes = new Map<Task, number>();
   const maxTaskBytes = rt.journal?.limits.maxTaskBytes ?? Number.POSITIVE_INFINITY;
-  const find = (r: { principal: string; task_id: string }): Task | undefined => tasks.get(taskKey(r.principal, r.task_id));
+  const find = (r: { principal: string; task_id: string }): Task | undefined => tasks.get(r.principal, r.task_id);
   for (const r of records) {
     switch (r.t) {
       case 'session':
@@ -62,7 +63,7 @@ export function replayJournal(rt: Runtime, records: Iterable<JournalRecord>): vo
         if (r.trace) task.trace = r.trace;
         if (r.carried) task.carried = r.carried;
         if (r.delegation) task.delegation = r.delegation;
-        tasks.set(taskKey(r.principal, r.task_id), task);
+        tasks.set(r.principal, r.task_id, task);
         if (r.idempotency_key !== undefined) {
           rt.idempotency.set({
             principal: r.principal,

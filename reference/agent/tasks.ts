@@ -5,6 +5,7 @@
  */
 import type { PayloadOf, TaskState } from '../../schemas/src/index.ts';
 import { canonicalize } from '../core/jcs.ts';
+import { PairMap } from '../core/pair-map.ts';
 import { isTerminal } from '../core/states.ts';
 import type { ErrorPayload } from '../core/errors.ts';
 import type { TimerHandle } from '../core/platform.ts';
@@ -105,11 +106,6 @@ export function shareOf(task: Task): string {
   return task.share ?? task.principal;
 }
 
-/** The key of a task in a table. */
-export function taskKey(principal: string, taskId: string): string {
-  return `${principal}\u0000${taskId}`;
-}
-
 /** "The same request": the RFC 8785 form of (capability, input) (spec: idempotency#fingerprint). */
 export function fingerprint(capability: string, input: unknown): string {
   return canonicalize([capability, input === undefined ? null : input]);
@@ -192,7 +188,7 @@ class EndedQueue {
  * together (spec: limits#sources).
  */
 export class TaskTable {
-  private readonly byKey = new Map<string, Task>();
+  private readonly byKey = new PairMap<Task>();
   /**
    * The tasks not yet terminal, so that the BUSY checks of every request cost the number of
    * running tasks, not the number retained. A task that ended without `ended` is dropped here
@@ -222,14 +218,13 @@ export class TaskTable {
 
   /** The task `taskId` of `principal`; never one of another principal (spec: authorization#isolation). */
   get(principal: string, taskId: string): Task | undefined {
-    return this.byKey.get(taskKey(principal, taskId));
+    return this.byKey.get(principal, taskId);
   }
 
   add(task: Task): void {
-    const key = taskKey(task.principal, task.taskId);
-    const old = this.byKey.get(key);
+    const old = this.byKey.get(task.principal, task.taskId);
     if (old) this.forget(old);
-    this.byKey.set(key, task);
+    this.byKey.set(task.principal, task.taskId, task);
     const count = this.countOf(task.principal);
     count.tasks++;
     const bytes = task.retained.reduce((n, t) => n + t.length, 0);
@@ -331,9 +326,8 @@ export class TaskTable {
   }
 
   private forget(task: Task): void {
-    const key = taskKey(task.principal, task.taskId);
-    if (this.byKey.get(key) !== task) return;
-    this.byKey.delete(key);
+    if (this.byKey.get(task.principal, task.taskId) !== task) return;
+    this.byKey.delete(task.principal, task.taskId);
     this.active.delete(task);
     const count = this.countOf(task.principal);
     count.tasks--;
@@ -364,18 +358,19 @@ export interface IdempotencyRecord {
 
 /** Idempotency records keyed by (principal, capability, key) (spec: idempotency). */
 export class IdempotencyTable {
-  private readonly records = new Map<string, IdempotencyRecord>();
+  /** By principal and capability together (one outer key for all their records), then by key. */
+  private readonly records = new PairMap<IdempotencyRecord>();
 
-  private static keyOf(principal: string, capability: string, key: string): string {
-    return `${principal}\u0000${capability}\u0000${key}`;
+  private static scopeOf(principal: string, capability: string): string {
+    return `${principal}\u0000${capability}`;
   }
 
   get(principal: string, capability: string, key: string): IdempotencyRecord | undefined {
-    return this.records.get(IdempotencyTable.keyOf(principal, capability, key));
+    return this.records.get(IdempotencyTable.scopeOf(principal, capability), key);
   }
 
   set(record: IdempotencyRecord): void {
-    this.records.set(IdempotencyTable.keyOf(record.principal, record.capability, record.key), record);
+    this.records.set(IdempotencyTable.scopeOf(record.principal, record.capability), record.key, record);
   }
 
   all(): IterableIterator<IdempotencyRecord> {
@@ -385,8 +380,8 @@ export class IdempotencyTable {
   /** Forgets the record that points at `task`, when its task is forgotten. */
   forget(task: Task): void {
     if (task.idempotencyKey === undefined) return;
-    const k = IdempotencyTable.keyOf(task.principal, task.capability, task.idempotencyKey);
-    if (this.records.get(k)?.taskId === task.taskId) this.records.delete(k);
+    const scope = IdempotencyTable.scopeOf(task.principal, task.capability);
+    if (this.records.get(scope, task.idempotencyKey)?.taskId === task.taskId) this.records.delete(scope, task.idempotencyKey);
   }
 }
 
