@@ -16,6 +16,7 @@ import { Deadlines } from './deadlines.ts';
 import { CapabilityError, TaskAborted, type AbortKind } from './handler.ts';
 import { iso } from './outbound.ts';
 import { fitsUtf8 } from '../core/decode.ts';
+import { appended } from '../core/appended.ts';
 import { MAX_NESTING_DEPTH, nestedDeeperThan } from '../core/ijson.ts';
 import { withdrawPlan, markPlan } from './plans.ts';
 import { withdrawInput } from './input.ts';
@@ -80,7 +81,7 @@ export class TaskRunner implements TaskHost {
       });
     }
     task.lastSequence = sequence;
-    task.retained.push(text);
+    task.retained = appended(task.retained, text);
     let delta = text.length;
     const max = this.rt.settings.maxRetainedMessages;
     while (task.retained.length > max) {

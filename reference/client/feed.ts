@@ -1,4 +1,5 @@
 /** An append-only log that any number of readers iterate asynchronously, each from the start. */
+import { appended } from '../core/appended.ts';
 
 /** Messages a handle's log keeps at least: a long stream is read through `events`, not kept whole. */
 export const HANDLE_LOG_LIMIT = 1024;
@@ -9,7 +10,11 @@ export class Feed<T> {
    * The items appended, in order: all of them, or once more came the newest `limit` to
    * 2 × `limit`, and every item a reader that is still reading has not reached yet.
    */
-  readonly items: T[] = [];
+  get items(): T[] {
+    return this.list;
+  }
+
+  private list: T[] = [];
   /** Items forgotten from the front of `items`. */
   private dropped = 0;
   private waiters: Array<() => void> = [];
@@ -33,7 +38,7 @@ export class Feed<T> {
   push(item: T): void {
     if (this.ended) return;
     if (typeof item === 'object' && item !== null && this.items.length > 0 && this.items[this.items.length - 1] === item) return;
-    this.items.push(item);
+    this.list = appended(this.list, item);
     if (this.items.length > 2 * this.limit) {
       let keepFrom = this.dropped + this.items.length - this.limit;
       if (this.cursors) for (const c of this.cursors) keepFrom = Math.min(keepFrom, c.i);

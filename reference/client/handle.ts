@@ -39,6 +39,8 @@ export type { Accepted } from './attempt.ts';
 
 /** What `quietSent` holds once a quiet request went out: one settled promise shared by every handle. */
 const SENT: Promise<void> = Promise.resolve();
+/** What a settled handle's resolvers become: the promises they settled have settled. */
+const SETTLED = (): void => {};
 
 /** Options of `client.submit`. */
 export interface SubmitOptions {
@@ -390,5 +392,8 @@ export class TaskHandle extends FollowedTask {
     }
     if (error) this.feed.fail(error);
     else this.feed.end();
+    // A client keeps its newest ended handles (ENDED_TASKS_KEPT): they keep nothing they no longer use.
+    this.unsubscribe = undefined;
+    this.resolveAccepted = this.resolveResult = this.rejectAccepted = this.rejectResult = SETTLED;
   }
 }

@@ -2,6 +2,7 @@
  * A task's stream as the requester sees it: the sequenced messages of one task_id, delivered
  * once each and in order whatever the transport did (spec: tasks#sequence, resume#replay).
  */
+import { appended } from '../core/appended.ts';
 import { HANDLE_LOG_LIMIT } from './feed.ts';
 import type { HandoffPayload, InputRequestPayload, KnownState, ResultPayload, StreamMessage } from './types.ts';
 
@@ -30,7 +31,7 @@ export class TaskStream {
    * `HANDLE_LOG_LIMIT` to twice that (a handle that attaches late copies them; a long stream is
    * read as it comes, not kept whole).
    */
-  readonly log: StreamMessage[] = [];
+  log: StreamMessage[] = [];
   /** The state the stream last reported. */
   state: KnownState = 'requested';
   result?: ResultPayload;
@@ -103,7 +104,7 @@ export class TaskStream {
 
   private apply(msg: StreamMessage): void {
     this.lastSequence = msg.sequence ?? this.lastSequence + 1;
-    this.log.push(msg);
+    this.log = appended(this.log, msg);
     if (this.log.length > 2 * HANDLE_LOG_LIMIT) this.log.splice(0, this.log.length - HANDLE_LOG_LIMIT);
     switch (msg.type) {
       case 'task.accepted':
