@@ -18,6 +18,7 @@ import { authenticScreen } from './forged-frames.ts';
 import { admitSession, sourceOf } from './shares.ts';
 import { ConnectionTimers, transportTrouble } from './liveness.ts';
 import { DuplicateTable, rememberedReplies, replyTexts, type Remembered, type Reply } from './duplicates.ts';
+import { appended } from '../core/appended.ts';
 import { buildMessage, BoundedMap, type Addressing } from './outbound.ts';
 import { handleRequest } from './requests.ts';
 import type { Runtime } from './runtime.ts';
@@ -147,13 +148,13 @@ export class Connection implements Replier {
    * text itself, or `rebuild` when the text can be made again byte for byte at less cost.
    */
   reply(text: string, rebuild?: { rebuild: () => string; bytes: number }): void {
-    this.recording?.push(rebuild ?? text);
+    if (this.recording) this.recording = appended(this.recording, rebuild ?? text);
     this.send(text);
   }
 
   /** Remembers, for duplicates of the message being handled, a reply that is not sent now (spec: tasks#quiet-requests). */
   remember(reply: Reply): void {
-    this.recording?.push(reply);
+    if (this.recording) this.recording = appended(this.recording, reply);
   }
 
   /** Builds and sends a reply addressed by this connection's session state. */
