@@ -99,6 +99,10 @@ export interface Task {
   restored?: Checkpoint | { state: Record<string, unknown> };
   /** Resolves once the handler settled (or at once for a task restored terminal). */
   settled?: Promise<void>;
+  /** Kept by the task table: its retained messages' UTF-16 code units while the task is in it, undefined once it is not. */
+  tableBytes?: number;
+  /** Kept by the task table: when the task ended there, in ms since the epoch (its retention starts then). */
+  tableEndedAt?: number;
 }
 
 /** The share a task draws on: its session's source, else its principal (spec: limits#sources). */
@@ -198,9 +202,6 @@ export class TaskTable {
   private readonly endedAll = new EndedQueue();
   private readonly endedBy = new Map<string, EndedQueue>();
   private readonly counts = new Map<string, { tasks: number; bytes: number }>();
-  private readonly endedAt = new WeakMap<Task, number>();
-  /** Retained bytes of each task in the table, and so the test of whether a task is still in it. */
-  private readonly bytesOf = new WeakMap<Task, number>();
   private readonly limits: TaskTableLimits;
 
   constructor(
@@ -228,7 +229,7 @@ export class TaskTable {
     const count = this.countOf(task.principal);
     count.tasks++;
     const bytes = task.retained.reduce((n, t) => n + t.length, 0);
-    this.bytesOf.set(task, bytes);
+    task.tableBytes = bytes;
     count.bytes += bytes;
     if (isTerminal(task.state)) this.ended(task);
     else this.active.add(task);
@@ -237,22 +238,22 @@ export class TaskTable {
   /** Records that `task` became terminal: its retention starts now. */
   ended(task: Task): void {
     this.active.delete(task);
-    if (this.endedAt.has(task) || !this.bytesOf.has(task)) return;
-    this.endedAt.set(task, this.now());
+    if (task.tableEndedAt !== undefined || task.tableBytes === undefined) return;
+    task.tableEndedAt = this.now();
     this.endedAll.push(task);
     let queue = this.endedBy.get(task.principal);
     if (!queue) this.endedBy.set(task.principal, (queue = new EndedQueue()));
     queue.push(task);
-    const live = (t: Task) => this.bytesOf.has(t);
+    const live = (t: Task) => t.tableBytes !== undefined;
     this.endedAll.compact(live, this.byKey.size);
     queue.compact(live, this.countOf(task.principal).tasks);
   }
 
   /** Counts the change of a task's retained messages, in UTF-16 code units. */
   retainedChanged(task: Task, delta: number): void {
-    const held = this.bytesOf.get(task);
+    const held = task.tableBytes;
     if (held === undefined) return;
-    this.bytesOf.set(task, held + delta);
+    task.tableBytes = held + delta;
     this.countOf(task.principal).bytes += delta;
   }
 
@@ -318,8 +319,8 @@ export class TaskTable {
 
   /** Forgets the oldest task of `queue` whose retention has passed; false when there is none. */
   private forgetExpired(queue: EndedQueue | undefined): boolean {
-    const oldest = queue?.peek((t) => this.bytesOf.has(t) && isTerminal(t.state));
-    if (!oldest || this.now() - (this.endedAt.get(oldest) ?? 0) < this.limits.retentionMs) return false;
+    const oldest = queue?.peek((t) => t.tableBytes !== undefined && isTerminal(t.state));
+    if (!oldest || this.now() - (oldest.tableEndedAt ?? 0) < this.limits.retentionMs) return false;
     this.forget(oldest);
     this.onEvict(oldest);
     return true;
@@ -331,8 +332,8 @@ export class TaskTable {
     this.active.delete(task);
     const count = this.countOf(task.principal);
     count.tasks--;
-    count.bytes -= this.bytesOf.get(task) ?? 0;
-    this.bytesOf.delete(task);
+    count.bytes -= task.tableBytes ?? 0;
+    task.tableBytes = undefined;
     if (count.tasks === 0) {
       this.counts.delete(task.principal);
       this.endedBy.delete(task.principal);
