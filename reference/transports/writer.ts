@@ -9,8 +9,14 @@ export function isPeerGone(err: unknown): boolean {
   return typeof code === 'string' && PEER_GONE.has(code);
 }
 
-/** Held text beyond this many UTF-16 units is written at once rather than at the end of the turn. */
-const FLUSH_AT = 64 * 1024;
+/**
+ * Held text beyond this many UTF-16 units is written at once rather than at the end of the turn.
+ * Held to the end of the turn, everything one side of a pipe has to say goes out after all its
+ * work, so the two sides take turns and each waits half the time: with 64 tasks in flight over
+ * stdio, 65,536 here left each process busy 0.56–0.64 of the time and 8,192 0.8–0.9, a third more
+ * tasks a second; a stream of small events still goes out in writes of 8 KiB.
+ */
+export const FLUSH_AT = 8 * 1024;
 
 /** What a StreamWriter reports to its owner. */
 export interface StreamWriterHooks {
@@ -23,7 +29,8 @@ export interface StreamWriterHooks {
 /**
  * Writes to a Node stream with backpressure, and turns "the reader is gone" into a state
  * instead of a crash: it always listens for 'error', and drops writes once the peer is gone.
- * Text written in one turn of the event loop goes to the stream as one write, in order.
+ * Text written in one turn of the event loop goes to the stream in order, as one write at the end
+ * of the turn or, once more than FLUSH_AT is held, at once.
  */
 export class StreamWriter {
   private gone = false;
