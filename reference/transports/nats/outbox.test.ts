@@ -1,6 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { MsgHdrs } from '@nats-io/transport-node';
+import { FLUSH_AT } from '../writer.ts';
 import { flushDue, Outbox } from './outbox.ts';
 
 const NO_HEADERS = {} as MsgHdrs;
@@ -92,5 +93,24 @@ describe('the outboxes of the NATS transport (one write per turn)', () => {
     b.box.post(bytes('b2'), NO_HEADERS);
     await nextTurn();
     expect(b.published).toEqual(['b1', 'b2']);
+  });
+
+  it('publishes at once, in order, once the due outboxes hold FLUSH_AT bytes: the peer begins before the turn ends', async () => {
+    const a = recording();
+    const b = recording();
+    // Sixty-four answers of 400 bytes from two sessions, as many tasks in flight finish in one turn.
+    const answer = (name: string, i: number): Uint8Array => bytes(`${name}${i}`.padEnd(400, '.'));
+    for (let i = 0; i < 32; i++) {
+      a.box.post(answer('a', i), NO_HEADERS);
+      b.box.post(answer('b', i), NO_HEADERS);
+    }
+    // Within the turn, all but less than FLUSH_AT of it is published already.
+    const held = 64 - (a.published.length + b.published.length);
+    expect(held * 400).toBeLessThan(FLUSH_AT);
+    expect(held).toBeGreaterThan(0);
+    await nextTurn();
+    const names = (list: string[]) => list.map((t) => t.replace(/\.+$/, ''));
+    expect(names(a.published)).toEqual(Array.from({ length: 32 }, (_, i) => `a${i}`));
+    expect(names(b.published)).toEqual(Array.from({ length: 32 }, (_, i) => `b${i}`));
   });
 });

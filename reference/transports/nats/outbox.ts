@@ -4,13 +4,18 @@
  * socket at once. Published one by one, the client flushes each from its own microtask: a write
  * system call per message, a third of an agent's CPU per task. The outboxes of a process are
  * published from one callback at the end of the turn, so that the sessions sharing a NATS
- * connection (a mesh requester's, an agent's) share its writes too.
+ * connection (a mesh requester's, an agent's) share its writes too; once they hold more than
+ * FLUSH_AT bytes they are published at once, so that the peer begins on them while this side
+ * still works (see FLUSH_AT: with 64 quiet tasks in flight, a third more of each process's time busy).
  */
 import type { MsgHdrs } from '@nats-io/transport-node';
+import { FLUSH_AT } from '../writer.ts';
 
 /** The outboxes with messages queued in this turn, published together at its end. */
 const due: Outbox[] = [];
 let scheduled = false;
+/** The bytes of the messages the due outboxes hold. */
+let dueBytes = 0;
 
 /**
  * Publishes every outbox that is due: the callback at the end of a turn. One whose flush throws
@@ -18,6 +23,7 @@ let scheduled = false;
  */
 export function flushDue(): void {
   scheduled = false;
+  dueBytes = 0;
   const boxes = due.splice(0);
   let thrown: { error: unknown } | undefined;
   for (const box of boxes) {
@@ -43,12 +49,15 @@ export class Outbox {
     private readonly lost: (reason: string) => void,
   ) {}
 
-  /** Queues a numbered message; the outbox is published at the end of this turn of the event loop. */
+  /** Queues a numbered message; the outbox is published at the end of this turn of the event loop, or at once when the due outboxes hold FLUSH_AT bytes. */
   post(data: Uint8Array, headers: MsgHdrs): void {
     this.queued.push({ data, headers });
-    if (this.due) return;
-    this.due = true;
-    due.push(this);
+    dueBytes += data.length;
+    if (!this.due) {
+      this.due = true;
+      due.push(this);
+    }
+    if (dueBytes >= FLUSH_AT) return flushDue();
     if (scheduled) return;
     scheduled = true;
     setImmediate(flushDue);
