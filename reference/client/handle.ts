@@ -99,18 +99,15 @@ export class TaskHandle extends FollowedTask {
     options: SubmitOptions = {},
   ) {
     super(new Feed<StreamMessage>(HANDLE_LOG_LIMIT));
-    this.accepted = quiet(
-      new Promise<Accepted>((resolve, reject) => {
-        this.resolveAccepted = resolve;
-        this.rejectAccepted = reject;
-      }),
-    );
-    this.result = quiet(
-      new Promise<ResultPayload>((resolve, reject) => {
-        this.resolveResult = resolve;
-        this.rejectResult = reject;
-      }),
-    );
+    // Each is marked handled only as it is rejected (settle): most settle without one.
+    this.accepted = new Promise<Accepted>((resolve, reject) => {
+      this.resolveAccepted = resolve;
+      this.rejectAccepted = reject;
+    });
+    this.result = new Promise<ResultPayload>((resolve, reject) => {
+      this.resolveResult = resolve;
+      this.rejectResult = reject;
+    });
     this.policy = options.retry ? { ...host.retry, ...options.retry } : host.retry;
     this.idempotencyKey = options.idempotencyKey ?? host.newIdempotencyKey();
     const begun = host.beginTask(capability, options, this);
@@ -382,9 +379,12 @@ export class TaskHandle extends FollowedTask {
     this.done = true;
     this.unsubscribe?.();
     this.host.ended(this, error, result);
+    // A rejection nobody awaits never ends the process: each promise is marked handled as it is rejected.
+    if (!this.isAccepted) quiet(this.accepted);
     if (error) {
       this.failure = error;
       if (!this.isAccepted) this.rejectAccepted(error);
+      quiet(this.result);
       this.rejectResult(error);
     } else {
       if (!this.isAccepted) this.rejectAccepted(new TapClientError(ClientCode.CLOSED, 'the task ended before it was accepted'));

@@ -1,6 +1,6 @@
 /** What `result` gives for a task the agent refused and for one that failed, as the README says (spec: errors). */
 import { describe, expect, it } from 'vitest';
-import { CapabilityError, createAgent } from '../agent/index.ts';
+import { CapabilityError, createAgent, withConformanceCapabilities } from '../agent/index.ts';
 import { createMemoryPair } from '../transports/index.ts';
 import { connect, TapClientError } from './index.ts';
 import { cleanupsAfterEach, REFERENCE_CARD } from './reference-agent.testkit.ts';
@@ -48,5 +48,25 @@ describe('the result of a refused task and of a failed one', () => {
     expect((unknown as TapClientError).code).toBe('CAPABILITY_NOT_SUPPORTED');
     const failed = await client.submit('text.shout', { text: '' }).result;
     expect(failed).toMatchObject({ status: 'failed', error: { code: 'CAPABILITY_FAILED', message: 'nothing to shout' } });
+  });
+
+  it('ends no process for a refusal nobody awaits: a refused task, and one whose session closed before its result', async () => {
+    const unhandled: unknown[] = [];
+    const hear = (reason: unknown): void => void unhandled.push(reason);
+    process.on('unhandledRejection', hear);
+    cleanups.push(async () => void process.off('unhandledRejection', hear));
+    const agent = createAgent({ card: REFERENCE_CARD, capabilities: withConformanceCapabilities(), logger: () => {} });
+    cleanups.push(() => agent.shutdown());
+    const [mine, theirs] = createMemoryPair();
+    agent.attach(theirs);
+    const client = await connect(mine, { agentId: 'test-requester' });
+    // Neither `accepted` nor `result` of these handles is ever awaited.
+    const refused = client.submit('no.such.capability', {});
+    const cut = client.submit('tap.test.sleep', { ms: 60_000 });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await client.close();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect([refused.settled, cut.settled]).toEqual([true, true]);
+    expect(unhandled).toEqual([]);
   });
 });
