@@ -113,4 +113,26 @@ describe('the outboxes of the NATS transport (one write per turn)', () => {
     expect(names(a.published)).toEqual(Array.from({ length: 32 }, (_, i) => `a${i}`));
     expect(names(b.published)).toEqual(Array.from({ length: 32 }, (_, i) => `b${i}`));
   });
+
+  it('reports a publish that fails in mid-turn only at the end of the turn, and publishes nothing of that outbox past it meanwhile', async () => {
+    const a = recording((t) => t.startsWith('a1'));
+    const b = recording();
+    const answer = (name: string): Uint8Array => bytes(name.padEnd(400, '.'));
+    a.box.post(answer('a0'), NO_HEADERS);
+    a.box.post(answer('a1'), NO_HEADERS); // its publish fails
+    for (let i = 0; a.published.length === 0 && i < 64; i++) b.box.post(answer(`b${i}`), NO_HEADERS);
+    // The outboxes reached FLUSH_AT and went out in the turn; a's failure is not reported inside a post.
+    expect(a.published.map((t) => t.replace(/\.+$/, ''))).toEqual(['a0']);
+    expect(b.published.length).toBeGreaterThan(0);
+    expect(a.lost).toEqual([]);
+    a.box.post(answer('a2'), NO_HEADERS); // after the lost a1, within the turn: dropped
+    await nextTurn();
+    expect(a.lost).toHaveLength(1);
+    expect(a.lost[0]).toMatch(/^could not publish: no room for a1/);
+    expect(a.published.map((t) => t.replace(/\.+$/, ''))).toEqual(['a0']);
+    // Its loss reported, the outbox takes messages again (the transport's close control, say).
+    a.box.post(bytes('close'), NO_HEADERS);
+    await nextTurn();
+    expect(a.published.at(-1)).toBe('close');
+  });
 });

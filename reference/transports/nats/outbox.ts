@@ -18,17 +18,18 @@ let scheduled = false;
 let dueBytes = 0;
 
 /**
- * Publishes every outbox that is due: the callback at the end of a turn. One whose flush throws
- * does not keep the others back; the first error is thrown after them.
+ * Publishes every outbox that is due: the callback at the end of a turn, or a post that brought
+ * them to FLUSH_AT (`midTurn`). One whose flush throws does not keep the others back; the first
+ * error is thrown after them.
  */
-export function flushDue(): void {
+export function flushDue(midTurn = false): void {
   scheduled = false;
   dueBytes = 0;
   const boxes = due.splice(0);
   let thrown: { error: unknown } | undefined;
   for (const box of boxes) {
     try {
-      box.flush();
+      box.publishDue(midTurn);
     } catch (error) {
       thrown ??= { error };
     }
@@ -39,6 +40,8 @@ export function flushDue(): void {
 export class Outbox {
   private queued: Array<{ data: Uint8Array; headers: MsgHdrs }> = [];
   private due = false;
+  /** A publish of this outbox failed in mid-turn and its loss is not reported yet: what is posted meanwhile is dropped. */
+  private failing = false;
 
   /**
    * `publish` sends one message and throws when the connection cannot take it; `lost` hears why
@@ -51,16 +54,34 @@ export class Outbox {
 
   /** Queues a numbered message; the outbox is published at the end of this turn of the event loop, or at once when the due outboxes hold FLUSH_AT bytes. */
   post(data: Uint8Array, headers: MsgHdrs): void {
+    if (this.failing) return;
     this.queued.push({ data, headers });
     dueBytes += data.length;
     if (!this.due) {
       this.due = true;
       due.push(this);
     }
-    if (dueBytes >= FLUSH_AT) return flushDue();
+    if (dueBytes >= FLUSH_AT) return flushDue(true);
     if (scheduled) return;
     scheduled = true;
     setImmediate(flushDue);
+  }
+
+  /**
+   * Publishes what flushDue found queued. In mid-turn (a post of any outbox, perhaps another
+   * session's, brought them to FLUSH_AT) a failure is reported at the end of the turn: its owner
+   * never hears of it inside a send, and nothing this outbox is given until then goes out past
+   * the message that was lost.
+   */
+  publishDue(midTurn: boolean): void {
+    if (!midTurn) return this.flush();
+    this.flush((reason) => {
+      this.failing = true;
+      setImmediate(() => {
+        this.failing = false;
+        this.lost(reason);
+      });
+    });
   }
 
   /** Publishes every queued message, in order; the first that fails drops the rest and calls `failed` (default: `lost`). */
