@@ -6,6 +6,7 @@
  */
 import { compileQuery, expiresAt, matches, type CompiledQuery, type DiscoveryQuery, type RegistryEntry } from './entry.ts';
 import type { Registry } from './registry.ts';
+import { textOrder } from '../core/text-order.ts';
 
 export type { DiscoveryQuery, RegistryEndpoint as Endpoint } from './entry.ts';
 
@@ -81,7 +82,7 @@ export async function viewOf(registry: Registry): Promise<MeshRegistry & { stop(
       const now = Date.now();
       if (a.version !== version || now >= a.until) {
         const records = watch.current().filter((r) => matches(r, a!.compiled, now));
-        records.sort((x, y) => (x.entry.agent_id < y.entry.agent_id ? -1 : x.entry.agent_id > y.entry.agent_id ? 1 : 0));
+        records.sort((x, y) => textOrder(x.entry.agent_id, y.entry.agent_id));
         a.entries = records.map((r) => r.entry);
         a.until = records.reduce((until, r) => Math.min(until, expiresAt(r)), Number.POSITIVE_INFINITY);
         a.version = version;

@@ -3,6 +3,7 @@
  * Pure: the candidates, the requester's own copies in flight and the turn counters come in, the
  * chosen agents go out.
  */
+import { textOrder } from '../core/text-order.ts';
 
 /** A routing policy (spec: mesh#routing). */
 export type RoutePolicy = 'least-loaded' | 'round-robin' | 'broadcast';
@@ -38,7 +39,7 @@ export function route(
 ): Candidate[] {
   if (candidates.length === 0) return [];
   const limit = Math.max(1, Math.min(options.fanoutLimit ?? (policy === 'broadcast' ? candidates.length : 1), candidates.length));
-  const byId = [...candidates].sort((a, b) => (a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0));
+  const byId = [...candidates].sort((a, b) => textOrder(a.agentId, b.agentId));
   if (policy === 'round-robin') {
     const turn = state.nextTurn(`rr:${options.capability}`);
     const rotated = byId.map((_, i) => byId[(turn + i) % byId.length]!);

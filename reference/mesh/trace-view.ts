@@ -5,6 +5,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TraceRecord } from './trace.ts';
+import { textOrder } from '../core/text-order.ts';
 
 /** One span: one task.request and what became of it. */
 export interface TraceSpan {
@@ -68,7 +69,7 @@ export function traces(records: readonly TraceRecord[]): Map<string, TraceView> 
 
 /** Rebuilds one trace from its records (spec: mesh#trace-records). */
 export function traceView(traceId: string, records: readonly TraceRecord[]): TraceView {
-  const mine = records.filter((r) => r.trace_id === traceId).sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
+  const mine = records.filter((r) => r.trace_id === traceId).sort((a, b) => textOrder(a.time, b.time));
   const spans = new Map<string, TraceSpan>();
   for (const r of mine) {
     if (r.type !== 'task.request' || r.dir !== 'sent' || !r.span_id) continue;

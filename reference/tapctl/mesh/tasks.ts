@@ -4,6 +4,7 @@ import { parseOptions, positionals } from '../cli.ts';
 import type { Command } from '../registry.ts';
 import { duration, printJson, table } from '../workspace/format.ts';
 import { LOGS_HELP, loadRecords } from './logs.ts';
+import { textOrder } from '../../core/text-order.ts';
 
 export const tasksCommand: Command = {
   name: 'tasks',
@@ -36,7 +37,7 @@ ${LOGS_HELP}
         rows.push({ trace_id: view.trace_id, ...s });
       }
     }
-    rows.sort((a, b) => (a.sent < b.sent ? -1 : a.sent > b.sent ? 1 : 0));
+    rows.sort((a, b) => textOrder(a.sent, b.sent));
     if (values.json) {
       printJson(ctx.io, rows);
       return 0;
