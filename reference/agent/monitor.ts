@@ -3,6 +3,7 @@
  * outcome, their durations, the requests it refused by code (BUSY among them), and one audit
  * record per finished task. Read as Prometheus families at scrape time (serve: /metrics).
  */
+import { PairMap } from '../core/pair-map.ts';
 import { TASK_TABLE } from '../core/states.ts';
 import type { AuditEntry, AuditTrail } from '../ops/audit.ts';
 import { Counter, Histogram, type CounterValue, type Family, type HistogramCounts } from '../ops/prometheus.ts';
@@ -58,7 +59,7 @@ export class TaskMonitor {
   private readonly startedAt: number;
   /** The series each task counts in, by capability (and outcome), kept so that a task builds no labels. */
   private readonly acceptedOf = new Map<string, CounterValue>();
-  private readonly finishedOf = new Map<string, { count: CounterValue; duration: HistogramCounts }>();
+  private readonly finishedOf = new PairMap<{ count: CounterValue; duration: HistogramCounts }>();
 
   /**
    * `counting` false (createAgent's `metrics: false`) counts nothing per task or refusal: the
@@ -87,11 +88,11 @@ export class TaskMonitor {
   taskFinished(task: Task, now: number, requester?: string): void {
     if (this.counting) {
       const outcome = task.result?.status ?? task.state;
-      const key = `${task.capability}\u0000${outcome}`;
-      let series = this.finishedOf.get(key);
+      let series = this.finishedOf.get(task.capability, outcome);
       if (!series) {
         const labels = { capability: task.capability, outcome };
-        this.finishedOf.set(key, (series = { count: this.finished.seriesOf(labels), duration: this.durations.seriesOf(labels) }));
+        series = { count: this.finished.seriesOf(labels), duration: this.durations.seriesOf(labels) };
+        this.finishedOf.set(task.capability, outcome, series);
       }
       series.count.value++;
       this.durations.observeIn(series.duration, Math.max(0, now - task.createdAt) / 1000);

@@ -99,7 +99,6 @@ export class TaskHandle extends FollowedTask {
     options: SubmitOptions = {},
   ) {
     super(new Feed<StreamMessage>(HANDLE_LOG_LIMIT));
-    // Each is marked handled only as it is rejected (settle): most settle without one.
     this.accepted = new Promise<Accepted>((resolve, reject) => {
       this.resolveAccepted = resolve;
       this.rejectAccepted = reject;
@@ -379,19 +378,20 @@ export class TaskHandle extends FollowedTask {
     this.done = true;
     this.unsubscribe?.();
     this.host.ended(this, error, result);
-    // A rejection nobody awaits never ends the process: each promise is marked handled as it is rejected.
-    if (!this.isAccepted) quiet(this.accepted);
+    // A rejection nobody awaits never ends the process: each promise is marked handled as it is rejected, not when made (most never are).
+    if (!this.isAccepted) {
+      quiet(this.accepted);
+      this.rejectAccepted(error ?? new TapClientError(ClientCode.CLOSED, 'the task ended before it was accepted'));
+    }
     if (error) {
       this.failure = error;
-      if (!this.isAccepted) this.rejectAccepted(error);
       quiet(this.result);
       this.rejectResult(error);
+      this.feed.fail(error);
     } else {
-      if (!this.isAccepted) this.rejectAccepted(new TapClientError(ClientCode.CLOSED, 'the task ended before it was accepted'));
       this.resolveResult(result!);
+      this.feed.end();
     }
-    if (error) this.feed.fail(error);
-    else this.feed.end();
     // A client keeps its newest ended handles (ENDED_TASKS_KEPT): they keep nothing they no longer use.
     this.unsubscribe = undefined;
     this.resolveAccepted = this.resolveResult = this.rejectAccepted = this.rejectResult = SETTLED;
