@@ -1,15 +1,14 @@
 /** What `result` gives for a task the agent refused and for one that failed, as the README says (spec: errors). */
 import { describe, expect, it } from 'vitest';
-import { CapabilityError, createAgent, withConformanceCapabilities } from '../agent/index.ts';
-import { createMemoryPair } from '../transports/index.ts';
-import { connect, TapClientError } from './index.ts';
-import { cleanupsAfterEach, REFERENCE_CARD } from './reference-agent.testkit.ts';
+import { CapabilityError } from '../agent/index.ts';
+import { TapClientError } from './index.ts';
+import { inMemory, REFERENCE_CARD } from './reference-agent.testkit.ts';
 
-const cleanups = cleanupsAfterEach();
+const { cleanups, agentWith, overMemory } = inMemory();
 
 describe('the result of a refused task and of a failed one', () => {
   it('rejects with the refusal (INVALID_MESSAGE and its issues for input the schema refuses), and resolves failed for a CapabilityError', async () => {
-    const agent = createAgent({
+    const agent = agentWith({
       card: { ...REFERENCE_CARD, capabilities: [] },
       capabilities: {
         'text.shout': {
@@ -29,13 +28,8 @@ describe('the result of a refused task and of a failed one', () => {
           },
         },
       },
-      logger: () => {},
     });
-    cleanups.push(() => agent.shutdown());
-    const [mine, theirs] = createMemoryPair();
-    agent.attach(theirs);
-    const client = await connect(mine, { agentId: 'test-requester' });
-    cleanups.push(() => client.close());
+    const { client } = await overMemory(agent);
 
     expect((await client.submit('text.shout', { text: 'hi' }).result).output).toEqual({ text: 'HI' });
     const refused = await client.submit('text.shout', { words: 3 }).result.catch((err: unknown) => err);
@@ -55,11 +49,7 @@ describe('the result of a refused task and of a failed one', () => {
     const hear = (reason: unknown): void => void unhandled.push(reason);
     process.on('unhandledRejection', hear);
     cleanups.push(async () => void process.off('unhandledRejection', hear));
-    const agent = createAgent({ card: REFERENCE_CARD, capabilities: withConformanceCapabilities(), logger: () => {} });
-    cleanups.push(() => agent.shutdown());
-    const [mine, theirs] = createMemoryPair();
-    agent.attach(theirs);
-    const client = await connect(mine, { agentId: 'test-requester' });
+    const { client } = await overMemory(agentWith());
     // Neither `accepted` nor `result` of these handles is ever awaited.
     const refused = client.submit('no.such.capability', {});
     const cut = client.submit('tap.test.sleep', { ms: 60_000 });
