@@ -6,6 +6,9 @@ import { flushDue, Outbox } from './outbox.ts';
 
 const NO_HEADERS = {} as MsgHdrs;
 const bytes = (s: string): Uint8Array => Buffer.from(s);
+/** A 400-byte message named `name` (an answer of a task), and the names of the messages published. */
+const answer = (name: string): Uint8Array => bytes(name.padEnd(400, '.'));
+const names = (list: string[]): string[] => list.map((t) => t.replace(/\.+$/, ''));
 
 /** An outbox that records what it published, and why it was lost. */
 function recording(fail?: (text: string) => boolean) {
@@ -99,17 +102,15 @@ describe('the outboxes of the NATS transport (one write per turn)', () => {
     const a = recording();
     const b = recording();
     // Sixty-four answers of 400 bytes from two sessions, as many tasks in flight finish in one turn.
-    const answer = (name: string, i: number): Uint8Array => bytes(`${name}${i}`.padEnd(400, '.'));
     for (let i = 0; i < 32; i++) {
-      a.box.post(answer('a', i), NO_HEADERS);
-      b.box.post(answer('b', i), NO_HEADERS);
+      a.box.post(answer(`a${i}`), NO_HEADERS);
+      b.box.post(answer(`b${i}`), NO_HEADERS);
     }
     // Within the turn, all but less than FLUSH_AT of it is published already.
     const held = 64 - (a.published.length + b.published.length);
     expect(held * 400).toBeLessThan(FLUSH_AT);
     expect(held).toBeGreaterThan(0);
     await nextTurn();
-    const names = (list: string[]) => list.map((t) => t.replace(/\.+$/, ''));
     expect(names(a.published)).toEqual(Array.from({ length: 32 }, (_, i) => `a${i}`));
     expect(names(b.published)).toEqual(Array.from({ length: 32 }, (_, i) => `b${i}`));
   });
@@ -117,19 +118,18 @@ describe('the outboxes of the NATS transport (one write per turn)', () => {
   it('reports a publish that fails in mid-turn only at the end of the turn, and publishes nothing of that outbox past it meanwhile', async () => {
     const a = recording((t) => t.startsWith('a1'));
     const b = recording();
-    const answer = (name: string): Uint8Array => bytes(name.padEnd(400, '.'));
     a.box.post(answer('a0'), NO_HEADERS);
     a.box.post(answer('a1'), NO_HEADERS); // its publish fails
     for (let i = 0; a.published.length === 0 && i < 64; i++) b.box.post(answer(`b${i}`), NO_HEADERS);
     // The outboxes reached FLUSH_AT and went out in the turn; a's failure is not reported inside a post.
-    expect(a.published.map((t) => t.replace(/\.+$/, ''))).toEqual(['a0']);
+    expect(names(a.published)).toEqual(['a0']);
     expect(b.published.length).toBeGreaterThan(0);
     expect(a.lost).toEqual([]);
     a.box.post(answer('a2'), NO_HEADERS); // after the lost a1, within the turn: dropped
     await nextTurn();
     expect(a.lost).toHaveLength(1);
     expect(a.lost[0]).toMatch(/^could not publish: no room for a1/);
-    expect(a.published.map((t) => t.replace(/\.+$/, ''))).toEqual(['a0']);
+    expect(names(a.published)).toEqual(['a0']);
     // Its loss reported, the outbox takes messages again (the transport's close control, say).
     a.box.post(bytes('close'), NO_HEADERS);
     await nextTurn();
