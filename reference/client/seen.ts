@@ -1,26 +1,155 @@
-/** A bounded set of message ids: the duplicate table of one session (spec: sessions#duplicates). */
+/** A bounded set of message ids: the duplicate table of one session (spec: idempotency#duplicate-messages). */
 import { OldestKey } from '../core/oldest.ts';
 
 /** The default number of message ids remembered per session. */
 export const DEFAULT_SEEN_LIMIT = 16384;
 
-/** Remembers the latest `limit` ids; the oldest are forgotten first. */
+/** The most ids of other forms that may come before the first numbered one for the window to be taken. */
+const ADOPT_AFTER_AT_MOST = 64;
+
+/** The most characters a numbered id's counter may have: 36^10 is a safe integer. */
+const MAX_COUNTER_CHARS = 10;
+
+/**
+ * Remembers the latest `limit` ids; the oldest are forgotten first.
+ *
+ * A sender that numbers its messages `<prefix>.<counter>`, one prefix a session and the counter
+ * in base 36 or 10 (as the reference does after the handshake), has those ids kept by their
+ * counter in a window over the latest `limit` counters, found without hashing a string; an id of
+ * any other form, or of another prefix, is kept in a set. Each id has one form, so each is looked for where it was put.
+ * An id leaves the window only once `limit` ids were added after it; a sender whose counters are
+ * too sparse for that moves every id to the set, and the session goes on with the set alone.
+ */
 export class SeenIds {
   private readonly ids = new Set<string>();
   private readonly oldest = new OldestKey(this.ids);
+  /** The prefix of the first numbered id added, while the window is kept. */
+  private prefix: string | undefined;
+  private window: CounterWindow | undefined;
+  /** Ids added so far. */
+  private added = 0;
+  /** Whether the first numbered id was met, and the window taken or not. */
+  private decided = false;
 
   constructor(private readonly limit = DEFAULT_SEEN_LIMIT) {}
 
   has(id: string): boolean {
-    return this.ids.has(id);
+    const n = this.counterOf(id);
+    return n < 0 ? this.ids.has(id) : this.window!.has(n);
   }
 
   add(id: string): void {
+    this.added++;
+    if (!this.decided && counterAfterDot(id) >= 0) this.adoptPrefix(id.slice(0, id.lastIndexOf('.')));
+    const n = this.counterOf(id);
+    if (n >= 0 && this.window!.add(n, this.added)) return;
+    if (n >= 0) this.giveUpWindow();
     this.ids.add(id);
     if (this.ids.size > this.limit) this.ids.delete(this.oldest.take());
   }
 
   clear(): void {
     this.ids.clear();
+    this.window = undefined;
+    this.prefix = undefined;
+    this.added = 0;
+    this.decided = false;
+  }
+
+  /**
+   * At the first numbered id: its prefix is the session's, unless an id of that prefix is in the
+   * set already (a few ids of other forms, such as a handshake's, may come first) — then the
+   * session keeps the set alone.
+   */
+  private adoptPrefix(prefix: string): void {
+    this.decided = true;
+    if (this.ids.size > ADOPT_AFTER_AT_MOST) return;
+    for (const id of this.ids) if (id.length > prefix.length && id.charCodeAt(prefix.length) === 46 && id.startsWith(prefix)) return;
+    this.prefix = prefix;
+    this.window = new CounterWindow(this.limit);
+  }
+
+  /** The counter of an id `<prefix>.<counter>` of the session's prefix while the window is kept, else -1. */
+  private counterOf(id: string): number {
+    const prefix = this.prefix;
+    if (prefix === undefined || id.length <= prefix.length + 1 || id.charCodeAt(prefix.length) !== 46 || !id.startsWith(prefix)) return -1;
+    return counterAfterDot(id, prefix.length);
+  }
+
+  /** Moves the window's ids to the set, oldest first, and keeps every later id there. */
+  private giveUpWindow(): void {
+    const prefix = this.prefix!;
+    for (const n of this.window!.byAge()) this.ids.add(`${prefix}.${n.toString(36)}`);
+    this.window = undefined;
+    this.prefix = undefined;
+    while (this.ids.size > this.limit) this.ids.delete(this.oldest.take());
+  }
+}
+
+/**
+ * The counter written after the dot at `dot` (default: the last dot) when it is written plainly
+ * in base 36 — [0-9a-z], no leading zero, at most MAX_COUNTER_CHARS — else -1. Each counter has
+ * one such form, so two ids of one prefix are equal exactly when their counters are.
+ */
+export function counterAfterDot(id: string, dot = id.lastIndexOf('.')): number {
+  const from = dot + 1;
+  const chars = id.length - from;
+  if (dot <= 0 || chars < 1 || chars > MAX_COUNTER_CHARS || (chars > 1 && id.charCodeAt(from) === 48)) return -1;
+  let n = 0;
+  for (let i = from; i < id.length; i++) {
+    const c = id.charCodeAt(i);
+    const d = c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 122 ? c - 87 : -1;
+    if (d < 0) return -1;
+    n = n * 36 + d;
+  }
+  return n;
+}
+
+/**
+ * The counters added among the latest `size` (by value, up to the highest added), in a ring of
+ * slots that each hold when its counter was added (its place among all ids, from 1; 0 for none).
+ */
+class CounterWindow {
+  private readonly added: Float64Array;
+  /** The highest counter added; -1 before any. */
+  private top = -1;
+
+  constructor(private readonly size: number) {
+    this.added = new Float64Array(Math.max(1, size));
+  }
+
+  has(n: number): boolean {
+    return n <= this.top && n > this.top - this.size && this.added[n % this.size] !== 0;
+  }
+
+  /**
+   * Adds counter `n` as the `order`th id. False, and nothing changed, when that would push out
+   * an id fewer than `size` ids old, or `n` lies below the window: the caller keeps them otherwise.
+   */
+  add(n: number, order: number): boolean {
+    if (n > this.top) {
+      // The counters the window leaves behind must each be absent, or an id at least `size` ids old.
+      for (let m = Math.max(0, this.top - this.size + 1); m <= Math.min(this.top, n - this.size); m++) {
+        if (!this.old(m, order)) return false;
+      }
+      if (n - this.top >= this.size) this.added.fill(0);
+      else for (let m = this.top + 1; m <= n; m++) this.added[m % this.size] = 0;
+      this.top = n;
+    } else if (n <= this.top - this.size) return false;
+    this.added[n % this.size] = order;
+    return true;
+  }
+
+  /** The counters held, the one added first first. */
+  byAge(): number[] {
+    const held: number[] = [];
+    for (let m = Math.max(0, this.top - this.size + 1); m <= this.top; m++) if (this.added[m % this.size] !== 0) held.push(m);
+    return held.sort((a, b) => this.added[a % this.size]! - this.added[b % this.size]!);
+  }
+
+  /** True when counter `m`'s slot is empty or holds an id at least `size` ids older than the `order`th. */
+  private old(m: number, order: number): boolean {
+    const at = this.added[m % this.size]!;
+    return at === 0 || order - at >= this.size;
   }
 }
