@@ -49,7 +49,9 @@ export function traceContextOf(metadata: Record<string, unknown> | undefined): T
  * null when they agree or one is absent (spec: envelope#trace-context).
  */
 export function traceDisagreement(metadata: Record<string, unknown> | undefined): string | null {
-  const tp = parseTraceparent(metadata?.traceparent);
+  // Nothing to disagree with: the traceparent's form is the schema's to judge.
+  if (typeof metadata?.trace_id !== 'string' && typeof metadata?.span_id !== 'string') return null;
+  const tp = parseTraceparent(metadata.traceparent);
   if (!tp) return null;
   if (typeof metadata?.trace_id === 'string' && metadata.trace_id !== tp.traceId)
     return `metadata.trace_id ${JSON.stringify(metadata.trace_id)} differs from the trace-id ${tp.traceId} of metadata.traceparent`;
