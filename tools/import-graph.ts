@@ -49,6 +49,7 @@ export const AGENT_ORDER: readonly string[] = [
   'liveness.ts',
   'outbound.ts',
   'tasks.ts',
+  'new-task.ts',
   'sessions.ts',
   'journal.ts',
   'options.ts',

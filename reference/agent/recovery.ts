@@ -7,7 +7,7 @@
 import type { TaskState } from '../../schemas/src/index.ts';
 import { errorPayload, isTerminal } from '../core/index.ts';
 import type { JournalRecord } from './journal.ts';
-import { TaskAbort, type Plan, type PlanState } from './model.ts';
+import type { Plan, PlanState } from './model.ts';
 import { restoreInput } from './input.ts';
 import { scheduleHolding } from './plans.ts';
 import type { Runtime } from './runtime.ts';
@@ -16,6 +16,7 @@ import { endSession } from './shutdown.ts';
 import type { TaskRunner } from './task-runner.ts';
 import { journaledTrace } from './journal-limits.ts';
 import { PairMap } from '../core/pair-map.ts';
+import { newTask } from './new-task.ts';
 import type { Task } from './tasks.ts';
 
 /** Applies the journal's records, read one at a time, to an empty runtime. */
@@ -34,7 +35,7 @@ export function replayJournal(rt: Runtime, records: Iterable<JournalRecord>): vo
         infos.delete(r.id);
         break;
       case 'task': {
-        const task: Task = {
+        const task = newTask({
           principal: r.principal,
           taskId: r.task_id,
           sessionId: r.session_id,
@@ -45,24 +46,13 @@ export function replayJournal(rt: Runtime, records: Iterable<JournalRecord>): vo
           idempotencyKey: r.idempotency_key,
           previousTaskId: r.previous_task_id,
           attempt: r.attempt,
-          state: 'accepted',
+          trace: r.trace,
+          carried: r.carried,
+          delegation: r.delegation,
+          quiet: r.quiet ? true : undefined,
           createdAt: r.created_at,
-          updatedAt: r.created_at,
           deadline: r.deadline,
-          lastSequence: r.quiet ? 1 : 0,
-          retained: [],
-          firstRetained: r.quiet ? 2 : 1,
-          cancelRequested: false,
-          plans: [],
-          effectsBegun: 0,
-          effectsEnded: 0,
-          abort: new TaskAbort(),
-          timers: {},
-        };
-        if (r.quiet) task.quiet = true;
-        if (r.trace) task.trace = r.trace;
-        if (r.carried) task.carried = r.carried;
-        if (r.delegation) task.delegation = r.delegation;
+        });
         tasks.set(r.principal, r.task_id, task);
         if (r.idempotency_key !== undefined) {
           rt.idempotency.set({

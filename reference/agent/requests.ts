@@ -19,7 +19,6 @@ import {
   type TraceContext,
 } from '../core/index.ts';
 import type { AgentExtension } from './options.ts';
-import { TaskAbort } from './model.ts';
 import { buildMessage, iso } from './outbound.ts';
 import { authorizationProblem, grantOf } from './grants.ts';
 import { journaledTrace, journalProblem, persistOrRefuse } from './journal-limits.ts';
@@ -29,6 +28,7 @@ import { applyAnswer, checkAnswer, checkAnswerTarget } from './input.ts';
 import type { Replier } from './replier.ts';
 import type { Reply } from './duplicates.ts';
 import type { Session } from './sessions.ts';
+import { newTask } from './new-task.ts';
 import { describeSource, isOriginShare } from './shares.ts';
 import { fingerprint, snapshotOf, traceOf, type Task } from './tasks.ts';
 
@@ -40,11 +40,11 @@ function carriedOf(
   extensions: readonly AgentExtension[],
   session: Session,
   context: TraceContext | undefined,
-): { carried?: Record<string, unknown> } {
+): Record<string, unknown> | undefined {
   const carried: Record<string, unknown> = {};
   for (const e of extensions) if (e.metadata && session.extensions.includes(e.uri)) Object.assign(carried, e.metadata);
   Object.assign(carried, context);
-  return Object.keys(carried).length ? { carried } : {};
+  return Object.keys(carried).length ? carried : undefined;
 }
 
 /** Handles a task or plan request of an established session. */
@@ -186,9 +186,9 @@ function onTaskRequest(conn: Replier, session: Session, msg: MessageOf<'task.req
   if (msg.deadline !== undefined) deadline = Math.min(deadline, Date.parse(msg.deadline));
   // Quiet only in a session of 1.1; a session of 1.0 ignores the member (spec: tasks#quiet-1-0).
   const quiet = p.quiet === true && session.version !== '1.0';
-  const task: Task = {
+  const task = newTask({
     principal: session.principal,
-    ...(session.share !== session.principal ? { share: session.share } : {}),
+    share: session.share !== session.principal ? session.share : undefined,
     taskId,
     sessionId: session.id,
     capability: p.capability,
@@ -199,24 +199,12 @@ function onTaskRequest(conn: Replier, session: Session, msg: MessageOf<'task.req
     previousTaskId,
     attempt: msg.metadata?.attempt ?? 1,
     trace: traceOf(msg.metadata),
-    ...carriedOf(rt.settings.extensions, session, withContext ? traceContextOf(msg.metadata) : undefined),
-    ...(delegation ? { delegation: [...delegation] } : {}),
-    state: 'accepted',
+    carried: carriedOf(rt.settings.extensions, session, withContext ? traceContextOf(msg.metadata) : undefined),
+    delegation: delegation ? [...delegation] : undefined,
+    quiet: quiet ? true : undefined,
     createdAt: now,
-    updatedAt: now,
     deadline,
-    // A quiet task's acceptance takes sequence 1 without being sent (spec: tasks#quiet-sequences).
-    lastSequence: quiet ? 1 : 0,
-    retained: [],
-    firstRetained: quiet ? 2 : 1,
-    cancelRequested: false,
-    plans: [],
-    effectsBegun: 0,
-    effectsEnded: 0,
-    abort: new TaskAbort(),
-    timers: {},
-  };
-  if (quiet) task.quiet = true;
+  });
   // The journal record and the idempotency record come before task.accepted (spec: tasks#durability);
   // a task that could not be made durable is not acknowledged (spec: tasks#journal). Without a journal there is no record to make.
   const durable =
@@ -249,7 +237,8 @@ function onTaskRequest(conn: Replier, session: Session, msg: MessageOf<'task.req
       released: false,
     });
   }
-  rt.tasks.add(task);
+  // No task of this id was found above, and nothing ran since.
+  rt.tasks.add(task, true);
   rt.monitor.taskAccepted(task);
   if (quiet) {
     // No direct reply: a duplicate of the request gets what the stream has sent so far (spec: tasks#quiet-requests).

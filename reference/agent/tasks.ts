@@ -222,8 +222,9 @@ export class TaskTable {
     return this.byKey.get(principal, taskId);
   }
 
-  add(task: Task): void {
-    const old = this.byKey.get(task.principal, task.taskId);
+  /** Keeps `task`, replacing a task of the same id; `absent`: the caller has just found none, so none is looked for. */
+  add(task: Task, absent = false): void {
+    const old = absent ? undefined : this.byKey.get(task.principal, task.taskId);
     if (old) this.forget(old);
     this.byKey.set(task.principal, task.taskId, task);
     const count = this.countOf(task.principal);
@@ -359,30 +360,30 @@ export interface IdempotencyRecord {
 
 /** Idempotency records keyed by (principal, capability, key) (spec: idempotency). */
 export class IdempotencyTable {
-  /** By principal and capability together (one outer key for all their records), then by key. */
-  private readonly records = new PairMap<IdempotencyRecord>();
-
-  private static scopeOf(principal: string, capability: string): string {
-    return `${principal}\u0000${capability}`;
-  }
+  /** By principal and capability, then by key: no key is built from the three for a lookup. */
+  private readonly records = new PairMap<Map<string, IdempotencyRecord>>();
 
   get(principal: string, capability: string, key: string): IdempotencyRecord | undefined {
-    return this.records.get(IdempotencyTable.scopeOf(principal, capability), key);
+    return this.records.get(principal, capability)?.get(key);
   }
 
   set(record: IdempotencyRecord): void {
-    this.records.set(IdempotencyTable.scopeOf(record.principal, record.capability), record.key, record);
+    let keys = this.records.get(record.principal, record.capability);
+    if (!keys) this.records.set(record.principal, record.capability, (keys = new Map()));
+    keys.set(record.key, record);
   }
 
-  all(): IterableIterator<IdempotencyRecord> {
-    return this.records.values();
+  *all(): IterableIterator<IdempotencyRecord> {
+    for (const keys of this.records.values()) yield* keys.values();
   }
 
   /** Forgets the record that points at `task`, when its task is forgotten. */
   forget(task: Task): void {
     if (task.idempotencyKey === undefined) return;
-    const scope = IdempotencyTable.scopeOf(task.principal, task.capability);
-    if (this.records.get(scope, task.idempotencyKey)?.taskId === task.taskId) this.records.delete(scope, task.idempotencyKey);
+    const keys = this.records.get(task.principal, task.capability);
+    if (keys?.get(task.idempotencyKey)?.taskId !== task.taskId) return;
+    keys.delete(task.idempotencyKey);
+    if (keys.size === 0) this.records.delete(task.principal, task.capability);
   }
 }
 
