@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { composeError, composeMessage, timestamp } from './compose.ts';
 import { errorPayload } from './errors.ts';
@@ -9,6 +10,20 @@ const ctx = { random: counterRandom(), now: () => FIXED_NOW };
 describe('compose', () => {
   it('writes RFC 3339 UTC timestamps with a trailing Z (spec: envelope#timestamps)', () => {
     expect(timestamp(FIXED_NOW)).toBe('2025-03-14T09:26:50.000Z');
+  });
+
+  it('writes each millisecond as Date does, however the times asked for interleave (spec: envelope#timestamps)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.integer({ min: 0, max: 4 }).map((d) => FIXED_NOW + d * 3_600_001),
+          { maxLength: 60 },
+        ),
+        (times) => {
+          for (const ms of times) expect(timestamp(ms)).toBe(new Date(ms).toISOString());
+        },
+      ),
+    );
   });
 
   it('fills protocol, message_id and timestamp and omits absent members (spec: envelope#fields)', () => {

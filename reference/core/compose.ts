@@ -37,17 +37,28 @@ export interface MessageFields<T extends MessageType> {
 
 let lastMs = Number.NaN;
 let lastText = '';
+let otherMs = Number.NaN;
+let otherText = '';
 
 /**
- * An RFC 3339 UTC timestamp with millisecond precision and a trailing "Z"; the text of the last
- * millisecond asked for is kept, so messages built within one millisecond share one Date
- * (spec: envelope#timestamps).
+ * An RFC 3339 UTC timestamp with millisecond precision and a trailing "Z"; the texts of the last
+ * two milliseconds asked for are kept, so messages built within one millisecond share one Date,
+ * even when a deadline is written between them (spec: envelope#timestamps).
  */
 export function timestamp(ms: number): string {
-  if (ms !== lastMs) {
-    lastText = new Date(ms).toISOString();
+  if (ms === lastMs) return lastText;
+  if (ms === otherMs) {
+    otherMs = lastMs;
     lastMs = ms;
+    const text = otherText;
+    otherText = lastText;
+    lastText = text;
+    return text;
   }
+  otherMs = lastMs;
+  otherText = lastText;
+  lastText = new Date(ms).toISOString();
+  lastMs = ms;
   return lastText;
 }
 
