@@ -5,6 +5,7 @@
  * mesh#hop-trace-context), and its `traceparent` is what the next hop carries.
  */
 import type { Context, Span, SpanKind as SpanKindValue, Tracer } from '@opentelemetry/api';
+import { extended } from './core/extended.ts';
 import { parseTraceparent, type TraceContext } from './core/trace-context.ts';
 import { MissingPeerError, optionalImport } from './peers.ts';
 
@@ -99,7 +100,7 @@ class OtelTelemetry implements Telemetry {
       return undefined;
     }
     const flags = sc.traceFlags.toString(16).padStart(2, '0');
-    const traceContext: TraceContext = { ...parent.traceContext, traceparent: `00-${sc.traceId}-${sc.spanId}-${flags}` };
+    const traceContext: TraceContext = extended(parent.traceContext, { traceparent: `00-${sc.traceId}-${sc.spanId}-${flags}` });
     if (!parent.traceContext && parent.span) Object.assign(traceContext, withoutParent(parent.span.traceContext));
     return new OtelSpan(this.api, span, sc.traceId, sc.spanId, traceContext);
   }

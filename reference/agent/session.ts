@@ -7,7 +7,7 @@
  * direct reply, sent before its effects (spec: messages#requests-and-replies).
  */
 import type { MessageOf, MessageType, PayloadOf, TapMessage } from '../../schemas/src/index.ts';
-import { agentHandshake, decodeFrame, errorPayload, initialAgentHandshake, isFatal } from '../core/index.ts';
+import { agentHandshake, decodeFrame, errorPayload, extended, initialAgentHandshake, isFatal } from '../core/index.ts';
 import type { AgentHandshakeState, ErrorPayload, EstablishedSession } from '../core/index.ts';
 import type { CloseInfo, InboundFrame } from '../core/frame.ts';
 import type { Transport } from '../transports/transport.ts';
@@ -248,7 +248,7 @@ export class Connection implements Replier {
       skewMs: this.rt.settings.skewMs,
     });
     // Checks before the duplicate stage: the message is not remembered, but a repeat that fails the same way gets the same error again.
-    if (problem) return this.refuse(problem, { ...to, early: true });
+    if (problem) return this.refuse(problem, extended(to, { early: true }));
 
     // Duplicate: the original reply again, byte for byte (spec: idempotency#duplicate-messages).
     if (seen) {

@@ -4,6 +4,7 @@
  * idempotency).
  */
 import type { PayloadOf, TaskState } from '../../schemas/src/index.ts';
+import { extended } from '../core/extended.ts';
 import { canonicalize } from '../core/jcs.ts';
 import { PairMap } from '../core/pair-map.ts';
 import { isTerminal } from '../core/states.ts';
@@ -45,7 +46,7 @@ export function traceOf(metadata: { trace_id?: string; span_id?: string } | unde
 
 /** The metadata of a message of the task's stream: its trace and what else it carries, or undefined for none. */
 export function streamMetadata(task: Pick<Task, 'trace' | 'carried'>): TaskTrace | Record<string, unknown> | undefined {
-  return task.carried ? { ...task.trace, ...task.carried } : task.trace;
+  return task.carried ? extended(task.trace, task.carried) : task.trace;
 }
 
 /** One task of one principal. */

@@ -4,6 +4,7 @@
  * resume#attachment).
  */
 import type { MessageOf, PayloadOf, TapMessage } from '../../schemas/src/index.ts';
+import { extended } from '../core/extended.ts';
 import { ClientCode, TapClientError } from './errors.ts';
 import type { Authorization, ResultPayload, SnapshotPayload } from './types.ts';
 
@@ -53,7 +54,7 @@ export function taskRequestFields(
   if (deadline !== undefined) fields.deadline = typeof deadline === 'string' ? deadline : deadline.toISOString();
   // A caller's metadata.attempt numbers the first attempt: a task moved from another agent counts on (spec: mesh#moving).
   const first = typeof options.metadata?.attempt === 'number' ? options.metadata.attempt : 1;
-  fields.metadata = { ...options.metadata, attempt: first + attempt - 1 };
+  fields.metadata = extended(options.metadata, { attempt: first + attempt - 1 });
   return fields;
 }
 

@@ -7,6 +7,7 @@ import type { MessageOf, MessageType, PayloadOf, TapMessage } from '../../schema
 import {
   assertKey,
   errorPayload,
+  extended,
   isFatal,
   negotiatesExtensions,
   newTraceparent,
@@ -156,10 +157,10 @@ export abstract class ClientBase extends Emitter<ClientEvents> implements TaskHo
     const traceId = typeof given?.trace_id === 'string' ? given.trace_id : undefined;
     const spanId = typeof given?.span_id === 'string' ? given.span_id : undefined;
     const traceparent = newTraceparent(this.random, traceId, spanId);
-    if (traceId === undefined && spanId === undefined) return { ...given, traceparent };
+    const withContext = extended(given, { traceparent });
     // A trace_id or span_id that cannot be the traceparent's stays alone (spec: envelope#trace-context).
-    if (traceDisagreement({ ...given, traceparent })) return given;
-    return { ...given, traceparent };
+    if (traceId === undefined && spanId === undefined) return withContext;
+    return traceDisagreement(withContext) ? given : withContext;
   }
 
   /** The stream of a task id, created when new. */
@@ -217,7 +218,7 @@ export abstract class ClientBase extends Emitter<ClientEvents> implements TaskHo
     // A request about a task carries the task's trace (spec: mesh#trace).
     const trace =
       fields.metadata === undefined && typeof fields.task_id === 'string' ? this.tasks.handle(fields.task_id)?.trace : undefined;
-    if (trace) fields = { ...fields, metadata: trace };
+    if (trace) fields = extended(fields, { metadata: trace });
     // A quiet request has no direct reply once its task exists: the task's first stream message answers it (spec: tasks#quiet-requests).
     if (type === 'task.request' && (payload as { quiet?: unknown }).quiet === true && typeof fields.task_id === 'string') {
       this.tasks.open(fields.task_id).markQuiet();

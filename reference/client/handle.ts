@@ -4,7 +4,7 @@
  * happen here, with a new task_id and the same idempotency_key (spec: tasks#retries).
  */
 import type { MessageOf, PayloadOf, TapMessage } from '../../schemas/src/index.ts';
-import { isFatal } from '../core/index.ts';
+import { extended, isFatal } from '../core/index.ts';
 import { backoffDelay, type RetryPolicy } from './backoff.ts';
 import { ClientCode, quiet, TapClientError } from './errors.ts';
 import {
@@ -107,10 +107,10 @@ export class TaskHandle extends FollowedTask {
       this.resolveResult = resolve;
       this.rejectResult = reject;
     });
-    this.policy = options.retry ? { ...host.retry, ...options.retry } : host.retry;
+    this.policy = options.retry ? extended(host.retry, options.retry) : host.retry;
     this.idempotencyKey = options.idempotencyKey ?? host.newIdempotencyKey();
     const begun = host.beginTask(capability, options, this);
-    this.options = { ...options, metadata: begun.metadata, delegation: begun.delegation };
+    this.options = extended(options, { metadata: begun.metadata, delegation: begun.delegation });
     if (begun.refusal) this.settle(begun.refusal);
     else void this.run();
   }

@@ -4,7 +4,7 @@
  * path, and the refusal of a task whose path holds the agent (spec: envelope#trace-context,
  * mesh#trace, mesh#delegation).
  */
-import { childTraceContext, negotiatesExtensions, newTraceparent, traceDisagreement, type RandomSource } from '../core/index.ts';
+import { childTraceContext, extended, negotiatesExtensions, newTraceparent, traceDisagreement, type RandomSource } from '../core/index.ts';
 import { currentTaskScope } from '../task-scope.ts';
 import type { TapSpan, Telemetry } from '../telemetry.ts';
 import { TapClientError } from './errors.ts';
@@ -27,7 +27,7 @@ export function beginTask(client: TaskClient, capability: string, given: NewTask
   // A task submitted from a handler continues that task's trace, under its span (TAP-MESH-020).
   if (scope?.trace && metadata?.trace_id === undefined && metadata?.traceparent === undefined) {
     const { trace_id, span_id } = scope.trace;
-    metadata = { ...metadata, trace_id, ...(span_id !== undefined ? { parent_span_id: span_id } : {}) };
+    metadata = extended(metadata, span_id !== undefined ? { trace_id, parent_span_id: span_id } : { trace_id });
   }
   // A caller that fixed the span (span_id or traceparent, as a mesh does for each hop) owns it.
   const chosen = typeof metadata?.span_id === 'string' || typeof metadata?.traceparent === 'string';
@@ -46,7 +46,8 @@ export function beginTask(client: TaskClient, capability: string, given: NewTask
       span?.traceContext ??
       scope?.span?.traceContext ??
       (scope?.traceContext ? childTraceContext(scope.traceContext, client.random) : undefined);
-    if (context && !traceDisagreement({ ...metadata, ...context })) metadata = { ...metadata, ...context };
+    const withContext = context && extended(metadata, context);
+    if (withContext && !traceDisagreement(withContext)) metadata = withContext;
   }
   metadata = client.taskMetadata(metadata);
   const delegation = v11 ? (given.delegation ?? scope?.delegation) : undefined;

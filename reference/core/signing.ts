@@ -4,6 +4,7 @@
  * stays free of platform crypto; reference/crypto.ts supplies one.
  */
 import { base64urlDecode, base64urlEncode } from './base64url.ts';
+import { extended } from './extended.ts';
 import { canonicalBytes } from './jcs.ts';
 
 /** An HMAC-SHA256 implementation: the 32-byte MAC of data under key. */
@@ -40,7 +41,7 @@ export function signingInput(msg: object): Uint8Array {
   const sig = (msg as Signed).signature;
   if (sig === null || typeof sig !== 'object' || !('value' in sig)) return canonicalBytes(msg);
   const { value: _value, ...rest } = sig;
-  return canonicalBytes({ ...msg, signature: rest });
+  return canonicalBytes(extended(msg, { signature: rest }));
 }
 
 /** Returns a copy of msg carrying `signature: { alg, key_id, value }` (spec: integrity#signing). */
@@ -51,9 +52,9 @@ export function sign<T extends object>(
   hmac: Hmac,
 ): T & { signature: { alg: 'hmac-sha256'; key_id: string; value: string } } {
   assertKey(key);
-  const unsigned = { ...msg, signature: { alg: SIGNATURE_ALG, key_id: keyId } };
+  const unsigned = extended(msg, { signature: { alg: SIGNATURE_ALG, key_id: keyId } });
   const value = base64urlEncode(hmac(key, canonicalBytes(unsigned)));
-  return { ...msg, signature: { alg: SIGNATURE_ALG, key_id: keyId, value } } as T & {
+  return extended(msg, { signature: { alg: SIGNATURE_ALG, key_id: keyId, value } }) as T & {
     signature: { alg: 'hmac-sha256'; key_id: string; value: string };
   };
 }

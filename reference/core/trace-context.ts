@@ -3,6 +3,7 @@
  * that a traceparent agrees with trace_id and span_id, a fresh traceparent for a new task, and the
  * traceparent of a sub-task (spec: envelope#trace-context).
  */
+import { extended } from './extended.ts';
 import type { RandomSource } from './ids.ts';
 
 /** The lowercase hex of every byte value. */
@@ -89,5 +90,5 @@ export function childTraceContext(parent: TraceContext, random: RandomSource): T
   if (!tp) throw new Error(`not a traceparent of version 00: ${JSON.stringify(parent.traceparent)}`);
   let span = randomHex(random, 8);
   while (span === tp.parentId) span = randomHex(random, 8);
-  return { ...parent, traceparent: `00-${tp.traceId}-${span}-${tp.flags}` };
+  return extended(parent, { traceparent: `00-${tp.traceId}-${span}-${tp.flags}` });
 }

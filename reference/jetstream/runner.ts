@@ -8,6 +8,7 @@
  * to TAP_EVENTS, hands retryable failures back to the server, and turns refused messages and
  * max-deliveries advisories into dead letters.
  */
+import { extended } from '../core/extended.ts';
 import { traceContextOf } from '../core/trace-context.ts';
 import { loadTelemetry, type TapSpan, type TelemetryOptions } from '../telemetry.ts';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
@@ -237,7 +238,7 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
           throw err;
         }
       };
-      const given = { ...record, state: { ...record.state, attempts } };
+      const given = extended(record, { state: extended(record.state, { attempts }) });
       span = telemetry?.start(
         `process ${o.capability}`,
         'consumer',

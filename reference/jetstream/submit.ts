@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstream } from '../transports/nats/client.ts';
 import { describeIssues, recordFromDraft, type TaskDraft, type TaskRecord } from '../workspace/record.ts';
+import { extended } from '../core/extended.ts';
 import { validateAgainst } from '../core/validate.ts';
 import type { SigningKey } from '../trust.ts';
 import { RECORD_SIGNATURE, signRecord } from './signatures.ts';
@@ -74,7 +75,7 @@ export async function submitDurable(nc: NatsConnection, draft: TaskDraft, option
   const capability = record.next_phase;
   if (typeof capability !== 'string') throw new TypeError('a durable task needs next_phase: the capability that runs it');
   const idempotency = identityOf(options);
-  if (idempotency) record.metadata = { ...record.metadata, 'x-idempotency': { ...idempotency } };
+  if (idempotency) record.metadata = extended(record.metadata, { 'x-idempotency': { ...idempotency } });
   if (options.signingKey) record = signRecord(record, options.signingKey);
   const js = jetstream(nc);
   const ack = await js.publish(taskSubject(names, capability), JSON.stringify(record), {

@@ -6,6 +6,7 @@
  */
 import { TapClientError, type PlanDecision, type PlanSubmitPayload, type ResultPayload, type TaskHandle } from '../client/index.ts';
 import type { Logger, TapClient } from '../client/index.ts';
+import { extended } from '../core/extended.ts';
 import { newTraceparent, parseTraceparent, type TraceContext } from '../core/trace-context.ts';
 import { randomBytes } from '../crypto.ts';
 import { inputRefusal } from '../client/input-check.ts';
@@ -244,7 +245,7 @@ export class Mesh {
 
   /** Submits to one agent and returns its copy: the handle to follow, as `client.submit` returns (spec: mesh#routing). */
   async task(capability: string, input: unknown, options: Omit<MeshSubmitOptions, 'fanoutLimit'> = {}): Promise<MeshTask> {
-    const s = await this.submit(capability, input, { ...options, fanoutLimit: 1 });
+    const s = await this.submit(capability, input, extended(options, { fanoutLimit: 1 }));
     return s.copies[0]!;
   }
 
@@ -280,7 +281,7 @@ export class Mesh {
     const first = route(policy, trusted.map(candidateOf), this.routeState(), options);
     const wanted = Math.min(options.fanoutLimit ?? (policy === 'broadcast' ? entries.length : 1), entries.length);
     if (first.length >= wanted) return first;
-    const rest = route(policy, doubted.map(candidateOf), this.routeState(), { ...options, fanoutLimit: wanted - first.length });
+    const rest = route(policy, doubted.map(candidateOf), this.routeState(), extended(options, { fanoutLimit: wanted - first.length }));
     return [...first, ...rest];
   }
 

@@ -19,6 +19,7 @@ import {
   type TapClient,
   type TaskHandle,
 } from '../client/index.ts';
+import { extended } from '../core/extended.ts';
 import { parseTraceparent, type TraceContext } from '../core/trace-context.ts';
 import type { TapSpan } from '../telemetry.ts';
 import type { MeshEntry } from './registry-view.ts';
@@ -223,7 +224,10 @@ export class MeshTask extends FollowedTask {
       if (parent !== undefined) span.parent_span_id = parent;
       const inner = client.submit(this.capability, this.input, {
         idempotencyKey: this.options.idempotencyKey,
-        metadata: { ...span, attempt, ...hopTraceContext(this.options.traceContext, span) },
+        metadata: extended<object, object>(span, { attempt, ...hopTraceContext(this.options.traceContext, span) }) as Record<
+          string,
+          unknown
+        >,
         ...(this.options.delegation?.length ? { delegation: this.options.delegation } : {}),
         retry: { attempts: 1 },
         ...(this.options.timeoutMs !== undefined ? { timeoutMs: this.options.timeoutMs } : {}),
@@ -368,7 +372,7 @@ export class MeshTask extends FollowedTask {
 function hopTraceContext(parent: TraceContext | undefined, span: Span): TraceContext | Record<string, never> {
   const flags = parseTraceparent(parent?.traceparent)?.flags;
   if (!parent || flags === undefined) return {};
-  return { ...parent, traceparent: `00-${span.trace_id}-${span.span_id}-${flags}` };
+  return extended(parent, { traceparent: `00-${span.trace_id}-${span.span_id}-${flags}` });
 }
 
 /** The error code an attempt ended with, if any. */
