@@ -49,7 +49,6 @@ export function newTask(f: NewTask): Task {
     timers: { release: undefined },
     deadlineSlot: undefined,
     restored: undefined,
-    settled: undefined,
     tableBytes: undefined,
     tableEndedAt: undefined,
   };

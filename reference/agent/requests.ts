@@ -26,7 +26,6 @@ import { listTasks } from './listing.ts';
 import { applyDecision, checkDecision } from './plans.ts';
 import { applyAnswer, checkAnswer, checkAnswerTarget } from './input.ts';
 import type { Replier } from './replier.ts';
-import type { Reply } from './duplicates.ts';
 import type { Session } from './sessions.ts';
 import { newTask } from './new-task.ts';
 import { describeSource, isOriginShare } from './shares.ts';
@@ -86,15 +85,20 @@ function replySnapshot(conn: Replier, session: Session, task: Task, replyTo: str
 
 /** What a rebuildable snapshot costs the duplicate table: ids, addressing and the closure. */
 const SNAPSHOT_RECIPE_BYTES = 512;
-/** What a quiet request's remembered replay costs the duplicate table: the closure over its task, whose stream is counted with the task. */
+/** What a quiet request's remembered replay costs the duplicate table: a record of its task, whose stream is counted with the task. */
 const QUIET_RECIPE_BYTES = 128;
 
 /**
  * The remembered reply of a quiet request: the stream sent so far. Made apart from the request's
- * handling, so that the duplicate table keeps the task alone, not the request and its closures.
+ * handling, so that the duplicate table keeps the task alone, not the request and its closures: one
+ * small object, no closure.
  */
-function quietReplay(task: Task): Reply {
-  return { replay: () => task.retained.slice(), bytes: QUIET_RECIPE_BYTES };
+class QuietReplay {
+  readonly bytes = QUIET_RECIPE_BYTES;
+  constructor(private readonly task: Task) {}
+  replay(): readonly string[] {
+    return this.task.retained.slice();
+  }
 }
 
 function onTaskRequest(conn: Replier, session: Session, msg: MessageOf<'task.request'>): void {
@@ -242,7 +246,7 @@ function onTaskRequest(conn: Replier, session: Session, msg: MessageOf<'task.req
   rt.monitor.taskAccepted(task);
   if (quiet) {
     // No direct reply: a duplicate of the request gets what the stream has sent so far (spec: tasks#quiet-requests).
-    conn.remember(quietReplay(task));
+    conn.remember(new QuietReplay(task));
   } else {
     const payload: MessageOf<'task.accepted'>['payload'] = { capability: task.capability, deadline: iso(deadline) };
     if (previousTaskId !== undefined) payload.previous_task_id = previousTaskId;

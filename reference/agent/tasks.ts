@@ -98,8 +98,6 @@ export interface Task {
   deadlineSlot?: number;
   /** Set by a restart: the checkpoint the handler resumes from. */
   restored?: Checkpoint | { state: Record<string, unknown> };
-  /** Resolves once the handler settled (or at once for a task restored terminal). */
-  settled?: Promise<void>;
   /** Kept by the task table: its retained messages' UTF-16 code units while the task is in it, undefined once it is not. */
   tableBytes?: number;
   /** Kept by the task table: when the task ended there, in ms since the epoch (its retention starts then). */
