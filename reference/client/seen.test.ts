@@ -49,7 +49,8 @@ describe('the requester duplicate table (spec: idempotency#duplicate-messages)',
       { weight: 1, arbitrary: fc.nat({ max: 60 }).map((n) => `free-${n}`) },
     );
     fc.assert(
-      fc.property(fc.array(id, { minLength: 1, maxLength: 300 }), (ids) => {
+      fc.property(fc.uniqueArray(id, { minLength: 1, maxLength: 300 }), (ids) => {
+        // As a client adds them: each id once, when it is new.
         const seen = new SeenIds(limit);
         for (let i = 0; i < ids.length; i++) {
           seen.add(ids[i]!);
@@ -58,6 +59,44 @@ describe('the requester duplicate table (spec: idempotency#duplicate-messages)',
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('grows its window rather than forget an id fewer than limit ids old', () => {
+    const limit = 1024;
+    fc.assert(
+      fc.property(fc.array(fc.nat({ max: 6000 }), { minLength: 1100, maxLength: 1300 }), fc.nat({ max: 40 }), (counters, stride) => {
+        const seen = new SeenIds(limit);
+        // As a client adds them: each id once, when it is new.
+        const ids = [...new Set(counters.map((c, i) => numbered(i * stride + c)))];
+        for (let i = 0; i < ids.length; i++) {
+          seen.add(ids[i]!);
+          if (i % 97 === 0 || i === ids.length - 1)
+            for (const x of ids.slice(Math.max(0, i + 1 - limit), i + 1)) expect(seen.has(x), `${x} after ${i + 1} ids`).toBe(true);
+        }
+      }),
+      { numRuns: 20 },
+    );
+  });
+
+  it('keeps a window as small as the sender allows: small for a few ids, doubled for spread counters, given up past limit', () => {
+    const quiet = new SeenIds();
+    quiet.add('handshake-id');
+    for (let n = 1; n <= 200; n++) quiet.add(numbered(n));
+    expect(quiet.windowSlots).toBe(256);
+    // 600 consecutive counters: the window doubles to hold them all, each fewer than limit ids old.
+    const dense = new SeenIds(1024);
+    for (let n = 1; n <= 600; n++) dense.add(numbered(n));
+    expect(dense.windowSlots).toBe(1024);
+    for (let n = 1; n <= 600; n++) expect(dense.has(numbered(n)), String(n)).toBe(true);
+    // 300 counters three apart span 900: the window doubles twice to hold them all.
+    const spread = new SeenIds(1024);
+    for (let n = 1; n <= 300; n++) spread.add(numbered(n * 3));
+    expect(spread.windowSlots).toBe(1024);
+    for (let n = 1; n <= 300; n++) expect(spread.has(numbered(n * 3)), String(n)).toBe(true);
+    const sparse = new SeenIds(1024);
+    for (let n = 1; n <= 100; n++) sparse.add(numbered(n * 100));
+    expect(sparse.windowSlots).toBe(0);
+    for (let n = 1; n <= 100; n++) expect(sparse.has(numbered(n * 100))).toBe(true);
   });
 
   it('keeps a dense sender in its window and forgets what is older than limit ids', () => {

@@ -15,10 +15,11 @@ const MAX_COUNTER_CHARS = 10;
  *
  * A sender that numbers its messages `<prefix>.<counter>`, one prefix a session and the counter
  * in base 36 or 10 (as the reference does after the handshake), has those ids kept by their
- * counter in a window over the latest `limit` counters, found without hashing a string; an id of
- * any other form, or of another prefix, is kept in a set. Each id has one form, so each is looked for where it was put.
- * An id leaves the window only once `limit` ids were added after it; a sender whose counters are
- * too sparse for that moves every id to the set, and the session goes on with the set alone.
+ * counter in a window over the latest counters, found without hashing a string; an id of any
+ * other form, or of another prefix, is kept in a set. Each id has one form, so each is looked for
+ * where it was put. An id leaves the window only once `limit` ids were added after it; a sender
+ * whose counters are too sparse for a window of `limit` slots moves every id to the set, and the
+ * session goes on with the set alone.
  */
 export class SeenIds {
   private readonly ids = new Set<string>();
@@ -46,6 +47,11 @@ export class SeenIds {
     if (n >= 0) this.giveUpWindow();
     this.ids.add(id);
     if (this.ids.size > this.limit) this.ids.delete(this.oldest.take());
+  }
+
+  /** The slots of the counter window: 0 while ids are kept in the set alone (for tests and diagnostics). */
+  get windowSlots(): number {
+    return this.window?.slots ?? 0;
   }
 
   clear(): void {
@@ -105,17 +111,28 @@ export function counterAfterDot(id: string, dot = id.lastIndexOf('.')): number {
   return n;
 }
 
+/** The slots a window starts with; it doubles as a sender's counters spread, up to its limit. */
+const FIRST_SLOTS = 256;
+
 /**
- * The counters added among the latest `size` (by value, up to the highest added), in a ring of
+ * The counters added among the latest ones (by value, up to the highest added), in a ring of
  * slots that each hold when its counter was added (its place among all ids, from 1; 0 for none).
+ * The ring starts small and doubles, up to `limit` slots, rather than forget an id fewer than
+ * `limit` ids old: a session that sees few messages keeps a small one.
  */
 class CounterWindow {
-  private readonly added: Float64Array;
+  private added: Float64Array;
+  private size: number;
   /** The highest counter added; -1 before any. */
   private top = -1;
 
-  constructor(private readonly size: number) {
-    this.added = new Float64Array(Math.max(1, size));
+  constructor(private readonly limit: number) {
+    this.size = Math.max(1, Math.min(FIRST_SLOTS, limit));
+    this.added = new Float64Array(this.size);
+  }
+
+  get slots(): number {
+    return this.size;
   }
 
   has(n: number): boolean {
@@ -123,14 +140,15 @@ class CounterWindow {
   }
 
   /**
-   * Adds counter `n` as the `order`th id. False, and nothing changed, when that would push out
-   * an id fewer than `size` ids old, or `n` lies below the window: the caller keeps them otherwise.
+   * Adds counter `n` as the `order`th id. False, and nothing changed, when that would push out an
+   * id fewer than `limit` ids old even at `limit` slots, or `n` lies below the window: the caller
+   * keeps them otherwise.
    */
   add(n: number, order: number): boolean {
     if (n > this.top) {
-      // The counters the window leaves behind must each be absent, or an id at least `size` ids old.
-      for (let m = Math.max(0, this.top - this.size + 1); m <= Math.min(this.top, n - this.size); m++) {
-        if (!this.old(m, order)) return false;
+      while (!this.mayMoveTo(n, order)) {
+        if (this.size >= this.limit) return false;
+        this.grow();
       }
       if (n - this.top >= this.size) this.added.fill(0);
       else for (let m = this.top + 1; m <= n; m++) this.added[m % this.size] = 0;
@@ -147,9 +165,21 @@ class CounterWindow {
     return held.sort((a, b) => this.added[a % this.size]! - this.added[b % this.size]!);
   }
 
-  /** True when counter `m`'s slot is empty or holds an id at least `size` ids older than the `order`th. */
-  private old(m: number, order: number): boolean {
-    const at = this.added[m % this.size]!;
-    return at === 0 || order - at >= this.size;
+  /** True when every counter the window would leave behind, moving its top to `n`, is absent or at least `limit` ids older than the `order`th. */
+  private mayMoveTo(n: number, order: number): boolean {
+    for (let m = Math.max(0, this.top - this.size + 1); m <= Math.min(this.top, n - this.size); m++) {
+      const at = this.added[m % this.size]!;
+      if (at !== 0 && order - at < this.limit) return false;
+    }
+    return true;
+  }
+
+  /** Doubles the ring (at most to `limit` slots), each counter held moved to its new slot. */
+  private grow(): void {
+    const size = Math.min(this.size * 2, this.limit);
+    const added = new Float64Array(size);
+    for (let m = Math.max(0, this.top - this.size + 1); m <= this.top; m++) added[m % size] = this.added[m % this.size]!;
+    this.added = added;
+    this.size = size;
   }
 }
