@@ -7,7 +7,8 @@
  * direct reply, sent before its effects (spec: messages#requests-and-replies).
  */
 import type { MessageOf, MessageType, PayloadOf, TapMessage } from '../../schemas/src/index.ts';
-import { agentHandshake, decodeFrame, errorPayload, extended, initialAgentHandshake, isFatal } from '../core/index.ts';
+import { agentHandshake, decodeFrame, errorPayload, initialAgentHandshake, isFatal } from '../core/index.ts';
+import { extended } from '../core/extended.ts';
 import type { AgentHandshakeState, ErrorPayload, EstablishedSession } from '../core/index.ts';
 import type { CloseInfo, InboundFrame } from '../core/frame.ts';
 import type { Transport } from '../transports/transport.ts';

@@ -7,7 +7,6 @@ import type { MessageOf, MessageType, PayloadOf, TapMessage } from '../../schema
 import {
   assertKey,
   errorPayload,
-  extended,
   isFatal,
   negotiatesExtensions,
   newTraceparent,
@@ -18,6 +17,7 @@ import {
   traceDisagreement,
   type RandomSource,
 } from '../core/index.ts';
+import { extended } from '../core/extended.ts';
 import { randomBytes } from '../crypto.ts';
 import type { TapSpan, Telemetry } from '../telemetry.ts';
 import type { Transport } from '../transports/index.ts';

@@ -4,7 +4,8 @@
  * happen here, with a new task_id and the same idempotency_key (spec: tasks#retries).
  */
 import type { MessageOf, PayloadOf, TapMessage } from '../../schemas/src/index.ts';
-import { extended, isFatal } from '../core/index.ts';
+import { extended } from '../core/extended.ts';
+import { isFatal } from '../core/index.ts';
 import { backoffDelay, type RetryPolicy } from './backoff.ts';
 import { ClientCode, quiet, TapClientError } from './errors.ts';
 import {

@@ -4,7 +4,8 @@
  * path, and the refusal of a task whose path holds the agent (spec: envelope#trace-context,
  * mesh#trace, mesh#delegation).
  */
-import { childTraceContext, extended, negotiatesExtensions, newTraceparent, traceDisagreement, type RandomSource } from '../core/index.ts';
+import { childTraceContext, negotiatesExtensions, newTraceparent, traceDisagreement, type RandomSource } from '../core/index.ts';
+import { extended } from '../core/extended.ts';
 import { currentTaskScope } from '../task-scope.ts';
 import type { TapSpan, Telemetry } from '../telemetry.ts';
 import { TapClientError } from './errors.ts';

@@ -5,7 +5,6 @@ export * from './compose.ts';
 export * from './decode.ts';
 export * from './delegation.ts';
 export * from './errors.ts';
-export * from './extended.ts';
 export * from './extensions.ts';
 export * from './frame.ts';
 export * from './handshake.ts';
