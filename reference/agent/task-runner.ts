@@ -114,7 +114,7 @@ export class TaskRunner implements TaskHost {
     const ctx = createContext(this.rt, this, task);
     // With telemetry, the task's span starts before its handler: what the handler submits is its child.
     const begun = this.rt.telemetry ? this.rt.telemetry.then((t) => t && this.startSpan(t, task)) : Promise.resolve();
-    begun
+    void begun
       .then(() =>
         runInTaskScope(
           () => scopeOf(this.rt.agentId, task),

@@ -24,8 +24,7 @@ const MAX_COUNTER_CHARS = 10;
 export class SeenIds {
   private readonly ids = new Set<string>();
   private readonly oldest = new OldestKey(this.ids);
-  /** The prefix of the first numbered id added, while the window is kept. */
-  private prefix: string | undefined;
+  /** The window of the session's numbered ids, with their prefix; undefined before the first and once given up. */
   private window: CounterWindow | undefined;
   /** Ids added so far. */
   private added = 0;
@@ -46,7 +45,7 @@ export class SeenIds {
     if (n >= 0 && this.window!.add(n, this.added)) return;
     if (n >= 0) this.giveUpWindow();
     this.ids.add(id);
-    if (this.ids.size > this.limit) this.ids.delete(this.oldest.take());
+    this.trimSet();
   }
 
   /** The slots of the counter window: 0 while ids are kept in the set alone (for tests and diagnostics). */
@@ -57,39 +56,45 @@ export class SeenIds {
   clear(): void {
     this.ids.clear();
     this.window = undefined;
-    this.prefix = undefined;
     this.added = 0;
     this.decided = false;
   }
 
   /**
-   * At the first numbered id: its prefix is the session's, unless an id of that prefix is in the
+   * At the first numbered id: its prefix is the session's, unless a numbered id of that prefix is in the
    * set already (a few ids of other forms, such as a handshake's, may come first) — then the
    * session keeps the set alone.
    */
   private adoptPrefix(prefix: string): void {
     this.decided = true;
     if (this.ids.size > ADOPT_AFTER_AT_MOST) return;
-    for (const id of this.ids) if (id.length > prefix.length && id.charCodeAt(prefix.length) === 46 && id.startsWith(prefix)) return;
-    this.prefix = prefix;
-    this.window = new CounterWindow(this.limit);
+    for (const id of this.ids) if (counterUnder(id, prefix) >= 0) return;
+    this.window = new CounterWindow(prefix, this.limit);
   }
 
   /** The counter of an id `<prefix>.<counter>` of the session's prefix while the window is kept, else -1. */
   private counterOf(id: string): number {
-    const prefix = this.prefix;
-    if (prefix === undefined || id.length <= prefix.length + 1 || id.charCodeAt(prefix.length) !== 46 || !id.startsWith(prefix)) return -1;
-    return counterAfterDot(id, prefix.length);
+    return this.window === undefined ? -1 : counterUnder(id, this.window.prefix);
   }
 
   /** Moves the window's ids to the set, oldest first, and keeps every later id there. */
   private giveUpWindow(): void {
-    const prefix = this.prefix!;
+    const { prefix } = this.window!;
     for (const n of this.window!.byAge()) this.ids.add(`${prefix}.${n.toString(36)}`);
     this.window = undefined;
-    this.prefix = undefined;
+    this.trimSet();
+  }
+
+  /** Forgets the set's oldest ids beyond the limit. */
+  private trimSet(): void {
     while (this.ids.size > this.limit) this.ids.delete(this.oldest.take());
   }
+}
+
+/** The counter of an id `<prefix>.<counter>`, or -1 for an id of another prefix or form. */
+function counterUnder(id: string, prefix: string): number {
+  if (id.length <= prefix.length + 1 || id.charCodeAt(prefix.length) !== 46 || !id.startsWith(prefix)) return -1;
+  return counterAfterDot(id, prefix.length);
 }
 
 /**
@@ -126,13 +131,21 @@ class CounterWindow {
   /** The highest counter added; -1 before any. */
   private top = -1;
 
-  constructor(private readonly limit: number) {
+  constructor(
+    readonly prefix: string,
+    private readonly limit: number,
+  ) {
     this.size = Math.max(1, Math.min(FIRST_SLOTS, limit));
     this.added = new Float64Array(this.size);
   }
 
   get slots(): number {
     return this.size;
+  }
+
+  /** The lowest counter the window can hold now. */
+  private get bottom(): number {
+    return Math.max(0, this.top - this.size + 1);
   }
 
   has(n: number): boolean {
@@ -161,13 +174,13 @@ class CounterWindow {
   /** The counters held, the one added first first. */
   byAge(): number[] {
     const held: number[] = [];
-    for (let m = Math.max(0, this.top - this.size + 1); m <= this.top; m++) if (this.added[m % this.size] !== 0) held.push(m);
+    for (let m = this.bottom; m <= this.top; m++) if (this.added[m % this.size] !== 0) held.push(m);
     return held.sort((a, b) => this.added[a % this.size]! - this.added[b % this.size]!);
   }
 
   /** True when every counter the window would leave behind, moving its top to `n`, is absent or at least `limit` ids older than the `order`th. */
   private mayMoveTo(n: number, order: number): boolean {
-    for (let m = Math.max(0, this.top - this.size + 1); m <= Math.min(this.top, n - this.size); m++) {
+    for (let m = this.bottom; m <= Math.min(this.top, n - this.size); m++) {
       const at = this.added[m % this.size]!;
       if (at !== 0 && order - at < this.limit) return false;
     }
@@ -178,7 +191,7 @@ class CounterWindow {
   private grow(): void {
     const size = Math.min(this.size * 2, this.limit);
     const added = new Float64Array(size);
-    for (let m = Math.max(0, this.top - this.size + 1); m <= this.top; m++) added[m % size] = this.added[m % this.size]!;
+    for (let m = this.bottom; m <= this.top; m++) added[m % size] = this.added[m % this.size]!;
     this.added = added;
     this.size = size;
   }

@@ -222,12 +222,10 @@ export class MeshTask extends FollowedTask {
       const span: Span = { trace_id: this.options.traceId, span_id: otel?.spanId ?? newSpanId() };
       const parent = first ? first.parent_span_id : this.options.parentSpanId;
       if (parent !== undefined) span.parent_span_id = parent;
+      const metadata = extended<object, object>(span, { attempt, ...hopTraceContext(this.options.traceContext, span) });
       const inner = client.submit(this.capability, this.input, {
         idempotencyKey: this.options.idempotencyKey,
-        metadata: extended<object, object>(span, { attempt, ...hopTraceContext(this.options.traceContext, span) }) as Record<
-          string,
-          unknown
-        >,
+        metadata: metadata as Record<string, unknown>,
         ...(this.options.delegation?.length ? { delegation: this.options.delegation } : {}),
         retry: { attempts: 1 },
         ...(this.options.timeoutMs !== undefined ? { timeoutMs: this.options.timeoutMs } : {}),
