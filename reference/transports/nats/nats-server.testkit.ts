@@ -4,7 +4,7 @@
  * Nothing is mocked; every server started here is stopped by `stop()` and its store removed.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -49,26 +49,69 @@ export interface NatsServerOptions {
   config?: string;
 }
 
-/** A free TCP port on 127.0.0.1, as the kernel hands one out. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * The lowest port of the kernel's ephemeral range, from which outgoing connections take their local
+ * ports (Linux: /proc/sys/net/ipv4/ip_local_port_range; 32768 elsewhere).
+ */
+function ephemeralLow(): number {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(low) && low > 1024 ? low : 32768;
+  } catch {
+    return 32768;
+  }
+}
+
+/** Whether a port can be listened on at 127.0.0.1 now. */
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
 }
 
+/**
+ * A free TCP port on 127.0.0.1 for a server a test starts, picked at random below the kernel's
+ * ephemeral range: a port handed out by `listen(0)` comes from that range, and between its check and
+ * the server's bind any outgoing connection of the machine (a route between two nodes of a cluster,
+ * a client of a test beside it) may take it as its local port.
+ */
+export async function freePort(): Promise<number> {
+  const high = ephemeralLow() - 1;
+  const low = Math.max(1025, high - 12_000);
+  for (let tries = 0; tries < 50; tries++) {
+    const port = low + Math.floor(Math.random() * (high - low + 1));
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free port on 127.0.0.1 between ${low} and ${high} after 50 tries`);
+}
+
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A server that could not bind one of its ports: another process took it after `freePort` found it free. */
+class PortTaken extends Error {}
+
+/** Runs `start` again with fresh ports (it picks them itself) while a port it picked is taken first, up to three times. */
+async function withFreshPorts<T>(start: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start();
+    } catch (err) {
+      if (!(err instanceof PortTaken) || attempt === 3) throw err;
+    }
+  }
+}
 
 /** Waits until the server's health endpoint reports it (and JetStream, if on) ready, or the process exits. */
 async function ready(child: ChildProcess, monitorPort: number, timeoutMs: number, log: () => string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`nats-server exited before it was ready:\n${log()}`);
+    if (child.exitCode !== null || child.signalCode !== null) {
+      const output = log();
+      const message = `nats-server exited before it was ready:\n${output}`;
+      throw /address already in use/i.test(output) ? new PortTaken(message) : new Error(message);
+    }
     try {
       const res = await fetch(`http://127.0.0.1:${monitorPort}/healthz`);
       if (res.ok) return;
@@ -129,6 +172,10 @@ async function launch(l: Launch, waitReady = true): Promise<{ server: NatsServer
 
 /** Starts nats-server with JetStream on a free 127.0.0.1 port and a temporary store. */
 export async function startNatsServer(options: NatsServerOptions = {}): Promise<NatsServer> {
+  return withFreshPorts(() => startOne(options));
+}
+
+async function startOne(options: NatsServerOptions): Promise<NatsServer> {
   const port = await freePort();
   const monitorPort = await freePort();
   const store = mkdtempSync(join(tmpdir(), 'tap-nats-'));
@@ -158,6 +205,10 @@ export interface NatsCluster {
 
 /** Starts `size` (default 3) JetStream servers in one cluster with routes on 127.0.0.1. */
 export async function startNatsCluster(size = 3, options: NatsServerOptions = {}): Promise<NatsCluster> {
+  return withFreshPorts(() => startCluster(size, options));
+}
+
+async function startCluster(size: number, options: NatsServerOptions): Promise<NatsCluster> {
   const nodes: Array<{ port: number; monitorPort: number; routePort: number; store: string; name: string }> = [];
   for (let i = 0; i < size; i++) {
     nodes.push({
