@@ -19,7 +19,7 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { getPriority, setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ALL_CASES } from '../conformance/cases/index.ts';
@@ -45,12 +45,27 @@ interface Step {
 const root = new URL('..', import.meta.url).pathname;
 
 /**
+ * How much lower than the run's own the priority of a step beside the run's longest is (nice(1)):
+ * the checks that read the sources take the CPU the others leave, instead of slowing the tests and
+ * the install on which the run's end waits.
+ */
+const BESIDE = 10;
+
+/**
  * Runs a command; resolves with its exit code. Its output is passed through, or with `capture`
  * kept and printed in one piece when it ends (for commands that run beside another step).
+ * `niceness` lowers the priority of the command and of the processes it starts.
  */
-function sh(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}, capture = false): Promise<number> {
+function sh(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}, capture = false, niceness = 0): Promise<number> {
   return new Promise((resolve) => {
     const child = spawn(cmd, args, { cwd: root, stdio: capture ? ['ignore', 'pipe', 'pipe'] : 'inherit', env: { ...process.env, ...env } });
+    if (niceness > 0 && child.pid !== undefined) {
+      try {
+        setPriority(child.pid, Math.min(19, getPriority(child.pid) + niceness));
+      } catch {
+        // Not allowed here: it runs at the run's priority.
+      }
+    }
     let output = '';
     child.stdout?.on('data', (d: Buffer) => (output += d));
     child.stderr?.on('data', (d: Buffer) => (output += d));
@@ -69,10 +84,10 @@ function sh(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}, capture = 
 }
 
 /** Commands run side by side; each counts one check, passed when it exits 0. */
-const together = (name: string, commands: [string, string[]][], capture = false): Step => ({
+const together = (name: string, commands: [string, string[]][], capture = false, niceness = 0): Step => ({
   name,
   run: async () => {
-    const codes = await Promise.all(commands.map(([cmd, args]) => sh(cmd, args, {}, capture)));
+    const codes = await Promise.all(commands.map(([cmd, args]) => sh(cmd, args, {}, capture, niceness)));
     const failed = codes.filter((c) => c !== 0).length;
     return { passed: codes.length - failed, failed };
   },
@@ -262,23 +277,27 @@ const build = together('build', [tsx('tools/build.ts')]);
 
 /**
  * The checks that read the sources and start nothing, side by side with their output kept until
- * each ends: they run beside vitest, whose files mostly wait on processes and sockets.
+ * each ends: they run beside vitest, whose files mostly wait on processes and sockets. In the full
+ * run they go at a lower priority (BESIDE): it ends with vitest and with the install,
+ * certification and docs, not with them.
  */
-const statics = together(
-  'type-check, format and lint, drift: schemas, schema bundle, requirement index, requirement coverage, errata',
-  [
-    // Incremental: a second run in a clone checks only what changed (about 7 s instead of 25).
-    ['npx', ['tsc', '--noEmit', '-p', 'tsconfig.json', '--incremental', '--tsBuildInfoFile', 'node_modules/.cache/tap/tsc.tsbuildinfo']],
-    ['npx', ['biome', 'ci', '--diagnostic-level=error', '.']],
-    tsx('tools/emit-schemas.ts', '--check'),
-    tsx('tools/emit-schema-bundle.ts', '--check'),
-    tsx('tools/requirements.ts', '--check'),
-    tsx('tools/spec-1-1.ts', '--check'),
-    tsx('tools/check-coverage.ts'),
-    tsx('tools/check-errata.ts'),
-  ],
-  true,
-);
+const statics = (niceness: number): Step =>
+  together(
+    'type-check, format and lint, drift: schemas, schema bundle, requirement index, requirement coverage, errata',
+    [
+      // Incremental: a second run in a clone checks only what changed (about 7 s instead of 25).
+      ['npx', ['tsc', '--noEmit', '-p', 'tsconfig.json', '--incremental', '--tsBuildInfoFile', 'node_modules/.cache/tap/tsc.tsbuildinfo']],
+      ['npx', ['biome', 'ci', '--diagnostic-level=error', '.']],
+      tsx('tools/emit-schemas.ts', '--check'),
+      tsx('tools/emit-schema-bundle.ts', '--check'),
+      tsx('tools/requirements.ts', '--check'),
+      tsx('tools/spec-1-1.ts', '--check'),
+      tsx('tools/check-coverage.ts'),
+      tsx('tools/check-errata.ts'),
+    ],
+    true,
+    niceness,
+  );
 
 /**
  * A stage is one step, or lanes run at once, each lane one step or several in order. The tarball
@@ -299,11 +318,11 @@ type Stage = Step | Lane[];
  */
 export const full = (skip: ReadonlySet<string> = new Set()): Stage[] => [
   build,
-  [vitest('vitest: every test file, three at a time'), statics, [install, [tarball, certify(skip)], docs]],
+  [vitest('vitest: every test file, three at a time'), statics(BESIDE), [install, [tarball, certify(skip)], docs]],
 ];
 export const FAST: Stage[] = [
   build,
-  [vitest('vitest: the fast tier (units and the in-memory conformance run)', ['--project', 'fast']), statics],
+  [vitest('vitest: the fast tier (units and the in-memory conformance run)', ['--project', 'fast']), statics(0)],
 ];
 
 /**

@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { connect } from '@nats-io/transport-node';
 import { AckPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
@@ -59,15 +59,24 @@ describe('the subjects a consumer filter takes', () => {
   });
 });
 
-describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-durable (spec: bindings-nats#certification)'), () => {
+/**
+ * What one test starts — servers, agent processes, agents in this process — stopped in reverse
+ * order when the test ends (`cleanups`, to which a test adds its own). Each test has a nats-server
+ * of its own, so the tests of the file run at once: most of their time is a wait on a lease or a
+ * redelivery.
+ */
+function kit(onTestFinished: (fn: () => Promise<void>) => void) {
   const cleanups: Array<() => Promise<unknown>> = [];
-  afterEach(async () => {
+  const defer = (fn: () => Promise<unknown>): void => {
+    cleanups.push(fn);
+  };
+  onTestFinished(async () => {
     for (const c of cleanups.splice(0).reverse()) await c().catch(() => {});
   });
 
   async function server(): Promise<NatsServer> {
     const s = await startNatsServer();
-    cleanups.push(() => s.stop());
+    defer(() => s.stop());
     return s;
   }
 
@@ -93,7 +102,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
       agent.kill(signal);
       await exited;
     };
-    cleanups.push(kill);
+    defer(kill);
     const [line] = (await once(createInterface({ input: agent.stdout! }), 'line')) as [string];
     return { url: line, stderr: () => stderr, kill };
   }
@@ -112,194 +121,219 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
       logger: () => {},
     });
     const listener = await agent.listenNats({ url });
-    cleanups.push(async () => {
+    defer(async () => {
       await listener.close();
       await agent.shutdown();
     });
     return listener.url;
   }
 
-  const durableArgs = (leaseMs = LEASE_MS) => ['--durable', '--lease-ms', String(leaseMs), '--max-deliver', String(MAX_DELIVER)];
+  return { cleanups, server, reference, sessionsOnly };
+}
 
-  it('certifies tap-reference-agent --nats --durable: every nats-durable case passes, and the run removes what its cases left, only that', {
-    timeout: 90_000,
-  }, async () => {
-    const s = await server();
-    const agent = await reference(s.url, durableArgs());
-    // What a user keeps on the same server: a queue of their own with its consumer and a record, a dead letter, a result.
-    const nc = await connect({ servers: s.url });
-    cleanups.push(() => nc.close());
-    const jsm = await jetstreamManager(nc);
-    const js = jetstream(nc);
-    await jsm.consumers.add('TAP_TASKS', {
-      durable_name: 'user-own',
-      ack_policy: AckPolicy.Explicit,
-      filter_subject: 'tap.tasks.user.thing',
-    });
-    await js.publish('tap.tasks.user.thing', '{"user":"record"}');
-    await js.publish('tap.dead.user.thing', '{"user":"dead letter"}');
-    await js.publish('tap.results.user-task', '{"user":"result"}');
-    const lines: string[] = [];
-    const report = await runConformance({ target: agent.url, profiles: ['nats-durable'], timeoutMs: 5000, log: (l) => lines.push(l) });
-    expect(report.cases.map((c) => [c.id, c.verdict, quiet(c.id, c.verdict) ? '' : c.detail])).toEqual(
-      DURABLE_IDS.map((id) => [id, passed(id), '']),
-    );
-    // The run's records, their dead letters, results, task streams and idempotency keys are gone; the user's things stay.
-    const subjects = async (stream: string): Promise<string[]> => {
-      const info = await jsm.streams.info(stream, { subjects_filter: '>' });
-      return Object.keys(info.state.subjects ?? {}).sort();
-    };
-    expect(await subjects('TAP_TASKS')).toEqual(['tap.tasks.user.thing']);
-    expect(await subjects('TAP_DEAD')).toEqual(['tap.dead.user.thing']);
-    expect(await subjects('TAP_RESULTS')).toEqual(['tap.results.user-task']);
-    expect(await subjects('TAP_EVENTS')).toEqual([]);
-    const keys: string[] = [];
-    for await (const k of await (await new Kvm(nc).open('TAP_IDEMPOTENCY')).keys()) keys.push(k);
-    expect(keys).toEqual([]);
-    // The agent's consumers stay, and the run says why; the user's stays untouched.
-    const consumers: string[] = [];
-    for await (const c of jsm.consumers.list('TAP_TASKS')) consumers.push(c.name);
-    expect(consumers.sort()).toEqual([...CONSUMERS, 'user-own'].sort());
-    expect(lines.find((l) => l.startsWith('tap-conform: removed what the nats-durable cases left on the server: '))).toMatch(
-      /dead letters.*; nothing else was touched$/,
-    );
-    expect(lines.find((l) => l.includes('of TAP_TASKS stay'))).toMatch(
-      /^tap-conform: the consumers (tap-tap_test_\w+, )+.*of TAP_TASKS stay: the agent's durable runners made them.*TAP-NATS-053/,
-    );
-    // Without --signing-key the signed-records cases say why they do not apply, and what to pass.
-    for (const c of report.cases.filter((c) => SIGNED_IDS.includes(c.id)))
-      expect(c.detail).toMatch(/hold no trust file \(they ran tap-conform's unsigned records\).*--trust <file>.*tap-conform --signing-key/);
-  });
+describe.skipIf(lacks('nats-server'))(
+  needing('nats-server', 'tap-conform nats-durable (spec: bindings-nats#certification)'),
+  { concurrent: true },
+  () => {
+    const durableArgs = (leaseMs = LEASE_MS) => ['--durable', '--lease-ms', String(leaseMs), '--max-deliver', String(MAX_DELIVER)];
 
-  // A lease of 8 s makes the lease case a wait of 20 s, past the 15 s after which a wait says how far
-  // it is; the default 30 s lease is the same arithmetic over 75 s (conformance/cases/nats-durable).
-  // The agent's card allows 8 tasks at once and it holds the run key (shared-agent.testkit.ts).
-  it('certifies the bin with --durable and a lease worth waiting on, serving every case from one process with a card of 8 tasks at once: the lease case says what it waits for, and how far it is', {
-    timeout: 180_000,
-  }, async () => {
-    const s = await server();
-    const key = { TAP_HMAC_KEY_ID: 'shared-key', TAP_HMAC_KEY: randomBytes(32).toString('base64url'), TAP_HMAC_PEER: 'tap-conform.hmac' };
-    const agent = await reference(s.url, ['--durable', '--lease-ms', '8000', '--max-concurrent-tasks', String(SHARED_LIMIT)], { env: key });
-    const transcripts = mkdtempSync(join(tmpdir(), 'tap-durable-transcripts-'));
-    cleanups.push(async () => rmSync(transcripts, { recursive: true, force: true }));
-    const hmac = ['--hmac-key-id', key.TAP_HMAC_KEY_ID, `--hmac-key=${key.TAP_HMAC_KEY}`, '--hmac-peer', key.TAP_HMAC_PEER];
-    const run = await tapConform([agent.url, '--transcripts', transcripts, ...hmac]);
-    expectWithinLimits({ ...run, busy: busyAnswers(transcripts) });
-    // The run key reached the agent: the integrity cases ran over NATS.
-    expect(run.report?.cases.filter((c) => c.profile === 'integrity' && c.verdict === 'PASS').length).toBeGreaterThan(0);
-    const bad = run.report?.cases.filter((c) => c.verdict === 'FAIL' || c.verdict === 'ERROR' || c.verdict === 'NOT-TESTED');
-    expect(bad?.map((c) => `${c.id}: ${c.verdict} ${c.detail}`)).toEqual([]);
-    expect(run.code).toBe(0);
-    expect(run.report?.certified).toBe(true);
-    expect(run.report?.profiles['nats-durable']).toBe('PASS');
-    expect(run.report?.level).not.toContain('durable queues');
-    // 2.5 leases of 8 s, delivered once: the lease was renewed all the way, and the wait said how far it was.
-    expect(run.report?.cases.find((c) => c.id === 'nats-durable.lease.renewal')?.detail).toBe('delivered once over 20000 ms');
-    expect(run.stderr).toContain(
-      'tap-conform: nats-durable.lease.renewal: a task of 20 s outlives the lease of tap.test.sleep (ack_wait 8 s) twice; waiting about 20 s\n',
-    );
-    expect(run.stderr).toContain('tap-conform: nats-durable.lease.renewal: waited 15 s of about 20 s\n');
-  });
-
-  it('leaves nats-durable UNIMPLEMENTED for an agent that serves no durable queue', { timeout: 60_000 }, async () => {
-    const s = await server();
-    const url = await sessionsOnly(s.url, 'tap.sessions-only');
-    const report = await runConformance({ target: url, profiles: ['nats-durable'], timeoutMs: 2000 });
-    expect(new Set(report.cases.map((c) => c.verdict))).toEqual(new Set(['UNIMPLEMENTED']));
-    expect(report.profiles['nats-durable']).toBe('UNIMPLEMENTED');
-    expect(report.cases[0]?.detail).toBe(
-      'the agent serves no durable queue: the NATS server has no stream TAP_TASKS (an agent built on runAgent, such as tap-reference-agent, serves its capabilities on durable queues when started with --durable)',
-    );
-  });
-
-  it('judges a fresh agent by none of the consumers a killed agent left: UNIMPLEMENTED, and they are named', {
-    timeout: 90_000,
-  }, async () => {
-    const s = await server();
-    const killed = await reference(s.url, durableArgs());
-    await killed.kill('SIGKILL');
-    const url = await sessionsOnly(s.url, 'tap.reference-agent');
-    const report = await runConformance({ target: url, profiles: ['nats-durable'], timeoutMs: 2000 });
-    expect(report.cases.map((c) => c.verdict)).toEqual(DURABLE_IDS.map(() => 'UNIMPLEMENTED'));
-    const detail = report.cases[0]!.detail;
-    expect(detail).toMatch(/^the agent serves no durable queue: no one pulls from the 5 consumers of TAP_TASKS/);
-    for (const name of CONSUMERS) expect(detail).toContain(name);
-    expect(detail).toContain('left by an agent that is gone');
-  });
-
-  it('sets the lease of a restarted agent on the consumers it left, says so, and certifies with it', { timeout: 90_000 }, async () => {
-    const s = await server();
-    const first = await reference(s.url, durableArgs(LEASE_MS));
-    await first.kill('SIGKILL');
-    const again = await reference(s.url, durableArgs(3000));
-    for (const name of CONSUMERS)
-      expect(again.stderr()).toContain(
-        `consumer ${name} of TAP_TASKS had ack_wait ${LEASE_MS} ms and max_deliver ${MAX_DELIVER} (left by an earlier runner); set to this runner's lease of 3000 ms`,
+    it('certifies tap-reference-agent --nats --durable: every nats-durable case passes, and the run removes what its cases left, only that', {
+      timeout: 90_000,
+    }, async ({ onTestFinished }) => {
+      const { cleanups, server, reference } = kit(onTestFinished);
+      const s = await server();
+      const agent = await reference(s.url, durableArgs());
+      // What a user keeps on the same server: a queue of their own with its consumer and a record, a dead letter, a result.
+      const nc = await connect({ servers: s.url });
+      cleanups.push(() => nc.close());
+      const jsm = await jetstreamManager(nc);
+      const js = jetstream(nc);
+      await jsm.consumers.add('TAP_TASKS', {
+        durable_name: 'user-own',
+        ack_policy: AckPolicy.Explicit,
+        filter_subject: 'tap.tasks.user.thing',
+      });
+      await js.publish('tap.tasks.user.thing', '{"user":"record"}');
+      await js.publish('tap.dead.user.thing', '{"user":"dead letter"}');
+      await js.publish('tap.results.user-task', '{"user":"result"}');
+      const lines: string[] = [];
+      const report = await runConformance({ target: agent.url, profiles: ['nats-durable'], timeoutMs: 5000, log: (l) => lines.push(l) });
+      expect(report.cases.map((c) => [c.id, c.verdict, quiet(c.id, c.verdict) ? '' : c.detail])).toEqual(
+        DURABLE_IDS.map((id) => [id, passed(id), '']),
       );
-    const report = await runConformance({ target: again.url, profiles: ['nats-durable'], timeoutMs: 5000 });
-    expect(report.cases.map((c) => [c.id, c.verdict, quiet(c.id, c.verdict) ? '' : c.detail])).toEqual(
-      DURABLE_IDS.map((id) => [id, passed(id), '']),
-    );
-    expect(report.cases.find((c) => c.id === 'nats-durable.lease.renewal')?.detail).toBe('delivered once over 7500 ms');
-  });
-
-  it('says that another agent serves the queues (ERROR), never FAILs the agent under test', { timeout: 90_000 }, async () => {
-    const s = await server();
-    await reference(s.url, durableArgs());
-    const url = await sessionsOnly(s.url, 'tap.sessions-only');
-    const report = await runConformance({ target: url, profiles: ['nats-durable'], timeoutMs: 2000 });
-    expect(report.cases.map((c) => c.verdict)).toEqual(DURABLE_IDS.map(() => 'ERROR'));
-    expect(report.cases[0]!.detail).toMatch(
-      /^another agent serves the durable queues of this server: tap\.reference-agent ran the records tap-conform published to the queues of tap\.test\.echo, .*so these cases cannot judge tap\.sessions-only\. Stop tap\.reference-agent, or test tap\.sessions-only on a NATS server of its own$/,
-    );
-  });
-
-  it('leaves the lease case NOT-TESTED, with the reason, for a lease over the bound', { timeout: 60_000 }, async () => {
-    const s = await server();
-    const over = LONGEST_LEASE_MS + 1000;
-    const agent = await reference(s.url, ['--durable', '--lease-ms', String(over)]);
-    const report = await runConformance({
-      target: agent.url,
-      only: ['nats-durable.lease.renewal', 'nats-durable.result.before-ack'],
-      timeoutMs: 5000,
+      // The run's records, their dead letters, results, task streams and idempotency keys are gone; the user's things stay.
+      const subjects = async (stream: string): Promise<string[]> => {
+        const info = await jsm.streams.info(stream, { subjects_filter: '>' });
+        return Object.keys(info.state.subjects ?? {}).sort();
+      };
+      expect(await subjects('TAP_TASKS')).toEqual(['tap.tasks.user.thing']);
+      expect(await subjects('TAP_DEAD')).toEqual(['tap.dead.user.thing']);
+      expect(await subjects('TAP_RESULTS')).toEqual(['tap.results.user-task']);
+      expect(await subjects('TAP_EVENTS')).toEqual([]);
+      const keys: string[] = [];
+      for await (const k of await (await new Kvm(nc).open('TAP_IDEMPOTENCY')).keys()) keys.push(k);
+      expect(keys).toEqual([]);
+      // The agent's consumers stay, and the run says why; the user's stays untouched.
+      const consumers: string[] = [];
+      for await (const c of jsm.consumers.list('TAP_TASKS')) consumers.push(c.name);
+      expect(consumers.sort()).toEqual([...CONSUMERS, 'user-own'].sort());
+      expect(lines.find((l) => l.startsWith('tap-conform: removed what the nats-durable cases left on the server: '))).toMatch(
+        /dead letters.*; nothing else was touched$/,
+      );
+      expect(lines.find((l) => l.includes('of TAP_TASKS stay'))).toMatch(
+        /^tap-conform: the consumers (tap-tap_test_\w+, )+.*of TAP_TASKS stay: the agent's durable runners made them.*TAP-NATS-053/,
+      );
+      // Without --signing-key the signed-records cases say why they do not apply, and what to pass.
+      for (const c of report.cases.filter((c) => SIGNED_IDS.includes(c.id)))
+        expect(c.detail).toMatch(
+          /hold no trust file \(they ran tap-conform's unsigned records\).*--trust <file>.*tap-conform --signing-key/,
+        );
     });
-    expect(report.cases.map((c) => [c.id, c.verdict])).toEqual([
-      ['nats-durable.result.before-ack', 'PASS'],
-      ['nats-durable.lease.renewal', 'NOT-TESTED'],
-    ]);
-    expect(report.cases[1]!.detail).toBe(
-      `the lease of tap.test.sleep is ${over / 1000} s (the ack_wait of consumer tap-tap_test_sleep), longer than the ${LONGEST_LEASE_MS / 1000} s this case waits out (a task of 2.5 leases; see tap-conform --help): start the agent with a shorter lease to test its renewal`,
-    );
-  });
 
-  it('certifies tap-reference-agent --durable with a trust file, run with --signing-key: every case passes, the unsigned stored result is skipped', {
-    timeout: 90_000,
-  }, async () => {
-    const s = await server();
-    const k = signing('tap.reference-agent', cleanups);
-    const agent = await reference(s.url, [...durableArgs(), '--signing-key', k.agentKey, '--trust', k.trust]);
-    const report = await runConformance({ target: agent.url, profiles: ['nats-durable'], timeoutMs: 5000, signingKey: k.harnessKey });
-    expect(
-      report.cases.map((c) => [
-        c.id,
-        c.verdict,
-        c.verdict === 'PASS' || UNSIGNED_STORED.includes(c.id) || CLUSTER_IDS.includes(c.id) ? '' : c.detail,
-      ]),
-    ).toEqual(DURABLE_IDS.map((id) => [id, passedSigned(id), '']));
-    for (const id of UNSIGNED_STORED) expect(report.cases.find((c) => c.id === id)?.detail).toContain('TAP-NATS-039');
-    expect(report.profiles['nats-durable']).toBe('PASS');
-  });
+    // A lease of 8 s makes the lease case a wait of 20 s, past the 15 s after which a wait says how far
+    // it is; the default 30 s lease is the same arithmetic over 75 s (conformance/cases/nats-durable).
+    // The agent's card allows 8 tasks at once and it holds the run key (shared-agent.testkit.ts).
+    it('certifies the bin with --durable and a lease worth waiting on, serving every case from one process with a card of 8 tasks at once: the lease case says what it waits for, and how far it is', {
+      timeout: 180_000,
+    }, async ({ onTestFinished }) => {
+      const { cleanups, server, reference } = kit(onTestFinished);
+      const s = await server();
+      const key = { TAP_HMAC_KEY_ID: 'shared-key', TAP_HMAC_KEY: randomBytes(32).toString('base64url'), TAP_HMAC_PEER: 'tap-conform.hmac' };
+      const agent = await reference(s.url, ['--durable', '--lease-ms', '8000', '--max-concurrent-tasks', String(SHARED_LIMIT)], {
+        env: key,
+      });
+      const transcripts = mkdtempSync(join(tmpdir(), 'tap-durable-transcripts-'));
+      cleanups.push(async () => rmSync(transcripts, { recursive: true, force: true }));
+      const hmac = ['--hmac-key-id', key.TAP_HMAC_KEY_ID, `--hmac-key=${key.TAP_HMAC_KEY}`, '--hmac-peer', key.TAP_HMAC_PEER];
+      const run = await tapConform([agent.url, '--transcripts', transcripts, ...hmac]);
+      expectWithinLimits({ ...run, busy: busyAnswers(transcripts) });
+      // The run key reached the agent: the integrity cases ran over NATS.
+      expect(run.report?.cases.filter((c) => c.profile === 'integrity' && c.verdict === 'PASS').length).toBeGreaterThan(0);
+      const bad = run.report?.cases.filter((c) => c.verdict === 'FAIL' || c.verdict === 'ERROR' || c.verdict === 'NOT-TESTED');
+      expect(bad?.map((c) => `${c.id}: ${c.verdict} ${c.detail}`)).toEqual([]);
+      expect(run.code).toBe(0);
+      expect(run.report?.certified).toBe(true);
+      expect(run.report?.profiles['nats-durable']).toBe('PASS');
+      expect(run.report?.level).not.toContain('durable queues');
+      // 2.5 leases of 8 s, delivered once: the lease was renewed all the way, and the wait said how far it was.
+      expect(run.report?.cases.find((c) => c.id === 'nats-durable.lease.renewal')?.detail).toBe('delivered once over 20000 ms');
+      expect(run.stderr).toContain(
+        'tap-conform: nats-durable.lease.renewal: a task of 20 s outlives the lease of tap.test.sleep (ack_wait 8 s) twice; waiting about 20 s\n',
+      );
+      expect(run.stderr).toContain('tap-conform: nats-durable.lease.renewal: waited 15 s of about 20 s\n');
+    });
 
-  it('says what to pass when the agent takes only signed records and the run has no key: ERROR, never FAIL', {
-    timeout: 90_000,
-  }, async () => {
-    const s = await server();
-    const k = signing('tap.reference-agent', cleanups);
-    const agent = await reference(s.url, [...durableArgs(), '--signing-key', k.agentKey, '--trust', k.trust]);
-    const report = await runConformance({ target: agent.url, profiles: ['nats-durable'], timeoutMs: 5000 });
-    expect(report.cases.map((c) => c.verdict)).toEqual(DURABLE_IDS.map(() => 'ERROR'));
-    expect(report.cases[0]!.detail).toMatch(
-      /^the agent's durable runners take only signed records: they dead-lettered tap-conform's unsigned probe of .* with INVALID_SIGNATURE\. Pass --signing-key with the key of a principal in their trust file$/,
-    );
-  });
-});
+    it('leaves nats-durable UNIMPLEMENTED for an agent that serves no durable queue', { timeout: 60_000 }, async ({ onTestFinished }) => {
+      const { server, sessionsOnly } = kit(onTestFinished);
+      const s = await server();
+      const url = await sessionsOnly(s.url, 'tap.sessions-only');
+      const report = await runConformance({ target: url, profiles: ['nats-durable'], timeoutMs: 2000 });
+      expect(new Set(report.cases.map((c) => c.verdict))).toEqual(new Set(['UNIMPLEMENTED']));
+      expect(report.profiles['nats-durable']).toBe('UNIMPLEMENTED');
+      expect(report.cases[0]?.detail).toBe(
+        'the agent serves no durable queue: the NATS server has no stream TAP_TASKS (an agent built on runAgent, such as tap-reference-agent, serves its capabilities on durable queues when started with --durable)',
+      );
+    });
+
+    it('judges a fresh agent by none of the consumers a killed agent left: UNIMPLEMENTED, and they are named', {
+      timeout: 90_000,
+    }, async ({ onTestFinished }) => {
+      const { server, reference, sessionsOnly } = kit(onTestFinished);
+      const s = await server();
+      const killed = await reference(s.url, durableArgs());
+      await killed.kill('SIGKILL');
+      const url = await sessionsOnly(s.url, 'tap.reference-agent');
+      const report = await runConformance({ target: url, profiles: ['nats-durable'], timeoutMs: 2000 });
+      expect(report.cases.map((c) => c.verdict)).toEqual(DURABLE_IDS.map(() => 'UNIMPLEMENTED'));
+      const detail = report.cases[0]!.detail;
+      expect(detail).toMatch(/^the agent serves no durable queue: no one pulls from the 5 consumers of TAP_TASKS/);
+      for (const name of CONSUMERS) expect(detail).toContain(name);
+      expect(detail).toContain('left by an agent that is gone');
+    });
+
+    it('sets the lease of a restarted agent on the consumers it left, says so, and certifies with it', { timeout: 90_000 }, async ({
+      onTestFinished,
+    }) => {
+      const { server, reference } = kit(onTestFinished);
+      const s = await server();
+      const first = await reference(s.url, durableArgs(LEASE_MS));
+      await first.kill('SIGKILL');
+      const again = await reference(s.url, durableArgs(3000));
+      for (const name of CONSUMERS)
+        expect(again.stderr()).toContain(
+          `consumer ${name} of TAP_TASKS had ack_wait ${LEASE_MS} ms and max_deliver ${MAX_DELIVER} (left by an earlier runner); set to this runner's lease of 3000 ms`,
+        );
+      const report = await runConformance({ target: again.url, profiles: ['nats-durable'], timeoutMs: 5000 });
+      expect(report.cases.map((c) => [c.id, c.verdict, quiet(c.id, c.verdict) ? '' : c.detail])).toEqual(
+        DURABLE_IDS.map((id) => [id, passed(id), '']),
+      );
+      expect(report.cases.find((c) => c.id === 'nats-durable.lease.renewal')?.detail).toBe('delivered once over 7500 ms');
+    });
+
+    it('says that another agent serves the queues (ERROR), never FAILs the agent under test', { timeout: 90_000 }, async ({
+      onTestFinished,
+    }) => {
+      const { server, reference, sessionsOnly } = kit(onTestFinished);
+      const s = await server();
+      await reference(s.url, durableArgs());
+      const url = await sessionsOnly(s.url, 'tap.sessions-only');
+      const report = await runConformance({ target: url, profiles: ['nats-durable'], timeoutMs: 2000 });
+      expect(report.cases.map((c) => c.verdict)).toEqual(DURABLE_IDS.map(() => 'ERROR'));
+      expect(report.cases[0]!.detail).toMatch(
+        /^another agent serves the durable queues of this server: tap\.reference-agent ran the records tap-conform published to the queues of tap\.test\.echo, .*so these cases cannot judge tap\.sessions-only\. Stop tap\.reference-agent, or test tap\.sessions-only on a NATS server of its own$/,
+      );
+    });
+
+    it('leaves the lease case NOT-TESTED, with the reason, for a lease over the bound', { timeout: 60_000 }, async ({ onTestFinished }) => {
+      const { server, reference } = kit(onTestFinished);
+      const s = await server();
+      const over = LONGEST_LEASE_MS + 1000;
+      const agent = await reference(s.url, ['--durable', '--lease-ms', String(over)]);
+      const report = await runConformance({
+        target: agent.url,
+        only: ['nats-durable.lease.renewal', 'nats-durable.result.before-ack'],
+        timeoutMs: 5000,
+      });
+      expect(report.cases.map((c) => [c.id, c.verdict])).toEqual([
+        ['nats-durable.result.before-ack', 'PASS'],
+        ['nats-durable.lease.renewal', 'NOT-TESTED'],
+      ]);
+      expect(report.cases[1]!.detail).toBe(
+        `the lease of tap.test.sleep is ${over / 1000} s (the ack_wait of consumer tap-tap_test_sleep), longer than the ${LONGEST_LEASE_MS / 1000} s this case waits out (a task of 2.5 leases; see tap-conform --help): start the agent with a shorter lease to test its renewal`,
+      );
+    });
+
+    it('certifies tap-reference-agent --durable with a trust file, run with --signing-key: every case passes, the unsigned stored result is skipped', {
+      timeout: 90_000,
+    }, async ({ onTestFinished }) => {
+      const { cleanups, server, reference } = kit(onTestFinished);
+      const s = await server();
+      const k = signing('tap.reference-agent', cleanups);
+      const agent = await reference(s.url, [...durableArgs(), '--signing-key', k.agentKey, '--trust', k.trust]);
+      const report = await runConformance({ target: agent.url, profiles: ['nats-durable'], timeoutMs: 5000, signingKey: k.harnessKey });
+      expect(
+        report.cases.map((c) => [
+          c.id,
+          c.verdict,
+          c.verdict === 'PASS' || UNSIGNED_STORED.includes(c.id) || CLUSTER_IDS.includes(c.id) ? '' : c.detail,
+        ]),
+      ).toEqual(DURABLE_IDS.map((id) => [id, passedSigned(id), '']));
+      for (const id of UNSIGNED_STORED) expect(report.cases.find((c) => c.id === id)?.detail).toContain('TAP-NATS-039');
+      expect(report.profiles['nats-durable']).toBe('PASS');
+    });
+
+    it('says what to pass when the agent takes only signed records and the run has no key: ERROR, never FAIL', {
+      timeout: 90_000,
+    }, async ({ onTestFinished }) => {
+      const { cleanups, server, reference } = kit(onTestFinished);
+      const s = await server();
+      const k = signing('tap.reference-agent', cleanups);
+      const agent = await reference(s.url, [...durableArgs(), '--signing-key', k.agentKey, '--trust', k.trust]);
+      const report = await runConformance({ target: agent.url, profiles: ['nats-durable'], timeoutMs: 5000 });
+      expect(report.cases.map((c) => c.verdict)).toEqual(DURABLE_IDS.map(() => 'ERROR'));
+      expect(report.cases[0]!.detail).toMatch(
+        /^the agent's durable runners take only signed records: they dead-lettered tap-conform's unsigned probe of .* with INVALID_SIGNATURE\. Pass --signing-key with the key of a principal in their trust file$/,
+      );
+    });
+  },
+);

@@ -6,13 +6,13 @@
  * tokens is certified by npm test's certification step (tools/certify-reference.ts, its
  * websocket-tokens and stdio-tokens runs), which holds it to every case of both profiles.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { exportJWK, generateKeyPair } from 'jose';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeCertificates, type CertificateKit, type Issued } from '../../test/certificates.testkit.ts';
 import { lacks, needing } from '../../test/system-tools.testkit.ts';
 import { startNatsServer } from '../../reference/transports/nats/nats-server.testkit.ts';
@@ -29,15 +29,15 @@ let alice: Issued;
 let bob: Issued;
 let jwks: { keys: object[] };
 let issuerKeyFile: string;
-const agents: ChildProcess[] = [];
-
-/** Starts the reference agent process with `args`; resolves with the URL it prints. */
-async function referenceAgent(args: string[]): Promise<string> {
+/** Starts the reference agent process with `args`, killed when the test ends; resolves with the URL it prints. */
+async function referenceAgent(args: string[], onTestFinished: (fn: () => void) => void): Promise<string> {
   const child = spawn(process.execPath, [AGENT, '--grace-ms', '1000', ...args], {
     stdio: ['ignore', 'pipe', 'ignore'],
     env: { ...process.env, TAP_CONFORMANCE: '1' },
   });
-  agents.push(child);
+  onTestFinished(() => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  });
   const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
   return line;
 }
@@ -49,7 +49,8 @@ const clientArgs = (...who: Issued[]) => [
   ...who.flatMap((c) => ['--tls-cert', c.certFile, '--tls-key', c.keyFile]),
 ];
 
-describe.skipIf(lacks('openssl'))(needing('openssl', 'tap-conform --profile security (spec: security)'), () => {
+// The tests run at once: each starts agents of its own, and the two certifications mostly wait on timed cases.
+describe.skipIf(lacks('openssl'))(needing('openssl', 'tap-conform --profile security (spec: security)'), { concurrent: true }, () => {
   beforeAll(async () => {
     kit = makeCertificates();
     server = kit.ca.server();
@@ -60,13 +61,12 @@ describe.skipIf(lacks('openssl'))(needing('openssl', 'tap-conform --profile secu
     issuerKeyFile = join(kit.dir, 'issuer.jwk');
     writeFileSync(issuerKeyFile, JSON.stringify({ ...(await exportJWK(pair.privateKey)), kid: 'issuer-1' }));
   });
-  afterEach(() => {
-    for (const a of agents.splice(0)) if (a.exitCode === null) a.kill('SIGKILL');
-  });
   afterAll(() => kit?.remove());
 
-  it('certifies the reference agent over wss:// with mutual TLS, given two client certificates', { timeout: 180_000 }, async () => {
-    const url = await referenceAgent(['--listen', 'wss://127.0.0.1:0/tap', ...tlsArgs()]);
+  it('certifies the reference agent over wss:// with mutual TLS, given two client certificates', { timeout: 180_000 }, async ({
+    onTestFinished,
+  }) => {
+    const url = await referenceAgent(['--listen', 'wss://127.0.0.1:0/tap', ...tlsArgs()], onTestFinished);
     expect(url).toMatch(/^wss:\/\//);
     const run = await tapConform([url, ...clientArgs(alice, bob), '--jobs', '4']);
     expect(run.report?.cases.filter((c) => ['FAIL', 'ERROR', 'NOT-TESTED'].includes(c.verdict)).map((c) => `${c.id}: ${c.detail}`)).toEqual(
@@ -79,8 +79,10 @@ describe.skipIf(lacks('openssl'))(needing('openssl', 'tap-conform --profile secu
     expect(new Set(security.filter((c) => c.id.startsWith('security.token.')).map((c) => c.verdict))).toEqual(new Set(['UNIMPLEMENTED']));
   });
 
-  it('leaves isolation between principals NOT-TESTED with one client certificate, and says what to give', { timeout: 60_000 }, async () => {
-    const url = await referenceAgent(['--listen', 'wss://127.0.0.1:0/tap', ...tlsArgs()]);
+  it('leaves isolation between principals NOT-TESTED with one client certificate, and says what to give', { timeout: 60_000 }, async ({
+    onTestFinished,
+  }) => {
+    const url = await referenceAgent(['--listen', 'wss://127.0.0.1:0/tap', ...tlsArgs()], onTestFinished);
     const report = await runConformance({
       target: url,
       only: ['authorization.isolation.*', 'security.tls.*'],
@@ -145,55 +147,48 @@ describe.skipIf(lacks('openssl'))(needing('openssl', 'tap-conform --profile secu
       await broken.stop();
     }
   });
-});
 
-describe.skipIf(lacks('openssl') || lacks('nats-server'))(
-  needing('nats-server', needing('openssl', 'tap-conform tls://host:port/<agent_id> through a server that requires client certificates')),
-  () => {
-    it('certifies the reference agent for the nats and tasks profiles, every client with its own certificate and permissions', {
-      timeout: 120_000,
-    }, async () => {
-      const certs = makeCertificates();
-      const agentId = 'tap.reference-agent';
-      const agentCert = certs.ca.client(agentId);
-      const harness = certs.ca.client('tap-conform');
-      const tlsServer = certs.ca.server();
-      // Each certificate is a user (verify_and_map), with the permissions of bindings-nats#security.
-      const nats = await startNatsServer({
-        jetstream: false,
-        config: `tls { cert_file: "${tlsServer.certFile}", key_file: "${tlsServer.keyFile}", ca_file: "${certs.ca.certFile}", verify_and_map: true }
+  describe.skipIf(lacks('nats-server'))(
+    needing('nats-server', needing('openssl', 'tap-conform tls://host:port/<agent_id> through a server that requires client certificates')),
+    () => {
+      it('certifies the reference agent for the nats and tasks profiles, every client with its own certificate and permissions', {
+        timeout: 120_000,
+      }, async ({ onTestFinished }) => {
+        const certs = makeCertificates();
+        const agentId = 'tap.reference-agent';
+        const agentCert = certs.ca.client(agentId);
+        const harness = certs.ca.client('tap-conform');
+        const tlsServer = certs.ca.server();
+        // Each certificate is a user (verify_and_map), with the permissions of bindings-nats#security.
+        const nats = await startNatsServer({
+          jetstream: false,
+          config: `tls { cert_file: "${tlsServer.certFile}", key_file: "${tlsServer.keyFile}", ca_file: "${certs.ca.certFile}", verify_and_map: true }
 authorization { users = [
   { user: "CN=${agentId}", permissions: { publish: ["tap.out.*.${agentId}"], subscribe: ["tap.open.${agentId}", "tap.in.*.${agentId}"], allow_responses: true } }
   { user: "CN=tap-conform", permissions: { publish: ["tap.open.${agentId}", "tap.in.*.${agentId}"], subscribe: ["tap.out.*.${agentId}", "_INBOX.>"] } }
 ] }`,
-      });
-      try {
-        const tlsUrl = nats.url.replace(/^nats:/, 'tls:');
-        const url = await referenceAgent([
-          '--nats',
-          tlsUrl,
-          '--tls-ca',
-          certs.ca.certFile,
-          '--tls-cert',
-          agentCert.certFile,
-          '--tls-key',
-          agentCert.keyFile,
-        ]);
-        expect(url).toBe(`${tlsUrl}/${agentId}`);
-        const report = await runConformance({
-          target: url,
-          profiles: ['nats', 'tasks'],
-          timeoutMs: 5000,
-          tls: { ca: certs.ca.certFile, clients: [{ cert: harness.certFile, key: harness.keyFile }] },
         });
-        const bad = report.cases.filter((c) => c.verdict !== 'PASS' && c.verdict !== 'SKIPPED');
-        expect(bad.map((c) => `${c.id}: ${c.verdict} ${c.detail}`)).toEqual([]);
-        expect(report.cases.filter((c) => c.id.startsWith('nats.') && c.verdict === 'PASS').length).toBeGreaterThanOrEqual(10);
-      } finally {
-        for (const a of agents.splice(0)) if (a.exitCode === null) a.kill('SIGKILL');
-        await nats.stop();
-        certs.remove();
-      }
-    });
-  },
-);
+        try {
+          const tlsUrl = nats.url.replace(/^nats:/, 'tls:');
+          const url = await referenceAgent(
+            ['--nats', tlsUrl, '--tls-ca', certs.ca.certFile, '--tls-cert', agentCert.certFile, '--tls-key', agentCert.keyFile],
+            onTestFinished,
+          );
+          expect(url).toBe(`${tlsUrl}/${agentId}`);
+          const report = await runConformance({
+            target: url,
+            profiles: ['nats', 'tasks'],
+            timeoutMs: 5000,
+            tls: { ca: certs.ca.certFile, clients: [{ cert: harness.certFile, key: harness.keyFile }] },
+          });
+          const bad = report.cases.filter((c) => c.verdict !== 'PASS' && c.verdict !== 'SKIPPED');
+          expect(bad.map((c) => `${c.id}: ${c.verdict} ${c.detail}`)).toEqual([]);
+          expect(report.cases.filter((c) => c.id.startsWith('nats.') && c.verdict === 'PASS').length).toBeGreaterThanOrEqual(10);
+        } finally {
+          await nats.stop();
+          certs.remove();
+        }
+      });
+    },
+  );
+});
