@@ -7,8 +7,8 @@
  */
 export { CapabilityError, createAgent, CONFORMANCE_CAPABILITIES, TaskAborted, withConformanceCapabilities } from './agent/index.ts';
 export type { Agent, AgentCard, AgentOptions, CapabilityDefinition, Handler, TaskContext } from './agent/index.ts';
-export { runAgent } from './serve/index.ts';
-export type { RunAgentOptions } from './serve/index.ts';
+export { runAgent } from './serve/run.ts';
+export type { RunAgentOptions } from './serve/run.ts';
 export { connect, connectWs, TapClient, TapClientError, TaskHandle } from './client/index.ts';
 export type { ConnectOptions, ConnectWsOptions, SubmitOptions } from './client/index.ts';
 export { errorPayload, TapError } from './core/index.ts';
