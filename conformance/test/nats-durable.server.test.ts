@@ -128,7 +128,15 @@ function kit(onTestFinished: (fn: () => Promise<void>) => void) {
     return listener.url;
   }
 
-  return { cleanups, server, reference, sessionsOnly };
+  /** A reference agent whose durable runners hold a trust file (started with `args` besides), on a server of its own, and the harness's signing key. */
+  async function signedReference(args: string[]): Promise<{ url: string; harnessKey: string }> {
+    const s = await server();
+    const k = signing('tap.reference-agent', cleanups);
+    const agent = await reference(s.url, [...args, '--signing-key', k.agentKey, '--trust', k.trust]);
+    return { url: agent.url, harnessKey: k.harnessKey };
+  }
+
+  return { cleanups, server, reference, sessionsOnly, signedReference };
 }
 
 describe.skipIf(lacks('nats-server'))(
@@ -306,11 +314,8 @@ describe.skipIf(lacks('nats-server'))(
     it('certifies tap-reference-agent --durable with a trust file, run with --signing-key: every case passes, the unsigned stored result is skipped', {
       timeout: 90_000,
     }, async ({ onTestFinished }) => {
-      const { cleanups, server, reference } = kit(onTestFinished);
-      const s = await server();
-      const k = signing('tap.reference-agent', cleanups);
-      const agent = await reference(s.url, [...durableArgs(), '--signing-key', k.agentKey, '--trust', k.trust]);
-      const report = await runConformance({ target: agent.url, profiles: ['nats-durable'], timeoutMs: 5000, signingKey: k.harnessKey });
+      const agent = await kit(onTestFinished).signedReference(durableArgs());
+      const report = await runConformance({ target: agent.url, profiles: ['nats-durable'], timeoutMs: 5000, signingKey: agent.harnessKey });
       expect(
         report.cases.map((c) => [
           c.id,
@@ -325,10 +330,7 @@ describe.skipIf(lacks('nats-server'))(
     it('says what to pass when the agent takes only signed records and the run has no key: ERROR, never FAIL', {
       timeout: 90_000,
     }, async ({ onTestFinished }) => {
-      const { cleanups, server, reference } = kit(onTestFinished);
-      const s = await server();
-      const k = signing('tap.reference-agent', cleanups);
-      const agent = await reference(s.url, [...durableArgs(), '--signing-key', k.agentKey, '--trust', k.trust]);
+      const agent = await kit(onTestFinished).signedReference(durableArgs());
       const report = await runConformance({ target: agent.url, profiles: ['nats-durable'], timeoutMs: 5000 });
       expect(report.cases.map((c) => c.verdict)).toEqual(DURABLE_IDS.map(() => 'ERROR'));
       expect(report.cases[0]!.detail).toMatch(
