@@ -76,7 +76,7 @@ export class TapClient extends ClientBase {
     return new TaskHandle(this, capability, input, options);
   }
 
-  /** The handle following a task id, if this client submitted it: every open task, and the newest `ENDED_TASKS_KEPT` (1,024) that ended. */
+  /** The handle following a task id, if this client submitted it: every open task, and the newest `ENDED_TASKS_KEPT` (128) that ended. */
   task(taskId: string): TaskHandle | undefined {
     return this.tasks.handle(taskId);
   }
