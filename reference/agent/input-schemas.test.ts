@@ -30,6 +30,28 @@ describe('capability input schemas (spec: tasks#acceptance)', () => {
     expect(() => inputValidator('text.upper', { type: 'no-such-type' })).toThrow(/input schema of capability text\.upper does not compile/);
   });
 
+  it('refuses at once a schema the meta-schema takes but the compiler cannot: a reference to nothing, a broken regular expression', () => {
+    expect(() => inputValidator('text.upper', { $ref: '#/$defs/missing' })).toThrow(
+      /text\.upper does not compile: can't resolve reference/,
+    );
+    expect(() => inputValidator('text.upper', { type: 'object', properties: { a: { $ref: '#/$defs/missing' } } })).toThrow(
+      /text\.upper does not compile/,
+    );
+    expect(() => inputValidator('text.upper', { type: 'string', pattern: '(' })).toThrow(
+      /text\.upper does not compile: .*regular expression/i,
+    );
+    expect(() => inputValidator('text.upper', { type: 'object', patternProperties: { '[': {} } })).toThrow(/text\.upper does not compile/);
+  });
+
+  it('checks inputs by the schema as it was given, not as the caller changed it later', () => {
+    const schema = { type: 'object', required: ['text'], properties: { text: { type: 'string' } } };
+    const check = inputValidator('text.upper', schema);
+    schema.required = [];
+    schema.properties.text.type = 'number';
+    expect(check({})).toEqual([expect.objectContaining({ path: '/text', keyword: 'required' })]);
+    expect(check({ text: 'a' })).toBeNull();
+  });
+
   it('refuses, by the meta-schema of JSON Schema 2020-12, a schema the compiler alone would take', () => {
     // Ajv compiles a negative minLength or a non-unique required list without complaint when it
     // does not check the schema first; the meta-schema refuses them, with the path of the fault.

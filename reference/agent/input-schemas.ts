@@ -1,9 +1,9 @@
 /**
  * The input check of a capability (spec: tasks#acceptance): a schema published in schemas/v1
  * (it carries that $id) uses the validator the build compiled ahead of time; any other schema is
- * compiled here, with Ajv (bundled by the build, validators.generated.js) loaded only when an
- * agent declares one, so an agent whose inputs are all published schemas never loads a schema
- * compiler.
+ * checked at once against the meta-schema and compiled here, with Ajv (bundled by the build,
+ * validators.generated.js) loaded only when a schema is compiled: an agent whose inputs are all
+ * published schemas never loads a schema compiler.
  */
 import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ValidateFunction } from 'ajv';
@@ -37,11 +37,11 @@ function ajv(): Ajv2020 {
 }
 
 /**
- * Compiles a schema an agent brings. It must be a JSON Schema 2020-12 document, checked by the
+ * Checks a schema an agent brings. It must be a JSON Schema 2020-12 document, checked by the
  * meta-schema validator compiled ahead of time; a schema that names another `$schema` is checked
  * by Ajv itself, which refuses the drafts it does not hold.
  */
-function compile(schema: Record<string, unknown> | boolean): ValidateFunction {
+function checkSchema(schema: Record<string, unknown> | boolean): void {
   const declared = typeof schema === 'object' ? schema.$schema : undefined;
   if (declared === undefined || declared === META_SCHEMA || declared === `${META_SCHEMA}#`) {
     const meta = META_SCHEMAS[META_SCHEMA]!;
@@ -50,7 +50,40 @@ function compile(schema: Record<string, unknown> | boolean): ValidateFunction {
   } else {
     ajv().validateSchema(schema, true);
   }
+}
+
+/** Checks and compiles a schema an agent brings. */
+function compile(schema: Record<string, unknown> | boolean): ValidateFunction {
+  checkSchema(schema);
   return ajv().compile(schema);
+}
+
+/**
+ * What can make a schema that passed the meta-schema fail to compile: a reference to resolve
+ * (`$ref`, `$dynamicRef`), an `$id` or anchor another schema of the process may hold already, a
+ * regular expression (`pattern`, `patternProperties`), another draft (`$schema`). Read from the
+ * schema's JSON text, where each member name is written in quotes before a colon; a value that
+ * only looks like one makes the schema compile at once, which is never wrong.
+ */
+const MAY_FAIL_TO_COMPILE = /"(?:\$ref|\$dynamicRef|\$id|\$anchor|\$dynamicAnchor|\$schema|pattern|patternProperties)":/;
+
+/**
+ * A check of inputs by a schema an agent brings: checked against the meta-schema now, and
+ * compiled now when compiling may fail (MAY_FAIL_TO_COMPILE), so that the agent does not start
+ * with a schema it cannot use. Any other schema is compiled, from a copy taken now, when its first
+ * input is checked: a stdio agent starts for one session, and most sessions of a certification
+ * never ask for the capability; the compiler is some 20 ms of such a start.
+ */
+function compileWhenUsed(schema: Record<string, unknown>): () => ValidateFunction {
+  checkSchema(schema);
+  const text = JSON.stringify(schema);
+  if (MAY_FAIL_TO_COMPILE.test(text)) {
+    const fn = ajv().compile(schema);
+    return () => fn;
+  }
+  const copy = JSON.parse(text) as Record<string, unknown>;
+  let fn: ValidateFunction | undefined;
+  return () => (fn ??= ajv().compile(copy));
 }
 
 /** The validator of a capability's input schema; throws, naming the capability, when the schema does not compile. */
@@ -62,8 +95,11 @@ export function inputValidator(capability: string, schema: Record<string, unknow
     return CONFORMANCE_INPUT.test(file) ? integerForms(validate, integerMembers(schema)) : validate;
   }
   try {
-    const fn = compile(schema);
-    return (input) => (fn(input) ? null : toIssues(fn.errors ?? []));
+    const compiled = compileWhenUsed(schema);
+    return (input) => {
+      const fn = compiled();
+      return fn(input) ? null : toIssues(fn.errors ?? []);
+    };
   } catch (err) {
     throw new Error(`the input schema of capability ${capability} does not compile: ${(err as Error).message}`);
   }
