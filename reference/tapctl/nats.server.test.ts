@@ -31,7 +31,10 @@ async function tapctl(...argv: string[]): Promise<{ code: number; out: string; e
   return { code, out, err, json: () => JSON.parse(out) };
 }
 
-async function until<T>(what: () => Promise<T | undefined>, ms = 5000): Promise<T> {
+// A poll here runs a tapctl command, which connects to the server afresh, and a redelivery waits
+// out a lease: on a loaded machine (npm test runs three files and the certification at once) five
+// seconds were too few.
+async function until<T>(what: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const v = await what();
@@ -194,7 +197,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tapctl nats agains
       .dead_letters.map((d: { task_id: string }) => d.task_id);
   }
 
-  it('lists a dead letter with its reason and requeues it as a new attempt series, which can die again', async () => {
+  it('lists a dead letter with its reason and requeues it as a new attempt series, which can die again', { timeout: 90_000 }, async () => {
     const submitted = (await tapctl('nats', 'submit', 'ops.poison', '"p"', '--json', '-s', server.url)).json();
     await crashWhileHolding('ops.poison');
     let watcher = await runner({ capability: 'ops.poison', maxAttempts: 1, handler: async () => 'never' });

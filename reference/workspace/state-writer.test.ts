@@ -28,14 +28,18 @@ describe('StateWriter', () => {
   it('coalesces many changes into few writes, the last state always written', async () => {
     const r = recorder();
     const w = new StateWriter(r.write, 40);
+    const started = performance.now();
     for (let i = 1; i <= 100; i++) {
       r.set(i);
       w.touch();
       if (i % 10 === 0) await tick(2);
     }
+    // At most one write per interval while the changes came (a loaded machine stretches the ten
+    // short waits), and the last: without coalescing, a hundred.
+    const intervals = Math.ceil((performance.now() - started) / 40);
     await tick(120);
     expect(r.written.at(-1)).toBe(100);
-    expect(r.written.length).toBeLessThanOrEqual(3);
+    expect(r.written.length).toBeLessThanOrEqual(intervals + 2);
     expect(r.most()).toBe(1);
     await w.close();
   });
