@@ -158,8 +158,8 @@ export abstract class ClientBase extends Emitter<ClientEvents> implements TaskHo
     const spanId = typeof given?.span_id === 'string' ? given.span_id : undefined;
     const traceparent = newTraceparent(this.random, traceId, spanId);
     const withContext = extended(given, { traceparent });
-    // A trace_id or span_id that cannot be the traceparent's stays alone (spec: envelope#trace-context).
-    if (traceId === undefined && spanId === undefined) return withContext;
+    // A trace_id or span_id that cannot be the traceparent's stays alone (spec: envelope#trace-context);
+    // without either, traceDisagreement answers at once.
     return traceDisagreement(withContext) ? given : withContext;
   }
 
