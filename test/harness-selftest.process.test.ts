@@ -14,13 +14,14 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { judgeHistory } from '../conformance/judge/history.ts';
 import type { Received } from '../conformance/peer.ts';
 import { recovered } from '../conformance/runner.ts';
+import { loadTimeScale } from '../conformance/test/time-scale.testkit.ts';
 import { checkHistory } from '../reference/core/history.ts';
 import { startListening } from '../tools/listening-agent.ts';
 
@@ -69,8 +70,7 @@ const requirementIds = new Set(
 );
 
 const JOBS = Number(process.env.TAP_SELFTEST_JOBS) || 8;
-const TIME_SCALE =
-  Number(process.env.TAP_SELFTEST_TIME_SCALE) || Math.min(4, Math.max(1, Math.ceil((loadavg()[0]! / Math.max(1, cpus().length)) * 2) / 2));
+const TIME_SCALE = loadTimeScale(4);
 /** How long one harness run may take before it is killed (it bounds its own cases well below). */
 const RUN_LIMIT_MS = 240_000 * TIME_SCALE;
 /** What a test waits for its (already started) runs. */

@@ -15,11 +15,11 @@
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WORKSPACE_CASES } from '../conformance/workspace/cases/index.ts';
+import { loadTimeScale } from '../conformance/test/time-scale.testkit.ts';
 import { skipReason } from '../conformance/workspace/protocol.ts';
 import { scratchBase } from '../reference/workspace/workspace.testkit.ts';
 
@@ -62,8 +62,7 @@ const requirementIds = new Set(
     (r) => r.id,
   ),
 );
-const TIME_SCALE =
-  Number(process.env.TAP_SELFTEST_TIME_SCALE) || Math.min(3, Math.max(1, Math.ceil((loadavg()[0]! / Math.max(1, cpus().length)) * 2) / 2));
+const TIME_SCALE = loadTimeScale(3);
 const scratch = mkdtempSync(join(scratchBase(), 'tap-ws-conform-'));
 
 /** Runs tap-conform --workspace on a fresh directory and reads its JSON report. */

@@ -8,7 +8,9 @@
  * NOT-TESTED (spec: conformance#verdicts). Used by memory-suite.test.ts (the default seed, the one
  * certification uses), memory-suite-seeds.slow.test.ts (one more seed, so that the random choices
  * of the property and chaos cases are exercised beyond it) and memory-suite-limits.slow.test.ts
- * (an agent whose card allows 8 tasks at once).
+ * (an agent whose card allows 8 tasks at once). The agent and the harness share this process
+ * with the other test files vitest runs beside it: their timed rules run at the machine's
+ * load-derived --time-scale (time-scale.testkit.ts), so a late timer of a busy run is not a NON-STRICT.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { tasksOf } from '../case.ts';
@@ -16,6 +18,7 @@ import { ALL_CASES } from '../cases/index.ts';
 import { DEFAULT_SEED } from '../options.ts';
 import { runCases, sharedLoad } from '../runner.ts';
 import { memoryEnv, memoryTarget, stopMemoryAgents } from './memory-target.testkit.ts';
+import { loadTimeScale } from './time-scale.testkit.ts';
 
 const BINDING_PROFILES = new Set(['stdio', 'websocket']);
 const CASES = ALL_CASES.filter(
@@ -32,7 +35,13 @@ export function describeMemorySuite(seeds: readonly number[]): void {
   describe.concurrent.each(chosen)('the in-memory reference agent passes every case with seed %i', (seed) => {
     it('runs each case that does not need a process or a socket, each within the tasks it declares', { timeout: 300_000 }, async () => {
       expect(CASES.length).toBeGreaterThan(150);
-      const env = await memoryEnv(memoryTarget(undefined, 10_000), { seed, runs: 5, stepTimeoutMs: 5000, debug: false });
+      const env = await memoryEnv(memoryTarget(undefined, 10_000), {
+        seed,
+        runs: 5,
+        stepTimeoutMs: 5000,
+        debug: false,
+        timeScale: loadTimeScale(3),
+      });
       const load = sharedLoad(env)!;
       const results = await runCases(CASES, { ...env, load }, 16, 1);
       const bad = results.filter((r) => r.verdict !== 'PASS').map((r) => `${r.verdict} ${r.id}: ${r.detail}`);
@@ -62,6 +71,7 @@ export function describeLimitedAgent(): void {
         runs: 5,
         stepTimeoutMs: 5000,
         debug: false,
+        timeScale: loadTimeScale(3),
       });
       expect(env.probe.card?.limits?.max_concurrent_tasks).toBe(8);
       const results = await runCases(CASES, env, 16, 1);
