@@ -1,17 +1,7 @@
-import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { createAgent, withConformanceCapabilities } from '../../reference/agent/index.ts';
+import { freePort } from '../../reference/transports/free-port.testkit.ts';
 import { whenListening } from '../wait-listening.ts';
-
-/** A port that nothing listens on yet. */
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 const card = {
   agent_id: 'test.late',
