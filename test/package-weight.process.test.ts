@@ -1,8 +1,9 @@
 /**
  * What importing the package costs an agent that uses none of it: the main entry loads neither the
- * NATS client (an optional peer, loaded on first NATS use), nor ws (loaded when a WebSocket opens),
- * nor TypeBox (the schemas' build-time source; the runtime reads the emitted JSON Schemas). Every
- * stdio agent is a process that imports the package, and tap-conform starts one per case.
+ * NATS client (an optional peer, loaded on first NATS use), nor ws and Node's HTTP servers (loaded
+ * when a WebSocket or monitoring server starts), nor TypeBox (the schemas' build-time source; the
+ * runtime reads the emitted JSON Schemas). Every stdio agent is a process that imports the
+ * package, and tap-conform starts one per case.
  */
 import { execFile } from 'node:child_process';
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
@@ -43,7 +44,7 @@ const entryOf = (subpath: string): string => pathToFileURL(createRequire(import.
 const REQUIRED = "import { createRequire } from 'node:module'; const required = () => Object.keys(createRequire(import.meta.url).cache);";
 
 describe('importing tap-agent-protocol', () => {
-  it('loads neither the NATS client, nor ws, nor TypeBox, nor the OpenTelemetry API', async () => {
+  it('loads neither the NATS client, nor ws, nor node:http or node:https, nor TypeBox, nor the OpenTelemetry API', async () => {
     const entry = entryOf('');
     expect(entry).toMatch(/\/dist\/lib\/index\.js$/);
     const loaded = await loadedBy(`${REQUIRED}\nawait import('${entry}');\nconsole.log(JSON.stringify(required()));\n`);
@@ -52,9 +53,10 @@ describe('importing tap-agent-protocol', () => {
     expect(ours.length).toBeGreaterThan(0);
     expect(ours.filter((u) => !u.includes('/dist/lib/'))).toEqual([]);
     expect(loaded.filter((u) => /node_modules\/(@nats-io|ws|@sinclair\/typebox|@opentelemetry)\//.test(u))).toEqual([]);
+    expect(loaded.filter((u) => /^node:https?$/.test(u))).toEqual([]);
   });
 
-  it('loads the NATS client on first use, and ws when a WebSocket server starts', async () => {
+  it('loads the NATS client on first use, and ws and node:http when a WebSocket server starts', async () => {
     const index = entryOf('');
     const transports = entryOf('/transports');
     const client = entryOf('/client');
@@ -64,6 +66,7 @@ describe('importing tap-agent-protocol', () => {
         "await connectNats('nats://127.0.0.1:1/a.b', { agentId: 'a.requester' }).catch(() => {});\nconsole.log(JSON.stringify(required()));\n",
     );
     expect(loaded.some((u) => u.includes('node_modules/ws/'))).toBe(true);
+    expect(loaded).toContain('node:http');
     expect(loaded.some((u) => u.includes('node_modules/@nats-io/transport-node/'))).toBe(true);
   });
 });

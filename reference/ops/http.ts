@@ -5,7 +5,7 @@
  * their own; an unknown path is 404, a method other than GET or HEAD is 405, and a failing
  * collector is 500 with one line, never a crash.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { EXPOSITION_CONTENT_TYPE } from './prometheus.ts';
 
@@ -85,6 +85,8 @@ export interface MonitoringServer {
 /** Serves the monitoring endpoints on `host` (default 127.0.0.1) and `port` (default 0: any free one). */
 export async function serveMonitoring(source: MonitoringSource, o: { host?: string; port?: number } = {}): Promise<MonitoringServer> {
   const host = o.host ?? '127.0.0.1';
+  // Loaded here, not with the module: an agent without monitoring never pays for node:http.
+  const { createServer } = await import('node:http');
   const server = createServer({ headersTimeout: 10_000, requestTimeout: 10_000 }, (req, res) => {
     if (answerMonitoring(source, req, res)) return;
     send(res, 404, 'text/plain; charset=utf-8', `nothing here; try ${MONITORING_PATHS.join(', ')}\n`, req.method === 'HEAD');

@@ -1,5 +1,4 @@
-import { createServer, STATUS_CODES, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
-import { createServer as createTlsServer } from 'node:https';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { isIPv4, isIPv6, type AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
@@ -94,12 +93,12 @@ export function addressOrigin(address: string | undefined): string | undefined {
   return `websocket:${prefix.join(':')}::/64`;
 }
 
-/** Answers an upgrade request that cannot become a session with a plain HTTP error, then hangs up. */
-function refuseUpgrade(socket: Duplex, status: number, message: string): void {
+/** Answers an upgrade request that cannot become a session with a plain HTTP error (`reasons`: node:http's STATUS_CODES), then hangs up. */
+function refuseUpgrade(socket: Duplex, status: number, message: string, reasons: Readonly<Record<number, string | undefined>>): void {
   const body = `${message}\n`;
   socket.once('finish', () => socket.destroy());
   socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+    `HTTP/1.1 ${status} ${reasons[status]}\r\n` +
       'Connection: close\r\n' +
       'Content-Type: text/plain; charset=utf-8\r\n' +
       `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
@@ -125,8 +124,9 @@ export async function createWebSocketServer(options: WebSocketServerOptions): Pr
   const host = options.host ?? '127.0.0.1';
   const maxPayload = checkMaxFrameBytes(options.maxPayload ?? DEFAULT_MAX_FRAME_BYTES);
   const sessions = new Set<WebSocketTransport>();
-  // ws is loaded here, not with the module: a stdio agent never pays for it.
+  // ws and the HTTP servers are loaded here, not with the module: a stdio agent never pays for them.
   const { WebSocketServer } = await import('ws');
+  const { createServer, STATUS_CODES } = await import('node:http');
   const wss = new WebSocketServer({
     // closeTimeout exists in ws 8 but is missing from its type declarations.
     ...({ closeTimeout: options.closeTimeout ?? CLOSE_TIMEOUT_MS } as object),
@@ -149,7 +149,7 @@ export async function createWebSocketServer(options: WebSocketServerOptions): Pr
   const mutual = tls?.ca !== undefined;
   // With a ca, a client certificate is asked for and judged at the upgrade, so that a refusal says why (spec: security#client-certificates).
   const server = tls
-    ? createTlsServer(
+    ? (await import('node:https')).createServer(
         {
           ...timeouts,
           cert: tls.cert,
@@ -170,18 +170,23 @@ export async function createWebSocketServer(options: WebSocketServerOptions): Pr
     if (mutual) {
       const identity = clientIdentity(request.socket as TLSSocket, tls!.principalOf);
       if ('refused' in identity) {
-        refuseUpgrade(socket, identity.refused, `${identity.reason}.`);
+        refuseUpgrade(socket, identity.refused, `${identity.reason}.`, STATUS_CODES);
         return;
       }
       principal = identity.principal;
     }
     const path = new URL(request.url ?? '/', 'http://localhost').pathname;
     if (options.path !== undefined && path !== options.path) {
-      refuseUpgrade(socket, 404, `No TAP endpoint at ${path}; try ${options.path}.`);
+      refuseUpgrade(socket, 404, `No TAP endpoint at ${path}; try ${options.path}.`, STATUS_CODES);
       return;
     }
     if (!offeredProtocols(request).includes(TAP_SUBPROTOCOL)) {
-      refuseUpgrade(socket, 400, `TAP needs the WebSocket subprotocol ${TAP_SUBPROTOCOL} (Sec-WebSocket-Protocol: ${TAP_SUBPROTOCOL}).`);
+      refuseUpgrade(
+        socket,
+        400,
+        `TAP needs the WebSocket subprotocol ${TAP_SUBPROTOCOL} (Sec-WebSocket-Protocol: ${TAP_SUBPROTOCOL}).`,
+        STATUS_CODES,
+      );
       return;
     }
     wss.handleUpgrade(request, socket, head, (ws) => {
