@@ -9,8 +9,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../free-port.testkit.ts';
 
-export { freePort };
-
 /** The server binary: TAP_NATS_SERVER, or nats-server on PATH (Debian installs it in /usr/sbin). */
 export const NATS_SERVER_BIN = process.env.TAP_NATS_SERVER ?? 'nats-server';
 
