@@ -93,12 +93,12 @@ export function addressOrigin(address: string | undefined): string | undefined {
   return `websocket:${prefix.join(':')}::/64`;
 }
 
-/** Answers an upgrade request that cannot become a session with a plain HTTP error (`reasons`: node:http's STATUS_CODES), then hangs up. */
-function refuseUpgrade(socket: Duplex, status: number, message: string, reasons: Readonly<Record<number, string | undefined>>): void {
+/** Answers an upgrade request that cannot become a session with a plain HTTP error (`status`: "404 Not Found"), then hangs up. */
+function refuseUpgrade(socket: Duplex, status: string, message: string): void {
   const body = `${message}\n`;
   socket.once('finish', () => socket.destroy());
   socket.end(
-    `HTTP/1.1 ${status} ${reasons[status]}\r\n` +
+    `HTTP/1.1 ${status}\r\n` +
       'Connection: close\r\n' +
       'Content-Type: text/plain; charset=utf-8\r\n' +
       `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
@@ -127,6 +127,7 @@ export async function createWebSocketServer(options: WebSocketServerOptions): Pr
   // ws and the HTTP servers are loaded here, not with the module: a stdio agent never pays for them.
   const { WebSocketServer } = await import('ws');
   const { createServer, STATUS_CODES } = await import('node:http');
+  const refuse = (socket: Duplex, status: number, message: string) => refuseUpgrade(socket, `${status} ${STATUS_CODES[status]}`, message);
   const wss = new WebSocketServer({
     // closeTimeout exists in ws 8 but is missing from its type declarations.
     ...({ closeTimeout: options.closeTimeout ?? CLOSE_TIMEOUT_MS } as object),
@@ -170,23 +171,18 @@ export async function createWebSocketServer(options: WebSocketServerOptions): Pr
     if (mutual) {
       const identity = clientIdentity(request.socket as TLSSocket, tls!.principalOf);
       if ('refused' in identity) {
-        refuseUpgrade(socket, identity.refused, `${identity.reason}.`, STATUS_CODES);
+        refuse(socket, identity.refused, `${identity.reason}.`);
         return;
       }
       principal = identity.principal;
     }
     const path = new URL(request.url ?? '/', 'http://localhost').pathname;
     if (options.path !== undefined && path !== options.path) {
-      refuseUpgrade(socket, 404, `No TAP endpoint at ${path}; try ${options.path}.`, STATUS_CODES);
+      refuse(socket, 404, `No TAP endpoint at ${path}; try ${options.path}.`);
       return;
     }
     if (!offeredProtocols(request).includes(TAP_SUBPROTOCOL)) {
-      refuseUpgrade(
-        socket,
-        400,
-        `TAP needs the WebSocket subprotocol ${TAP_SUBPROTOCOL} (Sec-WebSocket-Protocol: ${TAP_SUBPROTOCOL}).`,
-        STATUS_CODES,
-      );
+      refuse(socket, 400, `TAP needs the WebSocket subprotocol ${TAP_SUBPROTOCOL} (Sec-WebSocket-Protocol: ${TAP_SUBPROTOCOL}).`);
       return;
     }
     wss.handleUpgrade(request, socket, head, (ws) => {
