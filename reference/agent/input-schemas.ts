@@ -29,7 +29,7 @@ function ajv(): Ajv2020 {
   if (!compiler) {
     const { Ajv2020: Ajv, addFormats } = schemaCompiler();
     // The schema is checked against the meta-schema first, by the validator the build compiled
-    // (compile()): Ajv would compile the meta-schema itself, some 40 ms at every agent's start.
+    // (checkSchema()): Ajv would compile the meta-schema itself, some 40 ms at every agent's start.
     compiler = new Ajv({ strict: false, allErrors: true, validateSchema: false });
     addFormats(compiler);
   }
@@ -75,12 +75,12 @@ const MAY_FAIL_TO_COMPILE = /"(?:\$ref|\$dynamicRef|\$id|\$anchor|\$dynamicAncho
  * never ask for the capability; the compiler is some 20 ms of such a start.
  */
 function compileWhenUsed(schema: Record<string, unknown>): () => ValidateFunction {
-  checkSchema(schema);
   const text = JSON.stringify(schema);
   if (MAY_FAIL_TO_COMPILE.test(text)) {
-    const fn = ajv().compile(schema);
+    const fn = compile(schema);
     return () => fn;
   }
+  checkSchema(schema);
   const copy = JSON.parse(text) as Record<string, unknown>;
   let fn: ValidateFunction | undefined;
   return () => (fn ??= ajv().compile(copy));
