@@ -1,5 +1,5 @@
 /**
- * TAP 1.0 (tap-agent-protocol): run an agent process from a card and handlers with `runAgent`
+ * TAP 1.1 and 1.0 (tap-agent-protocol): run an agent process from a card and handlers with `runAgent`
  * (or build one to embed with `createAgent`), hand work to one with `connect`
  * or `connectWs`, and run the conformance suite with `runConformance` from
  * `tap-agent-protocol/conformance`. The subpaths `./agent`, `./client`, `./core`, `./transports`
