@@ -70,12 +70,12 @@ let ajv: Ajv2020 | undefined;
 
 function compiler(): Ajv2020 {
   if (ajv) return ajv;
-  // The published files are checked against the JSON Schema meta-schema by their own tests
-  // (test/schemas.test.ts); compiling the meta-schema at every run to check them again took a
-  // fifth of the CPU of a run of one case. Strict mode still refuses a keyword Ajv does not know.
   // Ajv and its formats as the build bundled them in one file: required from node_modules they
   // are some forty files to resolve and compile at every run.
   const { Ajv2020: Ajv, addFormats } = schemaCompiler();
+  // The published files are checked against the JSON Schema meta-schema by their own tests
+  // (test/schemas.test.ts); compiling the meta-schema at every run to check them again took a
+  // fifth of the CPU of a run of one case. Strict mode still refuses a keyword Ajv does not know.
   ajv = new Ajv({ strict: true, keywords: ['since'], allErrors: true, discriminator: true, validateSchema: false });
   addFormats(ajv);
   for (const f of readdirSync(SCHEMA_DIR).filter((n) => n.endsWith('.schema.json'))) ajv.addSchema(readJson(f));

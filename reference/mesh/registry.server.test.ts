@@ -61,6 +61,9 @@ async function until(check: () => boolean, ms = 10_000, seen?: () => string): Pr
   }
 }
 
+/** A change as the tests compare it: "joined b", "left b expired". */
+const said = (c: RegistryChange): string => `${c.kind} ${c.agentId}${c.kind === 'left' ? ` ${c.reason}` : ''}`;
+
 describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the registry on NATS (spec: registry#nats)'), () => {
   let server: NatsServer;
   let nc: NatsConnection;
@@ -168,7 +171,6 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the registry on NA
     const watch = await r.watch((c) => changes.push(c), { capability: 'code.write' });
     await watch.ready;
     expect(changes.map((c) => `${c.kind} ${c.agentId}`)).toEqual(['joined early']);
-    const said = (c: RegistryChange) => `${c.kind} ${c.agentId}${c.kind === 'left' ? ` ${c.reason}` : ''}`;
     const listed = () => changes.map(said).join(', ');
     const rev = await r.create(entry('b', [capability('code.write', '1.0.0')], { ttl_ms: 1000 }));
     await r.create(entry('unrelated', [capability('text.analyse', '1.0.0')]));
@@ -285,8 +287,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the registry on NA
     const changes: RegistryChange[] = [];
     const watch = await trusted.watch((c) => changes.push(c));
     await watch.ready;
-    const said = () => changes.map((c) => `${c.kind} ${c.agentId}${c.kind === 'left' ? ` ${c.reason}` : ''}`);
-    const listed = () => said().join(', ');
+    const listed = () => changes.map(said).join(', ');
     // Three seconds: long enough for the forged write to come first on a loaded machine.
     const rev = await r.create(signEntry(entry('signed.b', [], { ttl_ms: 3000 }), key));
     await until(() => changes.length >= 1, 10_000, listed);
@@ -295,13 +296,13 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the registry on NA
       rev,
     );
     await until(() => changes.length >= 2, 10_000, listed);
-    expect(said()).toEqual(['joined signed.b', 'refused signed.b']);
+    expect(changes.map(said)).toEqual(['joined signed.b', 'refused signed.b']);
     expect(watch.current().map((x) => [x.entry.instance, x.entry.endpoints[0]?.url])).toEqual([
       ['i-signed.b', 'nats://127.0.0.1:4222/signed.b'],
     ]);
     // Not renewed by its agent, the verified entry goes when its own lifetime ends.
     await until(() => changes.length >= 3, 10_000, listed);
-    expect(said()[2]).toBe('left signed.b expired');
+    expect(said(changes[2]!)).toBe('left signed.b expired');
     expect(watch.current()).toEqual([]);
     watch.stop();
   });
