@@ -62,6 +62,8 @@ export async function startBrokenNatsAgent(
   const nc = await connect({ servers: url });
   const open = new Set<string>();
   let opened = 0;
+  /** The late subscriptions still to be made (late-subscribe), cleared when the agent stops. */
+  const late = new Set<NodeJS.Timeout>();
   const accept = (msg: Msg): void => {
     const id = msg.headers?.get(Header.CONNECTION) ?? '';
     if (fault !== 'any-connection-id' && (!isConnectionId(id) || open.has(id))) {
@@ -105,8 +107,17 @@ export async function startBrokenNatsAgent(
     };
     // Served right: the run's wait for the agent to listen (conformance/wait-listening.ts) and its probe; late: every case's connection.
     if (fault === 'late-subscribe' && ++opened > 2) {
+      // The connection id is taken as it is answered, as a real agent's would be: the harness's
+      // count of the processes that answer repeats one id, and must be refused 1008 however long
+      // a loaded machine takes to send the repeats (else a repeat that came after the late
+      // subscription was refused and the others not, and one agent counted as several).
+      open.add(id);
       msg.respond(new Uint8Array(0), { headers: ok });
-      setTimeout(serve, 300);
+      const timer = setTimeout(() => {
+        late.delete(timer);
+        if (!nc.isClosed()) serve();
+      }, 300);
+      late.add(timer);
       return;
     }
     serve();
@@ -118,6 +129,7 @@ export async function startBrokenNatsAgent(
   });
   await nc.flush();
   return async () => {
+    for (const timer of late) clearTimeout(timer);
     await agent.shutdown();
     await nc.close();
   };
