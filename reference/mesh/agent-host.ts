@@ -17,7 +17,7 @@ import { connect } from '../transports/nats/client.ts';
 import { createAgent, withConformanceCapabilities, type Agent, type CapabilityDefinition, type Handler } from '../agent/index.ts';
 import { LEAN_CLIENT, natsClientOptions, parseNatsUrl } from '../transports/nats/url.ts';
 import { joinMesh, type Membership } from './member.ts';
-import { recordSessionsToFile } from './recording.ts';
+import { recordSessionsToFile, type RecordingFile } from './recording.ts';
 import type { AgentCard } from '../../schemas/src/index.ts';
 
 /** The card of a hosted agent: no capabilities of its own (the runtime adds them), the given concurrency. */
@@ -73,6 +73,8 @@ export async function hostAgents(options: HostOptions): Promise<Host> {
     options.nc ??
     (await connect({ ...natsClientOptions(address), name: `tap mesh host ${options.ids[0]}`, maxReconnectAttempts: -1, ...LEAN_CLIENT }));
   const agents = new Map<string, { agent: Agent; membership: Membership }>();
+  /** The trace files, closed after the agents stopped so that their last records are written. */
+  const recordings: RecordingFile[] = [];
   await Promise.all(
     options.ids.map(async (id) => {
       const card = hostCard(id, options.maxConcurrentTasks ?? 16);
@@ -90,17 +92,13 @@ export async function hostAgents(options: HostOptions): Promise<Host> {
           : {}),
         logger: () => {},
       });
-      const listener = await agent.listenNats({
-        nc,
-        keepaliveMs: 250,
-        ...(options.traceDir
-          ? {
-              wrap: await recordSessionsToFile(id, join(options.traceDir, `${id}.agent.jsonl`), (err) =>
-                process.stderr.write(`agent-host: ${err.message}\n`),
-              ),
-            }
-          : {}),
-      });
+      const recording = options.traceDir
+        ? await recordSessionsToFile(id, join(options.traceDir, `${id}.agent.jsonl`), (err) =>
+            process.stderr.write(`agent-host: ${err.message}\n`),
+          )
+        : undefined;
+      if (recording) recordings.push(recording);
+      const listener = await agent.listenNats({ nc, keepaliveMs: 250, ...(recording ? { wrap: recording.wrap } : {}) });
       const membership = await joinMesh(
         { nc, heartbeatMs: options.heartbeatMs, ttlMs: options.ttlMs },
         {
@@ -126,6 +124,7 @@ export async function hostAgents(options: HostOptions): Promise<Host> {
           await agent.shutdown(reason).catch(() => undefined);
         }),
       );
+      await Promise.all(recordings.map((r) => r.close()));
       await nc.drain().catch(() => undefined);
     },
   };

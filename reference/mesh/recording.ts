@@ -41,20 +41,39 @@ export function recordSessions(node: string, sink: TraceSink): (transport: Trans
   };
 }
 
+/** A trace file being written: the `wrap` for `listenNats`, and `close`, which writes what is pending. */
+export interface RecordingFile {
+  wrap: (transport: Transport) => Transport;
+  /**
+   * Ends the file once every record given so far is written; call it after the agent stopped and
+   * before the process exits, which would otherwise drop the records still in the stream's queue
+   * (the task.result of a task that ended just before a signal).
+   */
+  close(): Promise<void>;
+}
+
 /**
  * `recordSessions` into a file of JSON lines, appended to: resolves once the file is open, rejects
  * when it cannot be; a later write failure goes to `onerror` (spec: mesh#trace-records).
  */
-export async function recordSessionsToFile(
-  node: string,
-  file: string,
-  onerror: (err: Error) => void,
-): Promise<(transport: Transport) => Transport> {
+export async function recordSessionsToFile(node: string, file: string, onerror: (err: Error) => void): Promise<RecordingFile> {
   const out = createWriteStream(file, { flags: 'a' });
   await new Promise<void>((resolve, reject) => {
     out.once('open', () => resolve());
     out.once('error', reject);
   });
   out.on('error', onerror);
-  return recordSessions(node, jsonLines(out));
+  const sink = jsonLines(out);
+  return {
+    // A record given after the file closed (a frame of a session still ending) is not written.
+    wrap: recordSessions(node, (record) => {
+      if (!out.writableEnded) sink(record);
+    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        if (out.writableFinished || out.destroyed) return resolve();
+        out.once('close', () => resolve());
+        out.end();
+      }),
+  };
 }

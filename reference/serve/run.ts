@@ -9,7 +9,7 @@ import { createAgent, type Agent, type AgentListener, type AgentOptions, stderrL
 import { conformanceFromEnv, maxTaskSecondsFromEnv, processEnvironment } from '../agent/environment.ts';
 import { stopOnSignals } from '../agent/signals.ts';
 import { readTlsFiles, type TlsOptions } from '../transports/tls.ts';
-import type { Transport } from '../transports/transport.ts';
+import type { RecordingFile } from '../mesh/recording.ts';
 import { readSigningKey, type SigningKey, type TrustFile } from '../trust.ts';
 import { parseCommandLine, SERVE_USAGE, UsageError, type ServeOptions } from './command-line.ts';
 
@@ -47,7 +47,7 @@ export function agentUsage(program: string, about: string, extra = ''): string {
 }
 
 /** With --trace, a recorder for each NATS session that appends its trace records to `file` (spec: mesh#trace-records). */
-async function traceTo(file: string, agentId: string, program: string): Promise<(t: Transport) => Transport> {
+async function traceTo(file: string, agentId: string, program: string): Promise<RecordingFile> {
   const { recordSessionsToFile } = await import('../mesh/recording.ts');
   return recordSessionsToFile(agentId, file, (err) =>
     process.stderr.write(`${program}: the trace file ${file} failed: ${err.message}\n`),
@@ -190,7 +190,10 @@ async function listen(served: Served, options: AgentOptions, serve: ServeOptions
       });
   } else if (serve.nats) {
     const url = serve.nats;
-    const wrap = serve.trace ? await traceTo(serve.trace, agent.card.agent_id, program) : undefined;
+    const recording = serve.trace ? await traceTo(serve.trace, agent.card.agent_id, program) : undefined;
+    // Closed after the agent stopped (stopAll), so that its last records reach the file.
+    if (recording) served.closers.push(() => recording.close());
+    const wrap = recording?.wrap;
     const tls = served.tls;
     listener = await whileRefused(() => agent.listenNats({ url, ...(wrap ? { wrap } : {}), ...(tls ? { tls } : {}) }), url, program).catch(
       (err: Error) => {
