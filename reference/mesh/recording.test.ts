@@ -37,7 +37,8 @@ describe('recordSessionsToFile', () => {
     await traced.start();
     await requesterSide.start();
     for (let n = 0; n < 2000; n++) void traced.send(result(n));
-    await recording.close();
+    // Two closes at once (the agent's stop and another closer) both wait for the whole file.
+    await Promise.all([recording.close(), recording.close()]);
     const lines = readFileSync(file, 'utf8').trim().split('\n');
     expect(lines).toHaveLength(2000);
     const last = JSON.parse(lines.at(-1)!) as TraceRecord;

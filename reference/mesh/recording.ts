@@ -71,9 +71,10 @@ export async function recordSessionsToFile(node: string, file: string, onerror: 
     }),
     close: () =>
       new Promise<void>((resolve) => {
-        if (out.writableFinished || out.destroyed) return resolve();
+        if (out.closed) return resolve();
+        // After an error too the stream closes; a second call while it ends waits for the same close.
         out.once('close', () => resolve());
-        out.end();
+        if (!out.writableEnded) out.end();
       }),
   };
 }
