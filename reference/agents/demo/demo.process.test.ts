@@ -4,11 +4,11 @@
  * the lint was cancelled, and the transcript is valid TAP.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { TapMessage } from '../../../schemas/src/index.ts';
 import { checkTranscript, parseTranscript } from '../../core/history.ts';
 import { validateMessage } from '../../core/index.ts';
@@ -16,7 +16,9 @@ import { validateMessage } from '../../core/index.ts';
 const RUN = fileURLToPath(new URL('./run.ts', import.meta.url));
 
 describe('the demo (run.ts)', () => {
-  const transcriptPath = join(mkdtempSync(join(tmpdir(), 'tap-demo-test-')), 'transcript.ndjson');
+  const dir = mkdtempSync(join(tmpdir(), 'tap-demo-test-'));
+  const transcriptPath = join(dir, 'transcript.ndjson');
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
   let stdout = '';
   let status: number | null = null;
   let lines: Array<{ dir: string; message: TapMessage }> = [];
