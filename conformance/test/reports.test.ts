@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkBaseline, readBaseline, unexpectedFailures } from '../report/baseline.ts';
@@ -295,6 +295,7 @@ describe('reports people act on', () => {
     );
     writeFileSync(join(dir, 'index.html'), '<!doctype html>');
     expect(missingSpecSite(dir)).toBeUndefined();
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it('escapes control bytes and folds long transcript lines in HTML', () => {
@@ -428,6 +429,7 @@ describe('the badge', () => {
 
 describe('expected-failures baselines', () => {
   const dir = mkdtempSync(join(tmpdir(), 'tc-baseline-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const known = new Set(results.map((r) => r.id).concat(['gone.case']));
 
   it('tolerates listed failures', () => {

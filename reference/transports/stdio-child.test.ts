@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -96,6 +96,7 @@ describe('spawnStdioTransport', { timeout: 15_000 }, () => {
     chmodSync(file, 0o644);
     const t = spawnStdioTransport(file, []);
     await expect(t.start()).rejects.toThrow(`could not start agent: ${file}: permission denied`);
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it('names a missing working directory instead of blaming the command', async () => {

@@ -1,6 +1,8 @@
 /** npm run demo:mesh: the printed timeline shows the kill, the registry dropping the coder, the move with attempt 2 and one complete trace. */
 import { spawn } from 'node:child_process';
-import { resolve } from 'node:path';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { natsServerInstalled, NO_NATS_SERVER } from '../../transports/nats/nats-server.testkit.ts';
 import { lacks, needing } from '../../../test/system-tools.testkit.ts';
@@ -10,8 +12,11 @@ if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
 const ROOT = resolve(import.meta.dirname, '../../..');
 
 describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the mesh demo'), () => {
-  it('prints the fail-over of a killed coder and one trace across every hop', { timeout: 120_000 }, async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'reference/agents/mesh-demo/run.ts'], {
+  it('prints the fail-over of a killed coder and one trace across every hop', { timeout: 120_000 }, async ({ onTestFinished }) => {
+    // The demo keeps its trace records for `tapctl mesh trace` afterwards; the test's go when it ends.
+    const logs = mkdtempSync(join(tmpdir(), 'tap-mesh-demo-test-'));
+    onTestFinished(() => rmSync(logs, { recursive: true, force: true }));
+    const child = spawn(process.execPath, ['--import', 'tsx', 'reference/agents/mesh-demo/run.ts', '--logs', logs], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
