@@ -12,7 +12,7 @@
  * `skip` (the reason the block is not run).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 
@@ -195,6 +195,10 @@ export async function runRecipe(recipe: Recipe, project: string, log: (line: str
   writeFileSync(envFile, '');
   // The user's environment, without anything of this run's own TAP_* settings.
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TAP_') && k !== 'NO_COLOR'));
+  // What a step puts in the temporary folder (the README's `nats-server -sd "$(mktemp -d)"`)
+  // goes with the recipe's folder.
+  env.TMPDIR = join(dir, 'tmp');
+  mkdirSync(env.TMPDIR);
   const running: Running[] = [];
   const lines: string[] = [];
   let ok = true;
