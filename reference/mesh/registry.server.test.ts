@@ -64,6 +64,10 @@ async function until(check: () => boolean, ms = 10_000, seen?: () => string): Pr
 /** A change as the tests compare it: "joined b", "left b expired". */
 const said = (c: RegistryChange): string => `${c.kind} ${c.agentId}${c.kind === 'left' ? ` ${c.reason}` : ''}`;
 
+/** Waits until a watch has reported at least `n` changes; a failure lists those it did report. */
+const untilChanges = (changes: RegistryChange[], n: number): Promise<void> =>
+  until(() => changes.length >= n, 10_000, () => changes.map(said).join(', '));
+
 describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the registry on NATS (spec: registry#nats)'), () => {
   let server: NatsServer;
   let nc: NatsConnection;
@@ -171,21 +175,20 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the registry on NA
     const watch = await r.watch((c) => changes.push(c), { capability: 'code.write' });
     await watch.ready;
     expect(changes.map((c) => `${c.kind} ${c.agentId}`)).toEqual(['joined early']);
-    const listed = () => changes.map(said).join(', ');
     const rev = await r.create(entry('b', [capability('code.write', '1.0.0')], { ttl_ms: 1000 }));
     await r.create(entry('unrelated', [capability('text.analyse', '1.0.0')]));
-    await until(() => changes.length >= 2, 10_000, listed);
+    await untilChanges(changes, 2);
     const rev2 = await r.update(entry('b', [capability('code.write', '1.0.0')], { ttl_ms: 1000 }), rev);
-    await until(() => changes.length >= 3, 10_000, listed);
+    await untilChanges(changes, 3);
     // b is not renewed: its lifetime passes, and the watch reports it gone though the server says nothing.
-    await until(() => changes.length >= 4, 10_000, listed);
+    await untilChanges(changes, 4);
     expect(changes.slice(1).map(said)).toEqual(['joined b', 'updated b', 'left b expired']);
     expect(watch.current().map((x) => x.entry.agent_id)).toEqual(['early']);
     // Written again, b is back; then a new instance takes the key, then it is withdrawn.
     const rev3 = await r.update(entry('b', [capability('code.write', '1.0.0')], lasting), rev2);
     const rev4 = await r.update(entry('b', [capability('code.write', '1.0.0')], { ...lasting, instance: 'i-b-2' }), rev3);
     await r.withdraw('b', rev4);
-    await until(() => changes.length >= 8, 10_000, listed);
+    await untilChanges(changes, 8);
     expect(changes.slice(4).map(said)).toEqual(['joined b', 'left b restarted', 'joined b', 'left b withdrawn']);
     watch.stop();
   });
@@ -287,21 +290,20 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the registry on NA
     const changes: RegistryChange[] = [];
     const watch = await trusted.watch((c) => changes.push(c));
     await watch.ready;
-    const listed = () => changes.map(said).join(', ');
     // Three seconds: long enough for the forged write to come first on a loaded machine.
     const rev = await r.create(signEntry(entry('signed.b', [], { ttl_ms: 3000 }), key));
-    await until(() => changes.length >= 1, 10_000, listed);
+    await untilChanges(changes, 1);
     await r.update(
       entry('signed.b', [], { instance: 'forger', endpoints: [{ binding: 'nats', url: 'nats://127.0.0.1:9/signed.b' }] }),
       rev,
     );
-    await until(() => changes.length >= 2, 10_000, listed);
+    await untilChanges(changes, 2);
     expect(changes.map(said)).toEqual(['joined signed.b', 'refused signed.b']);
     expect(watch.current().map((x) => [x.entry.instance, x.entry.endpoints[0]?.url])).toEqual([
       ['i-signed.b', 'nats://127.0.0.1:4222/signed.b'],
     ]);
     // Not renewed by its agent, the verified entry goes when its own lifetime ends.
-    await until(() => changes.length >= 3, 10_000, listed);
+    await untilChanges(changes, 3);
     expect(said(changes[2]!)).toBe('left signed.b expired');
     expect(watch.current()).toEqual([]);
     watch.stop();
