@@ -66,7 +66,11 @@ const said = (c: RegistryChange): string => `${c.kind} ${c.agentId}${c.kind === 
 
 /** Waits until a watch has reported at least `n` changes; a failure lists those it did report. */
 const untilChanges = (changes: RegistryChange[], n: number): Promise<void> =>
-  until(() => changes.length >= n, 10_000, () => changes.map(said).join(', '));
+  until(
+    () => changes.length >= n,
+    10_000,
+    () => changes.map(said).join(', '),
+  );
 
 describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the registry on NATS (spec: registry#nats)'), () => {
   let server: NatsServer;
