@@ -94,7 +94,9 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'a registry nobody 
     // The bucket as an agent creates it, with a short max_age so that the flood ages out within the test.
     registry = await openRegistry(nc, { maxAgeMs: 4000 });
     kv = await new Kvm(nc).open(registry.bucket);
-    const heartbeat = ['--mesh', server.url, '--mesh-heartbeat-ms', '500'];
+    // Renewed every 500 ms, each entry lives 3.5 s (the bucket's max_age allows 4): an agent whose
+    // heartbeat a loaded machine delays by a few beats stays live, as discovery must find it.
+    const heartbeat = ['--mesh', server.url, '--mesh-heartbeat-ms', '500', '--mesh-ttl-ms', '3500'];
     [victim, plain] = await Promise.all([
       startAgent([...heartbeat, '--agent-id', 'tap.victim', '--mesh-key', join(dir, 'victim.key.json')]),
       startAgent([...heartbeat, '--agent-id', 'tap.plain']),
@@ -191,8 +193,12 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'a registry nobody 
       expect(capped.code).toBe(0);
       const cut = /cut short after 100 values/.test(capped.err);
       const offered = capped.json().map((e: { agent_id: string }) => e.agent_id);
-      if (cut) expect(offered.filter((id: string) => id !== 'tap.victim')).toEqual([]);
-      else expect(offered).toEqual(['tap.victim']);
+      if (cut)
+        expect(
+          offered.filter((id: string) => id !== 'tap.victim'),
+          'a capped listing cut short',
+        ).toEqual([]);
+      else expect(offered, 'a capped listing that read the whole bucket').toEqual(['tap.victim']);
       return cut;
     };
     // At once, while the flood fills the bucket (max_age 4 s), the listing meets it and stops at its bound.
@@ -205,14 +211,23 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'a registry nobody 
       while (Date.now() < until) {
         await listCapped();
         const whole = await tapctl('mesh', 'discover', 'tap.test.echo', '--nats', server.url, '--json');
-        expect([whole.code, whole.err]).toEqual([0, '']);
-        expect(whole.json().map((e: { agent_id: string }) => e.agent_id)).toContain('tap.victim');
-        expect((await mesh.discover({ capability: 'tap.test.echo' })).map((e) => e.agent_id)).toEqual(['tap.victim']);
+        expect([whole.code, whole.err], `tapctl mesh discover, round ${rounds + 1}`).toEqual([0, '']);
+        expect(
+          whole.json().map((e: { agent_id: string }) => e.agent_id),
+          `tapctl mesh discover, round ${rounds + 1}`,
+        ).toContain('tap.victim');
+        expect(
+          (await mesh.discover({ capability: 'tap.test.echo' })).map((e) => e.agent_id),
+          `the requester's discovery, round ${rounds + 1}`,
+        ).toEqual(['tap.victim']);
         rounds++;
       }
-      expect(rounds).toBeGreaterThanOrEqual(2);
+      expect(rounds, 'rounds of listings in 6 s').toBeGreaterThanOrEqual(2);
       // The flood is gone by the end.
-      expect((await registry.survey({})).records.map((r) => r.entry.agent_id).sort()).toEqual(['tap.plain', 'tap.victim']);
+      expect((await registry.survey({})).records.map((r) => r.entry.agent_id).sort(), 'the live entries after the flood').toEqual([
+        'tap.plain',
+        'tap.victim',
+      ]);
       const people = await tapctl('mesh', 'agents', '--nats', server.url, '--trust', trustFile);
       expect(people.out).toMatch(/^1 agent in the mesh, each signed by its key in the trust file\n/);
       expect(people.out).toMatch(

@@ -189,8 +189,12 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the registry on NA
     expect(changes.slice(1).map(said)).toEqual(['joined b', 'updated b', 'left b expired']);
     expect(watch.current().map((x) => x.entry.agent_id)).toEqual(['early']);
     // Written again, b is back; then a new instance takes the key, then it is withdrawn.
+    // Each write waits for the watch to read the one before: the bucket keeps one value a key, so a
+    // write the watch has not read yet when the next comes is replaced, and reported only as the next.
     const rev3 = await r.update(entry('b', [capability('code.write', '1.0.0')], lasting), rev2);
+    await untilChanges(changes, 5);
     const rev4 = await r.update(entry('b', [capability('code.write', '1.0.0')], { ...lasting, instance: 'i-b-2' }), rev3);
+    await untilChanges(changes, 7);
     await r.withdraw('b', rev4);
     await untilChanges(changes, 8);
     expect(changes.slice(4).map(said)).toEqual(['joined b', 'left b restarted', 'joined b', 'left b withdrawn']);

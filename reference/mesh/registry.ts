@@ -112,7 +112,11 @@ export interface Registry {
   survey(query?: DiscoveryQuery, bounds?: ListingBounds): Promise<Listing>;
   /** The bucket's bounds as the server has them (0 or less: none). */
   limits(): Promise<BucketLimits>;
-  /** Reports live matching records as they join, change and leave, expiry included (TAP-REG-023). */
+  /**
+   * Reports live matching records as they join, change and leave, expiry included (TAP-REG-023).
+   * It reports the writes it reads: the bucket keeps the last value of each key, so a key written
+   * twice before the watch reads the first is reported once, at its second value.
+   */
   watch(onChange: (change: RegistryChange) => void, query?: DiscoveryQuery): Promise<RegistryWatch>;
   /** The revision of the key's last write, whatever it holds (a value, an invalid one, a delete); undefined when none. */
   lastRevision(agentId: string): Promise<number | undefined>;
