@@ -172,8 +172,8 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tapctl nats agains
     expect(status.out).toMatch(/tap-ops_echo\s+tap\.tasks\.ops\.echo\s+0 waiting\s+0 in flight/);
   });
 
-  /** A runner in a "process" that holds its delivery and then vanishes: the record is never acknowledged. */
-  async function crashWhileHolding(capability: string): Promise<void> {
+  /** A runner in a "process" that holds its delivery and then vanishes: the record is never acknowledged (its lease, the consumer's ack_wait, is `leaseMs`). */
+  async function crashWhileHolding(capability: string, leaseMs: number): Promise<void> {
     const conn = await connect({ servers: server.url });
     let holding!: () => void;
     const held = new Promise<void>((r) => (holding = r));
@@ -181,7 +181,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tapctl nats agains
       nc: conn,
       agentId: 'tap.ops-crash',
       capability,
-      leaseMs: 400,
+      leaseMs,
       maxAttempts: 1,
       handler: () => {
         holding();
@@ -199,9 +199,13 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tapctl nats agains
   }
 
   it('lists a dead letter with its reason and requeues it as a new attempt series, which can die again', { timeout: 90_000 }, async () => {
+    // The server tells a record's last delivery is spent once, by an advisory, a lease after the
+    // delivery: the runner that moves it to TAP_DEAD starts after the crash and must be listening
+    // by then. A lease of 3 s leaves a loaded machine the time to start it (400 ms did not).
+    const leaseMs = 3000;
     const submitted = (await tapctl('nats', 'submit', 'ops.poison', '"p"', '--json', '-s', server.url)).json();
-    await crashWhileHolding('ops.poison');
-    let watcher = await runner({ capability: 'ops.poison', maxAttempts: 1, handler: async () => 'never' });
+    await crashWhileHolding('ops.poison', leaseMs);
+    let watcher = await runner({ capability: 'ops.poison', leaseMs, maxAttempts: 1, handler: async () => 'never' });
     await until(async () => ((await deadIds()).includes(submitted.task_id) ? true : undefined));
     const dead = (await tapctl('nats', 'dead-letters', '--json', '-s', server.url)).json().dead_letters;
     expect(dead).toEqual([
@@ -220,7 +224,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tapctl nats agains
     // Requeued while no runner serves it, it dies a second time: a second dead letter, not a duplicate dropped.
     await watcher.stop();
     stops.splice(0);
-    const crash = crashWhileHolding('ops.poison');
+    const crash = crashWhileHolding('ops.poison', leaseMs);
     const requeued = await tapctl('nats', 'requeue', submitted.task_id, '-s', server.url);
     expect(requeued.code).toBe(0);
     expect(requeued.out).toMatch(
@@ -230,7 +234,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tapctl nats agains
     );
     expect(await deadIds()).toEqual([]);
     await crash;
-    watcher = await runner({ capability: 'ops.poison', maxAttempts: 1, handler: async () => 'never' });
+    watcher = await runner({ capability: 'ops.poison', leaseMs, maxAttempts: 1, handler: async () => 'never' });
     await until(async () => ((await deadIds()).includes(submitted.task_id) ? true : undefined));
     const again = (await tapctl('nats', 'dead-letters', '--json', '-s', server.url)).json().dead_letters[0];
     expect(again.attempts).toBe(1);
@@ -238,7 +242,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tapctl nats agains
     // Requeued with a runner that finishes it: the result comes at attempt 0 of the new series.
     await watcher.stop();
     stops.splice(0);
-    await runner({ capability: 'ops.poison', maxAttempts: 1, handler: async ({ attempts }) => ({ attempts }) });
+    await runner({ capability: 'ops.poison', leaseMs, maxAttempts: 1, handler: async ({ attempts }) => ({ attempts }) });
     const all = (await tapctl('nats', 'requeue', '--all', '--json', '-s', server.url)).json();
     expect(all.requeued).toEqual([expect.objectContaining({ task_id: submitted.task_id, previous_attempts: 1 })]);
     const result = await until(async () => {
