@@ -167,8 +167,8 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the durable runner
     expect(done.context.history.at(-1)?.output).toBe(1);
   });
 
-  /** Starts a runner on a connection of its own and makes its process "crash" once it holds a delivery. */
-  async function crashOnDelivery(capability: string, maxAttempts: number, hung: Promise<void>): Promise<void> {
+  /** Starts a runner on a connection of its own and makes its process "crash" once it holds a delivery (its lease: `leaseMs`). */
+  async function crashOnDelivery(capability: string, maxAttempts: number, leaseMs: number, hung: Promise<void>): Promise<void> {
     const conn = await connect({ servers: server.url });
     let started!: () => void;
     const holding = new Promise<void>((r) => (started = r));
@@ -176,7 +176,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the durable runner
       nc: conn,
       agentId: 'tap.durable-crash',
       capability,
-      leaseMs: 300,
+      leaseMs,
       maxAttempts,
       handler: async () => {
         started();
@@ -191,14 +191,17 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the durable runner
     let release!: () => void;
     const hung = new Promise<void>((r) => (release = r));
     const submitted = submitDurable(nc, { next_phase: 'work.poison', input: 'poison' });
-    // Two processes crash on the record in turn; a third watches the advisories.
-    await crashOnDelivery('work.poison', 2, hung);
-    await crashOnDelivery('work.poison', 2, hung);
-    const watcher = await runner({ capability: 'work.poison', maxAttempts: 2, handler: async () => 'never delivered' });
+    // Two processes crash on the record in turn; a third watches the advisories. The server sends
+    // the one advisory a lease after the last delivery, and the third starts after the crash: a
+    // lease of 2 s leaves a loaded machine the time to start it.
+    const leaseMs = 2000;
+    await crashOnDelivery('work.poison', 2, leaseMs, hung);
+    await crashOnDelivery('work.poison', 2, leaseMs, hung);
+    const watcher = await runner({ capability: 'work.poison', leaseMs, maxAttempts: 2, handler: async () => 'never delivered' });
     const { record } = await submitted;
     const jsm = await jetstreamManager(nc);
     let dead: TaskRecord | undefined;
-    const deadline = Date.now() + 5000;
+    const deadline = Date.now() + 10_000;
     while (!dead && Date.now() < deadline) {
       const m = await jsm.streams
         .getMessage(DEFAULT_NAMES.dead, { last_by_subj: deadSubject(DEFAULT_NAMES, 'work.poison') })
