@@ -199,7 +199,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tapctl nats agains
   }
 
   it('lists a dead letter with its reason and requeues it as a new attempt series, which can die again', { timeout: 90_000 }, async () => {
-    // The server tells a record's last delivery is spent once, by an advisory, a lease after the
+    // The server announces a record's spent last delivery once, by an advisory a lease after that
     // delivery: the runner that moves it to TAP_DEAD starts after the crash and must be listening
     // by then. A lease of 3 s leaves a loaded machine the time to start it (400 ms did not).
     const leaseMs = 3000;
