@@ -7,6 +7,7 @@ import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer }
 import { startDurableRunner, type DurableRunner, type DurableRunnerOptions } from './runner.ts';
 import { DEFAULT_NAMES, deadSubject, ensureStreams, resultSubject } from './streams.ts';
 import { submitDurable } from './submit.ts';
+import { crashWhileHolding } from './crash.testkit.ts';
 import { lacks, needing } from '../../test/system-tools.testkit.ts';
 import type { AuditEntry } from '../ops/audit.ts';
 import { parseExposition, sampleValue } from '../ops/exposition-parse.ts';
@@ -167,36 +168,15 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the durable runner
     expect(done.context.history.at(-1)?.output).toBe(1);
   });
 
-  /** Starts a runner on a connection of its own and makes its process "crash" once it holds a delivery (its lease: `leaseMs`). */
-  async function crashOnDelivery(capability: string, maxAttempts: number, leaseMs: number, hung: Promise<void>): Promise<void> {
-    const conn = await connect({ servers: server.url });
-    let started!: () => void;
-    const holding = new Promise<void>((r) => (started = r));
-    await startDurableRunner({
-      nc: conn,
-      agentId: 'tap.durable-crash',
-      capability,
-      leaseMs,
-      maxAttempts,
-      handler: async () => {
-        started();
-        await hung;
-      },
-    });
-    await holding;
-    await conn.close();
-  }
-
   it('moves a record that ran out of deliveries to TAP_DEAD with MAX_ATTEMPTS, and off the queue (bindings-nats#dead-letters)', async () => {
-    let release!: () => void;
-    const hung = new Promise<void>((r) => (release = r));
     const submitted = submitDurable(nc, { next_phase: 'work.poison', input: 'poison' });
     // Two processes crash on the record in turn; a third watches the advisories. The server sends
     // the one advisory a lease after the last delivery, and the third starts after the crash: a
     // lease of 2 s leaves a loaded machine the time to start it.
     const leaseMs = 2000;
-    await crashOnDelivery('work.poison', 2, leaseMs, hung);
-    await crashOnDelivery('work.poison', 2, leaseMs, hung);
+    const crash = { capability: 'work.poison', leaseMs, maxAttempts: 2, agentId: 'tap.durable-crash' };
+    await crashWhileHolding(server.url, crash);
+    await crashWhileHolding(server.url, crash);
     const watcher = await runner({ capability: 'work.poison', leaseMs, maxAttempts: 2, handler: async () => 'never delivered' });
     const { record } = await submitted;
     const jsm = await jetstreamManager(nc);
@@ -209,7 +189,6 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the durable runner
       if (m) dead = m.json<TaskRecord>();
       else await sleep(50);
     }
-    release();
     expect(dead?.task_id).toBe(record.task_id);
     expect(dead?.state.last_error?.code).toBe('MAX_ATTEMPTS');
     expect(dead?.state.attempts).toBe(2);

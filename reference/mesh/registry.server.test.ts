@@ -178,7 +178,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the registry on NA
     const changes: RegistryChange[] = [];
     const watch = await r.watch((c) => changes.push(c), { capability: 'code.write' });
     await watch.ready;
-    expect(changes.map((c) => `${c.kind} ${c.agentId}`)).toEqual(['joined early']);
+    expect(changes.map(said)).toEqual(['joined early']);
     const rev = await r.create(entry('b', [capability('code.write', '1.0.0')], { ttl_ms: 1000 }));
     await r.create(entry('unrelated', [capability('text.analyse', '1.0.0')]));
     await untilChanges(changes, 2);

@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { crashWhileHolding } from '../jetstream/crash.testkit.ts';
 import { startDurableRunner, type DurableRunnerOptions } from '../jetstream/runner.ts';
 import { freePort } from '../transports/free-port.testkit.ts';
 import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../transports/nats/nats-server.testkit.ts';
@@ -172,26 +173,6 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tapctl nats agains
     expect(status.out).toMatch(/tap-ops_echo\s+tap\.tasks\.ops\.echo\s+0 waiting\s+0 in flight/);
   });
 
-  /** A runner in a "process" that holds its delivery and then vanishes: the record is never acknowledged (its lease, the consumer's ack_wait, is `leaseMs`). */
-  async function crashWhileHolding(capability: string, leaseMs: number): Promise<void> {
-    const conn = await connect({ servers: server.url });
-    let holding!: () => void;
-    const held = new Promise<void>((r) => (holding = r));
-    await startDurableRunner({
-      nc: conn,
-      agentId: 'tap.ops-crash',
-      capability,
-      leaseMs,
-      maxAttempts: 1,
-      handler: () => {
-        holding();
-        return new Promise(() => {});
-      },
-    });
-    await held;
-    await conn.close();
-  }
-
   async function deadIds(): Promise<string[]> {
     return (await tapctl('nats', 'dead-letters', '--json', '-s', server.url))
       .json()
@@ -204,7 +185,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tapctl nats agains
     // by then. A lease of 3 s leaves a loaded machine the time to start it (400 ms did not).
     const leaseMs = 3000;
     const submitted = (await tapctl('nats', 'submit', 'ops.poison', '"p"', '--json', '-s', server.url)).json();
-    await crashWhileHolding('ops.poison', leaseMs);
+    await crashWhileHolding(server.url, { capability: 'ops.poison', leaseMs, maxAttempts: 1, agentId: 'tap.ops-crash' });
     let watcher = await runner({ capability: 'ops.poison', leaseMs, maxAttempts: 1, handler: async () => 'never' });
     await until(async () => ((await deadIds()).includes(submitted.task_id) ? true : undefined));
     const dead = (await tapctl('nats', 'dead-letters', '--json', '-s', server.url)).json().dead_letters;
@@ -224,7 +205,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tapctl nats agains
     // Requeued while no runner serves it, it dies a second time: a second dead letter, not a duplicate dropped.
     await watcher.stop();
     stops.splice(0);
-    const crash = crashWhileHolding('ops.poison', leaseMs);
+    const crash = crashWhileHolding(server.url, { capability: 'ops.poison', leaseMs, maxAttempts: 1, agentId: 'tap.ops-crash' });
     const requeued = await tapctl('nats', 'requeue', submitted.task_id, '-s', server.url);
     expect(requeued.code).toBe(0);
     expect(requeued.out).toMatch(
