@@ -47,6 +47,7 @@ const CEILING_NAMES = {
   results: 'CEIL_RESULTS',
   events: 'CEIL_EVENTS',
   dead: 'CEIL_DEAD',
+  advisories: 'CEIL_ADVISORIES',
   idempotency: 'CEIL_IDEMPOTENCY',
 };
 

@@ -18,7 +18,14 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
     ['no-renewal', 'nats-durable.lease.renewal', /delivered [2-9] times .* the lease was not renewed/],
     ['attempt-zero', 'nats-durable.attempts.delivery-count', /delivery 2 ran with Tap-Attempt 0/],
     ['no-idempotency', 'nats-durable.idempotency.repeat', /TAP_IDEMPOTENCY does not hold the first task/],
-    ['no-dead-letters', 'nats-durable.dead-letter', /was not in TAP_DEAD after 3 failed deliveries/],
+    // No dead letter at all: the advisories case finds none either.
+    [
+      'no-dead-letters',
+      'nats-durable.dead-letter',
+      /was not in TAP_DEAD after 3 failed deliveries/,
+      ['nats-durable.dead-letter.advisories'],
+    ],
+    ['subscribed-advisories', 'nats-durable.dead-letter.advisories', /there is no consumer tap-tap_test_fail of TAP_ADVISORIES/],
     // A phase run again finishes with its own attempt and output, not the stored result's: the attempts and fence cases fail too.
     [
       'runs-again',

@@ -26,6 +26,7 @@ import { DEFAULT_NAMES as N, deadSubject, ensureStreams, resultSubject, taskSubj
 import { idempotencyKey } from '../../reference/jetstream/submit.ts';
 import type { SigningKey, TrustFile } from '../../reference/trust.ts';
 import type { TaskRecord } from '../../reference/workspace/record.ts';
+import { maxDeliveriesAdvisory } from '../../reference/transports/nats/subjects.ts';
 
 /** The rule each broken durable agent breaks. */
 export type DurableFault =
@@ -37,6 +38,8 @@ export type DurableFault =
   | 'no-idempotency'
   /** Ignores the max-deliveries advisory: a record that ran out of deliveries never reaches TAP_DEAD (TAP-NATS-021). */
   | 'no-dead-letters'
+  /** Answers the max-deliveries advisories from a subscription to their subject, as the first text had it, not from TAP_ADVISORIES (TAP-NATS-071). */
+  | 'subscribed-advisories'
   /** Runs a delivery again whose task stream already ends with its task.result (TAP-NATS-035). */
   | 'runs-again'
   /**
@@ -233,28 +236,39 @@ async function brokenRunner(
     })();
     closers.push(async () => void (await messages.close()));
     if (fault === 'no-dead-letters') continue;
-    const advisory = nc.subscribe(`$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.${N.tasks}.${durable}`, {
-      callback: (err, msg) => {
-        if (err) return;
-        const { stream_seq: seq, deliveries } = msg.json<{ stream_seq: number; deliveries: number }>();
-        void (async () => {
-          const stored = await jsm.streams.getMessage(N.tasks, { seq });
-          if (!stored) return;
-          const record = stored.json<TaskRecord>();
-          record.state.attempts = deliveries;
-          record.state.status = 'failed';
-          record.state.last_error = {
-            code: 'MAX_ATTEMPTS',
-            message: `delivered ${deliveries} times without finishing`,
-            at: new Date().toISOString(),
-          };
-          const msgID = fault === 'dead-msg-id' ? `${record.task_id}:dead` : `${record.task_id}:dead:${seq}`;
-          await js.publish(deadSubject(N, capability), JSON.stringify(record), { msgID });
-          await jsm.streams.deleteMessage(N.tasks, seq);
-        })().catch(() => {});
-      },
-    });
-    closers.push(async () => advisory.unsubscribe());
+    /** Moves the record an advisory names to TAP_DEAD, then off the queue. */
+    const answer = async (advisory: Uint8Array): Promise<void> => {
+      const { stream_seq: seq, deliveries } = JSON.parse(new TextDecoder().decode(advisory)) as { stream_seq: number; deliveries: number };
+      const stored = await jsm.streams.getMessage(N.tasks, { seq }).catch(() => null);
+      if (!stored) return;
+      const record = stored.json<TaskRecord>();
+      record.state.attempts = deliveries;
+      record.state.status = 'failed';
+      record.state.last_error = {
+        code: 'MAX_ATTEMPTS',
+        message: `delivered ${deliveries} times without finishing`,
+        at: new Date().toISOString(),
+      };
+      const msgID = fault === 'dead-msg-id' ? `${record.task_id}:dead` : `${record.task_id}:dead:${seq}`;
+      await js.publish(deadSubject(N, capability), JSON.stringify(record), { msgID });
+      await jsm.streams.deleteMessage(N.tasks, seq);
+    };
+    const subject = maxDeliveriesAdvisory(N.tasks, durable);
+    if (fault === 'subscribed-advisories') {
+      const advisory = nc.subscribe(subject, { callback: (err, msg) => void (err ? undefined : answer(msg.data).catch(() => {})) });
+      closers.push(async () => advisory.unsubscribe());
+      continue;
+    }
+    await jsm.consumers.add(N.advisories, { durable_name: durable, ack_policy: AckPolicy.Explicit, filter_subject: subject });
+    const advisories = await (await js.consumers.get(N.advisories, durable)).consume({ max_messages: 4, expires: 1000 });
+    void (async () => {
+      for await (const m of advisories)
+        await answer(m.data).then(
+          () => m.ack(),
+          () => m.nak(),
+        );
+    })();
+    closers.push(async () => void (await advisories.close()));
   }
   return async () => {
     for (const c of closers) await c();

@@ -188,8 +188,9 @@ describe.skipIf(lacks('nats-server'))(
       expect(lines.find((l) => l.startsWith('tap-conform: removed what the nats-durable cases left on the server: '))).toMatch(
         /dead letters.*; nothing else was touched$/,
       );
-      expect(lines.find((l) => l.includes('of TAP_TASKS stay'))).toMatch(
-        /^tap-conform: the consumers (tap-tap_test_\w+, )+.*of TAP_TASKS stay: the agent's durable runners made them.*TAP-NATS-053/,
+      expect(await subjects('TAP_ADVISORIES')).toEqual([]);
+      expect(lines.find((l) => l.includes('of TAP_TASKS and of TAP_ADVISORIES stay'))).toMatch(
+        /^tap-conform: the consumers (tap-tap_test_\w+, )+.*of TAP_TASKS and of TAP_ADVISORIES stay: the agent's durable runners made them.*TAP-NATS-053, TAP-NATS-071/,
       );
       // Without --signing-key the signed-records cases say why they do not apply, and what to pass.
       for (const c of report.cases.filter((c) => SIGNED_IDS.includes(c.id)))

@@ -12,6 +12,8 @@ export interface DurableNames {
   results: string;
   events: string;
   dead: string;
+  /** The stream that keeps the server's max-deliveries advisories of the queue's consumers until a runner answers each. */
+  advisories: string;
   idempotency: string;
 }
 
@@ -21,13 +23,14 @@ export const DEFAULT_NAMES: DurableNames = Object.freeze({
   results: 'TAP_RESULTS',
   events: 'TAP_EVENTS',
   dead: 'TAP_DEAD',
+  advisories: 'TAP_ADVISORIES',
   idempotency: 'TAP_IDEMPOTENCY',
 });
 
 /** The names, each checked: a prefix of subject tokens and stream and bucket names of one token each. */
 export function checkNames(n: DurableNames): DurableNames {
   checkPrefix(n.prefix);
-  for (const key of ['tasks', 'results', 'events', 'dead', 'idempotency'] as const) {
+  for (const key of ['tasks', 'results', 'events', 'dead', 'advisories', 'idempotency'] as const) {
     if (typeof n[key] !== 'string' || !/^[A-Za-z0-9_-]{1,200}$/.test(n[key]))
       throw new SubjectPartError(`the ${key} stream name ${JSON.stringify(n[key])} must be letters, digits, "_" and "-"`);
   }

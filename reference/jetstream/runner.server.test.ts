@@ -7,7 +7,9 @@ import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer }
 import { startDurableRunner, type DurableRunner, type DurableRunnerOptions } from './runner.ts';
 import { DEFAULT_NAMES, deadSubject, ensureStreams, resultSubject } from './streams.ts';
 import { submitDurable } from './submit.ts';
-import { crashWhileHolding } from './crash.testkit.ts';
+import { crashWhileHolding, strayPull } from './crash.testkit.ts';
+import { consumerName } from './consumer.ts';
+import { maxDeliveriesAdvisory } from '../transports/nats/subjects.ts';
 import { lacks, needing } from '../../test/system-tools.testkit.ts';
 import type { AuditEntry } from '../ops/audit.ts';
 import { parseExposition, sampleValue } from '../ops/exposition-parse.ts';
@@ -168,34 +170,45 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the durable runner
     expect(done.context.history.at(-1)?.output).toBe(1);
   });
 
-  it('moves a record that ran out of deliveries to TAP_DEAD with MAX_ATTEMPTS, and off the queue (bindings-nats#dead-letters)', async () => {
+  it('moves a record that ran out of deliveries to TAP_DEAD with MAX_ATTEMPTS and off the queue, though no runner was connected when its advisory came (bindings-nats#dead-letters)', async () => {
     const submitted = submitDurable(nc, { next_phase: 'work.poison', input: 'poison' });
-    // Two processes crash on the record in turn; a third watches the advisories. The server sends
-    // the one advisory a lease after the last delivery, and the third starts after the crash: a
-    // lease of 2 s leaves a loaded machine the time to start it.
-    const leaseMs = 2000;
-    const crash = { capability: 'work.poison', leaseMs, maxAttempts: 2, agentId: 'tap.durable-crash' };
+    // Two processes crash on the record in turn. A pull the server still holds has it try the record
+    // again as the lease runs out, find its deliveries spent and publish the advisory, with no
+    // runner of the capability connected.
+    const crash = { capability: 'work.poison', leaseMs: 300, maxAttempts: 2, agentId: 'tap.durable-crash' };
     await crashWhileHolding(server.url, crash);
     await crashWhileHolding(server.url, crash);
-    const watcher = await runner({ capability: 'work.poison', leaseMs, maxAttempts: 2, handler: async () => 'never delivered' });
+    const stray = strayPull(nc, 'work.poison', 2000);
     const { record } = await submitted;
     const jsm = await jetstreamManager(nc);
+    const advisorySubject = maxDeliveriesAdvisory(DEFAULT_NAMES.tasks, consumerName('work.poison'));
+    const kept = async () =>
+      (await jsm.streams.info(DEFAULT_NAMES.advisories, { subjects_filter: advisorySubject })).state.subjects?.[advisorySubject] ?? 0;
+    // TAP_ADVISORIES keeps the advisory nobody heard.
+    await vi.waitFor(async () => expect(await kept()).toBe(1), { timeout: 10_000, interval: 50 });
+    expect(await queued('work.poison')).toBe(1);
+    await stray;
+    // A runner started afterwards answers it. A crashed runner's pull may hold the advisory for the
+    // advisory consumer's ack_wait (5 s) before the server gives it to this one.
+    const watcher = await runner({ capability: 'work.poison', maxAttempts: 2, handler: async () => 'never delivered' });
     let dead: TaskRecord | undefined;
-    const deadline = Date.now() + 10_000;
-    while (!dead && Date.now() < deadline) {
-      const m = await jsm.streams
-        .getMessage(DEFAULT_NAMES.dead, { last_by_subj: deadSubject(DEFAULT_NAMES, 'work.poison') })
-        .catch(() => null);
-      if (m) dead = m.json<TaskRecord>();
-      else await sleep(50);
-    }
+    await vi.waitFor(
+      async () => {
+        const m = await jsm.streams.getMessage(DEFAULT_NAMES.dead, { last_by_subj: deadSubject(DEFAULT_NAMES, 'work.poison') });
+        dead = m?.json<TaskRecord>();
+        expect(dead).toBeDefined();
+      },
+      { timeout: 20_000, interval: 50 },
+    );
     expect(dead?.task_id).toBe(record.task_id);
     expect(dead?.state.last_error?.code).toBe('MAX_ATTEMPTS');
     expect(dead?.state.attempts).toBe(2);
-    // The watcher stores the dead letter, then deletes the record from the queue, then counts it.
+    // The watcher stores the dead letter, deletes the record from the queue, counts it, then
+    // acknowledges the advisory, which leaves TAP_ADVISORIES.
     await vi.waitFor(async () => {
       expect(watcher.stats).toMatchObject({ completed: 0, deadLetters: 1 });
       expect(await queued('work.poison')).toBe(0);
+      expect(await kept()).toBe(0);
     }, 5000);
   });
 

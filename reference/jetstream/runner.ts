@@ -11,7 +11,7 @@
 import { extended } from '../core/extended.ts';
 import { traceContextOf } from '../core/trace-context.ts';
 import { loadTelemetry, type TapSpan, type TelemetryOptions } from '../telemetry.ts';
-import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import type { ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import { jetstream } from '../transports/nats/client.ts';
 import { TapError } from '../core/errors.ts';
@@ -19,7 +19,7 @@ import type { SigningKey, TrustFile } from '../trust.ts';
 import { checkIdentifier } from '../transports/nats/subjects.ts';
 import type { TaskRecord } from '../workspace/record.ts';
 import { ensureConsumer } from './consumer.ts';
-import { publishDeadLetter, refusedLetter, watchMaxDeliveries, type DeadLetterBox } from './dead-letters.ts';
+import { publishDeadLetter, refusedLetter, answerMaxDeliveries, type DeadLetterBox } from './dead-letters.ts';
 import { lastStoredMessage, StreamFenced, TaskStreamWriter, traceOfRecord, type StoredStreamMessage } from './events.ts';
 import { takeIn } from './intake.ts';
 import { checkNames } from './names.ts';
@@ -305,18 +305,25 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
   };
 
   // spec: bindings-nats#dead-letters: a record that ran out of deliveries goes to TAP_DEAD, then leaves the queue.
-  const advisory: Subscription = watchMaxDeliveries(o.nc, box, durable, { onMoved: () => stats.deadLetters++, log });
+  const advisories = await answerMaxDeliveries(box, durable, { onMoved: () => stats.deadLetters++, log, pullExpiresMs: o.pullExpiresMs });
 
-  const consumer = await js.consumers.get(names.tasks, durable);
   const concurrency = o.concurrency ?? 4;
   // A pull asks for half the deliveries a runner takes at once, when half of those it asked for
   // have come: one pull request per concurrency / 2 deliveries, where the client's default refills
   // at three quarters (a pull per two deliveries for eight at once).
-  const messages: ConsumerMessages = await consumer.consume({
-    max_messages: concurrency,
-    threshold_messages: Math.max(1, Math.floor(concurrency / 2)),
-    expires: Math.max(1000, o.pullExpiresMs ?? 5000),
-  });
+  const messages: ConsumerMessages = await js.consumers
+    .get(names.tasks, durable)
+    .then((consumer) =>
+      consumer.consume({
+        max_messages: concurrency,
+        threshold_messages: Math.max(1, Math.floor(concurrency / 2)),
+        expires: Math.max(1000, o.pullExpiresMs ?? 5000),
+      }),
+    )
+    .catch(async (err: Error) => {
+      await advisories.stop();
+      throw err;
+    });
   const loop = (async () => {
     for await (const m of messages) {
       const p = work(m).catch((err: Error) => log('error', `task on ${m.subject}: ${err.message}`));
@@ -334,7 +341,7 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
       await loop;
       await Promise.all(running);
       stopping.abort();
-      advisory.unsubscribe();
+      await advisories.stop();
       // The acknowledgements asked for no answer: one round trip has them all at the server, if it is there.
       let timer: ReturnType<typeof setTimeout> | undefined;
       await Promise.race([o.nc.flush(), new Promise((r) => (timer = setTimeout(r, FLUSH_MS)))]).catch(() => {});

@@ -1,15 +1,16 @@
 /**
  * The JetStream streams and bucket of the NATS binding's durable tasks (spec: bindings-nats#task-queue):
  * TAP_TASKS (work queue of task records, one subject per capability), TAP_RESULTS (finished
- * records), TAP_EVENTS (each durable task's stream of TAP messages), TAP_DEAD (dead letters) and
- * the key-value bucket TAP_IDEMPOTENCY.
+ * records), TAP_EVENTS (each durable task's stream of TAP messages), TAP_DEAD (dead letters),
+ * TAP_ADVISORIES (the server's max-deliveries advisories of the queue's consumers, kept until a
+ * runner answers each) and the key-value bucket TAP_IDEMPOTENCY.
  */
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { JetStreamManager } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import { RetentionPolicy, StorageType, jetstreamManager, Kvm } from '../transports/nats/client.ts';
 import { replicasFor } from '../transports/nats/replicas.ts';
-import { Wildcard } from '../transports/nats/subjects.ts';
+import { maxDeliveriesAdvisory, Wildcard } from '../transports/nats/subjects.ts';
 import { checkNames, DEFAULT_NAMES, deadSubject, eventSubject, resultSubject, taskSubject, type DurableNames } from './names.ts';
 
 export { checkNames, DEFAULT_NAMES, deadSubject, eventSubject, resultSubject, taskSubject, type DurableNames } from './names.ts';
@@ -47,6 +48,8 @@ export async function ensureStreams(nc: NatsConnection, o: EnsureOptions = {}): 
       duplicate_window: nanos(o.duplicateWindowMs ?? 120_000),
     },
     { name: n.dead, subjects: [deadSubject(n, Wildcard.TAIL)], retention: RetentionPolicy.Limits },
+    // spec: bindings-nats#dead-letters: an advisory is kept until a runner answers it, heard or not when it came.
+    { name: n.advisories, subjects: [maxDeliveriesAdvisory(n.tasks, Wildcard.TOKEN)], retention: RetentionPolicy.Workqueue },
   ];
   for (const s of want) {
     try {

@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { crashWhileHolding } from '../jetstream/crash.testkit.ts';
+import { crashWhileHolding, strayPull } from '../jetstream/crash.testkit.ts';
 import { startDurableRunner, type DurableRunnerOptions } from '../jetstream/runner.ts';
 import { freePort } from '../transports/free-port.testkit.ts';
 import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../transports/nats/nats-server.testkit.ts';
@@ -110,6 +110,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tapctl nats agains
       ['TAP_DEAD', false],
       ['TAP_EVENTS', false],
       ['KV_TAP_IDEMPOTENCY', false],
+      ['TAP_ADVISORIES', false],
     ]);
     const submit = await tapctl('nats', 'submit', 'work.x', '{}', '--server', server.url);
     expect(submit.code).toBe(1);
@@ -180,14 +181,28 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tapctl nats agains
   }
 
   it('lists a dead letter with its reason and requeues it as a new attempt series, which can die again', { timeout: 90_000 }, async () => {
-    // The server announces a record's spent last delivery once, by an advisory a lease after that
-    // delivery: the runner that moves it to TAP_DEAD starts after the crash and must be listening
-    // by then. A lease of 3 s leaves a loaded machine the time to start it (400 ms did not).
-    const leaseMs = 3000;
+    // The server announces a record's spent last delivery by an advisory a lease after that
+    // delivery; TAP_ADVISORIES keeps it for the runner that moves the record to TAP_DEAD, which
+    // starts after the crash, whether before the advisory or after.
+    const leaseMs = 400;
     const submitted = (await tapctl('nats', 'submit', 'ops.poison', '"p"', '--json', '-s', server.url)).json();
     await crashWhileHolding(server.url, { capability: 'ops.poison', leaseMs, maxAttempts: 1, agentId: 'tap.ops-crash' });
+    // A pull the server still holds has it publish the advisory as the lease runs out, with no runner
+    // connected; status shows the advisory no runner has answered yet, under the capability's consumer.
+    const advisories = async () =>
+      (await tapctl('nats', 'status', '--json', '-s', server.url)).json().streams.find((x: { name: string }) => x.name === 'TAP_ADVISORIES')
+        ?.subjects ?? {};
+    const stray = strayPull(nc, 'ops.poison', 2000);
+    await until(async () =>
+      (await advisories())['$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.TAP_TASKS.tap-ops_poison'] === 1 ? true : undefined,
+    );
+    await stray;
+    expect((await tapctl('nats', 'status', '-s', server.url)).out).toMatch(
+      /advisories waiting for a runner, per consumer\n\s*tap-ops_poison\s+1/,
+    );
     let watcher = await runner({ capability: 'ops.poison', leaseMs, maxAttempts: 1, handler: async () => 'never' });
     await until(async () => ((await deadIds()).includes(submitted.task_id) ? true : undefined));
+    await until(async () => (Object.keys(await advisories()).length === 0 ? true : undefined));
     const dead = (await tapctl('nats', 'dead-letters', '--json', '-s', server.url)).json().dead_letters;
     expect(dead).toEqual([
       expect.objectContaining({

@@ -3,6 +3,9 @@ import type { Case } from '../../case.ts';
 import { deliveriesOf, durableCase, FAIL_RETRYABLY, states } from './kit.ts';
 import { check, show, verdictOf } from '../kit.ts';
 import { deadSubject, DEFAULT_NAMES as S } from '../../../reference/jetstream/names.ts';
+import { maxDeliveriesAdvisory } from '../../../reference/transports/nats/subjects.ts';
+import type { DurableView } from './durable-view.ts';
+import type { CaseContext } from '../../context.ts';
 
 export const cases: Case[] = [
   durableCase({
@@ -97,4 +100,89 @@ export const cases: Case[] = [
       );
     },
   }),
+  durableCase({
+    id: 'nats-durable.dead-letter.advisories',
+    title:
+      "The agent takes its queue's max-deliveries advisories from TAP_ADVISORIES, through the consumer named as its queue's, and acknowledges each once answered",
+    requirements: ['TAP-NATS-071'],
+    capability: 'tap.test.fail',
+    budgetMs: 40_000,
+    run: async (ctx, view, q) => {
+      deliveriesOf(q, 1);
+      const subject = maxDeliveriesAdvisory(S.tasks, q.consumer);
+      const info = await view.jsm.consumers.info(S.advisories, q.consumer).catch(() => null);
+      if (!info)
+        return verdictOf(
+          '',
+          check(
+            false,
+            `there is no consumer ${q.consumer} of ${S.advisories}: the agent does not take its advisories from the stream, so one the server publishes while none of its runners is subscribed is lost, and its record stays on ${S.tasks} for good`,
+            `consumer ${q.consumer} of ${S.advisories} filtering ${subject}`,
+            'none',
+          ),
+        );
+      const pulled = await pulledFrom(ctx, view, q.consumer);
+      const mark = await view.deadMark();
+      const { record, seq } = await view.publish('tap.test.fail', FAIL_RETRYABLY);
+      const dead = await view.dead('tap.test.fail', record.task_id, mark, ctx.scaled(q.maxDeliver * q.ackWaitMs + 10_000));
+      // The advisory leaves the work-queue stream when the runner acknowledges it, right after its answer.
+      const left = dead ? await unanswered(ctx, view, subject, seq, ctx.scaled(q.ackWaitMs + 5000)) : undefined;
+      return verdictOf(
+        `advisories pulled from ${S.advisories} and acknowledged`,
+        check(
+          info.config.filter_subject === subject && !info.config.filter_subjects?.length,
+          `consumer ${q.consumer} of ${S.advisories} does not take its queue consumer's advisories alone`,
+          subject,
+          show(info.config.filter_subject ?? info.config.filter_subjects ?? 'every subject'),
+        ),
+        check(
+          info.config.ack_policy === 'explicit',
+          `consumer ${q.consumer} of ${S.advisories} does not ask for explicit acknowledgement`,
+          'explicit',
+          show(info.config.ack_policy),
+        ),
+        check(pulled, `no one pulls from consumer ${q.consumer} of ${S.advisories}`, 'a pull request waiting', 'none in 2 s'),
+        check(dead !== undefined, `the record was not in ${S.dead} after ${q.maxDeliver} failed deliveries`, 'a dead letter', 'none'),
+        dead &&
+          check(
+            left === 0,
+            `the advisory of the record that ran out of deliveries is still in ${S.advisories} after its dead letter: the agent did not acknowledge it`,
+            'acknowledged (gone from the stream)',
+            `still there`,
+          ),
+      );
+    },
+  }),
 ];
+
+/** True when the consumer has a pull request waiting at some moment within 2 s (a runner between two pulls has none). */
+async function pulledFrom(ctx: CaseContext, view: DurableView, consumer: string): Promise<boolean> {
+  const deadline = Date.now() + ctx.scaled(2000);
+  do {
+    const c = await view.jsm.consumers.info(S.advisories, consumer).catch(() => null);
+    if ((c?.num_waiting ?? 0) > 0) return true;
+    await ctx.sleep(100);
+  } while (Date.now() < deadline);
+  return false;
+}
+
+/** How many advisories on `subject` naming TAP_TASKS sequence `seq` TAP_ADVISORIES still holds after waiting up to `ms` for none. */
+async function unanswered(ctx: CaseContext, view: DurableView, subject: string, seq: number, ms: number): Promise<number> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    let held = 0;
+    const info = await view.jsm.streams.info(S.advisories, { subjects_filter: subject }).catch(() => null);
+    if ((info?.state.subjects?.[subject] ?? 0) > 0)
+      for (let at = info!.state.first_seq; at <= info!.state.last_seq; at++) {
+        const m = await view.jsm.streams.getMessage(S.advisories, { seq: at }).catch(() => null);
+        if (m?.subject !== subject) continue;
+        try {
+          if (m.json<{ stream_seq?: unknown }>().stream_seq === seq) held++;
+        } catch {
+          // Not an advisory: not this record's.
+        }
+      }
+    if (held === 0 || Date.now() >= deadline) return held;
+    await ctx.sleep(100);
+  }
+}

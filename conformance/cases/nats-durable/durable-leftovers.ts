@@ -1,7 +1,8 @@
 /**
  * What the nats-durable profile's cases put on the agent's server: the records they published to
  * the queues, and what the agent made of them there (dead letters in TAP_DEAD, finished records in
- * TAP_RESULTS, task streams in TAP_EVENTS, keys in TAP_IDEMPOTENCY). Once every case has ended the
+ * TAP_RESULTS, task streams in TAP_EVENTS, keys in TAP_IDEMPOTENCY, and the advisory of a record
+ * that ran out of deliveries, if the agent left it in TAP_ADVISORIES). Once every case has ended the
  * run removes exactly those, by the task ids and stream sequences it noted, and nothing a user or
  * the agent made otherwise; the agent's consumers stay, and the run says so (spec:
  * bindings-nats#task-queue, TAP-NATS-053).
@@ -67,6 +68,7 @@ export class DurableLeftovers implements Tidy {
       const removed: Array<[number, string]> = [
         [await this.fromQueue(server), 'queued record'],
         [await this.fromDead(server), 'dead letter'],
+        [await this.fromAdvisories(server), 'unanswered max-deliveries advisory'],
         [await this.purged(server, S.results, resultSubject), 'finished record'],
         [await this.purged(server, S.events, eventSubject), 'task stream'],
         [await this.fromKeys(server), 'idempotency key'],
@@ -80,7 +82,7 @@ export class DurableLeftovers implements Tidy {
       const consumers = await this.consumers(server);
       if (consumers.length > 0)
         lines.push(
-          `the consumers ${listOf(consumers)} of ${S.tasks} stay: the agent's durable runners made them, and every runner of those capabilities shares them (TAP-NATS-053), so the run does not delete them. Once the agent has stopped, \`nats consumer rm ${S.tasks} <name> -f\` removes each`,
+          `the consumers ${listOf(consumers)} of ${S.tasks} and of ${S.advisories} stay: the agent's durable runners made them, and every runner of those capabilities shares them (TAP-NATS-053, TAP-NATS-071), so the run does not delete them. Once the agent has stopped, \`nats consumer rm ${S.tasks} <name> -f\` and \`nats consumer rm ${S.advisories} <name> -f\` remove each`,
         );
       return lines;
     } finally {
@@ -107,6 +109,26 @@ export class DurableLeftovers implements Tidy {
       const stands = STANDS_FOR.exec(m.header?.get('Nats-Msg-Id') ?? '');
       const ours = (stands !== null && this.queued.has(Number(stands[1]))) || this.taskIds.has(taskIdOf(m.data) ?? '');
       if (ours && (await s.jsm.streams.deleteMessage(S.dead, seq).catch(() => false))) n++;
+    }
+    return n;
+  }
+
+  /** Deletes the max-deliveries advisories that name a message the run published and that no runner answered. */
+  private async fromAdvisories(s: LeftoverServer): Promise<number> {
+    const info = await s.jsm.streams.info(S.advisories).catch(() => null);
+    if (!info || info.state.messages === 0) return 0;
+    let n = 0;
+    for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq++) {
+      const m = await s.jsm.streams.getMessage(S.advisories, { seq }).catch(() => null);
+      const names = (() => {
+        try {
+          return m?.json<{ stream?: unknown; stream_seq?: unknown }>();
+        } catch {
+          return undefined;
+        }
+      })();
+      const ours = names?.stream === S.tasks && typeof names.stream_seq === 'number' && this.queued.has(names.stream_seq);
+      if (ours && (await s.jsm.streams.deleteMessage(S.advisories, seq).catch(() => false))) n++;
     }
     return n;
   }

@@ -7,7 +7,7 @@ import { harnessError, notTested, type Outcome } from '../../verdict.ts';
 import { check, show, Stop } from '../kit.ts';
 import { findingOutcome, seconds, surveyOf } from './durable-survey.ts';
 import { DEFAULT_NAMES as S, deadSubject, eventSubject, resultSubject, taskSubject } from '../../../reference/jetstream/names.ts';
-import { Wildcard } from '../../../reference/transports/nats/subjects.ts';
+import { maxDeliveriesAdvisory, Wildcard } from '../../../reference/transports/nats/subjects.ts';
 
 /** A case of the profile, as its file writes it: the one capability whose queue it uses stands for its needs. */
 export type DurableCase = Omit<Case, 'level' | 'spec' | 'profile' | 'needs' | 'run'> &
@@ -145,6 +145,7 @@ export const STREAMS: readonly { name: string; subjects: string[]; retention: st
   { name: S.results, subjects: [resultSubject(S, Wildcard.TAIL)], retention: 'limits', dedupMs: 0 },
   { name: S.events, subjects: [eventSubject(S, Wildcard.TAIL)], retention: 'limits', dedupMs: 120_000 },
   { name: S.dead, subjects: [deadSubject(S, Wildcard.TAIL)], retention: 'limits', dedupMs: 120_000 },
+  { name: S.advisories, subjects: [maxDeliveriesAdvisory(S.tasks, Wildcard.TOKEN)], retention: 'workqueue', dedupMs: 0 },
 ];
 
 /** The name of a capability's consumer (TAP-NATS-053). */

@@ -12,7 +12,6 @@ import {
   inboxPrefixOf,
   jsApiSubject,
   kvSubject,
-  maxDeliveriesAdvisory,
   subjectsOf,
   Wildcard,
 } from '../../transports/nats/subjects.ts';
@@ -73,9 +72,12 @@ function agentRole(id: string, prefix: string, bucket: string): Pick<UserPermiss
   };
 }
 
-/** A durable runner: it consumes TAP_TASKS and writes TAP_EVENTS, TAP_RESULTS, TAP_DEAD and TAP_IDEMPOTENCY (spec: bindings-nats#task-queue). */
+/**
+ * A durable runner: it consumes TAP_TASKS and the advisories TAP_ADVISORIES keeps, and writes
+ * TAP_EVENTS, TAP_RESULTS, TAP_DEAD and TAP_IDEMPOTENCY (spec: bindings-nats#task-queue).
+ */
 function runnerRole(n: DurableNames): Pick<UserPermissions, 'publish' | 'subscribe'> {
-  const streams = [n.tasks, n.results, n.events, n.dead, kvStream(n.idempotency)];
+  const streams = [n.tasks, n.results, n.events, n.dead, n.advisories, kvStream(n.idempotency)];
   return {
     publish: [
       eventSubject(n, Wildcard.TAIL),
@@ -84,16 +86,17 @@ function runnerRole(n: DurableNames): Pick<UserPermissions, 'publish' | 'subscri
       kvSubject(n.idempotency, Wildcard.TAIL),
       ...streams.flatMap((s) => [jsApiSubject('STREAM.CREATE', s), ...readStream(s)]),
       jsApiSubject('STREAM.MSG.DELETE', n.tasks),
-      // The durable consumers of the capabilities: created, read, listed and pulled from; deliveries acknowledged.
-      ...['CREATE', 'DURABLE.CREATE', 'INFO', 'MSG.NEXT'].map((verb) =>
-        buildSubject('$JS.API.CONSUMER', verb, stream(n.tasks), Wildcard.TAIL),
-      ),
+      // The durable consumers of the capabilities and of their advisories: created, read and pulled
+      // from; deliveries acknowledged. Those of the queue are listed too.
+      ...[n.tasks, n.advisories].flatMap((s) => [
+        ...['CREATE', 'DURABLE.CREATE', 'INFO', 'MSG.NEXT'].map((verb) => buildSubject('$JS.API.CONSUMER', verb, stream(s), Wildcard.TAIL)),
+        buildSubject('$JS.ACK', stream(s), Wildcard.TAIL),
+      ]),
       jsApiSubject('CONSUMER.LIST', n.tasks),
-      buildSubject('$JS.ACK', stream(n.tasks), Wildcard.TAIL),
       // A replay of a task's stream (the events of a durable task a session resumes).
       ...orderedConsumer(n.events),
     ],
-    subscribe: [maxDeliveriesAdvisory(n.tasks, Wildcard.TOKEN)],
+    subscribe: [],
   };
 }
 

@@ -1,7 +1,7 @@
 /** tapctl nats status: the server, JetStream, and the TAP streams with their message and consumer counts. */
 import type { ConsumerInfo } from '@nats-io/jetstream';
 import { deadSubject, taskSubject } from '../../jetstream/names.ts';
-import { Wildcard } from '../../transports/nats/subjects.ts';
+import { maxDeliveriesAdvisory, Wildcard } from '../../transports/nats/subjects.ts';
 import type { CommandContext } from '../registry.ts';
 import { duration, printJson, table } from '../workspace/format.ts';
 import { openNats, streamInfo, type NatsSession } from './connection.ts';
@@ -15,7 +15,7 @@ export interface StreamStatus {
   bytes?: number;
   consumers?: number;
   replicas?: number;
-  /** Messages per subject, for the queue and the dead letters (per capability). */
+  /** Messages per subject, for the queue and the dead letters (per capability) and the advisories (per consumer). */
   subjects?: Record<string, number>;
 }
 
@@ -55,6 +55,7 @@ export async function natsStatus(s: NatsSession): Promise<NatsStatus> {
     [n.dead, 'dead letters', deadSubject(n, Wildcard.TAIL)],
     [n.events, 'durable task streams', undefined],
     [`KV_${n.idempotency}`, 'idempotency keys', undefined],
+    [n.advisories, 'advisories not yet answered', maxDeliveriesAdvisory(n.tasks, Wildcard.TOKEN)],
   ];
   const streams: StreamStatus[] = [];
   for (const [name, role, filter] of roles) {
@@ -140,6 +141,12 @@ export async function runStatus(o: { server: string; json: boolean }, ctx: Comma
     if (dead.length > 0) {
       text += '\nDead letters per capability\n';
       text += table(dead.map(([subject, count]) => [subject.slice(deadSubject(s.names, Wildcard.TAIL).length - 1), String(count)]));
+    }
+    const unanswered = Object.entries(st.streams[5]!.subjects ?? {});
+    if (unanswered.length > 0) {
+      // spec: bindings-nats#dead-letters: each is a record out of deliveries that goes to the dead letters once a runner of its capability pulls.
+      text += '\nMax-deliveries advisories waiting for a runner, per consumer\n';
+      text += table(unanswered.map(([subject, count]) => [subject.slice(subject.lastIndexOf('.') + 1), String(count)]));
     }
     if (st.consumers.length > 0) {
       text += "\nRunners' consumers on the queue\n";
