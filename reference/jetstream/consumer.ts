@@ -65,7 +65,7 @@ export async function ensureConsumer(
   } catch (err) {
     log(
       'warn',
-      `${was}; the server refused this runner's lease of ${ms(want.ack_wait)} ms and ${want.max_deliver} deliveries (${(err as Error).message}), so the consumer keeps its own and the lease is renewed every ${Math.floor(ms(had.ack_wait) / 3)} ms. Delete the consumer (nats consumer rm ${names.tasks} ${name}) while no runner serves it to start afresh`,
+      `${was}; the server refused this runner's lease of ${ms(want.ack_wait)} ms and ${want.max_deliver} deliveries (${(err as Error).message}), so the consumer keeps its own and the lease is renewed every ${Math.floor(ms(had.ack_wait) / 3)} ms. Delete the consumer (tapctl nats remove-consumer ${name}) while no runner serves it to start afresh`,
     );
     return { name, ackWaitMs: ms(had.ack_wait) };
   }
@@ -79,7 +79,7 @@ async function refusedConsumer(jsm: JetStreamManager, names: DurableNames, name:
   for await (const c of jsm.consumers.list(names.tasks)) {
     const filters = [c.config.filter_subject, ...(c.config.filter_subjects ?? [])].filter(Boolean);
     if (c.name !== name && (filters.length === 0 || filters.includes(subject) || filters.includes(all)))
-      return `${why}. Consumer ${c.name} already takes it; if no runner serves it any more, delete it (nats consumer rm ${names.tasks} ${c.name})`;
+      return `${why}. Consumer ${c.name} already takes it; if no runner serves it any more, delete it (tapctl nats remove-consumer ${c.name})`;
   }
   return why;
 }

@@ -269,7 +269,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the durable runner
       filter_subject: 'tap.tasks.work.taken',
     });
     await expect(runner({ capability: 'work.taken', handler: async () => null })).rejects.toThrow(
-      /^cannot create consumer tap-work_taken of TAP_TASKS for tap\.tasks\.work\.taken: .*\. Consumer someone-else already takes it; if no runner serves it any more, delete it \(nats consumer rm TAP_TASKS someone-else\)$/,
+      /^cannot create consumer tap-work_taken of TAP_TASKS for tap\.tasks\.work\.taken: .*\. Consumer someone-else already takes it; if no runner serves it any more, delete it \(tapctl nats remove-consumer someone-else\)$/,
     );
   });
 });

@@ -251,6 +251,46 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tapctl nats agains
     expect((await tapctl('nats', 'requeue', '--all', '-s', server.url)).out).toContain('nothing to requeue');
   });
 
+  it('removes a consumer no runner serves, with its twin of TAP_ADVISORIES, keeping its records; refuses one a runner pulls from, and an unknown one', async () => {
+    const gone = await runner({ capability: 'ops.gone', pullExpiresMs: 1000, handler: async () => 'ran' });
+    const jsm = await (await import('@nats-io/jetstream')).jetstreamManager(nc);
+    const consumers = async (stream: string): Promise<string[]> => {
+      const names: string[] = [];
+      for await (const c of jsm.consumers.list(stream)) names.push(c.name);
+      return names;
+    };
+    expect(await consumers('TAP_ADVISORIES')).toContain('tap-ops_gone');
+    // A runner pulls from it: refused, nothing removed.
+    const busy = await tapctl('nats', 'remove-consumer', 'tap-ops_gone', '--json', '-s', server.url);
+    expect(busy.code).toBe(1);
+    expect(busy.json().error).toMatchObject({
+      code: 'CONSUMER_IN_USE',
+      message: expect.stringContaining('a runner pulls from consumer tap-ops_gone'),
+    });
+    // An unknown name beside it: refused before anything moves.
+    await gone.stop();
+    expect((await tapctl('nats', 'submit', 'ops.gone', '"x"', '-s', server.url)).code).toBe(0);
+    const unknown = await tapctl('nats', 'remove-consumer', 'tap-ops_gone', 'tap-nobody', '-s', server.url);
+    expect(unknown.code).toBe(1);
+    expect(unknown.err).toContain('no consumer tap-nobody on TAP_TASKS');
+    expect(await consumers('TAP_TASKS')).toContain('tap-ops_gone');
+    // Once the runner's last pull has expired, the consumer goes, and its record stays on the queue.
+    const removed = await until(async () => {
+      const r = await tapctl('nats', 'remove-consumer', 'tap-ops_gone', '-s', server.url);
+      return r.code === 0 ? r : undefined;
+    });
+    expect(removed.out).toBe(
+      'Removed consumer tap-ops_gone of TAP_TASKS (tap.tasks.ops.gone) and its consumer of TAP_ADVISORIES; 1 record stays on the queue for the next runner of the capability, which creates the consumer afresh.\n',
+    );
+    expect(await consumers('TAP_TASKS')).not.toContain('tap-ops_gone');
+    expect(await consumers('TAP_ADVISORIES')).not.toContain('tap-ops_gone');
+    const queued = await jsm.streams.info('TAP_TASKS', { subjects_filter: 'tap.tasks.ops.gone' });
+    expect(queued.state.subjects).toEqual({ 'tap.tasks.ops.gone': 1 });
+    // The next runner creates it afresh and runs the record.
+    const next = await runner({ capability: 'ops.gone', handler: async () => 'ran' });
+    await until(async () => (next.stats.completed === 1 ? true : undefined));
+  });
+
   it('refuses an unknown id without moving anything, and says how to list the dead letters', async () => {
     const r = await tapctl('nats', 'requeue', 'task-20260101-000000000000', '-s', server.url);
     expect(r.code).toBe(1);

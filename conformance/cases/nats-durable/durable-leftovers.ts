@@ -82,7 +82,7 @@ export class DurableLeftovers implements Tidy {
       const consumers = await this.consumers(server);
       if (consumers.length > 0)
         lines.push(
-          `the consumers ${listOf(consumers)} of ${S.tasks} and of ${S.advisories} stay: the agent's durable runners made them, and every runner of those capabilities shares them (TAP-NATS-053, TAP-NATS-071), so the run does not delete them. Once the agent has stopped, \`nats consumer rm ${S.tasks} <name> -f\` and \`nats consumer rm ${S.advisories} <name> -f\` remove each`,
+          `the consumers ${listOf(consumers)} of ${S.tasks} and of ${S.advisories} stay: the agent's durable runners made them, and every runner of those capabilities shares them (TAP-NATS-053, TAP-NATS-071), so the run does not delete them. Once the agent has stopped, \`${removal(consumers)}\` removes them`,
         );
       return lines;
     } finally {
@@ -198,6 +198,9 @@ export class DurableLeftovers implements Tidy {
     return names;
   }
 }
+
+/** How to delete consumers of the queue, with their twins of TAP_ADVISORIES: the package's tapctl. */
+export const removal = (names: readonly string[]): string => `npx tapctl nats remove-consumer ${names.join(' ')}`;
 
 /** How long the removal waits for the agent to finish the run's tasks it still holds. */
 const SETTLE_MS = 5_000;

@@ -12,6 +12,7 @@ import type { CaseContext } from '../../context.ts';
 import { count, listOf } from '../../report/model.ts';
 import { harnessError, notTested, unimplemented, type Outcome } from '../../verdict.ts';
 import { DurableView, type Queue } from './durable-view.ts';
+import { removal } from './durable-leftovers.ts';
 
 /** A record per conformance capability that the agent runs at once: it tells who serves the queue. */
 export const PROBES: Record<string, () => unknown> = {
@@ -69,9 +70,6 @@ export const summary = (c: ConsumerInfo): Consumer => ({
   maxDeliver: c.config.max_deliver ?? -1,
 });
 
-/** How to delete a consumer with the nats CLI. */
-export const removal = (name: string): string => `nats consumer rm ${S.tasks} ${name} -f`;
-
 /** Seconds, for people: "30 s", "0.4 s". */
 export const seconds = (ms: number): string => `${ms >= 10_000 ? Math.round(ms / 1000) : Math.round(ms / 100) / 10} s`;
 
@@ -82,7 +80,7 @@ export function findingOutcome(capability: string, f: Finding): Outcome | null {
     return notTested(`no durable queue serves ${capability}: no consumer of ${S.tasks} takes ${taskSubject(S, capability)}`);
   if (f.kind === 'stale')
     return notTested(
-      `no durable queue serves ${capability}: no one pulls from consumer ${f.consumer.name} of ${S.tasks}, which takes ${taskSubject(S, capability)}; it was left by an agent that is gone (delete it with \`${removal(f.consumer.name)}\`)`,
+      `no durable queue serves ${capability}: no one pulls from consumer ${f.consumer.name} of ${S.tasks}, which takes ${taskSubject(S, capability)}; it was left by an agent that is gone (delete it with \`${removal([f.consumer.name])}\`)`,
     );
   return harnessError(`agent ${f.agent}, not the agent under test, ran the record published to ${capability}`);
 }
@@ -92,8 +90,8 @@ export function staleLine(stale: readonly { capability: string; consumer: Consum
   const names = [...new Set(stale.map((s) => s.consumer.name))];
   const queues = `the ${stale.length === 1 ? 'queue' : 'queues'} of ${listOf(stale.map((s) => s.capability))}`;
   return names.length === 1
-    ? `no one pulls from consumer ${names[0]} of ${S.tasks} (${queues}, ack_wait ${seconds(stale[0]!.consumer.ackWaitMs)}): it was left by an agent that is gone. Delete it with \`${removal(names[0]!)}\`, or start the agent that serves it`
-    : `no one pulls from the consumers ${listOf(names)} of ${S.tasks} (${queues}): they were left by an agent that is gone. Delete each with \`${removal('<name>')}\`, or start the agent that serves them`;
+    ? `no one pulls from consumer ${names[0]} of ${S.tasks} (${queues}, ack_wait ${seconds(stale[0]!.consumer.ackWaitMs)}): it was left by an agent that is gone. Delete it with \`${removal(names)}\`, or start the agent that serves it`
+    : `no one pulls from the consumers ${listOf(names)} of ${S.tasks} (${queues}): they were left by an agent that is gone. Delete them with \`${removal(names)}\`, or start the agent that serves them`;
 }
 
 /**

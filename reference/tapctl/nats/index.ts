@@ -35,10 +35,12 @@ const statusCommand: Command = {
   help: `Usage: tapctl nats status [--server <url>] [--json]
 
 Shows the server (name, version, cluster, max_payload), the JetStream account (streams,
-consumers, storage), the TAP streams (TAP_TASKS, TAP_RESULTS, TAP_DEAD, TAP_EVENTS and the
-idempotency bucket) with their messages, consumers and replicas, the queued records and dead
-letters per capability, and each capability's consumer: records waiting, in flight (held by a
-runner or waiting for redelivery), redelivered, its lease and maximum deliveries.
+consumers, storage), the TAP streams (TAP_TASKS, TAP_RESULTS, TAP_DEAD, TAP_EVENTS, the
+idempotency bucket and TAP_ADVISORIES) with their messages, consumers and replicas, the queued
+records and dead letters per capability, the max-deliveries advisories no runner has answered yet
+per consumer, and each capability's consumer: records waiting, in flight (held by a runner or
+waiting for redelivery), redelivered, its lease and maximum deliveries, and whether a runner pulls
+from it.
 
 Options:
 ${SERVER_HELP}
@@ -229,8 +231,8 @@ that gives each principal the permissions of its roles in the NATS binding's per
 (spec: bindings-nats#security):
 
   agent      its own sessions (open, in, out of its id) and its own registry entry
-  runner     the durable queue: consumes TAP_TASKS, writes TAP_EVENTS, TAP_RESULTS, TAP_DEAD
-             and TAP_IDEMPOTENCY
+  runner     the durable queue: consumes TAP_TASKS and TAP_ADVISORIES, writes TAP_EVENTS,
+             TAP_RESULTS, TAP_DEAD and TAP_IDEMPOTENCY
   requester  sessions with every --agent, submits to TAP_TASKS, reads results, task streams
              and the registry; writes nothing else
   operator   everything
@@ -282,8 +284,37 @@ Options:
   },
 };
 
+const removeConsumerCommand: Command = {
+  name: 'remove-consumer',
+  summary: "delete a queue's consumer that no runner serves any more",
+  help: `Usage: tapctl nats remove-consumer <name>… [--force] [--server <url>] [--json]
+
+Deletes each named consumer of TAP_TASKS (tap-<capability>, as tapctl nats status and tap-conform
+name them) and the consumer of the same name on TAP_ADVISORIES, through which the runners of the
+capability take its max-deliveries advisories. The next runner of the capability creates both
+afresh, with its own lease and maximum deliveries. The queue's records stay on TAP_TASKS, and
+advisories not yet answered on TAP_ADVISORIES: a work queue keeps a message until a consumer
+acknowledges it. Every name is checked before anything is removed: an unknown consumer, or one a
+runner pulls from, fails the command and removes nothing.
+
+Options:
+  --force             remove a consumer even though a runner pulls from it
+${SERVER_HELP}
+`,
+  async run(args, ctx) {
+    const { values, positionals: names } = parseOptions(args, { ...common, force: { type: 'boolean' } });
+    if (names.length === 0)
+      throw new CliError('missing <name>: the consumer of TAP_TASKS to remove', {
+        usage: true,
+        hint: "tapctl nats status lists the queue's consumers, e.g. tap-tap_test_echo.",
+      });
+    const { runRemoveConsumer } = await import('./consumers.ts');
+    return runRemoveConsumer({ server: await server(values.server), json: values.json ?? false, names, force: values.force ?? false }, ctx);
+  },
+};
+
 export const natsCommand = commandGroup(
   'nats',
   'Operate the durable tasks of the NATS binding: the JetStream queues, dead letters and results.',
-  [statusCommand, tasksCommand, deadLettersCommand, requeueCommand, submitCommand, permissionsCommand],
+  [statusCommand, tasksCommand, deadLettersCommand, requeueCommand, submitCommand, removeConsumerCommand, permissionsCommand],
 );
