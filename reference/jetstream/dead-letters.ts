@@ -155,7 +155,7 @@ export async function answerMaxDeliveries(
   });
   const loop = (async () => {
     for await (const m of messages) await answer(m);
-  })();
+  })().catch((err: Error) => o.log('error', `stopped taking the advisories of ${consumer} from ${stream}: ${err.message}`));
   return {
     async stop() {
       await messages.close();
