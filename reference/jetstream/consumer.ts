@@ -83,3 +83,22 @@ async function refusedConsumer(jsm: JetStreamManager, names: DurableNames, name:
   }
   return why;
 }
+
+/**
+ * Logs, once, that a consumer a runner pulls from was deleted under it (an operator's
+ * `tapctl nats remove-consumer --force`, or its stream removed): the client keeps pulling from
+ * nothing, so the runner takes no more of it until it is restarted and creates the consumer again.
+ */
+export function sayWhenDeleted(
+  messages: { status(): AsyncIterable<{ type: string }> },
+  what: string,
+  log: (level: 'info' | 'warn' | 'error', message: string) => void,
+): void {
+  void (async () => {
+    for await (const s of messages.status())
+      if (s.type === 'consumer_deleted' || s.type === 'consumer_not_found' || s.type === 'stream_not_found') {
+        log('error', `${what} was deleted: this runner takes nothing more from it until it is restarted, which creates it again`);
+        return;
+      }
+  })().catch(() => {});
+}

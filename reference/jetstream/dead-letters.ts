@@ -9,6 +9,7 @@ import type { JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstrea
 import { AckPolicy, DeliverPolicy } from '../transports/nats/client.ts';
 import { maxDeliveriesAdvisory } from '../transports/nats/subjects.ts';
 import { rejectedRecord, type TaskRecord } from '../workspace/record.ts';
+import { sayWhenDeleted } from './consumer.ts';
 import { takeIn, type Intake, type IntakeOptions } from './intake.ts';
 import { deadSubject, taskSubject, type DurableNames } from './names.ts';
 
@@ -153,6 +154,7 @@ export async function answerMaxDeliveries(
     max_messages: 16,
     expires: Math.max(1000, o.pullExpiresMs ?? 5000),
   });
+  sayWhenDeleted(messages, `consumer ${consumer} of ${stream}`, o.log);
   const loop = (async () => {
     for await (const m of messages) await answer(m);
   })().catch((err: Error) => o.log('error', `stopped taking the advisories of ${consumer} from ${stream}: ${err.message}`));

@@ -18,7 +18,7 @@ import { TapError } from '../core/errors.ts';
 import type { SigningKey, TrustFile } from '../trust.ts';
 import { checkIdentifier } from '../transports/nats/subjects.ts';
 import type { TaskRecord } from '../workspace/record.ts';
-import { ensureConsumer } from './consumer.ts';
+import { ensureConsumer, sayWhenDeleted } from './consumer.ts';
 import { publishDeadLetter, refusedLetter, answerMaxDeliveries, type DeadLetterBox } from './dead-letters.ts';
 import { lastStoredMessage, StreamFenced, TaskStreamWriter, traceOfRecord, type StoredStreamMessage } from './events.ts';
 import { takeIn } from './intake.ts';
@@ -324,6 +324,7 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
       await advisories.stop();
       throw err;
     });
+  sayWhenDeleted(messages, `consumer ${durable} of ${names.tasks}`, log);
   const loop = (async () => {
     for await (const m of messages) {
       const p = work(m).catch((err: Error) => log('error', `task on ${m.subject}: ${err.message}`));

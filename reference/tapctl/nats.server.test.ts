@@ -287,8 +287,16 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tapctl nats agains
     const queued = await jsm.streams.info('TAP_TASKS', { subjects_filter: 'tap.tasks.ops.gone' });
     expect(queued.state.subjects).toEqual({ 'tap.tasks.ops.gone': 1 });
     // The next runner creates it afresh and runs the record.
-    const next = await runner({ capability: 'ops.gone', handler: async () => 'ran' });
+    const logged: string[] = [];
+    const next = await runner({ capability: 'ops.gone', handler: async () => 'ran', logger: (level, m) => logged.push(`${level}: ${m}`) });
     await until(async () => (next.stats.completed === 1 ? true : undefined));
+    // --force takes the consumer from under that live runner, which says so.
+    const forced = await tapctl('nats', 'remove-consumer', 'tap-ops_gone', '--force', '-s', server.url);
+    expect(forced.code).toBe(0);
+    await until(async () => (logged.some((l) => l.startsWith('error: consumer tap-ops_gone of TAP_TASKS was deleted')) ? true : undefined));
+    expect(logged.find((l) => l.includes('of TAP_TASKS was deleted'))).toBe(
+      'error: consumer tap-ops_gone of TAP_TASKS was deleted: this runner takes nothing more from it until it is restarted, which creates it again',
+    );
   });
 
   it('refuses an unknown id without moving anything, and says how to list the dead letters', async () => {
