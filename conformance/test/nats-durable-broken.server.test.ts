@@ -4,6 +4,8 @@
  * are listed with it).
  */
 import { describe, expect, it } from 'vitest';
+import { connect } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { natsServerInstalled, NO_NATS_SERVER } from '../../reference/transports/nats/nats-server.testkit.ts';
 import { lacks, needing } from '../../test/system-tools.testkit.ts';
 import { runConformance } from '../run.ts';
@@ -75,6 +77,10 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
     const seen = Object.fromEntries(judged.map((c) => [c, also.includes(c) && verdicts[c] === 'PASS' ? 'FAIL' : verdicts[c]]));
     expect(seen).toEqual(Object.fromEntries(judged.map((c) => [c, c === id || also.includes(c) ? 'FAIL' : passed(c)])));
     expect(report.cases.find((c) => c.id === id)?.detail).toMatch(reason);
+    // The run removes the advisories of its records that the agent left unanswered, as it removes their dead letters.
+    const nc = await connect({ servers: s.url });
+    const advisories = await (await jetstreamManager(nc)).streams.info('TAP_ADVISORIES').finally(() => nc.close());
+    expect(advisories.state.messages).toBe(0);
   });
 
   it.concurrent.for<[DurableFault, string, RegExp]>([

@@ -5,6 +5,7 @@ import { check, show, verdictOf } from '../kit.ts';
 import { deadSubject, DEFAULT_NAMES as S } from '../../../reference/jetstream/names.ts';
 import { maxDeliveriesAdvisory } from '../../../reference/transports/nats/subjects.ts';
 import type { DurableView } from './durable-view.ts';
+import { storedOn } from './durable-leftovers.ts';
 import type { CaseContext } from '../../context.ts';
 
 export const cases: Case[] = [
@@ -171,17 +172,13 @@ async function unanswered(ctx: CaseContext, view: DurableView, subject: string, 
   const deadline = Date.now() + ms;
   for (;;) {
     let held = 0;
-    const info = await view.jsm.streams.info(S.advisories, { subjects_filter: subject }).catch(() => null);
-    if ((info?.state.subjects?.[subject] ?? 0) > 0)
-      for (let at = info!.state.first_seq; at <= info!.state.last_seq; at++) {
-        const m = await view.jsm.streams.getMessage(S.advisories, { seq: at }).catch(() => null);
-        if (m?.subject !== subject) continue;
-        try {
-          if (m.json<{ stream_seq?: unknown }>().stream_seq === seq) held++;
-        } catch {
-          // Not an advisory: not this record's.
-        }
+    for await (const m of storedOn(view.jsm, S.advisories, subject)) {
+      try {
+        if (m.json<{ stream_seq?: unknown }>().stream_seq === seq) held++;
+      } catch {
+        // Not an advisory: not this record's.
       }
+    }
     if (held === 0 || Date.now() >= deadline) return held;
     await ctx.sleep(100);
   }

@@ -7,12 +7,12 @@
  * the agent made otherwise; the agent's consumers stay, and the run says so (spec:
  * bindings-nats#task-queue, TAP-NATS-053).
  */
-import type { JetStreamManager } from '@nats-io/jetstream';
+import type { JetStreamManager, MsgRequest, StoredMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { idempotencyKey } from '../../../reference/jetstream/submit.ts';
 import { DEFAULT_NAMES as S, eventSubject, resultSubject, taskSubject } from '../../../reference/jetstream/names.ts';
 import { Kvm } from '../../../reference/transports/nats/client.ts';
-import { Wildcard } from '../../../reference/transports/nats/subjects.ts';
+import { maxDeliveriesAdvisory, Wildcard } from '../../../reference/transports/nats/subjects.ts';
 import { count, listOf } from '../../report/model.ts';
 import type { CaseContext } from '../../context.ts';
 import { TIDY_KEY, type Tidy } from '../../tidy.ts';
@@ -115,20 +115,17 @@ export class DurableLeftovers implements Tidy {
 
   /** Deletes the max-deliveries advisories that name a message the run published and that no runner answered. */
   private async fromAdvisories(s: LeftoverServer): Promise<number> {
-    const info = await s.jsm.streams.info(S.advisories).catch(() => null);
-    if (!info || info.state.messages === 0) return 0;
     let n = 0;
-    for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq++) {
-      const m = await s.jsm.streams.getMessage(S.advisories, { seq }).catch(() => null);
+    for await (const m of storedOn(s.jsm, S.advisories, maxDeliveriesAdvisory(S.tasks, Wildcard.TOKEN))) {
       const names = (() => {
         try {
-          return m?.json<{ stream?: unknown; stream_seq?: unknown }>();
+          return m.json<{ stream?: unknown; stream_seq?: unknown }>();
         } catch {
           return undefined;
         }
       })();
       const ours = names?.stream === S.tasks && typeof names.stream_seq === 'number' && this.queued.has(names.stream_seq);
-      if (ours && (await s.jsm.streams.deleteMessage(S.advisories, seq).catch(() => false))) n++;
+      if (ours && (await s.jsm.streams.deleteMessage(S.advisories, m.seq).catch(() => false))) n++;
     }
     return n;
   }
@@ -196,6 +193,20 @@ export class DurableLeftovers implements Tidy {
       // No TAP_TASKS: no consumer to speak of.
     }
     return names;
+  }
+}
+
+/**
+ * The messages of `stream` on the subjects `subject` matches, oldest first, read one by one with
+ * the server's next-by-subject get: a work-queue stream acknowledged out of order has long runs of
+ * deleted sequences, which a walk by sequence would ask for one at a time.
+ */
+export async function* storedOn(jsm: JetStreamManager, stream: string, subject: string): AsyncGenerator<StoredMsg> {
+  for (let seq = 1; ; ) {
+    const m = await jsm.streams.getMessage(stream, { seq, next_by_subj: subject } as unknown as MsgRequest).catch(() => null);
+    if (!m) return;
+    yield m;
+    seq = m.seq + 1;
   }
 }
 
