@@ -189,6 +189,10 @@ describe.skipIf(lacks('nats-server'))(
         /dead letters.*; nothing else was touched$/,
       );
       expect(await subjects('TAP_ADVISORIES')).toEqual([]);
+      // Nor does the run leave the consumers it read task streams through.
+      const readers: string[] = [];
+      for await (const c of jsm.consumers.list('TAP_EVENTS')) readers.push(c.name);
+      expect(readers).toEqual([]);
       expect(lines.find((l) => l.includes('of TAP_TASKS and of TAP_ADVISORIES stay'))).toMatch(
         /^tap-conform: the consumers (tap-tap_test_\w+, )+.*of TAP_TASKS and of TAP_ADVISORIES stay: the agent's durable runners made them.*TAP-NATS-053, TAP-NATS-071/,
       );

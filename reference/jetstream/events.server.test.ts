@@ -77,6 +77,11 @@ describe.skipIf(lacks('nats-server'))(
         [2, 1, 'task.event'],
         [3, 1, 'task.result'],
       ]);
+      // The replay leaves no consumer on TAP_EVENTS behind it (an ordered consumer would stay five minutes).
+      const left: string[] = [];
+      for await (const c of jsm.consumers.list(DEFAULT_NAMES.events))
+        left.push(`${c.name} ${c.config.filter_subject ?? c.config.filter_subjects}`);
+      expect(left.filter((c) => c.endsWith('fenced-1'))).toEqual([]);
     });
 
     it("takes a duplicate acknowledgement of the writer's own message (a publish sent twice) as stored, not as a fence", async () => {

@@ -247,6 +247,8 @@ export async function replayDurableTask(nc: NatsConnection, o: ReplayOptions): P
     clearTimeout(timer);
     if (idle) clearTimeout(idle);
     await messages.close();
+    // The replay's ordered consumer would stay on the server for its inactive threshold (5 minutes).
+    await consumer.delete().catch(() => false);
   }
   return out;
 }

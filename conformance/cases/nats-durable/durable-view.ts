@@ -170,6 +170,8 @@ export class DurableView {
     } finally {
       clearTimeout(timer);
       await messages.close();
+      // The read's ordered consumer would stay on the agent's server for its inactive threshold (5 minutes).
+      await consumer.delete().catch(() => false);
     }
     return entries;
   }
