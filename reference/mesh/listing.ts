@@ -142,7 +142,7 @@ export async function listBucket(kv: KV, compiled: CompiledQuery, bounds: Listin
     } finally {
       clearTimeout(timer);
       clearInterval(recheck);
-      iterator.stop();
+      endWatch(iterator);
     }
     if (emptied) delete listing.truncated;
   }
@@ -193,6 +193,17 @@ export interface BucketFollower {
 export const FOLLOW_CHECK_MS = 2000;
 
 /**
+ * Stops a key-value watch and deletes the consumer it read through, which the client would leave on
+ * the server for its inactive threshold (five minutes): one for every listing otherwise. The client
+ * keeps that consumer in the watch's `_data`; a watch without one is only stopped.
+ */
+function endWatch(iterator: { stop(): void }): void {
+  iterator.stop();
+  const consumer = (iterator as { _data?: { delete?: () => Promise<boolean> } })._data;
+  void consumer?.delete?.().catch(() => false);
+}
+
+/**
  * Follows every write to a bucket, from each key's last value on: one watch, passed entry by
  * entry to `take` (awaited, in order), started again after the last revision it saw when it
  * stops delivering. A watch is an ordered consumer held by one server; when that server dies the
@@ -211,8 +222,8 @@ export function followBucket(kv: KV, take: (e: KvEntry) => void | Promise<void>,
   const open = async (from: number): Promise<void> => {
     const mine = ++generation;
     const iterator = await kv.watch(from > 0 ? { key: '>', resumeFromRevision: from } : { key: '>' });
-    if (stopped || mine !== generation) return iterator.stop();
-    current = iterator;
+    if (stopped || mine !== generation) return endWatch(iterator);
+    current = { stop: () => endWatch(iterator) };
     void (async () => {
       for await (const e of iterator) {
         if (stopped || mine !== generation) break;

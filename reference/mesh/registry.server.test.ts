@@ -201,6 +201,25 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the registry on NA
     watch.stop();
   });
 
+  it('leaves no consumer on the bucket behind a listing or a stopped watch (each would stay five minutes)', async () => {
+    const r = await openRegistry(nc, { bucket: 'TAP_REGISTRY_READERS', maxAgeMs: 5000 });
+    await r.create(entry('reader.one', [capability('code.write', '1.0.0')]));
+    for (let i = 0; i < 5; i++) expect((await r.list()).map((x) => x.entry.agent_id)).toEqual(['reader.one']);
+    const watch = await r.watch(() => {});
+    await watch.ready;
+    watch.stop();
+    const jsm = await jetstreamManager(nc);
+    const left = async (): Promise<string[]> => {
+      const names: string[] = [];
+      for await (const c of jsm.consumers.list('KV_TAP_REGISTRY_READERS')) names.push(c.name);
+      return names;
+    };
+    // The deletes are sent as the listing and the watch end: give them a moment to land.
+    let names = await left();
+    for (let i = 0; i < 50 && names.length > 0; i++) names = await sleep(20).then(left);
+    expect(names).toEqual([]);
+  });
+
   it('is ready at once on an empty bucket', async () => {
     const r = await fresh();
     const watch = await r.watch(() => {});
