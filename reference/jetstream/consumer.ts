@@ -86,8 +86,10 @@ async function refusedConsumer(jsm: JetStreamManager, names: DurableNames, name:
 
 /**
  * Logs, once, that a consumer a runner pulls from was deleted under it (an operator's
- * `tapctl nats remove-consumer --force`, or its stream removed): the client keeps pulling from
- * nothing, so the runner takes no more of it until it is restarted and creates the consumer again.
+ * `tapctl nats remove-consumer --force`): the client keeps pulling from nothing, so the runner takes
+ * no more of it until it is restarted and creates the consumer again. Only the server's word that
+ * the consumer was deleted counts: a consumer not found for a moment (its leader being elected)
+ * comes back by itself.
  */
 export function sayWhenDeleted(
   messages: { status(): AsyncIterable<{ type: string }> },
@@ -96,7 +98,7 @@ export function sayWhenDeleted(
 ): void {
   void (async () => {
     for await (const s of messages.status())
-      if (s.type === 'consumer_deleted' || s.type === 'consumer_not_found' || s.type === 'stream_not_found') {
+      if (s.type === 'consumer_deleted') {
         log('error', `${what} was deleted: this runner takes nothing more from it until it is restarted, which creates it again`);
         return;
       }
