@@ -83,6 +83,22 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
     expect(advisories.state.messages).toBe(0);
   });
 
+  it('passes a durable agent that runs one record at a time, and skips redelivered-effect, saying why', { timeout: 120_000 }, async (t) => {
+    const s = await brokenServer(t);
+    const agentId = 'tap.durable-one-at-a-time';
+    s.cleanups.push(await startBrokenDurableAgent(s.url, agentId, 'one-at-a-time', { leaseMs: BROKEN_LEASE_MS, maxDeliver: MAX_DELIVER }));
+    const skip = ['nats-durable.lease.renewal'];
+    const report = await runConformance({ target: `${s.url}/${agentId}`, profiles: ['nats-durable'], timeoutMs: 5000, skip });
+    const verdicts = Object.fromEntries(report.cases.map((c) => [c.id, c.verdict]));
+    const judged = DURABLE_IDS.filter((c) => !skip.includes(c));
+    expect(Object.fromEntries(judged.map((c) => [c, verdicts[c]]))).toEqual(
+      Object.fromEntries(judged.map((c) => [c, c === REDELIVERED_EFFECT ? 'SKIPPED' : passed(c)])),
+    );
+    expect(report.cases.find((c) => c.id === REDELIVERED_EFFECT)?.detail).toMatch(
+      /began the task of the same key only after it ended: it runs one record of tap.test.counter's queue at a time/,
+    );
+  });
+
   it.concurrent.for<[DurableFault, string, RegExp]>([
     ['no-signature-check', 'nats-durable.signed.refused', /not dead-lettered with its reason: an unsigned record; a record altered/],
     ['trusts-stored-results', 'nats-durable.signed.stored-result', /a task\.result no runner signed decided the outcome/],
