@@ -30,6 +30,23 @@ const IDENTIFIER = /^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$/;
  * breaks a rule at its handshake that every case would meet.
  */
 export async function probe(env: Omit<RunEnv, 'probe' | 'startupMs'>): Promise<Probe> {
+  try {
+    return await probeOnce(env);
+  } catch (err) {
+    // A server reached by URL that closed one connection before it answered may have been busy (a
+    // loaded machine, a moment without CPU past the liveness bound): a second connection tells that
+    // from an agent that closes every one, which fails again and is told as before.
+    if (!(err instanceof ClosedEarly)) throw err;
+    env.log?.(`tap-conform: ${err.message}; trying a second connection`);
+    await new Promise((r) => setTimeout(r, Math.round(1000 * env.timeScale)));
+    return probeOnce(env);
+  }
+}
+
+/** The probe's connection to an agent reached by URL closed before any answer, with no process that exited. */
+class ClosedEarly extends CannotRun {}
+
+async function probeOnce(env: Omit<RunEnv, 'probe' | 'startupMs'>): Promise<Probe> {
   let conn: Connection;
   const stderr: string[] = [];
   const state = probeDir();
@@ -102,7 +119,8 @@ export async function probe(env: Omit<RunEnv, 'probe' | 'startupMs'>): Promise<P
     const why = closedByAgent
       ? `${env.target.display} ${how} before answering the handshake`
       : `${env.target.display} hung: it sent nothing in answer to the handshake within ${Math.round(60_000 * env.timeScale)} ms and was killed`;
-    throw new CannotRun(`${why}${said ? `; ${said}` : ''}`);
+    const Stop = closedByAgent && !exit && env.target.kind !== 'stdio' ? ClosedEarly : CannotRun;
+    throw new Stop(`${why}${said ? `; ${said}` : ''}`);
   }
   return result;
 }
