@@ -46,7 +46,7 @@ export interface DurableRunnerOptions {
   leaseMs?: number;
   /** Deliveries before a record becomes a dead letter: the consumer's max_deliver (default 5). */
   maxAttempts?: number;
-  /** Tasks run at once (default 4). */
+  /** Tasks run at once (default 4); the runner pulls no more deliveries than it has places free. */
   concurrency?: number;
   /**
    * How long one pull request waits before the next is issued, in ms (default 5000, at least

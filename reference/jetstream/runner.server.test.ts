@@ -212,6 +212,27 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the durable runner
     }, 5000);
   });
 
+  it('pulls no more deliveries than it has places for: with a backlog of tasks longer than the lease, each runs once', async () => {
+    const runs: string[] = [];
+    const r = await runner({
+      capability: 'work.backlog',
+      leaseMs: 1000,
+      maxAttempts: 5,
+      concurrency: 2,
+      handler: async ({ record, attempts }) => {
+        runs.push(`${record.task_id}@${attempts}`);
+        await sleep(2500);
+        return 'done';
+      },
+    });
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) ids.push((await submitDurable(nc, { next_phase: 'work.backlog', input: i })).record.task_id);
+    // Three rounds of two: a delivery held in the client's buffer past its lease would run again.
+    await vi.waitFor(() => expect(r.stats.completed).toBe(6), { timeout: 30_000, interval: 100 });
+    expect(runs.sort()).toEqual(ids.map((id) => `${id}@0`).sort());
+    expect(r.stats).toMatchObject({ redelivered: 0, fenced: 0 });
+  });
+
   it('runs a task with an idempotency key once: the server drops a repeat within its window, the bucket past it (bindings-nats#idempotency)', async () => {
     const runs: string[] = [];
     const r = await runner({

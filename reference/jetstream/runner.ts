@@ -18,7 +18,7 @@ import { TapError } from '../core/errors.ts';
 import type { SigningKey, TrustFile } from '../trust.ts';
 import { checkIdentifier } from '../transports/nats/subjects.ts';
 import type { TaskRecord } from '../workspace/record.ts';
-import { ensureConsumer, sayWhenDeleted } from './consumer.ts';
+import { ensureConsumer } from './consumer.ts';
 import { publishDeadLetter, refusedLetter, answerMaxDeliveries, type DeadLetterBox } from './dead-letters.ts';
 import { lastStoredMessage, StreamFenced, TaskStreamWriter, traceOfRecord, type StoredStreamMessage } from './events.ts';
 import { takeIn } from './intake.ts';
@@ -308,29 +308,44 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
   const advisories = await answerMaxDeliveries(box, durable, { onMoved: () => stats.deadLetters++, log, pullExpiresMs: o.pullExpiresMs });
 
   const concurrency = o.concurrency ?? 4;
-  // A pull asks for half the deliveries a runner takes at once, when half of those it asked for
-  // have come: one pull request per concurrency / 2 deliveries, where the client's default refills
-  // at three quarters (a pull per two deliveries for eight at once).
-  const messages: ConsumerMessages = await js.consumers
-    .get(names.tasks, durable)
-    .then((consumer) =>
-      consumer.consume({
-        max_messages: concurrency,
-        threshold_messages: Math.max(1, Math.floor(concurrency / 2)),
-        expires: Math.max(1000, o.pullExpiresMs ?? 5000),
-      }),
-    )
-    .catch(async (err: Error) => {
-      await advisories.stop();
-      throw err;
-    });
-  sayWhenDeleted(messages, `consumer ${durable} of ${names.tasks}`, log);
+  const expires = Math.max(1000, o.pullExpiresMs ?? 5000);
+  const consumer = await js.consumers.get(names.tasks, durable).catch(async (err: Error) => {
+    await advisories.stop();
+    throw err;
+  });
+  // A runner pulls only as many deliveries as it has places free: a delivery the client held
+  // beyond those would wait unrenewed in its buffer while the runner's places are busy, its lease
+  // would run out, and the server would deliver it again, to run twice (measured: two places,
+  // a lease of 1 s, six tasks of 2.5 s: four of them ran twice). One pull asks for every free place.
+  let stopped = false;
+  let batch: ConsumerMessages | undefined;
+  let said = '';
   const loop = (async () => {
-    for await (const m of messages) {
-      const p = work(m).catch((err: Error) => log('error', `task on ${m.subject}: ${err.message}`));
-      running.add(p);
-      void p.finally(() => running.delete(p));
+    while (!stopped) {
       while (running.size >= concurrency) await Promise.race(running);
+      if (stopped) break;
+      try {
+        batch = await consumer.fetch({ max_messages: concurrency - running.size, expires });
+        // Closed before it is read: the client's close resolves only once its messages are drained.
+        if (stopped) batch.close().catch(() => {});
+        for await (const m of batch) {
+          const p = work(m).catch((err: Error) => log('error', `task on ${m.subject}: ${err.message}`));
+          running.add(p);
+          void p.finally(() => running.delete(p));
+        }
+        said = '';
+      } catch (err) {
+        if (stopped) break;
+        // A pull the server refused (its consumer deleted, its stream gone): said once, tried again each second.
+        const why = /consumer (?:not found|deleted)|no responders/i.test((err as Error).message)
+          ? `consumer ${durable} of ${names.tasks} was deleted: this runner takes nothing more from it until it is restarted, which creates it again`
+          : `pulling from consumer ${durable} of ${names.tasks} failed: ${(err as Error).message}; trying again`;
+        if (why !== said) log('error', why);
+        said = why;
+        await new Promise((r) => setTimeout(r, 1000));
+      } finally {
+        batch = undefined;
+      }
     }
   })();
 
@@ -338,7 +353,8 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
     stats,
     metrics: () => runnerFamilies(o.capability, stats, durations, { jsm, stream: names.tasks, consumer: durable }),
     async stop() {
-      await messages.close();
+      stopped = true;
+      batch?.close().catch(() => {});
       await loop;
       await Promise.all(running);
       stopping.abort();
