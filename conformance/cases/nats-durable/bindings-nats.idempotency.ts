@@ -108,8 +108,13 @@ export const cases: Case[] = [
         const probeDone = await view.finished(probe.record.task_id, ctx.scaled(10_000));
         const early = await view.finished(taskId, 0);
         if (early !== undefined) {
-          const serial = await ranAfter(ctx, view, taskId, probe.record.task_id, holdMs);
-          if (serial) return skipped(serial);
+          const timing = await timingOf(ctx, view, taskId, probe.record.task_id);
+          if (timing.heldMs >= holdMs * 0.9) {
+            if (timing.probeBeganAfter) return skipped(oneAtATime(timing.heldMs, holdMs));
+            // It held, and the second task ran beside it but took longer than the hold: again, longer.
+            ctx.note(`the task held ${Math.round(timing.heldMs)} ms, and the task of the same key took longer: again with a longer hold`);
+            continue;
+          }
         }
         require(
           firstFailure(
@@ -154,7 +159,7 @@ export const cases: Case[] = [
       }
       if (fence === 0)
         return notTested(
-          `the harness could not store a message at the next sequence of the task's stream while the task held, in ${HOLD_ROUNDS} tries up to a hold of ${holdMs} ms: the agent kept storing them first, or the machine was too slow`,
+          `the harness could not fence the held task while it held, in ${HOLD_ROUNDS} tries up to a hold of ${holdMs} ms: the task of the same key ran past the hold, or the agent kept storing the task's next message first; run again on a less loaded machine`,
         );
       const done = await view.finished(taskId, ctx.scaled(2 * holdMs + 2 * q.ackWaitMs + 10_000));
       const entries = await view.stream(
@@ -206,18 +211,21 @@ export const cases: Case[] = [
   }),
 ];
 
-/**
- * Why the case cannot run against an agent that held the task but ran the task of the same key only
- * once the held one had ended: it runs one record of the queue at a time, and the case needs the
- * second to finish while the first holds. Null when the held task did not hold (its running event
- * and its result less than the hold apart) or the second began before it ended.
- */
-async function ranAfter(ctx: CaseContext, view: DurableView, heldId: string, probeId: string, holdMs: number): Promise<string | null> {
+/** How long the held task held (its running event to its result), and whether the task of the same key began after its result. */
+async function timingOf(
+  ctx: CaseContext,
+  view: DurableView,
+  heldId: string,
+  probeId: string,
+): Promise<{ heldMs: number; probeBeganAfter: boolean }> {
   const held = await view.stream(heldId, hasResult, ctx.scaled(2000));
   const probe = await view.stream(probeId, (e) => e.length > 0, ctx.scaled(2000));
   const at = (e: Entry | undefined): number => Date.parse(String(e?.message.timestamp));
-  const span = at(held.find((e) => e.message.type === 'task.result')) - at(states(held)[0]);
-  const gap = at(probe[0]) - at(held.find((e) => e.message.type === 'task.result'));
-  if (!(span >= holdMs * 0.9) || !(gap >= 0)) return null;
-  return `the agent held the task ${Math.round(span)} ms (hold_ms ${holdMs}) and began the task of the same key only after it ended: it runs one record of tap.test.counter's queue at a time, and this case needs a second record to finish while the first holds, so it cannot see whether a redelivered task makes its effect again (TAP-NATS-025)`;
+  const result = at(held.find((e) => e.message.type === 'task.result'));
+  const heldMs = result - at(states(held)[0]);
+  return { heldMs: Number.isFinite(heldMs) ? heldMs : 0, probeBeganAfter: at(probe[0]) >= result };
 }
+
+/** Why the case cannot run against an agent that runs one record of the queue at a time. */
+const oneAtATime = (heldMs: number, holdMs: number): string =>
+  `the agent held the task ${Math.round(heldMs)} ms (hold_ms ${holdMs}) and began the task of the same key only after it ended: it runs one record of tap.test.counter's queue at a time, and this case needs a second record to finish while the first holds, so it cannot see whether a redelivered task makes its effect again (TAP-NATS-025)`;
