@@ -99,8 +99,12 @@ export function sayWhenDeleted(
   void (async () => {
     for await (const s of messages.status())
       if (s.type === 'consumer_deleted') {
-        log('error', `${what} was deleted: this runner takes nothing more from it until it is restarted, which creates it again`);
+        log('error', deletedNotice(what));
         return;
       }
   })().catch(() => {});
 }
+
+/** What a runner says of a consumer deleted under it: the one sentence for its pulls of the queue and of the advisories. */
+export const deletedNotice = (what: string): string =>
+  `${what} was deleted: this runner takes nothing more from it until it is restarted, which creates it again`;

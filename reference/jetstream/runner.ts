@@ -18,7 +18,7 @@ import { TapError } from '../core/errors.ts';
 import type { SigningKey, TrustFile } from '../trust.ts';
 import { checkIdentifier } from '../transports/nats/subjects.ts';
 import type { TaskRecord } from '../workspace/record.ts';
-import { ensureConsumer } from './consumer.ts';
+import { deletedNotice, ensureConsumer } from './consumer.ts';
 import { publishDeadLetter, refusedLetter, answerMaxDeliveries, type DeadLetterBox } from './dead-letters.ts';
 import { lastStoredMessage, StreamFenced, TaskStreamWriter, traceOfRecord, type StoredStreamMessage } from './events.ts';
 import { takeIn } from './intake.ts';
@@ -338,7 +338,7 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
         if (stopped) break;
         // A pull the server refused (its consumer deleted, its stream gone): said once, tried again each second.
         const why = /consumer (?:not found|deleted)|no responders/i.test((err as Error).message)
-          ? `consumer ${durable} of ${names.tasks} was deleted: this runner takes nothing more from it until it is restarted, which creates it again`
+          ? deletedNotice(`consumer ${durable} of ${names.tasks}`)
           : `pulling from consumer ${durable} of ${names.tasks} failed: ${(err as Error).message}; trying again`;
         if (why !== said) log('error', why);
         said = why;
