@@ -63,8 +63,9 @@ export const DEFAULT_SEED = 20250314;
 export const DEFAULT_RUNS = 20;
 export const DEFAULT_TIMEOUT_MS = 10_000;
 /**
- * The longest lease (a durable queue's ack_wait) that the nats-durable lease case waits out: it runs
- * a task of 2.5 leases; a longer lease leaves the case NOT-TESTED.
+ * The longest lease (a durable queue's ack_wait) that the nats-durable lease cases wait out: they
+ * run a task of 2.5 leases, and tasks that wait longer than a lease for a place; a longer lease
+ * leaves them NOT-TESTED.
  */
 export const LONGEST_LEASE_MS = 120_000;
 /** The harness's agent id in unsigned sessions; signed sessions use the key's peer id. */

@@ -75,8 +75,11 @@ export type DurableFault =
   | 'fresh-effects'
   /** Ignores the hold_ms of tap.test.counter in a record of 1.1: it completes right after its increment (TAP-CONF-121). */
   | 'no-hold'
+  /** Runs two deliveries at a time while its client keeps a buffer of four filled: the two that wait are not renewed (TAP-NATS-072). */
+  | 'prefetching'
   /**
-   * Breaks no rule: runs one record of each queue at a time, as a durable runner may. The
+   * Breaks no rule: runs one record of each queue at a time, as a durable runner may, pulling the
+   * next only once the last is done. The
    * redelivered-effect case, which needs a second record to finish while the first holds, is
    * SKIPPED with that reason instead of failing it.
    */
@@ -232,17 +235,35 @@ async function brokenRunner(
       await js.publish(finishedSubject, JSON.stringify(done), { msgID: `${record.task_id}:result` });
       if (fault !== 'ack-then-publish') await m.ackAck().catch(() => false);
     };
-    const serial = fault === 'one-at-a-time';
-    const messages = await (await js.consumers.get(N.tasks, durable)).consume({ max_messages: serial ? 1 : 4, expires: 1000 });
-    void (async () => {
-      for await (const m of messages) {
-        const p = work(m).catch(() => {});
-        if (serial) await p;
-        running.add(p);
-        void p.finally(() => running.delete(p));
-      }
-    })();
-    closers.push(async () => void (await messages.close()));
+    const consumer = await js.consumers.get(N.tasks, durable);
+    if (fault === 'one-at-a-time') {
+      // One delivery pulled at a time, and the next only once it is done: nothing waits unrenewed.
+      let closed = false;
+      const loop = (async () => {
+        while (!closed) {
+          const m = await consumer.next({ expires: 1000 }).catch(() => null);
+          if (m) await work(m).catch(() => {});
+        }
+      })();
+      closers.push(async () => {
+        closed = true;
+        await loop;
+      });
+    } else {
+      // The client keeps a buffer of four deliveries filled; the fault of prefetching runs two at a
+      // time, so the others wait in the buffer with nobody renewing them.
+      const places = fault === 'prefetching' ? 2 : Number.POSITIVE_INFINITY;
+      const messages = await consumer.consume({ max_messages: 4, expires: 1000 });
+      void (async () => {
+        for await (const m of messages) {
+          while (running.size >= places) await Promise.race(running);
+          const p = work(m).catch(() => {});
+          running.add(p);
+          void p.finally(() => running.delete(p));
+        }
+      })();
+      closers.push(async () => void (await messages.close()));
+    }
     if (fault === 'no-dead-letters') continue;
     /** Moves the record an advisory names to TAP_DEAD, then off the queue. */
     const answer = async (advisory: Uint8Array): Promise<void> => {

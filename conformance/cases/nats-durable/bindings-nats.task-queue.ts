@@ -1,5 +1,6 @@
 /** nats-durable profile, The durable task queue (spec: bindings-nats#task-queue). */
 import { seconds } from './durable-survey.ts';
+import { holdOf, judgeRenewal, judgeWaiting, MOST_PLACES } from './durable-leases.ts';
 import type { Case } from '../../case.ts';
 import { consumerOf, deadLetters, durableCase, hasResult, plantEvents, randomKey, STREAMS, states, waiting, watchOrder } from './kit.ts';
 import { recordFromDraft } from '../../../reference/workspace/record.ts';
@@ -184,47 +185,17 @@ export const cases: Case[] = [
     capability: 'tap.test.sleep',
     // The longest wait: 2.5 leases of the longest lease this case waits out, then one more lease.
     budgetMs: LONGEST_LEASE_MS * 3.5 + 20_000,
-    run: async (ctx, view, q) => {
-      if (q.ackWaitMs > LONGEST_LEASE_MS)
-        return notTested(
-          `the lease of tap.test.sleep is ${seconds(q.ackWaitMs)} (the ack_wait of consumer ${q.consumer}), longer than the ${seconds(LONGEST_LEASE_MS)} this case waits out (a task of 2.5 leases; see tap-conform --help): start the agent with a shorter lease to test its renewal`,
-        );
-      const ms = Math.round(q.ackWaitMs * 2.5);
-      ctx.note(`ack_wait ${q.ackWaitMs} ms: a sleep of ${ms} ms outlives it twice`);
-      const { record } = await view.publish('tap.test.sleep', { ms });
-      // Ends at the result, or at a second delivery: a lease that was not renewed shows at once.
-      const entries = await waiting(
-        ctx,
-        `a task of ${seconds(ms)} outlives the lease of tap.test.sleep (ack_wait ${seconds(q.ackWaitMs)}) twice`,
-        ms,
-        view.stream(record.task_id, (e) => hasResult(e) || states(e).length > 1, ctx.scaled(ms + q.ackWaitMs + 5000)),
-      );
-      const runs = states(entries);
-      const done = await view.finished(record.task_id, ctx.scaled(2000));
-      return verdictOf(
-        `delivered once over ${ms} ms`,
-        check(
-          runs.length <= 1,
-          `the record was delivered ${runs.length} times while the agent ran it for ${ms} ms with ack_wait ${q.ackWaitMs} ms: the lease was not renewed`,
-          'one delivery (one running event)',
-          show(runs.map((e) => `attempt ${e.attempt}`)),
-        ),
-        check(hasResult(entries), `the sleep of ${ms} ms did not finish`, 'a task.result', show(entries.map((e) => e.message.type))),
-        check(
-          runs.length === 1,
-          `the record was delivered ${runs.length} times while the agent ran it for ${ms} ms with ack_wait ${q.ackWaitMs} ms: the lease was not renewed`,
-          'one delivery (one running event)',
-          show(runs.map((e) => `attempt ${e.attempt}`)),
-        ),
-        done &&
-          check(
-            done.state.attempts === 0,
-            'the task finished on a later delivery than the first',
-            'state.attempts 0',
-            show(done.state.attempts),
-          ),
-      );
-    },
+    run: judgeRenewal,
+  }),
+  durableCase({
+    id: 'nats-durable.lease.waiting',
+    title:
+      'A task that waits for a place longer than ack_wait is delivered once: the agent renews the deliveries it holds, not only those it runs',
+    requirements: ['TAP-NATS-072'],
+    capability: 'tap.test.sleep',
+    // Up to two set-ups: the places filled, then a task that waits one hold and runs one.
+    budgetMs: holdOf(LONGEST_LEASE_MS) * 6 + MOST_PLACES * 3000 + 20_000,
+    run: judgeWaiting,
   }),
   durableCase({
     id: 'nats-durable.record.invalid',

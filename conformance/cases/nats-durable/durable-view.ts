@@ -62,6 +62,8 @@ export interface Entry {
   message: Record<string, any>;
   attempt: string | undefined;
   msgId: string | undefined;
+  /** Its sequence in TAP_EVENTS: the order in which the server stored the messages of every task. */
+  streamSeq: number;
 }
 
 /** The harness's own JetStream view of the server the target URL names. */
@@ -164,7 +166,12 @@ export class DurableView {
         } catch {
           message = { unreadable: m.string().slice(0, 200) };
         }
-        entries.push({ message, attempt: m.headers?.get('Tap-Attempt') || undefined, msgId: m.headers?.get('Nats-Msg-Id') || undefined });
+        entries.push({
+          message,
+          attempt: m.headers?.get('Tap-Attempt') || undefined,
+          msgId: m.headers?.get('Nats-Msg-Id') || undefined,
+          streamSeq: m.info.streamSequence,
+        });
         if (done(entries)) break;
       }
     } finally {
