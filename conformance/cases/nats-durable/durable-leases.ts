@@ -2,9 +2,10 @@
  * The lease cases of the nats-durable profile (spec: bindings-nats#task-queue): a task that runs
  * longer than its lease (TAP-NATS-018), and a delivery that waits for a place longer than its lease
  * (TAP-NATS-072). For the second, the case publishes tasks of tap.test.sleep that outlive the
- * lease, one at a time, until one does not begin: every place the agent's runners have is busy,
- * and that task waits for the first to finish. A runner that pulled it ahead of its places and
- * left it unrenewed lets the server deliver it again, and it runs twice.
+ * lease, two at a time, until the agent's runners leave some on the queue: every place they have
+ * is busy, and the tasks left wait for the first to finish, longer than their lease. A runner that
+ * pulled one ahead of its places and left it unrenewed lets the server deliver it again, and it
+ * runs twice.
  */
 import type { CaseContext } from '../../context.ts';
 import { LONGEST_LEASE_MS } from '../../options.ts';
