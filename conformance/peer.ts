@@ -46,6 +46,9 @@ export interface PeerOptions {
   tasks?: TaskCount;
 }
 
+/** How long, after an agent's exit, the harness waits for the end of its output before it judges what it read. */
+const OUTPUT_END_MS = 2000;
+
 /** Options of one send. */
 export interface SendOptions {
   /** Sign under the session's integrity (default: when integrity is in force). */
@@ -262,12 +265,17 @@ export class Peer {
     return this.waits.closed(this.closed !== undefined, timeoutMs);
   }
 
-  /** Resolves with the process exit (stdio), or undefined after `timeoutMs`. */
+  /**
+   * Resolves with the process exit (stdio), or undefined after `timeoutMs`. A process's exit can be
+   * reported before the harness has read the last of its output (a farewell, a stray line): an exit
+   * is returned only once that output has ended too, or OUTPUT_END_MS (at most `timeoutMs`) later.
+   */
   async waitExit(timeoutMs: number): Promise<ChildExit | undefined> {
     if (!this.exited) return undefined;
     let timer: NodeJS.Timeout | undefined;
     const r = await Promise.race([this.exited, new Promise<undefined>((res) => (timer = setTimeout(() => res(undefined), timeoutMs)))]);
     clearTimeout(timer);
+    if (r) await this.waitClosed(Math.min(OUTPUT_END_MS, timeoutMs));
     return r;
   }
 

@@ -178,3 +178,55 @@ describe('"no <what>" reads as English', () => {
     expect(none('session.farewell')).toBe('no session.farewell');
   });
 });
+
+describe("an agent's exit is judged with the end of its output", () => {
+  const farewell = JSON.stringify({
+    protocol: 'tap/1.0',
+    message_id: 'bye-1',
+    type: 'session.farewell',
+    source: 'agent-x',
+    target: 'tap-conform',
+    timestamp: new Date().toISOString(),
+    payload: { reason: 'end of input' },
+  });
+
+  function exiting() {
+    const [harness, far] = createMemoryPair();
+    let exit!: (e: { code: number; signal: null }) => void;
+    const peer = new Peer({
+      transport: harness,
+      binding: 'stdio',
+      state: new SessionState('tap-conform', 'agent-x'),
+      transcript: new Transcript(),
+      findings: new Findings(),
+      ids: new IdSource('test'),
+      conn: 1,
+      stepTimeoutMs: 150,
+      timeScale: 1,
+      exited: new Promise((resolve) => (exit = resolve)),
+    });
+    return { peer, far, exit };
+  }
+
+  it('reads what the agent wrote before it exited, though the exit was reported first', async () => {
+    const { peer, far, exit } = exiting();
+    await far.start();
+    await peer.start();
+    // As a child process: "exit" first, then the rest of its stdout, then the end of the pipe.
+    exit({ code: 0, signal: null });
+    setTimeout(() => void far.send(farewell).then(() => far.close({ code: 1000, reason: 'exited with code 0' })), 100);
+    const got = await peer.waitExit(5000);
+    expect(got?.code).toBe(0);
+    expect(peer.received.map((r) => r.msg.type)).toEqual(['session.farewell']);
+  });
+
+  it('does not wait past its bound for output that never ends', async () => {
+    const { peer, far, exit } = exiting();
+    await far.start();
+    await peer.start();
+    exit({ code: 0, signal: null });
+    const t0 = Date.now();
+    expect((await peer.waitExit(300))?.code).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(2000);
+  });
+});
