@@ -79,9 +79,8 @@ export type DurableFault =
   | 'prefetching'
   /**
    * Breaks no rule: runs one record of each queue at a time, as a durable runner may, pulling the
-   * next only once the last is done. The
-   * redelivered-effect case, which needs a second record to finish while the first holds, is
-   * SKIPPED with that reason instead of failing it.
+   * next only once the last is done. The redelivered-effect case, which needs a second record to
+   * finish while the first holds, is SKIPPED with that reason instead of failing it.
    */
   | 'one-at-a-time';
 
