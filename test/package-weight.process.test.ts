@@ -21,9 +21,13 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 /** The URLs of the modules a program loads, as a loader hook sees them. */
 async function loadedBy(program: string): Promise<string[]> {
   const hook = join(dir, 'hook.mjs');
+  // Node 20 runs loader hooks on a thread of their own, whose process.stderr reaches the process's
+  // own only asynchronously, so that lines written shortly before the program exits can be lost (a
+  // loaded machine's run once missed node:http): the hook writes to the file descriptor itself.
   writeFileSync(
     hook,
-    'export async function load(url, context, next) { process.stderr.write(`LOADED ${url}\\n`); return next(url, context); }\n',
+    "import { writeSync } from 'node:fs';\n" +
+      'export async function load(url, context, next) { writeSync(2, `LOADED ${url}\\n`); return next(url, context); }\n',
   );
   const main = join(dir, 'main.mjs');
   writeFileSync(main, program);
