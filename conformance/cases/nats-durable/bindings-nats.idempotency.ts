@@ -96,6 +96,7 @@ export const cases: Case[] = [
       let taskId = '';
       let holdMs = 0;
       let fence = 0;
+      let serialSeen = 0;
       for (let round = 0; round < HOLD_ROUNDS && fence === 0; round++) {
         key = randomKey();
         holdMs = Math.round(ctx.scaled(1500 * 2 ** round));
@@ -110,7 +111,14 @@ export const cases: Case[] = [
         if (early !== undefined) {
           const timing = await timingOf(ctx, view, taskId, probe.record.task_id);
           if (timing.heldMs >= holdMs * 0.9) {
-            if (timing.probeBeganAfter) return skipped(oneAtATime(timing.heldMs, holdMs));
+            if (timing.probeBeganAfter) {
+              // Twice, or in the last round: a runner slow to begin a task under load is set up again first.
+              if (serialSeen++ > 0 || round === HOLD_ROUNDS - 1) return skipped(oneAtATime(timing.heldMs, holdMs));
+              ctx.note(
+                `the task held ${Math.round(timing.heldMs)} ms, and the task of the same key began only after it ended: again with a longer hold, before the case takes the agent for one that runs a record at a time`,
+              );
+              continue;
+            }
             // It held, and the second task ran beside it but took longer than the hold: again, longer.
             ctx.note(`the task held ${Math.round(timing.heldMs)} ms, and the task of the same key took longer: again with a longer hold`);
             continue;
