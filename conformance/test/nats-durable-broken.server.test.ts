@@ -102,6 +102,16 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
     );
   });
 
+  it.concurrent('passes redelivered-effect for an agent slow to begin a task once: it sets the scenario up again before taking it for one that runs a record at a time', {
+    timeout: 90_000,
+  }, async (t) => {
+    const s = await brokenServer(t);
+    const agentId = 'tap.durable-slow-once';
+    s.cleanups.push(await startBrokenDurableAgent(s.url, agentId, 'slow-once', { leaseMs: BROKEN_LEASE_MS, maxDeliver: MAX_DELIVER }));
+    const report = await runConformance({ target: `${s.url}/${agentId}`, only: [REDELIVERED_EFFECT], timeoutMs: 5000 });
+    expect(report.cases.map((c) => [c.id, c.verdict])).toEqual([[REDELIVERED_EFFECT, 'PASS']]);
+  });
+
   it.concurrent.for<[DurableFault, string, RegExp]>([
     ['no-signature-check', 'nats-durable.signed.refused', /not dead-lettered with its reason: an unsigned record; a record altered/],
     ['trusts-stored-results', 'nats-durable.signed.stored-result', /a task\.result no runner signed decided the outcome/],

@@ -78,6 +78,11 @@ export type DurableFault =
   /** Runs two deliveries at a time while its client keeps a buffer of four filled: the two that wait are not renewed (TAP-NATS-072). */
   | 'prefetching'
   /**
+   * Breaks no rule: runs the first record with a hold_ms alone, taking the next delivery only once
+   * it has finished, and every later one at once, as a runner slow to begin a task once might.
+   */
+  | 'slow-once'
+  /**
    * Breaks no rule: runs one record of each queue at a time, as a durable runner may, pulling the
    * next only once the last is done. The redelivered-effect case, which needs a second record to
    * finish while the first holds, is SKIPPED with that reason instead of failing it.
@@ -91,6 +96,16 @@ export interface BrokenSigning {
 }
 
 const nanos = (ms: number): number => ms * 1_000_000;
+
+/** The hold_ms of a delivered record's input, if it has one. */
+function holdOf(m: JsMsg): unknown {
+  try {
+    const input = m.json<TaskRecord>().context.current_input;
+    return typeof input === 'object' && input !== null ? (input as { hold_ms?: unknown }).hold_ms : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** A record whose input has no hold_ms. */
 function withoutHold(record: TaskRecord): TaskRecord {
@@ -253,12 +268,18 @@ async function brokenRunner(
       // time, so the others wait in the buffer with nobody renewing them.
       const places = fault === 'prefetching' ? 2 : Number.POSITIVE_INFINITY;
       const messages = await consumer.consume({ max_messages: 4, expires: 1000 });
+      // The fault of slow-once: the first record with a hold_ms is run alone, the next taken only after it.
+      let slowOnce = fault === 'slow-once';
       void (async () => {
         for await (const m of messages) {
           while (running.size >= places) await Promise.race(running);
           const p = work(m).catch(() => {});
           running.add(p);
           void p.finally(() => running.delete(p));
+          if (slowOnce && holdOf(m) !== undefined) {
+            slowOnce = false;
+            await p;
+          }
         }
       })();
       closers.push(async () => void (await messages.close()));
