@@ -98,7 +98,7 @@ export interface BrokenSigning {
 const nanos = (ms: number): number => ms * 1_000_000;
 
 /** The hold_ms of a delivered record's input, if it has one. */
-function holdOf(m: JsMsg): unknown {
+function holdMsOf(m: JsMsg): unknown {
   try {
     const input = m.json<TaskRecord>().context.current_input;
     return typeof input === 'object' && input !== null ? (input as { hold_ms?: unknown }).hold_ms : undefined;
@@ -276,7 +276,7 @@ async function brokenRunner(
           const p = work(m).catch(() => {});
           running.add(p);
           void p.finally(() => running.delete(p));
-          if (slowOnce && holdOf(m) !== undefined) {
+          if (slowOnce && holdMsOf(m) !== undefined) {
             slowOnce = false;
             await p;
           }

@@ -1,6 +1,6 @@
 /** nats-durable profile, The durable task queue (spec: bindings-nats#task-queue). */
 import { seconds } from './durable-survey.ts';
-import { holdOf, judgeRenewal, judgeWaiting, MOST_PLACES } from './durable-leases.ts';
+import { outlivingMs, judgeRenewal, judgeWaiting, MOST_PLACES } from './durable-leases.ts';
 import type { Case } from '../../case.ts';
 import { consumerOf, deadLetters, durableCase, hasResult, plantEvents, randomKey, STREAMS, states, waiting, watchOrder } from './kit.ts';
 import { recordFromDraft } from '../../../reference/workspace/record.ts';
@@ -194,7 +194,7 @@ export const cases: Case[] = [
     requirements: ['TAP-NATS-072'],
     capability: 'tap.test.sleep',
     // Up to two set-ups: the places filled, then a task that waits one hold and runs one.
-    budgetMs: holdOf(LONGEST_LEASE_MS) * 6 + MOST_PLACES * 3000 + 20_000,
+    budgetMs: outlivingMs(LONGEST_LEASE_MS) * 6 + MOST_PLACES * 3000 + 20_000,
     run: judgeWaiting,
   }),
   durableCase({

@@ -27,6 +27,16 @@ export function serverUrl(option: string | undefined): string {
   return option ?? process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 }
 
+/** Runs a command's work on a session with the server at `url`, closed whatever the work does. */
+export async function withNats<T>(url: string, work: (s: NatsSession) => Promise<T>): Promise<T> {
+  const s = await openNats(url);
+  try {
+    return await work(s);
+  } finally {
+    await s.close();
+  }
+}
+
 /** Connects to the server at `url` and checks that JetStream answers; throws a CliError for people otherwise. */
 export async function openNats(url: string, o: { timeoutMs?: number } = {}): Promise<NatsSession> {
   let address: ReturnType<typeof parseNatsUrl>;

@@ -8,7 +8,7 @@
 import type { ConsumerInfo } from '@nats-io/jetstream';
 import { CliError, type CommandContext } from '../registry.ts';
 import { printJson } from '../workspace/format.ts';
-import { openNats, requireStream, type NatsSession } from './connection.ts';
+import { withNats, requireStream, type NatsSession } from './connection.ts';
 
 /** What was removed for one consumer. */
 export interface RemovedConsumer {
@@ -67,8 +67,7 @@ export async function runRemoveConsumer(
   o: { server: string; json: boolean; names: string[]; force: boolean },
   ctx: CommandContext,
 ): Promise<number> {
-  const s = await openNats(o.server);
-  try {
+  return withNats(o.server, async (s) => {
     const done = await removeConsumers(s, o.names, o.force);
     if (o.json) {
       printJson(ctx.io, { removed: done });
@@ -81,7 +80,5 @@ export async function runRemoveConsumer(
           `${r.records_kept === 1 ? '1 record stays' : `${r.records_kept} records stay`} on the queue for the next runner of the capability, which creates the consumer afresh.\n`,
       );
     return 0;
-  } finally {
-    await s.close();
-  }
+  });
 }

@@ -8,7 +8,7 @@ import { Wildcard } from '../../transports/nats/subjects.ts';
 import type { TaskRecord } from '../../workspace/record.ts';
 import type { CommandContext } from '../registry.ts';
 import { excerpt, printJson, table } from '../workspace/format.ts';
-import { openNats, readStream, requireStream, type NatsSession, type StoredRecord } from './connection.ts';
+import { withNats, readStream, requireStream, type NatsSession, type StoredRecord } from './connection.ts';
 
 /** One queued record as `tasks` reports it. */
 export interface QueuedTask {
@@ -103,8 +103,7 @@ export async function runTasks(
   o: { server: string; json: boolean; capability?: string; limit: number },
   ctx: CommandContext,
 ): Promise<number> {
-  const s = await openNats(o.server);
-  try {
+  return withNats(o.server, async (s) => {
     const tasks = await queuedTasks(s, o.capability, o.limit);
     const total = (await requireStream(s, s.names.tasks)).state.messages;
     if (o.json) {
@@ -132,9 +131,7 @@ export async function runTasks(
     }
     ctx.io.out(text);
     return 0;
-  } finally {
-    await s.close();
-  }
+  });
 }
 
 /** Runs `tapctl nats dead-letters`. */
@@ -142,8 +139,7 @@ export async function runDeadLetters(
   o: { server: string; json: boolean; capability?: string; limit: number },
   ctx: CommandContext,
 ): Promise<number> {
-  const s = await openNats(o.server);
-  try {
+  return withNats(o.server, async (s) => {
     const dead = await deadLetters(s, o.capability, o.limit);
     if (o.json) {
       printJson(ctx.io, { stream: s.names.dead, dead_letters: dead });
@@ -166,7 +162,5 @@ export async function runDeadLetters(
     text += `\nRun tapctl nats requeue <task_id> (or --all) to queue them again.\n`;
     ctx.io.out(text);
     return 0;
-  } finally {
-    await s.close();
-  }
+  });
 }

@@ -9,7 +9,7 @@ import type { TaskRecord } from '../../workspace/record.ts';
 import { taskSubject } from '../../jetstream/streams.ts';
 import { CliError, type CommandContext } from '../registry.ts';
 import { printJson } from '../workspace/format.ts';
-import { openNats, requireStream, type NatsSession } from './connection.ts';
+import { withNats, requireStream, type NatsSession } from './connection.ts';
 import { deadAttemptsText, deadLetters, type DeadLetter } from './records.ts';
 
 /** What happened to one dead letter. */
@@ -88,8 +88,7 @@ export async function runRequeue(
   o: { server: string; json: boolean; ids: string[] | 'all'; capability?: string },
   ctx: CommandContext,
 ): Promise<number> {
-  const s = await openNats(o.server);
-  try {
+  return withNats(o.server, async (s) => {
     const done = await requeue(s, o.ids, o.capability);
     if (o.json) {
       printJson(ctx.io, { requeued: done });
@@ -106,7 +105,5 @@ export async function runRequeue(
       );
     }
     return 0;
-  } finally {
-    await s.close();
-  }
+  });
 }

@@ -4,7 +4,7 @@ import { deadSubject, taskSubject } from '../../jetstream/names.ts';
 import { maxDeliveriesAdvisory, Wildcard } from '../../transports/nats/subjects.ts';
 import type { CommandContext } from '../registry.ts';
 import { duration, printJson, table } from '../workspace/format.ts';
-import { openNats, streamInfo, type NatsSession } from './connection.ts';
+import { withNats, streamInfo, type NatsSession } from './connection.ts';
 
 /** What status reports about one TAP stream. */
 export interface StreamStatus {
@@ -113,8 +113,7 @@ export async function natsStatus(s: NatsSession): Promise<NatsStatus> {
 
 /** Runs `tapctl nats status` with parsed options. */
 export async function runStatus(o: { server: string; json: boolean }, ctx: CommandContext): Promise<number> {
-  const s = await openNats(o.server);
-  try {
+  return withNats(o.server, async (s) => {
     const st = await natsStatus(s);
     if (o.json) {
       printJson(ctx.io, st);
@@ -164,7 +163,5 @@ export async function runStatus(o: { server: string; json: boolean }, ctx: Comma
     }
     ctx.io.out(text);
     return 0;
-  } finally {
-    await s.close();
-  }
+  });
 }

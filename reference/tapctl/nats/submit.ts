@@ -9,7 +9,7 @@ import { idempotencyKey, submitDurable } from '../../jetstream/submit.ts';
 import { readSigningKey, type SigningKey } from '../../trust.ts';
 import { CliError, type CommandContext } from '../registry.ts';
 import { excerpt, printJson } from '../workspace/format.ts';
-import { openNats, readStream, requireStream, type NatsSession } from './connection.ts';
+import { withNats, readStream, requireStream, type NatsSession } from './connection.ts';
 import { attemptsText } from './records.ts';
 
 /** Options of `tapctl nats submit` after parsing. */
@@ -94,8 +94,7 @@ async function resultOf(
 
 /** Runs `tapctl nats submit`. */
 export async function runSubmit(o: SubmitOptions, ctx: CommandContext): Promise<number> {
-  const s = await openNats(o.server);
-  try {
+  return withNats(o.server, async (s) => {
     if (o.createStreams) await ensureStreams(s.nc, { names: s.names, replicas: o.replicas });
     else await requireStream(s, s.names.tasks);
     const signingKey = signingKeyOf(o);
@@ -142,7 +141,5 @@ export async function runSubmit(o: SubmitOptions, ctx: CommandContext): Promise<
       );
     }
     return done.state.status === 'completed' ? 0 : 1;
-  } finally {
-    await s.close();
-  }
+  });
 }
