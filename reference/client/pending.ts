@@ -6,6 +6,7 @@
  * rejected as unsent, not as indeterminate: the agent cannot have seen it.
  */
 import type { TapMessage } from '../../schemas/src/index.ts';
+import { ChurnMap } from '../core/churn-map.ts';
 import { ClientCode, quiet, TapClientError } from './errors.ts';
 import type { Clock } from './types.ts';
 
@@ -31,7 +32,7 @@ interface Entry extends Pending {
  * sweeps every request then due, so a request sets and clears no timer of its own.
  */
 export class PendingRequests {
-  private readonly byId = new Map<string, Entry>();
+  private readonly byId = new ChurnMap<string, Entry>();
   private timer: unknown;
   /** When the timer fires (clock ms); Infinity when none is set. */
   private timerDue = Number.POSITIVE_INFINITY;
@@ -79,7 +80,7 @@ export class PendingRequests {
   rejectAll(error: Error): Map<string, TapClientError> {
     const unsent = new Map<string, TapClientError>();
     this.stopTimer();
-    for (const entry of [...this.byId.values()]) {
+    for (const entry of this.byId.values()) {
       this.byId.delete(entry.msg.message_id);
       if (entry.sent) {
         entry.reject(error);
@@ -121,7 +122,7 @@ export class PendingRequests {
     this.timerDue = Number.POSITIVE_INFINITY;
     const now = this.clock.now();
     let next = Number.POSITIVE_INFINITY;
-    for (const entry of [...this.byId.values()]) {
+    for (const entry of this.byId.values()) {
       if (entry.due > now) {
         next = Math.min(next, entry.due);
         continue;

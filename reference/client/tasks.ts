@@ -3,6 +3,7 @@
  * the ids it makes (spec: tasks). Sequenced messages enter here and leave in order, once.
  */
 import type { RandomSource } from '../core/index.ts';
+import { ChurnMap } from '../core/churn-map.ts';
 import { OldestKey } from '../core/oldest.ts';
 import type { TaskHandle } from './handle.ts';
 import type { ResumeRequest } from './session.ts';
@@ -23,8 +24,8 @@ export const ENDED_TASKS_KEPT = 128;
 
 /** Streams and handles by task id. */
 export class TaskTable {
-  private readonly streams = new Map<string, TaskStream>();
-  private readonly handles = new Map<string, TaskHandle>();
+  private readonly streams = new ChurnMap<string, TaskStream>();
+  private readonly handles = new ChurnMap<string, TaskHandle>();
   /** Task ids whose stream ended or failed, oldest first. */
   private readonly endedIds = new Set<string>();
   private readonly oldestEnded = new OldestKey(this.endedIds);
@@ -124,7 +125,7 @@ export class TaskTable {
 
   /** Stops following every open task and fails its handle with `error`, or with what `errorOf` gives for its task id. */
   failOpen(error: Error, errorOf?: (taskId: string) => Error | undefined): void {
-    for (const [taskId, s] of [...this.streams]) {
+    for (const [taskId, s] of this.streams.entries()) {
       if (s.ended) continue;
       this.streams.delete(taskId);
       this.handles.get(taskId)?.fail(errorOf?.(taskId) ?? error);
