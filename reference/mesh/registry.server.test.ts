@@ -127,15 +127,23 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the registry on NA
   });
 
   it('discovers by capability, version range, permissions and binding, and never a stale entry (spec: registry#discovery)', async () => {
-    const r = await fresh();
-    await r.create(entry('coder.one', [capability('code.write', '1.4.0')]));
-    await r.create(entry('coder.two', [capability('code.write', '2.1.0')]));
-    await r.create(entry('coder.pay', [capability('code.write', '1.9.0', { requires_permission: 'billing.charge' })]));
+    // Every entry but coder.old lives a minute, so that the queries below, slow on a loaded
+    // machine, never outlast one; coder.old's 200 ms are over before the first query.
+    const r = await openRegistry(nc, { bucket: `TAP_REGISTRY_T${++buckets}`, maxAgeMs: 60_000 });
+    const live = { ttl_ms: 60_000 };
+    await r.create(entry('coder.one', [capability('code.write', '1.4.0')], live));
+    await r.create(entry('coder.two', [capability('code.write', '2.1.0')], live));
+    await r.create(entry('coder.pay', [capability('code.write', '1.9.0', { requires_permission: 'billing.charge' })], live));
     await r.create(
-      entry('coder.ws', [capability('code.write', '1.0.0')], { endpoints: [{ binding: 'websocket', url: 'ws://127.0.0.1:1/tap' }] }),
+      entry('coder.ws', [capability('code.write', '1.0.0')], {
+        ...live,
+        endpoints: [{ binding: 'websocket', url: 'ws://127.0.0.1:1/tap' }],
+      }),
     );
-    await r.create(entry('coder.full', [capability('code.write', '1.5.0')], { load: { running_tasks: 4, max_concurrent_tasks: 4 } }));
-    await r.create(entry('analyst', [capability('text.analyse', '0.3.0')]));
+    await r.create(
+      entry('coder.full', [capability('code.write', '1.5.0')], { ...live, load: { running_tasks: 4, max_concurrent_tasks: 4 } }),
+    );
+    await r.create(entry('analyst', [capability('text.analyse', '0.3.0')], live));
     await r.create(entry('coder.old', [capability('code.write', '1.1.0')], { ttl_ms: 200 }));
     await sleep(300);
     const ids = async (q: Parameters<Registry['list']>[0]) => (await r.list(q)).map((x) => x.entry.agent_id).sort();
@@ -162,7 +170,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the registry on NA
     await kv.put('broken', 'not json');
     await kv.put('wrong.key', JSON.stringify(entry('other', [])));
     await kv.put('partial', JSON.stringify({ ...entry('partial', []), load: undefined }));
-    await kv.put('extra', JSON.stringify({ ...entry('extra', []), x_colour: 'blue' }));
+    await kv.put('extra', JSON.stringify({ ...entry('extra', [], { ttl_ms: 5000 }), x_colour: 'blue' }));
     expect(await r.get('broken')).toBeUndefined();
     expect(await r.get('wrong.key')).toBeUndefined();
     expect(await r.get('partial')).toBeUndefined();
@@ -246,22 +254,24 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the registry on NA
     const mallory = newSigningKey('mallory');
     const trusted = await openRegistry(nc, { bucket: r.bucket, trust: trustOf([one, two, mallory]) });
     const code = [capability('code.write', '1.4.0')];
-    await r.create(signEntry(entry('coder.one', code), one));
-    await r.create(signEntry(entry('coder.two', code), mallory));
-    await r.create(entry('coder.three', code));
-    await r.create(signEntry(entry('mallory', code), mallory));
-    await r.create(signEntry(entry('coder.old', code), mallory));
-    // A write of coder.one's, signed long before the store took it: replayed.
+    // The bucket's longest lifetime, so that no entry goes stale while a loaded machine lists them.
+    const lasting = { ttl_ms: 5000 };
+    await r.create(signEntry(entry('coder.one', code, lasting), one));
+    await r.create(signEntry(entry('coder.two', code, lasting), mallory));
+    await r.create(entry('coder.three', code, lasting));
+    await r.create(signEntry(entry('mallory', code, lasting), mallory));
+    await r.create(signEntry(entry('coder.old', code, lasting), mallory));
+    // A write of coder.two's, signed long before the store took it: replayed.
     const kv = await new Kvm(nc).open(r.bucket);
     await kv.put(
       'coder.two',
-      JSON.stringify(signEntry(entry('coder.two', code, { updated_at: new Date(Date.now() - 5000).toISOString() }), two)),
+      JSON.stringify(signEntry(entry('coder.two', code, { ...lasting, updated_at: new Date(Date.now() - 20_000).toISOString() }), two)),
     );
     const listing = await trusted.survey({ capability: 'code.write' });
     expect(listing.records.map((x) => x.entry.agent_id).sort()).toEqual(['coder.one', 'mallory']);
     expect(Object.fromEntries(listing.refused.map((x) => [x.agentId, x.reason]))).toEqual({
       'coder.two': expect.stringMatching(
-        /^a replayed write: it was signed at .*, \d+ ms before the store took it, more than its ttl_ms \(1000\)$/,
+        /^a replayed write: it was signed at .*, \d+ ms before the store took it, more than its ttl_ms \(5000\)$/,
       ),
       'coder.three': 'the trust file has no key for coder.three',
       'coder.old': 'the trust file has no key for coder.old',
