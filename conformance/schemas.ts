@@ -1,13 +1,15 @@
 /**
  * The harness's own view of schemas/v1: validators compiled from the published JSON Schema
  * files and the three data tables, read at run time and never restated (spec: schemas).
- * The harness compiles them itself, so it checks agents against the published files rather
- * than against any implementation's reading of them.
+ * The validators are compiled from the published files themselves, never from the reference's
+ * source, so the harness checks agents against the published text rather than against any
+ * implementation's reading of it; the build compiles them ahead of time (tools/emit-validators.ts,
+ * HARNESS), as it does the reference's, instead of every tap-conform process at its first message.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Ajv2020, ValidateFunction } from 'ajv/dist/2020.js';
-import { schemaCompiler } from '../reference/core/validators.generated.js';
+import type { ValidateFunction } from 'ajv/dist/2020.js';
+import { HARNESS } from '../reference/core/validators.generated.js';
 import { repoPath } from './paths.ts';
 
 /** One schema violation: where, which keyword, and what. */
@@ -30,7 +32,6 @@ export interface StateTable {
 }
 
 const SCHEMA_DIR = repoPath('schemas/v1');
-const BASE = 'https://schemas.tap-protocol.org/v1/';
 
 function readJson<T>(file: string): T {
   return JSON.parse(readFileSync(join(SCHEMA_DIR, file), 'utf8')) as T;
@@ -66,32 +67,9 @@ export function canTransition(from: string, to: string): boolean {
   return STATE_TABLE.transitions.some((t) => t.from === from && t.to === to);
 }
 
-let ajv: Ajv2020 | undefined;
-
-function compiler(): Ajv2020 {
-  if (ajv) return ajv;
-  // Ajv and its formats as the build bundled them in one file: required from node_modules they
-  // are some forty files to resolve and compile at every run.
-  const { Ajv2020: Ajv, addFormats } = schemaCompiler();
-  // The published files are checked against the JSON Schema meta-schema by their own tests
-  // (test/schemas.test.ts); compiling the meta-schema at every run to check them again took a
-  // fifth of the CPU of a run of one case. Strict mode still refuses a keyword Ajv does not know.
-  ajv = new Ajv({ strict: true, keywords: ['since'], allErrors: true, discriminator: true, validateSchema: false });
-  addFormats(ajv);
-  for (const f of readdirSync(SCHEMA_DIR).filter((n) => n.endsWith('.schema.json'))) ajv.addSchema(readJson(f));
-  return ajv;
-}
-
-const compiled = new Map<string, ValidateFunction>();
-
 function validator(file: string): ValidateFunction {
-  let v = compiled.get(file);
-  if (!v) {
-    const found = compiler().getSchema(BASE + file);
-    if (!found) throw new Error(`schemas/v1/${file} is missing`);
-    v = found;
-    compiled.set(file, v);
-  }
+  const v = HARNESS[file];
+  if (!v) throw new Error(`schemas/v1/${file} is missing (or its validator is not built: run npm run build)`);
   return v;
 }
 

@@ -14,7 +14,7 @@
  * it is compiled without compiling the meta-schema first; and Ajv with its formats is bundled into
  * one module (schemaCompiler()), for the agents that bring schemas of their own.
  */
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -95,6 +95,7 @@ export function validatorsSource(): { facade: string; modules: Record<string, st
   // schema compiler would otherwise compile at the start of every agent that declares one.
   const meta = new Ajv2020({ strict: false, allErrors: true, code: { source: true } });
   modules['meta.cjs'] = standaloneCode.default(meta, { m: META_SCHEMA });
+  modules['harness.cjs'] = harnessSource();
   // The schema compiler itself, Ajv and its formats as one file: required from node_modules it is
   // some forty files to resolve and compile, 35 ms of every start of an agent that brings a schema.
   modules['compiler.cjs'] = buildSync({
@@ -131,8 +132,42 @@ export function validatorsSource(): { facade: string; modules: Record<string, st
     'export const META_SCHEMAS = {};\n',
     "lazily(META_SCHEMAS, META_SCHEMA, () => require(DIR + 'meta.cjs').m);\n",
     "export function schemaCompiler() {\n  return require(DIR + 'compiler.cjs');\n}\n",
+    'export const HARNESS = {};\n',
+    `for (const [file, key] of [\n${harnessFiles()
+      .map((file, i) => `  [${JSON.stringify(file)}, 'h${i}'],\n`)
+      .join('')}]) lazily(HARNESS, file, () => require(DIR + 'harness.cjs')[key]);\n`,
   ].join('');
   return { facade, modules };
+}
+
+/** The published schema files, as tap-conform reads them: every `*.schema.json` of schemas/v1 on disk. */
+function harnessFiles(): string[] {
+  return readdirSync(join(root, 'schemas/v1'))
+    .filter((f) => f.endsWith('.schema.json'))
+    .sort();
+}
+
+/**
+ * tap-conform's validators (HARNESS): compiled from the published files of schemas/v1 as they are
+ * on disk, never from the reference's TypeBox source, with the harness's own options (strict,
+ * every error collected, no inlining choice of the reference's), so the harness judges agents by
+ * the published text. Compiling them in every tap-conform process took about 160 ms of CPU at its
+ * first message; ahead of time, a run loads them in a few.
+ */
+function harnessSource(): string {
+  const harness = new Ajv2020({
+    strict: true,
+    keywords: ['since'],
+    allErrors: true,
+    discriminator: true,
+    // The files are checked against the JSON Schema meta-schema by their own tests (test/schemas.test.ts).
+    validateSchema: false,
+    code: { source: true },
+  });
+  addFormats.default(harness);
+  const files = harnessFiles();
+  for (const file of files) harness.addSchema(JSON.parse(readFileSync(join(root, 'schemas/v1', file), 'utf8')) as object);
+  return standaloneCode.default(harness, Object.fromEntries(files.map((file, i) => [`h${i}`, BASE + file])));
 }
 
 /** The Timestamp pattern: every string it matches is an RFC 3339 date-time in UTC. */
@@ -180,6 +215,8 @@ export function emitValidators(): number {
       'export declare const META_SCHEMAS: Readonly<Record<string, ValidateFunction>>;\n',
       '/** Ajv 2020 and ajv-formats, bundled into one module that loads in a third of the time. */\n',
       "export declare function schemaCompiler(): { Ajv2020: typeof import('ajv/dist/2020.js').Ajv2020; addFormats: typeof import('ajv-formats').default };\n",
+      "/** tap-conform's validators, by file name: compiled from the published files of schemas/v1 with the harness's options. */\n",
+      'export declare const HARNESS: Readonly<Record<string, ValidateFunction>>;\n',
     ].join(''),
   );
   return bytes;
