@@ -27,7 +27,7 @@ import { lacks, missingReason, NEEDS, type SystemTool } from '../test/system-too
 import { judgeRuns, RUNS } from './certify-judge.ts';
 import { summaryLine } from './summary.ts';
 import { allBlocks, recipesOf, runRecipe } from './tarball/recipes.ts';
-import { type Installed, prepareInstalled, runChecks } from './tarball/tarball.ts';
+import { type Installed, pack, prepareInstalled, runChecks } from './tarball/tarball.ts';
 
 interface StepResult {
   passed: number;
@@ -148,19 +148,26 @@ const vitest = (name: string, args: string[] = []): Step => ({
 /** The package installed alone (the certification runs from it), and with its optional peers (the docs run from it). */
 let installed: Installed | undefined;
 let withPeers: Installed | undefined;
+/** The folder of the packed tarball both projects install. */
+let packDir: string | undefined;
 
-/** Packs, and installs into an empty project alone and then with the optional peers: one check. */
+/** Packs, and installs into two empty projects at once, alone and with the optional peers: one check. */
 const install: Step = {
   name: 'tarball: pack, and install offline into an empty project, alone and with its optional peers',
   run: async () => {
     try {
-      installed = await prepareInstalled();
-      withPeers = await prepareInstalled({ peers: true, packed: installed.packed });
+      packDir = mkdtempSync(join(tmpdir(), 'tap-pack-'));
+      const packed = await pack(packDir);
+      // Each install mostly waits on npm's files: the two overlap.
+      const [alone, peers] = await Promise.allSettled([prepareInstalled({ packed }), prepareInstalled({ peers: true, packed })]);
+      if (alone.status === 'fulfilled') installed = alone.value;
+      if (peers.status === 'fulfilled') withPeers = peers.value;
+      for (const r of [alone, peers]) if (r.status === 'rejected') throw r.reason;
+      return { passed: 1, failed: 0, note: `${(packed.size / 1024).toFixed(0)} KiB, ${packed.files.length} files` };
     } catch (err) {
       console.error(`\n── tarball: FAIL ${(err as Error).message}`);
       return { passed: 0, failed: 1 };
     }
-    return { passed: 1, failed: 0, note: `${(installed.packed.size / 1024).toFixed(0)} KiB, ${installed.packed.files.length} files` };
   },
 };
 
@@ -367,7 +374,9 @@ async function main(): Promise<number> {
         .filter((lane) => lane.length > 0);
       if (lanes.length === 0) continue;
       const named = (lane: Step[][][]) =>
-        lane.map((group) => group.map((sequence) => sequence.map((step) => step.name).join(', then ')).join(' and, at once, ')).join(', then ');
+        lane
+          .map((group) => group.map((sequence) => sequence.map((step) => step.name).join(', then ')).join(' and, at once, '))
+          .join(', then ');
       console.log(`\n── ${lanes.map(named).join('\n── and beside it: ')}`);
       const timed = async (step: Step) => {
         const t0 = Date.now();
@@ -400,7 +409,7 @@ async function main(): Promise<number> {
       }
     }
   } finally {
-    for (const inst of [installed, withPeers]) if (inst) rmSync(inst.dir, { recursive: true, force: true });
+    for (const dir of [installed?.dir, withPeers?.dir, packDir]) if (dir) rmSync(dir, { recursive: true, force: true });
   }
   const cpu = cpuSeconds();
   console.log(
