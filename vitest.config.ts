@@ -1,6 +1,5 @@
 import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
-import { LONGEST } from './tools/test-order.ts';
 
 /**
  * The test tiers, by file name (ARCHITECTURE.md, "Test tiers"). A test file that starts agent or
@@ -16,21 +15,16 @@ export const SLOW_TIERS = ['**/*.process.test.ts', '**/*.server.test.ts', '**/*.
 const EXCLUDE = ['node_modules/**', 'site/**', 'dist/**'];
 
 /**
- * The order files start in, when both projects run (npm test): the slow project's first, the
- * LONGEST in their order and then the others longest first as vitest judges them, then the fast
- * project's short files, which fill the workers as the long ones end. Vitest's own order runs the
- * fast project first, so the longest files of the run started last and ran on alone.
+ * The order files start in, when both projects run (npm test): the slow project's first, longest
+ * first as vitest judges it (the last run's durations, or the larger file when there is none), then
+ * the fast project's short files, which fill the workers as the long ones end. Vitest's own order
+ * runs the fast project first, so the longest files of the run started last and ran on alone.
  */
 class SlowFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
     const slow = (f: TestSpecification) => f.project.name === 'slow';
-    const rank = (f: TestSpecification) => {
-      const i = LONGEST.findIndex((name) => f.moduleId.endsWith(`/${name}`));
-      return i === -1 ? LONGEST.length : i;
-    };
-    // Array.prototype.sort is stable: the files LONGEST does not name keep vitest's order.
-    return [...sorted.filter(slow).sort((a, b) => rank(a) - rank(b)), ...sorted.filter((f) => !slow(f))];
+    return [...sorted.filter(slow), ...sorted.filter((f) => !slow(f))];
   }
 }
 
