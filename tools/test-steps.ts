@@ -98,6 +98,17 @@ export const vitest = (name: string, args: string[] = []): Step => ({
       const took = (f: { startTime: number; endTime: number }): number => f.endTime - f.startTime;
       const slowest = [...report.testResults].sort((x, y) => took(y) - took(x)).slice(0, 8);
       console.log(`  slowest files: ${slowest.map((f) => `${f.name.replace(root, '')} ${(took(f) / 1000).toFixed(1)} s`).join(', ')}`);
+      // And the long files that ended last, with when each started and ended (s from the first
+      // start): the tail of the run, where the cores wait on the few files still running.
+      const first = Math.min(...report.testResults.map((f) => f.startTime));
+      const last = report.testResults
+        .filter((f) => took(f) >= 10_000)
+        .sort((x, y) => y.endTime - x.endTime)
+        .slice(0, 6);
+      const at = (t: number): string => ((t - first) / 1000).toFixed(0);
+      console.log(
+        `  long files that ended last: ${last.map((f) => `${f.name.replace(root, '')} ${at(f.startTime)}–${at(f.endTime)} s`).join(', ')}`,
+      );
       const failed = report.numFailedTests + (code !== 0 && report.numFailedTests === 0 ? 1 : 0);
       // A skip is never silent: each is counted under the tool its title names, or as the test's own.
       const skipped: Record<string, number> = {};
