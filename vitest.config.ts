@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
+import { LONGEST_FAST } from './tools/test-order.ts';
 
 /**
  * The test tiers, by file name (ARCHITECTURE.md, "Test tiers"). A test file that starts agent or
@@ -17,14 +18,20 @@ const EXCLUDE = ['node_modules/**', 'site/**', 'dist/**'];
 /**
  * The order files start in, when both projects run (npm test): the slow project's first, longest
  * first as vitest judges it (the last run's durations, or the larger file when there is none), then
- * the fast project's short files, which fill the workers as the long ones end. Vitest's own order
- * runs the fast project first, so the longest files of the run started last and ran on alone.
+ * the fast project's short files, which fill the workers as the long ones end, its LONGEST_FAST
+ * first. Vitest's own order runs the fast project first, so the longest files of the run started
+ * last and ran on alone.
  */
 class SlowFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
     const slow = (f: TestSpecification) => f.project.name === 'slow';
-    return [...sorted.filter(slow), ...sorted.filter((f) => !slow(f))];
+    const rank = (f: TestSpecification) => {
+      const i = LONGEST_FAST.findIndex((name) => f.moduleId.endsWith(`/${name}`));
+      return i === -1 ? LONGEST_FAST.length : i;
+    };
+    // Array.prototype.sort is stable: the files LONGEST_FAST does not name keep vitest's order.
+    return [...sorted.filter(slow), ...sorted.filter((f) => !slow(f)).sort((a, b) => rank(a) - rank(b))];
   }
 }
 

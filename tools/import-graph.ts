@@ -104,6 +104,7 @@ export const TOOLS_LAYERS: readonly (readonly string[])[] = [
     'module-imports.ts',
     'import-cycles.ts',
     'certify-judge.ts',
+    'test-order.ts',
     'test-steps.ts',
   ],
   ['optional-peers.ts'],
