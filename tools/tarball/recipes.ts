@@ -184,6 +184,21 @@ const WAIT_FOR_MS = 60_000;
 const levelLines = (output: string): string[] => output.split('\n').filter((l) => /^(Level: |tap-conform: )/.test(l));
 
 /**
+ * The failed cases of a certification's output, each with the lines that explain it (what was
+ * observed, the rule, what was expected): a failed step's last lines hold only the summary.
+ */
+export function failedCases(output: string): string[] {
+  const lines = output.split('\n');
+  const out: string[] = [];
+  lines.forEach((line, i) => {
+    if (!/^ {2}(FAIL|ERROR) +\S/.test(line)) return;
+    out.push(line.trim());
+    for (let j = i + 1; j < lines.length && j <= i + 4 && /^ {6}\S/.test(lines[j]!); j++) out.push(`  ${lines[j]!.trim()}`);
+  });
+  return out;
+}
+
+/**
  * Runs a recipe in a fresh folder whose node_modules is the installed project's: files written,
  * shell steps run in turn (the environment a step exports carries to the next, as in one
  * terminal), everything stopped at the end.
@@ -224,7 +239,7 @@ export async function runRecipe(recipe: Recipe, project: string, log: (line: str
         new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), STEP_TIMEOUT_MS).unref()),
       ]);
       const took = `${((Date.now() - started) / 1000).toFixed(1)} s`;
-      const tail = () => r.output().trim().split('\n').slice(-12).join('\n      ');
+      const tail = () => [...failedCases(r.output()), ...r.output().trim().split('\n').slice(-12)].join('\n      ');
       if (code !== 0) {
         lines.push(
           `  FAIL ${where}: ${code === 'timeout' ? `still running after ${STEP_TIMEOUT_MS / 1000} s` : `exit ${code}`} (${took})\n      ${tail()}`,
