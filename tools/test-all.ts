@@ -197,28 +197,27 @@ const statics = (niceness: number): Step =>
   );
 
 /**
- * A stage is one step, or lanes run at once, each lane one step or several in order. A lane's
- * member that is a list is a group, whose members run at once; a group's member that is a list is
- * steps in order. The tarball and the certification from it mostly wait on processes (npm, the
- * agents' handshakes and the suite's timed cases): run beside vitest, whose files mostly wait too,
- * they use the CPU that vitest leaves idle instead of adding their minute and a half at the end.
+ * A stage is one step, or lanes run at once, each lane one step or several in order; a group of
+ * steps inside a lane runs at once. The tarball and the certification from it mostly wait on
+ * processes (npm, the agents' handshakes and the suite's timed cases): run beside vitest, whose
+ * files mostly wait too, they use the CPU that vitest leaves idle instead of adding their minute
+ * and a half at the end.
  */
-type Sequence = Step[];
-type Group = Array<Step | Sequence>;
-type Lane = Step | Array<Step | Group>;
+type Lane = Step | Array<Step | Step[]>;
 type Stage = Step | Lane[];
 
 /**
- * After the install, the docs' recipes, the longest step of the lane, beside the tarball checks
- * and then the certification (the checks read the installed files and type-check; the
- * certification's timed cases stretch their waits, and over stdio it runs only the cases the docs
- * cannot prove). The docs' certifications run as the README gives them, with the harness's own
- * waits. With the docs after the certification, this lane ended the run on a slower machine (CI:
- * the install 78 s, the certification 101 s, the docs 175 s, 28 s after vitest's lane).
+ * After the install, the docs' recipes beside vitest alone: their certifications run as the README
+ * gives them, with the harness's own waits. Then the tarball checks and the certification at once
+ * (the checks read the installed files and type-check; the certification's timed cases stretch
+ * their waits, and over stdio it runs only the cases the docs cannot prove), in the minute where
+ * vitest's last files leave the cores half idle. (With the docs beside the certification, a
+ * README certification failed a case under the load; with the docs after it, this lane ended the
+ * run on a slower machine: CI, the install 78 s, the certification 101 s, the docs 175 s.)
  */
 export const full = (skip: ReadonlySet<string> = new Set()): Stage[] => [
   build,
-  [vitest('vitest: every test file, three at a time'), statics(BESIDE), [install, [docs, [tarball, certify(skip)]]]],
+  [vitest('vitest: every test file, three at a time'), statics(BESIDE), [install, docs, [tarball, certify(skip)]]],
 ];
 export const FAST: Stage[] = [
   build,
@@ -235,23 +234,16 @@ async function main(): Promise<number> {
   const lines: string[] = [];
   try {
     for (const stage of values.fast ? FAST : full(skip)) {
-      // A lane is steps in order; a group inside a lane runs at once; a sequence inside a group in order.
+      // A lane is steps in order; a group of steps inside a lane runs at once.
       const lanes = (Array.isArray(stage) ? stage : [stage])
         .map((lane) =>
           (Array.isArray(lane) ? lane : [lane])
-            .map((group) =>
-              (Array.isArray(group) ? group : [group])
-                .map((sequence) => (Array.isArray(sequence) ? sequence : [sequence]).filter((step) => !skip.has(step.name)))
-                .filter((sequence) => sequence.length > 0),
-            )
+            .map((group) => (Array.isArray(group) ? group : [group]).filter((step) => !skip.has(step.name)))
             .filter((group) => group.length > 0),
         )
         .filter((lane) => lane.length > 0);
       if (lanes.length === 0) continue;
-      const named = (lane: Step[][][]) =>
-        lane
-          .map((group) => group.map((sequence) => sequence.map((step) => step.name).join(', then ')).join(' and, at once, '))
-          .join(', then ');
+      const named = (lane: Step[][]) => lane.map((group) => group.map((step) => step.name).join(' and, at once, ')).join(', then ');
       console.log(`\n── ${lanes.map(named).join('\n── and beside it: ')}`);
       const timed = async (step: Step) => {
         const t0 = Date.now();
@@ -262,14 +254,7 @@ async function main(): Promise<number> {
         await Promise.all(
           lanes.map(async (lane) => {
             const done = [];
-            for (const group of lane) {
-              const inOrder = async (sequence: Step[]) => {
-                const results = [];
-                for (const step of sequence) results.push(await timed(step));
-                return results;
-              };
-              done.push(...(await Promise.all(group.map(inOrder))).flat());
-            }
+            for (const group of lane) done.push(...(await Promise.all(group.map(timed))));
             return done;
           }),
         )
