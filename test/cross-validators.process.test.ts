@@ -1,10 +1,15 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { validateAgainst as validateWithHarness } from '../conformance/schemas.ts';
 import { SCHEMA_BUNDLE } from '../reference/core/schema-bundle.ts';
 import { toIssues, validateAgainst } from '../reference/core/validate.ts';
 import { catalogueTypes, invalidFixtures, transcriptFixtures, validFixtures, workspaceFixtures } from '../tools/validate-fixtures.ts';
 import { ajvJudge, type Case, cfworkerJudge, type Judge, type Loading, pythonMissing, pythonVerdicts } from './validators.testkit.ts';
+
+const ROOT = new URL('..', import.meta.url).pathname;
 
 /** Every case with the verdict the fixtures demand: valid messages, invalid ones, transcript lines, workspace documents. */
 function casesWithVerdicts(): { cases: Case[]; want: boolean[] } {
@@ -116,6 +121,28 @@ describe('cross-validator agreement: three validators, two loadings, one verdict
       if (JSON.stringify(compiled) !== JSON.stringify(issues))
         differ.push(`${c.label}: ${JSON.stringify(compiled)} ≠ ${JSON.stringify(issues)}`);
       return compiled === null;
+    });
+    expect(disagreements(got)).toEqual([]);
+    expect(differ).toEqual([]);
+  });
+
+  it("tap-conform's validators, compiled by the build from the published files, give every verdict and every issue Ajv gives compiling those files", () => {
+    const dir = join(ROOT, 'schemas/v1');
+    const ajv = new Ajv2020({ strict: true, keywords: ['since'], allErrors: true, discriminator: true });
+    addFormats.default(ajv);
+    for (const f of readdirSync(dir).filter((n) => n.endsWith('.schema.json')))
+      ajv.addSchema(JSON.parse(readFileSync(join(dir, f), 'utf8')));
+    const differ: string[] = [];
+    const got = cases.map((c) => {
+      const harness = validateWithHarness(c.schema, c.instance);
+      const fresh = ajv.getSchema(`https://schemas.tap-protocol.org/v1/${c.schema}`)!;
+      // The harness's own form of an issue (conformance/schemas.ts).
+      const issues = fresh(c.instance)
+        ? null
+        : (fresh.errors ?? []).map((e) => ({ path: e.instancePath || '/', keyword: e.keyword, message: e.message ?? e.keyword }));
+      if (JSON.stringify(harness) !== JSON.stringify(issues))
+        differ.push(`${c.label}: ${JSON.stringify(harness)} ≠ ${JSON.stringify(issues)}`);
+      return harness === null;
     });
     expect(disagreements(got)).toEqual([]);
     expect(differ).toEqual([]);
