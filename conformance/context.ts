@@ -360,7 +360,7 @@ export class CaseContext {
         await closing;
         clearTimeout(timer);
         // spec: conformance#processes — nothing the agent started outlives the case.
-        const left = c?.reap?.() ?? 0;
+        const left = (await c?.reap?.()) ?? 0;
         if (left > 0) this.transcript.note(i + 1, `killed ${left} process(es) the agent left running after it exited`);
       }),
     );

@@ -49,6 +49,19 @@ export function killMarked(marker: string): number {
   return pids.length;
 }
 
+/**
+ * Kills every process marked with `marker` and waits, up to `withinMs`, until none is left (a
+ * killed process lingers until the kernel has torn it down, longer on a loaded machine); kills
+ * again what is still there. Resolves with how many there were at first.
+ */
+export async function killMarkedAndWait(marker: string, withinMs = 5000): Promise<number> {
+  const first = killMarked(marker);
+  if (first === 0) return 0;
+  const end = Date.now() + withinMs;
+  while (killMarked(marker) > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+  return first;
+}
+
 /** Markers of agents whose processes may still run, killed if the harness ends first. */
 const live = new Set<string>();
 let hooked = false;

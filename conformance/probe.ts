@@ -105,7 +105,7 @@ async function probeOnce(env: Omit<RunEnv, 'probe' | 'startupMs'>): Promise<Prob
   const timer = setTimeout(() => conn.kill?.('SIGKILL'), 2000);
   await peer.close().catch(() => {});
   clearTimeout(timer);
-  conn.reap?.();
+  await conn.reap?.();
   rmSync(state, { recursive: true, force: true });
   if (!hs.ok && silent && env.target.kind === 'nats') {
     // spec: bindings-nats#frames: a binding fault every connection meets is named, with the case that judges it.

@@ -11,7 +11,7 @@ import { spawnStdioTransport, type ChildExit } from '../reference/transports/std
 import type { TlsOptions } from '../reference/transports/tls.ts';
 import type { RawTransport } from '../reference/transports/transport.ts';
 import type { HmacKey } from './session-state.ts';
-import { forget, killMarked, MARKER_VAR, newMarker, track } from './leftovers.ts';
+import { forget, killMarkedAndWait, MARKER_VAR, newMarker, track } from './leftovers.ts';
 import { b64u } from './mac.ts';
 
 /** The bindings a command-line target speaks: the rules its connections follow. */
@@ -63,9 +63,10 @@ export interface Connection {
   pid?: number;
   /**
    * stdio only: kills what the agent left running (its process group, and processes that carry
-   * its marker after leaving the group); returns how many processes were left.
+   * its marker after leaving the group) and waits until they are gone; resolves with how many
+   * processes were left.
    */
-  reap?: () => number;
+  reap?: () => Promise<number>;
 }
 
 export interface OpenOptions {
@@ -178,8 +179,8 @@ export async function openConnection(target: TargetSpec, o: OpenOptions = {}): P
     exited: child.exited,
     kill: (signal) => child.kill(signal),
     pid: child.child?.pid,
-    reap: () => {
-      const left = killMarked(marker);
+    reap: async () => {
+      const left = await killMarkedAndWait(marker);
       child.killLeftovers();
       forget(marker);
       return left;
