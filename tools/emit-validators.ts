@@ -96,7 +96,8 @@ export function validatorsSource(): { facade: string; modules: Record<string, st
   // schema compiler would otherwise compile at the start of every agent that declares one.
   const meta = new Ajv2020({ strict: false, allErrors: true, code: { source: true } });
   modules['meta.cjs'] = standaloneCode.default(meta, { m: META_SCHEMA });
-  modules['harness.cjs'] = harnessSource();
+  const published = harnessFiles();
+  modules['harness.cjs'] = harnessSource(published);
   // The schema compiler itself, Ajv and its formats as one file: required from node_modules it is
   // some forty files to resolve and compile, 35 ms of every start of an agent that brings a schema.
   modules['compiler.cjs'] = buildSync({
@@ -134,7 +135,7 @@ export function validatorsSource(): { facade: string; modules: Record<string, st
     "lazily(META_SCHEMAS, META_SCHEMA, () => require(DIR + 'meta.cjs').m);\n",
     "export function schemaCompiler() {\n  return require(DIR + 'compiler.cjs');\n}\n",
     'export const HARNESS = {};\n',
-    `for (const [file, key] of [\n${harnessFiles()
+    `for (const [file, key] of [\n${published
       .map((file, i) => `  [${JSON.stringify(file)}, 'h${i}'],\n`)
       .join('')}]) lazily(HARNESS, file, () => require(DIR + 'harness.cjs')[key]);\n`,
   ].join('');
@@ -155,7 +156,7 @@ function harnessFiles(): string[] {
  * the published text. Compiling them in every tap-conform process took about 160 ms of CPU at its
  * first message; ahead of time, a run loads them in about 16 ms.
  */
-function harnessSource(): string {
+function harnessSource(files: readonly string[]): string {
   const harness = new Ajv2020({
     strict: true,
     keywords: ['since'],
@@ -166,7 +167,6 @@ function harnessSource(): string {
     code: { source: true },
   });
   addFormats.default(harness);
-  const files = harnessFiles();
   for (const file of files) harness.addSchema(JSON.parse(readFileSync(join(root, 'schemas/v1', file), 'utf8')) as object);
   return standaloneCode.default(harness, Object.fromEntries(files.map((file, i) => [`h${i}`, BASE + file])));
 }

@@ -25,7 +25,7 @@ import { ALL_CASES } from '../conformance/cases/index.ts';
 import { judgeRuns, RUNS } from './certify-judge.ts';
 import { summaryLine } from './summary.ts';
 import { allBlocks, recipesOf, runRecipe } from './tarball/recipes.ts';
-import { type Installed, pack, prepareInstalled, runChecks } from './tarball/tarball.ts';
+import { type Installed, installBoth, runChecks } from './tarball/tarball.ts';
 import { cpuSeconds, type Step, sh, together, tsx, vitest } from './test-steps.ts';
 
 /**
@@ -46,18 +46,12 @@ const install: Step = {
   name: 'tarball: pack, and install offline into an empty project, alone and with its optional peers',
   run: async () => {
     try {
-      packDir = mkdtempSync(join(tmpdir(), 'tap-pack-'));
-      const packed = await pack(packDir);
-      // Each install mostly waits on npm's files: the two overlap.
-      const [alone, peers] = await Promise.allSettled([prepareInstalled({ packed }), prepareInstalled({ peers: true, packed })]);
-      if (alone.status === 'fulfilled') installed = alone.value;
-      if (peers.status === 'fulfilled') withPeers = peers.value;
-      for (const r of [alone, peers]) if (r.status === 'rejected') throw r.reason;
-      return { passed: 1, failed: 0, note: `${(packed.size / 1024).toFixed(0)} KiB, ${packed.files.length} files` };
+      ({ alone: installed, withPeers, packDir } = await installBoth());
     } catch (err) {
       console.error(`\n── tarball: FAIL ${(err as Error).message}`);
       return { passed: 0, failed: 1 };
     }
+    return { passed: 1, failed: 0, note: `${(installed.packed.size / 1024).toFixed(0)} KiB, ${installed.packed.files.length} files` };
   },
 };
 

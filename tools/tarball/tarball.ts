@@ -7,7 +7,7 @@
  * run-time import resolves outside `dependencies` and that nothing was written inside the package;
  * and the documents as an installed user has them: the README's links and imports, the shipped spec
  * site, and the spec links of a tap-conform report (./doc-checks.ts).
- * `prepareInstalled` leaves the project for the certify step; `npm run test:tarball` runs it alone.
+ * `installBoth` leaves the two projects for the certify step; `npm run test:tarball` runs it alone.
  */
 import { builtinModules } from 'node:module';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -139,12 +139,12 @@ export function consumerLock(tarball: string, integrity: string, extra: Record<s
 }
 
 /**
- * Packs (or takes `packed`) and installs the package into a fresh project, with the TypeScript the
- * consumer test compiles with; `peers` installs the optional peers beside it (NATS, TypeScript types).
+ * Installs the packed package into a fresh project, with the TypeScript the consumer test
+ * compiles with; `peers` installs the optional peers beside it (NATS, TypeScript types).
  */
-export async function prepareInstalled(o: { peers?: boolean; packed?: Packed } = {}): Promise<Installed> {
+async function prepareInstalled(o: { peers?: boolean; packed: Packed }): Promise<Installed> {
   const dir = mkdtempSync(join(tmpdir(), 'tap-tarball-'));
-  const packed = o.packed ?? (await pack(dir));
+  const packed = o.packed;
   const project = join(dir, 'project');
   mkdirSync(project);
   const dev = MANIFEST.devDependencies;
@@ -170,6 +170,31 @@ export async function prepareInstalled(o: { peers?: boolean; packed?: Packed } =
     packed,
     peers: o.peers === true,
   };
+}
+
+/** The package installed both ways a user installs it, and the folder of the tarball both took. */
+export interface InstalledBoth {
+  alone: Installed;
+  withPeers: Installed;
+  packDir: string;
+}
+
+/**
+ * Packs once and installs the tarball into two empty projects at once: alone (stdio, WebSocket,
+ * tap-conform) and with its optional peers. Each install mostly waits on npm's files, so the two
+ * overlap. On a failure it removes what it made before it throws.
+ */
+export async function installBoth(): Promise<InstalledBoth> {
+  const packDir = mkdtempSync(join(tmpdir(), 'tap-pack-'));
+  const settled = await pack(packDir)
+    .then((packed) => Promise.allSettled([prepareInstalled({ packed }), prepareInstalled({ peers: true, packed })]))
+    .catch((err: unknown) => [{ status: 'rejected' as const, reason: err }]);
+  const [alone, withPeers] = settled;
+  if (alone?.status === 'fulfilled' && withPeers?.status === 'fulfilled')
+    return { alone: alone.value, withPeers: withPeers.value, packDir };
+  for (const r of settled) if (r.status === 'fulfilled') rmSync(r.value.dir, { recursive: true, force: true });
+  rmSync(packDir, { recursive: true, force: true });
+  throw (settled.find((r): r is PromiseRejectedResult => r.status === 'rejected') as PromiseRejectedResult).reason;
 }
 
 /** The bare specifiers the package's compiled JavaScript imports, statically or dynamically, by file. */
@@ -340,23 +365,22 @@ export async function runChecks(inst: Installed, print: (line: string) => void =
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const t0 = Date.now();
-  const made: Installed[] = [];
+  let both: InstalledBoth | undefined;
   let result = { passed: 0, failed: 1 };
   try {
-    // The ways a user installs: the package alone (stdio, WebSocket, tap-conform), then with its optional peers.
-    const alone = await prepareInstalled();
-    made.push(alone);
-    console.log(`tarball: installed ${relative(alone.dir, alone.packed.tarball)} alone into ${join(alone.dir, 'project')}`);
-    result = await runChecks(alone);
-    const withPeers = await prepareInstalled({ peers: true, packed: alone.packed });
-    made.push(withPeers);
+    // The ways a user installs: the package alone (stdio, WebSocket, tap-conform), and with its optional peers.
+    both = await installBoth();
+    const { alone, withPeers } = both;
+    console.log(`tarball: installed ${alone.packed.tarball} alone into ${join(alone.dir, 'project')}`);
     console.log(`tarball: installed it with its optional peers into ${join(withPeers.dir, 'project')}`);
+    result = await runChecks(alone);
     const more = await runChecks(withPeers);
     result = { passed: result.passed + more.passed, failed: result.failed + more.failed };
   } catch (err) {
     console.error(`tarball: ${(err as Error).message}`);
   } finally {
-    if (process.env.TAP_KEEP_TARBALL !== '1') for (const inst of made) rmSync(inst.dir, { recursive: true, force: true });
+    if (both && process.env.TAP_KEEP_TARBALL !== '1')
+      for (const dir of [both.alone.dir, both.withPeers.dir, both.packDir]) rmSync(dir, { recursive: true, force: true });
   }
   console.log(`tarball: ${result.passed} passed, ${result.failed} failed in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
   process.exit(result.failed === 0 ? 0 : 1);
