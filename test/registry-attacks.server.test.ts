@@ -243,7 +243,9 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'a registry nobody 
         'tap.victim',
       ]);
       const people = await tapctl('mesh', 'agents', '--nats', server.url, '--trust', trustFile);
-      expect(people.out).toMatch(/^1 agent in the mesh, each signed by its key in the trust file\n/);
+      expect(people.out, `tapctl mesh agents: exit ${people.code}; stderr: ${people.err}`).toMatch(
+        /^1 agent in the mesh, each signed by its key in the trust file\n/,
+      );
       expect(people.out).toMatch(
         /1 value refused .*\n {2}tap\.plain +instance \S+ +nats:\/\/\S+ +the trust file has no key for tap\.plain\n/,
       );
