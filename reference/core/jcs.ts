@@ -15,9 +15,80 @@ export class CanonicalizationError extends Error {
  * undefined array element is null (spec: integrity#signing).
  */
 export function canonicalize(value: unknown): string {
+  // Most values need at most their members put in order: then JSON.stringify writes the canonical text.
+  const inOrder = ordered(value, 0);
+  if (inOrder !== SLOW) return JSON.stringify(inOrder);
   const out: string[] = [];
   write(value, out);
   return out.join('');
+}
+
+/** What ordered() gives for a value that only the full writer can canonicalize. */
+const SLOW: unique symbol = Symbol('slow');
+/** Nesting beyond which ordered() gives way to the full writer. */
+const QUICK_DEPTH = 32;
+/** A member name that an object keeps ahead of the others, whatever the order of insertion. */
+const ARRAY_INDEX = /^(?:0|[1-9][0-9]{0,9})$/;
+
+/** Adds a member to a copy in order; false for a name an object would put ahead of the others, or would not keep as a member. */
+function copyInto(copy: Record<string, unknown>, key: string, value: unknown): boolean {
+  if (key === '__proto__' || ARRAY_INDEX.test(key)) return false;
+  copy[key] = value;
+  return true;
+}
+
+/**
+ * `value` itself when JSON.stringify writes it canonically, a copy with its members in the order
+ * of their UTF-16 code units when only their order is wrong, or SLOW for what JSON.stringify
+ * treats apart from RFC 8785 (toJSON, undefined, functions, symbols, bigints, non-finite numbers,
+ * lone surrogates) and for names a copy could not put in order (array indices).
+ */
+function ordered(value: unknown, depth: number): unknown {
+  switch (typeof value) {
+    case 'string':
+      return isWellFormed(value) ? value : SLOW;
+    case 'number':
+      return Number.isFinite(value) ? value : SLOW;
+    case 'boolean':
+      return value;
+    case 'object': {
+      if (value === null) return value;
+      if (depth >= QUICK_DEPTH) return SLOW;
+      if (Array.isArray(value)) {
+        let copy: unknown[] | undefined;
+        for (let i = 0; i < value.length; i++) {
+          const item: unknown = value[i];
+          const o = ordered(item, depth + 1);
+          if (o === SLOW) return SLOW;
+          if (o !== item) (copy ??= value.slice())[i] = o;
+        }
+        return copy ?? value;
+      }
+      if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return SLOW;
+      const obj = value as Record<string, unknown>;
+      const keys = Object.keys(obj);
+      let inPlace = true;
+      for (let i = 1; i < keys.length && inPlace; i++) inPlace = keys[i - 1]! < keys[i]!;
+      if (!inPlace) sortNames(keys);
+      // A copy, once a member is out of order or a member's value had to be copied.
+      let copy: Record<string, unknown> | undefined;
+      for (let i = 0; i < keys.length; i++) {
+        const key = keys[i]!;
+        if (!isWellFormed(key)) return SLOW;
+        const member = obj[key];
+        const o = ordered(member, depth + 1);
+        if (o === SLOW) return SLOW;
+        if (!copy && (!inPlace || o !== member)) {
+          copy = {};
+          for (let j = 0; j < i; j++) if (!copyInto(copy, keys[j]!, obj[keys[j]!])) return SLOW;
+        }
+        if (copy && !copyInto(copy, key, o)) return SLOW;
+      }
+      return copy ?? obj;
+    }
+    default:
+      return SLOW;
+  }
 }
 
 /** canonicalize() encoded as UTF-8: the bytes a MAC covers (spec: integrity#signing). */
@@ -82,18 +153,22 @@ function writeObject(obj: Record<string, unknown>, out: string[]): void {
  * objects are sorted in place, without the work array sort() allocates.
  */
 function sortedKeys(obj: Record<string, unknown>): string[] {
-  const keys = Object.keys(obj);
-  if (keys.length > 16) return keys.sort();
-  for (let i = 1; i < keys.length; i++) {
-    const key = keys[i]!;
+  return sortNames(Object.keys(obj));
+}
+
+/** Sorts `names` in place by their UTF-16 code units, and returns it. */
+function sortNames(names: string[]): string[] {
+  if (names.length > 16) return names.sort();
+  for (let i = 1; i < names.length; i++) {
+    const name = names[i]!;
     let j = i - 1;
-    while (j >= 0 && keys[j]! > key) {
-      keys[j + 1] = keys[j]!;
+    while (j >= 0 && names[j]! > name) {
+      names[j + 1] = names[j]!;
       j--;
     }
-    keys[j + 1] = key;
+    names[j + 1] = name;
   }
-  return keys;
+  return names;
 }
 
 function quote(s: string): string {

@@ -29,6 +29,23 @@ describe('trace context (spec: envelope#trace-context)', () => {
     expect(fresh!.traceId).not.toBe('not-a-w3c-id');
   });
 
+  it('writes a fresh traceparent from 24 random bytes, drawing again while the trace-id or parent-id would be zero', () => {
+    const draws = [
+      new Uint8Array(24),
+      Uint8Array.from({ length: 24 }, (_, i) => (i < 16 ? 0 : 1)),
+      Uint8Array.from({ length: 24 }, (_, i) => i * 11),
+    ];
+    const scripted = (n: number) => {
+      expect(n).toBe(24);
+      return draws.shift()!;
+    };
+    expect(newTraceparent(scripted)).toBe('00-000b16212c37424d58636e79848f9aa5-b0bbc6d1dce7f2fd-01');
+    expect(draws).toHaveLength(0);
+    const tps = new Set(Array.from({ length: 50 }, () => newTraceparent((n) => crypto.getRandomValues(new Uint8Array(n)))));
+    expect(tps.size).toBe(50);
+    for (const tp of tps) expect(parseTraceparent(tp)).not.toBeNull();
+  });
+
   it('gives a sub-task the same trace-id, flags, tracestate and baggage, and a parent-id of its own', () => {
     const child = childTraceContext({ traceparent: TP, tracestate: 'rojo=1', baggage: 'k=v' }, random);
     const p = parseTraceparent(child.traceparent)!;

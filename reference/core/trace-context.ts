@@ -6,14 +6,33 @@
 import { extended } from './extended.ts';
 import type { RandomSource } from './ids.ts';
 
-/** The lowercase hex of every byte value. */
-const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
+/** The character codes of the lowercase hex digits. */
+const DIGITS = Uint8Array.from('0123456789abcdef', (c) => c.charCodeAt(0));
+const ascii = new TextDecoder();
+/** The characters of a traceparent of version 00, sampled, written in place: "00-" trace-id "-" parent-id "-01". */
+const TRACEPARENT_CHARS = Uint8Array.from('00-00000000000000000000000000000000-0000000000000000-01', (c) => c.charCodeAt(0));
 
-/** Bytes as lowercase hex. */
+/** Writes `bytes` as lowercase hex into `out` from `at`. */
+function writeHex(bytes: Uint8Array, from: number, to: number, out: Uint8Array, at: number): void {
+  for (let i = from; i < to; i++) {
+    const b = bytes[i]!;
+    out[at++] = DIGITS[b >> 4]!;
+    out[at++] = DIGITS[b & 15]!;
+  }
+}
+
+/** Bytes as lowercase hex, made as one flat string. */
 function bytesToHex(bytes: Uint8Array): string {
-  let hex = '';
-  for (let i = 0; i < bytes.length; i++) hex += HEX[bytes[i]!];
-  return hex;
+  const out = new Uint8Array(bytes.length * 2);
+  writeHex(bytes, 0, bytes.length, out, 0);
+  return ascii.decode(out);
+}
+
+/** True when bytes[from, to) holds a byte other than zero. */
+function anyNonZero(bytes: Uint8Array, from: number, to: number): boolean {
+  let any = 0;
+  for (let i = from; i < to; i++) any |= bytes[i]!;
+  return any !== 0;
 }
 
 /** The trace context members of a message's metadata. */
@@ -65,9 +84,7 @@ export function traceDisagreement(metadata: Record<string, unknown> | undefined)
 function randomHex(random: RandomSource, n: number): string {
   for (;;) {
     const bytes = random(n);
-    let any = 0;
-    for (let i = 0; i < bytes.length; i++) any |= bytes[i]!;
-    if (any !== 0) return bytesToHex(bytes);
+    if (anyNonZero(bytes, 0, bytes.length)) return bytesToHex(bytes);
   }
 }
 
@@ -76,6 +93,16 @@ function randomHex(random: RandomSource, n: number): string {
  * metadata.trace_id) and a new parent-id (or `spanId` when it is one), sampled (spec: envelope#trace-context).
  */
 export function newTraceparent(random: RandomSource, traceId?: string, spanId?: string): string {
+  // A new trace and span, the usual case: 24 random bytes written into one string.
+  if (traceId === undefined && spanId === undefined) {
+    for (;;) {
+      const bytes = random(24);
+      if (!anyNonZero(bytes, 0, 16) || !anyNonZero(bytes, 16, 24)) continue;
+      writeHex(bytes, 0, 16, TRACEPARENT_CHARS, 3);
+      writeHex(bytes, 16, 24, TRACEPARENT_CHARS, 36);
+      return ascii.decode(TRACEPARENT_CHARS);
+    }
+  }
   const t = traceId !== undefined && /^[0-9a-f]{32}$/.test(traceId) && !/^0+$/.test(traceId) ? traceId : randomHex(random, 16);
   const s = spanId !== undefined && /^[0-9a-f]{16}$/.test(spanId) && !/^0+$/.test(spanId) ? spanId : randomHex(random, 8);
   return `00-${t}-${s}-01`;
