@@ -17,6 +17,22 @@ const REDELIVERED_EFFECT = 'nats-durable.idempotency.redelivered-effect';
 const WAITING = 'nats-durable.lease.waiting';
 
 describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-durable (spec: bindings-nats#certification)'), () => {
+  it('does not pass a runner whose deliveries taken ahead of a place waited less than a lease: SKIPPED, and says why', {
+    timeout: 90_000,
+  }, async (t) => {
+    const s = await brokenServer(t);
+    const agentId = 'tap.broken-durable-late-prefetching';
+    s.cleanups.push(
+      await startBrokenDurableAgent(s.url, agentId, 'late-prefetching', { leaseMs: BROKEN_LEASE_MS, maxDeliver: MAX_DELIVER }),
+    );
+    const report = await runConformance({ target: `${s.url}/${agentId}`, only: [WAITING], timeoutMs: 5000 });
+    const [c] = report.cases;
+    expect([c?.id, c?.verdict]).toEqual([WAITING, 'SKIPPED']);
+    expect(c?.detail).toMatch(
+      /the agent took [1-9]\d* ahead of one, but none within 1000 ms of the first task's publication, so none surely waited longer than its lease/,
+    );
+  });
+
   it.concurrent.for<[DurableFault, string, RegExp, string[]?]>([
     ['no-renewal', 'nats-durable.lease.renewal', /delivered [2-9] times .* the lease was not renewed/],
     ['attempt-zero', 'nats-durable.attempts.delivery-count', /delivery 2 ran with Tap-Attempt 0/],

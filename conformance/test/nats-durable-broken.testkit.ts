@@ -78,6 +78,13 @@ export type DurableFault =
   /** Runs two deliveries at a time while its client keeps a buffer of four filled: the two that wait are not renewed (TAP-NATS-072). */
   | 'prefetching'
   /**
+   * Runs two deliveries at a time, pulling one only for a free place, except that once both places
+   * have been busy 1.2 s it takes two more ahead of a place and holds them unrenewed until one frees.
+   * They wait less than a lease of 2 s, so the break of TAP-NATS-072 does not show: a run cannot
+   * tell it from a runner that renews, and must not pass it for one.
+   */
+  | 'late-prefetching'
+  /**
    * Breaks no rule: runs the first record with a hold_ms alone, taking the next delivery only once
    * it has finished, and every later one at once, as a runner slow to begin a task once might.
    */
@@ -257,6 +264,37 @@ async function brokenRunner(
         while (!closed) {
           const m = await consumer.next({ expires: 1000 }).catch(() => null);
           if (m) await work(m).catch(() => {});
+        }
+      })();
+      closers.push(async () => {
+        closed = true;
+        await loop;
+      });
+    } else if (fault === 'late-prefetching') {
+      let closed = false;
+      /** Since when both places have been busy. */
+      let fullSince: number | undefined;
+      const held: JsMsg[] = [];
+      const loop = (async () => {
+        while (!closed) {
+          if (running.size >= 2) {
+            fullSince ??= Date.now();
+            if (held.length === 0 && Date.now() - fullSince >= 1200) {
+              for await (const m of await consumer.fetch({ max_messages: 2, expires: 1000 })) held.push(m);
+              fullSince = Date.now();
+            }
+            await Promise.race([...running, new Promise((r) => setTimeout(r, 100))]);
+            continue;
+          }
+          fullSince = undefined;
+          const m = held.shift() ?? (await consumer.next({ expires: 1000 }).catch(() => null));
+          if (!m) {
+            await new Promise((r) => setTimeout(r, 50));
+            continue;
+          }
+          const p = work(m).catch(() => {});
+          running.add(p);
+          void p.finally(() => running.delete(p));
         }
       })();
       closers.push(async () => {
