@@ -4,7 +4,7 @@
  * task, or decode + validate of captured frames. Run it under the profiler and read the result
  * with profile-top.ts:
  *   node --cpu-prof --cpu-prof-dir=/tmp/tap-prof --import tsx bench/profile.ts --mode inflight
- *   npx tsx bench/profile-top.ts /tmp/tap-prof/<file>.cpuprofile
+ *   npx tsx bench/profile-top.ts /tmp/tap-prof/*.cpuprofile
  * `--quiet` runs the echo tasks as TAP 1.1 quiet tasks. `--alloc` runs the echo tasks under V8's
  * sampling heap profiler, every object counted whether or not it was collected, and prints the
  * bytes allocated per task; `--system bare4|bare2|mcp` measures a baseline of the round-trip rows
