@@ -17,7 +17,10 @@ const REDELIVERED_EFFECT = 'nats-durable.idempotency.redelivered-effect';
 const WAITING = 'nats-durable.lease.waiting';
 
 describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-durable (spec: bindings-nats#certification)'), () => {
-  it('does not pass a runner whose deliveries taken ahead of a place waited less than a lease: SKIPPED, and says why', {
+  // Its deliveries taken ahead of a place wait about 1.7 s of a 2 s lease: SKIPPED, since the case
+  // cannot see the break; when load delays the places beyond the lease, the break shows (FAIL).
+  // The case before 9f8d74a gave it PASS.
+  it.concurrent('never passes a runner whose deliveries taken ahead of a place may wait less than a lease: SKIPPED, saying why, or FAIL', {
     timeout: 90_000,
   }, async (t) => {
     const s = await brokenServer(t);
@@ -27,9 +30,12 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
     );
     const report = await runConformance({ target: `${s.url}/${agentId}`, only: [WAITING], timeoutMs: 5000 });
     const [c] = report.cases;
-    expect([c?.id, c?.verdict]).toEqual([WAITING, 'SKIPPED']);
+    expect(c?.id).toBe(WAITING);
+    expect(c?.verdict).toMatch(/^(SKIPPED|FAIL)$/);
     expect(c?.detail).toMatch(
-      /the agent took [1-9]\d* ahead of one, but none within 1000 ms of the first task's publication, so none surely waited longer than its lease/,
+      c?.verdict === 'SKIPPED'
+        ? /the agent took [1-9]\d* ahead of one, but none within 1000 ms of the first task's publication, so none surely waited longer than its lease/
+        : /was delivered again: the delivery that waited was not renewed/,
     );
   });
 
