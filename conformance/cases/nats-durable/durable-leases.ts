@@ -33,7 +33,7 @@ export const outlivingMs = (ackWaitMs: number): number => ackWaitMs + Math.max(1
 
 /**
  * Reads the consumer until the last stream sequence it delivered holds still between two reads
- * (at least `least`), and marks each task it delivered with the time of the first read that showed it.
+ * (at least the first task's), and marks each task it delivered with the time of the first read that showed it.
  */
 async function settledDelivery(ctx: CaseContext, view: DurableView, q: Queue, tasks: Published[]): Promise<number> {
   const until = Date.now() + ctx.scaled(2000);
@@ -166,6 +166,12 @@ export async function judgeWaiting(ctx: CaseContext, view: DurableView, q: Queue
     // About one hold for the tasks taken, and one more for each round of those left; the bound
     // allows for a runner that runs one at a time whatever it took.
     const expected = hold * (1 + Math.ceil((tasks.length - taken) / Math.max(1, taken)));
+    // When the case first saw a result, read as the streams are: a place had freed by then.
+    let resultSeen: number | undefined;
+    const endedNoting = (entries: Entry[]): boolean => {
+      if (resultSeen === undefined && hasResult(entries)) resultSeen = Date.now();
+      return ended(entries);
+    };
     const streams = await waiting(
       ctx,
       `${tasks.length} tasks of ${seconds(hold)} (a lease of ${seconds(q.ackWaitMs)} and more) for the agent's places`,
@@ -175,16 +181,17 @@ export async function judgeWaiting(ctx: CaseContext, view: DurableView, q: Queue
         view,
         q,
         tasks,
-        Promise.all(tasks.map((t) => view.stream(t.taskId, ended, ctx.scaled(hold * (tasks.length + 1) + q.ackWaitMs + 5000)))),
+        Promise.all(tasks.map((t) => view.stream(t.taskId, endedNoting, ctx.scaled(hold * (tasks.length + 1) + q.ackWaitMs + 5000)))),
       ),
     );
     const finished = await Promise.all(tasks.map((t) => view.finished(t.taskId, ctx.scaled(2000))));
     // The server stores every task's messages in one order: a task whose first run came after a
     // result waited for that place, and no result came before start + hold. A delivery is the
-    // runner's from when the consumer sent it (by deliveredBy at the latest): one sent before
-    // start + hold was taken ahead of a place, and one sent more than a lease before that surely
-    // waited longer than its lease. Only those are judged: a loaded machine publishes and reads
-    // slowly, and a delivery taken later may not wait a lease even when nothing renews it.
+    // runner's from when the consumer sent it (by deliveredBy at the latest): one sent before the
+    // case saw the first result may have been taken ahead of a place, and one sent more than a
+    // lease before start + hold surely waited longer than its lease. Only those are judged: a
+    // loaded machine publishes and reads slowly, and a delivery taken later may not wait a lease
+    // even when nothing renews it.
     const firstResult = Math.min(
       ...streams
         .flat()
@@ -194,7 +201,8 @@ export async function judgeWaiting(ctx: CaseContext, view: DurableView, q: Queue
     const waited = tasks.map((t, i) => ({ ...t, runs: states(streams[i]!), entries: streams[i]!, done: finished[i] }));
     const late = waited.filter((t) => t.runs.length > 0 && t.runs[0]!.streamSeq > firstResult);
     const placeFree = start + hold;
-    const ahead = late.filter((t) => t.deliveredBy !== undefined && t.deliveredBy < placeFree);
+    const firstSeen = Math.max(placeFree, resultSeen ?? placeFree);
+    const ahead = late.filter((t) => t.deliveredBy !== undefined && t.deliveredBy < firstSeen);
     const judged = ahead.filter((t) => placeFree - t.deliveredBy! > q.ackWaitMs);
     // A second delivery of a task that waited is the break however late its first was taken.
     const bad = late.find((t) => t.runs.length > 1 || t.runs[0]!.attempt !== '0' || (t.done && t.done.state.attempts !== 0));
@@ -213,7 +221,7 @@ export async function judgeWaiting(ctx: CaseContext, view: DurableView, q: Queue
     return verdictOf(
       judged.length > 0
         ? `${judged.length} tasks taken ahead of a place that waited for one longer than their lease were delivered once`
-        : `the agent took none of the ${late.length} tasks that waited for a place before one could free: they waited on the queue, and each was delivered once`,
+        : `the agent took none of the ${late.length} tasks that waited for a place before the first task ended: they waited on the queue, and each was delivered once`,
       bad
         ? check(
             false,
