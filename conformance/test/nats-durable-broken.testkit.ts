@@ -8,6 +8,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { AckPolicy, DeliverPolicy, jetstream, type JsMsg } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { createAgent, withConformanceCapabilities } from '../../reference/agent/index.ts';
+import { sleep } from '../peer.ts';
 import type { TapError } from '../../reference/core/errors.ts';
 import { durableConformanceHandlers } from '../../reference/jetstream/capabilities.ts';
 import { refusedLetter } from '../../reference/jetstream/dead-letters.ts';
@@ -257,53 +258,41 @@ async function brokenRunner(
       if (fault !== 'ack-then-publish') await m.ackAck().catch(() => false);
     };
     const consumer = await js.consumers.get(N.tasks, durable);
+    /** Runs a delivery in a place; what it holds shows in `running` until it ends. */
+    const begin = (m: JsMsg): Promise<void> => {
+      const p = work(m).catch(() => {});
+      running.add(p);
+      void p.finally(() => running.delete(p));
+      return p;
+    };
     if (fault === 'one-at-a-time') {
       // One delivery pulled at a time, and the next only once it is done: nothing waits unrenewed.
-      let closed = false;
-      const loop = (async () => {
-        while (!closed) {
-          const m = await consumer.next({ expires: 1000 }).catch(() => null);
-          if (m) await work(m).catch(() => {});
-        }
-      })();
-      closers.push(async () => {
-        closed = true;
-        await loop;
+      repeatUntilClosed(closers, async () => {
+        const m = await consumer.next({ expires: 1000 }).catch(() => null);
+        if (m) await work(m).catch(() => {});
       });
     } else if (fault === 'late-prefetching') {
-      let closed = false;
       /** Since when both places have been busy. */
       let fullSince: number | undefined;
       const held: JsMsg[] = [];
-      const loop = (async () => {
-        while (!closed) {
-          if (running.size >= 2) {
-            fullSince ??= Date.now();
-            if (held.length === 0 && Date.now() - fullSince >= 1200) {
-              try {
-                for await (const m of await consumer.fetch({ max_messages: 2, expires: 1000 })) held.push(m);
-              } catch {
-                // The connection closed at the end of a run: the loop ends with it.
-              }
-              fullSince = Date.now();
+      repeatUntilClosed(closers, async () => {
+        if (running.size >= 2) {
+          fullSince ??= Date.now();
+          if (held.length === 0 && Date.now() - fullSince >= 1200) {
+            try {
+              for await (const m of await consumer.fetch({ max_messages: 2, expires: 1000 })) held.push(m);
+            } catch {
+              // The connection closed at the end of a run: the loop ends with it.
             }
-            await Promise.race([...running, new Promise((r) => setTimeout(r, 100))]);
-            continue;
+            fullSince = Date.now();
           }
-          fullSince = undefined;
-          const m = held.shift() ?? (await consumer.next({ expires: 1000 }).catch(() => null));
-          if (!m) {
-            await new Promise((r) => setTimeout(r, 50));
-            continue;
-          }
-          const p = work(m).catch(() => {});
-          running.add(p);
-          void p.finally(() => running.delete(p));
+          await Promise.race([...running, sleep(100)]);
+          return;
         }
-      })();
-      closers.push(async () => {
-        closed = true;
-        await loop;
+        fullSince = undefined;
+        const m = held.shift() ?? (await consumer.next({ expires: 1000 }).catch(() => null));
+        if (m) begin(m);
+        else await sleep(50);
       });
     } else {
       // The client keeps a buffer of four deliveries filled; the fault of prefetching runs two at a
@@ -315,9 +304,7 @@ async function brokenRunner(
       void (async () => {
         for await (const m of messages) {
           while (running.size >= places) await Promise.race(running);
-          const p = work(m).catch(() => {});
-          running.add(p);
-          void p.finally(() => running.delete(p));
+          const p = begin(m);
           if (slowOnce && holdMsOf(m) !== undefined) {
             slowOnce = false;
             await p;
@@ -395,4 +382,16 @@ export async function startBrokenDurableAgent(
     await listener.close?.();
     await agent.shutdown();
   };
+}
+
+/** Calls `step` again and again until the runner closes; closing waits for the step under way. */
+function repeatUntilClosed(closers: Array<() => Promise<void>>, step: () => Promise<void>): void {
+  let closed = false;
+  const loop = (async () => {
+    while (!closed) await step();
+  })();
+  closers.push(async () => {
+    closed = true;
+    await loop;
+  });
 }

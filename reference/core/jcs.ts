@@ -133,7 +133,7 @@ function writeArray(items: readonly unknown[], out: string[]): void {
 }
 
 function writeObject(obj: Record<string, unknown>, out: string[]): void {
-  const keys = sortedKeys(obj);
+  const keys = sortNames(Object.keys(obj));
   out.push('{');
   let first = true;
   for (const key of keys) {
@@ -148,15 +148,10 @@ function writeObject(obj: Record<string, unknown>, out: string[]): void {
 }
 
 /**
- * The member names in the order of their UTF-16 code units, as RFC 8785 §3.2.3 asks: what both
- * `<` on strings and Array.prototype.sort without a comparator give. The few names of most
- * objects are sorted in place, without the work array sort() allocates.
+ * Sorts member names in place in the order of their UTF-16 code units, as RFC 8785 §3.2.3 asks,
+ * and returns them: what both `<` on strings and Array.prototype.sort without a comparator give.
+ * The few names of most objects are sorted without the work array sort() allocates.
  */
-function sortedKeys(obj: Record<string, unknown>): string[] {
-  return sortNames(Object.keys(obj));
-}
-
-/** Sorts `names` in place by their UTF-16 code units, and returns it. */
 function sortNames(names: string[]): string[] {
   if (names.length > 16) return names.sort();
   for (let i = 1; i < names.length; i++) {

@@ -211,10 +211,10 @@ export async function judgeWaiting(ctx: CaseContext, view: DurableView, q: Queue
       const why = whyNoneJudged(allAtOnce, late, ahead, hold - q.ackWaitMs);
       if (ahead.length > 0) unsure = why;
       if (!allAtOnce && round < 2) continue;
-      return skipped(`${why} (TAP-NATS-072 is about a delivery that waits)`);
+      return skipped(why);
     }
     // Deliveries that waited on the queue pass only a run that never saw one taken ahead unsurely.
-    if (!bad && judged.length === 0 && unsure) return skipped(`${unsure} (TAP-NATS-072 is about a delivery that waits)`);
+    if (!bad && judged.length === 0 && unsure) return skipped(unsure);
     const twice = (t: (typeof waited)[number]) =>
       `task ${t.taskId} waited for a place longer than its lease of ${q.ackWaitMs} ms while other tasks held every place, and was delivered again: the delivery that waited was not renewed`;
     const unfinished = waited.find((t) => !hasResult(t.entries));
@@ -239,8 +239,10 @@ export async function judgeWaiting(ctx: CaseContext, view: DurableView, q: Queue
 
 /** Why no task was judged: the agent had a place for each, none waited, or none of those it took ahead of a place surely waited a lease. */
 function whyNoneJudged(allAtOnce: boolean, late: Published[], ahead: Published[], spareMs: number): string {
-  if (allAtOnce)
-    return `the agent began all ${MOST_PLACES} tasks of tap.test.sleep at once: it has a place for each, so none waited for one`;
-  if (late.length === 0) return 'no task of tap.test.sleep began after another had finished: none waited for a place';
-  return `of the ${late.length} tasks of tap.test.sleep that waited for a place, the agent took ${ahead.length} ahead of one, but none within ${spareMs} ms of the first task's publication, so none surely waited longer than its lease: the agent took them late, or the case published and read slowly (a machine under load: run it again on an idle one)`;
+  const why = allAtOnce
+    ? `the agent began all ${MOST_PLACES} tasks of tap.test.sleep at once: it has a place for each, so none waited for one`
+    : late.length === 0
+      ? 'no task of tap.test.sleep began after another had finished: none waited for a place'
+      : `of the ${late.length} tasks of tap.test.sleep that waited for a place, the agent took ${ahead.length} ahead of one, but none within ${spareMs} ms of the first task's publication, so none surely waited longer than its lease: the agent took them late, or the case published and read slowly (a machine under load: run it again on an idle one)`;
+  return `${why} (TAP-NATS-072 is about a delivery that waits)`;
 }
