@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import type { CaseContext } from './context.ts';
 import { Broken } from './models/common.ts';
 import { handshakeCommands, type Phase } from './models/handshake.ts';
-import { finishRun, lifecycleCommands, type LifeModel, type LifeReal } from './models/lifecycle.ts';
+import { finishRun, lifecycleCommands, lifeReal, type LifeModel } from './models/lifecycle.ts';
 import type { Received } from './peer.ts';
 import { quoteOf } from './requirements.ts';
 import { fail, harnessError, pass, type Outcome } from './verdict.ts';
@@ -136,7 +136,7 @@ export async function runLifecycleProperty(ctx: CaseContext): Promise<Outcome> {
       await peer.post('task.cancel', {}, { task_id: id });
       leftovers.delete(id);
     }
-    const real: LifeReal = { ctx, peer, run: ++run, leftovers, scheduler, keys: new Set(), taskIds: new Set(), n: { value: 0 } };
+    const real = lifeReal(ctx, peer, ++run, leftovers, scheduler);
     const model: LifeModel = { tasks: [] };
     const mark = peer.mark();
     await recording(ctx, peer.conn, async () => {

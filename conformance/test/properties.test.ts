@@ -1,12 +1,16 @@
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CaseContext, type RunEnv } from '../context.ts';
+import type { Case } from '../case.ts';
 import { Broken } from '../models/common.ts';
+import { Cancel, finishRun, lifeReal, type LifeModel, type LifeReal, Status, SubmitSleep } from '../models/lifecycle.ts';
 import { mutateTransport } from '../mutation/layer.ts';
 import { MUTANTS } from '../mutation/mutants.ts';
 import { ALL_CASES } from '../cases/index.ts';
 import { runProperty } from '../property-runs.ts';
 import { runCases } from '../runner.ts';
+import { fail, pass } from '../verdict.ts';
+import type { RawTransport } from '../../reference/transports/transport.ts';
 import { MEMORY_KEY, memoryEnv, memoryTarget, stopMemoryAgents } from './memory-target.testkit.ts';
 
 const lifecycleProperty = ALL_CASES.find((c) => c.id === 'tasks.property.lifecycle')!;
@@ -110,5 +114,62 @@ describe('a lifecycle property failure against an agent that breaks one rule (sp
     expect(steps.at(-1)).toMatch(/^\d+\. task\.cancel task_id \S+$/);
     expect(steps.length).toBeLessThanOrEqual(3);
     expect(r!.detail).not.toMatch(/replayPath|CommandWrapper|\[object|=>/);
+  });
+});
+
+/** Waits `ms`, as a slow run does between two commands. */
+class Pause implements fc.AsyncCommand<LifeModel, LifeReal> {
+  constructor(readonly ms: number) {}
+  check = () => true;
+  run = () => new Promise<void>((r) => setTimeout(r, this.ms));
+  toString = () => `pause ${this.ms} ms`;
+}
+
+/**
+ * A case that runs one fixed sequence of the lifecycle model: a long sleep, a pause past the
+ * agent's max_task_seconds of 1, then a status request, a cancel, and the run's end.
+ */
+const outlivedSleep: Case = {
+  ...lifecycleProperty,
+  id: 'x.lifecycle.outlived-sleep',
+  run: async (ctx) => {
+    const s = await ctx.session();
+    if (!s.ok) return s.outcome;
+    const real = lifeReal(ctx, s.value, 1, new Set(), fc.sample(fc.scheduler(), 1)[0]!);
+    const model: LifeModel = { tasks: [] };
+    const mark = s.value.mark();
+    try {
+      await fc.asyncModelRun(() => ({ model, real }), [new SubmitSleep(), new Pause(1300), new Status(0), new Cancel(0)]);
+      await finishRun(model, real, mark);
+    } catch (err) {
+      if (!(err instanceof Broken)) throw err;
+      return { ...fail(err.message, 'every rule', err.message), ...(err.requirement ? { requirements: [err.requirement] } : {}) };
+    }
+    return pass(`the sleep ended ${model.tasks[0]?.state}`);
+  },
+};
+
+describe('a long sleep of the lifecycle model the agent ends by its max_task_seconds (spec: tasks#deadlines)', () => {
+  afterAll(() => stopMemoryAgents());
+  const limits = { max_concurrent_tasks: 64, max_task_seconds: 1 };
+
+  it('is the agent’s right once the limit has passed: the model holds it timed_out', { timeout: 30_000 }, async () => {
+    const env = await memoryEnv(memoryTarget(undefined, undefined, limits), { debug: false });
+    const [r] = await runCases([outlivedSleep], env, 1, 1);
+    expect(`${r!.verdict}: ${r!.detail}`).toBe('PASS: the sleep ended timed_out');
+  });
+
+  it('breaks TAP-TASK-015 when the card promised longer', { timeout: 30_000 }, async () => {
+    // The agent ends tasks after 1 s, but the card it shows says 30.
+    const claims30 = (t: RawTransport): RawTransport => {
+      const send = t.send.bind(t);
+      t.send = (text: string) => send(text.replace('"max_task_seconds":1,', '"max_task_seconds":30,'));
+      return t;
+    };
+    const env = await memoryEnv(memoryTarget(claims30, undefined, limits), { debug: false });
+    const [r] = await runCases([outlivedSleep], env, 1, 1);
+    expect(r!.verdict).toBe('FAIL');
+    expect(r!.requirements).toEqual(['TAP-TASK-015']);
+    expect(r!.detail).toMatch(/^the sleep \S+ ended timed_out \d+ ms after its request, before max_task_seconds 30 had passed/);
   });
 });
