@@ -52,6 +52,18 @@ describe('npm run bench', () => {
         else expect(Number.isFinite(b.value.median) && Number.isFinite(b.ratio), `${row.id} / ${b.id} has a figure and a ratio`).toBe(true);
       }
     }
+    // The NATS rows with 64 in flight carry their flow's ceiling, and their target says where TAP and the ceiling stand.
+    for (const [id, ceiling] of [
+      ['nats.roundtrip.inflight64', 'bare4'],
+      ['nats.roundtrip.quiet.inflight64', 'bare2'],
+    ] as const) {
+      const row = result.rows.find((r) => r.id === id)!;
+      if (row.not_run !== undefined) continue;
+      const b = row.baselines.find((x) => x.id === ceiling);
+      expect(b?.not_run, `${id} / ${ceiling}`).toBeUndefined();
+      expect(Number.isFinite(b?.value.median), `${id} has its ceiling's figure`).toBe(true);
+      expect(row.targets[0]?.measured).toMatch(/; TAP \d+\.\d+× its ceiling, which is \d+\.\d+× the floor$/);
+    }
     const markdown = readFileSync(join(out, 'latest.md'), 'utf8');
     for (const id of ALL_ROWS) expect(markdown).toContain(`\`${id}\``);
   }, 480_000);

@@ -163,7 +163,7 @@ export async function tapMemory(
 // ---- the bare floor ----
 
 /** The requester side of the bare protocol: correlates answers by id, counts stream events. */
-class BareRequester {
+export class BareRequester {
   private nextId = 1;
   private readonly pending = new Map<number, (line: Record<string, unknown>) => void>();
   private streamed = 0;
@@ -303,7 +303,11 @@ export async function bareQuiet(make: () => Promise<System & { requester: BareRe
   return { ...bare, id: 'bare2', name: "bare NDJSON, the quiet task's two messages (quiet ceiling)" };
 }
 
-function bareSystem(requester: BareRequester, pid: number | undefined, close: () => Promise<void>): System & { requester: BareRequester } {
+export function bareSystem(
+  requester: BareRequester,
+  pid: number | undefined,
+  close: () => Promise<void>,
+): System & { requester: BareRequester } {
   return {
     id: 'bare',
     name: 'bare NDJSON echo (floor)',

@@ -2,9 +2,10 @@
  * Scenario 7, the NATS binding: a TAP task round trip (tap.test.echo through the reference client
  * and the reference agent in a child process, over a real nats-server) sequentially and with 64
  * in flight, against a bare NATS request/reply echo on the same server (the floor), both as the
- * four-message task and as TAP 1.1's quiet task (two messages, as many as the floor's); and the
- * durable row (nats-durable.ts). Every figure is measured in the same run as its baseline,
- * repetitions interleaved; without nats-server every row says so.
+ * four-message task and as TAP 1.1's quiet task (two messages, as many as the floor's), each with
+ * its ceiling beside (the same messages over bare NATS, bench/lib/bare-nats.ts); and the durable
+ * row (nats-durable.ts). Every figure is measured in the same run as its baseline, repetitions
+ * interleaved; without nats-server every row says so.
  */
 import { connect as natsConnect } from '@nats-io/transport-node';
 import { natsServerInstalled, startNatsServer, type NatsServer } from '../../reference/transports/nats/nats-server.testkit.ts';
@@ -15,7 +16,8 @@ import type { Budget } from '../lib/options.ts';
 import { peer } from '../lib/paths.ts';
 import { compare, missingBaseline, notRun, type Baseline, type Row } from '../lib/report.ts';
 import { spread } from '../lib/stats.ts';
-import { echoInput, tapConnect } from '../lib/systems.ts';
+import { bareNats } from '../lib/bare-nats.ts';
+import { bareFour, bareQuiet, captureTapTask, echoInput, tapConnect, type TapTaskTexts } from '../lib/systems.ts';
 import { DEPTH, ratioTarget, SCENARIO } from './nats-common.ts';
 import { AGENTS, DURABLE_ID, DURABLE_TARGET, durable } from './nats-durable.ts';
 import { cpuExtra, oneLine } from './roundtrip.ts';
@@ -41,15 +43,32 @@ interface EchoSystem {
   call: Call;
   /** The child that answers (the agent or the echo), whose CPU is read per task. */
   pid?: number;
+  /** Measured with 64 in flight only (the ceilings). */
+  inflightOnly?: boolean;
   close(): Promise<void>;
 }
 
-type SystemId = 'tap' | 'quiet' | 'bare';
+type SystemId = 'tap' | 'quiet' | 'bare' | 'bare4' | 'bare2';
 const NAMES: Record<SystemId, string> = {
   tap: 'TAP over NATS (reference client + reference agent)',
   quiet: 'TAP 1.1 quiet task over NATS (request → result)',
   bare: 'bare NATS request/reply echo (floor)',
+  bare4: "bare NATS, TAP's four messages a task, each with the binding's numbered header (ceiling)",
+  bare2: "bare NATS, the quiet task's two messages, each with the binding's numbered header (quiet ceiling)",
 };
+/** The ceiling of each TAP flow: its messages, as TAP sent them, over bare NATS. */
+const CEILING = { tap: 'bare4', quiet: 'bare2' } as const;
+
+/**
+ * A ceiling (bench/lib/bare-nats.ts): TAP's messages of a task, captured from the reference, sent
+ * over bare NATS with no protocol work, so that a ratio to the floor says what the wire alone costs.
+ */
+async function ceilingOverNats(server: NatsServer, task: Promise<TapTaskTexts>, id: 'bare4' | 'bare2'): Promise<EchoSystem> {
+  const texts = await task;
+  const shape = id === 'bare4' ? bareFour : bareQuiet;
+  const s = await shape(() => bareNats(server), texts);
+  return { id, name: NAMES[id], call: s.call, pid: s.pid, inflightOnly: true, close: s.close };
+}
 
 /**
  * A reference client connected through the binding to the reference agent `agent` (a child
@@ -98,7 +117,8 @@ async function bareEcho(server: NatsServer): Promise<EchoSystem> {
 async function roundtrips(budget: Budget, server: NatsServer, log: (line: string) => void): Promise<Row[]> {
   const method =
     `one nats-server on 127.0.0.1, the agent or echo in a child process; one warm-up of up to ${budget.warmupCalls} calls, then ${budget.reps} repetitions ` +
-    `interleaved, each of up to ${budget.sequentialCalls} sequential calls / ${budget.inflightCalls} calls with ${DEPTH} in flight (at most ${budget.repMs / 1000} s each)`;
+    `interleaved, each of up to ${budget.sequentialCalls} sequential calls / ${budget.inflightCalls} calls with ${DEPTH} in flight (at most ${budget.repMs / 1000} s each); ` +
+    `the ceilings (${DEPTH} in flight only): a bare peer in a child answering the texts of a reference task over NATS, each message with a numbered Tap-Seq header, every one parsed`;
   const base = (id: string, title: string) => ({ id, scenario: SCENARIO, title, unit: 'calls/s', better: 'higher' as const, method });
   const seqBase = base(IDS.seq, 'round trip over NATS, sequential');
   const flyBase = base(IDS.fly, `round trip over NATS, ${DEPTH} in flight`);
@@ -108,10 +128,14 @@ async function roundtrips(budget: Budget, server: NatsServer, log: (line: string
   const failed = new Map<string, string>();
   const agent = spawnScript(peer('tap-nats-agent.ts'), ['--server', server.url]);
   const agentUp = started([agent], 'the TAP agent');
+  const task = captureTapTask();
+  task.catch(() => {});
   const makers: [SystemId, () => Promise<EchoSystem>][] = [
     ['tap', () => agentUp.then(() => tapOverNats(server, agent))],
     ['quiet', () => agentUp.then(() => tapOverNats(server, agent, true))],
     ['bare', () => bareEcho(server)],
+    ['bare4', () => ceilingOverNats(server, task, 'bare4')],
+    ['bare2', () => ceilingOverNats(server, task, 'bare2')],
   ];
   for (const [id, make] of makers) {
     try {
@@ -132,7 +156,7 @@ async function roundtrips(budget: Budget, server: NatsServer, log: (line: string
   try {
     for (let rep = 0; rep < budget.reps; rep++) {
       const order = rep % 2 === 0 ? live : [...live].reverse();
-      for (const s of order) {
+      for (const s of order.filter((x) => !x.inflightOnly)) {
         const r = await measuringCpu(s.pid, () => sequential(s.call, budget.sequentialCalls, budget.repMs)).catch(
           (err) => void failed.set(s.id, oneLine(err)),
         );
@@ -170,7 +194,13 @@ async function roundtrips(budget: Budget, server: NatsServer, log: (line: string
     };
     const floor = baselineOf('bare');
     const beside = baselineOf(subject === 'tap' ? 'quiet' : 'tap');
-    return { ...b, tap, baselines: [floor, beside], targets: target ? [ratioTarget(target, tap, floor)] : [] };
+    // The ceiling is measured with 64 in flight only.
+    if (!target) return { ...b, tap, baselines: [floor, beside], targets: [] };
+    const ceiling = baselineOf(CEILING[subject]);
+    const judged = ratioTarget(target, tap, floor);
+    if (ceiling.ratio !== null && !ceiling.not_run && floor.ratio !== null && !floor.not_run)
+      judged.measured += `; TAP ${ceiling.ratio.toFixed(2)}× its ceiling, which is ${(floor.ratio / ceiling.ratio).toFixed(2)}× the floor`;
+    return { ...b, tap, baselines: [floor, beside, ceiling], targets: [judged] };
   };
   const seqFigure = (id: SystemId): Row['tap'] => {
     const e = seq.get(id);
