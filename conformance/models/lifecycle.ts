@@ -98,6 +98,9 @@ export class SubmitSleep implements fc.AsyncCommand<LifeModel, LifeReal> {
   toString = () => 'submit sleep';
 }
 
+/** Whether `got` is the TASK_TERMINAL error a task.cancel of an ended task gets (spec: cancellation). */
+const isTaskTerminal = (got: Received): boolean => got.msg.type === 'error' && got.msg.payload.code === 'TASK_TERMINAL';
+
 /**
  * Whether running sleep `t` ended timed_out, as an answer says it ended: an agent with a short
  * max_task_seconds (a WebSocket or NATS agent started for certification with 2 s) ends the model's
@@ -162,7 +165,7 @@ export class Cancel implements fc.AsyncCommand<LifeModel, LifeReal> {
     const t = m.tasks[this.i % m.tasks.length]!;
     const sent = await r.peer.post('task.cancel', {}, { task_id: t.request.task_id });
     const got = await reply(r.peer, sent);
-    const terminal = got.msg.type === 'error' && got.msg.payload.code === 'TASK_TERMINAL';
+    const terminal = isTaskTerminal(got);
     if (t.state === 'running' && terminal && (await endedByLimit(t, r))) return;
     if (t.state === 'completed' || t.state === 'timed_out') {
       expect(terminal, `a cancel of a ${t.state} task got ${describeMessage(got.msg)}, not TASK_TERMINAL`, 'TAP-CAN-007');
@@ -295,8 +298,7 @@ const RULE_REQUIREMENT: Record<StreamRule, string | undefined> = {
 export async function finishRun(m: LifeModel, r: LifeReal, mark: number): Promise<void> {
   for (const t of m.tasks.filter((x) => x.state === 'running')) {
     const sent = await r.peer.post('task.cancel', {}, { task_id: t.request.task_id });
-    const got = await reply(r.peer, sent);
-    if (got.msg.type === 'error' && got.msg.payload.code === 'TASK_TERMINAL' && (await endedByLimit(t, r))) continue;
+    if (isTaskTerminal(await reply(r.peer, sent)) && (await endedByLimit(t, r))) continue;
     const res = await collectUntilResult(r.peer, t.request.task_id!);
     expect(res.ok, `the cancelled task ${t.request.task_id} got no result`, 'TAP-TASK-007');
     t.state = 'cancelled';
