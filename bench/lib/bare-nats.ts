@@ -6,6 +6,7 @@
  */
 import { connect, createInbox, headers } from '@nats-io/transport-node';
 import type { NatsServer } from '../../reference/transports/nats/nats-server.testkit.ts';
+import { Header } from '../../reference/transports/nats/subjects.ts';
 import { spawnScript, started, within } from './children.ts';
 import { peer } from './paths.ts';
 import { BareRequester, bareSystem, type System } from './systems.ts';
@@ -28,12 +29,12 @@ export async function bareNats(server: NatsServer): Promise<System & { requester
   let sent = 0;
   const requester = new BareRequester((text) => {
     const h = headers();
-    h.set('Tap-Seq', String(++sent));
+    h.set(Header.SEQ, String(++sent));
     nc.publish(subject, text, { headers: h, reply: inbox });
   });
   nc.subscribe(inbox, {
     callback: (err, m) => {
-      if (err || !(Number(m.headers?.get('Tap-Seq')) > 0)) return;
+      if (err || !(Number(m.headers?.get(Header.SEQ)) > 0)) return;
       requester.receive(m.string());
     },
   });

@@ -7,6 +7,7 @@
  */
 import { parseArgs } from 'node:util';
 import { connect, headers } from '@nats-io/transport-node';
+import { Header } from '../../dist/reference/transports/nats/index.js';
 import { answer } from './bare-protocol.ts';
 
 const { values } = parseArgs({ options: { server: { type: 'string' }, subject: { type: 'string', default: 'bench.bare' } } });
@@ -17,10 +18,10 @@ nc.subscribe(values.subject!, {
     if (err || !m.reply) return;
     const to = m.reply;
     // Numbered, as the binding's every frame is: one without a number is not read.
-    if (!(Number(m.headers?.get('Tap-Seq')) > 0)) return;
+    if (!(Number(m.headers?.get(Header.SEQ)) > 0)) return;
     void answer(m.string(), (text) => {
       const h = headers();
-      h.set('Tap-Seq', String(++sent));
+      h.set(Header.SEQ, String(++sent));
       nc.publish(to, text, { headers: h });
     });
   },
