@@ -12,7 +12,7 @@ import { limitsOf, TaskLedger, type TaskGate } from './load.ts';
 import { Findings, Peer, sleep, type TaskCount } from './peer.ts';
 import { IdSource, SessionState, type HmacKey } from './session-state.ts';
 import { handshake, type Established, type HandshakeOptions } from './steps.ts';
-import { bindingOf, keyEnv, openConnection, type Connection, type TargetSpec } from './target.ts';
+import { bindingOf, CONNECT_TIMEOUT_MS, keyEnv, openConnection, type Connection, type TargetSpec } from './target.ts';
 import { Transcript } from './transcript.ts';
 import type { TlsOptions } from '../reference/transports/tls.ts';
 import type { RawTransport } from '../reference/transports/transport.ts';
@@ -246,6 +246,7 @@ export class CaseContext {
         protocols: o.protocols,
         stateDir: o.stateDir ?? this.stateDir(),
         onStderr: (line) => this.transcript.add({ conn, dir: 'stderr', text: line }),
+        connectTimeoutMs: this.scaled(CONNECT_TIMEOUT_MS),
         ...(tls ? { tls } : {}),
       });
     } catch (err) {

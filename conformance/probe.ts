@@ -11,7 +11,7 @@ import type { Probe, RunEnv } from './context.ts';
 import { Findings, Peer } from './peer.ts';
 import { IdSource, SessionState } from './session-state.ts';
 import { handshake, invalidAck } from './steps.ts';
-import { bindingOf, CannotRun, keyEnv, openConnection, type Connection, type TargetSpec } from './target.ts';
+import { bindingOf, CannotRun, CONNECT_TIMEOUT_MS, keyEnv, openConnection, type Connection, type TargetSpec } from './target.ts';
 import { cut, Transcript } from './transcript.ts';
 import { natsBindingFault } from './nats-binding-check.ts';
 import { mintToken } from './tokens.ts';
@@ -55,6 +55,7 @@ async function probeOnce(env: Omit<RunEnv, 'probe' | 'startupMs'>): Promise<Prob
       env: keyEnv(env.key),
       onStderr: (l) => stderr.push(l),
       closeGraceMs: Math.round(2000 * env.timeScale),
+      connectTimeoutMs: CONNECT_TIMEOUT_MS * env.timeScale,
       stateDir: state,
     });
   } catch (err) {

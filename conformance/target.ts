@@ -86,7 +86,12 @@ export interface OpenOptions {
   pipeGraceMs?: number;
   /** TLS of this connection instead of the target's (another client certificate, or none). */
   tls?: TlsOptions;
+  /** How long opening a WebSocket or NATS connection may take (default CONNECT_TIMEOUT_MS; a run scales it by --time-scale). */
+  connectTimeoutMs?: number;
 }
+
+/** How long opening a WebSocket or NATS connection may take at --time-scale 1. */
+export const CONNECT_TIMEOUT_MS = 5000;
 
 /** The placeholder a stdio command may carry for a per-case state folder, e.g. --state-dir {state}. */
 export const STATE_PLACEHOLDER = '{state}';
@@ -151,13 +156,20 @@ export async function openConnection(target: TargetSpec, o: OpenOptions = {}): P
   if (target.kind === 'memory' || target.kind === 'workspace') return target.open(o);
   if (target.kind === 'websocket') {
     const tls = o.tls ?? target.tls;
-    const transport = await connectWebSocket(target.url, { protocols: o.protocols, handshakeTimeout: 5000, ...(tls ? { tls } : {}) });
+    const transport = await connectWebSocket(target.url, {
+      protocols: o.protocols,
+      handshakeTimeout: o.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
+      ...(tls ? { tls } : {}),
+    });
     return { transport };
   }
   if (target.kind === 'nats') {
     const { connectNatsTransport } = await import('../reference/transports/nats/connect.ts');
     const tls = o.tls ?? target.tls;
-    const transport = await connectNatsTransport(target.url, { timeoutMs: 5000, ...(tls ? { tls } : {}) });
+    const transport = await connectNatsTransport(target.url, {
+      timeoutMs: o.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
+      ...(tls ? { tls } : {}),
+    });
     return { transport };
   }
   const command = target.command.includes('/') ? resolve(target.command) : target.command;
