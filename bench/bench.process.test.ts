@@ -64,6 +64,25 @@ describe('npm run bench', () => {
       expect(Number.isFinite(b?.value.median), `${id} has its ceiling's figure`).toBe(true);
       expect(row.targets[0]?.measured).toMatch(/; TAP \d+\.\d+× its ceiling, which is \d+\.\d+× the floor$/);
     }
+    // The mesh and durable rows carry what a task cost each side in CPU, for TAP and the floor; the mesh compares their sums.
+    for (const [id, floorId] of [
+      ['mesh.throughput', 'bare-nats'],
+      ['mesh.throughput.quiet', 'bare-nats'],
+      ['mesh.throughput.hosted', 'bare-nats'],
+      ['nats.durable.four-agents', 'bare'],
+    ] as const) {
+      const row = result.rows.find((r) => r.id === id)!;
+      if (row.not_run !== undefined) continue;
+      for (const figure of [row.tap!, row.baselines.find((b) => b.id === floorId)!]) {
+        for (const side of ['cpu_requester_us', 'cpu_agents_us', 'cpu_server_us']) {
+          expect(Number.isFinite(figure.extra?.[side]?.median), `${id} / ${figure.name}: ${side}`).toBe(true);
+        }
+      }
+    }
+    const hosted = result.rows.find((r) => r.id === 'mesh.throughput.hosted')!;
+    if (hosted.not_run === undefined) {
+      expect(String(hosted.details?.of_floor)).toMatch(/CPU a task, every process together: \d+ µs, the floor's \d+ µs$/);
+    }
     const markdown = readFileSync(join(out, 'latest.md'), 'utf8');
     for (const id of ALL_ROWS) expect(markdown).toContain(`\`${id}\``);
   }, 480_000);

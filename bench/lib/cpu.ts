@@ -75,3 +75,27 @@ export function childrenCpuUs(pids: readonly number[]): number | null {
   }
   return sum;
 }
+
+/**
+ * The CPU each side spent per call over `loop`, which makes `calls` calls: this process
+ * (`requester`), and each named group of child processes together, null where /proc cannot tell.
+ */
+export async function cpuPerCall<K extends string, R>(
+  groups: Record<K, readonly number[]>,
+  calls: number,
+  loop: () => Promise<R>,
+): Promise<{ result: R; requester: number; groups: Record<K, number | null> }> {
+  const names = Object.keys(groups) as K[];
+  const own0 = ownCpuUs();
+  const before = names.map((k) => childrenCpuUs(groups[k]));
+  const result = await loop();
+  const own1 = ownCpuUs();
+  const n = Math.max(1, calls);
+  const out = {} as Record<K, number | null>;
+  names.forEach((k, i) => {
+    const after = childrenCpuUs(groups[k]);
+    const start = before[i];
+    out[k] = after === null || start === null || start === undefined ? null : (after - start) / n;
+  });
+  return { result, requester: (own1 - own0) / n, groups: out };
+}

@@ -110,6 +110,8 @@ const EXTRA_LABELS: Record<string, [string, string]> = {
   cpu_requester_us: ['requester CPU', 'µs/task'],
   cpu_agent_us: ['agent CPU', 'µs/task'],
   cpu_both_us: ['CPU of both sides (one process)', 'µs/task'],
+  cpu_agents_us: ['answering processes CPU', 'µs/task'],
+  cpu_server_us: ['nats-server CPU', 'µs/task'],
 
   p99_ms: ['p99', 'ms'],
   messages_per_s: ['messages', 'per s'],

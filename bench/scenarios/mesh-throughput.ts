@@ -11,37 +11,25 @@ import type { Mesh } from '../../dist/reference/mesh/index.js';
 import { spawnCompiled, spawnScript, started, type LineChild } from '../lib/children.ts';
 import type { Budget } from '../lib/options.ts';
 import { peer } from '../lib/paths.ts';
-import { compare, notRun, ratioRange, type Row } from '../lib/report.ts';
-import { quantile, spread } from '../lib/stats.ts';
+import { cpuPerCall } from '../lib/cpu.ts';
+import type { Row } from '../lib/report.ts';
+import { quantile } from '../lib/stats.ts';
+import {
+  hostedRows,
+  HOSTS,
+  IDS,
+  PER_AGENT,
+  perProcessRows,
+  rowBases,
+  STATED_RATE,
+  throughputNotRun,
+  type Driven,
+  type FleetRuns,
+} from './mesh-rows.ts';
 import { oneLine } from './roundtrip.ts';
 
-export const SCENARIO = '8. Mesh';
-const PER_AGENT = 5;
 /** Tasks each agent may keep: more than any run sends one agent (the default of 4,096 per principal would answer BUSY). */
 const KEPT = 1 << 20;
-/** The processes that serve the whole fleet in the hosted rows. */
-const HOSTS = 2;
-/** The issue's target for the mesh: a ratio to the bare floor measured in the same run, and a latency. */
-export const MESH_FLOOR_TARGET = '20 agent processes × 5 in flight at least 0.5× the bare NATS floor with 20 responders, P95 under 20 ms';
-/** The offered load of the stated target: 400 tasks a second. */
-const STATED_RATE = 400;
-
-const IDS = {
-  tap: 'mesh.throughput',
-  quiet: 'mesh.throughput.quiet',
-  hosted: 'mesh.throughput.hosted',
-  hostedQuiet: 'mesh.throughput.hosted.quiet',
-} as const;
-
-export const THROUGHPUT_ROW_IDS: readonly string[] = Object.values(IDS);
-
-type RowBase = Omit<Row, 'tap' | 'baselines' | 'targets' | 'not_run'>;
-
-interface Driven {
-  rate: number;
-  p95: number;
-}
-
 /** Runs `call` with `depth` in flight until `count` calls ended; calls per second and P95 in ms. */
 async function drive(call: () => Promise<unknown>, count: number, depth: number): Promise<Driven> {
   const latencies: number[] = [];
@@ -58,6 +46,23 @@ async function drive(call: () => Promise<unknown>, count: number, depth: number)
     }),
   );
   return driven(count, t0, latencies);
+}
+
+/** The process ids of started children. */
+function pidsOf(children: readonly LineChild[]): number[] {
+  return children.flatMap((c) => (c.child.pid === undefined ? [] : [c.child.pid]));
+}
+
+/** The processes whose CPU a measured loop reads: those that answer the calls, and nats-server. */
+interface Answering {
+  agents: readonly number[];
+  server: readonly number[];
+}
+
+/** `drive`, with the CPU each side spent per call. */
+async function measured(call: () => Promise<unknown>, count: number, depth: number, by: Answering): Promise<Driven> {
+  const { result, requester, groups } = await cpuPerCall({ agents: by.agents, server: by.server }, count, () => drive(call, count, depth));
+  return { ...result, cpu: { requester, agents: groups.agents, server: groups.server } };
 }
 
 /** What `count` calls started at `t0` gave: calls per second until now, and the P95 of their latencies in ms. */
@@ -90,109 +95,8 @@ async function paced(call: () => Promise<unknown>, count: number, perSecond: num
   return driven(count, t0, latencies);
 }
 
-/** The figure of some repetitions of `drive`: calls per second, with the P95 beside it. */
-function figureOf(name: string, runs: Driven[]) {
-  return { name, value: spread(runs.map((r) => r.rate)), extra: { p95_ms: spread(runs.map((r) => r.p95)) } };
-}
-
-type Figured = ReturnType<typeof figureOf>;
-
-/** TAP's ratio to the floor in words: the ratio, its spread and the P95s. */
-function ofFloor(tap: Figured, floor: Figured, ratio: number): string {
-  const p95s = tap.extra.p95_ms;
-  const p95 = p95s.median;
-  return `${ratio.toFixed(2)}× the floor (${ratioRange(tap.value, floor.value)}), P95 ${p95.toFixed(1)} ms (${p95s.max > p95s.min ? `${p95s.min.toFixed(1)}–${p95s.max.toFixed(1)} ms; ` : ''}floor's ${floor.extra.p95_ms.median.toFixed(1)} ms)`;
-}
-
-/**
- * A throughput figure against the bare floor, and the issue's mesh targets judged on it (the
- * stated 400/s, judged on `stated`, the four-message row's runs at that offered load, and ten times
- * that, judged on the saturated figure, only for the four-message row); a fleet other than
- * 20 agents is measured, not judged.
- */
-function judged(tap: Figured, floor: Figured, fleet: number, stated?: Driven[]) {
-  const rate = tap.value.median;
-  const p95 = tap.extra.p95_ms.median;
-  const baseline = compare(tap, 'bare-nats', floor);
-  const ratio = baseline.ratio ?? 0;
-  const said = `${Math.round(rate)}/s, P95 ${p95.toFixed(1)} ms`;
-  const targets = [
-    ...(stated
-      ? [
-          statedTarget(stated),
-          { text: 'ten times that, 4,000 messages/s, with P95 under 20 ms', at: rate >= 4000 && p95 < 20, measured: said },
-        ]
-      : []),
-    { text: MESH_FLOOR_TARGET, at: ratio >= 0.5 && p95 < 20, measured: ofFloor(tap, floor, ratio) },
-  ].map(({ text, at, measured }) =>
-    fleet === 20 ? { text, measured, met: at } : { text, measured: `only ${fleet} agents in this mode`, met: null },
-  );
-  return { tap, baselines: [baseline], targets };
-}
-
-/** The stated target, judged on runs at its offered load of 400 tasks a second. */
-function statedTarget(runs: Driven[]): { text: string; at: boolean; measured: string } {
-  const rate = spread(runs.map((r) => r.rate));
-  const p95 = spread(runs.map((r) => r.p95));
-  return {
-    text: `${STATED_RATE} messages/s with P95 under 80 ms (the stated target; ${STATED_RATE} tasks a second offered)`,
-    at: rate.median >= STATED_RATE * 0.95 && p95.median < 80,
-    measured: `${Math.round(rate.median)}/s, P95 ${p95.median.toFixed(1)} ms (${p95.min.toFixed(1)}–${p95.max.toFixed(1)} ms)`,
-  };
-}
-
 /** How long a fleet of agent processes may take to start on two cores. */
 export const FLEET_START_MS = 120_000;
-
-/** The rows' descriptions for a budget's fleet, warm-up and repetitions. */
-function rowBases(budget: Budget): Record<keyof typeof IDS, RowBase> {
-  const fleet = budget.meshAgents;
-  const reps = Math.min(budget.reps, 3);
-  const base = (id: string, title: string, method: string): RowBase => ({
-    id,
-    scenario: SCENARIO,
-    title,
-    unit: 'calls/s',
-    better: 'higher',
-    method,
-  });
-  const perProcess = `one Mesh requester, least-loaded routing over ${fleet} agent processes joined to the registry, ${fleet * PER_AGENT} tasks in flight, after a warm-up of ${(budget.meshWarmPerAgent * fleet).toLocaleString('en-US')} tasks (as many calls for the floor); a message is a round trip (task.request → task.result); floor: NATS request/reply to ${fleet} bare responder processes at the same depth; the stated target of ${STATED_RATE} messages/s with P95 under 80 ms is judged on a run that offers ${STATED_RATE} tasks a second whatever the earlier ones are doing (an open loop; at most 5 s a repetition), the others on the saturated figure; ${reps} repetitions on one fleet`;
-  const hosted = `the same ${fleet} agents, served by ${HOSTS} agent-host processes (--ids, ${fleet / HOSTS} agents each) instead of one process each; the same requester, depth, warm-up and floor, the floor measured again in turn with these rows; not the issue's setup, so not judged against its target`;
-  return {
-    tap: base(IDS.tap, `${fleet} agent processes × ${PER_AGENT} tasks in flight through the mesh (tap.test.echo)`, perProcess),
-    quiet: base(
-      IDS.quiet,
-      `${fleet} agent processes × ${PER_AGENT} TAP 1.1 quiet tasks in flight through the mesh (tap.test.echo)`,
-      `as mesh.throughput, each task a TAP 1.1 quiet task (Mesh.task with quiet: true; two messages, as many as the floor's); the same fleet and floor, measured in turn with it`,
-    ),
-    hosted: base(
-      IDS.hosted,
-      `${fleet} agents in ${HOSTS} processes × ${PER_AGENT} tasks in flight through the mesh (tap.test.echo)`,
-      hosted,
-    ),
-    hostedQuiet: base(
-      IDS.hostedQuiet,
-      `${fleet} agents in ${HOSTS} processes × ${PER_AGENT} TAP 1.1 quiet tasks in flight through the mesh (tap.test.echo)`,
-      `as mesh.throughput.hosted, each task a TAP 1.1 quiet task`,
-    ),
-  };
-}
-
-/** The throughput rows, or each selected one not run with `reason`. */
-export function throughputNotRun(budget: Budget, selected: (id: string) => boolean, reason: string): Row[] {
-  const bases = rowBases(budget);
-  return Object.values(bases)
-    .filter((b) => selected(b.id))
-    .map((b) => notRun(b, reason, b.id === IDS.tap || b.id === IDS.quiet ? [MESH_FLOOR_TARGET] : []));
-}
-
-/** What one fleet gave: the four-message and quiet runs, the floor's runs in turn with them, and the stated-load runs. */
-interface FleetRuns {
-  tap: Driven[];
-  quiet: Driven[];
-  bare: Driven[];
-  stated: Driven[];
-}
 
 /**
  * Starts agent-host processes serving `groups` (one process per group of agent ids), measures
@@ -201,8 +105,18 @@ interface FleetRuns {
 async function measureFleet(
   url: string,
   groups: string[][],
-  bareCall: () => Promise<unknown>,
-  o: { reps: number; count: number; warmPerAgent: number; quiet: boolean; stated: boolean; label: string; log: (line: string) => void },
+  floor: { call: () => Promise<unknown>; pids: readonly number[] },
+  o: {
+    reps: number;
+    count: number;
+    warmPerAgent: number;
+    quiet: boolean;
+    stated: boolean;
+    label: string;
+    log: (line: string) => void;
+    /** nats-server's process, when known: its CPU per call is read too. */
+    server: readonly number[];
+  },
 ): Promise<FleetRuns> {
   const { connectMesh } = await import('../../dist/reference/mesh/connect.js');
   const fleet = groups.flat().length;
@@ -241,13 +155,14 @@ async function measureFleet(
     const warm = o.warmPerAgent * fleet;
     await drive(call, warm, depth);
     if (o.quiet) await drive(quietCall, warm, depth);
-    await drive(bareCall, warm, depth);
+    await drive(floor.call, warm, depth);
     const runs: FleetRuns = { tap: [], quiet: [], bare: [], stated: [] };
     const statedCount = Math.min(o.count, STATED_RATE * 5);
+    const agents = { agents: pidsOf(hosts), server: o.server };
     for (let rep = 0; rep < o.reps; rep++) {
-      runs.tap.push(await drive(call, o.count, depth));
-      if (o.quiet) runs.quiet.push(await drive(quietCall, o.count, depth));
-      runs.bare.push(await drive(bareCall, o.count, depth));
+      runs.tap.push(await measured(call, o.count, depth, agents));
+      if (o.quiet) runs.quiet.push(await measured(quietCall, o.count, depth, agents));
+      runs.bare.push(await measured(floor.call, o.count, depth, { agents: floor.pids, server: o.server }));
       if (o.stated) runs.stated.push(await paced(call, statedCount, STATED_RATE));
       const said = (name: string, d: Driven | undefined) => (d ? `${name} ${Math.round(d.rate)}/s p95 ${d.p95.toFixed(1)} ms` : '');
       o.log(
@@ -261,73 +176,13 @@ async function measureFleet(
   }
 }
 
-/** The floor's figure from the runs of a fleet of `fleet` agents. */
-function floorOf(runs: FleetRuns, fleet: number): Figured {
-  return figureOf(`bare NATS request/reply, ${fleet} responder processes (floor)`, runs.bare);
-}
-
-/** The rows of the fleet in one process per agent. */
-function perProcessRows(bases: Record<keyof typeof IDS, RowBase>, runs: FleetRuns, fleet: number, count: number, quiet: boolean): Row[] {
-  const floor = floorOf(runs, fleet);
-  const depthDetails = { tasks_per_repetition: count, in_flight: fleet * PER_AGENT };
-  const details = {
-    ...depthDetails,
-    stated_offered_per_s: STATED_RATE,
-    stated_tasks: Math.min(count, STATED_RATE * 5),
-    stated_p95_ms: Math.round(spread(runs.stated.map((r) => r.p95)).median * 10) / 10,
-  };
-  const tap = figureOf(`TAP Mesh (reference requester + ${fleet} agents)`, runs.tap);
-  const rows: Row[] = [{ ...bases.tap, ...judged(tap, floor, fleet, runs.stated), details }];
-  if (quiet) {
-    const q = figureOf(`TAP Mesh, TAP 1.1 quiet tasks (reference requester + ${fleet} agents)`, runs.quiet);
-    const judgedQuiet = judged(q, floor, fleet);
-    rows.push({ ...bases.quiet, ...judgedQuiet, baselines: [...judgedQuiet.baselines, compare(q, 'tap', tap)], details: depthDetails });
-  }
-  return rows;
-}
-
-/** The rows of the fleet in HOSTS processes: ratios to the floor and to the per-process rows, no target. */
-function hostedRows(
-  bases: Record<keyof typeof IDS, RowBase>,
-  runs: FleetRuns,
-  perProcess: Row[],
-  fleet: number,
-  count: number,
-  quiet: boolean,
-): Row[] {
-  const floor = floorOf(runs, fleet);
-  const details = { tasks_per_repetition: count, in_flight: fleet * PER_AGENT, processes: HOSTS };
-  const row = (base: RowBase, name: string, r: Driven[], beside: string): Row => {
-    const tap = figureOf(name, r);
-    const other = perProcess.find((p) => p.id === beside)?.tap;
-    const baseline = compare(tap, 'bare-nats', floor);
-    return {
-      ...base,
-      tap,
-      baselines: [baseline, ...(other ? [compare(tap, beside, other)] : [])],
-      targets: [],
-      details: { ...details, of_floor: ofFloor(tap, floor, baseline.ratio ?? 0) },
-    };
-  };
-  const rows = [row(bases.hosted, `TAP Mesh (reference requester + ${fleet} agents in ${HOSTS} processes)`, runs.tap, IDS.tap)];
-  if (quiet)
-    rows.push(
-      row(
-        bases.hostedQuiet,
-        `TAP Mesh, TAP 1.1 quiet tasks (reference requester + ${fleet} agents in ${HOSTS} processes)`,
-        runs.quiet,
-        IDS.quiet,
-      ),
-    );
-  return rows;
-}
-
 /** The selected throughput rows, on the nats-server at `url`. */
 export async function meshThroughput(
   budget: Budget,
   selected: (id: string) => boolean,
   log: (line: string) => void,
   url: string,
+  serverPid?: number,
 ): Promise<Row[]> {
   const fleet = budget.meshAgents;
   const reps = Math.min(budget.reps, 3);
@@ -347,14 +202,16 @@ export async function meshThroughput(
     let k = 0;
     const body = new TextEncoder().encode(JSON.stringify({ n: 1 }));
     const bareCall = () => nc.request(`bench.echo.${k++ % fleet}`, body, { timeout: 10_000 });
+    const floor = { call: bareCall, pids: pidsOf(bare) };
+    const server = serverPid === undefined ? [] : [serverPid];
     if (wantProcesses) {
       log(`mesh: ${fleet} agent processes`);
       const quiet = selected(IDS.quiet);
       const runs = await measureFleet(
         url,
         ids.map((id) => [id]),
-        bareCall,
-        { reps, count, warmPerAgent: budget.meshWarmPerAgent, quiet, stated: true, label: `${fleet} processes`, log },
+        floor,
+        { reps, count, warmPerAgent: budget.meshWarmPerAgent, quiet, stated: true, label: `${fleet} processes`, log, server },
       );
       rows.push(...perProcessRows(bases, runs, fleet, count, quiet));
     }
@@ -363,7 +220,7 @@ export async function meshThroughput(
       const per = Math.ceil(fleet / HOSTS);
       const groups = Array.from({ length: HOSTS }, (_, h) => ids.slice(h * per, (h + 1) * per));
       const quiet = selected(IDS.hostedQuiet);
-      const runs = await measureFleet(url, groups, bareCall, {
+      const runs = await measureFleet(url, groups, floor, {
         reps,
         count,
         warmPerAgent: budget.meshWarmPerAgent,
@@ -371,6 +228,7 @@ export async function meshThroughput(
         stated: false,
         label: `${HOSTS} processes`,
         log,
+        server,
       });
       rows.push(...hostedRows(bases, runs, rows, fleet, count, quiet));
     }

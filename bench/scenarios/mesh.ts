@@ -9,7 +9,8 @@ import { spawnCompiled, started, type LineChild } from '../lib/children.ts';
 import type { Budget } from '../lib/options.ts';
 import { compare, missingBaseline, notRun, type Row } from '../lib/report.ts';
 import { spread } from '../lib/stats.ts';
-import { FLEET_START_MS, meshThroughput, SCENARIO, THROUGHPUT_ROW_IDS, throughputNotRun } from './mesh-throughput.ts';
+import { SCENARIO, THROUGHPUT_ROW_IDS, throughputNotRun } from './mesh-rows.ts';
+import { FLEET_START_MS, meshThroughput } from './mesh-throughput.ts';
 import { oneLine } from './roundtrip.ts';
 
 export function meshRowIds(): string[] {
@@ -49,7 +50,7 @@ export async function mesh(budget: Budget, selected: (id: string) => boolean, lo
   const rows: Row[] = [];
   const { connectMesh } = await import('../../dist/reference/mesh/connect.js');
   try {
-    rows.push(...(await meshThroughput(budget, selected, log, server.url)));
+    rows.push(...(await meshThroughput(budget, selected, log, server.url, server.pid)));
     if (selected('mesh.discovery')) {
       try {
         const { openRegistry } = await import('../../dist/reference/mesh/registry.js');

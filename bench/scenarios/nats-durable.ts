@@ -7,10 +7,11 @@ import { connect as natsConnect, type NatsConnection } from '@nats-io/transport-
 import { AckPolicy, jetstream, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import { startNatsServer } from '../../reference/transports/nats/nats-server.testkit.ts';
 import { delay, spawnScript, started, type LineChild } from '../lib/children.ts';
+import { cpuPerCall } from '../lib/cpu.ts';
 import type { Budget } from '../lib/options.ts';
 import { peer } from '../lib/paths.ts';
 import { compare, missingBaseline, notRun, type Baseline, type Row } from '../lib/report.ts';
-import { spread } from '../lib/stats.ts';
+import { spread, type Spread } from '../lib/stats.ts';
 import { echoInput } from '../lib/systems.ts';
 import { DEPTH, ratioTarget, SCENARIO } from './nats-common.ts';
 import { oneLine } from './roundtrip.ts';
@@ -51,11 +52,19 @@ const CEILING_NAMES = {
   idempotency: 'CEIL_IDEMPOTENCY',
 };
 
-/** Figures of one durable race; a baseline that failed is its error. */
+/** CPU µs per task of one system's measured phase: the publisher (this process), the four consumers together, nats-server. */
+interface RaceCpu {
+  requester: number;
+  agents: number | null;
+  server: number | null;
+}
+
+/** Figures of one durable race, each with its CPU per task; a baseline that failed is its error. */
 interface DurableRace {
   tap: number;
   bare: number | string;
   ceiling: number | string;
+  cpu: { tap: RaceCpu; bare?: RaceCpu; ceiling?: RaceCpu };
   recordBytes: number;
 }
 
@@ -72,6 +81,14 @@ async function durableRace(n: number, warm: number): Promise<DurableRace> {
   const consumers = async (script: string, args: string[], what: string): Promise<void> => {
     children = Array.from({ length: AGENTS }, () => spawnScript(peer(script), ['--server', server.url, ...args, '--batch', String(BATCH)]));
     await started(children, what);
+  };
+  const cpu: Partial<DurableRace['cpu']> = {};
+  /** `publishAndWait`'s rate, noting the CPU of each side per task in `cpu[system]`. */
+  const timed = async (system: keyof DurableRace['cpu'], run: () => Promise<number>): Promise<number> => {
+    const pids = children.flatMap((c) => (c.child.pid === undefined ? [] : [c.child.pid]));
+    const m = await cpuPerCall({ agents: pids, server: server.pid === undefined ? [] : [server.pid] }, n, run);
+    cpu[system] = { requester: m.requester, agents: m.groups.agents, server: m.groups.server };
+    return m.result;
   };
   const stopChildren = async (): Promise<void> => {
     await Promise.all(children.map((c) => c.stop(2000)));
@@ -101,12 +118,14 @@ async function durableRace(n: number, warm: number): Promise<DurableRace> {
       warm,
       async () => (await results(DEFAULT_NAMES.results)) >= warm,
     );
-    const tap = await publishAndWait(
-      async (i) => {
-        texts[i] = await submit(i);
-      },
-      n,
-      async () => (await results(DEFAULT_NAMES.results)) >= warm + n,
+    const tap = await timed('tap', () =>
+      publishAndWait(
+        async (i) => {
+          texts[i] = await submit(i);
+        },
+        n,
+        async () => (await results(DEFAULT_NAMES.results)) >= warm + n,
+      ),
     );
     await stopChildren();
     const js = jetstream(nc);
@@ -123,13 +142,15 @@ async function durableRace(n: number, warm: number): Promise<DurableRace> {
       let published = 0;
       const drained = async () => (await jsm.streams.info('BARE_TASKS')).state.messages === 0;
       await publishAndWait((i) => js.publish('bare.tasks.work', texts[i % n]!, { msgID: `bare-warm-${i}` }), warm, drained);
-      bare = await publishAndWait(
-        async (i) => {
-          await js.publish('bare.tasks.work', texts[i]!, { msgID: `bare-${i}` });
-          published++;
-        },
-        n,
-        async () => published >= n && (await jsm.streams.info('BARE_TASKS')).state.messages === 0,
+      bare = await timed('bare', () =>
+        publishAndWait(
+          async (i) => {
+            await js.publish('bare.tasks.work', texts[i]!, { msgID: `bare-${i}` });
+            published++;
+          },
+          n,
+          async () => published >= n && (await jsm.streams.info('BARE_TASKS')).state.messages === 0,
+        ),
       );
     } catch (err) {
       bare = oneLine(err);
@@ -147,20 +168,32 @@ async function durableRace(n: number, warm: number): Promise<DurableRace> {
         warm,
         async () => (await results(c.results)) >= warm,
       );
-      ceiling = await publishAndWait(
-        (i) => js.publish(subject, texts[i]!, { msgID: `ceiling-${i}` }),
-        n,
-        async () => (await results(c.results)) >= warm + n,
+      ceiling = await timed('ceiling', () =>
+        publishAndWait(
+          (i) => js.publish(subject, texts[i]!, { msgID: `ceiling-${i}` }),
+          n,
+          async () => (await results(c.results)) >= warm + n,
+        ),
       );
     } catch (err) {
       ceiling = oneLine(err);
     }
-    return { tap, bare, ceiling, recordBytes: Buffer.byteLength(texts[0] ?? '') };
+    return { tap, bare, ceiling, cpu: { ...cpu, tap: cpu.tap! }, recordBytes: Buffer.byteLength(texts[0] ?? '') };
   } finally {
     await stopChildren();
     await nc?.close().catch(() => {});
     await server.stop();
   }
+}
+
+/** The spreads of each side's CPU per task over the repetitions, for the sides every repetition read. */
+function raceCpuExtra(runs: RaceCpu[]): Record<string, Spread> {
+  const out: Record<string, Spread> = {};
+  for (const side of ['requester', 'agents', 'server'] as const) {
+    const values = runs.map((r) => r[side]);
+    if (values.length > 0 && values.every((v): v is number => v !== null)) out[`cpu_${side}_us`] = spread(values);
+  }
+  return out;
 }
 
 export async function durable(budget: Budget, log: (line: string) => void): Promise<Row> {
@@ -178,10 +211,11 @@ export async function durable(budget: Budget, log: (line: string) => void): Prom
       `a fresh nats-server per repetition; after a warm-up of ${warm} tasks (untimed, the same for both), the clock runs from the first publish (${DEPTH} at a time, each acknowledged by the server) until every task is done: ` +
       `for TAP, ${AGENTS} runner processes (pull batches of ${BATCH}) have stored every finished record in TAP_RESULTS (each task also stores two TAP_EVENTS messages, its running event on the condition that its stream is empty, and its task.result); ` +
       `for the floor, ${AGENTS} bare consumers (pull batches of ${BATCH}) have parsed and acknowledged the same record texts on a work-queue stream; ` +
-      `for the ceiling, ${AGENTS} bare consumers (${BATCH} at once) have made a runner's JetStream operations for each of the same records on streams of TAP's configuration; ${budget.workspaceReps} repetitions`,
+      `for the ceiling, ${AGENTS} bare consumers (${BATCH} at once) have made a runner's JetStream operations for each of the same records on streams of TAP's configuration; each with the CPU per task of the publisher (the bench process), the four consumers together and nats-server over its measured phase; ${budget.workspaceReps} repetitions`,
   };
   const tapRuns: number[] = [];
   const runs = { bare: [] as number[], ceiling: [] as number[] };
+  const cpus = { tap: [] as RaceCpu[], bare: [] as RaceCpu[], ceiling: [] as RaceCpu[] };
   const errors: { bare?: string; ceiling?: string } = {};
   let recordBytes = 0;
   for (let rep = 0; rep < budget.workspaceReps; rep++) {
@@ -192,18 +226,21 @@ export async function durable(budget: Budget, log: (line: string) => void): Prom
       return notRun(row, `the durable race failed: ${oneLine(err)}`, [DURABLE_TARGET.text]);
     }
     tapRuns.push(r.tap);
+    cpus.tap.push(r.cpu.tap);
     recordBytes = r.recordBytes;
     for (const k of ['bare', 'ceiling'] as const) {
       const v = r[k];
+      const c = r.cpu[k];
       if (typeof v === 'number') runs[k].push(v);
       else errors[k] = v;
+      if (typeof v === 'number' && c) cpus[k].push(c);
     }
     const said = (v: number | string) => (typeof v === 'number' ? String(Math.round(v)) : v);
     log(
       `  repetition ${rep + 1}/${budget.workspaceReps}: TAP durable ${Math.round(r.tap)} tasks/s, bare JetStream ${said(r.bare)}, a runner's operations by the bare client ${said(r.ceiling)}`,
     );
   }
-  const tap = { name: `TAP durable runner on JetStream (${AGENTS} agents)`, value: spread(tapRuns) };
+  const tap = { name: `TAP durable runner on JetStream (${AGENTS} agents)`, value: spread(tapRuns), extra: raceCpuExtra(cpus.tap) };
   const names = {
     bare: `bare JetStream publish and pull-ack of the same records (${AGENTS} consumers)`,
     ceiling: `a runner's JetStream operations by the bare client: store two events (the first on the condition of an empty stream) and the finished record, acknowledge (${AGENTS} consumers; ceiling)`,
@@ -211,7 +248,7 @@ export async function durable(budget: Budget, log: (line: string) => void): Prom
   const baselineOf = (k: 'bare' | 'ceiling'): Baseline =>
     runs[k].length === 0
       ? missingBaseline(k, names[k], errors[k] ?? 'no figure')
-      : compare(tap, k, { name: names[k], value: spread(runs[k]) });
+      : compare(tap, k, { name: names[k], value: spread(runs[k]), extra: raceCpuExtra(cpus[k]) });
   const floor = baselineOf('bare');
   const ceiling = baselineOf('ceiling');
   const target = ratioTarget(DURABLE_TARGET, tap, floor);

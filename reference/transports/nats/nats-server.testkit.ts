@@ -31,6 +31,8 @@ export interface NatsServer {
   readonly monitorPort: number;
   /** The server name inside a cluster. */
   readonly name: string;
+  /** The server's process id (what a benchmark reads its CPU time by). */
+  readonly pid: number | undefined;
   /** Sends a signal (default SIGTERM) and resolves when the process has exited. */
   kill(signal?: NodeJS.Signals): Promise<void>;
   /** Stops the server and removes its store. */
@@ -112,6 +114,7 @@ async function launch(l: Launch, waitReady = true): Promise<{ server: NatsServer
     port: l.port,
     monitorPort: l.monitorPort,
     name: l.name,
+    pid: child.pid,
     kill,
     async stop() {
       const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
