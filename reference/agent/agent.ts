@@ -348,7 +348,7 @@ export function createAgent(options: AgentOptions): Agent {
         sessions: rt.sessions.size,
         connections: connections.size,
         activeTasks: rt.tasks.activeCount(),
-        tasks: [...rt.tasks.all()].length,
+        tasks: rt.tasks.size,
         duplicateBytes: [...rt.sessions.values()].reduce((n, s) => n + s.seen.bytes, 0),
       };
     },

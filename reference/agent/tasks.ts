@@ -278,6 +278,11 @@ export class TaskTable {
     return this.byKey.values();
   }
 
+  /** Tasks kept, terminal or not. */
+  get size(): number {
+    return this.byKey.size;
+  }
+
   /** Tasks kept for `principal`, terminal or not, and the bytes their retained messages take. */
   usage(principal: string): { tasks: number; bytes: number } {
     return { ...this.countOf(principal) };

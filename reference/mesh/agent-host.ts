@@ -105,7 +105,7 @@ export async function hostAgents(options: HostOptions): Promise<Host> {
           card: agent.card,
           versions: ['1.0'],
           endpoints: () => [{ binding: 'nats', url: listener.url }],
-          runningTasks: () => agent.stats().activeTasks,
+          runningTasks: () => agent.runningTasks(),
         },
       );
       agents.set(id, { agent, membership });
