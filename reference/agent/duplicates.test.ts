@@ -18,6 +18,33 @@ describe('DuplicateTable (spec: idempotency#duplicate-table)', () => {
     for (let i = 0; i < 10; i++) tight.set(`m${i}`, { replies: ['y'] });
     expect([...tight.entries()].map(([id]) => id)).toEqual(['m7', 'm8', 'm9']);
   });
+
+  it('counts an id kept twice once, whether or not a lookup missed it just before', () => {
+    const table = new DuplicateTable(100, 10_000, 3);
+    expect(table.get('a')).toBeUndefined();
+    table.set('a', { replies: ['x'] });
+    const one = table.bytes;
+    table.set('a', { replies: ['y'] });
+    expect(table.bytes).toBe(one);
+    expect(table.size).toBe(1);
+    // A lookup that missed, then a change of the table, then the missed id kept: still counted once.
+    expect(table.get('b')).toBeUndefined();
+    table.set('c', { replies: ['z'] });
+    table.set('b', { replies: ['w'] });
+    table.set('b', { replies: ['v'] });
+    expect(table.size).toBe(3);
+    expect(table.bytes).toBe(3 * one);
+    expect(table.get('b')?.replies).toEqual(['v']);
+  });
+
+  it('forgets in the order ids were kept, an id kept again counting as new', () => {
+    const table = new DuplicateTable(3, 10_000, 0);
+    for (const id of ['m1', 'm2', 'm3']) table.set(id, { replies: [] });
+    table.set('m1', { replies: ['again'] });
+    table.set('m4', { replies: [] });
+    table.set('m5', { replies: [] });
+    expect([...table.entries()].map(([id]) => id)).toEqual(['m1', 'm4', 'm5']);
+  });
 });
 
 describe('duplicate replies under hostile use (spec: limits#table-limits)', () => {

@@ -2,7 +2,6 @@
  * The duplicate table of one session: the message ids it received, each with its direct replies,
  * bounded by entries and by bytes (spec: idempotency#duplicate-table, limits#bounded-tables).
  */
-import { OldestKey } from '../core/oldest.ts';
 
 /**
  * A remembered reply: its text, or a way to rebuild that text byte for byte (a terminal task's
@@ -35,14 +34,29 @@ export function rememberedBytes(entry: Remembered): number {
   return n;
 }
 
+/** One kept message: what it is remembered with, and what that costs in the table's accounting. */
+interface Kept {
+  entry: Remembered;
+  bytes: number;
+}
+
 /**
  * Message ids and their replies, oldest forgotten first once there are more than `maxEntries`,
  * or more than `maxBytes` of them while more than `minEntries` are kept; the `minEntries` most
  * recent are never forgotten (spec: idempotency#duplicate-table).
+ *
+ * Every message a session receives is looked up here and then kept, and a table holds thousands:
+ * each lookup of an id it does not hold is a walk through memory the caches no longer have. So the
+ * id a lookup just missed is noted and its keeping skips a second lookup, unless the table changed
+ * in between; and the oldest entry is forgotten through one iterator over the entries, which
+ * carries its accounting, without looking it up again.
  */
 export class DuplicateTable {
-  private readonly map = new Map<string, { entry: Remembered; bytes: number }>();
-  private readonly oldest = new OldestKey(this.map);
+  private readonly map = new Map<string, Kept>();
+  /** The entries from the oldest on; every entry it passed has been deleted (see OldestKey). */
+  private oldest: Iterator<[string, Kept]> | undefined;
+  /** The id the last lookup did not find, while the table has not changed since. */
+  private missed: string | undefined;
   private total = 0;
 
   constructor(
@@ -52,16 +66,19 @@ export class DuplicateTable {
   ) {}
 
   get(messageId: string): Remembered | undefined {
-    return this.map.get(messageId)?.entry;
+    const kept = this.map.get(messageId);
+    if (kept === undefined) this.missed = messageId;
+    return kept?.entry;
   }
 
   set(messageId: string, entry: Remembered): void {
-    this.delete(messageId);
+    if (messageId !== this.missed) this.delete(messageId);
+    this.missed = undefined;
     const bytes = rememberedBytes(entry) + messageId.length;
     this.map.set(messageId, { entry, bytes });
     this.total += bytes;
     while (this.map.size > this.maxEntries || (this.total > this.maxBytes && this.map.size > this.minEntries)) {
-      this.delete(this.oldest.take());
+      this.forgetOldest();
     }
   }
 
@@ -87,6 +104,19 @@ export class DuplicateTable {
     if (!old) return;
     this.map.delete(messageId);
     this.total -= old.bytes;
+  }
+
+  /** Forgets the oldest entry of a table that is not empty. */
+  private forgetOldest(): void {
+    let next = this.oldest?.next();
+    if (next === undefined || next.done === true) {
+      // Past the end, or never begun: entries added since lie in a new walk (see OldestKey).
+      this.oldest = this.map.entries();
+      next = this.oldest.next();
+    }
+    const [id, kept] = next.value as [string, Kept];
+    this.map.delete(id);
+    this.total -= kept.bytes;
   }
 }
 
