@@ -8,6 +8,7 @@
  */
 import { connect } from '@nats-io/transport-node';
 import type { Mesh } from '../../dist/reference/mesh/index.js';
+import { DEFAULT_HEARTBEAT_MS } from '../../dist/reference/mesh/member.js';
 import { spawnCompiled, spawnScript, started, type LineChild } from '../lib/children.ts';
 import type { Budget } from '../lib/options.ts';
 import { peer } from '../lib/paths.ts';
@@ -95,6 +96,8 @@ async function paced(call: () => Promise<unknown>, count: number, perSecond: num
   return driven(count, t0, latencies);
 }
 
+/** The agents' registry heartbeat: the default of joinMesh and of tap serve --mesh. */
+const HEARTBEAT_MS = DEFAULT_HEARTBEAT_MS;
 /** How long a fleet of agent processes may take to start on two cores. */
 export const FLEET_START_MS = 120_000;
 
@@ -128,10 +131,12 @@ async function measureFleet(
       ids.join(','),
       '--max-concurrent-tasks',
       '16',
+      // The registry timing an agent gets by default (tap serve --mesh, joinMesh): a heartbeat of 5 s,
+      // so a changed load is written at most every 500 ms (TAP-REG-020), and a lifetime of three heartbeats.
       '--heartbeat-ms',
-      '500',
+      String(HEARTBEAT_MS),
       '--ttl-ms',
-      '3000',
+      String(3 * HEARTBEAT_MS),
       // Every finished task is kept for the resume window: room for all a run sends, as the round-trip rows' agents have.
       '--max-tasks-kept',
       String(KEPT),
