@@ -19,6 +19,7 @@ import {
   fitsUtf8,
   utf8ByteLength,
   type ComposeContext,
+  type ExtraMembers,
   type EstablishedSession,
   type HandshakeEvent,
   type Hmac,
@@ -158,14 +159,12 @@ export class RequesterSession {
   send<T extends MessageType>(type: T, payload: PayloadOf<T>, fields: EnvelopeFields = {}): MessageOf<T> {
     const s = this.established;
     if (!s) throw new TapClientError(ClientCode.CLOSED, `cannot send ${type}: the session is not established`, { unsent: true });
-    const msg = composeMessage(this.composeContext(), {
-      type,
-      source: this.config.card.agent_id,
-      target: s.peer.agent_id,
-      session_id: s.sessionId,
-      payload,
-      ...fields,
-    } as Parameters<typeof composeMessage<T>>[1]);
+    // The request's own members go in as `extra`: no copy of them into the session's first.
+    const msg = composeMessage(
+      this.composeContext(),
+      { type, source: this.config.card.agent_id, target: s.peer.agent_id, session_id: s.sessionId, payload },
+      fields as ExtraMembers<T>,
+    );
     const sealed = seal({ hmac: this.config.hmac }, s.integrity, msg as TapMessage);
     this.write(sealed);
     return sealed as MessageOf<T>;

@@ -26,6 +26,27 @@ describe('compose', () => {
     );
   });
 
+  it('takes optional members given apart over the same members of the rest, in the usual order (spec: envelope#fields)', () => {
+    const msg = composeMessage(
+      ctx,
+      { type: 'task.status', source: 'a', target: 'b', session_id: 'Jq3c8VhQeR2m7XkT1pNw4A', task_id: 'old', payload: {} },
+      { task_id: 't1', idempotency_key: undefined, metadata: { trace_id: 'x' } },
+    );
+    expect(Object.keys(msg)).toEqual([
+      'protocol',
+      'message_id',
+      'type',
+      'source',
+      'target',
+      'timestamp',
+      'session_id',
+      'task_id',
+      'metadata',
+      'payload',
+    ]);
+    expect(msg).toMatchObject({ session_id: 'Jq3c8VhQeR2m7XkT1pNw4A', task_id: 't1', metadata: { trace_id: 'x' } });
+  });
+
   it('fills protocol, message_id and timestamp and omits absent members (spec: envelope#fields)', () => {
     const msg = composeMessage(ctx, {
       type: 'ping',

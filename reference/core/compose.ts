@@ -62,8 +62,22 @@ export function timestamp(ms: number): string {
   return lastText;
 }
 
-/** Builds a message with the envelope members in their usual order, omitting the absent ones (spec: envelope#fields). */
-export function composeMessage<T extends MessageType>(ctx: ComposeContext, fields: MessageFields<T>): MessageOf<T> {
+/** The envelope members composeMessage copies when present, in their usual order. */
+const OPTIONAL_MEMBERS = ['session_id', 'task_id', 'reply_to', 'sequence', 'deadline', 'idempotency_key', 'metadata'] as const;
+
+/** Optional envelope members given apart from the rest, e.g. a request's own beside its session's. */
+export type ExtraMembers<T extends MessageType> = Partial<Pick<MessageFields<T>, (typeof OPTIONAL_MEMBERS)[number]>>;
+
+/**
+ * Builds a message with the envelope members in their usual order, omitting the absent ones; a
+ * member of `extra` wins over the same member of `fields`, so that a caller adds its own without
+ * copying `fields` first (spec: envelope#fields).
+ */
+export function composeMessage<T extends MessageType>(
+  ctx: ComposeContext,
+  fields: MessageFields<T>,
+  extra?: ExtraMembers<T>,
+): MessageOf<T> {
   const msg: Record<string, unknown> = {
     protocol: ctx.protocol ?? PROTOCOL,
     message_id: fields.message_id ?? (ctx.nextId ? ctx.nextId() : newMessageId(ctx.random ?? webRandom)),
@@ -72,8 +86,9 @@ export function composeMessage<T extends MessageType>(ctx: ComposeContext, field
     target: fields.target,
     timestamp: fields.timestamp ?? timestamp((ctx.now ?? Date.now)()),
   };
-  for (const k of ['session_id', 'task_id', 'reply_to', 'sequence', 'deadline', 'idempotency_key', 'metadata'] as const) {
-    if (fields[k] !== undefined) msg[k] = fields[k];
+  for (const k of OPTIONAL_MEMBERS) {
+    const value = extra?.[k] !== undefined ? extra[k] : fields[k];
+    if (value !== undefined) msg[k] = value;
   }
   msg.payload = fields.payload;
   return msg as MessageOf<T>;
