@@ -12,7 +12,7 @@ import { limitsOf, TaskLedger, type TaskGate } from './load.ts';
 import { Findings, Peer, sleep, type TaskCount } from './peer.ts';
 import { IdSource, SessionState, type HmacKey } from './session-state.ts';
 import { handshake, type Established, type HandshakeOptions } from './steps.ts';
-import { bindingOf, CONNECT_TIMEOUT_MS, keyEnv, openConnection, type Connection, type TargetSpec } from './target.ts';
+import { abandonConnection, bindingOf, CONNECT_TIMEOUT_MS, keyEnv, openConnection, type Connection, type TargetSpec } from './target.ts';
 import { Transcript } from './transcript.ts';
 import type { TlsOptions } from '../reference/transports/tls.ts';
 import type { RawTransport } from '../reference/transports/transport.ts';
@@ -202,12 +202,15 @@ export class CaseContext {
   }
 
   private state?: string;
+  /** Disposed: a body still running past its budget opens nothing that nothing would close (spec: conformance#processes). */
+  private ended = false;
 
   /**
    * The case's own state folder, substituted for "{state}" in a stdio command: every process of
    * the case (a restart included) shares it, and no other case sees it.
    */
   stateDir(): string {
+    if (this.ended) throw new CaseEnded();
     this.state ??= mkdtempSync(join(tmpdir(), 'tap-conform-state-'));
     return this.state;
   }
@@ -234,6 +237,7 @@ export class CaseContext {
 
   /** Opens a fresh connection (a new agent process over stdio) and returns its started peer. */
   async connect(o: ConnectOptions = {}): Promise<Got<Peer>> {
+    if (this.ended) throw new CaseEnded();
     const conn = ++this.connCount;
     const key = this.env.key;
     if (o.signed && !key) throw new Error('a signed connection needs the run key');
@@ -253,6 +257,10 @@ export class CaseContext {
       const why = (err as Error).message;
       this.transcript.note(conn, `could not open a connection: ${why}`);
       return miss(fail(`could not open a connection to the agent: ${why}`, 'a connection', why));
+    }
+    if (this.ended) {
+      await abandonConnection(connection);
+      throw new CaseEnded();
     }
     this.connections.push(connection);
     this.transcript.note(
@@ -282,6 +290,11 @@ export class CaseContext {
       tasks: this.tasks,
     });
     await peer.start();
+    if (this.ended) {
+      await peer.close().catch(() => {});
+      await abandonConnection(connection);
+      throw new CaseEnded();
+    }
     this.peers.push(peer);
     return got(peer);
   }
@@ -353,6 +366,7 @@ export class CaseContext {
 
   /** Closes every connection; spawned agents that do not exit in time are killed. */
   async dispose(): Promise<void> {
+    this.ended = true;
     await Promise.all(
       this.peers.map(async (p, i) => {
         const c = this.connections[i];
@@ -368,6 +382,13 @@ export class CaseContext {
     if (this.state) rmSync(this.state, { recursive: true, force: true });
     // What the case left running at a shared agent keeps counting until it ends (see TaskLedger).
     this.tasks.ledger.release(this.tasks.owner);
+  }
+}
+
+/** What a case body still running after its case was disposed meets at its next connection. */
+class CaseEnded extends Error {
+  constructor() {
+    super('the case has ended (its budget ran out): it opens no more connections');
   }
 }
 

@@ -69,6 +69,13 @@ export interface Connection {
   reap?: () => Promise<number>;
 }
 
+/** Closes a connection nothing else will close, and kills what a spawned agent left running. */
+export async function abandonConnection(c: Connection): Promise<void> {
+  await c.transport.close().catch(() => {});
+  c.kill?.('SIGKILL');
+  await c.reap?.();
+}
+
 export interface OpenOptions {
   /** Extra environment for a spawned agent. */
   env?: Record<string, string>;
