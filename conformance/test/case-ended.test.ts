@@ -6,24 +6,8 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { CaseContext, type RunEnv } from '../context.ts';
-import type { TargetSpec } from '../target.ts';
-
-function envOf(target: TargetSpec): RunEnv {
-  return {
-    target,
-    probe: {},
-    selfId: 'tap-conform',
-    stepTimeoutMs: 1000,
-    startupMs: 1000,
-    timeScale: 1,
-    seed: 1,
-    runs: 1,
-    replay: () => '',
-    debug: false,
-    shared: new Map(),
-  } as unknown as RunEnv;
-}
+import { CaseContext } from '../context.ts';
+import { caseEnv } from './case-env.testkit.ts';
 
 /** A WebSocket server that completes each upgrade only after 300 ms, and notes every socket's close. */
 let server: Server;
@@ -56,7 +40,7 @@ afterAll(async () => {
 describe('a case disposed while its body runs (spec: conformance#processes)', () => {
   it('opens no connection and makes no state folder afterwards', async () => {
     const ctx = new CaseContext(
-      envOf({ kind: 'stdio', command: process.execPath, args: ['-e', 'process.stdin.resume()'], display: 'node' }),
+      caseEnv({ kind: 'stdio', command: process.execPath, args: ['-e', 'process.stdin.resume()'], display: 'node' }),
       'x.ended',
     );
     await ctx.dispose();
@@ -65,7 +49,7 @@ describe('a case disposed while its body runs (spec: conformance#processes)', ()
   });
 
   it('closes a connection that opened only after the case was disposed', async () => {
-    const ctx = new CaseContext(envOf({ kind: 'websocket', url, display: url }), 'x.late');
+    const ctx = new CaseContext(caseEnv({ kind: 'websocket', url, display: url }), 'x.late');
     const late = ctx.connect();
     late.catch(() => {});
     // The upgrade is still waiting on the server when the case ends.

@@ -5,8 +5,9 @@
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CaseContext, type RunEnv } from '../context.ts';
+import { CaseContext } from '../context.ts';
 import { CONNECT_TIMEOUT_MS, openConnection, type TargetSpec } from '../target.ts';
+import { caseEnv } from './case-env.testkit.ts';
 
 /** A server that takes TCP connections and never answers the WebSocket upgrade. */
 let server: Server;
@@ -35,19 +36,7 @@ describe('the wait for a connection to open (spec: conformance#timing)', () => {
   });
 
   it("is CONNECT_TIMEOUT_MS scaled by the run's --time-scale in a case's connect", async () => {
-    const env = {
-      target,
-      probe: {},
-      selfId: 'tap-conform',
-      stepTimeoutMs: 1000,
-      startupMs: 1000,
-      timeScale: 0.05,
-      seed: 1,
-      runs: 1,
-      replay: () => '',
-      debug: false,
-      shared: new Map(),
-    } as unknown as RunEnv;
+    const env = caseEnv(target, 0.05);
     const ctx = new CaseContext(env, 'x.connect');
     const t0 = Date.now();
     const c = await ctx.connect();
