@@ -202,7 +202,7 @@ export class CaseContext {
   }
 
   private state?: string;
-  /** Disposed: a body still running past its budget opens nothing that nothing would close (spec: conformance#processes). */
+  /** Disposed: what still runs of the case (past its budget, or left unawaited) opens nothing that nothing would close (spec: conformance#processes). */
   private ended = false;
 
   /**
@@ -388,7 +388,7 @@ export class CaseContext {
 /** What a case body still running after its case was disposed meets at its next connection. */
 class CaseEnded extends Error {
   constructor() {
-    super('the case has ended (its budget ran out): it opens no more connections');
+    super('the case has ended: it opens no more connections');
   }
 }
 
