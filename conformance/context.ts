@@ -5,9 +5,7 @@
  */
 import type { TrustFile } from '../reference/trust.ts';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { makeStateFolder, removeStateFolder } from './leftovers.ts';
 import { limitsOf, TaskLedger, type TaskGate } from './load.ts';
 import { Findings, Peer, sleep, type TaskCount } from './peer.ts';
 import { IdSource, SessionState, type HmacKey } from './session-state.ts';
@@ -211,7 +209,7 @@ export class CaseContext {
    */
   stateDir(): string {
     if (this.ended) throw new CaseEnded();
-    this.state ??= mkdtempSync(join(tmpdir(), 'tap-conform-state-'));
+    this.state ??= makeStateFolder();
     return this.state;
   }
 
@@ -379,7 +377,7 @@ export class CaseContext {
         if (left > 0) this.transcript.note(i + 1, `killed ${left} process(es) the agent left running after it exited`);
       }),
     );
-    if (this.state) rmSync(this.state, { recursive: true, force: true });
+    if (this.state) removeStateFolder(this.state);
     // What the case left running at a shared agent keeps counting until it ends (see TaskLedger).
     this.tasks.ledger.release(this.tasks.owner);
   }

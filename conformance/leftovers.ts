@@ -2,9 +2,12 @@
  * Processes an agent left behind: every spawned agent carries a marker in its environment, which
  * its children and daemonised grandchildren inherit even after they leave its process group;
  * at the end of a case they are found by that marker and killed (spec: conformance#processes).
+ * The state folders of the cases running when the harness ends are removed with them.
  */
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 /** The environment variable that marks the processes of one spawned agent. */
 export const MARKER_VAR = 'TAP_CONFORM_AGENT';
@@ -64,15 +67,17 @@ export async function killMarkedAndWait(marker: string, withinMs = 5000): Promis
 
 /** Markers of agents whose processes may still run, killed if the harness ends first. */
 const live = new Set<string>();
+/** Folders the cases made and have not removed yet, removed if the harness ends first. */
+const folders = new Set<string>();
 let hooked = false;
 
-/** Remembers `marker` until `forget`: if the harness exits or is interrupted, its processes are killed. */
-export function track(marker: string): void {
-  live.add(marker);
+/** What is left when the harness exits or is interrupted: the marked processes killed, the folders removed. */
+function hookExit(): void {
   if (hooked) return;
   hooked = true;
   const killAll = (): void => {
     for (const m of live) killMarked(m);
+    for (const f of folders) rmSync(f, { recursive: true, force: true });
   };
   process.once('exit', killAll);
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
@@ -84,7 +89,27 @@ export function track(marker: string): void {
   }
 }
 
+/** Remembers `marker` until `forget`: if the harness exits or is interrupted, its processes are killed. */
+export function track(marker: string): void {
+  live.add(marker);
+  hookExit();
+}
+
 /** Forgets `marker` once its processes are gone. */
 export function forget(marker: string): void {
   live.delete(marker);
+}
+
+/** A fresh state folder for a case, removed if the harness exits or is interrupted before `removeStateFolder`. */
+export function makeStateFolder(): string {
+  const path = mkdtempSync(join(tmpdir(), 'tap-conform-state-'));
+  folders.add(path);
+  hookExit();
+  return path;
+}
+
+/** Removes a case's state folder. */
+export function removeStateFolder(path: string): void {
+  rmSync(path, { recursive: true, force: true });
+  folders.delete(path);
 }
