@@ -5,6 +5,7 @@
  * costs a machine at scale, whatever the load on it; wall-clock rates only say so on a quiet one.
  */
 import { readFileSync } from 'node:fs';
+import { spread, type Spread } from './stats.ts';
 
 /** Clock ticks per second of /proc/<pid>/stat: USER_HZ, 100 on every Linux build Node runs on. */
 const USER_HZ = 100;
@@ -98,4 +99,25 @@ export async function cpuPerCall<K extends string, R>(
     out[k] = after === null || start === null || start === undefined ? null : (after - start) / n;
   });
   return { result, requester: (own1 - own0) / n, groups: out };
+}
+
+/**
+ * CPU µs per call of one measured loop, side by side: this process (the requester or publisher),
+ * the processes that answer together (agents, responders, runners, consumers), and nats-server;
+ * null where /proc could not tell.
+ */
+export interface SideCpu {
+  requester: number;
+  agents: number | null;
+  server: number | null;
+}
+
+/** Figure extras (cpu_requester_us, cpu_agents_us, cpu_server_us): the spread of each side that every loop read. */
+export function sideCpuExtras(runs: readonly (SideCpu | undefined)[]): Record<string, Spread> {
+  const out: Record<string, Spread> = {};
+  for (const side of ['requester', 'agents', 'server'] as const) {
+    const values = runs.map((r) => r?.[side]);
+    if (values.length > 0 && values.every((v): v is number => typeof v === 'number')) out[`cpu_${side}_us`] = spread(values);
+  }
+  return out;
 }

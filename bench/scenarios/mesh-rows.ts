@@ -3,6 +3,7 @@
  * measured): their ids and descriptions, the figures of the repetitions, with the CPU each side
  * spent per task, and the targets judged on them.
  */
+import { sideCpuExtras, type SideCpu } from '../lib/cpu.ts';
 import { compare, notRun, ratioRange, type Row } from '../lib/report.ts';
 import type { Budget } from '../lib/options.ts';
 import { spread, type Spread } from '../lib/stats.ts';
@@ -31,18 +32,7 @@ export type RowBase = Omit<Row, 'tap' | 'baselines' | 'targets' | 'not_run'>;
 export interface Driven {
   rate: number;
   p95: number;
-  cpu?: FleetCpu;
-}
-
-/**
- * CPU µs per call over one loop: the requester (this process), the processes that answer (the
- * agent processes, or the floor's responders) together, and nats-server; null where /proc cannot
- * tell. On two cores their sum bounds the rate: 2 s of CPU a second over the µs a call.
- */
-export interface FleetCpu {
-  requester: number;
-  agents: number | null;
-  server: number | null;
+  cpu?: SideCpu;
 }
 
 /** The rows' descriptions for a budget's fleet, warm-up and repetitions. */
@@ -95,16 +85,9 @@ export interface FleetRuns {
   stated: Driven[];
 }
 
-/** The spread of one side's CPU over the runs, when every run has it. */
-function cpuSpread(runs: Driven[], side: keyof FleetCpu): Record<string, Spread> {
-  const values = runs.map((r) => r.cpu?.[side]);
-  if (values.length === 0 || values.some((v) => v === null || v === undefined)) return {};
-  return { [`cpu_${side}_us`]: spread(values as number[]) };
-}
-
 /** The figure of some repetitions of `drive`: calls per second, with the P95 and the CPU of each side beside it. */
 function figureOf(name: string, runs: Driven[]) {
-  const cpu = { ...cpuSpread(runs, 'requester'), ...cpuSpread(runs, 'agents'), ...cpuSpread(runs, 'server') };
+  const cpu = sideCpuExtras(runs.map((r) => r.cpu));
   return { name, value: spread(runs.map((r) => r.rate)), extra: { p95_ms: spread(runs.map((r) => r.p95)), ...cpu } };
 }
 

@@ -7,11 +7,11 @@ import { connect as natsConnect, type NatsConnection } from '@nats-io/transport-
 import { AckPolicy, jetstream, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import { startNatsServer } from '../../reference/transports/nats/nats-server.testkit.ts';
 import { delay, spawnScript, started, type LineChild } from '../lib/children.ts';
-import { cpuPerCall } from '../lib/cpu.ts';
+import { cpuPerCall, sideCpuExtras, type SideCpu } from '../lib/cpu.ts';
 import type { Budget } from '../lib/options.ts';
 import { peer } from '../lib/paths.ts';
 import { compare, missingBaseline, notRun, type Baseline, type Row } from '../lib/report.ts';
-import { spread, type Spread } from '../lib/stats.ts';
+import { spread } from '../lib/stats.ts';
 import { echoInput } from '../lib/systems.ts';
 import { DEPTH, ratioTarget, SCENARIO } from './nats-common.ts';
 import { oneLine } from './roundtrip.ts';
@@ -52,19 +52,12 @@ const CEILING_NAMES = {
   idempotency: 'CEIL_IDEMPOTENCY',
 };
 
-/** CPU µs per task of one system's measured phase: the publisher (this process), the four consumers together, nats-server. */
-interface RaceCpu {
-  requester: number;
-  agents: number | null;
-  server: number | null;
-}
-
 /** Figures of one durable race, each with its CPU per task; a baseline that failed is its error. */
 interface DurableRace {
   tap: number;
   bare: number | string;
   ceiling: number | string;
-  cpu: { tap: RaceCpu; bare?: RaceCpu; ceiling?: RaceCpu };
+  cpu: { tap: SideCpu; bare?: SideCpu; ceiling?: SideCpu };
   recordBytes: number;
 }
 
@@ -186,16 +179,6 @@ async function durableRace(n: number, warm: number): Promise<DurableRace> {
   }
 }
 
-/** The spreads of each side's CPU per task over the repetitions, for the sides every repetition read. */
-function raceCpuExtra(runs: RaceCpu[]): Record<string, Spread> {
-  const out: Record<string, Spread> = {};
-  for (const side of ['requester', 'agents', 'server'] as const) {
-    const values = runs.map((r) => r[side]);
-    if (values.length > 0 && values.every((v): v is number => v !== null)) out[`cpu_${side}_us`] = spread(values);
-  }
-  return out;
-}
-
 export async function durable(budget: Budget, log: (line: string) => void): Promise<Row> {
   const n = budget.workspaceTasks;
   // 750 records a runner (or consumer) before the clock starts: after 75 they still ran partly
@@ -215,7 +198,7 @@ export async function durable(budget: Budget, log: (line: string) => void): Prom
   };
   const tapRuns: number[] = [];
   const runs = { bare: [] as number[], ceiling: [] as number[] };
-  const cpus = { tap: [] as RaceCpu[], bare: [] as RaceCpu[], ceiling: [] as RaceCpu[] };
+  const cpus = { tap: [] as SideCpu[], bare: [] as SideCpu[], ceiling: [] as SideCpu[] };
   const errors: { bare?: string; ceiling?: string } = {};
   let recordBytes = 0;
   for (let rep = 0; rep < budget.workspaceReps; rep++) {
@@ -240,7 +223,7 @@ export async function durable(budget: Budget, log: (line: string) => void): Prom
       `  repetition ${rep + 1}/${budget.workspaceReps}: TAP durable ${Math.round(r.tap)} tasks/s, bare JetStream ${said(r.bare)}, a runner's operations by the bare client ${said(r.ceiling)}`,
     );
   }
-  const tap = { name: `TAP durable runner on JetStream (${AGENTS} agents)`, value: spread(tapRuns), extra: raceCpuExtra(cpus.tap) };
+  const tap = { name: `TAP durable runner on JetStream (${AGENTS} agents)`, value: spread(tapRuns), extra: sideCpuExtras(cpus.tap) };
   const names = {
     bare: `bare JetStream publish and pull-ack of the same records (${AGENTS} consumers)`,
     ceiling: `a runner's JetStream operations by the bare client: store two events (the first on the condition of an empty stream) and the finished record, acknowledge (${AGENTS} consumers; ceiling)`,
@@ -248,7 +231,7 @@ export async function durable(budget: Budget, log: (line: string) => void): Prom
   const baselineOf = (k: 'bare' | 'ceiling'): Baseline =>
     runs[k].length === 0
       ? missingBaseline(k, names[k], errors[k] ?? 'no figure')
-      : compare(tap, k, { name: names[k], value: spread(runs[k]), extra: raceCpuExtra(cpus[k]) });
+      : compare(tap, k, { name: names[k], value: spread(runs[k]), extra: sideCpuExtras(cpus[k]) });
   const floor = baselineOf('bare');
   const ceiling = baselineOf('ceiling');
   const target = ratioTarget(DURABLE_TARGET, tap, floor);
