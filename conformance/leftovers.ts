@@ -100,15 +100,15 @@ export function forget(marker: string): void {
   live.delete(marker);
 }
 
-/** A fresh state folder for a case, removed if the harness exits or is interrupted before `removeStateFolder`. */
-export function makeStateFolder(): string {
-  const path = mkdtempSync(join(tmpdir(), 'tap-conform-state-'));
+/** A fresh state folder for a case (or the probe), removed if the harness exits or is interrupted before `removeStateFolder`. */
+export function makeStateFolder(prefix = 'tap-conform-state-'): string {
+  const path = mkdtempSync(join(tmpdir(), prefix));
   folders.add(path);
   hookExit();
   return path;
 }
 
-/** Removes a case's state folder. */
+/** Removes a state folder that makeStateFolder made. */
 export function removeStateFolder(path: string): void {
   rmSync(path, { recursive: true, force: true });
   folders.delete(path);

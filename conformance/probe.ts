@@ -4,10 +4,8 @@
  * TAP, an invalid handshake.ack — so that the run can say so once, up front, and stop
  * (spec: conformance#verdicts, TAP-CONF-002, TAP-CONF-004).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Probe, RunEnv } from './context.ts';
+import { makeStateFolder, removeStateFolder } from './leftovers.ts';
 import { Findings, Peer } from './peer.ts';
 import { IdSource, SessionState } from './session-state.ts';
 import { handshake, invalidAck } from './steps.ts';
@@ -15,11 +13,6 @@ import { bindingOf, CannotRun, CONNECT_TIMEOUT_MS, keyEnv, openConnection, type 
 import { cut, Transcript } from './transcript.ts';
 import { natsBindingFault } from './nats-binding-check.ts';
 import { mintToken } from './tokens.ts';
-
-/** A throwaway state folder for the probe's process. */
-function probeDir(): string {
-  return mkdtempSync(join(tmpdir(), 'tap-conform-probe-'));
-}
 
 /** An agent id the harness may address messages to (identifier.schema.json). */
 const IDENTIFIER = /^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$/;
@@ -49,7 +42,8 @@ class ClosedEarly extends CannotRun {}
 async function probeOnce(env: Omit<RunEnv, 'probe' | 'startupMs'>): Promise<Probe> {
   let conn: Connection;
   const stderr: string[] = [];
-  const state = probeDir();
+  // A throwaway state folder for the probe's process.
+  const state = makeStateFolder('tap-conform-probe-');
   try {
     conn = await openConnection(env.target, {
       env: keyEnv(env.key),
@@ -59,7 +53,7 @@ async function probeOnce(env: Omit<RunEnv, 'probe' | 'startupMs'>): Promise<Prob
       stateDir: state,
     });
   } catch (err) {
-    rmSync(state, { recursive: true, force: true });
+    removeStateFolder(state);
     throw new CannotRun((err as Error).message.replace(/^could not start agent: /, 'could not start '));
   }
   const transcript = new Transcript();
@@ -107,7 +101,7 @@ async function probeOnce(env: Omit<RunEnv, 'probe' | 'startupMs'>): Promise<Prob
   await peer.close().catch(() => {});
   clearTimeout(timer);
   await conn.reap?.();
-  rmSync(state, { recursive: true, force: true });
+  removeStateFolder(state);
   if (!hs.ok && silent && env.target.kind === 'nats') {
     // spec: bindings-nats#frames: a binding fault every connection meets is named, with the case that judges it.
     const fault = await natsBindingFault(env.target.url, env.stepTimeoutMs, env.target.tls).catch(() => undefined);

@@ -5,12 +5,19 @@ export const SCENARIO = '7. NATS binding';
 /** Tasks in flight in the round-trip rows, and records published at a time in the durable row. */
 export const DEPTH = 64;
 
-/** A target on the ratio of TAP to its floor, with the ratio's spread over the repetitions. */
-export function ratioTarget(target: { text: string; at: number }, tap: Figure, floor: Baseline): Target {
+/**
+ * A target on the ratio of TAP to its floor, with the ratio's spread over the repetitions; with a
+ * ceiling measured beside, also where TAP stands against it and where it stands against the floor.
+ */
+export function ratioTarget(target: { text: string; at: number }, tap: Figure, floor: Baseline, ceiling?: Baseline): Target {
   if (floor.ratio === null || floor.not_run) return { text: target.text, measured: floor.not_run ?? 'no floor figure', met: null };
+  const beside =
+    ceiling && ceiling.ratio !== null && !ceiling.not_run
+      ? `; TAP ${ceiling.ratio.toFixed(2)}× its ceiling, which is ${(floor.ratio / ceiling.ratio).toFixed(2)}× the floor`
+      : '';
   return {
     text: target.text,
-    measured: `${floor.ratio.toFixed(2)}× the floor (${ratioRange(tap.value, floor.value)})`,
+    measured: `${floor.ratio.toFixed(2)}× the floor (${ratioRange(tap.value, floor.value)})${beside}`,
     met: floor.ratio >= target.at,
   };
 }

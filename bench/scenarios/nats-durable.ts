@@ -234,11 +234,7 @@ export async function durable(budget: Budget, log: (line: string) => void): Prom
       : compare(tap, k, { name: names[k], value: spread(runs[k]), extra: sideCpuExtras(cpus[k]) });
   const floor = baselineOf('bare');
   const ceiling = baselineOf('ceiling');
-  const target = ratioTarget(DURABLE_TARGET, tap, floor);
-  if (ceiling.ratio !== null && !ceiling.not_run && floor.ratio !== null && !floor.not_run) {
-    const ceilingOfFloor = floor.value.median / ceiling.value.median;
-    target.measured += `; TAP ${ceiling.ratio.toFixed(2)}× its ceiling, which is ${(1 / ceilingOfFloor).toFixed(2)}× the floor`;
-  }
+  const target = ratioTarget(DURABLE_TARGET, tap, floor, ceiling);
   return {
     ...row,
     tap,

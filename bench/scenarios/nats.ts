@@ -197,10 +197,7 @@ async function roundtrips(budget: Budget, server: NatsServer, log: (line: string
     // The ceiling is measured with 64 in flight only.
     if (!target) return { ...b, tap, baselines: [floor, beside], targets: [] };
     const ceiling = baselineOf(CEILING[subject]);
-    const judged = ratioTarget(target, tap, floor);
-    if (ceiling.ratio !== null && !ceiling.not_run && floor.ratio !== null && !floor.not_run)
-      judged.measured += `; TAP ${ceiling.ratio.toFixed(2)}× its ceiling, which is ${(floor.ratio / ceiling.ratio).toFixed(2)}× the floor`;
-    return { ...b, tap, baselines: [floor, beside, ceiling], targets: [judged] };
+    return { ...b, tap, baselines: [floor, beside, ceiling], targets: [ratioTarget(target, tap, floor, ceiling)] };
   };
   const seqFigure = (id: SystemId): Row['tap'] => {
     const e = seq.get(id);

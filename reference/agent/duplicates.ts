@@ -2,6 +2,7 @@
  * The duplicate table of one session: the message ids it received, each with its direct replies,
  * bounded by entries and by bytes (spec: idempotency#duplicate-table, limits#bounded-tables).
  */
+import { OldestKey } from '../core/oldest.ts';
 
 /**
  * A remembered reply: its text, or a way to rebuild that text byte for byte (a terminal task's
@@ -53,8 +54,8 @@ interface Kept {
  */
 export class DuplicateTable {
   private readonly map = new Map<string, Kept>();
-  /** The entries from the oldest on; every entry it passed has been deleted (see OldestKey). */
-  private oldest: Iterator<[string, Kept]> | undefined;
+  /** The oldest entry, with its accounting: OldestKey over the entries instead of the keys. */
+  private readonly oldest = new OldestKey<[string, Kept]>({ keys: () => this.map.entries() });
   /** The id the last lookup did not find, while the table has not changed since. */
   private missed: string | undefined;
   private total = 0;
@@ -108,13 +109,7 @@ export class DuplicateTable {
 
   /** Forgets the oldest entry of a table that is not empty. */
   private forgetOldest(): void {
-    let next = this.oldest?.next();
-    if (next === undefined || next.done === true) {
-      // Past the end, or never begun: entries added since lie in a new walk (see OldestKey).
-      this.oldest = this.map.entries();
-      next = this.oldest.next();
-    }
-    const [id, kept] = next.value as [string, Kept];
+    const [id, kept] = this.oldest.take();
     this.map.delete(id);
     this.total -= kept.bytes;
   }
