@@ -13,6 +13,27 @@ export function consumerName(capability: string): string {
   return `tap-${capability.replace(/[^A-Za-z0-9_-]/g, '_')}`;
 }
 
+/** How long a runner waits for its consumer to settle before it pulls anyway. */
+export const SETTLE_MS = 5000;
+
+/**
+ * Waits, at most `ms`, until a consumer has a leader and every replica is current; false when it
+ * did not. Pulls sent while a new replicated consumer settles its leader can go unanswered, and
+ * the runner that sent them then took no delivery for the next 20 s while the others took every
+ * one (a three-node cluster, four runners starting together: in 9 runs of 17). A consumer that stays
+ * unsettled (a replica's node down) is pulled from all the same.
+ */
+export async function consumerSettled(jsm: JetStreamManager, stream: string, name: string, ms = SETTLE_MS): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const info = await jsm.consumers.info(stream, name).catch(() => null);
+    const c = info?.cluster;
+    if (info && (!c || (c.leader && (c.replicas ?? []).every((r) => r.current)))) return true;
+    if (Date.now() >= deadline) return false;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 /** What the consumer is asked to be. */
 export interface ConsumerWish {
   capability: string;

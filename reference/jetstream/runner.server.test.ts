@@ -8,7 +8,7 @@ import { startDurableRunner, type DurableRunner, type DurableRunnerOptions } fro
 import { DEFAULT_NAMES, deadSubject, ensureStreams, resultSubject } from './streams.ts';
 import { submitDurable } from './submit.ts';
 import { crashWhileHolding, strayPull } from './crash.testkit.ts';
-import { consumerName } from './consumer.ts';
+import { consumerName, consumerSettled } from './consumer.ts';
 import { maxDeliveriesAdvisory } from '../transports/nats/subjects.ts';
 import { lacks, needing } from '../../test/system-tools.testkit.ts';
 import type { AuditEntry } from '../ops/audit.ts';
@@ -309,5 +309,19 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the durable runner
     await expect(runner({ capability: 'work.taken', handler: async () => null })).rejects.toThrow(
       /^cannot create consumer tap-work_taken of TAP_TASKS for tap\.tasks\.work\.taken: .*\. Consumer someone-else already takes it; if no runner serves it any more, delete it \(tapctl nats remove-consumer someone-else\)$/,
     );
+  });
+
+  it('waits for its consumer to settle before it pulls: one with a leader at once, one that never settles no longer than asked', async () => {
+    const jsm = await jetstreamManager(nc);
+    await jsm.consumers.add(DEFAULT_NAMES.tasks, {
+      durable_name: 'settle-probe',
+      ack_policy: AckPolicy.Explicit,
+      filter_subject: 'tap.tasks.work.settle',
+    });
+    expect(await consumerSettled(jsm, DEFAULT_NAMES.tasks, 'settle-probe', 2000)).toBe(true);
+    const t0 = Date.now();
+    expect(await consumerSettled(jsm, DEFAULT_NAMES.tasks, 'no-such-consumer', 300)).toBe(false);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(300);
+    expect(Date.now() - t0).toBeLessThan(5000);
   });
 });

@@ -18,7 +18,7 @@ import { TapError } from '../core/errors.ts';
 import type { SigningKey, TrustFile } from '../trust.ts';
 import { checkIdentifier } from '../transports/nats/subjects.ts';
 import type { TaskRecord } from '../workspace/record.ts';
-import { deletedNotice, ensureConsumer } from './consumer.ts';
+import { consumerSettled, deletedNotice, ensureConsumer, SETTLE_MS } from './consumer.ts';
 import { publishDeadLetter, refusedLetter, answerMaxDeliveries, type DeadLetterBox } from './dead-letters.ts';
 import { lastStoredMessage, StreamFenced, TaskStreamWriter, traceOfRecord, type StoredStreamMessage } from './events.ts';
 import { takeIn } from './intake.ts';
@@ -53,6 +53,11 @@ export async function startDurableRunner(o: DurableRunnerOptions): Promise<Durab
   const runners = o.runners ?? [o.agentId];
   const { jsm, idempotency } = await ensureStreams(o.nc, { names, replicas: o.replicas });
   const { name: durable, ackWaitMs } = await ensureConsumer(jsm, names, o, log);
+  if (!(await consumerSettled(jsm, names.tasks, durable)))
+    log(
+      'warn',
+      `consumer ${durable} of ${names.tasks} has no leader with every replica current after ${SETTLE_MS} ms; pulling all the same`,
+    );
   // spec: bindings-nats#task-queue: the lease is the consumer's ack_wait, whatever this runner asked for.
   const leaseMs = Math.min(o.leaseMs ?? 30_000, ackWaitMs);
   const js = jetstream(o.nc);
