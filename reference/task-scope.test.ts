@@ -11,15 +11,30 @@ const scope: Scopes.TaskScope = { agentId: 'a', delegation: ['a'], trace: { trac
 
 afterEach(() => vi.restoreAllMocks());
 
+interface Outcome {
+  value: unknown;
+  threw: boolean;
+}
+
+/** Runs `fn` as a handler and resolves with the outcome runHandler passed on; `calls` counts how often it did. */
+function outcomeOf(m: typeof Scopes, build: () => Scopes.TaskScope, fn: () => unknown, calls: Outcome[] = []): Promise<Outcome> {
+  return new Promise((resolve) =>
+    m.runHandler(build, fn, (value, threw) => {
+      calls.push({ value, threw });
+      resolve({ value, threw });
+    }),
+  );
+}
+
 describe('task scopes', () => {
   it('are not made while nothing in the process reads them: the handler runs, its scope is never built', async () => {
     const m = await fresh(1);
     const build = vi.fn(() => scope);
-    const seen = await m.runInTaskScope(build, async () => {
+    const seen = await outcomeOf(m, build, async () => {
       await Promise.resolve();
       return m.currentTaskScope();
     });
-    expect(seen).toBeUndefined();
+    expect(seen).toEqual({ value: undefined, threw: false });
     expect(build).not.toHaveBeenCalled();
   });
 
@@ -27,14 +42,15 @@ describe('task scopes', () => {
     const m = await fresh(2);
     const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
     m.wantTaskScopes('a TAP client');
-    const seen = await m.runInTaskScope(
+    const seen = await outcomeOf(
+      m,
       () => scope,
       async () => {
         await new Promise((r) => setTimeout(r, 1));
         return m.currentTaskScope();
       },
     );
-    expect(seen).toBe(scope);
+    expect(seen.value).toBe(scope);
     expect(warn).not.toHaveBeenCalled();
   });
 
@@ -42,7 +58,8 @@ describe('task scopes', () => {
     const m = await fresh(3);
     const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
     let release!: () => void;
-    const running = m.runInTaskScope(
+    const running = outcomeOf(
+      m,
       () => scope,
       () => new Promise<void>((r) => (release = r)),
     );
@@ -57,48 +74,86 @@ describe('task scopes', () => {
     release();
     await running;
     expect(
-      m.runInTaskScope(
-        () => scope,
-        () => m.currentTaskScope(),
-      ),
+      (
+        await outcomeOf(
+          m,
+          () => scope,
+          () => m.currentTaskScope(),
+        )
+      ).value,
     ).toBe(scope);
   });
 
-  it('count a handler that ended, threw, returned at once or returned a broken thenable as no longer running: no warning after them', async () => {
+  it('pass on each outcome once — returned at once, thrown, async, rejected, a thenable that throws or calls back twice — and count none as still running', async () => {
     const m = await fresh(4);
     const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
-    m.runInTaskScope(
+    // A value that is no thenable, or a throw, settles within the call.
+    const now: Outcome[] = [];
+    void outcomeOf(
+      m,
       () => scope,
       () => 1,
+      now,
     );
-    expect(() =>
-      m.runInTaskScope(
-        () => scope,
-        () => {
-          throw new Error('handler failed');
-        },
-      ),
-    ).toThrow('handler failed');
-    await m.runInTaskScope(
+    const failure = new Error('handler failed');
+    void outcomeOf(
+      m,
       () => scope,
-      async () => 2,
+      () => {
+        throw failure;
+      },
+      now,
     );
-    await m
-      .runInTaskScope(
+    expect(now).toEqual([
+      { value: 1, threw: false },
+      { value: failure, threw: true },
+    ]);
+    expect(
+      await outcomeOf(
+        m,
         () => scope,
-        () => Promise.reject(new Error('no')),
-      )
-      .catch(() => {});
+        async () => 2,
+      ),
+    ).toEqual({ value: 2, threw: false });
+    const no = new Error('no');
+    expect(
+      await outcomeOf(
+        m,
+        () => scope,
+        () => Promise.reject(no),
+      ),
+    ).toEqual({ value: no, threw: true });
+    const thrown = new Error('a thenable that throws');
     const broken = {
       then() {
-        throw new Error('a thenable that throws');
+        throw thrown;
       },
     };
-    m.runInTaskScope(
-      () => scope,
-      () => broken,
-    );
+    expect(
+      await outcomeOf(
+        m,
+        () => scope,
+        () => broken,
+      ),
+    ).toEqual({ value: thrown, threw: true });
+    const twice = {
+      then(resolve: (v: unknown) => void, reject: (e: unknown) => void) {
+        resolve(3);
+        reject(new Error('again'));
+        resolve(4);
+      },
+    };
+    const calls: Outcome[] = [];
+    expect(
+      await outcomeOf(
+        m,
+        () => scope,
+        () => twice,
+        calls,
+      ),
+    ).toEqual({ value: 3, threw: false });
     await new Promise((r) => setTimeout(r, 0));
+    expect(calls).toHaveLength(1);
     m.wantTaskScopes('a mesh');
     expect(warn).not.toHaveBeenCalled();
   });

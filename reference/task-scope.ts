@@ -33,25 +33,40 @@ const storage = new AsyncLocalStorage<TaskScope>();
 let wanted = false;
 /** Handlers running now outside a scope (before anything wanted one). */
 let unscoped = 0;
-const leave = (): void => {
-  unscoped--;
-};
 
 /**
- * Runs `fn` (a handler) inside the scope of its task once the process has a client or a mesh;
- * what it submits, however deep in its awaits, sees the scope. `scope` is made only then.
+ * Runs `fn` (a handler) inside the scope of its task once the process has a client or a mesh —
+ * what it submits, however deep in its awaits, sees the scope; `scope` is made only then — and
+ * passes its outcome to `settled` once: what it returned, awaited when it is a thenable, or what
+ * it threw. A value that is no thenable settles it at once, within this call, with no promise
+ * made. `settled` must not throw.
  */
-export function runInTaskScope<T>(scope: () => TaskScope, fn: () => T): T {
-  if (wanted) return storage.run(scope(), fn);
-  unscoped++;
-  let result: T | undefined;
+export function runHandler(scope: () => TaskScope, fn: () => unknown, settled: (value: unknown, threw: boolean) => void): void {
+  const scoped = wanted;
+  if (!scoped) unscoped++;
+  const end = (value: unknown, threw: boolean): void => {
+    if (!scoped) unscoped--;
+    settled(value, threw);
+  };
+  let out: unknown;
+  let thenable: boolean;
   try {
-    result = fn();
-    return result;
-  } finally {
-    // Once the handler settled, however it ended: thrown, returned, or a thenable whose then throws.
-    Promise.resolve(result).then(leave, leave);
+    out = scoped ? storage.run(scope(), fn) : fn();
+    thenable = isThenable(out); // reading `then` may throw, as a promise adopting it would
+  } catch (err) {
+    return end(err, true);
   }
+  if (!thenable) return end(out, false);
+  // Promise.resolve settles once, even for a thenable whose then throws or calls back twice.
+  void Promise.resolve(out).then(
+    (value) => end(value, false),
+    (err: unknown) => end(err, true),
+  );
+}
+
+/** True for what a promise would adopt: an object or function with a `then` method. */
+function isThenable(v: unknown): boolean {
+  return (typeof v === 'object' || typeof v === 'function') && v !== null && typeof (v as { then?: unknown }).then === 'function';
 }
 
 /**

@@ -106,4 +106,13 @@ describe('a transport error', () => {
       'warn: send failed: a failure without an Error (undefined)',
     ]);
   });
+
+  it('logs a failure once when several sends share its promise (a transport that writes a turn at once)', async () => {
+    const { lines, agentEnd, peer } = await loggedSession();
+    const shared = Promise.reject(new Error('the pipe broke'));
+    agentEnd.send = () => shared;
+    for (let i = 0; i < 3; i++) peer.send({ type: 'ping' });
+    await flush();
+    expect(lines.filter((l) => l.includes('send failed: '))).toEqual(['warn: send failed: the pipe broke']);
+  });
 });

@@ -66,7 +66,7 @@ export class Connection implements Replier {
   /** The source of the message being handled, to address replies before the peer is known. */
   private currentSource?: string;
   private closed = false;
-  /** What the last send returned: it settles once the transport took the message (after a drain when it had to wait). */
+  /** What the last send returned, settled once the transport took the message; sends may share one, watched once for a failure. */
   private lastSend?: Promise<void>;
   private closeSeen = false;
   /** Closed by this side on purpose (a resume elsewhere, an ended session): no loss handling. */
@@ -108,12 +108,12 @@ export class Connection implements Replier {
   send(text: string): void {
     // Nothing follows the session's farewell, nor a fatal error or a deliberate close (spec: shutdown#farewell, errors#fatal-errors).
     if (this.closed || this.cut || this.deliberate || this.session?.ended) return;
-    // A peer that leaves this much unread is dropped at once like a lost one, and nothing more of
-    // it is read; its session stays resumable (spec: limits#back-pressure).
+    // A peer that leaves this much unread is dropped at once like a lost one; its session stays resumable (spec: limits#back-pressure).
     const unsent = this.transport.unsentBytes?.() ?? 0;
     if (unsent > this.rt.settings.maxUnsentBytes) return this.cutOff(unsent);
-    this.lastSend = this.transport.send(text);
-    this.lastSend.catch((err: unknown) => this.rt.log(...transportTrouble('send failed', err, 'debug'))); // the transport said it once
+    const sent = this.transport.send(text);
+    if (sent !== this.lastSend)
+      (this.lastSend = sent).catch((err: unknown) => this.rt.log(...transportTrouble('send failed', err, 'debug')));
   }
 
   /** Drops a connection whose peer does not read: once, with one line in the log (spec: limits#back-pressure). */

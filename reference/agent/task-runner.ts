@@ -9,7 +9,7 @@ import { compareVersions, parseVersion } from '../core/versions.ts';
 import { canTransition, isTerminal } from '../core/states.ts';
 import { delegationOf } from '../core/delegation.ts';
 import { traceContextOf } from '../core/trace-context.ts';
-import { runInTaskScope, type TaskScope } from '../task-scope.ts';
+import { runHandler, type TaskScope } from '../task-scope.ts';
 import type { TapSpan, Telemetry } from '../telemetry.ts';
 import { createContext } from './context.ts';
 import { Deadlines } from './deadlines.ts';
@@ -112,20 +112,26 @@ export class TaskRunner implements TaskHost {
   run(task: Task): void {
     const entry = this.rt.capabilities.get(task.capability)!;
     const ctx = createContext(this.rt, this, task);
+    const settled = (value: unknown, threw: boolean): void => this.settled(task, value, threw);
+    const call = (): void =>
+      runHandler(
+        () => scopeOf(this.rt.agentId, task),
+        () => entry.handler(task.input, ctx),
+        settled,
+      );
     // With telemetry, the task's span starts before its handler: what the handler submits is its child.
-    const begun = this.rt.telemetry ? this.rt.telemetry.then((t) => t && this.startSpan(t, task)) : Promise.resolve();
-    void begun
-      .then(() =>
-        runInTaskScope(
-          () => scopeOf(this.rt.agentId, task),
-          () => entry.handler(task.input, ctx),
-        ),
-      )
-      .then(
-        (output) => this.handlerReturned(task, output),
-        (err: unknown) => this.handlerThrew(task, err),
-      )
-      .catch((err: unknown) => this.rt.log('error', `task ${task.taskId}: ${(err as Error)?.stack ?? String(err)}`));
+    if (!this.rt.telemetry) return queueMicrotask(call);
+    void this.rt.telemetry.then((t) => t && this.startSpan(t, task)).then(call, (err: unknown) => settled(err, true));
+  }
+
+  /** A handler's outcome: its task's result. A fault in handling it is logged, never left in a promise nobody awaits. */
+  private settled(task: Task, value: unknown, threw: boolean): void {
+    try {
+      if (threw) this.handlerThrew(task, value);
+      else this.handlerReturned(task, value);
+    } catch (err) {
+      this.rt.log('error', `task ${task.taskId}: ${(err as Error)?.stack ?? String(err)}`);
+    }
   }
 
   /** Starts the span of one task attempt, under the request's trace context (spec: envelope#trace-context). */

@@ -478,4 +478,21 @@ describe('a transport that fails a send with something other than an Error', () 
     a.send = () => Promise.resolve();
     await client.close();
   });
+
+  it('logs a failure once when several sends share its promise', async () => {
+    const logged: string[] = [];
+    const [a, b] = createMemoryPair();
+    new ScriptedAgent(b, { script: () => {} });
+    const client = await connect(a, {
+      ...base,
+      logger: (level, message, fields) => logged.push(`${level}: ${message} ${JSON.stringify(fields)}`),
+    });
+    const shared = Promise.reject(new Error('the pipe broke'));
+    a.send = () => shared;
+    for (let i = 0; i < 3; i++) void client.submit('tap.test.echo', i).result.catch(() => {});
+    await settle();
+    expect(logged.filter((l) => l.includes('send failed'))).toEqual(['debug: send failed {"error":"the pipe broke"}']);
+    a.send = () => Promise.resolve();
+    await client.close();
+  });
 });

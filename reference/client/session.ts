@@ -103,6 +103,8 @@ export class RequesterSession {
   private readonly now = (): number => this.config.clock.now();
   private settleStart?: { resolve: (r: HandshakeResult) => void; reject: (e: Error) => void };
   private compose?: { version: string; ctx: ComposeContext };
+  /** The promise of the last send: one several sends share is watched for a failure once. */
+  private lastSent?: Promise<void>;
   private readonly inbound: ReceiveContexts;
 
   constructor(
@@ -228,7 +230,11 @@ export class RequesterSession {
     }
     if (this.phase === 'closed') return;
     this.config.trace?.({ dir: 'out', text });
-    this.transport.send(text).catch((err: unknown) => this.config.logger?.('debug', 'send failed', { error: failureText(err) }));
+    const sent = this.transport.send(text);
+    // A promise several sends share (HANDED_OVER, a turn's write) is watched once.
+    if (sent === this.lastSent) return;
+    this.lastSent = sent;
+    sent.catch((err: unknown) => this.config.logger?.('debug', 'send failed', { error: failureText(err) }));
   }
 
   /** Feeds one event to the handshake machine and carries out its step. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createMemoryPair } from './memory.ts';
-import type { CloseInfo, InboundFrame } from './transport.ts';
+import { HANDED_OVER, type CloseInfo, type InboundFrame } from './transport.ts';
 
 const dec = new TextDecoder();
 const text = (f: InboundFrame): string => dec.decode(f.bytes);
@@ -15,6 +15,13 @@ describe('createMemoryPair', () => {
     for (let i = 0; i < 100; i++) void a.send(`{"i":${i}}`);
     await tick();
     expect(got).toEqual(Array.from({ length: 100 }, (_, i) => `{"i":${i}}`));
+  });
+
+  it('answers every send with the one settled promise HANDED_OVER: a caller watching sends attaches nothing to each', async () => {
+    const [a, b] = createMemoryPair();
+    await b.start();
+    expect(a.send('{}')).toBe(HANDED_OVER);
+    expect(a.send('{}')).toBe(HANDED_OVER);
   });
 
   it('delivers asynchronously, never inside send()', async () => {

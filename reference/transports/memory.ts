@@ -1,4 +1,4 @@
-import type { CloseInfo, InboundFrame, RawSendOptions, RawTransport } from './transport.ts';
+import { HANDED_OVER, type CloseInfo, type InboundFrame, type RawSendOptions, type RawTransport } from './transport.ts';
 import { DEFAULT_MAX_FRAME_BYTES, checkMaxFrameBytes, frameOf } from './frame.ts';
 
 /** Options for `createMemoryPair`. */
@@ -46,8 +46,9 @@ export class MemoryTransport implements RawTransport {
   }
 
   /** Delivers `text` as UTF-8 to the peer, asynchronously and in order. */
-  async send(text: string): Promise<void> {
+  send(text: string): Promise<void> {
     this.deliver(encoder.encode(text), undefined);
+    return HANDED_OVER;
   }
 
   /** Delivers a copy of `data` to the peer as one frame, flagged binary if asked. */

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import type { CloseInfo, InboundFrame, RawSendOptions, RawTransport } from './transport.ts';
+import { HANDED_OVER, type CloseInfo, type InboundFrame, type RawSendOptions, type RawTransport } from './transport.ts';
 import { LineReader, checkOneLine } from './lines.ts';
 import { DEFAULT_MAX_FRAME_BYTES } from './frame.ts';
 import { StreamWriter } from './writer.ts';
@@ -141,9 +141,13 @@ export class ChildStdioTransport implements RawTransport {
   }
 
   /** Writes `text` and a line feed to the child's stdin; dropped once the child is gone. */
-  async send(text: string): Promise<void> {
-    checkOneLine(text);
-    await this.writer?.write(text + '\n');
+  send(text: string): Promise<void> {
+    try {
+      checkOneLine(text);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.writer?.write(text + '\n') ?? HANDED_OVER;
   }
 
   /** Writes `data` and a line feed unchanged; stdio has no binary frames. */

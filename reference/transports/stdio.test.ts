@@ -37,6 +37,16 @@ describe('createStdioAgentTransport', () => {
     expect(written()).toBe('{"c":3}\n{"d":4}\n');
   });
 
+  it("answers the sends of one turn with one promise, that of the turn's write", async () => {
+    const { input, output, written } = agentOver();
+    const t = createStdioAgentTransport({ input, output });
+    await t.start();
+    const first = t.send('{"a":1}');
+    expect(t.send('{"b":2}')).toBe(first);
+    await first;
+    expect(written()).toBe('{"a":1}\n{"b":2}\n');
+  });
+
   it('reads nothing before start()', async () => {
     const { input, output } = agentOver();
     const t = createStdioAgentTransport({ input, output });

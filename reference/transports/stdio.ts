@@ -1,5 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
-import type { CloseInfo, InboundFrame, RawSendOptions, RawTransport } from './transport.ts';
+import { HANDED_OVER, type CloseInfo, type InboundFrame, type RawSendOptions, type RawTransport } from './transport.ts';
 import { LineReader, checkOneLine } from './lines.ts';
 import { DEFAULT_MAX_FRAME_BYTES } from './frame.ts';
 import { StreamWriter } from './writer.ts';
@@ -72,10 +72,14 @@ export class StdioAgentTransport implements RawTransport {
   }
 
   /** Writes `text` and a line feed, waiting for 'drain' when the pipe is full. */
-  async send(text: string): Promise<void> {
-    checkOneLine(text);
-    if (this.closedLocally) return;
-    await this.writer.write(text + '\n');
+  send(text: string): Promise<void> {
+    try {
+      checkOneLine(text);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (this.closedLocally) return HANDED_OVER;
+    return this.writer.write(text + '\n');
   }
 
   /** Writes `data` and a line feed unchanged; stdio has no binary frames. */

@@ -6,11 +6,22 @@ import type { CloseInfo, InboundFrame } from '../core/frame.ts';
 
 export type { CloseInfo, InboundFrame } from '../core/frame.ts';
 
+/**
+ * The settled promise a transport's `send` returns for a frame it handed over at once: one object
+ * for every such send, so a caller that watches its sends for a failure attaches nothing to each
+ * (else a promise and a handler a message).
+ */
+export const HANDED_OVER: Promise<void> = Promise.resolve();
+
 /** A bidirectional frame pipe between two TAP peers. */
 export interface Transport {
   /** Begins delivering inbound frames; no frame reaches `onmessage` before this is called. */
   start(): Promise<void>;
-  /** Sends one serialized TAP message (no terminator); a no-op once the peer is gone. */
+  /**
+   * Sends one serialized TAP message (no terminator); a no-op once the peer is gone. The promise
+   * may be shared by several sends (HANDED_OVER, or one write of a turn's messages); it rejects
+   * when the frame could not be sent.
+   */
   send(text: string): Promise<void>;
   /** Closes the transport with an optional code and reason; `onclose` fires once. */
   close(info?: CloseInfo): Promise<void>;

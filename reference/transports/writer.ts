@@ -1,4 +1,5 @@
 import type { Writable } from 'node:stream';
+import { HANDED_OVER } from './transport.ts';
 
 /** Error codes meaning the reading side of a stream is gone, so a write can only be dropped. */
 const PEER_GONE = new Set(['EPIPE', 'ECONNRESET', 'EOF', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_WRITE_AFTER_END']);
@@ -68,7 +69,7 @@ export class StreamWriter {
    * once, after the text held before them.
    */
   write(data: string | Uint8Array): Promise<void> {
-    if (this.closed) return Promise.resolve();
+    if (this.closed) return HANDED_OVER;
     if (typeof data !== 'string') {
       this.flush();
       return this.writeNow(data);
@@ -110,14 +111,14 @@ export class StreamWriter {
   };
 
   private writeNow(data: string | Uint8Array): Promise<void> {
-    if (this.closed) return Promise.resolve();
+    if (this.closed) return HANDED_OVER;
     let ready: boolean;
     try {
       ready = this.stream.write(data);
     } catch (err) {
       return this.failed(err);
     }
-    if (ready) return Promise.resolve();
+    if (ready) return HANDED_OVER;
     return new Promise<void>((resolve, reject) => {
       this.waiters.add((err) => (err ? reject(err) : resolve()));
     });

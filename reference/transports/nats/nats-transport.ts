@@ -1,6 +1,6 @@
 import type { Msg, MsgHdrs, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { headers as natsHeaders } from './client.ts';
-import type { CloseInfo, InboundFrame, RawSendOptions, RawTransport } from '../transport.ts';
+import { HANDED_OVER, type CloseInfo, type InboundFrame, type RawSendOptions, type RawTransport } from '../transport.ts';
 import { checkMaxFrameBytes } from '../frame.ts';
 import { Header } from './subjects.ts';
 import { clampKeepalive, DEFAULT_KEEPALIVE_MS, MISSED_KEEPALIVES } from './keepalive.ts';
@@ -248,7 +248,7 @@ export class NatsTransport implements RawTransport {
   }
 
   private write(bytes: Uint8Array, pieceBytes?: number): Promise<void> {
-    if (this.closeInfo || this.o.nc.isClosed()) return Promise.resolve();
+    if (this.closeInfo || this.o.nc.isClosed()) return HANDED_OVER;
     const room = pieceBytes ?? Math.max(1, (this.o.nc.info?.max_payload ?? 1024 * 1024) - HEADER_ALLOWANCE);
     let at = 0;
     do {
@@ -258,7 +258,7 @@ export class NatsTransport implements RawTransport {
       this.outbox.post(bytes.subarray(at, end), h);
       at = end;
     } while (at < bytes.byteLength);
-    return Promise.resolve();
+    return HANDED_OVER;
   }
 
   private numbered(): MsgHdrs {
