@@ -95,7 +95,9 @@ export type DurableFault =
    * next only once the last is done. The redelivered-effect case, which needs a second record to
    * finish while the first holds, is SKIPPED with that reason instead of failing it.
    */
-  | 'one-at-a-time';
+  | 'one-at-a-time'
+  /** Breaks only tap.test.sleep's wait, which ends at once: what a harness too slow to plant a message before a task's end sees. */
+  | 'brief-sleep';
 
 /** Signed mode: the trust file the runner holds and its agent's key (spec: bindings-nats#signed-records). */
 export interface BrokenSigning {
@@ -116,10 +118,10 @@ function holdMsOf(m: JsMsg): unknown {
 }
 
 /** A record whose input has no hold_ms. */
-function withoutHold(record: TaskRecord): TaskRecord {
+function without(record: TaskRecord, member: string): TaskRecord {
   const input = record.context.current_input;
-  if (typeof input !== 'object' || input === null || !('hold_ms' in input)) return record;
-  const { hold_ms: _, ...rest } = input as Record<string, unknown>;
+  if (typeof input !== 'object' || input === null || !(member in input)) return record;
+  const { [member]: _, ...rest } = input as Record<string, unknown>;
   return { ...record, context: { ...record.context, current_input: rest } };
 }
 
@@ -218,8 +220,8 @@ async function brokenRunner(
         let output: unknown;
         let error: TapError | undefined;
         try {
-          // The fault of no-hold: the record's input without its hold_ms.
-          const given = fault === 'no-hold' ? withoutHold(record) : record;
+          // The faults of no-hold and brief-sleep: the record's input without its hold_ms, or without its ms.
+          const given = fault === 'no-hold' ? without(record, 'hold_ms') : fault === 'brief-sleep' ? without(record, 'ms') : record;
           output = await handler({
             record: { ...given, state: { ...record.state, attempts } },
             attempts,
