@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { composeMessage } from '../core/index.ts';
-import { createMemoryPair, type Transport } from '../transports/index.ts';
-import { connect, connectWith, type ClientProblem, type ConnectOptions } from './index.ts';
+import { createMemoryPair, type MemoryTransport, type Transport } from '../transports/index.ts';
+import { connect, connectWith, type ClientProblem, type ConnectOptions, type TapClient } from './index.ts';
 import { ScriptedAgent, type Script } from './scripted-agent.testkit.ts';
 import { ManualClock, settle } from '../core/samples.testkit.ts';
 
@@ -458,7 +458,8 @@ describe('integrity', () => {
 });
 
 describe('a transport that fails a send with something other than an Error', () => {
-  it('logs what it said (a string, or that it gave no Error) and throws nothing from the handler that logs it', async () => {
+  /** A client whose log lines are kept, over a memory pair whose client end's sends the test replaces. */
+  async function loggedClient(): Promise<{ logged: string[]; a: MemoryTransport; client: TapClient }> {
     const logged: string[] = [];
     const [a, b] = createMemoryPair();
     new ScriptedAgent(b, { script: () => {} });
@@ -466,6 +467,11 @@ describe('a transport that fails a send with something other than an Error', () 
       ...base,
       logger: (level, message, fields) => logged.push(`${level}: ${message} ${JSON.stringify(fields)}`),
     });
+    return { logged, a, client };
+  }
+
+  it('logs what it said (a string, or that it gave no Error) and throws nothing from the handler that logs it', async () => {
+    const { logged, a, client } = await loggedClient();
     const failures: unknown[] = ['the pipe is full', undefined];
     a.send = () => Promise.reject(failures.shift());
     void client.submit('tap.test.echo', 1).result.catch(() => {});
@@ -480,13 +486,7 @@ describe('a transport that fails a send with something other than an Error', () 
   });
 
   it('logs a failure once when several sends share its promise', async () => {
-    const logged: string[] = [];
-    const [a, b] = createMemoryPair();
-    new ScriptedAgent(b, { script: () => {} });
-    const client = await connect(a, {
-      ...base,
-      logger: (level, message, fields) => logged.push(`${level}: ${message} ${JSON.stringify(fields)}`),
-    });
+    const { logged, a, client } = await loggedClient();
     const shared = Promise.reject(new Error('the pipe broke'));
     a.send = () => shared;
     for (let i = 0; i < 3; i++) void client.submit('tap.test.echo', i).result.catch(() => {});

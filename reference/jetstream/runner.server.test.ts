@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { AckPolicy, jetstreamManager } from '@nats-io/jetstream';
+import { AckPolicy, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { validateAgainst } from '../core/validate.ts';
 import type { TaskRecord } from '../workspace/record.ts';
 import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../transports/nats/nats-server.testkit.ts';
@@ -299,25 +299,22 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the durable runner
     expect(attempts).toEqual([0]);
   });
 
-  it('names the consumer in the way when the work queue already gives the subject to another', async () => {
+  /** A consumer of TAP_TASKS made by hand, as someone else's program would. */
+  async function ownConsumer(name: string, subject: string): Promise<JetStreamManager> {
     const jsm = await jetstreamManager(nc);
-    await jsm.consumers.add(DEFAULT_NAMES.tasks, {
-      durable_name: 'someone-else',
-      ack_policy: AckPolicy.Explicit,
-      filter_subject: 'tap.tasks.work.taken',
-    });
+    await jsm.consumers.add(DEFAULT_NAMES.tasks, { durable_name: name, ack_policy: AckPolicy.Explicit, filter_subject: subject });
+    return jsm;
+  }
+
+  it('names the consumer in the way when the work queue already gives the subject to another', async () => {
+    await ownConsumer('someone-else', 'tap.tasks.work.taken');
     await expect(runner({ capability: 'work.taken', handler: async () => null })).rejects.toThrow(
       /^cannot create consumer tap-work_taken of TAP_TASKS for tap\.tasks\.work\.taken: .*\. Consumer someone-else already takes it; if no runner serves it any more, delete it \(tapctl nats remove-consumer someone-else\)$/,
     );
   });
 
   it('waits for its consumer to settle before it pulls: one with a leader at once, one that never settles no longer than asked', async () => {
-    const jsm = await jetstreamManager(nc);
-    await jsm.consumers.add(DEFAULT_NAMES.tasks, {
-      durable_name: 'settle-probe',
-      ack_policy: AckPolicy.Explicit,
-      filter_subject: 'tap.tasks.work.settle',
-    });
+    const jsm = await ownConsumer('settle-probe', 'tap.tasks.work.settle');
     expect(await consumerSettled(jsm, DEFAULT_NAMES.tasks, 'settle-probe', 2000)).toBe(true);
     const t0 = Date.now();
     expect(await consumerSettled(jsm, DEFAULT_NAMES.tasks, 'no-such-consumer', 300)).toBe(false);
