@@ -48,6 +48,7 @@ export const AGENT_ORDER: readonly string[] = [
   'deadlines.ts',
   'liveness.ts',
   'outbound.ts',
+  'fingerprint.ts',
   'tasks.ts',
   'new-task.ts',
   'sessions.ts',

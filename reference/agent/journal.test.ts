@@ -2,6 +2,7 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { canonicalize } from '../core/jcs.ts';
 import { createAgent } from './agent.ts';
 import type { TaskContext } from './handler.ts';
 import { JOURNAL_FILE } from './journal.ts';
@@ -160,6 +161,32 @@ describe('journal and restart', () => {
     const result = await b.result('x1');
     expect(result.payload).toMatchObject({ status: 'failed', error: { retryable: false, details: { indeterminate: true } } });
     expect(result.sequence).toBe(3);
+    await second.shutdown();
+  });
+
+  it("reads a journal that kept a large request's whole fingerprint: a repeat of the task after the restart is the same request (spec: idempotency#task-id-reuse)", async () => {
+    const dir = stateDir();
+    const input = { text: 'x'.repeat(1000) };
+    const first = durableAgent(dir);
+    const a = new TestPeer(first);
+    await a.handshake();
+    a.request('big1', 'tap.test.echo', input);
+    await a.result('big1');
+    const image = crashImage(dir);
+    await first.shutdown();
+    // The journal as an agent that kept fingerprints whole wrote it.
+    const path = join(image, JOURNAL_FILE);
+    const written = readFileSync(path, 'utf8');
+    expect(written).toMatch(/"fingerprint":"sha256:/);
+    const whole = JSON.stringify(canonicalize(['tap.test.echo', input]));
+    writeFileSync(path, written.replace(/"fingerprint":"sha256:[^"]+"/, `"fingerprint":${whole}`));
+    const second = durableAgent(image);
+    const b = new TestPeer(second);
+    await resumeSession(b, { sessionId: a.sessionId!, token: a.resumeToken! }, []);
+    const again = b.request('big1', 'tap.test.echo', input);
+    expect(await b.reply(again.message_id)).toMatchObject({ type: 'task.snapshot', task_id: 'big1', payload: { state: 'completed' } });
+    const other = b.request('big1', 'tap.test.echo', { text: 'y'.repeat(1000) });
+    expect((await b.reply(other.message_id)).payload.code).toBe('TASK_EXISTS');
     await second.shutdown();
   });
 

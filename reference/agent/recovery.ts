@@ -17,6 +17,7 @@ import type { TaskRunner } from './task-runner.ts';
 import { journaledTrace } from './journal-limits.ts';
 import { PairMap } from '../core/pair-map.ts';
 import { newTask } from './new-task.ts';
+import { compactFingerprint } from './fingerprint.ts';
 import type { Task } from './tasks.ts';
 
 /** Applies the journal's records, read one at a time, to an empty runtime. */
@@ -35,6 +36,7 @@ export function replayJournal(rt: Runtime, records: Iterable<JournalRecord>): vo
         infos.delete(r.id);
         break;
       case 'task': {
+        const fingerprint = compactFingerprint(r.fingerprint);
         const task = newTask({
           principal: r.principal,
           taskId: r.task_id,
@@ -42,7 +44,7 @@ export function replayJournal(rt: Runtime, records: Iterable<JournalRecord>): vo
           capability: r.capability,
           input: r.input,
           authorization: r.authorization as Task['authorization'],
-          fingerprint: r.fingerprint,
+          fingerprint,
           idempotencyKey: r.idempotency_key,
           previousTaskId: r.previous_task_id,
           attempt: r.attempt,
@@ -59,7 +61,7 @@ export function replayJournal(rt: Runtime, records: Iterable<JournalRecord>): vo
             principal: r.principal,
             capability: r.capability,
             key: r.idempotency_key,
-            fingerprint: r.fingerprint,
+            fingerprint,
             taskId: r.task_id,
             released: false,
           });

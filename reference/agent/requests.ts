@@ -29,7 +29,8 @@ import type { Replier } from './replier.ts';
 import type { Session } from './sessions.ts';
 import { newTask } from './new-task.ts';
 import { describeSource, isOriginShare } from './shares.ts';
-import { fingerprint, snapshotOf, traceOf, type Task } from './tasks.ts';
+import { snapshotOf, traceOf, type Task } from './tasks.ts';
+import { fingerprint } from './fingerprint.ts';
 
 /**
  * What a new task's stream carries besides its trace: the request's trace context and the

@@ -21,6 +21,16 @@ describe('TaskTable.activeCount', () => {
     expect(t.activeCount({ principal: 'bob' })).toBe(1);
   });
 
+  it("lets a task's input go once it ended: a kept task costs the same whatever its input (its fingerprint stands for it)", () => {
+    const t = new TaskTable({ maxPerPrincipal: 10 });
+    const a = Object.assign(task('a', 's1'), { input: { text: 'x'.repeat(100_000) } });
+    t.add(a);
+    expect(a.input).toBeDefined();
+    a.state = 'completed';
+    t.ended(a);
+    expect(a.input).toBeUndefined();
+  });
+
   it('stops counting a task once it ended, whether or not `ended` was called', () => {
     const t = new TaskTable({ maxPerPrincipal: 10 });
     const a = task('a', 's1');

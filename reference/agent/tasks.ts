@@ -5,7 +5,6 @@
  */
 import type { PayloadOf, TaskState } from '../../schemas/src/index.ts';
 import { extended } from '../core/extended.ts';
-import { canonicalize } from '../core/jcs.ts';
 import { PairMap } from '../core/pair-map.ts';
 import { isTerminal } from '../core/states.ts';
 import type { ErrorPayload } from '../core/errors.ts';
@@ -107,11 +106,6 @@ export interface Task {
 /** The share a task draws on: its session's source, else its principal (spec: limits#sources). */
 export function shareOf(task: Task): string {
   return task.share ?? task.principal;
-}
-
-/** "The same request": the RFC 8785 form of (capability, input) (spec: idempotency#fingerprint). */
-export function fingerprint(capability: string, input: unknown): string {
-  return canonicalize([capability, input === undefined ? null : input]);
 }
 
 /** The current plan of a task, if any. */
@@ -235,9 +229,10 @@ export class TaskTable {
     else this.active.add(task);
   }
 
-  /** Records that `task` became terminal: its retention starts now. */
+  /** Records that `task` became terminal: its retention starts now. Its input is let go: its fingerprint stands for it. */
   ended(task: Task): void {
     this.active.delete(task);
+    task.input = undefined;
     if (task.tableEndedAt !== undefined || task.tableBytes === undefined) return;
     task.tableEndedAt = this.now();
     this.endedAll.push(task);
