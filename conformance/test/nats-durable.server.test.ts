@@ -231,7 +231,8 @@ describe.skipIf(lacks('nats-server'))(
       expect(run.stderr).toContain(
         'tap-conform: nats-durable.lease.renewal: a task of 20 s outlives the lease of tap.test.sleep (ack_wait 8 s) twice; waiting about 20 s\n',
       );
-      expect(run.stderr).toContain('tap-conform: nats-durable.lease.renewal: waited 15 s of about 20 s\n');
+      // Said every 15 s: a timer that a loaded machine may fire a second or more late.
+      expect(run.stderr).toMatch(/tap-conform: nats-durable\.lease\.renewal: waited 1[5-9] s of about 20 s\n/);
     });
 
     it('leaves nats-durable UNIMPLEMENTED for an agent that serves no durable queue', { timeout: 60_000 }, async ({ onTestFinished }) => {
