@@ -11,7 +11,7 @@ import { agentHandshake, decodeFrame, errorPayload, initialAgentHandshake, isFat
 import { extended } from '../core/extended.ts';
 import type { AgentHandshakeState, ErrorPayload, EstablishedSession } from '../core/index.ts';
 import type { CloseInfo, InboundFrame } from '../core/frame.ts';
-import type { Transport } from '../transports/transport.ts';
+import { watchSend, type Transport } from '../transports/transport.ts';
 import { CredentialCheck } from './credentials.ts';
 import { connectionHandshakeConfig, sessionEstablished, sessionPending } from './handshake.ts';
 import { envelopeProblem, messageProblem, type Envelope } from './inbound.ts';
@@ -68,6 +68,7 @@ export class Connection implements Replier {
   private closed = false;
   /** What the last send returned, settled once the transport took the message; sends may share one, watched once for a failure. */
   private lastSend?: Promise<void>;
+  private readonly sendFailed = (err: unknown): void => this.rt.log(...transportTrouble('send failed', err, 'debug'));
   private closeSeen = false;
   /** Closed by this side on purpose (a resume elsewhere, an ended session): no loss handling. */
   deliberate = false;
@@ -111,9 +112,7 @@ export class Connection implements Replier {
     // A peer that leaves this much unread is dropped at once like a lost one; its session stays resumable (spec: limits#back-pressure).
     const unsent = this.transport.unsentBytes?.() ?? 0;
     if (unsent > this.rt.settings.maxUnsentBytes) return this.cutOff(unsent);
-    const sent = this.transport.send(text);
-    if (sent !== this.lastSend)
-      (this.lastSend = sent).catch((err: unknown) => this.rt.log(...transportTrouble('send failed', err, 'debug')));
+    this.lastSend = watchSend(this.transport.send(text), this.lastSend, this.sendFailed);
   }
 
   /** Drops a connection whose peer does not read: once, with one line in the log (spec: limits#back-pressure). */

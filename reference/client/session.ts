@@ -27,7 +27,7 @@ import {
   type RequesterHandshakeState,
 } from '../core/index.ts';
 import { OldestKey } from '../core/oldest.ts';
-import type { CloseInfo, InboundFrame, Transport } from '../transports/index.ts';
+import { watchSend, type CloseInfo, type InboundFrame, type Transport } from '../transports/index.ts';
 import { ClientCode, TapClientError } from './errors.ts';
 import { handshakeResult, type HandshakeResult } from './handshake-result.ts';
 import { checkInbound, type Inbound } from './inbound.ts';
@@ -103,8 +103,9 @@ export class RequesterSession {
   private readonly now = (): number => this.config.clock.now();
   private settleStart?: { resolve: (r: HandshakeResult) => void; reject: (e: Error) => void };
   private compose?: { version: string; ctx: ComposeContext };
-  /** The promise of the last send: one several sends share is watched for a failure once. */
+  /** The promise of the last send: one several sends share is watched for a failure once (watchSend). */
   private lastSent?: Promise<void>;
+  private readonly sendFailed = (err: unknown): void => this.config.logger?.('debug', 'send failed', { error: failureText(err) });
   private readonly inbound: ReceiveContexts;
 
   constructor(
@@ -230,11 +231,7 @@ export class RequesterSession {
     }
     if (this.phase === 'closed') return;
     this.config.trace?.({ dir: 'out', text });
-    const sent = this.transport.send(text);
-    // A promise several sends share (HANDED_OVER, a turn's write) is watched once.
-    if (sent === this.lastSent) return;
-    this.lastSent = sent;
-    sent.catch((err: unknown) => this.config.logger?.('debug', 'send failed', { error: failureText(err) }));
+    this.lastSent = watchSend(this.transport.send(text), this.lastSent, this.sendFailed);
   }
 
   /** Feeds one event to the handshake machine and carries out its step. */

@@ -1,6 +1,6 @@
 /** The TAP transports: the Transport contract, an in-memory pair, stdio, WebSocket (with TLS) and NATS bindings. */
 export type { CloseInfo, InboundFrame, RawSendOptions, RawSender, RawTransport, Transport } from './transport.ts';
-export { HANDED_OVER } from './transport.ts';
+export { HANDED_OVER, watchSend } from './transport.ts';
 export { DEFAULT_MAX_FRAME_BYTES, checkMaxFrameBytes, frameOf } from './frame.ts';
 export { LineReader, checkOneLine } from './lines.ts';
 export { MemoryTransport, createMemoryPair } from './memory.ts';

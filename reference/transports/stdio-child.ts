@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { HANDED_OVER, type CloseInfo, type InboundFrame, type RawSendOptions, type RawTransport } from './transport.ts';
-import { LineReader, checkOneLine } from './lines.ts';
+import type { CloseInfo, InboundFrame, RawSendOptions, RawTransport } from './transport.ts';
+import { LineReader } from './lines.ts';
 import { DEFAULT_MAX_FRAME_BYTES } from './frame.ts';
-import { StreamWriter } from './writer.ts';
+import { StreamWriter, sendLine } from './writer.ts';
 
 /** How a child process ended. */
 export interface ChildExit {
@@ -142,12 +142,7 @@ export class ChildStdioTransport implements RawTransport {
 
   /** Writes `text` and a line feed to the child's stdin; dropped once the child is gone. */
   send(text: string): Promise<void> {
-    try {
-      checkOneLine(text);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return this.writer?.write(text + '\n') ?? HANDED_OVER;
+    return sendLine(this.writer, text);
   }
 
   /** Writes `data` and a line feed unchanged; stdio has no binary frames. */

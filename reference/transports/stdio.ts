@@ -1,8 +1,8 @@
 import type { Readable, Writable } from 'node:stream';
-import { HANDED_OVER, type CloseInfo, type InboundFrame, type RawSendOptions, type RawTransport } from './transport.ts';
-import { LineReader, checkOneLine } from './lines.ts';
+import type { CloseInfo, InboundFrame, RawSendOptions, RawTransport } from './transport.ts';
+import { LineReader } from './lines.ts';
 import { DEFAULT_MAX_FRAME_BYTES } from './frame.ts';
-import { StreamWriter } from './writer.ts';
+import { StreamWriter, sendLine } from './writer.ts';
 
 export { spawnStdioTransport, ChildStdioTransport } from './stdio-child.ts';
 export type { ChildExit, SpawnStdioOptions } from './stdio-child.ts';
@@ -73,13 +73,7 @@ export class StdioAgentTransport implements RawTransport {
 
   /** Writes `text` and a line feed, waiting for 'drain' when the pipe is full. */
   send(text: string): Promise<void> {
-    try {
-      checkOneLine(text);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    if (this.closedLocally) return HANDED_OVER;
-    return this.writer.write(text + '\n');
+    return sendLine(this.closedLocally ? undefined : this.writer, text);
   }
 
   /** Writes `data` and a line feed unchanged; stdio has no binary frames. */

@@ -13,6 +13,15 @@ export type { CloseInfo, InboundFrame } from '../core/frame.ts';
  */
 export const HANDED_OVER: Promise<void> = Promise.resolve();
 
+/**
+ * Watches what a send returned for a failure, once for a promise several sends share (HANDED_OVER,
+ * one write of a turn's messages); returns it, to pass as `last` with the next send.
+ */
+export function watchSend(sent: Promise<void>, last: Promise<void> | undefined, failed: (err: unknown) => void): Promise<void> {
+  if (sent !== last) sent.catch(failed);
+  return sent;
+}
+
 /** A bidirectional frame pipe between two TAP peers. */
 export interface Transport {
   /** Begins delivering inbound frames; no frame reaches `onmessage` before this is called. */

@@ -1,4 +1,5 @@
 import type { Writable } from 'node:stream';
+import { checkOneLine } from './lines.ts';
 import { HANDED_OVER } from './transport.ts';
 
 /** Error codes meaning the reading side of a stream is gone, so a write can only be dropped. */
@@ -162,4 +163,18 @@ export class StreamWriter {
     this.waiters.clear();
     for (const waiter of waiters) waiter(err);
   }
+}
+
+/**
+ * A stdio transport's send: one TAP message as a line through `writer`, or nothing when there is
+ * none (the stream is gone). A text holding a line feed is refused with a rejected promise,
+ * never a throw (spec: bindings-stdio#framing).
+ */
+export function sendLine(writer: StreamWriter | undefined, text: string): Promise<void> {
+  try {
+    checkOneLine(text);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  return writer?.write(text + '\n') ?? HANDED_OVER;
 }
