@@ -7,7 +7,8 @@ import type { Peer, Received } from '../peer.ts';
 import { canTransition, errorEntry, isTerminal } from '../schemas.ts';
 import type { Wire } from '../session-state.ts';
 import { describeMessage, startTask, collectUntilResult, type RequestOptions } from '../steps.ts';
-import { fail, got, pass, type Got, type Outcome } from '../verdict.ts';
+import { fail, got, pass, skipped, type Got, type Outcome } from '../verdict.ts';
+import { MAX_TASK_VAR } from '../target.ts';
 
 /** FAIL unless `ok`. */
 export function check(ok: boolean, detail: string, expected?: string, observed?: string): Outcome | null {
@@ -260,4 +261,17 @@ export async function walkTasks(
     cursor = reply.msg.payload?.next_cursor;
   } while (cursor !== undefined && sizes.length < maxPages);
   return { tasks, sizes };
+}
+
+/**
+ * The SKIPPED of a case whose task ended timed_out before what the case waits for: the agent's own
+ * max_task_seconds ran out first (an agent started with ${MAX_TASK_VAR}=2 for the deadline case), so
+ * the task cannot show it. Never a FAIL: the agent kept its own limit (spec: tasks#deadlines).
+ */
+export function cutShort(peer: Peer, what: string): Outcome {
+  const limit = peer.state.card?.limits?.max_task_seconds;
+  return skipped(
+    `the task ended timed_out, its max_task_seconds (${limit} s) run out, before ${what}: a task that short cannot show it. ` +
+      `${MAX_TASK_VAR}=2 is for tasks.deadline.max-task-seconds; an agent started without it gets this case`,
+  );
 }

@@ -7,6 +7,7 @@ import { between, type Observed, type Outcome, skipped, timingWindow } from '../
 import type { Received } from '../peer.ts';
 import type { CaseContext } from '../context.ts';
 import { startTask } from '../steps.ts';
+import { cutShort } from './kit.ts';
 
 /** The longest heartbeat this scenario waits through: four of them pass before the peer is gone. */
 export const MAX_HEARTBEAT = 10_000;
@@ -60,6 +61,8 @@ export async function goneScenario(ctx: CaseContext): Promise<GoneScenario> {
   const w = timingWindow(nominal, ctx.env.timeScale);
   const ended = (r: Received) => r.msg.type === 'task.result' && r.msg.task_id === t.value.taskId;
   const result = await peer.poll(ended, w.latestMs + 500);
+  if (result?.msg.payload?.status === 'timed_out')
+    return { heartbeat, pings: 0, closed: false, problem: cutShort(peer, 'four heartbeats of silence had passed') };
   if (!result && !peer.closed) await peer.waitClosed(1000);
   const at = result ? result.at : peer.closed ? peer.closed.at : undefined;
   const pings = peer.received.filter(

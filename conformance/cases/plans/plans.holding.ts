@@ -12,7 +12,7 @@ import {
   timingWindow,
 } from '../../verdict.ts';
 import { collectUntilResult, describeMessage, startTask, waitStream } from '../../steps.ts';
-import { PLAN, show, status, wrongReply } from '../kit.ts';
+import { cutShort, PLAN, show, status, wrongReply } from '../kit.ts';
 import type { Received } from '../../peer.ts';
 import { type Case, defineCase } from '../../case.ts';
 import { timedCases } from '../timing.ts';
@@ -22,7 +22,7 @@ import { HEARTBEAT_HINT, MAX_HEARTBEAT } from '../liveness.ts';
 /** The late-decision scenario: when does the first plan.holding reminder come, and the second? */
 async function holdingScenario(
   ctx: CaseContext,
-): Promise<{ first?: Observed; second?: Observed; heartbeat: number; problem?: Outcome; afterDecision?: Outcome | null }> {
+): Promise<{ first?: Observed; second?: Observed; heartbeat: number; problem?: Outcome; afterDecision?: Outcome | null; cut?: Outcome }> {
   const requestTimeout = 1000;
   const s = await ctx.session({ params: { request_timeout_ms: requestTimeout, heartbeat_ms: 1000 } });
   if (!s.ok) return { heartbeat: 0, problem: s.outcome };
@@ -58,6 +58,11 @@ async function holdingScenario(
   // Still waiting for us: no decision taken on our behalf; a decision for the holding plan is taken.
   const snap = await status(peer, t.value.taskId);
   let afterDecision: Outcome | null = null;
+  // A task its own max_task_seconds ended: what came before it (the first reminder) is judged, the rest cannot be.
+  if (snap.ok && snap.value.msg.type === 'task.snapshot' && snap.value.msg.payload.state === 'timed_out') {
+    const cut = cutShort(peer, 'its plan held past request_timeout_ms and two reminders');
+    return { first: firstAt, second: secondAt, heartbeat, afterDecision: cut, cut };
+  }
   if (!snap.ok) afterDecision = snap.outcome;
   else if (snap.value.msg.type !== 'task.snapshot' || snap.value.msg.payload.state !== 'awaiting_approval') {
     afterDecision = fail(
@@ -130,6 +135,7 @@ export const cases: Case[] = [
       const r = await ctx.shared('plan-holding', holdingScenario);
       if (r.problem) return r.problem;
       if (r.first === undefined) return fail('no first reminder, so no repeat', 'a reminder every heartbeat_ms', 'none');
+      if (r.second === undefined && r.cut) return r.cut;
       if (r.heartbeat > MAX_HEARTBEAT)
         return skipped(`heartbeat_ms is ${r.heartbeat}; a repeat that far apart is not waited for. ${HEARTBEAT_HINT}`);
       const w = timingWindow(r.heartbeat, ctx.env.timeScale);

@@ -4,7 +4,7 @@ import { fail, judgeOccurrence, type Observed, type Outcome, skipped, timingWind
 import type { Received } from '../../peer.ts';
 import { describeMessage, startTask } from '../../steps.ts';
 import { type Case, defineCase } from '../../case.ts';
-import { check, verdictOf } from '../kit.ts';
+import { check, cutShort, verdictOf } from '../kit.ts';
 
 /** The longest resume window the orphan scenario waits through. */
 const LONGEST_WINDOW = 20_000;
@@ -36,6 +36,8 @@ async function orphanScenario(ctx: CaseContext): Promise<{ window: number; at?: 
     const sent = await watcher.value.post('task.status', {}, { task_id: t.value.taskId });
     const r = await watcher.value.reply(sent);
     if (!r.ok) return { window, problem: r.outcome };
+    if (r.value.msg.type === 'task.snapshot' && r.value.msg.payload.result?.status === 'timed_out')
+      return { window, problem: cutShort(peer, "its orphaned session's resume window ran out") };
     if (r.value.msg.type === 'task.snapshot' && r.value.msg.payload.result) return { window, at: Date.now() - dropped, snapshot: r.value };
     if (r.value.msg.type !== 'task.snapshot')
       return {
