@@ -76,16 +76,7 @@ export async function finishRun(report: Report, f: Finish): Promise<0 | 1> {
     return 0;
   }
   const parts: string[] = [];
-  if (failures.length) {
-    const harness = failures.filter((c) => c.verdict === 'ERROR').length;
-    const names = `${failures
-      .slice(0, 3)
-      .map((c) => c.id)
-      .join(', ')}${failures.length > 3 ? ', …' : ''}`;
-    parts.push(
-      `${failures.length} required case${failures.length > 1 ? 's' : ''} did not pass (${names})${harness ? `, ${harness} of them harness errors (rerun with --debug)` : ''}`,
-    );
-  }
+  if (failures.length) parts.push(failureCounts(failures, cfg.level));
   if (stale.length)
     parts.push(
       `${stale.length} stale expected failure${stale.length > 1 ? 's' : ''} in ${cfg.expectedFailures} (${stale.map((s) => s.id).join(', ')})`,
@@ -93,6 +84,27 @@ export async function finishRun(report: Report, f: Finish): Promise<0 | 1> {
   const next = failures[0] ? `replay one with: ${failures[0].replay}` : 'remove the stale entries from the baseline';
   err.write(`tap-conform: ${parts.join('; ')}; ${next} (exit 1)\n`);
   return 1;
+}
+
+/**
+ * The cases that keep the run from exiting 0, by verdict, naming the first few of each: a FAIL is
+ * the agent's, an ERROR the harness's, and a NON-STRICT or NOT-TESTED case counts only because the
+ * level asked for judges SHOULD cases too.
+ */
+export function failureCounts(failures: readonly { id: string; verdict: string; level: string }[], level: string): string {
+  const byVerdict = new Map<string, string[]>();
+  for (const c of failures) byVerdict.set(c.verdict, [...(byVerdict.get(c.verdict) ?? []), c.id]);
+  const groups = [...byVerdict].map(([verdict, ids]) => {
+    const names = `${ids.slice(0, 3).join(', ')}${ids.length > 3 ? ', …' : ''}`;
+    const note = verdict === 'ERROR' ? '; harness errors, rerun with --debug' : '';
+    return `${ids.length} ${verdict} (${names}${note})`;
+  });
+  const strictOnly = failures.filter((c) => c.verdict !== 'FAIL' && c.verdict !== 'ERROR' && c.level !== 'MUST').length;
+  const strict =
+    strictOnly > 0 && level !== 'must'
+      ? `; ${strictOnly} of them ${strictOnly > 1 ? 'are SHOULD cases' : 'is a SHOULD case'}, counted because --level ${level} judges strictly (--level must does not)`
+      : '';
+  return `${failures.length} case${failures.length > 1 ? 's' : ''} did not pass: ${groups.join(', ')}${strict}`;
 }
 
 function write(file: string, text: string, usage: (message: string) => Error): void {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkBaseline, readBaseline, unexpectedFailures } from '../report/baseline.ts';
 import { renderBadge } from '../report/badge.ts';
+import { failureCounts } from '../report/finish.ts';
 import { renderHtml } from '../report/html.ts';
 import { renderJson } from '../report/json.ts';
 import { renderJunit } from '../report/junit.ts';
@@ -176,6 +177,20 @@ const base = {
 };
 
 describe('certification cannot mislead (spec: conformance#verdicts)', () => {
+  it('the final line counts each verdict apart, and says a SHOULD case counts only at a strict level', () => {
+    const failures = [
+      { id: 'core.a', verdict: 'FAIL', level: 'MUST' },
+      { id: 'core.b', verdict: 'FAIL', level: 'MUST' },
+      { id: 'plans.c', verdict: 'NON-STRICT', level: 'SHOULD' },
+    ];
+    expect(failureCounts(failures, 'may')).toBe(
+      '3 cases did not pass: 2 FAIL (core.a, core.b), 1 NON-STRICT (plans.c); 1 of them is a SHOULD case, counted because --level may judges strictly (--level must does not)',
+    );
+    expect(failureCounts([{ id: 'x.e', verdict: 'ERROR', level: 'MUST' }], 'must')).toBe(
+      '1 case did not pass: 1 ERROR (x.e; harness errors, rerun with --debug)',
+    );
+  });
+
   const partial = buildReport({
     ...base,
     results: [result('core.one', 'PASS')],

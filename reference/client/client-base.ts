@@ -18,6 +18,7 @@ import {
   type RandomSource,
 } from '../core/index.ts';
 import { extended } from '../core/extended.ts';
+import { validateAgainst } from '../core/validate.ts';
 import { randomBytes } from '../crypto.ts';
 import type { TapSpan, Telemetry } from '../telemetry.ts';
 import type { Transport } from '../transports/index.ts';
@@ -97,7 +98,12 @@ export abstract class ClientBase extends Emitter<ClientEvents> implements TaskHo
     const card = options.card ?? defaultCard(options.agentId, options.params?.max_message_bytes);
     // The card offers the extensions the requester speaks; an agent of 1.1 reads them (spec: handshake#negotiated-extensions).
     this.card = options.extensions?.length ? { ...card, extensions: options.extensions.map((e) => ({ ...e })) } : card;
+    if (typeof options.agentId !== 'string' || options.agentId === '') {
+      throw new TypeError(`connect needs options.agentId, this requester's id (such as "my.requester"): the source of all it sends`);
+    }
     if (this.card.agent_id !== options.agentId) throw new TypeError(`the card names ${this.card.agent_id}, not agentId ${options.agentId}`);
+    const issues = validateAgainst('agent-card.schema.json', this.card);
+    if (issues) throw new TypeError(`the requester's card is invalid: ${issues.map((i) => `${i.path || '/'} ${i.message}`).join('; ')}`);
     if (options.keys) {
       const key = typeof options.keys.key === 'string' ? parseKey(options.keys.key) : options.keys.key;
       assertKey(key);

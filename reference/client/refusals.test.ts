@@ -1,7 +1,8 @@
 /** What `result` gives for a task the agent refused and for one that failed, as the README says (spec: errors). */
 import { describe, expect, it } from 'vitest';
 import { CapabilityError } from '../agent/index.ts';
-import { TapClientError } from './index.ts';
+import { createMemoryPair } from '../transports/index.ts';
+import { connect, TapClientError, type ConnectOptions } from './index.ts';
 import { inMemory, REFERENCE_CARD } from './reference-agent.testkit.ts';
 
 const { cleanups, agentWith, overMemory } = inMemory();
@@ -58,5 +59,24 @@ describe('the result of a refused task and of a failed one', () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect([refused.settled, cut.settled]).toEqual([true, true]);
     expect(unhandled).toEqual([]);
+  });
+
+  it('refuses to connect without an agentId, or with a card the schema refuses, before sending anything', async () => {
+    const sent: string[] = [];
+    const attempt = (options: Partial<ConnectOptions>) => {
+      const [, end] = createMemoryPair();
+      const send = end.send.bind(end);
+      end.send = (text) => {
+        sent.push(text);
+        return send(text);
+      };
+      return connect(end, options as ConnectOptions).catch((err: unknown) => err);
+    };
+    const none = await attempt({});
+    expect(none).toBeInstanceOf(TypeError);
+    expect((none as Error).message).toMatch(/options\.agentId/);
+    const bad = await attempt({ agentId: 'Not An Id' });
+    expect((bad as Error).message).toMatch(/the requester's card is invalid: \/agent_id/);
+    expect(sent).toEqual([]);
   });
 });

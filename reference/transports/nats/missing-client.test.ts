@@ -2,7 +2,9 @@
  * A NATS use without the NATS client installed (reference/peers.ts): connecting says that the
  * optional peer is missing and gives the npm command, never "could not connect".
  */
+import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { MissingPeerError, NATS_PEERS } from '../../peers.ts';
 
 // The test files of a worker share their modules (vitest.config.ts: isolate false), so the client is
 // replaced for fresh copies of the modules under test only, and put back afterwards.
@@ -45,5 +47,18 @@ describe('a NATS connection without the NATS client installed', () => {
     const err = await connectMesh('nats://127.0.0.1:4222', { agentId: 'coordinator' } as never).catch((e: Error) => e);
     expect((err as Error).name).toBe('MissingPeerError');
     expect((err as Error).message).not.toMatch(/could not connect/);
+  });
+});
+
+describe('the command that installs the NATS client', () => {
+  const read = (file: string) => readFileSync(new URL(`../../../${file}`, import.meta.url), 'utf8');
+
+  it('is the one the README and the site print, and asks for the ranges package.json declares', () => {
+    const install = new MissingPeerError('the NATS binding', NATS_PEERS).install;
+    for (const doc of ['README.md', 'tools/site/content/getting-started.md']) expect(read(doc)).toContain(`\n${install}\n`);
+    const peers = (JSON.parse(read('package.json')) as { peerDependencies: Record<string, string> }).peerDependencies;
+    expect(NATS_PEERS.map((p) => p.replace(/@([^@]*)$/, ' $1'))).toEqual(
+      NATS_PEERS.map((p) => p.replace(/@[^@]*$/, '')).map((name) => `${name} ${peers[name]}`),
+    );
   });
 });
