@@ -40,6 +40,8 @@ export interface Budget {
   meshAgents: number;
   /** Warm-up tasks per agent of the mesh throughput rows, before the measured ones (as many calls for the floor). */
   meshWarmPerAgent: number;
+  /** How long the mesh warm-up may go on past meshWarmPerAgent while the rate still climbs (0: not at all). */
+  meshSettleMs: number;
   /** Simulated agents joined to the registry, their heartbeat and the window their renewals are counted over (scenario 9). */
   registryAgents: number;
   registryHeartbeatMs: number;
@@ -69,6 +71,9 @@ const FULL: Budget = {
   // Measured with 15 an agent (a warm-up of 300 over 20 agents), the agents ran partly unoptimized
   // code and compiled the rest on the clock: 620 µs of agent CPU a task, against 435 µs after 1,000.
   meshWarmPerAgent: 1000,
+  // A fleet of 20 processes on two cores still climbs after that: 313 µs of agent CPU a task in the
+  // first 10 s after it, 160–197 µs from the fourth 10 s on; so the warm-up goes on until the rate settles.
+  meshSettleMs: 60_000,
   registryAgents: 1000,
   registryHeartbeatMs: 5000,
   registryWindowMs: 15_000,
@@ -96,6 +101,7 @@ const QUICK: Budget = {
   workspaceReps: 1,
   meshAgents: 20,
   meshWarmPerAgent: 200,
+  meshSettleMs: 10_000,
   registryAgents: 100,
   registryHeartbeatMs: 500,
   registryWindowMs: 2000,
@@ -119,6 +125,7 @@ const TINY: Budget = {
   workspaceTasks: 12,
   meshAgents: 4,
   meshWarmPerAgent: 25,
+  meshSettleMs: 0,
   registryAgents: 20,
   registryWindowMs: 1000,
 };

@@ -47,7 +47,7 @@ export function rowBases(budget: Budget): Record<keyof typeof IDS, RowBase> {
     better: 'higher',
     method,
   });
-  const perProcess = `one Mesh requester, least-loaded routing over ${fleet} agent processes joined to the registry (with its default heartbeat, 5 s), ${fleet * PER_AGENT} tasks in flight, after a warm-up of ${(budget.meshWarmPerAgent * fleet).toLocaleString('en-US')} tasks (as many calls for the floor); a message is a round trip (task.request → task.result); floor: NATS request/reply to ${fleet} bare responder processes at the same depth; the stated target of ${STATED_RATE} messages/s with P95 under 80 ms is judged on a run that offers ${STATED_RATE} tasks a second whatever the earlier ones are doing (an open loop; at most 5 s a repetition), the others on the saturated figure; CPU per task over each measured repetition: the requester (the bench process), the processes that answer (the agents, or the floor's responders) together, and nats-server; ${reps} repetitions on one fleet`;
+  const perProcess = `one Mesh requester, least-loaded routing over ${fleet} agent processes joined to the registry (with its default heartbeat, 5 s), ${fleet * PER_AGENT} tasks in flight, after a warm-up of at least ${(budget.meshWarmPerAgent * fleet).toLocaleString('en-US')} tasks that goes on, in windows of ${(fleet * PER_AGENT * 200).toLocaleString('en-US')}, until two windows in a row beat the best before them by less than 5 % (at most ${budget.meshSettleMs / 1000} s more; the floor warmed up the same way, each system's warm-up in the details); a message is a round trip (task.request → task.result); floor: NATS request/reply to ${fleet} bare responder processes at the same depth; the stated target of ${STATED_RATE} messages/s with P95 under 80 ms is judged on a run that offers ${STATED_RATE} tasks a second whatever the earlier ones are doing (an open loop; at most 5 s a repetition), the others on the saturated figure; CPU per task over each measured repetition: the requester (the bench process), the processes that answer (the agents, or the floor's responders) together, and nats-server; ${reps} repetitions on one fleet`;
   const hosted = `the same ${fleet} agents, served by ${HOSTS} agent-host processes (--ids, ${fleet / HOSTS} agents each) instead of one process each; the same requester, depth, warm-up and floor, the floor measured again in turn with these rows; not the issue's setup, so not judged against its target`;
   return {
     tap: base(IDS.tap, `${fleet} agent processes × ${PER_AGENT} tasks in flight through the mesh (tap.test.echo)`, perProcess),
@@ -83,6 +83,8 @@ export interface FleetRuns {
   quiet: Driven[];
   bare: Driven[];
   stated: Driven[];
+  /** What each warm-up took before the measured runs, by system (tap, quiet, floor). */
+  warmed: Record<string, { tasks: number; ms: number }>;
 }
 
 /** The figure of some repetitions of `drive`: calls per second, with the P95 and the CPU of each side beside it. */
@@ -150,6 +152,13 @@ function statedTarget(runs: Driven[]): { text: string; at: boolean; measured: st
   };
 }
 
+/** What each warm-up took, as the details say it: "tap 26,000 tasks in 8 s; …". */
+function warmUpDetails(runs: FleetRuns): string {
+  return Object.entries(runs.warmed)
+    .map(([k, w]) => `${k} ${w.tasks.toLocaleString('en-US')} tasks in ${Math.round(w.ms / 1000)} s`)
+    .join('; ');
+}
+
 /** The floor's figure from the runs of a fleet of `fleet` agents. */
 function floorOf(runs: FleetRuns, fleet: number): Figured {
   return figureOf(`bare NATS request/reply, ${fleet} responder processes (floor)`, runs.bare);
@@ -164,7 +173,7 @@ export function perProcessRows(
   quiet: boolean,
 ): Row[] {
   const floor = floorOf(runs, fleet);
-  const depthDetails = { tasks_per_repetition: count, in_flight: fleet * PER_AGENT };
+  const depthDetails = { tasks_per_repetition: count, in_flight: fleet * PER_AGENT, warm_up: warmUpDetails(runs) };
   const details = {
     ...depthDetails,
     stated_offered_per_s: STATED_RATE,
@@ -191,7 +200,7 @@ export function hostedRows(
   quiet: boolean,
 ): Row[] {
   const floor = floorOf(runs, fleet);
-  const details = { tasks_per_repetition: count, in_flight: fleet * PER_AGENT, processes: HOSTS };
+  const details = { tasks_per_repetition: count, in_flight: fleet * PER_AGENT, processes: HOSTS, warm_up: warmUpDetails(runs) };
   const row = (base: RowBase, name: string, r: Driven[], beside: string): Row => {
     const tap = figureOf(name, r);
     const other = perProcess.find((p) => p.id === beside)?.tap;

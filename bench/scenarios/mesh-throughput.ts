@@ -49,6 +49,38 @@ async function drive(call: () => Promise<unknown>, count: number, depth: number)
   return driven(count, t0, latencies);
 }
 
+/** What a warm-up took: tasks and milliseconds. */
+export interface Warmed {
+  tasks: number;
+  ms: number;
+}
+
+/** A window of the warm-up: tasks per agent in flight slot, about 5 s of a fleet of 20 on two cores, long enough for its noise to stay under the 5 % asked. */
+const SETTLE_WINDOW_PER_SLOT = 200;
+/** A window that beats the best one before it by less than this has not moved the rate. */
+const SETTLE_GAIN = 1.05;
+/**
+ * Warms a fleet up until its rate settles: `least` calls, then windows of calls until two windows
+ * in a row beat the best window before them by less than 5 % (or `maxMs` passed). A process of a
+ * fleet of 20 on two cores takes a few thousand tasks to have its hot code optimized, and a warm-up
+ * of a fixed count measured part of that climb.
+ */
+export async function settle(call: () => Promise<unknown>, least: number, depth: number, maxMs: number): Promise<Warmed> {
+  const t0 = performance.now();
+  await drive(call, least, depth);
+  const window = depth * SETTLE_WINDOW_PER_SLOT;
+  let tasks = least;
+  let best = 0;
+  let still = 0;
+  while (still < 2 && performance.now() - t0 < maxMs) {
+    const { rate } = await drive(call, window, depth);
+    tasks += window;
+    still = rate > best * SETTLE_GAIN ? 0 : still + 1;
+    best = Math.max(best, rate);
+  }
+  return { tasks, ms: performance.now() - t0 };
+}
+
 /** The process ids of started children. */
 function pidsOf(children: readonly LineChild[]): number[] {
   return children.flatMap((c) => (c.child.pid === undefined ? [] : [c.child.pid]));
@@ -113,6 +145,8 @@ async function measureFleet(
     reps: number;
     count: number;
     warmPerAgent: number;
+    /** How long each warm-up may go on past warmPerAgent while the rate still climbs. */
+    settleMs: number;
     quiet: boolean;
     stated: boolean;
     label: string;
@@ -155,13 +189,18 @@ async function measureFleet(
     const call = callOf(false);
     const quietCall = callOf(true);
     const depth = fleet * PER_AGENT;
-    // Every process is warmed up as one agent of the round-trip rows is (its JIT, its tables):
-    // 1,000 tasks an agent in a full run, and as many calls for the floor's responders.
+    // Every process is warmed up until its rate settles (its JIT, its tables): at least 1,000 tasks an
+    // agent in a full run, and as many calls for the floor's responders.
     const warm = o.warmPerAgent * fleet;
-    await drive(call, warm, depth);
-    if (o.quiet) await drive(quietCall, warm, depth);
-    await drive(floor.call, warm, depth);
-    const runs: FleetRuns = { tap: [], quiet: [], bare: [], stated: [] };
+    const warmed: Record<string, Warmed> = { tap: await settle(call, warm, depth, o.settleMs) };
+    if (o.quiet) warmed.quiet = await settle(quietCall, warm, depth, o.settleMs);
+    warmed.floor = await settle(floor.call, warm, depth, o.settleMs);
+    o.log(
+      `  ${o.label}, warmed up: ${Object.entries(warmed)
+        .map(([k, w]) => `${k} ${w.tasks} tasks in ${Math.round(w.ms / 1000)} s`)
+        .join('; ')}`,
+    );
+    const runs: FleetRuns = { tap: [], quiet: [], bare: [], stated: [], warmed };
     const statedCount = Math.min(o.count, STATED_RATE * 5);
     const agents = { agents: pidsOf(hosts), server: o.server };
     for (let rep = 0; rep < o.reps; rep++) {
@@ -216,7 +255,17 @@ export async function meshThroughput(
         url,
         ids.map((id) => [id]),
         floor,
-        { reps, count, warmPerAgent: budget.meshWarmPerAgent, quiet, stated: true, label: `${fleet} processes`, log, server },
+        {
+          reps,
+          count,
+          warmPerAgent: budget.meshWarmPerAgent,
+          settleMs: budget.meshSettleMs,
+          quiet,
+          stated: true,
+          label: `${fleet} processes`,
+          log,
+          server,
+        },
       );
       rows.push(...perProcessRows(bases, runs, fleet, count, quiet));
     }
@@ -229,6 +278,7 @@ export async function meshThroughput(
         reps,
         count,
         warmPerAgent: budget.meshWarmPerAgent,
+        settleMs: budget.meshSettleMs,
         quiet,
         stated: false,
         label: `${HOSTS} processes`,
