@@ -49,6 +49,7 @@ export const AGENT_ORDER: readonly string[] = [
   'liveness.ts',
   'outbound.ts',
   'fingerprint.ts',
+  'ended-queue.ts',
   'tasks.ts',
   'new-task.ts',
   'sessions.ts',
@@ -62,6 +63,7 @@ export const AGENT_ORDER: readonly string[] = [
   'monitor.ts',
   'runtime.ts',
   'journal-limits.ts',
+  'table-limits.ts',
   // Behaviour against narrow interfaces: plans and the task context use a TaskHost ...
   'task-host.ts',
   'plans.ts',

@@ -22,6 +22,7 @@ import type { AgentExtension } from './options.ts';
 import { buildMessage, iso } from './outbound.ts';
 import { authorizationProblem, grantOf } from './grants.ts';
 import { journaledTrace, journalProblem, persistOrRefuse } from './journal-limits.ts';
+import { keptTableProblem } from './table-limits.ts';
 import { listTasks } from './listing.ts';
 import { applyDecision, checkDecision } from './plans.ts';
 import { applyAnswer, checkAnswer, checkAnswerTarget } from './input.ts';
@@ -174,16 +175,8 @@ function onTaskRequest(conn: Replier, session: Session, msg: MessageOf<'task.req
   const busy = busyProblem(conn, session) ?? journalProblem(rt, session.principal);
   if (busy) return refuse(busy);
   // Room in the task table is made only from tasks past their retention; otherwise BUSY (spec: limits#table-limits).
-  const full = rt.tasks.admit(session.principal);
-  if (full) {
-    refuse(
-      errorPayload('BUSY', `the ${full.scope} limit of ${full.limit} ${full.what} is reached; retry once older tasks have expired`, {
-        scope: full.scope,
-        limit: full.limit,
-      }),
-    );
-    return;
-  }
+  const full = keptTableProblem(rt, session.principal);
+  if (full) return refuse(full);
 
   // Effective deadline (spec: tasks#deadlines).
   let deadline = now + rt.card.limits.max_task_seconds * 1000;

@@ -61,4 +61,31 @@ describe('idempotency records under another principal’s traffic', () => {
     const kept = peer.send({ type: 'task.status', task_id: 'a4' });
     expect((await peer.reply(kept.message_id)).type).toBe('task.snapshot');
   }, 60_000);
+
+  it('says in the BUSY when room frees, and warns the operator once a minute which option to raise', async () => {
+    const clock = new ManualClock();
+    const warnings: string[] = [];
+    const logger = (level: string, message: string): void => void (level === 'warn' && warnings.push(message));
+    const agent = testAgent({ clock, maxTasksKeptPerPrincipal: 3, resumeWindowMs: 60_000, logger });
+    const peer = new TestPeer(agent, { now: () => clock.now() });
+    await peer.handshake();
+    expect(await flood(peer, 'a', 3)).toEqual({ results: 3, busy: 0 });
+    await clock.advance(20_000);
+    const refused = async (id: string) => (await peer.reply(peer.request(id, 'tap.test.echo', 1).message_id)).payload;
+    expect(await refused('b')).toMatchObject({
+      code: 'BUSY',
+      message:
+        'the principal limit of 3 tasks kept is reached: a finished task is kept for the resume window (60 s), and room frees in 40 s',
+      details: { scope: 'principal', limit: 3 },
+    });
+    await clock.advance(30_000);
+    expect((await refused('c')).message).toMatch(/room frees in 10 s$/);
+    expect(warnings).toEqual([
+      expect.stringMatching(
+        /^tasks refused BUSY: requester \S+ reached maxTasksKeptPerPrincipal \(3 tasks kept\) within the resume window \(60 s\); raise maxTasksKeptPerPrincipal or shorten resumeWindowMs/,
+      ),
+    ]);
+    await clock.advance(11_000);
+    expect(await flood(peer, 'd', 1)).toEqual({ results: 1, busy: 0 });
+  }, 60_000);
 });

@@ -6,6 +6,7 @@
 import type { PayloadOf, TaskState } from '../../schemas/src/index.ts';
 import { extended } from '../core/extended.ts';
 import { PairMap } from '../core/pair-map.ts';
+import { EndedQueue } from './ended-queue.ts';
 import { isTerminal } from '../core/states.ts';
 import type { ErrorPayload } from '../core/errors.ts';
 import type { TimerHandle } from '../core/platform.ts';
@@ -143,38 +144,6 @@ export interface TaskTableLimits {
   retentionMs: number;
 }
 
-/** Terminal tasks in the order they ended; entries whose task was forgotten are skipped and compacted away. */
-class EndedQueue {
-  private items: Task[] = [];
-  private head = 0;
-
-  push(task: Task): void {
-    this.items.push(task);
-  }
-
-  /** The oldest entry still satisfying `live`, dropping the others; undefined when none is left. */
-  peek(live: (task: Task) => boolean): Task | undefined {
-    while (this.head < this.items.length && !live(this.items[this.head]!)) this.head++;
-    if (this.head > 1024 && this.head * 2 > this.items.length) {
-      this.items = this.items.slice(this.head);
-      this.head = 0;
-    }
-    return this.items[this.head];
-  }
-
-  get length(): number {
-    return this.items.length - this.head;
-  }
-
-  /** Drops forgotten entries once they outnumber the live ones. */
-  compact(live: (task: Task) => boolean, kept: number): void {
-    if (this.length > 2 * kept + 64) {
-      this.items = this.items.slice(this.head).filter(live);
-      this.head = 0;
-    }
-  }
-}
-
 /**
  * The tasks of every principal, with counts for the BUSY caps. A terminal task, with its
  * stream and idempotency record, is kept at least `retentionMs` after it ended; past that it is
@@ -192,8 +161,8 @@ export class TaskTable {
    * the next time it is met.
    */
   private readonly active = new Set<Task>();
-  private readonly endedAll = new EndedQueue();
-  private readonly endedBy = new Map<string, EndedQueue>();
+  private readonly endedAll = new EndedQueue<Task>();
+  private readonly endedBy = new Map<string, EndedQueue<Task>>();
   private readonly counts = new Map<string, { tasks: number; bytes: number }>();
   private readonly limits: TaskTableLimits;
 
@@ -237,7 +206,7 @@ export class TaskTable {
     task.tableEndedAt = this.now();
     this.endedAll.push(task);
     let queue = this.endedBy.get(task.principal);
-    if (!queue) this.endedBy.set(task.principal, (queue = new EndedQueue()));
+    if (!queue) this.endedBy.set(task.principal, (queue = new EndedQueue<Task>()));
     queue.push(task);
     const live = (t: Task) => t.tableBytes !== undefined;
     this.endedAll.compact(live, this.byKey.size);
@@ -252,21 +221,31 @@ export class TaskTable {
     this.countOf(task.principal).bytes += delta;
   }
 
-  /** Makes room for a task of `principal`, forgetting terminal tasks past retention; the cap left full ("principal", "agent") or null. */
-  admit(principal: string): { scope: 'principal' | 'agent'; limit: number; what: string } | null {
+  /**
+   * Makes room for a task of `principal`, forgetting terminal tasks past retention; null, or the cap
+   * left full with the ms until its oldest terminal task leaves retention (none if all still run).
+   */
+  admit(principal: string): { scope: 'principal' | 'agent'; limit: number; what: string; freesInMs?: number } | null {
     const { maxPerPrincipal, maxTotal, maxBytesPerPrincipal } = this.limits;
     const count = this.countOf(principal);
+    const queue = this.endedBy.get(principal);
     while (count.tasks >= maxPerPrincipal || count.bytes >= maxBytesPerPrincipal) {
-      if (!this.forgetExpired(this.endedBy.get(principal))) {
-        return count.tasks >= maxPerPrincipal
-          ? { scope: 'principal', limit: maxPerPrincipal, what: 'tasks kept' }
-          : { scope: 'principal', limit: maxBytesPerPrincipal, what: 'bytes of retained messages' };
+      if (!this.forgetExpired(queue)) {
+        const byCount = count.tasks >= maxPerPrincipal;
+        const what = byCount ? 'tasks kept' : 'bytes of retained messages';
+        return { scope: 'principal', limit: byCount ? maxPerPrincipal : maxBytesPerPrincipal, what, ...this.freesIn(queue) };
       }
     }
     while (this.byKey.size >= maxTotal) {
-      if (!this.forgetExpired(this.endedAll)) return { scope: 'agent', limit: maxTotal, what: 'tasks kept' };
+      if (!this.forgetExpired(this.endedAll))
+        return { scope: 'agent', limit: maxTotal, what: 'tasks kept', ...this.freesIn(this.endedAll) };
     }
     return null;
+  }
+
+  private freesIn(queue: EndedQueue<Task> | undefined): { freesInMs?: number } {
+    const oldest = queue?.peek((t) => t.tableBytes !== undefined && isTerminal(t.state));
+    return oldest ? { freesInMs: Math.max(0, (oldest.tableEndedAt ?? 0) + this.limits.retentionMs - this.now()) } : {};
   }
 
   all(): IterableIterator<Task> {
@@ -318,7 +297,7 @@ export class TaskTable {
   }
 
   /** Forgets the oldest task of `queue` whose retention has passed; false when there is none. */
-  private forgetExpired(queue: EndedQueue | undefined): boolean {
+  private forgetExpired(queue: EndedQueue<Task> | undefined): boolean {
     const oldest = queue?.peek((t) => t.tableBytes !== undefined && isTerminal(t.state));
     if (!oldest || this.now() - (oldest.tableEndedAt ?? 0) < this.limits.retentionMs) return false;
     this.forget(oldest);
