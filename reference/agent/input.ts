@@ -6,6 +6,7 @@
 import type { PayloadOf } from '../../schemas/src/index.ts';
 import { errorPayload, TapError } from '../core/errors.ts';
 import { canonicalize } from '../core/jcs.ts';
+import { validatePayload } from '../core/validate.ts';
 import { TaskAborted } from './handler.ts';
 import { answerValidator } from './input-schemas.ts';
 import type { InputAsk, InputRecord } from './model.ts';
@@ -34,20 +35,27 @@ export function askInput(rt: Runtime, runner: TaskHost, task: Task, ask: InputAs
   }
   // A restarted task asking its pending question again waits for that request's answer (spec: tasks#durability).
   const restored = task.inputs?.pending;
-  if (task.restored && task.state === 'input_required' && restored && restored.prompt === ask.prompt) {
+  if (task.restored && task.state === 'input_required' && restored && restored.prompt === ask?.prompt) {
     if (canonicalize(restored.schema) === canonicalize(ask.schema))
       return new Promise<unknown>((resolve, reject) => (restored.waiter = { resolve, reject }));
   }
   if (task.state !== 'running') return Promise.reject(new Error(`input cannot be asked while the task is ${task.state}`));
+  const inputs = (task.inputs ??= { asked: 0 });
+  const request_id = `input-${inputs.asked + 1}`;
+  // The request is checked before it goes: one its schema refuses would break the task's stream (spec: tasks#input-required).
+  const issues = validatePayload('input.request', { request_id, prompt: ask?.prompt, schema: ask?.schema });
+  if (issues) {
+    const said = issues.map((i) => `${i.path || '/'} ${i.message}`).join('; ');
+    return Promise.reject(new TypeError(`the input request is invalid (askInput takes { prompt, schema }): ${said}`));
+  }
   let check: InputRecord['check'];
   try {
     check = answerValidator(ask.schema);
   } catch (err) {
     return Promise.reject(new Error(`the schema of the input request does not compile: ${(err as Error).message}`));
   }
-  const inputs = (task.inputs ??= { asked: 0 });
+  const record: InputRecord = { request_id, prompt: ask.prompt, schema: ask.schema, check };
   inputs.asked++;
-  const record: InputRecord = { request_id: `input-${inputs.asked}`, prompt: ask.prompt, schema: ask.schema, check };
   const answered = new Promise<unknown>((resolve, reject) => (record.waiter = { resolve, reject }));
   inputs.pending = record;
   // The state event, then the request as the next message of the stream (TAP-INPUT-101).

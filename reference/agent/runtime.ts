@@ -106,6 +106,8 @@ export class Runtime {
       if (!mayDeclareCapability(name))
         throw new Error(`capability names starting with "tap." are reserved; ${name} is not one the specification defines`);
       const handler = typeof def === 'function' ? def : def.handler;
+      if (typeof handler !== 'function')
+        throw new Error(`capability ${name} has no handler: give it as { capability, handler }, handler a function`);
       let validateInput: CapabilityEntry['validateInput'];
       const schema = (typeof def === 'function' ? undefined : def.inputSchema) ?? capability.input_schema;
       if (schema) validateInput = inputValidator(name, schema as Record<string, unknown>);

@@ -17,7 +17,7 @@ import { CapabilityError, TaskAborted, type AbortKind } from './handler.ts';
 import { iso } from './outbound.ts';
 import { fitsUtf8 } from '../core/decode.ts';
 import { appended } from '../core/appended.ts';
-import { MAX_NESTING_DEPTH, nestedDeeperThan } from '../core/ijson.ts';
+import { inspectValue, MAX_NESTING_DEPTH, nestedDeeperThan } from '../core/ijson.ts';
 import { withdrawPlan, markPlan } from './plans.ts';
 import { withdrawInput } from './input.ts';
 import type { Runtime } from './runtime.ts';
@@ -159,6 +159,19 @@ export class TaskRunner implements TaskHost {
       this.finish(task, {
         status: 'failed',
         error: errorPayload('INTERNAL_ERROR', `the handler returned while ${awaited}`, undefined, { retryable: false }),
+      });
+      return;
+    }
+    // An output JSON cannot carry ends the task failed, saying why, rather than go out changed or
+    // not at all (spec: envelope#encoding): the result is written with JSON.stringify.
+    const unwritable = inspectValue(output, 3);
+    if (unwritable) {
+      const where = unwritable.path ? ` at ${unwritable.path}` : '';
+      const what = unwritable.message.startsWith('nesting') ? `${unwritable.message}, or holds itself` : unwritable.message;
+      this.rt.log('warn', `task ${task.taskId} (${task.capability}): the handler returned an output JSON cannot carry${where}: ${what}`);
+      this.finish(task, {
+        status: 'failed',
+        error: errorPayload('INTERNAL_ERROR', `the handler's output is not JSON${where}: ${what}`, undefined, { retryable: false }),
       });
       return;
     }

@@ -18,7 +18,6 @@ import {
   type RandomSource,
 } from '../core/index.ts';
 import { extended } from '../core/extended.ts';
-import { validateAgainst } from '../core/validate.ts';
 import { randomBytes } from '../crypto.ts';
 import type { TapSpan, Telemetry } from '../telemetry.ts';
 import type { Transport } from '../transports/index.ts';
@@ -29,7 +28,7 @@ import type { TaskHandle } from './handle.ts';
 import { beginTask } from './task-trace.ts';
 import { inputRefusal } from './input-check.ts';
 import type { BegunTask, NewTask, TaskHost } from './task-host.ts';
-import { defaultCard, type ClientEvents, type ClientProblem, type ConnectOptions, type ReconnectPolicy } from './options.ts';
+import { requesterCard, type ClientEvents, type ClientProblem, type ConnectOptions, type ReconnectPolicy } from './options.ts';
 import { PendingRequests, type Pending } from './pending.ts';
 import { SeenIds } from './seen.ts';
 import { TaskTable } from './tasks.ts';
@@ -86,6 +85,7 @@ export abstract class ClientBase extends Emitter<ClientEvents> implements TaskHo
     reconnect?: Partial<ReconnectPolicy> | false,
   ) {
     super();
+    this.card = requesterCard(options);
     // What this client submits from a handler continues the handler's task (spec: mesh#delegation).
     wantTaskScopes('a TAP client');
     this.agentId = options.agentId;
@@ -95,15 +95,6 @@ export abstract class ClientBase extends Emitter<ClientEvents> implements TaskHo
     this.random = options.random ?? pooled(randomBytes);
     this.tasks = new TaskTable(this.random);
     this.pending = new PendingRequests(this.clock, () => this.hs?.params.request_timeout_ms ?? DEFAULT_REQUEST_TIMEOUT_MS);
-    const card = options.card ?? defaultCard(options.agentId, options.params?.max_message_bytes);
-    // The card offers the extensions the requester speaks; an agent of 1.1 reads them (spec: handshake#negotiated-extensions).
-    this.card = options.extensions?.length ? { ...card, extensions: options.extensions.map((e) => ({ ...e })) } : card;
-    if (typeof options.agentId !== 'string' || options.agentId === '') {
-      throw new TypeError(`connect needs options.agentId, this requester's id (such as "my.requester"): the source of all it sends`);
-    }
-    if (this.card.agent_id !== options.agentId) throw new TypeError(`the card names ${this.card.agent_id}, not agentId ${options.agentId}`);
-    const issues = validateAgainst('agent-card.schema.json', this.card);
-    if (issues) throw new TypeError(`the requester's card is invalid: ${issues.map((i) => `${i.path || '/'} ${i.message}`).join('; ')}`);
     if (options.keys) {
       const key = typeof options.keys.key === 'string' ? parseKey(options.keys.key) : options.keys.key;
       assertKey(key);
@@ -351,10 +342,26 @@ export abstract class ClientBase extends Emitter<ClientEvents> implements TaskHo
     }
   }
 
-  protected problem(error: ErrorPayload, text?: string): void {
+  protected problem(error: ErrorPayload, text?: string, taskId?: string): void {
     const problem: ClientProblem = { error };
     if (text !== undefined) problem.text = text;
     if (!this.emit('error', problem)) this.logger?.('warn', 'problem', { code: error.code, message: error.message });
+    // A message of an open task that its schema refuses breaks the task's stream for good: a resume
+    // replays it byte for byte. The task ends here rather than wait for what cannot come.
+    const handle = error.code === 'INVALID_MESSAGE' && taskId !== undefined ? this.tasks.handle(taskId) : undefined;
+    if (handle) {
+      handle.fail(
+        new TapClientError(
+          'INVALID_MESSAGE',
+          `the agent sent a message for task ${taskId} that its schema refuses (${error.message}); the task's outcome is unknown`,
+          {
+            payload: error,
+            indeterminate: true,
+            taskId,
+          },
+        ),
+      );
+    }
   }
 
   // ---- endings ----

@@ -208,7 +208,7 @@ export class TapClient extends ClientBase {
       {
         opened: (hs) => this.opened(session, hs, resume),
         message: (msg) => this.dispatch(msg),
-        problem: (error, text) => this.problem(error, text),
+        problem: (error, text, taskId) => this.problem(error, text, taskId),
         closed: (_info, lost) => this.sessionClosed(session, lost),
       },
     );

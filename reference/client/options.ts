@@ -1,6 +1,7 @@
 /** The options, events and outcomes of the requester client (spec: handshake, tasks, shutdown). */
 import type { TelemetryOptions } from '../telemetry.ts';
 import type { Extension, RandomSource } from '../core/index.ts';
+import { validateAgainst } from '../core/validate.ts';
 import type { RetryPolicy } from './backoff.ts';
 import type { TaskHandle } from './handle.ts';
 import type { Credentials } from './session.ts';
@@ -117,4 +118,21 @@ export function defaultCard(agentId: string, maxMessageBytes = 1048576): AgentCa
     capabilities: [],
     limits: { max_concurrent_tasks: 1, max_task_seconds: 3600, max_message_bytes: maxMessageBytes },
   };
+}
+
+/**
+ * The card a client shows in its handshake: its own, or the default for `agentId`, offering the
+ * extensions it speaks (spec: handshake#negotiated-extensions). A TypeError, before anything is
+ * sent, when `agentId` is missing or the card is not one the schema accepts.
+ */
+export function requesterCard(options: ConnectOptions | undefined): AgentCard {
+  if (typeof options?.agentId !== 'string' || options.agentId === '') {
+    throw new TypeError(`connect needs options.agentId, this requester's id (such as "my.requester"): the source of all it sends`);
+  }
+  const base = options.card ?? defaultCard(options.agentId, options.params?.max_message_bytes);
+  const card = options.extensions?.length ? { ...base, extensions: options.extensions.map((e) => ({ ...e })) } : base;
+  if (card.agent_id !== options.agentId) throw new TypeError(`the card names ${card.agent_id}, not agentId ${options.agentId}`);
+  const issues = validateAgainst('agent-card.schema.json', card);
+  if (issues) throw new TypeError(`the requester's card is invalid: ${issues.map((i) => `${i.path || '/'} ${i.message}`).join('; ')}`);
+  return card;
 }

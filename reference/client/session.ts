@@ -69,8 +69,8 @@ export interface SessionHandlers {
   opened(result: HandshakeResult): void;
   /** A checked message of the established session (pings are answered here and not passed on). */
   message(msg: TapMessage): void;
-  /** Something the peer got wrong, already answered when the spec says so. */
-  problem(error: ErrorPayload, offending?: string): void;
+  /** Something the peer got wrong, already answered when the spec says so; `taskId` names the task of a refused message. */
+  problem(error: ErrorPayload, offending?: string, taskId?: string): void;
   /** The transport closed after the session opened; `lost` when nobody asked it to (a drop, or three missed pings). */
   closed(info: CloseInfo, lost: boolean): void;
 }
@@ -325,7 +325,7 @@ export class RequesterSession {
     config.trace?.({ dir: 'in', text });
     if (verdict.kind === 'reject') {
       if (verdict.answer) this.answer(verdict.error, verdict.replyTo, verdict.taskId, verdict.source);
-      this.handlers.problem(verdict.error, verdict.text);
+      this.handlers.problem(verdict.error, verdict.text, verdict.taskId);
       return;
     }
     this.liveness?.heard();

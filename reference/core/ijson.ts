@@ -23,7 +23,7 @@ const EXPONENT_FROM = 1e21;
  * The first I-JSON violation in a value about to be written with JSON.stringify, `depth` being the
  * level the value will have in its message (the message itself is level 1): an integer beyond
  * ±(2^53−1) that JSON.stringify writes as one (below 1e21), a number JSON cannot hold (NaN,
- * ±Infinity, written as null), a lone surrogate, or nesting deeper than MAX_NESTING_DEPTH
+ * ±Infinity, written as null), a BigInt, a lone surrogate, or nesting deeper than MAX_NESTING_DEPTH
  * (spec: envelope#encoding, limits#nesting). Its path is a JSON Pointer into the value.
  */
 export function inspectValue(value: unknown, depth = 1): { path: string; message: string } | undefined {
@@ -107,12 +107,16 @@ function walk(v: unknown, stats: WalkStats, depth: number): Finding | null {
   if (typeof v === 'string') {
     return stats.strings && !isWellFormed(v) ? { segments: [], message: 'a string holds a lone surrogate' } : null;
   }
-  if (v === null || typeof v !== 'object') return null;
+  if (v === null || typeof v !== 'object') {
+    return typeof v === 'bigint' && stats.written
+      ? { segments: [], message: 'a BigInt, which JSON cannot hold (JSON.stringify throws)' }
+      : null;
+  }
   if (depth > MAX_NESTING_DEPTH) return { segments: [], message: `nesting deeper than ${MAX_NESTING_DEPTH} levels`, nesting: true };
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
       const item = v[i];
-      if (item === null || (typeof item !== 'object' && typeof item !== 'number' && !stats.strings)) continue;
+      if (item === null || (typeof item !== 'object' && typeof item !== 'number' && typeof item !== 'bigint' && !stats.strings)) continue;
       const f = walk(item, stats, depth + 1);
       if (f) {
         f.segments.push(i);
@@ -126,7 +130,7 @@ function walk(v: unknown, stats: WalkStats, depth: number): Finding | null {
     stats.members++;
     if (stats.strings && !isWellFormed(k)) return { segments: [k], message: 'a member name holds a lone surrogate' };
     const item = obj[k];
-    if (item === null || (typeof item !== 'object' && typeof item !== 'number' && !stats.strings)) continue;
+    if (item === null || (typeof item !== 'object' && typeof item !== 'number' && typeof item !== 'bigint' && !stats.strings)) continue;
     const f = walk(item, stats, depth + 1);
     if (f) {
       f.segments.push(k);
