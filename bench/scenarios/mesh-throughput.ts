@@ -63,17 +63,23 @@ const SETTLE_GAIN = 1.05;
  * Warms a fleet up until its rate settles: `least` calls, then windows of calls until two windows
  * in a row beat the best window before them by less than 5 % (or `maxMs` passed). A process of a
  * fleet of 20 on two cores takes a few thousand tasks to have its hot code optimized, and a warm-up
- * of a fixed count measured part of that climb.
+ * of a fixed count measured part of that climb. `run` drives the calls (the tests give their own).
  */
-export async function settle(call: () => Promise<unknown>, least: number, depth: number, maxMs: number): Promise<Warmed> {
+export async function settle(
+  call: () => Promise<unknown>,
+  least: number,
+  depth: number,
+  maxMs: number,
+  run: (call: () => Promise<unknown>, count: number, depth: number) => Promise<{ rate: number }> = drive,
+): Promise<Warmed> {
   const t0 = performance.now();
-  await drive(call, least, depth);
+  await run(call, least, depth);
   const window = depth * SETTLE_WINDOW_PER_SLOT;
   let tasks = least;
   let best = 0;
   let still = 0;
   while (still < 2 && performance.now() - t0 < maxMs) {
-    const { rate } = await drive(call, window, depth);
+    const { rate } = await run(call, window, depth);
     tasks += window;
     still = rate > best * SETTLE_GAIN ? 0 : still + 1;
     best = Math.max(best, rate);

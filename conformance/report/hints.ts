@@ -39,6 +39,17 @@ export function hintsOf(report: Pick<Report, 'cases' | 'transport'>): Hint[] {
     });
     for (const c of integrityFailed) explained.add(c.id);
   }
+  // A signed handshake the agent calls wrongly signed: the two hold keys of one id and other bytes.
+  const otherKey = report.cases.filter(
+    (c) => failed(c) && !explained.has(c.id) && /refused the handshake: error INVALID_SIGNATURE/.test(c.detail),
+  );
+  if (otherKey.length >= 1) {
+    hints.push({
+      text: `the agent refused tap-conform's signed handshake as wrongly signed in ${count(otherKey.length, 'case')}: most likely it holds a key of that id with other bytes (else it checks signatures wrongly); give the agent and tap-conform the same TAP_HMAC_KEY (or --hmac-key) (spec: conformance#key-provisioning)`,
+      cases: otherKey.map((c) => c.id),
+    });
+    for (const c of otherKey) explained.add(c.id);
+  }
   const untested = report.cases.filter((c) => c.verdict === 'NOT-TESTED' && /does not offer the conformance capability/.test(c.detail));
   if (untested.length >= 2) {
     const how =

@@ -225,13 +225,15 @@ function notCovered(profiles: Record<string, ProfileVerdict>, cases: readonly Re
 
 /** Builds the report value. */
 export function buildReport(i: ReportInput): Report {
+  const specVersion = i.specVersion ?? SPEC_VERSION;
   const cases: ReportCase[] = i.results.map(({ violations, transcript, ...result }) => {
     const c: ReportCase = { ...result };
     if (c.verdict !== 'PASS' && c.verdict !== 'SKIPPED' && c.verdict !== 'UNIMPLEMENTED') {
       if (violations.length) c.violations = violations;
       c.transcript = transcript;
     }
-    if (c.verdict === 'FAIL') {
+    // The errata of 1.0 speak to agents certified to its first text; a run of 1.1 is held to the text as it is.
+    if (c.verdict === 'FAIL' && specVersion === '1.0') {
       const errata = errataOf(c.requirements, i.errata ?? loadErrata());
       if (errata.length) c.errata = errata;
     }
@@ -244,7 +246,6 @@ export function buildReport(i: ReportInput): Report {
   const suiteCases = i.suiteCases ?? cases.length;
   const filtered = (i.selectedCases ?? cases.length) < suiteCases;
   const partial = i.stopped === undefined ? cases.length < suiteCases : filtered;
-  const specVersion = i.specVersion ?? SPEC_VERSION;
   // A 1.0 agent that fails only cases of rules its errata added or changed since the first text
   // certifies to that first text, and the level names the errata it fails (spec/1.0/errata.json).
   const errata = i.errata ?? loadErrata();

@@ -161,4 +161,12 @@ describe('certification to the first text of 1.0 (spec/1.0/errata.json)', () => 
     const amendedIn11 = report([result('core.limits.nesting', 'FAIL', ['TAP-LIM-013'])], '1.1');
     expect([amendedIn11.certified, amendedIn11.first_text_only]).toEqual([false, undefined]);
   });
+
+  it('names no erratum of 1.0 beside the failures of a 1.1 run: they speak to agents certified to 1.0 as first written', () => {
+    const r = report([result('core.limits.nesting', 'FAIL', ['TAP-LIM-013', 'TAP-LIM-015'])], '1.1');
+    expect([r.errata, r.cases[0]!.errata]).toEqual([undefined, undefined]);
+    expect(report([result('core.limits.nesting', 'FAIL', ['TAP-LIM-013'])], '1.0').cases[0]!.errata?.map((e) => e.id)).toEqual([
+      'E1-lim-nesting',
+    ]);
+  });
 });

@@ -347,6 +347,20 @@ describe('reports people act on', () => {
     expect(renderSummary(rep, (_s, x) => x).match(/^hint: /gm)).toHaveLength(1);
   });
 
+  it('says the keys differ when the agent refuses the signed handshake as wrongly signed', () => {
+    const refused = ['a', 'b'].map((x) => ({
+      ...result(`core.${x}`, 'FAIL'),
+      detail: 'the agent refused the handshake: error INVALID_SIGNATURE ("the signature is wrong")',
+    }));
+    const rep = buildReport({ ...base, results: [...refused, result('core.c', 'PASS')], suiteCases: 3 });
+    const hints = hintsOf(rep);
+    expect(hints).toHaveLength(1);
+    expect(hints[0]!.text).toMatch(
+      /^the agent refused tap-conform's signed handshake as wrongly signed in 2 cases: most likely it holds a key of that id with other bytes \(else it checks signatures wrongly\); give the agent and tap-conform the same TAP_HMAC_KEY/,
+    );
+    expect(hints[0]!.cases).toEqual(['core.a', 'core.b']);
+  });
+
   it('gives one hint when three or more failures read the same but for ids and numbers', () => {
     const same = [1, 2, 3].map((n) => ({
       ...result(`tasks.${n}`, 'FAIL', 'MUST', 'tasks'),

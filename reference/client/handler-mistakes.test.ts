@@ -99,7 +99,7 @@ describe('a message of a task that its schema refuses', () => {
 
 describe('a handler that does not watch its signal, as the README says', () => {
   const ignoring = async (): Promise<unknown> => {
-    await new Promise((r) => setTimeout(r, 300));
+    await new Promise((r) => setTimeout(r, 1_000));
     return { done: true };
   };
 

@@ -4,7 +4,7 @@
  * tap-conform gives it and its signals (spec: shutdown#signals, shutdown#end-of-input).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -75,6 +75,16 @@ describe('an agent built with runAgent, run as a process', () => {
     const bad = spawnSync(process.execPath, [AGENT, '--colour'], { encoding: 'utf8' });
     expect(bad.status).toBe(2);
     expect(bad.stderr).toBe("agent.mjs: Unknown option '--colour'\nRun agent.mjs --help for usage.\n");
+  });
+
+  it('says that the agent could not start, without pointing at --help, when its own options are at fault', () => {
+    const broken = join(dir, 'broken.mjs');
+    writeFileSync(broken, readFileSync(AGENT, 'utf8').replace('handler: async (input, ctx) =>', 'handle: async (input, ctx) =>'));
+    const run = spawnSync(process.execPath, [broken], { encoding: 'utf8', input: '' });
+    expect(run.status).toBe(2);
+    expect(run.stderr).toBe(
+      'broken.mjs: the agent could not start: capability text.word-count has no handler: give it as { capability, handler }, handler a function\n',
+    );
   });
 
   it('serves stdio, offers tap.test.* only with TAP_CONFORMANCE=1, and exits 0 with a farewell at the end of input', async () => {

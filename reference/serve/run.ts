@@ -247,10 +247,16 @@ export async function serveAgent(
   program = programName(),
   alsoStop?: () => Promise<void>,
 ): Promise<number> {
+  let tls: TlsOptions | undefined;
+  let tokens: Partial<AgentOptions>;
+  try {
+    tls = serve.tls ? readTlsFiles(serve.tls) : undefined;
+    tokens = serve.jwt ? await bearerTokens(serve.jwt) : {};
+  } catch (err) {
+    return usageError(program, (err as Error).message);
+  }
   let served: Served;
   try {
-    const tls = serve.tls ? readTlsFiles(serve.tls) : undefined;
-    const tokens = serve.jwt ? await bearerTokens(serve.jwt) : {};
     served = {
       ...(tls ? { tls } : {}),
       agent: createAgent({
@@ -265,7 +271,9 @@ export async function serveAgent(
       closers: alsoStop ? [alsoStop] : [],
     };
   } catch (err) {
-    return usageError(program, (err as Error).message);
+    // The agent's own options (its card, its handlers) are at fault, not the command line.
+    process.stderr.write(`${program}: the agent could not start: ${(err as Error).message}\n`);
+    return 2;
   }
   // A reader that went away (EPIPE) is a lost transport, never a crash (spec: shutdown#epipe).
   process.stderr.on('error', () => {});

@@ -186,8 +186,12 @@ describe('connectWebSocket', () => {
     await expect(connectWebSocket(url)).rejects.toThrow(/did not accept the subprotocol tap\.v1/);
   });
 
-  it('rejects with a clear message when the URL is not a WebSocket URL', async () => {
-    await expect(connectWebSocket('http//nope')).rejects.toThrow(/^could not connect to http\/\/nope: /);
+  it('rejects with a TypeError naming the form when the URL is not a WebSocket URL', async () => {
+    await expect(connectWebSocket('http//nope')).rejects.toThrow(
+      new TypeError('"http//nope" is not a WebSocket URL: give ws://host:port/path or wss://host:port/path'),
+    );
+    await expect(connectWebSocket('127.0.0.1:18787/tap')).rejects.toThrow(/^"127\.0\.0\.1:18787\/tap" is not a WebSocket URL/);
+    await expect(connectWebSocket('http://127.0.0.1:1/tap')).rejects.toThrow(/\(ws:\/\/ for http:\/\/, wss:\/\/ for https:\/\/\)/);
   });
 
   it('sends the extra headers with the upgrade request', async () => {

@@ -254,6 +254,14 @@ function connectFailure(url: string, err: Error): Error {
  * server that does not speak tap.v1.
  */
 export function connectWebSocket(url: string, options: ConnectWebSocketOptions = {}): Promise<WebSocketTransport> {
+  const scheme = URL.canParse(url) ? new URL(url).protocol : undefined;
+  if (scheme !== 'ws:' && scheme !== 'wss:') {
+    return Promise.reject(
+      new TypeError(
+        `${JSON.stringify(url)} is not a WebSocket URL: give ws://host:port/path${scheme === 'http:' || scheme === 'https:' ? ' (ws:// for http://, wss:// for https://)' : ''} or wss://host:port/path`,
+      ),
+    );
+  }
   const maxPayload = checkMaxFrameBytes(options.maxPayload ?? DEFAULT_MAX_FRAME_BYTES);
   // ws is loaded on the first connect, not with the module (see createWebSocketServer).
   const impl = options.WebSocketImpl ? Promise.resolve(options.WebSocketImpl) : import('ws').then((m) => m.default);
