@@ -80,7 +80,11 @@ export interface TaskContext {
   /** After a restart: the last checkpoint, to continue from (spec: durability#restart). */
   readonly restored?: { state: Record<string, unknown> };
   readonly store: AgentStore;
-  /** Sends a progress event. */
+  /**
+   * Sends a progress event (none for a quiet task). A percent is clamped to 0–100, a stage cut to
+   * 256 characters and a message to 65,536; a member of another type is left out, and a call with
+   * none of the three sends an empty message (spec: tasks#events).
+   */
   progress(p: { percent?: number; stage?: string; message?: string }): void;
   /**
    * Sends output; data too large for one message is split across output events (a string into
