@@ -20,6 +20,9 @@ export type ConnectMeshOptions = Omit<MeshOptions, 'registry' | 'connect'> & {
 
 /** Connects to the NATS server at `url` and returns a Mesh reading its registry. */
 export async function connectMesh(url: string, options: ConnectMeshOptions): Promise<Mesh> {
+  if (typeof options?.agentId !== 'string' || options.agentId === '') {
+    throw new TypeError(`connectMesh needs options.agentId, this requester's id (such as "my.coordinator"): the source of all it sends`);
+  }
   const address = parseNatsUrl(url);
   const nc = await connect({
     ...natsClientOptions(address),

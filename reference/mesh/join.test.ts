@@ -77,3 +77,13 @@ describe("the agent's face for a mesh", () => {
     expect(() => agent.onShutdown(() => {})).toThrow(/shutting down/);
   });
 });
+
+describe('connectMesh', () => {
+  it('refuses options without agentId before connecting anywhere, naming the option', async () => {
+    const { connectMesh } = await import('./connect.ts');
+    for (const options of [{}, undefined])
+      await expect(connectMesh('nats://127.0.0.1:1', options as never)).rejects.toThrow(
+        new TypeError(`connectMesh needs options.agentId, this requester's id (such as "my.coordinator"): the source of all it sends`),
+      );
+  });
+});
