@@ -164,7 +164,12 @@ export class TaskRunner implements TaskHost {
     }
     // An output JSON cannot carry ends the task failed, saying why, rather than go out changed or
     // not at all (spec: envelope#encoding): the result is written with JSON.stringify.
-    const unwritable = inspectValue(output, 3);
+    let unwritable: { path: string; message: string } | undefined;
+    try {
+      unwritable = inspectValue(output, 3);
+    } catch (err) {
+      unwritable = { path: '', message: `reading it to write it threw: ${(err as Error)?.message ?? String(err)}` };
+    }
     if (unwritable) {
       const where = unwritable.path ? ` at ${unwritable.path}` : '';
       const what = unwritable.message.startsWith('nesting') ? `${unwritable.message}, or holds itself` : unwritable.message;

@@ -48,6 +48,16 @@ describe('a handler whose output JSON cannot carry', () => {
       /^the handler's output is not JSON at \/self(\/self)*: nesting deeper than 64 levels, or holds itself$/,
     ],
     ['NaN', () => ({ mean: Number.NaN }), /^the handler's output is not JSON at \/mean: NaN is no JSON number/],
+    ['a toJSON that gives a BigInt', () => ({ sum: { toJSON: () => 3n } }), /^the handler's output is not JSON at \/sum: a BigInt/],
+    [
+      'a toJSON that throws',
+      () => ({
+        toJSON: () => {
+          throw new Error('no');
+        },
+      }),
+      /^the handler's output is not JSON: reading it to write it threw: no$/,
+    ],
   ])('ends the task failed, saying so, for %s', async (_what, handler, message) => {
     const { client, wire, warnings } = await serving(handler);
     const result = await client.submit('demo.run', {}).result;
@@ -55,6 +65,13 @@ describe('a handler whose output JSON cannot carry', () => {
     expect(result.error?.message).toMatch(message);
     expect(warnings.some((w) => w.includes('the handler returned an output JSON cannot carry'))).toBe(true);
     expect(wire.filter((e) => e.text.includes('"type":"error"'))).toEqual([]);
+  });
+});
+
+describe('an output JSON writes its own way', () => {
+  it('completes as JSON.stringify writes it: a Date as its ISO text, an undefined member left out', async () => {
+    const { client } = await serving(() => ({ at: new Date(0), gone: undefined }));
+    expect(await client.submit('demo.run', {}).result).toMatchObject({ status: 'completed', output: { at: '1970-01-01T00:00:00.000Z' } });
   });
 });
 

@@ -23,7 +23,8 @@ const EXPONENT_FROM = 1e21;
  * The first I-JSON violation in a value about to be written with JSON.stringify, `depth` being the
  * level the value will have in its message (the message itself is level 1): an integer beyond
  * ±(2^53−1) that JSON.stringify writes as one (below 1e21), a number JSON cannot hold (NaN,
- * ±Infinity, written as null), a BigInt, a lone surrogate, or nesting deeper than MAX_NESTING_DEPTH
+ * ±Infinity, written as null), a BigInt, a lone surrogate, or nesting deeper than MAX_NESTING_DEPTH;
+ * an object with a toJSON method is judged by what it returns, as JSON.stringify writes that
  * (spec: envelope#encoding, limits#nesting). Its path is a JSON Pointer into the value.
  */
 export function inspectValue(value: unknown, depth = 1): { path: string; message: string } | undefined {
@@ -113,6 +114,9 @@ function walk(v: unknown, stats: WalkStats, depth: number): Finding | null {
       : null;
   }
   if (depth > MAX_NESTING_DEPTH) return { segments: [], message: `nesting deeper than ${MAX_NESTING_DEPTH} levels`, nesting: true };
+  // JSON.stringify writes what toJSON gives (a Date its ISO text): that is what is judged.
+  if (stats.written && typeof (v as { toJSON?: unknown }).toJSON === 'function')
+    return walk((v as { toJSON(): unknown }).toJSON(), stats, depth);
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
       const item = v[i];
