@@ -75,6 +75,8 @@ export class Runtime {
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? pooled(webRandom);
     this.hmac = options.hmac ?? hmacSha256;
+    if (options.logger !== undefined && typeof options.logger !== 'function')
+      throw new TypeError('createAgent: options.logger must be a function (level, message, fields?) => void');
     this.log = options.logger ?? stderrLogger;
     this.keys = new KeyRing(options.keys ?? []);
     this.authenticate = options.authenticate;

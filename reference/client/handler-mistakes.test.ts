@@ -150,6 +150,16 @@ describe('set-up mistakes', () => {
     ).toThrow('capability demo.run has no handler: give it as { capability, handler }, handler a function');
   });
 
+  it('a logger that is no function is refused at once, by the agent and by the client', async () => {
+    expect(() => createAgent({ card: { ...REFERENCE_CARD, capabilities: [] }, capabilities: {}, logger: console as never })).toThrow(
+      'createAgent: options.logger must be a function (level, message, fields?) => void',
+    );
+    const [end] = createMemoryPair();
+    await expect(connect(end, { agentId: 'a.requester', logger: console as never })).rejects.toThrow(
+      'connect: options.logger must be a function (level, message, fields?) => void',
+    );
+  });
+
   it('connect with no options at all names agentId', async () => {
     const [end] = createMemoryPair();
     const err = await connect(end, undefined as unknown as ConnectOptions).catch((e: unknown) => e);

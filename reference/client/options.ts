@@ -123,12 +123,14 @@ export function defaultCard(agentId: string, maxMessageBytes = 1048576): AgentCa
 /**
  * The card a client shows in its handshake: its own, or the default for `agentId`, offering the
  * extensions it speaks (spec: handshake#negotiated-extensions). A TypeError, before anything is
- * sent, when `agentId` is missing or the card is not one the schema accepts.
+ * sent, when `agentId` is missing, `logger` is no function or the card is not one the schema accepts.
  */
 export function requesterCard(options: ConnectOptions | undefined): AgentCard {
   if (typeof options?.agentId !== 'string' || options.agentId === '') {
     throw new TypeError(`connect needs options.agentId, this requester's id (such as "my.requester"): the source of all it sends`);
   }
+  if (options.logger !== undefined && typeof options.logger !== 'function')
+    throw new TypeError('connect: options.logger must be a function (level, message, fields?) => void');
   const base = options.card ?? defaultCard(options.agentId, options.params?.max_message_bytes);
   const card = options.extensions?.length ? { ...base, extensions: options.extensions.map((e) => ({ ...e })) } : base;
   if (card.agent_id !== options.agentId) throw new TypeError(`the card names ${card.agent_id}, not agentId ${options.agentId}`);

@@ -85,5 +85,57 @@ describe('connectMesh', () => {
       await expect(connectMesh('nats://127.0.0.1:1', options as never)).rejects.toThrow(
         new TypeError(`connectMesh needs options.agentId, this requester's id (such as "my.coordinator"): the source of all it sends`),
       );
+    await expect(connectMesh('http://127.0.0.1:1', { agentId: 'my.coordinator' })).rejects.toThrow(
+      new TypeError(
+        '"http://127.0.0.1:1" is not a NATS URL; give one like nats://127.0.0.1:4222 (the server), or nats://127.0.0.1:4222/my.agent where an agent is named',
+      ),
+    );
+  });
+});
+
+describe("the mesh's pooled sessions", () => {
+  it('reconnect 3 times 100–400 ms apart by default, and as MeshOptions.reconnect says when given', async () => {
+    const { sessionOptions } = await import('./pool.ts');
+    expect(sessionOptions({ requesterId: 'r.q' }, 'a.b').reconnect).toEqual({ attempts: 3, baseMs: 100, maxMs: 400 });
+    expect(sessionOptions({ requesterId: 'r.q', reconnect: { attempts: 30, maxMs: 1000 } }, 'a.b')).toMatchObject({
+      agentId: 'r.q',
+      target: 'a.b',
+      reconnect: { attempts: 30, baseMs: 100, maxMs: 1000 },
+    });
+  });
+});
+
+describe('a mesh task no NATS endpoint can take', () => {
+  it('names the agents that offer the capability with no NATS endpoint, and sends nothing', async () => {
+    const [{ Mesh }, { MemoryRegistry }, { scriptedCard }] = await Promise.all([
+      import('./mesh.ts'),
+      import('./mesh.testkit.ts'),
+      import('../client/scripted-agent.testkit.ts'),
+    ]);
+    const registry = new MemoryRegistry();
+    const now = new Date().toISOString();
+    registry.put(() => ({
+      agent_id: 'ws.only',
+      instance: 'ws.only-1',
+      card: scriptedCard({ agent_id: 'ws.only' }),
+      versions: ['1.1'],
+      endpoints: [{ binding: 'websocket', url: 'ws://127.0.0.1:1/tap' }],
+      load: { running_tasks: 0, max_concurrent_tasks: 4 },
+      heartbeat_ms: 1000,
+      ttl_ms: 3000,
+      started_at: now,
+      updated_at: now,
+    }));
+    let opened = 0;
+    const mesh = new Mesh({ registry, agentId: 'coordinator', connect: async () => (opened++, Promise.reject(new Error('no'))) });
+    try {
+      await expect(mesh.task('demo.echo', {})).rejects.toMatchObject({
+        code: 'CAPABILITY_NOT_SUPPORTED',
+        message: expect.stringMatching(/; ws\.only offers it with no NATS endpoint, and the mesh routes over NATS; nothing was sent$/),
+      });
+      expect(opened).toBe(0);
+    } finally {
+      await mesh.close();
+    }
   });
 });

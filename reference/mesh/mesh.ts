@@ -5,7 +5,7 @@
  * hop, optionally writing a trace record per message (spec: mesh).
  */
 import { TapClientError, type PlanDecision, type PlanSubmitPayload, type ResultPayload, type TaskHandle } from '../client/index.ts';
-import type { Logger, TapClient } from '../client/index.ts';
+import type { Logger, ReconnectPolicy, TapClient } from '../client/index.ts';
 import { extended } from '../core/extended.ts';
 import { newTraceparent, parseTraceparent, type TraceContext } from '../core/trace-context.ts';
 import { randomBytes } from '../crypto.ts';
@@ -31,6 +31,11 @@ export interface MeshOptions {
   /** Receives one trace record per message sent or received (spec: mesh#trace-records); off by default. */
   traceSink?: TraceSink;
   logger?: Logger;
+  /**
+   * How each pooled session reconnects after a loss before its tasks move or end (default 3
+   * attempts, 100–400 ms apart, which a NATS outage of several seconds outlasts).
+   */
+  reconnect?: Partial<ReconnectPolicy>;
   /** The most attempts of one copy, across agents (default 6; TAP-MESH-015). */
   maxAttempts?: number;
   /**
@@ -114,6 +119,7 @@ export class Mesh {
           ...(options.nats?.nc ? { nc: options.nats.nc } : {}),
           ...(options.nats?.requestTimeoutMs !== undefined ? { requestTimeoutMs: options.nats.requestTimeoutMs } : {}),
           ...(options.logger ? { logger: options.logger } : {}),
+          ...(options.reconnect ? { reconnect: options.reconnect } : {}),
           ...(sink ? { frames: (agentId, dir, text) => this.recorder(agentId, sink).frame(dir, text) } : {}),
         }),
     );
@@ -171,9 +177,14 @@ export class Mesh {
     });
     if (chosen.length === 0) {
       const filter = JSON.stringify(query);
+      // Agents that offer it over another binding only are listed, but the mesh routes over NATS.
+      const elsewhere = found.length === 0 ? (await this.discover({ ...query, binding: undefined })).map((e) => e.agent_id) : [];
+      const why = elsewhere.length
+        ? `; ${elsewhere.join(', ')} ${elsewhere.length === 1 ? 'offers' : 'offer'} it with no NATS endpoint, and the mesh routes over NATS`
+        : '';
       throw new TapClientError(
         'CAPABILITY_NOT_SUPPORTED',
-        `no live agent in the registry offers ${capability} (filter ${filter}); nothing was sent`,
+        `no live agent in the registry offers ${capability} (filter ${filter})${why}; nothing was sent`,
       );
     }
     // With telemetry, a submission that continues no span gets one of its own: the parent its attempts share (TAP-MESH-021).

@@ -6,7 +6,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { connectWith, type TapClient } from '../client/index.ts';
 import { connectNatsTransport } from '../transports/nats/connect.ts';
-import type { Logger } from '../client/index.ts';
+import type { Logger, ReconnectPolicy } from '../client/index.ts';
 import type { MeshEntry } from './registry-view.ts';
 
 /** Opens a session to the agent of an entry. */
@@ -21,6 +21,11 @@ export interface NatsConnectorOptions {
   logger?: Logger;
   /** Sees every frame of every session, with the agent it goes to or comes from. */
   frames?: (agentId: string, dir: 'in' | 'out', text: string) => void;
+  /**
+   * How each session reconnects after a loss before its tasks move or end (default 3 attempts,
+   * 100–400 ms apart): raise it to ride out a longer outage of the NATS server itself.
+   */
+  reconnect?: Partial<ReconnectPolicy>;
   /** How long a task.request may wait for its reply, in ms (default 30 000). */
   requestTimeoutMs?: number;
 }
@@ -33,23 +38,28 @@ export function natsConnector(options: NatsConnectorOptions): Connector {
       throw new Error(
         `the entry of ${entry.agent_id} has no nats endpoint; it lists ${entry.endpoints.map((e) => e.binding).join(', ') || 'none'}`,
       );
-    const frames = options.frames;
     const nats = {
       agentId: entry.agent_id,
       ...(endpoint.prefix !== undefined ? { prefix: endpoint.prefix } : {}),
       ...(options.nc ? { nc: options.nc } : {}),
     };
-    return connectWith(() => connectNatsTransport(endpoint.url, nats), {
-      agentId: options.requesterId,
-      target: entry.agent_id,
-      requires: [],
-      closeWaitMs: 200,
-      retry: { attempts: 1 },
-      reconnect: { attempts: 3, baseMs: 100, maxMs: 400 },
-      params: { request_timeout_ms: options.requestTimeoutMs ?? 30_000 },
-      ...(options.logger ? { logger: options.logger } : {}),
-      ...(frames ? { trace: (w: { dir: 'in' | 'out'; text: string }) => frames(entry.agent_id, w.dir, w.text) } : {}),
-    });
+    return connectWith(() => connectNatsTransport(endpoint.url, nats), sessionOptions(options, entry.agent_id));
+  };
+}
+
+/** The options of a pooled session to `agentId`: a short reconnect unless asked otherwise, a short farewell wait. */
+export function sessionOptions(options: NatsConnectorOptions, agentId: string): Parameters<typeof connectWith>[1] {
+  const frames = options.frames;
+  return {
+    agentId: options.requesterId,
+    target: agentId,
+    requires: [],
+    closeWaitMs: 200,
+    retry: { attempts: 1 },
+    reconnect: { attempts: 3, baseMs: 100, maxMs: 400, ...options.reconnect },
+    params: { request_timeout_ms: options.requestTimeoutMs ?? 30_000 },
+    ...(options.logger ? { logger: options.logger } : {}),
+    ...(frames ? { trace: (w: { dir: 'in' | 'out'; text: string }) => frames(agentId, w.dir, w.text) } : {}),
   };
 }
 

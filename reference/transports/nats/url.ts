@@ -21,7 +21,10 @@ export interface NatsAddress {
 /** Parses nats://host:port[,host:port…][/agent_id]; throws a TypeError that says what is wrong. */
 export function parseNatsUrl(url: string): NatsAddress {
   const m = /^(nats|tls):\/\/([^/]+)(\/.*)?$/i.exec(url);
-  if (!m) throw new TypeError(`"${url}" is not a NATS URL; give one like nats://127.0.0.1:4222/tap.reference-agent`);
+  if (!m)
+    throw new TypeError(
+      `"${url}" is not a NATS URL; give one like nats://127.0.0.1:4222 (the server), or nats://127.0.0.1:4222/my.agent where an agent is named`,
+    );
   const scheme = m[1]!.toLowerCase();
   let hosts = m[2]!;
   let user: string | undefined;
