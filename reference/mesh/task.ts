@@ -322,9 +322,12 @@ export class MeshTask extends FollowedTask {
   /** The error of a copy that reached no agent: nothing was sent anywhere (TAP-MESH-024). */
   private noneAnswered(tried: readonly string[], last: Error | undefined, deadlineMs?: number): TapClientError {
     const why = deadlineMs !== undefined ? `its deadline of ${deadlineMs} ms passed after trying` : 'no session could be opened to';
+    const advice = natsDown(last)
+      ? "this requester's own connection to the NATS server is down, so the agents may well run: check the server"
+      : 'Check that these agents run; their registry entries stay listed until they expire';
     return new TapClientError(
       ClientCode.UNREACHABLE,
-      `no agent that offers ${this.capability} answered: ${why} ${tried.join(', ')}${last ? ` (last: ${last.message})` : ''}; nothing was sent. Check that these agents run; their registry entries stay listed until they expire`,
+      `no agent that offers ${this.capability} answered: ${why} ${tried.join(', ')}${last ? ` (last: ${last.message})` : ''}; nothing was sent. ${advice}`,
       { unsent: true, ...(last ? { cause: last } : {}) },
     );
   }
@@ -376,4 +379,12 @@ function hopTraceContext(parent: TraceContext | undefined, span: Span): TraceCon
 /** The error code an attempt ended with, if any. */
 function errorCodeOf(step: { error?: Error; result?: ResultPayload }): string | undefined {
   return (step.error as { code?: string } | undefined)?.code ?? step.result?.error?.code;
+}
+
+/** True when an error, or one of its causes, is the NATS client's own: its connection to the server is down or closed. */
+function natsDown(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    if (/connection disconnected|closed connection|connection closed/i.test(e.message)) return true;
+  }
+  return false;
 }

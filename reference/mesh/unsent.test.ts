@@ -119,3 +119,33 @@ describe('a copy whose request never went out (spec: mesh#moving)', () => {
     expect(records.map((r) => [r.type, r.trace_id, r.status])).toEqual([['mesh.ending', first.traceId, 'indeterminate']]);
   });
 });
+
+describe('a copy that reached no agent (spec: mesh#moving, TAP-MESH-024)', () => {
+  it("says when it was the requester's own NATS connection that was down, not the agents", async () => {
+    for (const [cause, advice] of [
+      [
+        new Error('connection disconnected'),
+        /this requester's own connection to the NATS server is down, so the agents may well run: check the server$/,
+      ],
+      [new Error('connection refused'), /Check that these agents run; their registry entries stay listed until they expire$/],
+    ] as const) {
+      const registry = new MemoryRegistry();
+      registry.put(() => entry('agent-a', 0));
+      const mesh = new Mesh({
+        registry,
+        agentId: 'coordinator',
+        unreachedWaitMs: 0,
+        connect: () => Promise.reject(new Error('could not open a session', { cause })),
+      });
+      try {
+        await expect((await mesh.task('demo.echo', {})).result).rejects.toMatchObject({
+          code: 'UNREACHABLE',
+          unsent: true,
+          message: expect.stringMatching(advice),
+        });
+      } finally {
+        await mesh.close();
+      }
+    }
+  });
+});
