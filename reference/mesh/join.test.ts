@@ -107,25 +107,9 @@ describe("the mesh's pooled sessions", () => {
 
 describe('a mesh task no NATS endpoint can take', () => {
   it('names the agents that offer the capability with no NATS endpoint, and sends nothing', async () => {
-    const [{ Mesh }, { MemoryRegistry }, { scriptedCard }] = await Promise.all([
-      import('./mesh.ts'),
-      import('./mesh.testkit.ts'),
-      import('../client/scripted-agent.testkit.ts'),
-    ]);
+    const [{ Mesh }, { MemoryRegistry, testEntry }] = await Promise.all([import('./mesh.ts'), import('./mesh.testkit.ts')]);
     const registry = new MemoryRegistry();
-    const now = new Date().toISOString();
-    registry.put(() => ({
-      agent_id: 'ws.only',
-      instance: 'ws.only-1',
-      card: scriptedCard({ agent_id: 'ws.only' }),
-      versions: ['1.1'],
-      endpoints: [{ binding: 'websocket', url: 'ws://127.0.0.1:1/tap' }],
-      load: { running_tasks: 0, max_concurrent_tasks: 4 },
-      heartbeat_ms: 1000,
-      ttl_ms: 3000,
-      started_at: now,
-      updated_at: now,
-    }));
+    registry.put(() => testEntry('ws.only', { endpoints: [{ binding: 'websocket', url: 'ws://127.0.0.1:1/tap' }] }));
     let opened = 0;
     const mesh = new Mesh({ registry, agentId: 'coordinator', connect: async () => (opened++, Promise.reject(new Error('no'))) });
     try {

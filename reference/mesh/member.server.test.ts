@@ -11,6 +11,7 @@ import { connectMesh } from './connect.ts';
 import { joinMesh } from './join.ts';
 import { openRegistry, type Registry } from './registry.ts';
 import { signEntry } from './signature.ts';
+import { testEntry } from './mesh.testkit.ts';
 import { lacks, needing } from '../../test/system-tools.testkit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
@@ -301,19 +302,16 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'an agent in a mesh
   it('joins over a live entry under its key that does not verify with it, when it signs (TAP-REG-045)', async () => {
     const key = newSigningKey('mesh.squatted');
     const agent = await serve('mesh.squatted');
-    const now = new Date().toISOString();
-    await registry.create({
-      agent_id: 'mesh.squatted',
-      instance: 'squatter',
-      card: agent.card,
-      versions: ['1.0'],
-      endpoints: [{ binding: 'nats', url: 'nats://127.0.0.1:9/mesh.squatted' }],
-      load: { running_tasks: 0, max_concurrent_tasks: 6 },
-      heartbeat_ms: 1000,
-      ttl_ms: 4000,
-      started_at: now,
-      updated_at: now,
-    });
+    await registry.create(
+      testEntry('mesh.squatted', {
+        instance: 'squatter',
+        card: agent.card,
+        endpoints: [{ binding: 'nats', url: 'nats://127.0.0.1:9/mesh.squatted' }],
+        load: { running_tasks: 0, max_concurrent_tasks: 6 },
+        heartbeat_ms: 1000,
+        ttl_ms: 4000,
+      }),
+    );
     await expect(joinMesh(agent, { url: server.url, heartbeatMs: 100, ttlMs: 1000 })).rejects.toThrow(/is taken in the mesh/);
     const joined = await joinMesh(agent, { url: server.url, heartbeatMs: 100, ttlMs: 1000, signingKey: key });
     expect((await registry.get('mesh.squatted'))?.entry.instance).toBe(joined.instance);

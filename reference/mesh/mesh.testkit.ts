@@ -13,6 +13,7 @@ import {
 } from '../agent/index.ts';
 import type { TelemetryOptions } from '../telemetry.ts';
 import { afterAll, beforeAll } from 'vitest';
+import { scriptedCard } from '../client/scripted-agent.testkit.ts';
 import { startNatsServer, type NatsServer } from '../transports/nats/nats-server.testkit.ts';
 import { hostCard as testCard } from './agent-host.ts';
 import { Mesh, type MeshOptions } from './mesh.ts';
@@ -152,5 +153,23 @@ export function meshTestBed(): {
       meshes.push(m);
       return m;
     },
+  };
+}
+
+/** A live registry entry of a scripted agent (the capabilities of scriptedCard), reached over NATS unless `extra` says otherwise. */
+export function testEntry(agentId: string, extra: Partial<MeshEntry> = {}): MeshEntry {
+  const now = new Date().toISOString();
+  return {
+    agent_id: agentId,
+    instance: `${agentId}-1`,
+    card: scriptedCard({ agent_id: agentId }),
+    versions: ['1.0'],
+    endpoints: [{ binding: 'nats', url: 'nats://127.0.0.1:1' }],
+    load: { running_tasks: 0, max_concurrent_tasks: 4 },
+    heartbeat_ms: 200,
+    ttl_ms: 600,
+    started_at: now,
+    updated_at: now,
+    ...extra,
   };
 }

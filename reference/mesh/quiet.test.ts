@@ -10,27 +10,19 @@ import { scriptedCard } from '../client/scripted-agent.testkit.ts';
 import { createMemoryPair } from '../transports/index.ts';
 import { Mesh } from './mesh.ts';
 import type { MeshEntry } from './registry-view.ts';
-import { MemoryRegistry } from './mesh.testkit.ts';
+import { MemoryRegistry, testEntry } from './mesh.testkit.ts';
 
 const AGENT = 'tap.quiet-hop';
 
 function entry(): MeshEntry {
-  const now = new Date().toISOString();
-  return {
-    agent_id: AGENT,
-    instance: `${AGENT}-1`,
+  return testEntry(AGENT, {
     card: scriptedCard({
       agent_id: AGENT,
       capabilities: [{ name: 'tap.test.echo', version: '1.0.0', description: 'echo', side_effects: false }],
     } as never),
     versions: ['1.1', '1.0'],
-    endpoints: [{ binding: 'nats', url: 'nats://127.0.0.1:1' }],
-    load: { running_tasks: 0, max_concurrent_tasks: 4 },
-    heartbeat_ms: 200,
     ttl_ms: 60_000,
-    started_at: now,
-    updated_at: now,
-  };
+  });
 }
 
 describe('quiet copies (spec: mesh#quiet-copies)', () => {

@@ -9,7 +9,7 @@ import { ScriptedAgent, scriptedCard } from '../client/scripted-agent.testkit.ts
 import { createMemoryPair, type Transport } from '../transports/index.ts';
 import { Mesh } from './mesh.ts';
 import type { MeshEntry } from './registry-view.ts';
-import { MemoryRegistry } from './mesh.testkit.ts';
+import { MemoryRegistry, testEntry } from './mesh.testkit.ts';
 import type { TraceRecord } from './trace.ts';
 
 /** An agent played by a script: it accepts each task.request and, unless told to hold them, completes it. */
@@ -34,19 +34,7 @@ function scripted(agentId: string, complete: boolean): { agent?: ScriptedAgent; 
 }
 
 function entry(agentId: string, running: number): MeshEntry {
-  const now = new Date().toISOString();
-  return {
-    agent_id: agentId,
-    instance: `${agentId}-1`,
-    card: scriptedCard({ agent_id: agentId }),
-    versions: ['1.0'],
-    endpoints: [{ binding: 'nats', url: 'nats://127.0.0.1:1' }],
-    load: { running_tasks: running, max_concurrent_tasks: 4 },
-    heartbeat_ms: 200,
-    ttl_ms: 600,
-    started_at: now,
-    updated_at: now,
-  };
+  return testEntry(agentId, { load: { running_tasks: running, max_concurrent_tasks: 4 } });
 }
 
 describe('a copy whose request never went out (spec: mesh#moving)', () => {
