@@ -6,7 +6,7 @@
 import type { PayloadOf } from '../../schemas/src/index.ts';
 import { errorPayload, TapError } from '../core/errors.ts';
 import { canonicalize } from '../core/jcs.ts';
-import { validatePayload } from '../core/validate.ts';
+import { issueList, validatePayload } from '../core/validate.ts';
 import { TaskAborted } from './handler.ts';
 import { answerValidator } from './input-schemas.ts';
 import type { InputAsk, InputRecord } from './model.ts';
@@ -45,8 +45,7 @@ export function askInput(rt: Runtime, runner: TaskHost, task: Task, ask: InputAs
   // The request is checked before it goes: one its schema refuses would break the task's stream (spec: tasks#input-required).
   const issues = validatePayload('input.request', { request_id, prompt: ask?.prompt, schema: ask?.schema });
   if (issues) {
-    const said = issues.map((i) => `${i.path || '/'} ${i.message}`).join('; ');
-    return Promise.reject(new TypeError(`the input request is invalid (askInput takes { prompt, schema }): ${said}`));
+    return Promise.reject(new TypeError(`the input request is invalid (askInput takes { prompt, schema }): ${issueList(issues)}`));
   }
   let check: InputRecord['check'];
   try {

@@ -7,7 +7,7 @@ import type { MessageType, PayloadOf } from '../../schemas/src/index.ts';
 import { PROTOCOL } from '../core/catalogue.ts';
 import { newMessageId, type RandomSource } from '../core/ids.ts';
 import { timestamp } from '../core/compose.ts';
-import { validateMessage } from '../core/validate.ts';
+import { issueList, validateMessage } from '../core/validate.ts';
 import { sign, type Hmac } from '../core/signing.ts';
 import { OldestKey } from '../core/oldest.ts';
 import type { Clock } from '../core/platform.ts';
@@ -90,9 +90,8 @@ export function buildMessage<T extends MessageType>(
 export function checkOutbound(msg: Record<string, unknown>): void {
   const issues = validateMessage(msg);
   if (issues) {
-    const list = issues.map((i) => `${i.path || '/'} ${i.message}`).join('; ');
     throw new Error(
-      `outbound ${String(msg.type)} does not match its schema: ${list} (checked because validateOutbound or TAP_VALIDATE_OUTBOUND=1 is set)`,
+      `outbound ${String(msg.type)} does not match its schema: ${issueList(issues)} (checked because validateOutbound or TAP_VALIDATE_OUTBOUND=1 is set)`,
     );
   }
 }

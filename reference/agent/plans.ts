@@ -7,7 +7,7 @@ import type { PayloadOf } from '../../schemas/src/index.ts';
 import { errorPayload, TapError } from '../core/errors.ts';
 import { canonicalize } from '../core/jcs.ts';
 import { isTerminal } from '../core/states.ts';
-import { validateAgainst } from '../core/validate.ts';
+import { issueList, validateAgainst } from '../core/validate.ts';
 import { TaskAborted } from './handler.ts';
 import type { Plan, PlanDecision, PlanDraft, PlanRecord, PlanState } from './model.ts';
 import type { Runtime } from './runtime.ts';
@@ -47,9 +47,7 @@ export function submitPlan(rt: Runtime, runner: TaskHost, task: Task, draft: Pla
   const plan: Plan = { plan_id: `plan-${task.plans.length + 1}`, ...fields };
   const issues = validateAgainst('plan.schema.json', plan);
   if (issues) {
-    return Promise.reject(
-      new TapError('INVALID_MESSAGE', `the plan is invalid: ${issues.map((i) => `${i.path || '/'} ${i.message}`).join('; ')}`, { issues }),
-    );
+    return Promise.reject(new TapError('INVALID_MESSAGE', `the plan is invalid: ${issueList(issues)}`, { issues }));
   }
   const record: PlanRecord = { plan, state: 'pending' };
   if (prev?.state === 'needs_revision') {

@@ -6,10 +6,11 @@
 import type { AgentCard, Capability } from '../../schemas/src/index.ts';
 import { messageIds, pooled, webRandom, type RandomSource } from '../core/ids.ts';
 import type { Hmac } from '../core/signing.ts';
+import { checkLogger } from '../core/platform.ts';
 import { mayDeclareCapability } from '../core/reserved-names.ts';
 import { hmacSha256 } from '../crypto.ts';
 import { loadTelemetry, type Telemetry } from '../telemetry.ts';
-import { validateAgainst, type Issue } from '../core/validate.ts';
+import { issueList, validateAgainst, type Issue } from '../core/validate.ts';
 import type { Handler } from './handler.ts';
 import { inputValidator } from './input-schemas.ts';
 import { KeyRing } from './integrity.ts';
@@ -75,8 +76,7 @@ export class Runtime {
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? pooled(webRandom);
     this.hmac = options.hmac ?? hmacSha256;
-    if (options.logger !== undefined && typeof options.logger !== 'function')
-      throw new TypeError('createAgent: options.logger must be a function (level, message, fields?) => void');
+    checkLogger(options.logger, 'createAgent');
     this.log = options.logger ?? stderrLogger;
     this.keys = new KeyRing(options.keys ?? []);
     this.authenticate = options.authenticate;
@@ -124,7 +124,7 @@ export class Runtime {
       durability: options.stateDir ? 'restart' : 'process',
     };
     const issues = validateAgainst('agent-card.schema.json', this.card);
-    if (issues) throw new Error(`the agent card is invalid: ${issues.map((i) => `${i.path || '/'} ${i.message}`).join('; ')}`);
+    if (issues) throw new Error(`the agent card is invalid: ${issueList(issues)}`);
     this.agentId = this.card.agent_id;
     const audit = options.audit ? new AuditTrail(options.audit, (m) => this.log('warn', m)) : undefined;
     this.monitor = new TaskMonitor(this.agentId, this.clock.now(), audit, options.metrics !== false);

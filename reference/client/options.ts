@@ -1,7 +1,8 @@
 /** The options, events and outcomes of the requester client (spec: handshake, tasks, shutdown). */
 import type { TelemetryOptions } from '../telemetry.ts';
 import type { Extension, RandomSource } from '../core/index.ts';
-import { validateAgainst } from '../core/validate.ts';
+import { checkLogger } from '../core/platform.ts';
+import { issueList, validateAgainst } from '../core/validate.ts';
 import type { RetryPolicy } from './backoff.ts';
 import type { TaskHandle } from './handle.ts';
 import type { Credentials } from './session.ts';
@@ -120,21 +121,29 @@ export function defaultCard(agentId: string, maxMessageBytes = 1048576): AgentCa
   };
 }
 
+/** Throws a TypeError naming `caller` when its options give no agentId: the source of all a requester sends. */
+export function requireAgentId<T extends { agentId?: unknown }>(
+  options: T | undefined,
+  caller: string,
+  example: string,
+): asserts options is T & { agentId: string } {
+  if (typeof options?.agentId !== 'string' || options.agentId === '') {
+    throw new TypeError(`${caller} needs options.agentId, this requester's id (such as "${example}"): the source of all it sends`);
+  }
+}
+
 /**
  * The card a client shows in its handshake: its own, or the default for `agentId`, offering the
  * extensions it speaks (spec: handshake#negotiated-extensions). A TypeError, before anything is
  * sent, when `agentId` is missing, `logger` is no function or the card is not one the schema accepts.
  */
 export function requesterCard(options: ConnectOptions | undefined): AgentCard {
-  if (typeof options?.agentId !== 'string' || options.agentId === '') {
-    throw new TypeError(`connect needs options.agentId, this requester's id (such as "my.requester"): the source of all it sends`);
-  }
-  if (options.logger !== undefined && typeof options.logger !== 'function')
-    throw new TypeError('connect: options.logger must be a function (level, message, fields?) => void');
+  requireAgentId(options, 'connect', 'my.requester');
+  checkLogger(options.logger, 'connect');
   const base = options.card ?? defaultCard(options.agentId, options.params?.max_message_bytes);
   const card = options.extensions?.length ? { ...base, extensions: options.extensions.map((e) => ({ ...e })) } : base;
   if (card.agent_id !== options.agentId) throw new TypeError(`the card names ${card.agent_id}, not agentId ${options.agentId}`);
   const issues = validateAgainst('agent-card.schema.json', card);
-  if (issues) throw new TypeError(`the requester's card is invalid: ${issues.map((i) => `${i.path || '/'} ${i.message}`).join('; ')}`);
+  if (issues) throw new TypeError(`the requester's card is invalid: ${issueList(issues)}`);
   return card;
 }

@@ -96,6 +96,11 @@ function pointerOf(segments: (string | number)[]): string {
     .join('');
 }
 
+/** Whether walking `item` can find anything: a container, a number, a BigInt, or a string when strings are checked. */
+function mayHoldFinding(item: unknown, stats: WalkStats): boolean {
+  return item !== null && (typeof item === 'object' || typeof item === 'number' || typeof item === 'bigint' || stats.strings);
+}
+
 // Recursion is bounded by MAX_NESTING_DEPTH: a deeper container is reported, never entered.
 function walk(v: unknown, stats: WalkStats, depth: number): Finding | null {
   if (typeof v === 'number') {
@@ -120,7 +125,7 @@ function walk(v: unknown, stats: WalkStats, depth: number): Finding | null {
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
       const item = v[i];
-      if (item === null || (typeof item !== 'object' && typeof item !== 'number' && typeof item !== 'bigint' && !stats.strings)) continue;
+      if (!mayHoldFinding(item, stats)) continue;
       const f = walk(item, stats, depth + 1);
       if (f) {
         f.segments.push(i);
@@ -134,7 +139,7 @@ function walk(v: unknown, stats: WalkStats, depth: number): Finding | null {
     stats.members++;
     if (stats.strings && !isWellFormed(k)) return { segments: [k], message: 'a member name holds a lone surrogate' };
     const item = obj[k];
-    if (item === null || (typeof item !== 'object' && typeof item !== 'number' && typeof item !== 'bigint' && !stats.strings)) continue;
+    if (!mayHoldFinding(item, stats)) continue;
     const f = walk(item, stats, depth + 1);
     if (f) {
       f.segments.push(k);

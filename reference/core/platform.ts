@@ -27,3 +27,9 @@ export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
  * messages (spec: bindings#stdio).
  */
 export type Logger = (level: LogLevel, message: string, fields?: Record<string, unknown>) => void;
+
+/** Throws a TypeError naming `caller` when a `logger` option is given but is no function: it would fail only when first called. */
+export function checkLogger(logger: unknown, caller: string): void {
+  if (logger !== undefined && typeof logger !== 'function')
+    throw new TypeError(`${caller}: options.logger must be a function (level, message, fields?) => void`);
+}

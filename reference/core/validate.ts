@@ -129,6 +129,11 @@ export function toIssues(errors: readonly ErrorObject[]): Issue[] {
   return out;
 }
 
+/** Issues as one line for people: "/path message; /path message" ("/" for the whole value). */
+export function issueList(issues: readonly Issue[]): string {
+  return issues.map((i) => `${i.path || '/'} ${i.message}`).join('; ');
+}
+
 /** Escapes one JSON Pointer token (RFC 6901). */
 export function escapePointer(token: string): string {
   return token.replace(/~/g, '~0').replace(/\//g, '~1');

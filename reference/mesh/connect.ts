@@ -9,6 +9,7 @@ import { Mesh, type MeshOptions } from './mesh.ts';
 import { viewOf } from './registry-view.ts';
 import { openRegistry, type OpenRegistryOptions } from './registry.ts';
 import { MissingPeerError } from '../peers.ts';
+import { requireAgentId } from '../client/options.ts';
 
 /** Options of `connectMesh`: the Mesh's, without the registry and connection it makes itself. */
 export type ConnectMeshOptions = Omit<MeshOptions, 'registry' | 'connect'> & {
@@ -20,9 +21,7 @@ export type ConnectMeshOptions = Omit<MeshOptions, 'registry' | 'connect'> & {
 
 /** Connects to the NATS server at `url` and returns a Mesh reading its registry. */
 export async function connectMesh(url: string, options: ConnectMeshOptions): Promise<Mesh> {
-  if (typeof options?.agentId !== 'string' || options.agentId === '') {
-    throw new TypeError(`connectMesh needs options.agentId, this requester's id (such as "my.coordinator"): the source of all it sends`);
-  }
+  requireAgentId(options, 'connectMesh', 'my.coordinator');
   const address = parseNatsUrl(url);
   const nc = await connect({
     ...natsClientOptions(address),

@@ -4,7 +4,7 @@
  * (spec: bindings-workspace#task-record).
  */
 import type { TaskRecord } from '../../schemas/src/index.ts';
-import { validateAgainst, type Issue } from '../core/validate.ts';
+import { issueList, validateAgainst, type Issue } from '../core/validate.ts';
 import { SUPPORTED_MAJORS, protocolMajor } from './config.ts';
 import { randomHex } from './fsio.ts';
 
@@ -35,9 +35,8 @@ const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** A readable list of the first few schema issues. */
 export function describeIssues(issues: readonly Issue[], max = 3): string {
-  const shown = issues.slice(0, max).map((i) => `${i.path || '/'} ${i.message}`);
   const more = issues.length > max ? ` (and ${issues.length - max} more)` : '';
-  return shown.join('; ') + more;
+  return issueList(issues.slice(0, max)) + more;
 }
 
 function epochOf(value: unknown): number | null {
