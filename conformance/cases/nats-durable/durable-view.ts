@@ -27,6 +27,9 @@ import { fail } from '../../verdict.ts';
 import { Stop } from '../kit.ts';
 import { leftoversOf, type DurableLeftovers } from './durable-leftovers.ts';
 
+/** How long a read of a task's stream may take to deliver the messages stored when it began. */
+const STORED_READ_MS = 15_000;
+
 /** The NATS client (an optional peer): its MissingPeerError names the npm command when it is absent. */
 export const natsLibraries = async () => {
   if (!natsClientInstalled()) throw missingNatsClient('the nats-durable profile');
@@ -146,18 +149,28 @@ export class DurableView {
     return ack;
   }
 
-  /** Reads the task's stream from the start until `done(entries)` holds or `ms` pass; on a fresh NATS connection if `nc` is given. */
+  /**
+   * Reads the task's stream from the start until `done(entries)` holds or `ms` pass; on a fresh NATS
+   * connection if `nc` is given. The messages the stream holds when the read begins are read first,
+   * however long a loaded machine takes to deliver them (up to STORED_READ_MS): `ms` is the wait
+   * for more, which starts once they are in. A read cut short by its own slowness would judge the
+   * agent by messages the harness had not yet read.
+   */
   async stream(taskId: string, done: (entries: Entry[]) => boolean, ms: number, nc: NatsConnection = this.nc): Promise<Entry[]> {
+    const subject = eventSubject(S, taskId);
     const consumer = await this.lib
       .jetstream(nc)
-      .consumers.get(S.events, { filter_subjects: eventSubject(S, taskId), deliver_policy: this.lib.DeliverAll })
+      .consumers.get(S.events, { filter_subjects: subject, deliver_policy: this.lib.DeliverAll })
       .catch((err: Error) => {
         throw new Stop(fail(`the agent's durable tasks have no stream to resume from: ${S.events} cannot be read (${err.message})`));
       });
     const entries: Entry[] = [];
     if (done(entries)) return entries;
+    const stored =
+      (await this.jsm.streams.info(S.events, { subjects_filter: subject }).catch(() => undefined))?.state.subjects?.[subject] ?? 0;
     const messages = await consumer.consume({ max_messages: 64 });
-    const timer = setTimeout(() => void messages.close(), ms);
+    const close = () => void messages.close();
+    let timer = setTimeout(close, stored > 0 ? Math.max(ms, STORED_READ_MS) : ms);
     try {
       for await (const m of messages) {
         let message: Entry['message'];
@@ -173,6 +186,10 @@ export class DurableView {
           streamSeq: m.info.streamSequence,
         });
         if (done(entries)) break;
+        if (entries.length === stored) {
+          clearTimeout(timer);
+          timer = setTimeout(close, ms);
+        }
       }
     } finally {
       clearTimeout(timer);
