@@ -16,6 +16,7 @@ import type { Mesh } from '../reference/mesh/mesh.ts';
 import type { TraceRecord } from '../reference/mesh/trace.ts';
 import { traces } from '../reference/mesh/trace-view.ts';
 import { natsServerInstalled, NO_NATS_SERVER, startNatsServer, type NatsServer } from '../reference/transports/nats/nats-server.testkit.ts';
+import { compiledScript } from './compiled.testkit.ts';
 import { lacks, needing } from './system-tools.testkit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
@@ -36,9 +37,7 @@ function startHost(url: string, ids: string[], stateRoot: string): Promise<HostP
   const child = spawn(
     process.execPath,
     [
-      '--import',
-      'tsx',
-      'reference/mesh/agent-host.ts',
+      compiledScript('reference/mesh/agent-host.ts'),
       '--nats',
       url,
       '--ids',

@@ -1,10 +1,15 @@
-/** Vitest's global set-up: compiles dist/ when a source is newer, so tests that start the bins run the current code. */
+/**
+ * Vitest's global set-up: compiles dist/ when a source is newer, so tests that start the bins run
+ * the current code, then the scripts of test support that tests start as processes
+ * (test/compiled.testkit.ts), against that dist/.
+ */
+import { compileScripts } from '../test/compiled.testkit.ts';
 import { build, isBuilt } from './build.ts';
 
 // Both projects (fast and slow) run this set-up: one build serves them.
 let building: Promise<void> | undefined;
 
 export default async function setup(): Promise<void> {
-  building ??= isBuilt() ? Promise.resolve() : build();
+  building ??= (isBuilt() ? Promise.resolve() : build()).then(compileScripts);
   await building;
 }

@@ -19,13 +19,15 @@ import { newSigningKey, trustOf } from '../../reference/trust.ts';
 import { runConformance } from '../run.ts';
 import { shellQuote } from '../options.ts';
 import type { RegistryFault } from './registry-broken.testkit.ts';
+import { compiledScript } from '../../test/compiled.testkit.ts';
 import { lacks, needing } from '../../test/system-tools.testkit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
 
 /** Starts a process that prints its URL once ready; resolves with the process and the URL. */
 async function serving(args: string[]): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const [script, ...rest] = args;
+  const child = spawn(process.execPath, [compiledScript(script!), ...rest], { stdio: ['ignore', 'pipe', 'ignore'] });
   const [url] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
   return { child, url };
 }
@@ -43,8 +45,8 @@ const FAULTS: Array<[RegistryFault, string]> = [
   ['overwrites-live', 'registry.instance.taken'],
 ];
 
-/** The shell command that starts `args` as a process of this test's kind (node with tsx), for --agent-command. */
-const command = (args: string[]): string => [process.execPath, '--import', 'tsx', ...args].map(shellQuote).join(' ');
+/** The shell command that starts `args` (a script and its arguments) as `serving` does, for --agent-command. */
+const command = ([script, ...rest]: string[]): string => [process.execPath, compiledScript(script!), ...rest].map(shellQuote).join(' ');
 
 // The reference agent signs its entry; the trust file names its key and one for the agent that forgets its own.
 const referenceKey = newSigningKey('tap.reference-agent');

@@ -29,6 +29,7 @@ import { recordFromDraft, type TaskRecord } from '../workspace/record.ts';
 import { runCli } from './cli.ts';
 import { BUILTIN_COMMANDS } from './commands.ts';
 import { findCommand, registerCommand } from './registry.ts';
+import { compiledScript } from '../../test/compiled.testkit.ts';
 import { lacks, needing } from '../../test/system-tools.testkit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
@@ -148,7 +149,7 @@ describe.skipIf(lacks('nats-server'))(
       agent = spawn(
         process.execPath,
         [
-          ...['--import', 'tsx', 'reference/agents/reference-agent.ts', '--nats', creds[AGENT]!.url, '--mesh', creds[AGENT]!.url],
+          ...[compiledScript('reference/agents/reference-agent.ts'), '--nats', creds[AGENT]!.url, '--mesh', creds[AGENT]!.url],
           ...[
             '--durable',
             '--lease-ms',

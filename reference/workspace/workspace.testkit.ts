@@ -8,6 +8,7 @@ import { accessSync, constants, promises as fsp } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { compiledScript } from '../../test/compiled.testkit.ts';
 import { initWorkspace, type Workspace } from './workspace.ts';
 import { afterEach } from 'vitest';
 
@@ -62,9 +63,9 @@ export interface ScriptChild {
   line(match: (l: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
 }
 
-/** Runs `node --import tsx <script> ...args`. */
+/** Runs `node <script> ...args`, the script compiled (test/compiled.testkit.ts). */
 export function runScript(script: string, args: string[], env: Record<string, string> = {}): ScriptChild {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+  const child = spawn(process.execPath, [compiledScript(script), ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...env },
   });
