@@ -101,7 +101,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tapctl nats agains
     expect(tasks.err).toContain(`where: ${server.url}`);
     const json = await tapctl('nats', 'dead-letters', '--json', '-s', server.url);
     expect(json.json().error.code).toBe('STREAM_MISSING');
-    const status = await tapctl('nats', 'status', '--json', '--server', server.url);
+    const status = await tapctl('nats', 'status', '--json', '--nats', server.url);
     expect(status.code).toBe(0);
     expect(status.json().server).toMatchObject({ url: server.url, name: 'tap-test' });
     expect(status.json().streams.map((s: { name: string; exists: boolean }) => [s.name, s.exists])).toEqual([

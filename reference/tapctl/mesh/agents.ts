@@ -34,7 +34,7 @@ ${NATS_HELP}
     const { values, positionals: given } = parseOptions(args, { ...NATS_OPTION, json: { type: 'boolean' } });
     positionals(given, []);
     const listing = listingOptions(values);
-    const found = await withRegistry(values.nats, (registry) => listMatching(registry, {}), listing);
+    const found = await withRegistry(values, (registry) => listMatching(registry, {}), listing);
     const { records } = found;
     const trusted = listing.trust !== undefined;
     const now = Date.now();

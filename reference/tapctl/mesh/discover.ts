@@ -42,7 +42,7 @@ ${NATS_HELP}
     const permissions = values.permission as unknown as string[] | undefined;
     const listing = listingOptions(values);
     const found = await withRegistry(
-      values.nats,
+      values,
       (registry) =>
         listMatching(registry, {
           capability,

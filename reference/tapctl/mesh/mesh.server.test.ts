@@ -90,6 +90,19 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tapctl mesh (spec:
     expect(agents.code).toBe(0);
     expect(agents.json().map((e: { agent_id: string }) => e.agent_id)).toEqual(['coder.one', 'coder.two']);
     expect(agents.json()[0]).toMatchObject({ load: { running_tasks: 2, max_concurrent_tasks: 5 }, revision: expect.any(Number) });
+    // The server option of `tapctl nats` works here too, and so does the nats tool's $NATS_URL.
+    const ids = (r: { json: () => { agent_id: string }[] }) => r.json().map((e) => e.agent_id);
+    expect(ids(await tapctl('mesh', 'agents', '-s', server.url, '--json'))).toEqual(['coder.one', 'coder.two']);
+    const saved = { tap: process.env.TAP_NATS_URL, nats: process.env.NATS_URL };
+    delete process.env.TAP_NATS_URL;
+    process.env.NATS_URL = server.url;
+    try {
+      expect(ids(await tapctl('mesh', 'agents', '--json'))).toEqual(['coder.one', 'coder.two']);
+    } finally {
+      if (saved.tap !== undefined) process.env.TAP_NATS_URL = saved.tap;
+      if (saved.nats === undefined) delete process.env.NATS_URL;
+      else process.env.NATS_URL = saved.nats;
+    }
     const people = await tapctl('mesh', 'agents', '--nats', server.url);
     expect(people.out).toMatch(/2 agents in the mesh/);
     expect(people.out).toMatch(/coder\.one +2\/5 tasks/);

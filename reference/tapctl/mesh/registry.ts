@@ -1,5 +1,5 @@
 /**
- * How the `tapctl mesh` commands reach the registry: `--nats URL` (or TAP_NATS_URL), the NATS
+ * How the `tapctl mesh` commands reach the registry: `--nats URL` or `--server URL` (server-url.ts), the NATS
  * client and the registry module loaded only when a mesh command runs (spec: registry#nats);
  * `--trust FILE` to take only signed entries (spec: registry#signatures), and the bounds of a
  * listing (spec: registry#bounds).
@@ -12,18 +12,20 @@ import type { Registry } from '../../mesh/registry.ts';
 import { readTrustFile, type TrustFile } from '../../trust.ts';
 import type { Io } from '../registry.ts';
 import { CliError } from '../registry.ts';
+import { DEFAULT_NATS_URL, natsServerUrl, SERVER_OPTIONS } from '../server-url.ts';
 import { duration, table } from '../workspace/format.ts';
 
 /** The options every mesh command that reads the registry takes. */
 export const NATS_OPTION = {
-  nats: { type: 'string' },
+  ...SERVER_OPTIONS,
   trust: { type: 'string' },
   'max-entries': { type: 'string' },
   'budget-ms': { type: 'string' },
 } as const;
 
 /** The help lines of those options. */
-export const NATS_HELP = `  --nats URL   the NATS server of the mesh's registry (default: $TAP_NATS_URL, else nats://127.0.0.1:4222)
+export const NATS_HELP = `  --nats URL   the NATS server of the mesh's registry, also -s, --server URL (default: $TAP_NATS_URL,
+               else $NATS_URL, else ${DEFAULT_NATS_URL})
   --trust FILE take only entries signed by their agent's key in this trust file and show the
                others as refused, with the reason (spec: registry#signatures); without it, every
                process that may write the registry bucket is trusted
@@ -69,13 +71,13 @@ export function listingOptions(values: { trust?: string; 'max-entries'?: string;
 
 /** Opens the registry bucket (never creating it), runs `use`, and closes the connection. */
 export async function withRegistry<T>(
-  url: string | undefined,
+  options: { server?: string; nats?: string },
   use: (registry: Registry) => Promise<T>,
   listing: ListingOptions = { bounds: {} },
 ): Promise<T> {
-  const server = url ?? process.env.TAP_NATS_URL ?? 'nats://127.0.0.1:4222';
+  const server = natsServerUrl(options);
   if (!/^(nats|tls):\/\//i.test(server))
-    throw new CliError(`--nats ${server} is not a nats:// URL`, { usage: true, hint: 'Give one like nats://127.0.0.1:4222.' });
+    throw new CliError(`the NATS server ${server} is not a nats:// URL`, { usage: true, hint: 'Give one like nats://127.0.0.1:4222.' });
   const [{ connect }, { openRegistry }, { natsClientOptions, parseNatsUrl }] = await Promise.all([
     import('../../transports/nats/client.ts'),
     import('../../mesh/registry.ts'),

@@ -22,11 +22,6 @@ export interface NatsSession {
   close(): Promise<void>;
 }
 
-/** The server a command talks to: --server, else NATS_URL, else the local default. */
-export function serverUrl(option: string | undefined): string {
-  return option ?? process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
-}
-
 /** Runs a command's work on a session with the server at `url`, closed whatever the work does. */
 export async function withNats<T>(url: string, work: (s: NatsSession) => Promise<T>): Promise<T> {
   const s = await openNats(url);
@@ -57,7 +52,7 @@ export async function openNats(url: string, o: { timeoutMs?: number } = {}): Pro
     if (err instanceof MissingPeerError) throw err;
     throw new CliError(`cannot reach the NATS server: ${(err as Error).message}`, {
       where: url,
-      hint: 'Is nats-server running there (nats-server -js)? Give another server with --server or NATS_URL.',
+      hint: 'Is nats-server running there (nats-server -js)? Give another server with --server, $TAP_NATS_URL or $NATS_URL.',
       code: 'NATS_UNREACHABLE',
     });
   }

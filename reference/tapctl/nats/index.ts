@@ -6,12 +6,12 @@
 import { intOption, parseOptions, positionals } from '../cli.ts';
 import { checkIdentifier } from '../../transports/nats/subjects.ts';
 import { CliError, commandGroup, type Command } from '../registry.ts';
+import { natsServerUrl, SERVER_HELP as SERVER_OPTION_HELP, SERVER_OPTIONS } from '../server-url.ts';
 
-const SERVER_HELP = `  -s, --server <url>  the NATS server (default: $NATS_URL, else nats://127.0.0.1:4222);
-                      nats://user:password@host:port gives credentials, a comma-separated list a cluster
+const SERVER_HELP = `${SERVER_OPTION_HELP}
   --json              print JSON for scripts (errors too, as { "error": … })`;
 
-const common = { server: { type: 'string', short: 's' }, json: { type: 'boolean' } } as const;
+const common = { ...SERVER_OPTIONS, json: { type: 'boolean' } } as const;
 
 /** The --capability option, checked: a TAP identifier, which a subject can hold (spec: bindings-nats#subjects). */
 function capabilityOption(value: string | undefined): string | undefined {
@@ -23,10 +23,9 @@ function capabilityOption(value: string | undefined): string | undefined {
   }
 }
 
-/** The server URL the options give, resolved lazily with the environment. */
-async function server(value: string | undefined): Promise<string> {
-  const { serverUrl } = await import('./connection.ts');
-  return serverUrl(value);
+/** The server URL the options give, with the environment (server-url.ts). */
+async function server(values: { server?: string; nats?: string }): Promise<string> {
+  return natsServerUrl(values);
 }
 
 const statusCommand: Command = {
@@ -49,7 +48,7 @@ ${SERVER_HELP}
     const { values, positionals: given } = parseOptions(args, common);
     positionals(given, []);
     const { runStatus } = await import('./status.ts');
-    return runStatus({ server: await server(values.server), json: values.json ?? false }, ctx);
+    return runStatus({ server: await server(values), json: values.json ?? false }, ctx);
   },
 };
 
@@ -76,7 +75,7 @@ ${SERVER_HELP}
     const { runTasks } = await import('./records.ts');
     return runTasks(
       {
-        server: await server(values.server),
+        server: await server(values),
         json: values.json ?? false,
         capability: capabilityOption(values.capability),
         limit: intOption(values.limit, 'limit', 1) ?? 100,
@@ -107,7 +106,7 @@ ${SERVER_HELP}
     const { runDeadLetters } = await import('./records.ts');
     return runDeadLetters(
       {
-        server: await server(values.server),
+        server: await server(values),
         json: values.json ?? false,
         capability: capabilityOption(values.capability),
         limit: intOption(values.limit, 'limit', 1) ?? 100,
@@ -145,7 +144,7 @@ ${SERVER_HELP}
     const { runRequeue } = await import('./requeue.ts');
     return runRequeue(
       {
-        server: await server(values.server),
+        server: await server(values),
         json: values.json ?? false,
         ids: values.all ? 'all' : ids,
         capability: capabilityOption(values.capability),
@@ -203,7 +202,7 @@ ${SERVER_HELP}
     const { runSubmit } = await import('./submit.ts');
     return runSubmit(
       {
-        server: await server(values.server),
+        server: await server(values),
         json: values.json ?? false,
         capability: capability!,
         input,
@@ -309,7 +308,7 @@ ${SERVER_HELP}
         hint: "tapctl nats status lists the queue's consumers, e.g. tap-tap_test_echo.",
       });
     const { runRemoveConsumer } = await import('./consumers.ts');
-    return runRemoveConsumer({ server: await server(values.server), json: values.json ?? false, names, force: values.force ?? false }, ctx);
+    return runRemoveConsumer({ server: await server(values), json: values.json ?? false, names, force: values.force ?? false }, ctx);
   },
 };
 
