@@ -8,24 +8,33 @@ import { LONGEST_FAST } from './tools/test-order.ts';
  * `*.server.test.ts`; one that drives Chromium is `*.browser.test.ts`; one that runs in this process
  * but for a long time (the mutation sample, the slow transport) is `*.slow.test.ts`. Every other
  * `*.test.ts` is fast: in this process, no system package, no real-time wait of seconds.
- * `npx vitest run` runs both projects (npm test); `npx vitest run --project fast` the fast one
- * (npm run test:fast).
+ * `npx vitest run` runs both tiers (npm test); with TAP_TEST_TIER=fast in the environment, only the
+ * fast one (npm run test:fast).
+ *
+ * One project holds both tiers: with a project per tier, vitest started three new workers for the
+ * fast files once the slow ones ended, and each loaded the module graph again.
  */
 export const SLOW_TIERS = ['**/*.process.test.ts', '**/*.server.test.ts', '**/*.browser.test.ts', '**/*.slow.test.ts'];
 
 const EXCLUDE = ['node_modules/**', 'site/**', 'dist/**'];
+/** The file-name endings of the slow tiers, e.g. `.process.test.ts`. */
+const SLOW_ENDINGS = SLOW_TIERS.map((glob) => glob.replace('**/*', ''));
+const FAST_ONLY = process.env.TAP_TEST_TIER === 'fast';
+
+/** Whether a test file belongs to a slow tier. */
+export const isSlow = (file: string): boolean => SLOW_ENDINGS.some((ending) => file.endsWith(ending));
 
 /**
- * The order files start in, when both projects run (npm test): the slow project's first, longest
- * first as vitest judges it (the last run's durations, or the larger file when there is none), then
- * the fast project's short files, which fill the workers as the long ones end, its LONGEST_FAST
- * first. Vitest's own order runs the fast project first, so the longest files of the run started
- * last and ran on alone.
+ * The order files start in, when both tiers run (npm test): the slow tier's first, longest first
+ * as vitest judges it (the last run's durations, or the larger file when there is none), then the
+ * fast tier's short files, which fill the workers as the long ones end, its LONGEST_FAST first.
+ * Vitest's own order ran the fast tier first, so the longest files of the run started last and
+ * ran on alone.
  */
 class SlowFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
-    const slow = (f: TestSpecification) => f.project.name === 'slow';
+    const slow = (f: TestSpecification) => isSlow(f.moduleId);
     const rank = (f: TestSpecification) => {
       const i = LONGEST_FAST.findIndex((name) => f.moduleId.endsWith(`/${name}`));
       return i === -1 ? LONGEST_FAST.length : i;
@@ -51,9 +60,7 @@ export default defineConfig({
     // cases scale their waits to the machine's load.
     maxWorkers: 3,
     sequence: { sequencer: SlowFirst },
-    projects: [
-      { extends: true, test: { name: 'fast', include: ['**/*.test.ts'], exclude: [...EXCLUDE, ...SLOW_TIERS] } },
-      { extends: true, test: { name: 'slow', include: SLOW_TIERS, exclude: EXCLUDE } },
-    ],
+    include: ['**/*.test.ts'],
+    exclude: FAST_ONLY ? [...EXCLUDE, ...SLOW_TIERS] : EXCLUDE,
   },
 });

@@ -11,7 +11,7 @@
  *   the Getting Started page run verbatim from there (tools/tarball/recipes.ts), and the
  *   certification of the reference agent over stdio and WebSocket with the installed package's own bins
  *   (over stdio only the cases the README agent's certification in the docs step cannot prove).
- * - `--fast`: the build, then the vitest project `fast` (every `*.test.ts` that is not a
+ * - `--fast`: the build, then vitest's fast tier (TAP_TEST_TIER=fast: every `*.test.ts` that is not a
  *   `*.process`, `*.server`, `*.browser` or `*.slow` test: units and the in-memory conformance run,
  *   see vitest.config.ts) with the same checks beside them.
  *
@@ -215,7 +215,7 @@ export const full = (skip: ReadonlySet<string> = new Set()): Stage[] => [
 ];
 export const FAST: Stage[] = [
   build,
-  [vitest('vitest: the fast tier (units and the in-memory conformance run)', ['--project', 'fast']), statics(0)],
+  [vitest('vitest: the fast tier (units and the in-memory conformance run)', [], { TAP_TEST_TIER: 'fast' }), statics(0)],
 ];
 
 async function main(): Promise<number> {

@@ -6,7 +6,7 @@
 import { compileScripts } from '../test/compiled.testkit.ts';
 import { build, isBuilt } from './build.ts';
 
-// Both projects (fast and slow) run this set-up: one build serves them.
+// Every worker of the run waits for this one build.
 let building: Promise<void> | undefined;
 
 export default async function setup(): Promise<void> {
