@@ -269,6 +269,19 @@ export async function walkTasks(
  * the task cannot show it. Never a FAIL: the agent kept its own limit (spec: tasks#deadlines).
  */
 export function cutShort(peer: Peer, what: string): Outcome {
+  return skippedForLimit(peer, what);
+}
+
+/**
+ * Whether the agent's own max_task_seconds has run out for a task started at `since` (Date.now()
+ * when the harness sent its request): a task that then ends timed_out kept the agent's limit.
+ */
+export function limitRanOut(peer: Peer, since: number): boolean {
+  const limit = peer.state.card?.limits?.max_task_seconds;
+  return typeof limit === 'number' && Date.now() - since >= limit * 1000;
+}
+
+function skippedForLimit(peer: Peer, what: string): Outcome {
   const limit = peer.state.card?.limits?.max_task_seconds;
   return skipped(
     `the task ended timed_out, its max_task_seconds (${limit} s) run out, before ${what}: a task that short cannot show it. ` +

@@ -12,7 +12,7 @@ import {
   timingWindow,
 } from '../../verdict.ts';
 import { collectUntilResult, describeMessage, startTask, waitStream } from '../../steps.ts';
-import { cutShort, PLAN, show, status, wrongReply } from '../kit.ts';
+import { cutShort, limitRanOut, PLAN, show, status, wrongReply } from '../kit.ts';
 import type { Received } from '../../peer.ts';
 import { type Case, defineCase } from '../../case.ts';
 import { timedCases } from '../timing.ts';
@@ -80,6 +80,15 @@ async function holdingScenario(
     );
     const reply = await peer.reply(d);
     const r = reply.ok ? await collectUntilResult(peer, t.value.taskId) : reply;
+    // The snapshot said awaiting_approval, but the agent's max_task_seconds ran out before the late
+    // approval came (a loaded machine): the task ended timed_out, as the agent's own limit asks.
+    const endedTimedOut =
+      (reply.ok && reply.value.msg.type === 'error' && reply.value.msg.payload?.code === 'TASK_TERMINAL') ||
+      (r.ok && r.value.result.msg.payload.status === 'timed_out');
+    if (endedTimedOut && limitRanOut(peer, requested)) {
+      const cut = cutShort(peer, 'the late approval of its holding plan came');
+      return { first: firstAt, second: secondAt, heartbeat, afterDecision: cut, cut };
+    }
     afterDecision =
       (planState !== 'holding'
         ? fail(
