@@ -269,7 +269,11 @@ export async function walkTasks(
  * the task cannot show it. Never a FAIL: the agent kept its own limit (spec: tasks#deadlines).
  */
 export function cutShort(peer: Peer, what: string): Outcome {
-  return skippedForLimit(peer, what);
+  const limit = peer.state.card?.limits?.max_task_seconds;
+  return skipped(
+    `the task ended timed_out, its max_task_seconds (${limit} s) run out, before ${what}: a task that short cannot show it. ` +
+      `${MAX_TASK_VAR}=2 is for tasks.deadline.max-task-seconds; an agent started without it gets this case`,
+  );
 }
 
 /**
@@ -279,12 +283,4 @@ export function cutShort(peer: Peer, what: string): Outcome {
 export function limitRanOut(peer: Peer, since: number): boolean {
   const limit = peer.state.card?.limits?.max_task_seconds;
   return typeof limit === 'number' && Date.now() - since >= limit * 1000;
-}
-
-function skippedForLimit(peer: Peer, what: string): Outcome {
-  const limit = peer.state.card?.limits?.max_task_seconds;
-  return skipped(
-    `the task ended timed_out, its max_task_seconds (${limit} s) run out, before ${what}: a task that short cannot show it. ` +
-      `${MAX_TASK_VAR}=2 is for tasks.deadline.max-task-seconds; an agent started without it gets this case`,
-  );
 }

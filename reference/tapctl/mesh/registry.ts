@@ -1,6 +1,6 @@
 /**
- * How the `tapctl mesh` commands reach the registry: `--nats URL` or `--server URL` (server-url.ts), the NATS
- * client and the registry module loaded only when a mesh command runs (spec: registry#nats);
+ * How the `tapctl mesh` commands reach the registry: `--nats URL` or `--server URL` (server-url.ts),
+ * the NATS client and the registry module loaded only when a mesh command runs (spec: registry#nats);
  * `--trust FILE` to take only signed entries (spec: registry#signatures), and the bounds of a
  * listing (spec: registry#bounds).
  */

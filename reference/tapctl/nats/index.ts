@@ -23,11 +23,6 @@ function capabilityOption(value: string | undefined): string | undefined {
   }
 }
 
-/** The server URL the options give, with the environment (server-url.ts). */
-async function server(values: { server?: string; nats?: string }): Promise<string> {
-  return natsServerUrl(values);
-}
-
 const statusCommand: Command = {
   name: 'status',
   summary: 'show the server, JetStream and the TAP streams with their counts',
@@ -48,7 +43,7 @@ ${SERVER_HELP}
     const { values, positionals: given } = parseOptions(args, common);
     positionals(given, []);
     const { runStatus } = await import('./status.ts');
-    return runStatus({ server: await server(values), json: values.json ?? false }, ctx);
+    return runStatus({ server: natsServerUrl(values), json: values.json ?? false }, ctx);
   },
 };
 
@@ -75,7 +70,7 @@ ${SERVER_HELP}
     const { runTasks } = await import('./records.ts');
     return runTasks(
       {
-        server: await server(values),
+        server: natsServerUrl(values),
         json: values.json ?? false,
         capability: capabilityOption(values.capability),
         limit: intOption(values.limit, 'limit', 1) ?? 100,
@@ -106,7 +101,7 @@ ${SERVER_HELP}
     const { runDeadLetters } = await import('./records.ts');
     return runDeadLetters(
       {
-        server: await server(values),
+        server: natsServerUrl(values),
         json: values.json ?? false,
         capability: capabilityOption(values.capability),
         limit: intOption(values.limit, 'limit', 1) ?? 100,
@@ -144,7 +139,7 @@ ${SERVER_HELP}
     const { runRequeue } = await import('./requeue.ts');
     return runRequeue(
       {
-        server: await server(values),
+        server: natsServerUrl(values),
         json: values.json ?? false,
         ids: values.all ? 'all' : ids,
         capability: capabilityOption(values.capability),
@@ -202,7 +197,7 @@ ${SERVER_HELP}
     const { runSubmit } = await import('./submit.ts');
     return runSubmit(
       {
-        server: await server(values),
+        server: natsServerUrl(values),
         json: values.json ?? false,
         capability: capability!,
         input,
@@ -308,7 +303,7 @@ ${SERVER_HELP}
         hint: "tapctl nats status lists the queue's consumers, e.g. tap-tap_test_echo.",
       });
     const { runRemoveConsumer } = await import('./consumers.ts');
-    return runRemoveConsumer({ server: await server(values), json: values.json ?? false, names, force: values.force ?? false }, ctx);
+    return runRemoveConsumer({ server: natsServerUrl(values), json: values.json ?? false, names, force: values.force ?? false }, ctx);
   },
 };
 
