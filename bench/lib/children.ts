@@ -5,46 +5,22 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
-import { build, type Plugin } from 'esbuild';
+import { basename, join } from 'node:path';
+import { bundleScripts } from './bundle.ts';
 import { BENCH, ROOT } from './paths.ts';
 
-const DIST = join(ROOT, 'dist');
 /** Where the peer scripts are compiled to, once per run. */
 const PEERS_OUT = join(ROOT, 'node_modules', '.cache', 'tap', 'bench-peers');
 const compiled = new Map<string, string>();
 
-/** Leaves every import of dist/ an import of that very file: the package's code runs as built, never bundled again. */
-const distStaysOutside: Plugin = {
-  name: 'dist-stays-outside',
-  setup(b) {
-    b.onResolve({ filter: /\/dist\// }, (args) => {
-      const path = resolve(args.resolveDir, args.path);
-      return path.startsWith(`${DIST}/`) ? { path, external: true } : undefined;
-    });
-  },
-};
-
 /**
  * Compiles each script of bench/peers/ to one JavaScript file: the bench's own code bundled in,
- * the package taken from dist/ (npm run build) and dependencies from node_modules. Run once
- * before the first child starts.
+ * the package taken from dist/ (npm run build) and dependencies from node_modules (bundle.ts). Run
+ * once before the first child starts.
  */
 export async function compilePeers(): Promise<void> {
-  if (!existsSync(join(DIST, '.built'))) throw new Error('dist/ is missing: run npm run build first');
   const scripts = readdirSync(join(BENCH, 'peers')).filter((f) => f.endsWith('.ts'));
-  await build({
-    entryPoints: scripts.map((f) => join(BENCH, 'peers', f)),
-    bundle: true,
-    platform: 'node',
-    target: 'node20',
-    format: 'esm',
-    packages: 'external',
-    outdir: PEERS_OUT,
-    outExtension: { '.js': '.mjs' },
-    plugins: [distStaysOutside],
-    logLevel: 'warning',
-  });
+  await bundleScripts(Object.fromEntries(scripts.map((f) => [basename(f, '.ts'), join(BENCH, 'peers', f)])), PEERS_OUT);
   for (const f of scripts) compiled.set(join(BENCH, 'peers', f), join(PEERS_OUT, basename(f, '.ts') + '.mjs'));
 }
 
