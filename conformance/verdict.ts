@@ -186,6 +186,9 @@ export function judgeOccurrence(w: TimingWindow, observed: Observed, what: strin
   return pass(`${what} after ${ms(observed)} (nominal ${w.nominalMs} ms)`);
 }
 
+/** The detail of judgePunctuality's miss, as reports carry it: a verdict on timing alone. */
+export const PUNCTUALITY_MISS = /; punctual is within \d+ ms$/;
+
 /** Judges the SHOULD half of a timed rule: punctuality; late is NON-STRICT and timing-only. */
 export function judgePunctuality(w: TimingWindow, observed: Observed, what: string): Outcome {
   if (observed === undefined || bounds(observed).low > w.punctualMs) {

@@ -21,6 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WORKSPACE_CASES } from '../conformance/workspace/cases/index.ts';
 import { loadTimeScale } from '../conformance/test/time-scale.testkit.ts';
 import { skipReason } from '../conformance/workspace/protocol.ts';
+import { PUNCTUALITY_MISS } from '../conformance/verdict.ts';
 import { scratchBase } from '../reference/workspace/workspace.testkit.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -113,12 +114,17 @@ describe('tap-conform --workspace (spec: bindings-workspace)', () => {
       / binding only$/.test(detail) ||
       detail === `over mailboxes: ${skipReason(id)}` ||
       (id === 'tasks.deadline.max-task-seconds' && detail.startsWith('the agent declares max_task_seconds 3600'));
-    const bad = [...r.verdicts].filter(([id, v]) => v.verdict !== 'PASS' && !(v.verdict === 'SKIPPED' && forBinding(id, v.detail)));
+    // A punctuality miss (NON-STRICT on timing alone) is run again once, alone: a loaded machine
+    // runs the agent's timers late, not the agent. A miss the second time stays.
+    const late = [...r.verdicts].filter(([, v]) => v.verdict === 'NON-STRICT' && PUNCTUALITY_MISS.test(v.detail)).map(([id]) => id);
+    const again = late.length > 0 ? await conform('reference-again', late, REFERENCE) : undefined;
+    const verdicts = new Map([...r.verdicts, ...(again?.verdicts ?? [])]);
+    const bad = [...verdicts].filter(([id, v]) => v.verdict !== 'PASS' && !(v.verdict === 'SKIPPED' && forBinding(id, v.detail)));
     expect(
       bad.map(([id, v]) => `${id}: ${v.verdict} ${v.detail}`),
-      r.stderr.slice(-2000),
+      `${r.stderr.slice(-2000)}${again ? `\nrun again alone: ${late.join(', ')}\n${again.stderr.slice(-1000)}` : ''}`,
     ).toEqual([]);
-    expect(r.code, r.stderr.slice(-2000)).toBe(0);
+    expect(again?.code ?? r.code, r.stderr.slice(-2000)).toBe(0);
     // Leaving the floods out makes it a partial run, which never certifies.
     expect(r.certified).toBe(false);
     expect(r.scope).toMatchObject({ skip: FLOODS, cases: r.scope!.of - FLOODS.length });

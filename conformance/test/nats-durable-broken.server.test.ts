@@ -103,7 +103,12 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tap-conform nats-d
     const judged = DURABLE_IDS.filter((c) => !skip.includes(c));
     // The cases a break can also fail (listed with it) fail or pass as the timing of the run has it; every other case passes.
     const seen = Object.fromEntries(judged.map((c) => [c, also.includes(c) && verdicts[c] === 'PASS' ? 'FAIL' : verdicts[c]]));
-    expect(seen).toEqual(Object.fromEntries(judged.map((c) => [c, c === id || also.includes(c) ? 'FAIL' : passed(c)])));
+    const want = Object.fromEntries(judged.map((c) => [c, c === id || also.includes(c) ? 'FAIL' : passed(c)]));
+    // On a mismatch, the message names what each unexpected case saw.
+    const why = report.cases
+      .filter((c) => seen[c.id] !== undefined && seen[c.id] !== want[c.id])
+      .map((c) => `${c.id}: ${c.verdict} ${c.detail}`);
+    expect(seen, why.join('\n')).toEqual(want);
     expect(report.cases.find((c) => c.id === id)?.detail).toMatch(reason);
     // The run removes the advisories of its records that the agent left unanswered, as it removes their dead letters.
     const nc = await connect({ servers: s.url });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  PUNCTUALITY_MISS,
   applyLevel,
   between,
   capTiming,
@@ -63,5 +64,12 @@ describe('timed rules (spec: conformance#timing)', () => {
     expect(late.verdict).toBe('NON-STRICT');
     expect(late.timingOnly).toBe(true);
     expect(judgePunctuality(w, 1100, 'the ping').verdict).toBe('PASS');
+  });
+
+  it('names a punctuality miss in a detail PUNCTUALITY_MISS recognises, as reports carry it, and no other verdict', () => {
+    expect(judgePunctuality(w, 3000, 'the ping').detail).toMatch(PUNCTUALITY_MISS);
+    expect(judgePunctuality(w, undefined, 'the ping').detail).toMatch(PUNCTUALITY_MISS);
+    expect(judgePunctuality(w, 1100, 'the ping').detail).not.toMatch(PUNCTUALITY_MISS);
+    expect(judgeOccurrence(w, 9000, 'the ping').detail).not.toMatch(PUNCTUALITY_MISS);
   });
 });
