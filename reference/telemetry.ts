@@ -16,12 +16,31 @@ export const OPENTELEMETRY_PEER = '@opentelemetry/api@>=1.9.0 <1.10.0';
 export const TELEMETRY_SCOPE = 'tap-agent-protocol';
 
 /**
+ * A tracer of OpenTelemetry, as `Tracer` of @opentelemetry/api is one. The package's declarations
+ * name this shape, not the optional peer's types, so that a program without the peer compiles
+ * against them with skipLibCheck off.
+ */
+export interface OtelTracer {
+  startSpan(name: string, options?: object, context?: object): OtelSpanHandle;
+}
+
+/** A span of OpenTelemetry, as `Span` of @opentelemetry/api is one (see OtelTracer). */
+export interface OtelSpanHandle {
+  spanContext(): { traceId: string; spanId: string; traceFlags: number };
+  isRecording(): boolean;
+  setAttribute(key: string, value: string | number | boolean): unknown;
+  setAttributes(attributes: Record<string, string | number | boolean>): unknown;
+  setStatus(status: { code: number; message?: string }): unknown;
+  end(): void;
+}
+
+/**
  * Tracing with OpenTelemetry: `{}` uses the global tracer provider (the one an OpenTelemetry SDK
- * registered), `{ tracer }` a tracer of your own. Without the option nothing is traced and
- * @opentelemetry/api is not loaded.
+ * registered), `{ tracer }` a tracer of your own (a `Tracer` of @opentelemetry/api). Without the
+ * option nothing is traced and @opentelemetry/api is not loaded.
  */
 export interface TelemetryOptions {
-  tracer?: Tracer;
+  tracer?: OtelTracer;
 }
 
 /** What a span is made under: a W3C trace context that came on the wire, or a span of this process. */
@@ -40,8 +59,8 @@ export interface SpanOutcome {
 
 /** One span of TAP work: its W3C trace context, for the messages it sends, and its end. */
 export interface TapSpan {
-  /** The span as OpenTelemetry holds it. */
-  readonly span: Span;
+  /** The span as OpenTelemetry holds it (a `Span` of @opentelemetry/api). */
+  readonly span: OtelSpanHandle;
   readonly traceId: string;
   readonly spanId: string;
   /** The trace context a request sent under this span carries: its traceparent, and the parent's tracestate and baggage. */
@@ -70,7 +89,8 @@ type Api = typeof import('@opentelemetry/api');
 export async function loadTelemetry(options: TelemetryOptions): Promise<Telemetry> {
   const api = await optionalImport<Api>(() => import('@opentelemetry/api'));
   if (!api) throw new MissingPeerError('tracing with OpenTelemetry (the telemetry option)', [OPENTELEMETRY_PEER]);
-  const tracer = options.tracer ?? api.trace.getTracer(TELEMETRY_SCOPE);
+  // A tracer given is one of the API's (OtelTracer is its shape).
+  const tracer = (options.tracer as Tracer | undefined) ?? api.trace.getTracer(TELEMETRY_SCOPE);
   return new OtelTelemetry(api, tracer);
 }
 
@@ -108,7 +128,8 @@ class OtelTelemetry implements Telemetry {
   /** The context a span starts in: its parent span, the remote span of a traceparent, or the active context. */
   private contextOf(parent: SpanParent): Context {
     const { api } = this;
-    if (parent.span) return api.trace.setSpan(api.context.active(), parent.span.span);
+    // A TapSpan's span is one this module started: a Span of the API.
+    if (parent.span) return api.trace.setSpan(api.context.active(), parent.span.span as Span);
     const tp = parseTraceparent(parent.traceContext?.traceparent);
     if (!tp) return api.context.active();
     const traceState = parent.traceContext?.tracestate;

@@ -10,10 +10,7 @@ import type { TaskRecord } from '../workspace/record.ts';
 import { traceOfRecord } from './events.ts';
 import { errorOf, type Outcome } from './outcome.ts';
 
-/** Where a runner writes its audit records: an AuditTrail, or an agent's (agent.audit). */
-export interface AuditSink {
-  append(entry: AuditEntry): void;
-}
+export type { AuditSink } from '../ops/audit.ts';
 
 /** A runner's counts, as `DurableRunner.stats` keeps them. */
 export interface RunnerCounts {

@@ -16,6 +16,11 @@ export function lineHash(line: string): string {
   return createHash('sha256').update(line, 'utf8').digest('hex');
 }
 
+/** Where a durable runner writes its audit records: an AuditTrail, or an agent's (agent.audit). */
+export interface AuditSink {
+  append(entry: AuditEntry): void;
+}
+
 /** What a record says of one task; the trail adds `seq` and `prev`. */
 export interface AuditEntry {
   /** Where the task ran: a session of the agent, or a durable queue. */

@@ -3,7 +3,6 @@
  * conformance capabilities through their durable handlers, every other capability through its own
  * handler, which sees a task context of the durable queue instead of a session's.
  */
-import type { NatsConnection } from '@nats-io/transport-node';
 import type { CapabilityDefinition, Handler, TaskContext } from '../agent/index.ts';
 import { inputValidator } from '../agent/input-schemas.ts';
 import { errorPayload, TapError } from '../core/errors.ts';
@@ -11,12 +10,15 @@ import { durableConformanceHandlers, type DurableHandler } from '../jetstream/ca
 import { startDurableRunner, type DurableRunner, type DurableWork } from '../jetstream/runner.ts';
 import type { TelemetryOptions } from '../telemetry.ts';
 import type { SigningKey, TrustFile } from '../trust.ts';
-import type { AuditSink } from '../jetstream/metrics.ts';
+import type { AuditSink } from '../ops/audit.ts';
+import { asConnection } from '../transports/nats/client.ts';
+import type { NatsConnectionLike } from '../transports/nats/shape.ts';
 import type { Family } from '../ops/prometheus.ts';
 
 /** What `serveDurably` needs of the agent it serves for. */
 export interface DurableServeOptions {
-  nc: NatsConnection;
+  /** A NatsConnection of @nats-io/transport-node. */
+  nc: NatsConnectionLike;
   agentId: string;
   /** The capability names the agent's card offers. */
   offered: readonly string[];
@@ -128,7 +130,7 @@ export async function serveDurably(o: DurableServeOptions): Promise<DurableServi
       if (!handler) continue;
       runners.push(
         await startDurableRunner({
-          nc: o.nc,
+          nc: asConnection(o.nc),
           agentId: o.agentId,
           capability: name,
           handler,

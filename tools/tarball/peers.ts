@@ -1,8 +1,9 @@
 /**
  * The tarball checks of the optional peers (reference/peers.ts): without them, every command and
- * call that needs one fails with one sentence naming the npm command and no stack trace; with
- * them, TypeScript types are generated and type-check with the package's own, the README's files
- * type-check, and a NATS round trip runs from the installed package.
+ * call that needs one fails with one sentence naming the npm command and no stack trace, and the
+ * entries that need none type-check with skipLibCheck off; with them, TypeScript types are
+ * generated and type-check with the package's own, the README's files type-check, and a NATS round
+ * trip runs from the installed package.
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -34,6 +35,54 @@ function expectMissing(r: { code: number | null; stdout: string; stderr: string 
   return `exit ${r.code}: ${text.trim().split('\n')[0]!.slice(0, 160)}`;
 }
 
+/** The entries of package.json's `exports` whose declarations need an optional peer: NATS, and the bridges' SDKs. */
+const PEER_ENTRIES = ['./jetstream', './mesh', './bridges'];
+
+/** The entries of package.json's `exports` that have declarations, as their subpaths ("." for the main one). */
+function typedEntries(): string[] {
+  const { exports } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, { types?: string }> };
+  return Object.keys(exports).filter((subpath) => typeof exports[subpath]?.types === 'string');
+}
+
+/** The specifier a program imports an entry by. */
+const specifier = (subpath: string) => (subpath === '.' ? MANIFEST.name : `${MANIFEST.name}${subpath.slice(1)}`);
+
+/** The files the README and Getting Started have users write (tools/tarball/recipes.ts runs them), each as a .ts file, with what it imports. */
+function docFiles(): { name: string; code: string; imports: string[] }[] {
+  return recipesOf(allBlocks())
+    .flatMap((r) => r.steps.filter((s) => s.test?.file !== undefined))
+    .map((f) => ({
+      name: `${f.test!.recipe}-${f.test!.file!.replace(/\.m?js$/, '')}.ts`,
+      code: f.code,
+      imports: [...f.code.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*)['"]([^'"]+)['"]/g)].map((m) => m[1]!),
+    }));
+}
+
+/** Compiles `files` (name → source) in `dir` of the project with strict tsc, skipLibCheck off: the package's declarations are checked too. */
+async function typeCheck(
+  project: string,
+  dir: string,
+  files: Record<string, string>,
+  options: Record<string, unknown> = {},
+): Promise<void> {
+  mkdirSync(dir, { recursive: true });
+  for (const [name, code] of Object.entries(files)) writeFileSync(join(dir, name), code);
+  const compilerOptions = {
+    target: 'ES2022',
+    module: 'NodeNext',
+    moduleResolution: 'NodeNext',
+    strict: true,
+    noEmit: true,
+    types: ['node'],
+    skipLibCheck: false,
+    ...options,
+  };
+  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: Object.keys(files) }, null, 2));
+  const r = await run(process.execPath, [join(project, 'node_modules/typescript/bin/tsc'), '-p', '.'], { cwd: dir, timeoutMs: 300_000 });
+  if (r.code !== 0)
+    throw new Error(`tsc (strict, skipLibCheck off) exited ${r.code}: ${r.stdout.trim().split('\n').slice(0, 6).join(' | ')}`);
+}
+
 /** Without the optional peers: each use that needs one says how to install it. */
 export function missingPeerChecks(inst: InstalledProject): Check[] {
   const project = join(inst.dir, 'project');
@@ -56,6 +105,20 @@ export function missingPeerChecks(inst: InstalledProject): Check[] {
     ['tap-bridge mcp', 'tap-bridge', ['mcp', '--', process.execPath, '-e', ''], '@modelcontextprotocol/sdk'],
   ];
   return [
+    [
+      "without the optional peers, a program importing every entry but those of NATS and the bridges, and the docs' files that import only such entries, type-check with skipLibCheck off",
+      async () => {
+        const entries = typedEntries().filter((e) => !PEER_ENTRIES.includes(e));
+        const plain = new Set(entries.map(specifier));
+        const files: Record<string, string> = {
+          'entries.ts': entries.map((e, i) => `export type * as entry${i} from '${specifier(e)}';`).join('\n'),
+        };
+        const docs = docFiles().filter((f) => f.imports.every((i) => i.startsWith('node:') || plain.has(i)));
+        for (const f of docs) files[f.name] = f.code;
+        await typeCheck(project, join(project, 'no-peer-types'), files);
+        return `${entries.length} entries and ${docs.map((f) => f.name).join(', ')}: tsc clean`;
+      },
+    ],
     [
       'without the optional peers, each NATS command, gen-types --lang ts and tap-bridge mcp names the npm install command and exits non-zero',
       async () => {
@@ -92,71 +155,28 @@ export function peerChecks(inst: InstalledProject): Check[] {
   const bin = (name: string) => join(inst.bin, name);
   return [
     [
-      'the installed types and those of tapctl gen-types --lang ts are one type world, both ways',
+      "the installed types and those of tapctl gen-types --lang ts are one type world, both ways, and the docs' files type-check against the package",
       async () => {
         const dir = join(project, 'type-world');
         ok(await run(bin('tapctl'), ['gen-types', '--lang', 'ts', '--out', dir], { cwd: project }), 'tapctl gen-types --lang ts');
         const catalogue = JSON.parse(readFileSync(join(inst.pkg, 'schemas/v1/messages.json'), 'utf8')) as { messages: { type: string }[] };
         const name = MANIFEST.name;
         const imports = { main: name, core: `${name}/core`, client: `${name}/client`, generated: './tap-types.ts' };
-        writeFileSync(
-          join(dir, 'world.ts'),
-          typeWorldCheck(
-            imports,
-            catalogue.messages.map((m) => m.type),
-          ),
+        const world = typeWorldCheck(
+          imports,
+          catalogue.messages.map((m) => m.type),
         );
-        const tsconfig = {
-          compilerOptions: {
-            target: 'ES2022',
-            module: 'NodeNext',
-            moduleResolution: 'NodeNext',
-            strict: true,
-            noEmit: true,
+        // One program for both: the two-way check, and every file of the docs' recipes.
+        const docs = docFiles();
+        await typeCheck(
+          project,
+          dir,
+          { 'world.ts': world, ...Object.fromEntries(docs.map((f) => [f.name, f.code])) },
+          {
             allowImportingTsExtensions: true,
-            types: ['node'],
-            skipLibCheck: true,
           },
-          files: ['world.ts'],
-        };
-        writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify(tsconfig, null, 2));
-        const tsc = join(project, 'node_modules/typescript/bin/tsc');
-        const r = await run(process.execPath, [tsc, '-p', '.'], { cwd: dir, timeoutMs: 300_000 });
-        if (r.code !== 0) throw new Error(`tsc -p type-world exited ${r.code}: ${r.stdout.trim().split('\n').slice(0, 6).join(' | ')}`);
-        return `${catalogue.messages.length} message types, both ways; tsc clean`;
-      },
-    ],
-    [
-      'the files the README and Getting Started have users write type-check as TypeScript against the package',
-      async () => {
-        // The files of the docs' recipes (tools/tarball/recipes.ts runs them), each as a .ts file.
-        const files = recipesOf(allBlocks()).flatMap((r) => r.steps.filter((s) => s.test?.file !== undefined));
-        const dir = join(project, 'doc-files');
-        mkdirSync(dir);
-        const names = files.map((f) => {
-          const name = `${f.test!.recipe}-${f.test!.file!.replace(/\.m?js$/, '')}.ts`;
-          writeFileSync(join(dir, name), f.code);
-          return name;
-        });
-        const tsconfig = {
-          compilerOptions: {
-            target: 'ES2022',
-            module: 'NodeNext',
-            moduleResolution: 'NodeNext',
-            strict: true,
-            noEmit: true,
-            types: ['node'],
-            skipLibCheck: false,
-          },
-          files: names,
-        };
-        writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify(tsconfig, null, 2));
-        const tsc = join(project, 'node_modules/typescript/bin/tsc');
-        // skipLibCheck off: the package's own declarations are checked too.
-        const r = await run(process.execPath, [tsc, '-p', '.'], { cwd: dir, timeoutMs: 300_000 });
-        if (r.code !== 0)
-          throw new Error(`tsc (strict, skipLibCheck off) exited ${r.code}: ${r.stdout.trim().split('\n').slice(0, 6).join(' | ')}`);
-        return `${names.join(', ')}: tsc clean`;
+        );
+        return `${catalogue.messages.length} message types, both ways; ${docs.map((f) => f.name).join(', ')}; tsc clean`;
       },
     ],
     [

@@ -14,6 +14,12 @@ import type * as JetStream from '@nats-io/jetstream';
 import type * as Kv from '@nats-io/kv';
 import type * as Transport from '@nats-io/transport-node';
 import { isModuleNotFound, MissingPeerError, NATS_PEERS } from '../../peers.ts';
+import type { NatsConnectionLike } from './shape.ts';
+
+/** A connection a caller gave, as the client's type: NatsConnectionLike is that type's shape. */
+export function asConnection(nc: NatsConnectionLike): Transport.NatsConnection {
+  return nc as Transport.NatsConnection;
+}
 
 interface Client {
   transport: typeof Transport;

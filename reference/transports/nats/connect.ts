@@ -1,5 +1,6 @@
-import type { ConnectionOptions, Msg, NatsConnection } from '@nats-io/transport-node';
-import { connect, headers as natsHeaders } from './client.ts';
+import type { Msg } from '@nats-io/transport-node';
+import { asConnection, connect, headers as natsHeaders } from './client.ts';
+import type { NatsConnectionLike, NatsConnectOptions } from './shape.ts';
 import { DEFAULT_MAX_FRAME_BYTES, checkMaxFrameBytes } from '../frame.ts';
 import { checkKeepalive, DEFAULT_KEEPALIVE_MS, MAX_KEEPALIVE_MS, MIN_KEEPALIVE_MS, parseKeepalive } from './keepalive.ts';
 import { NatsTransport } from './nats-transport.ts';
@@ -13,9 +14,9 @@ export interface ConnectNatsOptions {
   /** The agent to open a connection to (default: the URL's path). */
   agentId?: string;
   /** An open NATS connection to share; otherwise the transport opens its own and closes it with itself. */
-  nc?: NatsConnection;
-  /** Extra options of an own NATS connection (authenticator, tls, name). */
-  connectOptions?: Partial<ConnectionOptions>;
+  nc?: NatsConnectionLike;
+  /** Extra options of an own NATS connection (authenticator, tls, name): a Partial<ConnectionOptions> of @nats-io/transport-node. */
+  connectOptions?: NatsConnectOptions;
   /** TLS of an own NATS connection: the authorities to trust for the server and this client's certificate and key (mutual TLS). */
   tls?: TlsOptions;
   /** The subject prefix (default "tap"). */
@@ -42,7 +43,7 @@ export async function connectNatsTransport(url: string, options: ConnectNatsOpti
   const maxFrameBytes = checkMaxFrameBytes(options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES);
   const keepaliveMs = options.keepaliveMs ?? DEFAULT_KEEPALIVE_MS;
   checkKeepalive(keepaliveMs);
-  let nc = options.nc;
+  let nc = options.nc && asConnection(options.nc);
   if (!nc) {
     try {
       nc = await connect({

@@ -1,5 +1,6 @@
-import type { ConnectionOptions, Msg, NatsConnection } from '@nats-io/transport-node';
-import { connect, headers as natsHeaders } from './client.ts';
+import type { Msg } from '@nats-io/transport-node';
+import { asConnection, connect, headers as natsHeaders } from './client.ts';
+import type { NatsConnectionLike, NatsConnectOptions } from './shape.ts';
 import { DEFAULT_MAX_FRAME_BYTES, checkMaxFrameBytes } from '../frame.ts';
 import { checkKeepalive, DEFAULT_KEEPALIVE_MS, MAX_KEEPALIVE_MS, MIN_KEEPALIVE_MS, parseKeepalive } from './keepalive.ts';
 import { NatsCloseCode, NatsTransport } from './nats-transport.ts';
@@ -15,9 +16,9 @@ export interface NatsListenerOptions {
   /** A nats:// URL to connect to (credentials may be in it); or give `nc`. */
   url?: string;
   /** An open NATS connection to use instead of `url`; the listener does not close it. */
-  nc?: NatsConnection;
-  /** Extra options of the NATS connection (authenticator, tls, name). */
-  connectOptions?: Partial<ConnectionOptions>;
+  nc?: NatsConnectionLike;
+  /** Extra options of the NATS connection (authenticator, tls, name): a Partial<ConnectionOptions> of @nats-io/transport-node. */
+  connectOptions?: NatsConnectOptions;
   /** TLS of the NATS connection: the authorities to trust for the server and this client's certificate and key (mutual TLS). */
   tls?: TlsOptions;
   /** The subject prefix (default "tap"). */
@@ -86,7 +87,7 @@ export async function createNatsListener(options: NatsListenerOptions): Promise<
   const maxFrameBytes = checkMaxFrameBytes(options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES);
   const keepaliveMs = options.keepaliveMs ?? DEFAULT_KEEPALIVE_MS;
   checkKeepalive(keepaliveMs);
-  let nc = options.nc;
+  let nc = options.nc && asConnection(options.nc);
   let server = '';
   if (!nc) {
     if (!options.url) throw new TypeError('createNatsListener needs a url or an open NATS connection (nc)');

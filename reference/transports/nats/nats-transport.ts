@@ -1,13 +1,12 @@
 import type { Msg, MsgHdrs, NatsConnection, Subscription } from '@nats-io/transport-node';
-import { headers as natsHeaders } from './client.ts';
+import { asConnection, headers as natsHeaders } from './client.ts';
+import type { NatsConnectionLike } from './shape.ts';
 import { HANDED_OVER, type CloseInfo, type InboundFrame, type RawSendOptions, type RawTransport } from '../transport.ts';
 import { checkMaxFrameBytes } from '../frame.ts';
 import { Header } from './subjects.ts';
 import { clampKeepalive, DEFAULT_KEEPALIVE_MS, MISSED_KEEPALIVES } from './keepalive.ts';
 import { PeerNumbering, type NatsInboundLog } from './numbering.ts';
 import { Outbox } from './outbox.ts';
-
-export type { NatsInboundLog } from './numbering.ts';
 
 /** The close codes of the binding: those of the WebSocket binding, carried in a close control (spec: bindings-nats#closing). */
 export const NatsCloseCode = Object.freeze({
@@ -32,8 +31,8 @@ export const CLOSE_FLUSH_MS = 2000;
 
 /** Options of one side of a connection. */
 export interface NatsTransportOptions {
-  /** The NATS connection to publish and subscribe on. */
-  nc: NatsConnection;
+  /** The NATS connection to publish and subscribe on (a NatsConnection of @nats-io/transport-node). */
+  nc: NatsConnectionLike;
   /** Where this side's frames go. */
   publishTo: string;
   /** Where the peer's frames arrive. */
@@ -95,11 +94,13 @@ export class NatsTransport implements RawTransport {
   private sentAt = 0;
   /** What this side numbered and has not yet published: sent together at the end of the turn. */
   private readonly outbox: Outbox;
+  private readonly o: NatsTransportOptions & { nc: NatsConnection };
   /** What arrived from the peer, for monitoring and the conformance suite. */
   readonly log: NatsInboundLog = { messages: 0, keepalives: 0, keepaliveTimes: [], joinedFrames: 0 };
 
   /** Subscribes to the peer's subject at once; frames are held until `start()`. */
-  constructor(private readonly o: NatsTransportOptions) {
+  constructor(options: NatsTransportOptions) {
+    const o = (this.o = { ...options, nc: asConnection(options.nc) });
     this.max = checkMaxFrameBytes(o.maxFrameBytes);
     this.ceiling = o.ceilingBytes ?? 2 * this.max;
     this.outbox = new Outbox(
