@@ -11,6 +11,8 @@ export const ClientCode = Object.freeze({
   HANDSHAKE_FAILED: 'HANDSHAKE_FAILED',
   /** No session could be opened to any agent a mesh copy tried: nothing was sent (spec: mesh#moving, TAP-MESH-024). */
   UNREACHABLE: 'UNREACHABLE',
+  /** A mesh was asked about an agent its registry holds no live entry of: nothing was sent. */
+  UNKNOWN_AGENT: 'UNKNOWN_AGENT',
 });
 
 /**

@@ -182,6 +182,33 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the mesh requester
     );
   });
 
+  it('lists its tasks at one agent through the session it holds, filtered as the agent filters, and refuses an agent its registry does not hold (spec: tasks#listing)', async () => {
+    const registry = new MemoryRegistry();
+    const a = await agent('list.a');
+    const b = await agent('list.b');
+    registry.put(a.entry);
+    registry.put(b.entry);
+    const m = mesh(registry);
+    const done = await m.task('tap.test.echo', { n: 1 }, { route: 'round-robin' });
+    await done.result;
+    const running = await m.task('tap.test.sleep', { ms: 20_000 });
+    const [{ taskId: doneId }, { taskId: runningId }] = await Promise.all([done.accepted, running.accepted]);
+    const at = (agentId: string | undefined) => m.listTasks(agentId!);
+    const listed = new Map([...(await at('list.a')).tasks, ...(await at('list.b')).tasks].map((t) => [t.task_id, t.state]));
+    expect(listed).toEqual(
+      new Map([
+        [doneId, 'completed'],
+        [runningId, 'running'],
+      ]),
+    );
+    const completed = await m.listTasks(done.agentId!, { state: 'completed' });
+    expect(completed.tasks.map((t) => t.task_id)).toEqual([doneId]);
+    // A listing takes the session the mesh holds with the agent, or opens one: one per agent.
+    expect(m.sessions).toBe(2);
+    await expect(m.listTasks('list.nobody')).rejects.toMatchObject({ code: 'UNKNOWN_AGENT', unsent: true });
+    await running.cancel('listed');
+  });
+
   it('fails a submission with no candidate without sending anything (TAP-MESH-002)', async () => {
     const m = mesh(new MemoryRegistry());
     await expect(m.submit('nobody.offers', {})).rejects.toThrow(/no live agent in the registry offers nobody.offers/);

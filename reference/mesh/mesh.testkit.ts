@@ -48,7 +48,7 @@ export class MemoryRegistry implements MeshRegistry {
     if (!query) return all;
     return all.filter(
       (e) =>
-        e.card.capabilities.some((c) => c.name === query.capability) &&
+        (query.capability === undefined || e.card.capabilities.some((c) => c.name === query.capability)) &&
         (query.binding === undefined || e.endpoints.some((p) => p.binding === query.binding)),
     );
   }

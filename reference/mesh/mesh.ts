@@ -5,7 +5,7 @@
  * hop, optionally writing a trace record per message (spec: mesh).
  */
 import { TapClientError, type PlanDecision, type PlanSubmitPayload, type ResultPayload, type TaskHandle } from '../client/index.ts';
-import type { Logger, ReconnectPolicy, TapClient } from '../client/index.ts';
+import type { Logger, ReconnectPolicy, TapClient, TaskListOptions, TaskPage } from '../client/index.ts';
 import { extended } from '../core/extended.ts';
 import { newTraceparent, parseTraceparent, type TraceContext } from '../core/trace-context.ts';
 import { randomBytes } from '../crypto.ts';
@@ -258,6 +258,23 @@ export class Mesh {
   async task(capability: string, input: unknown, options: Omit<MeshSubmitOptions, 'fanoutLimit'> = {}): Promise<MeshTask> {
     const s = await this.submit(capability, input, extended(options, { fanoutLimit: 1 }));
     return s.copies[0]!;
+  }
+
+  /**
+   * One page of this mesh's tasks at the agent `agentId`, through the session the mesh holds with it
+   * (opened when it holds none): the agent lists the tasks of the mesh's principal, filtered by
+   * `state` and `capability` (spec: tasks#listing). Rejects with UNKNOWN_AGENT when the registry
+   * holds no live entry of it with a NATS endpoint, and with UNKNOWN_MESSAGE_TYPE, nothing sent,
+   * when it speaks TAP 1.0 in that session.
+   */
+  async listTasks(agentId: string, options: TaskListOptions = {}): Promise<TaskPage> {
+    if (this.closed) throw new TapClientError('CLOSED', 'the mesh is closed');
+    const entry = (await this.discover({ binding: 'nats' })).find((e) => e.agent_id === agentId);
+    if (!entry)
+      throw new TapClientError('UNKNOWN_AGENT', `the registry holds no live entry of ${agentId} with a NATS endpoint; nothing was sent`, {
+        unsent: true,
+      });
+    return (await this.pool.client(entry)).listTasks(options);
   }
 
   /** Closes every session and stops watching the registry. */
