@@ -30,8 +30,20 @@ export interface TraceView {
   problems: string[];
 }
 
-/** Reads every record of the `*.jsonl` files in `dir` (or of one file); lines that do not parse are skipped. */
-export function readTraceRecords(path: string): TraceRecord[] {
+/** A line of a trace-record file that holds no record: where it is and why. */
+export interface SkippedLine {
+  file: string;
+  /** 1-based. */
+  line: number;
+  reason: string;
+}
+
+/**
+ * Reads the records of traces in the `*.jsonl` files in `dir` (or in one file). A line that is not
+ * a record, a JSON object with a `type` (the torn last line of a process that was killed, say), is
+ * passed to `onSkipped`; a record without a `trace_id` is of no trace, and left out.
+ */
+export function readTraceRecords(path: string, onSkipped: (skipped: SkippedLine) => void = () => {}): TraceRecord[] {
   const files = statSync(path).isDirectory()
     ? readdirSync(path)
         .filter((f) => f.endsWith('.jsonl'))
@@ -40,14 +52,20 @@ export function readTraceRecords(path: string): TraceRecord[] {
     : [path];
   const out: TraceRecord[] = [];
   for (const file of files) {
-    for (const line of readFileSync(file, 'utf8').split('\n')) {
+    const lines = readFileSync(file, 'utf8').split('\n');
+    for (const [i, line] of lines.entries()) {
       if (!line.trim()) continue;
+      let r: Partial<TraceRecord> | null;
       try {
-        const r = JSON.parse(line) as TraceRecord;
-        if (typeof r.trace_id === 'string' && typeof r.type === 'string') out.push(r);
-      } catch {
-        // A torn last line of a process that was killed.
+        r = JSON.parse(line) as Partial<TraceRecord> | null;
+      } catch (err) {
+        onSkipped({ file, line: i + 1, reason: `not JSON (${(err as Error).message})` });
+        continue;
       }
+      // A record of a message that carried no trace is a record, of no trace.
+      if (typeof r !== 'object' || r === null || typeof r.type !== 'string')
+        onSkipped({ file, line: i + 1, reason: 'not a trace record (no type)' });
+      else if (typeof r.trace_id === 'string') out.push(r as TraceRecord);
     }
   }
   return out;
@@ -94,12 +112,34 @@ export function traceView(traceId: string, records: readonly TraceRecord[]): Tra
   const problems: string[] = [];
   const list = [...spans.values()];
   if (list.length === 0) problems.push(`no task.request of trace ${traceId} was recorded`);
+  // The nodes that recorded this trace: what an agent among them did not record, it did not see.
+  const recording = new Set(mine.map((r) => r.node));
   for (const s of list) {
-    if (!s.end) problems.push(`span ${s.span_id} (${s.node} → ${s.peer ?? '?'}, task ${s.task_id ?? '?'}) has no ending`);
+    if (!s.end)
+      problems.push(
+        `span ${s.span_id} (${s.node} → ${s.peer ?? '?'}, task ${s.task_id ?? '?'}) has no ending${whereItBreaks(s, mine, recording)}`,
+      );
     if (s.parent_span_id !== undefined && !spans.has(s.parent_span_id))
       problems.push(`span ${s.span_id} names parent ${s.parent_span_id}, which is not in the trace`);
   }
   return { trace_id: traceId, spans: list, records: mine, problems };
+}
+
+/**
+ * Where a span with no ending breaks, by what its agent recorded of it, when the agent writes
+ * records of the trace (spec: mesh#trace-records): the request never reached it, it is still on
+ * it, or its ending never reached the requester. Empty when the agent's records are not there.
+ */
+function whereItBreaks(span: TraceSpan, records: readonly TraceRecord[], recording: ReadonlySet<string>): string {
+  if (span.peer === undefined || !recording.has(span.peer)) return '';
+  const at = records.filter((r) => r.node === span.peer && r.span_id === span.span_id);
+  const received = at.find((r) => r.dir === 'received' && r.type === 'task.request');
+  if (!received) return `: ${span.peer} recorded no task.request of it (the request did not reach it)`;
+  const ending = at.find((r) => r.dir === 'sent' && (r.type === 'task.result' || r.type === 'error'));
+  if (!ending)
+    return `: ${span.peer} recorded its task.request at ${received.time} and no ending since (still running there, or the agent stopped)`;
+  const how = ending.status ?? ending.code;
+  return `: ${span.peer} sent its ${ending.type}${how ? ` (${how})` : ''} at ${ending.time}, which ${span.node} recorded no receipt of`;
 }
 
 /** The trace as indented lines: each span under its parent, with its hop, attempt and ending. */

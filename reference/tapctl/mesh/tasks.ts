@@ -30,7 +30,7 @@ ${LOGS_HELP}
     });
     positionals(given, []);
     const rows = [];
-    for (const view of traces(loadRecords(values.logs)).values()) {
+    for (const view of traces(loadRecords(values.logs, ctx)).values()) {
       for (const s of view.spans) {
         if (values.agent !== undefined && s.peer !== values.agent && s.node !== values.agent) continue;
         if (values.open && s.end) continue;

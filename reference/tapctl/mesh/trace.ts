@@ -35,7 +35,7 @@ ${LOGS_HELP}
     });
     if (values.json && values.otlp) throw new CliError('--json and --otlp each print the trace; give one of them', { usage: true });
     const [wanted] = positionals(given, ['trace_id']);
-    const records = loadRecords(values.logs);
+    const records = loadRecords(values.logs, ctx);
     const ids = [...new Set(records.map((r) => r.trace_id).filter((t): t is string => t?.startsWith(wanted!) === true))];
     if (ids.length === 0)
       throw new CliError(`no trace ${wanted} in the trace records`, { hint: 'tapctl mesh tasks lists the traces there' });
