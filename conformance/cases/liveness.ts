@@ -13,7 +13,7 @@ import { cutShort } from './kit.ts';
 export const MAX_HEARTBEAT = 10_000;
 
 /** What an agent does to get the cases that wait out its heartbeats. */
-export const HEARTBEAT_HINT = `An agent that takes a heartbeat_ms of ${MAX_HEARTBEAT} or less gets this case (an agent of runAgent: runAgent({ card, capabilities, heartbeatMs: 1000 }); tap-reference-agent takes 1000)`;
+export const HEARTBEAT_HINT = `An agent that takes a heartbeat_ms of ${MAX_HEARTBEAT} or less gets this case (an agent of runAgent: runAgent({ card, capabilities, heartbeatMs: 1000 }) or its command line's --heartbeat-ms 1000; tap-reference-agent takes 1000)`;
 
 export interface GoneScenario {
   heartbeat: number;

@@ -168,7 +168,7 @@ function onTaskRequest(conn: Replier, session: Session, msg: MessageOf<'task.req
   const inputIssues = entry.validateInput?.(p.input, conn.frameText);
   if (inputIssues) {
     const issues = inputIssues.map((i) => ({ ...i, path: `/payload/input${i.path}` }));
-    return refuse(errorPayload('INVALID_MESSAGE', `the input does not match the input_schema of ${p.capability}`, { issues }));
+    return refuse(errorPayload('INVALID_MESSAGE', `the input does not match the input schema of ${p.capability}`, { issues }));
   }
   const problem = authorizationProblem(entry.capability, p.authorization, now, session);
   if (problem) return refuse(problem);

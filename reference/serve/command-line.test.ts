@@ -23,6 +23,13 @@ describe('the command line of an agent process', () => {
     expect(serve('-h').help).toBe(true);
   });
 
+  it('reads the heartbeat the agent proposes, within the range of heartbeat_ms (spec: limits#heartbeats)', () => {
+    expect(serve('--heartbeat-ms', '1000')).toMatchObject({ heartbeatMs: 1000 });
+    expect(serve('--heartbeat-ms', '60000')).toMatchObject({ heartbeatMs: 60000 });
+    expect(refused('--heartbeat-ms', '999')).toThrow(/--heartbeat-ms 999 is not a whole number from 1000 to 60000/);
+    expect(refused('--heartbeat-ms', '1e3')).toThrow(UsageError);
+  });
+
   it('reads the monitoring port and the audit file, and refuses their companions alone', () => {
     expect(serve('--metrics-port', '9464', '--metrics-host', '0.0.0.0', '--audit-file', 'a.jsonl', '--audit-keep', '3')).toMatchObject({
       metrics: { port: 9464, host: '0.0.0.0' },

@@ -5,6 +5,7 @@
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { TlsFiles } from '../transports/tls.ts';
+import { HEARTBEAT_MAX_MS, HEARTBEAT_MIN_MS } from '../core/params.ts';
 
 /** A command line that cannot be served: the process prints it with a pointer to --help and exits 2. */
 export class UsageError extends Error {
@@ -41,6 +42,7 @@ export interface ServeOptions {
   /** Keep an audit trail of every finished task in this file, rotated past maxBytes keeping `keep` files. */
   audit?: { file: string; maxBytes?: number; keep?: number };
   graceMs?: number;
+  heartbeatMs?: number;
   resumeWindowMs?: number;
   /** --help was given: print the usage and exit 0. */
   help: boolean;
@@ -73,6 +75,7 @@ const SERVE_OPTIONS = {
   'audit-max-bytes': { type: 'string' },
   'audit-keep': { type: 'string' },
   'grace-ms': { type: 'string' },
+  'heartbeat-ms': { type: 'string' },
   'resume-window-ms': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies NonNullable<ParseArgsConfig['options']>;
@@ -131,6 +134,8 @@ export const SERVE_USAGE = `  --listen URL        serve WebSocket sessions at UR
   --audit-max-bytes N rotate the audit file past N bytes (default 16777216): FILE.1, FILE.2, …
   --audit-keep N      rotated audit files kept (default 5)
   --grace-ms MS       grace period on SIGTERM/SIGINT and at the end of input (default 10000)
+  --heartbeat-ms MS   the heartbeat_ms the agent proposes in its sessions, 1000 to 60000
+                      (default 15000, or the heartbeatMs given to runAgent)
   --resume-window-ms MS
                       how long a session that lost its transport stays resumable (default 300000)
   -h, --help          show this help
@@ -280,6 +285,9 @@ export function parseCommandLine<E extends NonNullable<ParseArgsConfig['options'
           }
         : {}),
       ...(values['grace-ms'] !== undefined ? { graceMs: wholeOption(values, 'grace-ms', 10_000, 0) } : {}),
+      ...(values['heartbeat-ms'] !== undefined
+        ? { heartbeatMs: wholeOption(values, 'heartbeat-ms', HEARTBEAT_MIN_MS, HEARTBEAT_MIN_MS, HEARTBEAT_MAX_MS) }
+        : {}),
       ...(values['resume-window-ms'] !== undefined ? { resumeWindowMs: wholeOption(values, 'resume-window-ms', 300_000, 1000) } : {}),
     },
     values,

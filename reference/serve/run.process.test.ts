@@ -55,9 +55,13 @@ afterEach(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** The agent over stdio, with `env` added to a clean environment (no TAP_* of the test's own). */
-function stdio(env: NodeJS.ProcessEnv = {}, script = AGENT): { transport: ChildStdioTransport; peer: TestPeer } {
+function stdio(env: NodeJS.ProcessEnv = {}, script = AGENT, args: string[] = []): { transport: ChildStdioTransport; peer: TestPeer } {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TAP_')));
-  const transport = spawnStdioTransport(process.execPath, [script], { env: { ...base, ...env }, stderr: 'pipe', closeGraceMs: 5000 });
+  const transport = spawnStdioTransport(process.execPath, [script, ...args], {
+    env: { ...base, ...env },
+    stderr: 'pipe',
+    closeGraceMs: 5000,
+  });
   children.push(transport);
   const peer = new TestPeer(transport);
   peer.target = script === AGENT ? 'example.word-counter' : 'example.embedded';
@@ -101,6 +105,19 @@ describe('an agent built with runAgent, run as a process', () => {
       await transport.close();
       expect((await transport.exited).code).toBe(0);
       expect(peer.received.at(-1)?.type).toBe('session.farewell');
+    }
+  }, 40_000);
+
+  it('proposes the heartbeat of --heartbeat-ms, which a requester asking for the shortest gets (spec: limits#heartbeats)', async () => {
+    for (const [args, final] of [
+      [[], 15_000],
+      [['--heartbeat-ms', '1000'], 1000],
+    ] as const) {
+      const { transport, peer } = stdio({}, AGENT, [...args]);
+      const ack = await peer.handshake({ params: { heartbeat_ms: 1000 } });
+      expect((ack.payload.params as { heartbeat_ms: number }).heartbeat_ms).toBe(final);
+      await transport.close();
+      expect((await transport.exited).code).toBe(0);
     }
   }, 40_000);
 

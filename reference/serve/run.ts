@@ -265,6 +265,7 @@ export async function serveAgent(
         ...(serve.stateDir !== undefined ? { stateDir: serve.stateDir } : {}),
         ...(serve.audit ? { audit: serve.audit } : {}),
         ...(serve.graceMs !== undefined ? { shutdownGraceMs: serve.graceMs } : {}),
+        ...(serve.heartbeatMs !== undefined ? { heartbeatMs: serve.heartbeatMs } : {}),
         ...(serve.resumeWindowMs !== undefined ? { resumeWindowMs: serve.resumeWindowMs } : {}),
         signals: false,
       }),
