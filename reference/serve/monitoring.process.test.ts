@@ -7,31 +7,19 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { connectWs } from '../client/index.ts';
 import { parseExposition, sampleValue } from '../ops/exposition-parse.ts';
-import { runCli } from '../tapctl/cli.ts';
-import { BUILTIN_COMMANDS } from '../tapctl/commands.ts';
-import { findCommand, registerCommand } from '../tapctl/registry.ts';
+import { tapctl } from '../tapctl/tapctl.testkit.ts';
 
 const AGENT = new URL('../../dist/reference/agents/reference-agent.js', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'tap-monitoring-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-beforeAll(() => {
-  for (const c of BUILTIN_COMMANDS) if (!findCommand(c.name)) registerCommand(c);
-});
 
 function curl(url: string): { status: number; body: string } {
   const r = spawnSync('curl', ['-s', '-w', '\n%{http_code}', url], { encoding: 'utf8', timeout: 10_000 });
   const at = r.stdout.lastIndexOf('\n');
   return { status: Number(r.stdout.slice(at + 1)), body: r.stdout.slice(0, at) };
-}
-
-async function tapctl(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(argv, { io: { out: (t) => void (out += t), err: (t) => void (err += t) } });
-  return { code, out, err };
 }
 
 describe('a running agent, monitored', () => {

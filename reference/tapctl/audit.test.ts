@@ -1,24 +1,12 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { AuditTrail } from '../ops/audit.ts';
-import { runCli } from './cli.ts';
-import { BUILTIN_COMMANDS } from './commands.ts';
-import { findCommand, registerCommand } from './registry.ts';
+import { tapctl } from './tapctl.testkit.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapctl-audit-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-beforeAll(() => {
-  for (const c of BUILTIN_COMMANDS) if (!findCommand(c.name)) registerCommand(c);
-});
-
-async function tapctl(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(argv, { io: { out: (t) => void (out += t), err: (t) => void (err += t) } });
-  return { code, out, err };
-}
 
 describe('tapctl audit verify', () => {
   it('passes a rotated set in any order, and names the first broken line of a tampered one', async () => {

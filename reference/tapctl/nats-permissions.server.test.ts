@@ -26,11 +26,9 @@ import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer }
 import { jsApiSubject, kvSubject, maxDeliveriesAdvisory, subjectsOf, Wildcard } from '../transports/nats/subjects.ts';
 import { natsClientOptions, parseNatsUrl } from '../transports/nats/url.ts';
 import { recordFromDraft, type TaskRecord } from '../workspace/record.ts';
-import { runCli } from './cli.ts';
-import { BUILTIN_COMMANDS } from './commands.ts';
-import { findCommand, registerCommand } from './registry.ts';
 import { compiledScript } from '../../test/compiled.testkit.ts';
 import { lacks, needing } from '../../test/system-tools.testkit.ts';
+import { tapctl } from './tapctl.testkit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
 
@@ -38,16 +36,8 @@ const ROOT = resolve(new URL('.', import.meta.url).pathname, '../..');
 const AGENT = 'tap.reference-agent';
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-async function tapctl(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(argv, { io: { out: (t) => void (out += t), err: (t) => void (err += t) } });
-  return { code, out, err };
-}
-
 describe('tapctl nats permissions: the command', () => {
   it('refuses a command line without principals, without --out, or with an id that is not one, saying what to do', async () => {
-    for (const c of BUILTIN_COMMANDS) if (!findCommand(c.name)) registerCommand(c);
     const none = await tapctl('nats', 'permissions', '--out', '/tmp/x.conf');
     expect([none.code, none.err]).toEqual([2, expect.stringContaining('no principals: give at least one --agent')]);
     const noOut = await tapctl('nats', 'permissions', '--agent', 'a.b');
@@ -61,7 +51,6 @@ describe('tapctl nats permissions: the command', () => {
   });
 
   it("keeps the keys and passwords it wrote before when run again with one more principal, so that no one else's rotate", async () => {
-    for (const c of BUILTIN_COMMANDS) if (!findCommand(c.name)) registerCommand(c);
     const dir = mkdtempSync(join(tmpdir(), 'tap-permissions-again-'));
     try {
       const out = join(dir, 'server.conf');
@@ -126,7 +115,6 @@ describe.skipIf(lacks('nats-server'))(
     }
 
     beforeAll(async () => {
-      for (const c of BUILTIN_COMMANDS) if (!findCommand(c.name)) registerCommand(c);
       dir = mkdtempSync(join(tmpdir(), 'tap-permissions-'));
       const conf = join(dir, 'server.conf');
       // The port is known only once the server runs: the URLs are made here from the passwords.

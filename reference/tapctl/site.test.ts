@@ -2,18 +2,14 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from './cli.ts';
-import { BUILTIN_COMMANDS } from './commands.ts';
-import { CliError, findCommand, registerCommand } from './registry.ts';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CliError } from './registry.ts';
 import { copySite, isSpecSite, siteSource } from './site.ts';
+import { tapctl } from './tapctl.testkit.ts';
 
 const made: string[] = [];
 afterEach(() => {
   for (const d of made.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-beforeAll(() => {
-  for (const c of BUILTIN_COMMANDS) if (!findCommand(c.name)) registerCommand(c);
 });
 
 function scratch(): string {
@@ -31,13 +27,6 @@ function fakeSite(): string {
   writeFileSync(join(dir, 'assets', 'site.css'), 'body {}');
   writeFileSync(join(dir, 'spec', 'tasks.html'), '<h1 id="tasks">Tasks</h1>');
   return dir;
-}
-
-async function tapctl(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(argv, { io: { out: (t) => void (out += t), err: (t) => void (err += t) } });
-  return { code, out, err };
 }
 
 describe('tapctl site', () => {

@@ -3,14 +3,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../cli.ts';
-import { BUILTIN_COMMANDS } from '../commands.ts';
-import { findCommand, registerCommand } from '../registry.ts';
+import { tapctl } from '../tapctl.testkit.ts';
 
 const T = 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb';
 let dir = '';
 beforeAll(() => {
-  for (const c of BUILTIN_COMMANDS) if (!findCommand(c.name)) registerCommand(c);
   dir = mkdtempSync(join(tmpdir(), 'tap-mesh-logs-'));
   const base = { trace_id: T, span_id: 's1', task_id: 'task-1' };
   const lines = [
@@ -30,13 +27,6 @@ beforeAll(() => {
   writeFileSync(join(dir, 'cli.jsonl'), `${lines.join('\n')}`);
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-async function tapctl(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(argv, { io: { out: (t) => void (out += t), err: (t) => void (err += t) } });
-  return { code, out, err };
-}
 
 describe('tapctl mesh trace and tasks, on a file with a torn line', () => {
   it.each([['trace', T], ['tasks']])('tapctl mesh %s reads the records and says which line it left out', async (command, ...rest) => {
