@@ -156,6 +156,7 @@ export const CONFORMANCE_ORDER: readonly string[] = [
   'nats-binding-check.ts',
   'target.ts',
   'wait-listening.ts',
+  'stall-aware.ts',
   'findings.ts',
   'inspect.ts',
   'load.ts',

@@ -23,6 +23,7 @@ import {
 import { natsClientOptions, parseNatsUrl } from '../../../reference/transports/nats/url.ts';
 import { recordFromDraft, type TaskRecord } from '../../../reference/workspace/record.ts';
 import type { CaseContext } from '../../context.ts';
+import { pollUntil } from '../../stall-aware.ts';
 import { fail } from '../../verdict.ts';
 import { Stop } from '../kit.ts';
 import { leftoversOf, type DurableLeftovers } from './durable-leftovers.ts';
@@ -262,13 +263,9 @@ export class DurableView {
     return (await kv.get(hash).catch(() => null))?.string() || undefined;
   }
 
-  private async poll<T>(get: () => Promise<T | undefined>, ms: number): Promise<T | undefined> {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      const v = await get().catch(() => undefined);
-      if (v !== undefined || Date.now() > deadline) return v;
-      await new Promise((r) => setTimeout(r, 25));
-    }
+  /** `get` until it gives a value, for `ms` of the harness's running time (a stalled machine's pauses not counted). */
+  private poll<T>(get: () => Promise<T | undefined>, ms: number): Promise<T | undefined> {
+    return pollUntil(get, ms);
   }
 
   close(): Promise<void> {
