@@ -11,7 +11,7 @@ import { promises as fsp } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { check, show, verdictOf } from '../../cases/kit.ts';
 import type { CaseContext } from '../../context.ts';
-import { EARLY_TOLERANCE_MS, fail, judgePunctuality, timingWindow, unimplemented, type Outcome } from '../../verdict.ts';
+import { EARLY_TOLERANCE_MS, fail, judgePunctuality, skipped, timingWindow, unimplemented, type Outcome } from '../../verdict.ts';
 import { renderRecord, type TaskRecord } from '../../../reference/workspace/index.ts';
 import { sha256Hex } from '../../../reference/workspace/fsio.ts';
 import { barrier, expectRecord, finishWithin, needPhases, whereIs, wsCase } from '../kit.ts';
@@ -20,7 +20,7 @@ import { PHASES, UNSERVED, forgeClaim, leaseBytes, publishFile, publishRecord, r
 import type { WorkspaceRun } from '../workspace-run.ts';
 
 /** What happened to a forged claim. */
-interface Reaped {
+export interface Reaped {
   id: string;
   /** Ms after the lease last changed at which the claimed file was gone; undefined: never. */
   after?: number;
@@ -73,9 +73,22 @@ async function deadClaim(
   return r;
 }
 
+/**
+ * Whether the claim vanished while the harness renewed it, but only after a pause of the harness's
+ * own of lease_ms or more since its last renewal: the agent may have reaped it rightly then (a
+ * machine under load kept the harness from renewing in time), or early, and which cannot be told.
+ */
+function renewedLate(run: WorkspaceRun, r: Reaped): boolean {
+  return r.early !== undefined && r.early >= run.leaseMs - EARLY_TOLERANCE_MS;
+}
+
 /** UNIMPLEMENTED when nothing reaped, FAIL when it was reaped too early; null when the timing is right. */
-function reapTiming(ctx: CaseContext, run: WorkspaceRun, r: Reaped): Outcome | null {
+export function reapTiming(ctx: CaseContext, run: WorkspaceRun, r: Reaped): Outcome | null {
   const w = timingWindow(run.leaseMs, ctx.env.timeScale);
+  if (renewedLate(run, r))
+    return skipped(
+      `the harness renewed the lease late twice: the claim vanished ${Math.round(r.early!)} ms after its last renewal, no sooner than lease_ms (${run.leaseMs} ms), so the agent may have reaped it rightly (a machine under load: run it again on an idle one)`,
+    );
   if (r.early !== undefined)
     return fail(
       `the claim was reaped while its lease was being renewed (${Math.round(r.early)} ms after a renewal)`,
@@ -174,7 +187,9 @@ export const reaperCases = [
     requirements: ['TAP-WKS-018', 'TAP-WKS-019'],
     budgetMs: 40_000,
     async run(ctx, run) {
-      const r = await deadClaim(ctx, run, { phase: UNSERVED, tag: 'renewed', renewMs: run.leaseMs * 2.5 });
+      let r = await deadClaim(ctx, run, { phase: UNSERVED, tag: 'renewed', renewMs: run.leaseMs * 2.5 });
+      // A renewal the harness itself made late proves nothing: once more, with a claim of its own.
+      if (renewedLate(run, r)) r = await deadClaim(ctx, run, { phase: UNSERVED, tag: 'renewed-again', renewMs: run.leaseMs * 2.5 });
       const t = reapTiming(ctx, run, r);
       if (t) return t;
       return verdictOf(`kept while renewed; reaped ${Math.round(r.after!)} ms after the last renewal`, await requeued(ctx, run, r));
