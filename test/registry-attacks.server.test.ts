@@ -24,12 +24,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectMesh } from '../reference/mesh/connect.ts';
 import type { RegistryEntry } from '../reference/mesh/entry.ts';
 import { openRegistry, type Registry } from '../reference/mesh/registry.ts';
-import { runCli } from '../reference/tapctl/cli.ts';
-import { BUILTIN_COMMANDS } from '../reference/tapctl/commands.ts';
-import { findCommand, registerCommand } from '../reference/tapctl/registry.ts';
 import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../reference/transports/nats/nats-server.testkit.ts';
 import { newSigningKey, trustOf } from '../reference/trust.ts';
 import { lacks, needing } from './system-tools.testkit.ts';
+import { tapctl } from '../reference/tapctl/tapctl.testkit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
 
@@ -57,13 +55,6 @@ async function startAgent(args: string[]): Promise<AgentProcess> {
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: the JSON a command printed, read by field
-async function tapctl(...argv: string[]): Promise<{ code: number; out: string; err: string; json: () => any }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(argv, { io: { out: (t) => void (out += t), err: (t) => void (err += t) } });
-  return { code, out, err, json: () => JSON.parse(out) };
-}
-
 /** Polls `read` every 50 ms until `check` holds of it; fails after `ms`. */
 async function until<T>(read: () => Promise<T>, check: (v: T) => boolean, ms = 10_000): Promise<T> {
   const end = Date.now() + ms;
@@ -88,7 +79,6 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'a registry nobody 
   const trustFile = join(dir, 'trust.json');
 
   beforeAll(async () => {
-    for (const c of BUILTIN_COMMANDS) if (!findCommand(c.name)) registerCommand(c);
     writeFileSync(join(dir, 'victim.key.json'), JSON.stringify(key));
     writeFileSync(trustFile, JSON.stringify(trust));
     server = await startNatsServer();

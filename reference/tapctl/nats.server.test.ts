@@ -15,10 +15,8 @@ import { startDurableRunner, type DurableRunnerOptions } from '../jetstream/runn
 import { freePort } from '../transports/free-port.testkit.ts';
 import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../transports/nats/nats-server.testkit.ts';
 import { HERE } from '../workspace/workspace.testkit.ts';
-import { runCli } from './cli.ts';
-import { BUILTIN_COMMANDS } from './commands.ts';
-import { findCommand, registerCommand } from './registry.ts';
 import { lacks, needing } from '../../test/system-tools.testkit.ts';
+import { tapctl } from './tapctl.testkit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
 const BIN = resolve(HERE, '../../bin/tapctl.mjs');
@@ -26,13 +24,6 @@ const run = promisify(execFile);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 // biome-ignore lint/suspicious/noExplicitAny: the JSON documents are checked member by member
-async function tapctl(...argv: string[]): Promise<{ code: number; out: string; err: string; json: () => any }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(argv, { io: { out: (t) => void (out += t), err: (t) => void (err += t) } });
-  return { code, out, err, json: () => JSON.parse(out) };
-}
-
 // A poll here runs a tapctl command, which connects to the server afresh, and a redelivery waits
 // out a lease: on a loaded machine (npm test runs three files and the certification at once) five
 // seconds were too few.
@@ -77,7 +68,6 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tapctl nats agains
   let nc: NatsConnection;
   const stops: Array<() => Promise<unknown>> = [];
   beforeAll(async () => {
-    for (const c of BUILTIN_COMMANDS) if (!findCommand(c.name)) registerCommand(c);
     server = await startNatsServer();
     nc = await connect({ servers: server.url });
   });

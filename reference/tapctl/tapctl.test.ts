@@ -18,6 +18,7 @@ import { HERE, scratchDir, waitFor } from '../workspace/workspace.testkit.ts';
 import { runCli } from './cli.ts';
 import { BUILTIN_COMMANDS } from './commands.ts';
 import { findCommand, registerCommand } from './registry.ts';
+import { tapctl } from './tapctl.testkit.ts';
 
 const BIN = resolve(HERE, '../../bin/tapctl.mjs');
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -27,13 +28,6 @@ afterEach(async () => {
 beforeAll(() => {
   for (const c of BUILTIN_COMMANDS) if (!findCommand(c.name)) registerCommand(c);
 });
-
-async function tapctl(...argv: string[]): Promise<{ code: number; out: string; err: string; json: () => any }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(argv, { io: { out: (t) => void (out += t), err: (t) => void (err += t) } });
-  return { code, out, err, json: () => JSON.parse(out) };
-}
 
 async function dir(): Promise<string> {
   const d = await scratchDir('tapctl-');

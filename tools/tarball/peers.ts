@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { NO_NATS_SERVER, natsServerInstalled, startNatsServer } from '../../reference/transports/nats/nats-server.testkit.ts';
+import { libraryEntries } from '../build.ts';
 import { allBlocks, recipesOf } from './recipes.ts';
 import { type Check, ok, run } from './run.ts';
 import { typeWorldCheck } from './type-world.ts';
@@ -35,17 +36,11 @@ function expectMissing(r: { code: number | null; stdout: string; stderr: string 
   return `exit ${r.code}: ${text.trim().split('\n')[0]!.slice(0, 160)}`;
 }
 
-/** The entries of package.json's `exports` whose declarations need an optional peer: NATS, and the bridges' SDKs. */
-const PEER_ENTRIES = ['./jetstream', './mesh', './bridges'];
+/** The library's entries (tools/build.ts) whose declarations need an optional peer: NATS, and the bridges' SDKs. */
+const PEER_ENTRIES = ['jetstream', 'mesh', 'bridges'];
 
-/** The entries of package.json's `exports` that have declarations, as their subpaths ("." for the main one). */
-function typedEntries(): string[] {
-  const { exports } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, { types?: string }> };
-  return Object.keys(exports).filter((subpath) => typeof exports[subpath]?.types === 'string');
-}
-
-/** The specifier a program imports an entry by. */
-const specifier = (subpath: string) => (subpath === '.' ? MANIFEST.name : `${MANIFEST.name}${subpath.slice(1)}`);
+/** The specifier a program imports an entry of libraryEntries() by ("index" is the main one). */
+const specifier = (entry: string) => (entry === 'index' ? MANIFEST.name : `${MANIFEST.name}/${entry}`);
 
 /** The files the README and Getting Started have users write (tools/tarball/recipes.ts runs them), each as a .ts file, with what it imports. */
 function docFiles(): { name: string; code: string; imports: string[] }[] {
@@ -108,7 +103,7 @@ export function missingPeerChecks(inst: InstalledProject): Check[] {
     [
       "without the optional peers, a program importing every entry but those of NATS and the bridges, and the docs' files that import only such entries, type-check with skipLibCheck off",
       async () => {
-        const entries = typedEntries().filter((e) => !PEER_ENTRIES.includes(e));
+        const entries = Object.keys(libraryEntries()).filter((e) => !PEER_ENTRIES.includes(e));
         const plain = new Set(entries.map(specifier));
         const files: Record<string, string> = {
           'entries.ts': entries.map((e, i) => `export type * as entry${i} from '${specifier(e)}';`).join('\n'),

@@ -203,7 +203,7 @@ export class DurableView {
 
   /** The task's finished record in TAP_RESULTS, waiting up to `ms`. */
   finished(taskId: string, ms: number): Promise<TaskRecord | undefined> {
-    return this.poll(
+    return pollUntil(
       async () => (await this.jsm.streams.getMessage(S.results, { last_by_subj: resultSubject(S, taskId) }))?.json<TaskRecord>(),
       ms,
     );
@@ -233,7 +233,7 @@ export class DurableView {
 
   /** The task's dead letter in TAP_DEAD after sequence `after`, waiting up to `ms`. */
   dead(capability: string, taskId: string, after: number, ms: number): Promise<TaskRecord | undefined> {
-    return this.poll(async () => {
+    return pollUntil(async () => {
       // Dead letters of one capability share a subject: look through the new ones for this task.
       const info = await this.jsm.streams.info(S.dead);
       for (let seq = info.state.last_seq; seq > Math.max(after, info.state.first_seq - 1); seq--) {
@@ -253,7 +253,7 @@ export class DurableView {
 
   /** Waits until the queue no longer holds `seq`; false if it still does after `ms`. */
   async drained(seq: number, ms: number): Promise<boolean> {
-    return (await this.poll(async () => ((await this.queued(seq)) ? undefined : true), ms)) === true;
+    return (await pollUntil(async () => ((await this.queued(seq)) ? undefined : true), ms)) === true;
   }
 
   /** The task id that TAP_IDEMPOTENCY holds for an identity (spec: bindings-nats#idempotency). */
@@ -261,11 +261,6 @@ export class DurableView {
     const kv = await new this.lib.Kvm(this.nc).open(S.idempotency);
     const hash = createHash('sha256').update(`${principal}\0${capability}\0${key}`).digest('hex');
     return (await kv.get(hash).catch(() => null))?.string() || undefined;
-  }
-
-  /** `get` until it gives a value, for `ms` of the harness's running time (a stalled machine's pauses not counted). */
-  private poll<T>(get: () => Promise<T | undefined>, ms: number): Promise<T | undefined> {
-    return pollUntil(get, ms);
   }
 
   close(): Promise<void> {

@@ -11,21 +11,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kvm } from '@nats-io/kv';
 import { NO_NATS_SERVER, natsServerInstalled, startNatsServer, type NatsServer } from '../../transports/nats/nats-server.testkit.ts';
-import { runCli } from '../cli.ts';
-import { BUILTIN_COMMANDS } from '../commands.ts';
-import { findCommand, registerCommand } from '../registry.ts';
 import { lacks, needing } from '../../../test/system-tools.testkit.ts';
+import { tapctl } from '../tapctl.testkit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
 
 // biome-ignore lint/suspicious/noExplicitAny: the JSON a command printed, read by field
-async function tapctl(...argv: string[]): Promise<{ code: number; out: string; err: string; json: () => any }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(argv, { io: { out: (t) => void (out += t), err: (t) => void (err += t) } });
-  return { code, out, err, json: () => JSON.parse(out) };
-}
-
 function entry(agentId: string, version: string, over: Partial<RegistryEntry> = {}): RegistryEntry {
   const card: AgentCard = {
     agent_id: agentId,
@@ -64,7 +55,6 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tapctl mesh (spec:
   let server: NatsServer;
   let nc: NatsConnection;
   beforeAll(async () => {
-    for (const c of BUILTIN_COMMANDS) if (!findCommand(c.name)) registerCommand(c);
     server = await startNatsServer();
     nc = await connect({ servers: server.url });
   });

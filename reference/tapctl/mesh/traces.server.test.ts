@@ -8,19 +8,10 @@ import { Mesh } from '../../mesh/mesh.ts';
 import { MemoryRegistry, startMeshAgent, testCapability, type MeshTestAgent } from '../../mesh/mesh.testkit.ts';
 import { jsonLines } from '../../mesh/trace.ts';
 import { natsServerInstalled, NO_NATS_SERVER, startNatsServer, type NatsServer } from '../../transports/nats/nats-server.testkit.ts';
-import { runCli } from '../cli.ts';
-import { BUILTIN_COMMANDS } from '../commands.ts';
-import { findCommand, registerCommand } from '../registry.ts';
 import { lacks, needing } from '../../../test/system-tools.testkit.ts';
+import { tapctl } from '../tapctl.testkit.ts';
 
 if (!natsServerInstalled) console.warn(NO_NATS_SERVER);
-
-async function tapctl(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(argv, { io: { out: (t) => void (out += t), err: (t) => void (err += t) } });
-  return { code, out, err };
-}
 
 describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tapctl mesh tasks and trace'), () => {
   let server: NatsServer;
@@ -29,7 +20,6 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'tapctl mesh tasks 
   let traceId = '';
 
   beforeAll(async () => {
-    for (const c of BUILTIN_COMMANDS) if (!findCommand(c.name)) registerCommand(c);
     server = await startNatsServer();
     const registry = new MemoryRegistry();
     const coordinatorLog = createWriteStream(join(dir, 'coordinator.jsonl'));
