@@ -377,9 +377,11 @@ export async function bareMemory(): Promise<System & { requester: BareRequester 
   const decoder = new TextDecoder();
   // Each memory pair keeps its own templates: several floors share this process.
   const session = { replies: [] };
-  serverEnd.onmessage = (frame) => void answer(decoder.decode(frame.bytes), (text) => serverEnd.send(text), session);
+  // A frame's text, as the reference's decoder reads it: the pair carries a string as it is.
+  const textOf = (frame: { text?: string; bytes: Uint8Array }) => frame.text ?? decoder.decode(frame.bytes);
+  serverEnd.onmessage = (frame) => void answer(textOf(frame), (text) => serverEnd.send(text), session);
   const requester = new BareRequester((text) => void clientEnd.send(text));
-  clientEnd.onmessage = (frame) => requester.receive(decoder.decode(frame.bytes));
+  clientEnd.onmessage = (frame) => requester.receive(textOf(frame));
   await serverEnd.start();
   await clientEnd.start();
   return bareSystem(requester, undefined, () => clientEnd.close());

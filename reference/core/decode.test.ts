@@ -56,6 +56,23 @@ describe('decodeFrame', () => {
       expect(refused(decode(exact.replace('"pad":"', '"pad":"x'))).error.code).toBe('MESSAGE_TOO_LARGE');
     });
 
+    it('judges a frame carried as text (the memory pair) as it judges the same frame as bytes', () => {
+      const base = JSON.stringify(samplePing({ payload: { pad: '' } }));
+      const room = MAX - utf8ByteLength(base);
+      const exact = JSON.stringify(samplePing({ payload: { pad: 'é'.repeat(Math.floor(room / 2)) + 'x'.repeat(room % 2) } }));
+      const asText = (t: string) => {
+        const b = new TextEncoder().encode(t);
+        return decodeFrame({ text: t, bytes: b, oversized: false, byteLength: b.byteLength }, { maxMessageBytes: MAX });
+      };
+      const samples = [ping, exact, exact.replace('"pad":"', '"pad":"x'), '{"a":1,"a":2}', '[1]', 'not json', '\ufeff' + ping];
+      for (const t of samples) expect(asText(t)).toEqual(decode(t));
+      fc.assert(
+        fc.property(fc.json(), (t) => {
+          expect(asText(t)).toEqual(decode(t));
+        }),
+      );
+    });
+
     it('trusts the reader: an oversized prefix is MESSAGE_TOO_LARGE with reply_to recovered from the prefix', () => {
       const prefix = new TextEncoder().encode(ping.slice(0, 120));
       const r = refused(decodeFrame({ bytes: prefix, oversized: true, byteLength: MAX + 1 }, { maxMessageBytes: MAX }));

@@ -57,6 +57,10 @@ const SCAN_CHARS = 64 * 1024;
  */
 export function decodeFrame(frame: InboundFrame, options: DecodeOptions): DecodeResult {
   const max = options.maxMessageBytes;
+  // A frame carried as a well-formed string within the limit needs no UTF-8 decoding (memory pair).
+  if (frame.text !== undefined && !frame.oversized && fitsUtf8(frame.text, max)) {
+    return decodeText(frame.text, options.rejectDuplicateMembers ?? false);
+  }
   const size = Math.max(frame.byteLength, frame.bytes.length);
   if (frame.oversized || size > max) {
     return refuseFromBytes(

@@ -13,6 +13,11 @@ export interface InboundFrame {
   byteLength: number;
   /** True for a WebSocket binary frame, which the protocol refuses. */
   binary?: boolean;
+  /**
+   * The frame as a well-formed string, when the transport carried it as one (the in-memory pair):
+   * `bytes` are then its UTF-8 form, made only when read, and a decoder takes the text as it is.
+   */
+  text?: string;
 }
 
 /** Why a transport closed: a WebSocket-style close code, a short reason, and the error if one caused it. */

@@ -118,6 +118,38 @@ describe('createMemoryPair', () => {
     ]);
   });
 
+  it('hands a string on as its text, its bytes and byte length those of its UTF-8 form; a lone surrogate arrives as U+FFFD bytes, as UTF-8 carries it', async () => {
+    const [a, b] = createMemoryPair();
+    const got: InboundFrame[] = [];
+    b.onmessage = (f) => got.push(f);
+    await b.start();
+    await a.send('{"t":"é€😀"}');
+    await a.send('{"t":"\ud800"}');
+    await tick();
+    const utf8 = new TextEncoder().encode('{"t":"é€😀"}');
+    expect(got[0].text).toBe('{"t":"é€😀"}');
+    expect(got[0].byteLength).toBe(utf8.byteLength);
+    expect([...got[0].bytes]).toEqual([...utf8]);
+    expect(got[0].oversized).toBe(false);
+    expect(got[1].text).toBeUndefined();
+    expect(text(got[1])).toBe('{"t":"\ufffd"}');
+  });
+
+  it('counts a string against the limit by its UTF-8 bytes, not its length', async () => {
+    const [a, b] = createMemoryPair();
+    const got: InboundFrame[] = [];
+    b.onmessage = (f) => got.push(f);
+    b.setMaxFrameBytes(8);
+    await b.start();
+    await a.send('"ééé"'); // 5 characters, 8 bytes
+    await a.send('"éééé"'); // 6 characters, 10 bytes
+    await tick();
+    expect(got.map((f) => [f.text, f.oversized, f.byteLength])).toEqual([
+      ['"ééé"', false, 8],
+      [undefined, true, 10],
+    ]);
+  });
+
   it('injects raw bytes, invalid UTF-8 included, with sendRaw', async () => {
     const [a, b] = createMemoryPair();
     const got: InboundFrame[] = [];

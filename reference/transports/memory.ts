@@ -1,5 +1,7 @@
 import { HANDED_OVER, type CloseInfo, type InboundFrame, type RawSendOptions, type RawTransport } from './transport.ts';
 import { DEFAULT_MAX_FRAME_BYTES, checkMaxFrameBytes, frameOf } from './frame.ts';
+import { fitsUtf8, utf8ByteLength } from '../core/decode.ts';
+import { isWellFormed } from '../core/jcs.ts';
 
 /** Options for `createMemoryPair`. */
 export interface MemoryPairOptions {
@@ -12,6 +14,27 @@ export interface MemoryPairOptions {
 type Entry = { frame: InboundFrame } | { close: CloseInfo };
 
 const encoder = new TextEncoder();
+
+/**
+ * A frame sent as a string and received within its limit: it hands its text on as it is, and makes
+ * its UTF-8 bytes (and counts them) only for a reader that asks. Only a well-formed string is
+ * carried so: a lone surrogate becomes U+FFFD in UTF-8, and its frame is encoded at once.
+ */
+class TextFrame implements InboundFrame {
+  readonly oversized = false;
+  private encoded?: Uint8Array;
+  private length?: number;
+
+  constructor(readonly text: string) {}
+
+  get bytes(): Uint8Array {
+    return (this.encoded ??= encoder.encode(this.text));
+  }
+
+  get byteLength(): number {
+    return (this.length ??= this.encoded?.byteLength ?? utf8ByteLength(this.text));
+  }
+}
 
 /** One end of an in-memory linked pair; `sendRaw` injects arbitrary bytes into the peer. */
 export class MemoryTransport implements RawTransport {
@@ -45,9 +68,15 @@ export class MemoryTransport implements RawTransport {
     this.schedule(() => this.drain());
   }
 
-  /** Delivers `text` as UTF-8 to the peer, asynchronously and in order. */
+  /** Delivers `text` as UTF-8 to the peer, asynchronously and in order; the peer reads it as text when it fits. */
   send(text: string): Promise<void> {
-    this.deliver(encoder.encode(text), undefined);
+    if (this.closed) return HANDED_OVER;
+    const peer = this.peer;
+    if (!isWellFormed(text)) this.deliver(encoder.encode(text), undefined);
+    else
+      this.schedule(() =>
+        peer.enqueue({ frame: fitsUtf8(text, peer.max) ? new TextFrame(text) : frameOf(encoder.encode(text), peer.max) }),
+      );
     return HANDED_OVER;
   }
 
