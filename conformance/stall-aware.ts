@@ -36,3 +36,52 @@ export async function pollUntil<T>(
     deadline += Math.max(0, clock.now() - before - everyMs - STALL_SLACK_MS);
   }
 }
+
+/** The timers a stall-aware timeout uses: the real ones unless a test gives its own. */
+export interface TimerClock {
+  now(): number;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+const REAL_TIMERS: TimerClock = {
+  now: () => Date.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
+
+/** How often a stall-aware timeout looks at the clock, in ms. */
+export const STALL_CHECK_MS = 250;
+
+/** A running stall-aware timeout. */
+export interface StallAwareTimeout {
+  /** Stops it: `fire` is not called. */
+  cancel(): void;
+  /** Running time left before it fires, in ms (stalls so far not counted). */
+  remaining(): number;
+}
+
+/**
+ * Calls `fire` once `ms` of running time have passed: the clock is looked at every
+ * STALL_CHECK_MS, and a look that comes more than STALL_SLACK_MS later than asked adds the excess
+ * to the wait, as pollUntil does.
+ */
+export function stallAwareTimeout(ms: number, fire: () => void, clock: TimerClock = REAL_TIMERS): StallAwareTimeout {
+  let deadline = clock.now() + ms;
+  let handle: unknown;
+  const arm = (): void => {
+    const step = Math.max(0, Math.min(STALL_CHECK_MS, deadline - clock.now()));
+    const asked = clock.now() + step;
+    handle = clock.setTimeout(() => {
+      const now = clock.now();
+      deadline += Math.max(0, now - asked - STALL_SLACK_MS);
+      if (now >= deadline) fire();
+      else arm();
+    }, step);
+  };
+  arm();
+  return {
+    cancel: () => clock.clearTimeout(handle),
+    remaining: () => Math.max(0, deadline - clock.now()),
+  };
+}

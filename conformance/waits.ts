@@ -2,9 +2,11 @@
  * The waits of one harness connection: for a message the agent has yet to send, and for the
  * connection's close. Until the agent has sent anything on the connection it may still be
  * starting, so a wait lasts at least the startup time; once it has, each wait restarts with its
- * own timeout (spec: conformance#peer).
+ * own timeout (spec: conformance#peer). A wait does not count time in which the harness could not
+ * run (stall-aware.ts): the agent was frozen as long.
  */
 import type { Received } from './findings.ts';
+import { stallAwareTimeout, type StallAwareTimeout } from './stall-aware.ts';
 
 type Waiter = {
   pred: (r: Received) => boolean;
@@ -20,10 +22,11 @@ export class Waits {
   /** Whether anything arrived on the connection yet. */
   private wasHeard = false;
 
-  /** `received`: everything the case received so far; `startupMs`: how long the first reply may take. */
+  /** `received`: everything the case received so far; `startupMs`: how long the first reply may take; `timeout`: the timer (a test's own clock). */
   constructor(
     private readonly received: readonly Received[],
     private readonly startupMs: number,
+    private readonly timeout: (ms: number, fire: () => void) => StallAwareTimeout = stallAwareTimeout,
   ) {}
 
   /** The first message at or after index `since` that matches `pred`, or undefined after `timeoutMs` or at the close. */
@@ -38,19 +41,17 @@ export class Waits {
         pred,
         since,
         resolve: (r) => {
-          clearTimeout(timer);
+          timer.cancel();
           this.waiters = this.waiters.filter((w) => w !== waiter);
           resolve(r);
         },
         rearm: () => {
-          const left = started + timeoutMs - Date.now();
-          if (own >= left) return;
-          clearTimeout(timer);
-          timer = setTimeout(() => waiter.resolve(undefined), own);
+          if (own >= timer.remaining()) return;
+          timer.cancel();
+          timer = this.timeout(own, () => waiter.resolve(undefined));
         },
       };
-      const started = Date.now();
-      let timer = setTimeout(() => waiter.resolve(undefined), timeoutMs);
+      let timer = this.timeout(timeoutMs, () => waiter.resolve(undefined));
       this.waiters.push(waiter);
     });
   }
@@ -59,9 +60,9 @@ export class Waits {
   closed(closed: boolean, timeoutMs: number): Promise<boolean> {
     if (closed) return Promise.resolve(true);
     return new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => resolve(false), timeoutMs);
+      const timer = this.timeout(timeoutMs, () => resolve(false));
       this.closeWaiters.push(() => {
-        clearTimeout(timer);
+        timer.cancel();
         resolve(true);
       });
     });

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { pollUntil, STALL_SLACK_MS, type PollClock } from '../stall-aware.ts';
+import { pollUntil, STALL_CHECK_MS, STALL_SLACK_MS, stallAwareTimeout, type PollClock, type TimerClock } from '../stall-aware.ts';
+import { Waits } from '../waits.ts';
+import type { Received } from '../findings.ts';
 
 /** A clock that moves only when the poll sleeps: each pause takes what `pauses` says, in turn (else what was asked). */
 function fakeClock(pauses: number[] = []): PollClock {
@@ -34,5 +36,106 @@ describe('a poll that does not count stalls (conformance/stall-aware.ts)', () =>
     let calls = 0;
     const v = await pollUntil(async () => (++calls < 3 ? Promise.reject(new Error('no stream yet')) : 7), 1000, 25, fakeClock());
     expect(v).toBe(7);
+  });
+});
+
+/**
+ * Timers on a clock of their own: `run(ms)` moves it on, firing what falls due in order; `stall(ms)`
+ * moves it on with nothing fired, as a machine that gave the process no CPU, the timers due in it
+ * firing late, at its end.
+ */
+function fakeTimers(): TimerClock & { run(ms: number): void; stall(ms: number): void } {
+  let t = 0;
+  let next = 0;
+  const due = new Map<number, { at: number; fn: () => void }>();
+  const fireUntil = (end: number): void => {
+    for (;;) {
+      const first = [...due.entries()].sort((a, b) => a[1].at - b[1].at || a[0] - b[0])[0];
+      if (!first || first[1].at > end) break;
+      due.delete(first[0]);
+      t = Math.max(t, first[1].at);
+      first[1].fn();
+    }
+    t = end;
+  };
+  return {
+    now: () => t,
+    setTimeout: (fn, ms) => {
+      due.set(++next, { at: t + ms, fn });
+      return next;
+    },
+    clearTimeout: (h) => void due.delete(h as number),
+    run: (ms) => fireUntil(t + ms),
+    stall: (ms) => {
+      const end = t + ms;
+      for (const d of due.values()) d.at = Math.max(d.at, end);
+      t = end;
+      fireUntil(end);
+    },
+  };
+}
+
+describe('a timeout that does not count stalls (stallAwareTimeout)', () => {
+  it('fires when its time has run, to the millisecond, looking at the clock every STALL_CHECK_MS', () => {
+    const clock = fakeTimers();
+    let firedAt: number | undefined;
+    stallAwareTimeout(1000, () => (firedAt = clock.now()), clock);
+    clock.run(999);
+    expect(firedAt).toBeUndefined();
+    clock.run(1);
+    expect(firedAt).toBe(1000);
+    expect(STALL_CHECK_MS).toBeLessThan(1000);
+  });
+
+  it('adds a 5 s stall to its time: a wait of 1 s begun before it has its time left after it, less at most a look and the slack', () => {
+    const clock = fakeTimers();
+    let firedAt: number | undefined;
+    const timer = stallAwareTimeout(1000, () => (firedAt = clock.now()), clock);
+    clock.run(100);
+    clock.stall(5000);
+    expect(firedAt).toBeUndefined();
+    // What a stall may still take from the wait: the look it delayed and the slack.
+    const left = 1000 - 100 - STALL_CHECK_MS - STALL_SLACK_MS;
+    expect(timer.remaining()).toBeGreaterThanOrEqual(left);
+    clock.run(2000);
+    expect(firedAt).toBeGreaterThanOrEqual(5100 + left);
+  });
+
+  it('counts a look late by less than the slack as running time, and stops when cancelled', () => {
+    const clock = fakeTimers();
+    let fired = 0;
+    stallAwareTimeout(1000, () => fired++, clock);
+    clock.stall(STALL_CHECK_MS + STALL_SLACK_MS); // the first look comes late, within the slack
+    clock.run(1000 - STALL_CHECK_MS - STALL_SLACK_MS);
+    expect(fired).toBe(1);
+    const t = stallAwareTimeout(1000, () => fired++, clock);
+    t.cancel();
+    clock.run(5000);
+    expect(fired).toBe(1);
+  });
+});
+
+describe("a harness connection's waits (conformance/waits.ts) do not count stalls", () => {
+  const rec = (index: number, type: string): Received => ({ index, msg: { type } }) as unknown as Received;
+
+  it('a message that comes after a stall within its wait is seen; without one, the wait ends at its time', async () => {
+    const clock = fakeTimers();
+    const received: Received[] = [];
+    const waits = new Waits(received, 0, (ms, fire) => stallAwareTimeout(ms, fire, clock));
+    waits.heard();
+    const late = waits.message((r) => r.msg.type === 'task.result', 1000, 0, false);
+    clock.run(200);
+    clock.stall(5000);
+    const r = rec(0, 'task.result');
+    received.push(r);
+    waits.arrived(r);
+    expect(await late).toBe(r);
+    const never = waits.message((r) => r.msg.type === 'pong', 1000, 1, false);
+    clock.run(1000);
+    expect(await never).toBeUndefined();
+    const close = waits.closed(false, 1000);
+    clock.stall(3000);
+    waits.ended();
+    expect(await close).toBe(true);
   });
 });
