@@ -33,8 +33,13 @@ export async function pollUntil<T>(
     if (v !== undefined || clock.now() > deadline) return v;
     const before = clock.now();
     await clock.sleep(everyMs);
-    deadline += Math.max(0, clock.now() - before - everyMs - STALL_SLACK_MS);
+    deadline += stalled(before, everyMs, clock.now());
   }
+}
+
+/** The part of a pause begun at `before` for `askedMs`, and ended at `now`, that counts as a stall, in ms. */
+export function stalled(before: number, askedMs: number, now: number): number {
+  return Math.max(0, now - before - askedMs - STALL_SLACK_MS);
 }
 
 /** The timers a stall-aware timeout uses: the real ones unless a test gives its own. */
@@ -71,10 +76,10 @@ export function stallAwareTimeout(ms: number, fire: () => void, clock: TimerCloc
   let handle: unknown;
   const arm = (): void => {
     const step = Math.max(0, Math.min(STALL_CHECK_MS, deadline - clock.now()));
-    const asked = clock.now() + step;
+    const before = clock.now();
     handle = clock.setTimeout(() => {
       const now = clock.now();
-      deadline += Math.max(0, now - asked - STALL_SLACK_MS);
+      deadline += stalled(before, step, now);
       if (now >= deadline) fire();
       else arm();
     }, step);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { pollUntil, STALL_CHECK_MS, STALL_SLACK_MS, stallAwareTimeout, type PollClock, type TimerClock } from '../stall-aware.ts';
 import { Waits } from '../waits.ts';
+import { poll } from '../workspace/observe.ts';
 import type { Received } from '../findings.ts';
 
 /** A clock that moves only when the poll sleeps: each pause takes what `pauses` says, in turn (else what was asked). */
@@ -137,5 +138,23 @@ describe("a harness connection's waits (conformance/waits.ts) do not count stall
     clock.stall(3000);
     waits.ended();
     expect(await close).toBe(true);
+  });
+});
+
+describe("the workspace cases' poll (conformance/workspace/observe.ts) does not count stalls", () => {
+  it('sees a value that comes after the event loop was held 1.5 s inside a wait of 0.8 s; without the stall the wait ends at its time', async () => {
+    let stallEnd = Number.POSITIVE_INFINITY;
+    setTimeout(() => {
+      const until = Date.now() + 1500;
+      while (Date.now() < until); // the process gets no turn, as on a host that gave it no CPU
+      stallEnd = Date.now();
+    }, 50);
+    const started = Date.now();
+    const v = await poll(() => (Date.now() >= stallEnd + 100 ? 'renamed' : null), 800);
+    expect(v).toBe('renamed');
+    expect(Date.now() - started).toBeGreaterThan(1600);
+    const t = Date.now();
+    expect(await poll(() => null, 300)).toBeNull();
+    expect(Date.now() - t).toBeLessThan(1000);
   });
 });

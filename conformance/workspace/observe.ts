@@ -6,6 +6,7 @@
 import { promises as fsp, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import { checkRecordBytes, type TaskRecord } from '../../reference/workspace/index.ts';
+import { stalled } from '../stall-aware.ts';
 
 /** One name seen in a watched directory. */
 export interface Sighting {
@@ -121,14 +122,16 @@ export async function inodeOf(path: string): Promise<number | null> {
   );
 }
 
-/** Polls `probe` every `everyMs` until it returns a value (not null) or `ms` passed; null then. */
+/** Polls `probe` every `everyMs` until it returns a value (not null) or `ms` of running time passed (stalls not counted: stall-aware.ts); null then. */
 export async function poll<T>(probe: () => Promise<T | null> | T | null, ms: number, everyMs = 25): Promise<T | null> {
-  const end = performance.now() + ms;
+  let end = performance.now() + ms;
   for (;;) {
     const v = await probe();
     if (v !== null) return v;
     if (performance.now() >= end) return null;
+    const before = performance.now();
     await new Promise((r) => setTimeout(r, everyMs));
+    end += stalled(before, everyMs, performance.now());
   }
 }
 
