@@ -191,4 +191,4 @@ export function meetsBinding(binding: NonNullable<Needs['binding']>, kind: NonNu
 
 /** Why a restart case does not apply to an agent, and how a state folder per case makes it apply (spec: tasks#durability). */
 export const RESTART_UNDECLARED =
-  'the agent card does not declare durability "restart" (an agent that keeps its tasks in a state folder gets one per case with tap-conform -- <command> --state-dir {state})';
+  'the agent card does not declare durability "restart"; an agent that keeps its tasks in a state folder gets one per case with tap-conform -- <command> --state-dir {state}';
