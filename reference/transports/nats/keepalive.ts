@@ -33,3 +33,42 @@ export function checkKeepalive(ms: number): void {
   if (parseKeepalive(String(ms)) === undefined)
     throw new RangeError(`keepaliveMs ${ms} is outside ${MIN_KEEPALIVE_MS}–${MAX_KEEPALIVE_MS} ms (spec: bindings-nats#liveness)`);
 }
+
+/** How much later than due a silence check may run before the delay counts as time this process could not run, in ms. */
+export const FROZEN_SLACK_MS = 250;
+
+/**
+ * The peer's silence on one connection, counted lost past `silenceMs` (spec: bindings-nats#liveness).
+ * Time in which this process could not run is not the peer's silence: what the peer sent meanwhile
+ * waits unread. So a check that runs more than FROZEN_SLACK_MS later than due (the event loop held,
+ * or a host that gave the machine no CPU, which froze every process of it alike) adds its delay to
+ * the last hearing; a peer that is gone is then counted lost that much later, never sooner.
+ */
+export class SilenceWatch {
+  /** How often `check` is to run, in ms. */
+  readonly everyMs: number;
+  private heardAt: number;
+  private checkedAt: number;
+
+  constructor(
+    readonly silenceMs: number,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.everyMs = Math.max(50, Math.floor(silenceMs / 6));
+    this.heardAt = this.checkedAt = now();
+  }
+
+  /** The peer was heard from now. */
+  heard(): void {
+    this.heardAt = this.now();
+  }
+
+  /** One check, run every `everyMs`: true once the peer has been silent longer than `silenceMs`. */
+  check(): boolean {
+    const now = this.now();
+    const frozen = now - this.checkedAt - this.everyMs;
+    if (frozen > FROZEN_SLACK_MS) this.heardAt += frozen;
+    this.checkedAt = now;
+    return now - this.heardAt > this.silenceMs;
+  }
+}

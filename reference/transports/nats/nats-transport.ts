@@ -4,7 +4,7 @@ import type { NatsConnectionLike } from './shape.ts';
 import { HANDED_OVER, type CloseInfo, type InboundFrame, type RawSendOptions, type RawTransport } from '../transport.ts';
 import { checkMaxFrameBytes } from '../frame.ts';
 import { Header } from './subjects.ts';
-import { clampKeepalive, DEFAULT_KEEPALIVE_MS, MISSED_KEEPALIVES } from './keepalive.ts';
+import { clampKeepalive, DEFAULT_KEEPALIVE_MS, MISSED_KEEPALIVES, SilenceWatch } from './keepalive.ts';
 import { PeerNumbering, type NatsInboundLog } from './numbering.ts';
 import { Outbox } from './outbox.ts';
 
@@ -81,7 +81,7 @@ export class NatsTransport implements RawTransport {
   private pending: InboundFrame[] = [];
   private sentSeq = 0;
   private readonly numbering = new PeerNumbering();
-  private lastHeard = Date.now();
+  private peerSilence = new SilenceWatch(MISSED_KEEPALIVES * DEFAULT_KEEPALIVE_MS);
   private parts: Uint8Array[] = [];
   private partBytes = 0;
   private partTotal = 0;
@@ -121,15 +121,13 @@ export class NatsTransport implements RawTransport {
     for (const frame of held) this.onmessage?.(frame);
     const every = this.o.keepaliveMs ?? DEFAULT_KEEPALIVE_MS;
     // Clamped, whatever the peer announced: a timer of 1e13 ms would overflow into one of 1 ms.
-    const silence = MISSED_KEEPALIVES * clampKeepalive(this.o.peerKeepaliveMs ?? DEFAULT_KEEPALIVE_MS);
-    this.lastHeard = Date.now();
+    const silence = (this.peerSilence = new SilenceWatch(
+      MISSED_KEEPALIVES * clampKeepalive(this.o.peerKeepaliveMs ?? DEFAULT_KEEPALIVE_MS),
+    ));
     const keepalive = setInterval(() => this.control('keepalive'), every);
-    const watchdog = setInterval(
-      () => {
-        if (Date.now() - this.lastHeard > silence) this.lost(`the peer sent nothing for ${silence} ms`);
-      },
-      Math.max(50, Math.floor(silence / 6)),
-    );
+    const watchdog = setInterval(() => {
+      if (silence.check()) this.lost(`the peer sent nothing for ${silence.silenceMs} ms`);
+    }, silence.everyMs);
     keepalive.unref();
     watchdog.unref();
     this.timers.push(keepalive, watchdog);
@@ -320,7 +318,7 @@ export class NatsTransport implements RawTransport {
       this.lost(`message ${this.numbering.last + 1} of the peer never arrived (got ${header || 'one without Tap-Seq'})`);
       return false;
     }
-    this.lastHeard = Date.now();
+    this.peerSilence.heard();
     this.log.messages++;
     return true;
   }
