@@ -4,9 +4,10 @@
  * harness, so a wait for something the agent does must not run out during it. A pause between two
  * polls far longer than asked for is counted as such a stall and added to the wait.
  */
+import { FROZEN_SLACK_MS, frozenFor } from '../reference/core/frozen.ts';
 
 /** How much later than asked a pause may end before the excess counts as a stall, in ms. */
-export const STALL_SLACK_MS = 250;
+export const STALL_SLACK_MS = FROZEN_SLACK_MS;
 
 /** The clock and pause a poll uses: the real ones unless a test gives its own. */
 export interface PollClock {
@@ -38,9 +39,7 @@ export async function pollUntil<T>(
 }
 
 /** The part of a pause begun at `before` for `askedMs`, and ended at `now`, that counts as a stall, in ms. */
-export function stalled(before: number, askedMs: number, now: number): number {
-  return Math.max(0, now - before - askedMs - STALL_SLACK_MS);
-}
+export const stalled = frozenFor;
 
 /** The timers a stall-aware timeout uses: the real ones unless a test gives its own. */
 export interface TimerClock {

@@ -2,6 +2,7 @@
  * The keepalives of a NATS connection: how often each side sends one, the range either side may
  * announce in `Tap-Keepalive-Ms`, and how many may be missed (spec: bindings-nats#liveness).
  */
+import { frozenFor } from '../../core/frozen.ts';
 
 /** How often each side sends a keepalive unless told otherwise, in ms (spec: bindings-nats#liveness). */
 export const DEFAULT_KEEPALIVE_MS = 1000;
@@ -34,15 +35,12 @@ export function checkKeepalive(ms: number): void {
     throw new RangeError(`keepaliveMs ${ms} is outside ${MIN_KEEPALIVE_MS}–${MAX_KEEPALIVE_MS} ms (spec: bindings-nats#liveness)`);
 }
 
-/** How much later than due a silence check may run before the delay counts as time this process could not run, in ms. */
-export const FROZEN_SLACK_MS = 250;
-
 /**
  * The peer's silence on one connection, counted lost past `silenceMs` (spec: bindings-nats#liveness).
  * Time in which this process could not run is not the peer's silence: what the peer sent meanwhile
- * waits unread. So a check that runs more than FROZEN_SLACK_MS later than due (the event loop held,
- * or a host that gave the machine no CPU, which froze every process of it alike) adds its delay to
- * the last hearing; a peer that is gone is then counted lost that much later, never sooner.
+ * waits unread. So a check that runs later than due by more than the slack (core/frozen.ts) adds
+ * that time to the last hearing; a peer that is gone is then counted lost that much later, never
+ * sooner.
  */
 export class SilenceWatch {
   /** How often `check` is to run, in ms. */
@@ -66,8 +64,7 @@ export class SilenceWatch {
   /** One check, run every `everyMs`: true once the peer has been silent longer than `silenceMs`. */
   check(): boolean {
     const now = this.now();
-    const frozen = now - this.checkedAt - this.everyMs;
-    if (frozen > FROZEN_SLACK_MS) this.heardAt += frozen;
+    this.heardAt += frozenFor(this.checkedAt, this.everyMs, now);
     this.checkedAt = now;
     return now - this.heardAt > this.silenceMs;
   }
