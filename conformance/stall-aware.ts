@@ -4,10 +4,9 @@
  * harness, so a wait for something the agent does must not run out during it. A pause between two
  * polls far longer than asked for is counted as such a stall and added to the wait.
  */
-import { FROZEN_SLACK_MS, frozenFor } from '../reference/core/frozen.ts';
-
-/** How much later than asked a pause may end before the excess counts as a stall, in ms. */
-export const STALL_SLACK_MS = FROZEN_SLACK_MS;
+import { systemClock } from '../reference/agent/options.ts';
+import { frozenFor } from '../reference/core/frozen.ts';
+import type { Clock, TimerHandle } from '../reference/core/platform.ts';
 
 /** The clock and pause a poll uses: the real ones unless a test gives its own. */
 export interface PollClock {
@@ -34,25 +33,9 @@ export async function pollUntil<T>(
     if (v !== undefined || clock.now() > deadline) return v;
     const before = clock.now();
     await clock.sleep(everyMs);
-    deadline += stalled(before, everyMs, clock.now());
+    deadline += frozenFor(before, everyMs, clock.now());
   }
 }
-
-/** The part of a pause begun at `before` for `askedMs`, and ended at `now`, that counts as a stall, in ms. */
-export const stalled = frozenFor;
-
-/** The timers a stall-aware timeout uses: the real ones unless a test gives its own. */
-export interface TimerClock {
-  now(): number;
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-const REAL_TIMERS: TimerClock = {
-  now: () => Date.now(),
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-};
 
 /** How often a stall-aware timeout looks at the clock, in ms. */
 export const STALL_CHECK_MS = 250;
@@ -67,18 +50,18 @@ export interface StallAwareTimeout {
 
 /**
  * Calls `fire` once `ms` of running time have passed: the clock is looked at every
- * STALL_CHECK_MS, and a look that comes more than STALL_SLACK_MS later than asked adds the excess
- * to the wait, as pollUntil does.
+ * STALL_CHECK_MS, and a look that comes later than asked by more than the slack of
+ * reference/core/frozen.ts adds the excess to the wait, as pollUntil does.
  */
-export function stallAwareTimeout(ms: number, fire: () => void, clock: TimerClock = REAL_TIMERS): StallAwareTimeout {
+export function stallAwareTimeout(ms: number, fire: () => void, clock: Clock = systemClock): StallAwareTimeout {
   let deadline = clock.now() + ms;
-  let handle: unknown;
+  let handle: TimerHandle;
   const arm = (): void => {
     const step = Math.max(0, Math.min(STALL_CHECK_MS, deadline - clock.now()));
     const before = clock.now();
     handle = clock.setTimeout(() => {
       const now = clock.now();
-      deadline += stalled(before, step, now);
+      deadline += frozenFor(before, step, now);
       if (now >= deadline) fire();
       else arm();
     }, step);

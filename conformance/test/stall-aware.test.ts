@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { pollUntil, STALL_CHECK_MS, STALL_SLACK_MS, stallAwareTimeout, type PollClock, type TimerClock } from '../stall-aware.ts';
+import { FROZEN_SLACK_MS as STALL_SLACK_MS } from '../../reference/core/frozen.ts';
+import type { Clock } from '../../reference/core/platform.ts';
+import { pollUntil, STALL_CHECK_MS, stallAwareTimeout, type PollClock } from '../stall-aware.ts';
 import { Waits } from '../waits.ts';
 import { poll } from '../workspace/observe.ts';
 import type { Received } from '../findings.ts';
@@ -45,7 +47,7 @@ describe('a poll that does not count stalls (conformance/stall-aware.ts)', () =>
  * moves it on with nothing fired, as a machine that gave the process no CPU, the timers due in it
  * firing late, at its end.
  */
-function fakeTimers(): TimerClock & { run(ms: number): void; stall(ms: number): void } {
+function fakeTimers(): Clock & { run(ms: number): void; stall(ms: number): void } {
   let t = 0;
   let next = 0;
   const due = new Map<number, { at: number; fn: () => void }>();

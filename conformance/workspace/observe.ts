@@ -6,7 +6,7 @@
 import { promises as fsp, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import { checkRecordBytes, type TaskRecord } from '../../reference/workspace/index.ts';
-import { stalled } from '../stall-aware.ts';
+import { frozenFor } from '../../reference/core/frozen.ts';
 
 /** One name seen in a watched directory. */
 export interface Sighting {
@@ -131,7 +131,7 @@ export async function poll<T>(probe: () => Promise<T | null> | T | null, ms: num
     if (performance.now() >= end) return null;
     const before = performance.now();
     await new Promise((r) => setTimeout(r, everyMs));
-    end += stalled(before, everyMs, performance.now());
+    end += frozenFor(before, everyMs, performance.now());
   }
 }
 

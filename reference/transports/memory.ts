@@ -70,19 +70,16 @@ export class MemoryTransport implements RawTransport {
 
   /** Delivers `text` as UTF-8 to the peer, asynchronously and in order; the peer reads it as text when it fits. */
   send(text: string): Promise<void> {
-    if (this.closed) return HANDED_OVER;
-    const peer = this.peer;
-    if (!isWellFormed(text)) this.deliver(encoder.encode(text), undefined);
-    else
-      this.schedule(() =>
-        peer.enqueue({ frame: fitsUtf8(text, peer.max) ? new TextFrame(text) : frameOf(encoder.encode(text), peer.max) }),
-      );
+    if (!isWellFormed(text)) this.deliver((max) => frameOf(encoder.encode(text), max));
+    else this.deliver((max) => (fitsUtf8(text, max) ? new TextFrame(text) : frameOf(encoder.encode(text), max)));
     return HANDED_OVER;
   }
 
   /** Delivers a copy of `data` to the peer as one frame, flagged binary if asked. */
   async sendRaw(data: Uint8Array, options: RawSendOptions = {}): Promise<void> {
-    this.deliver(new Uint8Array(data), options.binary === true ? true : undefined);
+    const bytes = new Uint8Array(data);
+    const binary = options.binary === true ? true : undefined;
+    this.deliver((max) => frameOf(bytes, max, binary));
   }
 
   /** Closes both ends; each `onclose` gets `info` after the frames sent before it. */
@@ -104,10 +101,11 @@ export class MemoryTransport implements RawTransport {
     this.max = checkMaxFrameBytes(n);
   }
 
-  private deliver(bytes: Uint8Array, binary: true | undefined): void {
+  /** Hands the peer the frame `frameFor` makes under the peer's limit at delivery, asynchronously and in order. */
+  private deliver(frameFor: (max: number) => InboundFrame): void {
     if (this.closed) return;
     const peer = this.peer;
-    this.schedule(() => peer.enqueue({ frame: frameOf(bytes, peer.max, binary) }));
+    this.schedule(() => peer.enqueue({ frame: frameFor(peer.max) }));
   }
 
   private enqueue(entry: Entry): void {
