@@ -210,7 +210,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the registry on NA
   });
 
   it('leaves no consumer on the bucket behind a listing or a stopped watch (each would stay five minutes)', async () => {
-    const r = await openRegistry(nc, { bucket: 'TAP_REGISTRY_READERS', maxAgeMs: 5000 });
+    const r = await openRegistry(nc, { bucket: 'TAP_REGISTRY_READERS', maxAgeMs: 60_000 });
     await r.create(entry('reader.one', [capability('code.write', '1.0.0')]));
     for (let i = 0; i < 5; i++) expect((await r.list()).map((x) => x.entry.agent_id)).toEqual(['reader.one']);
     const watch = await r.watch(() => {});
