@@ -39,7 +39,8 @@ describe('the GitHub Action', () => {
       LEVEL: 'may',
       PROFILES: '',
       EXPECTED: '',
-      ARGS: '--only core.handshake.*',
+      // A glob (the step must not expand it) that picks two quick cases: the run is the action's, not the suite's.
+      ARGS: '--only core.handshake.identity-*',
       DIR: 'tap-conform-report',
       SPEC_BASE_URL: '',
     };
