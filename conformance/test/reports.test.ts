@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RESTART_UNDECLARED } from '../case.ts';
+import { NO_KEY } from '../cases/nats-durable/bindings-nats.signed-records.ts';
 import { checkBaseline, readBaseline, unexpectedFailures } from '../report/baseline.ts';
 import { renderBadge } from '../report/badge.ts';
 import { failureCounts } from '../report/finish.ts';
@@ -244,6 +245,10 @@ describe('certification cannot mislead (spec: conformance#verdicts)', () => {
     const summary = renderSummary(whole, (_s, x) => x);
     expect(summary).toMatch(/^not offered {3}plans {2}1 UNIMPLEMENTED$/m);
     expect(summary).not.toMatch(/^UNIMPLEMENTED +plans/m);
+  });
+
+  it('words the fixed reasons a level line puts in brackets without brackets of their own', () => {
+    for (const why of [RESTART_UNDECLARED, NO_KEY.detail]) expect(why).not.toMatch(/[()]/);
   });
 
   it('names, by reason, the other cases a certification did not cover, in one pair of brackets', () => {

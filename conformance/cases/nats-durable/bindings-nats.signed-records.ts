@@ -16,8 +16,8 @@ import type { TaskRecord } from '../../../reference/workspace/record.ts';
  * its own hears that first).
  */
 export const NO_KEY = unimplemented(
-  "the agent's durable runners hold no trust file (they ran tap-conform's unsigned records), so they take records from anyone and these cases, which check that a runner with a trust file takes only signed ones, do not apply. " +
-    'To test them, start the agent with a trust file (an agent of runAgent, or tap-reference-agent: --durable --signing-key <its key> --trust <file>) and pass tap-conform --signing-key with the key of a principal in that file',
+  "the agent's durable runners hold no trust file: they ran tap-conform's unsigned records, so they take records from anyone, and these cases, which check that a runner with a trust file takes only signed ones, do not apply. " +
+    'To test them, start the agent with a trust file, as a runAgent agent or tap-reference-agent does with --durable --signing-key <its key> --trust <file>, and pass tap-conform --signing-key with the key of a principal in that file',
 );
 
 /** A case of signed records: with the run's signing key it runs, without it is UNIMPLEMENTED. */
