@@ -136,6 +136,8 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the registry on a 
     // Routing runs until told to stop; each submission records its one ending.
     const outcomes = new Map<number, { status?: string; error?: string; agents: string[]; at?: number }>();
     let submitted = 0;
+    // The tasks sent and not yet ended, each with the agent of its current attempt.
+    const inflight = new Set<{ readonly agentId: string | undefined }>();
     routing = true;
     const worker = async (): Promise<void> => {
       while (routing) {
@@ -143,6 +145,7 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the registry on a 
         let task: Awaited<ReturnType<Mesh['task']>> | undefined;
         try {
           task = await m.task('tap.test.sleep', { ms: 100 + (i % 5) * 20 });
+          inflight.add(task);
           const result = await task.result;
           expect(outcomes.has(i)).toBe(false);
           outcomes.set(i, { status: String(result.status), agents: task.hops.map((h) => h.agentId) });
@@ -150,11 +153,16 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the registry on a 
           outcomes.set(i, { error: (err as Error).message, agents: task?.hops.map((h) => h.agentId) ?? [], at: Date.now() });
           // A mesh that refuses at once must not spin on promises alone: timers (the test's timeout among them) must run.
           await sleep(50);
+        } finally {
+          if (task) inflight.delete(task);
         }
       }
     };
     const workers = Promise.all(Array.from({ length: IN_FLIGHT }, worker));
     await until('the first 50 tasks ending', async () => outcomes.size >= 50);
+    // The crash comes while a task runs on a crashing agent (each sleeps 100 ms or more), so that
+    // one must move: under load, routing can leave those two agents idle at any one moment.
+    await until('a task running on a crashing agent', async () => [...inflight].some((t) => t.agentId?.startsWith('cluster.a')));
 
     // An agent connection dies holding tasks, and at once the node leading the registry bucket.
     await crashing.nc.close();
