@@ -56,10 +56,10 @@ export default defineConfig({
     // changes a module's state undoes it in its own afterAll.
     isolate: false,
     // More workers than cores: most slow files wait on processes, sockets and leases rather than
-    // compute, and the harness's timed cases scale their waits to the machine's load. Four for the
-    // whole run (on two cores: vitest alone 296 s with three, the files' durations summing to 849 s;
-    // the run 304 s with four, 338 s with three), three for the fast tier, whose files compute.
-    maxWorkers: FAST_ONLY ? 3 : 4,
+    // compute, and the harness's timed cases scale their waits to the machine's load (on two cores:
+    // vitest alone 296 s with three workers, the files' durations summing to 849 s, and npm test
+    // 304 s with four against 338 s with three; the fast tier 43–48 s with four, 47–50 s with three).
+    maxWorkers: 4,
     sequence: { sequencer: SlowFirst },
     include: ['**/*.test.ts'],
     exclude: FAST_ONLY ? [...EXCLUDE, ...SLOW_TIERS] : EXCLUDE,
