@@ -18,23 +18,28 @@ const REAL: PollClock = { now: () => Date.now(), sleep: (ms) => new Promise((r) 
 
 /**
  * Calls `get` every `everyMs` until it gives a value, or until `ms` of running time have passed
- * (stalls not counted); a `get` that rejects counts as no value. Resolves with the value, or
+ * (stalls not counted); a `get` that rejects rejects the poll. Resolves with the value, or
  * undefined.
  */
-export async function pollUntil<T>(
-  get: () => Promise<T | undefined>,
+export async function pollFor<T>(
+  get: () => Promise<T | undefined> | T | undefined,
   ms: number,
   everyMs = 25,
   clock: PollClock = REAL,
 ): Promise<T | undefined> {
   let deadline = clock.now() + ms;
   for (;;) {
-    const v = await get().catch(() => undefined);
+    const v = await get();
     if (v !== undefined || clock.now() > deadline) return v;
     const before = clock.now();
     await clock.sleep(everyMs);
     deadline += frozenFor(before, everyMs, clock.now());
   }
+}
+
+/** pollFor, a `get` that rejects counting as no value. */
+export function pollUntil<T>(get: () => Promise<T | undefined>, ms: number, everyMs = 25, clock: PollClock = REAL): Promise<T | undefined> {
+  return pollFor(() => get().catch(() => undefined), ms, everyMs, clock);
 }
 
 /** How often a stall-aware timeout looks at the clock, in ms. */

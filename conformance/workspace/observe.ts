@@ -6,7 +6,7 @@
 import { promises as fsp, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import { checkRecordBytes, type TaskRecord } from '../../reference/workspace/index.ts';
-import { frozenFor } from '../../reference/core/frozen.ts';
+import { pollFor, type PollClock } from '../stall-aware.ts';
 
 /** One name seen in a watched directory. */
 export interface Sighting {
@@ -122,17 +122,12 @@ export async function inodeOf(path: string): Promise<number | null> {
   );
 }
 
+/** A poll's clock on the monotonic timer. */
+const MONOTONIC: PollClock = { now: () => performance.now(), sleep: (ms) => new Promise((r) => setTimeout(r, ms)) };
+
 /** Polls `probe` every `everyMs` until it returns a value (not null) or `ms` of running time passed (stalls not counted: stall-aware.ts); null then. */
 export async function poll<T>(probe: () => Promise<T | null> | T | null, ms: number, everyMs = 25): Promise<T | null> {
-  let end = performance.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== null) return v;
-    if (performance.now() >= end) return null;
-    const before = performance.now();
-    await new Promise((r) => setTimeout(r, everyMs));
-    end += frozenFor(before, everyMs, performance.now());
-  }
+  return (await pollFor(async () => (await probe()) ?? undefined, ms, everyMs, MONOTONIC)) ?? null;
 }
 
 /** Names in a directory, or [] when it does not exist. */

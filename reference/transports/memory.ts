@@ -70,8 +70,8 @@ export class MemoryTransport implements RawTransport {
 
   /** Delivers `text` as UTF-8 to the peer, asynchronously and in order; the peer reads it as text when it fits. */
   send(text: string): Promise<void> {
-    if (!isWellFormed(text)) this.deliver((max) => frameOf(encoder.encode(text), max));
-    else this.deliver((max) => (fitsUtf8(text, max) ? new TextFrame(text) : frameOf(encoder.encode(text), max)));
+    const asText = isWellFormed(text);
+    this.deliver((max) => (asText && fitsUtf8(text, max) ? new TextFrame(text) : frameOf(encoder.encode(text), max)));
     return HANDED_OVER;
   }
 
