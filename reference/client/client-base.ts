@@ -4,26 +4,14 @@
  * (spec: tasks#sequence, messages#replies, shutdown#farewell). TapClient adds sessions on top.
  */
 import type { MessageOf, MessageType, PayloadOf, TapMessage } from '../../schemas/src/index.ts';
-import {
-  assertKey,
-  errorPayload,
-  isFatal,
-  negotiatesExtensions,
-  newTraceparent,
-  parseKey,
-  pooled,
-  replyTypes,
-  TRACE_CONTEXT_MEMBERS,
-  traceDisagreement,
-  type RandomSource,
-} from '../core/index.ts';
+import { assertKey, errorPayload, isFatal, parseKey, pooled, replyTypes, type RandomSource } from '../core/index.ts';
 import { extended } from '../core/extended.ts';
 import { randomBytes } from '../crypto.ts';
 import type { TapSpan, Telemetry } from '../telemetry.ts';
 import type { Transport } from '../transports/index.ts';
 import { retryPolicy, type RetryPolicy } from './backoff.ts';
 import { Emitter } from './emitter.ts';
-import { ClientCode, TapClientError } from './errors.ts';
+import { ClientCode, quiet, TapClientError } from './errors.ts';
 import type { TaskHandle } from './handle.ts';
 import { beginTask } from './task-trace.ts';
 import { inputRefusal } from './input-check.ts';
@@ -128,36 +116,11 @@ export abstract class ClientBase extends Emitter<ClientEvents> implements TaskHo
   }
 
   beginTask(capability: string, given: NewTask, handle: TaskHandle): BegunTask {
-    const client = {
-      hs: this.hs,
-      telemetry: this.telemetry,
-      random: this.random,
-      taskMetadata: (m?: Record<string, unknown>) => this.taskMetadata(m),
-    };
-    const { span, ...begun } = beginTask(client, capability, given);
+    const { span, ...begun } = beginTask({ hs: this.hs, telemetry: this.telemetry, random: this.random }, capability, given);
     if (span) (this.spans ??= new WeakMap()).set(handle, span);
     // An input that is not I-JSON would be refused by the agent: refused here, and nothing is sent (TAP-ENV-002).
     begun.refusal ??= inputRefusal(capability, handle.input);
     return begun;
-  }
-
-  /** The metadata of a new task's requests in the session's version (spec: envelope#trace-context, versioning#tap-1-1). */
-  protected taskMetadata(given: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
-    if (!negotiatesExtensions(this.hs?.version ?? '1.0')) {
-      // Nothing of 1.1 in a session of 1.0 (spec: versioning#tap-1-1).
-      if (!given || !TRACE_CONTEXT_MEMBERS.some((m) => m in given)) return given;
-      const kept = { ...given };
-      for (const m of TRACE_CONTEXT_MEMBERS) delete kept[m];
-      return kept;
-    }
-    if (typeof given?.traceparent === 'string') return given;
-    const traceId = typeof given?.trace_id === 'string' ? given.trace_id : undefined;
-    const spanId = typeof given?.span_id === 'string' ? given.span_id : undefined;
-    const traceparent = newTraceparent(this.random, traceId, spanId);
-    const withContext = extended(given, { traceparent });
-    // A trace_id or span_id that cannot be the traceparent's stays alone (spec: envelope#trace-context);
-    // without either, traceDisagreement answers at once.
-    return traceDisagreement(withContext) ? given : withContext;
   }
 
   /** The stream of a task id, created when new. */
@@ -209,8 +172,23 @@ export abstract class ClientBase extends Emitter<ClientEvents> implements TaskHo
   request<T extends MessageType>(type: T, payload: PayloadOf<T>, fields: EnvelopeFields): Promise<TapMessage>;
   request(type: MessageType, payload: object, fields: Record<string, unknown>): Promise<TapMessage>;
   request(type: MessageType, payload: object, fields: Record<string, unknown>): Promise<TapMessage> {
+    return quiet(new Promise<TapMessage>((resolve, reject) => this.requestThen(type, payload, fields, resolve, reject)));
+  }
+
+  /**
+   * As `request`, with the reply or the failure handed to `onReply` or `onError` (once, never
+   * within this call) and no promise made: a task's own requests take this path.
+   */
+  requestThen(
+    type: MessageType,
+    payload: object,
+    fields: Record<string, unknown>,
+    onReply: (reply: TapMessage) => void,
+    onError: (err: Error) => void,
+  ): void {
+    const failed = (err: Error): void => queueMicrotask(() => onError(err));
     if (this.phase === 'closed' || this.phase === 'connecting') {
-      return Promise.reject(new TapClientError(ClientCode.CLOSED, `cannot send ${type}: the client is ${this.phase}`, { unsent: true }));
+      return failed(new TapClientError(ClientCode.CLOSED, `cannot send ${type}: the client is ${this.phase}`, { unsent: true }));
     }
     // A request about a task carries the task's trace (spec: mesh#trace).
     const trace =
@@ -226,10 +204,10 @@ export abstract class ClientBase extends Emitter<ClientEvents> implements TaskHo
     try {
       msg = this.session.send(type, payload as PayloadOf<typeof type>, fields as EnvelopeFields) as TapMessage;
     } catch (err) {
-      return Promise.reject(err);
+      return failed(err as Error);
     }
     if (type === 'task.request' && (payload as { quiet?: unknown }).quiet === true) this.quietWaits.set(msg.task_id!, msg.message_id);
-    return this.pending.add(msg, sent);
+    this.pending.expect(msg, sent, onReply, onError);
   }
 
   // ---- incoming ----

@@ -7,6 +7,7 @@ import type { MessageOf, PayloadOf, TapMessage } from '../../schemas/src/index.t
 import { extended } from '../core/extended.ts';
 import { isFatal } from '../core/index.ts';
 import { backoffDelay, type RetryPolicy } from './backoff.ts';
+import type { SubmitOptionsFor } from './submit-options.ts';
 import { ClientCode, quiet, TapClientError } from './errors.ts';
 import {
   acceptedOf,
@@ -44,42 +45,22 @@ const SENT: Promise<void> = Promise.resolve();
 const SETTLED = (): void => {};
 
 /** Options of `client.submit`. */
-export interface SubmitOptions {
-  /** The task id of the first attempt (default: a fresh one); retries always use fresh ids. */
-  taskId?: string;
-  /** Makes the request safe to retry (default: a fresh key per submit, shared by its retries). */
-  idempotencyKey?: string;
-  /** The grant that travels with the task (spec: authorization). */
-  authorization?: Authorization;
-  /** The task ends timed_out this long after the agent received it (payload timeout_ms). */
-  timeoutMs?: number;
-  /** The envelope deadline: past it the work is pointless. */
-  deadline?: Date | string;
-  /** Answers each plan.submit; without it the client emits 'plan' and the caller calls `decide`. */
-  onPlan?: (plan: PlanSubmitPayload, handle: TaskHandle) => PlanDecision | Promise<PlanDecision>;
-  /** TAP 1.1: answers each input request; without it the client emits 'input' and the caller calls `answer` (spec: tasks#input-required). */
-  onInput?: (request: InputRequestPayload, handle: TaskHandle) => unknown;
-  /** Overrides the client's retry policy for this task. */
-  retry?: Partial<RetryPolicy>;
-  /** Extra envelope metadata (trace ids); `attempt`, when given, numbers the first attempt (default 1) and retries count on. */
-  metadata?: Record<string, unknown>;
-  /** TAP 1.1: the outcome only, no task.accepted and no events; not sent in a 1.0 session (spec: tasks#quiet-tasks). */
-  quiet?: boolean;
-  /** TAP 1.1: the agents that delegated the task (default: inside a handler, its task's path and agent id; spec: mesh#delegation). */
-  delegation?: readonly string[];
-}
+export type SubmitOptions = SubmitOptionsFor<TaskHandle>;
 
 /** A task submitted through a client. */
 export class TaskHandle extends FollowedTask {
-  /** Resolves when the agent accepted the task (or a retry got the original's snapshot); quiet: with its first message. */
-  readonly accepted: Promise<Accepted>;
   /** Resolves with the final task.result payload, whatever its status; rejects when no result can come. */
   readonly result: Promise<ResultPayload>;
 
   private stream?: TaskStream;
   private unsubscribe?: () => void;
-  private resolveAccepted!: (a: Accepted) => void;
-  private rejectAccepted!: (e: Error) => void;
+  /** The acceptance promise, made when first asked for (most callers await only the result). */
+  private acceptance?: Promise<Accepted>;
+  private resolveAccepted?: (a: Accepted) => void;
+  private rejectAccepted?: (e: Error) => void;
+  /** What the task was accepted as, or why it never will be. */
+  private acceptedAs?: Accepted;
+  private unaccepted?: Error;
   private resolveResult!: (r: ResultPayload) => void;
   private rejectResult!: (e: Error) => void;
   private isAccepted = false;
@@ -100,10 +81,6 @@ export class TaskHandle extends FollowedTask {
     options: SubmitOptions = {},
   ) {
     super(new Feed<StreamMessage>(HANDLE_LOG_LIMIT));
-    this.accepted = new Promise<Accepted>((resolve, reject) => {
-      this.resolveAccepted = resolve;
-      this.rejectAccepted = reject;
-    });
     this.result = new Promise<ResultPayload>((resolve, reject) => {
       this.resolveResult = resolve;
       this.rejectResult = reject;
@@ -113,7 +90,19 @@ export class TaskHandle extends FollowedTask {
     const begun = host.beginTask(capability, options, this);
     this.options = extended(options, { metadata: begun.metadata, delegation: begun.delegation });
     if (begun.refusal) this.settle(begun.refusal);
-    else void this.run();
+    else this.run();
+  }
+
+  /** Resolves when the agent accepted the task (or a retry got the original's snapshot); quiet: with its first message. */
+  get accepted(): Promise<Accepted> {
+    if (this.acceptance) return this.acceptance;
+    if (this.acceptedAs) return (this.acceptance = Promise.resolve(this.acceptedAs));
+    // A rejection nobody awaits never ends the process.
+    if (this.unaccepted) return (this.acceptance = quiet(Promise.reject(this.unaccepted)));
+    return (this.acceptance = new Promise<Accepted>((resolve, reject) => {
+      this.resolveAccepted = resolve;
+      this.rejectAccepted = reject;
+    }));
   }
 
   /** The idempotency key every attempt carries. */
@@ -197,68 +186,74 @@ export class TaskHandle extends FollowedTask {
     return snapshot;
   }
 
-  private async run(): Promise<void> {
-    let lastError: Error | undefined;
-    for (;;) {
-      if (this.done) return;
-      this.attempt++;
-      if (this.attempt > 1 && this.cancelRequested)
-        return this.settle(lastError ?? new TapClientError('CANCELLED', 'cancelled before a retry'));
-      const taskId = this.attempt === 1 && this.options.taskId !== undefined ? this.options.taskId : this.host.newTaskId();
-      this.attempts.push(taskId);
-      this.attach(this.host.openStream(taskId));
-      this.host.track(this, taskId);
-      let ending: Ending;
-      // Quiet only in a session of 1.1 (spec: tasks#quiet-1-0).
-      const quietly = this.options.quiet === true && this.host.sessionVersion() !== '1.0';
-      try {
-        const request = this.host.request(
-          'task.request',
-          taskRequestPayload(this.capability, this.input, this.options, quietly),
-          taskRequestFields(taskId, this.idempotencyKey, this.attempt, this.options),
-        );
-        if (quietly) this.quietSent = SENT;
-        let reply: TapMessage;
-        try {
-          reply = await request;
-        } catch (err) {
-          if (!quietly) throw err;
-          reply = await quietUnanswered(this.host, err, taskId);
-        }
-        if (reply.type === 'error') {
-          this.host.dropStream(taskId);
-          const error = TapClientError.fromPayload(reply.payload, taskId);
-          if (this.mayRetry(reply.payload.retryable) && !isFatal(reply.payload)) {
-            lastError = error;
-            await this.backoff();
-            continue;
-          }
-          return this.settle(error);
-        }
-        if (reply.type === 'task.snapshot') {
-          const known = await this.adopt(reply, taskId);
-          ending = known ? { result: known, retry: this.retriesAdopted(known) } : await this.waitForEnd();
-        } else if (reply.type === 'task.accepted') {
-          this.markAccepted(reply);
-          ending = await this.waitForEnd();
-        } else if (quietly && reply.task_id === taskId && STREAM_TYPES.has(reply.type)) {
-          // A quiet task answers with its first stream message, often its result (spec: tasks#quiet-tasks).
-          this.isAccepted = true;
-          this.resolveAccepted({ taskId, capability: this.capability });
-          ending = await this.waitForEnd();
-        } else {
-          throw new TapClientError('PROTOCOL_VIOLATION', `task.request was answered with ${reply.type}`);
-        }
-      } catch (err) {
-        return this.settle(err as Error);
-      }
-      if (ending.retry) {
-        lastError = TapClientError.fromPayload(ending.result.error!, this.taskId);
-        await this.backoff();
-        continue;
-      }
-      return this.settle(undefined, ending.result);
+  /** Starts the next attempt: a fresh task id (the first may be given), its stream and its request (spec: tasks#retries). */
+  private run(lastError?: Error): void {
+    if (this.done) return;
+    this.attempt++;
+    if (this.attempt > 1 && this.cancelRequested)
+      return this.settle(lastError ?? new TapClientError('CANCELLED', 'cancelled before a retry'));
+    const taskId = this.attempt === 1 && this.options.taskId !== undefined ? this.options.taskId : this.host.newTaskId();
+    this.attempts.push(taskId);
+    this.attach(this.host.openStream(taskId));
+    this.host.track(this, taskId);
+    // Quiet only in a session of 1.1 (spec: tasks#quiet-1-0).
+    const quietly = this.options.quiet === true && this.host.sessionVersion() !== '1.0';
+    const attempt = this.attempt;
+    const replied = (reply: TapMessage): void => {
+      if (this.attempt === attempt) this.replied(reply, taskId, quietly);
+    };
+    const failed = (err: unknown): void => this.settle(err as Error);
+    try {
+      this.host.requestThen(
+        'task.request',
+        taskRequestPayload(this.capability, this.input, this.options, quietly),
+        taskRequestFields(taskId, this.idempotencyKey, this.attempt, this.options),
+        replied,
+        quietly ? (err) => quietUnanswered(this.host, err, taskId).then(replied, failed) : failed,
+      );
+    } catch (err) {
+      return failed(err);
     }
+    if (quietly) this.quietSent = SENT;
+  }
+
+  /** The reply to the attempt's task.request: its acceptance, a retry's snapshot, a refusal, or for a quiet task its first stream message. */
+  private replied(reply: TapMessage, taskId: string, quietly: boolean): void {
+    if (this.done) return;
+    if (reply.type === 'error') {
+      this.host.dropStream(taskId);
+      const error = TapClientError.fromPayload(reply.payload, taskId);
+      if (this.mayRetry(reply.payload.retryable) && !isFatal(reply.payload)) return this.retryAfterBackoff(error);
+      return this.settle(error);
+    }
+    if (reply.type === 'task.snapshot') {
+      this.adopt(reply, taskId).then(
+        (known) => (known ? this.ended({ result: known, retry: this.retriesAdopted(known) }) : this.waitForEnd()),
+        (err: unknown) => this.settle(err as Error),
+      );
+    } else if (reply.type === 'task.accepted') {
+      this.markAccepted(reply);
+      this.waitForEnd();
+    } else if (quietly && reply.task_id === taskId && STREAM_TYPES.has(reply.type)) {
+      // A quiet task answers with its first stream message, often its result (spec: tasks#quiet-tasks).
+      this.accept({ taskId, capability: this.capability });
+      this.waitForEnd();
+    } else {
+      this.settle(new TapClientError('PROTOCOL_VIOLATION', `task.request was answered with ${reply.type}`));
+    }
+  }
+
+  /** The attempt's task ended: the handle settles with its result, or a retryable ending starts the next attempt. */
+  private ended(ending: Ending): void {
+    if (!ending.retry) return this.settle(undefined, ending.result);
+    this.retryAfterBackoff(TapClientError.fromPayload(ending.result.error!, this.taskId));
+  }
+
+  private retryAfterBackoff(error: Error): void {
+    this.backoff().then(
+      () => this.run(error),
+      (err: unknown) => this.settle(err as Error),
+    );
   }
 
   /**
@@ -272,8 +267,7 @@ export class TaskHandle extends FollowedTask {
       this.attach(this.host.openStream(originalId));
       this.host.track(this, originalId);
     }
-    this.isAccepted = true;
-    this.resolveAccepted(acceptedOf(reply, originalId));
+    this.accept(acceptedOf(reply, originalId));
     const stream = this.stream!;
     if (stream.ended) return undefined;
     const resumed = await this.host.request('task.resume', { last_sequence: stream.lastSequence }, { task_id: originalId });
@@ -285,9 +279,15 @@ export class TaskHandle extends FollowedTask {
   }
 
   private markAccepted(msg: MessageOf<'task.accepted'>): void {
-    if (this.isAccepted) return;
+    if (!this.isAccepted) this.accept(acceptedOf(msg, this.taskId));
+  }
+
+  /** The task is accepted (the first acceptance counts). */
+  private accept(accepted: Accepted): void {
     this.isAccepted = true;
-    this.resolveAccepted(acceptedOf(msg, this.taskId));
+    if (this.acceptedAs) return;
+    this.acceptedAs = accepted;
+    this.resolveAccepted?.(accepted);
   }
 
   /** A retryable ending of a task another session created (e.g. SESSION_LOST) starts a new task under the same key (spec: idempotency#retryable-endings). */
@@ -303,14 +303,13 @@ export class TaskHandle extends FollowedTask {
     return this.host.sleep(backoffDelay(this.attempt, this.policy));
   }
 
-  private waitForEnd(): Promise<Ending> {
-    return new Promise<Ending>((resolve, reject) => {
-      if (this.done) return reject(this.failure ?? new TapClientError(ClientCode.CLOSED, 'the task handle is settled'));
-      this.ending = { resolve, reject };
-      const stream = this.stream;
-      // The result may be in already: it can arrive before the request's reply is processed.
-      if (stream?.result) this.onMessage(stream.log[stream.log.length - 1]!, stream);
-    });
+  /** Takes the attempt's task.result when it comes (or is in already), or the handle's failure meanwhile. */
+  private waitForEnd(): void {
+    if (this.done) return;
+    this.ending = { resolve: (e) => this.ended(e), reject: (err) => this.settle(err) };
+    const stream = this.stream;
+    // The result may be in already: it can arrive before the request's reply is processed.
+    if (stream?.result) this.onMessage(stream.log[stream.log.length - 1]!, stream);
   }
 
   /** Follows a stream: copies what it already holds, then takes each new message. */
@@ -381,8 +380,9 @@ export class TaskHandle extends FollowedTask {
     this.host.ended(this, error, result);
     // A rejection nobody awaits never ends the process: each promise is marked handled as it is rejected, not when made (most never are).
     if (!this.isAccepted) {
-      quiet(this.accepted);
-      this.rejectAccepted(error ?? new TapClientError(ClientCode.CLOSED, 'the task ended before it was accepted'));
+      this.unaccepted = error ?? new TapClientError(ClientCode.CLOSED, 'the task ended before it was accepted');
+      if (this.acceptance) quiet(this.acceptance);
+      this.rejectAccepted?.(this.unaccepted);
     }
     if (error) {
       this.failure = error;

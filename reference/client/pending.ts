@@ -44,13 +44,14 @@ export class PendingRequests {
 
   /** Waits for the reply to `msg`; `sent` says whether it went out now or waits for a re-send. */
   add(msg: TapMessage, sent = true): Promise<TapMessage> {
-    return quiet(
-      new Promise<TapMessage>((resolve, reject) => {
-        const entry: Entry = { msg, resolve, reject, due: 0, ms: 0, resent: false, sent };
-        this.byId.set(msg.message_id, entry);
-        this.arm(entry);
-      }),
-    );
+    return quiet(new Promise<TapMessage>((resolve, reject) => this.expect(msg, sent, resolve, reject)));
+  }
+
+  /** As `add`, with the reply or the failure handed to `resolve` or `reject` (once), and no promise made. */
+  expect(msg: TapMessage, sent: boolean, resolve: (reply: TapMessage) => void, reject: (err: Error) => void): void {
+    const entry: Entry = { msg, resolve, reject, due: 0, ms: 0, resent: false, sent };
+    this.byId.set(msg.message_id, entry);
+    this.arm(entry);
   }
 
   /** Removes and returns the request `replyTo` answers, if it is pending. */

@@ -32,6 +32,14 @@ export interface TaskHost<Handle> {
     payload: object,
     fields: Record<string, unknown>,
   ): Promise<TapMessage>;
+  /** As `request` for a task.request, with the reply or failure handed to a callback (never within the call), and no promise made. */
+  requestThen(
+    type: 'task.request',
+    payload: PayloadOf<'task.request'>,
+    fields: Record<string, unknown>,
+    onReply: (reply: TapMessage) => void,
+    onError: (err: Error) => void,
+  ): void;
   sleep(ms: number): Promise<void>;
   /** The version the session speaks: quiet tasks only in 1.1 (spec: tasks#quiet-tasks). */
   sessionVersion(): string;

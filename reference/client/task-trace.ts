@@ -4,7 +4,14 @@
  * path, and the refusal of a task whose path holds the agent (spec: envelope#trace-context,
  * mesh#trace, mesh#delegation).
  */
-import { childTraceContext, negotiatesExtensions, newTraceparent, traceDisagreement, type RandomSource } from '../core/index.ts';
+import {
+  childTraceContext,
+  negotiatesExtensions,
+  newTraceparent,
+  TRACE_CONTEXT_MEMBERS,
+  traceDisagreement,
+  type RandomSource,
+} from '../core/index.ts';
 import { extended } from '../core/extended.ts';
 import { currentTaskScope } from '../task-scope.ts';
 import type { TapSpan, Telemetry } from '../telemetry.ts';
@@ -16,8 +23,6 @@ export interface TaskClient {
   readonly hs?: { version: string; agentId: string } | undefined;
   readonly telemetry?: Telemetry | undefined;
   readonly random: RandomSource;
-  /** The metadata of a new task's requests in the session's version. */
-  taskMetadata(given: Record<string, unknown> | undefined): Record<string, unknown> | undefined;
 }
 
 /** The metadata, delegation, span and refusal of a new task of `client`. */
@@ -50,7 +55,7 @@ export function beginTask(client: TaskClient, capability: string, given: NewTask
     const withContext = context && extended(metadata, context);
     if (withContext && !traceDisagreement(withContext)) metadata = withContext;
   }
-  metadata = client.taskMetadata(metadata);
+  metadata = taskMetadata(client.hs?.version ?? '1.0', client.random, metadata);
   const delegation = v11 ? (given.delegation ?? scope?.delegation) : undefined;
   const begun: BegunTask & { span?: TapSpan } = { metadata, span };
   if (delegation?.length) begun.delegation = [...delegation];
@@ -64,4 +69,27 @@ export function beginTask(client: TaskClient, capability: string, given: NewTask
     );
   }
   return begun;
+}
+
+/** The metadata of a new task's requests in the session's `version` (spec: envelope#trace-context, versioning#tap-1-1). */
+function taskMetadata(
+  version: string,
+  random: RandomSource,
+  given: Record<string, unknown> | undefined,
+): Record<string, unknown> | undefined {
+  if (!negotiatesExtensions(version)) {
+    // Nothing of 1.1 in a session of 1.0 (spec: versioning#tap-1-1).
+    if (!given || !TRACE_CONTEXT_MEMBERS.some((m) => m in given)) return given;
+    const kept = { ...given };
+    for (const m of TRACE_CONTEXT_MEMBERS) delete kept[m];
+    return kept;
+  }
+  if (typeof given?.traceparent === 'string') return given;
+  const traceId = typeof given?.trace_id === 'string' ? given.trace_id : undefined;
+  const spanId = typeof given?.span_id === 'string' ? given.span_id : undefined;
+  const traceparent = newTraceparent(random, traceId, spanId);
+  const withContext = extended(given, { traceparent });
+  // A trace_id or span_id that cannot be the traceparent's stays alone (spec: envelope#trace-context);
+  // without either, traceDisagreement answers at once.
+  return traceDisagreement(withContext) ? given : withContext;
 }

@@ -49,6 +49,8 @@ export class MemoryTransport implements RawTransport {
   private closed = false;
   private closeQueued = false;
   private readonly inbox: Entry[] = [];
+  /** Frames sent and not yet handed to the peer. */
+  private outbox: Array<(max: number) => InboundFrame> = [];
   private head = 0;
   private draining = false;
   private closeDone = false;
@@ -101,12 +103,23 @@ export class MemoryTransport implements RawTransport {
     this.max = checkMaxFrameBytes(n);
   }
 
-  /** Hands the peer the frame `frameFor` makes under the peer's limit at delivery, asynchronously and in order. */
+  /**
+   * Hands the peer the frame `frameFor` makes under the peer's limit at delivery, asynchronously and
+   * in order: the frames sent before a delivery runs go in one scheduled task.
+   */
   private deliver(frameFor: (max: number) => InboundFrame): void {
     if (this.closed) return;
-    const peer = this.peer;
-    this.schedule(() => peer.enqueue({ frame: frameFor(peer.max) }));
+    this.outbox.push(frameFor);
+    if (this.outbox.length === 1) this.schedule(this.flush);
   }
+
+  /** Delivers the frames sent since the last flush; those sent meanwhile wait for the next one. */
+  private readonly flush = (): void => {
+    const batch = this.outbox;
+    this.outbox = [];
+    const peer = this.peer;
+    for (const frameFor of batch) peer.enqueue({ frame: frameFor(peer.max) });
+  };
 
   private enqueue(entry: Entry): void {
     if (this.closeQueued) return;
