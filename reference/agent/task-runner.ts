@@ -17,6 +17,7 @@ import { CapabilityError, TaskAborted, type AbortKind } from './handler.ts';
 import { iso } from './outbound.ts';
 import { fitsUtf8 } from '../core/decode.ts';
 import { appended } from '../core/appended.ts';
+import { microtaskBatches } from '../core/microtasks.ts';
 import { inspectValue, MAX_NESTING_DEPTH, nestedDeeperThan } from '../core/ijson.ts';
 import { withdrawPlan, markPlan } from './plans.ts';
 import { withdrawInput } from './input.ts';
@@ -45,6 +46,9 @@ const ENDED = new TaskAborted('ended', 'the task has ended');
 export class TaskRunner implements TaskHost {
   /** The open tasks' deadlines, behind one timer. */
   private readonly deadlines: Deadlines<Task>;
+
+  /** Handlers start in a microtask, those of one burst of requests in the same one. */
+  private readonly later = microtaskBatches((err) => this.rt.log('error', `starting a handler: ${(err as Error)?.stack ?? String(err)}`));
 
   constructor(private readonly rt: Runtime) {
     this.deadlines = new Deadlines(rt.clock, (task) => this.deadlinePassed(task));
@@ -120,7 +124,7 @@ export class TaskRunner implements TaskHost {
         settled,
       );
     // With telemetry, the task's span starts before its handler: what the handler submits is its child.
-    if (!this.rt.telemetry) return queueMicrotask(call);
+    if (!this.rt.telemetry) return this.later(call);
     void this.rt.telemetry.then((t) => t && this.startSpan(t, task)).then(call, (err: unknown) => settled(err, true));
   }
 
