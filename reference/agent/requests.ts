@@ -178,6 +178,8 @@ function onTaskRequest(conn: Replier, session: Session, msg: MessageOf<'task.req
   const full = keptTableProblem(rt, session.principal);
   if (full) return refuse(full);
 
+  // The capability's name as the card holds it: one string every task of it shares, its hash known.
+  const capability = entry.capability.name;
   // Effective deadline (spec: tasks#deadlines).
   let deadline = now + rt.card.limits.max_task_seconds * 1000;
   if (p.timeout_ms !== undefined) deadline = Math.min(deadline, now + p.timeout_ms);
@@ -189,7 +191,7 @@ function onTaskRequest(conn: Replier, session: Session, msg: MessageOf<'task.req
     share: session.share !== session.principal ? session.share : undefined,
     taskId,
     sessionId: session.id,
-    capability: p.capability,
+    capability,
     input: p.input,
     authorization: grantOf(session, p.authorization),
     fingerprint: fp,
