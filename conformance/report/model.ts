@@ -218,9 +218,21 @@ function notCovered(profiles: Record<string, ProfileVerdict>, cases: readonly Re
   const reasons = new Map<string, number>();
   for (const c of cases)
     if (c.verdict === 'UNIMPLEMENTED' && !idle.includes(c.profile)) reasons.set(c.detail, (reasons.get(c.detail) ?? 0) + 1);
-  for (const [why, n] of reasons) out.push(`${count(n, 'case')} UNIMPLEMENTED (${why})`);
+  for (const [why, n] of reasons) out.push(`${count(n, 'case')} UNIMPLEMENTED (${bracketed(why)})`);
   for (const b of untested) out.push(`${bindingName(b)} not tested`);
   return out;
+}
+
+/**
+ * A reason as the level line brackets it: its own brackets, which a reason made of runtime text (an
+ * agent's message, a server's error) may hold, become square ones, and its lines one, so that the
+ * line's own pair still closes where the reason ends.
+ */
+function bracketed(why: string): string {
+  return why
+    .replace(/\(/g, '[')
+    .replace(/\)/g, ']')
+    .replace(/\s*\n\s*/g, ' ');
 }
 
 /** Builds the report value. */

@@ -251,6 +251,17 @@ describe('certification cannot mislead (spec: conformance#verdicts)', () => {
     for (const why of [RESTART_UNDECLARED, NO_KEY.detail]) expect(why).not.toMatch(/[()]/);
   });
 
+  it('keeps a reason made of runtime text inside the one pair of brackets of the level line', () => {
+    const odd = { ...result('tasks.odd', 'UNIMPLEMENTED', 'MUST', 'tasks'), detail: 'the server said (code 10077)\nstream not found' };
+    const r = buildReport({
+      ...base,
+      results: [result('core.one', 'PASS'), result('tasks.one', 'PASS', 'MUST', 'tasks'), odd],
+      suiteCases: 3,
+    });
+    expect(r.not_covered?.[0]).toBe('1 case UNIMPLEMENTED (the server said [code 10077] stream not found)');
+    expect(r.level).toMatch(/— 1 case UNIMPLEMENTED \([^()]*\);/);
+  });
+
   it('names, by reason, the other cases a certification did not cover, in one pair of brackets', () => {
     const restart = {
       ...result('tasks.restart', 'UNIMPLEMENTED', 'MUST', 'tasks'),
