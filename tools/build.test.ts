@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { newestInput } from './build.ts';
+import { leftOver, newestInput } from './build.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tap-build-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -25,6 +25,35 @@ describe('the build is current until a compiled input changes (tools/build.ts)',
     expect(newestInput(dir)).toBe(1000 * 1000);
     file(join(dir, 'src', 'agent.ts'), 7000);
     expect(newestInput(dir)).toBe(7000 * 1000);
+  });
+});
+
+describe('an incremental build removes what dist/ holds of a source that is gone (tools/build.ts leftOver)', () => {
+  const modules = new Set(['reference/core/ids', 'conformance/cli']);
+  const exists = (path: string) => path === 'schemas/v1/ping.payload.schema.json';
+
+  it('keeps the outputs of a compiled module and of a JSON file that is there', () => {
+    for (const path of ['reference/core/ids.js', 'reference/core/ids.js.map', 'reference/core/ids.d.ts', 'conformance/cli.js'])
+      expect(leftOver(path, modules, exists)).toBe(false);
+    expect(leftOver('schemas/v1/ping.payload.schema.json', modules, exists)).toBe(false);
+  });
+
+  it('removes the outputs of a module no longer compiled and of a JSON file that is gone', () => {
+    for (const path of ['reference/core/gone.js', 'reference/core/gone.js.map', 'reference/core/gone.d.ts', 'reference/core/ids.test.js'])
+      expect(leftOver(path, modules, exists)).toBe(true);
+    expect(leftOver('schemas/v1/gone.schema.json', modules, exists)).toBe(true);
+  });
+
+  it('leaves the bundles, the generated validators and the stamp alone', () => {
+    for (const path of [
+      'bin/tap-conform/main.js',
+      'lib/index.js',
+      'lib/chunks/chunk-X.js',
+      '.built',
+      'reference/core/validators.generated.js',
+      'reference/core/validators.generated.d.ts',
+    ])
+      expect(leftOver(path, modules, exists)).toBe(false);
   });
 });
 

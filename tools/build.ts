@@ -2,14 +2,17 @@
  * `npm run build` (also run by `prepack`, and first by certify, test and bench): compiles the shipped sources to dist/ —
  * JavaScript, .d.ts declarations and source maps — with tsconfig.build.json, then bundles each
  * command's compiled modules into dist/bin/<command>/ (see BINS). Skips the compile
- * when dist/ is newer than every input; `--force` compiles anyway, `--check` only says whether
- * dist/ is current (exit 1 when it is not).
+ * when dist/ is newer than every input; `--force` compiles anyway, from nothing, and `--check`
+ * only says whether dist/ is current (exit 1 when it is not). A compile after an earlier one is
+ * incremental: TypeScript checks and emits again what changed since (a change to one module,
+ * about 4 s instead of 16), and what dist/ holds of a source that is gone is removed.
  */
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { build as bundle } from 'esbuild';
+import ts from 'typescript';
 import { emitValidators, MODULES_DIR } from './emit-validators.ts';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -29,6 +32,8 @@ const INPUTS = [
 /** Generated modules the compile does not emit: written from schemas/v1 first, then copied beside the compiled core. */
 const GENERATED = ['reference/core/validators.generated.js', 'reference/core/validators.generated.d.ts', `reference/core/${MODULES_DIR}`];
 const STAMP = join(root, 'dist', '.built');
+/** What the last compile knew, for the next to start from; removed with dist/ by a compile from nothing. */
+const BUILD_INFO = join(root, 'node_modules/.cache/tap/build.tsbuildinfo');
 
 /**
  * The commands bundled from the compiled modules into one file each (plus chunks for the parts
@@ -111,9 +116,7 @@ function copyValidatorsBeside(outdir: string, what: string): void {
 }
 
 function jsFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? jsFiles(join(dir, e.name)) : e.name.endsWith('.js') ? [join(dir, e.name)] : [],
-  );
+  return filesUnder(dir).filter((file) => file.endsWith('.js'));
 }
 
 /** Test files and test folders, which tsconfig.build.json leaves out of dist/: a change to one needs no new build. */
@@ -138,21 +141,80 @@ export function isBuilt(): boolean {
   return INPUTS.every((input) => newestInput(join(root, input)) <= built);
 }
 
-/** Compiles to a fresh dist/; throws with the compiler's output when it fails. */
-export async function build(): Promise<void> {
+/**
+ * Compiles dist/: from nothing when `fresh` or when no compile finished before, else from the last
+ * compile (see the top of this file). Throws with the compiler's output when it fails.
+ */
+export async function build(fresh = false): Promise<void> {
   const started = Date.now();
-  rmSync(join(root, 'dist'), { recursive: true, force: true });
+  const dist = join(root, 'dist');
+  const incremental = !fresh && existsSync(STAMP) && existsSync(BUILD_INFO);
+  if (incremental) {
+    // Not current until it ends; the bundles are made again whole.
+    for (const made of [STAMP, join(dist, 'bin'), join(dist, 'lib')]) rmSync(made, { recursive: true, force: true });
+  } else {
+    rmSync(dist, { recursive: true, force: true });
+    rmSync(BUILD_INFO, { force: true });
+  }
   emitValidators();
-  const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], {
-    cwd: root,
-    encoding: 'utf8',
-  });
-  if (tsc.status !== 0) throw new Error(`the compile failed:\n${tsc.stdout}${tsc.stderr}`);
-  for (const file of GENERATED) cpSync(join(root, file), join(root, 'dist', file), { recursive: true });
+  compile();
+  if (incremental && !pruned(dist)) return build(true);
+  for (const file of GENERATED) cpSync(join(root, file), join(dist, file), { recursive: true });
   await bundleBins();
   await bundleLibrary();
   writeFileSync(STAMP, `${new Date().toISOString()}\n`);
-  console.log(`build: dist/ compiled in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  const how = incremental ? 'compiled again from the last compile' : 'compiled';
+  console.log(`build: dist/ ${how} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
+/** Runs tsc over tsconfig.build.json, keeping what it knows in BUILD_INFO for the next compile. */
+function compile(): void {
+  const args = ['-p', 'tsconfig.build.json', '--incremental', '--tsBuildInfoFile', BUILD_INFO];
+  const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), ...args], { cwd: root, encoding: 'utf8' });
+  if (tsc.status !== 0) throw new Error(`the compile failed:\n${tsc.stdout}${tsc.stderr}`);
+}
+
+/**
+ * After an incremental compile: removes what dist/ holds of a module no longer compiled (its
+ * JavaScript, map and declarations) or of a JSON file that is gone, and says whether every
+ * compiled module has its output (false: something removed them, and the compile must start over).
+ */
+function pruned(dist: string): boolean {
+  const config = ts.getParsedCommandLineOfConfigFile(
+    join(root, 'tsconfig.build.json'),
+    {},
+    {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: (d) => {
+        throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+      },
+    },
+  );
+  if (!config) throw new Error('tsconfig.build.json could not be read');
+  // Declarations among the inputs (the validators' own) are read, not compiled.
+  const compiled = config.fileNames.filter((file) => !file.endsWith('.d.ts'));
+  const modules = new Set(compiled.map((file) => file.slice(root.length).replace(/\.ts$/, '')));
+  for (const file of filesUnder(dist)) {
+    const path = file.slice(dist.length + 1);
+    if (leftOver(path, modules, (p) => existsSync(join(root, p)))) rmSync(file);
+  }
+  return [...modules].every((m) => existsSync(join(dist, `${m}.js`)) && existsSync(join(dist, `${m}.d.ts`)));
+}
+
+/**
+ * Whether a file of dist/ (`path`, inside dist/) is left over from a module no longer among the
+ * compiled `modules` (paths without `.ts`), or from a JSON file that no longer `exists`. The
+ * bundles, the generated validators and the stamp are not the compile's.
+ */
+export function leftOver(path: string, modules: ReadonlySet<string>, exists: (path: string) => boolean): boolean {
+  if (/^(?:bin|lib)\//.test(path) || path === '.built' || GENERATED.some((g) => path === g || path.startsWith(`${g}/`))) return false;
+  const module = path.match(/^(.*)\.(?:js|js\.map|d\.ts)$/)?.[1];
+  if (module !== undefined) return !modules.has(module);
+  return path.endsWith('.json') && !exists(path);
+}
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(join(dir, e.name)) : [join(dir, e.name)]));
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
@@ -167,7 +229,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     process.exit(0);
   }
   try {
-    await build();
+    await build(values.force === true);
   } catch (err) {
     console.error(`build: ${(err as Error).message}`);
     process.exit(1);
