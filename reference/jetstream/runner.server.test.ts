@@ -153,8 +153,9 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the durable runner
     const lost = await connect({ servers: server.url });
     let release!: () => void;
     const hung = new Promise<void>((r) => (release = r));
-    const started = new Promise<void>((resolve) =>
-      runner(
+    let first: Promise<DurableRunner> | undefined;
+    const started = new Promise<void>((resolve) => {
+      first = runner(
         {
           capability: 'work.crash',
           handler: async () => {
@@ -163,15 +164,15 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the durable runner
           },
         },
         lost,
-      ),
-    );
+      );
+    });
     const { record } = await submitDurable(nc, { next_phase: 'work.crash', input: 'once' });
     await started;
     // The process dies: its connection goes, and with it the renewals.
     await lost.close();
     stops.splice(0);
     const seen: number[] = [];
-    await runner({
+    const second = await runner({
       capability: 'work.crash',
       handler: async ({ attempts, record: r }) => {
         seen.push(attempts);
@@ -181,7 +182,9 @@ describe.skipIf(lacks('nats-server'))(needing('nats-server', 'the durable runner
     const done = await resultOf(record.task_id);
     release();
     // Seen once (in a loaded fresh clone) as [0]: a first delivery. What the server held then tells why.
-    const why = seen.length === 1 && seen[0] === 1 ? '' : await serverState('work.crash');
+    const stats = async () =>
+      `; the lost runner's stats ${JSON.stringify((await first!).stats)}, the second's ${JSON.stringify(second.stats)}`;
+    const why = seen.length === 1 && seen[0] === 1 ? '' : `${await serverState('work.crash')}${await stats()}`;
     expect(seen, why).toEqual([1]);
     expect(done.state.attempts).toBe(1);
     expect(done.context.history.at(-1)?.output).toBe(1);
