@@ -72,8 +72,21 @@ export class TaskAbort {
     return this.controller.signal;
   }
 
-  /** Called once on abort, without an AbortSignal; the returned function stops listening. */
+  /**
+   * The abort an ended task keeps: this one, aborted with `reason` if it was not; or `ended` (an
+   * abort already aborted, shared by ended tasks) when nothing listened to this one or made its
+   * signal, so that a task kept for the resume window holds no abort of its own.
+   */
+  end(reason: unknown, ended: TaskAbort): TaskAbort {
+    if (this.aborted) return this;
+    if (this.controller === undefined && !this.listeners?.length) return ended;
+    this.abort(reason);
+    return this;
+  }
+
+  /** Called once on abort, without an AbortSignal (never, once aborted); the returned function stops listening. */
   listen(fn: () => void): () => void {
+    if (this.aborted) return () => {};
     (this.listeners ??= []).push(fn);
     return () => {
       const at = this.listeners?.indexOf(fn) ?? -1;

@@ -23,7 +23,7 @@ import { withdrawPlan, markPlan } from './plans.ts';
 import { withdrawInput } from './input.ts';
 import type { Runtime } from './runtime.ts';
 import type { TaskHost } from './task-host.ts';
-import { pendingInput } from './model.ts';
+import { pendingInput, TaskAbort } from './model.ts';
 import { currentPlan, outcomeError, snapshotOf, streamMetadata, type Task, type TaskOutcome } from './tasks.ts';
 
 /** The longest reply_to a snapshot can carry: a message_id of 128 characters (spec: envelope#message-id). */
@@ -41,6 +41,9 @@ const spans = new WeakMap<Task, TapSpan>();
 
 /** The abort reason of every task that ended normally: one shared instance, since each finished task releases its signal. */
 const ENDED = new TaskAborted('ended', 'the task has ended');
+/** The abort ended tasks share when nothing listened to their own (TaskAbort.end). */
+const ENDED_ABORT = new TaskAbort();
+ENDED_ABORT.abort(ENDED);
 
 /** Drives every task of one runtime. */
 export class TaskRunner implements TaskHost {
@@ -291,7 +294,7 @@ export class TaskRunner implements TaskHost {
     }
     spans.get(task)?.end({ outcome: result.status, code: result.error?.code });
     spans.delete(task);
-    if (!task.abort.aborted) task.abort.abort(ENDED);
+    task.abort = task.abort.end(ENDED, ENDED_ABORT);
     return true;
   }
 
