@@ -46,7 +46,7 @@ export function newTask(f: NewTask): Task {
     effectsBegun: 0,
     effectsEnded: 0,
     abort: new TaskAbort(),
-    timers: { release: undefined },
+    releaseTimer: undefined,
     deadlineSlot: undefined,
     restored: undefined,
     tableBytes: undefined,

@@ -246,8 +246,8 @@ export class TaskRunner implements TaskHost {
       throw new Error(`illegal transition ${task.state} → ${outcome.status} for task ${task.taskId}`);
     const rt = this.rt;
     this.deadlines.remove(task);
-    if (task.timers.release !== undefined) rt.clock.clearTimeout(task.timers.release);
-    task.timers.release = undefined;
+    if (task.releaseTimer !== undefined) rt.clock.clearTimeout(task.releaseTimer);
+    task.releaseTimer = undefined;
     withdrawPlan(rt, task);
     withdrawInput(task);
     const session = rt.sessionOf(task);
@@ -320,8 +320,8 @@ export class TaskRunner implements TaskHost {
       return;
     }
     this.enterCancelling(task, 'cancel', 'the requester cancelled the task');
-    task.timers.release = this.rt.clock.setTimeout(() => {
-      task.timers.release = undefined;
+    task.releaseTimer = this.rt.clock.setTimeout(() => {
+      task.releaseTimer = undefined;
       this.finish(task, { status: 'cancelled' });
     }, this.rt.settings.cancelGraceMs);
   }

@@ -93,7 +93,8 @@ export interface Task {
   effectsBegun: number;
   effectsEnded: number;
   abort: TaskAbort;
-  timers: { release?: TimerHandle };
+  /** The timer that ends a cancelled task whose handler outlives the cancel grace. */
+  releaseTimer?: TimerHandle;
   /** Where the task's deadline sits in the runner's deadline heap while it is armed (deadlines.ts). */
   deadlineSlot?: number;
   /** Set by a restart: the checkpoint the handler resumes from. */
