@@ -17,7 +17,7 @@ import { CapabilityError, TaskAborted, type AbortKind } from './handler.ts';
 import { iso } from './outbound.ts';
 import { fitsUtf8 } from '../core/decode.ts';
 import { appended } from '../core/appended.ts';
-import { microtaskBatches } from '../core/microtasks.ts';
+import { batches } from '../core/batches.ts';
 import { inspectValue, MAX_NESTING_DEPTH, nestedDeeperThan } from '../core/ijson.ts';
 import { withdrawPlan, markPlan } from './plans.ts';
 import { withdrawInput } from './input.ts';
@@ -51,7 +51,7 @@ export class TaskRunner implements TaskHost {
   private readonly deadlines: Deadlines<Task>;
 
   /** Handlers start in a microtask, those of one burst of requests in the same one. */
-  private readonly later = microtaskBatches((err) => this.rt.log('error', `starting a handler: ${(err as Error)?.stack ?? String(err)}`));
+  private readonly later = batches((err) => this.rt.log('error', `starting a handler: ${(err as Error)?.stack ?? String(err)}`));
 
   constructor(private readonly rt: Runtime) {
     this.deadlines = new Deadlines(rt.clock, (task) => this.deadlinePassed(task));

@@ -7,7 +7,7 @@
  */
 import type { TapMessage } from '../../schemas/src/index.ts';
 import { ChurnMap } from '../core/churn-map.ts';
-import { ClientCode, quiet, TapClientError } from './errors.ts';
+import { ClientCode, TapClientError } from './errors.ts';
 import type { Clock } from './types.ts';
 
 /** One request and what to do with its reply. */
@@ -42,12 +42,10 @@ export class PendingRequests {
     private readonly timeoutMs: () => number,
   ) {}
 
-  /** Waits for the reply to `msg`; `sent` says whether it went out now or waits for a re-send. */
-  add(msg: TapMessage, sent = true): Promise<TapMessage> {
-    return quiet(new Promise<TapMessage>((resolve, reject) => this.expect(msg, sent, resolve, reject)));
-  }
-
-  /** As `add`, with the reply or the failure handed to `resolve` or `reject` (once), and no promise made. */
+  /**
+   * Waits for the reply to `msg`, handed to `resolve`, or its failure, to `reject` (once); `sent`
+   * says whether it went out now or waits for a re-send.
+   */
   expect(msg: TapMessage, sent: boolean, resolve: (reply: TapMessage) => void, reject: (err: Error) => void): void {
     const entry: Entry = { msg, resolve, reject, due: 0, ms: 0, resent: false, sent };
     this.byId.set(msg.message_id, entry);

@@ -2,6 +2,7 @@ import { HANDED_OVER, type CloseInfo, type InboundFrame, type RawSendOptions, ty
 import { DEFAULT_MAX_FRAME_BYTES, checkMaxFrameBytes, frameOf } from './frame.ts';
 import { fitsUtf8, utf8ByteLength } from '../core/decode.ts';
 import { isWellFormed } from '../core/jcs.ts';
+import { batches } from '../core/batches.ts';
 
 /** Options for `createMemoryPair`. */
 export interface MemoryPairOptions {
@@ -49,8 +50,8 @@ export class MemoryTransport implements RawTransport {
   private closed = false;
   private closeQueued = false;
   private readonly inbox: Entry[] = [];
-  /** Frames sent and not yet handed to the peer. */
-  private outbox: Array<(max: number) => InboundFrame> = [];
+  /** Delivers to the peer in batches: the frames sent before a delivery runs go in one scheduled task. */
+  private readonly later: (delivery: () => void) => void;
   private head = 0;
   private draining = false;
   private closeDone = false;
@@ -62,6 +63,7 @@ export class MemoryTransport implements RawTransport {
     private readonly schedule: (task: () => void) => void,
   ) {
     this.max = checkMaxFrameBytes(maxFrameBytes);
+    this.later = batches((err) => this.report(err), schedule);
   }
 
   /** Begins delivering frames, including those that arrived before. */
@@ -103,23 +105,12 @@ export class MemoryTransport implements RawTransport {
     this.max = checkMaxFrameBytes(n);
   }
 
-  /**
-   * Hands the peer the frame `frameFor` makes under the peer's limit at delivery, asynchronously and
-   * in order: the frames sent before a delivery runs go in one scheduled task.
-   */
+  /** Hands the peer the frame `frameFor` makes under the peer's limit at delivery, asynchronously and in order. */
   private deliver(frameFor: (max: number) => InboundFrame): void {
     if (this.closed) return;
-    this.outbox.push(frameFor);
-    if (this.outbox.length === 1) this.schedule(this.flush);
-  }
-
-  /** Delivers the frames sent since the last flush; those sent meanwhile wait for the next one. */
-  private readonly flush = (): void => {
-    const batch = this.outbox;
-    this.outbox = [];
     const peer = this.peer;
-    for (const frameFor of batch) peer.enqueue({ frame: frameFor(peer.max) });
-  };
+    this.later(() => peer.enqueue({ frame: frameFor(peer.max) }));
+  }
 
   private enqueue(entry: Entry): void {
     if (this.closeQueued) return;

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { microtaskBatches } from './microtasks.ts';
+import { batches } from './batches.ts';
 
-describe('microtaskBatches', () => {
+describe('batches', () => {
   it('runs queued calls after the current work, in order, in one microtask, and later calls in the next', async () => {
     const seen: string[] = [];
-    const later = microtaskBatches(() => {});
+    const later = batches(() => {});
     later(() => seen.push('a'));
     later(() => {
       seen.push('b');
@@ -19,7 +19,7 @@ describe('microtaskBatches', () => {
   it('reports a call that throws and still runs the calls after it', async () => {
     const reported: unknown[] = [];
     const seen: number[] = [];
-    const later = microtaskBatches((err) => reported.push(err));
+    const later = batches((err) => reported.push(err));
     const boom = new Error('boom');
     later(() => {
       throw boom;
