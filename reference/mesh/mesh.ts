@@ -15,7 +15,7 @@ import { loadTelemetry, type SpanParent, type TapSpan, type Telemetry, type Tele
 import { ConnectionPool, natsConnector, type Connector } from './pool.ts';
 import type { DiscoveryQuery, MeshEntry, MeshRegistry, RegistryChange } from './registry-view.ts';
 import { route, type Candidate, type RoutePolicy } from './routing.ts';
-import { MeshTask, type CopyHost } from './task.ts';
+import { MeshTask, type CopyHost, type Picked } from './task.ts';
 import { FrameRecorder, newTraceId, type Span, type TraceParent, type TraceSink } from './trace.ts';
 
 /** Options of a Mesh. */
@@ -225,7 +225,7 @@ export class Mesh {
         ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
         ...(options.onPlan ? { onPlan: options.onPlan } : {}),
         ...(options.quiet ? { quiet: true } : {}),
-        first: byId.get(c.agentId)!,
+        first: this.reserve(byId.get(c.agentId)!),
       });
       host.bind(copy);
       copies.push(copy);
@@ -322,6 +322,24 @@ export class Mesh {
     return r;
   }
 
+  /**
+   * Counts a copy in flight on the entry's agent from the moment routing chose it, so that copies
+   * routed before its request goes out see it (TAP-MESH-003); the release uncounts it, once.
+   */
+  private reserve(entry: MeshEntry): Picked {
+    const agentId = entry.agent_id;
+    this.inFlight.set(agentId, (this.inFlight.get(agentId) ?? 0) + 1);
+    let held = true;
+    return {
+      entry,
+      release: () => {
+        if (!held) return;
+        held = false;
+        this.inFlight.set(agentId, Math.max(0, (this.inFlight.get(agentId) ?? 1) - 1));
+      },
+    };
+  }
+
   private routeState() {
     return {
       inFlight: (agentId: string) => this.inFlight.get(agentId) ?? 0,
@@ -362,14 +380,11 @@ export class Mesh {
           (e) => !exclude.has(e.agent_id) && !delegation?.includes(e.agent_id),
         );
         const [c] = this.route(options.route === 'round-robin' ? 'round-robin' : 'least-loaded', entries, { capability });
-        return c ? entries.find((e) => e.agent_id === c.agentId) : undefined;
+        const entry = c ? entries.find((e) => e.agent_id === c.agentId) : undefined;
+        return entry ? this.reserve(entry) : undefined;
       },
       client: (entry) => this.pool.client(entry),
       unreachable: (entry) => this.suspects.set(entry.agent_id, { instance: entry.instance, updatedAt: entry.updated_at }),
-      hold: (agentId) => {
-        this.inFlight.set(agentId, (this.inFlight.get(agentId) ?? 0) + 1);
-        return () => this.inFlight.set(agentId, Math.max(0, (this.inFlight.get(agentId) ?? 1) - 1));
-      },
       siblings: () => (self ? siblings(self) : new Set()),
       ended: (span: Span, taskId, agentId, code, status) => {
         if (sink) this.recorder(agentId, sink).ending(span, taskId, agentId, code, status);

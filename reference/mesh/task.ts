@@ -38,15 +38,24 @@ export interface Hop {
   outcome?: string;
 }
 
+/**
+ * An agent routing chose for an attempt. The copy counts in flight there from the moment it was
+ * chosen, not from when its request went out: copies routed while another waited for its session
+ * see it (TAP-MESH-003).
+ */
+export interface Picked {
+  entry: MeshEntry;
+  /** Uncounts the copy; a second call does nothing. */
+  release(): void;
+}
+
 /** What a copy needs of the mesh that runs it. */
 export interface CopyHost {
-  /** The next agent for this copy, avoiding `exclude`; undefined when there is none. */
-  pick(capability: string, exclude: ReadonlySet<string>): Promise<MeshEntry | undefined>;
+  /** The next agent for this copy, avoiding `exclude`, counted in flight there; undefined when there is none. */
+  pick(capability: string, exclude: ReadonlySet<string>): Promise<Picked | undefined>;
   client(entry: MeshEntry): Promise<TapClient>;
   /** No session could be opened to the entry's agent, or it was down before a request went out: later routing avoids it (TAP-MESH-025). */
   unreachable?(entry: MeshEntry): void;
-  /** Counts a copy in flight on an agent (for least-loaded routing); returns the function that uncounts it. */
-  hold(agentId: string): () => void;
   /** Agents other copies of the same submission hold (TAP-MESH-005, TAP-MESH-014). */
   siblings(): ReadonlySet<string>;
   /** Records an ending the requester decided: the agent was lost, and the attempt moved or ended indeterminate. */
@@ -69,8 +78,8 @@ export interface CopyOptions {
   onPlan?: (plan: PlanSubmitPayload, handle: TaskHandle) => PlanDecision | Promise<PlanDecision>;
   /** TAP 1.1: each attempt is a quiet task where its hop's session negotiated 1.1 (spec: mesh#quiet-copies). */
   quiet?: boolean;
-  /** The agent routing chose for the first attempt. */
-  first?: MeshEntry;
+  /** The agent routing chose for the first attempt, counted in flight there. */
+  first?: Picked;
   /** TAP 1.1: the trace context the copy continues: each attempt's traceparent is of its own span in it (TAP-TRACE-107). */
   traceContext?: TraceContext;
   /** TAP 1.1: the delegation path every attempt carries (spec: mesh#delegation). */
@@ -94,6 +103,8 @@ export class MeshTask extends FollowedTask {
   private isAccepted = false;
   private cancelRequested = false;
   private nextAttempt = 1;
+  /** The agent the copy is counted in flight on, from its choice to the end of the attempt there. */
+  private holding?: Picked;
 
   constructor(
     private readonly host: CopyHost,
@@ -154,10 +165,20 @@ export class MeshTask extends FollowedTask {
   }
 
   private async run(): Promise<void> {
+    this.holding = this.options.first;
+    try {
+      await this.tryAgents();
+    } finally {
+      // Whatever ended the copy (before its first attempt, or by a throw), it leaves no count behind.
+      this.holding?.release();
+    }
+  }
+
+  private async tryAgents(): Promise<void> {
     const lost = new Set<string>();
     const refused = new Set<string>();
     let lastError: Error | undefined;
-    let entry = this.options.first;
+    let picked = this.holding;
     // Agents no session could be opened to: nothing of the copy went there (TAP-MESH-024).
     const unreached: string[] = [];
     let unreachedWaits = 0;
@@ -166,16 +187,16 @@ export class MeshTask extends FollowedTask {
       if (this.nextAttempt > this.host.maxAttempts) {
         return this.settle(lastError ?? new TapClientError('CAPABILITY_NOT_SUPPORTED', 'no attempt left'));
       }
-      if (!entry) {
+      if (!picked) {
         const exclude = new Set([...lost, ...this.host.siblings(), ...refused]);
-        entry = await this.host.pick(this.capability, exclude);
-        if (!entry && refused.size > 0) {
+        picked = await this.host.pick(this.capability, exclude);
+        if (!picked && refused.size > 0) {
           // Every agent left was busy: wait a little and offer them another turn.
           await this.host.sleep(50 * 2 ** Math.min(this.nextAttempt, 5));
           refused.clear();
           continue;
         }
-        if (!entry && this.hops.length === 0 && unreached.length > 0) {
+        if (!picked && this.hops.length === 0 && unreached.length > 0) {
           // Every agent listed was tried and none answered: a registry view still filling (after a
           // reconnect, say) may list live ones in a moment; wait for one within the bound.
           const waited = Date.now() - startedAt;
@@ -186,7 +207,7 @@ export class MeshTask extends FollowedTask {
           }
           return this.settle(this.noneAnswered(unreached, lastError));
         }
-        if (!entry) {
+        if (!picked) {
           return this.settle(
             lastError ?? new TapClientError('CAPABILITY_NOT_SUPPORTED', `no live agent in the registry offers ${this.capability}`),
           );
@@ -197,12 +218,14 @@ export class MeshTask extends FollowedTask {
         if (this.hops.length === 0) return this.settle(this.noneAnswered(unreached, lastError, this.options.timeoutMs));
         return this.settle(lastError);
       }
-      const chosen = entry;
-      entry = undefined;
+      this.holding = picked;
+      const { entry: chosen, release } = picked;
+      picked = undefined;
       let client: TapClient;
       try {
         client = await this.host.client(chosen);
       } catch (err) {
+        release();
         // No session, so nothing was sent: the copy goes to the next candidate whatever its side effects (TAP-MESH-024).
         lost.add(chosen.agent_id);
         unreached.push(chosen.agent_id);
@@ -240,7 +263,6 @@ export class MeshTask extends FollowedTask {
       this.hops.push(hop);
       this.current = inner;
       this.attempts.push(inner.taskId);
-      const release = this.host.hold(chosen.agent_id);
       const step = await this.follow(inner, client, chosen);
       release();
       hop.taskId = inner.taskId;
