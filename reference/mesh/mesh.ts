@@ -14,7 +14,7 @@ import { currentTaskScope, wantTaskScopes } from '../task-scope.ts';
 import { loadTelemetry, type SpanParent, type TapSpan, type Telemetry, type TelemetryOptions } from '../telemetry.ts';
 import { ConnectionPool, natsConnector, type Connector } from './pool.ts';
 import type { DiscoveryQuery, MeshEntry, MeshRegistry, RegistryChange } from './registry-view.ts';
-import { route, type Candidate, type RoutePolicy } from './routing.ts';
+import { route, type Candidate, type RoutePolicy, type RouteState } from './routing.ts';
 import { MeshTask, type CopyHost, type Picked } from './task.ts';
 import { FrameRecorder, newTraceId, type Span, type TraceParent, type TraceSink } from './trace.ts';
 
@@ -102,6 +102,15 @@ export class Mesh {
   private readonly pool: ConnectionPool;
   private readonly inFlight = new Map<string, number>();
   private readonly turns = new Map<string, number>();
+  /** What routing reads of this requester: its copies in flight per agent, and the turns. */
+  private readonly routeState: RouteState = {
+    inFlight: (agentId) => this.inFlight.get(agentId) ?? 0,
+    nextTurn: (key) => {
+      const t = this.turns.get(key) ?? 0;
+      this.turns.set(key, t + 1);
+      return t;
+    },
+  };
   private readonly recorders = new Map<string, FrameRecorder>();
   /** Agents no session could be opened to, with the entry they had then: routed to last until it is renewed or goes (TAP-MESH-025). */
   private readonly suspects = new Map<string, { instance: string; updatedAt: string }>();
@@ -170,7 +179,6 @@ export class Mesh {
         { unsent: true },
       );
     }
-    const byId = new Map(entries.map((e) => [e.agent_id, e]));
     const chosen = this.route(policy, entries, {
       capability,
       ...(options.fanoutLimit !== undefined ? { fanoutLimit: options.fanoutLimit } : {}),
@@ -225,7 +233,7 @@ export class Mesh {
         ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
         ...(options.onPlan ? { onPlan: options.onPlan } : {}),
         ...(options.quiet ? { quiet: true } : {}),
-        first: this.reserve(byId.get(c.agentId)!),
+        first: this.reserve(entries.find((e) => e.agent_id === c.agentId)!),
       });
       host.bind(copy);
       copies.push(copy);
@@ -303,13 +311,13 @@ export class Mesh {
 
   /** Routes among the candidates no session failed to open to, then, for what is left, among the others (TAP-MESH-025). */
   private route(policy: RoutePolicy, entries: readonly MeshEntry[], options: { capability: string; fanoutLimit?: number }): Candidate[] {
-    const doubted = entries.filter((e) => this.suspected(e));
-    if (doubted.length === 0) return route(policy, entries.map(candidateOf), this.routeState(), options);
+    const doubted = this.suspects.size === 0 ? [] : entries.filter((e) => this.suspected(e));
+    if (doubted.length === 0) return route(policy, entries.map(candidateOf), this.routeState, options);
     const trusted = entries.filter((e) => !doubted.includes(e));
-    const first = route(policy, trusted.map(candidateOf), this.routeState(), options);
+    const first = route(policy, trusted.map(candidateOf), this.routeState, options);
     const wanted = Math.min(options.fanoutLimit ?? (policy === 'broadcast' ? entries.length : 1), entries.length);
     if (first.length >= wanted) return first;
-    const rest = route(policy, doubted.map(candidateOf), this.routeState(), extended(options, { fanoutLimit: wanted - first.length }));
+    const rest = route(policy, doubted.map(candidateOf), this.routeState, extended(options, { fanoutLimit: wanted - first.length }));
     return [...first, ...rest];
   }
 
@@ -336,17 +344,6 @@ export class Mesh {
         if (!held) return;
         held = false;
         this.inFlight.set(agentId, Math.max(0, (this.inFlight.get(agentId) ?? 1) - 1));
-      },
-    };
-  }
-
-  private routeState() {
-    return {
-      inFlight: (agentId: string) => this.inFlight.get(agentId) ?? 0,
-      nextTurn: (key: string) => {
-        const t = this.turns.get(key) ?? 0;
-        this.turns.set(key, t + 1);
-        return t;
       },
     };
   }

@@ -39,7 +39,8 @@ export function route(
 ): Candidate[] {
   if (candidates.length === 0) return [];
   const limit = Math.max(1, Math.min(options.fanoutLimit ?? (policy === 'broadcast' ? candidates.length : 1), candidates.length));
-  const byId = [...candidates].sort((a, b) => textOrder(a.agentId, b.agentId));
+  // Discovery lists entries in agent-id order already: sorting is then only a check.
+  const byId = inIdOrder(candidates) ? candidates : [...candidates].sort((a, b) => textOrder(a.agentId, b.agentId));
   if (policy === 'round-robin') {
     const turn = state.nextTurn(`rr:${options.capability}`);
     const rotated = byId.map((_, i) => byId[(turn + i) % byId.length]!);
@@ -58,6 +59,11 @@ export function route(
     .sort((a, b) => loads.get(a.c.agentId)! - loads.get(b.c.agentId)! || a.i - b.i)
     .map((x) => x.c);
   return ordered.slice(0, limit);
+}
+
+function inIdOrder(candidates: readonly Candidate[]): boolean {
+  for (let i = 1; i < candidates.length; i++) if (textOrder(candidates[i - 1]!.agentId, candidates[i]!.agentId) > 0) return false;
+  return true;
 }
 
 /**
