@@ -2,7 +2,7 @@
 export { Mesh } from './mesh.ts';
 export type { CopyOutcome, MeshOptions, MeshSubmission, MeshSubmitOptions } from './mesh.ts';
 export { MeshTask } from './task.ts';
-export type { Hop } from './task.ts';
+export type { Hop } from './copy-host.ts';
 export { ConnectionPool, natsConnector } from './pool.ts';
 export type { Connector, NatsConnectorOptions } from './pool.ts';
 export type { DiscoveryQuery, Endpoint, MeshEntry, MeshRegistry, RegistryChange } from './registry-view.ts';

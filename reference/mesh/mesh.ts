@@ -7,6 +7,7 @@
 import { TapClientError, type PlanDecision, type PlanSubmitPayload, type ResultPayload, type TaskHandle } from '../client/index.ts';
 import type { Logger, ReconnectPolicy, TapClient, TaskListOptions, TaskPage } from '../client/index.ts';
 import { extended } from '../core/extended.ts';
+import { messageIds } from '../core/ids.ts';
 import { newTraceparent, parseTraceparent, type TraceContext } from '../core/trace-context.ts';
 import { randomBytes } from '../crypto.ts';
 import { inputRefusal } from '../client/input-check.ts';
@@ -15,7 +16,8 @@ import { loadTelemetry, type SpanParent, type TapSpan, type Telemetry, type Tele
 import { ConnectionPool, natsConnector, type Connector } from './pool.ts';
 import type { DiscoveryQuery, MeshEntry, MeshRegistry, RegistryChange } from './registry-view.ts';
 import { route, type Candidate, type RoutePolicy, type RouteState } from './routing.ts';
-import { MeshTask, type CopyHost, type Picked } from './task.ts';
+import type { CopyHost, Picked } from './copy-host.ts';
+import { MeshTask } from './task.ts';
 import { FrameRecorder, newTraceId, type Span, type TraceParent, type TraceSink } from './trace.ts';
 
 /** Options of a Mesh. */
@@ -95,13 +97,13 @@ export interface MeshSubmission {
   readonly results: Promise<CopyOutcome[]>;
 }
 
-let keys = 0;
-
 /** A requester that routes through a registry. */
 export class Mesh {
   private readonly pool: ConnectionPool;
   private readonly inFlight = new Map<string, number>();
   private readonly turns = new Map<string, number>();
+  /** A submission's default idempotency key: this requester's random prefix and a counter, unique without a clock. */
+  private readonly newKey = messageIds();
   /** What routing reads of this requester: its copies in flight per agent, and the turns. */
   private readonly routeState: RouteState = {
     inFlight: (agentId) => this.inFlight.get(agentId) ?? 0,
@@ -209,8 +211,7 @@ export class Mesh {
     const traceId = contextTrace?.traceId ?? trace?.trace_id ?? newTraceId();
     // A router's onward attempts name its own task's span as their parent (TAP-MESH-020).
     const parentSpanId = trace?.span_id ?? contextTrace?.parentId;
-    const key =
-      options.idempotencyKey ?? `mesh-${Date.now().toString(36)}-${(keys++).toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+    const key = options.idempotencyKey ?? `mesh-${this.newKey()}`;
     const copies: MeshTask[] = [];
     const held = (): ReadonlySet<string> => new Set(copies.map((c) => c.agentId).filter((a): a is string => a !== undefined));
     chosen.forEach((c, i) => {
