@@ -1,39 +1,9 @@
 /** streaming-resume profile, task.resume (spec: resume#task-resume). */
-import type { Peer, Received } from '../../peer.ts';
 import { check, checkError, expectNothing, need, require, show, verdictOf, wrongReply } from '../kit.ts';
-import { fail, pass, skipped } from '../../verdict.ts';
-import { collectUntilResult, startTask, streamOf, waitStream } from '../../steps.ts';
+import { pass, skipped } from '../../verdict.ts';
+import { collectUntilResult, startTask, waitStream } from '../../steps.ts';
 import { type Case, defineCase } from '../../case.ts';
-import { STREAM } from './kit.ts';
-
-/** Sends task.resume and returns the snapshot and the mark after which replays arrive. */
-async function resume(peer: Peer, taskId: string, last: number): Promise<{ snapshot: Received; mark: number }> {
-  const mark = peer.mark();
-  const sent = await peer.post('task.resume', { last_sequence: last }, { task_id: taskId });
-  return { snapshot: need(await peer.reply(sent)), mark };
-}
-
-/** The replayed copies of a task's stream received since `mark`, in arrival order. */
-function replaysSince(peer: Peer, taskId: string, mark: number): Received[] {
-  return peer.since(mark).filter((r) => r.msg.task_id === taskId && r.msg.sequence !== undefined);
-}
-
-/** Checks replayed messages are byte-identical copies of the originals, in order, from `from`. */
-function checkReplay(peer: Peer, taskId: string, replays: Received[], from: number, to: number): ReturnType<typeof check> {
-  const seqs = replays.map((r) => r.msg.sequence!);
-  const want = Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
-  if (seqs.join(',') !== want.join(','))
-    return fail(
-      `task.resume replayed sequences [${seqs.join(', ')}], not ${from}..${to} in order`,
-      `[${want.join(', ')}]`,
-      `[${seqs.join(', ')}]`,
-    );
-  const originals = new Map(streamOf(peer, taskId).map((r) => [r.msg.sequence!, r.text]));
-  const changed = replays.find((r) => originals.get(r.msg.sequence!) !== r.text);
-  return changed
-    ? fail(`the replay of sequence ${changed.msg.sequence} is not byte-identical to the original`, 'the original bytes', changed.text)
-    : null;
-}
+import { checkReplay, replaysSince, resume, retainsNothing, STREAM } from './kit.ts';
 
 export const cases: Case[] = [
   defineCase({
@@ -66,7 +36,9 @@ export const cases: Case[] = [
     requirements: ['TAP-RES-002'],
     needs: STREAM,
     run: async (ctx) => {
-      const peer = need(await ctx.session());
+      const { peer, hs } = need(await ctx.sessionWith());
+      const noWindow = retainsNothing(hs.ack.msg.payload.resume_window_ms);
+      if (noWindow) return noWindow;
       const t = need(await startTask(peer, 'tap.test.stream', { count: 2 }));
       const r = need(await collectUntilResult(peer, t.taskId));
       const last = r.result.msg.sequence!;

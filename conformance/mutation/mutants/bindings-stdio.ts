@@ -1,6 +1,6 @@
 /** Mutants that break the rules of spec/1.0/bindings-stdio.md (spec: bindings-stdio). */
 import { Transform } from 'node:stream';
-import { is, out } from '../operators.ts';
+import { is, join, out, refuse } from '../operators.ts';
 import { completedInstead, type Row } from '../rows.ts';
 
 const FATAL = { sent: false };
@@ -63,5 +63,21 @@ export const rows: Row[] = [
       ),
     undefined,
     { binding: 'stdio', exitCode: () => (FATAL.sent ? 1 : undefined) },
+  ],
+  [
+    'TAP-STDIO-041:forgets-finished',
+    "a finished task's stream is forgotten at its end: a task.resume of it is answered UNKNOWN_TASK",
+    () => {
+      const ended = new Set<string>();
+      return join(
+        out(is('task.result'), (m) => {
+          if (typeof m.task_id === 'string') ended.add(m.task_id);
+          return undefined;
+        }),
+        refuse((m) => m.type === 'task.resume' && typeof m.task_id === 'string' && ended.has(m.task_id), 'UNKNOWN_TASK'),
+      );
+    },
+    undefined,
+    { binding: 'stdio' },
   ],
 ];
