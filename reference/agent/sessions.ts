@@ -77,6 +77,8 @@ export class Session {
   closing?: Promise<void>;
   /** Ends the drain of a shutdown under way at once. */
   cutDrain?: () => void;
+  /** During a drain that waits only for running tasks (end of input): called as each task ends. */
+  drainCheck?: () => void;
   /** Resolves when the session has ended. */
   readonly done: Promise<void>;
   private resolveDone!: () => void;

@@ -19,7 +19,9 @@ import type { Task } from './tasks.ts';
  * period) the session still answers what is already on its way (new work gets SHUTTING_DOWN)
  * and running tasks may reach their ordinary result; every task still unfinished is then
  * handed off and ends cancelled with `code`; then farewell (when `farewell` and a transport is
- * attached) and the transport is closed (spec: shutdown#shutdown-sequence).
+ * attached) and the transport is closed (spec: shutdown#shutdown-sequence). With `inputEnded`
+ * (end of input on stdio) nothing more can arrive: the drain waits only for the running tasks,
+ * and not at all when none runs.
  */
 export function endSession(
   rt: Runtime,
@@ -29,22 +31,27 @@ export function endSession(
   reason: string,
   farewell: boolean,
   graceMs = rt.settings.shutdownGraceMs,
+  inputEnded = false,
 ): Promise<void> {
   if (session.closing) return session.closing;
   session.ending = true;
   if (session.resumeTimer !== undefined) rt.clock.clearTimeout(session.resumeTimer);
   session.resumeTimer = undefined;
   const unfinished = (): Task[] => [...rt.tasks.all()].filter((t) => t.sessionId === session.id && !isTerminal(t.state));
-  const drain = session.link ? Math.min(rt.settings.drainMs, graceMs / 2) : 0;
+  const waitsFor = !inputEnded || unfinished().length > 0;
+  const drain = session.link && waitsFor ? Math.min(rt.settings.drainMs, graceMs / 2) : 0;
   session.closing = (async () => {
     if (drain > 0) {
       let timer: unknown;
       await new Promise<void>((resolve) => {
         session.cutDrain = resolve;
         timer = rt.clock.setTimeout(resolve, drain);
+        // With input ended the drain waits only for the running tasks: the last to end cuts it.
+        if (inputEnded) session.drainCheck = () => unfinished().length === 0 && resolve();
       });
       rt.clock.clearTimeout(timer);
       session.cutDrain = undefined;
+      session.drainCheck = undefined;
     }
     for (const task of unfinished()) runner.handOff(task, code, reason);
     if (farewell) session.deliver(session.message('session.farewell', { reason }));
@@ -111,9 +118,10 @@ export function connectionClosed(conn: Replier, info: CloseInfo, eof: boolean): 
   const session = conn.session;
   if (!session || session.link !== conn || session.ended) return Promise.resolve();
   if (eof) {
-    // Nothing more can arrive: a shutdown under way need not wait for requests in flight.
+    // Nothing more can arrive: a shutdown under way need not wait for requests in flight, and one
+    // that starts now waits only for the tasks still running.
     if (session.closing) session.cutDrain?.();
-    return endSession(rt, conn.runner, session, 'SHUTTING_DOWN', 'end of input', true);
+    return endSession(rt, conn.runner, session, 'SHUTTING_DOWN', 'end of input', true, undefined, true);
   }
   session.cutDrain?.();
   session.link = undefined;

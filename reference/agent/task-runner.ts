@@ -285,6 +285,7 @@ export class TaskRunner implements TaskHost {
       rt.tasks.ended(task);
     }
     rt.monitor.taskFinished(task, rt.now(), session?.peerId);
+    session?.drainCheck?.();
     if (result.error?.retryable && task.idempotencyKey !== undefined) {
       const record = rt.idempotency.get(task.principal, task.capability, task.idempotencyKey);
       if (record && record.taskId === task.taskId && !record.released) {
