@@ -1,7 +1,7 @@
 import { PassThrough, Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CloseInfo, InboundFrame, Transport } from '../transports/index.ts';
-import { testAgent, TestPeer, expectCleanHistories } from './peer.testkit.ts';
+import { testAgent, TestPeer, expectCleanHistories, type Msg } from './peer.testkit.ts';
 
 afterEach(expectCleanHistories);
 
@@ -51,43 +51,46 @@ describe('stdio binding', () => {
     expect(peer.violations(true)).toEqual([]);
   });
 
-  it('says farewell at once at end of input when no task is unfinished: nothing more can arrive, so there is no drain (spec: shutdown#end-of-input)', async () => {
+  /**
+   * Serves a stdio session whose drain (60 s) would outlast the test, starts `request`, ends the
+   * input once `started` matches a message, and returns the requester and how long the session
+   * took to end after that.
+   */
+  async function endOfInputAfter(request: (peer: TestPeer) => void, started: (m: Msg) => boolean) {
     const input = new PassThrough();
     const output = new PassThrough();
-    // A drain this long would outlast the test: the farewell must not wait for it.
     const agent = testAgent({ drainMs: 60_000, shutdownGraceMs: 120_000 });
     const served = agent.serveStdio({ input, output });
     const peer = new TestPeer(requesterEnd(input, output));
     await peer.handshake();
-    peer.request('e1', 'tap.test.echo', { hello: 'stdio' });
-    await peer.waitFor((m) => m.task_id === 'e1' && m.type === 'task.result');
+    request(peer);
+    await peer.waitFor(started);
     const closedAt = Date.now();
     await peer.close();
     await served;
     await peer.until(() => peer.closed);
+    return { peer, ms: Date.now() - closedAt };
+  }
+
+  it('says farewell at once at end of input when no task is unfinished: nothing more can arrive, so there is no drain (spec: shutdown#end-of-input)', async () => {
+    const { peer, ms } = await endOfInputAfter(
+      (p) => p.request('e1', 'tap.test.echo', { hello: 'stdio' }),
+      (m) => m.task_id === 'e1' && m.type === 'task.result',
+    );
     expect(peer.received.at(-1)!.type).toBe('session.farewell');
-    expect(Date.now() - closedAt).toBeLessThan(5_000);
+    expect(ms).toBeLessThan(5_000);
   });
 
   it('gives a task running at end of input the drain to finish in, and ends the drain as it finishes (spec: shutdown#end-of-input)', async () => {
-    const input = new PassThrough();
-    const output = new PassThrough();
-    // A drain this long would outlast the test: it must end with the last running task.
-    const agent = testAgent({ drainMs: 60_000, shutdownGraceMs: 120_000 });
-    const served = agent.serveStdio({ input, output });
-    const peer = new TestPeer(requesterEnd(input, output));
-    await peer.handshake();
-    peer.request('s2', 'tap.test.sleep', { ms: 300 });
-    await peer.waitFor((m) => m.task_id === 's2' && m.sequence === 2);
-    const closedAt = Date.now();
-    await peer.close();
-    await served;
-    await peer.until(() => peer.closed);
+    const { peer, ms } = await endOfInputAfter(
+      (p) => p.request('s2', 'tap.test.sleep', { ms: 300 }),
+      (m) => m.task_id === 's2' && m.sequence === 2,
+    );
     // The task ended on its own within the drain: its ordinary result, no hand-off.
     expect(peer.stream('s2').map((m) => m.type)).toEqual(['task.accepted', 'task.event', 'task.result']);
     expect(peer.stream('s2').at(-1)!.payload).toMatchObject({ status: 'completed' });
     expect(peer.received.at(-1)!.type).toBe('session.farewell');
-    expect(Date.now() - closedAt).toBeLessThan(5_000);
+    expect(ms).toBeLessThan(5_000);
   });
 
   it('treats a broken output (EPIPE) as a lost transport, not a crash (spec: shutdown#epipe)', async () => {
