@@ -77,7 +77,9 @@ export class Session {
   closing?: Promise<void>;
   /** Ends the drain of a shutdown under way at once. */
   cutDrain?: () => void;
-  /** During a drain that waits only for running tasks (end of input): called as each task ends. */
+  /** Nothing more can arrive on the session (end of input on stdio). */
+  inputEnded = false;
+  /** During a drain that waits only for running tasks (its input ended): called as each task ends. */
   drainCheck?: () => void;
   /** Resolves when the session has ended. */
   readonly done: Promise<void>;

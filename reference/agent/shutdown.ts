@@ -19,9 +19,9 @@ import type { Task } from './tasks.ts';
  * period) the session still answers what is already on its way (new work gets SHUTTING_DOWN)
  * and running tasks may reach their ordinary result; every task still unfinished is then
  * handed off and ends cancelled with `code`; then farewell (when `farewell` and a transport is
- * attached) and the transport is closed (spec: shutdown#shutdown-sequence). With `inputEnded`
- * (end of input on stdio) nothing more can arrive: the drain waits only for the running tasks,
- * and not at all when none runs.
+ * attached) and the transport is closed (spec: shutdown#shutdown-sequence). Once the session's
+ * input has ended (end of input on stdio) nothing more can arrive: the drain waits only for the
+ * running tasks, and not at all when none runs.
  */
 export function endSession(
   rt: Runtime,
@@ -31,13 +31,13 @@ export function endSession(
   reason: string,
   farewell: boolean,
   graceMs = rt.settings.shutdownGraceMs,
-  inputEnded = false,
 ): Promise<void> {
   if (session.closing) return session.closing;
   session.ending = true;
   if (session.resumeTimer !== undefined) rt.clock.clearTimeout(session.resumeTimer);
   session.resumeTimer = undefined;
   const unfinished = (): Task[] => [...rt.tasks.all()].filter((t) => t.sessionId === session.id && !isTerminal(t.state));
+  const { inputEnded } = session;
   const waitsFor = !inputEnded || unfinished().length > 0;
   const drain = session.link && waitsFor ? Math.min(rt.settings.drainMs, graceMs / 2) : 0;
   session.closing = (async () => {
@@ -120,8 +120,9 @@ export function connectionClosed(conn: Replier, info: CloseInfo, eof: boolean): 
   if (eof) {
     // Nothing more can arrive: a shutdown under way need not wait for requests in flight, and one
     // that starts now waits only for the tasks still running.
+    session.inputEnded = true;
     if (session.closing) session.cutDrain?.();
-    return endSession(rt, conn.runner, session, 'SHUTTING_DOWN', 'end of input', true, undefined, true);
+    return endSession(rt, conn.runner, session, 'SHUTTING_DOWN', 'end of input', true);
   }
   session.cutDrain?.();
   session.link = undefined;

@@ -3,8 +3,8 @@ import { type Case, defineCase } from '../../case.ts';
 import { goneScenario } from '../liveness.ts';
 import { fail, pass } from '../../verdict.ts';
 import { check, need, verdictOf, wrongReply } from '../kit.ts';
-import { collectUntilResult, describeMessage, startTask } from '../../steps.ts';
-import { checkReplay, replaysSince, resume, retainsNothing } from '../streaming-resume/kit.ts';
+import { describeMessage } from '../../steps.ts';
+import { resumeFinished, retainsNothing } from '../streaming-resume/kit.ts';
 
 export const cases: Case[] = [
   defineCase({
@@ -53,18 +53,10 @@ export const cases: Case[] = [
       const window = hs.ack.msg.payload.resume_window_ms;
       const noWindow = retainsNothing(window);
       if (noWindow) return noWindow;
-      const t = need(await startTask(peer, 'tap.test.stream', { count: 2 }));
-      const r = need(await collectUntilResult(peer, t.taskId));
-      const last = r.result.msg.sequence!;
-      const { snapshot, mark } = await resume(peer, t.taskId, 0);
+      const { snapshot, last, replayed } = await resumeFinished(peer);
       if (snapshot.msg.type !== 'task.snapshot')
         return wrongReply("task.resume of a finished task's whole stream", 'task.snapshot', snapshot.msg);
-      need(await peer.waitFor((m) => m.index >= mark && m.msg.task_id === t.taskId && m.msg.sequence === last, 'the full replay'));
-      await peer.barrier();
-      return verdictOf(
-        `replayed 1..${last} after the task's end, resume_window_ms ${window}`,
-        checkReplay(peer, t.taskId, replaysSince(peer, t.taskId, mark), 1, last),
-      );
+      return verdictOf(`replayed 1..${last} after the task's end, resume_window_ms ${window}`, await replayed());
     },
   }),
 ];

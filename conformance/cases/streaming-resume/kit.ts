@@ -3,7 +3,7 @@ import type { CaseContext } from '../../context.ts';
 import type { Peer, Received } from '../../peer.ts';
 import { fail, type Outcome, skipped } from '../../verdict.ts';
 import { type check, need } from '../kit.ts';
-import { handshake, streamOf } from '../../steps.ts';
+import { collectUntilResult, handshake, startTask, streamOf } from '../../steps.ts';
 
 export const STREAM = { capabilities: ['tap.test.stream'] };
 
@@ -55,4 +55,24 @@ export function retainsNothing(resumeWindowMs: unknown): Outcome | null {
         "the agent announced resume_window_ms 0, so it keeps no finished task's stream (TAP-RES-001) and a task.resume after the task's end owes no replay; an agent that announces a window above 0 gets this case",
       )
     : null;
+}
+
+/**
+ * Runs a two-output stream task to its end, then asks for its whole stream with task.resume from 0:
+ * the reply, the last sequence, and `replayed`, which waits for that sequence to come again and
+ * checks the replay (in order, byte for byte).
+ */
+export async function resumeFinished(
+  peer: Peer,
+): Promise<{ snapshot: Received; last: number; replayed: () => Promise<ReturnType<typeof check>> }> {
+  const t = need(await startTask(peer, 'tap.test.stream', { count: 2 }));
+  const r = need(await collectUntilResult(peer, t.taskId));
+  const last = r.result.msg.sequence!;
+  const { snapshot, mark } = await resume(peer, t.taskId, 0);
+  const replayed = async () => {
+    need(await peer.waitFor((m) => m.index >= mark && m.msg.task_id === t.taskId && m.msg.sequence === last, 'the full replay'));
+    await peer.barrier();
+    return checkReplay(peer, t.taskId, replaysSince(peer, t.taskId, mark), 1, last);
+  };
+  return { snapshot, last, replayed };
 }

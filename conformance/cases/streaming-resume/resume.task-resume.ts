@@ -3,7 +3,7 @@ import { check, checkError, expectNothing, need, require, show, verdictOf, wrong
 import { pass, skipped } from '../../verdict.ts';
 import { collectUntilResult, startTask, waitStream } from '../../steps.ts';
 import { type Case, defineCase } from '../../case.ts';
-import { checkReplay, replaysSince, resume, retainsNothing, STREAM } from './kit.ts';
+import { checkReplay, replaysSince, resume, resumeFinished, retainsNothing, STREAM } from './kit.ts';
 
 export const cases: Case[] = [
   defineCase({
@@ -39,13 +39,8 @@ export const cases: Case[] = [
       const { peer, hs } = need(await ctx.sessionWith());
       const noWindow = retainsNothing(hs.ack.msg.payload.resume_window_ms);
       if (noWindow) return noWindow;
-      const t = need(await startTask(peer, 'tap.test.stream', { count: 2 }));
-      const r = need(await collectUntilResult(peer, t.taskId));
-      const last = r.result.msg.sequence!;
-      const { mark } = await resume(peer, t.taskId, 0);
-      need(await peer.waitFor((m) => m.index >= mark && m.msg.task_id === t.taskId && m.msg.sequence === last, 'the full replay'));
-      await peer.barrier();
-      return verdictOf(`replayed 1..${last}`, checkReplay(peer, t.taskId, replaysSince(peer, t.taskId, mark), 1, last));
+      const { last, replayed } = await resumeFinished(peer);
+      return verdictOf(`replayed 1..${last}`, await replayed());
     },
   }),
   defineCase({
